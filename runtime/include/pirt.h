@@ -1,0 +1,213 @@
+/*
+ * pirt.h: the pitrace runtime's C API for applications.
+ *
+ * The runtime finds and binds PI plugins on first use (see README: plugins,
+ * SYCL_PI_CONFIG, SYCL_PI_TRACE, SYCL_BE, SYCL_DEVICE_FILTER), and these
+ * functions drive a device through them: pick a device, create a context
+ * and a queue, buffers and USM, programs from OpenCL C source or binaries,
+ * kernels and their arguments, ND-range launches, reads, writes, copies,
+ * fills, maps, events and waits.
+ *
+ * Errors: every function returns a pi_result, PI_SUCCESS (0) or a negative
+ * PI_ERROR_* code; pirt_error_message() then says what failed, on which
+ * object, and what to do. The runtime never aborts the application.
+ * Objects are released explicitly; releasing NULL is a no-op.
+ *
+ * Threads: every function may be called from any thread; objects may be
+ * shared between threads as the underlying PI objects may (queues are
+ * thread-safe, a kernel's arguments are per kernel object).
+ */
+#ifndef PIRT_H
+#define PIRT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pi/pi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pirt_device pirt_device;   /* owned by the runtime */
+typedef struct pirt_context pirt_context;
+typedef struct pirt_queue pirt_queue;
+typedef struct pirt_buffer pirt_buffer;
+typedef struct pirt_program pirt_program;
+typedef struct pirt_kernel pirt_kernel;
+typedef struct pirt_event pirt_event;
+
+/* ---- Errors ---------------------------------------------------------------- */
+
+/* The calling thread's message for its last failed call ("" if none). */
+const char *pirt_error_message(void);
+/* "PI_ERROR_INVALID_VALUE" for a result code. */
+const char *pirt_result_name(pi_result r);
+
+/* ---- Devices --------------------------------------------------------------- */
+
+typedef enum {
+  PIRT_DEVICE_CPU = 1,
+  PIRT_DEVICE_GPU = 2,
+  PIRT_DEVICE_ACCELERATOR = 3,
+  PIRT_DEVICE_OTHER = 4
+} pirt_device_type;
+
+typedef struct pirt_device_info {
+  const char *name;
+  const char *vendor;
+  const char *version;       /* the device's version string */
+  const char *platform_name;
+  const char *backend;       /* "opencl", "level_zero", "cuda" */
+  const char *plugin;        /* the plugin library serving it */
+  pirt_device_type type;
+  unsigned index;            /* among devices of this backend and type */
+} pirt_device_info;
+
+/* The devices that SYCL_DEVICE_FILTER (and SYCL_BE) leave, over all plugins. */
+pi_result pirt_device_count(size_t *count);
+pi_result pirt_device_get(size_t index, pirt_device **device);
+/* The device a filter ("backend:type:num", comma-separated alternatives;
+ * NULL means SYCL_DEVICE_FILTER) selects: the first match, preferring a GPU,
+ * then an accelerator, then a CPU, and SYCL_BE's backend among equals. */
+pi_result pirt_device_select(const char *filter, pirt_device **device);
+pi_result pirt_device_get_info(const pirt_device *device,
+                               pirt_device_info *info);
+/* A raw PI query on the device (piDeviceGetInfo). */
+pi_result pirt_device_query(const pirt_device *device, pi_device_info param,
+                            size_t size, void *value, size_t *size_ret);
+
+/* ---- Contexts and queues --------------------------------------------------- */
+
+pi_result pirt_context_create(pirt_device *device, pirt_context **context);
+pi_result pirt_context_release(pirt_context *context);
+pirt_device *pirt_context_device(const pirt_context *context);
+
+enum {
+  PIRT_QUEUE_PROFILING = 1u << 0,   /* events carry start/end times */
+  PIRT_QUEUE_OUT_OF_ORDER = 1u << 1 /* commands may run out of order */
+};
+pi_result pirt_queue_create(pirt_context *context, unsigned flags,
+                            pirt_queue **queue);
+pi_result pirt_queue_finish(pirt_queue *queue);
+pi_result pirt_queue_flush(pirt_queue *queue);
+pi_result pirt_queue_release(pirt_queue *queue);
+
+/* ---- Memory ------------------------------------------------------------------ */
+
+enum {
+  PIRT_MEM_READ_WRITE = 0,
+  PIRT_MEM_READ_ONLY = 1u << 0,  /* kernels only read it */
+  PIRT_MEM_WRITE_ONLY = 1u << 1, /* kernels only write it (a hint) */
+  PIRT_MEM_COPY_HOST = 1u << 2   /* initialise from host_data */
+};
+pi_result pirt_buffer_create(pirt_context *context, unsigned flags,
+                             size_t size, const void *host_data,
+                             pirt_buffer **buffer);
+pi_result pirt_buffer_release(pirt_buffer *buffer);
+size_t pirt_buffer_size(const pirt_buffer *buffer);
+
+typedef enum {
+  PIRT_USM_HOST = 1,
+  PIRT_USM_DEVICE = 2,
+  PIRT_USM_SHARED = 3
+} pirt_usm_kind;
+/* USM needs device support; without it PI_ERROR_INVALID_OPERATION. */
+pi_result pirt_usm_alloc(pirt_context *context, pirt_usm_kind kind,
+                         size_t size, size_t alignment, void **ptr);
+pi_result pirt_usm_free(pirt_context *context, void *ptr);
+
+/* ---- Programs and kernels ---------------------------------------------------- */
+
+/* Builds OpenCL C source for the context's device. On a build failure the
+ * message holds the build log. */
+pi_result pirt_program_create_source(pirt_context *context, const char *source,
+                                     const char *options,
+                                     pirt_program **program);
+/* Builds a device binary (SPIR-V when `is_il`, else a native binary). */
+pi_result pirt_program_create_binary(pirt_context *context, const void *binary,
+                                     size_t size, bool is_il,
+                                     const char *options,
+                                     pirt_program **program);
+/* The built program's device binary for its device (to cache it and build
+ * it again with pirt_program_create_binary); malloc'd, the caller frees it. */
+pi_result pirt_program_get_binary(pirt_program *program, void **binary,
+                                  size_t *size);
+/* The build log; malloc'd, the caller frees it. */
+pi_result pirt_program_build_log(pirt_program *program, char **log);
+pi_result pirt_program_release(pirt_program *program);
+
+pi_result pirt_kernel_create(pirt_program *program, const char *name,
+                             pirt_kernel **kernel);
+pi_result pirt_kernel_release(pirt_kernel *kernel);
+/* A by-value argument (scalars, structs). */
+pi_result pirt_kernel_set_arg(pirt_kernel *kernel, unsigned index,
+                              size_t size, const void *value);
+pi_result pirt_kernel_set_buffer(pirt_kernel *kernel, unsigned index,
+                                 pirt_buffer *buffer);
+pi_result pirt_kernel_set_usm(pirt_kernel *kernel, unsigned index,
+                              const void *ptr);
+/* A __local argument of `size` bytes. */
+pi_result pirt_kernel_set_local(pirt_kernel *kernel, unsigned index,
+                                size_t size);
+
+/* ---- Commands ------------------------------------------------------------------
+ * Every command takes a wait list (num_deps events in deps, may be 0/NULL)
+ * and, when `event` is not NULL, returns an event for the command that the
+ * caller releases. */
+
+/* An ND-range launch of `dims` (1..3) dimensions; `local` may be NULL. */
+pi_result pirt_launch(pirt_queue *queue, pirt_kernel *kernel, unsigned dims,
+                      const size_t *global, const size_t *local,
+                      unsigned num_deps, pirt_event *const *deps,
+                      pirt_event **event);
+pi_result pirt_read(pirt_queue *queue, pirt_buffer *buffer, bool blocking,
+                    size_t offset, size_t size, void *dst, unsigned num_deps,
+                    pirt_event *const *deps, pirt_event **event);
+pi_result pirt_write(pirt_queue *queue, pirt_buffer *buffer, bool blocking,
+                     size_t offset, size_t size, const void *src,
+                     unsigned num_deps, pirt_event *const *deps,
+                     pirt_event **event);
+pi_result pirt_copy(pirt_queue *queue, pirt_buffer *src, pirt_buffer *dst,
+                    size_t src_offset, size_t dst_offset, size_t size,
+                    unsigned num_deps, pirt_event *const *deps,
+                    pirt_event **event);
+/* Fills `size` bytes at `offset` with a pattern of 1, 2, 4, ... 128 bytes. */
+pi_result pirt_fill(pirt_queue *queue, pirt_buffer *buffer,
+                    const void *pattern, size_t pattern_size, size_t offset,
+                    size_t size, unsigned num_deps, pirt_event *const *deps,
+                    pirt_event **event);
+
+enum { PIRT_MAP_READ = 1u << 0, PIRT_MAP_WRITE = 1u << 1 };
+/* Maps a region (blocking); unmap before the device uses the buffer again. */
+pi_result pirt_map(pirt_queue *queue, pirt_buffer *buffer, unsigned flags,
+                   size_t offset, size_t size, void **ptr);
+pi_result pirt_unmap(pirt_queue *queue, pirt_buffer *buffer, void *ptr,
+                     unsigned num_deps, pirt_event *const *deps,
+                     pirt_event **event);
+
+pi_result pirt_usm_memcpy(pirt_queue *queue, bool blocking, void *dst,
+                          const void *src, size_t size, unsigned num_deps,
+                          pirt_event *const *deps, pirt_event **event);
+pi_result pirt_usm_fill(pirt_queue *queue, void *ptr, const void *pattern,
+                        size_t pattern_size, size_t size, unsigned num_deps,
+                        pirt_event *const *deps, pirt_event **event);
+
+/* ---- Events -------------------------------------------------------------------- */
+
+pi_result pirt_event_wait(unsigned count, pirt_event *const *events);
+pi_result pirt_event_release(pirt_event *event);
+/* Start and end of the command in device nanoseconds (profiling queues). */
+pi_result pirt_event_times(pirt_event *event, uint64_t *start, uint64_t *end);
+
+/* ---- Lifetime ------------------------------------------------------------------ */
+
+/* Binds the plugins now rather than on first use; PI_ERROR_DEVICE_NOT_FOUND
+ * with a message when none binds. Optional. */
+pi_result pirt_init(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PIRT_H */

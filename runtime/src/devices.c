@@ -1,0 +1,391 @@
+/*
+ * devices.c: device discovery and selection.
+ *
+ * Discovery asks every bound plugin for its platforms and their devices
+ * (the calls show at SYCL_PI_TRACE=2) and keeps those SYCL_DEVICE_FILTER
+ * allows. A filter is a comma-separated list of "backend:device_type:num"
+ * terms; each part may be "*" or left out, and the parts may come in any
+ * order ("cpu", "opencl:gpu", "opencl:cpu:1"). `num` counts the devices of
+ * that backend and type in discovery order, from 0.
+ *
+ * Selection picks, among the devices a filter leaves, a GPU over an
+ * accelerator over a CPU; among equals, SYCL_BE's backend (PI_OPENCL,
+ * PI_LEVEL_ZERO, PI_CUDA) first, then discovery order.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pirt_internal.h"
+
+typedef struct {
+  pirt_backend backend; /* UNKNOWN = any */
+  pi_device_type type;  /* 0 = any */
+  long num;             /* -1 = any */
+} filter_term;
+
+/* Parses one term; false (with a message in err) when it is malformed. */
+static bool parse_term(char *s, filter_term *t, char *err, size_t errn)
+{
+  t->backend = PIRT_BACKEND_UNKNOWN;
+  t->type = 0;
+  t->num = -1;
+  char *save = NULL;
+  for (char *part = strtok_r(s, ":", &save); part;
+       part = strtok_r(NULL, ":", &save)) {
+    while (isspace((unsigned char)*part))
+      part++;
+    size_t n = strlen(part);
+    while (n && isspace((unsigned char)part[n - 1]))
+      part[--n] = 0;
+    if (!*part || strcmp(part, "*") == 0)
+      continue;
+    pirt_backend b = pirt_backend_from_name(part);
+    if (b != PIRT_BACKEND_UNKNOWN) {
+      t->backend = b;
+    } else if (strcmp(part, "cpu") == 0) {
+      t->type = PI_DEVICE_TYPE_CPU;
+    } else if (strcmp(part, "gpu") == 0) {
+      t->type = PI_DEVICE_TYPE_GPU;
+    } else if (strcmp(part, "acc") == 0) {
+      t->type = PI_DEVICE_TYPE_ACC;
+    } else if (isdigit((unsigned char)*part)) {
+      char *end;
+      t->num = strtol(part, &end, 10);
+      if (*end) {
+        snprintf(err, errn, "'%s' is not a device number", part);
+        return false;
+      }
+    } else {
+      snprintf(err, errn, "'%s' is no backend (opencl, level_zero, cuda), "
+               "device type (cpu, gpu, acc) or device number", part);
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool term_matches(const filter_term *t, const struct pirt_device *d)
+{
+  return (t->backend == PIRT_BACKEND_UNKNOWN || t->backend == d->backend) &&
+         (t->type == 0 || (t->type & d->type)) &&
+         (t->num < 0 || t->num == (long)d->index);
+}
+
+/* Does `filter` (NULL/empty: everything) allow device d? -1: malformed. */
+static int filter_allows(const char *filter, const struct pirt_device *d,
+                         char *err, size_t errn)
+{
+  if (!filter || !*filter)
+    return 1;
+  char *copy = strdup(filter), *save = NULL;
+  if (!copy)
+    return 1;
+  int ok = 0;
+  for (char *term = strtok_r(copy, ",", &save); term;
+       term = strtok_r(NULL, ",", &save)) {
+    filter_term t;
+    if (!parse_term(term, &t, err, errn)) {
+      ok = -1;
+      break;
+    }
+    if (term_matches(&t, d))
+      ok = 1;
+  }
+  free(copy);
+  return ok;
+}
+
+/* A malloc'd string info query, or NULL. */
+static char *query_string(struct pirt_plugin *pl, pi_device dev,
+                          pi_platform plat, uint32_t param)
+{
+  size_t size = 0;
+  pi_result r = dev ? pirt_call_piDeviceGetInfo(pl, dev, param, 0, NULL, &size)
+                    : pirt_call_piPlatformGetInfo(pl, plat, param, 0, NULL, &size);
+  if (r != PI_SUCCESS || size == 0)
+    return NULL;
+  char *s = calloc(1, size + 1);
+  if (!s)
+    return NULL;
+  r = dev ? pirt_call_piDeviceGetInfo(pl, dev, param, size, s, NULL)
+          : pirt_call_piPlatformGetInfo(pl, plat, param, size, s, NULL);
+  if (r != PI_SUCCESS) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static const char *type_name(pi_device_type t)
+{
+  if (t & PI_DEVICE_TYPE_GPU)
+    return "gpu";
+  if (t & PI_DEVICE_TYPE_ACC)
+    return "acc";
+  if (t & PI_DEVICE_TYPE_CPU)
+    return "cpu";
+  return "other";
+}
+
+/* Adds the devices of one platform; `counts` numbers devices per backend
+ * and type. */
+static void add_platform_devices(pirt_global *g, struct pirt_plugin *pl,
+                                 pi_platform plat, unsigned counts[][4])
+{
+  pi_uint32 n = 0;
+  pi_result r = pirt_call_piDevicesGet(pl, plat, PI_DEVICE_TYPE_ALL, 0, NULL, &n);
+  if (r != PI_SUCCESS || n == 0) {
+    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s: a platform has no devices (%s)",
+               pl->name, pi_result_name(r));
+    return;
+  }
+  pi_device *devs = calloc(n, sizeof *devs);
+  if (!devs)
+    return;
+  r = pirt_call_piDevicesGet(pl, plat, PI_DEVICE_TYPE_ALL, n, devs, NULL);
+  if (r != PI_SUCCESS) {
+    free(devs);
+    return;
+  }
+  char *platform_name = query_string(pl, NULL, plat, PI_PLATFORM_INFO_NAME);
+  const char *filter = getenv("SYCL_DEVICE_FILTER");
+  for (pi_uint32 i = 0; i < n; i++) {
+    struct pirt_device d = {.plugin = pl, .platform = plat, .device = devs[i],
+                            .backend = pl->backend};
+    pi_device_type type = 0;
+    pirt_call_piDeviceGetInfo(pl, devs[i], PI_DEVICE_INFO_TYPE, sizeof type,
+                              &type, NULL);
+    d.type = type;
+    unsigned tslot = (type & PI_DEVICE_TYPE_GPU)   ? 0
+                     : (type & PI_DEVICE_TYPE_ACC) ? 1
+                     : (type & PI_DEVICE_TYPE_CPU) ? 2
+                                                   : 3;
+    d.index = counts[d.backend][tslot]++;
+    d.name = query_string(pl, devs[i], NULL, PI_DEVICE_INFO_NAME);
+    d.vendor = query_string(pl, devs[i], NULL, PI_DEVICE_INFO_VENDOR);
+    d.version = query_string(pl, devs[i], NULL, PI_DEVICE_INFO_VERSION);
+    d.platform_name = pirt_strdup(platform_name);
+    char err[256] = "";
+    int ok = filter_allows(filter, &d, err, sizeof err);
+    pirt_trace(PIRT_TRACE_BASIC, "Device %s:%s:%u \"%s\" on platform \"%s\" "
+               "(plugin %s)%s", pirt_backend_name(d.backend), type_name(type),
+               d.index, d.name ? d.name : "?",
+               d.platform_name ? d.platform_name : "?", pl->name,
+               ok == 1 ? "" : " - excluded by SYCL_DEVICE_FILTER");
+    struct pirt_device *nd =
+        ok == 1 ? realloc(g->devices, (g->ndevices + 1) * sizeof *nd) : NULL;
+    if (!nd) {
+      free(d.name);
+      free(d.vendor);
+      free(d.version);
+      free(d.platform_name);
+      continue;
+    }
+    g->devices = nd;
+    g->devices[g->ndevices++] = d;
+  }
+  free(platform_name);
+  free(devs);
+}
+
+void pirt_devices_discover(void)
+{
+  pirt_global *g = pirt_global_get();
+  if (!g || g->devices_discovered)
+    return;
+  g->devices_discovered = true;
+  const char *filter = getenv("SYCL_DEVICE_FILTER");
+  if (filter && *filter) {
+    char err[256] = "";
+    struct pirt_device probe = {0};
+    if (filter_allows(filter, &probe, err, sizeof err) < 0) {
+      snprintf(g->problem, sizeof g->problem,
+               "SYCL_DEVICE_FILTER=%s is malformed: %s", filter, err);
+      pirt_trace(PIRT_TRACE_BASIC, "%s", g->problem);
+      return;
+    }
+  }
+  unsigned counts[PIRT_BACKEND_COUNT][4] = {{0}};
+  for (size_t p = 0; p < g->nplugins; p++) {
+    struct pirt_plugin *pl = g->plugins[p];
+    pi_uint32 n = 0;
+    pi_result r = pirt_call_piPlatformsGet(pl, 0, NULL, &n);
+    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s: %u platform(s)%s%s", pl->name,
+               (unsigned)n, r == PI_SUCCESS ? "" : ", piPlatformsGet: ",
+               r == PI_SUCCESS ? "" : pi_result_name(r));
+    if (r != PI_SUCCESS || n == 0)
+      continue;
+    pi_platform *plats = calloc(n, sizeof *plats);
+    if (!plats)
+      continue;
+    if (pirt_call_piPlatformsGet(pl, n, plats, NULL) == PI_SUCCESS)
+      for (pi_uint32 i = 0; i < n; i++) {
+        if (pl->backend == PIRT_BACKEND_UNKNOWN) {
+          pi_uint32 be = 0;
+          if (pirt_call_piPlatformGetInfo(pl, plats[i], PI_EXT_PLATFORM_INFO_BACKEND,
+                                          sizeof be, &be, NULL) == PI_SUCCESS)
+            pl->backend = be == PI_EXT_PLATFORM_BACKEND_OPENCL ? PIRT_BACKEND_OPENCL
+                          : be == PI_EXT_PLATFORM_BACKEND_LEVEL_ZERO
+                              ? PIRT_BACKEND_LEVEL_ZERO
+                          : be == PI_EXT_PLATFORM_BACKEND_CUDA ? PIRT_BACKEND_CUDA
+                                                               : PIRT_BACKEND_UNKNOWN;
+        }
+        add_platform_devices(g, pl, plats[i], counts);
+      }
+    free(plats);
+  }
+  if (g->ndevices == 0 && !g->problem[0])
+    snprintf(g->problem, sizeof g->problem, "%s",
+             g->nplugins ? "no device is available: the bound plugins report "
+                           "none that SYCL_DEVICE_FILTER allows (SYCL_PI_TRACE=1 "
+                           "lists them)"
+                         : "no PI plugin could be loaded (run with "
+                           "SYCL_PI_TRACE=1 to see why each was skipped)");
+}
+
+void pirt_devices_free(void)
+{
+  pirt_global *g = pirt_global_get();
+  if (!g)
+    return;
+  for (size_t i = 0; i < g->ndevices; i++) {
+    free(g->devices[i].name);
+    free(g->devices[i].vendor);
+    free(g->devices[i].version);
+    free(g->devices[i].platform_name);
+  }
+  free(g->devices);
+  g->devices = NULL;
+  g->ndevices = 0;
+}
+
+/* Loads plugins and devices on first use; the global state, or NULL with
+ * the error recorded. */
+static pirt_global *ready(pi_result *r)
+{
+  pirt_global *g = pirt_global_get();
+  if (!g) {
+    *r = pirt_fail(PI_ERROR_UNINITIALIZED, "the pitrace runtime has shut "
+                   "down; no device can be used from this point of exit");
+    return NULL;
+  }
+  pthread_mutex_lock(&g->lock);
+  pirt_plugins_load();
+  pirt_devices_discover();
+  pthread_mutex_unlock(&g->lock);
+  *r = PI_SUCCESS;
+  return g;
+}
+
+pi_result pirt_device_count(size_t *count)
+{
+  pi_result r;
+  pirt_global *g = ready(&r);
+  if (!count)
+    return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_device_count: count is NULL");
+  *count = g ? g->ndevices : 0;
+  return r;
+}
+
+pi_result pirt_device_get(size_t index, pirt_device **device)
+{
+  pi_result r;
+  pirt_global *g = ready(&r);
+  if (!g)
+    return r;
+  if (!device)
+    return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_device_get: device is NULL");
+  if (index >= g->ndevices)
+    return pirt_fail(PI_ERROR_DEVICE_NOT_FOUND, "pirt_device_get: no device %zu: "
+                     "%zu device(s) available%s%s", index, g->ndevices,
+                     g->ndevices ? "" : "; ", g->ndevices ? "" : g->problem);
+  *device = &g->devices[index];
+  return PI_SUCCESS;
+}
+
+static int type_rank(pi_device_type t)
+{
+  return (t & PI_DEVICE_TYPE_GPU) ? 3 : (t & PI_DEVICE_TYPE_ACC) ? 2
+                                      : (t & PI_DEVICE_TYPE_CPU) ? 1 : 0;
+}
+
+pi_result pirt_device_select(const char *filter, pirt_device **device)
+{
+  pi_result r;
+  pirt_global *g = ready(&r);
+  if (!g)
+    return r;
+  if (!device)
+    return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_device_select: device is NULL");
+  const char *be_env = getenv("SYCL_BE");
+  pirt_backend be = PIRT_BACKEND_UNKNOWN;
+  if (be_env && *be_env) {
+    be = pirt_backend_from_sycl_be(be_env);
+    if (be == PIRT_BACKEND_UNKNOWN)
+      return pirt_fail(PI_ERROR_INVALID_VALUE, "SYCL_BE=%s is not a backend: "
+                       "use PI_OPENCL, PI_LEVEL_ZERO or PI_CUDA", be_env);
+  }
+  struct pirt_device *best = NULL;
+  int best_score = -1;
+  for (size_t i = 0; i < g->ndevices; i++) {
+    struct pirt_device *d = &g->devices[i];
+    char err[256] = "";
+    int ok = filter_allows(filter, d, err, sizeof err);
+    if (ok < 0)
+      return pirt_fail(PI_ERROR_INVALID_VALUE, "device filter '%s' is "
+                       "malformed: %s", filter, err);
+    if (!ok)
+      continue;
+    int score = type_rank(d->type) * 2 + (be != PIRT_BACKEND_UNKNOWN &&
+                                          d->backend == be);
+    if (score > best_score) {
+      best = d;
+      best_score = score;
+    }
+  }
+  if (!best)
+    return pirt_fail(PI_ERROR_DEVICE_NOT_FOUND, "no device matches%s%s: %s",
+                     filter ? " filter " : "", filter ? filter : "",
+                     g->ndevices ? "the available devices are listed at "
+                                   "SYCL_PI_TRACE=1"
+                                 : g->problem);
+  pirt_trace(PIRT_TRACE_BASIC, "Selected device: %s:%s:%u \"%s\" on platform "
+             "\"%s\" (plugin %s%s%s)", pirt_backend_name(best->backend),
+             type_name(best->type), best->index, best->name ? best->name : "?",
+             best->platform_name ? best->platform_name : "?",
+             best->plugin->name, filter ? ", filter " : "", filter ? filter : "");
+  *device = best;
+  return PI_SUCCESS;
+}
+
+pi_result pirt_device_get_info(const pirt_device *d, pirt_device_info *info)
+{
+  if (!d || !info)
+    return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_device_get_info: NULL argument");
+  info->name = d->name ? d->name : "";
+  info->vendor = d->vendor ? d->vendor : "";
+  info->version = d->version ? d->version : "";
+  info->platform_name = d->platform_name ? d->platform_name : "";
+  info->backend = pirt_backend_name(d->backend);
+  info->plugin = d->plugin->name;
+  info->type = (d->type & PI_DEVICE_TYPE_GPU)   ? PIRT_DEVICE_GPU
+               : (d->type & PI_DEVICE_TYPE_ACC) ? PIRT_DEVICE_ACCELERATOR
+               : (d->type & PI_DEVICE_TYPE_CPU) ? PIRT_DEVICE_CPU
+                                                : PIRT_DEVICE_OTHER;
+  info->index = d->index;
+  return PI_SUCCESS;
+}
+
+pi_result pirt_device_query(const pirt_device *d, pi_device_info param,
+                            size_t size, void *value, size_t *size_ret)
+{
+  if (!d)
+    return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_device_query: device is NULL");
+  pi_result r = pirt_call_piDeviceGetInfo(d->plugin, d->device, param, size,
+                                          value, size_ret);
+  if (r != PI_SUCCESS)
+    return pirt_fail_call(d->plugin, "piDeviceGetInfo", r);
+  return r;
+}

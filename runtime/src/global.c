@@ -1,0 +1,112 @@
+/*
+ * global.c: the runtime's global state and its lifetime (seed 002).
+ *
+ * Nothing is created before first use: the first API call initialises the
+ * state under a pthread_once. Shutdown runs from a destructor at priority
+ * 110, so the application's destructors (default priority, and every other
+ * module's fini) still find the runtime working; it tears down and unloads
+ * every plugin, then frees everything, so dlopen/dlclose of the runtime
+ * library in a loop leaks nothing. After shutdown, calls fail with
+ * PI_ERROR_UNINITIALIZED instead of re-initialising during exit.
+ *
+ * Also here: the per-thread error message of the application API.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pirt_internal.h"
+
+static pirt_global *global;
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static atomic_bool shut_down;
+
+static void global_create(void)
+{
+  pirt_trace_init();
+  pirt_global *g = calloc(1, sizeof *g);
+  if (!g)
+    return;
+  pthread_mutex_init(&g->lock, NULL);
+  global = g;
+  pirt_trace(PIRT_TRACE_DEBUG, "runtime state created (PI %s)",
+             _PI_H_VERSION_STRING);
+}
+
+pirt_global *pirt_global_get(void)
+{
+  if (PIRT_UNLIKELY(atomic_load_explicit(&shut_down, memory_order_acquire)))
+    return NULL;
+  pthread_once(&global_once, global_create);
+  return global;
+}
+
+bool pirt_is_shut_down(void) { return atomic_load(&shut_down); }
+
+__attribute__((destructor(110))) static void pirt_shutdown(void)
+{
+  if (!global) /* never used */
+    return;
+  pirt_global *g = global;
+  pthread_mutex_lock(&g->lock);
+  pirt_trace(PIRT_TRACE_BASIC, "Runtime shutting down: tearing down %zu "
+             "plugin(s)", g->nplugins);
+  pirt_devices_free();
+  pirt_plugins_unload();
+  atomic_store_explicit(&shut_down, true, memory_order_release);
+  pthread_mutex_unlock(&g->lock);
+  pthread_mutex_destroy(&g->lock);
+  free(g);
+  global = NULL;
+  pirt_trace_fini();
+}
+
+/* ---- Errors ---------------------------------------------------------------- */
+
+static __thread char last_error[1024];
+
+pi_result pirt_fail(pi_result r, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
+  pirt_trace(PIRT_TRACE_DEBUG, "error %s: %s", pi_result_name(r), last_error);
+  return r;
+}
+
+pi_result pirt_fail_call(const struct pirt_plugin *pl, const char *what,
+                         pi_result r)
+{
+  char *msg = NULL;
+  if (pl && pl->table.piPluginGetLastError) {
+    pl->table.piPluginGetLastError(&msg);
+    if (msg && *msg)
+      return pirt_fail(r, "%s failed with %s (plugin %s says: %s)", what,
+                       pi_result_name(r), pl->name, msg);
+  }
+  return pirt_fail(r, "%s failed with %s", what, pi_result_name(r));
+}
+
+const char *pirt_error_message(void) { return last_error; }
+
+const char *pirt_result_name(pi_result r) { return pi_result_name(r); }
+
+char *pirt_strdup(const char *s) { return s ? strdup(s) : NULL; }
+
+pi_result pirt_init(void)
+{
+  pirt_global *g = pirt_global_get();
+  if (!g)
+    return pirt_fail(PI_ERROR_UNINITIALIZED, "the pitrace runtime has shut "
+                     "down; no PI call can be made from this point of exit");
+  pthread_mutex_lock(&g->lock);
+  pirt_plugins_load();
+  pirt_devices_discover();
+  pi_result r = PI_SUCCESS;
+  if (g->nplugins == 0)
+    r = pirt_fail(PI_ERROR_DEVICE_NOT_FOUND, "%s", g->problem);
+  pthread_mutex_unlock(&g->lock);
+  return r;
+}

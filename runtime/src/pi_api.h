@@ -1,0 +1,94 @@
+/*
+ * pi_api.h: the PI API description as data, and the one decoder of PI
+ * arguments.
+ *
+ * The tables come from the generated pi_gen.c. The decoder (pi_decode.c)
+ * turns a call's packed arguments into readable text; the SYCL_PI_TRACE
+ * printer, the recorder and the viewer all use it, so a value prints the
+ * same everywhere. Arguments travel packed as uint64_t argv[], one slot per
+ * parameter: integers widened, pointers and handles as addresses.
+ */
+#ifndef PI_API_H
+#define PI_API_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "pi/pi.h"
+#include "pi/pi_desc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern const pi_api_desc pi_api_table[PI_API_COUNT];
+extern const pi_enum_desc *const pi_enum_table[];
+extern const size_t pi_enum_table_count;
+extern const pi_enum_desc *const pi_enum_result;
+
+/* Calls function `id` of table `t` with packed arguments. */
+pi_result pi_api_invoke(const struct pi_function_table *t, pi_api_id id,
+                        const uint64_t *argv);
+
+/* The description of a function by id (NULL when out of range) or name. */
+const pi_api_desc *pi_api_get(uint32_t id);
+const pi_api_desc *pi_api_find(const char *name);
+
+/* An enumerator by value, or NULL. */
+const pi_enum_entry *pi_enum_lookup(const pi_enum_desc *en, int64_t value);
+/* An enumeration by its type name ("pi_device_info"), or NULL. */
+const pi_enum_desc *pi_enum_find(const char *name);
+
+/* "platform", "device", ... for a pi_object_kind. */
+const char *pi_object_kind_name(uint8_t kind);
+
+/* "PI_ERROR_INVALID_VALUE"; "PI_RESULT_<n>" for a code PI does not define. */
+const char *pi_result_name(pi_result r);
+
+/* A growable text buffer that starts in caller-provided storage. */
+typedef struct pi_sbuf {
+  char *p;
+  size_t len, cap;
+  bool heap;
+} pi_sbuf;
+
+void pi_sbuf_init(pi_sbuf *b, char *storage, size_t cap);
+void pi_sbuf_free(pi_sbuf *b);
+void pi_sbuf_reset(pi_sbuf *b);
+void pi_sbuf_put(pi_sbuf *b, const char *s, size_t n);
+void pi_sbuf_puts(pi_sbuf *b, const char *s);
+void pi_sbuf_printf(pi_sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void pi_sbuf_vprintf(pi_sbuf *b, const char *fmt, va_list ap);
+
+/* Appends parameter `i`'s value: as passed in (after == false) or, for out
+ * and in-out parameters, what the call wrote (after == true; only valid
+ * when the call succeeded). */
+void pi_format_param(pi_sbuf *b, const pi_api_desc *api, unsigned i,
+                     const uint64_t *argv, bool after);
+
+/* Appends a value of element type vt (an info-query result, an array
+ * element): `size` bytes at `p`, as one value or an array. */
+void pi_format_value(pi_sbuf *b, uint8_t vt, uint8_t obj,
+                     const pi_enum_desc *en, const void *p, size_t size,
+                     bool is_array);
+
+/* Appends an enumerator name, or flags as A|B|0x.. */
+void pi_format_enum(pi_sbuf *b, const pi_enum_desc *en, int64_t v);
+
+/* The DPC++-shaped SYCL_PI_TRACE=2 blocks: "---> piXxx(" with one line per
+ * argument, and ") ---> \tpi_result : NAME" with the [out] lines. `tag`,
+ * when not NULL, is appended to the first line (a thread tag). */
+void pi_format_call_enter(pi_sbuf *b, const pi_api_desc *api,
+                          const uint64_t *argv, const char *tag);
+void pi_format_call_exit(pi_sbuf *b, const pi_api_desc *api,
+                         const uint64_t *argv, pi_result r, const char *tag);
+
+/* Number of bytes of a packed parameter's data the call reads or writes
+ * (bytes, arrays), as resolved from its count/size reference. */
+size_t pi_param_extent(const pi_param_desc *p, const uint64_t *argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PI_API_H */

@@ -1,0 +1,652 @@
+/*
+ * pi_decode.c: turns packed PI arguments into text, driven by the API
+ * description. The SYCL_PI_TRACE printer, the recorder's readable values and
+ * the viewer all print through here.
+ *
+ * Output is bounded: strings, arrays and byte previews are cut with a note
+ * of their full size, so one call's block stays short enough to be written
+ * with a single write(2).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pi_api.h"
+
+#define MAX_STRING 200 /* characters of a string shown */
+#define MAX_ELEMS 16   /* array elements shown */
+#define MAX_BYTES 32   /* bytes of a buffer previewed */
+
+/* ---- Text buffer --------------------------------------------------------- */
+
+void pi_sbuf_init(pi_sbuf *b, char *storage, size_t cap)
+{
+  b->p = storage;
+  b->cap = cap;
+  b->len = 0;
+  b->heap = false;
+  if (cap)
+    b->p[0] = 0;
+}
+
+void pi_sbuf_free(pi_sbuf *b)
+{
+  if (b->heap)
+    free(b->p);
+  b->p = NULL;
+  b->cap = b->len = 0;
+  b->heap = false;
+}
+
+void pi_sbuf_reset(pi_sbuf *b)
+{
+  b->len = 0;
+  if (b->cap)
+    b->p[0] = 0;
+}
+
+/* Makes room for n more bytes plus a NUL; false when memory ran out (the
+ * text is then cut, never the caller). */
+static bool sbuf_reserve(pi_sbuf *b, size_t n)
+{
+  if (b->len + n + 1 <= b->cap)
+    return true;
+  size_t cap = b->cap ? b->cap * 2 : 256;
+  while (cap < b->len + n + 1)
+    cap *= 2;
+  char *p = b->heap ? realloc(b->p, cap) : malloc(cap);
+  if (!p)
+    return false;
+  if (!b->heap && b->len)
+    memcpy(p, b->p, b->len);
+  b->p = p;
+  b->cap = cap;
+  b->heap = true;
+  return true;
+}
+
+void pi_sbuf_put(pi_sbuf *b, const char *s, size_t n)
+{
+  if (!sbuf_reserve(b, n))
+    return;
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = 0;
+}
+
+void pi_sbuf_puts(pi_sbuf *b, const char *s) { pi_sbuf_put(b, s, strlen(s)); }
+
+void pi_sbuf_vprintf(pi_sbuf *b, const char *fmt, va_list ap)
+{
+  va_list ap2;
+  va_copy(ap2, ap);
+  size_t room = b->cap > b->len ? b->cap - b->len : 0;
+  int n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
+  if (n >= 0 && (size_t)n >= room && sbuf_reserve(b, (size_t)n)) {
+    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap2);
+  }
+  if (n > 0 && b->len + (size_t)n < b->cap)
+    b->len += (size_t)n;
+  va_end(ap2);
+}
+
+void pi_sbuf_printf(pi_sbuf *b, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  pi_sbuf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- Tables --------------------------------------------------------------- */
+
+const pi_api_desc *pi_api_get(uint32_t id)
+{
+  if (id >= PI_API_COUNT || !pi_api_table[id].name)
+    return NULL;
+  return &pi_api_table[id];
+}
+
+const pi_api_desc *pi_api_find(const char *name)
+{
+  for (uint32_t i = 0; i < PI_API_COUNT; i++)
+    if (pi_api_table[i].name && strcmp(pi_api_table[i].name, name) == 0)
+      return &pi_api_table[i];
+  return NULL;
+}
+
+const pi_enum_entry *pi_enum_lookup(const pi_enum_desc *en, int64_t value)
+{
+  if (!en)
+    return NULL;
+  for (unsigned i = 0; i < en->count; i++)
+    if (en->entries[i].value == value)
+      return &en->entries[i];
+  return NULL;
+}
+
+const pi_enum_desc *pi_enum_find(const char *name)
+{
+  for (size_t i = 0; i < pi_enum_table_count; i++)
+    if (strcmp(pi_enum_table[i]->name, name) == 0)
+      return pi_enum_table[i];
+  return NULL;
+}
+
+const char *pi_result_name(pi_result r)
+{
+  const pi_enum_entry *e = pi_enum_lookup(pi_enum_result, (int64_t)r);
+  if (e)
+    return e->name;
+  static __thread char buf[32];
+  snprintf(buf, sizeof buf, "PI_RESULT_%d", (int)r);
+  return buf;
+}
+
+/* ---- Values --------------------------------------------------------------- */
+
+const char *pi_object_kind_name(uint8_t kind)
+{
+  static const char *const names[PI_OBJ_KIND_COUNT] = {
+      "none", "platform", "device", "context", "queue", "mem", "program",
+      "kernel", "event", "sampler", "usm", "mapped"};
+  return kind < PI_OBJ_KIND_COUNT ? names[kind] : "?";
+}
+
+void pi_format_enum(pi_sbuf *b, const pi_enum_desc *en, int64_t v)
+{
+  const pi_enum_entry *e = pi_enum_lookup(en, v);
+  if (e) {
+    pi_sbuf_puts(b, e->name);
+    return;
+  }
+  if (!en || !en->is_flags || v == 0) {
+    pi_sbuf_printf(b, "0x%llx", (unsigned long long)v);
+    if (en)
+      pi_sbuf_printf(b, " (not a %s)", en->name);
+    return;
+  }
+  uint64_t left = (uint64_t)v;
+  bool first = true;
+  for (unsigned i = 0; i < en->count; i++) {
+    uint64_t bit = (uint64_t)en->entries[i].value;
+    if (bit && (bit & (bit - 1)) == 0 && (left & bit)) {
+      pi_sbuf_printf(b, "%s%s", first ? "" : "|", en->entries[i].name);
+      left &= ~bit;
+      first = false;
+    }
+  }
+  if (left)
+    pi_sbuf_printf(b, "%s0x%llx", first ? "" : "|", (unsigned long long)left);
+}
+
+static void format_string(pi_sbuf *b, const char *s, size_t max_len)
+{
+  if (!s) {
+    pi_sbuf_puts(b, "NULL");
+    return;
+  }
+  size_t n = strnlen(s, max_len);
+  size_t shown = n < MAX_STRING ? n : MAX_STRING;
+  pi_sbuf_puts(b, "\"");
+  for (size_t i = 0; i < shown; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '\n')
+      pi_sbuf_puts(b, "\\n");
+    else if (c == '\t')
+      pi_sbuf_puts(b, "\\t");
+    else if (c == '"' || c == '\\')
+      pi_sbuf_printf(b, "\\%c", c);
+    else if (c < 0x20 || c == 0x7f)
+      pi_sbuf_printf(b, "\\x%02x", c);
+    else
+      pi_sbuf_put(b, (const char *)&c, 1);
+  }
+  pi_sbuf_puts(b, "\"");
+  if (shown < n)
+    pi_sbuf_printf(b, "...(%zu chars)", n);
+}
+
+static void format_ptr(pi_sbuf *b, const void *p)
+{
+  if (p)
+    pi_sbuf_printf(b, "%p", p);
+  else
+    pi_sbuf_puts(b, "NULL");
+}
+
+static void format_bytes(pi_sbuf *b, const void *p, size_t size)
+{
+  format_ptr(b, p);
+  if (!p)
+    return;
+  pi_sbuf_printf(b, " (%zu bytes:", size);
+  const unsigned char *c = p;
+  for (size_t i = 0; i < size && i < MAX_BYTES; i++)
+    pi_sbuf_printf(b, " %02x", c[i]);
+  pi_sbuf_puts(b, size > MAX_BYTES ? " ...)" : ")");
+}
+
+static size_t vt_width(uint8_t vt, const pi_enum_desc *en)
+{
+  switch (vt) {
+  case PI_VT_U32: case PI_VT_I32: case PI_VT_BOOL: return 4;
+  case PI_VT_CBOOL: return 1;
+  case PI_VT_U64: return 8;
+  case PI_VT_ENUM: case PI_VT_FLAGS: return en ? en->width : 4;
+  case PI_VT_SIZE: case PI_VT_NATIVE: case PI_VT_PTR: case PI_VT_HANDLE:
+  case PI_VT_PROPS: case PI_VT_STRING: return sizeof(void *);
+  default: return 1;
+  }
+}
+
+static int64_t load_scalar(const void *p, size_t w, bool is_signed)
+{
+  switch (w) {
+  case 1: return *(const uint8_t *)p;
+  case 4: {
+    uint32_t u;
+    memcpy(&u, p, 4);
+    return is_signed ? (int64_t)(int32_t)u : (int64_t)u;
+  }
+  default: {
+    uint64_t u;
+    memcpy(&u, p, 8);
+    return (int64_t)u;
+  }
+  }
+}
+
+/* One element of type vt, already loaded. */
+static void format_elem(pi_sbuf *b, uint8_t vt, uint8_t obj,
+                        const pi_enum_desc *en, int64_t v)
+{
+  switch (vt) {
+  case PI_VT_U32: case PI_VT_U64: case PI_VT_SIZE:
+    pi_sbuf_printf(b, "%llu", (unsigned long long)v);
+    break;
+  case PI_VT_I32:
+    pi_sbuf_printf(b, "%lld", (long long)v);
+    break;
+  case PI_VT_BOOL: case PI_VT_CBOOL:
+    pi_sbuf_puts(b, v == 0 ? "false" : v == 1 ? "true" : "true(?)");
+    break;
+  case PI_VT_NATIVE:
+    pi_sbuf_printf(b, "0x%llx", (unsigned long long)v);
+    break;
+  case PI_VT_ENUM: case PI_VT_FLAGS:
+    pi_format_enum(b, en, v);
+    break;
+  case PI_VT_HANDLE:
+    format_ptr(b, (const void *)(uintptr_t)v);
+    (void)obj;
+    break;
+  default:
+    format_ptr(b, (const void *)(uintptr_t)v);
+    break;
+  }
+}
+
+/* A 0-terminated key/value property list. */
+static void format_props(pi_sbuf *b, const pi_enum_desc *keys, const void *p,
+                         size_t elem)
+{
+  format_ptr(b, p);
+  if (!p)
+    return;
+  pi_sbuf_puts(b, " [");
+  const unsigned char *c = p;
+  for (unsigned i = 0; i < 2 * MAX_ELEMS; i += 2) {
+    int64_t k = load_scalar(c + i * elem, elem, false);
+    if (k == 0) {
+      pi_sbuf_puts(b, " 0 ]");
+      return;
+    }
+    int64_t v = load_scalar(c + (i + 1) * elem, elem, false);
+    pi_sbuf_puts(b, i ? ", " : " ");
+    pi_format_enum(b, keys, k);
+    pi_sbuf_printf(b, " = 0x%llx", (unsigned long long)v);
+  }
+  pi_sbuf_puts(b, " ... ]");
+}
+
+void pi_format_value(pi_sbuf *b, uint8_t vt, uint8_t obj,
+                     const pi_enum_desc *en, const void *p, size_t size,
+                     bool is_array)
+{
+  if (!p) {
+    pi_sbuf_puts(b, "NULL");
+    return;
+  }
+  if (vt == PI_VT_STRING) {
+    format_string(b, p, size);
+    return;
+  }
+  if (vt == PI_VT_BYTES) {
+    pi_sbuf_puts(b, "<");
+    const unsigned char *c = p;
+    for (size_t i = 0; i < size && i < MAX_BYTES; i++)
+      pi_sbuf_printf(b, "%02x", c[i]);
+    pi_sbuf_puts(b, size > MAX_BYTES ? "...>" : ">");
+    return;
+  }
+  if (vt == PI_VT_PROPS) {
+    format_props(b, en, p, sizeof(intptr_t));
+    return;
+  }
+  size_t w = vt_width(vt, en);
+  bool sgn = vt == PI_VT_I32 || (en && en->is_signed);
+  if (!is_array) {
+    if (size < w) {
+      pi_sbuf_printf(b, "<%zu bytes, need %zu>", size, w);
+      return;
+    }
+    format_elem(b, vt, obj, en, load_scalar(p, w, sgn));
+    return;
+  }
+  size_t n = size / w;
+  pi_sbuf_puts(b, "[");
+  for (size_t i = 0; i < n && i < MAX_ELEMS; i++) {
+    pi_sbuf_puts(b, i ? ", " : " ");
+    format_elem(b, vt, obj, en, load_scalar((const char *)p + i * w, w, sgn));
+  }
+  pi_sbuf_puts(b, n > MAX_ELEMS ? ", ... ]" : " ]");
+  if (n > MAX_ELEMS)
+    pi_sbuf_printf(b, "(%zu elements)", n);
+}
+
+/* ---- Parameters ----------------------------------------------------------- */
+
+static uint64_t ref_value(pi_param_ref r, const uint64_t *argv)
+{
+  return r.ref >= 0 ? argv[r.ref] : r.literal;
+}
+
+/* The value of a count or size parameter: for an out counter (pi_uint32 *)
+ * the number it points at, else the number itself. */
+static uint64_t count_of(const pi_api_desc *api, pi_param_ref r,
+                         const uint64_t *argv)
+{
+  if (r.ref >= 0 && api->params[r.ref].dir != PI_DIR_IN) {
+    const void *p = (const void *)(uintptr_t)argv[r.ref];
+    return p ? (uint64_t)load_scalar(p, vt_width(api->params[r.ref].vt, NULL),
+                                     false)
+             : 0;
+  }
+  return ref_value(r, argv);
+}
+
+size_t pi_param_extent(const pi_param_desc *p, const uint64_t *argv)
+{
+  uint64_t n = ref_value(p->count, argv);
+  switch (p->kind) {
+  case PI_PK_BYTES: return (size_t)n;
+  case PI_PK_ARRAY: return (size_t)n * vt_width(p->vt, p->en);
+  case PI_PK_HANDLES: return (size_t)n * sizeof(void *);
+  default: return 0;
+  }
+}
+
+static void format_binaries(pi_sbuf *b, const pi_device_binary *bins,
+                            uint64_t n)
+{
+  format_ptr(b, bins);
+  if (!bins)
+    return;
+  pi_sbuf_puts(b, " [");
+  for (uint64_t i = 0; i < n && i < MAX_ELEMS; i++) {
+    const struct pi_device_binary_struct *d = bins[i];
+    pi_sbuf_puts(b, i ? ", " : " ");
+    if (!d) {
+      pi_sbuf_puts(b, "NULL");
+      continue;
+    }
+    const pi_enum_desc *fmt = pi_enum_find("pi_device_binary_type");
+    pi_sbuf_printf(b, "%s ", d->DeviceTargetSpec ? d->DeviceTargetSpec : "?");
+    pi_format_enum(b, fmt, d->Format);
+    pi_sbuf_printf(b, " %zu bytes", (size_t)(d->BinaryEnd - d->BinaryStart));
+  }
+  pi_sbuf_puts(b, " ]");
+}
+
+static void format_info(pi_sbuf *b, const pi_api_desc *api,
+                        const pi_param_desc *p, const uint64_t *argv,
+                        bool after)
+{
+  const void *ptr = (const void *)(uintptr_t)argv[p - api->params];
+  format_ptr(b, ptr);
+  if (!after || !ptr)
+    return;
+  int64_t query = (int64_t)argv[p->query];
+  size_t size = (size_t)ref_value(p->count, argv);
+  if (p->size_ret >= 0 && argv[p->size_ret]) {
+    size_t ret;
+    memcpy(&ret, (const void *)(uintptr_t)argv[p->size_ret], sizeof ret);
+    if (ret < size)
+      size = ret;
+  }
+  const pi_enum_entry *e = pi_enum_lookup(p->en, query);
+  pi_sbuf_puts(b, " [ ");
+  if (e)
+    pi_format_value(b, e->vt, e->obj, e->en, ptr, size, e->is_array);
+  else
+    pi_format_value(b, PI_VT_BYTES, 0, NULL, ptr, size, false);
+  pi_sbuf_puts(b, " ]");
+}
+
+void pi_format_param(pi_sbuf *b, const pi_api_desc *api, unsigned i,
+                     const uint64_t *argv, bool after)
+{
+  const pi_param_desc *p = &api->params[i];
+  uint64_t raw = argv[i];
+  const void *ptr = (const void *)(uintptr_t)raw;
+  bool in = p->dir == PI_DIR_IN;
+  bool show = in || after; /* an out value exists only after the call */
+
+  switch (p->kind) {
+  case PI_PK_SCALAR:
+    if (in) {
+      int64_t v = (int64_t)raw;
+      if (p->vt == PI_VT_I32)
+        v = (int32_t)raw;
+      format_elem(b, p->vt, p->obj, p->en, v);
+      return;
+    }
+    format_ptr(b, ptr);
+    if (after && ptr) {
+      pi_sbuf_puts(b, " [ ");
+      if (p->vt == PI_VT_PTR || p->vt == PI_VT_NATIVE)
+        format_elem(b, p->vt, 0, NULL, load_scalar(ptr, sizeof(void *), false));
+      else
+        pi_format_value(b, p->vt, p->obj, p->en, ptr, vt_width(p->vt, p->en),
+                        false);
+      pi_sbuf_puts(b, " ]");
+    }
+    return;
+  case PI_PK_HANDLE:
+    if (in) {
+      format_ptr(b, ptr);
+      return;
+    }
+    format_ptr(b, ptr);
+    if (after && ptr) {
+      pi_sbuf_puts(b, " [ ");
+      format_ptr(b, *(void *const *)ptr);
+      pi_sbuf_puts(b, " ]");
+    }
+    return;
+  case PI_PK_HANDLES:
+  case PI_PK_ARRAY: {
+    format_ptr(b, ptr);
+    if (!ptr || !show)
+      return;
+    uint64_t n = count_of(api, p->count, argv);
+    if (!in && p->count.ref >= 0 && api->params[p->count.ref].dir == PI_DIR_IN) {
+      /* An out array's capacity; with a separate out counter, show what
+       * was written. */
+      for (unsigned j = 0; j < api->nparams; j++)
+        if (j != i && api->params[j].dir == PI_DIR_OUT &&
+            api->params[j].kind == PI_PK_SCALAR &&
+            api->params[j].vt == PI_VT_U32 && argv[j]) {
+          uint64_t written = count_of(api, (pi_param_ref){(int8_t)j, 0}, argv);
+          if (written < n)
+            n = written;
+        }
+    }
+    pi_sbuf_puts(b, " ");
+    uint8_t vt = p->kind == PI_PK_HANDLES ? PI_VT_HANDLE : p->vt;
+    pi_format_value(b, vt, p->obj, p->en, ptr, (size_t)n * vt_width(vt, p->en),
+                    true);
+    return;
+  }
+  case PI_PK_STRING:
+    if (in) {
+      format_string(b, ptr, SIZE_MAX);
+      return;
+    }
+    format_ptr(b, ptr);
+    if (after && ptr) {
+      pi_sbuf_puts(b, " [ ");
+      format_string(b, *(const char *const *)ptr, SIZE_MAX);
+      pi_sbuf_puts(b, " ]");
+    }
+    return;
+  case PI_PK_STRINGS: {
+    format_ptr(b, ptr);
+    if (!ptr)
+      return;
+    const char *const *s = ptr;
+    const size_t *lens = p->lengths >= 0
+                             ? (const size_t *)(uintptr_t)argv[p->lengths]
+                             : NULL;
+    uint64_t n = ref_value(p->count, argv);
+    pi_sbuf_puts(b, " [");
+    for (uint64_t j = 0; j < n && j < MAX_ELEMS; j++) {
+      pi_sbuf_puts(b, j ? ", " : " ");
+      format_string(b, s[j], lens && lens[j] ? lens[j] : SIZE_MAX);
+    }
+    pi_sbuf_puts(b, " ]");
+    return;
+  }
+  case PI_PK_BYTES:
+    if (!show) {
+      format_ptr(b, ptr);
+      return;
+    }
+    format_bytes(b, ptr, (size_t)ref_value(p->count, argv));
+    return;
+  case PI_PK_INFO:
+    format_info(b, api, p, argv, after);
+    return;
+  case PI_PK_PROPS:
+    format_props(b, p->en, ptr, sizeof(intptr_t) == 8 && p->en && p->en->width == 8
+                                    ? 8
+                                    : sizeof(intptr_t));
+    return;
+  case PI_PK_BINARIES:
+    format_binaries(b, ptr, ref_value(p->count, argv));
+    return;
+  case PI_PK_BLOBS: {
+    format_ptr(b, ptr);
+    const size_t *lens = p->lengths >= 0
+                             ? (const size_t *)(uintptr_t)argv[p->lengths]
+                             : NULL;
+    if (ptr && lens) {
+      uint64_t n = ref_value(p->count, argv);
+      pi_sbuf_puts(b, " [");
+      for (uint64_t j = 0; j < n && j < MAX_ELEMS; j++)
+        pi_sbuf_printf(b, "%s%zu bytes", j ? ", " : " ", lens[j]);
+      pi_sbuf_puts(b, " ]");
+    }
+    return;
+  }
+  case PI_PK_PROPERTIES: {
+    format_ptr(b, ptr);
+    const pi_device_binary_property *props = ptr;
+    uint64_t n = ref_value(p->count, argv);
+    if (ptr && n) {
+      pi_sbuf_puts(b, " [");
+      for (uint64_t j = 0; j < n && j < MAX_ELEMS; j++)
+        pi_sbuf_printf(b, "%s%s", j ? ", " : " ",
+                       props[j] && props[j]->Name ? props[j]->Name : "?");
+      pi_sbuf_puts(b, " ]");
+    }
+    return;
+  }
+  case PI_PK_IMAGE_FORMAT: {
+    format_ptr(b, ptr);
+    const pi_image_format *f = ptr;
+    if (f) {
+      pi_sbuf_puts(b, " { ");
+      pi_format_enum(b, pi_enum_find("pi_image_channel_order"),
+                     f->image_channel_order);
+      pi_sbuf_puts(b, ", ");
+      pi_format_enum(b, pi_enum_find("pi_image_channel_type"),
+                     f->image_channel_data_type);
+      pi_sbuf_puts(b, " }");
+    }
+    return;
+  }
+  case PI_PK_IMAGE_DESC: {
+    format_ptr(b, ptr);
+    const pi_image_desc *d = ptr;
+    if (d) {
+      pi_sbuf_puts(b, " { ");
+      pi_format_enum(b, pi_enum_find("pi_mem_type"), d->image_type);
+      pi_sbuf_printf(b, ", %zux%zux%zu, array %zu, pitch %zu/%zu, buffer %p }",
+                     d->image_width, d->image_height, d->image_depth,
+                     d->image_array_size, d->image_row_pitch,
+                     d->image_slice_pitch, (void *)d->buffer);
+    }
+    return;
+  }
+  case PI_PK_MEM_OBJ_PROPERTY: {
+    format_ptr(b, ptr);
+    const pi_mem_obj_property *m = ptr;
+    if (m)
+      pi_sbuf_printf(b, " { type %d, access 0x%x }", (int)m->type,
+                     (unsigned)m->mem_access);
+    return;
+  }
+  case PI_PK_FNPTR:
+  case PI_PK_HOSTPTR:
+  case PI_PK_USMPTR:
+  default:
+    format_ptr(b, ptr);
+    return;
+  }
+}
+
+/* ---- Call blocks ---------------------------------------------------------- */
+
+void pi_format_call_enter(pi_sbuf *b, const pi_api_desc *api,
+                          const uint64_t *argv, const char *tag)
+{
+  pi_sbuf_printf(b, "---> %s(%s\n", api->name, tag ? tag : "");
+  for (unsigned i = 0; i < api->nparams; i++) {
+    pi_sbuf_printf(b, "\t%s %s : ", api->params[i].ctype, api->params[i].name);
+    pi_format_param(b, api, i, argv, false);
+    pi_sbuf_puts(b, "\n");
+  }
+}
+
+void pi_format_call_exit(pi_sbuf *b, const pi_api_desc *api,
+                         const uint64_t *argv, pi_result r, const char *tag)
+{
+  if (tag)
+    pi_sbuf_printf(b, ") ---> %s%s \tpi_result : %s\n", api->name, tag,
+                   pi_result_name(r));
+  else
+    pi_sbuf_printf(b, ") ---> \tpi_result : %s\n", pi_result_name(r));
+  if (r != PI_SUCCESS)
+    return;
+  for (unsigned i = 0; i < api->nparams; i++) {
+    if (api->params[i].dir == PI_DIR_IN)
+      continue;
+    pi_sbuf_printf(b, "\t[out]%s %s : ", api->params[i].ctype,
+                   api->params[i].name);
+    pi_format_param(b, api, i, argv, true);
+    pi_sbuf_puts(b, "\n");
+  }
+}

@@ -1,0 +1,133 @@
+/*
+ * pirt_internal.h: the runtime's private state and the functions its
+ * modules share: plugins (plugins.c), tracing (trace.c), devices
+ * (devices.c), lifetime (global.c) and the application API (api.c).
+ */
+#ifndef PIRT_INTERNAL_H
+#define PIRT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "pi/pi.h"
+#include "pi_api.h"
+#include "pirt.h"
+
+#define PIRT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PIRT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- Plugins -------------------------------------------------------------- */
+
+typedef enum {
+  PIRT_BACKEND_UNKNOWN = 0,
+  PIRT_BACKEND_OPENCL,
+  PIRT_BACKEND_LEVEL_ZERO,
+  PIRT_BACKEND_CUDA,
+  PIRT_BACKEND_COUNT
+} pirt_backend;
+
+/* A bound plugin. `table` is what calls go through. */
+struct pirt_plugin {
+  char *name;      /* as the config names it: "libpi_opencl.so" */
+  char *path;      /* the file dlopen loaded */
+  void *dl;
+  pirt_backend backend;
+  pi_plugin info;  /* what piPluginInit filled */
+  struct pi_function_table table;
+};
+
+/* Names: "opencl" and its SYCL_BE spelling "PI_OPENCL". */
+const char *pirt_backend_name(pirt_backend b);
+pirt_backend pirt_backend_from_name(const char *s); /* UNKNOWN if none */
+pirt_backend pirt_backend_from_sycl_be(const char *s);
+
+/* Discovers, loads and binds the plugins (once, under the global lock). */
+void pirt_plugins_load(void);
+/* piTearDown on every bound plugin, then unload them. */
+void pirt_plugins_unload(void);
+size_t pirt_plugin_count(void);
+struct pirt_plugin *pirt_plugin_at(size_t i);
+/* Why no plugin bound, for error messages ("" when some did). */
+const char *pirt_plugins_problem(void);
+
+/* The result for a table entry the plugin left NULL. */
+pi_result pirt_unsupported(const struct pirt_plugin *pl, pi_api_id id);
+
+/* ---- Tracing -------------------------------------------------------------- */
+
+enum {
+  PIRT_TRACE_BASIC = 1,
+  PIRT_TRACE_CALLS = 2,
+  PIRT_TRACE_DEBUG = 4
+};
+
+/* Set once from SYCL_PI_TRACE; read on every call. */
+extern int pirt_trace_level;
+extern bool pirt_trace_calls;
+
+void pirt_trace_init(void);
+void pirt_trace_fini(void);
+/* A level-1 (or debug) line; the prefix "SYCL_PI_TRACE[basic]: " is added. */
+void pirt_trace(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void pirt_trace_enter(const struct pirt_plugin *pl, pi_api_id id,
+                      const uint64_t *argv);
+void pirt_trace_exit(const struct pirt_plugin *pl, pi_api_id id,
+                     const uint64_t *argv, pi_result r);
+
+/* The traced call wrappers: pirt_call_piXxx(plugin, args...). */
+#include "pi_calls_gen.h"
+
+/* ---- Devices -------------------------------------------------------------- */
+
+struct pirt_device {
+  struct pirt_plugin *plugin;
+  pi_platform platform;
+  pi_device device;
+  pirt_backend backend;
+  pi_device_type type;
+  unsigned index;       /* among devices of this backend and type */
+  char *name;
+  char *platform_name;
+  char *vendor;
+  char *version;
+};
+
+/* Enumerates the devices of every bound plugin (once). */
+void pirt_devices_discover(void);
+void pirt_devices_free(void);
+
+/* ---- Lifetime --------------------------------------------------------------
+ * The runtime's state is created on first use and destroyed by a
+ * destructor at priority 110, after the application's own destructors. */
+
+typedef struct pirt_global {
+  pthread_mutex_t lock;
+  bool plugins_loaded;
+  bool devices_discovered;
+  struct pirt_plugin **plugins;
+  size_t nplugins;
+  char problem[512];
+  struct pirt_device *devices;
+  size_t ndevices;
+} pirt_global;
+
+/* The global state, created on first use; NULL after shutdown. */
+pirt_global *pirt_global_get(void);
+bool pirt_is_shut_down(void);
+
+/* ---- Errors for the application API --------------------------------------- */
+
+/* Records the thread's last error message and returns `r`. */
+pi_result pirt_fail(pi_result r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* For a failed PI call: the call, the result and the plugin's own text. */
+pi_result pirt_fail_call(const struct pirt_plugin *pl, const char *what,
+                         pi_result r);
+
+/* strdup that survives NULL. */
+char *pirt_strdup(const char *s);
+
+#endif /* PIRT_INTERNAL_H */

@@ -1,0 +1,382 @@
+/*
+ * plugins.c: finding, loading, binding and unloading plugins.
+ *
+ * Which plugins: the config file named by SYCL_PI_CONFIG, else the installed
+ * default config (<libdir>/../etc/pitrace/plugins.conf, next to the runtime
+ * library), else the built-in list (OpenCL, Level Zero, CUDA). A config file
+ * lists one plugin per line, "#" starting a comment:
+ *
+ *     libpi_opencl.so        opencl
+ *     /opt/x/libpi_cuda.so   cuda
+ *
+ * Where: a name with a "/" is used as it is; otherwise each directory of
+ * LD_LIBRARY_PATH, then the runtime library's own directory, then the
+ * system's default paths (dlopen by bare name).
+ *
+ * Binding: dlopen, piPluginInit with our PI version, a check that the
+ * plugin's major version is ours. Anything that fails is skipped with a
+ * level-1 trace line saying why; when nothing binds, the first call that
+ * needs a device gets a clear error (pirt_plugins_problem).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pirt_internal.h"
+
+static const struct {
+  const char *lib;
+  pirt_backend backend;
+} builtin_plugins[] = {
+    {"libpi_opencl.so", PIRT_BACKEND_OPENCL},
+    {"libpi_level_zero.so", PIRT_BACKEND_LEVEL_ZERO},
+    {"libpi_cuda.so", PIRT_BACKEND_CUDA},
+};
+
+static const struct {
+  const char *name, *sycl_be;
+} backend_names[PIRT_BACKEND_COUNT] = {
+    [PIRT_BACKEND_UNKNOWN] = {"unknown", "PI_UNKNOWN"},
+    [PIRT_BACKEND_OPENCL] = {"opencl", "PI_OPENCL"},
+    [PIRT_BACKEND_LEVEL_ZERO] = {"level_zero", "PI_LEVEL_ZERO"},
+    [PIRT_BACKEND_CUDA] = {"cuda", "PI_CUDA"},
+};
+
+const char *pirt_backend_name(pirt_backend b)
+{
+  return b < PIRT_BACKEND_COUNT ? backend_names[b].name : "unknown";
+}
+
+pirt_backend pirt_backend_from_name(const char *s)
+{
+  for (int b = 1; b < PIRT_BACKEND_COUNT; b++)
+    if (strcmp(s, backend_names[b].name) == 0)
+      return (pirt_backend)b;
+  return PIRT_BACKEND_UNKNOWN;
+}
+
+pirt_backend pirt_backend_from_sycl_be(const char *s)
+{
+  for (int b = 1; b < PIRT_BACKEND_COUNT; b++)
+    if (strcmp(s, backend_names[b].sycl_be) == 0)
+      return (pirt_backend)b;
+  return PIRT_BACKEND_UNKNOWN;
+}
+
+/* The directory holding the runtime library itself. */
+static bool runtime_dir(char *out, size_t n)
+{
+  Dl_info info;
+  if (!dladdr((void *)&runtime_dir, &info) || !info.dli_fname)
+    return false;
+  const char *slash = strrchr(info.dli_fname, '/');
+  if (!slash)
+    return false;
+  size_t len = (size_t)(slash - info.dli_fname);
+  if (len >= n)
+    return false;
+  memcpy(out, info.dli_fname, len);
+  out[len] = 0;
+  return true;
+}
+
+static bool file_exists(const char *path) { return access(path, R_OK) == 0; }
+
+/* dlopen `name` by the search order above; fills `path` with what loaded. */
+static void *load_library(const char *name, char *path, size_t n,
+                          char *why, size_t whyn)
+{
+  void *dl;
+  if (strchr(name, '/')) {
+    snprintf(path, n, "%s", name);
+    dl = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!dl)
+      snprintf(why, whyn, "%s", dlerror());
+    return dl;
+  }
+  char candidate[PATH_MAX];
+  const char *llp = getenv("LD_LIBRARY_PATH");
+  if (llp) {
+    char *dirs = strdup(llp), *save = NULL;
+    for (char *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d;
+         d = strtok_r(NULL, ":", &save)) {
+      snprintf(candidate, sizeof candidate, "%s/%s", d, name);
+      if (file_exists(candidate)) {
+        free(dirs);
+        goto found;
+      }
+    }
+    free(dirs);
+  }
+  char dir[PATH_MAX] = "";
+  if (runtime_dir(dir, sizeof dir)) {
+    snprintf(candidate, sizeof candidate, "%s/%s", dir, name);
+    if (file_exists(candidate))
+      goto found;
+  }
+  /* The system's default paths. */
+  snprintf(path, n, "%s", name);
+  dl = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  if (!dl)
+    snprintf(why, whyn, "not found in LD_LIBRARY_PATH, %s or the system "
+                        "paths (%s)", dir[0] ? dir : "the runtime's directory",
+             dlerror());
+  return dl;
+found:
+  snprintf(path, n, "%s", candidate);
+  dl = dlopen(candidate, RTLD_NOW | RTLD_LOCAL);
+  if (!dl)
+    snprintf(why, whyn, "%s", dlerror());
+  return dl;
+}
+
+static int version_major(const char *v)
+{
+  char *end;
+  long m = strtol(v, &end, 10);
+  return end == v ? -1 : (int)m;
+}
+
+static void plugin_free(struct pirt_plugin *p)
+{
+  if (!p)
+    return;
+  free(p->name);
+  free(p->path);
+  free(p);
+}
+
+/* Loads and binds one plugin; NULL (with a trace line) when skipped. */
+static struct pirt_plugin *bind_plugin(const char *name, pirt_backend backend)
+{
+  char path[PATH_MAX] = "", why[PATH_MAX + 256] = "";
+  void *dl = load_library(name, path, sizeof path, why, sizeof why);
+  if (!dl) {
+    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s skipped: %s", name, why);
+    return NULL;
+  }
+  pi_plugin_init_fn init = (pi_plugin_init_fn)(uintptr_t)dlsym(dl, "piPluginInit");
+  if (!init) {
+    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s (%s) skipped: it exports no "
+               "piPluginInit, so it is no PI plugin", name, path);
+    dlclose(dl);
+    return NULL;
+  }
+  struct pirt_plugin *p = calloc(1, sizeof *p);
+  if (!p) {
+    dlclose(dl);
+    return NULL;
+  }
+  snprintf(p->info.PiVersion, sizeof p->info.PiVersion, "%s",
+           _PI_H_VERSION_STRING);
+  pi_result r = init(&p->info);
+  p->info.PluginVersion[sizeof p->info.PluginVersion - 1] = 0;
+  int major = version_major(p->info.PluginVersion);
+  if (r != PI_SUCCESS || major != _PI_H_VERSION_MAJOR) {
+    if (major >= 0 && major != _PI_H_VERSION_MAJOR)
+      pirt_trace(PIRT_TRACE_BASIC, "Plugin %s (%s) refused: it implements PI "
+                 "%s but this runtime implements PI %s; rebuild the plugin "
+                 "against PI %d", name, path, p->info.PluginVersion,
+                 _PI_H_VERSION_STRING, _PI_H_VERSION_MAJOR);
+    else
+      pirt_trace(PIRT_TRACE_BASIC, "Plugin %s (%s) refused: piPluginInit "
+                 "returned %s (runtime PI %s, plugin reports version '%s')",
+                 name, path, pi_result_name(r), _PI_H_VERSION_STRING,
+                 p->info.PluginVersion);
+    fprintf(stderr, "pitrace: plugin %s not used: %s (runtime PI %s, plugin "
+            "'%s')\n", name,
+            r != PI_SUCCESS ? "its piPluginInit failed" : "PI major version differs",
+            _PI_H_VERSION_STRING, p->info.PluginVersion);
+    free(p);
+    dlclose(dl);
+    return NULL;
+  }
+  p->dl = dl;
+  p->name = pirt_strdup(name);
+  p->path = pirt_strdup(path);
+  p->backend = backend;
+  p->table = p->info.PiFunctionTable;
+  unsigned missing = 0;
+#define COUNT_MISSING(fn)                                                    \
+  if (!p->table.fn) {                                                        \
+    missing++;                                                               \
+    pirt_trace(PIRT_TRACE_DEBUG, "Plugin %s leaves " #fn " unsupported", name); \
+  }
+  PI_FOR_EACH_API(COUNT_MISSING)
+#undef COUNT_MISSING
+  pirt_trace(PIRT_TRACE_BASIC, "Plugin found and successfully loaded: %s "
+             "[ PluginVersion: %s ] (%s, backend %s, %u of %u functions)",
+             name, p->info.PluginVersion, path, pirt_backend_name(backend),
+             (unsigned)PI_API_COUNT - missing, (unsigned)PI_API_COUNT);
+  return p;
+}
+
+/* Appends a bound plugin to the global list. */
+static void add_plugin(pirt_global *g, struct pirt_plugin *p)
+{
+  struct pirt_plugin **np =
+      realloc(g->plugins, (g->nplugins + 1) * sizeof *np);
+  if (!np) {
+    plugin_free(p);
+    return;
+  }
+  g->plugins = np;
+  g->plugins[g->nplugins++] = p;
+}
+
+/* Does SYCL_DEVICE_FILTER / SYCL_BE leave any device of this backend? */
+static bool backend_wanted(pirt_backend b)
+{
+  const char *filter = getenv("SYCL_DEVICE_FILTER");
+  if (!filter || !*filter)
+    return true;
+  char *copy = strdup(filter), *save = NULL;
+  bool wanted = false;
+  for (char *f = copy ? strtok_r(copy, ",", &save) : NULL; f;
+       f = strtok_r(NULL, ",", &save)) {
+    char *colon = strchr(f, ':');
+    if (colon)
+      *colon = 0;
+    while (isspace((unsigned char)*f))
+      f++;
+    pirt_backend fb = pirt_backend_from_name(f);
+    /* A first term that is no backend ("cpu", "*") keeps every backend. */
+    if (fb == PIRT_BACKEND_UNKNOWN || fb == b)
+      wanted = true;
+  }
+  free(copy);
+  return wanted || !copy;
+}
+
+/* Reads the config file; false when it cannot be read. */
+static bool load_config(pirt_global *g, const char *file)
+{
+  FILE *f = fopen(file, "re");
+  if (!f)
+    return false;
+  pirt_trace(PIRT_TRACE_BASIC, "Reading plugins config %s", file);
+  char line[PATH_MAX + 64];
+  unsigned lineno = 0;
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    char *hash = strchr(line, '#');
+    if (hash)
+      *hash = 0;
+    char lib[PATH_MAX], be[64] = "";
+    int n = sscanf(line, "%4095s %63s", lib, be);
+    if (n < 1)
+      continue;
+    pirt_backend b = n == 2 ? pirt_backend_from_name(be) : PIRT_BACKEND_UNKNOWN;
+    if (n == 2 && b == PIRT_BACKEND_UNKNOWN) {
+      pirt_trace(PIRT_TRACE_BASIC, "%s:%u: unknown backend '%s' (use opencl, "
+                 "level_zero or cuda); plugin %s skipped", file, lineno, be, lib);
+      continue;
+    }
+    if (!backend_wanted(b)) {
+      pirt_trace(PIRT_TRACE_BASIC, "Plugin %s skipped: SYCL_DEVICE_FILTER "
+                 "selects no %s device", lib, pirt_backend_name(b));
+      continue;
+    }
+    struct pirt_plugin *p = bind_plugin(lib, b);
+    if (p)
+      add_plugin(g, p);
+  }
+  fclose(f);
+  return true;
+}
+
+void pirt_plugins_load(void)
+{
+  pirt_global *g = pirt_global_get();
+  if (!g || g->plugins_loaded)
+    return;
+  g->plugins_loaded = true;
+  const char *cfg = getenv("SYCL_PI_CONFIG");
+  if (cfg && *cfg) {
+    if (!load_config(g, cfg)) {
+      snprintf(g->problem, sizeof g->problem, "SYCL_PI_CONFIG=%s cannot be "
+               "read (%s); fix the path or unset SYCL_PI_CONFIG", cfg,
+               strerror(errno));
+      pirt_trace(PIRT_TRACE_BASIC, "%s", g->problem);
+      fprintf(stderr, "pitrace: %s\n", g->problem);
+      return;
+    }
+  } else {
+    char dir[PATH_MAX], file[PATH_MAX + 64];
+    bool have = runtime_dir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/../etc/pitrace/plugins.conf", dir);
+    if (!have || !load_config(g, file)) {
+      pirt_trace(PIRT_TRACE_BASIC, "No plugins config (SYCL_PI_CONFIG unset, "
+                 "no %s); using the built-in list", have ? file : "default");
+      for (size_t i = 0; i < sizeof builtin_plugins / sizeof *builtin_plugins; i++) {
+        if (!backend_wanted(builtin_plugins[i].backend)) {
+          pirt_trace(PIRT_TRACE_BASIC, "Plugin %s skipped: SYCL_DEVICE_FILTER "
+                     "selects no %s device", builtin_plugins[i].lib,
+                     pirt_backend_name(builtin_plugins[i].backend));
+          continue;
+        }
+        struct pirt_plugin *p = bind_plugin(builtin_plugins[i].lib,
+                                            builtin_plugins[i].backend);
+        if (p)
+          add_plugin(g, p);
+      }
+    }
+  }
+  if (g->nplugins == 0 && !g->problem[0])
+    snprintf(g->problem, sizeof g->problem, "no PI plugin could be loaded "
+             "(run with SYCL_PI_TRACE=1 to see why each was skipped)");
+}
+
+void pirt_plugins_unload(void)
+{
+  pirt_global *g = pirt_global_get();
+  if (!g)
+    return;
+  for (size_t i = 0; i < g->nplugins; i++) {
+    struct pirt_plugin *p = g->plugins[i];
+    if (p->table.piTearDown) {
+      pi_result r = pirt_call_piTearDown(p, NULL);
+      pirt_trace(PIRT_TRACE_BASIC, "Plugin %s torn down (%s)", p->name,
+                 pi_result_name(r));
+    }
+  }
+  for (size_t i = g->nplugins; i-- > 0;) {
+    struct pirt_plugin *p = g->plugins[i];
+    dlclose(p->dl);
+    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s unloaded", p->name);
+    plugin_free(p);
+  }
+  free(g->plugins);
+  g->plugins = NULL;
+  g->nplugins = 0;
+}
+
+size_t pirt_plugin_count(void)
+{
+  pirt_global *g = pirt_global_get();
+  return g ? g->nplugins : 0;
+}
+
+struct pirt_plugin *pirt_plugin_at(size_t i)
+{
+  pirt_global *g = pirt_global_get();
+  return g && i < g->nplugins ? g->plugins[i] : NULL;
+}
+
+const char *pirt_plugins_problem(void)
+{
+  pirt_global *g = pirt_global_get();
+  return g ? g->problem : "the runtime has shut down";
+}
+
+pi_result pirt_unsupported(const struct pirt_plugin *pl, pi_api_id id)
+{
+  return pirt_fail(PI_ERROR_INVALID_OPERATION, "%s is not supported by plugin "
+                   "%s (its table leaves it NULL)", pi_api_table[id].name,
+                   pl->name);
+}

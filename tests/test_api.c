@@ -1,0 +1,290 @@
+/*
+ * test_api.c: the application API (pirt.h) on real kernels, on whichever
+ * OpenCL implementation the environment enables (CTest runs it once on PoCL
+ * and once on rusticl): buffers, transfers, fills, copies, maps, events,
+ * local memory, profiling, program binaries, and the errors and messages
+ * of bad input.
+ */
+#include <criterion/criterion.h>
+
+#include "pirt.h"
+#include "testutil.h"
+
+#define TRY(call) cr_assert_eq((call), PI_SUCCESS, "%s", pirt_error_message())
+
+static pirt_device *dev;
+static pirt_context *ctx;
+static pirt_queue *q;
+
+static void setup(void)
+{
+  TRY(pirt_device_select(NULL, &dev));
+  TRY(pirt_context_create(dev, &ctx));
+  TRY(pirt_queue_create(ctx, PIRT_QUEUE_PROFILING, &q));
+}
+
+static void teardown(void)
+{
+  TRY(pirt_queue_release(q));
+  TRY(pirt_context_release(ctx));
+}
+
+TestSuite(api, .init = setup, .fini = teardown);
+
+static const char *kernels =
+    "__kernel void scale(__global float *x, float s) {\n"
+    "  x[get_global_id(0)] *= s;\n"
+    "}\n"
+    "__kernel void sum2d(__global const int *in, __global int *out, uint w) {\n"
+    "  size_t x = get_global_id(0), y = get_global_id(1);\n"
+    "  out[y * w + x] = in[y * w + x] + (int)(x * 1000 + y);\n"
+    "}\n"
+    "__kernel void group_sum(__global const int *in, __local int *tmp,\n"
+    "                        __global int *out) {\n"
+    "  size_t l = get_local_id(0);\n"
+    "  tmp[l] = in[get_global_id(0)];\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  if (l == 0) {\n"
+    "    int s = 0;\n"
+    "    for (size_t i = 0; i < get_local_size(0); i++) s += tmp[i];\n"
+    "    out[get_group_id(0)] = s;\n"
+    "  }\n"
+    "}\n";
+
+static pirt_program *build(void)
+{
+  pirt_program *p;
+  TRY(pirt_program_create_source(ctx, kernels, NULL, &p));
+  return p;
+}
+
+Test(api, device_info_and_queries)
+{
+  pirt_device_info info;
+  TRY(pirt_device_get_info(dev, &info));
+  cr_assert_str_eq(info.backend, "opencl");
+  cr_assert_eq(info.type, PIRT_DEVICE_CPU);
+  cr_assert_gt(strlen(info.name), 0);
+  cr_assert_gt(strlen(info.platform_name), 0);
+  size_t n;
+  TRY(pirt_device_count(&n));
+  cr_assert_geq(n, 1);
+  pi_uint32 units = 0;
+  TRY(pirt_device_query(dev, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units, &units, NULL));
+  cr_assert_gt(units, 0);
+  cr_assert_eq(pirt_device_query(dev, (pi_device_info)0x7777, 4, &units, NULL),
+               PI_ERROR_INVALID_VALUE);
+  cr_assert(strstr(pirt_error_message(), "piDeviceGetInfo failed with PI_ERROR_INVALID_VALUE"),
+            "%s", pirt_error_message());
+  cr_assert_eq(pirt_device_get(n, &dev), PI_ERROR_DEVICE_NOT_FOUND);
+}
+
+Test(api, scalar_argument_and_blocking_transfers)
+{
+  pirt_program *p = build();
+  pirt_kernel *k;
+  pirt_buffer *b;
+  float x[256], y[256];
+  for (int i = 0; i < 256; i++)
+    x[i] = (float)i;
+  TRY(pirt_buffer_create(ctx, PIRT_MEM_READ_WRITE, sizeof x, NULL, &b));
+  TRY(pirt_write(q, b, true, 0, sizeof x, x, 0, NULL, NULL));
+  TRY(pirt_kernel_create(p, "scale", &k));
+  TRY(pirt_kernel_set_buffer(k, 0, b));
+  float s = 2.5f;
+  TRY(pirt_kernel_set_arg(k, 1, sizeof s, &s));
+  size_t global = 256, local = 16;
+  TRY(pirt_launch(q, k, 1, &global, &local, 0, NULL, NULL));
+  TRY(pirt_read(q, b, true, 0, sizeof y, y, 0, NULL, NULL));
+  for (int i = 0; i < 256; i++)
+    cr_assert_float_eq(y[i], 2.5f * (float)i, 1e-6, "element %d", i);
+  /* A partial read at an offset. */
+  float part[4];
+  TRY(pirt_read(q, b, true, 10 * sizeof(float), sizeof part, part, 0, NULL, NULL));
+  cr_assert_float_eq(part[0], 25.0f, 1e-6);
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_buffer_release(b));
+  TRY(pirt_program_release(p));
+}
+
+Test(api, two_dimensional_launch)
+{
+  pirt_program *p = build();
+  pirt_kernel *k;
+  pirt_buffer *in, *out;
+  enum { W = 32, H = 8 };
+  int src[W * H], dst[W * H];
+  for (int i = 0; i < W * H; i++)
+    src[i] = i;
+  TRY(pirt_buffer_create(ctx, PIRT_MEM_READ_ONLY | PIRT_MEM_COPY_HOST, sizeof src, src, &in));
+  TRY(pirt_buffer_create(ctx, PIRT_MEM_WRITE_ONLY, sizeof dst, NULL, &out));
+  TRY(pirt_kernel_create(p, "sum2d", &k));
+  TRY(pirt_kernel_set_buffer(k, 0, in));
+  TRY(pirt_kernel_set_buffer(k, 1, out));
+  unsigned w = W;
+  TRY(pirt_kernel_set_arg(k, 2, sizeof w, &w));
+  size_t global[2] = {W, H};
+  TRY(pirt_launch(q, k, 2, global, NULL, 0, NULL, NULL));
+  TRY(pirt_read(q, out, true, 0, sizeof dst, dst, 0, NULL, NULL));
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++)
+      cr_assert_eq(dst[y * W + x], src[y * W + x] + x * 1000 + y);
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_buffer_release(in));
+  TRY(pirt_buffer_release(out));
+  TRY(pirt_program_release(p));
+}
+
+Test(api, local_memory_fill_copy_map_and_events)
+{
+  pirt_program *p = build();
+  pirt_kernel *k;
+  pirt_buffer *in, *sums, *copy;
+  enum { N = 1024, WG = 32 };
+  TRY(pirt_buffer_create(ctx, 0, N * sizeof(int), NULL, &in));
+  TRY(pirt_buffer_create(ctx, 0, N / WG * sizeof(int), NULL, &sums));
+  TRY(pirt_buffer_create(ctx, 0, N / WG * sizeof(int), NULL, &copy));
+  int three = 3;
+  pirt_event *filled, *ran, *copied;
+  TRY(pirt_fill(q, in, &three, sizeof three, 0, N * sizeof(int), 0, NULL, &filled));
+  TRY(pirt_kernel_create(p, "group_sum", &k));
+  TRY(pirt_kernel_set_buffer(k, 0, in));
+  TRY(pirt_kernel_set_local(k, 1, WG * sizeof(int)));
+  TRY(pirt_kernel_set_buffer(k, 2, sums));
+  size_t global = N, local = WG;
+  TRY(pirt_launch(q, k, 1, &global, &local, 1, &filled, &ran));
+  TRY(pirt_copy(q, sums, copy, 0, 0, N / WG * sizeof(int), 1, &ran, &copied));
+  TRY(pirt_event_wait(1, &copied));
+  uint64_t start = 0, end = 0;
+  TRY(pirt_event_times(ran, &start, &end));
+  cr_assert_leq(start, end);
+  cr_assert_gt(end, 0);
+  int *m;
+  TRY(pirt_map(q, copy, PIRT_MAP_READ | PIRT_MAP_WRITE, 0, N / WG * sizeof(int), (void **)&m));
+  for (int g = 0; g < N / WG; g++)
+    cr_assert_eq(m[g], 3 * WG, "group %d", g);
+  m[0] = -7;
+  TRY(pirt_unmap(q, copy, m, 0, NULL, NULL));
+  int first;
+  TRY(pirt_read(q, copy, true, 0, sizeof first, &first, 0, NULL, NULL));
+  cr_assert_eq(first, -7, "a write through the map was lost");
+  TRY(pirt_event_release(filled));
+  TRY(pirt_event_release(ran));
+  TRY(pirt_event_release(copied));
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_buffer_release(in));
+  TRY(pirt_buffer_release(sums));
+  TRY(pirt_buffer_release(copy));
+  TRY(pirt_program_release(p));
+}
+
+Test(api, non_blocking_write_then_dependent_read)
+{
+  pirt_buffer *b;
+  int data[4096], back[4096];
+  for (int i = 0; i < 4096; i++)
+    data[i] = i * 7;
+  TRY(pirt_buffer_create(ctx, 0, sizeof data, NULL, &b));
+  pirt_event *w;
+  TRY(pirt_write(q, b, false, 0, sizeof data, data, 0, NULL, &w));
+  TRY(pirt_read(q, b, true, 0, sizeof back, back, 1, &w, NULL));
+  cr_assert_arr_eq(data, back, sizeof data);
+  TRY(pirt_event_release(w));
+  TRY(pirt_buffer_release(b));
+}
+
+Test(api, program_from_its_own_binary)
+{
+  pirt_program *p = build();
+  void *bin;
+  size_t size;
+  TRY(pirt_program_get_binary(p, &bin, &size));
+  cr_assert_gt(size, 0);
+  pirt_program *p2;
+  TRY(pirt_program_create_binary(ctx, bin, size, false, NULL, &p2));
+  pirt_kernel *k;
+  pirt_buffer *b;
+  float x[16];
+  for (int i = 0; i < 16; i++)
+    x[i] = 1.0f;
+  TRY(pirt_buffer_create(ctx, PIRT_MEM_COPY_HOST, sizeof x, x, &b));
+  TRY(pirt_kernel_create(p2, "scale", &k));
+  TRY(pirt_kernel_set_buffer(k, 0, b));
+  float s = -3.0f;
+  TRY(pirt_kernel_set_arg(k, 1, sizeof s, &s));
+  size_t global = 16;
+  TRY(pirt_launch(q, k, 1, &global, NULL, 0, NULL, NULL));
+  TRY(pirt_read(q, b, true, 0, sizeof x, x, 0, NULL, NULL));
+  cr_assert_float_eq(x[15], -3.0f, 1e-6);
+  free(bin);
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_buffer_release(b));
+  TRY(pirt_program_release(p2));
+  TRY(pirt_program_release(p));
+}
+
+Test(api, build_failure_carries_the_build_log)
+{
+  pirt_program *p;
+  pi_result r = pirt_program_create_source(
+      ctx, "__kernel void broken(__global int *a) { a[0] = undeclared_name; }\n",
+      NULL, &p);
+  cr_assert_eq(r, PI_ERROR_BUILD_PROGRAM_FAILURE, "%s", pirt_result_name(r));
+  cr_assert(strstr(pirt_error_message(), "piProgramBuild failed with "
+                                         "PI_ERROR_BUILD_PROGRAM_FAILURE"),
+            "%s", pirt_error_message());
+  cr_assert(strstr(pirt_error_message(), "undeclared_name"),
+            "the build log is missing: %s", pirt_error_message());
+}
+
+Test(api, bad_input_gets_clear_errors)
+{
+  pirt_buffer *b;
+  TRY(pirt_buffer_create(ctx, 0, 64, NULL, &b));
+  char buf[128];
+  cr_assert_eq(pirt_read(q, b, true, 32, 64, buf, 0, NULL, NULL), PI_ERROR_INVALID_VALUE);
+  cr_assert(strstr(pirt_error_message(), "pirt_read: bytes 32..96 are outside the 64-byte buffer"),
+            "%s", pirt_error_message());
+  cr_assert_eq(pirt_buffer_create(ctx, 0, 0, NULL, &b), PI_ERROR_INVALID_VALUE);
+  cr_assert(strstr(pirt_error_message(), "size is 0"), "%s", pirt_error_message());
+  cr_assert_eq(pirt_fill(q, b, buf, 3, 0, 63, 0, NULL, NULL), PI_ERROR_INVALID_VALUE);
+  cr_assert(strstr(pirt_error_message(), "pattern size (3) must be a power of two"),
+            "%s", pirt_error_message());
+  pirt_program *p = build();
+  pirt_kernel *k;
+  cr_assert_eq(pirt_kernel_create(p, "nope", &k), PI_ERROR_INVALID_KERNEL_NAME);
+  cr_assert(strstr(pirt_error_message(), "no kernel 'nope' in the program"), "%s",
+            pirt_error_message());
+  TRY(pirt_kernel_create(p, "scale", &k));
+  size_t g = 4;
+  cr_assert_eq(pirt_launch(q, k, 4, &g, NULL, 0, NULL, NULL), PI_ERROR_INVALID_VALUE);
+  cr_assert(strstr(pirt_error_message(), "kernel 'scale': 4 dimensions"), "%s",
+            pirt_error_message());
+  int big = 0;
+  cr_assert_neq(pirt_kernel_set_arg(k, 9, sizeof big, &big), PI_SUCCESS);
+  cr_assert(strstr(pirt_error_message(), "kernel 'scale' argument 9"), "%s",
+            pirt_error_message());
+  cr_assert_eq(pirt_buffer_release(NULL), PI_SUCCESS);
+  cr_assert_eq(pirt_context_create(NULL, NULL), PI_ERROR_INVALID_VALUE);
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_program_release(p));
+  TRY(pirt_buffer_release(b));
+}
+
+Test(api, usm_without_device_support_is_a_clear_error)
+{
+  void *ptr = NULL;
+  pi_result r = pirt_usm_alloc(ctx, PIRT_USM_DEVICE, 1024, 0, &ptr);
+  if (r == PI_SUCCESS) {
+    /* A device with cl_intel_unified_shared_memory: USM must then work. */
+    int v = 5, back = 0;
+    TRY(pirt_usm_memcpy(q, true, ptr, &v, sizeof v, 0, NULL, NULL));
+    TRY(pirt_usm_memcpy(q, true, &back, ptr, sizeof v, 0, NULL, NULL));
+    cr_assert_eq(back, 5);
+    TRY(pirt_usm_free(ctx, ptr));
+    return;
+  }
+  cr_assert_eq(r, PI_ERROR_INVALID_OPERATION, "%s", pirt_result_name(r));
+  cr_assert(strstr(pirt_error_message(), "cl_intel_unified_shared_memory"), "%s",
+            pirt_error_message());
+}

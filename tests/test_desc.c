@@ -1,0 +1,195 @@
+/*
+ * test_desc.c: the API description as C data, and the decoder that prints
+ * arguments from it. These are unit tests of pure functions; no device.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pi_api.h"
+
+Test(desc, every_function_of_the_scope_is_described_once)
+{
+  /* shared/pi-api.txt lists the PI functions in scope. */
+  FILE *f = fopen(PITRACE_SOURCE_DIR "/../shared/pi-api.txt", "r");
+  if (!f)
+    cr_skip_test("shared/pi-api.txt is not beside the checkout");
+  char word[128];
+  int n = 0;
+  while (fscanf(f, "%127s", word) == 1) {
+    if (word[0] == '#') {
+      int c;
+      while ((c = fgetc(f)) != '\n' && c != EOF)
+        ;
+      continue;
+    }
+    if (strchr(word, ':'))
+      continue;
+    cr_assert(pi_api_find(word), "%s is not in the API description", word);
+    n++;
+  }
+  fclose(f);
+  cr_assert_eq(n, 124);
+}
+
+Test(desc, references_point_at_sensible_parameters)
+{
+  for (uint32_t id = 0; id < PI_API_COUNT; id++) {
+    const pi_api_desc *a = pi_api_get(id);
+    cr_assert(a, "id %u has no function", id);
+    cr_assert_eq(a->id, id);
+    cr_assert_leq(a->nparams, PI_MAX_PARAMS);
+    for (unsigned i = 0; i < a->nparams; i++) {
+      const pi_param_desc *p = &a->params[i];
+      if (p->count.ref >= 0) {
+        const pi_param_desc *c = &a->params[p->count.ref];
+        cr_assert(c->kind == PI_PK_SCALAR && c->vt != PI_VT_PTR,
+                  "%s.%s counts by %s, which is no number", a->name, p->name,
+                  c->name);
+      }
+      if (p->kind == PI_PK_INFO) {
+        cr_assert(p->en && p->en->is_info, "%s.%s", a->name, p->name);
+        cr_assert_geq(p->query, 0);
+        cr_assert_geq(p->size_ret, 0);
+      }
+      if (p->creates)
+        cr_assert_neq(p->dir, PI_DIR_IN, "%s.%s creates but is in", a->name,
+                      p->name);
+    }
+  }
+}
+
+Test(desc, result_names)
+{
+  cr_assert_str_eq(pi_result_name(PI_SUCCESS), "PI_SUCCESS");
+  cr_assert_str_eq(pi_result_name(PI_ERROR_INVALID_VALUE), "PI_ERROR_INVALID_VALUE");
+  cr_assert_str_eq(pi_result_name((pi_result)12345), "PI_RESULT_12345");
+}
+
+static pi_result fake_platforms_get(pi_uint32 n, pi_platform *out, pi_uint32 *count)
+{
+  (void)out;
+  *count = n == 7 ? 3 : 0;
+  return PI_SUCCESS;
+}
+
+Test(desc, invoke_calls_the_table_entry_with_unpacked_arguments)
+{
+  struct pi_function_table t = {0};
+  t.piPlatformsGet = fake_platforms_get;
+  pi_uint32 count = 0;
+  uint64_t argv[] = {7, 0, (uint64_t)(uintptr_t)&count};
+  cr_assert_eq(pi_api_invoke(&t, PI_API_piPlatformsGet, argv), PI_SUCCESS);
+  cr_assert_eq(count, 3);
+  cr_assert_eq(pi_api_invoke(&t, PI_API_piDevicesGet, argv),
+               PI_ERROR_INVALID_OPERATION, "a NULL entry is not called");
+}
+
+static char *fmt_param(pi_api_id id, unsigned i, const uint64_t *argv, bool after)
+{
+  static char buf[4096];
+  pi_sbuf b;
+  pi_sbuf_init(&b, buf, sizeof buf);
+  pi_format_param(&b, pi_api_get(id), i, argv, after);
+  cr_assert(!b.heap);
+  return buf;
+}
+
+Test(decode, enums_flags_and_strings_by_name)
+{
+  uint64_t argv[5] = {0x1234, PI_DEVICE_INFO_NAME, 6, 0, 0};
+  cr_assert_str_eq(fmt_param(PI_API_piDeviceGetInfo, 1, argv, false),
+                   "PI_DEVICE_INFO_NAME");
+  uint64_t mem[7] = {0, PI_MEM_FLAGS_ACCESS_RW | PI_MEM_FLAGS_HOST_PTR_COPY | 0x1000, 64};
+  cr_assert_str_eq(fmt_param(PI_API_piMemBufferCreate, 1, mem, false),
+                   "PI_MEM_FLAGS_ACCESS_RW|PI_MEM_FLAGS_HOST_PTR_COPY|0x1000");
+  const char *name = "vadd\n";
+  uint64_t kc[3] = {0, (uint64_t)(uintptr_t)name, 0};
+  cr_assert_str_eq(fmt_param(PI_API_piKernelCreate, 1, kc, false), "\"vadd\\n\"");
+}
+
+Test(decode, info_values_by_query_type)
+{
+  char value[] = "llvmpipe";
+  size_t ret = sizeof value;
+  uint64_t argv[5] = {0x1234, PI_DEVICE_INFO_NAME, sizeof value,
+                      (uint64_t)(uintptr_t)value, (uint64_t)(uintptr_t)&ret};
+  char want[128];
+  snprintf(want, sizeof want, "%p [ \"llvmpipe\" ]", (void *)value);
+  cr_assert_str_eq(fmt_param(PI_API_piDeviceGetInfo, 3, argv, true), want);
+
+  size_t sizes[3] = {1024, 64, 1};
+  ret = sizeof sizes;
+  uint64_t argv2[5] = {0x1234, PI_DEVICE_INFO_MAX_WORK_ITEM_SIZES, sizeof sizes,
+                       (uint64_t)(uintptr_t)sizes, (uint64_t)(uintptr_t)&ret};
+  snprintf(want, sizeof want, "%p [ [ 1024, 64, 1 ] ]", (void *)sizes);
+  cr_assert_str_eq(fmt_param(PI_API_piDeviceGetInfo, 3, argv2, true), want);
+
+  pi_device_type t = PI_DEVICE_TYPE_CPU;
+  ret = sizeof t;
+  uint64_t argv3[5] = {0x1234, PI_DEVICE_INFO_TYPE, sizeof t,
+                       (uint64_t)(uintptr_t)&t, (uint64_t)(uintptr_t)&ret};
+  snprintf(want, sizeof want, "%p [ PI_DEVICE_TYPE_CPU ]", (void *)&t);
+  cr_assert_str_eq(fmt_param(PI_API_piDeviceGetInfo, 3, argv3, true), want);
+}
+
+Test(decode, arrays_by_their_count_and_bytes_previewed)
+{
+  size_t global[2] = {1024, 768};
+  uint64_t argv[9] = {0, 0, 2, 0, (uint64_t)(uintptr_t)global, 0, 0, 0, 0};
+  char want[128];
+  snprintf(want, sizeof want, "%p [ 1024, 768 ]", (void *)global);
+  cr_assert_str_eq(fmt_param(PI_API_piEnqueueKernelLaunch, 4, argv, false), want);
+  cr_assert_str_eq(fmt_param(PI_API_piEnqueueKernelLaunch, 3, argv, false), "NULL");
+
+  unsigned char arg[4] = {1, 2, 0xab, 0xff};
+  uint64_t sa[4] = {0, 3, 4, (uint64_t)(uintptr_t)arg};
+  snprintf(want, sizeof want, "%p (4 bytes: 01 02 ab ff)", (void *)arg);
+  cr_assert_str_eq(fmt_param(PI_API_piKernelSetArg, 3, sa, false), want);
+}
+
+Test(decode, out_values_only_after_the_call)
+{
+  pi_uint32 n = 2;
+  uint64_t argv[3] = {0, 0, (uint64_t)(uintptr_t)&n};
+  char want[64];
+  snprintf(want, sizeof want, "%p", (void *)&n);
+  cr_assert_str_eq(fmt_param(PI_API_piPlatformsGet, 2, argv, false), want);
+  snprintf(want, sizeof want, "%p [ 2 ]", (void *)&n);
+  cr_assert_str_eq(fmt_param(PI_API_piPlatformsGet, 2, argv, true), want);
+}
+
+Test(decode, long_strings_are_cut_with_their_length)
+{
+  char src[1000];
+  memset(src, 'x', sizeof src - 1);
+  src[sizeof src - 1] = 0;
+  const char *strings[1] = {src};
+  size_t len = 999;
+  uint64_t argv[5] = {0, 1, (uint64_t)(uintptr_t)strings, (uint64_t)(uintptr_t)&len, 0};
+  const char *s = fmt_param(PI_API_piclProgramCreateWithSource, 2, argv, false);
+  cr_assert(strstr(s, "...(999 chars) ]"), "%s", s);
+  cr_assert_lt(strlen(s), 300);
+}
+
+Test(decode, call_blocks_have_the_dpcpp_shape)
+{
+  char buf[4096];
+  pi_sbuf b;
+  pi_sbuf_init(&b, buf, sizeof buf);
+  pi_uint32 n = 1;
+  uint64_t argv[3] = {0, 0, (uint64_t)(uintptr_t)&n};
+  pi_format_call_enter(&b, pi_api_get(PI_API_piPlatformsGet), argv, NULL);
+  pi_format_call_exit(&b, pi_api_get(PI_API_piPlatformsGet), argv, PI_SUCCESS, NULL);
+  char want[512];
+  snprintf(want, sizeof want,
+           "---> piPlatformsGet(\n"
+           "\tpi_uint32 num_entries : 0\n"
+           "\tpi_platform * platforms : NULL\n"
+           "\tpi_uint32 * num_platforms : %p\n"
+           ") ---> \tpi_result : PI_SUCCESS\n"
+           "\t[out]pi_platform * platforms : NULL\n"
+           "\t[out]pi_uint32 * num_platforms : %p [ 1 ]\n",
+           (void *)&n, (void *)&n);
+  cr_assert_str_eq(buf, want);
+}

@@ -1,0 +1,280 @@
+/*
+ * test_runtime.c: the runtime core seen from outside: plugin discovery and
+ * its errors, the version handshake, unsupported entries, device filters,
+ * SYCL_BE, level-1 tracing, a crash inside a plugin, and shutdown order.
+ *
+ * Each case runs a small program (tests/progs) in its own process with its
+ * own environment, on the real OpenCL implementations of this machine (PoCL
+ * and rusticl), and reads what it printed.
+ */
+#include <criterion/criterion.h>
+
+#include "testutil.h"
+
+#define BIN PITRACE_BIN_DIR
+#define LIB PITRACE_LIB_DIR
+
+static const char *const use_device[] = {BIN "/use_device", NULL};
+
+#define POCL "OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd"
+#define BOTH_CL "OCL_ICD_VENDORS=/etc/OpenCL/vendors", "RUSTICL_ENABLE=swrast"
+
+/* A config file listing `lines`. */
+static char *config(const char *lines) { return tu_write_temp(".conf", lines); }
+
+static char *env_kv(const char *name, const char *value)
+{
+  char *s = malloc(strlen(name) + strlen(value) + 2);
+  sprintf(s, "%s=%s", name, value);
+  return s;
+}
+
+Test(discovery, missing_plugin_in_config_is_skipped_with_a_trace_line)
+{
+  char *cfg = config("# test config\n"
+                     "libpi_does_not_exist.so opencl\n"
+                     LIB "/libpi_opencl.so opencl\n");
+  const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), "SYCL_PI_TRACE=1", POCL, NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "Reading plugins config "), "%s", out);
+  cr_assert(strstr(out, "Plugin libpi_does_not_exist.so skipped: not found in "
+                        "LD_LIBRARY_PATH"), "%s", out);
+  cr_assert(strstr(out, "Plugin found and successfully loaded: " LIB "/libpi_opencl.so"),
+            "%s", out);
+  cr_assert(strstr(out, "use_device: queue created"), "%s", out);
+  unlink(cfg);
+}
+
+Test(discovery, unreadable_config_is_a_clear_error)
+{
+  const char *env[] = {"SYCL_PI_CONFIG=/nonexistent/plugins.conf", NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 2, "%s", out);
+  cr_assert(strstr(out, "SYCL_PI_CONFIG=/nonexistent/plugins.conf cannot be read "
+                        "(No such file or directory)"), "%s", out);
+  cr_assert(strstr(out, "PI_ERROR_DEVICE_NOT_FOUND"), "%s", out);
+}
+
+Test(discovery, unknown_backend_in_config_is_skipped)
+{
+  char *cfg = config("libpi_opencl.so vulkan\n");
+  const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), "SYCL_PI_TRACE=1", NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 2, "%s", out);
+  cr_assert(strstr(out, ":1: unknown backend 'vulkan'"), "%s", out);
+  cr_assert(strstr(out, "no PI plugin could be loaded"), "%s", out);
+  unlink(cfg);
+}
+
+Test(discovery, builtin_list_finds_plugins_next_to_the_runtime)
+{
+  /* No config and no LD_LIBRARY_PATH: the plugins are found in the runtime
+   * library's own directory. */
+  const char *env[] = {"SYCL_PI_CONFIG=", "LD_LIBRARY_PATH=", "SYCL_PI_TRACE=1",
+                       POCL, NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "using the built-in list"), "%s", out);
+  cr_assert(strstr(out, "Plugin found and successfully loaded: libpi_opencl.so "
+                        "[ PluginVersion: 1."), "%s", out);
+  cr_assert(strstr(out, "(" LIB "/libpi_opencl.so, backend opencl"), "%s", out);
+  cr_assert(strstr(out, "Selected device: opencl:cpu:0"), "%s", out);
+}
+
+Test(discovery, ld_library_path_comes_first)
+{
+  /* A directory on LD_LIBRARY_PATH holding a plugin under the built-in name
+   * wins over the runtime's directory: here it is a test plugin. */
+  char dir[] = "/tmp/pitrace-llp-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  char link[512];
+  snprintf(link, sizeof link, "%s/libpi_opencl.so", dir);
+  cr_assert_eq(symlink(LIB "/libpi_test_partial.so", link), 0);
+  const char *env[] = {"SYCL_PI_CONFIG=", env_kv("LD_LIBRARY_PATH", dir),
+                       "SYCL_PI_TRACE=1", NULL};
+  char *out;
+  tu_run(use_device, env, &out);
+  cr_assert(strstr(out, "selected \"partial test device\""), "%s", out);
+  unlink(link);
+  rmdir(dir);
+}
+
+Test(handshake, other_major_version_is_refused_naming_both)
+{
+  char *cfg = config(LIB "/libpi_test_v2.so opencl\n");
+  const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), "SYCL_PI_TRACE=1", NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 2, "%s", out);
+  cr_assert(strstr(out, "refused: it implements PI 2.0.1 but this runtime "
+                        "implements PI 1.0"), "%s", out);
+  cr_assert(strstr(out, "pitrace: plugin " LIB "/libpi_test_v2.so not used: PI "
+                        "major version differs"), "%s", out);
+  unlink(cfg);
+}
+
+Test(handshake, failing_init_is_refused)
+{
+  char *cfg = config(LIB "/libpi_test_failinit.so\n" LIB "/libpi_opencl.so\n");
+  const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), "SYCL_PI_TRACE=1", POCL, NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "refused: piPluginInit returned PI_ERROR_INVALID_OPERATION"),
+            "%s", out);
+  unlink(cfg);
+}
+
+Test(handshake, library_without_piPluginInit_is_skipped)
+{
+  char *cfg = config("libc.so.6\n" LIB "/libpi_opencl.so\n");
+  const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), "SYCL_PI_TRACE=1", POCL, NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "exports no piPluginInit, so it is no PI plugin"), "%s", out);
+  unlink(cfg);
+}
+
+Test(handshake, null_entry_is_reported_unsupported_and_never_called)
+{
+  char *cfg = config(LIB "/libpi_test_partial.so\n");
+  const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), "SYCL_PI_TRACE=-1", NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 2, "%s", out);
+  cr_assert(strstr(out, "use_device: context created"), "%s", out);
+  cr_assert(strstr(out, "PI_ERROR_INVALID_OPERATION: piextQueueCreate is not "
+                        "supported by plugin"), "%s", out);
+  cr_assert(strstr(out, "leaves piextQueueCreate unsupported"), "%s", out);
+  cr_assert_null(strstr(out, "---> piextQueueCreate("), "a NULL entry was called");
+  unlink(cfg);
+}
+
+Test(handshake, no_plugin_at_all_is_a_clear_error)
+{
+  char *cfg = config("# nothing\n");
+  const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 2, "%s", out);
+  cr_assert(strstr(out, "PI_ERROR_DEVICE_NOT_FOUND: no device matches: no PI "
+                        "plugin could be loaded (run with SYCL_PI_TRACE=1"), "%s", out);
+  unlink(cfg);
+}
+
+Test(crash, call_that_crashes_still_shows_its_entry)
+{
+  char *cfg = config(LIB "/libpi_test_partial.so\n");
+  char *trace = tu_temp_path(".trace");
+  const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), "SYCL_PI_TRACE=2",
+                       env_kv("SYCL_PI_TRACE_FILE", trace), "PI_TEST_CRASH=1", NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 128 + SIGSEGV, "exit %d: %s", st, out);
+  char *t = tu_read_file(trace);
+  cr_assert(t, "no trace file");
+  const char *entry = strstr(t, "---> piContextCreate(\n");
+  cr_assert(entry, "%s", t);
+  cr_assert(strstr(entry, "\tpi_uint32 num_devices : 1\n"), "%s", entry);
+  cr_assert_null(strstr(entry, ") --->"), "the crashed call has no exit line");
+  unlink(cfg);
+  unlink(trace);
+}
+
+Test(filter, second_cpu_device_by_number)
+{
+  const char *env[] = {"SYCL_DEVICE_FILTER=opencl:cpu:1", "SYCL_PI_TRACE=1",
+                       BOTH_CL, NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  /* Whatever device discovery numbered 1 is the one selected. */
+  const char *d1 = strstr(out, "Device opencl:cpu:1 \"");
+  cr_assert(d1, "there is no second CPU device: %s", out);
+  d1 += strlen("Device opencl:cpu:1 \"");
+  char name[256];
+  snprintf(name, sizeof name, "%.*s", (int)(strchr(d1, '"') - d1), d1);
+  char want[300];
+  snprintf(want, sizeof want, "Selected device: opencl:cpu:1 \"%s\"", name);
+  cr_assert(strstr(out, want), "%s", out);
+  snprintf(want, sizeof want, "use_device: selected \"%s\"", name);
+  cr_assert(strstr(out, want), "%s", out);
+  cr_assert(strstr(out, "excluded by SYCL_DEVICE_FILTER"), "%s", out);
+}
+
+Test(filter, device_type_alone_and_any_order)
+{
+  const char *env[] = {"SYCL_DEVICE_FILTER=cpu:opencl", "SYCL_PI_TRACE=1", POCL, NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "Selected device: opencl:cpu:0"), "%s", out);
+}
+
+Test(filter, no_match_is_a_clear_error)
+{
+  const char *env[] = {"SYCL_DEVICE_FILTER=opencl:gpu", POCL, NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 2, "%s", out);
+  cr_assert(strstr(out, "PI_ERROR_DEVICE_NOT_FOUND: no device matches"), "%s", out);
+}
+
+Test(filter, other_backend_skips_the_opencl_plugin)
+{
+  const char *env[] = {"SYCL_DEVICE_FILTER=cuda", "SYCL_PI_CONFIG=",
+                       "SYCL_PI_TRACE=1", POCL, NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 2, "%s", out);
+  cr_assert(strstr(out, "Plugin libpi_opencl.so skipped: SYCL_DEVICE_FILTER "
+                        "selects no opencl device"), "%s", out);
+}
+
+Test(filter, malformed_filter_names_the_bad_part)
+{
+  const char *env[] = {"SYCL_DEVICE_FILTER=opencl:tpu", POCL, NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 2, "%s", out);
+  cr_assert(strstr(out, "SYCL_DEVICE_FILTER=opencl:tpu is malformed: 'tpu' is no "
+                        "backend"), "%s", out);
+}
+
+Test(filter, sycl_be_prefers_but_does_not_require)
+{
+  const char *env[] = {"SYCL_BE=PI_CUDA", "SYCL_PI_TRACE=1", POCL, NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "Selected device: opencl:cpu:0"), "%s", out);
+
+  const char *bad[] = {"SYCL_BE=PI_VULKAN", POCL, NULL};
+  st = tu_run(use_device, bad, &out);
+  cr_assert_eq(st, 2, "%s", out);
+  cr_assert(strstr(out, "SYCL_BE=PI_VULKAN is not a backend: use PI_OPENCL, "
+                        "PI_LEVEL_ZERO or PI_CUDA"), "%s", out);
+}
+
+Test(lifetime, runtime_shuts_down_after_application_destructors)
+{
+  const char *argv[] = {BIN "/teardown_order", NULL};
+  const char *env[] = {"SYCL_PI_TRACE=1", POCL, NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  const char *main_done = strstr(out, "main: device selected");
+  const char *app = strstr(out, "app destructor: runtime usable");
+  const char *down = strstr(out, "Runtime shutting down");
+  const char *torn = strstr(out, "Plugin libpi_opencl.so torn down (PI_SUCCESS)");
+  const char *unloaded = strstr(out, "Plugin libpi_opencl.so unloaded");
+  cr_assert(main_done && app && down && torn && unloaded, "%s", out);
+  cr_assert(main_done < app && app < down && down < torn && torn < unloaded,
+            "wrong order:\n%s", out);
+}

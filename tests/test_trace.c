@@ -1,0 +1,266 @@
+/*
+ * test_trace.c: SYCL_PI_TRACE on real PoCL calls: the level-2 call blocks,
+ * every argument by name and type, levels 1 and -1, the trace file, and
+ * threads whose blocks must never tear.
+ *
+ * Each Criterion test runs in its own process, so each sets its own
+ * SYCL_PI_TRACE before its first runtime call.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+
+#include "pirt.h"
+#include "testutil.h"
+
+#define TRY(call) cr_assert_eq((call), PI_SUCCESS, "%s", pirt_error_message())
+
+static char *trace_to_file(const char *level)
+{
+  char *path = tu_temp_path(".trace");
+  setenv("SYCL_PI_TRACE", level, 1);
+  setenv("SYCL_PI_TRACE_FILE", path, 1);
+  return path;
+}
+
+static const char *source =
+    "__kernel void add1(__global int *a) { a[get_global_id(0)] += 1; }\n";
+
+/* A small real workload: a kernel over a buffer, read back. */
+static void workload(void)
+{
+  pirt_device *dev;
+  pirt_context *ctx;
+  pirt_queue *q;
+  pirt_buffer *buf;
+  pirt_program *prog;
+  pirt_kernel *k;
+  int data[64];
+  for (int i = 0; i < 64; i++)
+    data[i] = i;
+  TRY(pirt_device_select(NULL, &dev));
+  TRY(pirt_context_create(dev, &ctx));
+  TRY(pirt_queue_create(ctx, 0, &q));
+  TRY(pirt_buffer_create(ctx, PIRT_MEM_COPY_HOST, sizeof data, data, &buf));
+  TRY(pirt_program_create_source(ctx, source, NULL, &prog));
+  TRY(pirt_kernel_create(prog, "add1", &k));
+  TRY(pirt_kernel_set_buffer(k, 0, buf));
+  size_t global = 64;
+  TRY(pirt_launch(q, k, 1, &global, NULL, 0, NULL, NULL));
+  TRY(pirt_read(q, buf, true, 0, sizeof data, data, 0, NULL, NULL));
+  for (int i = 0; i < 64; i++)
+    cr_assert_eq(data[i], i + 1);
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_program_release(prog));
+  TRY(pirt_buffer_release(buf));
+  TRY(pirt_queue_release(q));
+  TRY(pirt_context_release(ctx));
+}
+
+/* The block of the first call to `api` in the trace. */
+static char *block_of(const char *trace, const char *api)
+{
+  char head[128];
+  snprintf(head, sizeof head, "---> %s(", api);
+  const char *s = strstr(trace, head);
+  cr_assert(s, "no %s in the trace", api);
+  const char *e = strstr(s, "\n\n");
+  cr_assert(e, "unterminated block for %s", api);
+  return strndup(s, (size_t)(e - s + 1));
+}
+
+Test(trace, level2_prints_every_call_with_typed_arguments)
+{
+  char *path = trace_to_file("2");
+  workload();
+  char *t = tu_read_file(path);
+  cr_assert(t);
+  cr_assert_null(strstr(t, "<unknown>"), "an argument printed as <unknown>");
+  cr_assert_null(strstr(t, "SYCL_PI_TRACE[basic]"), "level 1 lines at level 2");
+
+  char *b = block_of(t, "piPlatformsGet");
+  cr_assert(strstr(b, "\tpi_uint32 num_entries : 0\n\tpi_platform * platforms : NULL\n"
+                      "\tpi_uint32 * num_platforms : 0x"), "%s", b);
+  cr_assert(strstr(b, ") ---> \tpi_result : PI_SUCCESS\n"), "%s", b);
+  cr_assert(strstr(b, "\t[out]pi_uint32 * num_platforms : 0x"), "%s", b);
+
+  b = block_of(t, "piDeviceGetInfo");
+  cr_assert(strstr(b, "\tpi_device_info param_name : PI_DEVICE_INFO_TYPE\n"), "%s", b);
+  cr_assert(strstr(b, "[ PI_DEVICE_TYPE_CPU ]"), "%s", b);
+
+  const char *name = strstr(t, "param_name : PI_DEVICE_INFO_NAME\n\tsize_t param_value_size : 0\n");
+  cr_assert(name, "no size query of the device name");
+  cr_assert(strstr(t, "\t[out]void * param_value : 0x"), "%s", t);
+
+  b = block_of(t, "piMemBufferCreate");
+  cr_assert(strstr(b, "\tpi_mem_flags flags : PI_MEM_FLAGS_ACCESS_RW|PI_MEM_FLAGS_HOST_PTR_COPY\n"),
+            "%s", b);
+  cr_assert(strstr(b, "\tsize_t size : 256\n"), "%s", b);
+  cr_assert(strstr(b, "\tvoid * host_ptr : 0x"), "%s", b);
+  cr_assert(strstr(b, "(256 bytes: 00 00 00 00 01 00 00 00"), "%s", b);
+
+  b = block_of(t, "piclProgramCreateWithSource");
+  cr_assert(strstr(b, "\tconst char ** strings : 0x"), "%s", b);
+  cr_assert(strstr(b, "[ \"__kernel void add1"), "%s", b);
+
+  b = block_of(t, "piKernelCreate");
+  cr_assert(strstr(b, "\tconst char * kernel_name : \"add1\"\n"), "%s", b);
+
+  b = block_of(t, "piEnqueueKernelLaunch");
+  cr_assert(strstr(b, "\tpi_uint32 work_dim : 1\n"), "%s", b);
+  cr_assert(strstr(b, "\tconst size_t * global_work_offset : NULL\n"), "%s", b);
+  cr_assert(strstr(b, "\tconst size_t * global_work_size : 0x"), "%s", b);
+  cr_assert(strstr(b, "[ 64 ]\n"), "%s", b);
+  cr_assert(strstr(b, "\tpi_uint32 num_events_in_wait_list : 0\n"), "%s", b);
+
+  b = block_of(t, "piEnqueueMemBufferRead");
+  cr_assert(strstr(b, "\tpi_bool blocking_read : true\n"), "%s", b);
+  cr_assert(strstr(b, "\t[out]void * ptr : 0x"), "%s", b);
+  cr_assert(strstr(b, "(256 bytes: 01 00 00 00 02 00 00 00"), "%s", b);
+
+  /* Every entry has its exit, and all succeeded. */
+  int entries = tu_count(t, "\n---> ") + (strncmp(t, "---> ", 5) == 0);
+  cr_assert_gt(entries, 20);
+  cr_assert_eq(tu_count(t, ") ---> \tpi_result : "), entries);
+  cr_assert_eq(tu_count(t, ") ---> \tpi_result : PI_SUCCESS"), entries);
+  unlink(path);
+}
+
+Test(trace, level1_names_plugins_and_the_chosen_device)
+{
+  char *path = trace_to_file("1");
+  workload();
+  char *t = tu_read_file(path);
+  cr_assert(strstr(t, "SYCL_PI_TRACE[basic]: Plugin found and successfully loaded: "), "%s", t);
+  cr_assert(strstr(t, "SYCL_PI_TRACE[basic]: Selected device: opencl:cpu:0 \""), "%s", t);
+  cr_assert_null(strstr(t, "---> "), "call blocks at level 1");
+  unlink(path);
+}
+
+Test(trace, level_minus1_adds_debug_lines)
+{
+  char *path = trace_to_file("-1");
+  workload();
+  char *t = tu_read_file(path);
+  cr_assert(strstr(t, "SYCL_PI_TRACE[debug]: runtime state created"), "%s", t);
+  cr_assert(strstr(t, "---> piKernelCreate("), "%s", t);
+  cr_assert(strstr(t, "SYCL_PI_TRACE[basic]: Selected device"), "%s", t);
+  unlink(path);
+}
+
+Test(trace, failed_calls_show_their_error)
+{
+  char *path = trace_to_file("2");
+  pirt_device *dev;
+  pirt_context *ctx;
+  pirt_program *prog;
+  pirt_kernel *k;
+  TRY(pirt_device_select(NULL, &dev));
+  TRY(pirt_context_create(dev, &ctx));
+  TRY(pirt_program_create_source(ctx, source, NULL, &prog));
+  cr_assert_neq(pirt_kernel_create(prog, "no_such_kernel", &k), PI_SUCCESS);
+  cr_assert(strstr(pirt_error_message(), "no kernel 'no_such_kernel'"), "%s",
+            pirt_error_message());
+  char *t = tu_read_file(path);
+  char *b = block_of(t, "piKernelCreate");
+  cr_assert(strstr(b, ") ---> \tpi_result : PI_ERROR_INVALID_KERNEL_NAME\n"), "%s", b);
+  cr_assert_null(strstr(b, "[out]"), "out values of a failed call: %s", b);
+  unlink(path);
+}
+
+Test(trace, stdout_is_the_default_and_keeps_order_with_the_application)
+{
+  const char *argv[] = {PITRACE_BIN_DIR "/use_device", NULL};
+  const char *env[] = {"SYCL_PI_TRACE=2", "SYCL_PI_TRACE_FILE=", NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  const char *sel = strstr(out, "use_device: selected");
+  const char *ctx = strstr(out, "---> piContextCreate(");
+  const char *made = strstr(out, "use_device: context created");
+  cr_assert(sel && ctx && made && sel < ctx && ctx < made, "%s", out);
+}
+
+Test(trace, unwritable_file_falls_back_to_stdout_with_a_warning)
+{
+  const char *argv[] = {PITRACE_BIN_DIR "/use_device", NULL};
+  const char *env[] = {"SYCL_PI_TRACE=2", "SYCL_PI_TRACE_FILE=/nonexistent/dir/t", NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "pitrace: cannot open SYCL_PI_TRACE_FILE=/nonexistent/dir/t: "
+                        "No such file or directory; tracing to stdout"), "%s", out);
+  cr_assert(strstr(out, "---> piContextCreate("), "%s", out);
+}
+
+Test(trace, bad_level_is_reported_and_ignored)
+{
+  const char *argv[] = {PITRACE_BIN_DIR "/use_device", NULL};
+  const char *env[] = {"SYCL_PI_TRACE=verbose", NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "pitrace: SYCL_PI_TRACE=verbose is not a number"), "%s", out);
+  cr_assert_null(strstr(out, "---> "), "%s", out);
+}
+
+#define THREADS 8
+#define CALLS 200
+
+static void *query_loop(void *arg)
+{
+  pirt_device *dev = arg;
+  for (int i = 0; i < CALLS; i++) {
+    pi_uint32 units = 0;
+    if (pirt_device_query(dev, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units,
+                          &units, NULL) != PI_SUCCESS || units == 0)
+      return (void *)1;
+  }
+  return NULL;
+}
+
+Test(trace, blocks_from_eight_threads_never_tear)
+{
+  char *path = trace_to_file("2");
+  pirt_device *dev;
+  TRY(pirt_device_select(NULL, &dev));
+  pthread_t th[THREADS];
+  for (int i = 0; i < THREADS; i++)
+    cr_assert_eq(pthread_create(&th[i], NULL, query_loop, dev), 0);
+  for (int i = 0; i < THREADS; i++) {
+    void *ret;
+    pthread_join(th[i], &ret);
+    cr_assert_null(ret, "a query failed");
+  }
+  char *t = tu_read_file(path);
+  /* Each thread's calls alternate entry, exit; every block is whole. */
+  int open_by[THREADS + 2] = {0}, seen = 0;
+  char *save = NULL;
+  enum { NONE, ENTRY, EXIT } in = NONE;
+  bool tagged = false; /* the main thread's calls before the others start */
+  for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    unsigned tid = 0;
+    const char *tag = strstr(line, " [thread ");
+    if (tag)
+      tid = (unsigned)atoi(tag + 9);
+    if (!tagged && !tag)
+      continue;
+    tagged = true;
+    if (strncmp(line, "---> ", 5) == 0) {
+      cr_assert(tag && tid <= THREADS + 1, "untagged entry: %s", line);
+      cr_assert_eq(open_by[tid], 0, "thread %u entered twice: %s", tid, line);
+      open_by[tid] = 1;
+      in = ENTRY;
+    } else if (strncmp(line, ") ---> ", 7) == 0) {
+      cr_assert(tag, "untagged exit: %s", line);
+      cr_assert_eq(open_by[tid], 1, "exit without entry for thread %u", tid);
+      open_by[tid] = 0;
+      in = EXIT;
+      seen++;
+    } else {
+      cr_assert(line[0] == '\t' && in != NONE, "torn line: '%s'", line);
+      cr_assert(strncmp(line, "\t[out]", 6) != 0 || in == EXIT, "[out] in an entry");
+    }
+  }
+  cr_assert_geq(seen, THREADS * CALLS);
+  unlink(path);
+}

@@ -1,0 +1,113 @@
+/*
+ * testutil.h: helpers the test suites share: running a program and
+ * capturing its output, reading files, temporary paths. Paths to the build
+ * come from compile definitions (PITRACE_BIN_DIR, PITRACE_LIB_DIR,
+ * PITRACE_TEST_DIR).
+ */
+#ifndef PITRACE_TESTUTIL_H
+#define PITRACE_TESTUTIL_H
+
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The whole file as a NUL-terminated string (malloc'd), or NULL. */
+static inline char *tu_read_file(const char *path)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  size_t n;
+  while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+    len += n;
+    if (cap - len < 2) {
+      char *nb = realloc(buf, cap *= 2);
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+      }
+      buf = nb;
+    }
+  }
+  fclose(f);
+  if (buf)
+    buf[len] = 0;
+  return buf;
+}
+
+/* A fresh temporary file name with the given suffix (the file is removed). */
+static inline char *tu_temp_path(const char *suffix)
+{
+  char tmpl[] = "/tmp/pitrace-test-XXXXXX";
+  int fd = mkstemp(tmpl);
+  if (fd >= 0)
+    close(fd);
+  unlink(tmpl);
+  char *p = malloc(strlen(tmpl) + strlen(suffix) + 1);
+  sprintf(p, "%s%s", tmpl, suffix);
+  return p;
+}
+
+/* Writes `text` to a new temporary file and returns its path. */
+static inline char *tu_write_temp(const char *suffix, const char *text)
+{
+  char *p = tu_temp_path(suffix);
+  FILE *f = fopen(p, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+  return p;
+}
+
+/* Runs argv (argv[0] a path) with extra "NAME=value" settings on top of the
+ * current environment ("NAME=" alone unsets NAME); captures stdout and
+ * stderr together into *out (malloc'd). Returns the exit status, or 128 +
+ * the signal that ended it. */
+static inline int tu_run(const char *const *argv, const char *const *env,
+                         char **out)
+{
+  char *path = tu_temp_path(".out");
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (const char *const *e = env; e && *e; e++) {
+      const char *eq = strchr(*e, '=');
+      char name[256];
+      snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+      if (eq[1])
+        setenv(name, eq + 1, 1);
+      else
+        unsetenv(name);
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (out)
+    *out = tu_read_file(path);
+  unlink(path);
+  free(path);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Number of (non-overlapping) occurrences of needle in hay. */
+static inline int tu_count(const char *hay, const char *needle)
+{
+  int n = 0;
+  for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle))
+    n++;
+  return n;
+}
+
+#endif
