@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
 #define PLUGIN_REVISION "1"
@@ -133,6 +134,8 @@ static pi_result pi_from_cl(cl_int err) {
 static pi_result check_cl(const char *fn, const char *clfn, cl_int err) {
   if (err == CL_SUCCESS)
     return PI_SUCCESS;
+  if (strrchr(clfn, '.')) /* an extension entry point: ps->ext.clFooINTEL */
+    clfn = strrchr(clfn, '.') + 1;
   return fail(pi_from_cl(err), "%s: %s failed with %s (%d)", fn, clfn,
               cl_error_name(err), (int)err);
 }
@@ -1019,11 +1022,25 @@ static pi_result ocl_piGetDeviceAndHostTimer(pi_device Device,
                 "event profiling instead",
                 FN, describe_device(dev, what, sizeof what));
   }
-  cl_ulong device_time = 0, host_time = 0;
+  cl_ulong device_time = 0, host_time = 0, resolution = 0;
+  cl_int err = CL_SUCCESS;
   if (DeviceTime)
-    r = CL_CALL(clGetDeviceAndHostTimer, dev, &device_time, &host_time);
+    err = clGetDeviceAndHostTimer(dev, &device_time, &host_time);
   else if (HostTime)
-    r = CL_CALL(clGetHostTimer, dev, &host_time);
+    err = clGetHostTimer(dev, &host_time);
+  if (err == CL_INVALID_OPERATION &&
+      clGetPlatformInfo(ps->id, CL_PLATFORM_HOST_TIMER_RESOLUTION,
+                        sizeof resolution, &resolution, NULL) == CL_SUCCESS &&
+      resolution == 0) {
+    char what[512];
+    return fail(PI_ERROR_INVALID_OPERATION,
+                "%s: the platform of %s has no device and host timers "
+                "(CL_PLATFORM_HOST_TIMER_RESOLUTION is 0); use event "
+                "profiling instead",
+                FN, describe_device(dev, what, sizeof what));
+  }
+  r = DeviceTime ? CL_CHECK(clGetDeviceAndHostTimer, err)
+                 : CL_CHECK(clGetHostTimer, err);
   if (r == PI_SUCCESS && DeviceTime)
     *DeviceTime = device_time;
   if (r == PI_SUCCESS && HostTime)
@@ -1307,18 +1324,28 @@ static pi_result ocl_piQueueGetInfo(pi_queue command_queue,
   if (param_name != PI_EXT_ONEAPI_QUEUE_INFO_EMPTY)
     return INFO_PASS(&o, clGetCommandQueueInfo, q);
   /* OpenCL cannot ask a queue whether it is empty, but a marker completes
-   * only after everything enqueued before it: the queue is empty when a
-   * fresh marker is already complete. */
+   * only after everything enqueued before it. On an idle queue a fresh
+   * marker completes within microseconds, so it gets a millisecond; a queue
+   * whose marker is still pending then is busy. */
   cl_event marker;
   cl_int status = CL_QUEUED;
+  struct timespec start, now;
   pi_result r = CL_CALL(clEnqueueMarkerWithWaitList, q, 0, NULL, &marker);
   if (r != PI_SUCCESS)
     return r;
   clFlush(q);
-  r = CL_CALL(clGetEventInfo, marker, CL_EVENT_COMMAND_EXECUTION_STATUS,
-              sizeof status, &status, NULL);
+  timespec_get(&start, TIME_UTC);
+  do {
+    r = CL_CALL(clGetEventInfo, marker, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                sizeof status, &status, NULL);
+    timespec_get(&now, TIME_UTC);
+  } while (r == PI_SUCCESS && status > CL_COMPLETE &&
+           (now.tv_sec - start.tv_sec) * 1000000000L +
+                   (now.tv_nsec - start.tv_nsec) <
+               1000000L);
   clReleaseEvent(marker);
-  return r != PI_SUCCESS ? r : put_bool(&o, status == CL_COMPLETE);
+  /* A negative status: the marker ended with an error, nothing is pending. */
+  return r != PI_SUCCESS ? r : put_bool(&o, status <= CL_COMPLETE);
 }
 
 static pi_result ocl_piQueueFinish(pi_queue command_queue) {
@@ -1539,10 +1566,14 @@ static pi_result ocl_piextMemImageCreateWithNativeHandle(
     pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle,
     const pi_image_format *ImageFormat, const pi_image_desc *ImageDesc,
     pi_mem *img) {
+  (void)context;
   (void)ImageFormat; /* a cl_mem image knows its format and shape */
   (void)ImageDesc;
-  return ocl_piextMemCreateWithNativeHandle(nativeHandle, context,
-                                            ownNativeHandle, img);
+  pi_result r = adopt_native(FN, NATIVE_MEM, nativeHandle, ownNativeHandle,
+                             img);
+  if (r == PI_SUCCESS)
+    *img = (pi_mem)nativeHandle;
+  return r;
 }
 
 /* ---- Programs ------------------------------------------------------------- */
@@ -2233,15 +2264,26 @@ static pi_result ocl_piSamplerRelease(pi_sampler sampler) {
 
 /* ---- Enqueue -------------------------------------------------------------- */
 
+static pi_result launch(const char *fn, pi_queue queue, pi_kernel kernel,
+                        pi_uint32 work_dim, const size_t *offset,
+                        const size_t *global, const size_t *local,
+                        pi_uint32 nwait, const pi_event *wait,
+                        pi_event *event) {
+  return check_cl(fn, "clEnqueueNDRangeKernel",
+                  clEnqueueNDRangeKernel((cl_command_queue)queue,
+                                         (cl_kernel)kernel, work_dim, offset,
+                                         global, local,
+                                         WAIT_ARGS(nwait, wait, event)));
+}
+
 static pi_result ocl_piEnqueueKernelLaunch(
     pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
     const size_t *global_work_offset, const size_t *global_work_size,
     const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
     const pi_event *event_wait_list, pi_event *event) {
-  return CL_CALL(clEnqueueNDRangeKernel, (cl_command_queue)queue,
-                 (cl_kernel)kernel, work_dim, global_work_offset,
-                 global_work_size, local_work_size,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+  return launch(FN, queue, kernel, work_dim, global_work_offset,
+                global_work_size, local_work_size, num_events_in_wait_list,
+                event_wait_list, event);
 }
 
 /* An ordinary launch: OpenCL has no cooperative launch, and
@@ -2251,10 +2293,9 @@ static pi_result ocl_piextEnqueueCooperativeKernelLaunch(
     const size_t *global_work_offset, const size_t *global_work_size,
     const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
     const pi_event *event_wait_list, pi_event *event) {
-  return CL_CALL(clEnqueueNDRangeKernel, (cl_command_queue)queue,
-                 (cl_kernel)kernel, work_dim, global_work_offset,
-                 global_work_size, local_work_size,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+  return launch(FN, queue, kernel, work_dim, global_work_offset,
+                global_work_size, local_work_size, num_events_in_wait_list,
+                event_wait_list, event);
 }
 
 static pi_result ocl_piEnqueueEventsWait(pi_queue command_queue,
@@ -2295,6 +2336,37 @@ static pi_result ocl_piEnqueueMemBufferWrite(
 #define XYZ(s, a, b, c)                                                        \
   { (s)->a, (s)->b, (s)->c }
 
+/* clEnqueueReadBufferRect, or clEnqueueWriteBufferRect when `write` (then
+ * `ptr` is only read). pitches: buffer row, buffer slice, host row, host
+ * slice. */
+static pi_result buffer_rect(const char *fn, int write, pi_queue queue,
+                             pi_mem buffer, pi_bool blocking,
+                             pi_buff_rect_offset buffer_offset,
+                             pi_buff_rect_offset host_offset,
+                             pi_buff_rect_region region,
+                             const size_t pitches[4], void *ptr,
+                             pi_uint32 nwait, const pi_event *wait,
+                             pi_event *event) {
+  if (!buffer_offset || !host_offset || !region)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: the offsets and the region must not be NULL", fn);
+  const size_t b[3] = XYZ(buffer_offset, x_bytes, y_scalar, z_scalar);
+  const size_t h[3] = XYZ(host_offset, x_bytes, y_scalar, z_scalar);
+  const size_t r[3] = XYZ(region, width_bytes, height_scalar, depth_scalar);
+  cl_command_queue q = (cl_command_queue)queue;
+  if (write)
+    return check_cl(fn, "clEnqueueWriteBufferRect",
+                    clEnqueueWriteBufferRect(
+                        q, (cl_mem)buffer, blocking, b, h, r, pitches[0],
+                        pitches[1], pitches[2], pitches[3], ptr,
+                        WAIT_ARGS(nwait, wait, event)));
+  return check_cl(fn, "clEnqueueReadBufferRect",
+                  clEnqueueReadBufferRect(q, (cl_mem)buffer, blocking, b, h, r,
+                                          pitches[0], pitches[1], pitches[2],
+                                          pitches[3], ptr,
+                                          WAIT_ARGS(nwait, wait, event)));
+}
+
 static pi_result ocl_piEnqueueMemBufferReadRect(
     pi_queue command_queue, pi_mem buffer, pi_bool blocking_read,
     pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
@@ -2302,14 +2374,11 @@ static pi_result ocl_piEnqueueMemBufferReadRect(
     size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
     void *ptr, pi_uint32 num_events_in_wait_list,
     const pi_event *event_wait_list, pi_event *event) {
-  REQUIRE(buffer_offset && host_offset && region);
-  const size_t b[3] = XYZ(buffer_offset, x_bytes, y_scalar, z_scalar);
-  const size_t h[3] = XYZ(host_offset, x_bytes, y_scalar, z_scalar);
-  const size_t r[3] = XYZ(region, width_bytes, height_scalar, depth_scalar);
-  return CL_CALL(clEnqueueReadBufferRect, (cl_command_queue)command_queue,
-                 (cl_mem)buffer, blocking_read, b, h, r, buffer_row_pitch,
-                 buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+  const size_t pitches[4] = {buffer_row_pitch, buffer_slice_pitch,
+                             host_row_pitch, host_slice_pitch};
+  return buffer_rect(FN, 0, command_queue, buffer, blocking_read,
+                     buffer_offset, host_offset, region, pitches, ptr,
+                     num_events_in_wait_list, event_wait_list, event);
 }
 
 static pi_result ocl_piEnqueueMemBufferWriteRect(
@@ -2319,14 +2388,11 @@ static pi_result ocl_piEnqueueMemBufferWriteRect(
     size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
     const void *ptr, pi_uint32 num_events_in_wait_list,
     const pi_event *event_wait_list, pi_event *event) {
-  REQUIRE(buffer_offset && host_offset && region);
-  const size_t b[3] = XYZ(buffer_offset, x_bytes, y_scalar, z_scalar);
-  const size_t h[3] = XYZ(host_offset, x_bytes, y_scalar, z_scalar);
-  const size_t r[3] = XYZ(region, width_bytes, height_scalar, depth_scalar);
-  return CL_CALL(clEnqueueWriteBufferRect, (cl_command_queue)command_queue,
-                 (cl_mem)buffer, blocking_write, b, h, r, buffer_row_pitch,
-                 buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+  const size_t pitches[4] = {buffer_row_pitch, buffer_slice_pitch,
+                             host_row_pitch, host_slice_pitch};
+  return buffer_rect(FN, 1, command_queue, buffer, blocking_write,
+                     buffer_offset, host_offset, region, pitches, (void *)ptr,
+                     num_events_in_wait_list, event_wait_list, event);
 }
 
 static pi_result ocl_piEnqueueMemBufferCopy(
@@ -2368,17 +2434,39 @@ static pi_result ocl_piEnqueueMemBufferFill(
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
+/* clEnqueueReadImage, or clEnqueueWriteImage when `write` (then `ptr` is
+ * only read). */
+static pi_result image_rw(const char *fn, int write, pi_queue queue,
+                          pi_mem image, pi_bool blocking,
+                          pi_image_offset origin, pi_image_region region,
+                          size_t row_pitch, size_t slice_pitch, void *ptr,
+                          pi_uint32 nwait, const pi_event *wait,
+                          pi_event *event) {
+  if (!origin || !region)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: the origin and the region must not be NULL", fn);
+  const size_t o[3] = XYZ(origin, x, y, z);
+  const size_t r[3] = XYZ(region, width, height, depth);
+  cl_command_queue q = (cl_command_queue)queue;
+  if (write)
+    return check_cl(fn, "clEnqueueWriteImage",
+                    clEnqueueWriteImage(q, (cl_mem)image, blocking, o, r,
+                                        row_pitch, slice_pitch, ptr,
+                                        WAIT_ARGS(nwait, wait, event)));
+  return check_cl(fn, "clEnqueueReadImage",
+                  clEnqueueReadImage(q, (cl_mem)image, blocking, o, r,
+                                     row_pitch, slice_pitch, ptr,
+                                     WAIT_ARGS(nwait, wait, event)));
+}
+
 static pi_result ocl_piEnqueueMemImageRead(
     pi_queue command_queue, pi_mem image, pi_bool blocking_read,
     pi_image_offset origin, pi_image_region region, size_t row_pitch,
     size_t slice_pitch, void *ptr, pi_uint32 num_events_in_wait_list,
     const pi_event *event_wait_list, pi_event *event) {
-  REQUIRE(origin && region);
-  const size_t o[3] = XYZ(origin, x, y, z);
-  const size_t r[3] = XYZ(region, width, height, depth);
-  return CL_CALL(clEnqueueReadImage, (cl_command_queue)command_queue,
-                 (cl_mem)image, blocking_read, o, r, row_pitch, slice_pitch,
-                 ptr, WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+  return image_rw(FN, 0, command_queue, image, blocking_read, origin, region,
+                  row_pitch, slice_pitch, ptr, num_events_in_wait_list,
+                  event_wait_list, event);
 }
 
 static pi_result ocl_piEnqueueMemImageWrite(
@@ -2387,13 +2475,9 @@ static pi_result ocl_piEnqueueMemImageWrite(
     size_t input_slice_pitch, const void *ptr,
     pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
     pi_event *event) {
-  REQUIRE(origin && region);
-  const size_t o[3] = XYZ(origin, x, y, z);
-  const size_t r[3] = XYZ(region, width, height, depth);
-  return CL_CALL(clEnqueueWriteImage, (cl_command_queue)command_queue,
-                 (cl_mem)image, blocking_write, o, r, input_row_pitch,
-                 input_slice_pitch, ptr,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+  return image_rw(FN, 1, command_queue, image, blocking_write, origin, region,
+                  input_row_pitch, input_slice_pitch, (void *)ptr,
+                  num_events_in_wait_list, event_wait_list, event);
 }
 
 static pi_result ocl_piEnqueueMemImageCopy(

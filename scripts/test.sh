@@ -1,0 +1,14 @@
+#!/bin/sh
+# Runs the whole test suite: the gcc build in build/ under CTest, then the
+# same suites built with clang under AddressSanitizer and UBSan in
+# build-asan/ (leak checking there is off: the valgrind test owns it).
+set -eu
+cd "$(dirname "$0")/.."
+
+ctest --test-dir build --output-on-failure -j2
+
+cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang \
+  -DPITRACE_SANITIZE=ON -DPITRACE_WERROR=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j2 -E dlopen_dlclose
