@@ -244,8 +244,8 @@ def resolve(enums, apis):
             elif base == "properties":
                 p.pk = "PI_PK_PROPERTIES"
             elif base in ("image_format", "image_desc", "mem_obj_property",
-                          "fnptr", "hostptr", "usmarg"):
-                p.pk = {"usmarg": "PI_PK_USMPTR"}.get(
+                          "fnptr", "hostptr", "usmarg", "usmref"):
+                p.pk = {"usmarg": "PI_PK_USMPTR", "usmref": "PI_PK_USMREF"}.get(
                     base, "PI_PK_" + base.upper())
                 p.vt = "PI_VT_PTR"
             else:

@@ -20,13 +20,13 @@
  * own mutex and the last error is per thread.
  */
 #define CL_TARGET_OPENCL_VERSION 300
-#define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue, clCreateSampler */
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue,             \
+                                             clCreateSampler */
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 
 #include "pi/pi.h"
 
-#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -53,9 +53,8 @@ static _Thread_local char last_message[1024];
 static _Thread_local pi_result last_code = PI_SUCCESS;
 
 /* Records `code` with a message for piPluginGetLastError and returns it. */
-__attribute__((format(printf, 2, 3))) static pi_result fail(pi_result code,
-                                                            const char *fmt,
-                                                            ...) {
+__attribute__((format(printf, 2, 3))) static pi_result
+fail(pi_result code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(last_message, sizeof last_message, fmt, ap);
@@ -64,6 +63,7 @@ __attribute__((format(printf, 2, 3))) static pi_result fail(pi_result code,
   return code;
 }
 
+/* clang-format off */
 #define CL_ERROR_CODES(X)                                                      \
   X(CL_SUCCESS) X(CL_DEVICE_NOT_FOUND) X(CL_DEVICE_NOT_AVAILABLE)              \
   X(CL_COMPILER_NOT_AVAILABLE) X(CL_MEM_OBJECT_ALLOCATION_FAILURE)             \
@@ -94,6 +94,7 @@ __attribute__((format(printf, 2, 3))) static pi_result fail(pi_result code,
   X(CL_INVALID_LINKER_OPTIONS) X(CL_INVALID_DEVICE_PARTITION_COUNT)            \
   X(CL_INVALID_PIPE_SIZE) X(CL_INVALID_DEVICE_QUEUE) X(CL_INVALID_SPEC_ID)     \
   X(CL_MAX_SIZE_RESTRICTION_EXCEEDED) X(CL_PLATFORM_NOT_FOUND_KHR)
+/* clang-format on */
 
 static const char *cl_error_name(cl_int err) {
   switch (err) {
@@ -167,8 +168,7 @@ struct info_out {
   size_t *size_ret;
 };
 
-static pi_result put_info(const struct info_out *o, const void *src,
-                          size_t n) {
+static pi_result put_info(const struct info_out *o, const void *src, size_t n) {
   if (o->value) {
     if (o->size < n)
       return fail(PI_ERROR_INVALID_VALUE,
@@ -217,12 +217,12 @@ static pi_result info_check(const struct info_out *o, const char *clfn,
   info_check(o, #clfn,                                                         \
              clfn(obj, (o)->query, (o)->size, (o)->value, (o)->size_ret))
 
-/* ---- OpenCL helpers ------------------------------------------------------- */
+/* ---- OpenCL helpers -------------------------------------------------------
+ */
 
 /* A malloc'd copy of a string query of a platform (when `plat` is not NULL)
  * or of a device, or NULL when the query fails. */
-static char *info_string(cl_platform_id plat, cl_device_id dev,
-                         cl_uint param) {
+static char *info_string(cl_platform_id plat, cl_device_id dev, cl_uint param) {
   size_t n = 0;
   cl_int err = plat ? clGetPlatformInfo(plat, param, 0, NULL, &n)
                     : clGetDeviceInfo(dev, param, 0, NULL, &n);
@@ -294,15 +294,15 @@ static const char *describe_device(cl_device_id dev, char *buf, size_t n) {
 static pi_result context_devices(const char *fn, cl_context ctx,
                                  cl_device_id **devs, cl_uint *count) {
   cl_uint n = 0;
-  cl_int err = clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, sizeof n, &n,
-                                NULL);
+  cl_int err =
+      clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, sizeof n, &n, NULL);
   if (err != CL_SUCCESS)
     return check_cl(fn, "clGetContextInfo", err);
   *devs = calloc(n ? n : 1, sizeof **devs);
   if (!*devs)
     return fail(PI_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-  err = clGetContextInfo(ctx, CL_CONTEXT_DEVICES, n * sizeof **devs, *devs,
-                         NULL);
+  err =
+      clGetContextInfo(ctx, CL_CONTEXT_DEVICES, n * sizeof **devs, *devs, NULL);
   if (err != CL_SUCCESS) {
     free(*devs);
     *devs = NULL;
@@ -314,17 +314,16 @@ static pi_result context_devices(const char *fn, cl_context ctx,
 
 /* One device of a context: the first that lists `ext` (when not NULL), else
  * the first device. */
-static pi_result context_device(const char *fn, cl_context ctx,
-                                const char *ext, cl_device_id *dev) {
-  cl_device_id *devs;
-  cl_uint n;
+static pi_result context_device(const char *fn, cl_context ctx, const char *ext,
+                                cl_device_id *dev) {
+  cl_device_id *devs = NULL;
+  cl_uint n = 0;
   pi_result r = context_devices(fn, ctx, &devs, &n);
   if (r != PI_SUCCESS)
     return r;
   if (n == 0) {
     free(devs);
-    return fail(PI_ERROR_INVALID_CONTEXT, "%s: the context has no devices",
-                fn);
+    return fail(PI_ERROR_INVALID_CONTEXT, "%s: the context has no devices", fn);
   }
   *dev = devs[0];
   for (cl_uint i = 0; ext && i < n; ++i)
@@ -338,16 +337,16 @@ static pi_result context_device(const char *fn, cl_context ctx,
 
 static pi_result queue_device(const char *fn, cl_command_queue q,
                               cl_device_id *dev) {
-  return check_cl(fn, "clGetCommandQueueInfo",
-                  clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof *dev, dev,
-                                        NULL));
+  return check_cl(
+      fn, "clGetCommandQueueInfo",
+      clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof *dev, dev, NULL));
 }
 
 static pi_result program_context(const char *fn, cl_program prog,
                                  cl_context *ctx) {
-  return check_cl(fn, "clGetProgramInfo",
-                  clGetProgramInfo(prog, CL_PROGRAM_CONTEXT, sizeof *ctx, ctx,
-                                   NULL));
+  return check_cl(
+      fn, "clGetProgramInfo",
+      clGetProgramInfo(prog, CL_PROGRAM_CONTEXT, sizeof *ctx, ctx, NULL));
 }
 
 /* ---- Per-platform state ----------------------------------------------------
@@ -357,25 +356,25 @@ static pi_result program_context(const char *fn, cl_program prog,
 
 /* Entry points no header of ours declares. */
 typedef cl_int(CL_API_CALL *ext_get_function_pointer_fn)(cl_device_id,
-                                                          cl_program,
-                                                          const char *,
-                                                          cl_ulong *);
+                                                         cl_program,
+                                                         const char *,
+                                                         cl_ulong *);
 typedef cl_int(CL_API_CALL *ext_get_global_variable_pointer_fn)(
     cl_device_id, cl_program, const char *, size_t *, void **);
 typedef cl_int(CL_API_CALL *ext_write_global_variable_fn)(
     cl_command_queue, cl_program, const char *, cl_bool, size_t, size_t,
     const void *, cl_uint, const cl_event *, cl_event *);
 typedef cl_int(CL_API_CALL *ext_read_global_variable_fn)(
-    cl_command_queue, cl_program, const char *, cl_bool, size_t, size_t,
-    void *, cl_uint, const cl_event *, cl_event *);
+    cl_command_queue, cl_program, const char *, cl_bool, size_t, size_t, void *,
+    cl_uint, const cl_event *, cl_event *);
 typedef cl_int(CL_API_CALL *ext_kernel_sub_group_info_fn)(
     cl_kernel, cl_device_id, cl_kernel_sub_group_info, size_t, const void *,
     size_t, void *, size_t *);
-typedef cl_int(CL_API_CALL *ext_read_host_pipe_fn)(cl_command_queue,
-                                                    cl_program, const char *,
-                                                    cl_bool, void *, size_t,
-                                                    cl_uint, const cl_event *,
-                                                    cl_event *);
+typedef cl_int(CL_API_CALL *ext_read_host_pipe_fn)(cl_command_queue, cl_program,
+                                                   const char *, cl_bool,
+                                                   void *, size_t, cl_uint,
+                                                   const cl_event *,
+                                                   cl_event *);
 typedef cl_int(CL_API_CALL *ext_write_host_pipe_fn)(
     cl_command_queue, cl_program, const char *, cl_bool, const void *, size_t,
     cl_uint, const cl_event *, cl_event *);
@@ -393,7 +392,7 @@ typedef cl_int(CL_API_CALL *ext_write_host_pipe_fn)(
   X(clEnqueueMigrateMemINTEL, clEnqueueMigrateMemINTEL_fn)                     \
   X(clCreateBufferWithPropertiesINTEL, clCreateBufferWithPropertiesINTEL_fn)   \
   X(clCreateProgramWithILKHR, clCreateProgramWithILKHR_fn)                     \
-  X(clGetKernelSubGroupInfoKHR, ext_kernel_sub_group_info_fn)                 \
+  X(clGetKernelSubGroupInfoKHR, ext_kernel_sub_group_info_fn)                  \
   X(clGetDeviceFunctionPointerINTEL, ext_get_function_pointer_fn)              \
   X(clGetDeviceGlobalVariablePointerINTEL, ext_get_global_variable_pointer_fn) \
   X(clEnqueueWriteGlobalVariableINTEL, ext_write_global_variable_fn)           \
@@ -431,7 +430,7 @@ static const struct platform_state *platform_state(cl_platform_id id) {
     free(version);
 #define X(name, type)                                                          \
   {                                                                            \
-    void *entry = clGetExtensionFunctionAddressForPlatform(id, #name);        \
+    void *entry = clGetExtensionFunctionAddressForPlatform(id, #name);         \
     memcpy(&ps->ext.name, &entry, sizeof entry);                               \
   }
     EXT_FUNCTIONS(X)
@@ -458,14 +457,13 @@ static pi_result device_state(const char *fn, cl_device_id dev,
 /* Succeeds when `dev` lists extension `ext` (if not NULL) and its platform
  * exposes the entry point `entry` (`present`); otherwise fails with
  * PI_ERROR_INVALID_OPERATION and a message ending in `hint`. */
-static pi_result need_feature(const char *fn, cl_device_id dev,
-                              const char *ext, const char *entry, int present,
+static pi_result need_feature(const char *fn, cl_device_id dev, const char *ext,
+                              const char *entry, int present,
                               const char *hint) {
   char what[512];
   if (ext && !device_has_ext(dev, ext))
-    return fail(PI_ERROR_INVALID_OPERATION,
-                "%s: %s does not support %s; %s", fn,
-                describe_device(dev, what, sizeof what), ext, hint);
+    return fail(PI_ERROR_INVALID_OPERATION, "%s: %s does not support %s; %s",
+                fn, describe_device(dev, what, sizeof what), ext, hint);
   if (!present)
     return fail(PI_ERROR_INVALID_OPERATION,
                 "%s: the OpenCL platform of %s does not expose %s; %s", fn,
@@ -476,8 +474,9 @@ static pi_result need_feature(const char *fn, cl_device_id dev,
 static const char USM_EXT[] = "cl_intel_unified_shared_memory";
 static const char USM_HINT[] = "use buffers";
 
-/* The platform state of a device that supports USM, whose platform exposes
- * the USM entry point `entry`. */
+/* Sets `ps` to the platform state of `dev`, or returns from the calling PI
+ * function with PI_ERROR_INVALID_OPERATION unless the device lists
+ * cl_intel_unified_shared_memory and its platform exposes `entry`. */
 #define NEED_USM(dev, ps, entry)                                               \
   do {                                                                         \
     pi_result need_r_ = device_state(FN, dev, &(ps));                          \
@@ -488,7 +487,8 @@ static const char USM_HINT[] = "use buffers";
       return need_r_;                                                          \
   } while (0)
 
-/* ---- Platforms ------------------------------------------------------------ */
+/* ---- Platforms ------------------------------------------------------------
+ */
 
 static pi_result ocl_piPlatformsGet(pi_uint32 num_entries,
                                     pi_platform *platforms_out,
@@ -524,8 +524,9 @@ static pi_result native_of(const char *fn, const void *obj,
   return PI_SUCCESS;
 }
 
-static pi_result ocl_piextPlatformGetNativeHandle(
-    pi_platform platform, pi_native_handle *nativeHandle) {
+static pi_result
+ocl_piextPlatformGetNativeHandle(pi_platform platform,
+                                 pi_native_handle *nativeHandle) {
   return native_of(FN, platform, nativeHandle);
 }
 
@@ -537,15 +538,16 @@ ocl_piextPlatformCreateWithNativeHandle(pi_native_handle nativeHandle,
   return PI_SUCCESS;
 }
 
-/* ---- Devices -------------------------------------------------------------- */
+/* ---- Devices --------------------------------------------------------------
+ */
 
 static pi_result ocl_piDevicesGet(pi_platform platform,
                                   pi_device_type device_type,
                                   pi_uint32 num_entries, pi_device *devices,
                                   pi_uint32 *num_devices) {
-  cl_int err = clGetDeviceIDs((cl_platform_id)platform, device_type,
-                              num_entries, (cl_device_id *)devices,
-                              num_devices);
+  cl_int err =
+      clGetDeviceIDs((cl_platform_id)platform, device_type, num_entries,
+                     (cl_device_id *)devices, num_devices);
   if (err == CL_DEVICE_NOT_FOUND) {
     /* A platform without devices of this type has zero of them. */
     if (num_devices)
@@ -590,7 +592,8 @@ static pi_result atomic_capabilities(const char *fn, cl_device_id dev,
   } else {
     /* Orders are hierarchical: seq_cst implies acq_rel, acquire, release. */
     r = PI_MEMORY_ORDER_RELAXED;
-    if (caps & (CL_DEVICE_ATOMIC_ORDER_ACQ_REL | CL_DEVICE_ATOMIC_ORDER_SEQ_CST))
+    if (caps &
+        (CL_DEVICE_ATOMIC_ORDER_ACQ_REL | CL_DEVICE_ATOMIC_ORDER_SEQ_CST))
       r |= PI_MEMORY_ORDER_ACQUIRE | PI_MEMORY_ORDER_RELEASE |
            PI_MEMORY_ORDER_ACQ_REL;
     if (caps & CL_DEVICE_ATOMIC_ORDER_SEQ_CST)
@@ -656,8 +659,7 @@ static pi_result no_opencl_answer(const struct info_out *o, cl_device_id dev) {
 
 static pi_result ocl_piDeviceGetInfo(pi_device device,
                                      pi_device_info param_name,
-                                     size_t param_value_size,
-                                     void *param_value,
+                                     size_t param_value_size, void *param_value,
                                      size_t *param_value_size_ret) {
   cl_device_id dev = (cl_device_id)device;
   struct info_out o = {FN, param_name, param_value_size, param_value,
@@ -722,15 +724,16 @@ static pi_result ocl_piDeviceGetInfo(pi_device device,
     return put_bool(&o, type == CL_DEVICE_TYPE_GPU);
   }
   case PI_DEVICE_INFO_ATOMIC_64:
-    return put_bool(&o, device_has_ext(dev, "cl_khr_int64_base_atomics") &&
-                            device_has_ext(dev, "cl_khr_int64_extended_atomics"));
+    return put_bool(&o,
+                    device_has_ext(dev, "cl_khr_int64_base_atomics") &&
+                        device_has_ext(dev, "cl_khr_int64_extended_atomics"));
   case PI_EXT_INTEL_DEVICE_INFO_MEM_CHANNEL_SUPPORT:
     return put_bool(&o, device_has_ext(dev, "cl_intel_mem_channel_property"));
   case PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES:
   case PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES:
   case PI_EXT_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES:
   case PI_EXT_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES: {
-    pi_bitfield caps;
+    pi_bitfield caps = 0;
     pi_result r = atomic_capabilities(FN, dev, param_name, &caps);
     return r != PI_SUCCESS ? r : put_u64(&o, caps);
   }
@@ -748,8 +751,7 @@ static pi_result ocl_piDeviceGetInfo(pi_device device,
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_3D: {
     /* OpenCL bounds the number of work-groups only by size_t. */
     size_t max[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
-    size_t dims = param_name == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D
-                      ? 2
+    size_t dims = param_name == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D ? 2
                   : param_name == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_3D
                       ? 3
                       : 1;
@@ -760,9 +762,10 @@ static pi_result ocl_piDeviceGetInfo(pi_device device,
      * minimum is 1. */
     cl_uint n = 0;
     if (device_version(dev) >= 21) {
-      pi_result r = info_check(&o, "clGetDeviceInfo",
-                               clGetDeviceInfo(dev, CL_DEVICE_MAX_NUM_SUB_GROUPS,
-                                               sizeof n, &n, NULL));
+      pi_result r =
+          info_check(&o, "clGetDeviceInfo",
+                     clGetDeviceInfo(dev, CL_DEVICE_MAX_NUM_SUB_GROUPS,
+                                     sizeof n, &n, NULL));
       if (r != PI_SUCCESS)
         return r;
     }
@@ -792,8 +795,8 @@ static pi_result ocl_piDevicePartition(
                 "PI_DEVICE_PARTITION_BY_AFFINITY_DOMAIN or EQUALLY",
                 FN);
   return CL_CALL(clCreateSubDevices, (cl_device_id)device,
-                 (const cl_device_partition_property *)properties,
-                 num_devices, (cl_device_id *)out_devices, out_num_devices);
+                 (const cl_device_partition_property *)properties, num_devices,
+                 (cl_device_id *)out_devices, out_num_devices);
 }
 
 static pi_result ocl_piDeviceRetain(pi_device device) {
@@ -876,8 +879,8 @@ static pi_result ocl_piextDeviceSelectBinary(pi_device device,
   *selected_binary_ind = UINT32_MAX;
   cl_uint address_bits = 64;
   cl_bool compiler = CL_FALSE;
-  cl_int err = clGetDeviceInfo(dev, CL_DEVICE_ADDRESS_BITS,
-                               sizeof address_bits, &address_bits, NULL);
+  cl_int err = clGetDeviceInfo(dev, CL_DEVICE_ADDRESS_BITS, sizeof address_bits,
+                               &address_bits, NULL);
   if (err == CL_SUCCESS)
     err = clGetDeviceInfo(dev, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler,
                           &compiler, NULL);
@@ -903,7 +906,7 @@ static pi_result ocl_piextDeviceSelectBinary(pi_device device,
       *selected_binary_ind = choice[k];
       return PI_SUCCESS;
     }
-  char offered[512] = "", what[512];
+  char offered[512] = "none", what[512];
   size_t used = 0;
   for (pi_uint32 i = 0; i < num_binaries && used < sizeof offered; ++i) {
     const struct pi_device_binary_struct *b = binaries[i];
@@ -914,11 +917,12 @@ static pi_result ocl_piextDeviceSelectBinary(pi_device device,
     used += n > 0 ? (size_t)n : 0;
   }
   return fail(PI_ERROR_INVALID_BINARY,
-              "%s: no image fits %s, which takes %s%s; offered: %s", FN,
+              "%s: no image fits %s; it takes %s%s%s and was offered: %s", FN,
               describe_device(dev, what, sizeof what),
-              spirv ? "SPIR-V" : "no SPIR-V",
-              compiler ? " and OpenCL C source" : " and no OpenCL C source",
-              num_binaries ? offered : "none");
+              aot ? "ahead-of-time images, " : "",
+              spirv ? "SPIR-V" : "no SPIR-V (no IL support)",
+              compiler ? ", OpenCL C source" : ", no OpenCL C (no compiler)",
+              offered);
 }
 
 /* Whether `name` is one of the program's kernels. */
@@ -929,8 +933,8 @@ static int program_has_kernel(cl_program prog, const char *name) {
     return 0;
   char *names = malloc(n + 1);
   int found = names &&
-              clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, n, names,
-                               NULL) == CL_SUCCESS &&
+              clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, n, names, NULL) ==
+                  CL_SUCCESS &&
               (names[n] = '\0', has_entry(names, name, ';'));
   free(names);
   return found;
@@ -940,11 +944,12 @@ static int program_has_kernel(cl_program prog, const char *name) {
  * DPC++, a name the program knows as a kernel but whose address OpenCL cannot
  * give is PI_ERROR_FUNCTION_ADDRESS_IS_NOT_AVAILABLE; an unknown name is
  * PI_ERROR_INVALID_KERNEL_NAME. */
-static pi_result ocl_piextGetDeviceFunctionPointer(
-    pi_device device, pi_program program, const char *function_name,
-    pi_uint64 *function_pointer_ret) {
+static pi_result
+ocl_piextGetDeviceFunctionPointer(pi_device device, pi_program program,
+                                  const char *function_name,
+                                  pi_uint64 *function_pointer_ret) {
   cl_device_id dev = (cl_device_id)device;
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   REQUIRE(function_name != NULL && function_pointer_ret != NULL);
   *function_pointer_ret = 0;
   pi_result r = device_state(FN, dev, &ps);
@@ -974,7 +979,7 @@ static pi_result ocl_piextGetGlobalVariablePointer(
     pi_device Device, pi_program Program, const char *GlobalVariableName,
     size_t *GlobalVariableSize, void **GlobalVariablePointerRet) {
   cl_device_id dev = (cl_device_id)Device;
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   REQUIRE(GlobalVariableName != NULL && GlobalVariablePointerRet != NULL);
   pi_result r = device_state(FN, dev, &ps);
   if (r == PI_SUCCESS)
@@ -993,13 +998,15 @@ static pi_result ocl_piextGetGlobalVariablePointer(
   return r;
 }
 
-static pi_result ocl_piextDeviceGetNativeHandle(pi_device device,
-                                                pi_native_handle *nativeHandle) {
+static pi_result
+ocl_piextDeviceGetNativeHandle(pi_device device,
+                               pi_native_handle *nativeHandle) {
   return native_of(FN, device, nativeHandle);
 }
 
-static pi_result ocl_piextDeviceCreateWithNativeHandle(
-    pi_native_handle nativeHandle, pi_platform platform, pi_device *device) {
+static pi_result
+ocl_piextDeviceCreateWithNativeHandle(pi_native_handle nativeHandle,
+                                      pi_platform platform, pi_device *device) {
   (void)platform; /* a cl_device_id knows its platform */
   REQUIRE(nativeHandle != 0 && device != NULL);
   *device = (pi_device)nativeHandle;
@@ -1011,7 +1018,7 @@ static pi_result ocl_piGetDeviceAndHostTimer(pi_device Device,
                                              uint64_t *DeviceTime,
                                              uint64_t *HostTime) {
   cl_device_id dev = (cl_device_id)Device;
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   pi_result r = device_state(FN, dev, &ps);
   if (r != PI_SUCCESS)
     return r;
@@ -1048,13 +1055,14 @@ static pi_result ocl_piGetDeviceAndHostTimer(pi_device Device,
   return r;
 }
 
-/* ---- Contexts ------------------------------------------------------------- */
+/* ---- Contexts -------------------------------------------------------------
+ */
 
 static pi_result ocl_piContextCreate(
     const pi_context_properties *properties, pi_uint32 num_devices,
     const pi_device *devices,
-    void (*pfn_notify)(const char *errinfo, const void *private_info,
-                       size_t cb, void *user_data),
+    void (*pfn_notify)(const char *errinfo, const void *private_info, size_t cb,
+                       void *user_data),
     void *user_data, pi_context *ret_context) {
   cl_int err;
   REQUIRE(ret_context != NULL);
@@ -1071,8 +1079,8 @@ static pi_result ocl_piContextGetInfo(pi_context context,
                                       size_t *param_value_size_ret) {
   struct info_out o = {FN, param_name, param_value_size, param_value,
                        param_value_size_ret};
-  cl_device_id *devs;
-  cl_uint n;
+  cl_device_id *devs = NULL;
+  cl_uint n = 0;
   pi_result r;
   unsigned device_query;
   switch (param_name) {
@@ -1106,7 +1114,7 @@ static pi_result ocl_piContextGetInfo(pi_context context,
   /* A context's atomic capabilities: what all its devices have. */
   if ((r = context_devices(FN, (cl_context)context, &devs, &n)) != PI_SUCCESS)
     return r;
-  pi_bitfield all = ~(pi_bitfield)0, caps;
+  pi_bitfield all = ~(pi_bitfield)0, caps = 0;
   for (cl_uint i = 0; i < n && r == PI_SUCCESS; ++i) {
     r = atomic_capabilities(FN, devs[i], device_query, &caps);
     all &= caps;
@@ -1144,8 +1152,8 @@ static void CL_CALLBACK context_destroyed(cl_context ctx, void *data) {
 /* clSetContextDestructorCallback, OpenCL 3.0. */
 static pi_result ocl_piextContextSetExtendedDeleter(
     pi_context context, pi_context_extended_deleter func, void *user_data) {
-  cl_device_id dev;
-  const struct platform_state *ps;
+  cl_device_id dev = NULL;
+  const struct platform_state *ps = NULL;
   REQUIRE(func != NULL);
   pi_result r = context_device(FN, (cl_context)context, NULL, &dev);
   if (r == PI_SUCCESS)
@@ -1172,8 +1180,9 @@ static pi_result ocl_piextContextSetExtendedDeleter(
   return r;
 }
 
-static pi_result ocl_piextContextGetNativeHandle(pi_context context,
-                                                 pi_native_handle *nativeHandle) {
+static pi_result
+ocl_piextContextGetNativeHandle(pi_context context,
+                                pi_native_handle *nativeHandle) {
   return native_of(FN, context, nativeHandle);
 }
 
@@ -1229,7 +1238,8 @@ static pi_result ocl_piextContextCreateWithNativeHandle(
   return r;
 }
 
-/* ---- Queues --------------------------------------------------------------- */
+/* ---- Queues ---------------------------------------------------------------
+ */
 
 static pi_result create_queue(const char *fn, pi_context context,
                               pi_device device, pi_queue_properties flags,
@@ -1237,13 +1247,14 @@ static pi_result create_queue(const char *fn, pi_context context,
   const pi_queue_properties known =
       PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
       PI_QUEUE_FLAG_PROFILING_ENABLE | PI_QUEUE_FLAG_ON_DEVICE |
-      PI_QUEUE_FLAG_ON_DEVICE_DEFAULT | PI_EXT_ONEAPI_QUEUE_FLAG_DISCARD_EVENTS |
+      PI_QUEUE_FLAG_ON_DEVICE_DEFAULT |
+      PI_EXT_ONEAPI_QUEUE_FLAG_DISCARD_EVENTS |
       PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW |
       PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH |
       PI_EXT_QUEUE_FLAG_SUBMISSION_NO_IMMEDIATE |
       PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE;
   cl_device_id dev = (cl_device_id)device;
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   cl_int err;
   if (!queue)
     return fail(PI_ERROR_INVALID_VALUE, "%s: queue is NULL", fn);
@@ -1373,8 +1384,8 @@ static pi_result ocl_piextQueueGetNativeHandle(pi_queue queue,
 }
 
 static pi_result ocl_piextQueueCreateWithNativeHandle(
-    pi_native_handle nativeHandle, int32_t nativeHandleDesc,
-    pi_context context, pi_device device, bool pluginOwnsNativeHandle,
+    pi_native_handle nativeHandle, int32_t nativeHandleDesc, pi_context context,
+    pi_device device, bool pluginOwnsNativeHandle,
     pi_queue_properties *Properties, pi_queue *queue) {
   (void)nativeHandleDesc; /* a cl_command_queue knows its context, device */
   (void)context;          /* and properties */
@@ -1387,7 +1398,8 @@ static pi_result ocl_piextQueueCreateWithNativeHandle(
   return r;
 }
 
-/* ---- Memory --------------------------------------------------------------- */
+/* ---- Memory ---------------------------------------------------------------
+ */
 
 /* The OpenCL flags for PI memory flags; unknown bits are an error. */
 static pi_result mem_flags(const char *fn, pi_mem_flags flags,
@@ -1441,8 +1453,8 @@ static pi_result ocl_piMemBufferCreate(pi_context context, pi_mem_flags flags,
     props[n++] = properties[i + 1];
   }
   if (n) {
-    cl_device_id dev;
-    const struct platform_state *ps;
+    cl_device_id dev = NULL;
+    const struct platform_state *ps = NULL;
     if ((r = context_device(FN, ctx, NULL, &dev)) != PI_SUCCESS ||
         (r = device_state(FN, dev, &ps)) != PI_SUCCESS)
       return r;
@@ -1520,11 +1532,10 @@ static pi_result ocl_piMemRelease(pi_mem mem) {
   return CL_CALL(clReleaseMemObject, (cl_mem)mem);
 }
 
-static pi_result ocl_piMemBufferPartition(pi_mem buffer, pi_mem_flags flags,
-                                          pi_buffer_create_type
-                                              buffer_create_type,
-                                          void *buffer_create_info,
-                                          pi_mem *ret_mem) {
+static pi_result
+ocl_piMemBufferPartition(pi_mem buffer, pi_mem_flags flags,
+                         pi_buffer_create_type buffer_create_type,
+                         void *buffer_create_info, pi_mem *ret_mem) {
   cl_mem_flags cl_flags;
   cl_int err;
   REQUIRE(ret_mem != NULL && buffer_create_info != NULL);
@@ -1539,9 +1550,8 @@ static pi_result ocl_piMemBufferPartition(pi_mem buffer, pi_mem_flags flags,
     return r;
   const struct pi_buffer_region_struct *pi_region = buffer_create_info;
   cl_buffer_region region = {pi_region->origin, pi_region->size};
-  *ret_mem = (pi_mem)clCreateSubBuffer((cl_mem)buffer, cl_flags,
-                                       CL_BUFFER_CREATE_TYPE_REGION, &region,
-                                       &err);
+  *ret_mem = (pi_mem)clCreateSubBuffer(
+      (cl_mem)buffer, cl_flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
   return CL_CHECK(clCreateSubBuffer, err);
 }
 
@@ -1551,12 +1561,13 @@ static pi_result ocl_piextMemGetNativeHandle(pi_mem mem, pi_device dev,
   return native_of(FN, mem, nativeHandle);
 }
 
-static pi_result ocl_piextMemCreateWithNativeHandle(
-    pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle,
-    pi_mem *mem) {
+static pi_result
+ocl_piextMemCreateWithNativeHandle(pi_native_handle nativeHandle,
+                                   pi_context context, bool ownNativeHandle,
+                                   pi_mem *mem) {
   (void)context;
-  pi_result r = adopt_native(FN, NATIVE_MEM, nativeHandle, ownNativeHandle,
-                             mem);
+  pi_result r =
+      adopt_native(FN, NATIVE_MEM, nativeHandle, ownNativeHandle, mem);
   if (r == PI_SUCCESS)
     *mem = (pi_mem)nativeHandle;
   return r;
@@ -1569,36 +1580,36 @@ static pi_result ocl_piextMemImageCreateWithNativeHandle(
   (void)context;
   (void)ImageFormat; /* a cl_mem image knows its format and shape */
   (void)ImageDesc;
-  pi_result r = adopt_native(FN, NATIVE_MEM, nativeHandle, ownNativeHandle,
-                             img);
+  pi_result r =
+      adopt_native(FN, NATIVE_MEM, nativeHandle, ownNativeHandle, img);
   if (r == PI_SUCCESS)
     *img = (pi_mem)nativeHandle;
   return r;
 }
 
-/* ---- Programs ------------------------------------------------------------- */
+/* ---- Programs -------------------------------------------------------------
+ */
 
 /* Adds the build log of the first device whose build failed to the last
  * error message, so that piPluginGetLastError shows the compiler's words. */
 static void append_build_log(cl_program prog) {
   cl_device_id devs[64];
   size_t n = 0;
-  if (!prog ||
-      clGetProgramInfo(prog, CL_PROGRAM_DEVICES, sizeof devs, devs, &n) !=
-          CL_SUCCESS)
+  if (!prog || clGetProgramInfo(prog, CL_PROGRAM_DEVICES, sizeof devs, devs,
+                                &n) != CL_SUCCESS)
     return;
   for (size_t i = 0; i < n / sizeof devs[0]; ++i) {
     cl_build_status status = CL_BUILD_NONE;
     size_t used = strlen(last_message), size = 0;
-    clGetProgramBuildInfo(prog, devs[i], CL_PROGRAM_BUILD_STATUS,
-                          sizeof status, &status, NULL);
+    clGetProgramBuildInfo(prog, devs[i], CL_PROGRAM_BUILD_STATUS, sizeof status,
+                          &status, NULL);
     if (status != CL_BUILD_ERROR ||
         clGetProgramBuildInfo(prog, devs[i], CL_PROGRAM_BUILD_LOG, 0, NULL,
                               &size) != CL_SUCCESS)
       continue;
     char *log = malloc(size + 1);
-    if (log && clGetProgramBuildInfo(prog, devs[i], CL_PROGRAM_BUILD_LOG,
-                                     size, log, NULL) == CL_SUCCESS) {
+    if (log && clGetProgramBuildInfo(prog, devs[i], CL_PROGRAM_BUILD_LOG, size,
+                                     log, NULL) == CL_SUCCESS) {
       log[size] = '\0';
       snprintf(last_message + used, sizeof last_message - used,
                "; build log: %s", log);
@@ -1629,8 +1640,8 @@ static pi_result finish_build(pi_result r, pi_result build_failure,
 static pi_result ocl_piProgramCreate(pi_context context, const void *il,
                                      size_t length, pi_program *res_program) {
   cl_context ctx = (cl_context)context;
-  cl_device_id *devs;
-  cl_uint n;
+  cl_device_id *devs = NULL;
+  cl_uint n = 0;
   cl_int err;
   REQUIRE(res_program != NULL);
   *res_program = NULL;
@@ -1710,8 +1721,7 @@ static pi_result ocl_piProgramCompile(
     pi_program program, pi_uint32 num_devices, const pi_device *device_list,
     const char *options, pi_uint32 num_input_headers,
     const pi_program *input_headers, const char **header_include_names,
-    void (*pfn_notify)(pi_program program, void *user_data),
-    void *user_data) {
+    void (*pfn_notify)(pi_program program, void *user_data), void *user_data) {
   pi_result r = CL_CALL(clCompileProgram, (cl_program)program, num_devices,
                         (const cl_device_id *)device_list, options,
                         num_input_headers, (const cl_program *)input_headers,
@@ -1720,12 +1730,11 @@ static pi_result ocl_piProgramCompile(
                       pfn_notify, user_data);
 }
 
-static pi_result ocl_piProgramBuild(pi_program program, pi_uint32 num_devices,
-                                    const pi_device *device_list,
-                                    const char *options,
-                                    void (*pfn_notify)(pi_program program,
-                                                       void *user_data),
-                                    void *user_data) {
+static pi_result
+ocl_piProgramBuild(pi_program program, pi_uint32 num_devices,
+                   const pi_device *device_list, const char *options,
+                   void (*pfn_notify)(pi_program program, void *user_data),
+                   void *user_data) {
   pi_result r = CL_CALL(clBuildProgram, (cl_program)program, num_devices,
                         (const cl_device_id *)device_list, options, NULL, NULL);
   return finish_build(r, PI_ERROR_BUILD_PROGRAM_FAILURE, (cl_program)program,
@@ -1734,12 +1743,13 @@ static pi_result ocl_piProgramBuild(pi_program program, pi_uint32 num_devices,
 
 /* On a link failure *ret_program may still hold a program: its build log
  * tells why (it is added to the last error message). */
-static pi_result ocl_piProgramLink(
-    pi_context context, pi_uint32 num_devices, const pi_device *device_list,
-    const char *options, pi_uint32 num_input_programs,
-    const pi_program *input_programs,
-    void (*pfn_notify)(pi_program program, void *user_data), void *user_data,
-    pi_program *ret_program) {
+static pi_result
+ocl_piProgramLink(pi_context context, pi_uint32 num_devices,
+                  const pi_device *device_list, const char *options,
+                  pi_uint32 num_input_programs,
+                  const pi_program *input_programs,
+                  void (*pfn_notify)(pi_program program, void *user_data),
+                  void *user_data, pi_program *ret_program) {
   cl_int err;
   REQUIRE(ret_program != NULL);
   cl_program prog = clLinkProgram(
@@ -1752,8 +1762,7 @@ static pi_result ocl_piProgramLink(
                       user_data);
 }
 
-static pi_result ocl_piProgramGetBuildInfo(pi_program program,
-                                           pi_device device,
+static pi_result ocl_piProgramGetBuildInfo(pi_program program, pi_device device,
                                            pi_program_build_info param_name,
                                            size_t param_value_size,
                                            void *param_value,
@@ -1761,10 +1770,9 @@ static pi_result ocl_piProgramGetBuildInfo(pi_program program,
   struct info_out o = {FN, param_name, param_value_size, param_value,
                        param_value_size_ret};
   return info_check(&o, "clGetProgramBuildInfo",
-                    clGetProgramBuildInfo((cl_program)program,
-                                          (cl_device_id)device, param_name,
-                                          param_value_size, param_value,
-                                          param_value_size_ret));
+                    clGetProgramBuildInfo(
+                        (cl_program)program, (cl_device_id)device, param_name,
+                        param_value_size, param_value, param_value_size_ret));
 }
 
 static pi_result ocl_piProgramRetain(pi_program program) {
@@ -1778,12 +1786,13 @@ static pi_result ocl_piProgramRelease(pi_program program) {
 /* clSetProgramSpecializationConstant (OpenCL 2.2). OpenCL only honours it
  * for programs made from SPIR-V on devices that support it; every failure
  * keeps OpenCL's code, with a message. */
-static pi_result ocl_piextProgramSetSpecializationConstant(
-    pi_program prog, pi_uint32 spec_id, size_t spec_size,
-    const void *spec_value) {
-  cl_context ctx;
-  cl_device_id dev;
-  const struct platform_state *ps;
+static pi_result
+ocl_piextProgramSetSpecializationConstant(pi_program prog, pi_uint32 spec_id,
+                                          size_t spec_size,
+                                          const void *spec_value) {
+  cl_context ctx = NULL;
+  cl_device_id dev = NULL;
+  const struct platform_state *ps = NULL;
   char what[512];
   pi_result r = program_context(FN, (cl_program)prog, &ctx);
   if (r == PI_SUCCESS)
@@ -1811,8 +1820,9 @@ static pi_result ocl_piextProgramSetSpecializationConstant(
               describe_device(dev, what, sizeof what));
 }
 
-static pi_result ocl_piextProgramGetNativeHandle(pi_program program,
-                                                 pi_native_handle *nativeHandle) {
+static pi_result
+ocl_piextProgramGetNativeHandle(pi_program program,
+                                pi_native_handle *nativeHandle) {
   return native_of(FN, program, nativeHandle);
 }
 
@@ -1827,10 +1837,10 @@ static pi_result ocl_piextProgramCreateWithNativeHandle(
   return r;
 }
 
-/* ---- Kernels -------------------------------------------------------------- */
+/* ---- Kernels --------------------------------------------------------------
+ */
 
-static pi_result ocl_piKernelCreate(pi_program program,
-                                    const char *kernel_name,
+static pi_result ocl_piKernelCreate(pi_program program, const char *kernel_name,
                                     pi_kernel *ret_kernel) {
   cl_int err;
   REQUIRE(ret_kernel != NULL);
@@ -1848,8 +1858,7 @@ static pi_result ocl_piKernelSetArg(pi_kernel kernel, pi_uint32 arg_index,
 
 static pi_result ocl_piKernelGetInfo(pi_kernel kernel,
                                      pi_kernel_info param_name,
-                                     size_t param_value_size,
-                                     void *param_value,
+                                     size_t param_value_size, void *param_value,
                                      size_t *param_value_size_ret) {
   struct info_out o = {FN, param_name, param_value_size, param_value,
                        param_value_size_ret};
@@ -1866,10 +1875,9 @@ static pi_result ocl_piKernelGetGroupInfo(pi_kernel kernel, pi_device device,
   if (param_name == PI_KERNEL_GROUP_INFO_NUM_REGS)
     return no_opencl_answer(&o, (cl_device_id)device);
   return info_check(&o, "clGetKernelWorkGroupInfo",
-                    clGetKernelWorkGroupInfo((cl_kernel)kernel,
-                                             (cl_device_id)device, param_name,
-                                             param_value_size, param_value,
-                                             param_value_size_ret));
+                    clGetKernelWorkGroupInfo(
+                        (cl_kernel)kernel, (cl_device_id)device, param_name,
+                        param_value_size, param_value, param_value_size_ret));
 }
 
 /* The largest sub-group size of a device, 1 for devices without
@@ -1877,8 +1885,8 @@ static pi_result ocl_piKernelGetGroupInfo(pi_kernel kernel, pi_device device,
 static size_t max_sub_group_size(cl_device_id dev) {
   size_t sizes[64], n = 0, best = 1;
   if (device_has_ext(dev, "cl_intel_required_subgroup_size") &&
-      clGetDeviceInfo(dev, CL_DEVICE_SUB_GROUP_SIZES_INTEL, sizeof sizes,
-                      sizes, &n) == CL_SUCCESS)
+      clGetDeviceInfo(dev, CL_DEVICE_SUB_GROUP_SIZES_INTEL, sizeof sizes, sizes,
+                      &n) == CL_SUCCESS)
     for (size_t i = 0; i < n / sizeof sizes[0]; ++i)
       best = sizes[i] > best ? sizes[i] : best;
   return best;
@@ -1894,7 +1902,7 @@ static pi_result ocl_piKernelGetSubGroupInfo(
   cl_device_id dev = (cl_device_id)device;
   struct info_out o = {FN, param_name, param_value_size, param_value,
                        param_value_size_ret};
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   size_t local[16] = {0}, value = 0;
   pi_result r = device_state(FN, dev, &ps);
   if (r != PI_SUCCESS)
@@ -1908,24 +1916,25 @@ static pi_result ocl_piKernelGetSubGroupInfo(
     input_value = local;
     input_value_size = sizeof local[0];
   }
-  cl_int err = CL_INVALID_OPERATION; /* no sub-groups */
-  if (param_name == PI_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL &&
-      !device_has_ext(dev, "cl_intel_required_subgroup_size"))
-    err = CL_INVALID_OPERATION; /* a kernel cannot fix it without the ext */
-  else if (ps->version >= 21 && device_version(dev) >= 21)
+  /* A kernel fixes its sub-group size only through the Intel extension. */
+  int askable = param_name != PI_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL ||
+                device_has_ext(dev, "cl_intel_required_subgroup_size");
+  cl_int err = CL_INVALID_OPERATION; /* what OpenCL says without sub-groups */
+  if (askable && ps->version >= 21 && device_version(dev) >= 21)
     err = clGetKernelSubGroupInfo((cl_kernel)kernel, dev, param_name,
                                   input_value_size, input_value, sizeof value,
                                   &value, NULL);
-  else if (ps->ext.clGetKernelSubGroupInfoKHR &&
+  else if (askable && ps->ext.clGetKernelSubGroupInfoKHR &&
            device_has_ext(dev, "cl_khr_subgroups"))
-    err = ps->ext.clGetKernelSubGroupInfoKHR(
-        (cl_kernel)kernel, dev, param_name, input_value_size, input_value,
-        sizeof value, &value, NULL);
+    err = ps->ext.clGetKernelSubGroupInfoKHR((cl_kernel)kernel, dev, param_name,
+                                             input_value_size, input_value,
+                                             sizeof value, &value, NULL);
   if (err == CL_INVALID_OPERATION) {
     err = CL_SUCCESS;
-    value = param_name == PI_KERNEL_MAX_NUM_SUB_GROUPS   ? 1
-            : param_name == PI_KERNEL_MAX_SUB_GROUP_SIZE ? max_sub_group_size(dev)
-                                                         : 0;
+    value = param_name == PI_KERNEL_MAX_NUM_SUB_GROUPS ? 1
+            : param_name == PI_KERNEL_MAX_SUB_GROUP_SIZE
+                ? max_sub_group_size(dev)
+                : 0;
   }
   if (err != CL_SUCCESS)
     return info_check(&o, "clGetKernelSubGroupInfo", err);
@@ -1943,7 +1952,7 @@ static pi_result ocl_piKernelRelease(pi_kernel kernel) {
 /* The device of a kernel's context that has `ext` (see context_device). */
 static pi_result kernel_device(const char *fn, cl_kernel kernel,
                                const char *ext, cl_device_id *dev) {
-  cl_context ctx;
+  cl_context ctx = NULL;
   cl_int err =
       clGetKernelInfo(kernel, CL_KERNEL_CONTEXT, sizeof ctx, &ctx, NULL);
   if (err != CL_SUCCESS)
@@ -1956,8 +1965,8 @@ static pi_result ocl_piextKernelSetArgPointer(pi_kernel kernel,
                                               pi_uint32 arg_index,
                                               size_t arg_size,
                                               const void *arg_value) {
-  cl_device_id dev;
-  const struct platform_state *ps;
+  cl_device_id dev = NULL;
+  const struct platform_state *ps = NULL;
   void *ptr = NULL;
   (void)arg_size;
   pi_result r = kernel_device(FN, (cl_kernel)kernel, USM_EXT, &dev);
@@ -1978,8 +1987,8 @@ static pi_result ocl_piKernelSetExecInfo(pi_kernel kernel,
                                          size_t param_value_size,
                                          const void *param_value) {
   cl_kernel k = (cl_kernel)kernel;
-  cl_device_id dev;
-  const struct platform_state *ps;
+  cl_device_id dev = NULL;
+  const struct platform_state *ps = NULL;
   pi_result r;
   switch (value_name) {
   case PI_USM_INDIRECT_ACCESS: {
@@ -2024,8 +2033,9 @@ static pi_result ocl_piextKernelCreateWithNativeHandle(
   return r;
 }
 
-static pi_result ocl_piextKernelGetNativeHandle(pi_kernel kernel,
-                                                pi_native_handle *nativeHandle) {
+static pi_result
+ocl_piextKernelGetNativeHandle(pi_kernel kernel,
+                               pi_native_handle *nativeHandle) {
   return native_of(FN, kernel, nativeHandle);
 }
 
@@ -2036,7 +2046,7 @@ static pi_result ocl_piextKernelGetNativeHandle(pi_kernel kernel,
 static pi_result ocl_piextKernelSuggestMaxCooperativeGroupCount(
     pi_kernel kernel, size_t local_work_size, size_t dynamic_shared_memory_size,
     pi_uint32 *group_count_ret) {
-  cl_device_id dev;
+  cl_device_id dev = NULL;
   size_t max_group = 0;
   cl_ulong kernel_local = 0, device_local = 0;
   REQUIRE(group_count_ret != NULL);
@@ -2063,9 +2073,10 @@ static pi_result ocl_piextKernelSuggestMaxCooperativeGroupCount(
 }
 
 /* The access property is a hint OpenCL takes from the kernel itself. */
-static pi_result ocl_piextKernelSetArgMemObj(
-    pi_kernel kernel, pi_uint32 arg_index,
-    const pi_mem_obj_property *arg_properties, const pi_mem *arg_value) {
+static pi_result
+ocl_piextKernelSetArgMemObj(pi_kernel kernel, pi_uint32 arg_index,
+                            const pi_mem_obj_property *arg_properties,
+                            const pi_mem *arg_value) {
   (void)arg_properties;
   return CL_CALL(clSetKernelArg, (cl_kernel)kernel, arg_index, sizeof(cl_mem),
                  arg_value);
@@ -2078,7 +2089,8 @@ static pi_result ocl_piextKernelSetArgSampler(pi_kernel kernel,
                  sizeof(cl_sampler), arg_value);
 }
 
-/* ---- Events --------------------------------------------------------------- */
+/* ---- Events ---------------------------------------------------------------
+ */
 
 /* A user event already complete, as PI asks (DPC++ PI 11.15). */
 static pi_result ocl_piEventCreate(pi_context context, pi_event *ret_event) {
@@ -2087,8 +2099,8 @@ static pi_result ocl_piEventCreate(pi_context context, pi_event *ret_event) {
   cl_event ev = clCreateUserEvent((cl_context)context, &err);
   *ret_event = (pi_event)ev;
   pi_result r = CL_CHECK(clCreateUserEvent, err);
-  if (r == PI_SUCCESS && (r = CL_CALL(clSetUserEventStatus, ev, CL_COMPLETE)) !=
-                             PI_SUCCESS) {
+  if (r == PI_SUCCESS &&
+      (r = CL_CALL(clSetUserEventStatus, ev, CL_COMPLETE)) != PI_SUCCESS) {
     clReleaseEvent(ev);
     *ret_event = NULL;
   }
@@ -2175,28 +2187,37 @@ static pi_result ocl_piextEventGetNativeHandle(pi_event event,
   return native_of(FN, event, nativeHandle);
 }
 
-static pi_result ocl_piextEventCreateWithNativeHandle(
-    pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle,
-    pi_event *event) {
+static pi_result
+ocl_piextEventCreateWithNativeHandle(pi_native_handle nativeHandle,
+                                     pi_context context, bool ownNativeHandle,
+                                     pi_event *event) {
   (void)context;
-  pi_result r = adopt_native(FN, NATIVE_EVENT, nativeHandle, ownNativeHandle,
-                             event);
+  pi_result r =
+      adopt_native(FN, NATIVE_EVENT, nativeHandle, ownNativeHandle, event);
   if (r == PI_SUCCESS)
     *event = (pi_event)nativeHandle;
   return r;
 }
 
-/* ---- Samplers ------------------------------------------------------------- */
+/* ---- Samplers -------------------------------------------------------------
+ */
 
 /* Properties default as in OpenCL: normalized coordinates, clamp, nearest.
  * A mipmap filter mode needs cl_khr_mipmap_image and OpenCL 2.0. */
-static pi_result ocl_piSamplerCreate(
-    pi_context context, const pi_sampler_properties *sampler_properties,
-    pi_sampler *result_sampler) {
+static pi_result
+ocl_piSamplerCreate(pi_context context,
+                    const pi_sampler_properties *sampler_properties,
+                    pi_sampler *result_sampler) {
   cl_context ctx = (cl_context)context;
-  cl_sampler_properties props[9] = {
-      CL_SAMPLER_NORMALIZED_COORDS, CL_TRUE, CL_SAMPLER_ADDRESSING_MODE,
-      CL_ADDRESS_CLAMP, CL_SAMPLER_FILTER_MODE, CL_FILTER_NEAREST, 0, 0, 0};
+  cl_sampler_properties props[9] = {CL_SAMPLER_NORMALIZED_COORDS,
+                                    CL_TRUE,
+                                    CL_SAMPLER_ADDRESSING_MODE,
+                                    CL_ADDRESS_CLAMP,
+                                    CL_SAMPLER_FILTER_MODE,
+                                    CL_FILTER_NEAREST,
+                                    0,
+                                    0,
+                                    0};
   cl_int err;
   REQUIRE(result_sampler != NULL);
   *result_sampler = NULL;
@@ -2213,19 +2234,18 @@ static pi_result ocl_piSamplerCreate(
       props[6] = CL_SAMPLER_MIP_FILTER_MODE_KHR;
       props[7] = value;
     } else
-      return fail(PI_ERROR_INVALID_VALUE,
-                  "%s: unknown sampler property 0x%llx", FN,
-                  (unsigned long long)key);
+      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown sampler property 0x%llx",
+                  FN, (unsigned long long)key);
   }
-  cl_device_id dev;
-  const struct platform_state *ps;
+  cl_device_id dev = NULL;
+  const struct platform_state *ps = NULL;
   pi_result r = context_device(FN, ctx, NULL, &dev);
   if (r == PI_SUCCESS)
     r = device_state(FN, dev, &ps);
   if (r != PI_SUCCESS)
     return r;
-  if (props[6] && (ps->version < 20 ||
-                   !device_has_ext(dev, "cl_khr_mipmap_image"))) {
+  if (props[6] &&
+      (ps->version < 20 || !device_has_ext(dev, "cl_khr_mipmap_image"))) {
     char what[512];
     return fail(PI_ERROR_INVALID_OPERATION,
                 "%s: %s has no mipmapped images (cl_khr_mipmap_image); leave "
@@ -2237,10 +2257,9 @@ static pi_result ocl_piSamplerCreate(
         (pi_sampler)clCreateSamplerWithProperties(ctx, props, &err);
     return CL_CHECK(clCreateSamplerWithProperties, err);
   }
-  *result_sampler =
-      (pi_sampler)clCreateSampler(ctx, (cl_bool)props[1],
-                                  (cl_addressing_mode)props[3],
-                                  (cl_filter_mode)props[5], &err);
+  *result_sampler = (pi_sampler)clCreateSampler(ctx, (cl_bool)props[1],
+                                                (cl_addressing_mode)props[3],
+                                                (cl_filter_mode)props[5], &err);
   return CL_CHECK(clCreateSampler, err);
 }
 
@@ -2262,7 +2281,8 @@ static pi_result ocl_piSamplerRelease(pi_sampler sampler) {
   return CL_CALL(clReleaseSampler, (cl_sampler)sampler);
 }
 
-/* ---- Enqueue -------------------------------------------------------------- */
+/* ---- Enqueue --------------------------------------------------------------
+ */
 
 static pi_result launch(const char *fn, pi_queue queue, pi_kernel kernel,
                         pi_uint32 work_dim, const size_t *offset,
@@ -2270,10 +2290,9 @@ static pi_result launch(const char *fn, pi_queue queue, pi_kernel kernel,
                         pi_uint32 nwait, const pi_event *wait,
                         pi_event *event) {
   return check_cl(fn, "clEnqueueNDRangeKernel",
-                  clEnqueueNDRangeKernel((cl_command_queue)queue,
-                                         (cl_kernel)kernel, work_dim, offset,
-                                         global, local,
-                                         WAIT_ARGS(nwait, wait, event)));
+                  clEnqueueNDRangeKernel(
+                      (cl_command_queue)queue, (cl_kernel)kernel, work_dim,
+                      offset, global, local, WAIT_ARGS(nwait, wait, event)));
 }
 
 static pi_result ocl_piEnqueueKernelLaunch(
@@ -2313,20 +2332,21 @@ static pi_result ocl_piEnqueueEventsWaitWithBarrier(
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
-static pi_result ocl_piEnqueueMemBufferRead(
-    pi_queue queue, pi_mem buffer, pi_bool blocking_read, size_t offset,
-    size_t size, void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
+static pi_result
+ocl_piEnqueueMemBufferRead(pi_queue queue, pi_mem buffer, pi_bool blocking_read,
+                           size_t offset, size_t size, void *ptr,
+                           pi_uint32 num_events_in_wait_list,
+                           const pi_event *event_wait_list, pi_event *event) {
   return CL_CALL(clEnqueueReadBuffer, (cl_command_queue)queue, (cl_mem)buffer,
                  blocking_read, offset, size, ptr,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
-static pi_result ocl_piEnqueueMemBufferWrite(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_write,
-    size_t offset, size_t size, const void *ptr,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
+static pi_result
+ocl_piEnqueueMemBufferWrite(pi_queue command_queue, pi_mem buffer,
+                            pi_bool blocking_write, size_t offset, size_t size,
+                            const void *ptr, pi_uint32 num_events_in_wait_list,
+                            const pi_event *event_wait_list, pi_event *event) {
   return CL_CALL(clEnqueueWriteBuffer, (cl_command_queue)command_queue,
                  (cl_mem)buffer, blocking_write, offset, size, ptr,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
@@ -2339,14 +2359,12 @@ static pi_result ocl_piEnqueueMemBufferWrite(
 /* clEnqueueReadBufferRect, or clEnqueueWriteBufferRect when `write` (then
  * `ptr` is only read). pitches: buffer row, buffer slice, host row, host
  * slice. */
-static pi_result buffer_rect(const char *fn, int write, pi_queue queue,
-                             pi_mem buffer, pi_bool blocking,
-                             pi_buff_rect_offset buffer_offset,
-                             pi_buff_rect_offset host_offset,
-                             pi_buff_rect_region region,
-                             const size_t pitches[4], void *ptr,
-                             pi_uint32 nwait, const pi_event *wait,
-                             pi_event *event) {
+static pi_result
+buffer_rect(const char *fn, int write, pi_queue queue, pi_mem buffer,
+            pi_bool blocking, pi_buff_rect_offset buffer_offset,
+            pi_buff_rect_offset host_offset, pi_buff_rect_region region,
+            const size_t pitches[4], void *ptr, pi_uint32 nwait,
+            const pi_event *wait, pi_event *event) {
   if (!buffer_offset || !host_offset || !region)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: the offsets and the region must not be NULL", fn);
@@ -2356,10 +2374,10 @@ static pi_result buffer_rect(const char *fn, int write, pi_queue queue,
   cl_command_queue q = (cl_command_queue)queue;
   if (write)
     return check_cl(fn, "clEnqueueWriteBufferRect",
-                    clEnqueueWriteBufferRect(
-                        q, (cl_mem)buffer, blocking, b, h, r, pitches[0],
-                        pitches[1], pitches[2], pitches[3], ptr,
-                        WAIT_ARGS(nwait, wait, event)));
+                    clEnqueueWriteBufferRect(q, (cl_mem)buffer, blocking, b, h,
+                                             r, pitches[0], pitches[1],
+                                             pitches[2], pitches[3], ptr,
+                                             WAIT_ARGS(nwait, wait, event)));
   return check_cl(fn, "clEnqueueReadBufferRect",
                   clEnqueueReadBufferRect(q, (cl_mem)buffer, blocking, b, h, r,
                                           pitches[0], pitches[1], pitches[2],
@@ -2376,9 +2394,9 @@ static pi_result ocl_piEnqueueMemBufferReadRect(
     const pi_event *event_wait_list, pi_event *event) {
   const size_t pitches[4] = {buffer_row_pitch, buffer_slice_pitch,
                              host_row_pitch, host_slice_pitch};
-  return buffer_rect(FN, 0, command_queue, buffer, blocking_read,
-                     buffer_offset, host_offset, region, pitches, ptr,
-                     num_events_in_wait_list, event_wait_list, event);
+  return buffer_rect(FN, 0, command_queue, buffer, blocking_read, buffer_offset,
+                     host_offset, region, pitches, ptr, num_events_in_wait_list,
+                     event_wait_list, event);
 }
 
 static pi_result ocl_piEnqueueMemBufferWriteRect(
@@ -2395,14 +2413,15 @@ static pi_result ocl_piEnqueueMemBufferWriteRect(
                      num_events_in_wait_list, event_wait_list, event);
 }
 
-static pi_result ocl_piEnqueueMemBufferCopy(
-    pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer,
-    size_t src_offset, size_t dst_offset, size_t size,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
+static pi_result
+ocl_piEnqueueMemBufferCopy(pi_queue command_queue, pi_mem src_buffer,
+                           pi_mem dst_buffer, size_t src_offset,
+                           size_t dst_offset, size_t size,
+                           pi_uint32 num_events_in_wait_list,
+                           const pi_event *event_wait_list, pi_event *event) {
   return CL_CALL(clEnqueueCopyBuffer, (cl_command_queue)command_queue,
-                 (cl_mem)src_buffer, (cl_mem)dst_buffer, src_offset,
-                 dst_offset, size,
+                 (cl_mem)src_buffer, (cl_mem)dst_buffer, src_offset, dst_offset,
+                 size,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
@@ -2418,17 +2437,18 @@ static pi_result ocl_piEnqueueMemBufferCopyRect(
   const size_t d[3] = XYZ(dst_origin, x_bytes, y_scalar, z_scalar);
   const size_t r[3] = XYZ(region, width_bytes, height_scalar, depth_scalar);
   return CL_CALL(clEnqueueCopyBufferRect, (cl_command_queue)command_queue,
-                 (cl_mem)src_buffer, (cl_mem)dst_buffer, s, d, r,
-                 src_row_pitch, src_slice_pitch, dst_row_pitch,
-                 dst_slice_pitch,
+                 (cl_mem)src_buffer, (cl_mem)dst_buffer, s, d, r, src_row_pitch,
+                 src_slice_pitch, dst_row_pitch, dst_slice_pitch,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
-static pi_result ocl_piEnqueueMemBufferFill(
-    pi_queue command_queue, pi_mem buffer, const void *pattern,
-    size_t pattern_size, size_t offset, size_t size,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
+static pi_result ocl_piEnqueueMemBufferFill(pi_queue command_queue,
+                                            pi_mem buffer, const void *pattern,
+                                            size_t pattern_size, size_t offset,
+                                            size_t size,
+                                            pi_uint32 num_events_in_wait_list,
+                                            const pi_event *event_wait_list,
+                                            pi_event *event) {
   return CL_CALL(clEnqueueFillBuffer, (cl_command_queue)command_queue,
                  (cl_mem)buffer, pattern, pattern_size, offset, size,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
@@ -2469,22 +2489,24 @@ static pi_result ocl_piEnqueueMemImageRead(
                   event_wait_list, event);
 }
 
-static pi_result ocl_piEnqueueMemImageWrite(
-    pi_queue command_queue, pi_mem image, pi_bool blocking_write,
-    pi_image_offset origin, pi_image_region region, size_t input_row_pitch,
-    size_t input_slice_pitch, const void *ptr,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
+static pi_result
+ocl_piEnqueueMemImageWrite(pi_queue command_queue, pi_mem image,
+                           pi_bool blocking_write, pi_image_offset origin,
+                           pi_image_region region, size_t input_row_pitch,
+                           size_t input_slice_pitch, const void *ptr,
+                           pi_uint32 num_events_in_wait_list,
+                           const pi_event *event_wait_list, pi_event *event) {
   return image_rw(FN, 1, command_queue, image, blocking_write, origin, region,
                   input_row_pitch, input_slice_pitch, (void *)ptr,
                   num_events_in_wait_list, event_wait_list, event);
 }
 
-static pi_result ocl_piEnqueueMemImageCopy(
-    pi_queue command_queue, pi_mem src_image, pi_mem dst_image,
-    pi_image_offset src_origin, pi_image_offset dst_origin,
-    pi_image_region region, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
+static pi_result
+ocl_piEnqueueMemImageCopy(pi_queue command_queue, pi_mem src_image,
+                          pi_mem dst_image, pi_image_offset src_origin,
+                          pi_image_offset dst_origin, pi_image_region region,
+                          pi_uint32 num_events_in_wait_list,
+                          const pi_event *event_wait_list, pi_event *event) {
   REQUIRE(src_origin && dst_origin && region);
   const size_t s[3] = XYZ(src_origin, x, y, z);
   const size_t d[3] = XYZ(dst_origin, x, y, z);
@@ -2494,21 +2516,25 @@ static pi_result ocl_piEnqueueMemImageCopy(
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
-static pi_result ocl_piEnqueueMemImageFill(
-    pi_queue command_queue, pi_mem image, const void *fill_color,
-    const size_t *origin, const size_t *region,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
+static pi_result ocl_piEnqueueMemImageFill(pi_queue command_queue, pi_mem image,
+                                           const void *fill_color,
+                                           const size_t *origin,
+                                           const size_t *region,
+                                           pi_uint32 num_events_in_wait_list,
+                                           const pi_event *event_wait_list,
+                                           pi_event *event) {
   return CL_CALL(clEnqueueFillImage, (cl_command_queue)command_queue,
                  (cl_mem)image, fill_color, origin, region,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
-static pi_result ocl_piEnqueueMemBufferMap(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_map,
-    pi_map_flags map_flags, size_t offset, size_t size,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event, void **ret_map) {
+static pi_result ocl_piEnqueueMemBufferMap(pi_queue command_queue,
+                                           pi_mem buffer, pi_bool blocking_map,
+                                           pi_map_flags map_flags,
+                                           size_t offset, size_t size,
+                                           pi_uint32 num_events_in_wait_list,
+                                           const pi_event *event_wait_list,
+                                           pi_event *event, void **ret_map) {
   const pi_map_flags known =
       PI_MAP_READ | PI_MAP_WRITE | PI_MAP_WRITE_INVALIDATE_REGION;
   cl_map_flags cl_flags = 0;
@@ -2576,8 +2602,8 @@ static pi_result usm_properties(const char *fn, cl_device_id dev,
         out[n++] = in[i + 1];
       }
     } else {
-      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown USM property 0x%llx",
-                  fn, (unsigned long long)in[i]);
+      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown USM property 0x%llx", fn,
+                  (unsigned long long)in[i]);
     }
   }
   out[n] = 0;
@@ -2586,22 +2612,20 @@ static pi_result usm_properties(const char *fn, cl_device_id dev,
 
 static pi_result usm_alloc(const char *fn, enum usm_kind kind,
                            void **result_ptr, pi_context context,
-                           pi_device device,
-                           pi_usm_mem_properties *properties, size_t size,
-                           pi_uint32 alignment) {
-  static const char *const entries[] = {"clHostMemAllocINTEL",
-                                        "clDeviceMemAllocINTEL",
-                                        "clSharedMemAllocINTEL"};
+                           pi_device device, pi_usm_mem_properties *properties,
+                           size_t size, pi_uint32 alignment) {
+  static const char *const entries[] = {
+      "clHostMemAllocINTEL", "clDeviceMemAllocINTEL", "clSharedMemAllocINTEL"};
   cl_context ctx = (cl_context)context;
   cl_device_id dev = (cl_device_id)device;
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   cl_mem_properties_intel props[5];
   cl_int err = CL_SUCCESS;
   if (!result_ptr)
     return fail(PI_ERROR_INVALID_VALUE, "%s: result_ptr is NULL", fn);
   *result_ptr = NULL;
-  pi_result r = kind == USM_HOST ? context_device(fn, ctx, USM_EXT, &dev)
-                                 : PI_SUCCESS;
+  pi_result r =
+      kind == USM_HOST ? context_device(fn, ctx, USM_EXT, &dev) : PI_SUCCESS;
   if (r == PI_SUCCESS)
     r = device_state(fn, dev, &ps);
   if (r != PI_SUCCESS)
@@ -2661,8 +2685,8 @@ static pi_result context_usm(const char *fn, pi_context context,
 
 /* A blocking free, so that no kernel still running can touch the memory. */
 static pi_result ocl_piextUSMFree(pi_context context, void *ptr) {
-  cl_device_id dev;
-  const struct platform_state *ps;
+  cl_device_id dev = NULL;
+  const struct platform_state *ps = NULL;
   pi_result r = context_usm(FN, context, &dev, &ps);
   if (r == PI_SUCCESS)
     r = need_feature(FN, dev, USM_EXT, "clMemBlockingFreeINTEL",
@@ -2700,7 +2724,7 @@ static pi_result ocl_piextUSMEnqueueFill(pi_queue queue, void *ptr,
                                          pi_uint32 num_events_in_waitlist,
                                          const pi_event *events_waitlist,
                                          pi_event *event) {
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   QUEUE_USM(queue, ps, clEnqueueMemFillINTEL);
   return CL_CALL(ps->ext.clEnqueueMemFillINTEL, (cl_command_queue)queue, ptr,
                  pattern, patternSize, count,
@@ -2713,7 +2737,7 @@ static pi_result ocl_piextUSMEnqueueMemcpy(pi_queue queue, pi_bool blocking,
                                            pi_uint32 num_events_in_waitlist,
                                            const pi_event *events_waitlist,
                                            pi_event *event) {
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL);
   return CL_CALL(ps->ext.clEnqueueMemcpyINTEL, (cl_command_queue)queue,
                  blocking, dst_ptr, src_ptr, size,
@@ -2728,16 +2752,16 @@ static pi_result ocl_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
                                              pi_uint32 num_events_in_waitlist,
                                              const pi_event *events_waitlist,
                                              pi_event *event) {
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   if (flags & ~PI_USM_MIGRATION_TBD0)
     return fail(PI_ERROR_INVALID_VALUE, "%s: unknown migration flags 0x%llx",
                 FN, (unsigned long long)flags);
-  QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL);
+  QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL); /* any USM entry: has USM */
   if (!ps->ext.clEnqueueMigrateMemINTEL)
     return CL_CALL(clEnqueueMarkerWithWaitList, (cl_command_queue)queue,
                    WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
-  return CL_CALL(ps->ext.clEnqueueMigrateMemINTEL, (cl_command_queue)queue,
-                 ptr, size, 0 /* to the queue's device */,
+  return CL_CALL(ps->ext.clEnqueueMigrateMemINTEL, (cl_command_queue)queue, ptr,
+                 size, 0 /* to the queue's device */,
                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
 }
 
@@ -2747,29 +2771,25 @@ static pi_result ocl_piextUSMEnqueueMemAdvise(pi_queue queue, const void *ptr,
                                               size_t length,
                                               pi_mem_advice advice,
                                               pi_event *event) {
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   (void)ptr;
   (void)length;
-  QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL);
+  QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL); /* any USM entry: has USM */
   pi_result r = CL_CALL(clEnqueueMarkerWithWaitList, (cl_command_queue)queue,
                         WAIT_ARGS(0, NULL, event));
   if (r == PI_SUCCESS && advice != PI_MEM_ADVICE_RESET)
-    fail(PI_SUCCESS,
-         "%s: advice 0x%x has no OpenCL equivalent and was ignored", FN,
-         (unsigned)advice);
+    fail(PI_SUCCESS, "%s: advice 0x%x has no OpenCL equivalent and was ignored",
+         FN, (unsigned)advice);
   return r;
 }
 
-static pi_result ocl_piextUSMGetMemAllocInfo(pi_context context,
-                                             const void *ptr,
-                                             pi_mem_alloc_info param_name,
-                                             size_t param_value_size,
-                                             void *param_value,
-                                             size_t *param_value_size_ret) {
+static pi_result ocl_piextUSMGetMemAllocInfo(
+    pi_context context, const void *ptr, pi_mem_alloc_info param_name,
+    size_t param_value_size, void *param_value, size_t *param_value_size_ret) {
   struct info_out o = {FN, param_name, param_value_size, param_value,
                        param_value_size_ret};
-  cl_device_id dev;
-  const struct platform_state *ps;
+  cl_device_id dev = NULL;
+  const struct platform_state *ps = NULL;
   pi_result r = context_usm(FN, context, &dev, &ps);
   if (r == PI_SUCCESS)
     r = need_feature(FN, dev, USM_EXT, "clGetMemAllocInfoINTEL",
@@ -2793,17 +2813,15 @@ struct rows {
   size_t pattern_size;
 };
 
-static cl_int enqueue_row(cl_command_queue q, const struct rows *op,
-                          size_t row, cl_uint nwait, const cl_event *wait,
-                          cl_event *ev) {
+static cl_int enqueue_row(cl_command_queue q, const struct rows *op, size_t row,
+                          cl_uint nwait, const cl_event *wait, cl_event *ev) {
   char *dst = op->dst + row * op->dst_pitch;
   if (op->src)
     return op->ps->ext.clEnqueueMemcpyINTEL(q, CL_FALSE, dst,
                                             op->src + row * op->src_pitch,
                                             op->width, nwait, wait, ev);
-  return op->ps->ext.clEnqueueMemFillINTEL(q, dst, op->pattern,
-                                           op->pattern_size, op->width, nwait,
-                                           wait, ev);
+  return op->ps->ext.clEnqueueMemFillINTEL(
+      q, dst, op->pattern, op->pattern_size, op->width, nwait, wait, ev);
 }
 
 static pi_result enqueue_rows(const char *fn, pi_queue queue,
@@ -2826,10 +2844,10 @@ static pi_result enqueue_rows(const char *fn, pi_queue queue,
     --done; /* the failed row made no event */
   cl_event marker = NULL;
   if (err == CL_SUCCESS)
-    err = height ? clEnqueueMarkerWithWaitList(q, (cl_uint)height, rows,
-                                               &marker)
-                 : clEnqueueMarkerWithWaitList(q, nwait,
-                                               (const cl_event *)wait, &marker);
+    err = height
+              ? clEnqueueMarkerWithWaitList(q, (cl_uint)height, rows, &marker)
+              : clEnqueueMarkerWithWaitList(q, nwait, (const cl_event *)wait,
+                                            &marker);
   for (size_t i = 0; i < done; ++i)
     clReleaseEvent(rows[i]);
   free(rows);
@@ -2839,8 +2857,8 @@ static pi_result enqueue_rows(const char *fn, pi_queue queue,
     *event = (pi_event)marker;
   else if (marker)
     clReleaseEvent(marker);
-  return check_cl(fn, op->src ? "clEnqueueMemcpyINTEL" : "clEnqueueMemFillINTEL",
-                  err);
+  return check_cl(
+      fn, op->src ? "clEnqueueMemcpyINTEL" : "clEnqueueMemFillINTEL", err);
 }
 
 static pi_result ocl_piextUSMEnqueueFill2D(pi_queue queue, void *ptr,
@@ -2869,13 +2887,14 @@ static pi_result ocl_piextUSMEnqueueMemset2D(pi_queue queue, void *ptr,
                       events_waitlist, event);
 }
 
-static pi_result ocl_piextUSMEnqueueMemcpy2D(
-    pi_queue queue, pi_bool blocking, void *dst_ptr, size_t dst_pitch,
-    const void *src_ptr, size_t src_pitch, size_t width, size_t height,
-    pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist,
-    pi_event *event) {
-  struct rows op = {NULL, dst_ptr, src_ptr, dst_pitch, src_pitch, width,
-                    NULL, 0};
+static pi_result
+ocl_piextUSMEnqueueMemcpy2D(pi_queue queue, pi_bool blocking, void *dst_ptr,
+                            size_t dst_pitch, const void *src_ptr,
+                            size_t src_pitch, size_t width, size_t height,
+                            pi_uint32 num_events_in_waitlist,
+                            const pi_event *events_waitlist, pi_event *event) {
+  struct rows op = {NULL,      dst_ptr, src_ptr, dst_pitch,
+                    src_pitch, width,   NULL,    0};
   REQUIRE(src_ptr != NULL);
   QUEUE_USM(queue, op.ps, clEnqueueMemcpyINTEL);
   return enqueue_rows(FN, queue, &op, height, blocking, num_events_in_waitlist,
@@ -2898,7 +2917,8 @@ static pi_result ocl_piextUSMRelease(const void *ptr, pi_context context) {
   return PI_SUCCESS;
 }
 
-/* ---- Device globals and host pipes ---------------------------------------- */
+/* ---- Device globals and host pipes ----------------------------------------
+ */
 
 static const char GLOBALS_HINT[] =
     "device globals need cl_intel_global_variable_access; keep the value in "
@@ -2924,7 +2944,7 @@ static pi_result ocl_piextEnqueueDeviceGlobalVariableWrite(
     pi_bool blocking_write, size_t count, size_t offset, const void *src,
     pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
     pi_event *event) {
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   QUEUE_FEATURE(queue, ps, clEnqueueWriteGlobalVariableINTEL, GLOBALS_HINT);
   return CL_CALL(ps->ext.clEnqueueWriteGlobalVariableINTEL,
                  (cl_command_queue)queue, (cl_program)program, name,
@@ -2933,11 +2953,10 @@ static pi_result ocl_piextEnqueueDeviceGlobalVariableWrite(
 }
 
 static pi_result ocl_piextEnqueueDeviceGlobalVariableRead(
-    pi_queue queue, pi_program program, const char *name,
-    pi_bool blocking_read, size_t count, size_t offset, void *dst,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  const struct platform_state *ps;
+    pi_queue queue, pi_program program, const char *name, pi_bool blocking_read,
+    size_t count, size_t offset, void *dst, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  const struct platform_state *ps = NULL;
   QUEUE_FEATURE(queue, ps, clEnqueueReadGlobalVariableINTEL, GLOBALS_HINT);
   return CL_CALL(ps->ext.clEnqueueReadGlobalVariableINTEL,
                  (cl_command_queue)queue, (cl_program)program, name,
@@ -2949,7 +2968,7 @@ static pi_result ocl_piextEnqueueReadHostPipe(
     pi_queue queue, pi_program program, const char *pipe_symbol,
     pi_bool blocking, void *ptr, size_t size, pi_uint32 num_events_in_waitlist,
     const pi_event *events_waitlist, pi_event *event) {
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   QUEUE_FEATURE(queue, ps, clEnqueueReadHostPipeINTEL, PIPES_HINT);
   return CL_CALL(ps->ext.clEnqueueReadHostPipeINTEL, (cl_command_queue)queue,
                  (cl_program)program, pipe_symbol, blocking, ptr, size,
@@ -2960,7 +2979,7 @@ static pi_result ocl_piextEnqueueWriteHostPipe(
     pi_queue queue, pi_program program, const char *pipe_symbol,
     pi_bool blocking, void *ptr, size_t size, pi_uint32 num_events_in_waitlist,
     const pi_event *events_waitlist, pi_event *event) {
-  const struct platform_state *ps;
+  const struct platform_state *ps = NULL;
   QUEUE_FEATURE(queue, ps, clEnqueueWriteHostPipeINTEL, PIPES_HINT);
   return CL_CALL(ps->ext.clEnqueueWriteHostPipeINTEL, (cl_command_queue)queue,
                  (cl_program)program, pipe_symbol, blocking, ptr, size,
@@ -2991,12 +3010,10 @@ static pi_result ocl_piextDisablePeerAccess(pi_device command_device,
   return no_peer_access(FN);
 }
 
-static pi_result ocl_piextPeerAccessGetInfo(pi_device command_device,
-                                            pi_device peer_device,
-                                            pi_peer_attr attr,
-                                            size_t param_value_size,
-                                            void *param_value,
-                                            size_t *param_value_size_ret) {
+static pi_result
+ocl_piextPeerAccessGetInfo(pi_device command_device, pi_device peer_device,
+                           pi_peer_attr attr, size_t param_value_size,
+                           void *param_value, size_t *param_value_size_ret) {
   struct info_out o = {FN, attr, param_value_size, param_value,
                        param_value_size_ret};
   (void)command_device;
@@ -3007,7 +3024,8 @@ static pi_result ocl_piextPeerAccessGetInfo(pi_device command_device,
   return put_u32(&o, 0);
 }
 
-/* ---- Plugin ---------------------------------------------------------------- */
+/* ---- Plugin ----------------------------------------------------------------
+ */
 
 static pi_result ocl_piextPluginGetOpaqueData(void *opaque_data_param,
                                               void **opaque_data_return) {
@@ -3045,8 +3063,8 @@ static pi_result ocl_piPluginGetBackendOption(pi_platform platform,
     return PI_SUCCESS;
   }
   return fail(PI_ERROR_INVALID_VALUE,
-              "%s: no OpenCL option for '%s'; the plugin maps -O0 to -O3",
-              FN, frontend_option);
+              "%s: no OpenCL option for '%s'; the plugin maps -O0 to -O3", FN,
+              frontend_option);
 }
 
 /* Frees the platform cache; no PI call may follow before piPluginInit. */

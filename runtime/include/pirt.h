@@ -201,6 +201,85 @@ pi_result pirt_event_release(pirt_event *event);
 /* Start and end of the command in device nanoseconds (profiling queues). */
 pi_result pirt_event_times(pirt_event *event, uint64_t *start, uint64_t *end);
 
+/* ---- Device images (seeds 000 and 003) -------------------------------------------
+ * Executables and shared libraries register the device images they carry
+ * from a constructor and unregister them from a destructor; the
+ * pitrace_add_device_code() CMake helper generates both calls. Registration
+ * may happen before main and unregistration after the runtime has shut
+ * down. Images of modules loaded first (the link map's order: the
+ * executable, its libraries, then libraries opened later with dlopen) win
+ * when two export the same symbol, as symbols do on Linux. */
+void pirt_register_images(pi_device_binaries images);
+void pirt_unregister_images(pi_device_binaries images);
+
+/* A kernel bundle: the registered images' kernels for one context, with
+ * specialization-constant values set by symbolic ID. */
+typedef struct pirt_bundle pirt_bundle;
+pi_result pirt_bundle_create(pirt_context *context, pirt_bundle **bundle);
+pi_result pirt_bundle_release(pirt_bundle *bundle);
+/* Sets a specialization constant of every kernel of the bundle: `size`
+ * bytes, laid out as the constant's type (a composite as its C struct). */
+pi_result pirt_bundle_set_spec_constant(pirt_bundle *bundle,
+                                        const char *symbolic_id,
+                                        const void *value, size_t size);
+/* The kernel `name` from the registered images, built (or linked with the
+ * images exporting what it imports) for the context's device; builds are
+ * cached by device, image set, native spec-constant values and options. */
+pi_result pirt_bundle_get_kernel(pirt_bundle *bundle, const char *name,
+                                 pirt_kernel **kernel);
+
+/* One specialization-constant value for a single launch. */
+typedef struct pirt_spec_value {
+  const char *symbolic_id;
+  const void *value;
+  size_t size;
+} pirt_spec_value;
+/* pirt_launch with spec-constant values for this launch only, on top of
+ * the kernel's bundle values. */
+pi_result pirt_launch_spec(pirt_queue *queue, pirt_kernel *kernel,
+                           unsigned dims, const size_t *global,
+                           const size_t *local, unsigned num_values,
+                           const pirt_spec_value *values, unsigned num_deps,
+                           pirt_event *const *deps, pirt_event **event);
+
+/* ---- What the runtime decides ------------------------------------------------------
+ * Every link decision (images chosen for a kernel on a device, the image
+ * resolving each imported symbol, ODR choices, options, cache hits and
+ * misses) and every spec-constant value applied is printed at
+ * SYCL_PI_TRACE=1 and handed to note hooks: those added here, and the
+ * function `pitrace_note_hook` of any bound plugin that exports one (the
+ * recording shim does), called on the thread that makes the PI calls the
+ * note explains, just before them. See docs/notes.md. */
+typedef enum {
+  PIRT_NOTE_LINK = 1,       /* the image set of a kernel, and why */
+  PIRT_NOTE_SYMBOL = 2,     /* which image resolved an imported symbol */
+  PIRT_NOTE_ODR = 3,        /* several images export a symbol */
+  PIRT_NOTE_CACHE = 4,      /* a program cache hit or miss */
+  PIRT_NOTE_SPEC_CONST = 5  /* a spec-constant value applied */
+} pirt_note_kind;
+
+typedef struct pirt_note {
+  pirt_note_kind kind;
+  const char *kernel;      /* the kernel concerned, or NULL */
+  const char *device;      /* the device's name */
+  const char *text;        /* the SYCL_PI_TRACE=1 line */
+  /* PIRT_NOTE_SYMBOL/ODR: */
+  const char *symbol;
+  const char *image;       /* "module#index" of the image chosen */
+  /* PIRT_NOTE_SPEC_CONST: */
+  const char *symbolic_id;
+  const uint32_t *numeric_ids;
+  uint32_t num_ids;
+  const void *value;
+  size_t size;
+  bool native;             /* piextProgramSetSpecializationConstant, else
+                              the emulated kernel-argument buffer */
+} pirt_note;
+
+typedef void (*pirt_note_fn)(const pirt_note *note, void *user);
+pi_result pirt_add_note_hook(pirt_note_fn fn, void *user);
+pi_result pirt_remove_note_hook(pirt_note_fn fn, void *user);
+
 /* ---- Lifetime ------------------------------------------------------------------ */
 
 /* Binds the plugins now rather than on first use; PI_ERROR_DEVICE_NOT_FOUND

@@ -12,39 +12,6 @@
 
 #include "pirt_internal.h"
 
-struct pirt_context {
-  struct pirt_plugin *plugin;
-  struct pirt_device *device;
-  pi_context ctx;
-};
-
-struct pirt_queue {
-  pirt_context *context;
-  pi_queue q;
-};
-
-struct pirt_buffer {
-  pirt_context *context;
-  pi_mem mem;
-  size_t size;
-};
-
-struct pirt_program {
-  pirt_context *context;
-  pi_program prog;
-};
-
-struct pirt_kernel {
-  pirt_program *program;
-  pi_kernel k;
-  char *name;
-};
-
-struct pirt_event {
-  struct pirt_plugin *plugin;
-  pi_event ev;
-};
-
 #define CHECK_ARG(cond, ...)                                                   \
   do {                                                                         \
     if (PIRT_UNLIKELY(!(cond)))                                                \
@@ -384,6 +351,7 @@ pi_result pirt_kernel_create(pirt_program *p, const char *name, pirt_kernel **ou
     return pirt_fail(PI_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   }
   k->program = p;
+  k->context = p->context;
   pi_result r = pirt_call_piKernelCreate(p->context->plugin, p->prog, name, &k->k);
   if (r != PI_SUCCESS) {
     free(k->name);
@@ -400,7 +368,8 @@ pi_result pirt_kernel_release(pirt_kernel *k)
 {
   if (!k)
     return PI_SUCCESS;
-  pi_result r = pirt_call_piKernelRelease(k->program->context->plugin, k->k);
+  pi_result r = pirt_call_piKernelRelease(k->context->plugin, k->k);
+  pm_kernel_free(k);
   free(k->name);
   free(k);
   return r == PI_SUCCESS ? r : pirt_fail_call(NULL, "piKernelRelease", r);
@@ -410,7 +379,7 @@ pi_result pirt_kernel_release(pirt_kernel *k)
 static pi_result arg_failed(pirt_kernel *k, unsigned index, const char *what,
                             pi_result r)
 {
-  pirt_fail_call(k->program->context->plugin, what, r);
+  pirt_fail_call(k->context->plugin, what, r);
   return pirt_fail(r, "kernel '%s' argument %u: %s", k->name, index,
                    pirt_error_message());
 }
@@ -420,16 +389,20 @@ pi_result pirt_kernel_set_arg(pirt_kernel *k, unsigned index, size_t size,
 {
   CHECK_ARG(k && value && size, "pirt_kernel_set_arg: kernel, size and value "
             "must be given");
-  pi_result r = pirt_call_piKernelSetArg(k->program->context->plugin, k->k,
+  pi_result r = pirt_call_piKernelSetArg(k->context->plugin, k->k,
                                          index, size, value);
+  if (r == PI_SUCCESS && k->pm)
+    pm_record_arg(k, index, 0, size, value);
   return r == PI_SUCCESS ? r : arg_failed(k, index, "piKernelSetArg", r);
 }
 
 pi_result pirt_kernel_set_buffer(pirt_kernel *k, unsigned index, pirt_buffer *b)
 {
   CHECK_ARG(k && b, "pirt_kernel_set_buffer: kernel and buffer must not be NULL");
-  pi_result r = pirt_call_piextKernelSetArgMemObj(k->program->context->plugin,
+  pi_result r = pirt_call_piextKernelSetArgMemObj(k->context->plugin,
                                                   k->k, index, NULL, &b->mem);
+  if (r == PI_SUCCESS && k->pm)
+    pm_record_arg(k, index, 1, sizeof b->mem, &b->mem);
   return r == PI_SUCCESS ? r : arg_failed(k, index, "piextKernelSetArgMemObj", r);
 }
 
@@ -437,15 +410,19 @@ pi_result pirt_kernel_set_usm(pirt_kernel *k, unsigned index, const void *ptr)
 {
   CHECK_ARG(k, "pirt_kernel_set_usm: kernel is NULL");
   pi_result r = pirt_call_piextKernelSetArgPointer(
-      k->program->context->plugin, k->k, index, sizeof ptr, ptr);
+      k->context->plugin, k->k, index, sizeof ptr, &ptr);
+  if (r == PI_SUCCESS && k->pm)
+    pm_record_arg(k, index, 2, sizeof ptr, &ptr);
   return r == PI_SUCCESS ? r : arg_failed(k, index, "piextKernelSetArgPointer", r);
 }
 
 pi_result pirt_kernel_set_local(pirt_kernel *k, unsigned index, size_t size)
 {
   CHECK_ARG(k && size, "pirt_kernel_set_local: kernel and a size are needed");
-  pi_result r = pirt_call_piKernelSetArg(k->program->context->plugin, k->k,
+  pi_result r = pirt_call_piKernelSetArg(k->context->plugin, k->k,
                                          index, size, NULL);
+  if (r == PI_SUCCESS && k->pm)
+    pm_record_arg(k, index, 3, size, NULL);
   return r == PI_SUCCESS ? r : arg_failed(k, index, "piKernelSetArg", r);
 }
 
@@ -507,10 +484,30 @@ pi_result pirt_launch(pirt_queue *q, pirt_kernel *k, unsigned dims,
                       unsigned num_deps, pirt_event *const *deps,
                       pirt_event **event)
 {
+  return pirt_launch_spec(q, k, dims, global, local, 0, NULL, num_deps, deps, event);
+}
+
+pi_result pirt_launch_spec(pirt_queue *q, pirt_kernel *k, unsigned dims,
+                           const size_t *global, const size_t *local,
+                           unsigned num_values, const pirt_spec_value *values,
+                           unsigned num_deps, pirt_event *const *deps,
+                           pirt_event **event)
+{
   CHECK_ARG(q && k && global, "pirt_launch: queue, kernel and global size "
             "must not be NULL");
   CHECK_ARG(dims >= 1 && dims <= 3, "pirt_launch: kernel '%s': %u dimensions; "
             "use 1, 2 or 3", k->name, dims);
+  CHECK_ARG(num_values == 0 || values, "pirt_launch_spec: num_values > 0 but "
+            "values is NULL");
+  if (k->pm) {
+    pi_result r = pm_prepare_launch(k, num_values, values);
+    if (r != PI_SUCCESS)
+      return r;
+  } else {
+    CHECK_ARG(num_values == 0, "pirt_launch_spec: kernel '%s' comes from a program "
+              "built from source, which declares no spec constants; get it from a "
+              "bundle (pirt_bundle_get_kernel)", k->name);
+  }
   ENQUEUE(q, "piEnqueueKernelLaunch", num_deps, deps, event,
           pirt_call_piEnqueueKernelLaunch(pl, q->q, k->k, dims, NULL, global,
                                           local, num_deps, wl, &ev));

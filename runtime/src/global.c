@@ -52,6 +52,7 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
   pthread_mutex_lock(&g->lock);
   pirt_trace(PIRT_TRACE_BASIC, "Runtime shutting down: tearing down %zu "
              "plugin(s)", g->nplugins);
+  pm_shutdown();
   pirt_devices_free();
   pirt_plugins_unload();
   atomic_store_explicit(&shut_down, true, memory_order_release);

@@ -609,6 +609,14 @@ void pi_format_param(pi_sbuf *b, const pi_api_desc *api, unsigned i,
                      (unsigned)m->mem_access);
     return;
   }
+  case PI_PK_USMREF:
+    format_ptr(b, ptr);
+    if (ptr) {
+      pi_sbuf_puts(b, " [ ");
+      format_ptr(b, *(void *const *)ptr);
+      pi_sbuf_puts(b, " ]");
+    }
+    return;
   case PI_PK_FNPTR:
   case PI_PK_HOSTPTR:
   case PI_PK_USMPTR:

@@ -313,7 +313,7 @@ static const pi_enum_entry en_pi_device_info_entries[] = {
   {"PI_DEVICE_INFO_PARTITION_TYPE", 4166, PI_VT_PROPS, 0, PI_OBJ_NONE, &en_pi_device_partition_property},
   {"PI_DEVICE_INFO_MAX_NUM_SUB_GROUPS", 4188, PI_VT_U32, 0, PI_OBJ_NONE, 0},
   {"PI_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS", 4189, PI_VT_BOOL, 0, PI_OBJ_NONE, 0},
-  {"PI_DEVICE_INFO_SUB_GROUP_SIZES_INTEL", 16648, PI_VT_U32, 1, PI_OBJ_NONE, 0},
+  {"PI_DEVICE_INFO_SUB_GROUP_SIZES_INTEL", 16648, PI_VT_SIZE, 1, PI_OBJ_NONE, 0},
   {"PI_DEVICE_INFO_USM_HOST_SUPPORT", 16784, PI_VT_FLAGS, 0, PI_OBJ_NONE, &en_pi_usm_capabilities},
   {"PI_DEVICE_INFO_USM_DEVICE_SUPPORT", 16785, PI_VT_FLAGS, 0, PI_OBJ_NONE, &en_pi_usm_capabilities},
   {"PI_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT", 16786, PI_VT_FLAGS, 0, PI_OBJ_NONE, &en_pi_usm_capabilities},
@@ -1265,7 +1265,7 @@ static const pi_param_desc params_piextKernelSetArgPointer[] = {
   {"kernel", "pi_kernel", PI_DIR_IN, PI_PK_HANDLE, PI_VT_HANDLE, PI_OBJ_KERNEL, PI_OBJ_NONE, 1, {-1, 0}, -1, -1, -1, 0},
   {"arg_index", "pi_uint32", PI_DIR_IN, PI_PK_SCALAR, PI_VT_U32, PI_OBJ_NONE, PI_OBJ_NONE, 0, {-1, 0}, -1, -1, -1, 0},
   {"arg_size", "size_t", PI_DIR_IN, PI_PK_SCALAR, PI_VT_SIZE, PI_OBJ_NONE, PI_OBJ_NONE, 0, {-1, 0}, -1, -1, -1, 0},
-  {"arg_value", "const void *", PI_DIR_IN, PI_PK_USMPTR, PI_VT_PTR, PI_OBJ_NONE, PI_OBJ_NONE, 1, {-1, 0}, -1, -1, -1, 0},
+  {"arg_value", "const void *", PI_DIR_IN, PI_PK_USMREF, PI_VT_PTR, PI_OBJ_NONE, PI_OBJ_NONE, 1, {-1, 0}, -1, -1, -1, 0},
 };
 static const pi_param_desc params_piKernelSetExecInfo[] = {
   {"kernel", "pi_kernel", PI_DIR_IN, PI_PK_HANDLE, PI_VT_HANDLE, PI_OBJ_KERNEL, PI_OBJ_NONE, 1, {-1, 0}, -1, -1, -1, 0},

@@ -36,6 +36,7 @@ struct pirt_plugin {
   pirt_backend backend;
   pi_plugin info;  /* what piPluginInit filled */
   struct pi_function_table table;
+  void *note_hook; /* the plugin's pitrace_note_hook, if it exports one */
 };
 
 /* Names: "opencl" and its SYCL_BE spelling "PI_OPENCL". */
@@ -98,6 +99,62 @@ struct pirt_device {
 /* Enumerates the devices of every bound plugin (once). */
 void pirt_devices_discover(void);
 void pirt_devices_free(void);
+
+/* ---- Application objects ---------------------------------------------------- */
+
+struct pirt_context {
+  struct pirt_plugin *plugin;
+  struct pirt_device *device;
+  pi_context ctx;
+};
+
+struct pirt_queue {
+  pirt_context *context;
+  pi_queue q;
+};
+
+struct pirt_buffer {
+  pirt_context *context;
+  pi_mem mem;
+  size_t size;
+};
+
+struct pirt_program {
+  pirt_context *context;
+  pi_program prog;
+};
+
+struct pm_kernel; /* program.c: a bundle kernel's images, spec constants, args */
+
+struct pirt_kernel {
+  pirt_context *context;
+  pi_kernel k;
+  char *name;
+  pirt_program *program; /* the program it came from, or NULL (bundle) */
+  struct pm_kernel *pm;  /* bundle kernels only */
+};
+
+struct pirt_event {
+  struct pirt_plugin *plugin;
+  pi_event ev;
+};
+
+/* ---- Program manager (program.c) ------------------------------------------- */
+
+/* Remembers a bundle kernel's argument, so that a rebuild for other native
+ * spec-constant values can set it again. kind: 0 bytes, 1 mem, 2 pointer,
+ * 3 local. */
+void pm_record_arg(pirt_kernel *k, unsigned index, int kind, size_t size,
+                   const void *value);
+void pm_kernel_free(pirt_kernel *k);
+/* Applies a bundle kernel's spec-constant values (the bundle's, then these)
+ * before a launch: a rebuild for native values, the buffer for emulated. */
+pi_result pm_prepare_launch(pirt_kernel *k, unsigned nvalues,
+                            const pirt_spec_value *values);
+/* Releases the cached programs (before the plugins go) and the registry. */
+void pm_shutdown(void);
+/* Delivers a note to the hooks and prints its text at SYCL_PI_TRACE=1. */
+void pirt_note_emit(const pirt_note *note);
 
 /* ---- Lifetime --------------------------------------------------------------
  * The runtime's state is created on first use and destroyed by a

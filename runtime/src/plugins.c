@@ -201,6 +201,7 @@ static struct pirt_plugin *bind_plugin(const char *name, pirt_backend backend)
   p->path = pirt_strdup(path);
   p->backend = backend;
   p->table = p->info.PiFunctionTable;
+  p->note_hook = dlsym(dl, "pitrace_note_hook");
   unsigned missing = 0;
 #define COUNT_MISSING(fn)                                                    \
   if (!p->table.fn) {                                                        \

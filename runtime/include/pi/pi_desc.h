@@ -74,7 +74,8 @@ typedef enum {
   PI_PK_MEM_OBJ_PROPERTY,
   PI_PK_FNPTR,
   PI_PK_HOSTPTR,     /* host memory of an extent the call computes */
-  PI_PK_USMPTR       /* a pointer that may lie inside a USM allocation */
+  PI_PK_USMPTR,      /* a pointer that may lie inside a USM allocation */
+  PI_PK_USMREF       /* points at such a pointer (piextKernelSetArgPointer) */
 } pi_param_kind;
 
 struct pi_enum_desc;
