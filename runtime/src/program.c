@@ -32,9 +32,11 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pirt_internal.h"
 
@@ -87,7 +89,7 @@ void pirt_unregister_images(pi_device_binaries desc)
 
 typedef struct pm_image {
   pi_device_binary bin;
-  char label[160];  /* "libfoo.so#0" */
+  char label[600];  /* "libfoo.so#0" */
   unsigned rank;    /* module place in the link map */
   uint64_t order;
   const char **kernels, **exports, **imports;
@@ -169,6 +171,19 @@ static int image_cmp(const void *a, const void *b)
   return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* The executable's file name (argv[0] may be anything). */
+static const char *exe_name(void)
+{
+  static char path[512];
+  if (!path[0]) {
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    path[n > 0 ? n : 0] = 0;
+    if (n <= 0)
+      snprintf(path, sizeof path, "%s", program_invocation_short_name);
+  }
+  return path;
+}
+
 /* Rebuilds the index when the registry changed (under pm_lock). */
 static void refresh_index(void)
 {
@@ -185,7 +200,7 @@ static void refresh_index(void)
   for (reg_entry *e = reg_head; images && e; e = e->next) {
     phdr_probe pr = {(uintptr_t)e->desc, 0, 0, NULL};
     dl_iterate_phdr(find_module, &pr);
-    const char *mod = pr.found && pr.name && *pr.name ? pr.name : program_invocation_short_name;
+    const char *mod = pr.found && pr.name && *pr.name ? pr.name : exe_name();
     const char *base = strrchr(mod, '/');
     base = base ? base + 1 : mod;
     for (unsigned i = 0; i < e->desc->NumDeviceBinaries; i++) {

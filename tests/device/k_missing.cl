@@ -1,0 +1,2 @@
+int missing_fn(int x);
+__kernel void k_missing(__global int *o) { o[0] = missing_fn(1); }

@@ -1,0 +1,278 @@
+/*
+ * test_program.c: the program manager on real devices (CTest runs it on
+ * PoCL and on rusticl): image selection, shared device libraries with
+ * their ODR and dlopen-order corner cases, unresolved imports, the program
+ * cache, and specialization constants (the seed's composites and
+ * default-values example), plus the notes the runtime hands to hooks.
+ *
+ * This program's own images (tests/device/k_*.cl, spec.cl) are embedded by
+ * pitrace_add_device_code; libodr_a.so and libodr_b.so, linked in that
+ * order, both export which_lib; liblate.so is opened with dlopen.
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+
+#include "pirt.h"
+#include "testutil.h"
+
+#define TRY(call) cr_assert_eq((call), PI_SUCCESS, "%s", pirt_error_message())
+
+int odr_a_host(void);
+int odr_b_host(void);
+
+static pirt_device *dev;
+static pirt_context *ctx;
+static pirt_queue *q;
+static pirt_bundle *bundle;
+static char *trace;
+
+static void setup(void)
+{
+  trace = tu_temp_path(".trace");
+  setenv("SYCL_PI_TRACE", "3", 1); /* level 1 and the calls */
+  setenv("SYCL_PI_TRACE_FILE", trace, 1);
+  cr_assert_eq(odr_a_host() + odr_b_host(), 0);
+  TRY(pirt_device_select(NULL, &dev));
+  TRY(pirt_context_create(dev, &ctx));
+  TRY(pirt_queue_create(ctx, 0, &q));
+  TRY(pirt_bundle_create(ctx, &bundle));
+}
+
+static void teardown(void)
+{
+  TRY(pirt_bundle_release(bundle));
+  TRY(pirt_queue_release(q));
+  TRY(pirt_context_release(ctx));
+  unlink(trace);
+}
+
+TestSuite(program, .init = setup, .fini = teardown);
+
+/* Runs a one-int kernel and returns what it wrote. */
+static int run_int_kernel(pirt_kernel *k)
+{
+  pirt_buffer *b;
+  int v = -1;
+  TRY(pirt_buffer_create(ctx, 0, sizeof v, NULL, &b));
+  TRY(pirt_kernel_set_buffer(k, 0, b));
+  size_t one = 1;
+  TRY(pirt_launch(q, k, 1, &one, NULL, 0, NULL, NULL));
+  TRY(pirt_read(q, b, true, 0, sizeof v, &v, 0, NULL, NULL));
+  TRY(pirt_buffer_release(b));
+  return v;
+}
+
+static int kernel_value(const char *name)
+{
+  pirt_kernel *k;
+  TRY(pirt_bundle_get_kernel(bundle, name, &k));
+  int v = run_int_kernel(k);
+  TRY(pirt_kernel_release(k));
+  return v;
+}
+
+Test(program, image_without_imports_is_built_directly)
+{
+  cr_assert_eq(kernel_value("k_plain"), 0);
+  char *t = tu_read_file(trace);
+  cr_assert(strstr(t, "Link decision: kernel 'k_plain' on \""), "%s", t);
+  cr_assert(strstr(t, "has no imports: piProgramBuild"), "%s", t);
+  cr_assert(strstr(t, "---> piextDeviceSelectBinary("), "%s", t);
+  cr_assert(strstr(t, "---> piProgramBuild("), "%s", t);
+  cr_assert_null(strstr(t, "---> piProgramLink("), "a link step without imports");
+}
+
+Test(program, shared_library_symbol_is_compiled_and_linked)
+{
+  cr_assert_eq(kernel_value("k_which"), 1);
+  char *t = tu_read_file(trace);
+  cr_assert_eq(tu_count(t, "---> piProgramCompile("), 2, "%s", t);
+  cr_assert_eq(tu_count(t, "---> piProgramLink("), 1, "%s", t);
+  cr_assert(strstr(t, "Link: symbol 'which_lib' imported by test_program#"), "%s", t);
+  cr_assert(strstr(t, "resolved by image libodr_a.so#0"), "%s", t);
+}
+
+Test(program, odr_first_loaded_library_wins)
+{
+  cr_assert_eq(kernel_value("k_which"), 1, "libodr_b.so's definition was used");
+  char *t = tu_read_file(trace);
+  cr_assert(strstr(t, "ODR: symbol 'which_lib' is exported by libodr_a.so#0 and also "
+                      "by libodr_b.so#0; using libodr_a.so#0, whose module was loaded "
+                      "first"), "%s", t);
+}
+
+Test(program, dlopened_library_is_searched_after_startup_ones)
+{
+  pirt_kernel *k;
+  cr_assert_eq(pirt_bundle_get_kernel(bundle, "k_late", &k), PI_ERROR_INVALID_KERNEL_NAME);
+  cr_assert(strstr(pirt_error_message(), "imports 'late_only', which no registered "
+                                         "image for device"), "%s", pirt_error_message());
+  void *late = dlopen(PITRACE_LIB_DIR "/liblate.so", RTLD_NOW | RTLD_LOCAL);
+  cr_assert(late, "%s", dlerror());
+  cr_assert_eq(kernel_value("k_late"), 4);
+  cr_assert_eq(kernel_value("k_which"), 1, "the late library overrode a start-up one");
+  char *t = tu_read_file(trace);
+  cr_assert(strstr(t, "using libodr_a.so#0"), "%s", t);
+  cr_assert(strstr(t, "also by libodr_b.so#0, liblate.so#0"), "%s", t);
+  dlclose(late);
+  cr_assert_eq(pirt_bundle_get_kernel(bundle, "k_late", &k), PI_ERROR_INVALID_KERNEL_NAME,
+               "liblate.so's images outlived its dlclose");
+}
+
+Test(program, unresolved_import_names_the_symbol_and_the_image)
+{
+  pirt_kernel *k;
+  cr_assert_eq(pirt_bundle_get_kernel(bundle, "k_missing", &k), PI_ERROR_INVALID_KERNEL_NAME);
+  const char *m = pirt_error_message();
+  cr_assert(strstr(m, "unresolved import: image test_program#"), "%s", m);
+  cr_assert(strstr(m, "(needed by kernel 'k_missing') imports 'missing_fn'"), "%s", m);
+}
+
+Test(program, unknown_kernel_is_a_clear_error)
+{
+  pirt_kernel *k;
+  cr_assert_eq(pirt_bundle_get_kernel(bundle, "k_nowhere", &k), PI_ERROR_INVALID_KERNEL_NAME);
+  cr_assert(strstr(pirt_error_message(), "no registered device image holds kernel "
+                                         "'k_nowhere'"), "%s", pirt_error_message());
+}
+
+Test(program, second_launch_does_not_build_or_link_again)
+{
+  cr_assert_eq(kernel_value("k_which"), 1);
+  pirt_bundle *other;
+  TRY(pirt_bundle_create(ctx, &other));
+  pirt_kernel *k;
+  TRY(pirt_bundle_get_kernel(other, "k_which", &k));
+  cr_assert_eq(run_int_kernel(k), 1);
+  cr_assert_eq(run_int_kernel(k), 1);
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_bundle_release(other));
+  cr_assert_eq(kernel_value("k_which"), 1);
+  char *t = tu_read_file(trace);
+  cr_assert_eq(tu_count(t, "---> piProgramCompile("), 2, "%s", t);
+  cr_assert_eq(tu_count(t, "---> piProgramLink("), 1, "%s", t);
+  cr_assert_eq(tu_count(t, "Program cache miss: kernel 'k_which'"), 1, "%s", t);
+  cr_assert_eq(tu_count(t, "Program cache hit: kernel 'k_which'"), 2, "%s", t);
+}
+
+/* ---- Spec constants ----------------------------------------------------------- */
+
+typedef struct {
+  float a, b;
+} Nested;
+typedef struct {
+  int x;
+  Nested n;
+} A;
+
+static void spec_values(pirt_kernel *k, unsigned nvalues, const pirt_spec_value *v,
+                        float out[6])
+{
+  pirt_buffer *b;
+  TRY(pirt_buffer_create(ctx, 0, 6 * sizeof(float), NULL, &b));
+  TRY(pirt_kernel_set_buffer(k, 0, b));
+  size_t one = 1;
+  TRY(pirt_launch_spec(q, k, 1, &one, NULL, nvalues, v, 0, NULL, NULL));
+  TRY(pirt_read(q, b, true, 0, 6 * sizeof(float), out, 0, NULL, NULL));
+  TRY(pirt_buffer_release(b));
+}
+
+static void expect6(const float got[6], const float want[6])
+{
+  for (int i = 0; i < 6; i++)
+    cr_assert_float_eq(got[i], want[i], 1e-6, "value %d: got %g, want %g", i, got[i],
+                       want[i]);
+}
+
+Test(program, spec_constant_defaults_follow_the_seed_example)
+{
+  pirt_kernel *k;
+  TRY(pirt_bundle_get_kernel(bundle, "k_spec", &k));
+  float out[6];
+  spec_values(k, 0, NULL, out);
+  expect6(out, (float[6]){42, 1, 3, 4, 5, 6});
+  TRY(pirt_kernel_release(k));
+}
+
+typedef struct {
+  int count;
+  char text[8][512];
+  uint32_t ids[8][8];
+  uint32_t nids[8];
+  bool native[8];
+} notes_seen;
+
+static void collect(const pirt_note *n, void *user)
+{
+  notes_seen *s = user;
+  if (n->kind != PIRT_NOTE_SPEC_CONST || s->count == 8)
+    return;
+  snprintf(s->text[s->count], sizeof s->text[0], "%s", n->text);
+  s->nids[s->count] = n->num_ids;
+  for (uint32_t i = 0; i < n->num_ids && i < 8; i++)
+    s->ids[s->count][i] = n->numeric_ids[i];
+  s->native[s->count] = n->native;
+  s->count++;
+}
+
+Test(program, nested_struct_value_from_the_bundle_and_the_hook_sees_it)
+{
+  notes_seen seen = {0};
+  TRY(pirt_add_note_hook(collect, &seen));
+  A a = {7, {8.5f, 9.5f}};
+  TRY(pirt_bundle_set_spec_constant(bundle, "id_A", &a, sizeof a));
+  pirt_kernel *k;
+  TRY(pirt_bundle_get_kernel(bundle, "k_spec", &k));
+  float out[6];
+  spec_values(k, 0, NULL, out);
+  expect6(out, (float[6]){42, 7, 8.5f, 9.5f, 5, 6});
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_remove_note_hook(collect, &seen));
+  cr_assert_eq(seen.count, 1);
+  cr_assert_eq(seen.nids[0], 3, "id_A has three leaves");
+  cr_assert_eq(seen.ids[0][0], 1);
+  cr_assert_eq(seen.ids[0][2], 3);
+  cr_assert_not(seen.native[0], "PoCL and rusticl take no SPIR-V: emulated");
+  /* id_int (4 bytes, ID 0) comes first, so id_A sits at offset 4. */
+  cr_assert(strstr(seen.text[0], "emulated: buffer offset 4, kernel argument 1"), "%s",
+            seen.text[0]);
+  char *t = tu_read_file(trace);
+  cr_assert(strstr(t, "Spec constant 'id_A' of kernel 'k_spec' on \""), "%s", t);
+  cr_assert(strstr(t, "numeric IDs 1,2,3 = [07 00 00 00 00 00 08 41 00 00 18 41] (12 bytes)"),
+            "%s", t);
+}
+
+Test(program, launch_value_applies_to_that_launch_only)
+{
+  Nested nb = {-1.0f, -2.0f};
+  TRY(pirt_bundle_set_spec_constant(bundle, "id_Nested", &nb, sizeof nb));
+  pirt_kernel *k;
+  TRY(pirt_bundle_get_kernel(bundle, "k_spec", &k));
+  int minus3 = -3;
+  pirt_spec_value v = {"id_int", &minus3, sizeof minus3};
+  float out[6];
+  spec_values(k, 1, &v, out);
+  expect6(out, (float[6]){-3, 1, 3, 4, -1, -2});
+  spec_values(k, 0, NULL, out);
+  expect6(out, (float[6]){42, 1, 3, 4, -1, -2});
+  TRY(pirt_kernel_release(k));
+}
+
+Test(program, value_of_the_wrong_size_is_refused)
+{
+  double wrong = 1.0;
+  TRY(pirt_bundle_set_spec_constant(bundle, "id_A", &wrong, sizeof wrong));
+  pirt_kernel *k;
+  cr_assert_eq(pirt_bundle_get_kernel(bundle, "k_spec", &k), PI_ERROR_INVALID_VALUE);
+  cr_assert(strstr(pirt_error_message(), "spec constant 'id_A' of kernel 'k_spec' is "
+                                         "12 bytes, but the value given is 8 bytes"),
+            "%s", pirt_error_message());
+}
+
+Test(program, unregistering_unknown_images_is_harmless)
+{
+  struct pi_device_binaries_struct none = {PI_DEVICE_BINARIES_VERSION, 0, NULL, NULL, NULL};
+  pirt_unregister_images(&none);
+  pirt_unregister_images(NULL);
+  cr_assert_eq(kernel_value("k_plain"), 0);
+}
