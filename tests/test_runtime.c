@@ -278,3 +278,18 @@ Test(lifetime, runtime_shuts_down_after_application_destructors)
   cr_assert(main_done < app && app < down && down < torn && torn < unloaded,
             "wrong order:\n%s", out);
 }
+
+Test(lifetime, images_register_before_main_and_unregister_after_shutdown)
+{
+  const char *argv[] = {BIN "/late_unregister", NULL};
+  const char *env[] = {"SYCL_PI_TRACE=1", POCL, NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  const char *ran = strstr(out, "wrote 0 2 4 6");
+  const char *down = strstr(out, "Runtime shutting down");
+  const char *unreg = strstr(out, "libunreg_late: destructors done");
+  cr_assert(ran && down && unreg, "%s", out);
+  cr_assert(ran < down && down < unreg, "the library unregistered before the "
+            "runtime's shutdown, so this test checks nothing:\n%s", out);
+}

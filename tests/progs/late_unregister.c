@@ -1,0 +1,38 @@
+/*
+ * late_unregister: a program whose device images live in a library
+ * (libunreg_late.so, tests/device/k_plain.cl) that does not depend on
+ * libpirt. The linker order (libpirt first) makes the loader finalise that
+ * library after the runtime: its images register before main, and
+ * unregister after the runtime has shut down. Both must be harmless; the
+ * library's destructor prints when it has unregistered.
+ */
+#include <stdio.h>
+
+#include "pirt.h"
+
+int unreg_late_host(void);
+
+int main(void)
+{
+  pirt_device *dev;
+  pirt_context *ctx;
+  pirt_queue *q;
+  pirt_bundle *b;
+  pirt_kernel *k;
+  pirt_buffer *buf;
+  int out[4] = {0};
+  size_t n = 4;
+  if (unreg_late_host() != 0 || pirt_device_select(NULL, &dev) ||
+      pirt_context_create(dev, &ctx) || pirt_queue_create(ctx, 0, &q) ||
+      pirt_bundle_create(ctx, &b) || pirt_bundle_get_kernel(b, "k_plain", &k) ||
+      pirt_buffer_create(ctx, 0, sizeof out, NULL, &buf) ||
+      pirt_kernel_set_buffer(k, 0, buf) ||
+      pirt_launch(q, k, 1, &n, NULL, 0, NULL, NULL) ||
+      pirt_read(q, buf, true, 0, sizeof out, out, 0, NULL, NULL)) {
+    printf("late_unregister: %s\n", pirt_error_message());
+    return 2;
+  }
+  printf("late_unregister: kernel from the library's image wrote %d %d %d %d\n",
+         out[0], out[1], out[2], out[3]);
+  return out[3] == 6 ? 0 : 1;
+}
