@@ -5,6 +5,7 @@ Reads runtime/api/pi.api (syntax: docs/api-description.md) and writes
   runtime/include/pi/pi_gen.h   enums, API ids, function pointer types, table
   runtime/src/pi_gen.c          name tables, parameter descriptors, invoker
   runtime/src/pi_calls_gen.h    the runtime's traced call wrappers
+  interposer/shim_gen.h         the recording shim's wrappers
 
 Usage: gen_pi_api.py [--out DIR]   (DIR defaults to the source tree)
 Exit status 1 with a one-line error naming the line when the description
@@ -405,6 +406,40 @@ static inline pi_result pirt_call_{name}(const struct pirt_plugin *pl{sep}{decl}
 }}
 """
 
+SHIM_BODY = """
+static pi_result SHIM_FN({name})({decl_or_void})
+{{
+  const pi_fn_{name} fn = SHIM_TARGET.{name};
+  shim_call c;
+  uint64_t argv[{n}] = {{{packs}}};
+  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_{name}, argv))
+    return fn({names});
+  pi_result r = fn({names});
+  shim_end(&c, r);
+  return r;
+}}
+"""
+
+
+def gen_shim(apis):
+    o = [BANNER, "/* The shim's wrappers, included once per shim instance with\n"
+         " * SHIM_I defined (interposer/shim.c): a wrapper knows its target\n"
+         " * plugin by its instance, since PI functions carry no context. */\n"]
+    for a in apis:
+        decl = ", ".join(c_decl(p.ctype, p.name) for p in a.params) or "void"
+        names = ", ".join(p.name for p in a.params)
+        packs = ", ".join(pack(p) for p in a.params) or "0"
+        o.append(SHIM_BODY.format(name=a.name, decl_or_void=decl, names=names,
+                                  packs=packs, n=max(1, len(a.params))))
+    o.append("\n/* Fills a table with this instance's wrappers where the target has\n"
+             " * an entry (an entry the target leaves NULL stays NULL). */\n"
+             "static void SHIM_FN(fill_table)(struct pi_function_table *t)\n{\n")
+    for a in apis:
+        o.append("  t->{0} = SHIM_TARGET.{0} ? SHIM_FN({0}) : NULL;\n".format(a.name))
+    o.append("}\n")
+    return "".join(o)
+
+
 def generate(out):
     src = os.path.join(ROOT, "runtime", "api", "pi.api")
     enums, apis = parse(src)
@@ -414,6 +449,7 @@ def generate(out):
         "runtime/include/pi/pi_gen.h": gen_header(enums, apis),
         "runtime/src/pi_gen.c": gen_source(enums, apis),
         "runtime/src/pi_calls_gen.h": gen_calls(apis, "pirt_call_", CALL_BODY),
+        "interposer/shim_gen.h": gen_shim(apis),
     }
     for rel, text in files.items():
         path = os.path.join(out, rel)

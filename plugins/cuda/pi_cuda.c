@@ -646,3 +646,1698 @@ static pi_result device_primary(const char *fn, pi_device d, CUcontext *c) {
   pthread_mutex_unlock(&d->lock);
   return r;
 }
+
+/* ---- Platforms ------------------------------------------------------------ */
+
+/* Without a usable driver: zero platforms and PI_SUCCESS, with the reason
+ * left as a warning for piPluginGetLastError. */
+static pi_result cu_piPlatformsGet(pi_uint32 num_entries,
+                                   pi_platform *platforms,
+                                   pi_uint32 *num_platforms) {
+  if (platforms && num_entries == 0)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: platforms is not NULL but num_entries is 0", FN);
+  REQUIRE(platforms != NULL || num_platforms != NULL);
+  pi_platform p = get_platform();
+  if (num_platforms)
+    *num_platforms = p ? 1 : 0;
+  if (!p) {
+    pthread_mutex_lock(&init_lock);
+    fail(PI_SUCCESS, "%s: no CUDA platform: %s", FN, driver_problem);
+    pthread_mutex_unlock(&init_lock);
+    return PI_SUCCESS;
+  }
+  if (platforms)
+    platforms[0] = p;
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piPlatformGetInfo(pi_platform platform,
+                                      pi_platform_info param_name,
+                                      size_t param_value_size,
+                                      void *param_value,
+                                      size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  REQUIRE(platform != NULL);
+  char version[64];
+  switch (param_name) {
+  case PI_PLATFORM_INFO_NAME:
+    return put_str(&o, "NVIDIA CUDA BACKEND");
+  case PI_PLATFORM_INFO_VENDOR:
+    return put_str(&o, "NVIDIA Corporation");
+  case PI_PLATFORM_INFO_PROFILE:
+    return put_str(&o, "FULL PROFILE");
+  case PI_PLATFORM_INFO_VERSION:
+    snprintf(version, sizeof version, "CUDA %d.%d",
+             platform->driver_version / 1000,
+             platform->driver_version % 1000 / 10);
+    return put_str(&o, version);
+  case PI_PLATFORM_INFO_EXTENSIONS:
+    return put_str(&o, "");
+  case PI_EXT_PLATFORM_INFO_BACKEND:
+    return put_u32(&o, PI_EXT_PLATFORM_BACKEND_CUDA);
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result cu_piextPlatformGetNativeHandle(pi_platform platform,
+                                                 pi_native_handle *nativeHandle) {
+  (void)platform;
+  (void)nativeHandle;
+  return fail(PI_ERROR_INVALID_OPERATION,
+              "%s: CUDA has no platform object, so there is no native "
+              "handle; use the devices' (CUdevice) instead",
+              FN);
+}
+
+static pi_result
+cu_piextPlatformCreateWithNativeHandle(pi_native_handle nativeHandle,
+                                       pi_platform *platform) {
+  (void)nativeHandle;
+  (void)platform;
+  return fail(PI_ERROR_INVALID_OPERATION,
+              "%s: CUDA has no platform object to make a PI platform from; "
+              "use piPlatformsGet",
+              FN);
+}
+
+/* ---- Devices -------------------------------------------------------------- */
+
+static pi_result cu_piDevicesGet(pi_platform platform,
+                                 pi_device_type device_type,
+                                 pi_uint32 num_entries, pi_device *devices,
+                                 pi_uint32 *num_devices) {
+  REQUIRE(platform != NULL);
+  if (devices && num_entries == 0)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: devices is not NULL but num_entries is 0", FN);
+  /* Every CUDA device is a GPU. */
+  int wanted = (device_type & (PI_DEVICE_TYPE_GPU | PI_DEVICE_TYPE_DEFAULT)) ||
+               device_type == PI_DEVICE_TYPE_ALL;
+  pi_uint32 n = wanted ? platform->num_devices : 0;
+  if (num_devices)
+    *num_devices = n;
+  for (pi_uint32 i = 0; devices && i < n && i < num_entries; ++i)
+    devices[i] = &platform->devices[i];
+  return PI_SUCCESS;
+}
+
+static pi_bitfield atomic_orders(pi_device d) {
+  pi_bitfield r = PI_MEMORY_ORDER_RELAXED;
+  if (d->cc_major >= 7) /* acquire/release semantics came with Volta */
+    r |= PI_MEMORY_ORDER_ACQUIRE | PI_MEMORY_ORDER_RELEASE |
+         PI_MEMORY_ORDER_ACQ_REL | PI_MEMORY_ORDER_SEQ_CST;
+  return r;
+}
+
+static pi_bitfield atomic_scopes(pi_device d) {
+  pi_bitfield r = PI_MEMORY_SCOPE_WORK_ITEM | PI_MEMORY_SCOPE_SUB_GROUP |
+                  PI_MEMORY_SCOPE_WORK_GROUP | PI_MEMORY_SCOPE_DEVICE;
+  if (d->cc_major >= 6) /* system-scope atomics came with Pascal */
+    r |= PI_MEMORY_SCOPE_SYSTEM;
+  return r;
+}
+
+/* Fails a device query that has no CUDA meaning. */
+static pi_result no_cuda_answer(const struct info_out *o, pi_device d,
+                                const char *why) {
+  char what[300];
+  return fail(PI_ERROR_INVALID_VALUE, "%s: query 0x%x has no answer for %s: %s",
+              o->fn, o->query, describe(d, what, sizeof what), why);
+}
+
+/* The device's free memory: cuMemGetInfo in its primary context. */
+static pi_result free_memory(const char *fn, pi_device d, uint64_t *out) {
+  CUcontext primary, previous = NULL;
+  size_t free_bytes = 0, total = 0;
+  TRY(device_primary(fn, d, &primary));
+  TRY(CUF(fn, cuCtxGetCurrent, &previous));
+  TRY(CUF(fn, cuCtxSetCurrent, primary));
+  pi_result r = CUF(fn, cuMemGetInfo, &free_bytes, &total);
+  drv.cuCtxSetCurrent(previous);
+  *out = free_bytes;
+  return r;
+}
+
+/* The USM capabilities of a device for one of the five USM queries. */
+static pi_result usm_capabilities(const char *fn, pi_device d, unsigned query,
+                                  pi_bitfield *out) {
+  const pi_bitfield all = PI_USM_ACCESS | PI_USM_ATOMIC_ACCESS |
+                          PI_USM_CONCURRENT_ACCESS |
+                          PI_USM_CONCURRENT_ATOMIC_ACCESS;
+  int managed = 0, concurrent = 0, pageable = 0, host_atomics = 0;
+  TRY(device_attr(fn, d, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, &managed));
+  TRY(device_attr(fn, d, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+                  &concurrent));
+  TRY(device_attr(fn, d, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
+                  &pageable));
+  TRY(device_attr(fn, d, CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED,
+                  &host_atomics));
+  switch (query) {
+  case PI_DEVICE_INFO_USM_HOST_SUPPORT:
+  case PI_DEVICE_INFO_USM_DEVICE_SUPPORT:
+    *out = all;
+    break;
+  case PI_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT:
+  case PI_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT:
+    *out = !managed      ? 0
+           : concurrent ? all
+                        : PI_USM_ACCESS | PI_USM_ATOMIC_ACCESS;
+    break;
+  default: /* PI_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT */
+    *out = !pageable      ? 0
+           : host_atomics ? all
+                          : PI_USM_ACCESS | PI_USM_CONCURRENT_ACCESS;
+    break;
+  }
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piDeviceGetInfo(pi_device device,
+                                    pi_device_info param_name,
+                                    size_t param_value_size,
+                                    void *param_value,
+                                    size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  pi_device d = device;
+  int v = 0, v2 = 0, v3 = 0;
+  char buf[128];
+  REQUIRE(device != NULL);
+#define ATTR(a, var) TRY(device_attr(FN, d, CU_DEVICE_ATTRIBUTE_##a, &(var)))
+  switch (param_name) {
+  case PI_DEVICE_INFO_TYPE:
+    return put_u64(&o, PI_DEVICE_TYPE_GPU);
+  case PI_DEVICE_INFO_VENDOR_ID:
+    return put_u32(&o, 0x10de); /* NVIDIA's PCI vendor id */
+  case PI_DEVICE_INFO_MAX_COMPUTE_UNITS:
+    ATTR(MULTIPROCESSOR_COUNT, v);
+    return put_u32(&o, (uint32_t)v);
+  case PI_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS:
+    return put_u32(&o, 3);
+  case PI_DEVICE_INFO_MAX_WORK_ITEM_SIZES: {
+    ATTR(MAX_BLOCK_DIM_X, v);
+    ATTR(MAX_BLOCK_DIM_Y, v2);
+    ATTR(MAX_BLOCK_DIM_Z, v3);
+    size_t sizes[3] = {(size_t)v, (size_t)v2, (size_t)v3};
+    return put_info(&o, sizes, sizeof sizes);
+  }
+  case PI_DEVICE_INFO_MAX_WORK_GROUP_SIZE:
+    ATTR(MAX_THREADS_PER_BLOCK, v);
+    return put_size(&o, (size_t)v);
+  case PI_DEVICE_INFO_SINGLE_FP_CONFIG:
+    return put_u64(&o, PI_FP_DENORM | PI_FP_INF_NAN | PI_FP_ROUND_TO_NEAREST |
+                           PI_FP_ROUND_TO_ZERO | PI_FP_ROUND_TO_INF |
+                           PI_FP_FMA | PI_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT);
+  case PI_DEVICE_INFO_DOUBLE_FP_CONFIG:
+    return put_u64(&o, PI_FP_DENORM | PI_FP_INF_NAN | PI_FP_ROUND_TO_NEAREST |
+                           PI_FP_ROUND_TO_ZERO | PI_FP_ROUND_TO_INF |
+                           PI_FP_FMA);
+  case PI_DEVICE_INFO_HALF_FP_CONFIG: /* half arithmetic: sm_53 and later */
+    return put_u64(&o, d->cc_major * 10 + d->cc_minor >= 53
+                           ? PI_FP_DENORM | PI_FP_INF_NAN |
+                                 PI_FP_ROUND_TO_NEAREST | PI_FP_ROUND_TO_ZERO |
+                                 PI_FP_ROUND_TO_INF | PI_FP_FMA
+                           : 0);
+  case PI_DEVICE_INFO_QUEUE_PROPERTIES: /* = QUEUE_ON_HOST_PROPERTIES */
+    return put_u64(&o, PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
+                           PI_QUEUE_FLAG_PROFILING_ENABLE);
+  case PI_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES:
+    return put_u64(&o, 0);
+  case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR:
+  case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_SHORT:
+  case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_INT:
+  case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_LONG:
+  case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_FLOAT:
+  case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_DOUBLE:
+  case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR:
+  case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT:
+  case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT:
+  case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG:
+  case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT:
+  case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE:
+    return put_u32(&o, 1); /* scalar per thread: SIMT */
+  case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_HALF:
+  case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF:
+    return put_u32(&o, d->cc_major * 10 + d->cc_minor >= 53 ? 2 : 0);
+  case PI_DEVICE_INFO_MAX_CLOCK_FREQUENCY:
+    ATTR(CLOCK_RATE, v); /* kHz */
+    return put_u32(&o, (uint32_t)(v / 1000));
+  case PI_DEVICE_INFO_ADDRESS_BITS:
+    return put_u32(&o, 64);
+  case PI_DEVICE_INFO_MAX_MEM_ALLOC_SIZE:
+  case PI_DEVICE_INFO_GLOBAL_MEM_SIZE: {
+    size_t total = 0;
+    TRY(CU(cuDeviceTotalMem, &total, d->cu));
+    return put_u64(&o, total);
+  }
+  case PI_DEVICE_INFO_IMAGE_SUPPORT:
+  case PI_DEVICE_INFO_IMAGE_SRGB:
+    return put_bool(&o, 0); /* IMAGES_UNSUPPORTED */
+  case PI_DEVICE_INFO_MAX_READ_IMAGE_ARGS:
+  case PI_DEVICE_INFO_MAX_WRITE_IMAGE_ARGS:
+  case PI_DEVICE_INFO_MAX_SAMPLERS:
+    return put_u32(&o, 0);
+  case PI_DEVICE_INFO_IMAGE2D_MAX_WIDTH:
+  case PI_DEVICE_INFO_IMAGE2D_MAX_HEIGHT:
+  case PI_DEVICE_INFO_IMAGE3D_MAX_WIDTH:
+  case PI_DEVICE_INFO_IMAGE3D_MAX_HEIGHT:
+  case PI_DEVICE_INFO_IMAGE3D_MAX_DEPTH:
+  case PI_DEVICE_INFO_IMAGE_MAX_BUFFER_SIZE:
+  case PI_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE:
+    return put_size(&o, 0);
+  case PI_DEVICE_INFO_MAX_PARAMETER_SIZE:
+    /* Kernel parameters: 4 KiB, 32764 bytes from CUDA 12.1 on Volta+. */
+    return put_size(&o, d->platform->driver_version >= 12010 &&
+                                d->cc_major >= 7
+                            ? 32764
+                            : 4096);
+  case PI_DEVICE_INFO_MEM_BASE_ADDR_ALIGN:
+    ATTR(TEXTURE_ALIGNMENT, v); /* bytes; the query wants bits */
+    return put_u32(&o, (uint32_t)v * 8);
+  case PI_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE:
+    return put_u32(&o, PI_DEVICE_MEM_CACHE_TYPE_READ_WRITE_CACHE);
+  case PI_DEVICE_INFO_GLOBAL_MEM_CACHELINE_SIZE:
+    return put_u32(&o, 128); /* L2 line of every CUDA architecture */
+  case PI_DEVICE_INFO_GLOBAL_MEM_CACHE_SIZE:
+    ATTR(L2_CACHE_SIZE, v);
+    return put_u64(&o, (uint64_t)v);
+  case PI_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE:
+    ATTR(TOTAL_CONSTANT_MEMORY, v);
+    return put_u64(&o, (uint64_t)v);
+  case PI_DEVICE_INFO_MAX_CONSTANT_ARGS:
+    return put_u32(&o, 9); /* as DPC++'s CUDA plugin */
+  case PI_DEVICE_INFO_LOCAL_MEM_TYPE:
+    return put_u32(&o, PI_DEVICE_LOCAL_MEM_TYPE_LOCAL);
+  case PI_DEVICE_INFO_LOCAL_MEM_SIZE:
+    /* Launches opt in to it (cuFuncSetAttribute) when they need more than
+     * the default 48 KiB. */
+    ATTR(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, v);
+    return put_u64(&o, (uint64_t)v);
+  case PI_DEVICE_INFO_ERROR_CORRECTION_SUPPORT:
+    ATTR(ECC_ENABLED, v);
+    return put_bool(&o, v);
+  case PI_DEVICE_INFO_HOST_UNIFIED_MEMORY:
+    ATTR(INTEGRATED, v);
+    return put_bool(&o, v);
+  case PI_DEVICE_INFO_PROFILING_TIMER_RESOLUTION:
+    return put_size(&o, 500); /* CUevent timing: about half a microsecond */
+  case PI_DEVICE_INFO_ENDIAN_LITTLE:
+  case PI_DEVICE_INFO_AVAILABLE:
+  case PI_DEVICE_INFO_COMPILER_AVAILABLE: /* the driver's PTX JIT */
+  case PI_DEVICE_INFO_LINKER_AVAILABLE:   /* and its linker */
+  case PI_DEVICE_INFO_PREFERRED_INTEROP_USER_SYNC:
+  case PI_DEVICE_INFO_ATOMIC_64:
+  case PI_DEVICE_INFO_BUILD_ON_SUBDEVICE:
+    return put_bool(&o, 1);
+  case PI_DEVICE_INFO_EXECUTION_CAPABILITIES:
+    return put_u64(&o, PI_DEVICE_EXEC_CAPABILITIES_KERNEL);
+  case PI_DEVICE_INFO_BUILT_IN_KERNELS:
+  case PI_DEVICE_INFO_IL_VERSION:        /* the driver takes no SPIR-V */
+  case PI_DEVICE_INFO_OPENCL_C_VERSION:  /* nor OpenCL C */
+    return put_str(&o, "");
+  case PI_DEVICE_INFO_PLATFORM:
+    return put_ptr(&o, d->platform);
+  case PI_DEVICE_INFO_REFERENCE_COUNT:
+    return put_u32(&o, 1); /* root devices live as long as the plugin */
+  case PI_DEVICE_INFO_NAME:
+    return put_str(&o, d->name);
+  case PI_DEVICE_INFO_VENDOR:
+    return put_str(&o, "NVIDIA Corporation");
+  case PI_DEVICE_INFO_DRIVER_VERSION:
+    snprintf(buf, sizeof buf, "%d.%d", d->platform->driver_version / 1000,
+             d->platform->driver_version % 1000 / 10);
+    return put_str(&o, buf);
+  case PI_DEVICE_INFO_PROFILE:
+    return put_str(&o, "CUDA");
+  case PI_DEVICE_INFO_VERSION:
+  case PI_DEVICE_INFO_BACKEND_VERSION: /* the compute capability */
+    snprintf(buf, sizeof buf, "%d.%d", d->cc_major, d->cc_minor);
+    return put_str(&o, buf);
+  case PI_DEVICE_INFO_EXTENSIONS:
+    return put_str(&o, d->cc_major * 10 + d->cc_minor >= 53
+                           ? "cl_khr_fp64 cl_khr_fp16 cl_khr_subgroups "
+                             "cl_khr_int64_base_atomics "
+                             "cl_khr_int64_extended_atomics"
+                           : "cl_khr_fp64 cl_khr_subgroups "
+                             "cl_khr_int64_base_atomics "
+                             "cl_khr_int64_extended_atomics");
+  case PI_DEVICE_INFO_PRINTF_BUFFER_SIZE:
+    return put_size(&o, 1u << 20); /* the driver's default printf FIFO */
+  case PI_DEVICE_INFO_PARENT_DEVICE:
+    return put_ptr(&o, NULL);
+  case PI_DEVICE_INFO_PARTITION_PROPERTIES:
+  case PI_DEVICE_INFO_PARTITION_TYPE: {
+    pi_device_partition_property none = 0; /* CUDA devices do not split */
+    return put_info(&o, &none, sizeof none);
+  }
+  case PI_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES:
+    return put_u32(&o, 0);
+  case PI_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN:
+    return put_u64(&o, 0);
+  case PI_DEVICE_INFO_MAX_NUM_SUB_GROUPS:
+    ATTR(MAX_THREADS_PER_BLOCK, v);
+    ATTR(WARP_SIZE, v2);
+    return put_u32(&o, (uint32_t)(v / (v2 ? v2 : 32)));
+  case PI_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
+    return put_bool(&o, d->cc_major >= 7); /* Volta's thread scheduling */
+  case PI_DEVICE_INFO_SUB_GROUP_SIZES_INTEL: {
+    /* size_t[], as the OpenCL plugin and DPC++ return it: one, the warp. */
+    ATTR(WARP_SIZE, v);
+    size_t warp = (size_t)v;
+    return put_info(&o, &warp, sizeof warp);
+  }
+  case PI_DEVICE_INFO_USM_HOST_SUPPORT:
+  case PI_DEVICE_INFO_USM_DEVICE_SUPPORT:
+  case PI_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT:
+  case PI_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT:
+  case PI_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT: {
+    pi_bitfield caps;
+    TRY(usm_capabilities(FN, d, param_name, &caps));
+    return put_u64(&o, caps);
+  }
+  case PI_DEVICE_INFO_UUID: {
+    if (!drv.cuDeviceGetUuid)
+      return no_cuda_answer(&o, d, "the driver has no cuDeviceGetUuid");
+    CUuuid uuid;
+    TRY(CU(cuDeviceGetUuid, &uuid, d->cu));
+    return put_info(&o, uuid.bytes, sizeof uuid.bytes);
+  }
+  case PI_DEVICE_INFO_PCI_ADDRESS:
+    TRY(CU(cuDeviceGetPCIBusId, buf, (int)sizeof buf, d->cu));
+    return put_str(&o, buf);
+  case PI_DEVICE_INFO_MAX_MEM_BANDWIDTH:
+    /* Bytes per second: double data rate at the peak memory clock. */
+    ATTR(MEMORY_CLOCK_RATE, v);        /* kHz */
+    ATTR(GLOBAL_MEMORY_BUS_WIDTH, v2); /* bits */
+    return put_u64(&o, (uint64_t)v * 1000u * 2u * (uint64_t)v2 / 8u);
+  case PI_EXT_INTEL_DEVICE_INFO_FREE_MEMORY: {
+    uint64_t free_bytes;
+    TRY(free_memory(FN, d, &free_bytes));
+    return put_u64(&o, free_bytes);
+  }
+  case PI_EXT_INTEL_DEVICE_INFO_MEMORY_CLOCK_RATE:
+    ATTR(MEMORY_CLOCK_RATE, v); /* kHz; the query wants MHz */
+    return put_u32(&o, (uint32_t)(v / 1000));
+  case PI_EXT_INTEL_DEVICE_INFO_MEMORY_BUS_WIDTH:
+    ATTR(GLOBAL_MEMORY_BUS_WIDTH, v);
+    return put_u32(&o, (uint32_t)v);
+  case PI_EXT_INTEL_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES:
+    return put_i32(&o, 1);
+  case PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES:
+  case PI_EXT_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES:
+    return put_u64(&o, atomic_orders(d));
+  case PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES:
+  case PI_EXT_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES:
+    return put_u64(&o, atomic_scopes(d));
+  case PI_EXT_ONEAPI_DEVICE_INFO_BFLOAT16_MATH_FUNCTIONS:
+  case PI_EXT_ONEAPI_DEVICE_INFO_CUDA_ASYNC_BARRIER:
+    return put_bool(&o, d->cc_major >= 8); /* Ampere */
+  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_GLOBAL_WORK_GROUPS:
+    return put_size(&o, (size_t)INT_MAX);
+  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_1D:
+  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D:
+  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_3D: {
+    ATTR(MAX_GRID_DIM_X, v);
+    ATTR(MAX_GRID_DIM_Y, v2);
+    ATTR(MAX_GRID_DIM_Z, v3);
+    size_t max[3] = {(size_t)v, (size_t)v2, (size_t)v3};
+    size_t dims = param_name == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_1D
+                      ? 1
+                  : param_name == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D
+                      ? 2
+                      : 3;
+    return put_info(&o, max, dims * sizeof max[0]);
+  }
+  case PI_EXT_CODEPLAY_DEVICE_INFO_MAX_REGISTERS_PER_WORK_GROUP:
+    ATTR(MAX_REGISTERS_PER_BLOCK, v);
+    return put_u32(&o, (uint32_t)v);
+  /* Features this plugin does not offer. */
+  case PI_EXT_CODEPLAY_DEVICE_INFO_SUPPORTS_FUSION:
+  case PI_EXT_INTEL_DEVICE_INFO_MEM_CHANNEL_SUPPORT:
+  case PI_EXT_INTEL_DEVICE_INFO_ESIMD_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_SHARED_USM_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_1D_USM_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_2D_USM_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_ANISOTROPY_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_LEVEL_REFERENCE_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_MEMORY_IMPORT_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_MEMORY_EXPORT_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_SEMAPHORE_IMPORT_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_SEMAPHORE_EXPORT_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_COMMAND_BUFFER_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_COMMAND_BUFFER_UPDATE_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_CUBEMAP_SUPPORT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_CUBEMAP_SEAMLESS_FILTERING_SUPPORT:
+    return put_bool(&o, 0);
+  case PI_EXT_ONEAPI_DEVICE_INFO_IMAGE_PITCH_ALIGN:
+  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_IMAGE_LINEAR_WIDTH:
+  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_IMAGE_LINEAR_HEIGHT:
+  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_IMAGE_LINEAR_PITCH:
+  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_MAX_ANISOTROPY:
+    return no_cuda_answer(&o, d, IMAGES_UNSUPPORTED);
+  case PI_EXT_ONEAPI_DEVICE_INFO_IP_VERSION:
+  case PI_DEVICE_INFO_DEVICE_ID:
+  case PI_DEVICE_INFO_GPU_EU_COUNT:
+  case PI_DEVICE_INFO_GPU_EU_SIMD_WIDTH:
+  case PI_DEVICE_INFO_GPU_SLICES:
+  case PI_DEVICE_INFO_GPU_SUBSLICES_PER_SLICE:
+  case PI_DEVICE_INFO_GPU_EU_COUNT_PER_SUBSLICE:
+  case PI_DEVICE_INFO_GPU_HW_THREADS_PER_EU:
+    return no_cuda_answer(&o, d, "it describes Intel GPUs; use "
+                                 "PI_DEVICE_INFO_VERSION (the compute "
+                                 "capability) and MAX_COMPUTE_UNITS (SMs)");
+  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_GROUP_PROGRESS_AT_ROOT_GROUP_LEVEL:
+  case PI_EXT_ONEAPI_DEVICE_INFO_SUB_GROUP_PROGRESS_AT_ROOT_GROUP_LEVEL:
+  case PI_EXT_ONEAPI_DEVICE_INFO_SUB_GROUP_PROGRESS_AT_WORK_GROUP_LEVEL:
+  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_ITEM_PROGRESS_AT_ROOT_GROUP_LEVEL:
+  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_ITEM_PROGRESS_AT_WORK_GROUP_LEVEL:
+  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_ITEM_PROGRESS_AT_SUB_GROUP_LEVEL:
+  case PI_EXT_ONEAPI_DEVICE_INFO_MATRIX_COMBINATIONS:
+  case PI_EXT_ONEAPI_DEVICE_INFO_COMPONENT_DEVICES:
+  case PI_EXT_ONEAPI_DEVICE_INFO_COMPOSITE_DEVICE:
+    return no_cuda_answer(&o, d, "the CUDA plugin does not implement this "
+                                 "oneAPI extension");
+  default:
+    return unknown_query(&o);
+  }
+#undef ATTR
+}
+
+static pi_result cu_piDevicePartition(
+    pi_device device, const pi_device_partition_property *properties,
+    pi_uint32 num_devices, pi_device *out_devices, pi_uint32 *out_num_devices) {
+  char what[300];
+  (void)properties;
+  (void)num_devices;
+  (void)out_devices;
+  (void)out_num_devices;
+  REQUIRE(device != NULL);
+  return fail(PI_ERROR_INVALID_OPERATION,
+              "%s: %s cannot be partitioned: CUDA has no sub-devices", FN,
+              describe(device, what, sizeof what));
+}
+
+/* Root devices live until piTearDown: retain and release count nothing. */
+static pi_result cu_piDeviceRetain(pi_device device) {
+  REQUIRE(device != NULL);
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piDeviceRelease(pi_device device) {
+  REQUIRE(device != NULL);
+  return PI_SUCCESS;
+}
+
+static int target_is(const struct pi_device_binary_struct *b, const char *t) {
+  return b->DeviceTargetSpec && strcmp(b->DeviceTargetSpec, t) == 0;
+}
+
+/* Picks an image for the nvptx64 target (PTX, or a cubin/fatbin built for
+ * it), else any image whose format is PTX. */
+static pi_result cu_piextDeviceSelectBinary(pi_device device,
+                                            pi_device_binary *binaries,
+                                            pi_uint32 num_binaries,
+                                            pi_uint32 *selected_binary_ind) {
+  REQUIRE(device != NULL && selected_binary_ind != NULL);
+  REQUIRE(binaries != NULL || num_binaries == 0);
+  *selected_binary_ind = UINT32_MAX;
+  pi_uint32 by_target = UINT32_MAX, by_format = UINT32_MAX;
+  for (pi_uint32 i = num_binaries; i-- > 0;) {
+    const struct pi_device_binary_struct *b = binaries[i];
+    if (!b)
+      continue;
+    if (target_is(b, __SYCL_PI_DEVICE_BINARY_TARGET_NVPTX64) &&
+        b->Format != PI_DEVICE_BINARY_TYPE_SPIRV &&
+        b->Format != PI_DEVICE_BINARY_TYPE_OPENCL_C &&
+        b->Format != PI_DEVICE_BINARY_TYPE_LLVMIR_BITCODE)
+      by_target = i;
+    if (b->Format == PI_DEVICE_BINARY_TYPE_PTX)
+      by_format = i;
+  }
+  *selected_binary_ind = by_target != UINT32_MAX ? by_target : by_format;
+  if (*selected_binary_ind != UINT32_MAX)
+    return PI_SUCCESS;
+  char offered[512] = "", what[300];
+  size_t used = 0;
+  for (pi_uint32 i = 0; i < num_binaries && used < sizeof offered; ++i) {
+    const struct pi_device_binary_struct *b = binaries[i];
+    int n = snprintf(offered + used, sizeof offered - used, "%s%s (format %u)",
+                     i ? ", " : "",
+                     b && b->DeviceTargetSpec ? b->DeviceTargetSpec : "?",
+                     b ? (unsigned)b->Format : 0u);
+    used += n > 0 ? (size_t)n : 0;
+  }
+  return fail(PI_ERROR_INVALID_BINARY,
+              "%s: no image fits %s, which takes PTX (target nvptx64 or "
+              "format PI_DEVICE_BINARY_TYPE_PTX); offered: %s",
+              FN, describe(device, what, sizeof what),
+              num_binaries ? offered : "none");
+}
+
+/* Device functions and globals need a program: defined with programs. */
+static pi_result program_module(const char *fn, pi_program p, CUmodule *m);
+
+/* The kernel's CUfunction as a 64-bit value, or 0 with
+ * PI_ERROR_INVALID_KERNEL_NAME when the program has no such kernel. */
+static pi_result cu_piextGetDeviceFunctionPointer(
+    pi_device device, pi_program program, const char *function_name,
+    pi_uint64 *function_pointer_ret) {
+  CUmodule m;
+  CUfunction f = NULL;
+  REQUIRE(device != NULL && program != NULL && function_name != NULL &&
+          function_pointer_ret != NULL);
+  *function_pointer_ret = 0;
+  TRY(program_module(FN, program, &m));
+  TRY(use_context(FN, program->ctx->cu));
+  CUresult err = drv.cuModuleGetFunction(&f, m, function_name);
+  if (err == CUDA_ERROR_NOT_FOUND)
+    return fail(PI_ERROR_INVALID_KERNEL_NAME,
+                "%s: the program has no kernel '%s' (CUDA can only name "
+                "kernels, not device functions)",
+                FN, function_name);
+  TRY(cu_check(FN, "cuModuleGetFunction", err));
+  *function_pointer_ret = (pi_uint64)(uintptr_t)f;
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piextGetGlobalVariablePointer(
+    pi_device Device, pi_program Program, const char *GlobalVariableName,
+    size_t *GlobalVariableSize, void **GlobalVariablePointerRet) {
+  CUmodule m;
+  CUdeviceptr ptr = 0;
+  size_t size = 0;
+  REQUIRE(Device != NULL && Program != NULL && GlobalVariableName != NULL &&
+          GlobalVariablePointerRet != NULL);
+  TRY(program_module(FN, Program, &m));
+  TRY(use_context(FN, Program->ctx->cu));
+  CUresult err = drv.cuModuleGetGlobal(&ptr, &size, m, GlobalVariableName);
+  if (err == CUDA_ERROR_NOT_FOUND)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: the program has no global '%s'",
+                FN, GlobalVariableName);
+  TRY(cu_check(FN, "cuModuleGetGlobal", err));
+  *GlobalVariablePointerRet = (void *)(uintptr_t)ptr;
+  if (GlobalVariableSize)
+    *GlobalVariableSize = size;
+  return PI_SUCCESS;
+}
+
+/* The native handle of a device is its CUdevice (an ordinal). */
+static pi_result cu_piextDeviceGetNativeHandle(pi_device device,
+                                               pi_native_handle *nativeHandle) {
+  REQUIRE(device != NULL && nativeHandle != NULL);
+  *nativeHandle = (pi_native_handle)device->cu;
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piextDeviceCreateWithNativeHandle(
+    pi_native_handle nativeHandle, pi_platform platform, pi_device *device) {
+  REQUIRE(device != NULL);
+  pi_platform p = platform ? platform : get_platform();
+  if (!p)
+    return fail(PI_ERROR_INVALID_OPERATION, "%s: no CUDA platform: %s", FN,
+                driver_problem);
+  for (pi_uint32 i = 0; i < p->num_devices; ++i)
+    if ((pi_native_handle)p->devices[i].cu == nativeHandle) {
+      *device = &p->devices[i];
+      return PI_SUCCESS;
+    }
+  return fail(PI_ERROR_INVALID_DEVICE,
+              "%s: CUdevice %llu is not one of the %u device(s) of the CUDA "
+              "platform",
+              FN, (unsigned long long)nativeHandle, (unsigned)p->num_devices);
+}
+
+/* Device time: a base event recorded once per device, synchronised and
+ * stamped with the host clock; later events count from it. Host time:
+ * CLOCK_MONOTONIC in nanoseconds, the clock event profiling also uses. */
+static pi_result cu_piGetDeviceAndHostTimer(pi_device Device,
+                                            uint64_t *DeviceTime,
+                                            uint64_t *HostTime) {
+  REQUIRE(Device != NULL);
+  if (!DeviceTime) {
+    if (HostTime)
+      *HostTime = now_ns();
+    return PI_SUCCESS;
+  }
+  pi_device d = Device;
+  CUcontext primary;
+  CUevent ev = NULL;
+  float ms = 0;
+  TRY(device_primary(FN, d, &primary));
+  TRY(use_context(FN, primary));
+  if (!drv.cuEventElapsedTime)
+    return fail(PI_ERROR_INVALID_OPERATION,
+                "%s: the driver has no cuEventElapsedTime", FN);
+  pthread_mutex_lock(&d->lock);
+  pi_result r = PI_SUCCESS;
+  if (!d->timer_base) {
+    r = CU(cuEventCreate, &d->timer_base, CU_EVENT_DEFAULT);
+    if (r == PI_SUCCESS)
+      r = CU(cuEventRecord, d->timer_base, NULL);
+    if (r == PI_SUCCESS)
+      r = CU(cuEventSynchronize, d->timer_base);
+    d->timer_base_ns = now_ns();
+    if (r != PI_SUCCESS && d->timer_base) {
+      drv.cuEventDestroy(d->timer_base);
+      d->timer_base = NULL;
+    }
+  }
+  CUevent base = d->timer_base;
+  uint64_t base_ns = d->timer_base_ns;
+  pthread_mutex_unlock(&d->lock);
+  TRY(r);
+  r = CU(cuEventCreate, &ev, CU_EVENT_DEFAULT);
+  if (r == PI_SUCCESS)
+    r = CU(cuEventRecord, ev, NULL);
+  if (r == PI_SUCCESS)
+    r = CU(cuEventSynchronize, ev);
+  uint64_t host = now_ns();
+  if (r == PI_SUCCESS)
+    r = CU(cuEventElapsedTime, &ms, base, ev);
+  if (ev)
+    drv.cuEventDestroy(ev);
+  TRY(r);
+  *DeviceTime = base_ns + (uint64_t)((double)ms * 1e6);
+  if (HostTime)
+    *HostTime = host;
+  return PI_SUCCESS;
+}
+
+/* ---- Contexts ------------------------------------------------------------- */
+
+static pi_result context_new(pi_device d, CUcontext cu, bool primary,
+                             bool owns, pi_context *out) {
+  pi_context c = calloc(1, sizeof *c);
+  if (!c)
+    return PI_ERROR_OUT_OF_HOST_MEMORY;
+  atomic_init(&c->refs, 1);
+  c->dev = d;
+  c->cu = cu;
+  c->primary = primary;
+  c->owns = owns;
+  pthread_mutex_init(&c->lock, NULL);
+  *out = c;
+  return PI_SUCCESS;
+}
+
+/* One device per context; the context is that device's primary context.
+ * Properties: __SYCL_PI_CONTEXT_PROPERTIES_CUDA_PRIMARY (any value: the
+ * primary context is always used). CUDA reports errors at calls, never
+ * asynchronously, so pfn_notify is never called. */
+static pi_result cu_piContextCreate(
+    const pi_context_properties *properties, pi_uint32 num_devices,
+    const pi_device *devices,
+    void (*pfn_notify)(const char *errinfo, const void *private_info,
+                       size_t cb, void *user_data),
+    void *user_data, pi_context *ret_context) {
+  (void)pfn_notify;
+  (void)user_data;
+  REQUIRE(ret_context != NULL && devices != NULL && devices[0] != NULL);
+  *ret_context = NULL;
+  if (num_devices != 1)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: %u devices given; a CUDA context holds exactly one "
+                "device (make one context per device)",
+                FN, (unsigned)num_devices);
+  pi_context_properties props[3] = {0, 0, 0};
+  size_t nprops = 0;
+  for (size_t i = 0; properties && properties[i]; i += 2) {
+    if (properties[i] != __SYCL_PI_CONTEXT_PROPERTIES_CUDA_PRIMARY || i > 0)
+      return fail(PI_ERROR_INVALID_VALUE,
+                  "%s: unknown context property 0x%llx; the CUDA plugin "
+                  "knows __SYCL_PI_CONTEXT_PROPERTIES_CUDA_PRIMARY",
+                  FN, (unsigned long long)properties[i]);
+    props[0] = properties[0];
+    props[1] = properties[1];
+    nprops = 3;
+  }
+  pi_device d = devices[0];
+  CUcontext cu;
+  TRY(CU(cuDevicePrimaryCtxRetain, &cu, d->cu));
+  pi_context c;
+  if (context_new(d, cu, true, false, &c) != PI_SUCCESS) {
+    drv.cuDevicePrimaryCtxRelease(d->cu);
+    return no_memory(FN);
+  }
+  memcpy(c->props, props, sizeof props);
+  c->num_props = nprops;
+  *ret_context = c;
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piContextGetInfo(pi_context context,
+                                     pi_context_info param_name,
+                                     size_t param_value_size,
+                                     void *param_value,
+                                     size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  REQUIRE(context != NULL);
+  switch (param_name) {
+  case PI_CONTEXT_INFO_DEVICES:
+    return put_ptr(&o, context->dev);
+  case PI_CONTEXT_INFO_PLATFORM:
+    return put_ptr(&o, context->dev->platform);
+  case PI_CONTEXT_INFO_NUM_DEVICES:
+    return put_u32(&o, 1);
+  case PI_CONTEXT_INFO_PROPERTIES:
+    return put_info(&o, context->props,
+                    context->num_props * sizeof context->props[0]);
+  case PI_CONTEXT_INFO_REFERENCE_COUNT:
+    return put_u32(&o, atomic_load(&context->refs));
+  case PI_EXT_CONTEXT_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES:
+  case PI_EXT_CONTEXT_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES:
+    return put_u64(&o, atomic_orders(context->dev));
+  case PI_EXT_CONTEXT_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES:
+  case PI_EXT_CONTEXT_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES:
+    return put_u64(&o, atomic_scopes(context->dev));
+  case PI_EXT_ONEAPI_CONTEXT_INFO_USM_FILL2D_SUPPORT:
+  case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMSET2D_SUPPORT:
+  case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT:
+    return put_bool(&o, 1);
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result cu_piContextRetain(pi_context context) {
+  REQUIRE(context != NULL);
+  atomic_fetch_add(&context->refs, 1);
+  return PI_SUCCESS;
+}
+
+/* The last release runs the extended deleters, then lets the CUDA context
+ * go (the primary context is released, an owned native one destroyed). */
+static pi_result cu_piContextRelease(pi_context context) {
+  REQUIRE(context != NULL);
+  if (atomic_fetch_sub(&context->refs, 1) != 1)
+    return PI_SUCCESS;
+  for (struct deleter *dl = context->deleters, *next; dl; dl = next) {
+    next = dl->next;
+    dl->fn(dl->user_data);
+    free(dl);
+  }
+  pi_result r = PI_SUCCESS;
+  if (context->primary)
+    r = CU(cuDevicePrimaryCtxRelease, context->dev->cu);
+  else if (context->owns)
+    r = CU(cuCtxDestroy, context->cu);
+  pthread_mutex_destroy(&context->lock);
+  free(context);
+  return r;
+}
+
+static pi_result cu_piextContextSetExtendedDeleter(
+    pi_context context, pi_context_extended_deleter func, void *user_data) {
+  REQUIRE(context != NULL && func != NULL);
+  struct deleter *dl = malloc(sizeof *dl);
+  if (!dl)
+    return no_memory(FN);
+  dl->fn = func;
+  dl->user_data = user_data;
+  pthread_mutex_lock(&context->lock);
+  dl->next = context->deleters;
+  context->deleters = dl;
+  pthread_mutex_unlock(&context->lock);
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piextContextGetNativeHandle(pi_context context,
+                                                pi_native_handle *nativeHandle) {
+  REQUIRE(context != NULL && nativeHandle != NULL);
+  *nativeHandle = (pi_native_handle)(uintptr_t)context->cu;
+  return PI_SUCCESS;
+}
+
+/* Wraps a CUcontext of one of the platform's devices; with
+ * pluginOwnsNativeHandle the last release destroys it (cuCtxDestroy). */
+static pi_result cu_piextContextCreateWithNativeHandle(
+    pi_native_handle nativeHandle, pi_uint32 numDevices,
+    const pi_device *devices, bool pluginOwnsNativeHandle,
+    pi_context *context) {
+  (void)numDevices;
+  (void)devices;
+  REQUIRE(nativeHandle != 0 && context != NULL);
+  CUcontext cu = (CUcontext)(uintptr_t)nativeHandle, previous = NULL;
+  CUdevice cudev;
+  pi_device dev = NULL;
+  TRY(CU(cuCtxGetCurrent, &previous));
+  TRY(CU(cuCtxSetCurrent, cu));
+  pi_result r = CU(cuCtxGetDevice, &cudev);
+  drv.cuCtxSetCurrent(previous);
+  TRY(r);
+  TRY(cu_piextDeviceCreateWithNativeHandle((pi_native_handle)cudev, NULL,
+                                           &dev));
+  if (context_new(dev, cu, false, pluginOwnsNativeHandle, context) !=
+      PI_SUCCESS)
+    return no_memory(FN);
+  return PI_SUCCESS;
+}
+
+/* ---- Queues --------------------------------------------------------------- */
+
+static pi_result queue_new(const char *fn, pi_context ctx, pi_device dev,
+                           CUstream stream, pi_queue_properties props,
+                           bool owns, pi_queue *out) {
+  pi_queue q = calloc(1, sizeof *q);
+  if (!q)
+    return no_memory(fn);
+  atomic_init(&q->refs, 1);
+  q->ctx = ctx;
+  q->dev = dev;
+  q->stream = stream;
+  q->props = props;
+  q->owns = owns;
+  if (props & PI_QUEUE_FLAG_PROFILING_ENABLE) {
+    pi_result r = CUF(fn, cuEventCreate, &q->base, CU_EVENT_DEFAULT);
+    if (r == PI_SUCCESS)
+      r = CUF(fn, cuEventRecord, q->base, stream);
+    if (r == PI_SUCCESS)
+      r = CUF(fn, cuEventSynchronize, q->base);
+    q->base_ns = now_ns();
+    if (r != PI_SUCCESS) {
+      if (q->base)
+        drv.cuEventDestroy(q->base);
+      free(q);
+      return r;
+    }
+  }
+  cu_piContextRetain(ctx);
+  *out = q;
+  return PI_SUCCESS;
+}
+
+/* A stream of the context's device. Commands run in submission order (an
+ * out-of-order queue is a valid in-order one); the priority flags map to
+ * the device's stream priorities. */
+static pi_result create_queue(const char *fn, pi_context context,
+                              pi_device device, pi_queue_properties flags,
+                              pi_queue *queue) {
+  const pi_queue_properties known =
+      PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
+      PI_QUEUE_FLAG_PROFILING_ENABLE | PI_QUEUE_FLAG_ON_DEVICE |
+      PI_QUEUE_FLAG_ON_DEVICE_DEFAULT | PI_EXT_ONEAPI_QUEUE_FLAG_DISCARD_EVENTS |
+      PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW |
+      PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH |
+      PI_EXT_QUEUE_FLAG_SUBMISSION_NO_IMMEDIATE |
+      PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE;
+  if (!queue || !context)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: context and queue must not be NULL",
+                fn);
+  *queue = NULL;
+  if (device && device != context->dev)
+    return fail(PI_ERROR_INVALID_DEVICE,
+                "%s: the device is not the context's device", fn);
+  if (flags & ~known)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown queue flags 0x%llx", fn,
+                (unsigned long long)(flags & ~known));
+  if (flags & (PI_QUEUE_FLAG_ON_DEVICE | PI_QUEUE_FLAG_ON_DEVICE_DEFAULT))
+    return fail(PI_ERROR_INVALID_QUEUE_PROPERTIES,
+                "%s: CUDA has no on-device queues", fn);
+  if ((flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW) &&
+      (flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: a queue cannot have both low and high priority", fn);
+  TRY(use_context(fn, context->cu));
+  CUstream s = NULL;
+  if (flags & (PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW |
+               PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH)) {
+    int least = 0, greatest = 0; /* numerically: greatest is the smallest */
+    TRY(CUF(fn, cuCtxGetStreamPriorityRange, &least, &greatest));
+    TRY(CUF(fn, cuStreamCreateWithPriority, &s, CU_STREAM_NON_BLOCKING,
+            (flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW) ? least
+                                                            : greatest));
+  } else {
+    TRY(CUF(fn, cuStreamCreate, &s, CU_STREAM_NON_BLOCKING));
+  }
+  pi_result r = queue_new(fn, context, context->dev, s, flags, true, queue);
+  if (r != PI_SUCCESS)
+    drv.cuStreamDestroy(s);
+  return r;
+}
+
+static pi_result cu_piQueueCreate(pi_context context, pi_device device,
+                                  pi_queue_properties properties,
+                                  pi_queue *queue) {
+  return create_queue(FN, context, device, properties, queue);
+}
+
+/* properties: {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, 0, 0}. */
+static pi_result cu_piextQueueCreate(pi_context context, pi_device device,
+                                     pi_queue_properties *properties,
+                                     pi_queue *queue) {
+  pi_queue_properties flags = 0;
+  for (size_t i = 0; properties && properties[i]; i += 2) {
+    if (properties[i] == PI_QUEUE_FLAGS)
+      flags = properties[i + 1];
+    else if (properties[i] != PI_QUEUE_COMPUTE_INDEX)
+      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown queue property 0x%llx",
+                  FN, (unsigned long long)properties[i]);
+    else if (properties[i + 1] != 0)
+      return fail(PI_ERROR_INVALID_VALUE,
+                  "%s: compute index %llu requested, but CUDA devices have "
+                  "one queue index (0)",
+                  FN, (unsigned long long)properties[i + 1]);
+  }
+  return create_queue(FN, context, device, flags, queue);
+}
+
+static pi_result cu_piQueueGetInfo(pi_queue command_queue,
+                                   pi_queue_info param_name,
+                                   size_t param_value_size, void *param_value,
+                                   size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  pi_queue q = command_queue;
+  REQUIRE(q != NULL);
+  switch (param_name) {
+  case PI_QUEUE_INFO_CONTEXT:
+    return put_ptr(&o, q->ctx);
+  case PI_QUEUE_INFO_DEVICE:
+    return put_ptr(&o, q->dev);
+  case PI_QUEUE_INFO_DEVICE_DEFAULT:
+    return put_ptr(&o, NULL); /* no on-device queues */
+  case PI_QUEUE_INFO_PROPERTIES:
+    return put_u64(&o, q->props);
+  case PI_QUEUE_INFO_REFERENCE_COUNT:
+    return put_u32(&o, atomic_load(&q->refs));
+  case PI_QUEUE_INFO_SIZE:
+    return fail(PI_ERROR_INVALID_QUEUE,
+                "%s: PI_QUEUE_INFO_SIZE is for on-device queues, which CUDA "
+                "does not have",
+                FN);
+  case PI_EXT_ONEAPI_QUEUE_INFO_EMPTY: {
+    TRY(use_context(FN, q->ctx->cu));
+    CUresult err = drv.cuStreamQuery(q->stream);
+    if (err != CUDA_SUCCESS && err != CUDA_ERROR_NOT_READY)
+      return cu_check(FN, "cuStreamQuery", err);
+    return put_bool(&o, err == CUDA_SUCCESS);
+  }
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result cu_piQueueFinish(pi_queue command_queue) {
+  REQUIRE(command_queue != NULL);
+  TRY(use_context(FN, command_queue->ctx->cu));
+  return CU(cuStreamSynchronize, command_queue->stream);
+}
+
+/* The driver submits every command when it is enqueued. */
+static pi_result cu_piQueueFlush(pi_queue command_queue) {
+  REQUIRE(command_queue != NULL);
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piQueueRetain(pi_queue command_queue) {
+  REQUIRE(command_queue != NULL);
+  atomic_fetch_add(&command_queue->refs, 1);
+  return PI_SUCCESS;
+}
+
+/* The stream goes once its commands are done (cuStreamDestroy does not
+ * wait, and the driver finishes the work). */
+static pi_result cu_piQueueRelease(pi_queue command_queue) {
+  pi_queue q = command_queue;
+  REQUIRE(q != NULL);
+  if (atomic_fetch_sub(&q->refs, 1) != 1)
+    return PI_SUCCESS;
+  pi_result r = use_context(FN, q->ctx->cu);
+  if (q->base)
+    drv.cuEventDestroy(q->base);
+  if (r == PI_SUCCESS && q->owns)
+    r = CU(cuStreamDestroy, q->stream);
+  pi_context ctx = q->ctx;
+  free(q);
+  pi_result r2 = cu_piContextRelease(ctx);
+  return r != PI_SUCCESS ? r : r2;
+}
+
+static pi_result cu_piextQueueGetNativeHandle(pi_queue queue,
+                                              pi_native_handle *nativeHandle,
+                                              int32_t *nativeHandleDesc) {
+  REQUIRE(queue != NULL && nativeHandle != NULL);
+  if (nativeHandleDesc)
+    *nativeHandleDesc = 0; /* a CUstream */
+  *nativeHandle = (pi_native_handle)(uintptr_t)queue->stream;
+  return PI_SUCCESS;
+}
+
+/* Wraps a CUstream of the context; with pluginOwnsNativeHandle the last
+ * release destroys it. Properties: {PI_QUEUE_FLAGS, flags, 0} or NULL. */
+static pi_result cu_piextQueueCreateWithNativeHandle(
+    pi_native_handle nativeHandle, int32_t nativeHandleDesc,
+    pi_context context, pi_device device, bool pluginOwnsNativeHandle,
+    pi_queue_properties *Properties, pi_queue *queue) {
+  (void)nativeHandleDesc;
+  REQUIRE(context != NULL && queue != NULL);
+  pi_queue_properties flags = 0;
+  for (size_t i = 0; Properties && Properties[i]; i += 2)
+    if (Properties[i] == PI_QUEUE_FLAGS)
+      flags = Properties[i + 1];
+  if (device && device != context->dev)
+    return fail(PI_ERROR_INVALID_DEVICE,
+                "%s: the device is not the context's device", FN);
+  TRY(use_context(FN, context->cu));
+  return queue_new(FN, context, context->dev,
+                   (CUstream)(uintptr_t)nativeHandle, flags,
+                   pluginOwnsNativeHandle, queue);
+}
+
+/* ---- Events and commands ---------------------------------------------------
+ * A command's event holds an end CUevent recorded after the command (and,
+ * on profiling queues, a start one before it). Commands make their stream
+ * wait for the wait list's events of other queues; events of the same
+ * queue are already ordered. */
+
+static pi_result event_new(const char *fn, pi_context ctx, pi_queue q,
+                           pi_command_type type, pi_event *out) {
+  pi_event e = calloc(1, sizeof *e);
+  if (!e)
+    return no_memory(fn);
+  atomic_init(&e->refs, 1);
+  e->ctx = ctx;
+  e->queue = q;
+  e->type = type;
+  e->queued_ns = now_ns();
+  e->owns_end = true;
+  if (q) {
+    bool timed = (q->props & PI_QUEUE_FLAG_PROFILING_ENABLE) != 0;
+    unsigned flags = timed ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING;
+    pi_result r = CUF(fn, cuEventCreate, &e->end, flags);
+    if (r == PI_SUCCESS && timed)
+      r = CUF(fn, cuEventCreate, &e->start, flags);
+    if (r != PI_SUCCESS) {
+      if (e->end)
+        drv.cuEventDestroy(e->end);
+      free(e);
+      return r;
+    }
+    cu_piQueueRetain(q);
+  }
+  cu_piContextRetain(ctx);
+  *out = e;
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piEventRetain(pi_event event);
+static pi_result cu_piEventRelease(pi_event event);
+
+/* Starts a command on `q`: makes its context current, makes its stream wait
+ * for the wait list and, when the caller wants an event, creates it and
+ * records its start. */
+static pi_result cmd_start(const char *fn, pi_queue q, pi_uint32 nwait,
+                           const pi_event *wait, pi_event *out,
+                           pi_command_type type, pi_event *ev) {
+  *ev = NULL;
+  if (!q)
+    return fail(PI_ERROR_INVALID_QUEUE, "%s: the queue is NULL", fn);
+  if (nwait && !wait)
+    return fail(PI_ERROR_INVALID_EVENT_WAIT_LIST,
+                "%s: num_events_in_wait_list is %u but the list is NULL", fn,
+                (unsigned)nwait);
+  TRY(use_context(fn, q->ctx->cu));
+  for (pi_uint32 i = 0; i < nwait; ++i) {
+    if (!wait[i])
+      return fail(PI_ERROR_INVALID_EVENT_WAIT_LIST,
+                  "%s: event %u of the wait list is NULL", fn, (unsigned)i);
+    if (wait[i]->end && wait[i]->queue != q)
+      TRY(CUF(fn, cuStreamWaitEvent, q->stream, wait[i]->end, 0));
+  }
+  if (!out)
+    return PI_SUCCESS;
+  TRY(event_new(fn, q->ctx, q, type, ev));
+  if ((*ev)->start) {
+    pi_result r = CUF(fn, cuEventRecord, (*ev)->start, q->stream);
+    if (r != PI_SUCCESS) {
+      cu_piEventRelease(*ev);
+      *ev = NULL;
+      return r;
+    }
+  }
+  return PI_SUCCESS;
+}
+
+/* Ends a command started with cmd_start: on success records the event's
+ * end and hands it out, and waits for the stream when `blocking`; on
+ * failure drops the event. Returns `r` or the first new error. */
+static pi_result cmd_finish(const char *fn, pi_queue q, pi_result r,
+                            pi_event ev, pi_event *out, bool blocking) {
+  if (r == PI_SUCCESS && ev)
+    r = CUF(fn, cuEventRecord, ev->end, q->stream);
+  if (r == PI_SUCCESS && blocking)
+    r = CUF(fn, cuStreamSynchronize, q->stream);
+  if (r != PI_SUCCESS) {
+    if (ev) {
+      char keep[sizeof last_message];
+      pi_result code = last_code;
+      memcpy(keep, last_message, sizeof keep);
+      cu_piEventRelease(ev);
+      memcpy(last_message, keep, sizeof keep);
+      last_code = code;
+    }
+    return r;
+  }
+  if (out)
+    *out = ev;
+  return PI_SUCCESS;
+}
+
+/* A user event, complete from the start (PI 11.15, as DPC++ asks). */
+static pi_result cu_piEventCreate(pi_context context, pi_event *ret_event) {
+  REQUIRE(context != NULL && ret_event != NULL);
+  return event_new(FN, context, NULL, PI_COMMAND_TYPE_USER, ret_event);
+}
+
+/* The status of an event: complete, running (started on a profiling queue)
+ * or submitted; a failed command's error as a negative status. */
+static pi_result event_status(const char *fn, pi_event e, pi_int32 *status) {
+  if (!e->end) {
+    *status = PI_EVENT_COMPLETE;
+    return PI_SUCCESS;
+  }
+  CUresult err = drv.cuEventQuery(e->end);
+  if (err == CUDA_SUCCESS) {
+    *status = PI_EVENT_COMPLETE;
+    return PI_SUCCESS;
+  }
+  if (err != CUDA_ERROR_NOT_READY)
+    return cu_check(fn, "cuEventQuery", err);
+  *status = e->start && drv.cuEventQuery(e->start) == CUDA_SUCCESS
+                ? PI_EVENT_RUNNING
+                : PI_EVENT_SUBMITTED;
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piEventGetInfo(pi_event event, pi_event_info param_name,
+                                   size_t param_value_size, void *param_value,
+                                   size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  REQUIRE(event != NULL);
+  switch (param_name) {
+  case PI_EVENT_INFO_COMMAND_QUEUE:
+    return put_ptr(&o, event->queue);
+  case PI_EVENT_INFO_CONTEXT:
+    return put_ptr(&o, event->ctx);
+  case PI_EVENT_INFO_COMMAND_TYPE:
+    return put_u32(&o, event->type);
+  case PI_EVENT_INFO_COMMAND_EXECUTION_STATUS: {
+    pi_int32 status;
+    TRY(use_context(FN, event->ctx->cu));
+    TRY(event_status(FN, event, &status));
+    return put_i32(&o, status);
+  }
+  case PI_EVENT_INFO_REFERENCE_COUNT:
+    return put_u32(&o, atomic_load(&event->refs));
+  default:
+    return unknown_query(&o);
+  }
+}
+
+/* Nanoseconds on the host's CLOCK_MONOTONIC time line: the queue's base
+ * event was stamped with it, and event times are CUevent distances from
+ * there. END is START plus the command's own duration, so that durations
+ * keep the events' full precision. */
+static pi_result cu_piEventGetProfilingInfo(pi_event event,
+                                            pi_profiling_info param_name,
+                                            size_t param_value_size,
+                                            void *param_value,
+                                            size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  pi_event e = event;
+  REQUIRE(e != NULL);
+  if (param_name < PI_PROFILING_INFO_COMMAND_QUEUED ||
+      param_name > PI_PROFILING_INFO_COMMAND_END)
+    return unknown_query(&o);
+  if (!e->queue || !e->start)
+    return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE,
+                "%s: the event %s", FN,
+                e->queue ? "comes from a queue without "
+                           "PI_QUEUE_FLAG_PROFILING_ENABLE"
+                         : "is no command's (a user or native event)");
+  if (!drv.cuEventElapsedTime)
+    return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE,
+                "%s: the driver has no cuEventElapsedTime", FN);
+  TRY(use_context(FN, e->ctx->cu));
+  CUresult err = drv.cuEventQuery(e->end);
+  if (err == CUDA_ERROR_NOT_READY)
+    return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE,
+                "%s: the command has not completed yet; wait for the event "
+                "first",
+                FN);
+  TRY(cu_check(FN, "cuEventQuery", err));
+  float to_start = 0, duration = 0;
+  TRY(CU(cuEventElapsedTime, &to_start, e->queue->base, e->start));
+  TRY(CU(cuEventElapsedTime, &duration, e->start, e->end));
+  uint64_t start = e->queue->base_ns +
+                   (uint64_t)(to_start > 0 ? (double)to_start * 1e6 : 0.0);
+  uint64_t end = start + (uint64_t)(duration > 0 ? (double)duration * 1e6
+                                                 : 0.0);
+  uint64_t queued = e->queued_ns < start ? e->queued_ns : start;
+  switch (param_name) {
+  case PI_PROFILING_INFO_COMMAND_QUEUED:
+  case PI_PROFILING_INFO_COMMAND_SUBMIT: /* submitted when enqueued */
+    return put_u64(&o, queued);
+  case PI_PROFILING_INFO_COMMAND_START:
+    return put_u64(&o, start);
+  default:
+    return put_u64(&o, end);
+  }
+}
+
+static pi_result cu_piEventsWait(pi_uint32 num_events,
+                                 const pi_event *event_list) {
+  REQUIRE(num_events == 0 || event_list != NULL);
+  for (pi_uint32 i = 0; i < num_events; ++i) {
+    pi_event e = event_list[i];
+    if (!e)
+      return fail(PI_ERROR_INVALID_EVENT, "%s: event %u is NULL", FN,
+                  (unsigned)i);
+    if (!e->end)
+      continue; /* user events are complete */
+    TRY(use_context(FN, e->ctx->cu));
+    TRY(CU(cuEventSynchronize, e->end));
+  }
+  return PI_SUCCESS;
+}
+
+struct callback {
+  pi_event event;
+  pi_int32 status;
+  void (*fn)(pi_event, pi_int32, void *);
+  void *user_data;
+};
+
+/* Waits (for PI_EVENT_COMPLETE) and calls the callback, in its own thread
+ * so that the callback may make PI calls. */
+static void *callback_thread(void *arg) {
+  struct callback *cb = arg;
+  pi_int32 status = cb->status;
+  if (cb->status == PI_EVENT_COMPLETE && cb->event->end) {
+    CUresult err = drv.cuEventSynchronize(cb->event->end);
+    if (err != CUDA_SUCCESS)
+      status = pi_from_cu(err);
+  }
+  cb->fn(cb->event, status, cb->user_data);
+  cu_piEventRelease(cb->event);
+  free(cb);
+  return NULL;
+}
+
+/* Commands are submitted when enqueued, so a callback for
+ * PI_EVENT_SUBMITTED or PI_EVENT_RUNNING runs at once (in a thread);
+ * one for PI_EVENT_COMPLETE runs when the command completes. */
+static pi_result cu_piEventSetCallback(
+    pi_event event, pi_int32 command_exec_callback_type,
+    void (*pfn_notify)(pi_event event, pi_int32 event_command_status,
+                       void *user_data),
+    void *user_data) {
+  REQUIRE(event != NULL && pfn_notify != NULL);
+  if (command_exec_callback_type != PI_EVENT_COMPLETE &&
+      command_exec_callback_type != PI_EVENT_RUNNING &&
+      command_exec_callback_type != PI_EVENT_SUBMITTED)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: callback type %d is none of PI_EVENT_COMPLETE, "
+                "PI_EVENT_RUNNING, PI_EVENT_SUBMITTED",
+                FN, (int)command_exec_callback_type);
+  struct callback *cb = malloc(sizeof *cb);
+  if (!cb)
+    return no_memory(FN);
+  cb->event = event;
+  cb->status = command_exec_callback_type;
+  cb->fn = pfn_notify;
+  cb->user_data = user_data;
+  cu_piEventRetain(event);
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int err = pthread_create(&t, &attr, callback_thread, cb);
+  pthread_attr_destroy(&attr);
+  if (err) {
+    cu_piEventRelease(event);
+    free(cb);
+    return fail(PI_ERROR_OUT_OF_RESOURCES,
+                "%s: cannot start the callback thread: %s", FN, strerror(err));
+  }
+  return PI_SUCCESS;
+}
+
+/* User events are complete from the start: setting PI_EVENT_COMPLETE on one
+ * succeeds; nothing else can be set. */
+static pi_result cu_piEventSetStatus(pi_event event,
+                                     pi_int32 execution_status) {
+  REQUIRE(event != NULL);
+  if (event->type != PI_COMMAND_TYPE_USER || event->end)
+    return fail(PI_ERROR_INVALID_EVENT,
+                "%s: only user events (piEventCreate) take a status", FN);
+  if (execution_status != PI_EVENT_COMPLETE)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: user events of the CUDA plugin are created complete; "
+                "status %d cannot be set",
+                FN, (int)execution_status);
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piEventRetain(pi_event event) {
+  REQUIRE(event != NULL);
+  atomic_fetch_add(&event->refs, 1);
+  return PI_SUCCESS;
+}
+
+/* CUevents may go while pending: the driver frees them once they complete. */
+static pi_result cu_piEventRelease(pi_event event) {
+  REQUIRE(event != NULL);
+  if (atomic_fetch_sub(&event->refs, 1) != 1)
+    return PI_SUCCESS;
+  pi_result r = use_context(FN, event->ctx->cu);
+  if (event->start)
+    drv.cuEventDestroy(event->start);
+  if (event->end && event->owns_end && r == PI_SUCCESS)
+    r = CU(cuEventDestroy, event->end);
+  pi_result r2 = event->queue ? cu_piQueueRelease(event->queue) : PI_SUCCESS;
+  pi_result r3 = cu_piContextRelease(event->ctx);
+  free(event);
+  return r != PI_SUCCESS ? r : r2 != PI_SUCCESS ? r2 : r3;
+}
+
+/* The event's end CUevent (NULL for user events). */
+static pi_result cu_piextEventGetNativeHandle(pi_event event,
+                                              pi_native_handle *nativeHandle) {
+  REQUIRE(event != NULL && nativeHandle != NULL);
+  *nativeHandle = (pi_native_handle)(uintptr_t)event->end;
+  return PI_SUCCESS;
+}
+
+/* Wraps a CUevent; commands can wait for it and piEventsWait waits for it.
+ * With ownNativeHandle the last release destroys it. */
+static pi_result cu_piextEventCreateWithNativeHandle(
+    pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle,
+    pi_event *event) {
+  REQUIRE(nativeHandle != 0 && context != NULL && event != NULL);
+  TRY(event_new(FN, context, NULL, PI_COMMAND_TYPE_MARKER, event));
+  (*event)->end = (CUevent)(uintptr_t)nativeHandle;
+  (*event)->owns_end = ownNativeHandle;
+  return PI_SUCCESS;
+}
+
+/* ---- Memory --------------------------------------------------------------- */
+
+static pi_result mem_new(const char *fn, pi_context ctx, enum mem_kind kind,
+                         CUdeviceptr ptr, size_t size, void *host,
+                         pi_mem_flags flags, pi_mem *out) {
+  pi_mem m = calloc(1, sizeof *m);
+  if (!m)
+    return no_memory(fn);
+  atomic_init(&m->refs, 1);
+  m->ctx = ctx;
+  m->kind = kind;
+  m->ptr = ptr;
+  m->size = size;
+  m->host = host;
+  m->flags = flags;
+  pthread_mutex_init(&m->lock, NULL);
+  cu_piContextRetain(ctx);
+  *out = m;
+  return PI_SUCCESS;
+}
+
+/* Frees what a buffer holds of its own (not sub-buffers' parents). */
+static pi_result mem_free_storage(const char *fn, pi_mem m) {
+  switch (m->kind) {
+  case MEM_DEVICE:
+    return CUF(fn, cuMemFree, m->ptr);
+  case MEM_PINNED:
+    return CUF(fn, cuMemFreeHost, m->host);
+  case MEM_REGISTERED:
+    return m->owns ? CUF(fn, cuMemHostUnregister, m->host) : PI_SUCCESS;
+  case MEM_NATIVE:
+    return m->owns ? CUF(fn, cuMemFree, m->ptr) : PI_SUCCESS;
+  case MEM_SUB:
+    break;
+  }
+  return PI_SUCCESS;
+}
+
+/* Flags: read-write or read-only (a hint CUDA has no use for) and one of
+ * PI_MEM_FLAGS_HOST_PTR_USE (the device works on the host memory, which
+ * is registered with the driver), _COPY (device memory starting with a
+ * copy) or _ALLOC (pinned host memory; with _COPY, a copy in it). */
+static pi_result cu_piMemBufferCreate(pi_context context, pi_mem_flags flags,
+                                      size_t size, void *host_ptr,
+                                      pi_mem *ret_mem,
+                                      const pi_mem_properties *properties) {
+  const pi_mem_flags known = PI_MEM_FLAGS_ACCESS_RW | PI_MEM_ACCESS_READ_ONLY |
+                             PI_MEM_FLAGS_HOST_PTR_USE |
+                             PI_MEM_FLAGS_HOST_PTR_COPY |
+                             PI_MEM_FLAGS_HOST_PTR_ALLOC;
+  REQUIRE(context != NULL && ret_mem != NULL);
+  *ret_mem = NULL;
+  if (flags & ~known)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown memory flags 0x%llx", FN,
+                (unsigned long long)(flags & ~known));
+  if (size == 0)
+    return fail(PI_ERROR_INVALID_BUFFER_SIZE, "%s: size is 0", FN);
+  bool use = flags & PI_MEM_FLAGS_HOST_PTR_USE,
+       copy = flags & PI_MEM_FLAGS_HOST_PTR_COPY,
+       alloc = flags & PI_MEM_FLAGS_HOST_PTR_ALLOC;
+  if ((use || copy) != (host_ptr != NULL))
+    return fail(PI_ERROR_INVALID_HOST_PTR,
+                "%s: host_ptr must be given exactly when "
+                "PI_MEM_FLAGS_HOST_PTR_USE or _COPY is set",
+                FN);
+  if (use && (copy || alloc))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: PI_MEM_FLAGS_HOST_PTR_USE excludes _COPY and _ALLOC", FN);
+  /* Channel and buffer location properties are FPGA placement hints. */
+  for (size_t i = 0; properties && properties[i]; i += 2)
+    if (properties[i] != PI_MEM_PROPERTIES_CHANNEL &&
+        properties[i] != PI_MEM_PROPERTIES_ALLOC_BUFFER_LOCATION)
+      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown buffer property 0x%llx",
+                  FN, (unsigned long long)properties[i]);
+  TRY(use_context(FN, context->cu));
+  CUdeviceptr ptr = 0;
+  void *host = NULL;
+  enum mem_kind kind = MEM_DEVICE;
+  bool owns = true;
+  if (use) {
+    kind = MEM_REGISTERED;
+    host = host_ptr;
+    CUresult err = drv.cuMemHostRegister(host, size,
+                                         CU_MEMHOSTREGISTER_DEVICEMAP);
+    if (err == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
+      owns = false; /* pinned already (cuMemAllocHost, another buffer) */
+    else
+      TRY(cu_check(FN, "cuMemHostRegister", err));
+    pi_result r = CU(cuMemHostGetDevicePointer, &ptr, host, 0);
+    if (r != PI_SUCCESS) {
+      if (owns)
+        drv.cuMemHostUnregister(host);
+      return r;
+    }
+  } else if (alloc) {
+    kind = MEM_PINNED;
+    CUresult err = drv.cuMemAllocHost(&host, size);
+    if (err == CUDA_ERROR_OUT_OF_MEMORY)
+      return fail(PI_ERROR_MEM_OBJECT_ALLOCATION_FAILURE,
+                  "%s: cuMemAllocHost cannot pin %zu bytes", FN, size);
+    TRY(cu_check(FN, "cuMemAllocHost", err));
+    pi_result r = CU(cuMemHostGetDevicePointer, &ptr, host, 0);
+    if (r != PI_SUCCESS) {
+      drv.cuMemFreeHost(host);
+      return r;
+    }
+    if (copy)
+      memcpy(host, host_ptr, size);
+  } else {
+    CUresult err = drv.cuMemAlloc(&ptr, size);
+    if (err == CUDA_ERROR_OUT_OF_MEMORY) {
+      char what[300];
+      return fail(PI_ERROR_MEM_OBJECT_ALLOCATION_FAILURE,
+                  "%s: cuMemAlloc cannot allocate %zu bytes on %s", FN, size,
+                  describe(context->dev, what, sizeof what));
+    }
+    TRY(cu_check(FN, "cuMemAlloc", err));
+    if (copy) {
+      pi_result r = CU(cuMemcpyHtoD, ptr, host_ptr, size);
+      if (r != PI_SUCCESS) {
+        drv.cuMemFree(ptr);
+        return r;
+      }
+    }
+  }
+  pi_result r = mem_new(FN, context, kind, ptr, size, host, flags, ret_mem);
+  if (r != PI_SUCCESS) {
+    pi_mem_flags none = 0;
+    struct _pi_mem tmp = {.kind = kind, .ptr = ptr, .host = host,
+                          .owns = owns, .flags = none};
+    mem_free_storage(FN, &tmp);
+    return r;
+  }
+  (*ret_mem)->owns = owns;
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piMemImageCreate(pi_context context, pi_mem_flags flags,
+                                     const pi_image_format *image_format,
+                                     const pi_image_desc *image_desc,
+                                     void *host_ptr, pi_mem *ret_mem) {
+  (void)context;
+  (void)flags;
+  (void)image_format;
+  (void)image_desc;
+  (void)host_ptr;
+  if (ret_mem)
+    *ret_mem = NULL;
+  return no_images(FN);
+}
+
+static pi_result cu_piMemGetInfo(pi_mem mem, pi_mem_info param_name,
+                                 size_t param_value_size, void *param_value,
+                                 size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  REQUIRE(mem != NULL);
+  switch (param_name) {
+  case PI_MEM_CONTEXT:
+    return put_ptr(&o, mem->ctx);
+  case PI_MEM_SIZE:
+    return put_size(&o, mem->size);
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result cu_piMemImageGetInfo(pi_mem image, pi_image_info param_name,
+                                      size_t param_value_size,
+                                      void *param_value,
+                                      size_t *param_value_size_ret) {
+  (void)image;
+  (void)param_name;
+  (void)param_value_size;
+  (void)param_value;
+  (void)param_value_size_ret;
+  return no_images(FN);
+}
+
+static pi_result cu_piMemRetain(pi_mem mem) {
+  REQUIRE(mem != NULL);
+  atomic_fetch_add(&mem->refs, 1);
+  return PI_SUCCESS;
+}
+
+/* The last release frees the memory (cuMemFree waits for the device to be
+ * done with it) and any mapping's staging copy. */
+static pi_result cu_piMemRelease(pi_mem mem) {
+  REQUIRE(mem != NULL);
+  if (atomic_fetch_sub(&mem->refs, 1) != 1)
+    return PI_SUCCESS;
+  pi_result r = use_context(FN, mem->ctx->cu);
+  if (r == PI_SUCCESS)
+    r = mem_free_storage(FN, mem);
+  for (struct mapping *mp = mem->maps, *next; mp; mp = next) {
+    next = mp->next;
+    free(mp->ptr);
+    free(mp);
+  }
+  pi_result r2 = mem->parent ? cu_piMemRelease(mem->parent) : PI_SUCCESS;
+  pi_result r3 = cu_piContextRelease(mem->ctx);
+  pthread_mutex_destroy(&mem->lock);
+  free(mem);
+  return r != PI_SUCCESS ? r : r2 != PI_SUCCESS ? r2 : r3;
+}
+
+/* A region of a buffer. Its origin must be aligned to
+ * PI_DEVICE_INFO_MEM_BASE_ADDR_ALIGN, as in OpenCL. */
+static pi_result cu_piMemBufferPartition(pi_mem buffer, pi_mem_flags flags,
+                                         pi_buffer_create_type
+                                             buffer_create_type,
+                                         void *buffer_create_info,
+                                         pi_mem *ret_mem) {
+  REQUIRE(buffer != NULL && ret_mem != NULL && buffer_create_info != NULL);
+  *ret_mem = NULL;
+  if (buffer_create_type != PI_BUFFER_CREATE_TYPE_REGION)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: buffer_create_type 0x%x is unknown; only "
+                "PI_BUFFER_CREATE_TYPE_REGION exists",
+                FN, (unsigned)buffer_create_type);
+  if (buffer->kind == MEM_SUB)
+    return fail(PI_ERROR_INVALID_MEM_OBJECT,
+                "%s: the buffer is itself a sub-buffer; partition its parent",
+                FN);
+  if (flags & (PI_MEM_FLAGS_HOST_PTR_USE | PI_MEM_FLAGS_HOST_PTR_COPY |
+               PI_MEM_FLAGS_HOST_PTR_ALLOC))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: sub-buffers take no host pointer flags", FN);
+  const struct pi_buffer_region_struct *region = buffer_create_info;
+  if (region->size == 0 || region->origin > buffer->size ||
+      region->size > buffer->size - region->origin)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: region %zu..%zu is outside the %zu-byte buffer", FN,
+                region->origin, region->origin + region->size, buffer->size);
+  int align = 0;
+  TRY(device_attr(FN, buffer->ctx->dev, CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT,
+                  &align));
+  if (align > 0 && region->origin % (size_t)align)
+    return fail(PI_ERROR_MISALIGNED_SUB_BUFFER_OFFSET,
+                "%s: origin %zu is not a multiple of %d bytes "
+                "(PI_DEVICE_INFO_MEM_BASE_ADDR_ALIGN)",
+                FN, region->origin, align);
+  TRY(mem_new(FN, buffer->ctx, MEM_SUB, buffer->ptr + region->origin,
+              region->size, buffer->host ? buffer->host + region->origin : NULL,
+              flags ? flags : buffer->flags, ret_mem));
+  cu_piMemRetain(buffer);
+  (*ret_mem)->parent = buffer;
+  return PI_SUCCESS;
+}
+
+/* The buffer's CUdeviceptr. */
+static pi_result cu_piextMemGetNativeHandle(pi_mem mem, pi_device dev,
+                                            pi_native_handle *nativeHandle) {
+  (void)dev; /* one device per context */
+  REQUIRE(mem != NULL && nativeHandle != NULL);
+  *nativeHandle = (pi_native_handle)mem->ptr;
+  return PI_SUCCESS;
+}
+
+/* Wraps device memory (a CUdeviceptr from cuMemAlloc, the start of its
+ * allocation); with ownNativeHandle the last release frees it. */
+static pi_result cu_piextMemCreateWithNativeHandle(
+    pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle,
+    pi_mem *mem) {
+  REQUIRE(nativeHandle != 0 && context != NULL && mem != NULL);
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  TRY(use_context(FN, context->cu));
+  TRY(CU(cuMemGetAddressRange, &base, &size, (CUdeviceptr)nativeHandle));
+  if (base != (CUdeviceptr)nativeHandle)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: 0x%llx is inside an allocation, not its start (0x%llx)",
+                FN, (unsigned long long)nativeHandle,
+                (unsigned long long)base);
+  TRY(mem_new(FN, context, MEM_NATIVE, base, size, NULL,
+              PI_MEM_FLAGS_ACCESS_RW, mem));
+  (*mem)->owns = ownNativeHandle;
+  return PI_SUCCESS;
+}
+
+static pi_result cu_piextMemImageCreateWithNativeHandle(
+    pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle,
+    const pi_image_format *ImageFormat, const pi_image_desc *ImageDesc,
+    pi_mem *img) {
+  (void)nativeHandle;
+  (void)context;
+  (void)ownNativeHandle;
+  (void)ImageFormat;
+  (void)ImageDesc;
+  (void)img;
+  return no_images(FN);
+}

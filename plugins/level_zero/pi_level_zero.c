@@ -1767,3 +1767,2022 @@ static pi_result event_wait(const char *fn, pi_event e) {
   return check_ze(fn, "zeEventHostSynchronize",
                   zeEventHostSynchronize(e->ze, UINT64_MAX));
 }
+
+/* ---- Queues -------------------------------------------------------------------
+ * A queue submits each command at once: on an immediate command list by
+ * appending it, else as a command list of its own executed on the Level
+ * Zero command queue. Each command signals a fresh event; in-order queues
+ * make each command wait for the previous one's. The submissions are kept
+ * until their events complete, then their command lists are reset for
+ * reuse. */
+
+static const pi_queue_properties known_queue_flags =
+    PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
+    PI_QUEUE_FLAG_PROFILING_ENABLE | PI_QUEUE_FLAG_ON_DEVICE |
+    PI_QUEUE_FLAG_ON_DEVICE_DEFAULT | PI_EXT_ONEAPI_QUEUE_FLAG_DISCARD_EVENTS |
+    PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW |
+    PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH |
+    PI_EXT_QUEUE_FLAG_SUBMISSION_NO_IMMEDIATE |
+    PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE;
+
+static bool in_order(pi_queue q) {
+  return !(q->flags & PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+}
+
+/* Frees a submission's command list (or keeps it for reuse) and drops its
+ * event; the caller holds the queue lock. */
+static void submission_end(pi_queue q, struct submission *s) {
+  if (s->list) {
+    if (q->nfree < FREE_LISTS &&
+        zeCommandListReset(s->list) == ZE_RESULT_SUCCESS)
+      q->free[q->nfree++] = s->list;
+    else
+      zeCommandListDestroy(s->list);
+  }
+  if (s->free_after)
+    zeMemFree(q->context->ze, s->free_after);
+  event_release("piQueue", s->event);
+}
+
+/* Ends the submissions whose events completed (all of them after waiting
+ * when `wait`); the caller holds the queue lock. */
+static pi_result queue_reap(const char *fn, pi_queue q, bool wait) {
+  pi_result r = PI_SUCCESS;
+  size_t kept = 0;
+  for (size_t i = 0; i < q->nsubs; ++i) {
+    struct submission *s = &q->subs[i];
+    ze_result_t zr = wait ? zeEventHostSynchronize(s->event->ze, UINT64_MAX)
+                          : zeEventQueryStatus(s->event->ze);
+    if (zr == ZE_RESULT_NOT_READY) {
+      q->subs[kept++] = *s;
+      continue;
+    }
+    if (zr != ZE_RESULT_SUCCESS && r == PI_SUCCESS)
+      r = check_ze(fn, wait ? "zeEventHostSynchronize" : "zeEventQueryStatus",
+                   zr);
+    submission_end(q, s);
+  }
+  q->nsubs = kept;
+  return r;
+}
+
+/* Destroys the Level Zero side of a queue whose PI references are gone. */
+static pi_result queue_destroy(const char *fn, pi_queue q) {
+  pthread_mutex_lock(&q->lock);
+  pi_result r = PI_SUCCESS;
+  if (q->zeq)
+    r = check_ze(fn, "zeCommandQueueSynchronize",
+                 zeCommandQueueSynchronize(q->zeq, UINT64_MAX));
+  pi_result rr = queue_reap(fn, q, true);
+  r = r == PI_SUCCESS ? rr : r;
+  pi_event last = q->last;
+  q->last = NULL;
+  for (size_t i = 0; i < q->nfree; ++i)
+    zeCommandListDestroy(q->free[i]);
+  q->nfree = 0;
+  if (q->owns_native) {
+    if (q->zeq)
+      rr = check_ze(fn, "zeCommandQueueDestroy", zeCommandQueueDestroy(q->zeq));
+    if (q->imm)
+      rr = check_ze(fn, "zeCommandListDestroy", zeCommandListDestroy(q->imm));
+    r = r == PI_SUCCESS ? rr : r;
+  }
+  q->dead = true;
+  pthread_mutex_unlock(&q->lock);
+  if (last)
+    event_release(fn, last);
+  return r;
+}
+
+/* Drops one of the queue's total references; the last frees it. */
+static void queue_drop(pi_queue q) {
+  if (atomic_fetch_sub(&q->total, 1) != 1)
+    return;
+  pi_context c = q->context;
+  free(q->subs);
+  pthread_mutex_destroy(&q->lock);
+  free(q);
+  context_release("piQueueRelease", c);
+}
+
+static pi_result queue_new(const char *fn, pi_context context, pi_device device,
+                           pi_queue_properties flags, pi_queue *out) {
+  pi_queue q = calloc(1, sizeof *q);
+  if (!q)
+    return out_of_memory(fn);
+  q->context = context;
+  q->device = device;
+  q->flags = flags;
+  atomic_init(&q->refs, 1);
+  atomic_init(&q->total, 1);
+  pthread_mutex_init(&q->lock, NULL);
+  context_retain(context);
+  *out = q;
+  return PI_SUCCESS;
+}
+
+static pi_result create_queue(const char *fn, pi_context context,
+                              pi_device device, pi_queue_properties flags,
+                              uint32_t index, pi_queue *queue) {
+  if (!queue)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: queue is NULL", fn);
+  *queue = NULL;
+  if (!context)
+    return fail(PI_ERROR_INVALID_CONTEXT, "%s: context is NULL", fn);
+  if (!device)
+    return fail(PI_ERROR_INVALID_DEVICE, "%s: device is NULL", fn);
+  if (flags & ~known_queue_flags)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown queue flags 0x%llx", fn,
+                (unsigned long long)(flags & ~known_queue_flags));
+  if (flags & (PI_QUEUE_FLAG_ON_DEVICE | PI_QUEUE_FLAG_ON_DEVICE_DEFAULT))
+    return fail(PI_ERROR_INVALID_QUEUE_PROPERTIES,
+                "%s: Level Zero has no on-device queues", fn);
+  if ((flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW) &&
+      (flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: a queue cannot have both low and high priority", fn);
+  if ((flags & PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE) &&
+      (flags & PI_EXT_QUEUE_FLAG_SUBMISSION_NO_IMMEDIATE))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: a queue cannot both use and not use an immediate command "
+                "list",
+                fn);
+  if (!context_has_device(context, device))
+    return fail(PI_ERROR_INVALID_DEVICE,
+                "%s: device '%s' is not in the context", fn, dev_name(device));
+  if (index >= device->nqueues)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: compute index %u requested, but device '%s' has %u "
+                "compute queue(s)",
+                fn, (unsigned)index, dev_name(device),
+                (unsigned)device->nqueues);
+  ze_command_queue_desc_t desc = {
+      .stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+      .ordinal = device->ordinal,
+      .index = index,
+      .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+      .priority = (flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW)
+                      ? ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_LOW
+                  : (flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH)
+                      ? ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH
+                      : ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  pi_queue q;
+  pi_result r = queue_new(fn, context, device, flags, &q);
+  if (r != PI_SUCCESS)
+    return r;
+  q->ordinal = device->ordinal;
+  q->index = index;
+  q->owns_native = true;
+  if (flags & PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE)
+    r = check_ze(fn, "zeCommandListCreateImmediate",
+                 zeCommandListCreateImmediate(context->ze, device->ze, &desc,
+                                              &q->imm));
+  else
+    r = check_ze(fn, "zeCommandQueueCreate",
+                 zeCommandQueueCreate(context->ze, device->ze, &desc, &q->zeq));
+  if (r != PI_SUCCESS) {
+    q->owns_native = false;
+    atomic_store(&q->refs, 0);
+    queue_drop(q);
+    return r;
+  }
+  *queue = q;
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piQueueCreate(pi_context context, pi_device device,
+                                  pi_queue_properties properties,
+                                  pi_queue *queue) {
+  return create_queue(FN, context, device, properties, 0, queue);
+}
+
+/* Reads {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, index, 0}. */
+static pi_result queue_properties(const char *fn, const pi_queue_properties *p,
+                                  pi_queue_properties *flags,
+                                  uint32_t *index) {
+  *flags = 0;
+  *index = 0;
+  for (size_t i = 0; p && p[i]; i += 2) {
+    if (p[i] == PI_QUEUE_FLAGS)
+      *flags = p[i + 1];
+    else if (p[i] == PI_QUEUE_COMPUTE_INDEX) {
+      if (p[i + 1] > UINT32_MAX)
+        return fail(PI_ERROR_INVALID_VALUE, "%s: compute index %llu is too "
+                    "large", fn, (unsigned long long)p[i + 1]);
+      *index = (uint32_t)p[i + 1];
+    } else
+      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown queue property 0x%llx",
+                  fn, (unsigned long long)p[i]);
+  }
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piextQueueCreate(pi_context context, pi_device device,
+                                     pi_queue_properties *properties,
+                                     pi_queue *queue) {
+  pi_queue_properties flags;
+  uint32_t index;
+  pi_result r = queue_properties(FN, properties, &flags, &index);
+  return r != PI_SUCCESS ? r
+                         : create_queue(FN, context, device, flags, index,
+                                        queue);
+}
+
+static pi_result lz_piQueueGetInfo(pi_queue command_queue,
+                                   pi_queue_info param_name,
+                                   size_t param_value_size, void *param_value,
+                                   size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  pi_queue q = command_queue;
+  NEED(q, PI_ERROR_INVALID_QUEUE);
+  switch (param_name) {
+  case PI_QUEUE_INFO_CONTEXT:
+    return put_ptr(&o, q->context);
+  case PI_QUEUE_INFO_DEVICE:
+    return put_ptr(&o, q->device);
+  case PI_QUEUE_INFO_PROPERTIES:
+    return put_u64(&o, q->flags);
+  case PI_QUEUE_INFO_REFERENCE_COUNT:
+    return put_u32(&o, atomic_load(&q->refs));
+  case PI_QUEUE_INFO_DEVICE_DEFAULT:
+  case PI_QUEUE_INFO_SIZE:
+    return fail(PI_ERROR_INVALID_QUEUE,
+                "%s: query 0x%x is about on-device queues, which Level Zero "
+                "does not have",
+                FN, (unsigned)param_name);
+  case PI_EXT_ONEAPI_QUEUE_INFO_EMPTY: {
+    pthread_mutex_lock(&q->lock);
+    pi_result r = queue_reap(FN, q, false);
+    bool empty = q->nsubs == 0;
+    pthread_mutex_unlock(&q->lock);
+    return r != PI_SUCCESS ? r : put_bool(&o, empty);
+  }
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result lz_piQueueFinish(pi_queue command_queue) {
+  pi_queue q = command_queue;
+  NEED(q, PI_ERROR_INVALID_QUEUE);
+  pthread_mutex_lock(&q->lock);
+  pi_result r = PI_SUCCESS;
+  if (q->zeq)
+    r = ZE_CALL(zeCommandQueueSynchronize, q->zeq, UINT64_MAX);
+  pi_result rr = queue_reap(FN, q, true);
+  pthread_mutex_unlock(&q->lock);
+  return r == PI_SUCCESS ? rr : r;
+}
+
+/* Every command is submitted when it is enqueued: there is nothing to
+ * flush, but the finished submissions are reaped. */
+static pi_result lz_piQueueFlush(pi_queue command_queue) {
+  pi_queue q = command_queue;
+  NEED(q, PI_ERROR_INVALID_QUEUE);
+  pthread_mutex_lock(&q->lock);
+  pi_result r = queue_reap(FN, q, false);
+  pthread_mutex_unlock(&q->lock);
+  return r;
+}
+
+static pi_result lz_piQueueRetain(pi_queue command_queue) {
+  NEED(command_queue, PI_ERROR_INVALID_QUEUE);
+  atomic_fetch_add(&command_queue->refs, 1);
+  atomic_fetch_add(&command_queue->total, 1);
+  return PI_SUCCESS;
+}
+
+/* The last PI reference waits for the queue's commands and destroys its
+ * Level Zero objects; the memory goes when its events are gone too. */
+static pi_result lz_piQueueRelease(pi_queue command_queue) {
+  pi_queue q = command_queue;
+  NEED(q, PI_ERROR_INVALID_QUEUE);
+  pi_result r = PI_SUCCESS;
+  if (atomic_fetch_sub(&q->refs, 1) == 1)
+    r = queue_destroy(FN, q);
+  queue_drop(q);
+  return r;
+}
+
+/* nativeHandleDesc: 0 for a command queue, 1 for an immediate command
+ * list (DPC++'s convention). */
+static pi_result lz_piextQueueGetNativeHandle(pi_queue queue,
+                                              pi_native_handle *nativeHandle,
+                                              int32_t *nativeHandleDesc) {
+  NEED(queue, PI_ERROR_INVALID_QUEUE);
+  if (nativeHandleDesc)
+    *nativeHandleDesc = queue->imm ? 1 : 0;
+  return native_of(FN, queue->imm ? (void *)queue->imm : (void *)queue->zeq,
+                   nativeHandle);
+}
+
+static pi_result lz_piextQueueCreateWithNativeHandle(
+    pi_native_handle nativeHandle, int32_t nativeHandleDesc,
+    pi_context context, pi_device device, bool pluginOwnsNativeHandle,
+    pi_queue_properties *Properties, pi_queue *queue) {
+  REQUIRE(nativeHandle != 0 && queue != NULL);
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  NEED(device, PI_ERROR_INVALID_DEVICE);
+  if (nativeHandleDesc != 0 && nativeHandleDesc != 1)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: nativeHandleDesc %d is neither 0 (command queue) nor 1 "
+                "(immediate command list)",
+                FN, (int)nativeHandleDesc);
+  pi_queue_properties flags;
+  uint32_t index;
+  pi_result r = queue_properties(FN, Properties, &flags, &index);
+  if (r != PI_SUCCESS)
+    return r;
+  if (nativeHandleDesc == 1)
+    flags |= PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE;
+  pi_queue q;
+  if ((r = queue_new(FN, context, device, flags, &q)) != PI_SUCCESS)
+    return r;
+  q->ordinal = device->ordinal;
+  q->index = index;
+  q->owns_native = pluginOwnsNativeHandle;
+  if (nativeHandleDesc == 1)
+    q->imm = (ze_command_list_handle_t)nativeHandle;
+  else
+    q->zeq = (ze_command_queue_handle_t)nativeHandle;
+  *queue = q;
+  return PI_SUCCESS;
+}
+
+/* ---- Submission ----------------------------------------------------------- */
+
+/* Where a command is appended, with the event it signals and those it
+ * waits for. */
+struct append {
+  const char *fn;
+  pi_queue q;
+  ze_command_list_handle_t list;
+  ze_event_handle_t signal;
+  uint32_t nwait;
+  ze_event_handle_t *wait;
+};
+
+typedef pi_result (*append_fn)(const struct append *a, void *op);
+
+/* Enqueues one command on `q`: an event for it, the wait list (with the
+ * previous command's event on in-order queues, and every pending command's
+ * on out-of-order queues when `barrier`), a command list, the append, the
+ * submission. `free_after` (host USM, may be NULL) is freed once the
+ * command completed, or now if it cannot be enqueued. */
+static pi_result enqueue(const char *fn, pi_queue q, pi_command_type type,
+                         pi_uint32 nwait, const pi_event *wait, pi_event *out,
+                         bool blocking, bool barrier, append_fn append,
+                         void *op, void *free_after) {
+  pi_result r = PI_SUCCESS;
+  if (out)
+    *out = NULL;
+  if (!q)
+    r = fail(PI_ERROR_INVALID_QUEUE, "%s: the queue is NULL", fn);
+  else if (nwait && !wait)
+    r = fail(PI_ERROR_INVALID_EVENT_WAIT_LIST,
+             "%s: num_events_in_wait_list is %u but the list is NULL", fn,
+             (unsigned)nwait);
+  for (pi_uint32 i = 0; r == PI_SUCCESS && i < nwait; ++i)
+    if (!wait[i])
+      r = fail(PI_ERROR_INVALID_EVENT_WAIT_LIST,
+               "%s: event %u of the wait list is NULL", fn, (unsigned)i);
+    else if (wait[i]->context->platform != q->context->platform)
+      r = fail(PI_ERROR_INVALID_EVENT_WAIT_LIST,
+               "%s: event %u of the wait list belongs to another Level Zero "
+               "driver",
+               fn, (unsigned)i);
+  if (r != PI_SUCCESS) {
+    if (free_after && q)
+      zeMemFree(q->context->ze, free_after);
+    return r;
+  }
+  pthread_mutex_lock(&q->lock);
+  pi_event ev = NULL;
+  ze_command_list_handle_t list = NULL;
+  ze_event_handle_t *zw = NULL;
+  if (q->dead)
+    r = fail(PI_ERROR_INVALID_QUEUE, "%s: the queue was released", fn);
+  if (r == PI_SUCCESS)
+    r = event_new(fn, q->context, q, type,
+                  (q->flags & PI_QUEUE_FLAG_PROFILING_ENABLE) != 0, &ev);
+  if (r == PI_SUCCESS && ev->timestamps) {
+    uint64_t host = 0, dev = 0;
+    if (zeDeviceGetGlobalTimestamps(q->device->ze, &host, &dev) ==
+        ZE_RESULT_SUCCESS)
+      ev->queued_ns = ticks_to_ns(q->device, dev);
+  }
+  size_t extra = in_order(q) ? (q->last != NULL) : (barrier ? q->nsubs : 0);
+  if (r == PI_SUCCESS && !(zw = calloc(nwait + extra + 1, sizeof *zw)))
+    r = out_of_memory(fn);
+  uint32_t n = 0;
+  for (pi_uint32 i = 0; r == PI_SUCCESS && i < nwait; ++i)
+    zw[n++] = wait[i]->ze;
+  if (r == PI_SUCCESS && in_order(q) && q->last)
+    zw[n++] = q->last->ze;
+  for (size_t i = 0; r == PI_SUCCESS && !in_order(q) && barrier && i < q->nsubs;
+       ++i)
+    zw[n++] = q->subs[i].event->ze;
+  if (r == PI_SUCCESS && q->nsubs == q->cap) {
+    size_t cap = q->cap ? 2 * q->cap : 16;
+    struct submission *s = realloc(q->subs, cap * sizeof *s);
+    if (!s)
+      r = out_of_memory(fn);
+    else {
+      q->subs = s;
+      q->cap = cap;
+    }
+  }
+  if (r == PI_SUCCESS) {
+    if (q->imm)
+      list = q->imm;
+    else if (q->nfree)
+      list = q->free[--q->nfree];
+    else {
+      ze_command_list_desc_t desc = {
+          .stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC,
+          .commandQueueGroupOrdinal = q->ordinal};
+      r = check_ze(fn, "zeCommandListCreate",
+                   zeCommandListCreate(q->context->ze, q->device->ze, &desc,
+                                       &list));
+    }
+  }
+  if (r == PI_SUCCESS) {
+    struct append a = {fn, q, list, ev->ze, n, n ? zw : NULL};
+    r = append(&a, op);
+  }
+  if (r == PI_SUCCESS && !q->imm) {
+    r = check_ze(fn, "zeCommandListClose", zeCommandListClose(list));
+    if (r == PI_SUCCESS)
+      r = check_ze(fn, "zeCommandQueueExecuteCommandLists",
+                   zeCommandQueueExecuteCommandLists(q->zeq, 1, &list, NULL));
+  }
+  free(zw);
+  if (r != PI_SUCCESS) {
+    if (list && !q->imm) {
+      if (q->nfree < FREE_LISTS &&
+          zeCommandListReset(list) == ZE_RESULT_SUCCESS)
+        q->free[q->nfree++] = list;
+      else
+        zeCommandListDestroy(list);
+    }
+    pthread_mutex_unlock(&q->lock);
+    if (ev)
+      event_release(fn, ev);
+    if (free_after)
+      zeMemFree(q->context->ze, free_after);
+    return r;
+  }
+  event_retain(ev); /* the submission's reference */
+  q->subs[q->nsubs++] =
+      (struct submission){q->imm ? NULL : list, ev, free_after};
+  pi_event old = NULL;
+  if (in_order(q)) {
+    old = q->last;
+    event_retain(ev);
+    q->last = ev;
+  }
+  queue_reap(fn, q, false); /* a failure here belongs to an older command */
+  pthread_mutex_unlock(&q->lock);
+  if (old)
+    event_release(fn, old);
+  if (blocking)
+    r = event_wait(fn, ev);
+  if (r == PI_SUCCESS && out)
+    *out = ev;
+  else
+    event_release(fn, ev);
+  return r;
+}
+
+/* Commands with no event parameters of their own: wait, do, signal. */
+static pi_result append_wait(const struct append *a) {
+  if (!a->nwait)
+    return PI_SUCCESS;
+  return check_ze(a->fn, "zeCommandListAppendWaitOnEvents",
+                  zeCommandListAppendWaitOnEvents(a->list, a->nwait, a->wait));
+}
+
+static pi_result append_signal(const struct append *a) {
+  return check_ze(a->fn, "zeCommandListAppendSignalEvent",
+                  zeCommandListAppendSignalEvent(a->list, a->signal));
+}
+
+static pi_result append_barrier(const struct append *a, void *op) {
+  (void)op;
+  return check_ze(a->fn, "zeCommandListAppendBarrier",
+                  zeCommandListAppendBarrier(a->list, a->signal, a->nwait,
+                                             a->wait));
+}
+
+struct copy_op {
+  void *dst;
+  const void *src;
+  size_t size;
+};
+
+static pi_result append_copy(const struct append *a, void *op) {
+  struct copy_op *c = op;
+  return check_ze(a->fn, "zeCommandListAppendMemoryCopy",
+                  zeCommandListAppendMemoryCopy(a->list, c->dst, c->src,
+                                                c->size, a->signal, a->nwait,
+                                                a->wait));
+}
+
+/* A fill; patterns larger than the engine fills become copies from a host
+ * buffer holding the pattern repeated (`staging`). */
+struct fill_op {
+  void *ptr;
+  const void *pattern;
+  size_t pattern_size, size;
+  void *staging;
+};
+
+static pi_result append_fill(const struct append *a, void *op) {
+  struct fill_op *f = op;
+  if (f->staging)
+    return check_ze(a->fn, "zeCommandListAppendMemoryCopy",
+                    zeCommandListAppendMemoryCopy(a->list, f->ptr, f->staging,
+                                                  f->size, a->signal, a->nwait,
+                                                  a->wait));
+  return check_ze(a->fn, "zeCommandListAppendMemoryFill",
+                  zeCommandListAppendMemoryFill(a->list, f->ptr, f->pattern,
+                                                f->pattern_size, f->size,
+                                                a->signal, a->nwait, a->wait));
+}
+
+/* Fills `size` bytes at `ptr` with the pattern on queue `q`. */
+static pi_result enqueue_fill(const char *fn, pi_queue q, pi_command_type type,
+                              void *ptr, const void *pattern,
+                              size_t pattern_size, size_t size,
+                              pi_uint32 nwait, const pi_event *wait,
+                              pi_event *event) {
+  if (!q)
+    return fail(PI_ERROR_INVALID_QUEUE, "%s: the queue is NULL", fn);
+  if (!ptr || !pattern || pattern_size == 0 || size % pattern_size)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: a fill needs a pointer, a pattern and a size (%zu) that "
+                "is a multiple of the pattern size (%zu)",
+                fn, size, pattern_size);
+  if (pattern_size & (pattern_size - 1))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: the pattern size (%zu) must be a power of two", fn,
+                pattern_size);
+  struct fill_op f = {ptr, pattern, pattern_size, size, NULL};
+  if (pattern_size > q->device->max_fill) {
+    ze_host_mem_alloc_desc_t hd = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
+    pi_result r = check_ze(fn, "zeMemAllocHost",
+                           zeMemAllocHost(q->context->ze, &hd, size ? size : 1,
+                                          64, &f.staging));
+    if (r != PI_SUCCESS)
+      return r;
+    for (size_t off = 0; off < size; off += pattern_size)
+      memcpy((char *)f.staging + off, pattern, pattern_size);
+  }
+  return enqueue(fn, q, type, nwait, wait, event, false, false, append_fill,
+                 &f, f.staging);
+}
+
+/* A rectangular copy between two pitched regions (zeCommandListAppend-
+ * MemoryCopyRegion). Origins and widths are in bytes. */
+struct rect_op {
+  void *dst;
+  const void *src;
+  ze_copy_region_t dst_region, src_region;
+  uint32_t dst_pitch, dst_slice, src_pitch, src_slice;
+};
+
+static pi_result append_rect(const struct append *a, void *op) {
+  struct rect_op *r = op;
+  return check_ze(a->fn, "zeCommandListAppendMemoryCopyRegion",
+                  zeCommandListAppendMemoryCopyRegion(
+                      a->list, r->dst, &r->dst_region, r->dst_pitch,
+                      r->dst_slice, r->src, &r->src_region, r->src_pitch,
+                      r->src_slice, a->signal, a->nwait, a->wait));
+}
+
+static bool fits_u32(size_t v) { return v <= UINT32_MAX; }
+
+/* Fills a rect_op from PI's origins, region and pitches (0 pitches default
+ * to the region's row and slice). */
+static pi_result rect_setup(const char *fn, struct rect_op *op, void *dst,
+                            const size_t dorigin[3], size_t drow,
+                            size_t dslice, const void *src,
+                            const size_t sorigin[3], size_t srow,
+                            size_t sslice, const size_t region[3]) {
+  if (region[0] == 0 || region[1] == 0 || region[2] == 0)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: the region %zux%zux%zu is empty",
+                fn, region[0], region[1], region[2]);
+  drow = drow ? drow : region[0];
+  dslice = dslice ? dslice : drow * region[1];
+  srow = srow ? srow : region[0];
+  sslice = sslice ? sslice : srow * region[1];
+  if (drow < region[0] || srow < region[0] || dslice < drow * region[1] ||
+      sslice < srow * region[1])
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: a row or slice pitch is smaller than the region", fn);
+  const size_t all[] = {dorigin[0], dorigin[1], dorigin[2], sorigin[0],
+                        sorigin[1], sorigin[2], region[0],  region[1],
+                        region[2],  drow,       dslice,     srow,
+                        sslice};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+    if (!fits_u32(all[i]))
+      return fail(PI_ERROR_INVALID_VALUE,
+                  "%s: Level Zero copy regions take 32-bit origins, sizes and "
+                  "pitches; %zu is too large",
+                  fn, all[i]);
+  op->dst = dst;
+  op->src = src;
+  op->dst_region = (ze_copy_region_t){(uint32_t)dorigin[0], (uint32_t)dorigin[1],
+                                      (uint32_t)dorigin[2], (uint32_t)region[0],
+                                      (uint32_t)region[1], (uint32_t)region[2]};
+  op->src_region = (ze_copy_region_t){(uint32_t)sorigin[0], (uint32_t)sorigin[1],
+                                      (uint32_t)sorigin[2], (uint32_t)region[0],
+                                      (uint32_t)region[1], (uint32_t)region[2]};
+  op->dst_pitch = (uint32_t)drow;
+  op->dst_slice = (uint32_t)dslice;
+  op->src_pitch = (uint32_t)srow;
+  op->src_slice = (uint32_t)sslice;
+  return PI_SUCCESS;
+}
+
+/* ---- Memory -------------------------------------------------------------------
+ * A buffer is device memory of the context's device, or host memory when
+ * the context has several devices or PI_MEM_FLAGS_HOST_PTR_ALLOC asks for
+ * it. PI_MEM_FLAGS_HOST_PTR_USE memory is copied in at creation and is
+ * where maps of the buffer go. */
+
+/* Copies `size` bytes synchronously with an immediate command list in
+ * synchronous mode on `dev` (initial contents of buffers and images). */
+static pi_result sync_copy(const char *fn, pi_context c, pi_device dev,
+                           void *dst, const void *src, size_t size,
+                           ze_image_handle_t image,
+                           const ze_image_region_t *region) {
+  ze_command_queue_desc_t desc = {
+      .stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+      .ordinal = dev->ordinal,
+      .mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS};
+  ze_command_list_handle_t list;
+  pi_result r = check_ze(fn, "zeCommandListCreateImmediate",
+                         zeCommandListCreateImmediate(c->ze, dev->ze, &desc,
+                                                      &list));
+  if (r != PI_SUCCESS)
+    return r;
+  if (image)
+    r = check_ze(fn, "zeCommandListAppendImageCopyFromMemory",
+                 zeCommandListAppendImageCopyFromMemory(list, image, src,
+                                                        region, NULL, 0, NULL));
+  else
+    r = check_ze(fn, "zeCommandListAppendMemoryCopy",
+                 zeCommandListAppendMemoryCopy(list, dst, src, size, NULL, 0,
+                                               NULL));
+  pi_result dr = check_ze(fn, "zeCommandListDestroy", zeCommandListDestroy(list));
+  return r == PI_SUCCESS ? dr : r;
+}
+
+static pi_mem mem_new(pi_context c, enum mem_kind kind, pi_mem_flags flags,
+                      size_t size) {
+  pi_mem m = calloc(1, sizeof *m);
+  if (!m)
+    return NULL;
+  m->kind = kind;
+  m->context = c;
+  m->flags = flags;
+  m->size = size;
+  atomic_init(&m->refs, 1);
+  pthread_mutex_init(&m->lock, NULL);
+  context_retain(c);
+  return m;
+}
+
+static pi_result mem_release(const char *fn, pi_mem m) {
+  if (atomic_fetch_sub(&m->refs, 1) != 1)
+    return PI_SUCCESS;
+  pi_result r = PI_SUCCESS;
+  if (m->owns_alloc && m->image)
+    r = check_ze(fn, "zeImageDestroy", zeImageDestroy(m->image));
+  else if (m->owns_alloc && m->ptr)
+    r = check_ze(fn, "zeMemFree", zeMemFree(m->context->ze, m->ptr));
+  while (m->maps) { /* mappings never unmapped */
+    struct mapping *next = m->maps->next;
+    if (m->maps->staged)
+      zeMemFree(m->context->ze, m->maps->ptr);
+    free(m->maps);
+    m->maps = next;
+  }
+  if (m->parent) {
+    pi_result pr = mem_release(fn, m->parent);
+    r = r == PI_SUCCESS ? pr : r;
+  }
+  pi_result cr = context_release(fn, m->context);
+  pthread_mutex_destroy(&m->lock);
+  free(m);
+  return r == PI_SUCCESS ? cr : r;
+}
+
+static pi_result mem_flags_check(const char *fn, pi_mem_flags flags,
+                                 const void *host_ptr) {
+  const pi_mem_flags known = PI_MEM_FLAGS_ACCESS_RW | PI_MEM_ACCESS_READ_ONLY |
+                             PI_MEM_FLAGS_HOST_PTR_USE |
+                             PI_MEM_FLAGS_HOST_PTR_COPY |
+                             PI_MEM_FLAGS_HOST_PTR_ALLOC;
+  if (flags & ~known)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown memory flags 0x%llx", fn,
+                (unsigned long long)(flags & ~known));
+  bool wants_ptr = flags & (PI_MEM_FLAGS_HOST_PTR_USE | PI_MEM_FLAGS_HOST_PTR_COPY);
+  if (wants_ptr != (host_ptr != NULL))
+    return fail(PI_ERROR_INVALID_HOST_PTR,
+                "%s: host_ptr must be given exactly when "
+                "PI_MEM_FLAGS_HOST_PTR_USE or _COPY is set",
+                fn);
+  if ((flags & PI_MEM_FLAGS_HOST_PTR_USE) && (flags & PI_MEM_FLAGS_HOST_PTR_COPY))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: PI_MEM_FLAGS_HOST_PTR_USE and _COPY exclude each other",
+                fn);
+  return PI_SUCCESS;
+}
+
+/* properties: {PI_MEM_PROPERTIES_CHANNEL, channel,
+ * PI_MEM_PROPERTIES_ALLOC_BUFFER_LOCATION, location, 0}: FPGA placement
+ * hints that mean nothing to Level Zero devices. */
+static pi_result lz_piMemBufferCreate(pi_context context, pi_mem_flags flags,
+                                      size_t size, void *host_ptr,
+                                      pi_mem *ret_mem,
+                                      const pi_mem_properties *properties) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(ret_mem != NULL);
+  *ret_mem = NULL;
+  if (size == 0)
+    return fail(PI_ERROR_INVALID_BUFFER_SIZE, "%s: size is 0", FN);
+  for (size_t i = 0; properties && properties[i]; i += 2)
+    if (properties[i] != PI_MEM_PROPERTIES_CHANNEL &&
+        properties[i] != PI_MEM_PROPERTIES_ALLOC_BUFFER_LOCATION)
+      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown buffer property 0x%llx",
+                  FN, (unsigned long long)properties[i]);
+  pi_result r = mem_flags_check(FN, flags, host_ptr);
+  if (r != PI_SUCCESS)
+    return r;
+  pi_device dev = context->devices[0];
+  if (size > dev->props.maxMemAllocSize)
+    return fail(PI_ERROR_INVALID_BUFFER_SIZE,
+                "%s: %zu bytes exceed the largest allocation of device '%s' "
+                "(%llu bytes)",
+                FN, size, dev_name(dev),
+                (unsigned long long)dev->props.maxMemAllocSize);
+  pi_mem m = mem_new(context, MEM_BUFFER, flags, size);
+  if (!m)
+    return out_of_memory(FN);
+  m->owns_alloc = true;
+  void *ptr = NULL;
+  if ((flags & PI_MEM_FLAGS_HOST_PTR_ALLOC) || context->ndevices > 1) {
+    ze_host_mem_alloc_desc_t hd = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
+    r = ZE_CALL(zeMemAllocHost, context->ze, &hd, size, 64, &ptr);
+    m->host_access = true;
+  } else {
+    ze_device_mem_alloc_desc_t dd = {
+        .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
+    r = ZE_CALL(zeMemAllocDevice, context->ze, &dd, size, 64, dev->ze, &ptr);
+  }
+  m->ptr = ptr;
+  if (r == PI_SUCCESS && host_ptr) {
+    if (m->host_access)
+      memcpy(ptr, host_ptr, size);
+    else
+      r = sync_copy(FN, context, dev, ptr, host_ptr, size, NULL, NULL);
+    if (flags & PI_MEM_FLAGS_HOST_PTR_USE)
+      m->host_ptr = host_ptr;
+  }
+  if (r != PI_SUCCESS) {
+    mem_release(FN, m);
+    return r;
+  }
+  *ret_mem = m;
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piMemGetInfo(pi_mem mem, pi_mem_info param_name,
+                                 size_t param_value_size, void *param_value,
+                                 size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  NEED(mem, PI_ERROR_INVALID_MEM_OBJECT);
+  switch (param_name) {
+  case PI_MEM_CONTEXT:
+    return put_ptr(&o, mem->context);
+  case PI_MEM_SIZE:
+    return put_size(&o, mem->size);
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result lz_piMemRetain(pi_mem mem) {
+  NEED(mem, PI_ERROR_INVALID_MEM_OBJECT);
+  atomic_fetch_add(&mem->refs, 1);
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piMemRelease(pi_mem mem) {
+  NEED(mem, PI_ERROR_INVALID_MEM_OBJECT);
+  return mem_release(FN, mem);
+}
+
+/* A sub-buffer is a window of its parent's allocation. */
+static pi_result lz_piMemBufferPartition(pi_mem buffer, pi_mem_flags flags,
+                                         pi_buffer_create_type buffer_create_type,
+                                         void *buffer_create_info,
+                                         pi_mem *ret_mem) {
+  NEED(buffer, PI_ERROR_INVALID_MEM_OBJECT);
+  REQUIRE(ret_mem != NULL && buffer_create_info != NULL);
+  *ret_mem = NULL;
+  if (buffer_create_type != PI_BUFFER_CREATE_TYPE_REGION)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown buffer create type 0x%x",
+                FN, (unsigned)buffer_create_type);
+  if (buffer->kind != MEM_BUFFER)
+    return fail(PI_ERROR_INVALID_MEM_OBJECT,
+                "%s: only buffers (not sub-buffers or images) can be "
+                "partitioned",
+                FN);
+  pi_result r = mem_flags_check(FN, flags, NULL);
+  if (r != PI_SUCCESS)
+    return r;
+  const struct pi_buffer_region_struct *region = buffer_create_info;
+  if (region->size == 0 || region->origin > buffer->size ||
+      region->size > buffer->size - region->origin)
+    return fail(PI_ERROR_INVALID_BUFFER_SIZE,
+                "%s: region %zu+%zu does not fit the %zu-byte buffer", FN,
+                region->origin, region->size, buffer->size);
+  pi_mem m = mem_new(buffer->context, MEM_SUB_BUFFER,
+                     flags ? flags : buffer->flags, region->size);
+  if (!m)
+    return out_of_memory(FN);
+  m->ptr = buffer->ptr + region->origin;
+  m->host_access = buffer->host_access;
+  m->host_ptr = buffer->host_ptr ? buffer->host_ptr + region->origin : NULL;
+  m->parent = buffer;
+  m->origin = region->origin;
+  atomic_fetch_add(&buffer->refs, 1);
+  *ret_mem = m;
+  return PI_SUCCESS;
+}
+
+/* The native handle of a buffer is its allocation; of an image, the Level
+ * Zero image. */
+static pi_result lz_piextMemGetNativeHandle(pi_mem mem, pi_device dev,
+                                            pi_native_handle *nativeHandle) {
+  (void)dev; /* one allocation serves every device of the context */
+  NEED(mem, PI_ERROR_INVALID_MEM_OBJECT);
+  return native_of(FN, mem->image ? (void *)mem->image : (void *)mem->ptr,
+                   nativeHandle);
+}
+
+/* A buffer over an existing USM allocation (the native handle). */
+static pi_result lz_piextMemCreateWithNativeHandle(
+    pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle,
+    pi_mem *mem) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(nativeHandle != 0 && mem != NULL);
+  void *ptr = (void *)nativeHandle, *base = NULL;
+  size_t size = 0;
+  ze_memory_allocation_properties_t props = {
+      .stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES};
+  ze_device_handle_t zd = NULL;
+  pi_result r = ZE_CALL(zeMemGetAllocProperties, context->ze, ptr, &props, &zd);
+  if (r == PI_SUCCESS && props.type == ZE_MEMORY_TYPE_UNKNOWN)
+    r = fail(PI_ERROR_INVALID_MEM_OBJECT,
+             "%s: %p is no Level Zero allocation of the context", FN, ptr);
+  if (r == PI_SUCCESS)
+    r = ZE_CALL(zeMemGetAddressRange, context->ze, ptr, &base, &size);
+  if (r != PI_SUCCESS)
+    return r;
+  size -= (size_t)((char *)ptr - (char *)base);
+  pi_mem m = mem_new(context, MEM_BUFFER, PI_MEM_FLAGS_ACCESS_RW, size);
+  if (!m)
+    return out_of_memory(FN);
+  m->ptr = ptr;
+  m->host_access = props.type != ZE_MEMORY_TYPE_DEVICE;
+  m->owns_alloc = ownNativeHandle && ptr == base;
+  *mem = m;
+  return PI_SUCCESS;
+}
+
+/* ---- Images ---------------------------------------------------------------- */
+
+/* The Level Zero format and the element size of a PI image format. */
+static pi_result image_format(const char *fn, const pi_image_format *f,
+                              ze_image_format_t *ze, size_t *elem) {
+  size_t chan_size = 0;
+  unsigned channels = 0;
+  ze_image_format_type_t type = ZE_IMAGE_FORMAT_TYPE_UINT;
+  switch (f->image_channel_data_type) {
+  case PI_IMAGE_CHANNEL_TYPE_SNORM_INT8:
+    chan_size = 1, type = ZE_IMAGE_FORMAT_TYPE_SNORM;
+    break;
+  case PI_IMAGE_CHANNEL_TYPE_UNORM_INT8:
+    chan_size = 1, type = ZE_IMAGE_FORMAT_TYPE_UNORM;
+    break;
+  case PI_IMAGE_CHANNEL_TYPE_SIGNED_INT8:
+    chan_size = 1, type = ZE_IMAGE_FORMAT_TYPE_SINT;
+    break;
+  case PI_IMAGE_CHANNEL_TYPE_UNSIGNED_INT8:
+    chan_size = 1, type = ZE_IMAGE_FORMAT_TYPE_UINT;
+    break;
+  case PI_IMAGE_CHANNEL_TYPE_SNORM_INT16:
+    chan_size = 2, type = ZE_IMAGE_FORMAT_TYPE_SNORM;
+    break;
+  case PI_IMAGE_CHANNEL_TYPE_UNORM_INT16:
+    chan_size = 2, type = ZE_IMAGE_FORMAT_TYPE_UNORM;
+    break;
+  case PI_IMAGE_CHANNEL_TYPE_SIGNED_INT16:
+    chan_size = 2, type = ZE_IMAGE_FORMAT_TYPE_SINT;
+    break;
+  case PI_IMAGE_CHANNEL_TYPE_UNSIGNED_INT16:
+    chan_size = 2, type = ZE_IMAGE_FORMAT_TYPE_UINT;
+    break;
+  case PI_IMAGE_CHANNEL_TYPE_HALF_FLOAT:
+    chan_size = 2, type = ZE_IMAGE_FORMAT_TYPE_FLOAT;
+    break;
+  case PI_IMAGE_CHANNEL_TYPE_SIGNED_INT32:
+    chan_size = 4, type = ZE_IMAGE_FORMAT_TYPE_SINT;
+    break;
+  case PI_IMAGE_CHANNEL_TYPE_UNSIGNED_INT32:
+    chan_size = 4, type = ZE_IMAGE_FORMAT_TYPE_UINT;
+    break;
+  case PI_IMAGE_CHANNEL_TYPE_FLOAT:
+    chan_size = 4, type = ZE_IMAGE_FORMAT_TYPE_FLOAT;
+    break;
+  default:
+    break;
+  }
+  ze_image_format_swizzle_t sw[4] = {
+      ZE_IMAGE_FORMAT_SWIZZLE_R, ZE_IMAGE_FORMAT_SWIZZLE_G,
+      ZE_IMAGE_FORMAT_SWIZZLE_B, ZE_IMAGE_FORMAT_SWIZZLE_A};
+  switch (f->image_channel_order) {
+  case PI_IMAGE_CHANNEL_ORDER_R:
+  case PI_IMAGE_CHANNEL_ORDER_Rx:
+    channels = 1;
+    sw[1] = sw[2] = ZE_IMAGE_FORMAT_SWIZZLE_0;
+    sw[3] = ZE_IMAGE_FORMAT_SWIZZLE_1;
+    break;
+  case PI_IMAGE_CHANNEL_ORDER_A:
+    channels = 1;
+    sw[0] = sw[1] = sw[2] = ZE_IMAGE_FORMAT_SWIZZLE_0;
+    sw[3] = ZE_IMAGE_FORMAT_SWIZZLE_A;
+    break;
+  case PI_IMAGE_CHANNEL_ORDER_RG:
+  case PI_IMAGE_CHANNEL_ORDER_RGx:
+    channels = 2;
+    sw[2] = ZE_IMAGE_FORMAT_SWIZZLE_0;
+    sw[3] = ZE_IMAGE_FORMAT_SWIZZLE_1;
+    break;
+  case PI_IMAGE_CHANNEL_ORDER_RA:
+    channels = 2;
+    sw[1] = sw[2] = ZE_IMAGE_FORMAT_SWIZZLE_0;
+    sw[3] = ZE_IMAGE_FORMAT_SWIZZLE_G;
+    break;
+  case PI_IMAGE_CHANNEL_ORDER_RGBA:
+    channels = 4;
+    break;
+  case PI_IMAGE_CHANNEL_ORDER_BGRA:
+    channels = 4;
+    sw[0] = ZE_IMAGE_FORMAT_SWIZZLE_B;
+    sw[2] = ZE_IMAGE_FORMAT_SWIZZLE_R;
+    break;
+  case PI_IMAGE_CHANNEL_ORDER_ARGB:
+    channels = 4;
+    sw[0] = ZE_IMAGE_FORMAT_SWIZZLE_A;
+    sw[1] = ZE_IMAGE_FORMAT_SWIZZLE_R;
+    sw[2] = ZE_IMAGE_FORMAT_SWIZZLE_G;
+    sw[3] = ZE_IMAGE_FORMAT_SWIZZLE_B;
+    break;
+  case PI_IMAGE_CHANNEL_ORDER_ABGR:
+    channels = 4;
+    sw[0] = ZE_IMAGE_FORMAT_SWIZZLE_A;
+    sw[1] = ZE_IMAGE_FORMAT_SWIZZLE_B;
+    sw[2] = ZE_IMAGE_FORMAT_SWIZZLE_G;
+    sw[3] = ZE_IMAGE_FORMAT_SWIZZLE_R;
+    break;
+  default:
+    break;
+  }
+  static const ze_image_format_layout_t layouts[3][4] = {
+      {ZE_IMAGE_FORMAT_LAYOUT_8, ZE_IMAGE_FORMAT_LAYOUT_8_8,
+       ZE_IMAGE_FORMAT_LAYOUT_8_8_8_8, ZE_IMAGE_FORMAT_LAYOUT_8_8_8_8},
+      {ZE_IMAGE_FORMAT_LAYOUT_16, ZE_IMAGE_FORMAT_LAYOUT_16_16,
+       ZE_IMAGE_FORMAT_LAYOUT_16_16_16_16, ZE_IMAGE_FORMAT_LAYOUT_16_16_16_16},
+      {ZE_IMAGE_FORMAT_LAYOUT_32, ZE_IMAGE_FORMAT_LAYOUT_32_32,
+       ZE_IMAGE_FORMAT_LAYOUT_32_32_32_32, ZE_IMAGE_FORMAT_LAYOUT_32_32_32_32}};
+  if (!chan_size || !channels)
+    return fail(PI_ERROR_IMAGE_FORMAT_NOT_SUPPORTED,
+                "%s: image format (order 0x%x, type 0x%x) has no Level Zero "
+                "equivalent in this plugin; use R, RG, RA, A, RGBA, BGRA, ARGB "
+                "or ABGR with 8, 16 or 32-bit channels",
+                fn, (unsigned)f->image_channel_order,
+                (unsigned)f->image_channel_data_type);
+  ze->layout = layouts[chan_size == 1 ? 0 : chan_size == 2 ? 1 : 2][channels - 1];
+  ze->type = type;
+  ze->x = sw[0];
+  ze->y = sw[1];
+  ze->z = sw[2];
+  ze->w = sw[3];
+  *elem = chan_size * channels;
+  return PI_SUCCESS;
+}
+
+static pi_result image_desc(const char *fn, const pi_image_desc *d,
+                            ze_image_desc_t *ze) {
+  ze_image_type_t type;
+  switch (d->image_type) {
+  case PI_MEM_TYPE_IMAGE1D:
+    type = ZE_IMAGE_TYPE_1D;
+    break;
+  case PI_MEM_TYPE_IMAGE1D_ARRAY:
+    type = ZE_IMAGE_TYPE_1DARRAY;
+    break;
+  case PI_MEM_TYPE_IMAGE2D:
+    type = ZE_IMAGE_TYPE_2D;
+    break;
+  case PI_MEM_TYPE_IMAGE2D_ARRAY:
+    type = ZE_IMAGE_TYPE_2DARRAY;
+    break;
+  case PI_MEM_TYPE_IMAGE3D:
+    type = ZE_IMAGE_TYPE_3D;
+    break;
+  default:
+    return fail(PI_ERROR_INVALID_IMAGE_DESCRIPTOR,
+                "%s: image type 0x%x is not offered (1D buffer images have no "
+                "Level Zero image)",
+                fn, (unsigned)d->image_type);
+  }
+  if (d->num_mip_levels > 1 || d->num_samples > 1)
+    return fail(PI_ERROR_INVALID_IMAGE_DESCRIPTOR,
+                "%s: mipmapped and multisampled images are not offered", fn);
+  if (!d->image_width || d->image_height > UINT32_MAX ||
+      d->image_depth > UINT32_MAX || d->image_array_size > UINT32_MAX)
+    return fail(PI_ERROR_INVALID_IMAGE_SIZE,
+                "%s: image size %zux%zux%zu (array %zu) is empty or too large",
+                fn, d->image_width, d->image_height, d->image_depth,
+                d->image_array_size);
+  ze->type = type;
+  ze->width = d->image_width;
+  ze->height = (uint32_t)(d->image_height ? d->image_height : 1);
+  ze->depth = (uint32_t)(d->image_depth ? d->image_depth : 1);
+  ze->arraylevels = (uint32_t)d->image_array_size;
+  ze->miplevels = 0;
+  return PI_SUCCESS;
+}
+
+static size_t image_rows(const pi_image_desc *d) {
+  return d->image_type == PI_MEM_TYPE_IMAGE1D_ARRAY ? d->image_array_size
+         : d->image_height                          ? d->image_height
+                                                    : 1;
+}
+
+static size_t image_slices(const pi_image_desc *d) {
+  return d->image_type == PI_MEM_TYPE_IMAGE2D_ARRAY ? d->image_array_size
+         : d->image_type == PI_MEM_TYPE_IMAGE3D     ? d->image_depth
+                                                    : 1;
+}
+
+static pi_result image_new(const char *fn, pi_context context,
+                           pi_mem_flags flags, const pi_image_format *format,
+                           const pi_image_desc *desc, size_t elem,
+                           ze_image_handle_t ze, bool owns, pi_mem *out) {
+  pi_mem m = mem_new(context, MEM_IMAGE, flags,
+                     desc->image_width * elem * image_rows(desc) *
+                         image_slices(desc));
+  if (!m)
+    return out_of_memory(fn);
+  m->image = ze;
+  m->owns_alloc = owns;
+  m->format = *format;
+  m->desc = *desc;
+  m->elem_size = elem;
+  *out = m;
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piMemImageCreate(pi_context context, pi_mem_flags flags,
+                                     const pi_image_format *image_format_in,
+                                     const pi_image_desc *image_desc_in,
+                                     void *host_ptr, pi_mem *ret_mem) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(ret_mem != NULL);
+  *ret_mem = NULL;
+  if (!image_format_in)
+    return fail(PI_ERROR_INVALID_IMAGE_FORMAT_DESCRIPTOR,
+                "%s: image_format is NULL", FN);
+  if (!image_desc_in)
+    return fail(PI_ERROR_INVALID_IMAGE_DESCRIPTOR, "%s: image_desc is NULL",
+                FN);
+  pi_result r = mem_flags_check(FN, flags, host_ptr);
+  if (r != PI_SUCCESS)
+    return r;
+  if (flags & PI_MEM_FLAGS_HOST_PTR_USE)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: Level Zero images cannot live in host memory "
+                "(PI_MEM_FLAGS_HOST_PTR_USE); use PI_MEM_FLAGS_HOST_PTR_COPY",
+                FN);
+  ze_image_desc_t zd = {.stype = ZE_STRUCTURE_TYPE_IMAGE_DESC,
+                        .flags = (flags & PI_MEM_ACCESS_READ_ONLY)
+                                     ? 0
+                                     : ZE_IMAGE_FLAG_KERNEL_WRITE};
+  size_t elem;
+  if ((r = image_format(FN, image_format_in, &zd.format, &elem)) !=
+          PI_SUCCESS ||
+      (r = image_desc(FN, image_desc_in, &zd)) != PI_SUCCESS)
+    return r;
+  pi_device dev = context->devices[0];
+  ze_image_handle_t img;
+  if ((r = ZE_CALL(zeImageCreate, context->ze, dev->ze, &zd, &img)) !=
+      PI_SUCCESS)
+    return r;
+  pi_mem m;
+  if ((r = image_new(FN, context, flags, image_format_in, image_desc_in, elem,
+                     img, true, &m)) != PI_SUCCESS) {
+    zeImageDestroy(img);
+    return r;
+  }
+  if (host_ptr) {
+    ze_image_region_t region = {0, 0, 0, (uint32_t)zd.width,
+                                (uint32_t)image_rows(image_desc_in),
+                                (uint32_t)image_slices(image_desc_in)};
+    if (image_desc_in->image_row_pitch &&
+        image_desc_in->image_row_pitch != image_desc_in->image_width * elem)
+      r = fail(PI_ERROR_INVALID_IMAGE_DESCRIPTOR,
+               "%s: host data with row pitch %zu (not width * element size) "
+               "cannot be copied into a Level Zero image at creation; copy it "
+               "with piEnqueueMemImageWrite",
+               FN, image_desc_in->image_row_pitch);
+    else
+      r = sync_copy(FN, context, dev, NULL, host_ptr, 0, img, &region);
+    if (r != PI_SUCCESS) {
+      mem_release(FN, m);
+      return r;
+    }
+  }
+  *ret_mem = m;
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piMemImageGetInfo(pi_mem image, pi_image_info param_name,
+                                      size_t param_value_size,
+                                      void *param_value,
+                                      size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  NEED(image, PI_ERROR_INVALID_MEM_OBJECT);
+  if (image->kind != MEM_IMAGE)
+    return fail(PI_ERROR_INVALID_MEM_OBJECT, "%s: the memory object is a "
+                "buffer, not an image", FN);
+  const pi_image_desc *d = &image->desc;
+  size_t row = d->image_width * image->elem_size;
+  switch (param_name) {
+  case PI_IMAGE_INFO_FORMAT:
+    return put_info(&o, &image->format, sizeof image->format);
+  case PI_IMAGE_INFO_ELEMENT_SIZE:
+    return put_size(&o, image->elem_size);
+  case PI_IMAGE_INFO_ROW_PITCH:
+    return put_size(&o, row);
+  case PI_IMAGE_INFO_SLICE_PITCH:
+    return put_size(&o, image_slices(d) > 1 || d->image_type ==
+                                                   PI_MEM_TYPE_IMAGE3D
+                            ? row * image_rows(d)
+                            : 0);
+  case PI_IMAGE_INFO_WIDTH:
+    return put_size(&o, d->image_width);
+  case PI_IMAGE_INFO_HEIGHT:
+    return put_size(&o, d->image_height);
+  case PI_IMAGE_INFO_DEPTH:
+    return put_size(&o, d->image_depth);
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result lz_piextMemImageCreateWithNativeHandle(
+    pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle,
+    const pi_image_format *ImageFormat, const pi_image_desc *ImageDesc,
+    pi_mem *img) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(nativeHandle != 0 && img != NULL);
+  if (!ImageFormat || !ImageDesc)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: a Level Zero image does not tell its format and shape: "
+                "pass ImageFormat and ImageDesc",
+                FN);
+  ze_image_format_t zf;
+  ze_image_desc_t zd;
+  size_t elem;
+  pi_result r = image_format(FN, ImageFormat, &zf, &elem);
+  if (r == PI_SUCCESS)
+    r = image_desc(FN, ImageDesc, &zd);
+  if (r != PI_SUCCESS)
+    return r;
+  return image_new(FN, context, PI_MEM_FLAGS_ACCESS_RW, ImageFormat, ImageDesc,
+                   elem, (ze_image_handle_t)nativeHandle, ownNativeHandle,
+                   img);
+}
+
+/* ---- Buffer commands -------------------------------------------------------- */
+
+/* Checks that bytes [offset, offset + size) lie in the buffer. */
+static pi_result buffer_range(const char *fn, pi_mem m, size_t offset,
+                              size_t size) {
+  if (!m)
+    return fail(PI_ERROR_INVALID_MEM_OBJECT, "%s: the buffer is NULL", fn);
+  if (m->kind == MEM_IMAGE)
+    return fail(PI_ERROR_INVALID_MEM_OBJECT,
+                "%s: the memory object is an image; use the image commands",
+                fn);
+  if (offset > m->size || size > m->size - offset)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: bytes %zu..%zu are outside the %zu-byte buffer", fn,
+                offset, offset + size, m->size);
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piEnqueueMemBufferRead(pi_queue queue, pi_mem buffer,
+                                           pi_bool blocking_read,
+                                           size_t offset, size_t size,
+                                           void *ptr,
+                                           pi_uint32 num_events_in_wait_list,
+                                           const pi_event *event_wait_list,
+                                           pi_event *event) {
+  pi_result r = buffer_range(FN, buffer, offset, size);
+  if (r != PI_SUCCESS)
+    return r;
+  REQUIRE(ptr != NULL);
+  struct copy_op op = {ptr, buffer->ptr + offset, size};
+  return enqueue(FN, queue, PI_COMMAND_TYPE_MEM_BUFFER_READ,
+                 num_events_in_wait_list, event_wait_list, event,
+                 blocking_read, false, append_copy, &op, NULL);
+}
+
+static pi_result lz_piEnqueueMemBufferWrite(
+    pi_queue command_queue, pi_mem buffer, pi_bool blocking_write,
+    size_t offset, size_t size, const void *ptr,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  pi_result r = buffer_range(FN, buffer, offset, size);
+  if (r != PI_SUCCESS)
+    return r;
+  REQUIRE(ptr != NULL);
+  struct copy_op op = {buffer->ptr + offset, ptr, size};
+  return enqueue(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_WRITE,
+                 num_events_in_wait_list, event_wait_list, event,
+                 blocking_write, false, append_copy, &op, NULL);
+}
+
+static pi_result lz_piEnqueueMemBufferCopy(
+    pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer,
+    size_t src_offset, size_t dst_offset, size_t size,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  pi_result r = buffer_range(FN, src_buffer, src_offset, size);
+  if (r == PI_SUCCESS)
+    r = buffer_range(FN, dst_buffer, dst_offset, size);
+  if (r != PI_SUCCESS)
+    return r;
+  struct copy_op op = {dst_buffer->ptr + dst_offset,
+                       src_buffer->ptr + src_offset, size};
+  return enqueue(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_COPY,
+                 num_events_in_wait_list, event_wait_list, event, false, false,
+                 append_copy, &op, NULL);
+}
+
+#define XYZ(p, a, b, c)                                                        \
+  { (p)->a, (p)->b, (p)->c }
+
+/* The last byte a rectangle touches, to check it against a buffer. */
+static size_t rect_end(const size_t origin[3], const size_t region[3],
+                       size_t row, size_t slice) {
+  row = row ? row : region[0];
+  slice = slice ? slice : row * region[1];
+  return origin[0] + origin[1] * row + origin[2] * slice +
+         (region[2] - 1) * slice + (region[1] - 1) * row + region[0];
+}
+
+/* A rectangle between a buffer and host memory (`to_host`: a read). */
+static pi_result buffer_rect(const char *fn, bool to_host, pi_queue q,
+                             pi_mem buffer, pi_bool blocking,
+                             pi_buff_rect_offset boff, pi_buff_rect_offset hoff,
+                             pi_buff_rect_region reg, size_t brow,
+                             size_t bslice, size_t hrow, size_t hslice,
+                             void *ptr, pi_uint32 nwait, const pi_event *wait,
+                             pi_event *event) {
+  if (!boff || !hoff || !reg || !ptr)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: the offsets, the region and ptr must not be NULL", fn);
+  const size_t b[3] = XYZ(boff, x_bytes, y_scalar, z_scalar);
+  const size_t h[3] = XYZ(hoff, x_bytes, y_scalar, z_scalar);
+  const size_t r3[3] = XYZ(reg, width_bytes, height_scalar, depth_scalar);
+  pi_result r = buffer_range(fn, buffer, 0, 0);
+  if (r == PI_SUCCESS && r3[0] && r3[1] && r3[2] &&
+      rect_end(b, r3, brow, bslice) > buffer->size)
+    r = fail(PI_ERROR_INVALID_VALUE,
+             "%s: the rectangle reaches byte %zu of the %zu-byte buffer", fn,
+             rect_end(b, r3, brow, bslice), buffer->size);
+  struct rect_op op;
+  if (r == PI_SUCCESS)
+    r = to_host ? rect_setup(fn, &op, ptr, h, hrow, hslice, buffer->ptr, b,
+                             brow, bslice, r3)
+                : rect_setup(fn, &op, buffer->ptr, b, brow, bslice, ptr, h,
+                             hrow, hslice, r3);
+  if (r != PI_SUCCESS)
+    return r;
+  return enqueue(fn, q,
+                 to_host ? PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT
+                         : PI_COMMAND_TYPE_MEM_BUFFER_WRITE_RECT,
+                 nwait, wait, event, blocking, false, append_rect, &op, NULL);
+}
+
+static pi_result lz_piEnqueueMemBufferReadRect(
+    pi_queue command_queue, pi_mem buffer, pi_bool blocking_read,
+    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
+    pi_buff_rect_region region, size_t buffer_row_pitch,
+    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
+    void *ptr, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  return buffer_rect(FN, true, command_queue, buffer, blocking_read,
+                     buffer_offset, host_offset, region, buffer_row_pitch,
+                     buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
+                     num_events_in_wait_list, event_wait_list, event);
+}
+
+static pi_result lz_piEnqueueMemBufferWriteRect(
+    pi_queue command_queue, pi_mem buffer, pi_bool blocking_write,
+    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
+    pi_buff_rect_region region, size_t buffer_row_pitch,
+    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
+    const void *ptr, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  return buffer_rect(FN, false, command_queue, buffer, blocking_write,
+                     buffer_offset, host_offset, region, buffer_row_pitch,
+                     buffer_slice_pitch, host_row_pitch, host_slice_pitch,
+                     (void *)ptr, num_events_in_wait_list, event_wait_list,
+                     event);
+}
+
+static pi_result lz_piEnqueueMemBufferCopyRect(
+    pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer,
+    pi_buff_rect_offset src_origin, pi_buff_rect_offset dst_origin,
+    pi_buff_rect_region region, size_t src_row_pitch, size_t src_slice_pitch,
+    size_t dst_row_pitch, size_t dst_slice_pitch,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  REQUIRE(src_origin && dst_origin && region);
+  const size_t s[3] = XYZ(src_origin, x_bytes, y_scalar, z_scalar);
+  const size_t d[3] = XYZ(dst_origin, x_bytes, y_scalar, z_scalar);
+  const size_t r3[3] = XYZ(region, width_bytes, height_scalar, depth_scalar);
+  pi_result r = buffer_range(FN, src_buffer, 0, 0);
+  if (r == PI_SUCCESS)
+    r = buffer_range(FN, dst_buffer, 0, 0);
+  if (r == PI_SUCCESS && r3[0] && r3[1] && r3[2] &&
+      (rect_end(s, r3, src_row_pitch, src_slice_pitch) > src_buffer->size ||
+       rect_end(d, r3, dst_row_pitch, dst_slice_pitch) > dst_buffer->size))
+    r = fail(PI_ERROR_INVALID_VALUE,
+             "%s: the rectangle does not fit the source or the destination "
+             "buffer",
+             FN);
+  struct rect_op op;
+  if (r == PI_SUCCESS)
+    r = rect_setup(FN, &op, dst_buffer->ptr, d, dst_row_pitch, dst_slice_pitch,
+                   src_buffer->ptr, s, src_row_pitch, src_slice_pitch, r3);
+  if (r != PI_SUCCESS)
+    return r;
+  return enqueue(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_COPY_RECT,
+                 num_events_in_wait_list, event_wait_list, event, false, false,
+                 append_rect, &op, NULL);
+}
+
+static pi_result lz_piEnqueueMemBufferFill(
+    pi_queue command_queue, pi_mem buffer, const void *pattern,
+    size_t pattern_size, size_t offset, size_t size,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  pi_result r = buffer_range(FN, buffer, offset, size);
+  if (r != PI_SUCCESS)
+    return r;
+  return enqueue_fill(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_FILL,
+                      buffer->ptr + offset, pattern, pattern_size, size,
+                      num_events_in_wait_list, event_wait_list, event);
+}
+
+/* Maps go to the buffer's own memory when the host can reach it, to the
+ * PI_MEM_FLAGS_HOST_PTR_USE memory when there is some, else to a host
+ * allocation freed at unmap. The copy in is skipped for
+ * PI_MAP_WRITE_INVALIDATE_REGION. */
+static pi_result lz_piEnqueueMemBufferMap(
+    pi_queue command_queue, pi_mem buffer, pi_bool blocking_map,
+    pi_map_flags map_flags, size_t offset, size_t size,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event, void **ret_map) {
+  const pi_map_flags known =
+      PI_MAP_READ | PI_MAP_WRITE | PI_MAP_WRITE_INVALIDATE_REGION;
+  REQUIRE(ret_map != NULL);
+  *ret_map = NULL;
+  NEED(command_queue, PI_ERROR_INVALID_QUEUE);
+  pi_result r = buffer_range(FN, buffer, offset, size);
+  if (r != PI_SUCCESS)
+    return r;
+  if (map_flags & ~known)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown map flags 0x%llx", FN,
+                (unsigned long long)(map_flags & ~known));
+  struct mapping *mp = calloc(1, sizeof *mp);
+  if (!mp)
+    return out_of_memory(FN);
+  mp->offset = offset;
+  mp->size = size;
+  mp->flags = map_flags;
+  bool copy_in = !(map_flags & PI_MAP_WRITE_INVALIDATE_REGION);
+  if (buffer->host_ptr) {
+    mp->ptr = buffer->host_ptr + offset;
+  } else if (buffer->host_access) {
+    mp->ptr = buffer->ptr + offset;
+    mp->direct = true;
+    copy_in = false;
+  } else {
+    ze_host_mem_alloc_desc_t hd = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
+    void *staging = NULL;
+    r = ZE_CALL(zeMemAllocHost, buffer->context->ze, &hd, size ? size : 1, 64,
+                &staging);
+    if (r != PI_SUCCESS) {
+      free(mp);
+      return r;
+    }
+    mp->ptr = staging;
+    mp->staged = true;
+  }
+  if (copy_in) {
+    struct copy_op op = {mp->ptr, buffer->ptr + offset, size};
+    r = enqueue(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_MAP,
+                num_events_in_wait_list, event_wait_list, event, blocking_map,
+                false, append_copy, &op, NULL);
+  } else {
+    r = enqueue(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_MAP,
+                num_events_in_wait_list, event_wait_list, event, blocking_map,
+                false, append_barrier, NULL, NULL);
+  }
+  if (r != PI_SUCCESS) {
+    if (mp->staged)
+      zeMemFree(buffer->context->ze, mp->ptr);
+    free(mp);
+    return r;
+  }
+  pthread_mutex_lock(&buffer->lock);
+  mp->next = buffer->maps;
+  buffer->maps = mp;
+  pthread_mutex_unlock(&buffer->lock);
+  *ret_map = mp->ptr;
+  return PI_SUCCESS;
+}
+
+/* Writes a written mapping back; a staging allocation is freed once the
+ * copy completed. */
+static pi_result lz_piEnqueueMemUnmap(pi_queue command_queue, pi_mem memobj,
+                                      void *mapped_ptr,
+                                      pi_uint32 num_events_in_wait_list,
+                                      const pi_event *event_wait_list,
+                                      pi_event *event) {
+  NEED(command_queue, PI_ERROR_INVALID_QUEUE);
+  NEED(memobj, PI_ERROR_INVALID_MEM_OBJECT);
+  pthread_mutex_lock(&memobj->lock);
+  struct mapping **pp = &memobj->maps;
+  while (*pp && (*pp)->ptr != mapped_ptr)
+    pp = &(*pp)->next;
+  struct mapping *mp = *pp;
+  if (mp)
+    *pp = mp->next;
+  pthread_mutex_unlock(&memobj->lock);
+  if (!mp)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: %p is not a mapping of this memory object", FN,
+                mapped_ptr);
+  bool write_back = !mp->direct && (mp->flags & (PI_MAP_WRITE |
+                                                 PI_MAP_WRITE_INVALIDATE_REGION));
+  pi_result r;
+  if (write_back) {
+    struct copy_op op = {memobj->ptr + mp->offset, mp->ptr, mp->size};
+    r = enqueue(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_UNMAP,
+                num_events_in_wait_list, event_wait_list, event, false, false,
+                append_copy, &op, mp->staged ? mp->ptr : NULL);
+  } else {
+    r = enqueue(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_UNMAP,
+                num_events_in_wait_list, event_wait_list, event, false, false,
+                append_barrier, NULL, mp->staged ? mp->ptr : NULL);
+  }
+  free(mp); /* the staging memory went to the command (freed on failure) */
+  return r;
+}
+
+/* ---- Image commands ------------------------------------------------------------ */
+
+struct image_op {
+  ze_image_handle_t image, src_image;
+  void *ptr;
+  ze_image_region_t region, src_region;
+  uint32_t row, slice; /* host pitches in bytes; 0 when packed */
+  bool to_host, image_to_image;
+};
+
+static pi_result append_image(const struct append *a, void *op) {
+  struct image_op *i = op;
+  if (i->image_to_image)
+    return check_ze(a->fn, "zeCommandListAppendImageCopyRegion",
+                    zeCommandListAppendImageCopyRegion(
+                        a->list, i->image, i->src_image, &i->region,
+                        &i->src_region, a->signal, a->nwait, a->wait));
+  if (i->row || i->slice) {
+    if (i->to_host)
+      return check_ze(a->fn, "zeCommandListAppendImageCopyToMemoryExt",
+                      zeCommandListAppendImageCopyToMemoryExt(
+                          a->list, i->ptr, i->image, &i->region, i->row,
+                          i->slice, a->signal, a->nwait, a->wait));
+    return check_ze(a->fn, "zeCommandListAppendImageCopyFromMemoryExt",
+                    zeCommandListAppendImageCopyFromMemoryExt(
+                        a->list, i->image, i->ptr, &i->region, i->row,
+                        i->slice, a->signal, a->nwait, a->wait));
+  }
+  if (i->to_host)
+    return check_ze(a->fn, "zeCommandListAppendImageCopyToMemory",
+                    zeCommandListAppendImageCopyToMemory(
+                        a->list, i->ptr, i->image, &i->region, a->signal,
+                        a->nwait, a->wait));
+  return check_ze(a->fn, "zeCommandListAppendImageCopyFromMemory",
+                  zeCommandListAppendImageCopyFromMemory(
+                      a->list, i->image, i->ptr, &i->region, a->signal,
+                      a->nwait, a->wait));
+}
+
+static pi_result image_region(const char *fn, pi_mem img, const size_t o[3],
+                              const size_t r[3], ze_image_region_t *out) {
+  if (!img || img->kind != MEM_IMAGE)
+    return fail(PI_ERROR_INVALID_MEM_OBJECT, "%s: the memory object is no "
+                "image", fn);
+  const pi_image_desc *d = &img->desc;
+  size_t dims[3] = {d->image_width, image_rows(d), image_slices(d)};
+  for (int k = 0; k < 3; ++k)
+    if (r[k] == 0 || o[k] > dims[k] || r[k] > dims[k] - o[k])
+      return fail(PI_ERROR_INVALID_VALUE,
+                  "%s: origin %zu,%zu,%zu region %zux%zux%zu is outside the "
+                  "%zux%zux%zu image",
+                  fn, o[0], o[1], o[2], r[0], r[1], r[2], dims[0], dims[1],
+                  dims[2]);
+  *out = (ze_image_region_t){(uint32_t)o[0], (uint32_t)o[1], (uint32_t)o[2],
+                             (uint32_t)r[0], (uint32_t)r[1], (uint32_t)r[2]};
+  return PI_SUCCESS;
+}
+
+static pi_result image_rw(const char *fn, bool to_host, pi_queue q,
+                          pi_mem image, pi_bool blocking,
+                          pi_image_offset origin, pi_image_region region,
+                          size_t row_pitch, size_t slice_pitch, void *ptr,
+                          pi_uint32 nwait, const pi_event *wait,
+                          pi_event *event) {
+  if (!origin || !region || !ptr)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: the origin, the region and ptr must not be NULL", fn);
+  const size_t o[3] = XYZ(origin, x, y, z);
+  const size_t r3[3] = XYZ(region, width, height, depth);
+  struct image_op op = {.ptr = ptr, .to_host = to_host};
+  pi_result r = image_region(fn, image, o, r3, &op.region);
+  if (r != PI_SUCCESS)
+    return r;
+  op.image = image->image;
+  size_t packed = r3[0] * image->elem_size;
+  if ((row_pitch && row_pitch != packed) ||
+      (slice_pitch && slice_pitch != (row_pitch ? row_pitch : packed) * r3[1])) {
+    if (!fits_u32(row_pitch) || !fits_u32(slice_pitch))
+      return fail(PI_ERROR_INVALID_VALUE, "%s: pitches must fit 32 bits", fn);
+    op.row = (uint32_t)(row_pitch ? row_pitch : packed);
+    op.slice = (uint32_t)(slice_pitch ? slice_pitch : op.row * r3[1]);
+  }
+  return enqueue(fn, q,
+                 to_host ? PI_COMMAND_TYPE_IMAGE_READ
+                         : PI_COMMAND_TYPE_IMAGE_WRITE,
+                 nwait, wait, event, blocking, false, append_image, &op, NULL);
+}
+
+static pi_result lz_piEnqueueMemImageRead(
+    pi_queue command_queue, pi_mem image, pi_bool blocking_read,
+    pi_image_offset origin, pi_image_region region, size_t row_pitch,
+    size_t slice_pitch, void *ptr, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  return image_rw(FN, true, command_queue, image, blocking_read, origin,
+                  region, row_pitch, slice_pitch, ptr, num_events_in_wait_list,
+                  event_wait_list, event);
+}
+
+static pi_result lz_piEnqueueMemImageWrite(
+    pi_queue command_queue, pi_mem image, pi_bool blocking_write,
+    pi_image_offset origin, pi_image_region region, size_t input_row_pitch,
+    size_t input_slice_pitch, const void *ptr,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  return image_rw(FN, false, command_queue, image, blocking_write, origin,
+                  region, input_row_pitch, input_slice_pitch, (void *)ptr,
+                  num_events_in_wait_list, event_wait_list, event);
+}
+
+static pi_result lz_piEnqueueMemImageCopy(
+    pi_queue command_queue, pi_mem src_image, pi_mem dst_image,
+    pi_image_offset src_origin, pi_image_offset dst_origin,
+    pi_image_region region, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  REQUIRE(src_origin && dst_origin && region);
+  const size_t s[3] = XYZ(src_origin, x, y, z);
+  const size_t d[3] = XYZ(dst_origin, x, y, z);
+  const size_t r3[3] = XYZ(region, width, height, depth);
+  struct image_op op = {.image_to_image = true};
+  pi_result r = image_region(FN, src_image, s, r3, &op.src_region);
+  if (r == PI_SUCCESS)
+    r = image_region(FN, dst_image, d, r3, &op.region);
+  if (r != PI_SUCCESS)
+    return r;
+  if (src_image->elem_size != dst_image->elem_size)
+    return fail(PI_ERROR_IMAGE_FORMAT_MISMATCH,
+                "%s: the images' elements differ in size (%zu and %zu bytes)",
+                FN, src_image->elem_size, dst_image->elem_size);
+  op.image = dst_image->image;
+  op.src_image = src_image->image;
+  return enqueue(FN, command_queue, PI_COMMAND_TYPE_IMAGE_COPY,
+                 num_events_in_wait_list, event_wait_list, event, false, false,
+                 append_image, &op, NULL);
+}
+
+static pi_result lz_piEnqueueMemImageFill(
+    pi_queue command_queue, pi_mem image, const void *fill_color,
+    const size_t *origin, const size_t *region,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  (void)command_queue;
+  (void)image;
+  (void)fill_color;
+  (void)origin;
+  (void)region;
+  (void)num_events_in_wait_list;
+  (void)event_wait_list;
+  (void)event;
+  return fail(PI_ERROR_INVALID_OPERATION,
+              "%s: Level Zero has no image fill; write the color with "
+              "piEnqueueMemImageWrite from a host buffer holding it",
+              FN);
+}
+
+/* ---- USM ------------------------------------------------------------------------ */
+
+enum usm_kind { USM_HOST, USM_DEVICE, USM_SHARED };
+
+/* The Level Zero allocation flags for a PI property list:
+ * {PI_MEM_ALLOC_FLAGS, bits, PI_MEM_USM_ALLOC_BUFFER_LOCATION, loc, 0}.
+ * The read-only hint and buffer locations (FPGA) have no Level Zero flag. */
+static pi_result usm_flags(const char *fn, const pi_usm_mem_properties *p,
+                           ze_host_mem_alloc_flags_t *host,
+                           ze_device_mem_alloc_flags_t *dev) {
+  const pi_usm_mem_properties bits =
+      PI_MEM_ALLOC_WRTITE_COMBINED | PI_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE |
+      PI_MEM_ALLOC_INITIAL_PLACEMENT_HOST | PI_MEM_ALLOC_DEVICE_READ_ONLY;
+  *host = 0;
+  *dev = 0;
+  for (size_t i = 0; p && p[i]; i += 2) {
+    if (p[i] == PI_MEM_ALLOC_FLAGS) {
+      if (p[i + 1] & ~bits)
+        return fail(PI_ERROR_INVALID_VALUE,
+                    "%s: unknown PI_MEM_ALLOC_FLAGS bits 0x%llx", fn,
+                    (unsigned long long)(p[i + 1] & ~bits));
+      if (p[i + 1] & PI_MEM_ALLOC_WRTITE_COMBINED)
+        *host |= ZE_HOST_MEM_ALLOC_FLAG_BIAS_WRITE_COMBINED;
+      if (p[i + 1] & PI_MEM_ALLOC_INITIAL_PLACEMENT_HOST)
+        *host |= ZE_HOST_MEM_ALLOC_FLAG_BIAS_INITIAL_PLACEMENT;
+      if (p[i + 1] & PI_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE)
+        *dev |= ZE_DEVICE_MEM_ALLOC_FLAG_BIAS_INITIAL_PLACEMENT;
+    } else if (p[i] != PI_MEM_USM_ALLOC_BUFFER_LOCATION) {
+      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown USM property 0x%llx",
+                  fn, (unsigned long long)p[i]);
+    }
+  }
+  return PI_SUCCESS;
+}
+
+static pi_result usm_alloc(const char *fn, enum usm_kind kind,
+                           void **result_ptr, pi_context context,
+                           pi_device device, pi_usm_mem_properties *properties,
+                           size_t size, pi_uint32 alignment) {
+  if (!result_ptr)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: result_ptr is NULL", fn);
+  *result_ptr = NULL;
+  if (!context)
+    return fail(PI_ERROR_INVALID_CONTEXT, "%s: context is NULL", fn);
+  if (kind != USM_HOST && !device)
+    return fail(PI_ERROR_INVALID_DEVICE, "%s: device is NULL", fn);
+  if (kind != USM_HOST && !context_has_device(context, device))
+    return fail(PI_ERROR_INVALID_DEVICE, "%s: device '%s' is not in the "
+                "context", fn, dev_name(device));
+  if (alignment & (alignment - 1))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: alignment %u is not a power of two", fn,
+                (unsigned)alignment);
+  if (size == 0)
+    return fail(PI_ERROR_INVALID_BUFFER_SIZE, "%s: size is 0", fn);
+  ze_host_mem_alloc_flags_t hf;
+  ze_device_mem_alloc_flags_t df;
+  pi_result r = usm_flags(fn, properties, &hf, &df);
+  if (r != PI_SUCCESS)
+    return r;
+  ze_host_mem_alloc_desc_t hd = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC,
+                                 .flags = hf};
+  ze_device_mem_alloc_desc_t dd = {
+      .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, .flags = df};
+  switch (kind) {
+  case USM_HOST:
+    return check_ze(fn, "zeMemAllocHost",
+                    zeMemAllocHost(context->ze, &hd, size, alignment,
+                                   result_ptr));
+  case USM_DEVICE:
+    return check_ze(fn, "zeMemAllocDevice",
+                    zeMemAllocDevice(context->ze, &dd, size, alignment,
+                                     device->ze, result_ptr));
+  default:
+    return check_ze(fn, "zeMemAllocShared",
+                    zeMemAllocShared(context->ze, &dd, &hd, size, alignment,
+                                     device->ze, result_ptr));
+  }
+}
+
+static pi_result lz_piextUSMHostAlloc(void **result_ptr, pi_context context,
+                                      pi_usm_mem_properties *properties,
+                                      size_t size, pi_uint32 alignment) {
+  return usm_alloc(FN, USM_HOST, result_ptr, context, NULL, properties, size,
+                   alignment);
+}
+
+static pi_result lz_piextUSMDeviceAlloc(void **result_ptr, pi_context context,
+                                        pi_device device,
+                                        pi_usm_mem_properties *properties,
+                                        size_t size, pi_uint32 alignment) {
+  return usm_alloc(FN, USM_DEVICE, result_ptr, context, device, properties,
+                   size, alignment);
+}
+
+static pi_result lz_piextUSMSharedAlloc(void **result_ptr, pi_context context,
+                                        pi_device device,
+                                        pi_usm_mem_properties *properties,
+                                        size_t size, pi_uint32 alignment) {
+  return usm_alloc(FN, USM_SHARED, result_ptr, context, device, properties,
+                   size, alignment);
+}
+
+static pi_result lz_piextUSMFree(pi_context context, void *ptr) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  if (!ptr)
+    return PI_SUCCESS;
+  return ZE_CALL(zeMemFree, context->ze, ptr);
+}
+
+static pi_result lz_piextUSMEnqueueFill(pi_queue queue, void *ptr,
+                                        const void *pattern,
+                                        size_t patternSize, size_t count,
+                                        pi_uint32 num_events_in_waitlist,
+                                        const pi_event *events_waitlist,
+                                        pi_event *event) {
+  return enqueue_fill(FN, queue, PI_COMMAND_TYPE_SVM_MEMFILL, ptr, pattern,
+                      patternSize, count, num_events_in_waitlist,
+                      events_waitlist, event);
+}
+
+static pi_result lz_piextUSMEnqueueMemcpy(pi_queue queue, pi_bool blocking,
+                                          void *dst_ptr, const void *src_ptr,
+                                          size_t size,
+                                          pi_uint32 num_events_in_waitlist,
+                                          const pi_event *events_waitlist,
+                                          pi_event *event) {
+  REQUIRE(dst_ptr != NULL && src_ptr != NULL);
+  struct copy_op op = {dst_ptr, src_ptr, size};
+  return enqueue(FN, queue, PI_COMMAND_TYPE_SVM_MEMCPY, num_events_in_waitlist,
+                 events_waitlist, event, blocking, false, append_copy, &op,
+                 NULL);
+}
+
+struct hint_op {
+  const void *ptr;
+  size_t size;
+  ze_memory_advice_t advice[4];
+  size_t nadvice;
+  bool prefetch;
+};
+
+static pi_result append_hint(const struct append *a, void *op) {
+  struct hint_op *h = op;
+  pi_result r = append_wait(a);
+  if (r == PI_SUCCESS && h->prefetch)
+    r = check_ze(a->fn, "zeCommandListAppendMemoryPrefetch",
+                 zeCommandListAppendMemoryPrefetch(a->list, h->ptr, h->size));
+  for (size_t i = 0; r == PI_SUCCESS && i < h->nadvice; ++i)
+    r = check_ze(a->fn, "zeCommandListAppendMemAdvise",
+                 zeCommandListAppendMemAdvise(a->list, a->q->device->ze,
+                                              h->ptr, h->size, h->advice[i]));
+  return r == PI_SUCCESS ? append_signal(a) : r;
+}
+
+static pi_result lz_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
+                                            size_t size,
+                                            pi_usm_migration_flags flags,
+                                            pi_uint32 num_events_in_waitlist,
+                                            const pi_event *events_waitlist,
+                                            pi_event *event) {
+  if (flags & ~PI_USM_MIGRATION_TBD0)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown migration flags 0x%llx",
+                FN, (unsigned long long)flags);
+  REQUIRE(ptr != NULL);
+  struct hint_op op = {.ptr = ptr, .size = size, .prefetch = true};
+  return enqueue(FN, queue, PI_COMMAND_TYPE_MIGRATE_MEM_OBJECTS,
+                 num_events_in_waitlist, events_waitlist, event, false, false,
+                 append_hint, &op, NULL);
+}
+
+/* PI's advice is CUDA's; read-mostly and preferred location map to Level
+ * Zero advice, the rest has no Level Zero equivalent and is ignored with a
+ * warning (PI_SUCCESS and a piPluginGetLastError message). */
+static pi_result lz_piextUSMEnqueueMemAdvise(pi_queue queue, const void *ptr,
+                                             size_t length,
+                                             pi_mem_advice advice,
+                                             pi_event *event) {
+  REQUIRE(ptr != NULL);
+  struct hint_op op = {.ptr = ptr, .size = length};
+  unsigned a = (unsigned)advice, ignored = 0;
+  if (advice == PI_MEM_ADVICE_RESET) {
+    op.advice[op.nadvice++] = ZE_MEMORY_ADVICE_CLEAR_READ_MOSTLY;
+    op.advice[op.nadvice++] = ZE_MEMORY_ADVICE_CLEAR_PREFERRED_LOCATION;
+  } else if (advice == PI_MEM_ADVICE_UNKNOWN) {
+    return fail(PI_ERROR_INVALID_VALUE, "%s: PI_MEM_ADVICE_UNKNOWN is no "
+                "advice", FN);
+  } else {
+    if (a & PI_MEM_ADVICE_CUDA_SET_READ_MOSTLY)
+      op.advice[op.nadvice++] = ZE_MEMORY_ADVICE_SET_READ_MOSTLY;
+    if (a & PI_MEM_ADVICE_CUDA_UNSET_READ_MOSTLY)
+      op.advice[op.nadvice++] = ZE_MEMORY_ADVICE_CLEAR_READ_MOSTLY;
+    if (a & PI_MEM_ADVICE_CUDA_SET_PREFERRED_LOCATION)
+      op.advice[op.nadvice++] = ZE_MEMORY_ADVICE_SET_PREFERRED_LOCATION;
+    if (a & PI_MEM_ADVICE_CUDA_UNSET_PREFERRED_LOCATION)
+      op.advice[op.nadvice++] = ZE_MEMORY_ADVICE_CLEAR_PREFERRED_LOCATION;
+    ignored = a & ~0xfu;
+  }
+  pi_result r = enqueue(FN, queue, PI_COMMAND_TYPE_USER, 0, NULL, event, false,
+                        false, append_hint, &op, NULL);
+  if (r == PI_SUCCESS && ignored)
+    fail(PI_SUCCESS,
+         "%s: advice bits 0x%x have no Level Zero equivalent and were ignored",
+         FN, ignored);
+  return r;
+}
+
+static pi_result lz_piextUSMGetMemAllocInfo(pi_context context,
+                                            const void *ptr,
+                                            pi_mem_alloc_info param_name,
+                                            size_t param_value_size,
+                                            void *param_value,
+                                            size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  ze_memory_allocation_properties_t props = {
+      .stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES};
+  ze_device_handle_t zd = NULL;
+  void *base = NULL;
+  size_t size = 0;
+  pi_result r;
+  switch (param_name) {
+  case PI_MEM_ALLOC_TYPE:
+  case PI_MEM_ALLOC_DEVICE:
+    r = ZE_CALL(zeMemGetAllocProperties, context->ze, ptr, &props, &zd);
+    if (r != PI_SUCCESS)
+      return r;
+    if (param_name == PI_MEM_ALLOC_DEVICE)
+      return put_ptr(&o, zd ? find_device(context->platform, zd) : NULL);
+    return put_u32(&o, props.type == ZE_MEMORY_TYPE_HOST     ? PI_MEM_TYPE_HOST
+                       : props.type == ZE_MEMORY_TYPE_DEVICE ? PI_MEM_TYPE_DEVICE
+                       : props.type == ZE_MEMORY_TYPE_SHARED ? PI_MEM_TYPE_SHARED
+                                                             : PI_MEM_TYPE_UNKNOWN);
+  case PI_MEM_ALLOC_BASE_PTR:
+  case PI_MEM_ALLOC_SIZE:
+    r = ZE_CALL(zeMemGetAddressRange, context->ze, ptr, &base, &size);
+    if (r != PI_SUCCESS)
+      return r;
+    return param_name == PI_MEM_ALLOC_SIZE ? put_size(&o, size)
+                                           : put_ptr(&o, base);
+  default:
+    return unknown_query(&o);
+  }
+}
+
+/* Row-by-row fills in one command list: the first row waits, the last
+ * signals. */
+struct fill2d_op {
+  char *ptr;
+  size_t pitch, width, height;
+  const void *pattern;
+  size_t pattern_size;
+};
+
+static pi_result append_fill2d(const struct append *a, void *op) {
+  struct fill2d_op *f = op;
+  pi_result r = append_wait(a);
+  for (size_t row = 0; r == PI_SUCCESS && row < f->height; ++row)
+    r = check_ze(a->fn, "zeCommandListAppendMemoryFill",
+                 zeCommandListAppendMemoryFill(
+                     a->list, f->ptr + row * f->pitch, f->pattern,
+                     f->pattern_size, f->width,
+                     row + 1 == f->height ? a->signal : NULL, 0, NULL));
+  if (r == PI_SUCCESS && f->height == 0)
+    r = append_signal(a);
+  return r;
+}
+
+static pi_result fill2d(const char *fn, pi_queue queue, void *ptr,
+                        size_t pitch, const void *pattern, size_t pattern_size,
+                        size_t width, size_t height, pi_uint32 nwait,
+                        const pi_event *wait, pi_event *event) {
+  if (!ptr || !pattern || !pattern_size || width % pattern_size ||
+      pitch < width || (pattern_size & (pattern_size - 1)))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: a 2D fill needs a pointer, a power-of-two pattern size "
+                "(%zu) dividing the width (%zu), and a pitch (%zu) no smaller "
+                "than the width",
+                fn, pattern_size, width, pitch);
+  if (queue && pattern_size > queue->device->max_fill)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: device '%s' fills patterns of up to %zu bytes, not %zu",
+                fn, dev_name(queue->device), queue->device->max_fill,
+                pattern_size);
+  struct fill2d_op op = {ptr, pitch, width, height, pattern, pattern_size};
+  return enqueue(fn, queue, PI_COMMAND_TYPE_SVM_MEMFILL, nwait, wait, event,
+                 false, false, append_fill2d, &op, NULL);
+}
+
+static pi_result lz_piextUSMEnqueueFill2D(pi_queue queue, void *ptr,
+                                          size_t pitch, size_t pattern_size,
+                                          const void *pattern, size_t width,
+                                          size_t height,
+                                          pi_uint32 num_events_in_waitlist,
+                                          const pi_event *events_waitlist,
+                                          pi_event *event) {
+  return fill2d(FN, queue, ptr, pitch, pattern, pattern_size, width, height,
+                num_events_in_waitlist, events_waitlist, event);
+}
+
+static pi_result lz_piextUSMEnqueueMemset2D(pi_queue queue, void *ptr,
+                                            size_t pitch, int value,
+                                            size_t width, size_t height,
+                                            pi_uint32 num_events_in_waitlist,
+                                            const pi_event *events_waitlist,
+                                            pi_event *event) {
+  unsigned char byte = (unsigned char)value;
+  return fill2d(FN, queue, ptr, pitch, &byte, 1, width, height,
+                num_events_in_waitlist, events_waitlist, event);
+}
+
+/* One region copy with both pitches. */
+static pi_result lz_piextUSMEnqueueMemcpy2D(
+    pi_queue queue, pi_bool blocking, void *dst_ptr, size_t dst_pitch,
+    const void *src_ptr, size_t src_pitch, size_t width, size_t height,
+    pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist,
+    pi_event *event) {
+  REQUIRE(dst_ptr != NULL && src_ptr != NULL);
+  const size_t zero[3] = {0, 0, 0}, region[3] = {width, height, 1};
+  struct rect_op op;
+  pi_result r = rect_setup(FN, &op, dst_ptr, zero, dst_pitch, 0, src_ptr, zero,
+                           src_pitch, 0, region);
+  if (r != PI_SUCCESS)
+    return r;
+  return enqueue(FN, queue, PI_COMMAND_TYPE_SVM_MEMCPY, num_events_in_waitlist,
+                 events_waitlist, event, blocking, false, append_rect, &op,
+                 NULL);
+}
+
+/* Pins host memory for faster copies with zexDriverImportExternalPointer
+ * where the driver offers it; elsewhere copies from unimported memory work
+ * anyway, and the call succeeds with a warning. */
+static pi_result lz_piextUSMImport(const void *ptr, size_t size,
+                                   pi_context context) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(ptr != NULL && size != 0);
+  pi_platform p = context->platform;
+  if (!p->import_ptr)
+    return fail(PI_SUCCESS,
+                "%s: the Level Zero driver offers no "
+                "zexDriverImportExternalPointer; the memory stays unpinned",
+                FN);
+  return check_ze(FN, "zexDriverImportExternalPointer",
+                  p->import_ptr(p->ze, (void *)ptr, size));
+}
+
+static pi_result lz_piextUSMRelease(const void *ptr, pi_context context) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(ptr != NULL);
+  pi_platform p = context->platform;
+  if (!p->release_ptr)
+    return PI_SUCCESS; /* nothing was imported */
+  return check_ze(FN, "zexDriverReleaseImportedPointer",
+                  p->release_ptr(p->ze, (void *)ptr));
+}
