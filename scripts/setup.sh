@@ -11,7 +11,7 @@ packages="build-essential clang cmake ninja-build pkg-config python3
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
   pocl-opencl-icd mesa-opencl-icd
   libcriterion-dev valgrind
-  libsqlite3-dev sqlite3 libunwind-dev
+  libsqlite3-dev sqlite3 libunwind-dev libxxhash-dev
   libze1 libze-dev"
 
 if [ "${PITRACE_SKIP_APT:-0}" != 1 ]; then

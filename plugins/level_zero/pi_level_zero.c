@@ -429,6 +429,7 @@ struct _pi_program {
   pi_context context;
   atomic_uint refs;
   bool owns_native;
+  bool shared_module; /* made from a native module, shared by the devices */
   pthread_mutex_t lock; /* guards everything below */
   enum program_state state;
   unsigned char *il;
@@ -443,6 +444,7 @@ struct _pi_program {
 struct _pi_kernel {
   pi_program program;
   atomic_uint refs;
+  bool native; /* made from a native handle, shared by the devices */
   bool owns_native;
   char *name;
   pthread_mutex_t lock; /* held while arguments are set and at launch */
@@ -3785,4 +3787,2090 @@ static pi_result lz_piextUSMRelease(const void *ptr, pi_context context) {
     return PI_SUCCESS; /* nothing was imported */
   return check_ze(FN, "zexDriverReleaseImportedPointer",
                   p->release_ptr(p->ze, (void *)ptr));
+}
+
+/* ---- Programs ----------------------------------------------------------------------
+ * A program holds SPIR-V (or native binaries per device) until it is built;
+ * piProgramBuild creates one module per device, piProgramLink one per input
+ * program and device, linked with zeModuleDynamicLink. The specialization
+ * constants set on a program go to zeModuleCreate in ze_module_constants_t. */
+
+static pi_result program_new(const char *fn, pi_context c,
+                             enum program_state state, pi_uint32 n,
+                             const pi_device *devices, pi_program *out) {
+  pi_program p = calloc(1, sizeof *p);
+  struct prog_dev *devs = calloc(n ? n : 1, sizeof *devs);
+  if (!p || !devs) {
+    free(p);
+    free(devs);
+    return out_of_memory(fn);
+  }
+  for (pi_uint32 i = 0; i < n; ++i) {
+    devs[i].device = devices[i];
+    devs[i].status = PI_PROGRAM_BUILD_STATUS_NONE;
+  }
+  p->context = c;
+  p->state = state;
+  p->ndevs = n;
+  p->devs = devs;
+  atomic_init(&p->refs, 1);
+  pthread_mutex_init(&p->lock, NULL);
+  context_retain(c);
+  *out = p;
+  return PI_SUCCESS;
+}
+
+/* Destroys the modules and logs of one device's build. */
+static void prog_dev_clear(struct prog_dev *d, bool destroy_modules) {
+  for (uint32_t m = 0; destroy_modules && m < d->nmodules; ++m)
+    if (d->modules[m])
+      zeModuleDestroy(d->modules[m]);
+  free(d->modules);
+  d->modules = NULL;
+  d->nmodules = 0;
+  if (d->log)
+    zeModuleBuildLogDestroy(d->log);
+  d->log = NULL;
+}
+
+static pi_result program_release(const char *fn, pi_program p) {
+  if (atomic_fetch_sub(&p->refs, 1) != 1)
+    return PI_SUCCESS;
+  for (pi_uint32 i = 0; i < p->ndevs; ++i) {
+    /* A program made from a native module shares it between its devices
+     * and destroys it (once) only if it owns it. */
+    bool destroy = p->shared_module ? p->owns_native && i == 0 : true;
+    prog_dev_clear(&p->devs[i], destroy);
+    free((void *)p->devs[i].binary);
+  }
+  for (size_t i = 0; i < p->nspecs; ++i)
+    free(p->specs[i].value);
+  free(p->specs);
+  free(p->devs);
+  free(p->il);
+  free(p->options);
+  pi_result r = context_release(fn, p->context);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+  return r;
+}
+
+static pi_result lz_piProgramCreate(pi_context context, const void *il,
+                                    size_t length, pi_program *res_program) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(res_program != NULL);
+  *res_program = NULL;
+  if (!is_spirv(il, length))
+    return fail(PI_ERROR_INVALID_BINARY,
+                "%s: the %zu bytes given are not SPIR-V (no 0x07230203 magic "
+                "number, or not a whole number of 32-bit words, or shorter "
+                "than a SPIR-V header); Level Zero takes SPIR-V",
+                FN, length);
+  pi_program p;
+  pi_result r = program_new(FN, context, PROG_IL, context->ndevices,
+                            context->devices, &p);
+  if (r != PI_SUCCESS)
+    return r;
+  if (!(p->il = malloc(length))) {
+    program_release(FN, p);
+    return out_of_memory(FN);
+  }
+  memcpy(p->il, il, length);
+  p->il_size = length;
+  *res_program = p;
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piclProgramCreateWithSource(pi_context context,
+                                                pi_uint32 count,
+                                                const char **strings,
+                                                const size_t *lengths,
+                                                pi_program *ret_program) {
+  (void)context;
+  (void)count;
+  (void)strings;
+  (void)lengths;
+  if (ret_program)
+    *ret_program = NULL;
+  return fail(PI_ERROR_INVALID_OPERATION,
+              "%s: Level Zero compiles no OpenCL C source; give it SPIR-V "
+              "(piProgramCreate) or a native binary",
+              FN);
+}
+
+/* Native binaries per device; a binary that is SPIR-V makes an IL program.
+ * The DPC++ metadata entries mean nothing to Level Zero. */
+static pi_result lz_piProgramCreateWithBinary(
+    pi_context context, pi_uint32 num_devices, const pi_device *device_list,
+    const size_t *lengths, const unsigned char **binaries,
+    size_t num_metadata_entries, const pi_device_binary_property *metadata,
+    pi_int32 *binary_status, pi_program *ret_program) {
+  (void)num_metadata_entries;
+  (void)metadata;
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(ret_program != NULL);
+  *ret_program = NULL;
+  REQUIRE(num_devices > 0 && device_list && lengths && binaries);
+  for (pi_uint32 i = 0; i < num_devices; ++i) {
+    if (!device_list[i] || !context_has_device(context, device_list[i]))
+      return fail(PI_ERROR_INVALID_DEVICE,
+                  "%s: device %u is NULL or not in the context", FN,
+                  (unsigned)i);
+    if (!binaries[i] || !lengths[i]) {
+      if (binary_status)
+        binary_status[i] = PI_ERROR_INVALID_BINARY;
+      return fail(PI_ERROR_INVALID_VALUE, "%s: binary %u is empty", FN,
+                  (unsigned)i);
+    }
+  }
+  if (is_spirv(binaries[0], lengths[0])) {
+    pi_result r = lz_piProgramCreate(context, binaries[0], lengths[0],
+                                     ret_program);
+    for (pi_uint32 i = 0; binary_status && i < num_devices; ++i)
+      binary_status[i] = r;
+    return r;
+  }
+  pi_program p;
+  pi_result r = program_new(FN, context, PROG_NATIVE, num_devices, device_list,
+                            &p);
+  for (pi_uint32 i = 0; r == PI_SUCCESS && i < num_devices; ++i) {
+    unsigned char *copy = malloc(lengths[i]);
+    if (!copy) {
+      r = out_of_memory(FN);
+      break;
+    }
+    memcpy(copy, binaries[i], lengths[i]);
+    p->devs[i].binary = copy;
+    p->devs[i].binary_size = lengths[i];
+  }
+  for (pi_uint32 i = 0; binary_status && i < num_devices; ++i)
+    binary_status[i] = r;
+  if (r != PI_SUCCESS) {
+    if (num_devices && p)
+      program_release(FN, p);
+    return r;
+  }
+  *ret_program = p;
+  return PI_SUCCESS;
+}
+
+static struct prog_dev *prog_dev_of(pi_program p, pi_device d) {
+  for (pi_uint32 i = 0; i < p->ndevs; ++i)
+    if (p->devs[i].device == d)
+      return &p->devs[i];
+  for (pi_uint32 i = 0; d && d->parent && i < p->ndevs; ++i)
+    if (p->devs[i].device == d->parent)
+      return &p->devs[i];
+  return NULL;
+}
+
+/* The build log of a module, appended to the last error message. */
+static void append_log(ze_module_build_log_handle_t log) {
+  size_t size = 0;
+  if (!log || zeModuleBuildLogGetString(log, &size, NULL) != ZE_RESULT_SUCCESS ||
+      size <= 1)
+    return;
+  char *s = malloc(size);
+  if (s && zeModuleBuildLogGetString(log, &size, s) == ZE_RESULT_SUCCESS) {
+    s[size - 1] = '\0';
+    size_t used = strlen(last_message);
+    snprintf(last_message + used, sizeof last_message - used,
+             "; build log: %s", s);
+  }
+  free(s);
+}
+
+/* zeModuleCreate for one device, with the specialization constants. */
+static pi_result module_create(const char *fn, pi_context c, pi_device dev,
+                               bool native, const unsigned char *bin,
+                               size_t size, const char *options,
+                               const struct spec_const *specs, size_t nspecs,
+                               ze_module_handle_t *module,
+                               ze_module_build_log_handle_t *log) {
+  uint32_t *ids = calloc(nspecs ? nspecs : 1, sizeof *ids);
+  const void **values = calloc(nspecs ? nspecs : 1, sizeof *values);
+  if (!ids || !values) {
+    free(ids);
+    free(values);
+    return out_of_memory(fn);
+  }
+  for (size_t i = 0; i < nspecs; ++i) {
+    ids[i] = specs[i].id;
+    values[i] = specs[i].value;
+  }
+  ze_module_constants_t consts = {(uint32_t)nspecs, ids, values};
+  ze_module_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
+                           .format = native ? ZE_MODULE_FORMAT_NATIVE
+                                            : ZE_MODULE_FORMAT_IL_SPIRV,
+                           .inputSize = size,
+                           .pInputModule = bin,
+                           .pBuildFlags = options ? options : "",
+                           .pConstants = nspecs ? &consts : NULL};
+  *module = NULL;
+  *log = NULL;
+  ze_result_t zr = zeModuleCreate(c->ze, dev->ze, &desc, module, log);
+  free(ids);
+  free(values);
+  if (zr != ZE_RESULT_SUCCESS) {
+    *module = NULL;
+    pi_result r = fail(pi_from_ze(zr),
+                       "%s: zeModuleCreate failed with %s (0x%x) on device "
+                       "'%s'",
+                       fn, ze_result_name(zr), (unsigned)zr, dev_name(dev));
+    append_log(*log);
+    return r;
+  }
+  return PI_SUCCESS;
+}
+
+static pi_result program_devices(const char *fn, pi_program p, pi_uint32 n,
+                                 const pi_device *list, bool *want) {
+  for (pi_uint32 i = 0; i < p->ndevs; ++i)
+    want[i] = n == 0;
+  for (pi_uint32 k = 0; k < n; ++k) {
+    struct prog_dev *d = list ? prog_dev_of(p, list[k]) : NULL;
+    if (!d)
+      return fail(PI_ERROR_INVALID_DEVICE,
+                  "%s: device %u is NULL or not a device of the program", fn,
+                  (unsigned)k);
+    want[d - p->devs] = true;
+  }
+  return PI_SUCCESS;
+}
+
+static char *strdup_or_empty(const char *s) { return strdup(s ? s : ""); }
+
+static pi_result lz_piProgramBuild(pi_program program, pi_uint32 num_devices,
+                                   const pi_device *device_list,
+                                   const char *options,
+                                   void (*pfn_notify)(pi_program program,
+                                                      void *user_data),
+                                   void *user_data) {
+  pi_program p = program;
+  NEED(p, PI_ERROR_INVALID_PROGRAM);
+  bool want[64];
+  if (p->ndevs > 64)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: programs of more than 64 devices "
+                "are not supported", FN);
+  pthread_mutex_lock(&p->lock);
+  pi_result r = PI_SUCCESS;
+  if (p->state != PROG_IL && p->state != PROG_NATIVE)
+    r = fail(PI_ERROR_INVALID_OPERATION,
+             "%s: the program is %s; only programs made from SPIR-V or native "
+             "binaries are built (link compiled programs with piProgramLink)",
+             FN, p->state == PROG_OBJECT ? "compiled" : "already built");
+  if (r == PI_SUCCESS)
+    r = program_devices(FN, p, num_devices, device_list, want);
+  char *opts = r == PI_SUCCESS ? strdup_or_empty(options) : NULL;
+  if (r == PI_SUCCESS && !opts)
+    r = out_of_memory(FN);
+  if (r == PI_SUCCESS) {
+    free(p->options);
+    p->options = opts;
+  }
+  bool any_failed = false;
+  for (pi_uint32 i = 0; r == PI_SUCCESS && i < p->ndevs; ++i) {
+    struct prog_dev *d = &p->devs[i];
+    if (!want[i])
+      continue;
+    prog_dev_clear(d, true);
+    bool native = p->state == PROG_NATIVE;
+    ze_module_handle_t *mods = calloc(1, sizeof *mods);
+    if (!mods) {
+      r = out_of_memory(FN);
+      break;
+    }
+    d->modules = mods;
+    pi_result br = module_create(
+        FN, p->context, d->device, native, native ? d->binary : p->il,
+        native ? d->binary_size : p->il_size, p->options, p->specs, p->nspecs,
+        &mods[0], &d->log);
+    if (br == PI_SUCCESS) {
+      d->nmodules = 1;
+      d->status = PI_PROGRAM_BUILD_STATUS_SUCCESS;
+    } else {
+      d->status = PI_PROGRAM_BUILD_STATUS_ERROR;
+      if (br != PI_ERROR_BUILD_PROGRAM_FAILURE && br != PI_ERROR_INVALID_BINARY)
+        r = br;
+      else if (!any_failed) {
+        any_failed = true;
+        r = PI_SUCCESS; /* the message stays; other devices still build */
+      }
+    }
+  }
+  char failure[sizeof last_message];
+  if (any_failed)
+    memcpy(failure, last_message, sizeof failure);
+  if (r == PI_SUCCESS && !any_failed)
+    p->state = PROG_EXE;
+  else if (r == PI_SUCCESS)
+    p->state = PROG_EXE; /* built where it could be: the log tells the rest */
+  pthread_mutex_unlock(&p->lock);
+  if (r == PI_SUCCESS && any_failed)
+    r = fail(PI_ERROR_BUILD_PROGRAM_FAILURE, "%s", failure);
+  if (pfn_notify && (r == PI_SUCCESS || r == PI_ERROR_BUILD_PROGRAM_FAILURE))
+    pfn_notify(p, user_data);
+  return r;
+}
+
+/* Level Zero compiles and links in zeModuleCreate: compiling records the
+ * options, and piProgramLink creates the modules. */
+static pi_result lz_piProgramCompile(
+    pi_program program, pi_uint32 num_devices, const pi_device *device_list,
+    const char *options, pi_uint32 num_input_headers,
+    const pi_program *input_headers, const char **header_include_names,
+    void (*pfn_notify)(pi_program program, void *user_data), void *user_data) {
+  (void)input_headers;
+  (void)header_include_names;
+  pi_program p = program;
+  NEED(p, PI_ERROR_INVALID_PROGRAM);
+  if (num_input_headers)
+    return fail(PI_ERROR_INVALID_OPERATION,
+                "%s: headers are for OpenCL C source; Level Zero compiles "
+                "SPIR-V, which has none",
+                FN);
+  bool want[64];
+  if (p->ndevs > 64)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: programs of more than 64 devices "
+                "are not supported", FN);
+  pthread_mutex_lock(&p->lock);
+  pi_result r = p->state == PROG_IL
+                    ? program_devices(FN, p, num_devices, device_list, want)
+                    : fail(PI_ERROR_INVALID_OPERATION,
+                           "%s: only a program made from SPIR-V can be "
+                           "compiled",
+                           FN);
+  char *opts = r == PI_SUCCESS ? strdup_or_empty(options) : NULL;
+  if (r == PI_SUCCESS && !opts)
+    r = out_of_memory(FN);
+  if (r == PI_SUCCESS) {
+    free(p->options);
+    p->options = opts;
+    p->state = PROG_OBJECT;
+  }
+  pthread_mutex_unlock(&p->lock);
+  if (r == PI_SUCCESS && pfn_notify)
+    pfn_notify(p, user_data);
+  return r;
+}
+
+/* "compile options link options" for one input. */
+static char *join_options(const char *a, const char *b) {
+  a = a ? a : "";
+  b = b ? b : "";
+  size_t n = strlen(a) + strlen(b) + 2;
+  char *s = malloc(n);
+  if (s)
+    snprintf(s, n, "%s%s%s", a, *a && *b ? " " : "", b);
+  return s;
+}
+
+/* One module per input program and device, linked with zeModuleDynamicLink.
+ * On a build or link failure *ret_program still holds the program: its
+ * build log tells why. */
+static pi_result lz_piProgramLink(
+    pi_context context, pi_uint32 num_devices, const pi_device *device_list,
+    const char *options, pi_uint32 num_input_programs,
+    const pi_program *input_programs,
+    void (*pfn_notify)(pi_program program, void *user_data), void *user_data,
+    pi_program *ret_program) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(ret_program != NULL);
+  *ret_program = NULL;
+  if (num_input_programs == 0 || !input_programs)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: there are no programs to link",
+                FN);
+  for (pi_uint32 i = 0; i < num_input_programs; ++i) {
+    pi_program in = input_programs[i];
+    if (!in)
+      return fail(PI_ERROR_INVALID_PROGRAM, "%s: input program %u is NULL", FN,
+                  (unsigned)i);
+    pthread_mutex_lock(&in->lock);
+    bool ok = in->state == PROG_OBJECT || in->state == PROG_IL;
+    pthread_mutex_unlock(&in->lock);
+    if (!ok)
+      return fail(PI_ERROR_INVALID_PROGRAM,
+                  "%s: input program %u is neither compiled nor SPIR-V", FN,
+                  (unsigned)i);
+  }
+  const pi_device *devs = num_devices ? device_list : context->devices;
+  pi_uint32 ndevs = num_devices ? num_devices : context->ndevices;
+  pi_result r = devs ? context_check_devices(FN, ndevs, devs)
+                     : fail(PI_ERROR_INVALID_VALUE, "%s: device_list is NULL",
+                            FN);
+  pi_program p = NULL;
+  if (r == PI_SUCCESS)
+    r = program_new(FN, context, PROG_EXE, ndevs, devs, &p);
+  if (r != PI_SUCCESS)
+    return r;
+  p->options = strdup_or_empty(options);
+  bool failed = false;
+  for (pi_uint32 i = 0; r == PI_SUCCESS && i < ndevs && !failed; ++i) {
+    struct prog_dev *d = &p->devs[i];
+    d->modules = calloc(num_input_programs, sizeof *d->modules);
+    if (!d->modules || !p->options) {
+      r = out_of_memory(FN);
+      break;
+    }
+    for (pi_uint32 k = 0; r == PI_SUCCESS && k < num_input_programs; ++k) {
+      pi_program in = input_programs[k];
+      pthread_mutex_lock(&in->lock);
+      char *opts = join_options(in->options, options);
+      ze_module_build_log_handle_t log = NULL;
+      pi_result mr = opts ? module_create(FN, context, d->device, false,
+                                          in->il, in->il_size, opts, in->specs,
+                                          in->nspecs, &d->modules[k], &log)
+                          : out_of_memory(FN);
+      pthread_mutex_unlock(&in->lock);
+      free(opts);
+      if (mr == PI_SUCCESS) {
+        d->nmodules = k + 1;
+        if (log)
+          zeModuleBuildLogDestroy(log);
+      } else if (mr == PI_ERROR_BUILD_PROGRAM_FAILURE) {
+        d->log = log;
+        d->status = PI_PROGRAM_BUILD_STATUS_ERROR;
+        failed = true;
+        break;
+      } else {
+        if (log)
+          zeModuleBuildLogDestroy(log);
+        r = mr;
+      }
+    }
+    if (r != PI_SUCCESS || failed)
+      break;
+    ze_result_t zr = zeModuleDynamicLink(d->nmodules, d->modules, &d->log);
+    if (zr == ZE_RESULT_SUCCESS) {
+      d->status = PI_PROGRAM_BUILD_STATUS_SUCCESS;
+    } else {
+      d->status = PI_PROGRAM_BUILD_STATUS_ERROR;
+      failed = true;
+      fail(PI_ERROR_LINK_PROGRAM_FAILURE,
+           "%s: zeModuleDynamicLink failed with %s (0x%x) on device '%s'", FN,
+           ze_result_name(zr), (unsigned)zr, dev_name(d->device));
+      append_log(d->log);
+    }
+  }
+  if (r != PI_SUCCESS) {
+    program_release(FN, p);
+    return r;
+  }
+  *ret_program = p;
+  if (failed) {
+    char msg[sizeof last_message];
+    memcpy(msg, last_message, sizeof msg);
+    r = fail(PI_ERROR_LINK_PROGRAM_FAILURE, "%s", msg);
+  }
+  if (pfn_notify)
+    pfn_notify(p, user_data);
+  return r;
+}
+
+static pi_result lz_piProgramGetBuildInfo(pi_program program, pi_device device,
+                                          pi_program_build_info param_name,
+                                          size_t param_value_size,
+                                          void *param_value,
+                                          size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  pi_program p = program;
+  NEED(p, PI_ERROR_INVALID_PROGRAM);
+  NEED(device, PI_ERROR_INVALID_DEVICE);
+  pthread_mutex_lock(&p->lock);
+  struct prog_dev *d = prog_dev_of(p, device);
+  pi_result r;
+  if (!d) {
+    r = fail(PI_ERROR_INVALID_DEVICE, "%s: device '%s' is not a device of the "
+             "program", FN, dev_name(device));
+  } else if (param_name == PI_PROGRAM_BUILD_INFO_STATUS) {
+    int32_t s = p->state == PROG_OBJECT ? PI_PROGRAM_BUILD_STATUS_SUCCESS
+                                        : (int32_t)d->status;
+    r = put_info(&o, &s, sizeof s);
+  } else if (param_name == PI_PROGRAM_BUILD_INFO_OPTIONS) {
+    r = put_str(&o, p->options ? p->options : "");
+  } else if (param_name == PI_PROGRAM_BUILD_INFO_BINARY_TYPE) {
+    r = put_u32(&o, p->state == PROG_OBJECT ? PI_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+                    : d->nmodules           ? PI_PROGRAM_BINARY_TYPE_EXECUTABLE
+                                            : PI_PROGRAM_BINARY_TYPE_NONE);
+  } else if (param_name == PI_PROGRAM_BUILD_INFO_LOG) {
+    size_t size = 0;
+    if (!d->log) {
+      r = put_str(&o, "");
+    } else if ((r = ZE_CALL(zeModuleBuildLogGetString, d->log, &size, NULL)) ==
+               PI_SUCCESS) {
+      char *s = calloc(1, size + 1);
+      if (!s)
+        r = out_of_memory(FN);
+      else if ((r = ZE_CALL(zeModuleBuildLogGetString, d->log, &size, s)) ==
+               PI_SUCCESS)
+        r = put_str(&o, s);
+      free(s);
+    }
+  } else {
+    r = unknown_query(&o);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return r;
+}
+
+/* The kernel names of a device's modules, ';'-separated (malloc'd). */
+static pi_result kernel_names(const char *fn, struct prog_dev *d, char **out,
+                              size_t *count) {
+  size_t len = 1, n = 0;
+  char *s = calloc(1, 1);
+  for (uint32_t m = 0; s && m < d->nmodules; ++m) {
+    uint32_t k = 0;
+    pi_result r = check_ze(fn, "zeModuleGetKernelNames",
+                           zeModuleGetKernelNames(d->modules[m], &k, NULL));
+    const char **names = r == PI_SUCCESS ? calloc(k ? k : 1, sizeof *names)
+                                         : NULL;
+    if (r == PI_SUCCESS && names)
+      r = check_ze(fn, "zeModuleGetKernelNames",
+                   zeModuleGetKernelNames(d->modules[m], &k, names));
+    for (uint32_t i = 0; r == PI_SUCCESS && names && i < k; ++i) {
+      len += strlen(names[i]) + 1;
+      char *ns = realloc(s, len);
+      if (!ns) {
+        free(s);
+        s = NULL;
+        break;
+      }
+      s = ns;
+      if (n++)
+        strcat(s, ";");
+      strcat(s, names[i]);
+    }
+    free(names);
+    if (r != PI_SUCCESS) {
+      free(s);
+      return r;
+    }
+  }
+  if (!s)
+    return out_of_memory(fn);
+  *out = s;
+  *count = n;
+  return PI_SUCCESS;
+}
+
+/* The binary of one device: the native binary of its one module when
+ * built, else the input (SPIR-V or native). */
+static pi_result device_binary(const char *fn, pi_program p,
+                               struct prog_dev *d, unsigned char *dst,
+                               size_t *size) {
+  if (d->nmodules == 1)
+    return check_ze(fn, "zeModuleGetNativeBinary",
+                    zeModuleGetNativeBinary(d->modules[0], size, dst));
+  if (d->nmodules > 1)
+    return fail(PI_ERROR_INVALID_PROGRAM_EXECUTABLE,
+                "%s: a program linked from %u modules has no single binary",
+                fn, (unsigned)d->nmodules);
+  const unsigned char *src = p->state == PROG_NATIVE ? d->binary : p->il;
+  size_t n = p->state == PROG_NATIVE ? d->binary_size : p->il_size;
+  if (dst && src)
+    memcpy(dst, src, n);
+  *size = n;
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piProgramGetInfo(pi_program program,
+                                     pi_program_info param_name,
+                                     size_t param_value_size, void *param_value,
+                                     size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  pi_program p = program;
+  NEED(p, PI_ERROR_INVALID_PROGRAM);
+  pthread_mutex_lock(&p->lock);
+  pi_result r = PI_SUCCESS;
+  switch (param_name) {
+  case PI_PROGRAM_INFO_REFERENCE_COUNT:
+    r = put_u32(&o, atomic_load(&p->refs));
+    break;
+  case PI_PROGRAM_INFO_CONTEXT:
+    r = put_ptr(&o, p->context);
+    break;
+  case PI_PROGRAM_INFO_NUM_DEVICES:
+    r = put_u32(&o, p->ndevs);
+    break;
+  case PI_PROGRAM_INFO_DEVICES: {
+    pi_device devs[64];
+    pi_uint32 n = p->ndevs < 64 ? p->ndevs : 64;
+    for (pi_uint32 i = 0; i < n; ++i)
+      devs[i] = p->devs[i].device;
+    r = put_info(&o, devs, n * sizeof devs[0]);
+    break;
+  }
+  case PI_PROGRAM_INFO_SOURCE:
+    r = put_str(&o, ""); /* SPIR-V and binaries have no source */
+    break;
+  case PI_PROGRAM_INFO_BINARY_SIZES: {
+    size_t sizes[64];
+    pi_uint32 n = p->ndevs < 64 ? p->ndevs : 64;
+    for (pi_uint32 i = 0; r == PI_SUCCESS && i < n; ++i)
+      r = device_binary(FN, p, &p->devs[i], NULL, &sizes[i]);
+    if (r == PI_SUCCESS)
+      r = put_info(&o, sizes, n * sizeof sizes[0]);
+    break;
+  }
+  case PI_PROGRAM_INFO_BINARIES: {
+    /* param_value is an array of one buffer per device, each as large as
+     * PI_PROGRAM_INFO_BINARY_SIZES said. */
+    size_t need = p->ndevs * sizeof(unsigned char *);
+    if (param_value && param_value_size < need) {
+      r = fail(PI_ERROR_INVALID_VALUE,
+               "%s: query 0x%x needs %zu bytes of pointers but "
+               "param_value_size is %zu",
+               FN, (unsigned)param_name, need, param_value_size);
+      break;
+    }
+    unsigned char **bufs = param_value;
+    for (pi_uint32 i = 0; bufs && r == PI_SUCCESS && i < p->ndevs; ++i) {
+      size_t size = 0;
+      if (bufs[i] && (r = device_binary(FN, p, &p->devs[i], NULL, &size)) ==
+                         PI_SUCCESS)
+        r = device_binary(FN, p, &p->devs[i], bufs[i], &size);
+    }
+    if (r == PI_SUCCESS && param_value_size_ret)
+      *param_value_size_ret = need;
+    break;
+  }
+  case PI_PROGRAM_INFO_NUM_KERNELS:
+  case PI_PROGRAM_INFO_KERNEL_NAMES: {
+    struct prog_dev *d = NULL;
+    for (pi_uint32 i = 0; !d && i < p->ndevs; ++i)
+      if (p->devs[i].nmodules)
+        d = &p->devs[i];
+    if (!d) {
+      r = fail(PI_ERROR_INVALID_PROGRAM_EXECUTABLE,
+               "%s: the program is not built for any device, so it has no "
+               "kernels yet",
+               FN);
+      break;
+    }
+    char *names = NULL;
+    size_t count = 0;
+    if ((r = kernel_names(FN, d, &names, &count)) == PI_SUCCESS)
+      r = param_name == PI_PROGRAM_INFO_NUM_KERNELS ? put_size(&o, count)
+                                                    : put_str(&o, names);
+    free(names);
+    break;
+  }
+  default:
+    r = unknown_query(&o);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return r;
+}
+
+static pi_result lz_piProgramRetain(pi_program program) {
+  NEED(program, PI_ERROR_INVALID_PROGRAM);
+  atomic_fetch_add(&program->refs, 1);
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piProgramRelease(pi_program program) {
+  NEED(program, PI_ERROR_INVALID_PROGRAM);
+  return program_release(FN, program);
+}
+
+/* Records {id, value} for the next zeModuleCreate; setting an id again
+ * replaces its value. The value is kept zero-padded to whole 64-bit words,
+ * so a driver reading the SPIR-V width of the constant never reads past
+ * it. */
+static pi_result lz_piextProgramSetSpecializationConstant(
+    pi_program prog, pi_uint32 spec_id, size_t spec_size,
+    const void *spec_value) {
+  NEED(prog, PI_ERROR_INVALID_PROGRAM);
+  if (spec_size == 0 || !spec_value)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: specialization constant %u has no value", FN,
+                (unsigned)spec_id);
+  uint64_t *value = calloc((spec_size + 7) / 8, sizeof *value);
+  if (!value)
+    return out_of_memory(FN);
+  memcpy(value, spec_value, spec_size);
+  pthread_mutex_lock(&prog->lock);
+  pi_result r = PI_SUCCESS;
+  if (prog->state != PROG_IL && prog->state != PROG_OBJECT) {
+    r = fail(PI_ERROR_INVALID_OPERATION,
+             "%s: specialization constant %u: the program is %s; constants "
+             "are set on SPIR-V programs before piProgramBuild or "
+             "piProgramLink",
+             FN, (unsigned)spec_id,
+             prog->state == PROG_NATIVE ? "a native binary, whose constants "
+                                          "are fixed"
+                                        : "already built");
+  } else {
+    size_t i = 0;
+    while (i < prog->nspecs && prog->specs[i].id != spec_id)
+      ++i;
+    if (i == prog->nspecs) {
+      struct spec_const *s =
+          realloc(prog->specs, (prog->nspecs + 1) * sizeof *s);
+      if (!s)
+        r = out_of_memory(FN);
+      else {
+        prog->specs = s;
+        prog->specs[prog->nspecs++] = (struct spec_const){spec_id, 0, NULL};
+      }
+    }
+    if (r == PI_SUCCESS) {
+      free(prog->specs[i].value);
+      prog->specs[i].size = spec_size;
+      prog->specs[i].value = value;
+      value = NULL;
+    }
+  }
+  pthread_mutex_unlock(&prog->lock);
+  free(value);
+  return r;
+}
+
+static pi_result lz_piextProgramGetNativeHandle(pi_program program,
+                                                pi_native_handle *nativeHandle) {
+  NEED(program, PI_ERROR_INVALID_PROGRAM);
+  pthread_mutex_lock(&program->lock);
+  ze_module_handle_t m =
+      program->ndevs && program->devs[0].nmodules == 1
+          ? program->devs[0].modules[0]
+          : NULL;
+  pthread_mutex_unlock(&program->lock);
+  if (!m)
+    return fail(PI_ERROR_INVALID_PROGRAM,
+                "%s: the program has no single Level Zero module (it is not "
+                "built, or linked from several modules)",
+                FN);
+  return native_of(FN, m, nativeHandle);
+}
+
+/* A Level Zero module does not tell its device: the program is taken to
+ * serve every device of the context. */
+static pi_result lz_piextProgramCreateWithNativeHandle(
+    pi_native_handle nativeHandle, pi_context context,
+    bool pluginOwnsNativeHandle, pi_program *program) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(nativeHandle != 0 && program != NULL);
+  pi_program p;
+  pi_result r = program_new(FN, context, PROG_EXE, context->ndevices,
+                            context->devices, &p);
+  if (r != PI_SUCCESS)
+    return r;
+  p->owns_native = pluginOwnsNativeHandle;
+  p->shared_module = true;
+  for (pi_uint32 i = 0; i < p->ndevs; ++i) {
+    if (!(p->devs[i].modules = calloc(1, sizeof(ze_module_handle_t)))) {
+      p->owns_native = false;
+      program_release(FN, p);
+      return out_of_memory(FN);
+    }
+    p->devs[i].modules[0] = (ze_module_handle_t)nativeHandle;
+    p->devs[i].nmodules = 1;
+    p->devs[i].status = PI_PROGRAM_BUILD_STATUS_SUCCESS;
+  }
+  *program = p;
+  return PI_SUCCESS;
+}
+
+/* The module of a program device that holds `name` as a global or function,
+ * found with `lookup`. */
+static ze_result_t find_in_modules(struct prog_dev *d, const char *name,
+                                   size_t *size, void **ptr, bool function) {
+  ze_result_t last = ZE_RESULT_ERROR_INVALID_GLOBAL_NAME;
+  for (uint32_t m = 0; m < d->nmodules; ++m) {
+    last = function ? zeModuleGetFunctionPointer(d->modules[m], name, ptr)
+                    : zeModuleGetGlobalPointer(d->modules[m], name, size, ptr);
+    if (last == ZE_RESULT_SUCCESS)
+      return last;
+  }
+  return last;
+}
+
+static pi_result built_dev(const char *fn, pi_program p, pi_device dev,
+                           struct prog_dev **out) {
+  struct prog_dev *d = prog_dev_of(p, dev);
+  if (!d || !d->nmodules)
+    return fail(PI_ERROR_INVALID_PROGRAM_EXECUTABLE,
+                "%s: the program is not built for device '%s'", fn,
+                dev_name(dev));
+  *out = d;
+  return PI_SUCCESS;
+}
+
+/* zeModuleGetFunctionPointer. As in DPC++, a kernel whose address Level
+ * Zero cannot give is PI_ERROR_FUNCTION_ADDRESS_IS_NOT_AVAILABLE; an
+ * unknown name is PI_ERROR_INVALID_KERNEL_NAME. */
+static pi_result lz_piextGetDeviceFunctionPointer(
+    pi_device device, pi_program program, const char *function_name,
+    pi_uint64 *function_pointer_ret) {
+  NEED(device, PI_ERROR_INVALID_DEVICE);
+  NEED(program, PI_ERROR_INVALID_PROGRAM);
+  REQUIRE(function_name != NULL && function_pointer_ret != NULL);
+  *function_pointer_ret = 0;
+  pthread_mutex_lock(&program->lock);
+  struct prog_dev *d = NULL;
+  pi_result r = built_dev(FN, program, device, &d);
+  void *ptr = NULL;
+  ze_result_t zr = r == PI_SUCCESS
+                       ? find_in_modules(d, function_name, NULL, &ptr, true)
+                       : ZE_RESULT_SUCCESS;
+  char *names = NULL;
+  size_t count = 0;
+  if (r == PI_SUCCESS && zr != ZE_RESULT_SUCCESS &&
+      (r = kernel_names(FN, d, &names, &count)) == PI_SUCCESS) {
+    bool kernel = false;
+    for (char *s = names, *save = NULL, *t; (t = strtok_r(s, ";", &save));
+         s = NULL)
+      kernel |= strcmp(t, function_name) == 0;
+    if (kernel)
+      r = fail(PI_ERROR_FUNCTION_ADDRESS_IS_NOT_AVAILABLE,
+               "%s: '%s' is a kernel of the program but Level Zero gives no "
+               "address for it (%s)",
+               FN, function_name, ze_result_name(zr));
+    else
+      r = fail(PI_ERROR_INVALID_KERNEL_NAME,
+               "%s: the program has no function '%s' (%s)", FN, function_name,
+               ze_result_name(zr));
+  }
+  free(names);
+  pthread_mutex_unlock(&program->lock);
+  if (r == PI_SUCCESS)
+    *function_pointer_ret = (pi_uint64)(uintptr_t)ptr;
+  return r;
+}
+
+static pi_result lz_piextGetGlobalVariablePointer(
+    pi_device Device, pi_program Program, const char *GlobalVariableName,
+    size_t *GlobalVariableSize, void **GlobalVariablePointerRet) {
+  NEED(Device, PI_ERROR_INVALID_DEVICE);
+  NEED(Program, PI_ERROR_INVALID_PROGRAM);
+  REQUIRE(GlobalVariableName != NULL && GlobalVariablePointerRet != NULL);
+  pthread_mutex_lock(&Program->lock);
+  struct prog_dev *d = NULL;
+  pi_result r = built_dev(FN, Program, Device, &d);
+  size_t size = 0;
+  void *ptr = NULL;
+  if (r == PI_SUCCESS) {
+    ze_result_t zr = find_in_modules(d, GlobalVariableName, &size, &ptr, false);
+    if (zr != ZE_RESULT_SUCCESS)
+      r = fail(pi_from_ze(zr),
+               "%s: zeModuleGetGlobalPointer('%s') failed with %s (0x%x)", FN,
+               GlobalVariableName, ze_result_name(zr), (unsigned)zr);
+  }
+  pthread_mutex_unlock(&Program->lock);
+  if (r == PI_SUCCESS) {
+    *GlobalVariablePointerRet = ptr;
+    if (GlobalVariableSize)
+      *GlobalVariableSize = size;
+  }
+  return r;
+}
+
+/* ---- Kernels ---------------------------------------------------------------------- */
+
+static pi_result kernel_new(const char *fn, pi_program p, const char *name,
+                            pi_kernel *out) {
+  pi_kernel k = calloc(1, sizeof *k);
+  ze_kernel_handle_t *ze = calloc(p->ndevs ? p->ndevs : 1, sizeof *ze);
+  char *nm = strdup(name);
+  if (!k || !ze || !nm) {
+    free(k);
+    free(ze);
+    free(nm);
+    return out_of_memory(fn);
+  }
+  k->program = p;
+  k->name = nm;
+  k->n = p->ndevs;
+  k->ze = ze;
+  atomic_init(&k->refs, 1);
+  pthread_mutex_init(&k->lock, NULL);
+  atomic_fetch_add(&p->refs, 1);
+  *out = k;
+  return PI_SUCCESS;
+}
+
+static pi_result kernel_release(const char *fn, pi_kernel k) {
+  if (atomic_fetch_sub(&k->refs, 1) != 1)
+    return PI_SUCCESS;
+  pi_result r = PI_SUCCESS;
+  /* A kernel made from a native handle shares it between the devices and
+   * destroys it (once) only if it owns it. */
+  for (pi_uint32 i = 0; i < k->n; ++i)
+    if (k->ze[i] && (k->native ? k->owns_native && i == 0 : true)) {
+      pi_result kr = check_ze(fn, "zeKernelDestroy", zeKernelDestroy(k->ze[i]));
+      r = r == PI_SUCCESS ? kr : r;
+    }
+  pi_result pr = program_release(fn, k->program);
+  free(k->ze);
+  free(k->name);
+  pthread_mutex_destroy(&k->lock);
+  free(k);
+  return r == PI_SUCCESS ? pr : r;
+}
+
+/* One Level Zero kernel per device the program was built for. */
+static pi_result lz_piKernelCreate(pi_program program, const char *kernel_name,
+                                   pi_kernel *ret_kernel) {
+  NEED(program, PI_ERROR_INVALID_PROGRAM);
+  REQUIRE(kernel_name != NULL && ret_kernel != NULL);
+  *ret_kernel = NULL;
+  pi_program p = program;
+  pthread_mutex_lock(&p->lock);
+  pi_kernel k = NULL;
+  pi_result r = p->state == PROG_EXE
+                    ? kernel_new(FN, p, kernel_name, &k)
+                    : fail(PI_ERROR_INVALID_PROGRAM_EXECUTABLE,
+                           "%s: the program is not built", FN);
+  ze_kernel_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC,
+                           .pKernelName = kernel_name};
+  pi_uint32 made = 0;
+  for (pi_uint32 i = 0; r == PI_SUCCESS && i < p->ndevs; ++i) {
+    struct prog_dev *d = &p->devs[i];
+    ze_result_t zr = ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+    for (uint32_t m = 0; m < d->nmodules && zr == ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+         ++m)
+      zr = zeKernelCreate(d->modules[m], &desc, &k->ze[i]);
+    if (zr == ZE_RESULT_SUCCESS) {
+      ++made;
+    } else {
+      k->ze[i] = NULL;
+      if (d->nmodules)
+        r = fail(pi_from_ze(zr),
+                 "%s: zeKernelCreate('%s') failed with %s (0x%x) on device "
+                 "'%s'%s",
+                 FN, kernel_name, ze_result_name(zr), (unsigned)zr,
+                 dev_name(d->device),
+                 zr == ZE_RESULT_ERROR_INVALID_KERNEL_NAME
+                     ? ": the program has no such kernel"
+                     : "");
+    }
+  }
+  if (r == PI_SUCCESS && made == 0)
+    r = fail(PI_ERROR_INVALID_PROGRAM_EXECUTABLE,
+             "%s: the program built for none of its devices", FN);
+  pthread_mutex_unlock(&p->lock);
+  if (r != PI_SUCCESS) {
+    if (k)
+      kernel_release(FN, k);
+    return r;
+  }
+  *ret_kernel = k;
+  return PI_SUCCESS;
+}
+
+/* Sets an argument on every device's kernel. A NULL arg_value with a size
+ * is a local-memory argument, as in Level Zero. */
+static pi_result kernel_set(const char *fn, pi_kernel k, pi_uint32 index,
+                            size_t size, const void *value) {
+  if (!k)
+    return fail(PI_ERROR_INVALID_KERNEL, "%s: the kernel is NULL", fn);
+  pthread_mutex_lock(&k->lock);
+  pi_result r = PI_SUCCESS;
+  for (pi_uint32 i = 0; r == PI_SUCCESS && i < k->n; ++i)
+    if (k->ze[i] && (i == 0 || k->ze[i] != k->ze[0])) {
+      ze_result_t zr = zeKernelSetArgumentValue(k->ze[i], index, size, value);
+      if (zr != ZE_RESULT_SUCCESS)
+        r = fail(pi_from_ze(zr),
+                 "%s: zeKernelSetArgumentValue(kernel '%s', argument %u, %zu "
+                 "bytes) failed with %s (0x%x)",
+                 fn, k->name, (unsigned)index, size, ze_result_name(zr),
+                 (unsigned)zr);
+    }
+  pthread_mutex_unlock(&k->lock);
+  return r;
+}
+
+static pi_result lz_piKernelSetArg(pi_kernel kernel, pi_uint32 arg_index,
+                                   size_t arg_size, const void *arg_value) {
+  return kernel_set(FN, kernel, arg_index, arg_size, arg_value);
+}
+
+/* A buffer argument is its device pointer; an image, its Level Zero image;
+ * a NULL memory object, a null pointer. The access property is a hint. */
+static pi_result lz_piextKernelSetArgMemObj(
+    pi_kernel kernel, pi_uint32 arg_index,
+    const pi_mem_obj_property *arg_properties, const pi_mem *arg_value) {
+  (void)arg_properties;
+  pi_mem m = arg_value ? *arg_value : NULL;
+  if (m && m->kind == MEM_IMAGE)
+    return kernel_set(FN, kernel, arg_index, sizeof m->image, &m->image);
+  void *ptr = m ? m->ptr : NULL;
+  return kernel_set(FN, kernel, arg_index, sizeof ptr, &ptr);
+}
+
+static pi_result lz_piextKernelSetArgSampler(pi_kernel kernel,
+                                             pi_uint32 arg_index,
+                                             const pi_sampler *arg_value) {
+  REQUIRE(arg_value != NULL && *arg_value != NULL);
+  return kernel_set(FN, kernel, arg_index, sizeof(ze_sampler_handle_t),
+                    &(*arg_value)->ze);
+}
+
+/* arg_value points at the USM pointer, as in DPC++ (arg_size is its
+ * size): Level Zero takes it as any by-value argument. */
+static pi_result lz_piextKernelSetArgPointer(pi_kernel kernel,
+                                             pi_uint32 arg_index,
+                                             size_t arg_size,
+                                             const void *arg_value) {
+  REQUIRE(arg_value != NULL && arg_size == sizeof(void *));
+  return kernel_set(FN, kernel, arg_index, arg_size, arg_value);
+}
+
+/* The Level Zero kernel of `k` for device `d` (or its parent). */
+static ze_kernel_handle_t kernel_for(pi_kernel k, pi_device d) {
+  struct prog_dev *pd = prog_dev_of(k->program, d);
+  return pd ? k->ze[pd - k->program->devs] : NULL;
+}
+
+static pi_result kernel_props(const char *fn, pi_kernel k, pi_device d,
+                              ze_kernel_properties_t *props,
+                              ze_kernel_preferred_group_size_properties_t *pref) {
+  ze_kernel_handle_t z = d ? kernel_for(k, d) : NULL;
+  for (pi_uint32 i = 0; !z && !d && i < k->n; ++i)
+    z = k->ze[i];
+  if (!z)
+    return fail(PI_ERROR_INVALID_DEVICE,
+                "%s: kernel '%s' was not built for device '%s'", fn, k->name,
+                dev_name(d));
+  *props = (ze_kernel_properties_t){.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES,
+                                    .pNext = pref};
+  if (pref)
+    *pref = (ze_kernel_preferred_group_size_properties_t){
+        .stype = ZE_STRUCTURE_TYPE_KERNEL_PREFERRED_GROUP_SIZE_PROPERTIES};
+  return check_ze(fn, "zeKernelGetProperties", zeKernelGetProperties(z, props));
+}
+
+static pi_result lz_piKernelGetInfo(pi_kernel kernel, pi_kernel_info param_name,
+                                    size_t param_value_size, void *param_value,
+                                    size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  NEED(kernel, PI_ERROR_INVALID_KERNEL);
+  ze_kernel_properties_t props;
+  pi_result r;
+  switch (param_name) {
+  case PI_KERNEL_INFO_FUNCTION_NAME:
+    return put_str(&o, kernel->name);
+  case PI_KERNEL_INFO_NUM_ARGS:
+    r = kernel_props(FN, kernel, NULL, &props, NULL);
+    return r != PI_SUCCESS ? r : put_u32(&o, props.numKernelArgs);
+  case PI_KERNEL_INFO_REFERENCE_COUNT:
+    return put_u32(&o, atomic_load(&kernel->refs));
+  case PI_KERNEL_INFO_CONTEXT:
+    return put_ptr(&o, kernel->program->context);
+  case PI_KERNEL_INFO_PROGRAM:
+    return put_ptr(&o, kernel->program);
+  case PI_KERNEL_INFO_ATTRIBUTES: {
+    ze_kernel_handle_t z = NULL;
+    for (pi_uint32 i = 0; !z && i < kernel->n; ++i)
+      z = kernel->ze[i];
+    uint32_t size = 0;
+    if ((r = ZE_CALL(zeKernelGetSourceAttributes, z, &size, NULL)) !=
+        PI_SUCCESS)
+      return r;
+    /* Drivers copy into the buffer *pString points at (as Intel's does);
+     * the 1.4 text also lets them point *pString at a string of their own.
+     * Both work here: the buffer is freed, whatever s ends up as. */
+    char *buf = calloc(1, (size_t)size + 1), *s = buf;
+    if (!buf)
+      return out_of_memory(FN);
+    if ((r = ZE_CALL(zeKernelGetSourceAttributes, z, &size, &s)) ==
+        PI_SUCCESS)
+      r = put_str(&o, s ? s : "");
+    free(buf);
+    return r;
+  }
+  case PI_EXT_ONEAPI_KERNEL_INFO_WORK_GROUP_PROGRESS_AT_ROOT_GROUP_LEVEL:
+  case PI_EXT_ONEAPI_KERNEL_INFO_SUB_GROUP_PROGRESS_AT_ROOT_GROUP_LEVEL:
+  case PI_EXT_ONEAPI_KERNEL_INFO_SUB_GROUP_PROGRESS_AT_WORK_GROUP_LEVEL:
+  case PI_EXT_ONEAPI_KERNEL_INFO_WORK_ITEM_PROGRESS_AT_ROOT_GROUP_LEVEL:
+  case PI_EXT_ONEAPI_KERNEL_INFO_WORK_ITEM_PROGRESS_AT_WORK_GROUP_LEVEL:
+  case PI_EXT_ONEAPI_KERNEL_INFO_WORK_ITEM_PROGRESS_AT_SUB_GROUP_LEVEL:
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: query 0x%x: Level Zero states no forward-progress "
+                "guarantees for kernel '%s'",
+                FN, (unsigned)param_name, kernel->name);
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result lz_piKernelGetGroupInfo(pi_kernel kernel, pi_device device,
+                                         pi_kernel_group_info param_name,
+                                         size_t param_value_size,
+                                         void *param_value,
+                                         size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  NEED(kernel, PI_ERROR_INVALID_KERNEL);
+  NEED(device, PI_ERROR_INVALID_DEVICE);
+  const ze_device_compute_properties_t *c = &device->compute;
+  ze_kernel_properties_t props;
+  ze_kernel_preferred_group_size_properties_t pref;
+  pi_result r = kernel_props(FN, kernel, device, &props, &pref);
+  if (r != PI_SUCCESS)
+    return r;
+  switch (param_name) {
+  case PI_KERNEL_GROUP_INFO_GLOBAL_WORK_SIZE: {
+    size_t s[3] = {(size_t)c->maxGroupCountX * c->maxGroupSizeX,
+                   (size_t)c->maxGroupCountY * c->maxGroupSizeY,
+                   (size_t)c->maxGroupCountZ * c->maxGroupSizeZ};
+    return put_info(&o, s, sizeof s);
+  }
+  case PI_KERNEL_GROUP_INFO_WORK_GROUP_SIZE:
+    return put_size(&o, c->maxTotalGroupSize);
+  case PI_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE: {
+    size_t s[3] = {props.requiredGroupSizeX, props.requiredGroupSizeY,
+                   props.requiredGroupSizeZ};
+    return put_info(&o, s, sizeof s);
+  }
+  case PI_KERNEL_GROUP_INFO_LOCAL_MEM_SIZE:
+    return put_u64(&o, props.localMemSize);
+  case PI_KERNEL_GROUP_INFO_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
+    return put_size(&o, pref.preferredMultiple ? pref.preferredMultiple
+                                               : props.maxSubgroupSize);
+  case PI_KERNEL_GROUP_INFO_PRIVATE_MEM_SIZE:
+    return put_u64(&o, props.privateMemSize);
+  case PI_KERNEL_GROUP_INFO_NUM_REGS:
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: Level Zero does not report the registers of kernel '%s'",
+                FN, kernel->name);
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result lz_piKernelGetSubGroupInfo(
+    pi_kernel kernel, pi_device device, pi_kernel_sub_group_info param_name,
+    size_t input_value_size, const void *input_value, size_t param_value_size,
+    void *param_value, size_t *param_value_size_ret) {
+  (void)input_value_size; /* Level Zero's answers do not depend on the */
+  (void)input_value;      /* local size */
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  NEED(kernel, PI_ERROR_INVALID_KERNEL);
+  NEED(device, PI_ERROR_INVALID_DEVICE);
+  ze_kernel_properties_t props;
+  pi_result r = kernel_props(FN, kernel, device, &props, NULL);
+  if (r != PI_SUCCESS)
+    return r;
+  switch (param_name) {
+  case PI_KERNEL_MAX_SUB_GROUP_SIZE:
+    return put_u32(&o, props.maxSubgroupSize);
+  case PI_KERNEL_MAX_NUM_SUB_GROUPS:
+    return put_u32(&o, props.maxNumSubgroups);
+  case PI_KERNEL_COMPILE_NUM_SUB_GROUPS:
+    return put_u32(&o, props.requiredNumSubGroups);
+  case PI_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL:
+    return put_u32(&o, props.requiredSubgroupSize);
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result lz_piKernelRetain(pi_kernel kernel) {
+  NEED(kernel, PI_ERROR_INVALID_KERNEL);
+  atomic_fetch_add(&kernel->refs, 1);
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piKernelRelease(pi_kernel kernel) {
+  NEED(kernel, PI_ERROR_INVALID_KERNEL);
+  return kernel_release(FN, kernel);
+}
+
+/* PI_USM_INDIRECT_ACCESS: zeKernelSetIndirectAccess for host, device and
+ * shared memory. PI_USM_PTRS lists what a kernel reaches indirectly, which
+ * Level Zero does not need. The cache configuration maps to
+ * zeKernelSetCacheConfig. */
+static pi_result lz_piKernelSetExecInfo(pi_kernel kernel,
+                                        pi_kernel_exec_info value_name,
+                                        size_t param_value_size,
+                                        const void *param_value) {
+  NEED(kernel, PI_ERROR_INVALID_KERNEL);
+  pi_result r = PI_SUCCESS;
+  switch (value_name) {
+  case PI_USM_INDIRECT_ACCESS: {
+    REQUIRE(param_value != NULL && param_value_size >= sizeof(pi_bool));
+    pi_bool on;
+    memcpy(&on, param_value, sizeof on);
+    ze_kernel_indirect_access_flags_t f =
+        on ? ZE_KERNEL_INDIRECT_ACCESS_FLAG_HOST |
+                 ZE_KERNEL_INDIRECT_ACCESS_FLAG_DEVICE |
+                 ZE_KERNEL_INDIRECT_ACCESS_FLAG_SHARED
+           : 0;
+    pthread_mutex_lock(&kernel->lock);
+    for (pi_uint32 i = 0; r == PI_SUCCESS && i < kernel->n; ++i)
+      if (kernel->ze[i])
+        r = ZE_CALL(zeKernelSetIndirectAccess, kernel->ze[i], f);
+    pthread_mutex_unlock(&kernel->lock);
+    return r;
+  }
+  case PI_USM_PTRS:
+    return PI_SUCCESS;
+  case PI_EXT_KERNEL_EXEC_INFO_CACHE_CONFIG: {
+    REQUIRE(param_value != NULL &&
+            param_value_size >= sizeof(pi_kernel_cache_config));
+    pi_kernel_cache_config cfg;
+    memcpy(&cfg, param_value, sizeof cfg);
+    ze_cache_config_flags_t f =
+        cfg == PI_EXT_KERNEL_EXEC_INFO_CACHE_LARGE_SLM    ? ZE_CACHE_CONFIG_FLAG_LARGE_SLM
+        : cfg == PI_EXT_KERNEL_EXEC_INFO_CACHE_LARGE_DATA ? ZE_CACHE_CONFIG_FLAG_LARGE_DATA
+                                                          : 0;
+    pthread_mutex_lock(&kernel->lock);
+    for (pi_uint32 i = 0; r == PI_SUCCESS && i < kernel->n; ++i)
+      if (kernel->ze[i])
+        r = ZE_CALL(zeKernelSetCacheConfig, kernel->ze[i], f);
+    pthread_mutex_unlock(&kernel->lock);
+    return r;
+  }
+  default:
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown kernel exec info 0x%x",
+                FN, (unsigned)value_name);
+  }
+}
+
+static pi_result lz_piextKernelGetNativeHandle(pi_kernel kernel,
+                                               pi_native_handle *nativeHandle) {
+  NEED(kernel, PI_ERROR_INVALID_KERNEL);
+  ze_kernel_handle_t z = NULL;
+  for (pi_uint32 i = 0; !z && i < kernel->n; ++i)
+    z = kernel->ze[i];
+  return native_of(FN, z, nativeHandle);
+}
+
+/* The kernel is taken to serve every device of the program. */
+static pi_result lz_piextKernelCreateWithNativeHandle(
+    pi_native_handle nativeHandle, pi_context context, pi_program program,
+    bool pluginOwnsNativeHandle, pi_kernel *kernel) {
+  (void)context;
+  NEED(program, PI_ERROR_INVALID_PROGRAM);
+  REQUIRE(nativeHandle != 0 && kernel != NULL);
+  ze_kernel_handle_t z = (ze_kernel_handle_t)nativeHandle;
+  size_t size = 0;
+  pi_result r = ZE_CALL(zeKernelGetName, z, &size, NULL);
+  char *name = r == PI_SUCCESS ? calloc(1, size + 1) : NULL;
+  if (r == PI_SUCCESS && !name)
+    r = out_of_memory(FN);
+  if (r == PI_SUCCESS)
+    r = ZE_CALL(zeKernelGetName, z, &size, name);
+  pi_kernel k = NULL;
+  if (r == PI_SUCCESS)
+    r = kernel_new(FN, program, name, &k);
+  free(name);
+  if (r != PI_SUCCESS)
+    return r;
+  for (pi_uint32 i = 0; i < k->n; ++i)
+    k->ze[i] = z;
+  k->native = true;
+  k->owns_native = pluginOwnsNativeHandle;
+  *kernel = k;
+  return PI_SUCCESS;
+}
+
+/* ---- Launches ------------------------------------------------------------------- */
+
+struct launch_op {
+  pi_kernel k;
+  ze_kernel_handle_t z;
+  uint32_t group[3];
+  ze_group_count_t count;
+  uint32_t offset[3];
+  bool set_offset;
+  bool cooperative;
+};
+
+/* The group size and offset are kernel state in Level Zero, captured at
+ * append: the kernel lock covers both. */
+static pi_result append_launch(const struct append *a, void *op) {
+  struct launch_op *l = op;
+  pthread_mutex_lock(&l->k->lock);
+  pi_result r = check_ze(a->fn, "zeKernelSetGroupSize",
+                         zeKernelSetGroupSize(l->z, l->group[0], l->group[1],
+                                              l->group[2]));
+  if (r == PI_SUCCESS && l->set_offset)
+    r = check_ze(a->fn, "zeKernelSetGlobalOffsetExp",
+                 zeKernelSetGlobalOffsetExp(l->z, l->offset[0], l->offset[1],
+                                            l->offset[2]));
+  if (r == PI_SUCCESS && l->cooperative)
+    r = check_ze(a->fn, "zeCommandListAppendLaunchCooperativeKernel",
+                 zeCommandListAppendLaunchCooperativeKernel(
+                     a->list, l->z, &l->count, a->signal, a->nwait, a->wait));
+  else if (r == PI_SUCCESS)
+    r = check_ze(a->fn, "zeCommandListAppendLaunchKernel",
+                 zeCommandListAppendLaunchKernel(a->list, l->z, &l->count,
+                                                 a->signal, a->nwait,
+                                                 a->wait));
+  pthread_mutex_unlock(&l->k->lock);
+  return r;
+}
+
+static pi_result launch(const char *fn, bool cooperative, pi_queue q,
+                        pi_kernel k, pi_uint32 dims, const size_t *offset,
+                        const size_t *global, const size_t *local,
+                        pi_uint32 nwait, const pi_event *wait,
+                        pi_event *event) {
+  if (!q)
+    return fail(PI_ERROR_INVALID_QUEUE, "%s: the queue is NULL", fn);
+  if (!k)
+    return fail(PI_ERROR_INVALID_KERNEL, "%s: the kernel is NULL", fn);
+  if (dims < 1 || dims > 3)
+    return fail(PI_ERROR_INVALID_WORK_DIMENSION,
+                "%s: kernel '%s': %u dimensions; use 1, 2 or 3", fn, k->name,
+                (unsigned)dims);
+  if (!global)
+    return fail(PI_ERROR_INVALID_GLOBAL_WORK_SIZE,
+                "%s: kernel '%s': global_work_size is NULL", fn, k->name);
+  struct launch_op op = {.k = k, .cooperative = cooperative};
+  op.z = kernel_for(k, q->device);
+  if (!op.z)
+    return fail(PI_ERROR_INVALID_KERNEL,
+                "%s: kernel '%s' was not built for the queue's device '%s'",
+                fn, k->name, dev_name(q->device));
+  uint32_t g[3] = {1, 1, 1}, l[3] = {1, 1, 1};
+  for (pi_uint32 d = 0; d < dims; ++d) {
+    if (global[d] == 0 || !fits_u32(global[d]))
+      return fail(PI_ERROR_INVALID_GLOBAL_WORK_SIZE,
+                  "%s: kernel '%s': global size %zu in dimension %u is 0 or "
+                  "does not fit 32 bits",
+                  fn, k->name, global[d], (unsigned)d);
+    g[d] = (uint32_t)global[d];
+    if (offset && offset[d]) {
+      if (!q->context->platform->global_offset)
+        return fail(PI_ERROR_INVALID_GLOBAL_OFFSET,
+                    "%s: kernel '%s': a global offset needs the Level Zero "
+                    "extension " ZE_GLOBAL_OFFSET_EXP_NAME
+                    ", which the driver does not offer",
+                    fn, k->name);
+      if (!fits_u32(offset[d]))
+        return fail(PI_ERROR_INVALID_GLOBAL_OFFSET,
+                    "%s: kernel '%s': offset %zu does not fit 32 bits", fn,
+                    k->name, offset[d]);
+      op.offset[d] = (uint32_t)offset[d];
+    }
+  }
+  op.set_offset = q->context->platform->global_offset;
+  if (local) {
+    size_t total = 1;
+    for (pi_uint32 d = 0; d < dims; ++d) {
+      if (local[d] == 0 || global[d] % local[d])
+        return fail(PI_ERROR_INVALID_WORK_GROUP_SIZE,
+                    "%s: kernel '%s': global size %zu is not a multiple of "
+                    "local size %zu in dimension %u",
+                    fn, k->name, global[d], local[d], (unsigned)d);
+      l[d] = (uint32_t)local[d];
+      total *= local[d];
+    }
+    if (total > q->device->compute.maxTotalGroupSize)
+      return fail(PI_ERROR_INVALID_WORK_GROUP_SIZE,
+                  "%s: kernel '%s': a work-group of %zu work-items exceeds the "
+                  "%u of device '%s'",
+                  fn, k->name, total,
+                  (unsigned)q->device->compute.maxTotalGroupSize,
+                  dev_name(q->device));
+  } else {
+    pi_result r = check_ze(fn, "zeKernelSuggestGroupSize",
+                           zeKernelSuggestGroupSize(op.z, g[0], g[1], g[2],
+                                                    &l[0], &l[1], &l[2]));
+    if (r != PI_SUCCESS)
+      return r;
+    for (int d = 0; d < 3; ++d)
+      if (l[d] == 0 || g[d] % l[d])
+        return fail(PI_ERROR_INVALID_WORK_GROUP_SIZE,
+                    "%s: kernel '%s': zeKernelSuggestGroupSize suggested "
+                    "%u,%u,%u, which does not divide the global size "
+                    "%u,%u,%u",
+                    fn, k->name, (unsigned)l[0], (unsigned)l[1],
+                    (unsigned)l[2], (unsigned)g[0], (unsigned)g[1],
+                    (unsigned)g[2]);
+  }
+  memcpy(op.group, l, sizeof l);
+  op.count = (ze_group_count_t){g[0] / l[0], g[1] / l[1], g[2] / l[2]};
+  return enqueue(fn, q, PI_COMMAND_TYPE_NDRANGE_KERNEL, nwait, wait, event,
+                 false, false, append_launch, &op, NULL);
+}
+
+static pi_result lz_piEnqueueKernelLaunch(
+    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
+    const size_t *global_work_offset, const size_t *global_work_size,
+    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  return launch(FN, false, queue, kernel, work_dim, global_work_offset,
+                global_work_size, local_work_size, num_events_in_wait_list,
+                event_wait_list, event);
+}
+
+static pi_result lz_piextEnqueueCooperativeKernelLaunch(
+    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
+    const size_t *global_work_offset, const size_t *global_work_size,
+    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  return launch(FN, true, queue, kernel, work_dim, global_work_offset,
+                global_work_size, local_work_size, num_events_in_wait_list,
+                event_wait_list, event);
+}
+
+/* zeKernelSuggestMaxCooperativeGroupCount for a 1D group of
+ * local_work_size; Level Zero takes local memory as kernel arguments, so
+ * the dynamic size does not change its answer. */
+static pi_result lz_piextKernelSuggestMaxCooperativeGroupCount(
+    pi_kernel kernel, size_t local_work_size, size_t dynamic_shared_memory_size,
+    pi_uint32 *group_count_ret) {
+  (void)dynamic_shared_memory_size;
+  NEED(kernel, PI_ERROR_INVALID_KERNEL);
+  REQUIRE(group_count_ret != NULL && local_work_size > 0 &&
+          fits_u32(local_work_size));
+  ze_kernel_handle_t z = NULL;
+  for (pi_uint32 i = 0; !z && i < kernel->n; ++i)
+    z = kernel->ze[i];
+  pthread_mutex_lock(&kernel->lock);
+  pi_result r = ZE_CALL(zeKernelSetGroupSize, z, (uint32_t)local_work_size, 1, 1);
+  uint32_t n = 0;
+  if (r == PI_SUCCESS)
+    r = ZE_CALL(zeKernelSuggestMaxCooperativeGroupCount, z, &n);
+  pthread_mutex_unlock(&kernel->lock);
+  if (r == PI_SUCCESS)
+    *group_count_ret = n;
+  return r;
+}
+
+static pi_result lz_piEnqueueEventsWait(pi_queue command_queue,
+                                        pi_uint32 num_events_in_wait_list,
+                                        const pi_event *event_wait_list,
+                                        pi_event *event) {
+  return enqueue(FN, command_queue, PI_COMMAND_TYPE_MARKER,
+                 num_events_in_wait_list, event_wait_list, event, false,
+                 num_events_in_wait_list == 0, append_barrier, NULL, NULL);
+}
+
+/* A barrier: on out-of-order queues it waits for every pending command. */
+static pi_result lz_piEnqueueEventsWaitWithBarrier(
+    pi_queue command_queue, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  return enqueue(FN, command_queue, PI_COMMAND_TYPE_BARRIER,
+                 num_events_in_wait_list, event_wait_list, event, false, true,
+                 append_barrier, NULL, NULL);
+}
+
+/* ---- Events ------------------------------------------------------------------------ */
+
+/* A user event, already complete (as PI asks, DPC++ PI 11.15). */
+static pi_result lz_piEventCreate(pi_context context, pi_event *ret_event) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(ret_event != NULL);
+  *ret_event = NULL;
+  pi_event e;
+  pi_result r = event_new(FN, context, NULL, PI_COMMAND_TYPE_USER, false, &e);
+  if (r != PI_SUCCESS)
+    return r;
+  if ((r = ZE_CALL(zeEventHostSignal, e->ze)) != PI_SUCCESS) {
+    event_release(FN, e);
+    return r;
+  }
+  *ret_event = e;
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piEventGetInfo(pi_event event, pi_event_info param_name,
+                                   size_t param_value_size, void *param_value,
+                                   size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  NEED(event, PI_ERROR_INVALID_EVENT);
+  switch (param_name) {
+  case PI_EVENT_INFO_COMMAND_QUEUE:
+    return put_ptr(&o, event->queue);
+  case PI_EVENT_INFO_CONTEXT:
+    return put_ptr(&o, event->context);
+  case PI_EVENT_INFO_COMMAND_TYPE:
+    return put_u32(&o, event->type);
+  case PI_EVENT_INFO_REFERENCE_COUNT:
+    return put_u32(&o, atomic_load(&event->refs));
+  case PI_EVENT_INFO_COMMAND_EXECUTION_STATUS: {
+    ze_result_t zr = zeEventQueryStatus(event->ze);
+    int32_t s;
+    if (zr == ZE_RESULT_SUCCESS)
+      s = PI_EVENT_COMPLETE;
+    else if (zr == ZE_RESULT_NOT_READY)
+      s = PI_EVENT_SUBMITTED;
+    else
+      return check_ze(FN, "zeEventQueryStatus", zr);
+    return put_info(&o, &s, sizeof s);
+  }
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result lz_piEventGetProfilingInfo(pi_event event,
+                                            pi_profiling_info param_name,
+                                            size_t param_value_size,
+                                            void *param_value,
+                                            size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  NEED(event, PI_ERROR_INVALID_EVENT);
+  if (!event->timestamps)
+    return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE,
+                "%s: the event does not come from a queue created with "
+                "PI_QUEUE_FLAG_PROFILING_ENABLE",
+                FN);
+  ze_result_t zr = zeEventQueryStatus(event->ze);
+  if (zr == ZE_RESULT_NOT_READY)
+    return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE,
+                "%s: the command has not completed yet", FN);
+  if (zr != ZE_RESULT_SUCCESS)
+    return check_ze(FN, "zeEventQueryStatus", zr);
+  pi_device dev = event->queue->device;
+  switch (param_name) {
+  case PI_PROFILING_INFO_COMMAND_QUEUED:
+  case PI_PROFILING_INFO_COMMAND_SUBMIT:
+    return put_u64(&o, event->queued_ns);
+  case PI_PROFILING_INFO_COMMAND_START:
+  case PI_PROFILING_INFO_COMMAND_END: {
+    ze_kernel_timestamp_result_t ts;
+    pi_result r = ZE_CALL(zeEventQueryKernelTimestamp, event->ze, &ts);
+    if (r != PI_SUCCESS)
+      return r;
+    uint64_t start = ts.global.kernelStart, end = ts.global.kernelEnd;
+    uint32_t bits = dev->props.kernelTimestampValidBits;
+    if (bits && bits < 64) {
+      uint64_t mask = (1ull << bits) - 1;
+      start &= mask;
+      end &= mask;
+      if (end < start) /* the counter wrapped */
+        end += mask + 1;
+    }
+    return put_u64(&o, ticks_to_ns(dev, param_name ==
+                                                PI_PROFILING_INFO_COMMAND_START
+                                            ? start
+                                            : end));
+  }
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result lz_piEventsWait(pi_uint32 num_events,
+                                 const pi_event *event_list) {
+  if (num_events && !event_list)
+    return fail(PI_ERROR_INVALID_EVENT, "%s: num_events is %u but the list "
+                "is NULL", FN, (unsigned)num_events);
+  for (pi_uint32 i = 0; i < num_events; ++i) {
+    if (!event_list[i])
+      return fail(PI_ERROR_INVALID_EVENT, "%s: event %u is NULL", FN,
+                  (unsigned)i);
+    pi_result r = event_wait(FN, event_list[i]);
+    if (r != PI_SUCCESS)
+      return r;
+  }
+  return PI_SUCCESS;
+}
+
+/* Level Zero has no event callbacks: a thread per callback waits for the
+ * event (in short slices, so piTearDown can stop it) and calls it. */
+struct callback {
+  pthread_t thread;
+  atomic_bool done;
+  pi_event event;
+  pi_int32 type;
+  void (*fn)(pi_event, pi_int32, void *);
+  void *user_data;
+  struct callback *next;
+};
+
+static pthread_mutex_t callbacks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct callback *callbacks;
+static atomic_bool stopping;
+
+static void *callback_main(void *arg) {
+  struct callback *cb = arg;
+  pi_int32 status = cb->type;
+  bool call = true;
+  if (cb->type == PI_EVENT_COMPLETE) {
+    ze_result_t zr;
+    while ((zr = zeEventHostSynchronize(cb->event->ze, 10000000ull)) ==
+               ZE_RESULT_NOT_READY &&
+           !atomic_load(&stopping))
+      ;
+    call = zr != ZE_RESULT_NOT_READY;
+    status = zr == ZE_RESULT_SUCCESS ? PI_EVENT_COMPLETE
+                                     : (pi_int32)pi_from_ze(zr);
+  }
+  if (call)
+    cb->fn(cb->event, status, cb->user_data);
+  event_release("piEventSetCallback", cb->event);
+  atomic_store(&cb->done, true);
+  return NULL;
+}
+
+/* Joins the callback threads that ended (all of them when `all`). */
+static void callbacks_join(bool all) {
+  pthread_mutex_lock(&callbacks_lock);
+  struct callback **pp = &callbacks;
+  while (*pp) {
+    struct callback *cb = *pp;
+    if (all || atomic_load(&cb->done)) {
+      pthread_join(cb->thread, NULL);
+      *pp = cb->next;
+      free(cb);
+    } else {
+      pp = &cb->next;
+    }
+  }
+  pthread_mutex_unlock(&callbacks_lock);
+}
+
+static pi_result lz_piEventSetCallback(
+    pi_event event, pi_int32 command_exec_callback_type,
+    void (*pfn_notify)(pi_event event, pi_int32 event_command_status,
+                       void *user_data),
+    void *user_data) {
+  NEED(event, PI_ERROR_INVALID_EVENT);
+  REQUIRE(pfn_notify != NULL);
+  if (command_exec_callback_type != PI_EVENT_COMPLETE &&
+      command_exec_callback_type != PI_EVENT_RUNNING &&
+      command_exec_callback_type != PI_EVENT_SUBMITTED)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: callbacks are for PI_EVENT_COMPLETE, _RUNNING or "
+                "_SUBMITTED, not %d",
+                FN, (int)command_exec_callback_type);
+  callbacks_join(false);
+  struct callback *cb = calloc(1, sizeof *cb);
+  if (!cb)
+    return out_of_memory(FN);
+  cb->event = event;
+  cb->type = command_exec_callback_type;
+  cb->fn = pfn_notify;
+  cb->user_data = user_data;
+  event_retain(event);
+  pthread_mutex_lock(&callbacks_lock);
+  int err = pthread_create(&cb->thread, NULL, callback_main, cb);
+  if (err == 0) {
+    cb->next = callbacks;
+    callbacks = cb;
+  }
+  pthread_mutex_unlock(&callbacks_lock);
+  if (err) {
+    event_release(FN, event);
+    free(cb);
+    return fail(PI_ERROR_OUT_OF_RESOURCES,
+                "%s: cannot start the thread that waits for the event: %s", FN,
+                strerror(err));
+  }
+  return PI_SUCCESS;
+}
+
+/* Completes a user event (zeEventHostSignal). */
+static pi_result lz_piEventSetStatus(pi_event event,
+                                     pi_int32 execution_status) {
+  NEED(event, PI_ERROR_INVALID_EVENT);
+  if (event->queue)
+    return fail(PI_ERROR_INVALID_EVENT,
+                "%s: only user events (piEventCreate) take a status; this one "
+                "belongs to a command",
+                FN);
+  if (execution_status != PI_EVENT_COMPLETE)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: a Level Zero event can only be signaled complete, not "
+                "set to status %d",
+                FN, (int)execution_status);
+  return ZE_CALL(zeEventHostSignal, event->ze);
+}
+
+static pi_result lz_piEventRetain(pi_event event) {
+  NEED(event, PI_ERROR_INVALID_EVENT);
+  event_retain(event);
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piEventRelease(pi_event event) {
+  NEED(event, PI_ERROR_INVALID_EVENT);
+  return event_release(FN, event);
+}
+
+static pi_result lz_piextEventGetNativeHandle(pi_event event,
+                                              pi_native_handle *nativeHandle) {
+  NEED(event, PI_ERROR_INVALID_EVENT);
+  return native_of(FN, event->ze, nativeHandle);
+}
+
+/* An event made elsewhere acts as a user event of the context. */
+static pi_result lz_piextEventCreateWithNativeHandle(
+    pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle,
+    pi_event *event) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(nativeHandle != 0 && event != NULL);
+  pi_event e = calloc(1, sizeof *e);
+  if (!e)
+    return out_of_memory(FN);
+  e->ze = (ze_event_handle_t)nativeHandle;
+  e->context = context;
+  e->type = PI_COMMAND_TYPE_USER;
+  e->owns_native = ownNativeHandle;
+  atomic_init(&e->refs, 1);
+  context_retain(context);
+  *event = e;
+  return PI_SUCCESS;
+}
+
+/* ---- Samplers ----------------------------------------------------------------------- */
+
+static pi_result lz_piSamplerCreate(
+    pi_context context, const pi_sampler_properties *sampler_properties,
+    pi_sampler *result_sampler) {
+  NEED(context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE(result_sampler != NULL);
+  *result_sampler = NULL;
+  pi_bool normalized = PI_TRUE;
+  pi_sampler_addressing_mode addressing = PI_SAMPLER_ADDRESSING_MODE_CLAMP;
+  pi_sampler_filter_mode filter = PI_SAMPLER_FILTER_MODE_NEAREST;
+  for (size_t i = 0; sampler_properties && sampler_properties[i]; i += 2) {
+    pi_sampler_properties key = sampler_properties[i];
+    pi_sampler_properties value = sampler_properties[i + 1];
+    if (key == PI_SAMPLER_PROPERTIES_NORMALIZED_COORDS)
+      normalized = value ? PI_TRUE : PI_FALSE;
+    else if (key == PI_SAMPLER_PROPERTIES_ADDRESSING_MODE)
+      addressing = (pi_sampler_addressing_mode)value;
+    else if (key == PI_SAMPLER_PROPERTIES_FILTER_MODE)
+      filter = (pi_sampler_filter_mode)value;
+    else if (key == PI_SAMPLER_PROPERTIES_MIP_FILTER_MODE)
+      return fail(PI_ERROR_INVALID_OPERATION,
+                  "%s: Level Zero samplers have no mipmap filter; leave out "
+                  "PI_SAMPLER_PROPERTIES_MIP_FILTER_MODE",
+                  FN);
+    else
+      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown sampler property 0x%llx",
+                  FN, (unsigned long long)key);
+  }
+  ze_sampler_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_SAMPLER_DESC,
+                            .isNormalized = normalized ? 1 : 0};
+  switch (addressing) {
+  case PI_SAMPLER_ADDRESSING_MODE_NONE:
+    desc.addressMode = ZE_SAMPLER_ADDRESS_MODE_NONE;
+    break;
+  case PI_SAMPLER_ADDRESSING_MODE_REPEAT:
+    desc.addressMode = ZE_SAMPLER_ADDRESS_MODE_REPEAT;
+    break;
+  case PI_SAMPLER_ADDRESSING_MODE_CLAMP:
+    desc.addressMode = ZE_SAMPLER_ADDRESS_MODE_CLAMP_TO_BORDER;
+    break;
+  case PI_SAMPLER_ADDRESSING_MODE_CLAMP_TO_EDGE:
+    desc.addressMode = ZE_SAMPLER_ADDRESS_MODE_CLAMP;
+    break;
+  case PI_SAMPLER_ADDRESSING_MODE_MIRRORED_REPEAT:
+    desc.addressMode = ZE_SAMPLER_ADDRESS_MODE_MIRROR;
+    break;
+  default:
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown addressing mode 0x%x", FN,
+                (unsigned)addressing);
+  }
+  if (filter != PI_SAMPLER_FILTER_MODE_NEAREST &&
+      filter != PI_SAMPLER_FILTER_MODE_LINEAR)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown filter mode 0x%x", FN,
+                (unsigned)filter);
+  desc.filterMode = filter == PI_SAMPLER_FILTER_MODE_LINEAR
+                        ? ZE_SAMPLER_FILTER_MODE_LINEAR
+                        : ZE_SAMPLER_FILTER_MODE_NEAREST;
+  pi_sampler s = calloc(1, sizeof *s);
+  if (!s)
+    return out_of_memory(FN);
+  pi_result r = ZE_CALL(zeSamplerCreate, context->ze, context->devices[0]->ze,
+                        &desc, &s->ze);
+  if (r != PI_SUCCESS) {
+    free(s);
+    return r;
+  }
+  s->context = context;
+  s->normalized = normalized;
+  s->addressing = addressing;
+  s->filter = filter;
+  atomic_init(&s->refs, 1);
+  context_retain(context);
+  *result_sampler = s;
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piSamplerGetInfo(pi_sampler sampler,
+                                     pi_sampler_info param_name,
+                                     size_t param_value_size, void *param_value,
+                                     size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  NEED(sampler, PI_ERROR_INVALID_SAMPLER);
+  switch (param_name) {
+  case PI_SAMPLER_INFO_REFERENCE_COUNT:
+    return put_u32(&o, atomic_load(&sampler->refs));
+  case PI_SAMPLER_INFO_CONTEXT:
+    return put_ptr(&o, sampler->context);
+  case PI_SAMPLER_INFO_NORMALIZED_COORDS:
+    return put_bool(&o, sampler->normalized);
+  case PI_SAMPLER_INFO_ADDRESSING_MODE:
+    return put_u32(&o, sampler->addressing);
+  case PI_SAMPLER_INFO_FILTER_MODE:
+    return put_u32(&o, sampler->filter);
+  case PI_SAMPLER_INFO_MIP_FILTER_MODE:
+  case PI_SAMPLER_INFO_LOD_MIN:
+  case PI_SAMPLER_INFO_LOD_MAX:
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: query 0x%x is about mipmaps, which Level Zero samplers do "
+                "not have",
+                FN, (unsigned)param_name);
+  default:
+    return unknown_query(&o);
+  }
+}
+
+static pi_result lz_piSamplerRetain(pi_sampler sampler) {
+  NEED(sampler, PI_ERROR_INVALID_SAMPLER);
+  atomic_fetch_add(&sampler->refs, 1);
+  return PI_SUCCESS;
+}
+
+static pi_result lz_piSamplerRelease(pi_sampler sampler) {
+  NEED(sampler, PI_ERROR_INVALID_SAMPLER);
+  if (atomic_fetch_sub(&sampler->refs, 1) != 1)
+    return PI_SUCCESS;
+  pi_result r = ZE_CALL(zeSamplerDestroy, sampler->ze);
+  pi_result cr = context_release(FN, sampler->context);
+  free(sampler);
+  return r == PI_SUCCESS ? cr : r;
+}
+
+/* ---- Device globals and host pipes -------------------------------------------------- */
+
+static pi_result global_copy(const char *fn, bool write, pi_queue q,
+                             pi_program program, const char *name,
+                             pi_bool blocking, size_t count, size_t offset,
+                             void *host, pi_uint32 nwait, const pi_event *wait,
+                             pi_event *event) {
+  if (!q)
+    return fail(PI_ERROR_INVALID_QUEUE, "%s: the queue is NULL", fn);
+  if (!program)
+    return fail(PI_ERROR_INVALID_PROGRAM, "%s: the program is NULL", fn);
+  if (!name || !host)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: name and the host memory must "
+                "not be NULL", fn);
+  pthread_mutex_lock(&program->lock);
+  struct prog_dev *d = NULL;
+  pi_result r = built_dev(fn, program, q->device, &d);
+  size_t size = 0;
+  void *ptr = NULL;
+  if (r == PI_SUCCESS) {
+    ze_result_t zr = find_in_modules(d, name, &size, &ptr, false);
+    if (zr != ZE_RESULT_SUCCESS)
+      r = fail(pi_from_ze(zr),
+               "%s: zeModuleGetGlobalPointer('%s') failed with %s (0x%x): the "
+               "program has no such device global",
+               fn, name, ze_result_name(zr), (unsigned)zr);
+  }
+  pthread_mutex_unlock(&program->lock);
+  if (r != PI_SUCCESS)
+    return r;
+  if (offset > size || count > size - offset)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: bytes %zu..%zu are outside the %zu-byte device global "
+                "'%s'",
+                fn, offset, offset + count, size, name);
+  struct copy_op op = {write ? (char *)ptr + offset : host,
+                       write ? host : (char *)ptr + offset, count};
+  return enqueue(fn, q,
+                 write ? PI_COMMAND_TYPE_DEVICE_GLOBAL_VARIABLE_WRITE
+                       : PI_COMMAND_TYPE_DEVICE_GLOBAL_VARIABLE_READ,
+                 nwait, wait, event, blocking, false, append_copy, &op, NULL);
+}
+
+static pi_result lz_piextEnqueueDeviceGlobalVariableWrite(
+    pi_queue queue, pi_program program, const char *name,
+    pi_bool blocking_write, size_t count, size_t offset, const void *src,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  return global_copy(FN, true, queue, program, name, blocking_write, count,
+                     offset, (void *)src, num_events_in_wait_list,
+                     event_wait_list, event);
+}
+
+static pi_result lz_piextEnqueueDeviceGlobalVariableRead(
+    pi_queue queue, pi_program program, const char *name,
+    pi_bool blocking_read, size_t count, size_t offset, void *dst,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  return global_copy(FN, false, queue, program, name, blocking_read, count,
+                     offset, dst, num_events_in_wait_list, event_wait_list,
+                     event);
+}
+
+static pi_result no_host_pipes(const char *fn, const char *symbol) {
+  return fail(PI_ERROR_INVALID_OPERATION,
+              "%s: host pipe '%s': host pipes are an FPGA feature that Level "
+              "Zero does not have",
+              fn, symbol ? symbol : "?");
+}
+
+static pi_result lz_piextEnqueueReadHostPipe(
+    pi_queue queue, pi_program program, const char *pipe_symbol,
+    pi_bool blocking, void *ptr, size_t size, pi_uint32 num_events_in_waitlist,
+    const pi_event *events_waitlist, pi_event *event) {
+  (void)queue, (void)program, (void)blocking, (void)ptr, (void)size;
+  (void)num_events_in_waitlist, (void)events_waitlist, (void)event;
+  return no_host_pipes(FN, pipe_symbol);
+}
+
+static pi_result lz_piextEnqueueWriteHostPipe(
+    pi_queue queue, pi_program program, const char *pipe_symbol,
+    pi_bool blocking, void *ptr, size_t size, pi_uint32 num_events_in_waitlist,
+    const pi_event *events_waitlist, pi_event *event) {
+  (void)queue, (void)program, (void)blocking, (void)ptr, (void)size;
+  (void)num_events_in_waitlist, (void)events_waitlist, (void)event;
+  return no_host_pipes(FN, pipe_symbol);
+}
+
+/* ---- Peer access --------------------------------------------------------------------
+ * Level Zero devices reach their peers' memory without being asked: enabling
+ * and disabling succeed where zeDeviceCanAccessPeer says access exists. */
+
+static pi_result peer_check(const char *fn, pi_device a, pi_device b,
+                            ze_bool_t *can) {
+  if (!a || !b)
+    return fail(PI_ERROR_INVALID_DEVICE, "%s: a device is NULL", fn);
+  return check_ze(fn, "zeDeviceCanAccessPeer",
+                  zeDeviceCanAccessPeer(a->ze, b->ze, can));
+}
+
+static pi_result peer_access(const char *fn, pi_device a, pi_device b) {
+  ze_bool_t can = 0;
+  pi_result r = peer_check(fn, a, b, &can);
+  if (r == PI_SUCCESS && !can)
+    r = fail(PI_ERROR_INVALID_OPERATION,
+             "%s: Level Zero reports no peer access from device '%s' to '%s'",
+             fn, dev_name(a), dev_name(b));
+  return r;
+}
+
+static pi_result lz_piextEnablePeerAccess(pi_device command_device,
+                                          pi_device peer_device) {
+  return peer_access(FN, command_device, peer_device);
+}
+
+static pi_result lz_piextDisablePeerAccess(pi_device command_device,
+                                           pi_device peer_device) {
+  return peer_access(FN, command_device, peer_device);
+}
+
+static pi_result lz_piextPeerAccessGetInfo(pi_device command_device,
+                                           pi_device peer_device,
+                                           pi_peer_attr attr,
+                                           size_t param_value_size,
+                                           void *param_value,
+                                           size_t *param_value_size_ret) {
+  struct info_out o = {FN, attr, param_value_size, param_value,
+                       param_value_size_ret};
+  ze_bool_t can = 0;
+  pi_result r = peer_check(FN, command_device, peer_device, &can);
+  if (r != PI_SUCCESS)
+    return r;
+  if (attr == PI_PEER_ACCESS_SUPPORTED)
+    return put_u32(&o, can ? 1 : 0);
+  if (attr != PI_PEER_ATOMICS_SUPPORTED)
+    return unknown_query(&o);
+  ze_device_p2p_properties_t p2p = {
+      .stype = ZE_STRUCTURE_TYPE_DEVICE_P2P_PROPERTIES};
+  r = ZE_CALL(zeDeviceGetP2PProperties, command_device->ze, peer_device->ze,
+              &p2p);
+  return r != PI_SUCCESS
+             ? r
+             : put_u32(&o, (p2p.flags & ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS) ? 1
+                                                                              : 0);
+}
+
+/* ---- Plugin -------------------------------------------------------------------------- */
+
+static pi_result lz_piextPluginGetOpaqueData(void *opaque_data_param,
+                                             void **opaque_data_return) {
+  (void)opaque_data_param;
+  if (opaque_data_return)
+    *opaque_data_return = NULL;
+  return fail(PI_ERROR_INVALID_OPERATION,
+              "%s: the Level Zero plugin has no opaque data (only host-compiled "
+              "device plugins do)",
+              FN);
+}
+
+/* The last message of this thread, and its code: PI_SUCCESS for a note. */
+static pi_result lz_piPluginGetLastError(char **message) {
+  if (message)
+    *message = last_message;
+  return last_code;
+}
+
+/* Optimization levels as DPC++ maps them for Level Zero. */
+static pi_result lz_piPluginGetBackendOption(pi_platform platform,
+                                             const char *frontend_option,
+                                             const char **backend_option) {
+  (void)platform;
+  REQUIRE(frontend_option != NULL && backend_option != NULL);
+  if (!*frontend_option) {
+    *backend_option = "";
+    return PI_SUCCESS;
+  }
+  if (strcmp(frontend_option, "-O0") == 0) {
+    *backend_option = "-ze-opt-disable";
+    return PI_SUCCESS;
+  }
+  if (strcmp(frontend_option, "-O1") == 0 ||
+      strcmp(frontend_option, "-O2") == 0) {
+    *backend_option = "-ze-opt-level=1";
+    return PI_SUCCESS;
+  }
+  if (strcmp(frontend_option, "-O3") == 0) {
+    *backend_option = "-ze-opt-level=2";
+    return PI_SUCCESS;
+  }
+  return fail(PI_ERROR_INVALID_VALUE,
+              "%s: no Level Zero option for '%s'; the plugin maps -O0 to -O3",
+              FN, frontend_option);
+}
+
+/* Stops the callback threads and frees the platforms; no PI call may
+ * follow before piPluginInit. Objects the application still holds are its
+ * own to release first. */
+static pi_result lz_piTearDown(void *PluginParameter) {
+  (void)PluginParameter;
+  atomic_store(&stopping, true);
+  callbacks_join(true);
+  atomic_store(&stopping, false);
+  pthread_mutex_lock(&platforms_lock);
+  for (pi_uint32 i = 0; i < nplatforms; ++i)
+    platform_free(platforms[i]);
+  free(platforms);
+  platforms = NULL;
+  nplatforms = 0;
+  platforms_known = false;
+  pthread_mutex_unlock(&platforms_lock);
+  return PI_SUCCESS;
+}
+
+/* Checks the runtime's PI major version, writes the plugin's version and
+ * fills every entry of the function table. */
+PI_PLUGIN_EXPORT pi_result piPluginInit(pi_plugin *plugin) {
+  char version[sizeof plugin->PiVersion + 1] = {0};
+  char *end;
+  if (!plugin)
+    return fail(PI_ERROR_INVALID_VALUE, "piPluginInit: plugin is NULL");
+  memcpy(version, plugin->PiVersion, sizeof plugin->PiVersion);
+  long major = strtol(version, &end, 10);
+  if (end == version || *end != '.' || major != _PI_H_VERSION_MAJOR)
+    return fail(PI_ERROR_INVALID_OPERATION,
+                "piPluginInit: the runtime speaks PI '%s' but the Level Zero "
+                "plugin speaks PI " _PI_H_VERSION_STRING
+                "; build both from the same pi.h",
+                version);
+  snprintf(plugin->PluginVersion, sizeof plugin->PluginVersion, "%s",
+           _PI_H_VERSION_STRING "." PLUGIN_REVISION);
+#define X(name) plugin->PiFunctionTable.name = lz_##name;
+  PI_FOR_EACH_API(X)
+#undef X
+  return PI_SUCCESS;
 }

@@ -37,6 +37,7 @@ struct pirt_plugin {
   pi_plugin info;  /* what piPluginInit filled */
   struct pi_function_table table;
   void *note_hook; /* the plugin's pitrace_note_hook, if it exports one */
+  bool recorded;   /* its table is the recording shim's */
 };
 
 /* Names: "opencl" and its SYCL_BE spelling "PI_OPENCL". */
@@ -169,6 +170,7 @@ typedef struct pirt_global {
   char problem[512];
   struct pirt_device *devices;
   size_t ndevices;
+  void *shim_dl; /* the recording shim, when SYCL_PI_RECORD or the config asks */
 } pirt_global;
 
 /* The global state, created on first use; NULL after shutdown. */

@@ -13,6 +13,10 @@
  * LD_LIBRARY_PATH, then the runtime library's own directory, then the
  * system's default paths (dlopen by bare name).
  *
+ * Recording: with SYCL_PI_RECORD=PATH the recording shim (libpi_shim.so,
+ * found like a plugin) wraps every plugin bound; a config line
+ * "libpi_shim.so [backend] target=libpi_opencl.so" does it for one plugin.
+ *
  * Binding: dlopen, piPluginInit with our PI version, a check that the
  * plugin's major version is ours. Anything that fails is skipped with a
  * level-1 trace line saying why; when nothing binds, the first call that
@@ -217,9 +221,43 @@ static struct pirt_plugin *bind_plugin(const char *name, pirt_backend backend)
   return p;
 }
 
+typedef bool (*shim_wrap_fn)(const pi_plugin *target, const char *name, const char *path,
+                             const char *backend, pi_plugin *out);
+
+/* Puts the recording shim `shim_name` in front of plugin p. */
+static void wrap_with_shim(pirt_global *g, struct pirt_plugin *p, const char *shim_name)
+{
+  if (!g->shim_dl) {
+    char path[PATH_MAX] = "", why[PATH_MAX + 256] = "";
+    g->shim_dl = load_library(shim_name, path, sizeof path, why, sizeof why);
+    if (!g->shim_dl) {
+      fprintf(stderr, "pitrace: cannot record: the recording shim %s is not loadable "
+              "(%s)\n", shim_name, why);
+      pirt_trace(PIRT_TRACE_BASIC, "Recording shim %s skipped: %s", shim_name, why);
+      return;
+    }
+  }
+  shim_wrap_fn wrap = (shim_wrap_fn)(uintptr_t)dlsym(g->shim_dl, "pitrace_shim_wrap");
+  pi_plugin out;
+  if (!wrap || !wrap(&p->info, p->name, p->path, pirt_backend_name(p->backend), &out)) {
+    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s not recorded%s", p->name,
+               wrap ? "" : ": the shim exports no pitrace_shim_wrap");
+    return;
+  }
+  p->table = out.PiFunctionTable;
+  p->note_hook = dlsym(g->shim_dl, "pitrace_note_hook");
+  p->recorded = true;
+  pirt_trace(PIRT_TRACE_BASIC, "Plugin %s recorded by the shim %s (SYCL_PI_RECORD=%s)",
+             p->name, shim_name, getenv("SYCL_PI_RECORD") ? getenv("SYCL_PI_RECORD")
+                                                          : "unset: pitrace-<pid>.db");
+}
+
 /* Appends a bound plugin to the global list. */
 static void add_plugin(pirt_global *g, struct pirt_plugin *p)
 {
+  const char *rec = getenv("SYCL_PI_RECORD");
+  if (rec && *rec && !p->recorded)
+    wrap_with_shim(g, p, "libpi_shim.so");
   struct pirt_plugin **np =
       realloc(g->plugins, (g->nplugins + 1) * sizeof *np);
   if (!np) {
@@ -268,7 +306,12 @@ static bool load_config(pirt_global *g, const char *file)
     char *hash = strchr(line, '#');
     if (hash)
       *hash = 0;
-    char lib[PATH_MAX], be[64] = "";
+    char lib[PATH_MAX], be[64] = "", target[PATH_MAX] = "";
+    char *t = strstr(line, "target=");
+    if (t) { /* "libpi_shim.so [backend] target=PLUGIN": record PLUGIN */
+      sscanf(t + 7, "%4095s", target);
+      *t = 0;
+    }
     int n = sscanf(line, "%4095s %63s", lib, be);
     if (n < 1)
       continue;
@@ -283,7 +326,9 @@ static bool load_config(pirt_global *g, const char *file)
                  "selects no %s device", lib, pirt_backend_name(b));
       continue;
     }
-    struct pirt_plugin *p = bind_plugin(lib, b);
+    struct pirt_plugin *p = bind_plugin(target[0] ? target : lib, b);
+    if (p && target[0])
+      wrap_with_shim(g, p, lib);
     if (p)
       add_plugin(g, p);
   }
@@ -355,6 +400,10 @@ void pirt_plugins_unload(void)
   free(g->plugins);
   g->plugins = NULL;
   g->nplugins = 0;
+  if (g->shim_dl) {
+    dlclose(g->shim_dl);
+    g->shim_dl = NULL;
+  }
 }
 
 size_t pirt_plugin_count(void)

@@ -289,10 +289,21 @@ void pirt_note_emit(const pirt_note *note)
   pthread_mutex_unlock(&hook_lock);
   for (size_t i = 0; i < n; i++)
     copy[i].fn(note, copy[i].user);
+  /* Each plugin hook once (wrapped plugins share the shim's). */
+  void *called[16];
+  size_t ncalled = 0;
   for (size_t i = 0; i < pirt_plugin_count(); i++) {
     struct pirt_plugin *pl = pirt_plugin_at(i);
-    if (pl && pl->note_hook)
-      ((plugin_note_fn)pl->note_hook)(note);
+    if (!pl || !pl->note_hook)
+      continue;
+    bool seen = false;
+    for (size_t j = 0; j < ncalled && !seen; j++)
+      seen = called[j] == pl->note_hook;
+    if (seen)
+      continue;
+    if (ncalled < 16)
+      called[ncalled++] = pl->note_hook;
+    ((plugin_note_fn)pl->note_hook)(note);
   }
 }
 

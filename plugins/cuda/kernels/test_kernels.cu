@@ -1,10 +1,18 @@
-// Kernels of tests/test_cuda.c. embed_ptx.sh compiles them to PTX for sm_90
-// and prints the C string that the test embeds.
+// Kernels of tests/test_cuda.c; embed_ptx.py compiles them to PTX for sm_90
+// and embeds the text in the test.
 //
 // Local-memory arguments follow DPC++'s CUDA convention: the plugin reserves
 // the bytes in the launch's dynamic shared memory and passes their offset
 // (a size_t) as the argument.
 #include <stddef.h>
+
+extern "C" __global__ void vadd(const float *a, const float *b, float *c,
+                                unsigned n)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    c[i] = a[i] + b[i];
+}
 
 extern "C" __global__ void scale(float *x, float s)
 {
@@ -60,4 +68,13 @@ extern "C" __global__ void spin(unsigned long long ns, int *done)
   while (now - start < ns)
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   done[0] = 1;
+}
+
+// A device global, for piextEnqueueDeviceGlobalVariableRead/Write.
+extern "C" __device__ int counter;
+__device__ int counter;
+
+extern "C" __global__ void bump(int n)
+{
+  atomicAdd(&counter, n);
 }

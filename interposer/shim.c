@@ -1,0 +1,1053 @@
+/*
+ * shim.c: the recording shim, application side. It wraps any plugin's
+ * function table (the wrappers are generated from the API description:
+ * shim_gen.h), and for each call writes what the call reads before it runs
+ * and what it produced after it returns, into the calling thread's ring.
+ * writer.c turns the rings into the SQLite session.
+ *
+ * What is captured is decided by each parameter's kind in the description
+ * (runtime/api/pi.api), not per function: arrays by their count, buffers by
+ * their size, strings, property lists, images, info-query values by their
+ * returned size. The special cases are hooks below: data that a
+ * non-blocking call writes is captured when it is really complete (the
+ * call's event or queue completes), regions written through a map are
+ * captured at unmap, rectangles and images by their computed extent.
+ *
+ * Turned on by SYCL_PI_RECORD=PATH (the runtime then binds the shim in front
+ * of every plugin), or by naming libpi_shim.so in the plugins config with
+ * target=PLUGIN. Controls: SYCL_PI_RECORD_LABEL, SYCL_PI_RECORD_DATA
+ * (none|meta|all), SYCL_PI_RECORD_DATA_CAP (bytes per payload),
+ * SYCL_PI_RECORD_BACKTRACE=1, SYCL_PI_RECORD_FILTER (API patterns).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "shim_internal.h"
+
+shim_config shim_cfg;
+shim_instance shim_instances[SHIM_MAX_INSTANCES];
+_Atomic uint32_t shim_ninstances;
+_Atomic bool shim_recording;
+_Atomic uint64_t shim_ticket = 1;
+_Atomic(shim_ring *) shim_rings;
+
+static _Atomic uint32_t thread_counter;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static bool started, start_failed;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint32_t torn_down;
+
+#define RING_CAP (8u << 20)
+#define INLINE_MAX (64u << 10) /* payloads above this go through the heap */
+#define MAX_ITEMS 64
+
+uint64_t shim_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- Rings -------------------------------------------------------------------- */
+
+static __thread shim_ring *my_ring;
+static __thread size_t my_pending; /* head after the reserved record */
+static pthread_key_t ring_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static void ring_thread_exit(void *p)
+{
+  shim_ring *r = p;
+  atomic_store(&r->dead, true);
+}
+
+static void make_key(void) { pthread_key_create(&ring_key, ring_thread_exit); }
+
+shim_ring *shim_thread_ring(void)
+{
+  if (PIRT_LIKELY(my_ring != NULL))
+    return my_ring;
+  shim_ring *r = calloc(1, sizeof *r);
+  if (!r || !(r->buf = malloc(RING_CAP))) {
+    free(r);
+    return NULL;
+  }
+  r->cap = RING_CAP;
+  r->thread_index = atomic_fetch_add(&thread_counter, 1) + 1;
+  pthread_once(&key_once, make_key);
+  pthread_setspecific(ring_key, r);
+  shim_ring *head = atomic_load(&shim_rings);
+  do
+    r->next = head;
+  while (!atomic_compare_exchange_weak(&shim_rings, &head, r));
+  my_ring = r;
+  rec_thread *t = shim_reserve(sizeof *t);
+  if (t) {
+    t->h.type = REC_THREAD;
+    t->index = r->thread_index;
+    t->tid = (int32_t)syscall(SYS_gettid);
+    shim_commit(t);
+  }
+  return r;
+}
+
+#define ALIGN8(n) (((n) + 7u) & ~(size_t)7u)
+
+void *shim_reserve(size_t size)
+{
+  shim_ring *r = my_ring ? my_ring : shim_thread_ring();
+  if (!r)
+    return NULL;
+  size = ALIGN8(size);
+  size_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+  size_t off = head % r->cap;
+  size_t need = size;
+  bool wrap = off + size > r->cap;
+  if (wrap)
+    need += r->cap - off; /* the rest of the ring is skipped */
+  while (head + need - atomic_load_explicit(&r->tail, memory_order_acquire) > r->cap) {
+    if (!atomic_load_explicit(&shim_recording, memory_order_relaxed))
+      return NULL;
+    sched_yield(); /* the writer is behind: wait rather than lose calls */
+  }
+  if (wrap) {
+    if (r->cap - off >= sizeof(rec_hdr)) {
+      rec_hdr *w = (rec_hdr *)(r->buf + off);
+      w->type = REC_WRAP;
+      w->size = (uint32_t)(r->cap - off);
+    }
+    head += r->cap - off;
+    off = 0;
+  }
+  rec_hdr *h = (rec_hdr *)(r->buf + off);
+  h->size = (uint32_t)size;
+  h->flags = 0;
+  my_pending = head + size;
+  return h;
+}
+
+void shim_commit(void *rec)
+{
+  rec_hdr *h = rec;
+  h->ticket = atomic_fetch_add_explicit(&shim_ticket, 1, memory_order_relaxed);
+  atomic_store_explicit(&my_ring->head, my_pending, memory_order_release);
+}
+
+/* ---- Configuration --------------------------------------------------------------- */
+
+static void read_config(void)
+{
+  const char *p = getenv("SYCL_PI_RECORD");
+  snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", p && *p ? p : "pitrace-%p.db");
+  const char *label = getenv("SYCL_PI_RECORD_LABEL");
+  snprintf(shim_cfg.label, sizeof shim_cfg.label, "%s", label ? label : "");
+  const char *data = getenv("SYCL_PI_RECORD_DATA");
+  shim_cfg.data_mode = DATA_ALL;
+  if (data && *data) {
+    if (strcmp(data, "none") == 0)
+      shim_cfg.data_mode = DATA_NONE;
+    else if (strcmp(data, "meta") == 0)
+      shim_cfg.data_mode = DATA_META;
+    else if (strcmp(data, "all") != 0)
+      fprintf(stderr, "pitrace: SYCL_PI_RECORD_DATA=%s is not none, meta or all; "
+                      "recording all data\n", data);
+  }
+  const char *cap = getenv("SYCL_PI_RECORD_DATA_CAP");
+  shim_cfg.data_cap = 256u << 20;
+  if (cap && *cap) {
+    char *end;
+    unsigned long long v = strtoull(cap, &end, 10);
+    if (*end == 'k' || *end == 'K')
+      v <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+      v <<= 20, end++;
+    else if (*end == 'g' || *end == 'G')
+      v <<= 30, end++;
+    if (*end)
+      fprintf(stderr, "pitrace: SYCL_PI_RECORD_DATA_CAP=%s is not a size (like 64M); "
+                      "keeping %llu bytes\n", cap, (unsigned long long)shim_cfg.data_cap);
+    else
+      shim_cfg.data_cap = v;
+  }
+  const char *bt = getenv("SYCL_PI_RECORD_BACKTRACE");
+  shim_cfg.backtrace = bt && *bt && strcmp(bt, "0") != 0;
+  /* The filter: comma-separated glob patterns; a leading '-' excludes. */
+  const char *f = getenv("SYCL_PI_RECORD_FILTER");
+  memset(shim_cfg.api_on, 1, sizeof shim_cfg.api_on);
+  if (f && *f) {
+    snprintf(shim_cfg.filter, sizeof shim_cfg.filter, "%s", f);
+    char *copy = strdup(f), *save = NULL;
+    bool any_include = false;
+    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
+      any_include |= t[0] != '-';
+    if (any_include)
+      memset(shim_cfg.api_on, 0, sizeof shim_cfg.api_on);
+    free(copy);
+    copy = strdup(f);
+    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+      bool exclude = t[0] == '-';
+      unsigned matched = 0;
+      for (uint32_t id = 0; id < PI_API_COUNT; id++)
+        if (fnmatch(exclude ? t + 1 : t, pi_api_table[id].name, 0) == 0) {
+          shim_cfg.api_on[id] = !exclude;
+          matched++;
+        }
+      if (!matched)
+        fprintf(stderr, "pitrace: SYCL_PI_RECORD_FILTER: '%s' matches no PI function\n", t);
+    }
+    free(copy);
+  }
+}
+
+/* ---- Capture ---------------------------------------------------------------------- */
+
+typedef struct capture {
+  uint8_t position, role;
+  uint16_t index;
+  const void *ptr;
+  uint64_t size, full;
+} capture;
+
+typedef struct captures {
+  capture v[MAX_ITEMS];
+  unsigned n;
+} captures;
+
+static void add(captures *c, unsigned pos, uint8_t role, unsigned index,
+                const void *ptr, uint64_t size)
+{
+  if (c->n == MAX_ITEMS || !ptr)
+    return;
+  uint64_t full = size;
+  if (role == ITEM_IN || role == ITEM_OUT) {
+    if (shim_cfg.data_mode == DATA_NONE)
+      return;
+    if (shim_cfg.data_mode == DATA_META)
+      size = 0;
+    else if (size > shim_cfg.data_cap)
+      size = shim_cfg.data_cap;
+  }
+  c->v[c->n++] = (capture){(uint8_t)pos, role, (uint16_t)index, ptr, size, full};
+}
+
+static uint64_t ref_of(const pi_param_ref r, const uint64_t *argv)
+{
+  return r.ref >= 0 ? argv[r.ref] : r.literal;
+}
+
+static size_t vt_size(uint8_t vt, const pi_enum_desc *en)
+{
+  switch (vt) {
+  case PI_VT_U32: case PI_VT_I32: case PI_VT_BOOL: return 4;
+  case PI_VT_CBOOL: return 1;
+  case PI_VT_U64: return 8;
+  case PI_VT_ENUM: case PI_VT_FLAGS: return en ? en->width : 4;
+  default: return sizeof(void *);
+  }
+}
+
+/* Bytes a rectangle spans in host memory: {x, y, z} origin, {w, h, d}. */
+static uint64_t rect_extent(const size_t *origin, const size_t *region, size_t row,
+                            size_t slice)
+{
+  if (!origin || !region || !region[0] || !region[1] || !region[2])
+    return 0;
+  if (!row)
+    row = region[0];
+  if (!slice)
+    slice = row * region[1];
+  return origin[2] * slice + origin[1] * row + origin[0] +
+         (region[2] - 1) * slice + (region[1] - 1) * row + region[0];
+}
+
+/* Per-mem pixel sizes of images, recorded at piMemImageCreate. */
+typedef struct image_info {
+  uint64_t mem;
+  size_t pixel;
+} image_info;
+static image_info images[256];
+static unsigned nimages;
+static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t channel_bytes(uint32_t type)
+{
+  switch (type) {
+  case PI_IMAGE_CHANNEL_TYPE_SNORM_INT8: case PI_IMAGE_CHANNEL_TYPE_UNORM_INT8:
+  case PI_IMAGE_CHANNEL_TYPE_SIGNED_INT8: case PI_IMAGE_CHANNEL_TYPE_UNSIGNED_INT8:
+    return 1;
+  case PI_IMAGE_CHANNEL_TYPE_FLOAT: case PI_IMAGE_CHANNEL_TYPE_SIGNED_INT32:
+  case PI_IMAGE_CHANNEL_TYPE_UNSIGNED_INT32:
+    return 4;
+  default:
+    return 2;
+  }
+}
+
+static size_t pixel_size(const pi_image_format *f)
+{
+  if (!f)
+    return 0;
+  size_t channels;
+  switch (f->image_channel_order) {
+  case PI_IMAGE_CHANNEL_ORDER_RGBA: case PI_IMAGE_CHANNEL_ORDER_BGRA:
+  case PI_IMAGE_CHANNEL_ORDER_ARGB: case PI_IMAGE_CHANNEL_ORDER_ABGR:
+    channels = 4;
+    break;
+  case PI_IMAGE_CHANNEL_ORDER_RG: case PI_IMAGE_CHANNEL_ORDER_RA:
+    channels = 2;
+    break;
+  case PI_IMAGE_CHANNEL_ORDER_RGB: case PI_IMAGE_CHANNEL_ORDER_RGBx:
+    channels = 3;
+    break;
+  default:
+    channels = 1;
+  }
+  return channels * channel_bytes(f->image_channel_data_type);
+}
+
+static size_t image_pixel(uint64_t mem)
+{
+  size_t px = 0;
+  pthread_mutex_lock(&side_lock);
+  for (unsigned i = 0; i < nimages; i++)
+    if (images[i].mem == mem)
+      px = images[i].pixel;
+  pthread_mutex_unlock(&side_lock);
+  return px;
+}
+
+/* Host ranges of USM allocations, so that data is only read from host
+ * memory (a device allocation may not be readable from the host). */
+typedef struct usm_range {
+  uintptr_t base;
+  size_t size;
+} usm_range;
+static usm_range usm[4096];
+static unsigned nusm;
+
+static bool is_usm(const void *p)
+{
+  uintptr_t a = (uintptr_t)p;
+  bool hit = false;
+  pthread_mutex_lock(&side_lock);
+  for (unsigned i = 0; i < nusm && !hit; i++)
+    hit = a >= usm[i].base && a < usm[i].base + usm[i].size;
+  pthread_mutex_unlock(&side_lock);
+  return hit;
+}
+
+/* Mapped regions, captured at unmap when mapped for writing. */
+typedef struct mapping {
+  uintptr_t ptr;
+  size_t size;
+  uint64_t flags;
+} mapping;
+static mapping maps[1024];
+static unsigned nmaps;
+
+/* Reads parameter `name`'s packed value: the blocking flag, say. */
+static int param_index(const pi_api_desc *api, const char *name)
+{
+  for (unsigned i = 0; i < api->nparams; i++)
+    if (strcmp(api->params[i].name, name) == 0)
+      return (int)i;
+  return -1;
+}
+
+/* Is this call blocking (a call with no blocking flag is)? */
+static bool blocking(const pi_api_desc *api, const uint64_t *argv)
+{
+  for (unsigned i = 0; i < api->nparams; i++)
+    if (strncmp(api->params[i].name, "blocking", 8) == 0)
+      return argv[i] != 0;
+  return true;
+}
+
+/* The host bytes a hostptr parameter covers. */
+static uint64_t hostptr_extent(pi_api_id id, const uint64_t *argv)
+{
+  switch (id) {
+  case PI_API_piEnqueueMemBufferReadRect:
+  case PI_API_piEnqueueMemBufferWriteRect:
+    return rect_extent((const size_t *)(uintptr_t)argv[4], (const size_t *)(uintptr_t)argv[5],
+                       (size_t)argv[8], (size_t)argv[9]);
+  case PI_API_piEnqueueMemImageRead:
+  case PI_API_piEnqueueMemImageWrite: {
+    size_t px = image_pixel(argv[1]);
+    const size_t *region = (const size_t *)(uintptr_t)argv[4];
+    if (!px || !region)
+      return 0;
+    size_t zero[3] = {0, 0, 0}, r[3] = {region[0] * px, region[1], region[2]};
+    return rect_extent(zero, r, (size_t)argv[5], (size_t)argv[6]);
+  }
+  case PI_API_piMemImageCreate: {
+    const pi_image_format *f = (const pi_image_format *)(uintptr_t)argv[2];
+    const pi_image_desc *d = (const pi_image_desc *)(uintptr_t)argv[3];
+    if (!d || !(argv[1] & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE)))
+      return 0;
+    size_t zero[3] = {0, 0, 0};
+    size_t r[3] = {d->image_width * pixel_size(f), d->image_height ? d->image_height : 1,
+                   d->image_depth ? d->image_depth : 1};
+    return rect_extent(zero, r, d->image_row_pitch, d->image_slice_pitch);
+  }
+  case PI_API_piEnqueueMemUnmap: {
+    uint64_t size = 0;
+    pthread_mutex_lock(&side_lock);
+    for (unsigned i = 0; i < nmaps; i++)
+      if (maps[i].ptr == argv[2] && (maps[i].flags & (PI_MAP_WRITE | PI_MAP_WRITE_INVALIDATE_REGION)))
+        size = maps[i].size;
+    pthread_mutex_unlock(&side_lock);
+    return size;
+  }
+  default:
+    return 0;
+  }
+}
+
+/* What a call reads, from its parameters' kinds. */
+static void capture_in(const pi_api_desc *api, const uint64_t *argv, captures *c)
+{
+  pi_api_id id = api->id;
+  for (unsigned i = 0; i < api->nparams; i++) {
+    const pi_param_desc *p = &api->params[i];
+    const void *ptr = (const void *)(uintptr_t)argv[i];
+    if (p->dir == PI_DIR_OUT || !ptr)
+      continue;
+    uint64_t n = ref_of(p->count, argv);
+    switch (p->kind) {
+    case PI_PK_HANDLES:
+      add(c, i, ITEM_VALUE, 0, ptr, n * sizeof(void *));
+      break;
+    case PI_PK_ARRAY:
+      add(c, i, ITEM_VALUE, 0, ptr, n * vt_size(p->vt, p->en));
+      break;
+    case PI_PK_STRING:
+      add(c, i, ITEM_STRING, 0, ptr, strnlen(ptr, 1u << 20) + 1);
+      break;
+    case PI_PK_STRINGS: {
+      const char *const *s = ptr;
+      const size_t *lens = p->lengths >= 0 ? (const size_t *)(uintptr_t)argv[p->lengths] : NULL;
+      for (uint64_t j = 0; j < n; j++)
+        if (s[j])
+          add(c, i, ITEM_IN, (unsigned)j, s[j], lens && lens[j] ? lens[j] : strlen(s[j]));
+      break;
+    }
+    case PI_PK_BYTES:
+      /* A device USM source is no host memory: its content comes from
+       * earlier recorded operations. */
+      if (id == PI_API_piMemBufferCreate &&
+          !(argv[1] & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE)))
+        break;
+      add(c, i, ITEM_IN, 0, ptr, n);
+      break;
+    case PI_PK_PROPS: {
+      const intptr_t *kv = ptr;
+      unsigned len = 0;
+      while (len < 128 && kv[len])
+        len += 2;
+      add(c, i, ITEM_VALUE, 0, ptr, (len + 1) * sizeof(intptr_t));
+      break;
+    }
+    case PI_PK_BINARIES: {
+      const pi_device_binary *bins = ptr;
+      for (uint64_t j = 0; j < n && bins[j]; j++) {
+        const struct pi_device_binary_struct *b = bins[j];
+        if (b->DeviceTargetSpec)
+          add(c, i, ITEM_STRING, (unsigned)j, b->DeviceTargetSpec,
+              strlen(b->DeviceTargetSpec) + 1);
+        add(c, i, ITEM_META, (unsigned)j, &b->Format, 1);
+        add(c, i, ITEM_IN, (unsigned)j, b->BinaryStart, (uint64_t)(b->BinaryEnd - b->BinaryStart));
+      }
+      break;
+    }
+    case PI_PK_BLOBS: {
+      const unsigned char *const *bins = ptr;
+      const size_t *lens = p->lengths >= 0 ? (const size_t *)(uintptr_t)argv[p->lengths] : NULL;
+      for (uint64_t j = 0; lens && j < n; j++)
+        add(c, i, ITEM_IN, (unsigned)j, bins[j], lens[j]);
+      break;
+    }
+    case PI_PK_PROPERTIES: {
+      const pi_device_binary_property *props = ptr;
+      for (uint64_t j = 0; j < n; j++)
+        if (props[j] && props[j]->Name)
+          add(c, i, ITEM_STRING, (unsigned)j, props[j]->Name, strlen(props[j]->Name) + 1);
+      break;
+    }
+    case PI_PK_IMAGE_FORMAT:
+      add(c, i, ITEM_VALUE, 0, ptr, sizeof(pi_image_format));
+      break;
+    case PI_PK_IMAGE_DESC:
+      add(c, i, ITEM_VALUE, 0, ptr, sizeof(pi_image_desc));
+      break;
+    case PI_PK_MEM_OBJ_PROPERTY:
+      add(c, i, ITEM_VALUE, 0, ptr, sizeof(pi_mem_obj_property));
+      break;
+    case PI_PK_USMREF:
+      add(c, i, ITEM_VALUE, 0, ptr, sizeof(void *));
+      break;
+    case PI_PK_HOSTPTR:
+      if (p->dir == PI_DIR_IN) {
+        uint64_t ext = hostptr_extent(id, argv);
+        if (ext)
+          add(c, i, ITEM_IN, 0, ptr, ext);
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  /* USM copies from host memory carry their data. */
+  if ((id == PI_API_piextUSMEnqueueMemcpy && !is_usm((void *)(uintptr_t)argv[3])))
+    add(c, 3, ITEM_IN, 0, (void *)(uintptr_t)argv[3], argv[4]);
+  if (id == PI_API_piextUSMEnqueueMemcpy2D && !is_usm((void *)(uintptr_t)argv[4]) && argv[7])
+    add(c, 4, ITEM_IN, 0, (void *)(uintptr_t)argv[4], argv[5] * (argv[7] - 1) + argv[6]);
+}
+
+/* ---- Data written by non-blocking calls -------------------------------------------
+ * Kept until the call is known complete: its event is waited on or reported
+ * complete, its queue finishes, or a blocking command follows on its
+ * (in-order) queue. */
+
+typedef struct pending_read {
+  uint64_t ticket;
+  uint8_t position;
+  uint64_t queue, event;
+  const void *ptr;
+  uint64_t size;
+} pending_read;
+
+static pending_read pending[1024];
+static unsigned npending;
+static _Atomic unsigned npending_hint;
+
+static void emit_readback(const pending_read *p)
+{
+  uint64_t size = p->size;
+  if (shim_cfg.data_mode != DATA_ALL)
+    size = 0;
+  else if (size > shim_cfg.data_cap)
+    size = shim_cfg.data_cap;
+  bool heap = size > INLINE_MAX;
+  rec_readback *r = shim_reserve(sizeof *r + (heap ? sizeof(void *) : size));
+  if (!r)
+    return;
+  r->h.type = REC_READBACK;
+  r->call_ticket = p->ticket;
+  r->position = p->position;
+  r->size = size;
+  r->heap = heap;
+  if (heap) {
+    void *copy = malloc(size);
+    if (copy)
+      memcpy(copy, p->ptr, size);
+    else
+      r->size = 0;
+    memcpy(r + 1, &copy, sizeof copy);
+  } else {
+    memcpy(r + 1, p->ptr, size);
+  }
+  shim_commit(r);
+}
+
+/* Captures pending reads matching (queue, event); 0 matches any. */
+static void flush_reads(uint64_t queue, const uint64_t *events, uint64_t nevents, bool all)
+{
+  if (!atomic_load_explicit(&npending_hint, memory_order_relaxed))
+    return;
+  pthread_mutex_lock(&side_lock);
+  unsigned w = 0;
+  for (unsigned i = 0; i < npending; i++) {
+    pending_read *p = &pending[i];
+    bool hit = all || (queue && p->queue == queue);
+    for (uint64_t e = 0; !hit && e < nevents; e++)
+      hit = p->event && p->event == events[e];
+    if (hit)
+      emit_readback(p);
+    else
+      pending[w++] = *p;
+  }
+  npending = w;
+  atomic_store(&npending_hint, npending);
+  pthread_mutex_unlock(&side_lock);
+}
+
+static void defer_read(uint64_t ticket, unsigned position, uint64_t queue, uint64_t event,
+                       const void *ptr, uint64_t size)
+{
+  pthread_mutex_lock(&side_lock);
+  if (npending == sizeof pending / sizeof *pending)
+    emit_readback(&pending[--npending]); /* best effort when overfull */
+  pending[npending++] = (pending_read){ticket, (uint8_t)position, queue, event, ptr, size};
+  atomic_store(&npending_hint, npending);
+  pthread_mutex_unlock(&side_lock);
+}
+
+/* What a successful call produced, and the side tables it changes. */
+static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t *argv,
+                        captures *c)
+{
+  pi_api_id id = api->id;
+  bool blocks = blocking(api, argv);
+  int qi = param_index(api, "queue");
+  if (qi < 0)
+    qi = param_index(api, "command_queue");
+  int ei = param_index(api, "event");
+  for (unsigned i = 0; i < api->nparams; i++) {
+    const pi_param_desc *p = &api->params[i];
+    void *ptr = (void *)(uintptr_t)argv[i];
+    if (p->dir == PI_DIR_IN || !ptr)
+      continue;
+    switch (p->kind) {
+    case PI_PK_SCALAR:
+      add(c, i, ITEM_VALUE, 0, ptr, vt_size(p->vt, p->en));
+      break;
+    case PI_PK_HANDLE:
+      add(c, i, ITEM_VALUE, 0, ptr, sizeof(void *));
+      break;
+    case PI_PK_HANDLES:
+    case PI_PK_ARRAY: {
+      uint64_t n = ref_of(p->count, argv);
+      for (unsigned j = 0; j < api->nparams; j++) /* what an out counter says */
+        if (j != i && api->params[j].dir == PI_DIR_OUT && api->params[j].kind == PI_PK_SCALAR &&
+            api->params[j].vt == PI_VT_U32 && argv[j]) {
+          uint32_t written = *(const uint32_t *)(uintptr_t)argv[j];
+          if (written < n)
+            n = written;
+        }
+      add(c, i, ITEM_VALUE, 0, ptr,
+          n * (p->kind == PI_PK_HANDLES ? sizeof(void *) : vt_size(p->vt, p->en)));
+      break;
+    }
+    case PI_PK_STRING:
+      if (*(char **)ptr)
+        add(c, i, ITEM_STRING, 0, *(char **)ptr, strnlen(*(char **)ptr, 1u << 16) + 1);
+      break;
+    case PI_PK_INFO: {
+      uint64_t size = ref_of(p->count, argv);
+      const size_t *ret = (const size_t *)(uintptr_t)argv[p->size_ret];
+      if (ret && *ret < size)
+        size = *ret;
+      c->v[c->n < MAX_ITEMS ? c->n++ : c->n - 1] =
+          (capture){(uint8_t)i, ITEM_VALUE, 0, ptr, size > 65536 ? 65536 : size, size};
+      break;
+    }
+    case PI_PK_BYTES:
+    case PI_PK_HOSTPTR: {
+      uint64_t size = p->kind == PI_PK_BYTES ? ref_of(p->count, argv) : hostptr_extent(id, argv);
+      if (!size)
+        break;
+      if (blocks)
+        add(c, i, ITEM_OUT, 0, ptr, size);
+      else
+        defer_read(call->ticket, i, qi >= 0 ? argv[qi] : 0,
+                   ei >= 0 && argv[ei] ? (uint64_t)*(void **)(uintptr_t)argv[ei] : 0, ptr, size);
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  /* USM copies into host memory: the data, when complete. */
+  if (id == PI_API_piextUSMEnqueueMemcpy && !is_usm((void *)(uintptr_t)argv[2])) {
+    if (blocks)
+      add(c, 2, ITEM_OUT, 0, (void *)(uintptr_t)argv[2], argv[4]);
+    else
+      defer_read(call->ticket, 2, argv[0], argv[7] ? (uint64_t)*(void **)(uintptr_t)argv[7] : 0,
+                 (void *)(uintptr_t)argv[2], argv[4]);
+  }
+  /* Side tables. */
+  switch (id) {
+  case PI_API_piextUSMHostAlloc:
+  case PI_API_piextUSMDeviceAlloc:
+  case PI_API_piextUSMSharedAlloc: {
+    void *base = *(void **)(uintptr_t)argv[0];
+    size_t size = (size_t)argv[id == PI_API_piextUSMHostAlloc ? 3 : 4];
+    pthread_mutex_lock(&side_lock);
+    if (nusm < sizeof usm / sizeof *usm)
+      usm[nusm++] = (usm_range){(uintptr_t)base, size};
+    pthread_mutex_unlock(&side_lock);
+    break;
+  }
+  case PI_API_piextUSMFree:
+    pthread_mutex_lock(&side_lock);
+    for (unsigned i = 0; i < nusm; i++)
+      if (usm[i].base == argv[1]) {
+        usm[i] = usm[--nusm];
+        break;
+      }
+    pthread_mutex_unlock(&side_lock);
+    break;
+  case PI_API_piMemImageCreate: {
+    size_t px = pixel_size((const pi_image_format *)(uintptr_t)argv[2]);
+    pthread_mutex_lock(&side_lock);
+    if (nimages < sizeof images / sizeof *images)
+      images[nimages++] = (image_info){(uint64_t)(uintptr_t)*(void **)(uintptr_t)argv[5], px};
+    pthread_mutex_unlock(&side_lock);
+    break;
+  }
+  case PI_API_piEnqueueMemBufferMap: {
+    void *mapped = *(void **)(uintptr_t)argv[9];
+    pthread_mutex_lock(&side_lock);
+    if (nmaps < sizeof maps / sizeof *maps)
+      maps[nmaps++] = (mapping){(uintptr_t)mapped, (size_t)argv[5], argv[3]};
+    pthread_mutex_unlock(&side_lock);
+    if (blocks && (argv[3] & PI_MAP_READ))
+      add(c, 9, ITEM_OUT, 0, mapped, argv[5]);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+/* Side effects at the end of a call that completes other calls. */
+static void after_call(const pi_api_desc *api, const uint64_t *argv, pi_result r)
+{
+  pi_api_id id = api->id;
+  if (id == PI_API_piEnqueueMemUnmap) {
+    pthread_mutex_lock(&side_lock);
+    for (unsigned i = 0; i < nmaps; i++)
+      if (maps[i].ptr == argv[2]) {
+        maps[i] = maps[--nmaps];
+        break;
+      }
+    pthread_mutex_unlock(&side_lock);
+  }
+  if (r != PI_SUCCESS)
+    return;
+  switch (id) {
+  case PI_API_piQueueFinish:
+    flush_reads(argv[0], NULL, 0, false);
+    break;
+  case PI_API_piEventsWait:
+    flush_reads(0, (const uint64_t *)(uintptr_t)argv[1], argv[0], false);
+    break;
+  case PI_API_piEventGetInfo:
+    if (argv[1] == PI_EVENT_INFO_COMMAND_EXECUTION_STATUS && argv[3] &&
+        *(const pi_int32 *)(uintptr_t)argv[3] == PI_EVENT_COMPLETE)
+      flush_reads(0, &argv[0], 1, false);
+    break;
+  case PI_API_piTearDown:
+    flush_reads(0, NULL, 0, true);
+    break;
+  default:
+    if (api->group[0] == 'e' && blocking(api, argv) && param_index(api, "blocking_read") +
+                                                          param_index(api, "blocking_write") +
+                                                          param_index(api, "blocking_map") +
+                                                          param_index(api, "blocking") > -4)
+      flush_reads(argv[0], NULL, 0, false); /* a blocking command on an in-order queue */
+    break;
+  }
+}
+
+/* ---- Records ------------------------------------------------------------------------ */
+
+static size_t items_size(const captures *c)
+{
+  size_t n = 0;
+  for (unsigned i = 0; i < c->n; i++)
+    n += sizeof(rec_item) + ALIGN8(c->v[i].size > INLINE_MAX ? sizeof(void *) : c->v[i].size);
+  return n;
+}
+
+static void write_items(unsigned char *w, const captures *c)
+{
+  for (unsigned i = 0; i < c->n; i++) {
+    const capture *k = &c->v[i];
+    rec_item *it = (rec_item *)w;
+    it->position = k->position;
+    it->role = k->role;
+    it->index = k->index;
+    it->size = k->size;
+    it->full = k->full;
+    it->heap = k->size > INLINE_MAX;
+    w += sizeof *it;
+    if (it->heap) {
+      void *copy = malloc(k->size);
+      if (copy)
+        memcpy(copy, k->ptr, k->size);
+      else
+        it->size = 0;
+      memcpy(w, &copy, sizeof copy);
+      w += sizeof(void *);
+    } else {
+      memcpy(w, k->ptr, k->size);
+      w += ALIGN8(k->size);
+    }
+  }
+}
+
+/* Starts the session on the first recorded call. */
+static bool ensure_started(void)
+{
+  if (PIRT_LIKELY(started))
+    return true;
+  pthread_mutex_lock(&start_lock);
+  if (!started && !start_failed) {
+    atomic_store(&shim_recording, true);
+    if (writer_start())
+      started = true;
+    else {
+      start_failed = true;
+      atomic_store(&shim_recording, false);
+    }
+  }
+  pthread_mutex_unlock(&start_lock);
+  return started;
+}
+
+bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv)
+{
+  if (!shim_cfg.api_on[id] || !atomic_load_explicit(&shim_recording, memory_order_relaxed))
+    return false;
+  const pi_api_desc *api = &pi_api_table[id];
+  captures cap;
+  cap.n = 0;
+  capture_in(api, argv, &cap);
+  void *frames[SHIM_MAX_FRAMES + 2];
+  int nframes = 0;
+  if (shim_cfg.backtrace) {
+    nframes = unw_backtrace(frames, SHIM_MAX_FRAMES + 2) - 2; /* not the shim's */
+    if (nframes < 0)
+      nframes = 0;
+  }
+  size_t size = sizeof(rec_entry) + (size_t)nframes * sizeof(void *) + items_size(&cap);
+  rec_entry *e = shim_reserve(size);
+  if (!e)
+    return false;
+  e->h.type = REC_ENTRY;
+  e->h.api = (uint8_t)id;
+  e->h.instance = (uint8_t)(inst - shim_instances);
+  e->thread = my_ring->thread_index;
+  e->nitems = (uint16_t)cap.n;
+  e->nframes = (uint16_t)nframes;
+  memcpy(e->argv, argv, api->nparams * sizeof *argv);
+  unsigned char *w = (unsigned char *)(e + 1);
+  if (nframes) {
+    memcpy(w, frames + 2, (size_t)nframes * sizeof(void *));
+    w += (size_t)nframes * sizeof(void *);
+  }
+  write_items(w, &cap);
+  c->api = api;
+  c->argv = argv;
+  e->t0 = shim_now();
+  shim_commit(e);
+  c->ticket = e->h.ticket;
+  return true;
+}
+
+void shim_end(shim_call *c, pi_result r)
+{
+  uint64_t t1 = shim_now();
+  const pi_api_desc *api = c->api;
+  captures cap;
+  cap.n = 0;
+  if (r == PI_SUCCESS)
+    capture_out(c, api, c->argv, &cap);
+  rec_exit *x = shim_reserve(sizeof *x + items_size(&cap));
+  if (x) {
+    x->h.type = REC_EXIT;
+    x->h.api = (uint8_t)api->id;
+    x->entry_ticket = c->ticket;
+    x->t1 = t1;
+    x->result = r;
+    x->nitems = (uint16_t)cap.n;
+    write_items((unsigned char *)(x + 1), &cap);
+    shim_commit(x);
+  }
+  after_call(api, c->argv, r);
+  if (api->id == PI_API_piTearDown && r == PI_SUCCESS &&
+      atomic_fetch_add(&torn_down, 1) + 1 == atomic_load(&shim_ninstances))
+    writer_finish("teardown", 0, 10000);
+}
+
+/* ---- Notes from the runtime --------------------------------------------------------- */
+
+PI_PLUGIN_EXPORT void pitrace_note_hook(const pirt_note *n)
+{
+  if (!atomic_load(&shim_recording) || !ensure_started())
+    return;
+  const char *s[5] = {n->kernel, n->device, n->symbol, n->image, n->symbolic_id};
+  size_t strs = 0;
+  for (int i = 0; i < 5; i++)
+    strs += (s[i] ? strlen(s[i]) : 0) + 1;
+  size_t text = n->text ? strlen(n->text) : 0;
+  size_t size = sizeof(rec_note) + strs + n->num_ids * 4u + n->size + text;
+  rec_note *r = shim_reserve(size);
+  if (!r)
+    return;
+  r->h.type = REC_NOTE;
+  r->kind = n->kind;
+  r->native = n->native;
+  r->num_ids = n->num_ids;
+  r->text_len = (uint32_t)text;
+  r->value_len = n->value ? n->size : 0;
+  char *w = (char *)(r + 1);
+  for (int i = 0; i < 5; i++) {
+    size_t l = s[i] ? strlen(s[i]) : 0;
+    memcpy(w, s[i] ? s[i] : "", l + 1);
+    w += l + 1;
+  }
+  memcpy(w, n->numeric_ids, n->num_ids * 4u);
+  w += n->num_ids * 4u;
+  if (n->value)
+    memcpy(w, n->value, n->size);
+  w += r->value_len;
+  memcpy(w, n->text, text);
+  shim_commit(r);
+}
+
+/* ---- Crashes ---------------------------------------------------------------------------
+ * A fatal signal: the writer stores everything so far (the crashing call's
+ * entry included) and marks the session ended by the signal; then the
+ * previous handler (or the default action) runs. */
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGQUIT};
+static struct sigaction previous[sizeof fatal_signals / sizeof *fatal_signals];
+static _Atomic int crashing;
+
+static void on_fatal(int sig, siginfo_t *info, void *ctx)
+{
+  size_t k = 0;
+  while (fatal_signals[k] != sig)
+    k++;
+  bool app_handler = (previous[k].sa_flags & SA_SIGINFO) ? previous[k].sa_sigaction != NULL
+                     : previous[k].sa_handler != SIG_DFL && previous[k].sa_handler != SIG_IGN;
+  /* An application that handles SIGINT, SIGTERM or SIGQUIT may go on. */
+  bool ends = !app_handler || (sig != SIGINT && sig != SIGTERM && sig != SIGQUIT);
+  int expected = 0;
+  if (ends && atomic_compare_exchange_strong(&crashing, &expected, sig))
+    writer_finish("signal", sig, 3000);
+  /* Hand the signal on: to the application's handler, or the default. */
+  struct sigaction *prev = &previous[k];
+  struct sigaction ours;
+  sigaction(sig, prev, &ours);
+  if (app_handler) {
+    if (prev->sa_flags & SA_SIGINFO)
+      prev->sa_sigaction(sig, info, ctx);
+    else
+      prev->sa_handler(sig);
+    if (!ends) { /* the application goes on: keep watching */
+      ours.sa_sigaction = on_fatal;
+      ours.sa_flags = SA_SIGINFO | SA_RESETHAND;
+      sigaction(sig, &ours, NULL);
+    }
+    return;
+  }
+  /* Returning re-executes a faulting instruction under the default action;
+   * raised signals (abort, kill) need raising again. */
+  if (sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE)
+    raise(sig);
+}
+
+static void install_handlers(void)
+{
+  for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fatal;
+    sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(fatal_signals[i], &sa, &previous[i]);
+  }
+}
+
+/* ---- Binding ---------------------------------------------------------------------------- */
+
+#define SHIM_CONCAT_(a, b, c) a##b##_##c
+#define SHIM_CONCAT(a, b, c) SHIM_CONCAT_(a, b, c)
+
+#define SHIM_TARGET shim_instances[SHIM_I].target
+#define SHIM_INSTANCE shim_instances[SHIM_I]
+
+#define SHIM_I 0
+#define SHIM_FN(name) SHIM_CONCAT(shim, 0, name)
+#include "shim_gen.h"
+#undef SHIM_I
+#undef SHIM_FN
+#define SHIM_I 1
+#define SHIM_FN(name) SHIM_CONCAT(shim, 1, name)
+#include "shim_gen.h"
+#undef SHIM_I
+#undef SHIM_FN
+#define SHIM_I 2
+#define SHIM_FN(name) SHIM_CONCAT(shim, 2, name)
+#include "shim_gen.h"
+#undef SHIM_I
+#undef SHIM_FN
+#define SHIM_I 3
+#define SHIM_FN(name) SHIM_CONCAT(shim, 3, name)
+#include "shim_gen.h"
+#undef SHIM_I
+#undef SHIM_FN
+
+static void (*const fill_tables[])(struct pi_function_table *) = {
+    shim0_fill_table, shim1_fill_table, shim2_fill_table, shim3_fill_table};
+
+static void configure(void) { read_config(); }
+
+/* Wraps `target`'s table: `out` receives the shim's table for it. Returns
+ * false (the runtime then uses the target directly) when no instance is
+ * left or recording cannot start. */
+PI_PLUGIN_EXPORT bool pitrace_shim_wrap(const pi_plugin *target, const char *name,
+                                        const char *path, const char *backend,
+                                        pi_plugin *out)
+{
+  pthread_once(&config_once, configure);
+  uint32_t i = atomic_load(&shim_ninstances);
+  if (i >= sizeof fill_tables / sizeof *fill_tables) {
+    fprintf(stderr, "pitrace: the shim records at most %zu plugins; %s is not recorded\n",
+            sizeof fill_tables / sizeof *fill_tables, name);
+    return false;
+  }
+  shim_instance *inst = &shim_instances[i];
+  inst->target = target->PiFunctionTable;
+  inst->index = i;
+  snprintf(inst->name, sizeof inst->name, "%s", name ? name : "");
+  snprintf(inst->path, sizeof inst->path, "%s", path ? path : "");
+  snprintf(inst->version, sizeof inst->version, "%s", target->PluginVersion);
+  snprintf(inst->backend, sizeof inst->backend, "%s", backend ? backend : "");
+  atomic_store(&shim_ninstances, i + 1);
+  *out = *target;
+  fill_tables[i](&out->PiFunctionTable);
+  if (i == 0) {
+    atomic_store(&shim_recording, true);
+    if (!ensure_started())
+      return false;
+    install_handlers();
+  }
+  return true;
+}
+
+/* The shim is a PI plugin too, but it only works with a target: loaded by
+ * itself it refuses, saying how to use it. */
+PI_PLUGIN_EXPORT pi_result piPluginInit(pi_plugin *p)
+{
+  (void)p;
+  fprintf(stderr, "pitrace: libpi_shim.so records another plugin: set "
+                  "SYCL_PI_RECORD=PATH, or name it in the plugins config as "
+                  "'libpi_shim.so target=libpi_opencl.so'\n");
+  return PI_ERROR_INVALID_OPERATION;
+}
+
+/* At exit the loader may finalise the shim before the runtime tears the
+ * plugins down (which ends the session): write everything so far, so that
+ * a process killed during its exit loses nothing before this point. */
+__attribute__((destructor)) static void shim_fini(void)
+{
+  if (started && atomic_load(&shim_recording))
+    writer_flush(2000);
+}

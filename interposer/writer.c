@@ -1,0 +1,1629 @@
+/*
+ * writer.c: the recording shim's writer thread. It merges the per-thread
+ * rings in ticket order, numbers calls, gives handles, USM allocations and
+ * mapped pointers stable ids, encodes each call's arguments as a compact
+ * JSON array, stores payloads once by content hash, and writes it all to
+ * SQLite in transactions committed at least every 50 ms (so a killed
+ * process loses at most that much, and the database, in WAL mode, is never
+ * corrupt). The schema and its views are in schema.sql (docs/schema.md).
+ *
+ * When writing fails (a full disk, an unwritable path) recording stops with
+ * one warning, the session is marked incomplete where that still can be
+ * written, and the application's calls go on unrecorded.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "shim_internal.h"
+
+#define SCHEMA_VERSION 1
+#define COMMIT_NS (50u * 1000000u)
+#define INLINE_DATA 64 /* payloads up to this are stored in their data row */
+#define MAX_ITEMS_VIEW 64
+
+extern const char shim_schema_sql[];
+
+static sqlite3 *db;
+static sqlite3_stmt *st_call, *st_call_update, *st_data, *st_blob, *st_handle,
+    *st_handle_release, *st_note, *st_stack, *st_thread, *st_plugin;
+static int64_t session_id;
+static pthread_t writer_thread;
+static bool writer_running;
+static _Atomic int finish_req;  /* 0 none, 1 flush, 2 finish */
+static _Atomic int finish_done; /* generation acknowledged */
+static _Atomic int finish_gen;
+static char finish_how[16];
+static int finish_signo;
+static bool failed;
+static uint64_t session_t0; /* monotonic ns at start */
+static uint64_t seq_counter;
+static uint32_t plugins_written;
+
+/* ---- Small maps ------------------------------------------------------------------
+ * Open addressing, 64-bit keys (0 is empty), linear probing, grown at 50%. */
+
+typedef struct map_slot {
+  uint64_t key;
+  uint64_t a, b, c; /* values, by map */
+} map_slot;
+
+typedef struct map {
+  map_slot *v;
+  size_t cap, n;
+} map;
+
+static uint64_t mix(uint64_t k)
+{
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  return k;
+}
+
+static map_slot *map_find(map *m, uint64_t key)
+{
+  if (!m->cap || !key)
+    return NULL;
+  for (size_t i = mix(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+    if (m->v[i].key == key)
+      return &m->v[i];
+    if (!m->v[i].key)
+      return NULL;
+  }
+}
+
+static map_slot *map_put(map *m, uint64_t key)
+{
+  if (!key)
+    return NULL;
+  if ((m->n + 1) * 2 > m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 1024;
+    map_slot *v = calloc(cap, sizeof *v);
+    if (!v)
+      return NULL;
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->v[i].key) {
+        size_t j = mix(m->v[i].key) & (cap - 1);
+        while (v[j].key)
+          j = (j + 1) & (cap - 1);
+        v[j] = m->v[i];
+      }
+    free(m->v);
+    m->v = v;
+    m->cap = cap;
+  }
+  size_t i = mix(key) & (m->cap - 1);
+  while (m->v[i].key && m->v[i].key != key)
+    i = (i + 1) & (m->cap - 1);
+  if (!m->v[i].key) {
+    m->v[i].key = key;
+    m->n++;
+  }
+  return &m->v[i];
+}
+
+static void map_del(map *m, uint64_t key)
+{
+  map_slot *s = map_find(m, key);
+  if (!s)
+    return;
+  /* Backward-shift deletion keeps probe chains intact. */
+  size_t i = (size_t)(s - m->v), j = i;
+  for (;;) {
+    j = (j + 1) & (m->cap - 1);
+    if (!m->v[j].key)
+      break;
+    size_t home = mix(m->v[j].key) & (m->cap - 1);
+    if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+      m->v[i] = m->v[j];
+      i = j;
+    }
+  }
+  m->v[i].key = 0;
+  m->n--;
+}
+
+static void map_free(map *m)
+{
+  free(m->v);
+  m->v = NULL;
+  m->cap = m->n = 0;
+}
+
+/* handles: pointer -> a = id, b = kind, c = references (the app's count). */
+static map handles;
+static uint64_t next_handle_id;
+/* mapped: pointer -> a = id. */
+static map mapped;
+/* USM allocations, sorted by base, for pointers into their middle. */
+typedef struct usm_alloc {
+  uint64_t base, size, id;
+} usm_alloc;
+static usm_alloc *usm_allocs;
+static size_t nusm_allocs, cap_usm_allocs;
+
+/* The allocation holding p, or NULL. */
+static const usm_alloc *usm_find(uint64_t p)
+{
+  size_t lo = 0, hi = nusm_allocs;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (usm_allocs[mid].base <= p)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo && p < usm_allocs[lo - 1].base + usm_allocs[lo - 1].size)
+    return &usm_allocs[lo - 1];
+  return NULL;
+}
+
+static void usm_add(uint64_t base, uint64_t size, uint64_t id)
+{
+  if (nusm_allocs == cap_usm_allocs) {
+    size_t cap = cap_usm_allocs ? cap_usm_allocs * 2 : 64;
+    usm_alloc *v = realloc(usm_allocs, cap * sizeof *v);
+    if (!v)
+      return;
+    usm_allocs = v;
+    cap_usm_allocs = cap;
+  }
+  size_t i = nusm_allocs;
+  while (i && usm_allocs[i - 1].base > base) {
+    usm_allocs[i] = usm_allocs[i - 1];
+    i--;
+  }
+  usm_allocs[i] = (usm_alloc){base, size ? size : 1, id};
+  nusm_allocs++;
+}
+/* Calls of which a READBACK may come: entry ticket -> a = seq. */
+static map memo;
+/* Stacks: hash -> a = id. */
+static map stacks;
+static uint64_t next_stack_id;
+
+/* ---- Text ------------------------------------------------------------------------- */
+
+typedef struct text {
+  char *p;
+  size_t len, cap;
+} text;
+
+static void t_reserve(text *t, size_t n)
+{
+  if (t->len + n + 1 <= t->cap)
+    return;
+  size_t cap = t->cap ? t->cap : 256;
+  while (cap < t->len + n + 1)
+    cap *= 2;
+  char *p = realloc(t->p, cap);
+  if (!p)
+    abort(); /* the writer cannot go on without memory */
+  t->p = p;
+  t->cap = cap;
+}
+
+static void t_put(text *t, const char *s, size_t n)
+{
+  t_reserve(t, n);
+  memcpy(t->p + t->len, s, n);
+  t->len += n;
+  t->p[t->len] = 0;
+}
+
+static void t_c(text *t, char c) { t_put(t, &c, 1); }
+
+static void t_u64(text *t, uint64_t v)
+{
+  char b[24];
+  int i = 24;
+  do
+    b[--i] = (char)('0' + v % 10);
+  while (v /= 10);
+  t_put(t, b + i, (size_t)(24 - i));
+}
+
+static void t_i64(text *t, int64_t v)
+{
+  if (v < 0) {
+    t_c(t, '-');
+    t_u64(t, (uint64_t)(-(v + 1)) + 1);
+  } else {
+    t_u64(t, (uint64_t)v);
+  }
+}
+
+/* A JSON string. */
+static void t_str(text *t, const char *s, size_t n)
+{
+  t_c(t, '"');
+  for (size_t i = 0; i < n && s[i]; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') {
+      t_c(t, '\\');
+      t_c(t, (char)c);
+    } else if (c < 0x20) {
+      char e[8];
+      snprintf(e, sizeof e, "\\u%04x", c);
+      t_put(t, e, 6);
+    } else {
+      t_c(t, (char)c);
+    }
+  }
+  t_c(t, '"');
+}
+
+/* ---- SQL helpers --------------------------------------------------------------------- */
+
+static void fail_sql(const char *what)
+{
+  if (failed)
+    return;
+  failed = true;
+  atomic_store(&shim_recording, false);
+  fprintf(stderr, "pitrace: recording to %s stopped (%s: %s); the application "
+                  "goes on unrecorded, and the session is marked incomplete\n",
+          shim_cfg.path, what, db ? sqlite3_errmsg(db) : "no database");
+  if (db) {
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    char sql[256];
+    snprintf(sql, sizeof sql, "UPDATE sessions SET ended='incomplete', "
+             "incomplete_reason=%s WHERE id=%lld", "'recording failed: disk full or "
+             "write error'", (long long)session_id);
+    sqlite3_exec(db, sql, NULL, NULL, NULL);
+  }
+}
+
+static bool step(sqlite3_stmt *s, const char *what)
+{
+  int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+    fail_sql(what);
+    return false;
+  }
+  return true;
+}
+
+static bool exec(const char *sql)
+{
+  char *err = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+    sqlite3_free(err);
+    fail_sql("writing the session");
+    return false;
+  }
+  return true;
+}
+
+static sqlite3_stmt *prepare(const char *sql)
+{
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK) {
+    fprintf(stderr, "pitrace: internal error preparing '%s': %s\n", sql, sqlite3_errmsg(db));
+    return NULL;
+  }
+  return s;
+}
+
+/* ---- Payloads ------------------------------------------------------------------------- */
+
+/* Stores a payload: inline when small, else once by its hash. */
+static void store_data(uint64_t seq, unsigned position, const char *role, unsigned index,
+                       const void *bytes, uint64_t size, uint64_t full, int64_t captured_seq)
+{
+  sqlite3_bind_int64(st_data, 1, session_id);
+  sqlite3_bind_int64(st_data, 2, (int64_t)seq);
+  sqlite3_bind_int(st_data, 3, (int)position);
+  sqlite3_bind_text(st_data, 4, role, -1, SQLITE_STATIC);
+  sqlite3_bind_int(st_data, 5, (int)index);
+  sqlite3_bind_int64(st_data, 6, (int64_t)full);
+  if (captured_seq >= 0)
+    sqlite3_bind_int64(st_data, 9, captured_seq);
+  if (size <= INLINE_DATA || !bytes) {
+    if (bytes && (size || full == 0))
+      sqlite3_bind_blob(st_data, 8, bytes, (int)size, SQLITE_STATIC);
+    sqlite3_bind_int64(st_data, 10, (int64_t)size);
+  } else {
+    XXH128_hash_t h = XXH3_128bits(bytes, size);
+    unsigned char key[16];
+    memcpy(key, &h.high64, 8);
+    memcpy(key + 8, &h.low64, 8);
+    sqlite3_bind_blob(st_blob, 1, key, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st_blob, 2, (int64_t)size);
+    sqlite3_bind_blob64(st_blob, 3, bytes, size, SQLITE_STATIC);
+    if (!step(st_blob, "storing data"))
+      return;
+    sqlite3_bind_blob(st_data, 7, key, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st_data, 10, (int64_t)size);
+  }
+  step(st_data, "storing data");
+}
+
+/* ---- Records ---------------------------------------------------------------------------- */
+
+typedef struct item_view {
+  const rec_item *it;
+  const unsigned char *data;
+} item_view;
+
+static unsigned read_items(const unsigned char *p, unsigned n, item_view *out, unsigned max)
+{
+  unsigned k = 0;
+  for (unsigned i = 0; i < n; i++) {
+    const rec_item *it = (const rec_item *)p;
+    p += sizeof *it;
+    const unsigned char *d = p;
+    if (it->heap) {
+      void *ptr;
+      memcpy(&ptr, p, sizeof ptr);
+      d = ptr;
+      p += sizeof(void *);
+    } else {
+      p += (it->size + 7) & ~(uint64_t)7;
+    }
+    if (k < max)
+      out[k++] = (item_view){it, d};
+  }
+  return k;
+}
+
+static void free_heap_items(item_view *v, unsigned n)
+{
+  for (unsigned i = 0; i < n; i++)
+    if (v[i].it->heap)
+      free((void *)v[i].data);
+}
+
+static const item_view *find_item(const item_view *v, unsigned n, unsigned pos, uint8_t role)
+{
+  for (unsigned i = 0; i < n; i++)
+    if (v[i].it->position == pos && v[i].it->role == role)
+      return &v[i];
+  return NULL;
+}
+
+/* A call between its entry and its exit. */
+typedef struct pending_call {
+  uint64_t ticket, seq, t0;
+  uint32_t thread, plugin;
+  uint8_t api;
+  bool inserted; /* already written as incomplete */
+  int64_t stack;
+  uint64_t argv[PI_MAX_PARAMS]; /* the call's packed arguments */
+  text in;       /* the in-parameters' JSON, per position */
+  uint32_t start[PI_MAX_PARAMS], end[PI_MAX_PARAMS];
+  struct pending_call *next;
+} pending_call;
+
+static pending_call *inflight;
+
+/* A thread's notes, waiting for its next call. */
+typedef struct thread_state {
+  uint32_t index;
+  rec_note **notes;
+  size_t nnotes;
+} thread_state;
+
+static thread_state *threads;
+static size_t nthreads;
+
+static thread_state *thread_of(uint32_t index)
+{
+  for (size_t i = 0; i < nthreads; i++)
+    if (threads[i].index == index)
+      return &threads[i];
+  thread_state *t = realloc(threads, (nthreads + 1) * sizeof *t);
+  if (!t)
+    return NULL;
+  threads = t;
+  threads[nthreads] = (thread_state){index, NULL, 0};
+  return &threads[nthreads++];
+}
+
+/* The stable id of a handle (0 for NULL), seen first now if unknown. */
+static uint64_t handle_id(uint64_t ptr, uint8_t kind, uint64_t seq)
+{
+  if (!ptr)
+    return 0;
+  map_slot *s = map_find(&handles, ptr);
+  if (s)
+    return s->a;
+  s = map_put(&handles, ptr);
+  if (!s)
+    return 0;
+  s->a = ++next_handle_id;
+  s->b = kind;
+  s->c = 1;
+  sqlite3_bind_int64(st_handle, 1, session_id);
+  sqlite3_bind_int64(st_handle, 2, (int64_t)s->a);
+  sqlite3_bind_text(st_handle, 3, pi_object_kind_name(kind), -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st_handle, 4, (int64_t)seq);
+  sqlite3_bind_int(st_handle, 5, 0); /* first seen, not created */
+  step(st_handle, "storing a handle");
+  return s->a;
+}
+
+/* A new object: a fresh id, unless a platform or device seen before. */
+static uint64_t handle_new(uint64_t ptr, uint8_t kind, uint64_t seq)
+{
+  if (!ptr)
+    return 0;
+  map_slot *s = map_find(&handles, ptr);
+  if (s && (kind == PI_OBJ_PLATFORM || kind == PI_OBJ_DEVICE) && s->b == kind)
+    return s->a;
+  s = map_put(&handles, ptr);
+  if (!s)
+    return 0;
+  s->a = ++next_handle_id;
+  s->b = kind;
+  s->c = 1;
+  sqlite3_bind_int64(st_handle, 1, session_id);
+  sqlite3_bind_int64(st_handle, 2, (int64_t)s->a);
+  sqlite3_bind_text(st_handle, 3, pi_object_kind_name(kind), -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st_handle, 4, (int64_t)seq);
+  sqlite3_bind_int(st_handle, 5, 1);
+  step(st_handle, "storing a handle");
+  return s->a;
+}
+
+static void usm_free(uint64_t ptr, uint64_t seq)
+{
+  for (size_t i = 0; i < nusm_allocs; i++)
+    if (usm_allocs[i].base == ptr) {
+      sqlite3_bind_int64(st_handle_release, 1, (int64_t)seq);
+      sqlite3_bind_int64(st_handle_release, 2, session_id);
+      sqlite3_bind_int64(st_handle_release, 3, (int64_t)usm_allocs[i].id);
+      step(st_handle_release, "storing a free");
+      memmove(&usm_allocs[i], &usm_allocs[i + 1], (nusm_allocs - i - 1) * sizeof *usm_allocs);
+      nusm_allocs--;
+      return;
+    }
+}
+
+static void handle_release(uint64_t ptr, uint64_t seq)
+{
+  map_slot *s = map_find(&handles, ptr);
+  if (!s || --s->c > 0)
+    return;
+  sqlite3_bind_int64(st_handle_release, 1, (int64_t)seq);
+  sqlite3_bind_int64(st_handle_release, 2, session_id);
+  sqlite3_bind_int64(st_handle_release, 3, (int64_t)s->a);
+  step(st_handle_release, "storing a release");
+  map_del(&handles, ptr);
+}
+
+/* A pointer as USM "usm#id+offset", a mapped pointer, or a plain number. */
+static void t_pointer(text *t, uint64_t p)
+{
+  map_slot *m = map_find(&mapped, p);
+  if (m) {
+    t_put(t, "\"mapped#", 8);
+    t_u64(t, m->a);
+    t_c(t, '"');
+    return;
+  }
+  const usm_alloc *u = p ? usm_find(p) : NULL;
+  if (u) {
+    t_put(t, "\"usm#", 5);
+    t_u64(t, u->id);
+    if (p != u->base) {
+      t_c(t, '+');
+      t_u64(t, p - u->base);
+    }
+    t_c(t, '"');
+    return;
+  }
+  t_u64(t, p);
+}
+
+static uint64_t load(const unsigned char *p, size_t w)
+{
+  uint64_t v = 0;
+  memcpy(&v, p, w > 8 ? 8 : w);
+  if (w == 4)
+    v &= 0xffffffffu;
+  return v;
+}
+
+static size_t elem_width(const pi_param_desc *p)
+{
+  switch (p->vt) {
+  case PI_VT_U32: case PI_VT_I32: case PI_VT_BOOL: return 4;
+  case PI_VT_CBOOL: return 1;
+  case PI_VT_U64: return 8;
+  case PI_VT_ENUM: case PI_VT_FLAGS: return p->en ? p->en->width : 4;
+  default: return sizeof(void *);
+  }
+}
+
+/* The JSON of an in-parameter. */
+static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
+                      const item_view *items, unsigned nitems, uint64_t seq)
+{
+  const item_view *iv = find_item(items, nitems, pos, ITEM_VALUE);
+  const item_view *is = find_item(items, nitems, pos, ITEM_STRING);
+  switch (p->kind) {
+  case PI_PK_SCALAR:
+    if (p->vt == PI_VT_I32)
+      t_i64(t, (int32_t)v);
+    else if (p->vt == PI_VT_PTR)
+      t_pointer(t, v);
+    else
+      t_u64(t, p->vt == PI_VT_CBOOL ? (v & 0xff) : v);
+    return;
+  case PI_PK_HANDLE:
+    t_u64(t, handle_id(v, p->obj, seq));
+    return;
+  case PI_PK_HANDLES:
+  case PI_PK_ARRAY:
+  case PI_PK_PROPS:
+    if (!v) {
+      t_put(t, "null", 4);
+      return;
+    }
+    if (!iv) {
+      t_put(t, "[]", 2);
+      return;
+    }
+    {
+      size_t w = p->kind == PI_PK_ARRAY ? elem_width(p) : sizeof(void *);
+      t_c(t, '[');
+      for (uint64_t i = 0; i + w <= iv->it->size; i += w) {
+        if (i)
+          t_c(t, ',');
+        uint64_t e = load(iv->data + i, w);
+        if (p->kind == PI_PK_HANDLES)
+          t_u64(t, handle_id(e, p->obj, seq));
+        else if (p->vt == PI_VT_I32)
+          t_i64(t, (int32_t)e);
+        else
+          t_u64(t, e);
+      }
+      t_c(t, ']');
+    }
+    return;
+  case PI_PK_STRING:
+    if (is)
+      t_str(t, (const char *)is->data, is->it->size);
+    else
+      t_put(t, "null", 4);
+    return;
+  case PI_PK_PROPERTIES:
+    t_c(t, '[');
+    for (unsigned i = 0, k = 0; i < nitems; i++)
+      if (items[i].it->position == pos && items[i].it->role == ITEM_STRING) {
+        if (k++)
+          t_c(t, ',');
+        t_str(t, (const char *)items[i].data, items[i].it->size);
+      }
+    t_c(t, ']');
+    return;
+  case PI_PK_BINARIES:
+    t_c(t, '[');
+    for (unsigned i = 0, k = 0; i < nitems; i++)
+      if (items[i].it->position == pos && items[i].it->role == ITEM_META) {
+        unsigned j = items[i].it->index;
+        const item_view *tg = NULL, *in = NULL;
+        for (unsigned x = 0; x < nitems; x++)
+          if (items[x].it->position == pos && items[x].it->index == j) {
+            if (items[x].it->role == ITEM_STRING)
+              tg = &items[x];
+            if (items[x].it->role == ITEM_IN)
+              in = &items[x];
+          }
+        if (k++)
+          t_c(t, ',');
+        t_c(t, '[');
+        if (tg)
+          t_str(t, (const char *)tg->data, tg->it->size);
+        else
+          t_put(t, "null", 4);
+        t_c(t, ',');
+        t_u64(t, items[i].data[0]);
+        t_c(t, ',');
+        t_u64(t, in ? in->it->full : 0);
+        t_c(t, ']');
+      }
+    t_c(t, ']');
+    return;
+  case PI_PK_IMAGE_FORMAT:
+    if (iv) {
+      pi_image_format f;
+      memcpy(&f, iv->data, sizeof f);
+      t_c(t, '[');
+      t_u64(t, (uint64_t)f.image_channel_order);
+      t_c(t, ',');
+      t_u64(t, (uint64_t)f.image_channel_data_type);
+      t_c(t, ']');
+    } else {
+      t_put(t, "null", 4);
+    }
+    return;
+  case PI_PK_IMAGE_DESC:
+    if (iv) {
+      pi_image_desc d;
+      memcpy(&d, iv->data, sizeof d);
+      uint64_t f[10] = {(uint64_t)d.image_type, d.image_width, d.image_height, d.image_depth,
+                        d.image_array_size, d.image_row_pitch, d.image_slice_pitch,
+                        d.num_mip_levels, d.num_samples,
+                        handle_id((uint64_t)(uintptr_t)d.buffer, PI_OBJ_MEM, seq)};
+      t_c(t, '[');
+      for (int i = 0; i < 10; i++) {
+        if (i)
+          t_c(t, ',');
+        t_u64(t, f[i]);
+      }
+      t_c(t, ']');
+    } else {
+      t_put(t, "null", 4);
+    }
+    return;
+  case PI_PK_MEM_OBJ_PROPERTY:
+    if (iv) {
+      pi_mem_obj_property m;
+      memcpy(&m, iv->data, sizeof m);
+      t_c(t, '[');
+      t_u64(t, (uint64_t)m.type);
+      t_c(t, ',');
+      t_u64(t, m.mem_access);
+      t_c(t, ']');
+    } else {
+      t_put(t, "null", 4);
+    }
+    return;
+  case PI_PK_USMREF:
+    if (iv)
+      t_pointer(t, load(iv->data, sizeof(void *)));
+    else
+      t_put(t, "null", 4);
+    return;
+  case PI_PK_USMPTR:
+  case PI_PK_HOSTPTR:
+    t_pointer(t, v);
+    return;
+  case PI_PK_FNPTR:
+    t_u64(t, v != 0);
+    return;
+  default: /* bytes, strings, blobs: their data rows hold them; 0 is NULL */
+    if (v)
+      t_put(t, "1", 1);
+    else
+      t_put(t, "null", 4);
+    return;
+  }
+}
+
+/* The JSON of an out-parameter after a successful call; creates ids. */
+static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint64_t *argv,
+                       const item_view *items, unsigned nitems, uint64_t seq)
+{
+  const pi_param_desc *p = &api->params[pos];
+  const item_view *iv = find_item(items, nitems, pos, ITEM_VALUE);
+  const item_view *is = find_item(items, nitems, pos, ITEM_STRING);
+  if (!argv[pos]) {
+    t_put(t, "null", 4); /* a NULL out pointer: nothing returned */
+    return;
+  }
+  switch (p->kind) {
+  case PI_PK_SCALAR:
+    if (!iv) {
+      t_put(t, "null", 4);
+      return;
+    }
+    {
+      uint64_t v = load(iv->data, iv->it->size);
+      if (p->creates == PI_OBJ_USM) {
+        int sz = -1;
+        for (unsigned i = 0; i < api->nparams; i++)
+          if (strcmp(api->params[i].name, "size") == 0)
+            sz = (int)i;
+        uint64_t id = ++next_handle_id;
+        usm_add(v, sz >= 0 ? argv[sz] : 1, id);
+        {
+          sqlite3_bind_int64(st_handle, 1, session_id);
+          sqlite3_bind_int64(st_handle, 2, (int64_t)id);
+          sqlite3_bind_text(st_handle, 3, "usm", -1, SQLITE_STATIC);
+          sqlite3_bind_int64(st_handle, 4, (int64_t)seq);
+          sqlite3_bind_int(st_handle, 5, 1);
+          step(st_handle, "storing a USM allocation");
+        }
+        t_pointer(t, v);
+      } else if (p->creates == PI_OBJ_MAPPED) {
+        map_slot *s = map_put(&mapped, v);
+        if (s)
+          s->a = ++next_handle_id;
+        t_pointer(t, v);
+      } else if (p->vt == PI_VT_I32) {
+        t_i64(t, (int32_t)v);
+      } else if (p->vt == PI_VT_PTR) {
+        t_pointer(t, v);
+      } else {
+        t_u64(t, v);
+      }
+    }
+    return;
+  case PI_PK_HANDLE:
+    t_u64(t, iv ? handle_new(load(iv->data, sizeof(void *)), p->obj, seq) : 0);
+    return;
+  case PI_PK_HANDLES:
+  case PI_PK_ARRAY:
+    if (!iv) {
+      t_put(t, "[]", 2);
+      return;
+    }
+    {
+      size_t w = p->kind == PI_PK_HANDLES ? sizeof(void *) : elem_width(p);
+      t_c(t, '[');
+      for (uint64_t i = 0; i + w <= iv->it->size; i += w) {
+        if (i)
+          t_c(t, ',');
+        uint64_t e = load(iv->data + i, w);
+        if (p->kind == PI_PK_HANDLES)
+          t_u64(t, handle_new(e, p->obj, seq));
+        else if (p->vt == PI_VT_I32)
+          t_i64(t, (int32_t)e);
+        else
+          t_u64(t, e);
+      }
+      t_c(t, ']');
+    }
+    return;
+  case PI_PK_STRING:
+    if (is)
+      t_str(t, (const char *)is->data, is->it->size);
+    else
+      t_put(t, "null", 4);
+    return;
+  case PI_PK_INFO: {
+    /* Readable text from the one decoder; the bytes go to a data row. */
+    if (!iv) {
+      t_put(t, "null", 4);
+      return;
+    }
+    const pi_enum_entry *e = pi_enum_lookup(p->en, (int64_t)argv[p->query]);
+    char store[512];
+    pi_sbuf b;
+    pi_sbuf_init(&b, store, sizeof store);
+    if (e && (e->vt == PI_VT_HANDLE)) {
+      size_t n = iv->it->size / sizeof(void *);
+      if (e->is_array)
+        pi_sbuf_puts(&b, "[");
+      for (size_t i = 0; i < n; i++) {
+        uint64_t id = handle_new(load(iv->data + i * 8, 8), e->obj, seq);
+        pi_sbuf_printf(&b, "%s%s#%llu", i ? ", " : "", pi_object_kind_name(e->obj),
+                       (unsigned long long)id);
+      }
+      if (e->is_array)
+        pi_sbuf_puts(&b, "]");
+    } else if (e) {
+      pi_format_value(&b, e->vt, e->obj, e->en, iv->data, iv->it->size, e->is_array);
+    } else {
+      pi_format_value(&b, PI_VT_BYTES, 0, NULL, iv->data, iv->it->size, false);
+    }
+    t_str(t, b.p, b.len);
+    pi_sbuf_free(&b);
+    return;
+  }
+  default:
+    t_put(t, "null", 4);
+    return;
+  }
+}
+
+static int64_t stack_id(const uintptr_t *frames, unsigned n)
+{
+  if (!n)
+    return -1;
+  uint64_t h = XXH3_64bits(frames, n * sizeof *frames) | 1;
+  map_slot *s = map_find(&stacks, h);
+  if (s)
+    return (int64_t)s->a;
+  s = map_put(&stacks, h);
+  if (!s)
+    return -1;
+  s->a = ++next_stack_id;
+  text t = {0};
+  for (unsigned i = 0; i < n; i++) {
+    Dl_info info;
+    char line[512];
+    if (dladdr((void *)(frames[i] - 1), &info) && info.dli_fname) {
+      const char *mod = strrchr(info.dli_fname, '/');
+      mod = mod ? mod + 1 : info.dli_fname;
+      if (info.dli_sname)
+        snprintf(line, sizeof line, "%s!%s+0x%lx", mod, info.dli_sname,
+                 (unsigned long)(frames[i] - (uintptr_t)info.dli_saddr));
+      else
+        snprintf(line, sizeof line, "%s+0x%lx", mod,
+                 (unsigned long)(frames[i] - (uintptr_t)info.dli_fbase));
+    } else {
+      snprintf(line, sizeof line, "0x%lx", (unsigned long)frames[i]);
+    }
+    t_put(&t, line, strlen(line));
+    t_c(&t, '\n');
+  }
+  sqlite3_bind_int64(st_stack, 1, session_id);
+  sqlite3_bind_int64(st_stack, 2, (int64_t)s->a);
+  sqlite3_bind_text(st_stack, 3, t.p, (int)t.len, SQLITE_TRANSIENT);
+  step(st_stack, "storing a stack");
+  free(t.p);
+  return (int64_t)s->a;
+}
+
+static void write_note(const rec_note *n, uint64_t seq, unsigned idx)
+{
+  const char *s[5];
+  const char *w = (const char *)(n + 1);
+  for (int i = 0; i < 5; i++) {
+    s[i] = w;
+    w += strlen(w) + 1;
+  }
+  const uint32_t *ids = (const uint32_t *)(const void *)w;
+  w += n->num_ids * 4u;
+  const void *value = w;
+  w += n->value_len;
+  text idt = {0};
+  t_c(&idt, '[');
+  for (uint32_t i = 0; i < n->num_ids; i++) {
+    uint32_t id;
+    memcpy(&id, ids + i, 4);
+    if (i)
+      t_c(&idt, ',');
+    t_u64(&idt, id);
+  }
+  t_c(&idt, ']');
+  static const char *const kinds[] = {"", "link", "symbol", "odr", "cache", "spec_constant"};
+  sqlite3_bind_int64(st_note, 1, session_id);
+  sqlite3_bind_int64(st_note, 2, (int64_t)seq);
+  sqlite3_bind_int(st_note, 3, (int)idx);
+  sqlite3_bind_text(st_note, 4, n->kind < 6 ? kinds[n->kind] : "?", -1, SQLITE_STATIC);
+  for (int i = 0; i < 5; i++)
+    if (*s[i])
+      sqlite3_bind_text(st_note, 5 + i, s[i], -1, SQLITE_TRANSIENT);
+  if (n->kind == PIRT_NOTE_SPEC_CONST) {
+    sqlite3_bind_text(st_note, 10, idt.p, (int)idt.len, SQLITE_TRANSIENT);
+    sqlite3_bind_blob(st_note, 11, value, (int)n->value_len, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st_note, 12, (int)n->native);
+  }
+  sqlite3_bind_text(st_note, 13, w, (int)n->text_len, SQLITE_TRANSIENT);
+  step(st_note, "storing a note");
+  free(idt.p);
+}
+
+static void process_entry(const rec_entry *e)
+{
+  const pi_api_desc *api = &pi_api_table[e->h.api];
+  pending_call *c = calloc(1, sizeof *c);
+  if (!c)
+    return;
+  c->ticket = e->h.ticket;
+  c->seq = ++seq_counter;
+  c->t0 = e->t0;
+  c->thread = e->thread;
+  c->plugin = shim_instances[e->h.instance].index;
+  c->api = e->h.api;
+  memcpy(c->argv, e->argv, sizeof c->argv);
+  const uintptr_t *frames = (const uintptr_t *)(e + 1);
+  c->stack = stack_id(frames, e->nframes);
+  item_view items[MAX_ITEMS_VIEW];
+  unsigned n = read_items((const unsigned char *)(frames + e->nframes), e->nitems, items,
+                          MAX_ITEMS_VIEW);
+  for (unsigned i = 0; i < api->nparams; i++) {
+    c->start[i] = (uint32_t)c->in.len;
+    if (api->params[i].dir != PI_DIR_OUT)
+      encode_in(&c->in, &api->params[i], i, e->argv[i], items, n, c->seq);
+    c->end[i] = (uint32_t)c->in.len;
+  }
+  for (unsigned i = 0; i < n; i++)
+    if (items[i].it->role == ITEM_IN)
+      store_data(c->seq, items[i].it->position, "in", items[i].it->index, items[i].data,
+                 items[i].it->size, items[i].it->full, -1);
+  free_heap_items(items, n);
+  /* Data of a call that may come later (a non-blocking read). */
+  for (unsigned i = 0; i < api->nparams; i++)
+    if (strncmp(api->params[i].name, "blocking", 8) == 0 && e->argv[i] == 0) {
+      map_slot *s = map_put(&memo, c->ticket);
+      if (s)
+        s->a = c->seq;
+    }
+  if (api->id == PI_API_piextUSMEnqueueMemcpy && e->argv[1] == 0) {
+    map_slot *s = map_put(&memo, c->ticket);
+    if (s)
+      s->a = c->seq;
+  }
+  thread_state *ts = thread_of(e->thread);
+  if (ts && ts->nnotes) {
+    for (size_t i = 0; i < ts->nnotes; i++) {
+      write_note(ts->notes[i], c->seq, (unsigned)i);
+      free(ts->notes[i]);
+    }
+    ts->nnotes = 0;
+  }
+  c->next = inflight;
+  inflight = c;
+}
+
+/* The args JSON of a call: in-values from the entry, out-values now. */
+static void build_args(text *out, pending_call *c, const pi_api_desc *api, const uint64_t *argv,
+                       const item_view *items, unsigned n, bool ok)
+{
+  t_c(out, '[');
+  for (unsigned i = 0; i < api->nparams; i++) {
+    if (i)
+      t_c(out, ',');
+    if (api->params[i].dir == PI_DIR_IN)
+      t_put(out, c->in.p + c->start[i], c->end[i] - c->start[i]);
+    else if (ok && argv)
+      encode_out(out, api, i, argv, items, n, c->seq);
+    else
+      t_put(out, "null", 4);
+  }
+  t_c(out, ']');
+}
+
+static void insert_call(pending_call *c, const text *args, bool complete, int32_t result,
+                        uint64_t t1)
+{
+  if (c->inserted) { /* written as incomplete at a commit: now complete */
+    sqlite3_stmt *u = st_call_update;
+    sqlite3_bind_int64(u, 1, session_id);
+    sqlite3_bind_int64(u, 2, (int64_t)c->seq);
+    if (complete) {
+      sqlite3_bind_int(u, 3, result);
+      sqlite3_bind_int64(u, 4, (int64_t)(t1 - c->t0));
+    }
+    sqlite3_bind_text(u, 5, args->p, (int)args->len, SQLITE_TRANSIENT);
+    step(u, "storing a call");
+    return;
+  }
+  sqlite3_stmt *s = st_call;
+  sqlite3_bind_int64(s, 1, session_id);
+  sqlite3_bind_int64(s, 2, (int64_t)c->seq);
+  sqlite3_bind_int(s, 3, (int)c->thread);
+  sqlite3_bind_int(s, 4, (int)c->plugin);
+  sqlite3_bind_int(s, 5, c->api);
+  if (complete) {
+    sqlite3_bind_int(s, 6, result);
+    sqlite3_bind_int64(s, 8, (int64_t)(t1 - c->t0));
+  }
+  sqlite3_bind_int64(s, 7, (int64_t)(c->t0 - session_t0));
+  sqlite3_bind_text(s, 9, args->p, (int)args->len, SQLITE_TRANSIENT);
+  if (c->stack >= 0)
+    sqlite3_bind_int64(s, 10, c->stack);
+  step(s, "storing a call");
+  c->inserted = true;
+}
+
+static void process_exit(const rec_exit *x)
+{
+  pending_call **pp = &inflight, *c = NULL;
+  for (; *pp; pp = &(*pp)->next)
+    if ((*pp)->ticket == x->entry_ticket) {
+      c = *pp;
+      *pp = c->next;
+      break;
+    }
+  item_view items[MAX_ITEMS_VIEW];
+  unsigned n = read_items((const unsigned char *)(x + 1), x->nitems, items, MAX_ITEMS_VIEW);
+  if (!c) { /* its entry was filtered or lost: nothing to pair with */
+    free_heap_items(items, n);
+    return;
+  }
+  const pi_api_desc *api = &pi_api_table[c->api];
+  const uint64_t *argv = c->argv;
+  text args = {0};
+  build_args(&args, c, api, argv, items, n, x->result == PI_SUCCESS);
+  insert_call(c, &args, true, x->result, x->t1);
+  free(args.p);
+  for (unsigned i = 0; i < n; i++)
+    if (items[i].it->role == ITEM_OUT || (items[i].it->role == ITEM_VALUE &&
+                                          api->params[items[i].it->position].kind == PI_PK_INFO))
+      store_data(c->seq, items[i].it->position, "out", items[i].it->index, items[i].data,
+                 items[i].it->size, items[i].it->full, -1);
+  free_heap_items(items, n);
+  if (x->result == PI_SUCCESS) {
+    if (api->retains >= 0) {
+      map_slot *h = map_find(&handles, argv[api->retains]);
+      if (h)
+        h->c++;
+    }
+    if (api->releases >= 0 && c->api != PI_API_piextUSMFree)
+      handle_release(argv[api->releases], c->seq);
+    if (c->api == PI_API_piextUSMFree)
+      usm_free(argv[1], c->seq);
+    if (c->api == PI_API_piEnqueueMemUnmap)
+      map_del(&mapped, argv[2]);
+  }
+  free(c->in.p);
+  free(c);
+}
+
+static void process_readback(const rec_readback *r, uint64_t current_seq)
+{
+  map_slot *s = map_find(&memo, r->call_ticket);
+  const void *data = r + 1;
+  void *heap = NULL;
+  if (r->heap) {
+    memcpy(&heap, data, sizeof heap);
+    data = heap;
+  }
+  if (s) {
+    store_data(s->a, r->position, "readback", 0, data, r->size, r->size, (int64_t)current_seq);
+    map_del(&memo, r->call_ticket);
+  }
+  free(heap);
+}
+
+/* The note belongs to the next call of the thread whose ring held it. */
+static void process_note(const rec_note *n, uint32_t thread)
+{
+  thread_state *ts = thread_of(thread);
+  if (!ts)
+    return;
+  rec_note *copy = malloc(n->h.size);
+  rec_note **v = realloc(ts->notes, (ts->nnotes + 1) * sizeof *v);
+  if (!copy || !v) {
+    free(copy);
+    return;
+  }
+  memcpy(copy, n, n->h.size);
+  ts->notes = v;
+  ts->notes[ts->nnotes++] = copy;
+}
+
+static void process_thread(const rec_thread *t)
+{
+  sqlite3_bind_int64(st_thread, 1, session_id);
+  sqlite3_bind_int(st_thread, 2, (int)t->index);
+  sqlite3_bind_int(st_thread, 3, t->tid);
+  step(st_thread, "storing a thread");
+}
+
+/* ---- The merge ----------------------------------------------------------------------------- */
+
+/* The next record of a ring, or NULL; skips WRAP markers. */
+static rec_hdr *peek(shim_ring *r)
+{
+  for (;;) {
+    size_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    size_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    if (tail == head)
+      return NULL;
+    size_t off = tail % r->cap;
+    if (r->cap - off < sizeof(rec_hdr)) {
+      atomic_store_explicit(&r->tail, tail + (r->cap - off), memory_order_release);
+      continue;
+    }
+    rec_hdr *h = (rec_hdr *)(r->buf + off);
+    if (h->type == REC_WRAP) {
+      atomic_store_explicit(&r->tail, tail + h->size, memory_order_release);
+      continue;
+    }
+    return h;
+  }
+}
+
+static void consume(shim_ring *r, rec_hdr *h)
+{
+  atomic_store_explicit(&r->tail, atomic_load_explicit(&r->tail, memory_order_relaxed) + h->size,
+                        memory_order_release);
+}
+
+static uint64_t next_ticket = 1;
+
+static void handle_record(shim_ring *r, rec_hdr *h)
+{
+  switch (h->type) {
+  case REC_ENTRY:
+    process_entry((const rec_entry *)h);
+    break;
+  case REC_EXIT:
+    process_exit((const rec_exit *)h);
+    break;
+  case REC_READBACK:
+    process_readback((const rec_readback *)h, seq_counter);
+    break;
+  case REC_NOTE:
+    process_note((const rec_note *)h, r->thread_index);
+    break;
+  case REC_THREAD:
+    process_thread((const rec_thread *)h);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Processes records in ticket order for as long as the next ticket is
+ * there; with `force`, skips tickets no ring holds (a thread that died
+ * between taking a ticket and publishing its record). Returns the number
+ * processed. */
+static size_t merge(bool force)
+{
+  size_t done = 0;
+  for (;;) {
+    shim_ring *best = NULL;
+    rec_hdr *bh = NULL;
+    for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next) {
+      rec_hdr *h = peek(r);
+      if (h && (!bh || h->ticket < bh->ticket)) {
+        best = r;
+        bh = h;
+      }
+    }
+    if (!bh)
+      return done;
+    if (bh->ticket != next_ticket && !force)
+      return done; /* an earlier record is being written */
+    handle_record(best, bh);
+    consume(best, bh);
+    next_ticket = bh->ticket + 1;
+    done++;
+  }
+}
+
+/* Writes the in-flight calls as incomplete rows (result NULL). */
+static void write_inflight(void)
+{
+  for (pending_call *c = inflight; c; c = c->next) {
+    if (c->inserted)
+      continue;
+    const pi_api_desc *api = &pi_api_table[c->api];
+    text args = {0};
+    build_args(&args, c, api, NULL, NULL, 0, false);
+    insert_call(c, &args, false, 0, 0);
+    free(args.p);
+  }
+}
+
+static void write_plugins(void)
+{
+  uint32_t n = atomic_load(&shim_ninstances);
+  for (; plugins_written < n; plugins_written++) {
+    shim_instance *in = &shim_instances[plugins_written];
+    sqlite3_bind_int64(st_plugin, 1, session_id);
+    sqlite3_bind_int(st_plugin, 2, (int)in->index);
+    sqlite3_bind_text(st_plugin, 3, in->name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st_plugin, 4, in->path, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st_plugin, 5, in->version, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st_plugin, 6, in->backend, -1, SQLITE_TRANSIENT);
+    step(st_plugin, "storing a plugin");
+  }
+}
+
+static void commit(void)
+{
+  if (failed)
+    return;
+  write_plugins();
+  write_inflight();
+  if (exec("COMMIT"))
+    exec("BEGIN");
+}
+
+/* Drops whatever the rings hold (after a failure: keep producers moving). */
+static void discard(void)
+{
+  for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next) {
+    rec_hdr *h;
+    while ((h = peek(r))) {
+      if (h->type == REC_ENTRY || h->type == REC_EXIT) {
+        item_view items[MAX_ITEMS_VIEW];
+        const unsigned char *p;
+        unsigned nitems;
+        if (h->type == REC_ENTRY) {
+          const rec_entry *e = (const rec_entry *)h;
+          p = (const unsigned char *)((const uintptr_t *)(e + 1) + e->nframes);
+          nitems = e->nitems;
+        } else {
+          p = (const unsigned char *)((const rec_exit *)h + 1);
+          nitems = ((const rec_exit *)h)->nitems;
+        }
+        free_heap_items(items, read_items(p, nitems, items, MAX_ITEMS_VIEW));
+      }
+      consume(r, h);
+    }
+  }
+}
+
+static void finish_session(void)
+{
+  if (failed)
+    return;
+  merge(true);
+  write_plugins();
+  write_inflight();
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  sqlite3_stmt *u = prepare("UPDATE sessions SET ended=?, signal=?, end_unix_ns=?, "
+                            "duration_ns=?, calls=? WHERE id=?");
+  if (u) {
+    sqlite3_bind_text(u, 1, finish_how[0] ? finish_how : "exit", -1, SQLITE_TRANSIENT);
+    if (finish_signo)
+      sqlite3_bind_int(u, 2, finish_signo);
+    sqlite3_bind_int64(u, 3, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+    sqlite3_bind_int64(u, 4, (int64_t)(shim_now() - session_t0));
+    sqlite3_bind_int64(u, 5, (int64_t)seq_counter);
+    sqlite3_bind_int64(u, 6, session_id);
+    step(u, "ending the session");
+    sqlite3_finalize(u);
+  }
+  exec("COMMIT");
+}
+
+static void *writer_main(void *arg)
+{
+  (void)arg;
+  uint64_t last_commit = shim_now();
+  uint64_t stuck_since = 0;
+  for (;;) {
+    int req = atomic_load(&finish_req);
+    if (failed) {
+      discard();
+      if (req) {
+        atomic_store(&finish_done, atomic_load(&finish_gen));
+        if (req == 2)
+          return NULL;
+        atomic_store(&finish_req, 0);
+      }
+      struct timespec nap = {0, 1000000};
+      nanosleep(&nap, NULL);
+      continue;
+    }
+    size_t done = merge(false);
+    uint64_t now = shim_now();
+    /* A gap in the tickets that does not close: its thread died between
+     * taking a ticket and publishing. */
+    if (!done) {
+      bool any = false;
+      for (shim_ring *r = atomic_load(&shim_rings); r && !any; r = r->next)
+        any = peek(r) != NULL;
+      if (any && !stuck_since)
+        stuck_since = now;
+      if (any && now - stuck_since > 100000000u) {
+        merge(true);
+        stuck_since = 0;
+      }
+      if (!any)
+        stuck_since = 0;
+    }
+    if (req) {
+      if (req == 2) {
+        finish_session();
+        atomic_store(&finish_done, atomic_load(&finish_gen));
+        return NULL;
+      }
+      merge(true);
+      commit();
+      atomic_store(&finish_req, 0);
+      atomic_store(&finish_done, atomic_load(&finish_gen));
+      last_commit = now;
+      continue;
+    }
+    if (now - last_commit >= COMMIT_NS) {
+      commit();
+      last_commit = now;
+    }
+    if (!done) {
+      struct timespec nap = {0, 200000};
+      nanosleep(&nap, NULL);
+    }
+  }
+}
+
+/* ---- Start ------------------------------------------------------------------------------------ */
+
+/* The database path: %p becomes the pid; a directory gets a new file. */
+static void resolve_path(char *out, size_t n)
+{
+  char tmp[3800];
+  size_t w = 0;
+  for (const char *p = shim_cfg.path; *p && w + 24 < sizeof tmp; p++) {
+    if (p[0] == '%' && p[1] == 'p') {
+      w += (size_t)snprintf(tmp + w, sizeof tmp - w, "%d", (int)getpid());
+      p++;
+    } else {
+      tmp[w++] = *p;
+    }
+  }
+  tmp[w] = 0;
+  struct stat st;
+  if (stat(tmp, &st) == 0 && S_ISDIR(st.st_mode))
+    snprintf(out, n, "%s/pitrace-%d-%lld.db", tmp, (int)getpid(), (long long)time(NULL));
+  else
+    snprintf(out, n, "%s", tmp);
+}
+
+static void json_env(text *t)
+{
+  extern char **environ;
+  t_c(t, '{');
+  bool first = true;
+  for (char **e = environ; e && *e; e++)
+    if (strncmp(*e, "SYCL_", 5) == 0 || strncmp(*e, "PI", 2) == 0) {
+      const char *eq = strchr(*e, '=');
+      if (!eq)
+        continue;
+      if (!first)
+        t_c(t, ',');
+      first = false;
+      t_str(t, *e, (size_t)(eq - *e));
+      t_c(t, ':');
+      t_str(t, eq + 1, strlen(eq + 1));
+    }
+  t_c(t, '}');
+}
+
+static char *command_line(void)
+{
+  FILE *f = fopen("/proc/self/cmdline", "rb");
+  if (!f)
+    return strdup("");
+  char buf[4096];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  for (size_t i = 0; i + 1 < n; i++)
+    if (!buf[i])
+      buf[i] = ' ';
+  buf[n] = 0;
+  return strdup(buf);
+}
+
+/* The static tables the views read: the API description itself. */
+static bool write_description(void)
+{
+  sqlite3_stmt *q = prepare("SELECT count(*) FROM pi_api");
+  if (!q)
+    return false;
+  int have = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+  sqlite3_finalize(q);
+  if (have)
+    return true;
+  sqlite3_stmt *a = prepare("INSERT INTO pi_api(id, name, grp) VALUES (?,?,?)");
+  sqlite3_stmt *p = prepare("INSERT INTO pi_params(api, position, name, direction, type, "
+                            "kind, elem, obj, enum, flags) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  static const char *const elems[] = {"", "u32", "i32", "u64", "size", "bool", "cbool",
+                                      "native", "ptr", "string", "enum", "flags", "handle",
+                                      "props", "bytes"};
+  sqlite3_stmt *en = prepare("INSERT OR IGNORE INTO pi_enums(type, value, name) VALUES (?,?,?)");
+  static const char *const kinds[] = {"scalar", "handle", "handles", "string", "strings",
+                                      "bytes", "array", "info", "props", "binaries",
+                                      "blobs", "properties", "image_format", "image_desc",
+                                      "mem_obj_property", "fnptr", "hostptr", "usmptr",
+                                      "usmref"};
+  static const char *const dirs[] = {"in", "out", "inout"};
+  bool ok = a && p && en;
+  for (uint32_t id = 0; ok && id < PI_API_COUNT; id++) {
+    const pi_api_desc *d = &pi_api_table[id];
+    sqlite3_bind_int(a, 1, (int)id);
+    sqlite3_bind_text(a, 2, d->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(a, 3, d->group, -1, SQLITE_STATIC);
+    ok = step(a, "describing the API");
+    for (unsigned i = 0; ok && i < d->nparams; i++) {
+      const pi_param_desc *pd = &d->params[i];
+      sqlite3_bind_int(p, 1, (int)id);
+      sqlite3_bind_int(p, 2, (int)i);
+      sqlite3_bind_text(p, 3, pd->name, -1, SQLITE_STATIC);
+      sqlite3_bind_text(p, 4, dirs[pd->dir], -1, SQLITE_STATIC);
+      sqlite3_bind_text(p, 5, pd->ctype, -1, SQLITE_STATIC);
+      sqlite3_bind_text(p, 6, kinds[pd->kind], -1, SQLITE_STATIC);
+      if (pd->vt)
+        sqlite3_bind_text(p, 7, elems[pd->vt], -1, SQLITE_STATIC);
+      if (pd->obj)
+        sqlite3_bind_text(p, 8, pi_object_kind_name(pd->obj), -1, SQLITE_STATIC);
+      else if (pd->creates)
+        sqlite3_bind_text(p, 8, pi_object_kind_name(pd->creates), -1, SQLITE_STATIC);
+      if (pd->en && pd->kind != PI_PK_INFO) {
+        sqlite3_bind_text(p, 9, pd->en->name, -1, SQLITE_STATIC);
+        sqlite3_bind_int(p, 10, pd->en->is_flags);
+      }
+      ok = step(p, "describing the API");
+    }
+  }
+  for (size_t i = 0; ok && i < pi_enum_table_count; i++) {
+    const pi_enum_desc *d = pi_enum_table[i];
+    for (unsigned j = 0; ok && j < d->count; j++) {
+      sqlite3_bind_text(en, 1, d->name, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(en, 2, d->entries[j].value);
+      sqlite3_bind_text(en, 3, d->entries[j].name, -1, SQLITE_STATIC);
+      ok = step(en, "describing the API");
+    }
+  }
+  sqlite3_finalize(a);
+  sqlite3_finalize(p);
+  sqlite3_finalize(en);
+  return ok;
+}
+
+static bool open_db(void)
+{
+  char path[4096];
+  resolve_path(path, sizeof path);
+  snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", path);
+  int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                          SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc != SQLITE_OK) {
+    fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
+                    "unrecorded\n", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    sqlite3_close(db);
+    db = NULL;
+    return false;
+  }
+  chmod(path, 0600);
+  sqlite3_busy_timeout(db, 10000);
+  /* WAL: readers while recording; a killed process leaves a consistent
+   * database. synchronous=OFF: a process crash loses nothing the OS has. */
+  char *err = NULL;
+  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;", NULL, NULL, &err) !=
+          SQLITE_OK ||
+      sqlite3_exec(db, shim_schema_sql, NULL, NULL, &err) != SQLITE_OK) {
+    fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
+                    "unrecorded\n", path, err ? err : sqlite3_errmsg(db));
+    sqlite3_free(err);
+    sqlite3_close(db);
+    db = NULL;
+    return false;
+  }
+  /* A database of another schema version is not written to. */
+  sqlite3_stmt *v = prepare("SELECT value FROM pitrace_meta WHERE key='schema_version'");
+  int version = v && sqlite3_step(v) == SQLITE_ROW ? sqlite3_column_int(v, 0) : 0;
+  sqlite3_finalize(v);
+  if (version != SCHEMA_VERSION) {
+    fprintf(stderr, "pitrace: %s holds pitrace schema version %d, this recorder writes "
+                    "version %d; record to another file\n", path, version, SCHEMA_VERSION);
+    sqlite3_close(db);
+    db = NULL;
+    return false;
+  }
+  return true;
+}
+
+bool writer_start(void)
+{
+  if (!open_db())
+    return false;
+  if (!exec("BEGIN") || !write_description()) {
+    sqlite3_close(db);
+    db = NULL;
+    return false;
+  }
+  text env = {0};
+  json_env(&env);
+  char *cmd = command_line();
+  char cwd[4096] = "", host[256] = "";
+  if (!getcwd(cwd, sizeof cwd))
+    cwd[0] = 0;
+  gethostname(host, sizeof host);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  session_t0 = shim_now();
+  sqlite3_stmt *s = prepare(
+      "INSERT INTO sessions(label, pid, command, cwd, host, start_unix_ns, pi_version, "
+      "env, ended, data_mode, filter, schema_version) VALUES (?,?,?,?,?,?,?,?,'running',?,?,?)");
+  static const char *const modes[] = {"none", "meta", "all"};
+  if (s) {
+    sqlite3_bind_text(s, 1, shim_cfg.label, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(s, 2, (int)getpid());
+    sqlite3_bind_text(s, 3, cmd, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 4, cwd, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 5, host, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 6, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+    sqlite3_bind_text(s, 7, _PI_H_VERSION_STRING, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 8, env.p ? env.p : "{}", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 9, modes[shim_cfg.data_mode], -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 10, shim_cfg.filter, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(s, 11, SCHEMA_VERSION);
+  }
+  bool ok = s && step(s, "starting the session");
+  sqlite3_finalize(s);
+  free(cmd);
+  free(env.p);
+  session_id = sqlite3_last_insert_rowid(db);
+  st_call = prepare("INSERT INTO calls(session, seq, thread, plugin, api, result, start_ns, "
+                    "dur_ns, args, stack) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
+  st_call_update = prepare("UPDATE calls SET result=?3, dur_ns=?4, args=?5 WHERE session=?1 "
+                           "AND seq=?2");
+  st_data = prepare("INSERT OR REPLACE INTO data(session, seq, position, role, idx, size, "
+                    "hash, content, captured_seq, stored) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  st_blob = prepare("INSERT OR IGNORE INTO blobs(hash, size, content) VALUES (?,?,?)");
+  st_handle = prepare("INSERT OR REPLACE INTO handles(session, id, kind, created_seq, created) "
+                      "VALUES (?,?,?,?,?)");
+  st_handle_release = prepare("UPDATE handles SET released_seq=? WHERE session=? AND id=?");
+  st_note = prepare("INSERT INTO notes(session, seq, idx, kind, kernel, device, symbol, "
+                    "image, symbolic_id, numeric_ids, value, native, text) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  st_stack = prepare("INSERT INTO stacks(session, id, frames) VALUES (?,?,?)");
+  st_thread = prepare("INSERT OR IGNORE INTO threads(session, idx, tid) VALUES (?,?,?)");
+  st_plugin = prepare("INSERT INTO plugins(session, idx, name, path, version, backend) "
+                      "VALUES (?,?,?,?,?,?)");
+  ok = ok && st_call && st_call_update && st_data && st_blob && st_handle &&
+       st_handle_release && st_note && st_stack && st_thread && st_plugin;
+  ok = ok && exec("COMMIT") && exec("BEGIN");
+  if (!ok)
+    return false;
+  writer_running = pthread_create(&writer_thread, NULL, writer_main, NULL) == 0;
+  if (!writer_running) {
+    fprintf(stderr, "pitrace: cannot start the recording thread; not recording\n");
+    return false;
+  }
+  return true;
+}
+
+static void wait_done(int gen, int timeout_ms)
+{
+  struct timespec nap = {0, 1000000};
+  for (int waited = 0; waited < timeout_ms && atomic_load(&finish_done) < gen; waited++)
+    nanosleep(&nap, NULL);
+}
+
+void writer_flush(int timeout_ms)
+{
+  if (!writer_running || pthread_equal(pthread_self(), writer_thread))
+    return;
+  int gen = atomic_fetch_add(&finish_gen, 1) + 1;
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&finish_req, &expected, 1))
+    wait_done(gen, timeout_ms);
+}
+
+void writer_finish(const char *how, int signo, int timeout_ms)
+{
+  static _Atomic bool finishing;
+  if (!writer_running || atomic_exchange(&finishing, true))
+    return;
+  if (pthread_equal(pthread_self(), writer_thread))
+    return;
+  snprintf(finish_how, sizeof finish_how, "%s", how);
+  finish_signo = signo;
+  int gen = atomic_fetch_add(&finish_gen, 1) + 1;
+  atomic_store(&finish_req, 2);
+  wait_done(gen, timeout_ms);
+  atomic_store(&shim_recording, false);
+  if (signo) /* in a signal handler: leave the rest to the process's end */
+    return;
+  if (atomic_load(&finish_done) >= gen) {
+    pthread_join(writer_thread, NULL);
+    writer_running = false;
+    sqlite3_stmt *all[] = {st_call, st_call_update, st_data, st_blob, st_handle,
+                           st_handle_release, st_note, st_stack, st_thread, st_plugin};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+      sqlite3_finalize(all[i]);
+    /* One file again: fold the WAL in, leave journal mode WAL off. */
+    sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", NULL,
+                 NULL, NULL);
+    sqlite3_close(db);
+    db = NULL;
+  }
+  for (size_t i = 0; i < nthreads; i++) {
+    for (size_t j = 0; j < threads[i].nnotes; j++)
+      free(threads[i].notes[j]);
+    free(threads[i].notes);
+  }
+  free(threads);
+  threads = NULL;
+  nthreads = 0;
+  for (pending_call *c = inflight, *n; c; c = n) {
+    n = c->next;
+    free(c->in.p);
+    free(c);
+  }
+  inflight = NULL;
+  map_free(&handles);
+  free(usm_allocs);
+  usm_allocs = NULL;
+  nusm_allocs = cap_usm_allocs = 0;
+  map_free(&mapped);
+  map_free(&memo);
+  map_free(&stacks);
+}
