@@ -790,6 +790,8 @@ static void write_items(unsigned char *w, const captures *c)
   }
 }
 
+static void ensure_handlers(void);
+
 /* Starts the session on the first recorded call. */
 static bool ensure_started(void)
 {
@@ -869,6 +871,11 @@ void shim_end(shim_call *c, pi_result r)
     shim_commit(x);
   }
   after_call(api, c->argv, r);
+  /* Calls that may start an implementation (and its signal handlers). */
+  if (api->id == PI_API_piPlatformsGet || api->id == PI_API_piDevicesGet ||
+      api->id == PI_API_piProgramBuild || api->id == PI_API_piProgramCompile ||
+      api->id == PI_API_piProgramLink || api->id == PI_API_piContextCreate)
+    ensure_handlers();
   if (api->id == PI_API_piTearDown && r == PI_SUCCESS &&
       atomic_fetch_add(&torn_down, 1) + 1 == atomic_load(&shim_ninstances))
     writer_finish("teardown", 0, 10000);
@@ -916,53 +923,76 @@ PI_PLUGIN_EXPORT void pitrace_note_hook(const pirt_note *n)
  * previous handler (or the default action) runs. */
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGQUIT};
-static struct sigaction previous[sizeof fatal_signals / sizeof *fatal_signals];
+#define NSIG_FATAL (sizeof fatal_signals / sizeof *fatal_signals)
+static struct sigaction previous[NSIG_FATAL];
 static _Atomic int crashing;
+static _Atomic bool handlers_installed;
+
+static void on_fatal(int sig, siginfo_t *info, void *ctx);
+
+static void install_one(size_t k)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fatal;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(fatal_signals[k], &sa, &previous[k]);
+}
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
   size_t k = 0;
   while (fatal_signals[k] != sig)
     k++;
-  bool app_handler = (previous[k].sa_flags & SA_SIGINFO) ? previous[k].sa_sigaction != NULL
-                     : previous[k].sa_handler != SIG_DFL && previous[k].sa_handler != SIG_IGN;
+  struct sigaction *prev = &previous[k];
+  bool app_handler = (prev->sa_flags & SA_SIGINFO) ? prev->sa_sigaction != NULL
+                     : prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN;
   /* An application that handles SIGINT, SIGTERM or SIGQUIT may go on. */
   bool ends = !app_handler || (sig != SIGINT && sig != SIGTERM && sig != SIGQUIT);
   int expected = 0;
-  if (ends && atomic_compare_exchange_strong(&crashing, &expected, sig))
+  bool first = atomic_compare_exchange_strong(&crashing, &expected, sig);
+  if (!ends)
+    atomic_store(&crashing, 0);
+  else if (!first) {
+    /* Again (a handler we chained to returned into the fault): die. */
+    signal(sig, SIG_DFL);
+    if (!info || info->si_code <= 0)
+      raise(sig);
+    return;
+  }
+  if (ends)
     writer_finish("signal", sig, 3000);
-  /* Hand the signal on: to the application's handler, or the default. */
-  struct sigaction *prev = &previous[k];
-  struct sigaction ours;
-  sigaction(sig, prev, &ours);
+  /* Hand the signal on: to the handler that was there before, or the
+   * default action. */
   if (app_handler) {
     if (prev->sa_flags & SA_SIGINFO)
       prev->sa_sigaction(sig, info, ctx);
     else
       prev->sa_handler(sig);
-    if (!ends) { /* the application goes on: keep watching */
-      ours.sa_sigaction = on_fatal;
-      ours.sa_flags = SA_SIGINFO | SA_RESETHAND;
-      sigaction(sig, &ours, NULL);
-    }
+    if (!ends)
+      install_one(k); /* the application goes on: keep watching */
     return;
   }
-  /* Returning re-executes a faulting instruction under the default action;
-   * raised signals (abort, kill) need raising again. */
-  if (sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE)
+  signal(sig, SIG_DFL);
+  /* A fault re-executes under the default action when the handler
+   * returns; a sent signal (abort, kill) must be raised again. */
+  if (!info || info->si_code <= 0)
     raise(sig);
 }
 
-static void install_handlers(void)
+/* Puts the crash handlers in place, or back on top of handlers installed
+ * since (LLVM inside an OpenCL implementation installs its own when it
+ * starts, and does not pass a re-raised abort on). */
+static void ensure_handlers(void)
 {
-  for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fatal;
-    sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    sigaction(fatal_signals[i], &sa, &previous[i]);
+  for (size_t k = 0; k < NSIG_FATAL; k++) {
+    struct sigaction cur;
+    sigaction(fatal_signals[k], NULL, &cur);
+    if (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != on_fatal)
+      install_one(k);
   }
+  atomic_store(&handlers_installed, true);
 }
 
 /* ---- Binding ---------------------------------------------------------------------------- */
@@ -1027,7 +1057,7 @@ PI_PLUGIN_EXPORT bool pitrace_shim_wrap(const pi_plugin *target, const char *nam
     atomic_store(&shim_recording, true);
     if (!ensure_started())
       return false;
-    install_handlers();
+    ensure_handlers();
   }
   return true;
 }

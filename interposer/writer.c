@@ -1029,8 +1029,9 @@ static void process_exit(const rec_exit *x)
   for (unsigned i = 0; i < n; i++)
     if (items[i].it->role == ITEM_OUT || (items[i].it->role == ITEM_VALUE &&
                                           api->params[items[i].it->position].kind == PI_PK_INFO))
-      store_data(c->seq, items[i].it->position, "out", items[i].it->index, items[i].data,
-                 items[i].it->size, items[i].it->full, -1);
+      store_data(c->seq, items[i].it->position,
+                 items[i].it->role == ITEM_OUT ? "out" : "value", items[i].it->index,
+                 items[i].data, items[i].it->size, items[i].it->full, -1);
   free_heap_items(items, n);
   if (x->result == PI_SUCCESS) {
     if (api->retains >= 0) {

@@ -66,9 +66,18 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
 /* ---- Errors ---------------------------------------------------------------- */
 
 static __thread char last_error[1024];
+static __thread bool last_is_unsupported; /* keep its message */
+
+pi_result pirt_fail_unsupported(pi_result r, const char *msg)
+{
+  pirt_fail(r, "%s", msg);
+  last_is_unsupported = true;
+  return r;
+}
 
 pi_result pirt_fail(pi_result r, const char *fmt, ...)
 {
+  last_is_unsupported = false;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(last_error, sizeof last_error, fmt, ap);
@@ -80,6 +89,10 @@ pi_result pirt_fail(pi_result r, const char *fmt, ...)
 pi_result pirt_fail_call(const struct pirt_plugin *pl, const char *what,
                          pi_result r)
 {
+  if (last_is_unsupported) { /* the runtime's own message says it best */
+    last_is_unsupported = false;
+    return r;
+  }
   char *msg = NULL;
   if (pl && pl->table.piPluginGetLastError) {
     pl->table.piPluginGetLastError(&msg);

@@ -182,6 +182,9 @@ bool pirt_is_shut_down(void);
 /* Records the thread's last error message and returns `r`. */
 pi_result pirt_fail(pi_result r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Like pirt_fail, for a table entry the plugin leaves NULL: the message is
+ * kept by the pirt_fail_call that follows. */
+pi_result pirt_fail_unsupported(pi_result r, const char *msg);
 /* For a failed PI call: the call, the result and the plugin's own text. */
 pi_result pirt_fail_call(const struct pirt_plugin *pl, const char *what,
                          pi_result r);

@@ -426,7 +426,8 @@ const char *pirt_plugins_problem(void)
 
 pi_result pirt_unsupported(const struct pirt_plugin *pl, pi_api_id id)
 {
-  return pirt_fail(PI_ERROR_INVALID_OPERATION, "%s is not supported by plugin "
-                   "%s (its table leaves it NULL)", pi_api_table[id].name,
-                   pl->name);
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s is not supported by plugin %s (its table leaves it "
+           "NULL)", pi_api_table[id].name, pl->name);
+  return pirt_fail_unsupported(PI_ERROR_INVALID_OPERATION, msg);
 }

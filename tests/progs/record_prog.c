@@ -1,0 +1,125 @@
+/*
+ * record_prog: workloads for the recorder's tests, each ending in a way the
+ * session must survive.
+ *
+ *   record_prog crash N     N device queries, then a segfault
+ *   record_prog abort N     N queries, then abort()
+ *   record_prog kill N      N queries, a pause, then SIGKILL to itself
+ *   record_prog exit N      N queries, a pause, then _exit(3) (no teardown)
+ *   record_prog threads T M T threads making M queries each
+ *   record_prog readback    a non-blocking read completed by an event wait,
+ *                           and the same buffer written twice
+ * It prints "made K calls" (K: the queries it made) before it ends.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pirt.h"
+
+static pirt_device *dev;
+
+static int queries(int n)
+{
+  for (int i = 0; i < n; i++) {
+    pi_uint32 units = 0;
+    if (pirt_device_query(dev, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units, &units,
+                          NULL) != PI_SUCCESS) {
+      printf("record_prog: %s\n", pirt_error_message());
+      return 2;
+    }
+  }
+  printf("record_prog: made %d calls\n", n);
+  fflush(stdout);
+  return 0;
+}
+
+static void *thread_main(void *arg)
+{
+  return (void *)(intptr_t)queries((int)(intptr_t)arg);
+}
+
+static void pause_ms(int ms)
+{
+  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+static int readback(void)
+{
+  pirt_context *ctx;
+  pirt_queue *q;
+  pirt_buffer *b;
+  int data[1024], back[1024];
+  for (int i = 0; i < 1024; i++)
+    data[i] = i * 3;
+  if (pirt_context_create(dev, &ctx) || pirt_queue_create(ctx, 0, &q) ||
+      pirt_buffer_create(ctx, 0, sizeof data, NULL, &b) ||
+      pirt_write(q, b, true, 0, sizeof data, data, 0, NULL, NULL) ||
+      pirt_write(q, b, true, 0, sizeof data, data, 0, NULL, NULL)) {
+    printf("record_prog: %s\n", pirt_error_message());
+    return 2;
+  }
+  pirt_event *ev;
+  memset(back, 0, sizeof back);
+  if (pirt_read(q, b, false, 0, sizeof back, back, 0, NULL, &ev) ||
+      pirt_event_wait(1, &ev)) {
+    printf("record_prog: %s\n", pirt_error_message());
+    return 2;
+  }
+  pirt_event_release(ev);
+  pirt_buffer_release(b);
+  pirt_queue_release(q);
+  pirt_context_release(ctx);
+  printf("record_prog: read back %s\n", memcmp(data, back, sizeof data) ? "WRONG" : "ok");
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) {
+    fprintf(stderr, "usage: record_prog crash|abort|kill|exit N | threads T M | readback\n");
+    return 2;
+  }
+  if (pirt_device_select(NULL, &dev) != PI_SUCCESS) {
+    printf("record_prog: %s\n", pirt_error_message());
+    return 2;
+  }
+  int n = argc > 2 ? atoi(argv[2]) : 10;
+  const char *mode = argv[1];
+  if (strcmp(mode, "threads") == 0) {
+    int t = n, m = argc > 3 ? atoi(argv[3]) : 100;
+    pthread_t th[64];
+    for (int i = 0; i < t && i < 64; i++)
+      pthread_create(&th[i], NULL, thread_main, (void *)(intptr_t)m);
+    int bad = 0;
+    for (int i = 0; i < t && i < 64; i++) {
+      void *r;
+      pthread_join(th[i], &r);
+      bad |= r != NULL;
+    }
+    return bad ? 2 : 0;
+  }
+  if (strcmp(mode, "readback") == 0)
+    return readback();
+  if (queries(n))
+    return 2;
+  if (strcmp(mode, "crash") == 0) {
+    volatile int *null = NULL;
+    *null = 1;
+  } else if (strcmp(mode, "abort") == 0) {
+    abort();
+  } else if (strcmp(mode, "kill") == 0) {
+    pause_ms(300);
+    kill(getpid(), SIGKILL);
+  } else if (strcmp(mode, "exit") == 0) {
+    pause_ms(300);
+    _exit(3);
+  }
+  return 0;
+}

@@ -1,0 +1,312 @@
+/*
+ * test_record.c: the recording shim on real PoCL calls. Every call the
+ * trace shows is recorded, in the same order, with typed readable
+ * arguments; sessions survive crashes, abort, SIGKILL and exit without
+ * teardown; 8 threads lose and duplicate nothing; a full disk or an
+ * unwritable path stops recording with one warning while the application
+ * goes on; the data controls, the filter and backtraces work; the
+ * runtime's link decisions and spec-constant values are stored.
+ */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <errno.h>
+#include <sys/mount.h>
+
+#include "testutil.h"
+
+#define BIN PITRACE_BIN_DIR
+#define POCL "OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd"
+
+static char *env_kv(const char *name, const char *value)
+{
+  char *s = malloc(strlen(name) + strlen(value) + 2);
+  sprintf(s, "%s=%s", name, value);
+  return s;
+}
+
+/* The first column of the first row of `sql` as an integer (-1: none). */
+static long long db_int(const char *path, const char *sql)
+{
+  sqlite3 *db;
+  cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK,
+               "cannot open %s", path);
+  sqlite3_stmt *s;
+  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
+               sqlite3_errmsg(db));
+  long long v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+/* All rows of a one-column query, newline-separated (malloc'd). */
+static char *db_lines(const char *path, const char *sql)
+{
+  sqlite3 *db;
+  cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  sqlite3_stmt *s;
+  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
+               sqlite3_errmsg(db));
+  size_t cap = 4096, len = 0;
+  char *out = calloc(1, cap);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(s, 0);
+    size_t n = t ? strlen(t) : 4;
+    while (len + n + 2 > cap)
+      out = realloc(out, cap *= 2);
+    memcpy(out + len, t ? t : "NULL", n);
+    len += n;
+    out[len++] = '\n';
+    out[len] = 0;
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return out;
+}
+
+/* The APIs of the trace's call blocks, one per line. */
+static char *trace_apis(const char *trace)
+{
+  char *out = calloc(1, strlen(trace) + 1), *w = out;
+  for (const char *p = trace; (p = strstr(p, "---> ")); p += 5) {
+    if (p != trace && p[-1] != '\n')
+      continue;
+    const char *e = strchr(p, '(');
+    memcpy(w, p + 5, (size_t)(e - p - 5));
+    w += e - p - 5;
+    *w++ = '\n';
+  }
+  return out;
+}
+
+Test(record, every_traced_call_is_recorded_in_order_with_readable_arguments)
+{
+  char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");
+  const char *argv[] = {BIN "/vadd", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_TRACE=2",
+                       env_kv("SYCL_PI_TRACE_FILE", trace), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  char *traced = trace_apis(tu_read_file(trace));
+  char *recorded = db_lines(db, "SELECT api FROM pi_calls ORDER BY seq");
+  cr_assert_str_eq(recorded, traced);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE result <> 'PI_SUCCESS'"), 0);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_args WHERE value IS NULL OR value = ''"), 0,
+               "%s", db_lines(db, "SELECT seq || ' ' || name FROM pi_args WHERE value IS NULL "
+                                  "OR value = ''"));
+  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
+  /* Typed values: a handle, an enum, flags, a string, an info result, data. */
+  char *kc = db_lines(db, "SELECT name || '=' || value FROM pi_args WHERE seq = (SELECT "
+                          "min(seq) FROM pi_calls WHERE api = 'piKernelCreate')");
+  cr_assert(strstr(kc, "program=program#"), "%s", kc);
+  cr_assert(strstr(kc, "kernel_name=vadd\n"), "%s", kc);
+  cr_assert(strstr(kc, "ret_kernel=kernel#"), "%s", kc);
+  char *info = db_lines(db, "SELECT value FROM pi_args WHERE name = 'param_name' AND "
+                            "value = 'PI_DEVICE_INFO_TYPE'");
+  cr_assert(strstr(info, "PI_DEVICE_INFO_TYPE"), "%s", info);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_value' AND "
+                          "value = 'PI_DEVICE_TYPE_CPU'"), 1);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'flags' AND value = "
+                          "'PI_MEM_ACCESS_READ_ONLY|PI_MEM_FLAGS_HOST_PTR_COPY'"), 1);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'ptr' AND "
+                          "value LIKE '4096 bytes (out): 0000003F%'"), 1);
+  /* Handles: created and released by the calls named. */
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'kernel' AND "
+                          "created_by = 'piKernelCreate' AND released_by = 'piKernelRelease'"), 1);
+}
+
+Test(record, crash_keeps_every_call_and_the_entry_of_the_crashing_one)
+{
+  char *db = tu_temp_path(".db"), *cfg = tu_write_temp(".conf", PITRACE_LIB_DIR
+                                                           "/libpi_test_partial.so\n");
+  const char *argv[] = {BIN "/use_device", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), env_kv("SYCL_PI_CONFIG", cfg),
+                       "PI_TEST_CRASH=1", NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 128 + SIGSEGV, "%s", out);
+  cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 11\n");
+  char *last = db_lines(db, "SELECT api || ' ' || coalesce(result, 'no result') FROM "
+                            "pi_calls ORDER BY seq DESC LIMIT 1");
+  cr_assert_str_eq(last, "piContextCreate no result\n");
+}
+
+Test(record, crash_after_n_calls_keeps_all_of_them)
+{
+  char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");
+  const char *argv[] = {BIN "/record_prog", "crash", "500", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_TRACE=2",
+                       env_kv("SYCL_PI_TRACE_FILE", trace), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 128 + SIGSEGV, "%s", out);
+  cr_assert(strstr(out, "made 500 calls"), "%s", out);
+  int traced = tu_count(tu_read_file(trace), "\n---> ") + 1;
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
+  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 500);
+  cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 11\n");
+  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+}
+
+Test(record, abort_marks_the_session)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "abort", "50", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 128 + SIGABRT, "%s", out);
+  cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 6\n");
+  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 50);
+}
+
+Test(record, sigkill_leaves_a_sound_database_with_the_calls_before_it)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "kill", "300", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 128 + SIGKILL, "%s", out);
+  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  /* The calls came 300 ms before the kill: none may be lost. */
+  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 300);
+  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "running\n");
+}
+
+Test(record, exit_without_teardown_keeps_the_calls)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "exit", "200", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
+  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 200);
+  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+}
+
+Test(record, eight_threads_lose_and_duplicate_nothing)
+{
+  char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");
+  const char *argv[] = {BIN "/record_prog", "threads", "8", "2000", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_TRACE=2",
+                       env_kv("SYCL_PI_TRACE_FILE", trace), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  char *t = tu_read_file(trace);
+  int traced = tu_count(t, "\n---> ") + 1;
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
+  cr_assert_eq(db_int(db, "SELECT count(DISTINCT seq) FROM calls"), traced);
+  cr_assert_eq(db_int(db, "SELECT max(seq) - min(seq) + 1 FROM calls"), traced, "gaps in seq");
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+                          "thread > 1"), 8 * 2000);
+  cr_assert_eq(db_int(db, "SELECT count(DISTINCT thread) FROM calls"), 9);
+  /* In each thread, calls follow each other in time as in sequence. */
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls a JOIN calls b ON a.session = b.session "
+                          "AND a.thread = b.thread AND b.seq = (SELECT min(seq) FROM calls c "
+                          "WHERE c.thread = a.thread AND c.seq > a.seq) WHERE b.start_ns < "
+                          "a.start_ns + a.dur_ns"), 0);
+}
+
+Test(record, unwritable_path_warns_once_and_the_application_goes_on)
+{
+  const char *argv[] = {BIN "/vadd", NULL};
+  const char *env[] = {"SYCL_PI_RECORD=/nonexistent/dir/s.db", POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  cr_assert_eq(tu_count(out, "pitrace: cannot record to /nonexistent/dir/s.db"), 1, "%s", out);
+}
+
+Test(record, full_disk_stops_recording_not_the_application)
+{
+  /* A 1 MiB tmpfs fills up long before vadd's 12 MB of buffers are stored. */
+  char dir[] = "/tmp/pitrace-full-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  if (mount("pitrace-full", dir, "tmpfs", 0, "size=1m") != 0) {
+    rmdir(dir);
+    cr_skip_test("mounting a small tmpfs needs root (%s): no full disk to test on",
+                 strerror(errno));
+  }
+  char db[256];
+  snprintf(db, sizeof db, "%s/s.db", dir);
+  const char *argv[] = {BIN "/vadd", "1000000", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  long long incomplete = db_int(db, "SELECT count(*) FROM sessions WHERE ended = 'incomplete'");
+  char *ok = db_lines(db, "PRAGMA integrity_check");
+  umount(dir);
+  rmdir(dir);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  cr_assert_eq(tu_count(out, "pitrace: recording to "), 1, "%s", out);
+  cr_assert(strstr(out, "stopped ("), "%s", out);
+  cr_assert_eq(incomplete, 1);
+  cr_assert_str_eq(ok, "ok\n");
+}
+
+Test(record, data_controls)
+{
+  const char *argv[] = {BIN "/vadd", NULL};
+  char *none = tu_temp_path(".db"), *meta = tu_temp_path(".db"), *cap = tu_temp_path(".db");
+  char *out;
+  const char *e1[] = {env_kv("SYCL_PI_RECORD", none), "SYCL_PI_RECORD_DATA=none", POCL, NULL};
+  cr_assert_eq(tu_run(argv, e1, &out), 0, "%s", out);
+  cr_assert_eq(db_int(none, "SELECT count(*) FROM data WHERE role IN ('in', 'out')"), 0);
+  cr_assert_str_eq(db_lines(none, "SELECT data_mode FROM sessions"), "none\n");
+  const char *e2[] = {env_kv("SYCL_PI_RECORD", meta), "SYCL_PI_RECORD_DATA=meta", POCL, NULL};
+  cr_assert_eq(tu_run(argv, e2, &out), 0, "%s", out);
+  cr_assert_gt(db_int(meta, "SELECT count(*) FROM data WHERE size = 4096"), 0);
+  cr_assert_eq(db_int(meta, "SELECT count(*) FROM data WHERE stored > 0 AND role IN "
+                            "('in', 'out')"), 0);
+  const char *e3[] = {env_kv("SYCL_PI_RECORD", cap), "SYCL_PI_RECORD_DATA_CAP=1K", POCL, NULL};
+  cr_assert_eq(tu_run(argv, e3, &out), 0, "%s", out);
+  cr_assert_gt(db_int(cap, "SELECT count(*) FROM data WHERE size = 4096 AND stored = 1024"), 0);
+}
+
+Test(record, api_filter_and_backtraces)
+{
+  const char *argv[] = {BIN "/vadd", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_FILTER=piEnqueue*,piKernel*",
+                       "SYCL_PI_RECORD_BACKTRACE=1", POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api NOT LIKE 'piEnqueue%' AND "
+                          "api NOT LIKE 'piKernel%'"), 0);
+  cr_assert_gt(db_int(db, "SELECT count(*) FROM pi_calls"), 4);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls WHERE stack IS NULL"), 0);
+  char *frames = db_lines(db, "SELECT frames FROM stacks");
+  cr_assert(strstr(frames, "vadd!main+0x") || strstr(frames, "vadd+0x"), "%s", frames);
+  cr_assert(strstr(frames, "libpirt.so"), "%s", frames);
+}
+
+Test(record, readback_of_a_non_blocking_read_and_payloads_stored_once)
+{
+  const char *argv[] = {BIN "/record_prog", "readback", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "read back ok"), "%s", out);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM data d JOIN calls c ON c.seq = d.seq JOIN "
+                          "pi_api a ON a.id = c.api WHERE a.name = 'piEnqueueMemBufferRead' AND "
+                          "d.role = 'readback' AND d.captured_seq > d.seq AND d.size = 4096"), 1);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM data WHERE role = 'in' AND size = 4096"), 2);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM blobs WHERE size = 4096"), 1,
+               "the same data stored twice");
+}
+
+Test(record, link_decisions_and_spec_constants_are_stored)
+{
+  char *db = tu_temp_path(".db"), *out;
+  const char *a1[] = {BIN "/shared_lib", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  cr_assert_eq(tu_run(a1, env, &out), 0, "%s", out);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_link_decisions WHERE kind = 'symbol' AND "
+                          "symbol = 'poly2' AND image = 'libmathdev.so#0'"), 1);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_link_decisions WHERE kind = 'link' AND "
+                          "before_api = 'piclProgramCreateWithSource'"), 1);
+  const char *a2[] = {BIN "/spec_const", NULL};
+  cr_assert_eq(tu_run(a2, env, &out), 0, "%s", out);
+  char *sc = db_lines(db, "SELECT kernel || ' ' || symbolic_id || ' ' || numeric_ids || ' ' "
+                          "|| how || ' ' || size FROM pi_spec_constants");
+  cr_assert_str_eq(sc, "convolution coeff_id [0,1,2,3,4,5,6,7,8] emulated 36\n");
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM sessions"), 2, "two runs, one file");
+}
