@@ -826,7 +826,8 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
     if (nframes < 0)
       nframes = 0;
   }
-  size_t size = sizeof(rec_entry) + (size_t)nframes * sizeof(void *) + items_size(&cap);
+  size_t size = sizeof(rec_entry) + api->nparams * sizeof(uint64_t) +
+                (size_t)nframes * sizeof(void *) + items_size(&cap);
   rec_entry *e = shim_reserve(size);
   if (!e)
     return false;
@@ -837,7 +838,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   e->nitems = (uint16_t)cap.n;
   e->nframes = (uint16_t)nframes;
   memcpy(e->argv, argv, api->nparams * sizeof *argv);
-  unsigned char *w = (unsigned char *)(e + 1);
+  unsigned char *w = (unsigned char *)(e->argv + api->nparams);
   if (nframes) {
     memcpy(w, frames + 2, (size_t)nframes * sizeof(void *));
     w += (size_t)nframes * sizeof(void *);

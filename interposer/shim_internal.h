@@ -80,8 +80,8 @@ typedef struct rec_entry {
   uint32_t thread;
   uint16_t nitems;
   uint16_t nframes;
-  uint64_t argv[PI_MAX_PARAMS];
-  /* then nframes uintptr_t frames, then nitems (rec_item + data) */
+  uint64_t argv[]; /* one per parameter; then nframes uintptr_t frames,
+                      then nitems (rec_item + data) */
 } rec_entry;
 
 typedef struct rec_exit {

@@ -913,8 +913,8 @@ static void process_entry(const rec_entry *e)
   c->thread = e->thread;
   c->plugin = shim_instances[e->h.instance].index;
   c->api = e->h.api;
-  memcpy(c->argv, e->argv, sizeof c->argv);
-  const uintptr_t *frames = (const uintptr_t *)(e + 1);
+  memcpy(c->argv, e->argv, api->nparams * sizeof *e->argv);
+  const uintptr_t *frames = (const uintptr_t *)(e->argv + api->nparams);
   c->stack = stack_id(frames, e->nframes);
   item_view items[MAX_ITEMS_VIEW];
   unsigned n = read_items((const unsigned char *)(frames + e->nframes), e->nitems, items,
@@ -977,8 +977,7 @@ static void insert_call(pending_call *c, const text *args, bool complete, int32_
 {
   if (c->inserted) { /* written as incomplete at a commit: now complete */
     sqlite3_stmt *u = st_call_update;
-    sqlite3_bind_int64(u, 1, session_id);
-    sqlite3_bind_int64(u, 2, (int64_t)c->seq);
+    sqlite3_bind_int64(u, 1, (session_id << 32) | (int64_t)c->seq);
     if (complete) {
       sqlite3_bind_int(u, 3, result);
       sqlite3_bind_int64(u, 4, (int64_t)(t1 - c->t0));
@@ -988,8 +987,7 @@ static void insert_call(pending_call *c, const text *args, bool complete, int32_
     return;
   }
   sqlite3_stmt *s = st_call;
-  sqlite3_bind_int64(s, 1, session_id);
-  sqlite3_bind_int64(s, 2, (int64_t)c->seq);
+  sqlite3_bind_int64(s, 1, (session_id << 32) | (int64_t)c->seq);
   sqlite3_bind_int(s, 3, (int)c->thread);
   sqlite3_bind_int(s, 4, (int)c->plugin);
   sqlite3_bind_int(s, 5, c->api);
@@ -1225,7 +1223,8 @@ static void discard(void)
         unsigned nitems;
         if (h->type == REC_ENTRY) {
           const rec_entry *e = (const rec_entry *)h;
-          p = (const unsigned char *)((const uintptr_t *)(e + 1) + e->nframes);
+          p = (const unsigned char *)((const uintptr_t *)(e->argv + pi_api_table[e->h.api].nparams) +
+                                      e->nframes);
           nitems = e->nitems;
         } else {
           p = (const unsigned char *)((const rec_exit *)h + 1);
@@ -1531,10 +1530,9 @@ bool writer_start(void)
   free(cmd);
   free(env.p);
   session_id = sqlite3_last_insert_rowid(db);
-  st_call = prepare("INSERT INTO calls(session, seq, thread, plugin, api, result, start_ns, "
-                    "dur_ns, args, stack) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
-  st_call_update = prepare("UPDATE calls SET result=?3, dur_ns=?4, args=?5 WHERE session=?1 "
-                           "AND seq=?2");
+  st_call = prepare("INSERT INTO calls(id, thread, plugin, api, result, start_ns, "
+                    "dur_ns, args, stack) VALUES (?1,?3,?4,?5,?6,?7,?8,?9,?10)");
+  st_call_update = prepare("UPDATE calls SET result=?3, dur_ns=?4, args=?5 WHERE id=?1");
   st_data = prepare("INSERT OR REPLACE INTO data(session, seq, position, role, idx, size, "
                     "hash, content, captured_seq, stored) VALUES (?,?,?,?,?,?,?,?,?,?)");
   st_blob = prepare("INSERT OR IGNORE INTO blobs(hash, size, content) VALUES (?,?,?)");

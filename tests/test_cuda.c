@@ -1668,6 +1668,9 @@ Test(cuda, compile_and_link_two_ptx_modules)
   TRY(pi.piProgramCreateWithBinary(ctx, 1, &dev, &len, &cbin, 0, NULL, NULL,
                                    &again));
   TRY(pi.piProgramBuild(again, 1, &dev, NULL, NULL, NULL));
+  TRY(pi.piProgramGetInfo(again, PI_PROGRAM_INFO_KERNEL_NAMES, sizeof names,
+                          names, NULL));
+  cr_assert(strcmp(names, "apply") == 0, "the cubin's kernels: '%s'", names);
   k = kernel(again, "apply");
   TRY(pi.piKernelRelease(k));
   TRY(pi.piProgramRelease(again));

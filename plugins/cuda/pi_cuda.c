@@ -136,13 +136,37 @@ fail(pi_result code, const char *fmt, ...) {
   return code;
 }
 
+/* Names of the results the plugin meets before or without a working
+ * driver (whose cuGetErrorName then may not answer). */
+#define CU_KNOWN_ERRORS(X)                                                     \
+  X(CUDA_ERROR_INVALID_VALUE)                                                  \
+  X(CUDA_ERROR_OUT_OF_MEMORY)                                                  \
+  X(CUDA_ERROR_NOT_INITIALIZED)                                                \
+  X(CUDA_ERROR_DEINITIALIZED) X(CUDA_ERROR_STUB_LIBRARY)                       \
+      X(CUDA_ERROR_DEVICE_UNAVAILABLE) X(CUDA_ERROR_NO_DEVICE)                 \
+          X(CUDA_ERROR_INVALID_DEVICE) X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)    \
+              X(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE)                     \
+                  X(CUDA_ERROR_OPERATING_SYSTEM) X(CUDA_ERROR_UNKNOWN)
+
+static const char *cu_known_name(CUresult err) {
+  switch (err) {
+#define X(name)                                                                \
+  case name:                                                                   \
+    return #name;
+    CU_KNOWN_ERRORS(X)
+#undef X
+  default:
+    return NULL;
+  }
+}
+
 /* "CUDA_ERROR_INVALID_VALUE (1): invalid argument" for a driver result. */
 static const char *cu_error_text(CUresult err, char *buf, size_t n) {
   const char *name = NULL, *text = NULL;
-  if (drv.cuGetErrorName)
-    drv.cuGetErrorName(err, &name);
-  if (drv.cuGetErrorString)
-    drv.cuGetErrorString(err, &text);
+  if (!drv.cuGetErrorName || drv.cuGetErrorName(err, &name) != CUDA_SUCCESS)
+    name = cu_known_name(err);
+  if (drv.cuGetErrorString && drv.cuGetErrorString(err, &text) != CUDA_SUCCESS)
+    text = NULL;
   snprintf(buf, n, "%s (%d)%s%s", name ? name : "CUDA error", (int)err,
            text ? ": " : "", text ? text : "");
   return buf;
@@ -2741,7 +2765,22 @@ static void program_record(pi_program p, const struct jit *j,
     p->binary_type = type;
 }
 
-/* Fills a built program's kernel list (its lock held). */
+/* Lists a module's kernels where the driver can; otherwise the names stay
+ * unknown, with a warning (the kernels still work). */
+static void module_kernels(const char *fn, CUmodule m, char **list,
+                           size_t *count) {
+  if (module_entries(fn, m, list, count) != PI_SUCCESS) {
+    char why[sizeof last_message];
+    memcpy(why, last_message, sizeof why);
+    free(*list);
+    *list = NULL;
+    *count = 0;
+    fail(PI_SUCCESS, "%s: the module's kernel names are unknown: %s", fn, why);
+  }
+}
+
+/* Fills a built program's kernel list (its lock held): the .entry names of
+ * its PTX, or what the driver lists of a module from a cubin or fatbin. */
 static pi_result program_kernels(const char *fn, pi_program p) {
   free(p->kernel_names);
   p->kernel_names = NULL;
@@ -2751,7 +2790,8 @@ static pi_result program_kernels(const char *fn, pi_program p) {
                        &p->num_kernels)
                ? PI_SUCCESS
                : no_memory(fn);
-  return module_entries(fn, p->module, &p->kernel_names, &p->num_kernels);
+  module_kernels(fn, p->module, &p->kernel_names, &p->num_kernels);
+  return PI_SUCCESS;
 }
 
 /* Checks PTX through the driver's linker (a link state takes each PTX input
@@ -2970,7 +3010,7 @@ cu_piProgramLink(pi_context context, pi_uint32 num_devices,
       p->num_kernels = num_names;
       names = NULL;
     } else {
-      r = module_entries(FN, m, &p->kernel_names, &p->num_kernels);
+      module_kernels(FN, m, &p->kernel_names, &p->num_kernels);
     }
   } else {
     r = jit_fail(FN, jit_code(err, PI_ERROR_LINK_PROGRAM_FAILURE), cufn, err,
@@ -3085,12 +3125,7 @@ static pi_result cu_piextProgramCreateWithNativeHandle(
   p->owns_module = pluginOwnsNativeHandle;
   p->status = PI_PROGRAM_BUILD_STATUS_SUCCESS;
   p->binary_type = PI_PROGRAM_BINARY_TYPE_EXECUTABLE;
-  if (module_entries(FN, p->module, &p->kernel_names, &p->num_kernels) !=
-      PI_SUCCESS) {
-    char why[sizeof last_message];
-    memcpy(why, last_message, sizeof why);
-    fail(PI_SUCCESS, "%s: the module's kernel names are unknown: %s", FN, why);
-  }
+  module_kernels(FN, p->module, &p->kernel_names, &p->num_kernels);
   *program = p;
   return PI_SUCCESS;
 }
@@ -4398,7 +4433,7 @@ static pi_result cu_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
                   &concurrent));
   pi_event ev = NULL;
   pi_result r = cmd_start(FN, queue, num_events_in_waitlist, events_waitlist,
-                          event, PI_COMMAND_TYPE_USER, &ev);
+                          event, PI_COMMAND_TYPE_MIGRATE_MEM_OBJECTS, &ev);
   if (r != PI_SUCCESS)
     return r;
   bool migrate = info.type == PI_MEM_TYPE_SHARED && concurrent && size;
@@ -4469,7 +4504,8 @@ static pi_result cu_piextUSMEnqueueMemAdvise(pi_queue queue, const void *ptr,
                 "%s: advice sets and unsets read-mostly at once", FN);
   /* Advice applies at once; wait for earlier commands on the memory. */
   pi_event ev = NULL;
-  pi_result r = cmd_start(FN, queue, 0, NULL, event, PI_COMMAND_TYPE_USER, &ev);
+  pi_result r =
+      cmd_start(FN, queue, 0, NULL, event, PI_COMMAND_TYPE_MARKER, &ev);
   if (r == PI_SUCCESS && advise)
     r = CU(cuStreamSynchronize, queue->stream);
   for (size_t i = 0; advise && r == PI_SUCCESS && i < sizeof map / sizeof *map;
