@@ -42,6 +42,7 @@ static pi_device device;
 static pi_kernel kernel;
 static const char *workload;
 static long calls;
+static long pace_ns; /* application work between calls (spin) */
 
 static uint64_t now(void)
 {
@@ -75,8 +76,14 @@ static void *run(void *arg)
   r->batch_ns = malloc((size_t)r->nbatches * sizeof *r->batch_ns);
   for (long b = 0; b < r->nbatches; b++) {
     uint64_t t0 = now();
-    for (int i = 0; i < BATCH; i++)
+    for (int i = 0; i < BATCH; i++) {
       one_call();
+      if (pace_ns) {
+        uint64_t until = now() + (uint64_t)pace_ns;
+        while (now() < until)
+          ;
+      }
+    }
     r->batch_ns[b] = (double)(now() - t0) / BATCH;
   }
   return NULL;
@@ -179,7 +186,7 @@ static int child(const char *libdir, const char *mode, int threads, const char *
 
 /* Runs a child and parses its result. */
 static int measure(const char *self, const char *libdir, const char *wl, const char *mode,
-                   int threads, double *ns, double *rate, double *bytes)
+                   int threads, long pace, double *ns, double *rate, double *bytes)
 {
   char db[] = "/tmp/pitrace-bench-XXXXXX";
   int fd = mkstemp(db);
@@ -188,8 +195,8 @@ static int measure(const char *self, const char *libdir, const char *wl, const c
   char cmd[8192], tcount[16], ncalls[32];
   snprintf(tcount, sizeof tcount, "%d", threads);
   snprintf(ncalls, sizeof ncalls, "%ld", calls);
-  snprintf(cmd, sizeof cmd, "'%s' --child '%s' %s %s %s %s %s", self, libdir, wl, mode, tcount,
-           ncalls, db);
+  snprintf(cmd, sizeof cmd, "'%s' --child '%s' %s %s %s %s %s %ld", self, libdir, wl, mode,
+           tcount, ncalls, db, pace);
   FILE *p = popen(cmd, "r");
   char line[256];
   int ok = 0;
@@ -210,9 +217,10 @@ static int measure(const char *self, const char *libdir, const char *wl, const c
 int main(int argc, char **argv)
 {
   calls = 200000;
-  if (argc >= 8 && strcmp(argv[1], "--child") == 0) {
+  if (argc >= 9 && strcmp(argv[1], "--child") == 0) {
     workload = argv[3];
     calls = atol(argv[6]);
+    pace_ns = atol(argv[8]);
     return child(argv[2], argv[4], atoi(argv[5]), argv[7]);
   }
   for (int i = 1; i < argc; i++)
@@ -234,34 +242,48 @@ int main(int argc, char **argv)
   } runs[] = {{"null-scalar", 1}, {"null-scalar", 2}, {"null-scalar", 4}, {"null-scalar", 8},
               {"null-setarg", 1}, {"pocl-getinfo", 1}, {"pocl-setarg", 1}};
   static const char *const modes[] = {"direct", "shim", "rec-nodata", "rec-data"};
-  printf("bench_record: %ld calls per thread, median of batches of %d; added = over direct "
-         "in the same run\n\n", calls, BATCH);
-  printf("| workload | threads | mode | ns/call | added ns | calls/s until stored | "
-         "bytes/call |\n|---|---|---|---|---|---|---|\n");
   int failures = 0;
-  for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
-    long saved = calls;
-    if (strncmp(runs[r].wl, "pocl", 4) == 0)
-      calls = calls / 4 > BATCH ? calls / 4 : BATCH;
-    double base = 0;
-    for (size_t m = 0; m < 4; m++) {
-      double ns = 0, rate = 0, bytes = 0;
-      if (!measure(self, libdir, runs[r].wl, modes[m], runs[r].threads, &ns, &rate, &bytes)) {
-        printf("| %s | %d | %s | failed | | | |\n", runs[r].wl, runs[r].threads, modes[m]);
-        failures++;
+  /* Two passes: paced (2 us of application work between calls, so the
+   * writer keeps up and what is measured is the cost on the calling
+   * thread), then flooding (calls back to back: the writer's throughput,
+   * and the producers wait for it). */
+  for (int pass = 0; pass < 2; pass++) {
+    long pace = pass == 0 ? 2000 : 0;
+    if (pass == 0)
+      printf("Paced: %ld calls per thread, 2 us of work between calls; median ns per call over "
+             "batches of %d; added = over direct, in this run\n\n", calls / 4, BATCH);
+    else
+      printf("\nFlooding: %ld calls per thread back to back; calls/s until every call is "
+             "stored (the session closed); database bytes per call\n\n", calls);
+    printf("| workload | threads | mode | ns/call | added ns | calls/s until stored | "
+           "bytes/call |\n|---|---|---|---|---|---|---|\n");
+    for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+      if (pass == 0 && runs[r].threads > 1 && runs[r].threads != 8)
         continue;
+      long saved = calls;
+      if (pass == 0 || strncmp(runs[r].wl, "pocl", 4) == 0)
+        calls = calls / 4 > BATCH ? calls / 4 : BATCH;
+      double base = 0;
+      for (size_t m = 0; m < 4; m++) {
+        double ns = 0, rate = 0, bytes = 0;
+        if (!measure(self, libdir, runs[r].wl, modes[m], runs[r].threads, pace, &ns, &rate,
+                     &bytes)) {
+          printf("| %s | %d | %s | failed | | | |\n", runs[r].wl, runs[r].threads, modes[m]);
+          failures++;
+          continue;
+        }
+        if (m == 0)
+          base = ns;
+        if (m < 2 || pass == 0)
+          printf("| %s | %d | %s | %.1f | %.1f | | |\n", runs[r].wl, runs[r].threads,
+                 modes[m], ns, ns - base);
+        else
+          printf("| %s | %d | %s | %.1f | %.1f | %.2f M | %.1f |\n", runs[r].wl,
+                 runs[r].threads, modes[m], ns, ns - base, rate / 1e6, bytes);
+        fflush(stdout);
       }
-      if (m == 0)
-        base = ns;
-      if (m < 2)
-        printf("| %s | %d | %s | %.1f | %.1f | | |\n", runs[r].wl, runs[r].threads, modes[m],
-               ns, ns - base);
-      else
-        printf("| %s | %d | %s | %.1f | %.1f | %.2f M | %.1f |\n", runs[r].wl, runs[r].threads,
-               modes[m], ns, ns - base, rate / 1e6, bytes);
-      fflush(stdout);
+      calls = saved;
     }
-    calls = saved;
   }
   return failures ? 1 : 0;
 }

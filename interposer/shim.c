@@ -40,7 +40,12 @@ shim_config shim_cfg;
 shim_instance shim_instances[SHIM_MAX_INSTANCES];
 _Atomic uint32_t shim_ninstances;
 _Atomic bool shim_recording;
-_Atomic uint64_t shim_ticket = 1;
+/* Alone on its cache line: every call of every thread takes a ticket, and
+ * nothing else may make that line move between cores. */
+static struct {
+  _Alignas(64) _Atomic uint64_t next;
+  char pad[64 - sizeof(uint64_t)];
+} ticket = {1, {0}};
 _Atomic(shim_ring *) shim_rings;
 
 static _Atomic uint32_t thread_counter;
@@ -49,7 +54,7 @@ static bool started, start_failed;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint32_t torn_down;
 
-#define RING_CAP (8u << 20)
+#define RING_CAP (4u << 20)
 #define INLINE_MAX (64u << 10) /* payloads above this go through the heap */
 #define MAX_ITEMS 64
 
@@ -62,8 +67,10 @@ uint64_t shim_now(void)
 
 /* ---- Rings -------------------------------------------------------------------- */
 
-static __thread shim_ring *my_ring;
-static __thread size_t my_pending; /* head after the reserved record */
+/* initial-exec: these are read on every call, and the general dynamic
+ * model of a dlopened library goes through __tls_get_addr each time. */
+static __thread shim_ring *my_ring __attribute__((tls_model("initial-exec")));
+static __thread size_t my_pending __attribute__((tls_model("initial-exec")));
 static pthread_key_t ring_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
@@ -79,12 +86,15 @@ shim_ring *shim_thread_ring(void)
 {
   if (PIRT_LIKELY(my_ring != NULL))
     return my_ring;
-  shim_ring *r = calloc(1, sizeof *r);
+  shim_ring *r = aligned_alloc(64, sizeof *r);
+  if (r)
+    memset(r, 0, sizeof *r);
   if (!r || !(r->buf = malloc(RING_CAP))) {
     free(r);
     return NULL;
   }
   r->cap = RING_CAP;
+  memset(r->buf, 0, RING_CAP); /* fault the pages in now, not on the calls */
   r->thread_index = atomic_fetch_add(&thread_counter, 1) + 1;
   pthread_once(&key_once, make_key);
   pthread_setspecific(ring_key, r);
@@ -117,10 +127,20 @@ void *shim_reserve(size_t size)
   bool wrap = off + size > r->cap;
   if (wrap)
     need += r->cap - off; /* the rest of the ring is skipped */
-  while (head + need - atomic_load_explicit(&r->tail, memory_order_acquire) > r->cap) {
+  for (unsigned spins = 0; head + need - r->tail_seen > r->cap &&
+                           head + need - (r->tail_seen = atomic_load_explicit(
+                                              &r->tail, memory_order_acquire)) > r->cap;
+       spins++) {
     if (!atomic_load_explicit(&shim_recording, memory_order_relaxed))
       return NULL;
-    sched_yield(); /* the writer is behind: wait rather than lose calls */
+    /* The writer is behind: wait rather than lose calls, leaving it the
+     * processor (a spinning producer would slow it down). */
+    if (spins < 16) {
+      sched_yield();
+    } else {
+      struct timespec nap = {0, 50000};
+      nanosleep(&nap, NULL);
+    }
   }
   if (wrap) {
     if (r->cap - off >= sizeof(rec_hdr)) {
@@ -132,6 +152,9 @@ void *shim_reserve(size_t size)
     off = 0;
   }
   rec_hdr *h = (rec_hdr *)(r->buf + off);
+  /* The ticket is taken before the record is written: a locked add after
+   * the stores would wait for them to reach the cache. */
+  h->ticket = atomic_fetch_add_explicit(&ticket.next, 1, memory_order_relaxed);
   h->size = (uint32_t)size;
   h->flags = 0;
   my_pending = head + size;
@@ -140,8 +163,7 @@ void *shim_reserve(size_t size)
 
 void shim_commit(void *rec)
 {
-  rec_hdr *h = rec;
-  h->ticket = atomic_fetch_add_explicit(&shim_ticket, 1, memory_order_relaxed);
+  (void)rec;
   atomic_store_explicit(&my_ring->head, my_pending, memory_order_release);
 }
 
@@ -357,7 +379,11 @@ typedef struct mapping {
 static mapping maps[1024];
 static unsigned nmaps;
 
-/* Reads parameter `name`'s packed value: the blocking flag, say. */
+/* Where each function keeps its blocking flag, queue and out event
+ * (-1: none), found once from the description. */
+static int8_t blocking_param[PI_API_COUNT], queue_param[PI_API_COUNT],
+    event_param[PI_API_COUNT];
+
 static int param_index(const pi_api_desc *api, const char *name)
 {
   for (unsigned i = 0; i < api->nparams; i++)
@@ -366,13 +392,25 @@ static int param_index(const pi_api_desc *api, const char *name)
   return -1;
 }
 
+static void index_params(void)
+{
+  for (uint32_t id = 0; id < PI_API_COUNT; id++) {
+    const pi_api_desc *api = &pi_api_table[id];
+    blocking_param[id] = -1;
+    for (unsigned i = 0; i < api->nparams; i++)
+      if (strncmp(api->params[i].name, "blocking", 8) == 0)
+        blocking_param[id] = (int8_t)i;
+    int q = param_index(api, "queue");
+    queue_param[id] = (int8_t)(q >= 0 ? q : param_index(api, "command_queue"));
+    event_param[id] = (int8_t)param_index(api, "event");
+  }
+}
+
 /* Is this call blocking (a call with no blocking flag is)? */
 static bool blocking(const pi_api_desc *api, const uint64_t *argv)
 {
-  for (unsigned i = 0; i < api->nparams; i++)
-    if (strncmp(api->params[i].name, "blocking", 8) == 0)
-      return argv[i] != 0;
-  return true;
+  int b = blocking_param[api->id];
+  return b < 0 || argv[b] != 0;
 }
 
 /* The host bytes a hostptr parameter covers. */
@@ -601,10 +639,7 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
 {
   pi_api_id id = api->id;
   bool blocks = blocking(api, argv);
-  int qi = param_index(api, "queue");
-  if (qi < 0)
-    qi = param_index(api, "command_queue");
-  int ei = param_index(api, "event");
+  int qi = queue_param[id], ei = event_param[id];
   for (unsigned i = 0; i < api->nparams; i++) {
     const pi_param_desc *p = &api->params[i];
     void *ptr = (void *)(uintptr_t)argv[i];
@@ -744,10 +779,7 @@ static void after_call(const pi_api_desc *api, const uint64_t *argv, pi_result r
     flush_reads(0, NULL, 0, true);
     break;
   default:
-    if (api->group[0] == 'e' && blocking(api, argv) && param_index(api, "blocking_read") +
-                                                          param_index(api, "blocking_write") +
-                                                          param_index(api, "blocking_map") +
-                                                          param_index(api, "blocking") > -4)
+    if (blocking_param[id] >= 0 && argv[blocking_param[id]])
       flush_reads(argv[0], NULL, 0, false); /* a blocking command on an in-order queue */
     break;
   }
@@ -1028,7 +1060,11 @@ static void ensure_handlers(void)
 static void (*const fill_tables[])(struct pi_function_table *) = {
     shim0_fill_table, shim1_fill_table, shim2_fill_table, shim3_fill_table};
 
-static void configure(void) { read_config(); }
+static void configure(void)
+{
+  read_config();
+  index_params();
+}
 
 /* Wraps `target`'s table: `out` receives the shim's table for it. Returns
  * false (the runtime then uses the target directly) when no instance is

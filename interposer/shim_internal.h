@@ -121,12 +121,17 @@ typedef struct rec_thread {
   int32_t tid;
 } rec_thread;
 
-/* A single-producer single-consumer byte ring. */
+/* A single-producer single-consumer byte ring. The producer's and the
+ * consumer's positions live on cache lines of their own, and each side
+ * re-reads the other's only when its cached copy says it must: otherwise
+ * every call would bounce one line between the two cores. */
 typedef struct shim_ring {
-  unsigned char *buf;
+  _Alignas(64) _Atomic size_t head; /* producer: next write offset (monotonic) */
+  size_t tail_seen;                 /* producer's copy of tail */
+  _Alignas(64) _Atomic size_t tail; /* consumer: next read offset (monotonic) */
+  size_t head_seen;                 /* consumer's copy of head */
+  _Alignas(64) unsigned char *buf;
   size_t cap;
-  _Atomic size_t head; /* producer: next write offset (monotonic) */
-  _Atomic size_t tail; /* consumer: next read offset (monotonic) */
   struct shim_ring *next;
   uint32_t thread_index;
   _Atomic bool dead; /* the thread exited */
@@ -150,7 +155,6 @@ extern shim_config shim_cfg;
 extern shim_instance shim_instances[SHIM_MAX_INSTANCES];
 extern _Atomic uint32_t shim_ninstances;
 extern _Atomic bool shim_recording; /* false: pass every call through */
-extern _Atomic uint64_t shim_ticket;
 
 /* Rings: the writer walks this list; a thread adds its ring once. */
 extern _Atomic(shim_ring *) shim_rings;

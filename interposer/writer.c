@@ -34,7 +34,7 @@
 extern const char shim_schema_sql[];
 
 static sqlite3 *db;
-static sqlite3_stmt *st_call, *st_call_update, *st_data, *st_blob, *st_handle,
+static sqlite3_stmt *st_chunk, *st_inflight, *st_inflight_done, *st_data, *st_blob, *st_handle,
     *st_handle_release, *st_note, *st_stack, *st_thread, *st_plugin;
 static int64_t session_id;
 static pthread_t writer_thread;
@@ -353,6 +353,10 @@ static void store_data(uint64_t seq, unsigned position, const char *role, unsign
 
 /* ---- Records ---------------------------------------------------------------------------- */
 
+struct pending_call;
+static void keep_data(struct pending_call *c, unsigned position, const char *role,
+                      unsigned index, const void *bytes, uint64_t size, uint64_t full);
+
 typedef struct item_view {
   const rec_item *it;
   const unsigned char *data;
@@ -403,11 +407,68 @@ typedef struct pending_call {
   int64_t stack;
   uint64_t argv[PI_MAX_PARAMS]; /* the call's packed arguments */
   text in;       /* the in-parameters' JSON, per position */
+  text inl;      /* small payloads, inline: [position, role, idx, size, hex],... */
   uint32_t start[PI_MAX_PARAMS], end[PI_MAX_PARAMS];
   struct pending_call *next;
 } pending_call;
 
 static pending_call *inflight;
+static pending_call *free_calls; /* reused, with their buffers */
+
+static pending_call *call_new(void)
+{
+  pending_call *c = free_calls;
+  if (c) {
+    free_calls = c->next;
+    text in = c->in, inl = c->inl;
+    memset(c, 0, sizeof *c);
+    c->in = in;
+    c->inl = inl;
+    c->in.len = c->inl.len = 0;
+    return c;
+  }
+  return calloc(1, sizeof *c);
+}
+
+static void call_free(pending_call *c)
+{
+  c->next = free_calls;
+  free_calls = c;
+}
+
+static const char hexdigits[] = "0123456789ABCDEF";
+
+/* A payload: inline in the call when small, else a data row (by hash). */
+static void keep_data(pending_call *c, unsigned position, const char *role, unsigned index,
+                      const void *bytes, uint64_t size, uint64_t full)
+{
+  if (size > INLINE_DATA) {
+    store_data(c->seq, position, role, index, bytes, size, full, -1);
+    return;
+  }
+  text *t = &c->inl;
+  if (t->len)
+    t_c(t, ',');
+  t_c(t, '[');
+  t_u64(t, position);
+  t_put(t, ",\"", 2);
+  t_put(t, role, strlen(role));
+  t_put(t, "\",", 2);
+  t_u64(t, index);
+  t_c(t, ',');
+  t_u64(t, full);
+  t_put(t, ",\"", 2);
+  t_reserve(t, 2 * size);
+  const unsigned char *b = bytes;
+  for (uint64_t i = 0; b && i < size; i++) {
+    t->p[t->len++] = hexdigits[b[i] >> 4];
+    t->p[t->len++] = hexdigits[b[i] & 15];
+  }
+  t->p[t->len] = 0;
+  t_put(t, "\"]", 2);
+}
+/* The function of the call being processed (for handles' created_by). */
+static const char *cur_api = "";
 
 /* A thread's notes, waiting for its next call. */
 typedef struct thread_state {
@@ -451,6 +512,7 @@ static uint64_t handle_id(uint64_t ptr, uint8_t kind, uint64_t seq)
   sqlite3_bind_text(st_handle, 3, pi_object_kind_name(kind), -1, SQLITE_STATIC);
   sqlite3_bind_int64(st_handle, 4, (int64_t)seq);
   sqlite3_bind_int(st_handle, 5, 0); /* first seen, not created */
+  sqlite3_bind_text(st_handle, 6, cur_api, -1, SQLITE_STATIC);
   step(st_handle, "storing a handle");
   return s->a;
 }
@@ -474,6 +536,7 @@ static uint64_t handle_new(uint64_t ptr, uint8_t kind, uint64_t seq)
   sqlite3_bind_text(st_handle, 3, pi_object_kind_name(kind), -1, SQLITE_STATIC);
   sqlite3_bind_int64(st_handle, 4, (int64_t)seq);
   sqlite3_bind_int(st_handle, 5, 1);
+  sqlite3_bind_text(st_handle, 6, cur_api, -1, SQLITE_STATIC);
   step(st_handle, "storing a handle");
   return s->a;
 }
@@ -483,8 +546,9 @@ static void usm_free(uint64_t ptr, uint64_t seq)
   for (size_t i = 0; i < nusm_allocs; i++)
     if (usm_allocs[i].base == ptr) {
       sqlite3_bind_int64(st_handle_release, 1, (int64_t)seq);
-      sqlite3_bind_int64(st_handle_release, 2, session_id);
-      sqlite3_bind_int64(st_handle_release, 3, (int64_t)usm_allocs[i].id);
+      sqlite3_bind_text(st_handle_release, 2, cur_api, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(st_handle_release, 3, session_id);
+      sqlite3_bind_int64(st_handle_release, 4, (int64_t)usm_allocs[i].id);
       step(st_handle_release, "storing a free");
       memmove(&usm_allocs[i], &usm_allocs[i + 1], (nusm_allocs - i - 1) * sizeof *usm_allocs);
       nusm_allocs--;
@@ -498,8 +562,9 @@ static void handle_release(uint64_t ptr, uint64_t seq)
   if (!s || --s->c > 0)
     return;
   sqlite3_bind_int64(st_handle_release, 1, (int64_t)seq);
-  sqlite3_bind_int64(st_handle_release, 2, session_id);
-  sqlite3_bind_int64(st_handle_release, 3, (int64_t)s->a);
+  sqlite3_bind_text(st_handle_release, 2, cur_api, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st_handle_release, 3, session_id);
+  sqlite3_bind_int64(st_handle_release, 4, (int64_t)s->a);
   step(st_handle_release, "storing a release");
   map_del(&handles, ptr);
 }
@@ -737,6 +802,7 @@ static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint
           sqlite3_bind_text(st_handle, 3, "usm", -1, SQLITE_STATIC);
           sqlite3_bind_int64(st_handle, 4, (int64_t)seq);
           sqlite3_bind_int(st_handle, 5, 1);
+  sqlite3_bind_text(st_handle, 6, cur_api, -1, SQLITE_STATIC);
           step(st_handle, "storing a USM allocation");
         }
         t_pointer(t, v);
@@ -897,6 +963,7 @@ static void write_note(const rec_note *n, uint64_t seq, unsigned idx)
     sqlite3_bind_int(st_note, 12, (int)n->native);
   }
   sqlite3_bind_text(st_note, 13, w, (int)n->text_len, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st_note, 14, cur_api, -1, SQLITE_STATIC);
   step(st_note, "storing a note");
   free(idt.p);
 }
@@ -904,7 +971,8 @@ static void write_note(const rec_note *n, uint64_t seq, unsigned idx)
 static void process_entry(const rec_entry *e)
 {
   const pi_api_desc *api = &pi_api_table[e->h.api];
-  pending_call *c = calloc(1, sizeof *c);
+  cur_api = api->name;
+  pending_call *c = call_new();
   if (!c)
     return;
   c->ticket = e->h.ticket;
@@ -927,8 +995,8 @@ static void process_entry(const rec_entry *e)
   }
   for (unsigned i = 0; i < n; i++)
     if (items[i].it->role == ITEM_IN)
-      store_data(c->seq, items[i].it->position, "in", items[i].it->index, items[i].data,
-                 items[i].it->size, items[i].it->full, -1);
+      keep_data(c, items[i].it->position, "in", items[i].it->index, items[i].data,
+                items[i].it->size, items[i].it->full);
   free_heap_items(items, n);
   /* Data of a call that may come later (a non-blocking read). */
   for (unsigned i = 0; i < api->nparams; i++)
@@ -972,35 +1040,92 @@ static void build_args(text *out, pending_call *c, const pi_api_desc *api, const
   t_c(out, ']');
 }
 
+/* Completed calls are stored in chunks: one row holds a JSON array of up to
+ * CHUNK_CALLS calls, [seq, thread, plugin, api, result, start_ns, dur_ns,
+ * args, stack] each, so that a row's cost spreads over many calls (the
+ * `calls` view unpacks them). Calls still running at a commit go to
+ * `inflight` until they return. */
+#define CHUNK_CALLS 512
+static text chunk;
+static unsigned chunk_calls;
+static int64_t chunk_id;
+
+static void flush_chunk(void)
+{
+  if (!chunk_calls || failed)
+    return;
+  t_c(&chunk, ']');
+  sqlite3_bind_int64(st_chunk, 1, session_id);
+  sqlite3_bind_int64(st_chunk, 2, ++chunk_id);
+  sqlite3_bind_text(st_chunk, 3, chunk.p, (int)chunk.len, SQLITE_STATIC);
+  step(st_chunk, "storing calls");
+  chunk.len = 0;
+  chunk_calls = 0;
+}
+
 static void insert_call(pending_call *c, const text *args, bool complete, int32_t result,
                         uint64_t t1)
 {
-  if (c->inserted) { /* written as incomplete at a commit: now complete */
-    sqlite3_stmt *u = st_call_update;
-    sqlite3_bind_int64(u, 1, (session_id << 32) | (int64_t)c->seq);
-    if (complete) {
-      sqlite3_bind_int(u, 3, result);
-      sqlite3_bind_int64(u, 4, (int64_t)(t1 - c->t0));
+  if (!complete) { /* still running: the inflight table, until it returns */
+    sqlite3_stmt *s = st_inflight;
+    sqlite3_bind_int64(s, 1, session_id);
+    sqlite3_bind_int64(s, 2, (int64_t)c->seq);
+    sqlite3_bind_int(s, 3, (int)c->thread);
+    sqlite3_bind_int(s, 4, (int)c->plugin);
+    sqlite3_bind_int(s, 5, c->api);
+    sqlite3_bind_int64(s, 6, (int64_t)(c->t0 - session_t0));
+    sqlite3_bind_text(s, 7, args->p, (int)args->len, SQLITE_TRANSIENT);
+    if (c->stack >= 0)
+      sqlite3_bind_int64(s, 8, c->stack);
+    if (c->inl.len) {
+      text d = {0};
+      t_c(&d, '[');
+      t_put(&d, c->inl.p, c->inl.len);
+      t_c(&d, ']');
+      sqlite3_bind_text(s, 9, d.p, (int)d.len, SQLITE_TRANSIENT);
+      free(d.p);
     }
-    sqlite3_bind_text(u, 5, args->p, (int)args->len, SQLITE_TRANSIENT);
-    step(u, "storing a call");
+    step(s, "storing a running call");
+    c->inserted = true;
     return;
   }
-  sqlite3_stmt *s = st_call;
-  sqlite3_bind_int64(s, 1, (session_id << 32) | (int64_t)c->seq);
-  sqlite3_bind_int(s, 3, (int)c->thread);
-  sqlite3_bind_int(s, 4, (int)c->plugin);
-  sqlite3_bind_int(s, 5, c->api);
-  if (complete) {
-    sqlite3_bind_int(s, 6, result);
-    sqlite3_bind_int64(s, 8, (int64_t)(t1 - c->t0));
+  if (c->inserted) {
+    sqlite3_bind_int64(st_inflight_done, 1, session_id);
+    sqlite3_bind_int64(st_inflight_done, 2, (int64_t)c->seq);
+    step(st_inflight_done, "storing a call");
   }
-  sqlite3_bind_int64(s, 7, (int64_t)(c->t0 - session_t0));
-  sqlite3_bind_text(s, 9, args->p, (int)args->len, SQLITE_TRANSIENT);
-  if (c->stack >= 0)
-    sqlite3_bind_int64(s, 10, c->stack);
-  step(s, "storing a call");
-  c->inserted = true;
+  t_c(&chunk, chunk_calls ? ',' : '[');
+  t_c(&chunk, '[');
+  t_u64(&chunk, c->seq);
+  t_c(&chunk, ',');
+  t_u64(&chunk, c->thread);
+  t_c(&chunk, ',');
+  t_u64(&chunk, c->plugin);
+  t_c(&chunk, ',');
+  t_u64(&chunk, c->api);
+  t_c(&chunk, ',');
+  t_i64(&chunk, result);
+  t_c(&chunk, ',');
+  t_u64(&chunk, c->t0 - session_t0);
+  t_c(&chunk, ',');
+  t_u64(&chunk, t1 - c->t0);
+  t_c(&chunk, ',');
+  t_put(&chunk, args->p, args->len);
+  if (c->stack >= 0 || c->inl.len) {
+    t_c(&chunk, ',');
+    if (c->stack >= 0)
+      t_i64(&chunk, c->stack);
+    else
+      t_put(&chunk, "null", 4);
+  }
+  if (c->inl.len) {
+    t_put(&chunk, ",[", 2);
+    t_put(&chunk, c->inl.p, c->inl.len);
+    t_c(&chunk, ']');
+  }
+  t_c(&chunk, ']');
+  if (++chunk_calls == CHUNK_CALLS)
+    flush_chunk();
 }
 
 static void process_exit(const rec_exit *x)
@@ -1012,7 +1137,7 @@ static void process_exit(const rec_exit *x)
       *pp = c->next;
       break;
     }
-  item_view items[MAX_ITEMS_VIEW];
+  static item_view items[MAX_ITEMS_VIEW]; /* the writer is one thread */
   unsigned n = read_items((const unsigned char *)(x + 1), x->nitems, items, MAX_ITEMS_VIEW);
   if (!c) { /* its entry was filtered or lost: nothing to pair with */
     free_heap_items(items, n);
@@ -1020,16 +1145,17 @@ static void process_exit(const rec_exit *x)
   }
   const pi_api_desc *api = &pi_api_table[c->api];
   const uint64_t *argv = c->argv;
+  cur_api = api->name;
   text args = {0};
   build_args(&args, c, api, argv, items, n, x->result == PI_SUCCESS);
-  insert_call(c, &args, true, x->result, x->t1);
-  free(args.p);
   for (unsigned i = 0; i < n; i++)
     if (items[i].it->role == ITEM_OUT || (items[i].it->role == ITEM_VALUE &&
                                           api->params[items[i].it->position].kind == PI_PK_INFO))
-      store_data(c->seq, items[i].it->position,
-                 items[i].it->role == ITEM_OUT ? "out" : "value", items[i].it->index,
-                 items[i].data, items[i].it->size, items[i].it->full, -1);
+      keep_data(c, items[i].it->position,
+                items[i].it->role == ITEM_OUT ? "out" : "value", items[i].it->index,
+                items[i].data, items[i].it->size, items[i].it->full);
+  insert_call(c, &args, true, x->result, x->t1);
+  free(args.p);
   free_heap_items(items, n);
   if (x->result == PI_SUCCESS) {
     if (api->retains >= 0) {
@@ -1044,8 +1170,7 @@ static void process_exit(const rec_exit *x)
     if (c->api == PI_API_piEnqueueMemUnmap)
       map_del(&mapped, argv[2]);
   }
-  free(c->in.p);
-  free(c);
+  call_free(c);
 }
 
 static void process_readback(const rec_readback *r, uint64_t current_seq)
@@ -1096,8 +1221,8 @@ static rec_hdr *peek(shim_ring *r)
 {
   for (;;) {
     size_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    size_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-    if (tail == head)
+    if (tail == r->head_seen &&
+        tail == (r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire)))
       return NULL;
     size_t off = tail % r->cap;
     if (r->cap - off < sizeof(rec_hdr)) {
@@ -1206,6 +1331,7 @@ static void commit(void)
   if (failed)
     return;
   write_plugins();
+  flush_chunk();
   write_inflight();
   if (exec("COMMIT"))
     exec("BEGIN");
@@ -1230,7 +1356,8 @@ static void discard(void)
           p = (const unsigned char *)((const rec_exit *)h + 1);
           nitems = ((const rec_exit *)h)->nitems;
         }
-        free_heap_items(items, read_items(p, nitems, items, MAX_ITEMS_VIEW));
+        unsigned got = read_items(p, nitems, items, MAX_ITEMS_VIEW);
+        free_heap_items(items, got);
       }
       consume(r, h);
     }
@@ -1243,6 +1370,7 @@ static void finish_session(void)
     return;
   merge(true);
   write_plugins();
+  flush_chunk();
   write_inflight();
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -1530,23 +1658,25 @@ bool writer_start(void)
   free(cmd);
   free(env.p);
   session_id = sqlite3_last_insert_rowid(db);
-  st_call = prepare("INSERT INTO calls(id, thread, plugin, api, result, start_ns, "
-                    "dur_ns, args, stack) VALUES (?1,?3,?4,?5,?6,?7,?8,?9,?10)");
-  st_call_update = prepare("UPDATE calls SET result=?3, dur_ns=?4, args=?5 WHERE id=?1");
-  st_data = prepare("INSERT OR REPLACE INTO data(session, seq, position, role, idx, size, "
+  st_chunk = prepare("INSERT INTO chunks(session, id, calls) VALUES (?,?,?)");
+  st_inflight = prepare("INSERT OR REPLACE INTO inflight(session, seq, thread, plugin, api, "
+                        "start_ns, args, stack, data) VALUES (?,?,?,?,?,?,?,?,?)");
+  st_inflight_done = prepare("DELETE FROM inflight WHERE session=? AND seq=?");
+  st_data = prepare("INSERT OR REPLACE INTO data_rows(session, seq, position, role, idx, size, "
                     "hash, content, captured_seq, stored) VALUES (?,?,?,?,?,?,?,?,?,?)");
   st_blob = prepare("INSERT OR IGNORE INTO blobs(hash, size, content) VALUES (?,?,?)");
-  st_handle = prepare("INSERT OR REPLACE INTO handles(session, id, kind, created_seq, created) "
-                      "VALUES (?,?,?,?,?)");
-  st_handle_release = prepare("UPDATE handles SET released_seq=? WHERE session=? AND id=?");
+  st_handle = prepare("INSERT OR REPLACE INTO handles(session, id, kind, created_seq, created, "
+                      "created_by) VALUES (?,?,?,?,?,?)");
+  st_handle_release = prepare("UPDATE handles SET released_seq=?, released_by=? WHERE "
+                              "session=? AND id=?");
   st_note = prepare("INSERT INTO notes(session, seq, idx, kind, kernel, device, symbol, "
-                    "image, symbolic_id, numeric_ids, value, native, text) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                    "image, symbolic_id, numeric_ids, value, native, text, api) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st_stack = prepare("INSERT INTO stacks(session, id, frames) VALUES (?,?,?)");
   st_thread = prepare("INSERT OR IGNORE INTO threads(session, idx, tid) VALUES (?,?,?)");
   st_plugin = prepare("INSERT INTO plugins(session, idx, name, path, version, backend) "
                       "VALUES (?,?,?,?,?,?)");
-  ok = ok && st_call && st_call_update && st_data && st_blob && st_handle &&
+  ok = ok && st_chunk && st_inflight && st_inflight_done && st_data && st_blob && st_handle &&
        st_handle_release && st_note && st_stack && st_thread && st_plugin;
   ok = ok && exec("COMMIT") && exec("BEGIN");
   if (!ok)
@@ -1594,7 +1724,7 @@ void writer_finish(const char *how, int signo, int timeout_ms)
   if (atomic_load(&finish_done) >= gen) {
     pthread_join(writer_thread, NULL);
     writer_running = false;
-    sqlite3_stmt *all[] = {st_call, st_call_update, st_data, st_blob, st_handle,
+    sqlite3_stmt *all[] = {st_chunk, st_inflight, st_inflight_done, st_data, st_blob, st_handle,
                            st_handle_release, st_note, st_stack, st_thread, st_plugin};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
       sqlite3_finalize(all[i]);
@@ -1612,12 +1742,20 @@ void writer_finish(const char *how, int signo, int timeout_ms)
   free(threads);
   threads = NULL;
   nthreads = 0;
+  free(chunk.p);
+  chunk = (text){0};
   for (pending_call *c = inflight, *n; c; c = n) {
     n = c->next;
-    free(c->in.p);
-    free(c);
+    call_free(c);
   }
   inflight = NULL;
+  for (pending_call *c = free_calls, *n; c; c = n) {
+    n = c->next;
+    free(c->in.p);
+    free(c->inl.p);
+    free(c);
+  }
+  free_calls = NULL;
   map_free(&handles);
   free(usm_allocs);
   usm_allocs = NULL;

@@ -275,9 +275,22 @@ static pi_program build_program(const char *options)
 
 /* ---- No driver ------------------------------------------------------------------- */
 
+/* These cases need a loader that finds no driver; with Intel's GPU driver
+ * installed it would find one. */
+static void need_bare_loader(void)
+{
+  void *gpu = dlopen("libze_intel_gpu.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (gpu) {
+    dlclose(gpu);
+    cr_skip_test("a Level Zero GPU driver (libze_intel_gpu.so.1) is installed, so "
+                 "the bare loader finds it");
+  }
+}
+
 Test(no_driver, vadd_loads_the_plugin_sees_no_platform_and_verifies_on_opencl,
      .timeout = 120)
 {
+  need_bare_loader();
   const char *argv[] = {BIN "/vadd", NULL};
   const char *env[] = {"SYCL_PI_TRACE=1", POCL, "ZE_ENABLE_ALT_DRIVERS=",
                        "SYCL_PI_CONFIG=", "SYCL_DEVICE_FILTER=", "SYCL_BE=",
@@ -287,7 +300,7 @@ Test(no_driver, vadd_loads_the_plugin_sees_no_platform_and_verifies_on_opencl,
   cr_assert_eq(st, 0, "%s", out);
   cr_assert(strstr(out, "Plugin found and successfully loaded: libpi_level_zero.so"),
             "%s", out);
-  cr_assert(strstr(out, "Plugin libpi_level_zero.so: 0 platform(s)\n"), "%s", out);
+  cr_assert(strstr(out, "Plugin libpi_level_zero.so: 0 platform(s): "), "%s", out);
   cr_assert(strstr(out, "Selected device: opencl:"), "%s", out);
   cr_assert(strstr(out, "result verified"), "%s", out);
   free(out);
@@ -295,6 +308,7 @@ Test(no_driver, vadd_loads_the_plugin_sees_no_platform_and_verifies_on_opencl,
 
 Test(no_driver, zero_platforms_is_success_with_a_note)
 {
+  need_bare_loader();
   unsetenv("ZE_ENABLE_ALT_DRIVERS");
   plugin_load();
   pi_uint32 n = 99;

@@ -34,14 +34,12 @@
  * objects (maps) each have a mutex; reference counts are atomic; the last
  * error is thread-local. Lock order: queue, then kernel, then context.
  */
-#define _GNU_SOURCE /* pthread_timedjoin_np is not used; nanosleep, strdup */
+#define _GNU_SOURCE /* strdup, strtok_r */
 #include <level_zero/ze_api.h>
 
 #include "pi/pi.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -49,7 +47,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
 #define PLUGIN_REVISION "1"
@@ -1286,9 +1283,12 @@ static pi_result lz_piDeviceGetInfo(pi_device device,
     return no_ze_answer(&o, d, "bindless images and mipmaps are not offered");
   case PI_EXT_ONEAPI_DEVICE_INFO_MATRIX_COMBINATIONS:
     return no_ze_answer(&o, d, "Level Zero does not list matrix combinations");
+  /* Level Zero 1.4 has no composite devices: none has components, none is
+   * part of one. */
   case PI_EXT_ONEAPI_DEVICE_INFO_COMPONENT_DEVICES:
+    return put_info(&o, NULL, 0);
   case PI_EXT_ONEAPI_DEVICE_INFO_COMPOSITE_DEVICE:
-    return no_ze_answer(&o, d, "composite devices need Level Zero 1.9");
+    return put_ptr(&o, NULL);
   default:
     return unknown_query(&o);
   }
@@ -3930,7 +3930,7 @@ static pi_result lz_piProgramCreateWithBinary(
       binary_status[i] = r;
     return r;
   }
-  pi_program p;
+  pi_program p = NULL;
   pi_result r = program_new(FN, context, PROG_NATIVE, num_devices, device_list,
                             &p);
   for (pi_uint32 i = 0; r == PI_SUCCESS && i < num_devices; ++i) {
@@ -3946,7 +3946,7 @@ static pi_result lz_piProgramCreateWithBinary(
   for (pi_uint32 i = 0; binary_status && i < num_devices; ++i)
     binary_status[i] = r;
   if (r != PI_SUCCESS) {
-    if (num_devices && p)
+    if (p)
       program_release(FN, p);
     return r;
   }
@@ -4866,6 +4866,9 @@ static pi_result lz_piKernelGetInfo(pi_kernel kernel, pi_kernel_info param_name,
     ze_kernel_handle_t z = NULL;
     for (pi_uint32 i = 0; !z && i < kernel->n; ++i)
       z = kernel->ze[i];
+    if (!z)
+      return fail(PI_ERROR_INVALID_KERNEL, "%s: kernel '%s' has no Level Zero "
+                  "kernel on any device", FN, kernel->name);
     uint32_t size = 0;
     if ((r = ZE_CALL(zeKernelGetSourceAttributes, z, &size, NULL)) !=
         PI_SUCCESS)
@@ -5225,6 +5228,9 @@ static pi_result lz_piextKernelSuggestMaxCooperativeGroupCount(
   ze_kernel_handle_t z = NULL;
   for (pi_uint32 i = 0; !z && i < kernel->n; ++i)
     z = kernel->ze[i];
+  if (!z)
+    return fail(PI_ERROR_INVALID_KERNEL, "%s: kernel '%s' has no Level Zero "
+                "kernel on any device", FN, kernel->name);
   pthread_mutex_lock(&kernel->lock);
   pi_result r = ZE_CALL(zeKernelSetGroupSize, z, (uint32_t)local_work_size, 1, 1);
   uint32_t n = 0;

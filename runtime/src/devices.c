@@ -212,9 +212,14 @@ void pirt_devices_discover(void)
     struct pirt_plugin *pl = g->plugins[p];
     pi_uint32 n = 0;
     pi_result r = pirt_call_piPlatformsGet(pl, 0, NULL, &n);
-    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s: %u platform(s)%s%s", pl->name,
+    /* With no platform, the plugin's own words say why (no driver...). */
+    char *why = NULL;
+    if ((r != PI_SUCCESS || n == 0) && pl->table.piPluginGetLastError)
+      pirt_call_piPluginGetLastError(pl, &why);
+    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s: %u platform(s)%s%s%s%s", pl->name,
                (unsigned)n, r == PI_SUCCESS ? "" : ", piPlatformsGet: ",
-               r == PI_SUCCESS ? "" : pi_result_name(r));
+               r == PI_SUCCESS ? "" : pi_result_name(r), why && *why ? ": " : "",
+               why && *why ? why : "");
     if (r != PI_SUCCESS || n == 0)
       continue;
     pi_platform *plats = calloc(n, sizeof *plats);
