@@ -1,0 +1,309 @@
+/*
+ * json.c: the JSON reader of json.h. Recursive descent over the text, every
+ * value allocated from an arena of large blocks. Integers beyond int64 (the
+ * recorder writes unsigned 64-bit values) wrap to the same bits.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+#define BLOCK (256u << 10)
+
+static void *arena_alloc(pt_json_arena *a, size_t size)
+{
+  size = (size + 15) & ~(size_t)15;
+  pt_json_block *b = a->head;
+  if (!b || b->used + size > b->cap) {
+    size_t cap = size > BLOCK ? size : BLOCK;
+    b = malloc(sizeof *b + cap);
+    if (!b)
+      return NULL;
+    b->cap = cap;
+    b->used = 0;
+    b->next = a->head;
+    a->head = b;
+  }
+  void *p = b->mem + b->used;
+  b->used += size;
+  return p;
+}
+
+void pt_json_arena_free(pt_json_arena *a)
+{
+  for (pt_json_block *b = a->head, *n; b; b = n) {
+    n = b->next;
+    free(b);
+  }
+  a->head = NULL;
+}
+
+typedef struct parser {
+  const char *p, *end, *start;
+  pt_json_arena *a;
+  char *err;
+  size_t errn;
+  int depth;
+} parser;
+
+static void skip(parser *ps)
+{
+  while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\t' || *ps->p == '\r'))
+    ps->p++;
+}
+
+static pt_json *fail(parser *ps, const char *what)
+{
+  if (ps->err && !ps->err[0])
+    snprintf(ps->err, ps->errn, "malformed JSON: %s at offset %ld", what,
+             (long)(ps->p - ps->start));
+  return NULL;
+}
+
+static pt_json *value(parser *ps);
+
+static pt_json *new_value(parser *ps, pj_type t)
+{
+  pt_json *j = arena_alloc(ps->a, sizeof *j);
+  if (j) {
+    memset(j, 0, sizeof *j);
+    j->type = t;
+  }
+  return j;
+}
+
+static int hexval(char c)
+{
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static pt_json *string(parser *ps)
+{
+  ps->p++; /* the quote */
+  const char *start = ps->p;
+  size_t n = 0;
+  bool plain = true;
+  while (ps->p < ps->end && *ps->p != '"') {
+    if (*ps->p == '\\') {
+      plain = false;
+      ps->p++;
+    }
+    ps->p++;
+    n++;
+  }
+  if (ps->p >= ps->end)
+    return fail(ps, "unterminated string");
+  const char *stop = ps->p++;
+  pt_json *j = new_value(ps, PJ_STRING);
+  char *s = j ? arena_alloc(ps->a, (size_t)(stop - start) + 1) : NULL;
+  if (!s)
+    return NULL;
+  if (plain) {
+    memcpy(s, start, (size_t)(stop - start));
+    s[stop - start] = 0;
+    j->n = (uint32_t)(stop - start);
+  } else {
+    size_t w = 0;
+    for (const char *q = start; q < stop; q++) {
+      if (*q != '\\') {
+        s[w++] = *q;
+        continue;
+      }
+      q++;
+      switch (*q) {
+      case 'n': s[w++] = '\n'; break;
+      case 't': s[w++] = '\t'; break;
+      case 'r': s[w++] = '\r'; break;
+      case 'b': s[w++] = '\b'; break;
+      case 'f': s[w++] = '\f'; break;
+      case 'u': {
+        int v = 0;
+        for (int k = 1; k <= 4 && q + k < stop; k++)
+          v = v * 16 + (hexval(q[k]) < 0 ? 0 : hexval(q[k]));
+        q += 4;
+        if (v < 0x80) {
+          s[w++] = (char)v;
+        } else if (v < 0x800) {
+          s[w++] = (char)(0xc0 | (v >> 6));
+          s[w++] = (char)(0x80 | (v & 0x3f));
+        } else {
+          s[w++] = (char)(0xe0 | (v >> 12));
+          s[w++] = (char)(0x80 | ((v >> 6) & 0x3f));
+          s[w++] = (char)(0x80 | (v & 0x3f));
+        }
+        break;
+      }
+      default: s[w++] = *q; break;
+      }
+    }
+    s[w] = 0;
+    j->n = (uint32_t)w;
+  }
+  (void)n;
+  j->u.s = s;
+  return j;
+}
+
+static pt_json *number(parser *ps)
+{
+  const char *start = ps->p;
+  bool real = false, neg = *ps->p == '-';
+  if (neg)
+    ps->p++;
+  while (ps->p < ps->end && ((*ps->p >= '0' && *ps->p <= '9') || *ps->p == '.' || *ps->p == 'e' ||
+                             *ps->p == 'E' || *ps->p == '+' || *ps->p == '-')) {
+    if (*ps->p == '.' || *ps->p == 'e' || *ps->p == 'E')
+      real = true;
+    ps->p++;
+  }
+  char buf[64];
+  size_t len = (size_t)(ps->p - start);
+  if (!len || len >= sizeof buf)
+    return fail(ps, "bad number");
+  memcpy(buf, start, len);
+  buf[len] = 0;
+  pt_json *j = new_value(ps, real ? PJ_REAL : PJ_INT);
+  if (!j)
+    return NULL;
+  if (real)
+    j->u.d = strtod(buf, NULL);
+  else if (neg)
+    j->u.i = strtoll(buf, NULL, 10);
+  else
+    j->u.i = (int64_t)strtoull(buf, NULL, 10);
+  return j;
+}
+
+static pt_json *container(parser *ps, char close)
+{
+  if (++ps->depth > 64)
+    return fail(ps, "nested too deeply");
+  ps->p++;
+  pt_json *j = new_value(ps, close == ']' ? PJ_ARRAY : PJ_OBJECT);
+  if (!j)
+    return NULL;
+  pt_json *stack[64];
+  pt_json **items = stack;
+  size_t n = 0, cap = 64;
+  skip(ps);
+  if (ps->p < ps->end && *ps->p == close) {
+    ps->p++;
+    ps->depth--;
+    return j;
+  }
+  for (;;) {
+    skip(ps);
+    pt_json *v;
+    if (close == '}') {
+      if (ps->p >= ps->end || *ps->p != '"')
+        return fail(ps, "expected a key");
+      v = string(ps);
+      if (!v)
+        return NULL;
+      if (n == cap) {
+        pt_json **ni = malloc(2 * cap * sizeof *ni);
+        if (!ni)
+          return NULL;
+        memcpy(ni, items, n * sizeof *ni);
+        if (items != stack)
+          free(items);
+        items = ni;
+        cap *= 2;
+      }
+      items[n++] = v;
+      skip(ps);
+      if (ps->p >= ps->end || *ps->p != ':')
+        return fail(ps, "expected ':'");
+      ps->p++;
+      skip(ps);
+    }
+    v = value(ps);
+    if (!v) {
+      if (items != stack)
+        free(items);
+      return NULL;
+    }
+    if (n == cap) {
+      pt_json **ni = malloc(2 * cap * sizeof *ni);
+      if (!ni)
+        return NULL;
+      memcpy(ni, items, n * sizeof *ni);
+      if (items != stack)
+        free(items);
+      items = ni;
+      cap *= 2;
+    }
+    items[n++] = v;
+    skip(ps);
+    if (ps->p < ps->end && *ps->p == ',') {
+      ps->p++;
+      continue;
+    }
+    if (ps->p < ps->end && *ps->p == close) {
+      ps->p++;
+      break;
+    }
+    if (items != stack)
+      free(items);
+    return fail(ps, close == ']' ? "expected ',' or ']'" : "expected ',' or '}'");
+  }
+  j->u.items = arena_alloc(ps->a, n * sizeof *items);
+  if (!j->u.items)
+    return NULL;
+  memcpy(j->u.items, items, n * sizeof *items);
+  j->n = (uint32_t)(close == ']' ? n : n / 2);
+  if (items != stack)
+    free(items);
+  ps->depth--;
+  return j;
+}
+
+static pt_json *value(parser *ps)
+{
+  skip(ps);
+  if (ps->p >= ps->end)
+    return fail(ps, "unexpected end");
+  switch (*ps->p) {
+  case '[': return container(ps, ']');
+  case '{': return container(ps, '}');
+  case '"': return string(ps);
+  case 'n':
+    if (ps->end - ps->p >= 4 && memcmp(ps->p, "null", 4) == 0) {
+      ps->p += 4;
+      return new_value(ps, PJ_NULL);
+    }
+    return fail(ps, "bad literal");
+  case 't':
+  case 'f': {
+    bool t = *ps->p == 't';
+    size_t len = t ? 4 : 5;
+    if ((size_t)(ps->end - ps->p) >= len && memcmp(ps->p, t ? "true" : "false", len) == 0) {
+      ps->p += len;
+      pt_json *j = new_value(ps, PJ_BOOL);
+      if (j)
+        j->u.i = t;
+      return j;
+    }
+    return fail(ps, "bad literal");
+  }
+  default:
+    return number(ps);
+  }
+}
+
+pt_json *pt_json_parse(pt_json_arena *a, const char *text, size_t len, char *err, size_t errn)
+{
+  parser ps = {text, text + len, text, a, err, errn, 0};
+  if (err && errn)
+    err[0] = 0;
+  pt_json *j = value(&ps);
+  if (j) {
+    skip(&ps);
+    if (ps.p != ps.end)
+      return fail(&ps, "trailing text");
+  }
+  return j;
+}

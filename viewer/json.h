@@ -1,0 +1,53 @@
+/*
+ * json.h: a small JSON reader for what the recorder writes: arrays,
+ * numbers (64-bit integers, and doubles), strings, null, true, false (and
+ * objects, read as key/value lists). Values live in an arena freed at once.
+ */
+#ifndef PT_JSON_H
+#define PT_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { PJ_NULL, PJ_BOOL, PJ_INT, PJ_REAL, PJ_STRING, PJ_ARRAY, PJ_OBJECT } pj_type;
+
+typedef struct pt_json {
+  pj_type type;
+  uint32_t n;        /* elements (array, object), string length */
+  union {
+    int64_t i;       /* PJ_INT, PJ_BOOL */
+    double d;        /* PJ_REAL */
+    const char *s;   /* PJ_STRING: NUL-terminated, unescaped */
+    struct pt_json **items; /* PJ_ARRAY; PJ_OBJECT: key, value, key, value */
+  } u;
+} pt_json;
+
+typedef struct pt_json_block {
+  struct pt_json_block *next;
+  size_t used, cap;
+  _Alignas(16) unsigned char mem[];
+} pt_json_block;
+
+typedef struct pt_json_arena {
+  pt_json_block *head;
+} pt_json_arena;
+
+/* Parses `len` bytes of text; NULL (with err set) when malformed. */
+pt_json *pt_json_parse(pt_json_arena *a, const char *text, size_t len, char *err,
+                       size_t errn);
+void pt_json_arena_free(pt_json_arena *a);
+
+/* Element i of an array, or NULL. */
+static inline pt_json *pt_json_at(const pt_json *j, size_t i)
+{
+  return j && j->type == PJ_ARRAY && i < j->n ? j->u.items[i] : NULL;
+}
+/* An integer element (def when missing or not a number). */
+static inline int64_t pt_json_int(const pt_json *j, int64_t def)
+{
+  return j && (j->type == PJ_INT || j->type == PJ_BOOL) ? j->u.i
+         : j && j->type == PJ_REAL ? (int64_t)j->u.d : def;
+}
+
+#endif /* PT_JSON_H */

@@ -1,0 +1,58 @@
+/*
+ * pitrace: one command for the recorded sessions, with verbs: record a run,
+ * replay it on a device, cut it down, list, show, summarise, compare and
+ * export sessions. `pitrace VERB --help` says more about each.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pitrace_cli.h"
+
+static const struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *summary;
+} verbs[] = {
+    {"record", pt_record, "run a command with recording on; keep its sessions"},
+    {"replay", pt_replay, "re-issue a recorded session on a device and verify it"},
+    {"extract", pt_extract, "cut a session down to what one kernel launch needs"},
+    {"sessions", pt_sessions_verb, "list the sessions in a database"},
+    {"show", pt_show, "print a session's calls (the SYCL_PI_TRACE=2 format or one line each)"},
+    {"stats", pt_stats, "time, count and errors per API; kernels; bytes moved"},
+    {"diff", pt_diff, "compare two sessions call by call"},
+    {"export", pt_export, "Chrome trace JSON, JSON Lines or CSV"},
+    {"report", pt_report, "one self-contained HTML report"},
+};
+
+bool pt_use_color(int fd)
+{
+  const char *nc = getenv("NO_COLOR");
+  return isatty(fd) && !(nc && *nc);
+}
+
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: pitrace VERB [ARGS...]   (pitrace VERB --help for each)\n\n");
+  for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+    fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+    if (strcmp(argv[1], verbs[i].name) == 0)
+      return verbs[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "pitrace: unknown verb '%s' (pitrace --help lists them)\n", argv[1]);
+  return 2;
+}

@@ -1,0 +1,331 @@
+/*
+ * session.c: reading recorded sessions (session.h). Calls come from the
+ * chunk rows, parsed once each, plus the calls that never returned
+ * (inflight), then are sorted by sequence number.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "session.h"
+
+bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn)
+{
+  memset(out, 0, sizeof *out);
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    snprintf(err, errn, "%s: %s", path, strerror(errno));
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    snprintf(err, errn, "%s is a directory, not a session database", path);
+    return false;
+  }
+  if (st.st_size == 0) {
+    snprintf(err, errn, "%s is empty: no session was recorded into it", path);
+    return false;
+  }
+  FILE *f = fopen(path, "rb");
+  char magic[16] = "";
+  if (!f || fread(magic, 1, 16, f) != 16 || memcmp(magic, "SQLite format 3", 16) != 0) {
+    if (f)
+      fclose(f);
+    snprintf(err, errn, "%s is not a pitrace session (not an SQLite database%s)", path,
+             st.st_size < 100 ? ": too short" : "");
+    return false;
+  }
+  fclose(f);
+  int flags = writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+  if (sqlite3_open_v2(path, &out->db, flags, NULL) != SQLITE_OK) {
+    snprintf(err, errn, "%s: cannot open: %s", path, sqlite3_errmsg(out->db));
+    sqlite3_close(out->db);
+    out->db = NULL;
+    return false;
+  }
+  sqlite3_busy_timeout(out->db, 5000);
+  snprintf(out->path, sizeof out->path, "%s", path);
+  sqlite3_stmt *s = NULL;
+  int rc = sqlite3_prepare_v2(out->db, "SELECT value FROM pitrace_meta WHERE key = "
+                                       "'schema_version'", -1, &s, NULL);
+  if (rc != SQLITE_OK) {
+    const char *why = sqlite3_errmsg(out->db);
+    if (strstr(why, "no such table"))
+      snprintf(err, errn, "%s is an SQLite database but not a pitrace session (no "
+               "pitrace_meta table)", path);
+    else
+      snprintf(err, errn, "%s is damaged or truncated: %s", path, why);
+    sqlite3_finalize(s);
+    pt_close(out);
+    return false;
+  }
+  rc = sqlite3_step(s);
+  int version = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+  sqlite3_finalize(s);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    snprintf(err, errn, "%s is damaged or truncated: %s", path, sqlite3_errmsg(out->db));
+    pt_close(out);
+    return false;
+  }
+  if (version > PT_SCHEMA_VERSION) {
+    snprintf(err, errn, "%s was recorded with pitrace schema version %d; this pitrace "
+             "reads version %d: use a newer pitrace", path, version, PT_SCHEMA_VERSION);
+    pt_close(out);
+    return false;
+  }
+  if (version < 1) {
+    snprintf(err, errn, "%s is not a pitrace session (no schema version)", path);
+    pt_close(out);
+    return false;
+  }
+  /* A quick look at the structure catches truncation that the header
+   * survived. */
+  rc = sqlite3_exec(out->db, "SELECT count(*) FROM sessions; SELECT count(*) FROM chunks;",
+                    NULL, NULL, NULL);
+  if (rc != SQLITE_OK) {
+    snprintf(err, errn, "%s is damaged or truncated: %s", path, sqlite3_errmsg(out->db));
+    pt_close(out);
+    return false;
+  }
+  return true;
+}
+
+void pt_close(pt_db *db)
+{
+  if (db->db)
+    sqlite3_close(db->db);
+  db->db = NULL;
+}
+
+static void copy_text(char *dst, size_t n, const unsigned char *src)
+{
+  snprintf(dst, n, "%s", src ? (const char *)src : "");
+}
+
+pt_session_info *pt_sessions(pt_db *db, size_t *n, char *err, size_t errn)
+{
+  *n = 0;
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->db,
+                         "SELECT id, label, command, host, ended, pid, start_unix_ns, "
+                         "duration_ns, calls, signal, (SELECT group_concat(p.backend || ':' "
+                         "|| p.name, ', ') FROM plugins p WHERE p.session = s.id) FROM "
+                         "sessions s ORDER BY id", -1, &s, NULL) != SQLITE_OK) {
+    snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
+    return NULL;
+  }
+  size_t cap = 8;
+  pt_session_info *v = calloc(cap, sizeof *v);
+  int rc;
+  while (v && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+    if (*n == cap) {
+      pt_session_info *nv = realloc(v, (cap *= 2) * sizeof *v);
+      if (!nv)
+        break;
+      v = nv;
+    }
+    pt_session_info *i = &v[(*n)++];
+    memset(i, 0, sizeof *i);
+    i->id = sqlite3_column_int64(s, 0);
+    copy_text(i->label, sizeof i->label, sqlite3_column_text(s, 1));
+    copy_text(i->command, sizeof i->command, sqlite3_column_text(s, 2));
+    copy_text(i->host, sizeof i->host, sqlite3_column_text(s, 3));
+    copy_text(i->ended, sizeof i->ended, sqlite3_column_text(s, 4));
+    i->pid = sqlite3_column_int64(s, 5);
+    i->start_unix_ns = sqlite3_column_int64(s, 6);
+    i->duration_ns = sqlite3_column_type(s, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 7);
+    i->calls = sqlite3_column_type(s, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 8);
+    i->signal = sqlite3_column_int64(s, 9);
+    copy_text(i->plugins, sizeof i->plugins, sqlite3_column_text(s, 10));
+  }
+  sqlite3_finalize(s);
+  return v;
+}
+
+int64_t pt_default_session(pt_db *db)
+{
+  sqlite3_stmt *s;
+  int64_t id = -1;
+  if (sqlite3_prepare_v2(db->db, "SELECT max(id) FROM sessions", -1, &s, NULL) == SQLITE_OK) {
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+      id = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+  }
+  return id;
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+  const pt_call *x = a, *y = b;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static bool push(pt_calls *c, size_t *cap, const pt_call *call)
+{
+  if (c->n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 4096;
+    pt_call *v = realloc(c->v, nc * sizeof *v);
+    if (!v)
+      return false;
+    c->v = v;
+    *cap = nc;
+  }
+  c->v[c->n++] = *call;
+  return true;
+}
+
+bool pt_load(pt_db *db, int64_t session, pt_calls *out, char *err, size_t errn)
+{
+  memset(out, 0, sizeof *out);
+  size_t cap = 0;
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->db, "SELECT calls FROM chunks WHERE session = ? ORDER BY id", -1,
+                         &s, NULL) != SQLITE_OK) {
+    snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
+    return false;
+  }
+  sqlite3_bind_int64(s, 1, session);
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    const char *text = (const char *)sqlite3_column_text(s, 0);
+    int len = sqlite3_column_bytes(s, 0);
+    pt_json *chunk = text ? pt_json_parse(&out->arena, text, (size_t)len, err, errn) : NULL;
+    if (!chunk || chunk->type != PJ_ARRAY) {
+      if (!chunk && err[0]) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, errn, "%s is damaged: a chunk of calls is not valid (%s)", db->path, why);
+      } else {
+        snprintf(err, errn, "%s is damaged: a chunk of calls is not an array", db->path);
+      }
+      sqlite3_finalize(s);
+      pt_calls_free(out);
+      return false;
+    }
+    for (uint32_t i = 0; i < chunk->n; i++) {
+      pt_json *e = chunk->u.items[i];
+      pt_call c = {0};
+      c.seq = pt_json_int(pt_json_at(e, 0), -1);
+      c.thread = (uint32_t)pt_json_int(pt_json_at(e, 1), 0);
+      c.plugin = (uint32_t)pt_json_int(pt_json_at(e, 2), 0);
+      c.api = (uint32_t)pt_json_int(pt_json_at(e, 3), 0);
+      c.result = (int32_t)pt_json_int(pt_json_at(e, 4), 0);
+      c.returned = true;
+      c.start_ns = pt_json_int(pt_json_at(e, 5), 0);
+      c.dur_ns = pt_json_int(pt_json_at(e, 6), 0);
+      c.args = pt_json_at(e, 7);
+      pt_json *st = pt_json_at(e, 8);
+      c.stack = st && st->type == PJ_INT ? st->u.i : -1;
+      c.data = pt_json_at(e, 9);
+      if (c.seq < 0 || !c.args || c.args->type != PJ_ARRAY) {
+        snprintf(err, errn, "%s is damaged: a recorded call is malformed", db->path);
+        sqlite3_finalize(s);
+        pt_calls_free(out);
+        return false;
+      }
+      if (!push(out, &cap, &c)) {
+        snprintf(err, errn, "out of memory loading %s", db->path);
+        sqlite3_finalize(s);
+        pt_calls_free(out);
+        return false;
+      }
+    }
+  }
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) {
+    snprintf(err, errn, "%s is damaged or truncated: %s", db->path, sqlite3_errmsg(db->db));
+    pt_calls_free(out);
+    return false;
+  }
+  /* Calls that never returned. */
+  if (sqlite3_prepare_v2(db->db, "SELECT seq, thread, plugin, api, start_ns, args, stack, data "
+                                 "FROM inflight WHERE session = ?", -1, &s, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(s, 1, session);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+      pt_call c = {0};
+      c.seq = sqlite3_column_int64(s, 0);
+      c.thread = (uint32_t)sqlite3_column_int(s, 1);
+      c.plugin = (uint32_t)sqlite3_column_int(s, 2);
+      c.api = (uint32_t)sqlite3_column_int(s, 3);
+      c.start_ns = sqlite3_column_int64(s, 4);
+      c.returned = false;
+      const char *a = (const char *)sqlite3_column_text(s, 5);
+      c.args = a ? pt_json_parse(&out->arena, a, strlen(a), err, errn) : NULL;
+      c.stack = sqlite3_column_type(s, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 6);
+      const char *d = (const char *)sqlite3_column_text(s, 7);
+      c.data = d ? pt_json_parse(&out->arena, d, strlen(d), err, errn) : NULL;
+      if (c.args && !push(out, &cap, &c))
+        break;
+    }
+    sqlite3_finalize(s);
+  }
+  qsort(out->v, out->n, sizeof *out->v, cmp_seq);
+  err[0] = 0;
+  return true;
+}
+
+void pt_calls_free(pt_calls *c)
+{
+  free(c->v);
+  c->v = NULL;
+  c->n = 0;
+  pt_json_arena_free(&c->arena);
+}
+
+static unsigned char *unhex(const char *h, size_t *n)
+{
+  size_t len = strlen(h) / 2;
+  unsigned char *b = malloc(len ? len : 1);
+  if (!b)
+    return NULL;
+  for (size_t i = 0; i < len; i++) {
+    unsigned hi = (unsigned)(h[2 * i] <= '9' ? h[2 * i] - '0' : (h[2 * i] | 32) - 'a' + 10);
+    unsigned lo = (unsigned)(h[2 * i + 1] <= '9' ? h[2 * i + 1] - '0'
+                                                 : (h[2 * i + 1] | 32) - 'a' + 10);
+    b[i] = (unsigned char)(hi << 4 | lo);
+  }
+  *n = len;
+  return b;
+}
+
+unsigned char *pt_data(pt_db *db, int64_t session, const pt_call *call, unsigned position,
+                       const char *role, unsigned idx, size_t *size, size_t *full)
+{
+  *size = *full = 0;
+  if (call->data && call->data->type == PJ_ARRAY)
+    for (uint32_t i = 0; i < call->data->n; i++) {
+      pt_json *d = call->data->u.items[i];
+      pt_json *r = pt_json_at(d, 1), *h = pt_json_at(d, 4);
+      if (pt_json_int(pt_json_at(d, 0), -1) == position && r && r->type == PJ_STRING &&
+          strcmp(r->u.s, role) == 0 && pt_json_int(pt_json_at(d, 2), -1) == idx && h &&
+          h->type == PJ_STRING) {
+        *full = (size_t)pt_json_int(pt_json_at(d, 3), 0);
+        return unhex(h->u.s, size);
+      }
+    }
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->db, "SELECT r.size, coalesce(r.content, b.content) FROM data_rows r "
+                                 "LEFT JOIN blobs b ON b.hash = r.hash WHERE r.session = ? AND "
+                                 "r.seq = ? AND r.position = ? AND r.role = ? AND r.idx = ?",
+                         -1, &s, NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_int64(s, 1, session);
+  sqlite3_bind_int64(s, 2, call->seq);
+  sqlite3_bind_int(s, 3, (int)position);
+  sqlite3_bind_text(s, 4, role, -1, SQLITE_STATIC);
+  sqlite3_bind_int(s, 5, (int)idx);
+  unsigned char *out = NULL;
+  if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 1) != SQLITE_NULL) {
+    *full = (size_t)sqlite3_column_int64(s, 0);
+    int n = sqlite3_column_bytes(s, 1);
+    out = malloc(n ? (size_t)n : 1);
+    if (out) {
+      memcpy(out, sqlite3_column_blob(s, 1), (size_t)n);
+      *size = (size_t)n;
+    }
+  }
+  sqlite3_finalize(s);
+  return out;
+}

@@ -1,0 +1,75 @@
+/*
+ * session.h: reading recorded sessions (docs/schema.md), for every verb of
+ * the pitrace command: the viewer, replay, extract and record.
+ *
+ * pt_open checks a file is a pitrace session database this build can read
+ * and says why not in one line (missing, empty, not SQLite, not pitrace, a
+ * newer schema, damaged). pt_load reads one session's calls, in sequence
+ * order, straight from the chunk rows (no per-call SQL), with each call's
+ * arguments parsed from its JSON; pt_data finds a call's payloads.
+ */
+#ifndef PT_SESSION_H
+#define PT_SESSION_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+
+#define PT_SCHEMA_VERSION 1
+
+typedef struct pt_db {
+  sqlite3 *db;
+  char path[4096];
+} pt_db;
+
+/* Opens a session database read-only (read-write when `writable`). On
+ * failure returns false with a one-line reason in err. */
+bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn);
+void pt_close(pt_db *db);
+
+typedef struct pt_session_info {
+  int64_t id;
+  char label[256], command[1024], host[256], ended[64];
+  int64_t pid, start_unix_ns, duration_ns, calls, signal;
+  char plugins[1024]; /* "backend:name, ..." */
+} pt_session_info;
+
+/* The sessions in the file, by id; *n set. Caller frees. */
+pt_session_info *pt_sessions(pt_db *db, size_t *n, char *err, size_t errn);
+
+typedef struct pt_call {
+  int64_t seq;
+  uint32_t thread, plugin, api;
+  bool returned;    /* false: the call never returned (crash, kill) */
+  int32_t result;
+  int64_t start_ns; /* from the session's start */
+  int64_t dur_ns;
+  int64_t stack;    /* -1: none */
+  pt_json *args;    /* a JSON array, one element per parameter */
+  pt_json *data;    /* inline payloads: [position, role, idx, size, hex]... or NULL */
+} pt_call;
+
+typedef struct pt_calls {
+  pt_call *v;
+  size_t n;
+  pt_json_arena arena; /* owns the parsed JSON */
+} pt_calls;
+
+/* Loads every call of `session` (sorted by seq). False with a reason. */
+bool pt_load(pt_db *db, int64_t session, pt_calls *out, char *err, size_t errn);
+void pt_calls_free(pt_calls *c);
+
+/* A payload of call `seq`: `role` is "in", "out", "value" or "readback",
+ * `position` the parameter, `idx` the element. Returns a malloc'd copy of
+ * its bytes (size in *size, the size the call really had in *full), or
+ * NULL when not recorded. Looks at the call's inline data first. */
+unsigned char *pt_data(pt_db *db, int64_t session, const pt_call *call, unsigned position,
+                       const char *role, unsigned idx, size_t *size, size_t *full);
+
+/* The default session of a file: the only one, or the last. -1 if none. */
+int64_t pt_default_session(pt_db *db);
+
+#endif /* PT_SESSION_H */
