@@ -280,6 +280,14 @@ typedef void (*pirt_note_fn)(const pirt_note *note, void *user);
 pi_result pirt_add_note_hook(pirt_note_fn fn, void *user);
 pi_result pirt_remove_note_hook(pirt_note_fn fn, void *user);
 
+/* ---- For tools: the PI layer under a device --------------------------------------
+ * The plugin table that serves a device (the recording shim's when
+ * recording) and the device's PI handles, for tools that issue PI calls
+ * themselves (pitrace replay). Calls made this way are not traced. */
+pi_result pirt_device_pi(const pirt_device *device,
+                         const struct pi_function_table **table,
+                         pi_platform *platform, pi_device *pi_dev);
+
 /* ---- Lifetime ------------------------------------------------------------------ */
 
 /* Binds the plugins now rather than on first use; PI_ERROR_DEVICE_NOT_FOUND

@@ -394,3 +394,17 @@ pi_result pirt_device_query(const pirt_device *d, pi_device_info param,
     return pirt_fail_call(d->plugin, "piDeviceGetInfo", r);
   return r;
 }
+
+pi_result pirt_device_pi(const pirt_device *d, const struct pi_function_table **table,
+                         pi_platform *platform, pi_device *pi_dev)
+{
+  if (!d || !table)
+    return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_device_pi: device and table must "
+                     "not be NULL");
+  *table = &d->plugin->table;
+  if (platform)
+    *platform = d->platform;
+  if (pi_dev)
+    *pi_dev = d->device;
+  return PI_SUCCESS;
+}

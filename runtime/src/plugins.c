@@ -343,7 +343,19 @@ void pirt_plugins_load(void)
     return;
   g->plugins_loaded = true;
   const char *cfg = getenv("SYCL_PI_CONFIG");
-  if (cfg && *cfg) {
+  const char *replay = getenv("SYCL_PI_REPLAY");
+  if (replay && *replay) {
+    /* Re-running against a recording: the replay plugin answers every call
+     * from it, and no device is needed. */
+    pirt_trace(PIRT_TRACE_BASIC, "SYCL_PI_REPLAY=%s: the replay plugin answers from "
+               "the recording", replay);
+    struct pirt_plugin *p = bind_plugin("libpi_replay.so", PIRT_BACKEND_UNKNOWN);
+    if (p)
+      add_plugin(g, p);
+    else
+      snprintf(g->problem, sizeof g->problem, "SYCL_PI_REPLAY is set but the replay "
+               "plugin libpi_replay.so cannot be loaded (SYCL_PI_TRACE=1 says why)");
+  } else if (cfg && *cfg) {
     if (!load_config(g, cfg)) {
       snprintf(g->problem, sizeof g->problem, "SYCL_PI_CONFIG=%s cannot be "
                "read (%s); fix the path or unset SYCL_PI_CONFIG", cfg,
