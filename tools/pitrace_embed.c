@@ -24,7 +24,10 @@
  *    out). Each leaf gets the next numeric ID (seed 003), and kernels that
  *    take a parameter named `pitrace_spec_consts` receive the emulated
  *    buffer there. For .cl files a preamble defines PITRACE_SPEC(id, type),
- *    which reads a constant from that buffer.
+ *    which reads a constant from that buffer. Where the code cannot name the
+ *    parameter (PTX names parameters KERNEL_param_N), a line
+ *      //@pitrace spec_arg KERNEL INDEX
+ *    gives the kernel's spec-constant argument index.
  * SPIR-V files are opaque: give their symbols with --export/--import.
  * Errors name the file and line, and exit with status 1.
  */
@@ -281,10 +284,16 @@ typedef struct {
   int *spec_arg; /* per kernel: index of pitrace_spec_consts, or -1 */
 } symbols;
 
+static strlist spec_arg_names;
+static int spec_arg_index[256];
+
 static void add_kernel(symbols *s, const char *name, int spec_arg)
 {
   if (has(&s->kernels, name))
     return;
+  for (size_t i = 0; i < spec_arg_names.n; i++)
+    if (strcmp(spec_arg_names.v[i], name) == 0)
+      spec_arg = spec_arg_index[i];
   push(&s->kernels, name);
   s->spec_arg = realloc(s->spec_arg, s->kernels.n * sizeof *s->spec_arg);
   s->spec_arg[s->kernels.n - 1] = spec_arg;
@@ -452,6 +461,20 @@ static void symbols_of_c(const char *code, symbols *s)
   s->imports = keep;
 }
 
+/* "//@pitrace spec_arg KERNEL INDEX", for a kernel seen later. */
+static void parse_spec_arg(symbols *s, const char *p, int line)
+{
+  (void)s;
+  char name[256];
+  int index;
+  if (sscanf(p, "%255s %d", name, &index) != 2 || index < 0)
+    die(line, "expected '//@pitrace spec_arg KERNEL INDEX'");
+  if (spec_arg_names.n == 256)
+    die(line, "too many spec_arg lines");
+  spec_arg_index[spec_arg_names.n] = index;
+  push(&spec_arg_names, name);
+}
+
 /* ---- Symbols of PTX --------------------------------------------------------------- */
 
 static void symbols_of_ptx(const char *code, symbols *s, spec_list *sl)
@@ -464,9 +487,12 @@ static void symbols_of_ptx(const char *code, symbols *s, spec_list *sl)
     const char *t = skip_ws(l);
     if (strncmp(t, "//@pitrace", 10) == 0) {
       const char *d = skip_ws(t + 10);
-      if (strncmp(d, "spec_constant", 13) != 0)
-        die(line, "unknown //@pitrace directive (only spec_constant)");
-      parse_spec_line(sl, d + 13, line);
+      if (strncmp(d, "spec_constant", 13) == 0)
+        parse_spec_line(sl, d + 13, line);
+      else if (strncmp(d, "spec_arg", 8) == 0)
+        parse_spec_arg(s, d + 8, line);
+      else
+        die(line, "unknown //@pitrace directive (spec_constant or spec_arg)");
     } else if (strncmp(t, "//", 2) != 0) {
       const char *entry = strstr(t, ".entry");
       const char *func = strstr(t, ".func");
