@@ -14,7 +14,10 @@
  * the database bytes per call. Workloads: a scalar-only call and a
  * piKernelSetArg with 4 bytes on a minimal plugin (bench/pi_null.c), and
  * real PoCL calls (piDeviceGetInfo, piKernelSetArg on a built kernel);
- * the scalar call also with 1, 2, 4 and 8 threads.
+ * the scalar call also with 1, 2, 4 and 8 threads. With --cuda, real CUDA
+ * calls instead of PoCL's (on a machine with an NVIDIA GPU): a cheap getter
+ * (piDeviceGetInfo) and a launch (piKernelSetArg + piEnqueueKernelLaunch of
+ * an empty kernel, with the launch's event released).
  *
  * Usage: bench_record [--calls N]   (N calls per thread, default 200000)
  */
@@ -40,6 +43,11 @@ static struct pi_function_table table;
 static pi_queue queue;
 static pi_device device;
 static pi_kernel kernel;
+
+/* An empty kernel for CUDA launches (PTX for sm_90, PTX ISA 7.8). */
+static const char empty_ptx[] =
+    ".version 7.8\n.target sm_90\n.address_size 64\n"
+    ".visible .entry k(.param .u32 k_param_0, .param .u64 k_param_1)\n{\n\tret;\n}\n";
 static const char *workload;
 static long calls;
 static long pace_ns; /* application work between calls (spin) */
@@ -58,9 +66,19 @@ static void one_call(void)
     table.piQueueFinish(queue);
   } else if (strcmp(workload, "null-setarg") == 0 || strcmp(workload, "pocl-setarg") == 0) {
     table.piKernelSetArg(kernel, 0, sizeof value, &value);
+  } else if (strcmp(workload, "cuda-launch") == 0) {
+    static _Thread_local unsigned n;
+    size_t one = 1;
+    pi_event ev;
+    table.piKernelSetArg(kernel, 0, sizeof value, &value);
+    table.piEnqueueKernelLaunch(queue, kernel, 1, NULL, &one, NULL, 0, NULL, &ev);
+    table.piEventRelease(ev);
+    if (++n % 256 == 0)
+      table.piQueueFinish(queue); /* keep the stream from growing without end */
   } else {
     pi_uint32 units;
     table.piDeviceGetInfo(device, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+    (void)units;
   }
 }
 
@@ -115,9 +133,10 @@ static void *load(const char *path, pi_plugin *p)
 /* The child: one workload, one mode, T threads. */
 static int child(const char *libdir, const char *mode, int threads, const char *db)
 {
-  bool pocl = strncmp(workload, "pocl", 4) == 0;
+  bool pocl = strncmp(workload, "pocl", 4) == 0, cuda = strncmp(workload, "cuda", 4) == 0;
   char path[4096];
-  snprintf(path, sizeof path, "%s/%s", libdir, pocl ? "libpi_opencl.so" : "libpi_null.so");
+  snprintf(path, sizeof path, "%s/%s", libdir,
+           pocl ? "libpi_opencl.so" : cuda ? "libpi_cuda.so" : "libpi_null.so");
   pi_plugin target;
   void *dl = load(path, &target);
   table = target.PiFunctionTable;
@@ -136,7 +155,27 @@ static int child(const char *libdir, const char *mode, int threads, const char *
     }
     table = out.PiFunctionTable;
   }
-  if (pocl) {
+  if (cuda) {
+    pi_platform plat;
+    pi_uint32 n = 0;
+    pi_context ctx;
+    pi_program prog;
+    const unsigned char *bin = (const unsigned char *)empty_ptx;
+    size_t len = sizeof empty_ptx - 1;
+    if (table.piPlatformsGet(1, &plat, &n) != PI_SUCCESS || !n ||
+        table.piDevicesGet(plat, PI_DEVICE_TYPE_ALL, 1, &device, NULL) != PI_SUCCESS ||
+        table.piContextCreate(NULL, 1, &device, NULL, NULL, &ctx) != PI_SUCCESS ||
+        table.piQueueCreate(ctx, device, 0, &queue) != PI_SUCCESS ||
+        table.piProgramCreateWithBinary(ctx, 1, &device, &len, &bin, 0, NULL, NULL, &prog) !=
+            PI_SUCCESS ||
+        table.piProgramBuild(prog, 1, &device, NULL, NULL, NULL) != PI_SUCCESS ||
+        table.piKernelCreate(prog, "k", &kernel) != PI_SUCCESS) {
+      fprintf(stderr, "bench_record: no CUDA device (or the PTX did not build)\n");
+      return 2;
+    }
+    uint64_t *zero = NULL;
+    table.piKernelSetArg(kernel, 1, sizeof zero, &zero);
+  } else if (pocl) {
     pi_platform plat;
     pi_uint32 n = 0;
     if (table.piPlatformsGet(1, &plat, &n) != PI_SUCCESS || !n ||
@@ -223,9 +262,13 @@ int main(int argc, char **argv)
     pace_ns = atol(argv[8]);
     return child(argv[2], argv[4], atoi(argv[5]), argv[7]);
   }
-  for (int i = 1; i < argc; i++)
+  bool use_cuda = false;
+  for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
       calls = atol(argv[++i]);
+    else if (strcmp(argv[i], "--cuda") == 0)
+      use_cuda = true;
+  }
   char self[4096], libdir[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0)
@@ -239,8 +282,12 @@ int main(int argc, char **argv)
   static const struct {
     const char *wl;
     int threads;
-  } runs[] = {{"null-scalar", 1}, {"null-scalar", 2}, {"null-scalar", 4}, {"null-scalar", 8},
-              {"null-setarg", 1}, {"pocl-getinfo", 1}, {"pocl-setarg", 1}};
+  } all_runs[] = {{"null-scalar", 1}, {"null-scalar", 2}, {"null-scalar", 4}, {"null-scalar", 8},
+                  {"null-setarg", 1}, {"pocl-getinfo", 1}, {"pocl-setarg", 1}},
+    cuda_runs[] = {{"cuda-getinfo", 1}, {"cuda-launch", 1}};
+  const __typeof__(all_runs[0]) *runs = use_cuda ? cuda_runs : all_runs;
+  size_t nruns = use_cuda ? sizeof cuda_runs / sizeof *cuda_runs
+                          : sizeof all_runs / sizeof *all_runs;
   static const char *const modes[] = {"direct", "shim", "rec-nodata", "rec-data"};
   int failures = 0;
   /* Two passes: paced (2 us of application work between calls, so the
@@ -257,11 +304,11 @@ int main(int argc, char **argv)
              "stored (the session closed); database bytes per call\n\n", calls);
     printf("| workload | threads | mode | ns/call | added ns | calls/s until stored | "
            "bytes/call |\n|---|---|---|---|---|---|---|\n");
-    for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+    for (size_t r = 0; r < nruns; r++) {
       if (pass == 0 && runs[r].threads > 1 && runs[r].threads != 8)
         continue;
       long saved = calls;
-      if (pass == 0 || strncmp(runs[r].wl, "pocl", 4) == 0)
+      if (pass == 0 || strncmp(runs[r].wl, "pocl", 4) == 0 || strncmp(runs[r].wl, "cuda", 4) == 0)
         calls = calls / 4 > BATCH ? calls / 4 : BATCH;
       double base = 0;
       for (size_t m = 0; m < 4; m++) {
