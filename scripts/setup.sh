@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 packages="build-essential clang cmake ninja-build pkg-config python3
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
   pocl-opencl-icd mesa-opencl-icd
-  libcriterion-dev valgrind
+  libcriterion-dev valgrind chromium
   libsqlite3-dev sqlite3 libunwind-dev libxxhash-dev
   libze1 libze-dev"
 

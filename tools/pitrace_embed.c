@@ -59,6 +59,15 @@ static void push(strlist *l, const char *s)
   l->v[l->n++] = strdup(s);
 }
 
+static void free_list(strlist *l)
+{
+  for (size_t i = 0; i < l->n; i++)
+    free(l->v[i]);
+  free(l->v);
+  l->v = NULL;
+  l->n = 0;
+}
+
 static bool has(const strlist *l, const char *s)
 {
   for (size_t i = 0; i < l->n; i++)
@@ -458,6 +467,7 @@ static void symbols_of_c(const char *code, symbols *s)
   for (size_t i = 0; i < s->imports.n; i++)
     if (!has(&s->declared, s->imports.v[i]) && !has(&s->kernels, s->imports.v[i]))
       push(&keep, s->imports.v[i]);
+  free_list(&s->imports);
   s->imports = keep;
 }
 
@@ -769,6 +779,8 @@ int main(int argc, char **argv)
                  "{(char *)__SYCL_PI_PROPERTY_SET_SPEC_CONST_KERNEL_ARG, img%d_spec_args, "
                  "img%d_spec_args + %zu}", img, img, args.n);
       }
+      free_list(&args);
+      free(blob);
     }
     fprintf(o, "static struct _pi_device_binary_property_set_struct img%d_sets[%d] = {\n",
             img, nsets ? nsets : 1);
@@ -779,7 +791,20 @@ int main(int argc, char **argv)
     nsets_of[f] = nsets;
     (void)format;
     (void)target;
+    if (payload != (unsigned char *)code)
+      free(payload);
     free(code);
+    free_list(&s.kernels);
+    free_list(&s.exports);
+    free_list(&s.imports);
+    free_list(&s.declared);
+    free(s.spec_arg);
+    for (size_t i = 0; i < sl.n; i++) {
+      free(sl.v[i].name);
+      free(sl.v[i].leaves);
+      free(sl.v[i].defaults);
+    }
+    free(sl.v);
   }
   fprintf(o, "static struct pi_device_binary_struct images[%zu] = {\n", files.n);
   for (size_t f = 0; f < files.n; f++) {
@@ -802,6 +827,12 @@ int main(int argc, char **argv)
              "__attribute__((destructor)) static void unregister_%s(void)\n"
              "{\n  pirt_unregister_images(&%s_images);\n}\n",
           name, files.n, name, name, name, name);
+  free(nkernels);
+  free(nsets_of);
+  free_list(&files);
+  free_list(&extra_exports);
+  free_list(&extra_imports);
+  free_list(&spec_arg_names);
   if (fclose(o) != 0) {
     fprintf(stderr, "pitrace_embed: cannot write %s: %s\n", out, strerror(errno));
     return 1;

@@ -1,0 +1,411 @@
+/*
+ * bench_viewer: how fast the viewer verbs read a big session.
+ *
+ * It records a session of N calls (default one million) by driving a loop of
+ * cheap PI calls through the recording shim (libpi_shim.so) in front of a
+ * minimal plugin defined here (a stand-in, not a backend: every function
+ * returns at once), in a child process. The loop is what an application's
+ * hot path looks like: two kernel arguments, a launch with its event, the
+ * event's release, a small blocking write and read, a finish and an info
+ * query. Then it times, each three times (median shown), the pitrace verbs
+ * on that session: `show --compact` and `show` to /dev/null, `stats`,
+ * `export --format jsonl` to /dev/null, and `sessions`.
+ *
+ * Usage: bench_viewer [--calls N] [--keep PATH]   (--keep: leave the session there)
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pi/pi.h"
+
+typedef bool (*wrap_fn)(const pi_plugin *, const char *, const char *, const char *,
+                        pi_plugin *);
+
+/* ---- The stand-in plugin ------------------------------------------------------------ */
+
+static struct obj {
+  int dummy;
+} platform, device, context, queue, program, kernel, mem, events[4096];
+static unsigned next_event;
+
+static pi_result platforms_get(pi_uint32 n, pi_platform *out, pi_uint32 *count)
+{
+  if (count)
+    *count = 1;
+  if (n && out)
+    out[0] = (pi_platform)&platform;
+  return PI_SUCCESS;
+}
+
+static pi_result devices_get(pi_platform p, pi_device_type t, pi_uint32 n, pi_device *out,
+                             pi_uint32 *count)
+{
+  (void)p;
+  (void)t;
+  if (count)
+    *count = 1;
+  if (n && out)
+    out[0] = (pi_device)&device;
+  return PI_SUCCESS;
+}
+
+static pi_result device_get_info(pi_device d, pi_device_info name, size_t size, void *value,
+                                 size_t *ret)
+{
+  (void)d;
+  static const char dev_name[] = "bench stand-in device";
+  const void *src = &(pi_uint32){8};
+  size_t n = sizeof(pi_uint32);
+  if (name == PI_DEVICE_INFO_NAME) {
+    src = dev_name;
+    n = sizeof dev_name;
+  }
+  if (ret)
+    *ret = n;
+  if (value && size >= n)
+    memcpy(value, src, n);
+  return PI_SUCCESS;
+}
+
+static pi_result context_create(const pi_context_properties *props, pi_uint32 n,
+                                const pi_device *devs, void (*notify)(const char *,
+                                const void *, size_t, void *), void *user, pi_context *ret)
+{
+  (void)props;
+  (void)n;
+  (void)devs;
+  (void)notify;
+  (void)user;
+  *ret = (pi_context)&context;
+  return PI_SUCCESS;
+}
+
+static pi_result queue_create(pi_context c, pi_device d, pi_queue_properties *props,
+                              pi_queue *ret)
+{
+  (void)c;
+  (void)d;
+  (void)props;
+  *ret = (pi_queue)&queue;
+  return PI_SUCCESS;
+}
+
+static pi_result buffer_create(pi_context c, pi_mem_flags f, size_t size, void *host,
+                               pi_mem *ret, const pi_mem_properties *props)
+{
+  (void)c;
+  (void)f;
+  (void)size;
+  (void)host;
+  (void)props;
+  *ret = (pi_mem)&mem;
+  return PI_SUCCESS;
+}
+
+static pi_result program_create(pi_context c, pi_uint32 n, const char **src, const size_t *len,
+                                pi_program *ret)
+{
+  (void)c;
+  (void)n;
+  (void)src;
+  (void)len;
+  *ret = (pi_program)&program;
+  return PI_SUCCESS;
+}
+
+static pi_result program_build(pi_program p, pi_uint32 n, const pi_device *devs,
+                               const char *opts, void (*notify)(pi_program, void *), void *user)
+{
+  (void)p;
+  (void)n;
+  (void)devs;
+  (void)opts;
+  (void)notify;
+  (void)user;
+  return PI_SUCCESS;
+}
+
+static pi_result kernel_create(pi_program p, const char *name, pi_kernel *ret)
+{
+  (void)p;
+  (void)name;
+  *ret = (pi_kernel)&kernel;
+  return PI_SUCCESS;
+}
+
+static pi_result kernel_set_arg(pi_kernel k, pi_uint32 index, size_t size, const void *value)
+{
+  (void)k;
+  (void)index;
+  (void)size;
+  (void)value;
+  return PI_SUCCESS;
+}
+
+static pi_result launch(pi_queue q, pi_kernel k, pi_uint32 dim, const size_t *offset,
+                        const size_t *global, const size_t *local, pi_uint32 n,
+                        const pi_event *wait, pi_event *ev)
+{
+  (void)q;
+  (void)k;
+  (void)dim;
+  (void)offset;
+  (void)global;
+  (void)local;
+  (void)n;
+  (void)wait;
+  if (ev)
+    *ev = (pi_event)&events[next_event++ % 4096];
+  return PI_SUCCESS;
+}
+
+static pi_result buffer_rw(pi_queue q, pi_mem b, pi_bool blocking, size_t offset, size_t size,
+                           void *ptr, pi_uint32 n, const pi_event *wait, pi_event *ev)
+{
+  (void)q;
+  (void)b;
+  (void)blocking;
+  (void)offset;
+  (void)n;
+  (void)wait;
+  if (ptr)
+    memset(ptr, 0x5a, size);
+  if (ev)
+    *ev = NULL;
+  return PI_SUCCESS;
+}
+
+static pi_result buffer_write(pi_queue q, pi_mem b, pi_bool blocking, size_t offset,
+                              size_t size, const void *ptr, pi_uint32 n, const pi_event *wait,
+                              pi_event *ev)
+{
+  (void)ptr;
+  return buffer_rw(q, b, blocking, offset, size, NULL, n, wait, ev);
+}
+
+static pi_result event_release(pi_event e)
+{
+  (void)e;
+  return PI_SUCCESS;
+}
+
+static pi_result queue_finish(pi_queue q)
+{
+  (void)q;
+  return PI_SUCCESS;
+}
+
+static pi_result tear_down(void *p)
+{
+  (void)p;
+  return PI_SUCCESS;
+}
+
+static void fill_table(pi_plugin *p)
+{
+  memset(p, 0, sizeof *p);
+  snprintf(p->PiVersion, sizeof p->PiVersion, "%s", _PI_H_VERSION_STRING);
+  snprintf(p->PluginVersion, sizeof p->PluginVersion, "%s", _PI_H_VERSION_STRING);
+  struct pi_function_table *t = &p->PiFunctionTable;
+  t->piPlatformsGet = platforms_get;
+  t->piDevicesGet = devices_get;
+  t->piDeviceGetInfo = device_get_info;
+  t->piContextCreate = context_create;
+  t->piextQueueCreate = queue_create;
+  t->piMemBufferCreate = buffer_create;
+  t->piclProgramCreateWithSource = program_create;
+  t->piProgramBuild = program_build;
+  t->piKernelCreate = kernel_create;
+  t->piKernelSetArg = kernel_set_arg;
+  t->piEnqueueKernelLaunch = launch;
+  t->piEnqueueMemBufferWrite = buffer_write;
+  t->piEnqueueMemBufferRead = buffer_rw;
+  t->piEventRelease = event_release;
+  t->piQueueFinish = queue_finish;
+  t->piTearDown = tear_down;
+}
+
+/* ---- Recording the session ------------------------------------------------------------ */
+
+static int record(const char *libdir, const char *db, long calls)
+{
+  char path[4300];
+  snprintf(path, sizeof path, "%s/libpi_shim.so", libdir);
+  setenv("SYCL_PI_RECORD", db, 1);
+  setenv("SYCL_PI_RECORD_LABEL", "bench_viewer", 1);
+  void *shim = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  wrap_fn wrap = shim ? (wrap_fn)(uintptr_t)dlsym(shim, "pitrace_shim_wrap") : NULL;
+  pi_plugin target, out;
+  fill_table(&target);
+  if (!wrap || !wrap(&target, "bench_stand_in", "(in process)", "opencl", &out)) {
+    fprintf(stderr, "bench_viewer: cannot wrap with the shim (%s)\n", shim ? "" : dlerror());
+    return 2;
+  }
+  struct pi_function_table *t = &out.PiFunctionTable;
+  pi_platform plat;
+  pi_device dev;
+  pi_context ctx;
+  pi_queue q;
+  pi_program prog;
+  pi_kernel k;
+  pi_mem buf;
+  const char *src = "__kernel void bench_kernel(int v, __global int *o) { o[0] = v; }";
+  size_t len = strlen(src), global = 1024;
+  char name[64];
+  t->piPlatformsGet(1, &plat, NULL);
+  t->piDevicesGet(plat, PI_DEVICE_TYPE_ALL, 1, &dev, NULL);
+  t->piDeviceGetInfo(dev, PI_DEVICE_INFO_NAME, sizeof name, name, NULL);
+  t->piContextCreate(NULL, 1, &dev, NULL, NULL, &ctx);
+  t->piextQueueCreate(ctx, dev, (pi_queue_properties[]){0}, &q);
+  t->piMemBufferCreate(ctx, PI_MEM_FLAGS_ACCESS_RW, 4096, NULL, &buf, NULL);
+  t->piclProgramCreateWithSource(ctx, 1, &src, &len, &prog);
+  t->piProgramBuild(prog, 1, &dev, "", NULL, NULL);
+  t->piKernelCreate(prog, "bench_kernel", &k);
+  long made = 10; /* the setup calls and the final piTearDown */
+  int value = 7;
+  unsigned char data[64] = {1, 2, 3, 4};
+  pi_uint32 units;
+  while (made + 8 <= calls) {
+    pi_event ev;
+    t->piKernelSetArg(k, 0, sizeof value, &value);
+    t->piKernelSetArg(k, 1, sizeof value, &value);
+    t->piEnqueueKernelLaunch(q, k, 1, NULL, &global, NULL, 0, NULL, &ev);
+    t->piEventRelease(ev);
+    t->piEnqueueMemBufferWrite(q, buf, 1, 0, sizeof data, data, 0, NULL, NULL);
+    t->piEnqueueMemBufferRead(q, buf, 1, 0, sizeof data, data, 0, NULL, NULL);
+    t->piQueueFinish(q);
+    t->piDeviceGetInfo(dev, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+    made += 8;
+  }
+  while (made++ < calls)
+    t->piQueueFinish(q);
+  t->piTearDown(NULL); /* closes the session once everything is stored */
+  return 0;
+}
+
+/* ---- Timing the verbs ---------------------------------------------------------------- */
+
+static double now_s(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Runs argv with stdout to /dev/null; the wall time, or -1 when it failed. */
+static double timed_run(char *const *argv)
+{
+  double t0 = now_s();
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  double t = now_s() - t0;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? t : -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int time_verbs(const char *pitrace, const char *db, long calls)
+{
+  static const char *const verbs[][4] = {
+      {"show", "--compact", NULL, NULL},
+      {"show", NULL, NULL, NULL},
+      {"stats", NULL, NULL, NULL},
+      {"export", "--format", "jsonl", NULL},
+      {"sessions", NULL, NULL, NULL},
+  };
+  int failures = 0;
+  printf("| verb | seconds (median of 3) | calls/s |\n|---|---|---|\n");
+  for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++) {
+    char *argv[8] = {(char *)pitrace};
+    int n = 1;
+    for (int i = 0; i < 4 && verbs[v][i]; i++)
+      argv[n++] = (char *)verbs[v][i];
+    argv[n++] = (char *)db;
+    char label[64] = "";
+    for (int i = 1; i < n - 1; i++)
+      snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s", i > 1 ? " " : "",
+               argv[i]);
+    double t[3];
+    for (int r = 0; r < 3; r++)
+      t[r] = timed_run(argv);
+    qsort(t, 3, sizeof *t, cmp_double);
+    if (t[0] < 0) {
+      printf("| %s | failed | |\n", label);
+      failures++;
+      continue;
+    }
+    printf("| %s | %.2f | %.2f M |\n", label, t[1], (double)calls / t[1] / 1e6);
+    fflush(stdout);
+  }
+  return failures;
+}
+
+int main(int argc, char **argv)
+{
+  long calls = 1000000;
+  const char *keep = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
+      calls = atol(argv[++i]);
+    else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc)
+      keep = argv[++i];
+    else {
+      fprintf(stderr, "usage: bench_viewer [--calls N] [--keep PATH]\n");
+      return 2;
+    }
+  }
+  if (calls < 16)
+    calls = 16;
+  char self[4096], dir[4096], libdir[4200], pitrace[4200];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return 2;
+  self[n] = 0;
+  snprintf(dir, sizeof dir, "%s", self);
+  *strrchr(dir, '/') = 0;
+  snprintf(libdir, sizeof libdir, "%s/../lib", dir);
+  snprintf(pitrace, sizeof pitrace, "%s/pitrace", dir);
+  char db[4096] = "/tmp/pitrace-bench-viewer-XXXXXX";
+  if (keep)
+    snprintf(db, sizeof db, "%s", keep);
+  else
+    close(mkstemp(db));
+  unlink(db);
+
+  double t0 = now_s();
+  pid_t pid = fork();
+  if (pid == 0)
+    _exit(record(libdir, db, calls));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  struct stat st;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(db, &st) != 0) {
+    fprintf(stderr, "bench_viewer: recording the session failed\n");
+    return 2;
+  }
+  printf("Session: %ld calls recorded in %.2f s, %.1f MB (%s)\n\n", calls, now_s() - t0,
+         (double)st.st_size / 1e6, db);
+  int failures = time_verbs(pitrace, db, calls);
+  if (!keep)
+    unlink(db);
+  return failures ? 1 : 0;
+}
