@@ -941,12 +941,14 @@ PI_PLUGIN_EXPORT void pitrace_note_hook(const pirt_note *n)
     memcpy(w, s[i] ? s[i] : "", l + 1);
     w += l + 1;
   }
-  memcpy(w, n->numeric_ids, n->num_ids * 4u);
+  if (n->num_ids)
+    memcpy(w, n->numeric_ids, n->num_ids * 4u);
   w += n->num_ids * 4u;
   if (n->value)
     memcpy(w, n->value, n->size);
   w += r->value_len;
-  memcpy(w, n->text, text);
+  if (text)
+    memcpy(w, n->text, text);
   shim_commit(r);
 }
 

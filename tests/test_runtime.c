@@ -17,7 +17,7 @@
 static const char *const use_device[] = {BIN "/use_device", NULL};
 
 #define POCL "OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd"
-#define BOTH_CL "OCL_ICD_VENDORS=/etc/OpenCL/vendors", "RUSTICL_ENABLE=swrast"
+#define BOTH_CL "OCL_ICD_VENDORS=" PITRACE_TEST_VENDORS, "RUSTICL_ENABLE=swrast"
 
 /* A config file listing `lines`. */
 static char *config(const char *lines) { return tu_write_temp(".conf", lines); }
