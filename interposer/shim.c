@@ -977,34 +977,41 @@ static void install_one(size_t k)
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
+  static _Atomic int passing_on; /* a signal we are handing to another handler */
   size_t k = 0;
   while (fatal_signals[k] != sig)
     k++;
   struct sigaction *prev = &previous[k];
   bool app_handler = (prev->sa_flags & SA_SIGINFO) ? prev->sa_sigaction != NULL
                      : prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN;
+  /* The handler we passed this signal to raised it again (LLVM's restore
+   * ours and re-raise): it is going to end the process after all. */
+  bool again = atomic_load(&passing_on) == sig;
   /* An application that handles SIGINT, SIGTERM or SIGQUIT may go on. */
-  bool ends = !app_handler || (sig != SIGINT && sig != SIGTERM && sig != SIGQUIT);
+  bool ends = again || !app_handler || (sig != SIGINT && sig != SIGTERM && sig != SIGQUIT);
   int expected = 0;
   bool first = atomic_compare_exchange_strong(&crashing, &expected, sig);
   if (!ends)
     atomic_store(&crashing, 0);
-  else if (!first) {
-    /* Again (a handler we chained to returned into the fault): die. */
+  if (ends && first)
+    writer_finish("signal", sig, 3000);
+  if (again || (ends && !first)) {
+    /* Again (a handler we chained to returned into the fault, or raised
+     * it anew): die by the default action. */
     signal(sig, SIG_DFL);
     if (!info || info->si_code <= 0)
       raise(sig);
     return;
   }
-  if (ends)
-    writer_finish("signal", sig, 3000);
   /* Hand the signal on: to the handler that was there before, or the
    * default action. */
   if (app_handler) {
+    atomic_store(&passing_on, sig);
     if (prev->sa_flags & SA_SIGINFO)
       prev->sa_sigaction(sig, info, ctx);
     else
       prev->sa_handler(sig);
+    atomic_store(&passing_on, 0);
     if (!ends)
       install_one(k); /* the application goes on: keep watching */
     return;

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -1579,6 +1580,10 @@ static bool open_db(void)
   char path[4096];
   resolve_path(path, sizeof path);
   snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", path);
+  /* Created readable by its owner only, before SQLite opens it. */
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    close(fd);
   int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                           SQLITE_OPEN_NOMUTEX, NULL);
   if (rc != SQLITE_OK) {

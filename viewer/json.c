@@ -198,11 +198,17 @@ static pt_json *container(parser *ps, char close)
     skip(ps);
     pt_json *v;
     if (close == '}') {
-      if (ps->p >= ps->end || *ps->p != '"')
+      if (ps->p >= ps->end || *ps->p != '"') {
+        if (items != stack)
+          free(items);
         return fail(ps, "expected a key");
+      }
       v = string(ps);
-      if (!v)
+      if (!v) {
+        if (items != stack)
+          free(items);
         return NULL;
+      }
       if (n == cap) {
         pt_json **ni = malloc(2 * cap * sizeof *ni);
         if (!ni)
@@ -215,8 +221,11 @@ static pt_json *container(parser *ps, char close)
       }
       items[n++] = v;
       skip(ps);
-      if (ps->p >= ps->end || *ps->p != ':')
+      if (ps->p >= ps->end || *ps->p != ':') {
+        if (items != stack)
+          free(items);
         return fail(ps, "expected ':'");
+      }
       ps->p++;
       skip(ps);
     }
