@@ -1,0 +1,111 @@
+#!/bin/sh
+# The install test: installs a build into a temporary prefix, checks the
+# layout, builds this directory's consumer project out of tree against it
+# (find_package(pitrace) with CMake, and pkg-config + cc), and runs each
+# program with LD_LIBRARY_PATH and SYCL_PI_CONFIG unset on PoCL: each must
+# verify its result, with SYCL_PI_TRACE=1 showing the installed plugins
+# config read and the installed plugins loaded. Last, the installed
+# `pitrace record` records a consumer through the installed shim.
+#
+#   run.sh BUILD_DIR CONSUMER_SOURCE_DIR CC CMAKE [CFLAGS]
+#
+# CFLAGS is for sanitized builds (the consumer must be built like the
+# runtime it links). The temporary directory is removed on success and
+# kept (and named) on failure.
+set -eu
+build=$1 src=$2 cc=$3 cmake=$4 cflags=${5:-}
+
+work=$(mktemp -d /tmp/pitrace-install-test-XXXXXX)
+prefix=$work/prefix
+fail() {
+  echo "install test: $*" >&2
+  echo "install test: kept $work for a look" >&2
+  exit 1
+}
+
+"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
+  { cat "$work/install.log"; fail "cmake --install $build failed"; }
+
+# ---- The layout ----------------------------------------------------------------
+for f in bin/pitrace bin/pitrace_embed \
+         lib/libpirt.so lib/libpirt.so.0 \
+         lib/libpi_opencl.so lib/libpi_level_zero.so lib/libpi_shim.so \
+         include/pirt.h include/pi/pi.h include/pi/pi_gen.h include/pi/pi_desc.h \
+         etc/pitrace/plugins.conf lib/pkgconfig/pitrace.pc \
+         lib/cmake/pitrace/pitraceConfig.cmake \
+         lib/cmake/pitrace/pitraceConfigVersion.cmake \
+         lib/cmake/pitrace/pitraceTargets.cmake; do
+  [ -e "$prefix/$f" ] || fail "$f is not installed"
+done
+ls "$prefix"/lib/libpirt.so.0.* >/dev/null 2>&1 || fail "libpirt.so has no versioned file"
+[ "$(readlink "$prefix/lib/libpirt.so")" = libpirt.so.0 ] || fail "libpirt.so does not link to libpirt.so.0"
+# The optional plugins are installed exactly when they were built.
+for opt in libpi_cuda.so libpi_replay.so; do
+  if [ -e "$build/lib/$opt" ] && [ ! -e "$prefix/lib/$opt" ]; then
+    fail "$opt was built but is not installed"
+  fi
+done
+for line in "libpi_opencl.so *opencl" "libpi_level_zero.so *level_zero" "libpi_cuda.so *cuda"; do
+  grep -q "^$line\$" "$prefix/etc/pitrace/plugins.conf" ||
+    fail "etc/pitrace/plugins.conf lacks '$line'"
+done
+# Nothing installed looks into the build tree for libraries.
+for f in bin/pitrace bin/pitrace_embed lib/libpirt.so.0 lib/libpi_opencl.so lib/libpi_shim.so; do
+  if readelf -d "$prefix/$f" | grep -E 'R(UN)?PATH' | grep -q "$build"; then
+    fail "$f has the build tree in its RUNPATH: $(readelf -d "$prefix/$f" | grep -E 'R(UN)?PATH')"
+  fi
+done
+
+# ---- The consumer, with CMake ------------------------------------------------------
+unset LD_LIBRARY_PATH SYCL_PI_CONFIG SYCL_PI_RECORD SYCL_DEVICE_FILTER SYCL_BE \
+  SYCL_PI_TRACE SYCL_PI_TRACE_FILE || true
+export OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd
+
+"$cmake" -S "$src" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$cflags" -DCMAKE_BUILD_TYPE=Release \
+  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configuring the consumer failed"; }
+grep -q "^pitrace_DIR:PATH=$prefix/lib/cmake/pitrace\$" "$work/consumer/CMakeCache.txt" ||
+  fail "find_package(pitrace) did not find $prefix: $(grep pitrace_DIR "$work/consumer/CMakeCache.txt")"
+"$cmake" --build "$work/consumer" >"$work/build.log" 2>&1 ||
+  { cat "$work/build.log"; fail "building the consumer failed"; }
+
+# ---- The consumer, with pkg-config + cc ---------------------------------------------
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+export PKG_CONFIG_PATH
+pc_flags=$(pkg-config --cflags --libs pitrace) || fail "pkg-config does not know pitrace"
+pc_libdir=$(pkg-config --variable=libdir pitrace)
+# shellcheck disable=SC2086
+"$cc" $cflags -o "$work/vadd_pkgconfig" "$src/vadd.c" $pc_flags -Wl,-rpath,"$pc_libdir" \
+  2>"$work/cc.log" || { cat "$work/cc.log"; fail "cc with pkg-config's flags failed: $pc_flags"; }
+
+# ---- Running them -------------------------------------------------------------------
+conf=$(cd "$prefix/etc/pitrace" && pwd -P)/plugins.conf
+libdir=$(cd "$prefix/lib" && pwd -P)
+for prog in "$work/consumer/consumer_vadd" "$work/consumer/consumer_scale" "$work/vadd_pkgconfig"; do
+  name=$(basename "$prog")
+  out=$(SYCL_PI_TRACE=1 "$prog" 2>&1) || { echo "$out"; fail "$name failed"; }
+  echo "$out" | grep -q "result verified" || { echo "$out"; fail "$name did not verify"; }
+  read_conf=$(echo "$out" | sed -n 's/^SYCL_PI_TRACE\[basic\]: Reading plugins config //p')
+  [ -n "$read_conf" ] || { echo "$out"; fail "$name read no plugins config"; }
+  [ "$(cd "$(dirname "$read_conf")" && pwd -P)/$(basename "$read_conf")" = "$conf" ] ||
+    fail "$name read $read_conf, not the installed $conf"
+  loaded=$(echo "$out" | sed -n 's/^.*Plugin found and successfully loaded: libpi_opencl.so .*(\([^,]*\), backend opencl.*$/\1/p')
+  [ -n "$loaded" ] || { echo "$out"; fail "$name loaded no OpenCL plugin"; }
+  [ "$(cd "$(dirname "$loaded")" && pwd -P)" = "$libdir" ] ||
+    fail "$name loaded the OpenCL plugin from $loaded, not from $libdir"
+  echo "install test: $name verified with the installed runtime ($loaded, $read_conf)"
+done
+
+# ---- The installed pitrace records through the installed shim -------------------------
+"$prefix/bin/pitrace" record -o "$work/sessions" -- "$work/consumer/consumer_vadd" \
+  >"$work/record.log" 2>&1 || { cat "$work/record.log"; fail "the installed pitrace record failed"; }
+set -- "$work"/sessions/pitrace-*.db
+[ $# -eq 1 ] && [ -f "$1" ] || fail "the installed pitrace record left $# sessions, not 1"
+if command -v sqlite3 >/dev/null; then
+  ended=$(sqlite3 "$1" "SELECT ended || ' ' || (calls > 0) FROM sessions")
+  [ "$ended" = "teardown 1" ] || fail "the recorded session ended '$ended'"
+fi
+echo "install test: the installed pitrace recorded $1"
+
+rm -rf "$work"
+echo "install test: passed"

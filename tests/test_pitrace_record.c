@@ -1,0 +1,575 @@
+/*
+ * test_pitrace_record.c: `pitrace record` on real PoCL runs. It passes the
+ * command's exit status through (128 + the signal when one ended it);
+ * --keep on-failure keeps nothing after a success, the sessions of the
+ * failing processes after a failure, and every session when the failure
+ * came from a process without PI calls; a crash keeps its session and the
+ * summary shows the last calls, a call that never returned, and the calls
+ * that failed; each process records its own complete session, also when
+ * two runs share a directory; sessions are private (0600 in a 0700
+ * directory); SIGINT and SIGTERM reach the command; usage errors are one
+ * line and exit 2.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "testutil.h"
+
+#define BIN PITRACE_BIN_DIR
+#define PITRACE BIN "/pitrace"
+#define POCL "OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd"
+/* Under AddressSanitizer a SIGSEGV would become ASan's report and exit 1. */
+#define NO_ASAN_SEGV "ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0"
+
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *str_printf(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = NULL;
+  cr_assert_geq(vasprintf(&s, fmt, ap), 0);
+  va_end(ap);
+  return s;
+}
+
+/* Runs `pitrace record ARGS...` with the environment additions `env`. */
+static int record(const char *const *args, const char *const *env, char **out)
+{
+  const char *argv[32] = {PITRACE, "record"};
+  size_t n = 2;
+  for (; args[n - 2]; n++) {
+    cr_assert_lt(n, 31);
+    argv[n] = args[n - 2];
+  }
+  argv[n] = NULL;
+  return tu_run(argv, env, out);
+}
+
+/* The session files (pitrace-*.db) in `dir`, as full paths, sorted. */
+static size_t session_files(const char *dir, char ***paths)
+{
+  *paths = NULL;
+  size_t n = 0;
+  DIR *d = opendir(dir);
+  if (!d)
+    return 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (strncmp(e->d_name, "pitrace-", 8) || len < 4 || strcmp(e->d_name + len - 3, ".db"))
+      continue;
+    *paths = realloc(*paths, (n + 1) * sizeof **paths);
+    (*paths)[n++] = str_printf("%s/%s", dir, e->d_name);
+  }
+  closedir(d);
+  return n;
+}
+
+/* Every file in `dir` (any name). */
+static size_t all_files(const char *dir)
+{
+  size_t n = 0;
+  DIR *d = opendir(dir);
+  if (!d)
+    return 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  closedir(d);
+  return n;
+}
+
+static bool exists(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/* The first column of the first row of `sql` as an integer (-1: none,
+ * -2: NULL). */
+static long long db_int(const char *path, const char *sql)
+{
+  sqlite3 *db;
+  cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK,
+               "cannot open %s", path);
+  sqlite3_stmt *s;
+  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
+               sqlite3_errmsg(db));
+  long long v = -1;
+  if (sqlite3_step(s) == SQLITE_ROW)
+    v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -2 : sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+/* All rows of a one-column query, newline-separated (malloc'd). */
+static char *db_lines(const char *path, const char *sql)
+{
+  sqlite3 *db;
+  cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  sqlite3_stmt *s;
+  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
+               sqlite3_errmsg(db));
+  size_t cap = 4096, len = 0;
+  char *out = calloc(1, cap);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(s, 0);
+    size_t n = t ? strlen(t) : 4;
+    while (len + n + 2 > cap)
+      out = realloc(out, cap *= 2);
+    memcpy(out + len, t ? t : "NULL", n);
+    len += n;
+    out[len++] = '\n';
+    out[len] = 0;
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return out;
+}
+
+/* A new directory for sessions that does not exist yet. */
+static char *fresh_dir(void) { return tu_temp_path(".sessions"); }
+
+/* Removes a test's directory and the files in it (not on a failed
+ * assertion: those stay for a look). */
+static void remove_dir(const char *dir)
+{
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+      char *p = str_printf("%s/%s", dir, e->d_name);
+      unlink(p);
+      free(p);
+    }
+  closedir(d);
+  rmdir(dir);
+}
+
+/* ---- Usage --------------------------------------------------------------------- */
+
+Test(pitrace_record, usage_errors_are_one_line_and_exit_2)
+{
+  char *file = tu_write_temp(".txt", "not a directory\n");
+  char *dir = fresh_dir();
+  const char *const cases[][8] = {
+      {NULL},
+      {"-o", dir, NULL},
+      {"-o", dir, "--", NULL},
+      {"--keep", "sometimes", "--", "true", NULL},
+      {"--keep=", "--", "true", NULL},
+      {"--data", "most", "--", "true", NULL},
+      {"--bogus", "--", "true", NULL},
+      {"--backtrace=1", "--", "true", NULL},
+      {"-o", NULL},
+      {"--label", NULL},
+      {"-o", file, "--", "true", NULL},
+      {"-o", "", "--", "true", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *out;
+    int rc = record(cases[i], NULL, &out);
+    cr_assert_eq(rc, 2, "case %zu: exit %d: %s", i, rc, out);
+    cr_assert_eq(strncmp(out, "pitrace record: ", 16), 0, "case %zu: %s", i, out);
+    cr_assert_eq(tu_count(out, "\n"), 1, "case %zu: not one line: %s", i, out);
+    free(out);
+  }
+  cr_assert(!exists(dir), "a usage error created %s", dir);
+  unlink(file);
+}
+
+Test(pitrace_record, help_prints_the_usage_and_exits_0)
+{
+  char *out;
+  const char *args[] = {"--help", NULL};
+  cr_assert_eq(record(args, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "usage: pitrace record [OPTIONS] [--] CMD [ARGS...]"), "%s", out);
+  cr_assert(strstr(out, "--keep always|on-failure"), "%s", out);
+}
+
+Test(pitrace_record, a_command_that_cannot_run_exits_127_or_126)
+{
+  char *dir = fresh_dir(), *out;
+  const char *missing[] = {"-o", dir, "--", "/nonexistent/program", NULL};
+  cr_assert_eq(record(missing, NULL, &out), 127, "%s", out);
+  cr_assert(strstr(out, "pitrace record: cannot run /nonexistent/program: No such file"), "%s",
+            out);
+  cr_assert_eq(tu_count(out, "\n"), 1, "%s", out);
+  cr_assert(!exists(dir), "the empty sessions directory %s was left", dir);
+  char *text = tu_write_temp(".txt", "not a program\n"); /* not executable */
+  const char *noexec[] = {"-o", dir, "--", text, NULL};
+  cr_assert_eq(record(noexec, NULL, &out), 126, "%s", out);
+  cr_assert(strstr(out, "Permission denied"), "%s", out);
+  unlink(text);
+}
+
+Test(pitrace_record, the_exit_status_passes_through)
+{
+  char *dir = fresh_dir(), *out;
+  const char *args[] = {"-o", dir, "--", "/bin/sh", "-c", "exit 7", NULL};
+  cr_assert_eq(record(args, NULL, &out), 7, "%s", out);
+  cr_assert(strstr(out, "exited with status 7"), "%s", out);
+  cr_assert(strstr(out, "no session was recorded"), "%s", out);
+  cr_assert(!exists(dir));
+}
+
+/* ---- Keeping ------------------------------------------------------------------ */
+
+Test(pitrace_record, a_success_keeps_nothing_with_keep_on_failure)
+{
+  char *dir = fresh_dir(), *out;
+  const char *args[] = {"--keep", "on-failure", "-o", dir, "--", BIN "/vadd", NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(record(args, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  cr_assert(strstr(out, "its 1 session was not kept"), "%s", out);
+  cr_assert(!exists(dir), "%s is left: %zu files", dir, all_files(dir));
+}
+
+Test(pitrace_record, a_success_leaves_a_directory_it_did_not_make_and_others_files)
+{
+  char *dir = fresh_dir(), *out;
+  cr_assert_eq(mkdir(dir, 0755), 0);
+  /* A session of another run, and a file that is none. */
+  char *old = str_printf("%s/pitrace-1-1.db", dir), *other = str_printf("%s/notes.txt", dir);
+  const char *first[] = {"-o", dir, "--", BIN "/vadd", NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(record(first, env, &out), 0, "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1);
+  cr_assert_eq(rename(files[0], old), 0);
+  FILE *f = fopen(other, "w");
+  fputs("x\n", f);
+  fclose(f);
+  const char *args[] = {"--keep=on-failure", "-o", dir, "--", BIN "/vadd", NULL};
+  cr_assert_eq(record(args, env, &out), 0, "%s", out);
+  cr_assert(exists(dir));
+  cr_assert_eq(session_files(dir, &files), 1, "%s", out);
+  cr_assert_str_eq(files[0], old);
+  cr_assert(exists(other));
+  cr_assert_eq(all_files(dir), 2);
+  remove_dir(dir);
+}
+
+Test(pitrace_record, keep_always_keeps_a_private_complete_session)
+{
+  char *dir = fresh_dir(), *out;
+  const char *args[] = {"-o", dir, "--label", "nightly 12", "--data", "meta", "--backtrace",
+                        "--", BIN "/vadd", NULL};
+  const char *env[] = {POCL, "SYCL_PI_RECORD_DATA=all", NULL};
+  cr_assert_eq(record(args, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  cr_assert(strstr(out, "pitrace record: 1 session in "), "%s", out);
+  struct stat st;
+  cr_assert_eq(stat(dir, &st), 0);
+  cr_assert_eq(st.st_mode & 07777, 0700, "directory mode %o", st.st_mode & 07777);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1, "%s", out);
+  cr_assert_eq(all_files(dir), 1, "files beside the session (WAL?)");
+  cr_assert_eq(stat(files[0], &st), 0);
+  cr_assert_eq(st.st_mode & 07777, 0600, "session mode %o", st.st_mode & 07777);
+  cr_assert_str_eq(db_lines(files[0], "SELECT ended || '|' || label || '|' || data_mode || '|' "
+                                      "|| exit_status FROM sessions"),
+                   "teardown|nightly 12|meta|0\n");
+  cr_assert_gt(db_int(files[0], "SELECT calls FROM sessions"), 30);
+  cr_assert_gt(db_int(files[0], "SELECT count(*) FROM stacks"), 0);
+  cr_assert_str_eq(db_lines(files[0], "PRAGMA integrity_check"), "ok\n");
+  remove_dir(dir);
+}
+
+Test(pitrace_record, the_default_directory_is_pitrace_sessions_here)
+{
+  char *cwd = fresh_dir(), *out;
+  cr_assert_eq(mkdir(cwd, 0755), 0);
+  char *script = str_printf("cd '%s' && exec '%s' record -- '%s'", cwd, PITRACE, BIN "/vadd");
+  const char *argv[] = {"/bin/sh", "-c", script, NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  char *dir = str_printf("%s/pitrace-sessions", cwd), **files;
+  cr_assert_eq(session_files(dir, &files), 1, "%s", out);
+  remove_dir(dir);
+  rmdir(cwd);
+}
+
+Test(pitrace_record, a_failure_without_pi_calls_keeps_every_session)
+{
+  char *dir = fresh_dir(), *out;
+  const char *args[] = {"--keep", "on-failure", "-o", dir, "--",
+                        "/bin/sh", "-c", BIN "/vadd; exit 3", NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(record(args, env, &out), 3, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1, "%s", out);
+  cr_assert_str_eq(db_lines(files[0], "SELECT ended FROM sessions"), "teardown\n");
+  cr_assert(strstr(db_lines(files[0], "SELECT command FROM sessions"), "/vadd"));
+  /* vadd's status went to the shell, not to pitrace: none is stored. */
+  cr_assert_eq(db_int(files[0], "SELECT exit_status FROM sessions"), -2);
+  /* The summary: how the command ended, where the session is, its end. */
+  cr_assert(strstr(out, "exited with status 3"), "%s", out);
+  cr_assert(strstr(out, "kept 1 session in "), "%s", out);
+  cr_assert(strstr(out, files[0]), "%s", out);
+  cr_assert(strstr(out, "last calls:"), "%s", out);
+  cr_assert(strstr(out, "piTearDown"), "%s", out);
+  cr_assert(strstr(out, "pitrace show FILE"), "%s", out);
+  remove_dir(dir);
+}
+
+Test(pitrace_record, only_the_sessions_of_failing_processes_are_kept)
+{
+  /* Three processes orphaned to pitrace (so it reaps them and sees their
+   * statuses): two succeed, one exits 4. */
+  char *dir = fresh_dir(), *out;
+  char *script = str_printf("('%s' 0 300 &); ('%s' 4 300 &); ('%s' >/dev/null &); exit 1",
+                            BIN "/recproc_exit", BIN "/recproc_exit", BIN "/vadd");
+  const char *args[] = {"--keep", "on-failure", "-o", dir, "--", "/bin/sh", "-c", script, NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(record(args, env, &out), 1, "%s", out);
+  cr_assert_eq(tu_count(out, "recproc_exit: ready"), 2, "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1, "%s", out);
+  cr_assert_str_eq(db_lines(files[0], "SELECT exit_status || ' ' || ended FROM sessions"),
+                   "4 teardown\n");
+  cr_assert(strstr(db_lines(files[0], "SELECT command FROM sessions"), "recproc_exit 4 300"));
+  cr_assert(strstr(out, "kept 1 session in "), "%s", out);
+  cr_assert(strstr(out, "removed the 2 sessions of processes that succeeded"), "%s", out);
+  cr_assert(strstr(out, "exited with status 4"), "%s", out);
+  /* The call that failed is named with its result. */
+  cr_assert(strstr(out, "failed calls:"), "%s", out);
+  cr_assert(strstr(out, "piDeviceGetInfo"), "%s", out);
+  cr_assert(strstr(out, "PI_ERROR_INVALID_VALUE"), "%s", out);
+  remove_dir(dir);
+}
+
+Test(pitrace_record, a_process_whose_status_is_unknown_is_kept_beside_a_failing_one)
+{
+  /* recproc_exit is orphaned (pitrace sees its 4); the shell reaps vadd
+   * itself, so vadd's status is unknown and it might be what failed. */
+  char *dir = fresh_dir(), *out;
+  char *script = str_printf("('%s' 4 100 &); '%s'; exit 1", BIN "/recproc_exit", BIN "/vadd");
+  const char *args[] = {"--keep", "on-failure", "-o", dir, "--", "/bin/sh", "-c", script, NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(record(args, env, &out), 1, "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 2, "%s", out);
+  char *statuses = str_printf("%s%s",
+                              db_lines(files[0], "SELECT coalesce(exit_status, 'unknown') "
+                                                 "FROM sessions"),
+                              db_lines(files[1], "SELECT coalesce(exit_status, 'unknown') "
+                                                 "FROM sessions"));
+  cr_assert(strcmp(statuses, "4\nunknown\n") == 0 || strcmp(statuses, "unknown\n4\n") == 0,
+            "%s", statuses);
+  cr_assert(strstr(out, "kept 2 sessions in "), "%s", out);
+  /* The known failure comes first in the summary. */
+  char *failing = strstr(out, "exited with status 4"), *other = strstr(out, "not seen");
+  cr_assert(failing && other && failing < other, "%s", out);
+  remove_dir(dir);
+}
+
+/* ---- Crashes --------------------------------------------------------------------- */
+
+Test(pitrace_record, a_crash_exits_139_keeps_its_session_and_shows_its_last_calls)
+{
+  char *dir = fresh_dir(), *out;
+  const char *args[] = {"--keep", "on-failure", "-o", dir, "--", BIN "/recproc_crash", "4",
+                        NULL};
+  const char *env[] = {POCL, NO_ASAN_SEGV, NULL};
+  cr_assert_eq(record(args, env, &out), 128 + SIGSEGV, "%s", out);
+  cr_assert(strstr(out, "recproc_crash: crashing after the calls"), "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1, "%s", out);
+  cr_assert_str_eq(db_lines(files[0], "SELECT ended || ' ' || signal || ' ' || exit_status "
+                                      "FROM sessions"), "signal 11 139\n");
+  cr_assert_eq(db_int(files[0], "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' "
+                                "AND result = 'PI_SUCCESS'") >= 4, 1);
+  cr_assert(strstr(out, "killed by signal 11 (SIGSEGV)"), "%s", out);
+  cr_assert(strstr(out, "crashed: signal 11 (SIGSEGV)"), "%s", out);
+  cr_assert(strstr(out, files[0]), "%s", out);
+  /* The last five calls, the write among them, the last one last. */
+  char *last = strstr(out, "last calls:\n");
+  cr_assert(last, "%s", out);
+  char *last_api = db_lines(files[0], "SELECT api FROM pi_calls ORDER BY seq DESC LIMIT 1");
+  last_api[strlen(last_api) - 1] = 0;
+  cr_assert(strstr(last, "piEnqueueMemBufferWrite"), "%s", out);
+  cr_assert(strstr(last, last_api), "%s", out);
+  cr_assert_eq(tu_count(last, "\n      #"), 5, "%s", out);
+  cr_assert(!strstr(out, "never returned"), "%s", out);
+  remove_dir(dir);
+}
+
+Test(pitrace_record, a_call_that_never_returned_is_flagged)
+{
+  char *dir = fresh_dir(), *out;
+  char *cfg = tu_write_temp(".conf", PITRACE_LIB_DIR "/libpi_test_partial.so\n");
+  char *cfg_env = str_printf("SYCL_PI_CONFIG=%s", cfg);
+  const char *args[] = {"-o", dir, "--", BIN "/use_device", NULL};
+  const char *env[] = {cfg_env, "PI_TEST_CRASH=1", NO_ASAN_SEGV, NULL};
+  cr_assert_eq(record(args, env, &out), 128 + SIGSEGV, "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1, "%s", out);
+  char *line = strstr(out, "piContextCreate");
+  cr_assert(line, "%s", out);
+  char *eol = strchr(line, '\n');
+  cr_assert(eol && memmem(line, (size_t)(eol - line), "never returned", 14), "%s", out);
+  remove_dir(dir);
+  unlink(cfg);
+}
+
+/* ---- Several processes ------------------------------------------------------------ */
+
+Test(pitrace_record, three_processes_make_three_complete_sessions)
+{
+  char *dir = fresh_dir(), *out;
+  char *script = str_printf("'%s' & '%s' & '%s' & wait", BIN "/vadd", BIN "/vadd",
+                            BIN "/vadd");
+  const char *args[] = {"-o", dir, "--", "/bin/sh", "-c", script, NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(record(args, env, &out), 0, "%s", out);
+  cr_assert_eq(tu_count(out, "result verified"), 3, "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 3, "%s", out);
+  long long pids[3];
+  for (int i = 0; i < 3; i++) {
+    cr_assert_str_eq(db_lines(files[i], "SELECT ended || ' ' || (calls > 30) || ' ' || "
+                                        "(SELECT count(*) FROM sessions) FROM sessions"),
+                     "teardown 1 1\n", "%s", files[i]);
+    cr_assert_eq(db_int(files[i], "SELECT count(*) FROM pi_calls WHERE api = "
+                                  "'piEnqueueKernelLaunch'"), 1);
+    pids[i] = db_int(files[i], "SELECT pid FROM sessions");
+  }
+  cr_assert(pids[0] != pids[1] && pids[1] != pids[2] && pids[0] != pids[2]);
+  remove_dir(dir);
+}
+
+/* Starts `pitrace record ARGS...` with output into a pipe; *fd reads it. */
+static pid_t start_record(const char *const *args, const char *const *env, int *fd)
+{
+  int p[2];
+  cr_assert_eq(pipe(p), 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    for (const char *const *e = env; e && *e; e++)
+      putenv((char *)*e);
+    dup2(p[1], 1);
+    dup2(p[1], 2);
+    close(p[0]);
+    close(p[1]);
+    const char *argv[32] = {PITRACE, "record"};
+    for (size_t i = 0; args[i] && i < 29; i++)
+      argv[i + 2] = args[i];
+    execv(PITRACE, (char *const *)argv);
+    _exit(127);
+  }
+  close(p[1]);
+  *fd = p[0];
+  return pid;
+}
+
+/* Reads `fd` until `text` has come (or it closes): the output so far. */
+static char *read_until(int fd, const char *text)
+{
+  size_t cap = 65536, len = 0;
+  char *buf = calloc(1, cap);
+  ssize_t n;
+  while (!strstr(buf, text) && len + 1 < cap && (n = read(fd, buf + len, cap - len - 1)) > 0)
+    len += (size_t)n;
+  return buf;
+}
+
+/* Waits for `pid` at most `seconds`; its exit status or 128 + signal, -1 on
+ * timeout. */
+static int wait_for(pid_t pid, int seconds)
+{
+  for (int i = 0; i < seconds * 100; i++) {
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    struct timespec t = {0, 10000000};
+    nanosleep(&t, NULL);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  return -1;
+}
+
+Test(pitrace_record, sigterm_and_sigint_are_passed_on_to_the_command)
+{
+  static const int sigs[] = {SIGTERM, SIGINT};
+  for (size_t i = 0; i < 2; i++) {
+    char *dir = fresh_dir();
+    /* The shell says when it runs, and ends by the signal it gets. */
+    const char *args[] = {"-o", dir, "--", "/bin/sh", "-c", "echo started; exec sleep 30",
+                          NULL};
+    int fd;
+    pid_t pid = start_record(args, NULL, &fd);
+    char *got = read_until(fd, "started");
+    cr_assert(strstr(got, "started"), "%s", got);
+    /* "started" comes just before the exec: wait for sleep itself. */
+    struct timespec t = {0, 200000000};
+    nanosleep(&t, NULL);
+    cr_assert_eq(kill(pid, sigs[i]), 0);
+    int rc = wait_for(pid, 10);
+    cr_assert_eq(rc, 128 + sigs[i], "signal %d: pitrace record exited %d", sigs[i], rc);
+    char *rest = read_until(fd, "\n$never");
+    cr_assert(strstr(rest, sigs[i] == SIGTERM ? "killed by signal 15 (SIGTERM)"
+                                              : "killed by signal 2 (SIGINT)"), "%s", rest);
+    close(fd);
+  }
+}
+
+Test(pitrace_record, a_recording_command_stopped_by_sigterm_keeps_its_session)
+{
+  char *dir = fresh_dir();
+  const char *args[] = {"--keep", "on-failure", "-o", dir, "--", BIN "/recproc_exit", "0",
+                        "20000", NULL};
+  const char *env[] = {POCL, NULL};
+  int fd;
+  pid_t pid = start_record(args, env, &fd);
+  char *got = read_until(fd, "recproc_exit: ready");
+  cr_assert(strstr(got, "recproc_exit: ready"), "%s", got);
+  /* Past the recorder's next commit (every 50 ms). */
+  struct timespec t = {0, 300000000};
+  nanosleep(&t, NULL);
+  cr_assert_eq(kill(pid, SIGTERM), 0);
+  int rc = wait_for(pid, 15);
+  /* Ended by a signal, long before its 20 s were over. */
+  cr_assert_gt(rc, 128, "pitrace record exited %d", rc);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1);
+  cr_assert_gt(db_int(files[0], "SELECT count(*) FROM pi_calls"), 5);
+  cr_assert_eq(db_int(files[0], "SELECT exit_status FROM sessions"), rc);
+  close(fd);
+  remove_dir(dir);
+}
+
+Test(pitrace_record, two_runs_sharing_a_directory_keep_to_their_own_sessions)
+{
+  char *dir = fresh_dir();
+  const char *env[] = {POCL, NULL};
+  /* B fails after a pause; A succeeds meanwhile and removes only its own. */
+  const char *b_args[] = {"--keep", "on-failure", "-o", dir, "--", BIN "/recproc_exit", "5",
+                          "1500", NULL};
+  int bfd, afd;
+  pid_t b = start_record(b_args, env, &bfd);
+  char *got = read_until(bfd, "recproc_exit: ready");
+  cr_assert(strstr(got, "recproc_exit: ready"), "%s", got);
+  const char *a_args[] = {"--keep", "on-failure", "-o", dir, "--", BIN "/vadd", NULL};
+  pid_t a = start_record(a_args, env, &afd);
+  cr_assert_eq(wait_for(a, 60), 0);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1, "A removed B's session, or kept its own");
+  cr_assert_eq(wait_for(b, 60), 5);
+  cr_assert_eq(session_files(dir, &files), 1);
+  cr_assert_str_eq(db_lines(files[0], "SELECT exit_status FROM sessions"), "5\n");
+  close(afd);
+  close(bfd);
+  remove_dir(dir);
+}

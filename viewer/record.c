@@ -1,0 +1,1049 @@
+/*
+ * record.c: `pitrace record`, which runs a command with recording on and
+ * keeps the sessions of its processes (pitrace record --help).
+ *
+ * The command runs with SYCL_PI_RECORD set to the sessions directory, so
+ * every process that makes PI calls records into a session file of its own
+ * there (interposer/writer.c names it pitrace-<pid>-<time>.db): processes
+ * recording at the same time share nothing. It also gets
+ * PITRACE_RECORD_RUN, a token of this run, which the shim keeps with the
+ * session's environment (sessions.env): that tells this run's sessions
+ * from those of earlier runs, or of runs at the same time, in the same
+ * directory.
+ *
+ * Exit statuses: pitrace is the command's child subreaper
+ * (PR_SET_CHILD_SUBREAPER), so it reaps the command and every descendant
+ * orphaned on the way, and matches their statuses to sessions by pid (and
+ * start time). A process that its own parent reaped (a shell's or a test
+ * runner's children) shows pitrace no status: its session only says
+ * whether it crashed (ended 'signal'), ended without teardown ('running'),
+ * or tore down normally; an exit_status the recorder stored itself is used
+ * when there is one. Statuses pitrace saw are written into the kept
+ * sessions' exit_status (0-255, or 128 + the signal).
+ *
+ * --keep on-failure: when the command succeeds nothing is kept. When it
+ * fails and some recorded process is known to have failed (crashed, a
+ * non-zero status, no teardown), the sessions of the processes known to
+ * have succeeded are dropped and the others kept (a process whose status
+ * is unknown may be the one that failed); when none is known to have
+ * failed (the failure came from a process without PI calls), every
+ * session of the run is kept.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pi_api.h"
+#include "pitrace_cli.h"
+#include "session.h"
+
+#define RUN_VAR "PITRACE_RECORD_RUN"
+#define LAST_CALLS 5     /* calls shown before a failing session's end */
+#define ERRORS_SHOWN 5   /* failed calls shown per session */
+#define DETAILED 6       /* sessions summarised call by call */
+#define LISTED 20        /* further sessions listed by file */
+
+static const char usage_text[] =
+    "usage: pitrace record [OPTIONS] [--] CMD [ARGS...]\n"
+    "\n"
+    "Runs CMD with recording on: each of its processes (children included) that\n"
+    "makes PI calls records its own session file, pitrace-<pid>-<time>.db, in the\n"
+    "sessions directory. Exits with CMD's exit status (128 + N when signal N ended\n"
+    "it; 127 when CMD is not found, 126 when it cannot be run; 2 for a usage\n"
+    "error). When CMD fails, a summary on stderr says how it ended, each kept\n"
+    "session's last calls (a call that never returned is flagged) and failed\n"
+    "calls, and where the sessions are. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent\n"
+    "to pitrace are passed on to CMD.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output DIR          the sessions directory (default ./pitrace-sessions;\n"
+    "                            created with mode 0700; session files are 0600)\n"
+    "  --keep always|on-failure  always (the default): keep every session.\n"
+    "                            on-failure: when CMD succeeds keep nothing; when it\n"
+    "                            fails drop the sessions of processes known to have\n"
+    "                            succeeded, keeping those that failed or crashed;\n"
+    "                            when none of those is known to have failed (the\n"
+    "                            failure came from a process without PI calls),\n"
+    "                            keep every session of the run\n"
+    "  --data none|meta|all      payload data to record (SYCL_PI_RECORD_DATA)\n"
+    "  --backtrace               record call stacks (SYCL_PI_RECORD_BACKTRACE=1)\n"
+    "  --label L                 label the sessions (SYCL_PI_RECORD_LABEL)\n"
+    "  -h, --help                this text\n"
+    "\n"
+    "Exit statuses are known for CMD and for processes orphaned while it ran;\n"
+    "those reaped by their own parent count as failed when they crashed or ended\n"
+    "without teardown. Known statuses go into the sessions' exit_status column.\n"
+    "\n"
+    "example (CI): pitrace record --keep on-failure -o sessions -- ctest\n"
+    "then: pitrace show FILE, pitrace report FILE -o report.html, pitrace replay FILE\n";
+
+typedef enum { KEEP_ALWAYS, KEEP_ON_FAILURE } keep_mode;
+
+typedef struct options {
+  const char *dir;
+  keep_mode keep;
+  const char *data, *label;
+  bool backtrace;
+  char **cmd;
+} options;
+
+typedef struct reaped {
+  pid_t pid;
+  int status;      /* as waitpid gives it */
+  int64_t when_ns; /* CLOCK_REALTIME when reaped */
+} reaped;
+
+typedef struct reaped_list {
+  reaped *v;
+  size_t n, cap;
+} reaped_list;
+
+typedef enum { V_UNKNOWN, V_SUCCEEDED, V_FAILED } verdict;
+
+typedef struct rsession {
+  size_t file;          /* index into the files */
+  pt_session_info info;
+  bool reaped_here;     /* pitrace reaped it: write exit_status */
+  int code;             /* when known: 0-255, or 128 + the signal */
+  verdict v;
+  bool keep;
+  char how[192];        /* how it ended, in words */
+} rsession;
+
+typedef struct rfile {
+  char *path;
+  bool foreign; /* holds sessions of other runs too */
+  bool keep;
+  size_t ours;  /* sessions of this run */
+} rfile;
+
+typedef struct run_state {
+  rsession *s;
+  size_t ns, caps;
+  rfile *f;
+  size_t nf, capf;
+  char **unreadable; /* new files that are no readable session: "path: why" */
+  size_t nu, capu;
+} run_state;
+
+/* ---- Small helpers ------------------------------------------------------------ */
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = NULL;
+  if (vasprintf(&s, fmt, ap) < 0)
+    s = NULL;
+  va_end(ap);
+  if (!s) {
+    fputs("pitrace record: out of memory\n", stderr);
+    exit(2);
+  }
+  return s;
+}
+
+static void *grow(void *v, size_t *cap, size_t n, size_t elem)
+{
+  if (n < *cap)
+    return v;
+  size_t nc = *cap ? *cap * 2 : 16;
+  void *nv = realloc(v, nc * elem);
+  if (!nv) {
+    fputs("pitrace record: out of memory\n", stderr);
+    exit(2);
+  }
+  *cap = nc;
+  return nv;
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("pitrace record: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputs(" (pitrace record --help)\n", stderr);
+  va_end(ap);
+  return 2;
+}
+
+static int64_t now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static const char *signal_name(int sig)
+{
+  static const struct {
+    int sig;
+    const char *name;
+  } names[] = {{SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
+               {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},
+               {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"},
+               {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+               {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+               {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"}};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (names[i].sig == sig)
+      return names[i].name;
+  return "a signal";
+}
+
+/* 0-255 for an exit, 128 + the signal for a death by signal. */
+static int status_code(int status)
+{
+  return WIFEXITED(status) ? WEXITSTATUS(status)
+         : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
+}
+
+/* "exited with status 3", "was killed by signal 11 (SIGSEGV)". */
+static void describe_status(char *out, size_t n, int status)
+{
+  if (WIFEXITED(status))
+    snprintf(out, n, "exited with status %d", WEXITSTATUS(status));
+  else if (WIFSIGNALED(status))
+    snprintf(out, n, "was killed by signal %d (%s)%s", WTERMSIG(status),
+             signal_name(WTERMSIG(status)), WCOREDUMP(status) ? ", core dumped" : "");
+  else
+    snprintf(out, n, "ended with wait status 0x%x", (unsigned)status);
+}
+
+/* The command line as a shell would take it back (quoted where needed). */
+static char *command_text(char **cmd)
+{
+  size_t cap = 64, len = 0;
+  char *s = malloc(cap);
+  if (!s)
+    return xasprintf("%s", cmd[0]);
+  s[0] = 0;
+  for (char **a = cmd; *a; a++) {
+    bool plain = **a != 0;
+    for (const char *p = *a; *p; p++)
+      if (!isalnum((unsigned char)*p) && !strchr("_-./=:,+@%", *p))
+        plain = false;
+    size_t need = len + 4 * strlen(*a) + 4;
+    if (need > cap) {
+      char *ns = realloc(s, cap = need * 2);
+      if (!ns) {
+        free(s);
+        return xasprintf("%s", cmd[0]);
+      }
+      s = ns;
+    }
+    if (a != cmd)
+      s[len++] = ' ';
+    if (plain) {
+      len += (size_t)sprintf(s + len, "%s", *a);
+      continue;
+    }
+    s[len++] = '\'';
+    for (const char *p = *a; *p; p++) {
+      if (*p == '\'') {
+        memcpy(s + len, "'\\''", 4);
+        len += 4;
+      } else {
+        s[len++] = *p;
+      }
+    }
+    s[len++] = '\'';
+    s[len] = 0;
+  }
+  return s;
+}
+
+/* ---- Options -------------------------------------------------------------------- */
+
+/* Whether argv[*i] is option `shrt` (may be NULL) or `lng`, with its value
+ * in *v: "--lng=V", "--lng V", "-sV", "-s V". 1: yes, 0: another
+ * argument, -1: the option without its value. */
+static int option_value(int argc, char **argv, int *i, const char *shrt, const char *lng,
+                        const char **v)
+{
+  const char *a = argv[*i];
+  size_t n = strlen(lng);
+  if (strncmp(a, lng, n) == 0 && a[n] == '=') {
+    *v = a + n + 1;
+    return 1;
+  }
+  if (shrt && strncmp(a, shrt, 2) == 0 && a[2] != 0) {
+    *v = a + 2;
+    return 1;
+  }
+  if (strcmp(a, lng) != 0 && !(shrt && strcmp(a, shrt) == 0))
+    return 0;
+  if (*i + 1 >= argc)
+    return -1;
+  *v = argv[++*i];
+  return 1;
+}
+
+/* Parses the verb's arguments; -1 when they are fine, else the exit status. */
+static int parse_options(int argc, char **argv, options *o)
+{
+  memset(o, 0, sizeof *o);
+  o->dir = "pitrace-sessions";
+  o->keep = KEEP_ALWAYS;
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i], *v = NULL;
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
+    if (a[0] != '-' || a[1] == 0)
+      break; /* the command */
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      fputs(usage_text, stdout);
+      return 0;
+    }
+    if (strcmp(a, "--backtrace") == 0) {
+      o->backtrace = true;
+      continue;
+    }
+    static const struct {
+      const char *shrt, *lng;
+    } valued[] = {{"-o", "--output"}, {NULL, "--keep"}, {NULL, "--data"}, {NULL, "--label"}};
+    size_t k = 0;
+    int r = 0;
+    for (; k < sizeof valued / sizeof *valued; k++)
+      if ((r = option_value(argc, argv, &i, valued[k].shrt, valued[k].lng, &v)) != 0)
+        break;
+    if (r == 0)
+      return usage_error("unknown option '%s'", a);
+    if (r < 0)
+      return usage_error("%s needs a value", a);
+    switch (k) {
+    case 0:
+      if (!*v)
+        return usage_error("-o needs a directory");
+      o->dir = v;
+      break;
+    case 1:
+      if (strcmp(v, "always") == 0)
+        o->keep = KEEP_ALWAYS;
+      else if (strcmp(v, "on-failure") == 0)
+        o->keep = KEEP_ON_FAILURE;
+      else
+        return usage_error("--keep takes always or on-failure, not '%s'", v);
+      break;
+    case 2:
+      if (strcmp(v, "none") != 0 && strcmp(v, "meta") != 0 && strcmp(v, "all") != 0)
+        return usage_error("--data takes none, meta or all, not '%s'", v);
+      o->data = v;
+      break;
+    default:
+      o->label = v;
+      break;
+    }
+  }
+  if (i >= argc)
+    return usage_error("no command to run: pitrace record [OPTIONS] -- CMD [ARGS...]");
+  o->cmd = argv + i;
+  return -1;
+}
+
+/* ---- The sessions directory ------------------------------------------------------- */
+
+/* Makes `dir` (mode 0700) and its missing parents; *created says whether
+ * `dir` itself is new. False with a reason. */
+static bool make_dir(const char *dir, bool *created, char *err, size_t errn)
+{
+  *created = false;
+  char *p = xasprintf("%s", dir);
+  for (size_t n = strlen(p); n > 1 && p[n - 1] == '/'; n--)
+    p[n - 1] = 0;
+  struct stat st;
+  bool ok = true;
+  if (stat(p, &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) {
+      snprintf(err, errn, "%s is not a directory (-o names the directory the sessions "
+                          "go to)", p);
+      ok = false;
+    }
+  } else if (errno != ENOENT) {
+    snprintf(err, errn, "%s: %s", p, strerror(errno));
+    ok = false;
+  } else {
+    for (char *s = p + 1; ok && *s; s++) {
+      if (*s != '/')
+        continue;
+      *s = 0;
+      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, errn, "cannot create %s: %s", p, strerror(errno));
+        ok = false;
+      }
+      *s = '/';
+    }
+    if (ok && mkdir(p, 0700) == 0) {
+      *created = true;
+      /* The umask may have taken more than group and other bits away. */
+      if (chmod(p, 0700) != 0) {
+        snprintf(err, errn, "cannot make %s private: %s", p, strerror(errno));
+        ok = false;
+      }
+    } else if (ok && (errno != EEXIST || stat(p, &st) != 0 || !S_ISDIR(st.st_mode))) {
+      snprintf(err, errn, "cannot create %s: %s", p, strerror(errno));
+      ok = false;
+    }
+  }
+  if (ok && access(p, W_OK | X_OK) != 0) {
+    snprintf(err, errn, "cannot write sessions into %s: %s", p, strerror(errno));
+    ok = false;
+  }
+  free(p);
+  return ok;
+}
+
+static bool is_session_name(const char *name)
+{
+  size_t n = strlen(name);
+  return strncmp(name, "pitrace-", 8) == 0 && n > 11 && strcmp(name + n - 3, ".db") == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The session files in `dir` now, sorted. */
+static char **list_sessions(const char *dir, size_t *n)
+{
+  *n = 0;
+  size_t cap = 0;
+  char **v = NULL;
+  DIR *d = opendir(dir);
+  if (!d)
+    return NULL;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (is_session_name(e->d_name)) {
+      v = grow(v, &cap, *n, sizeof *v);
+      v[(*n)++] = xasprintf("%s", e->d_name);
+    }
+  closedir(d);
+  if (*n)
+    qsort(v, *n, sizeof *v, cmp_str);
+  return v;
+}
+
+static void free_list(char **v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+/* ---- Running the command ------------------------------------------------------- */
+
+static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+
+static void on_sigchld(int sig) { (void)sig; }
+
+/* The parent of `pid` from /proc, or -1. */
+static pid_t parent_of(pid_t pid)
+{
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = 0;
+  const char *rp = strrchr(buf, ')'); /* the name may hold spaces and ')' */
+  char state;
+  int ppid;
+  if (!rp || sscanf(rp + 1, " %c %d", &state, &ppid) != 2)
+    return -1;
+  return (pid_t)ppid;
+}
+
+/* pitrace's own children (the command, orphans reparented here): up to
+ * `max` into `out`; returns how many there are. */
+static size_t own_children(pid_t *out, size_t max)
+{
+  size_t n = 0;
+  DIR *d = opendir("/proc");
+  if (!d)
+    return 0;
+  pid_t self = getpid();
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!isdigit((unsigned char)e->d_name[0]))
+      continue;
+    pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+    if (parent_of(pid) == self) {
+      if (n < max)
+        out[n] = pid;
+      n++;
+    }
+  }
+  closedir(d);
+  return n;
+}
+
+static void forward_signal(int sig)
+{
+  pid_t kids[4096];
+  size_t n = own_children(kids, sizeof kids / sizeof *kids);
+  for (size_t i = 0; i < n && i < sizeof kids / sizeof *kids; i++)
+    kill(kids[i], sig);
+}
+
+static void push_reaped(reaped_list *rl, pid_t pid, int status)
+{
+  rl->v = grow(rl->v, &rl->cap, rl->n, sizeof *rl->v);
+  rl->v[rl->n++] = (reaped){pid, status, now_ns()};
+}
+
+/* In the child: the recording environment, then CMD. Reports a failed exec
+ * through `errfd` (close-on-exec). */
+static void exec_command(const options *o, const char *dir, const char *run_id,
+                         const sigset_t *mask, int errfd)
+{
+  signal(SIGCHLD, SIG_DFL);
+  sigprocmask(SIG_SETMASK, mask, NULL);
+  setenv("SYCL_PI_RECORD", dir, 1);
+  setenv(RUN_VAR, run_id, 1);
+  if (o->data)
+    setenv("SYCL_PI_RECORD_DATA", o->data, 1);
+  if (o->backtrace)
+    setenv("SYCL_PI_RECORD_BACKTRACE", "1", 1);
+  if (o->label)
+    setenv("SYCL_PI_RECORD_LABEL", o->label, 1);
+  execvp(o->cmd[0], o->cmd);
+  int e = errno;
+  ssize_t w = write(errfd, &e, sizeof e);
+  (void)w;
+  _exit(e == ENOENT ? 127 : 126);
+}
+
+/* Runs the command and waits for it and every descendant left to pitrace.
+ * Returns false when it could not be started (*exec_errno set, or 0 when
+ * fork failed). */
+static bool run_command(const options *o, const char *dir, const char *run_id,
+                        const char *cmdline, reaped_list *rl, int *main_status,
+                        int *exec_errno)
+{
+  *exec_errno = 0;
+  /* Orphaned descendants come to pitrace, so their statuses are seen and
+   * their sessions are complete before pitrace looks at them. */
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigchld;
+  sa.sa_flags = SA_NOCLDSTOP;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGCHLD, &sa, NULL);
+  sigset_t waitset, old;
+  sigemptyset(&waitset);
+  sigaddset(&waitset, SIGCHLD);
+  for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+    sigaddset(&waitset, forwarded[i]);
+  sigprocmask(SIG_BLOCK, &waitset, &old);
+
+  int errpipe[2];
+  if (pipe2(errpipe, O_CLOEXEC) != 0) {
+    fprintf(stderr, "pitrace record: cannot start %s: %s\n", cmdline, strerror(errno));
+    return false;
+  }
+  fflush(NULL);
+  pid_t child = fork();
+  if (child < 0) {
+    fprintf(stderr, "pitrace record: cannot start %s: %s\n", cmdline, strerror(errno));
+    close(errpipe[0]);
+    close(errpipe[1]);
+    return false;
+  }
+  if (child == 0) {
+    close(errpipe[0]);
+    exec_command(o, dir, run_id, &old, errpipe[1]);
+  }
+  close(errpipe[1]);
+  ssize_t got;
+  do
+    got = read(errpipe[0], exec_errno, sizeof *exec_errno);
+  while (got < 0 && errno == EINTR);
+  close(errpipe[0]);
+  if (got != (ssize_t)sizeof *exec_errno)
+    *exec_errno = 0;
+
+  bool main_done = false, announced = false;
+  for (;;) {
+    int st;
+    pid_t p;
+    while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+      push_reaped(rl, p, st);
+      if (p == child) {
+        main_done = true;
+        *main_status = st;
+      }
+    }
+    if (p < 0 && errno != EINTR)
+      break; /* ECHILD: no process of the command is left */
+    siginfo_t si;
+    int sig;
+    if (main_done && !announced) {
+      struct timespec wait2 = {2, 0};
+      sig = sigtimedwait(&waitset, &si, &wait2);
+      if (sig < 0 && errno == EAGAIN) {
+        pid_t kids[8];
+        size_t n = own_children(kids, 8);
+        if (n) {
+          char status[128];
+          describe_status(status, sizeof status, *main_status);
+          fprintf(stderr, "pitrace record: %s %s; waiting for the %zu process%s it left "
+                  "running (pid", cmdline, status, n, n == 1 ? "" : "es");
+          for (size_t i = 0; i < n && i < 8; i++)
+            fprintf(stderr, "%s %d", i ? "," : "", (int)kids[i]);
+          fprintf(stderr, "%s); SIGINT or SIGTERM to pitrace is passed on to them\n",
+                  n > 8 ? ", ..." : "");
+        }
+        announced = true;
+        continue;
+      }
+    } else {
+      sig = sigwaitinfo(&waitset, &si);
+    }
+    if (sig <= 0 || sig == SIGCHLD)
+      continue;
+    /* A terminal's ^C or ^\ went to its whole foreground process group,
+     * the command included: passing it on would deliver it twice. */
+    if (!main_done && si.si_code == SI_KERNEL && getpgid(child) == getpgrp())
+      continue;
+    forward_signal(sig);
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return *exec_errno == 0;
+}
+
+/* ---- Reading back the sessions ------------------------------------------------- */
+
+/* Whether a session's environment (a JSON object) holds this run's token. */
+static bool env_has_run(const char *env, const char *run_id)
+{
+  if (!env)
+    return false;
+  pt_json_arena arena = {0};
+  char err[128];
+  pt_json *j = pt_json_parse(&arena, env, strlen(env), err, sizeof err);
+  bool found = false;
+  if (j && j->type == PJ_OBJECT)
+    for (uint32_t i = 0; i < j->n && !found; i++) {
+      const pt_json *k = j->u.items[2 * i], *v = j->u.items[2 * i + 1];
+      found = k->type == PJ_STRING && strcmp(k->u.s, RUN_VAR) == 0 &&
+              v->type == PJ_STRING && strcmp(v->u.s, run_id) == 0;
+    }
+  pt_json_arena_free(&arena);
+  return found;
+}
+
+/* The status pitrace reaped for a session's process: the first reaped
+ * after the session began with its pid. */
+static const reaped *find_reaped(const reaped_list *rl, const pt_session_info *info)
+{
+  const reaped *best = NULL;
+  for (size_t i = 0; i < rl->n; i++) {
+    const reaped *r = &rl->v[i];
+    if (r->pid == (pid_t)info->pid && r->when_ns >= info->start_unix_ns - 1000000000LL &&
+        (!best || r->when_ns < best->when_ns))
+      best = r;
+  }
+  return best;
+}
+
+/* Decides how a session's process ended. */
+static void judge(rsession *s, const reaped *r, bool shim_status, int shim_code)
+{
+  const char *ended = s->info.ended;
+  const char *no_teardown = strcmp(ended, "running") == 0 ? " without teardown" : "";
+  if (r) {
+    s->reaped_here = true;
+    s->code = status_code(r->status);
+    s->v = s->code == 0 ? V_SUCCEEDED : V_FAILED;
+    if (WIFSIGNALED(r->status))
+      snprintf(s->how, sizeof s->how, "%s signal %d (%s)",
+               strcmp(ended, "signal") == 0 ? "crashed:" : "killed by",
+               WTERMSIG(r->status), signal_name(WTERMSIG(r->status)));
+    else
+      snprintf(s->how, sizeof s->how, "exited with status %d%s", s->code, no_teardown);
+  } else if (strcmp(ended, "signal") == 0) {
+    s->code = 128 + (int)s->info.signal;
+    s->v = V_FAILED;
+    snprintf(s->how, sizeof s->how, "crashed: signal %d (%s)", (int)s->info.signal,
+             signal_name((int)s->info.signal));
+  } else if (shim_status) {
+    s->code = shim_code;
+    s->v = shim_code == 0 ? V_SUCCEEDED : V_FAILED;
+    snprintf(s->how, sizeof s->how, "exited with status %d%s", shim_code, no_teardown);
+  } else if (*no_teardown) {
+    s->v = V_FAILED;
+    snprintf(s->how, sizeof s->how, "ended without teardown (killed, or _exit)");
+  } else if (strcmp(ended, "incomplete") == 0) {
+    s->v = V_UNKNOWN;
+    snprintf(s->how, sizeof s->how, "recording incomplete (see its incomplete_reason)");
+  } else {
+    s->v = V_UNKNOWN;
+    snprintf(s->how, sizeof s->how, "ended normally; its exit status was not seen (its "
+                                    "parent reaped it)");
+  }
+}
+
+/* Reads this run's sessions in file `name` of `dir` (a file new since the
+ * run began). */
+static void read_file(run_state *rs, const char *dir, const char *name, const char *run_id,
+                      const reaped_list *rl)
+{
+  char *path = xasprintf("%s/%s", dir, name);
+  pt_db db;
+  char err[512], err2[512];
+  if (!pt_open(path, true, &db, err, sizeof err) &&
+      !pt_open(path, false, &db, err2, sizeof err2)) {
+    rs->unreadable = grow(rs->unreadable, &rs->capu, rs->nu, sizeof *rs->unreadable);
+    rs->unreadable[rs->nu++] = xasprintf("%s", err);
+    free(path);
+    return;
+  }
+  size_t n = 0;
+  pt_session_info *info = pt_sessions(&db, &n, err, sizeof err);
+  sqlite3_stmt *q = NULL;
+  if (!info || sqlite3_prepare_v2(db.db, "SELECT id, env, exit_status FROM sessions", -1, &q,
+                                  NULL) != SQLITE_OK) {
+    rs->unreadable = grow(rs->unreadable, &rs->capu, rs->nu, sizeof *rs->unreadable);
+    rs->unreadable[rs->nu++] = xasprintf("%s: %s", path, info ? sqlite3_errmsg(db.db) : err);
+    free(info);
+    pt_close(&db);
+    free(path);
+    return;
+  }
+  rfile f = {path, false, false, 0};
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(q, 0);
+    if (!env_has_run((const char *)sqlite3_column_text(q, 1), run_id)) {
+      f.foreign = true;
+      continue;
+    }
+    const pt_session_info *si = NULL;
+    for (size_t k = 0; k < n && !si; k++)
+      if (info[k].id == id)
+        si = &info[k];
+    if (!si)
+      continue;
+    rs->s = grow(rs->s, &rs->caps, rs->ns, sizeof *rs->s);
+    rsession *s = &rs->s[rs->ns++];
+    memset(s, 0, sizeof *s);
+    s->file = rs->nf;
+    s->info = *si;
+    bool shim_status = sqlite3_column_type(q, 2) != SQLITE_NULL;
+    judge(s, find_reaped(rl, si), shim_status, sqlite3_column_int(q, 2));
+    f.ours++;
+  }
+  sqlite3_finalize(q);
+  free(info);
+  pt_close(&db);
+  if (f.ours) {
+    rs->f = grow(rs->f, &rs->capf, rs->nf, sizeof *rs->f);
+    rs->f[rs->nf++] = f;
+  } else {
+    free(path);
+  }
+}
+
+static void collect(run_state *rs, const char *dir, const char *run_id, const reaped_list *rl,
+                    char **before, size_t nbefore)
+{
+  size_t n;
+  char **names = list_sessions(dir, &n);
+  /* Files that were there before the run hold none of its sessions. */
+  for (size_t i = 0; i < n; i++)
+    if (!nbefore || !bsearch(&names[i], before, nbefore, sizeof *before, cmp_str))
+      read_file(rs, dir, names[i], run_id, rl);
+  free_list(names, n);
+}
+
+/* Stores the statuses pitrace saw into the kept sessions. */
+static void write_statuses(run_state *rs)
+{
+  for (size_t fi = 0; fi < rs->nf; fi++) {
+    rfile *f = &rs->f[fi];
+    bool any = false;
+    for (size_t i = 0; i < rs->ns && !any; i++)
+      any = rs->s[i].file == fi && rs->s[i].keep && rs->s[i].reaped_here;
+    if (!any)
+      continue;
+    pt_db db;
+    char err[512];
+    sqlite3_stmt *u = NULL;
+    if (!pt_open(f->path, true, &db, err, sizeof err) ||
+        sqlite3_prepare_v2(db.db, "UPDATE sessions SET exit_status = ? WHERE id = ?", -1, &u,
+                           NULL) != SQLITE_OK) {
+      fprintf(stderr, "pitrace record: cannot store exit statuses in %s: %s\n", f->path,
+              db.db ? sqlite3_errmsg(db.db) : err);
+      pt_close(&db);
+      continue;
+    }
+    for (size_t i = 0; i < rs->ns; i++) {
+      rsession *s = &rs->s[i];
+      if (s->file != fi || !s->keep || !s->reaped_here)
+        continue;
+      sqlite3_bind_int(u, 1, s->code);
+      sqlite3_bind_int64(u, 2, s->info.id);
+      if (sqlite3_step(u) != SQLITE_DONE)
+        fprintf(stderr, "pitrace record: cannot store the exit status of session %lld in "
+                "%s: %s\n", (long long)s->info.id, f->path, sqlite3_errmsg(db.db));
+      sqlite3_reset(u);
+    }
+    sqlite3_finalize(u);
+    pt_close(&db);
+  }
+}
+
+static void remove_file(const char *path)
+{
+  static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+  for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+    char *p = xasprintf("%s%s", path, suffixes[i]);
+    if (unlink(p) != 0 && errno != ENOENT)
+      fprintf(stderr, "pitrace record: cannot remove %s: %s\n", p, strerror(errno));
+    free(p);
+  }
+}
+
+/* ---- The summary -------------------------------------------------------------- */
+
+typedef struct colors {
+  const char *bold, *red, *off;
+} colors;
+
+static const char *api_name(uint32_t id)
+{
+  const pi_api_desc *d = pi_api_get(id);
+  return d ? d->name : "(unknown API)";
+}
+
+static void print_call(FILE *out, const colors *c, const pt_call *call)
+{
+  if (call->returned)
+    fprintf(out, "      #%-6lld %-32s %s%s%s\n", (long long)call->seq, api_name(call->api),
+            call->result ? c->red : "", pi_result_name((pi_result)call->result),
+            call->result ? c->off : "");
+  else
+    fprintf(out, "      #%-6lld %-32s %snever returned%s\n", (long long)call->seq,
+            api_name(call->api), c->red, c->off);
+}
+
+/* One session: how it ended, its last calls, its failed calls, where it is. */
+static void summarise(FILE *out, const colors *c, const rsession *s, const rfile *f)
+{
+  fprintf(out, "  %s%s%s", c->bold, f->path, c->off);
+  if (f->ours > 1 || f->foreign)
+    fprintf(out, " --session %lld", (long long)s->info.id);
+  fprintf(out, "\n    pid %lld: %s\n    %s", (long long)s->info.pid, s->info.command, s->how);
+  pt_db db;
+  pt_calls calls;
+  char err[512];
+  if (!pt_open(f->path, false, &db, err, sizeof err)) {
+    fprintf(out, "\n    (cannot read it: %s)\n", err);
+    return;
+  }
+  if (!pt_load(&db, s->info.id, &calls, err, sizeof err)) {
+    fprintf(out, "\n    (cannot read its calls: %s)\n", err);
+    pt_close(&db);
+    return;
+  }
+  size_t errors = 0, pending = 0;
+  for (size_t i = 0; i < calls.n; i++) {
+    errors += calls.v[i].returned && calls.v[i].result != PI_SUCCESS;
+    pending += !calls.v[i].returned;
+  }
+  fprintf(out, "; %zu call%s, %zu failed%s\n", calls.n, calls.n == 1 ? "" : "s", errors,
+          pending ? ", some never returned" : "");
+  if (calls.n) {
+    fprintf(out, "    last calls:\n");
+    /* The last few, and any call that never returned however early. */
+    size_t from = calls.n > LAST_CALLS ? calls.n - LAST_CALLS : 0;
+    for (size_t i = 0; i < calls.n; i++)
+      if (i >= from || !calls.v[i].returned)
+        print_call(out, c, &calls.v[i]);
+  }
+  if (errors) {
+    fprintf(out, "    failed calls:\n");
+    size_t shown = 0;
+    for (size_t i = 0; i < calls.n && shown < ERRORS_SHOWN; i++)
+      if (calls.v[i].returned && calls.v[i].result != PI_SUCCESS) {
+        print_call(out, c, &calls.v[i]);
+        shown++;
+      }
+    if (errors > shown)
+      fprintf(out, "      ... and %zu more\n", errors - shown);
+  }
+  pt_calls_free(&calls);
+  pt_close(&db);
+}
+
+static int order_kept(const rsession *a, const rsession *b)
+{
+  /* Known failures first, then the rest in file order. */
+  int fa = a->v == V_FAILED, fb = b->v == V_FAILED;
+  if (fa != fb)
+    return fb - fa;
+  return a->file < b->file ? -1 : a->file > b->file;
+}
+
+static int cmp_kept(const void *a, const void *b)
+{
+  return order_kept(*(const rsession *const *)a, *(const rsession *const *)b);
+}
+
+static void failure_summary(const run_state *rs, const char *cmdline, int main_status,
+                            const char *dir, size_t kept, size_t dropped)
+{
+  FILE *out = stderr;
+  colors c = {"", "", ""};
+  if (pt_use_color(fileno(out)))
+    c = (colors){"\033[1m", "\033[31m", "\033[0m"};
+  char status[128];
+  describe_status(status, sizeof status, main_status);
+  fprintf(out, "%spitrace record: %s %s%s\n", c.bold, cmdline, status, c.off);
+  if (!rs->ns) {
+    fprintf(out, "pitrace record: no session was recorded: no process of the command made "
+                 "PI calls through the pitrace runtime\n");
+    return;
+  }
+  size_t failed = 0;
+  for (size_t i = 0; i < rs->ns; i++)
+    failed += rs->s[i].v == V_FAILED;
+  fprintf(out, "pitrace record: kept %zu session%s in %s", kept, kept == 1 ? "" : "s", dir);
+  if (dropped)
+    fprintf(out, "; removed the %zu session%s of processes that succeeded", dropped,
+            dropped == 1 ? "" : "s");
+  else if (!failed)
+    fprintf(out, "; no recorded process is known to have failed, so every session of the "
+                 "run is kept");
+  fputs("\n", out);
+  const rsession **order = malloc(kept * sizeof *order);
+  if (!order)
+    return;
+  size_t n = 0;
+  for (size_t i = 0; i < rs->ns; i++)
+    if (rs->s[i].keep)
+      order[n++] = &rs->s[i];
+  qsort(order, n, sizeof *order, cmp_kept);
+  for (size_t i = 0; i < n && i < DETAILED; i++)
+    summarise(out, &c, order[i], &rs->f[order[i]->file]);
+  for (size_t i = DETAILED; i < n && i < DETAILED + LISTED; i++)
+    fprintf(out, "  %s: pid %lld, %s\n", rs->f[order[i]->file].path,
+            (long long)order[i]->info.pid, order[i]->how);
+  if (n > DETAILED + LISTED)
+    fprintf(out, "  ... and %zu more in %s\n", n - DETAILED - LISTED, dir);
+  fprintf(out, "pitrace record: look closer with pitrace show FILE [--errors], pitrace "
+               "report FILE -o report.html, or re-run it with pitrace replay FILE\n");
+  free(order);
+}
+
+static void free_state(run_state *rs)
+{
+  for (size_t i = 0; i < rs->nf; i++)
+    free(rs->f[i].path);
+  free(rs->f);
+  free(rs->s);
+  free_list(rs->unreadable, rs->nu);
+}
+
+/* ---- The verb ---------------------------------------------------------------- */
+
+int pt_record(int argc, char **argv)
+{
+  options o;
+  int r = parse_options(argc, argv, &o);
+  if (r >= 0)
+    return r;
+  char err[PATH_MAX + 256];
+  bool created;
+  if (!make_dir(o.dir, &created, err, sizeof err)) {
+    fprintf(stderr, "pitrace record: %s\n", err);
+    return 2;
+  }
+  char dir[PATH_MAX];
+  if (!realpath(o.dir, dir)) {
+    fprintf(stderr, "pitrace record: %s: %s\n", o.dir, strerror(errno));
+    return 2;
+  }
+  size_t nbefore;
+  char **before = list_sessions(dir, &nbefore);
+  char run_id[64];
+  snprintf(run_id, sizeof run_id, "%d-%lld", (int)getpid(), (long long)now_ns());
+  char *cmdline = command_text(o.cmd);
+
+  reaped_list rl = {0};
+  int main_status = 0, exec_errno = 0;
+  bool started = run_command(&o, dir, run_id, cmdline, &rl, &main_status, &exec_errno);
+  int code = started ? status_code(main_status) : exec_errno == ENOENT ? 127
+                                                  : exec_errno ? 126 : 2;
+  if (!started && exec_errno)
+    fprintf(stderr, "pitrace record: cannot run %s: %s\n", o.cmd[0], strerror(exec_errno));
+
+  run_state rs = {0};
+  if (started)
+    collect(&rs, dir, run_id, &rl, before, nbefore);
+  bool failed = code != 0;
+  bool any_failed = false;
+  for (size_t i = 0; i < rs.ns; i++)
+    any_failed |= rs.s[i].v == V_FAILED;
+  size_t kept = 0, dropped = 0;
+  for (size_t i = 0; i < rs.ns; i++) {
+    rsession *s = &rs.s[i];
+    s->keep = o.keep == KEEP_ALWAYS || (failed && (!any_failed || s->v != V_SUCCEEDED));
+    kept += s->keep;
+    dropped += failed && !s->keep;
+    rs.f[s->file].keep |= s->keep;
+  }
+  write_statuses(&rs);
+  for (size_t i = 0; i < rs.nf; i++)
+    if (!rs.f[i].keep && !rs.f[i].foreign)
+      remove_file(rs.f[i].path);
+  if (created)
+    rmdir(dir); /* only when it is empty: nothing was kept, nothing else came */
+
+  if (failed && started) {
+    failure_summary(&rs, cmdline, main_status, dir, kept, dropped);
+  } else if (started && rs.ns) {
+    if (kept)
+      fprintf(stderr, "pitrace record: %zu session%s in %s\n", kept, kept == 1 ? "" : "s",
+              dir);
+    else
+      fprintf(stderr, "pitrace record: %s succeeded; its %zu session%s not kept "
+              "(--keep on-failure)\n", cmdline, rs.ns, rs.ns == 1 ? " was" : "s were");
+  } else if (started && o.keep == KEEP_ALWAYS) {
+    fprintf(stderr, "pitrace record: no session was recorded: no process of %s made PI "
+            "calls through the pitrace runtime\n", cmdline);
+  }
+  for (size_t i = 0; i < rs.nu; i++)
+    fprintf(stderr, "pitrace record: left alone, not a readable session: %s\n",
+            rs.unreadable[i]);
+  free_state(&rs);
+  free(rl.v);
+  free(cmdline);
+  free_list(before, nbefore);
+  return code;
+}
