@@ -614,6 +614,38 @@ static size_t elem_width(const pi_param_desc *p)
   }
 }
 
+/* An array of handles (ids from `id_of`: known or new) or of numbers. */
+static void t_array(text *t, const pi_param_desc *p, const item_view *iv, uint64_t seq,
+                    uint64_t (*id_of)(uint64_t, uint8_t, uint64_t))
+{
+  if (!iv) {
+    t_put(t, "[]", 2);
+    return;
+  }
+  size_t w = p->kind == PI_PK_HANDLES ? sizeof(void *) : elem_width(p);
+  t_c(t, '[');
+  for (uint64_t i = 0; i + w <= iv->it->size; i += w) {
+    if (i)
+      t_c(t, ',');
+    uint64_t e = load(iv->data + i, w);
+    if (p->kind == PI_PK_HANDLES)
+      t_u64(t, id_of(e, p->obj, seq));
+    else if (p->vt == PI_VT_I32)
+      t_i64(t, (int32_t)e);
+    else
+      t_u64(t, e);
+  }
+  t_c(t, ']');
+}
+
+static void t_opt_str(text *t, const item_view *is)
+{
+  if (is)
+    t_str(t, (const char *)is->data, is->it->size);
+  else
+    t_put(t, "null", 4);
+}
+
 /* The JSON of an in-parameter. */
 static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
                       const item_view *items, unsigned nitems, uint64_t seq)
@@ -639,32 +671,10 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
       t_put(t, "null", 4);
       return;
     }
-    if (!iv) {
-      t_put(t, "[]", 2);
-      return;
-    }
-    {
-      size_t w = p->kind == PI_PK_ARRAY ? elem_width(p) : sizeof(void *);
-      t_c(t, '[');
-      for (uint64_t i = 0; i + w <= iv->it->size; i += w) {
-        if (i)
-          t_c(t, ',');
-        uint64_t e = load(iv->data + i, w);
-        if (p->kind == PI_PK_HANDLES)
-          t_u64(t, handle_id(e, p->obj, seq));
-        else if (p->vt == PI_VT_I32)
-          t_i64(t, (int32_t)e);
-        else
-          t_u64(t, e);
-      }
-      t_c(t, ']');
-    }
+    t_array(t, p, iv, seq, handle_id);
     return;
   case PI_PK_STRING:
-    if (is)
-      t_str(t, (const char *)is->data, is->it->size);
-    else
-      t_put(t, "null", 4);
+    t_opt_str(t, is);
     return;
   case PI_PK_PROPERTIES:
     t_c(t, '[');
@@ -826,32 +836,10 @@ static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint
     return;
   case PI_PK_HANDLES:
   case PI_PK_ARRAY:
-    if (!iv) {
-      t_put(t, "[]", 2);
-      return;
-    }
-    {
-      size_t w = p->kind == PI_PK_HANDLES ? sizeof(void *) : elem_width(p);
-      t_c(t, '[');
-      for (uint64_t i = 0; i + w <= iv->it->size; i += w) {
-        if (i)
-          t_c(t, ',');
-        uint64_t e = load(iv->data + i, w);
-        if (p->kind == PI_PK_HANDLES)
-          t_u64(t, handle_new(e, p->obj, seq));
-        else if (p->vt == PI_VT_I32)
-          t_i64(t, (int32_t)e);
-        else
-          t_u64(t, e);
-      }
-      t_c(t, ']');
-    }
+    t_array(t, p, iv, seq, handle_new);
     return;
   case PI_PK_STRING:
-    if (is)
-      t_str(t, (const char *)is->data, is->it->size);
-    else
-      t_put(t, "null", 4);
+    t_opt_str(t, is);
     return;
   case PI_PK_INFO: {
     /* Readable text from the one decoder; the bytes go to a data row. */
