@@ -7,9 +7,10 @@
  * returns at once), in a child process. The loop is what an application's
  * hot path looks like: two kernel arguments, a launch with its event, the
  * event's release, a small blocking write and read, a finish and an info
- * query. Then it times, each three times (median shown), the pitrace verbs
- * on that session: `show --compact` and `show` to /dev/null, `stats`,
- * `export --format jsonl` to /dev/null, and `sessions`.
+ * query. Then it times, each three times (medians shown, wall clock and the
+ * CPU time the command used), the pitrace verbs on that session:
+ * `show --compact` and `show` to /dev/null, `stats`, `export --format jsonl`
+ * to /dev/null, and `sessions`.
  *
  * Usage: bench_viewer [--calls N] [--keep PATH]   (--keep: leave the session there)
  */
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -300,8 +302,9 @@ static double now_s(void)
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Runs argv with stdout to /dev/null; the wall time, or -1 when it failed. */
-static double timed_run(char *const *argv)
+/* Runs argv with stdout to /dev/null; the wall time (-1 when it failed)
+ * and the CPU time (user + system) it took. */
+static double timed_run(char *const *argv, double *cpu)
 {
   double t0 = now_s();
   pid_t pid = fork();
@@ -312,8 +315,11 @@ static double timed_run(char *const *argv)
     _exit(127);
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  struct rusage ru;
+  wait4(pid, &status, 0, &ru);
   double t = now_s() - t0;
+  *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? t : -1;
 }
 
@@ -333,7 +339,7 @@ static int time_verbs(const char *pitrace, const char *db, long calls)
       {"sessions", NULL, NULL, NULL},
   };
   int failures = 0;
-  printf("| verb | seconds (median of 3) | calls/s |\n|---|---|---|\n");
+  printf("| verb | wall s (median of 3) | CPU s (user + sys) | calls/s |\n|---|---|---|---|\n");
   for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++) {
     char *argv[8] = {(char *)pitrace};
     int n = 1;
@@ -344,16 +350,17 @@ static int time_verbs(const char *pitrace, const char *db, long calls)
     for (int i = 1; i < n - 1; i++)
       snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s", i > 1 ? " " : "",
                argv[i]);
-    double t[3];
+    double t[3], cpu[3];
     for (int r = 0; r < 3; r++)
-      t[r] = timed_run(argv);
+      t[r] = timed_run(argv, &cpu[r]);
     qsort(t, 3, sizeof *t, cmp_double);
+    qsort(cpu, 3, sizeof *cpu, cmp_double);
     if (t[0] < 0) {
-      printf("| %s | failed | |\n", label);
+      printf("| %s | failed | | |\n", label);
       failures++;
       continue;
     }
-    printf("| %s | %.2f | %.2f M |\n", label, t[1], (double)calls / t[1] / 1e6);
+    printf("| %s | %.2f | %.2f | %.2f M |\n", label, t[1], cpu[1], (double)calls / t[1] / 1e6);
     fflush(stdout);
   }
   return failures;

@@ -168,12 +168,14 @@ static pt_json *number(parser *ps)
   pt_json *j = new_value(ps, real ? PJ_REAL : PJ_INT);
   if (!j)
     return NULL;
-  if (real)
+  if (real) {
     j->u.d = strtod(buf, NULL);
-  else if (neg)
-    j->u.i = strtoll(buf, NULL, 10);
-  else
-    j->u.i = (int64_t)strtoull(buf, NULL, 10);
+  } else { /* by hand: this is the hot loop of loading a session */
+    uint64_t v = 0;
+    for (const char *c = buf + neg; *c; c++)
+      v = v * 10 + (uint64_t)(*c - '0');
+    j->u.i = neg ? -(int64_t)v : (int64_t)v;
+  }
   return j;
 }
 

@@ -94,6 +94,8 @@ bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn
 
 void pt_close(pt_db *db)
 {
+  sqlite3_finalize(db->data_stmt);
+  db->data_stmt = NULL;
   if (db->db)
     sqlite3_close(db->db);
   db->db = NULL;
@@ -261,7 +263,12 @@ bool pt_load(pt_db *db, int64_t session, pt_calls *out, char *err, size_t errn)
     }
     sqlite3_finalize(s);
   }
-  qsort(out->v, out->n, sizeof *out->v, cmp_seq);
+  /* Chunks hold calls in the order they returned: sort only when needed. */
+  bool sorted = true;
+  for (size_t i = 1; i < out->n && sorted; i++)
+    sorted = out->v[i - 1].seq < out->v[i].seq;
+  if (!sorted)
+    qsort(out->v, out->n, sizeof *out->v, cmp_seq);
   err[0] = 0;
   return true;
 }
@@ -305,12 +312,14 @@ unsigned char *pt_data(pt_db *db, int64_t session, const pt_call *call, unsigned
         return unhex(h->u.s, size);
       }
     }
-  sqlite3_stmt *s;
-  if (sqlite3_prepare_v2(db->db, "SELECT r.size, coalesce(r.content, b.content) FROM data_rows r "
-                                 "LEFT JOIN blobs b ON b.hash = r.hash WHERE r.session = ? AND "
-                                 "r.seq = ? AND r.position = ? AND r.role = ? AND r.idx = ?",
-                         -1, &s, NULL) != SQLITE_OK)
+  sqlite3_stmt *s = db->data_stmt;
+  if (!s && sqlite3_prepare_v2(db->db, "SELECT r.size, coalesce(r.content, b.content) FROM "
+                                       "data_rows r LEFT JOIN blobs b ON b.hash = r.hash WHERE "
+                                       "r.session = ? AND r.seq = ? AND r.position = ? AND "
+                                       "r.role = ? AND r.idx = ?",
+                               -1, &s, NULL) != SQLITE_OK)
     return NULL;
+  db->data_stmt = s;
   sqlite3_bind_int64(s, 1, session);
   sqlite3_bind_int64(s, 2, call->seq);
   sqlite3_bind_int(s, 3, (int)position);
@@ -326,6 +335,7 @@ unsigned char *pt_data(pt_db *db, int64_t session, const pt_call *call, unsigned
       *size = (size_t)n;
     }
   }
-  sqlite3_finalize(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
   return out;
 }

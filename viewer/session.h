@@ -23,6 +23,7 @@
 typedef struct pt_db {
   sqlite3 *db;
   char path[4096];
+  sqlite3_stmt *data_stmt; /* pt_data's lookup, prepared once */
 } pt_db;
 
 /* Opens a session database read-only (read-write when `writable`). On

@@ -1,0 +1,525 @@
+/*
+ * viewer_common.c: options, opening sessions, notes, how a session ended,
+ * its backend and device, and the small text helpers of the viewer verbs.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pitrace_cli.h"
+#include "viewer_common.h"
+
+/* ---- Options ------------------------------------------------------------------------ */
+
+void vw_error(const char *verb, const char *fmt, ...)
+{
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  for (char *p = msg; *p; p++) /* one line, whatever the message held */
+    if (*p == '\n' || *p == '\r')
+      *p = ' ';
+  fprintf(stderr, "pitrace %s: %s\n", verb, msg);
+}
+
+static const vw_opt *find_opt(const vw_opt *opts, const char *a, size_t n)
+{
+  for (; opts && opts->name; opts++)
+    if (strlen(opts->name) == n && strncmp(opts->name, a, n) == 0)
+      return opts;
+  return NULL;
+}
+
+/* Stores an option's value; false after an error message. */
+static bool set_opt(const char *verb, const vw_opt *o, const char *val)
+{
+  if (o->kind == VO_STR) {
+    *(const char **)o->dst = val;
+    return true;
+  }
+  char *end;
+  long long v = strtoll(val, &end, 10);
+  if (!*val || *end || v < 0) {
+    vw_error(verb, "%s wants a number, not '%s'", o->name, val);
+    return false;
+  }
+  *(int64_t *)o->dst = v;
+  return true;
+}
+
+/* One option at argv[*i]; 0, or 2 after an error message. */
+static int parse_opt(int argc, char **argv, int *i, const vw_opt *opts)
+{
+  const char *verb = argv[0], *a = argv[*i], *eq = strchr(a, '=');
+  size_t n = eq ? (size_t)(eq - a) : strlen(a);
+  const vw_opt *o = find_opt(opts, a, n);
+  if (!o) {
+    vw_error(verb, "unknown option '%.*s' (pitrace %s --help lists them)", (int)n, a, verb);
+    return 2;
+  }
+  if (o->kind == VO_FLAG) {
+    if (eq) {
+      vw_error(verb, "%s takes no value", o->name);
+      return 2;
+    }
+    *(bool *)o->dst = true;
+    return 0;
+  }
+  const char *val = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+  if (!val) {
+    vw_error(verb, "%s needs a value", o->name);
+    return 2;
+  }
+  return set_opt(verb, o, val) ? 0 : 2;
+}
+
+int vw_parse(int argc, char **argv, const char *usage, const vw_opt *opts, int minpos,
+             int maxpos, vw_args *out)
+{
+  const char *verb = argv[0];
+  out->npos = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      return 1;
+    }
+    if (a[0] == '-' && a[1]) {
+      int rc = parse_opt(argc, argv, &i, opts);
+      if (rc)
+        return rc;
+      continue;
+    }
+    if (out->npos == maxpos || out->npos == 4) {
+      vw_error(verb, "unexpected argument '%s' (pitrace %s --help)", a, verb);
+      return 2;
+    }
+    out->pos[out->npos++] = a;
+  }
+  if (out->npos < minpos) {
+    const char *nl = strchr(usage, '\n');
+    vw_error(verb, "missing argument; %.*s", nl ? (int)(nl - usage) : (int)strlen(usage),
+             usage);
+    return 2;
+  }
+  return 0;
+}
+
+/* ---- Sessions ---------------------------------------------------------------------- */
+
+static char *dup_col(sqlite3_stmt *s, int col)
+{
+  const char *t = (const char *)sqlite3_column_text(s, col);
+  return strdup(t ? t : "");
+}
+
+static void load_notes(vw_session *s)
+{
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db.db,
+                         "SELECT seq, kind, kernel, device, symbol, image, symbolic_id, "
+                         "numeric_ids, hex(value), native, text FROM notes WHERE session = ? "
+                         "ORDER BY seq, idx", -1, &st, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64(st, 1, s->id);
+  size_t cap = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    vw_note *v = vw_grow(s->notes, &cap, s->nnotes, sizeof *v);
+    if (!v)
+      break;
+    s->notes = v;
+    vw_note *n = &s->notes[s->nnotes++];
+    n->seq = sqlite3_column_int64(st, 0);
+    char **cols[] = {&n->kind, &n->kernel, &n->device, &n->symbol, &n->image,
+                     &n->symbolic_id, &n->numeric_ids, &n->value_hex};
+    for (int i = 0; i < 8; i++)
+      *cols[i] = dup_col(st, i + 1);
+    n->native = sqlite3_column_int(st, 9);
+    n->text = dup_col(st, 10);
+  }
+  sqlite3_finalize(st);
+}
+
+static void free_notes(vw_session *s)
+{
+  for (size_t i = 0; i < s->nnotes; i++) {
+    vw_note *n = &s->notes[i];
+    char *cols[] = {n->kind, n->kernel, n->device, n->symbol, n->image,
+                    n->symbolic_id, n->numeric_ids, n->value_hex, n->text};
+    for (int k = 0; k < 9; k++)
+      free(cols[k]);
+  }
+  free(s->notes);
+  s->notes = NULL;
+  s->nnotes = 0;
+}
+
+const vw_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n)
+{
+  size_t lo = 0, hi = s->nnotes;
+  while (lo < hi) { /* the first note with that seq or later */
+    size_t mid = (lo + hi) / 2;
+    if (s->notes[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  size_t k = lo;
+  while (k < s->nnotes && s->notes[k].seq == seq)
+    k++;
+  *n = k - lo;
+  return *n ? &s->notes[lo] : NULL;
+}
+
+/* The session's row; false after an error message. */
+static bool find_session(const char *verb, vw_session *s, int64_t id)
+{
+  char err[1024];
+  size_t n = 0;
+  pt_session_info *all = pt_sessions(&s->db, &n, err, sizeof err);
+  if (!all) {
+    vw_error(verb, "%s", err);
+    return false;
+  }
+  char ids[256] = "";
+  bool found = false;
+  for (size_t i = 0; i < n; i++) {
+    if (all[i].id == id) {
+      s->info = all[i];
+      found = true;
+    }
+    size_t l = strlen(ids);
+    snprintf(ids + l, sizeof ids - l, "%s%lld", i ? ", " : "", (long long)all[i].id);
+  }
+  free(all);
+  if (!found)
+    vw_error(verb, "%s has no session %lld (%s%s)", s->path, (long long)id,
+             n ? "it has " : "it has none", ids);
+  return found;
+}
+
+void vw_incomplete_reason(pt_db *db, int64_t session, char *out, size_t n)
+{
+  sqlite3_stmt *st;
+  *out = 0;
+  if (sqlite3_prepare_v2(db->db, "SELECT incomplete_reason FROM sessions WHERE id = ?", -1, &st,
+                         NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64(st, 1, session);
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+    snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+}
+
+static void count_threads(vw_session *s)
+{
+  uint32_t max = 0;
+  for (size_t i = 0; i < s->calls.n; i++)
+    if (s->calls.v[i].thread > max)
+      max = s->calls.v[i].thread;
+  unsigned char *seen = calloc((size_t)max + 1, 1);
+  s->nthreads = 0;
+  for (size_t i = 0; seen && i < s->calls.n; i++)
+    if (!seen[s->calls.v[i].thread]) {
+      seen[s->calls.v[i].thread] = 1;
+      s->nthreads++;
+    }
+  free(seen);
+}
+
+bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned what,
+                     vw_session *s)
+{
+  memset(s, 0, sizeof *s);
+  s->path = path;
+  char err[1024];
+  if (!pt_open(path, false, &s->db, err, sizeof err)) {
+    vw_error(verb, "%s", err);
+    return false;
+  }
+  s->id = id >= 0 ? id : pt_default_session(&s->db);
+  if (s->id < 0) {
+    vw_error(verb, "%s holds no session", path);
+    pt_close(&s->db);
+    return false;
+  }
+  if (!find_session(verb, s, s->id)) {
+    pt_close(&s->db);
+    return false;
+  }
+  vw_incomplete_reason(&s->db, s->id, s->incomplete_reason, sizeof s->incomplete_reason);
+  if ((what & VW_CALLS) && !pt_load(&s->db, s->id, &s->calls, err, sizeof err)) {
+    vw_error(verb, "%s", err);
+    pt_close(&s->db);
+    return false;
+  }
+  count_threads(s);
+  if (what & VW_NOTES)
+    load_notes(s);
+  return true;
+}
+
+void vw_session_close(vw_session *s)
+{
+  pt_calls_free(&s->calls);
+  free_notes(s);
+  pt_close(&s->db);
+}
+
+void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char *out, size_t n)
+{
+  if (strcmp(i->ended, "signal") == 0)
+    snprintf(out, n, "signal %lld", (long long)i->signal);
+  else if (strcmp(i->ended, "running") == 0)
+    snprintf(out, n, "not known (killed?)");
+  else if (strcmp(i->ended, "incomplete") == 0)
+    snprintf(out, n, "incomplete: %s", *incomplete_reason ? incomplete_reason : "no reason");
+  else
+    snprintf(out, n, "%s", *i->ended ? i->ended : "not known");
+}
+
+/* ---- Backend and device ------------------------------------------------------------ */
+
+typedef struct devscan {
+  vw_map names;         /* device id -> index in `text` */
+  const char *text[64]; /* PI_DEVICE_INFO_NAME answers */
+  size_t ntext;
+  int64_t context_dev, context_plugin, devices_plugin;
+} devscan;
+
+static void scan_call(devscan *d, const pt_json *e)
+{
+  int64_t api = pt_json_int(pt_json_at(e, 3), -1), result = pt_json_int(pt_json_at(e, 4), -1);
+  const pt_json *args = pt_json_at(e, 7);
+  if (result != PI_SUCCESS)
+    return;
+  if (api == PI_API_piDeviceGetInfo && pt_json_int(pt_json_at(args, 1), 0) == PI_DEVICE_INFO_NAME) {
+    const pt_json *v = pt_json_at(args, 3);
+    if (v && v->type == PJ_STRING && d->ntext < 64) {
+      vw_map_put(&d->names, pt_json_int(pt_json_at(args, 0), 0), (int64_t)d->ntext);
+      d->text[d->ntext++] = v->u.s;
+    }
+  } else if (api == PI_API_piDevicesGet && d->devices_plugin < 0) {
+    const pt_json *devs = pt_json_at(args, 3);
+    if (devs && devs->type == PJ_ARRAY && devs->n)
+      d->devices_plugin = pt_json_int(pt_json_at(e, 2), -1);
+  } else if (api == PI_API_piContextCreate && d->context_dev < 0) {
+    d->context_dev = pt_json_int(pt_json_at(pt_json_at(args, 2), 0), -1);
+    d->context_plugin = pt_json_int(pt_json_at(e, 2), -1);
+  }
+}
+
+static void plugin_backend(pt_db *db, int64_t session, int64_t plugin, char *out, size_t n)
+{
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db->db, "SELECT backend FROM plugins WHERE session = ? ORDER BY "
+                                 "idx = ? DESC, idx LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64(st, 1, session);
+  sqlite3_bind_int64(st, 2, plugin);
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+    snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+}
+
+/* "\"name\"" as the decoder printed it -> name. */
+static void unquote(const char *s, char *out, size_t n)
+{
+  size_t len = strlen(s);
+  if (len >= 2 && s[0] == '"' && s[len - 1] == '"')
+    snprintf(out, n, "%.*s", (int)(len - 2), s + 1);
+  else
+    snprintf(out, n, "%s", s);
+}
+
+void vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, char *device,
+                       size_t dn)
+{
+  *backend = *device = 0;
+  devscan d = {.context_dev = -1, .context_plugin = -1, .devices_plugin = -1};
+  pt_json_arena arena = {0};
+  sqlite3_stmt *st;
+  /* Devices are looked at first: the first chunks suffice. */
+  if (sqlite3_prepare_v2(db->db, "SELECT calls FROM chunks WHERE session = ? ORDER BY id "
+                                 "LIMIT 8", -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(st, 1, session);
+    char err[256];
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const char *t = (const char *)sqlite3_column_text(st, 0);
+      pt_json *chunk = t ? pt_json_parse(&arena, t, strlen(t), err, sizeof err) : NULL;
+      for (uint32_t i = 0; chunk && chunk->type == PJ_ARRAY && i < chunk->n; i++)
+        scan_call(&d, chunk->u.items[i]);
+    }
+    sqlite3_finalize(st);
+  }
+  int64_t k = -1;
+  if (d.ntext && !vw_map_get(&d.names, d.context_dev, &k))
+    k = 0;
+  if (k >= 0)
+    unquote(d.text[k], device, dn);
+  plugin_backend(db, session, d.context_plugin >= 0 ? d.context_plugin : d.devices_plugin,
+                 backend, bn);
+  vw_map_free(&d.names);
+  pt_json_arena_free(&arena);
+}
+
+/* ---- Text ------------------------------------------------------------------------- */
+
+const char *vw_dur(char buf[32], int64_t ns)
+{
+  if (ns < 0)
+    snprintf(buf, 32, "-");
+  else if (ns < 1000)
+    snprintf(buf, 32, "%lld ns", (long long)ns);
+  else if (ns < 1000000)
+    snprintf(buf, 32, "%.1f us", (double)ns / 1e3);
+  else if (ns < 1000000000)
+    snprintf(buf, 32, "%.2f ms", (double)ns / 1e6);
+  else
+    snprintf(buf, 32, "%.3f s", (double)ns / 1e9);
+  return buf;
+}
+
+void vw_put_u64(pi_sbuf *b, uint64_t v)
+{
+  char d[24];
+  int n = 0;
+  do {
+    d[sizeof d - 1 - n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  pi_sbuf_put(b, d + sizeof d - n, (size_t)n);
+}
+
+void vw_put_i64(pi_sbuf *b, int64_t v)
+{
+  if (v < 0) {
+    pi_sbuf_put(b, "-", 1);
+    vw_put_u64(b, (uint64_t)0 - (uint64_t)v);
+  } else {
+    vw_put_u64(b, (uint64_t)v);
+  }
+}
+
+void vw_put_quoted(pi_sbuf *b, const char *s, size_t max)
+{
+  static const char hex[] = "0123456789abcdef";
+  size_t len = strlen(s), shown = len < max ? len : max;
+  pi_sbuf_put(b, "\"", 1);
+  for (size_t i = 0; i < shown; i++) {
+    unsigned char c = (unsigned char)s[i];
+    char esc[4] = {'\\', 0, 0, 0};
+    if (c == '\n' || c == '\t' || c == '"' || c == '\\') {
+      esc[1] = c == '\n' ? 'n' : c == '\t' ? 't' : (char)c;
+      pi_sbuf_put(b, esc, 2);
+    } else if (c < 0x20 || c == 0x7f) {
+      char x[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+      pi_sbuf_put(b, x, 4);
+    } else {
+      pi_sbuf_put(b, (const char *)&c, 1);
+    }
+  }
+  pi_sbuf_put(b, "\"", 1);
+  if (shown < len)
+    pi_sbuf_printf(b, "...(%zu chars)", len);
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+  size_t n = s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
+                                                                                                : 0;
+  if (s[0] >= 0xf5)
+    n = 0;
+  for (size_t i = 1; i < n; i++)
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+  return n;
+}
+
+void vw_put_json_str(pi_sbuf *b, const char *s)
+{
+  static const char hex[] = "0123456789abcdef";
+  pi_sbuf_put(b, "\"", 1);
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    size_t run = 0; /* plain characters go in one piece */
+    while (p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' && p[run] != '\\' &&
+           p[run] != '<' && p[run] != '>' && p[run] != '&')
+      run++;
+    pi_sbuf_put(b, (const char *)p, run);
+    p += run;
+    if (!*p)
+      break;
+    size_t u = *p >= 0x80 ? utf8_len(p) : 0;
+    if (u) {
+      pi_sbuf_put(b, (const char *)p, u);
+      p += u;
+    } else if (*p == '"' || *p == '\\') {
+      char e[2] = {'\\', (char)*p++};
+      pi_sbuf_put(b, e, 2);
+    } else { /* controls, HTML specials, bytes that are not UTF-8: \u00XX */
+      char e[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
+      pi_sbuf_put(b, e, 6);
+      p++;
+    }
+  }
+  pi_sbuf_put(b, "\"", 1);
+}
+
+void vw_put_csv(pi_sbuf *b, const char *s)
+{
+  if (!strpbrk(s, ",\"\n\r")) {
+    pi_sbuf_puts(b, s);
+    return;
+  }
+  pi_sbuf_put(b, "\"", 1);
+  for (const char *p = s; *p; p++) {
+    if (*p == '"')
+      pi_sbuf_put(b, "\"", 1); /* doubled */
+    pi_sbuf_put(b, p, 1);
+  }
+  pi_sbuf_put(b, "\"", 1);
+}
+
+void *vw_grow(void *v, size_t *cap, size_t n, size_t elem)
+{
+  if (n < *cap)
+    return v;
+  size_t nc = *cap ? 2 * *cap : 16;
+  void *nv = realloc(v, nc * elem);
+  if (nv)
+    *cap = nc;
+  return nv;
+}
+
+void vw_flush(pi_sbuf *b, FILE *f)
+{
+  if (b->len)
+    fwrite(b->p, 1, b->len, f);
+  pi_sbuf_reset(b);
+}
+
+const char *vw_api_name(uint32_t api, char buf[32])
+{
+  const pi_api_desc *d = pi_api_get(api);
+  if (d)
+    return d->name;
+  snprintf(buf, 32, "api#%u", api);
+  return buf;
+}
+
+const char *vw_result_name(const pt_call *c)
+{
+  return c->returned ? pi_result_name(c->result) : "(never returned)";
+}
+
+vw_colors vw_colors_for(FILE *f)
+{
+  if (pt_use_color(fileno(f)))
+    return (vw_colors){"\033[31m", "\033[32m", "\033[33m", "\033[1m", "\033[2m", "\033[0m"};
+  return (vw_colors){"", "", "", "", "", ""};
+}

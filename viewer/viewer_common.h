@@ -1,0 +1,254 @@
+/*
+ * viewer_common.h: what the viewer verbs (sessions, show, stats, diff,
+ * export, report) share: option parsing, opening a session with one-line
+ * errors, the session's notes, short readable argument text from the
+ * recorded JSON, the packed arguments rebuilt for the one decoder
+ * (viewer_pack.c), statistics (viewer_stats.c) and the comparison of two
+ * sessions (viewer_diff.c), which the report reuses.
+ */
+#ifndef VIEWER_COMMON_H
+#define VIEWER_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pi_api.h"
+#include "session.h"
+
+/* ---- Options ------------------------------------------------------------------------ */
+
+typedef enum { VO_FLAG, VO_INT, VO_STR } vw_opt_kind;
+
+typedef struct vw_opt {
+  const char *name; /* "--session" */
+  vw_opt_kind kind;
+  void *dst;        /* bool *, int64_t * or const char ** */
+} vw_opt;
+
+typedef struct vw_args {
+  const char *pos[4]; /* positional arguments */
+  int npos;
+} vw_args;
+
+/* Parses a verb's arguments (argv[0] is the verb). Returns 0 when they are
+ * good, 1 after printing the usage for --help, 2 after printing a one-line
+ * error ("pitrace VERB: ..."). */
+int vw_parse(int argc, char **argv, const char *usage, const vw_opt *opts, int minpos,
+             int maxpos, vw_args *out);
+
+/* Prints "pitrace VERB: MESSAGE" on stderr (one line). */
+void vw_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- Sessions ---------------------------------------------------------------------- */
+
+/* A note of the runtime (a link decision, a spec-constant value): it comes
+ * just before the call `seq`. */
+typedef struct vw_note {
+  int64_t seq;
+  char *kind, *kernel, *device, *symbol, *image, *symbolic_id, *numeric_ids, *text;
+  char *value_hex;
+  int native;
+} vw_note;
+
+typedef struct vw_session {
+  pt_db db;
+  const char *path;
+  int64_t id;
+  pt_session_info info;
+  char incomplete_reason[256];
+  pt_calls calls;
+  uint32_t nthreads; /* threads that made calls */
+  vw_note *notes;    /* sorted by seq */
+  size_t nnotes;
+} vw_session;
+
+enum { VW_CALLS = 1, VW_NOTES = 2 };
+
+/* Opens `path` and loads session `id` (-1: the file's default, the last);
+ * `what` says what to load (VW_CALLS, VW_NOTES). On failure prints one line
+ * "pitrace VERB: ..." and returns false. */
+bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned what,
+                     vw_session *s);
+void vw_session_close(vw_session *s);
+
+/* The notes of call `seq`: *n of them from the returned one (NULL when none). */
+const vw_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n);
+
+/* Why recording of a session stopped early ("" when it did not). */
+void vw_incomplete_reason(pt_db *db, int64_t session, char *out, size_t n);
+
+/* How a session ended, in words: "teardown", "signal 11", "not known
+ * (killed?)", "incomplete: REASON". */
+void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char *out,
+                   size_t n);
+
+/* The backend that served the devices (from the plugins table) and the
+ * device's name (from the recorded PI_DEVICE_INFO_NAME answers), read from
+ * the session's first chunks. Empty strings when not known. */
+void vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, char *device,
+                       size_t dn);
+
+/* ---- Text ------------------------------------------------------------------------- */
+
+/* "12 ns", "3.4 us", "5.67 ms", "1.234 s". */
+const char *vw_dur(char buf[32], int64_t ns);
+
+void vw_put_u64(pi_sbuf *b, uint64_t v);
+void vw_put_i64(pi_sbuf *b, int64_t v);
+/* A quoted C-style string with escapes, cut after `max` characters. */
+void vw_put_quoted(pi_sbuf *b, const char *s, size_t max);
+/* A JSON string (quotes included); '<' escaped so that it can sit in HTML. */
+void vw_put_json_str(pi_sbuf *b, const char *s);
+/* A CSV field, quoted when it has to be. */
+void vw_put_csv(pi_sbuf *b, const char *s);
+/* Room for element n of a growable array of `elem`-byte elements: returns
+ * the array (moved when it grew, *cap updated), or NULL when memory ran out
+ * (the array and *cap unchanged). */
+void *vw_grow(void *v, size_t *cap, size_t n, size_t elem);
+
+/* Writes the buffer to f and empties it. */
+void vw_flush(pi_sbuf *b, FILE *f);
+
+/* The API's name ("api#N" for an id this build does not know). */
+const char *vw_api_name(uint32_t api, char buf[32]);
+/* The result's name, or "(never returned)". */
+const char *vw_result_name(const pt_call *c);
+
+/* Colours for a stream (none unless pt_use_color says so). */
+typedef struct vw_colors {
+  const char *red, *green, *yellow, *bold, *dim, *off;
+} vw_colors;
+vw_colors vw_colors_for(FILE *f);
+
+/* ---- Arguments as short text --------------------------------------------------------- */
+
+/* How handles and pointers print. The default (NULL fields): handles as
+ * kind#id, raw addresses in hex. The diff prints handles by their role and
+ * masks raw addresses. */
+typedef struct vw_textopt {
+  void (*handle)(pi_sbuf *b, uint8_t kind, int64_t id, int64_t offset, void *ctx);
+  void *ctx;
+  bool mask_addresses; /* raw addresses print as "addr" */
+  unsigned max_elems;  /* array elements shown (0: 8) */
+  unsigned max_chars;  /* string characters shown (0: 60) */
+} vw_textopt;
+
+/* Parameter i of call c as short text, from its recorded JSON: enums by
+ * name (pi_format_enum), handles, strings quoted, arrays, info results as
+ * the recorder decoded them, data as "N bytes". Out-values of calls that did
+ * not succeed print as "_". */
+void vw_arg_text(pi_sbuf *b, const vw_textopt *o, const pi_api_desc *api, unsigned i,
+                 const pt_call *c);
+/* All of a call's arguments, ", "-separated, out-values marked "->". */
+void vw_args_text(pi_sbuf *b, const vw_textopt *o, const pi_api_desc *api, const pt_call *c);
+/* A parameter's recorded integer value (0 when not a number). */
+int64_t vw_arg_int(const pt_call *c, unsigned i);
+/* Parses "usm#3+16" / "mapped#2" / "device#4": kind, id and offset. */
+bool vw_parse_ref(const char *s, uint8_t *kind, int64_t *id, int64_t *offset, size_t *len);
+
+/* ---- Kernel names, bytes moved ------------------------------------------------------- */
+
+/* kernel handle id -> name, from the piKernelCreate calls. */
+typedef struct vw_map {
+  int64_t *keys, *vals;
+  size_t cap, n;
+} vw_map;
+void vw_map_put(vw_map *m, int64_t key, int64_t val);
+bool vw_map_get(const vw_map *m, int64_t key, int64_t *val);
+void vw_map_free(vw_map *m);
+
+/* Kernel names: keys are kernel ids, values index `names`. */
+typedef struct vw_kernels {
+  vw_map ids;
+  const char **names; /* point into the calls' JSON */
+  size_t n, cap;
+} vw_kernels;
+void vw_kernels_build(const pt_calls *calls, vw_kernels *k);
+void vw_kernels_free(vw_kernels *k);
+/* The kernel a launch ran (NULL when the call is no launch or not known). */
+const char *vw_kernel_of(const vw_kernels *k, const pt_call *c);
+bool vw_is_launch(uint32_t api);
+
+/* Bytes a successful call moved from host to device and back (0, 0 for
+ * calls that move none). `pixels` maps image mem ids to bytes per pixel
+ * (from piMemImageCreate). */
+void vw_call_bytes(const pt_call *c, const vw_map *pixels, int64_t *h2d, int64_t *d2h);
+/* Records the pixel size of an image a call created. */
+void vw_note_image(const pt_call *c, vw_map *pixels);
+
+/* ---- Packed arguments for the one decoder (viewer_pack.c) ---------------------------- */
+
+typedef struct vw_pack vw_pack;
+vw_pack *vw_pack_new(void);
+void vw_pack_free(vw_pack *p);
+/* Rebuilds call c's packed argv from its JSON and payloads (pointers into
+ * the recorded bytes, handles as tagged values); returns argv. */
+const uint64_t *vw_pack_call(vw_pack *p, vw_session *s, const pt_call *c);
+/* Appends `text` (the decoder's output for the packed call) with the tagged
+ * values turned into kind#id and pointers into recorded bytes into "ptr". */
+void vw_pack_render(const vw_pack *p, const char *text, size_t len, pi_sbuf *out);
+/* Appends "\t[data] NAME : ..." lines for payloads the decoder does not
+ * preview (host pointers of rectangles and images, USM copies). */
+void vw_pack_data_lines(vw_session *s, const pt_call *c, pi_sbuf *out);
+
+/* ---- Statistics (viewer_stats.c) ---------------------------------------------------- */
+
+typedef struct vw_api_stat {
+  uint32_t api;
+  int64_t count, errors, total, mean, p50, p99, max;
+} vw_api_stat;
+
+typedef struct vw_kernel_stat {
+  const char *name;
+  int64_t launches, total;
+} vw_kernel_stat;
+
+typedef struct vw_stats {
+  vw_api_stat *apis; /* by total time, largest first */
+  size_t napis;
+  vw_kernel_stat *kernels; /* by total time */
+  size_t nkernels;
+  int64_t calls, errors, unreturned, total_ns;
+  int64_t h2d, d2h, h2d_calls, d2h_calls;
+  vw_kernels knames;
+} vw_stats;
+
+bool vw_stats_compute(const vw_session *s, vw_stats *st);
+void vw_stats_free(vw_stats *st);
+
+/* ---- Comparison (viewer_diff.c) ------------------------------------------------------ */
+
+/* Aligns b to a on equal elements (a longest common subsequence, Myers):
+ * match_a[i] is the index in b that a[i] pairs with, or -1. */
+bool vw_align(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, int64_t *match_a);
+
+typedef enum {
+  VD_ONLY_A, VD_ONLY_B, VD_ARG, VD_RESULT, VD_INFO, VD_DATA, VD_NOTE, VD_KINDS
+} vw_diff_kind;
+
+typedef struct vw_diff_item {
+  vw_diff_kind kind;
+  int64_t seq_a, seq_b; /* -1: none */
+  uint32_t api;
+  char *what, *a, *b;
+} vw_diff_item;
+
+typedef struct vw_diff {
+  vw_diff_item *v;
+  size_t n, cap;
+  size_t count[VD_KINDS];
+  size_t matched;
+  bool per_thread;
+} vw_diff;
+
+/* Aligns and compares two loaded sessions (calls and notes). */
+bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d);
+void vw_diff_free(vw_diff *d);
+/* The differences counted toward "different". */
+size_t vw_diff_total(const vw_diff *d);
+const char *vw_diff_kind_name(vw_diff_kind k);
+/* The comparison as JSON (the diff verb's --json, and the report's). */
+void vw_diff_json(pi_sbuf *b, const vw_session *a, const vw_session *b2, const vw_diff *d);
+
+#endif

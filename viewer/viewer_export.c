@@ -1,0 +1,259 @@
+/*
+ * viewer_export.c: `pitrace export`: a session as Chrome trace-event JSON
+ * (opens in Perfetto and chrome://tracing: a track per thread, a span per
+ * call, kernel launches marked), as JSON Lines (one object per call) or as
+ * CSV (one row per call).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pitrace_cli.h"
+#include "viewer_common.h"
+
+static const char usage[] =
+    "usage: pitrace export DB --format chrome|jsonl|csv [--session N] [-o FILE]\n"
+    "\n"
+    "Writes a session's calls for other tools:\n"
+    "  chrome  Chrome trace-event JSON ({\"traceEvents\": [...]}) for Perfetto or\n"
+    "          chrome://tracing: a track per thread, a span per call (microseconds),\n"
+    "          kernel launches in category \"kernel\" with the kernel's name\n"
+    "  jsonl   JSON Lines: one object per call (seq, thread, api, result, start_ns,\n"
+    "          dur_ns, kernel, args by parameter name)\n"
+    "  csv     one row per call with a header line\n"
+    "\n"
+    "  --session N   the session (default: the file's last)\n"
+    "  -o FILE       write there instead of standard output\n";
+
+typedef struct exporter {
+  const vw_session *s;
+  vw_kernels kernels;
+  FILE *out;
+  pi_sbuf b, tmp;
+} exporter;
+
+/* Microseconds with three decimals, from nanoseconds. */
+static void put_us(pi_sbuf *b, int64_t ns)
+{
+  if (ns < 0) {
+    pi_sbuf_put(b, "-", 1);
+    ns = -ns;
+  }
+  vw_put_i64(b, ns / 1000);
+  char frac[5] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10),
+                  (char)('0' + ns % 10), 0};
+  pi_sbuf_put(b, frac, 4);
+}
+
+/* The call's arguments as one short string (in ex->tmp). */
+static const char *args_string(exporter *ex, const pt_call *c)
+{
+  const pi_api_desc *api = pi_api_get(c->api);
+  pi_sbuf_reset(&ex->tmp);
+  pi_sbuf_put(&ex->tmp, "", 0);
+  if (api)
+    vw_args_text(&ex->tmp, NULL, api, c);
+  return ex->tmp.p ? ex->tmp.p : "";
+}
+
+/* ---- Chrome trace events ------------------------------------------------------------ */
+
+static void chrome_metadata(exporter *ex)
+{
+  pi_sbuf *b = &ex->b;
+  char name[1200];
+  snprintf(name, sizeof name, "%s (session %lld)", ex->s->info.command, (long long)ex->s->id);
+  pi_sbuf_puts(b, "{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
+                  "\"tid\":0,\"args\":{\"name\":");
+  vw_put_json_str(b, name);
+  pi_sbuf_puts(b, "}}");
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(ex->s->db.db, "SELECT idx, tid FROM threads WHERE session = ? ORDER BY "
+                                       "idx", -1, &st, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64(st, 1, ex->s->id);
+  while (sqlite3_step(st) == SQLITE_ROW)
+    pi_sbuf_printf(b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":"
+                      "{\"name\":\"thread %d (tid %lld)\"}}", sqlite3_column_int(st, 0),
+                   sqlite3_column_int(st, 0), (long long)sqlite3_column_int64(st, 1));
+  sqlite3_finalize(st);
+}
+
+static void chrome_event(exporter *ex, const pt_call *c)
+{
+  pi_sbuf *b = &ex->b;
+  char api[32], title[320];
+  const char *kernel = vw_kernel_of(&ex->kernels, c);
+  bool bad = !c->returned || c->result != PI_SUCCESS;
+  int64_t dur = c->returned ? c->dur_ns : ex->s->info.duration_ns - c->start_ns;
+  snprintf(title, sizeof title, "%s%s%s", vw_api_name(c->api, api), kernel ? ": " : "",
+           kernel ? kernel : "");
+  pi_sbuf_puts(b, ",\n{\"name\":");
+  vw_put_json_str(b, title);
+  pi_sbuf_puts(b, vw_is_launch(c->api) ? ",\"cat\":\"kernel" : ",\"cat\":\"pi");
+  pi_sbuf_puts(b, bad ? ",error\"" : "\"");
+  pi_sbuf_puts(b, ",\"ph\":\"X\",\"pid\":1,\"tid\":");
+  vw_put_u64(b, c->thread);
+  pi_sbuf_puts(b, ",\"ts\":");
+  put_us(b, c->start_ns);
+  pi_sbuf_puts(b, ",\"dur\":");
+  put_us(b, dur > 0 ? dur : 0);
+  pi_sbuf_puts(b, ",\"args\":{\"seq\":");
+  vw_put_i64(b, c->seq);
+  pi_sbuf_puts(b, ",\"result\":\"");
+  pi_sbuf_puts(b, vw_result_name(c));
+  pi_sbuf_puts(b, "\"");
+  if (kernel) {
+    pi_sbuf_puts(b, ",\"kernel\":");
+    vw_put_json_str(b, kernel);
+  }
+  pi_sbuf_puts(b, ",\"args\":");
+  vw_put_json_str(b, args_string(ex, c));
+  pi_sbuf_puts(b, "}}");
+}
+
+/* ---- JSON Lines and CSV ------------------------------------------------------------- */
+
+/* A plain number stays a number in JSON; everything else is readable text. */
+static bool plain_number(const pi_param_desc *p, const pt_json *j)
+{
+  return p->kind == PI_PK_SCALAR && j && j->type == PJ_INT &&
+         (p->vt == PI_VT_U32 || p->vt == PI_VT_U64 || p->vt == PI_VT_SIZE || p->vt == PI_VT_I32);
+}
+
+static void jsonl_args(exporter *ex, const pt_call *c)
+{
+  pi_sbuf *b = &ex->b;
+  const pi_api_desc *api = pi_api_get(c->api);
+  pi_sbuf_puts(b, ",\"args\":{");
+  for (unsigned i = 0; api && i < api->nparams; i++) {
+    const pt_json *j = pt_json_at(c->args, i);
+    pi_sbuf_puts(b, i ? ",\"" : "\"");
+    pi_sbuf_puts(b, api->params[i].name);
+    pi_sbuf_puts(b, "\":");
+    if (plain_number(&api->params[i], j)) {
+      vw_put_i64(b, j->u.i);
+      continue;
+    }
+    pi_sbuf_reset(&ex->tmp);
+    pi_sbuf_put(&ex->tmp, "", 0);
+    vw_arg_text(&ex->tmp, NULL, api, i, c);
+    vw_put_json_str(b, ex->tmp.p ? ex->tmp.p : "");
+  }
+  pi_sbuf_puts(b, "}");
+}
+
+static void jsonl_line(exporter *ex, const pt_call *c)
+{
+  pi_sbuf *b = &ex->b;
+  char api[32];
+  const char *kernel = vw_kernel_of(&ex->kernels, c);
+  pi_sbuf_puts(b, "{\"seq\":");
+  vw_put_i64(b, c->seq);
+  pi_sbuf_puts(b, ",\"thread\":");
+  vw_put_u64(b, c->thread);
+  pi_sbuf_puts(b, ",\"api\":\"");
+  pi_sbuf_puts(b, vw_api_name(c->api, api));
+  pi_sbuf_puts(b, c->returned ? "\",\"result\":\"" : "\",\"result\":null");
+  pi_sbuf_puts(b, c->returned ? pi_result_name(c->result) : "");
+  pi_sbuf_puts(b, c->returned ? "\",\"start_ns\":" : ",\"start_ns\":");
+  vw_put_i64(b, c->start_ns);
+  pi_sbuf_puts(b, ",\"dur_ns\":");
+  if (c->returned)
+    vw_put_i64(b, c->dur_ns);
+  else
+    pi_sbuf_puts(b, "null");
+  if (kernel) {
+    pi_sbuf_puts(b, ",\"kernel\":");
+    vw_put_json_str(b, kernel);
+  }
+  jsonl_args(ex, c);
+  pi_sbuf_puts(b, "}\n");
+}
+
+static void csv_line(exporter *ex, const pt_call *c)
+{
+  pi_sbuf *b = &ex->b;
+  char api[32];
+  const char *kernel = vw_kernel_of(&ex->kernels, c);
+  vw_put_i64(b, c->seq);
+  pi_sbuf_puts(b, ",");
+  vw_put_u64(b, c->thread);
+  pi_sbuf_puts(b, ",");
+  pi_sbuf_puts(b, vw_api_name(c->api, api));
+  pi_sbuf_puts(b, ",");
+  pi_sbuf_puts(b, c->returned ? pi_result_name(c->result) : "");
+  pi_sbuf_puts(b, ",");
+  vw_put_i64(b, c->start_ns);
+  pi_sbuf_puts(b, ",");
+  if (c->returned)
+    vw_put_i64(b, c->dur_ns);
+  pi_sbuf_puts(b, ",");
+  vw_put_csv(b, kernel ? kernel : "");
+  pi_sbuf_puts(b, ",");
+  vw_put_csv(b, args_string(ex, c));
+  pi_sbuf_puts(b, "\n");
+}
+
+/* ---- The verb ----------------------------------------------------------------------- */
+
+static int export(exporter *ex, const char *format)
+{
+  void (*line)(exporter *, const pt_call *) =
+      strcmp(format, "chrome") == 0 ? chrome_event : strcmp(format, "jsonl") == 0 ? jsonl_line
+                                                                                 : csv_line;
+  if (line == chrome_event)
+    chrome_metadata(ex);
+  else if (line == csv_line)
+    pi_sbuf_puts(&ex->b, "seq,thread,api,result,start_ns,dur_ns,kernel,args\n");
+  for (size_t i = 0; i < ex->s->calls.n; i++) {
+    line(ex, &ex->s->calls.v[i]);
+    if (ex->b.len > (1u << 20))
+      vw_flush(&ex->b, ex->out);
+  }
+  if (line == chrome_event)
+    pi_sbuf_puts(&ex->b, "\n],\"displayTimeUnit\":\"ns\"}\n");
+  vw_flush(&ex->b, ex->out);
+  return ferror(ex->out) ? 2 : 0;
+}
+
+int pt_export(int argc, char **argv)
+{
+  int64_t session = -1;
+  const char *format = NULL, *path = NULL;
+  const vw_opt opts[] = {{"--session", VO_INT, &session}, {"--format", VO_STR, &format},
+                         {"-o", VO_STR, &path}, {"--output", VO_STR, &path},
+                         {NULL, VO_FLAG, NULL}};
+  vw_args a;
+  int rc = vw_parse(argc, argv, usage, opts, 1, 1, &a);
+  if (rc)
+    return rc == 1 ? 0 : 2;
+  if (!format || (strcmp(format, "chrome") && strcmp(format, "jsonl") && strcmp(format, "csv"))) {
+    vw_error("export", "--format must be chrome, jsonl or csv%s%s", format ? ", not " : "",
+             format ? format : " (it is required)");
+    return 2;
+  }
+  vw_session s;
+  if (!vw_session_open("export", a.pos[0], session, VW_CALLS, &s))
+    return 2;
+  exporter ex = {.s = &s, .out = path ? fopen(path, "w") : stdout};
+  if (!ex.out) {
+    vw_error("export", "cannot write %s: %s", path, strerror(errno));
+    vw_session_close(&s);
+    return 2;
+  }
+  pi_sbuf_init(&ex.b, NULL, 0);
+  pi_sbuf_init(&ex.tmp, NULL, 0);
+  vw_kernels_build(&s.calls, &ex.kernels);
+  rc = export(&ex, format);
+  if ((path ? fclose(ex.out) : fflush(stdout)) != 0)
+    rc = 2;
+  if (rc)
+    vw_error("export", "writing %s failed", path ? path : "the standard output");
+  pi_sbuf_free(&ex.b);
+  pi_sbuf_free(&ex.tmp);
+  vw_kernels_free(&ex.kernels);
+  vw_session_close(&s);
+  return rc;
+}

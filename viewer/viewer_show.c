@@ -1,0 +1,221 @@
+/*
+ * viewer_show.c: `pitrace show`: a session's calls in the SYCL_PI_TRACE=2
+ * format, printed by the live trace's own printer (pi_format_call_enter /
+ * pi_format_call_exit over arguments rebuilt by viewer_pack.c), or one line
+ * per call with --compact; filters by API, thread, sequence range, errors.
+ * The runtime's notes (link decisions, spec-constant values) come just
+ * before the call they belong to, as the live trace prints them.
+ */
+#define _GNU_SOURCE
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pitrace_cli.h"
+#include "viewer_common.h"
+
+static const char usage[] =
+    "usage: pitrace show DB [--session N] [--compact] [--api GLOB] [--thread N]\n"
+    "                    [--seq A..B] [--errors]\n"
+    "\n"
+    "Prints a recorded session's calls in the SYCL_PI_TRACE=2 format (the live\n"
+    "trace's printer; handles as kind#id, pointers to recorded data as ptr, data\n"
+    "previews from the recorded bytes), with the runtime's link decisions and\n"
+    "spec-constant values where they happened.\n"
+    "\n"
+    "  --session N   the session (default: the file's last)\n"
+    "  --compact     one line per call: seq, thread, API(arguments) = result, time\n"
+    "  --api GLOB    only APIs matching the pattern (piEnqueue*, *GetInfo)\n"
+    "  --thread N    only calls of thread N (1 is the first)\n"
+    "  --seq A..B    only calls A to B (A.., ..B, or one number)\n"
+    "  --errors      only calls that failed or never returned\n";
+
+typedef struct filter {
+  const char *api_glob;
+  int64_t thread, lo, hi;
+  bool errors;
+  bool *api_ok; /* per API id */
+} filter;
+
+static bool parse_range(const char *s, int64_t *lo, int64_t *hi)
+{
+  char *end;
+  const char *dots = strstr(s, "..");
+  *lo = 1;
+  *hi = INT64_MAX;
+  if (!dots) {
+    *lo = *hi = strtoll(s, &end, 10);
+    return *s && !*end;
+  }
+  if (dots != s) {
+    *lo = strtoll(s, &end, 10);
+    if (end != dots)
+      return false;
+  }
+  if (dots[2]) {
+    *hi = strtoll(dots + 2, &end, 10);
+    if (*end)
+      return false;
+  }
+  return *lo <= *hi;
+}
+
+static bool matches(const filter *f, const pt_call *c)
+{
+  if (f->api_glob && (c->api >= PI_API_COUNT || !f->api_ok[c->api]))
+    return false;
+  if (f->thread >= 0 && c->thread != f->thread)
+    return false;
+  if (c->seq < f->lo || c->seq > f->hi)
+    return false;
+  return !f->errors || !c->returned || c->result != PI_SUCCESS;
+}
+
+static void put_notes(pi_sbuf *b, const vw_session *s, const pt_call *c, bool compact,
+                      const vw_colors *col)
+{
+  size_t n;
+  const vw_note *notes = vw_notes_of(s, c->seq, &n);
+  for (size_t i = 0; i < n; i++)
+    pi_sbuf_printf(b, compact ? "%s        # %s%s\n" : "%sSYCL_PI_TRACE[basic]: %s%s\n",
+                   col->dim, notes[i].text, col->off);
+}
+
+/* A sequence number right-aligned in 7 columns. */
+static void put_seq(pi_sbuf *b, int64_t v)
+{
+  size_t at = b->len;
+  vw_put_i64(b, v);
+  size_t n = b->len - at;
+  if (n < 7) {
+    pi_sbuf_put(b, "       ", 7 - n);
+    memmove(b->p + at + 7 - n, b->p + at, n);
+    memset(b->p + at, ' ', 7 - n);
+  }
+}
+
+static void compact_line(pi_sbuf *b, const pt_call *c, const vw_colors *col)
+{
+  char name[32], dur[32];
+  const pi_api_desc *api = pi_api_get(c->api);
+  put_seq(b, c->seq);
+  pi_sbuf_put(b, " T", 2);
+  vw_put_u64(b, c->thread);
+  pi_sbuf_put(b, " ", 1);
+  pi_sbuf_puts(b, vw_api_name(c->api, name));
+  pi_sbuf_put(b, "(", 1);
+  if (api)
+    vw_args_text(b, NULL, api, c);
+  pi_sbuf_put(b, ") = ", 4);
+  bool bad = !c->returned || c->result != PI_SUCCESS;
+  pi_sbuf_puts(b, bad ? (c->returned ? col->red : col->yellow) : "");
+  pi_sbuf_puts(b, vw_result_name(c));
+  pi_sbuf_puts(b, bad ? col->off : "");
+  if (c->returned && c->dur_ns < 1000) { /* most calls: no printf */
+    pi_sbuf_put(b, "  ", 2);
+    vw_put_i64(b, c->dur_ns);
+    pi_sbuf_put(b, " ns", 3);
+  } else if (c->returned) {
+    pi_sbuf_put(b, "  ", 2);
+    pi_sbuf_puts(b, vw_dur(dur, c->dur_ns));
+  }
+  pi_sbuf_put(b, "\n", 1);
+}
+
+/* The live trace's blocks for one call. */
+static void trace_block(pi_sbuf *b, pi_sbuf *raw, vw_pack *pk, vw_session *s, const pt_call *c,
+                        const char *ended, const vw_colors *col)
+{
+  const pi_api_desc *api = pi_api_get(c->api);
+  if (!api) {
+    pi_sbuf_printf(b, "---> api#%u( (a function this pitrace does not know)\n\n", c->api);
+    return;
+  }
+  char tag[48];
+  snprintf(tag, sizeof tag, " [thread %u]", c->thread);
+  const char *t = s->nthreads > 1 ? tag : NULL;
+  const uint64_t *argv = vw_pack_call(pk, s, c);
+  pi_sbuf_reset(raw);
+  pi_format_call_enter(raw, api, argv, t);
+  if (c->returned)
+    pi_format_call_exit(raw, api, argv, (pi_result)c->result, t);
+  vw_pack_render(pk, raw->p, raw->len, b);
+  if (!c->returned) {
+    pi_sbuf_printf(b, ") ---> %s%s %snever returned%s (the session ended: %s)\n", api->name,
+                   t ? t : "", col->yellow, col->off, ended);
+    pi_sbuf_puts(b, "\n");
+    return;
+  }
+  vw_pack_data_lines(s, c, b);
+  pi_sbuf_puts(b, "\n");
+}
+
+static int show(vw_session *s, const filter *f, bool compact)
+{
+  vw_colors col = vw_colors_for(stdout);
+  char ended[320];
+  vw_ended_text(&s->info, s->incomplete_reason, ended, sizeof ended);
+  pi_sbuf out, raw;
+  pi_sbuf_init(&out, NULL, 0);
+  pi_sbuf_init(&raw, NULL, 0);
+  vw_pack *pk = vw_pack_new();
+  size_t shown = 0;
+  for (size_t i = 0; i < s->calls.n; i++) {
+    const pt_call *c = &s->calls.v[i];
+    if (!matches(f, c))
+      continue;
+    shown++;
+    put_notes(&out, s, c, compact, &col);
+    if (compact)
+      compact_line(&out, c, &col);
+    else
+      trace_block(&out, &raw, pk, s, c, ended, &col);
+    if (out.len > (1u << 20))
+      vw_flush(&out, stdout);
+  }
+  vw_flush(&out, stdout);
+  pi_sbuf_free(&out);
+  pi_sbuf_free(&raw);
+  vw_pack_free(pk);
+  if (fflush(stdout) != 0)
+    return 2;
+  if (!shown && s->calls.n)
+    fprintf(stderr, "pitrace show: no call of the %zu matches the filters\n", s->calls.n);
+  return 0;
+}
+
+int pt_show(int argc, char **argv)
+{
+  int64_t session = -1;
+  bool compact = false;
+  const char *seq = NULL;
+  filter f = {.thread = -1};
+  const vw_opt opts[] = {{"--session", VO_INT, &session}, {"--compact", VO_FLAG, &compact},
+                         {"--api", VO_STR, &f.api_glob},  {"--thread", VO_INT, &f.thread},
+                         {"--seq", VO_STR, &seq},         {"--errors", VO_FLAG, &f.errors},
+                         {NULL, VO_FLAG, NULL}};
+  vw_args a;
+  int rc = vw_parse(argc, argv, usage, opts, 1, 1, &a);
+  if (rc)
+    return rc == 1 ? 0 : 2;
+  f.lo = 1;
+  f.hi = INT64_MAX;
+  if (seq && !parse_range(seq, &f.lo, &f.hi)) {
+    vw_error("show", "--seq wants A..B, A.., ..B or N, not '%s'", seq);
+    return 2;
+  }
+  bool api_ok[PI_API_COUNT];
+  for (uint32_t i = 0; i < PI_API_COUNT; i++)
+    api_ok[i] = f.api_glob && pi_api_get(i) && fnmatch(f.api_glob, pi_api_get(i)->name, 0) == 0;
+  f.api_ok = api_ok;
+  if (f.api_glob && !memchr(api_ok, true, sizeof api_ok)) {
+    vw_error("show", "--api '%s' matches no PI function", f.api_glob);
+    return 2;
+  }
+  vw_session s;
+  if (!vw_session_open("show", a.pos[0], session, VW_CALLS | VW_NOTES, &s))
+    return 2;
+  rc = show(&s, &f, compact);
+  vw_session_close(&s);
+  return rc;
+}

@@ -1,0 +1,265 @@
+/*
+ * viewer_stats.c: `pitrace stats`: per API the count, total, mean, p50, p99
+ * and max time and the errors; per kernel the launches and their time; the
+ * bytes moved each way. The report shows the same numbers (vw_stats_compute).
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "pitrace_cli.h"
+#include "viewer_common.h"
+
+static const char usage[] =
+    "usage: pitrace stats DB [--session N]\n"
+    "\n"
+    "Summarises a session: per API the calls, total, mean, median (p50), p99 and\n"
+    "longest time and the errors; per kernel (named by its piKernelCreate) the\n"
+    "launches and the time spent launching; the bytes moved from host to device\n"
+    "(writes, buffers created with host data, USM copies from the host, fills,\n"
+    "maps for writing) and from device to host (reads, USM copies to the host,\n"
+    "maps for reading).\n"
+    "\n"
+    "  --session N   the session (default: the file's last)\n";
+
+static int cmp_i64(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank percentile of sorted v[0..n). */
+static int64_t percentile(const int64_t *v, size_t n, int pct)
+{
+  size_t rank = (n * (size_t)pct + 99) / 100;
+  return v[rank ? rank - 1 : 0];
+}
+
+static int cmp_api(const void *a, const void *b)
+{
+  const vw_api_stat *x = a, *y = b;
+  return x->total > y->total ? -1 : x->total < y->total ? 1 : (x->api > y->api) - (x->api < y->api);
+}
+
+/* Per-API figures: durations grouped by API, sorted, read off. */
+static bool api_stats(const pt_calls *calls, vw_stats *st)
+{
+  size_t start[PI_API_COUNT + 1] = {0}, fill[PI_API_COUNT + 1];
+  int64_t errors[PI_API_COUNT] = {0};
+  for (size_t i = 0; i < calls->n; i++) {
+    const pt_call *c = &calls->v[i];
+    if (c->returned && c->api < PI_API_COUNT) {
+      start[c->api + 1]++;
+      errors[c->api] += c->result != PI_SUCCESS;
+    }
+  }
+  for (size_t a = 0; a < PI_API_COUNT; a++)
+    start[a + 1] += start[a];
+  memcpy(fill, start, sizeof fill);
+  int64_t *dur = malloc((start[PI_API_COUNT] ? start[PI_API_COUNT] : 1) * sizeof *dur);
+  st->apis = calloc(PI_API_COUNT, sizeof *st->apis);
+  if (!dur || !st->apis) {
+    free(dur);
+    return false;
+  }
+  for (size_t i = 0; i < calls->n; i++) {
+    const pt_call *c = &calls->v[i];
+    if (c->returned && c->api < PI_API_COUNT)
+      dur[fill[c->api]++] = c->dur_ns;
+  }
+  for (uint32_t a = 0; a < PI_API_COUNT; a++) {
+    size_t n = start[a + 1] - start[a];
+    if (!n)
+      continue;
+    int64_t *v = dur + start[a];
+    qsort(v, n, sizeof *v, cmp_i64);
+    vw_api_stat *s = &st->apis[st->napis++];
+    s->api = a;
+    s->count = (int64_t)n;
+    s->errors = errors[a];
+    for (size_t k = 0; k < n; k++)
+      s->total += v[k];
+    s->mean = s->total / (int64_t)n;
+    s->p50 = percentile(v, n, 50);
+    s->p99 = percentile(v, n, 99);
+    s->max = v[n - 1];
+  }
+  free(dur);
+  return true;
+}
+
+static void count_calls(const pt_calls *calls, vw_stats *st)
+{
+  for (size_t i = 0; i < calls->n; i++) {
+    const pt_call *c = &calls->v[i];
+    st->calls++;
+    st->unreturned += !c->returned;
+    st->errors += c->returned && c->result != PI_SUCCESS;
+    st->total_ns += c->returned ? c->dur_ns : 0;
+  }
+}
+
+/* The kernel group of a launch: kernels of one name count together. */
+static int64_t kernel_group(vw_stats *st, vw_map *by_kernel, size_t *cap, const pt_call *c)
+{
+  int64_t g;
+  if (vw_map_get(by_kernel, vw_arg_int(c, 1), &g))
+    return g;
+  const char *name = vw_kernel_of(&st->knames, c);
+  for (size_t k = 0; name && k < st->nkernels; k++)
+    if (st->kernels[k].name && strcmp(st->kernels[k].name, name) == 0) {
+      vw_map_put(by_kernel, vw_arg_int(c, 1), (int64_t)k);
+      return (int64_t)k;
+    }
+  vw_kernel_stat *v = vw_grow(st->kernels, cap, st->nkernels, sizeof *v);
+  if (!v)
+    return -1;
+  st->kernels = v;
+  st->kernels[st->nkernels] = (vw_kernel_stat){name, 0, 0};
+  vw_map_put(by_kernel, vw_arg_int(c, 1), (int64_t)st->nkernels);
+  return (int64_t)st->nkernels++;
+}
+
+/* Launches per kernel name. */
+static void kernel_stats(const pt_calls *calls, vw_stats *st)
+{
+  vw_kernels_build(calls, &st->knames);
+  vw_map by_kernel = {0};
+  size_t cap = 0;
+  for (size_t i = 0; i < calls->n; i++) {
+    const pt_call *c = &calls->v[i];
+    if (!vw_is_launch(c->api) || !c->returned)
+      continue;
+    int64_t g = kernel_group(st, &by_kernel, &cap, c);
+    if (g < 0)
+      break;
+    st->kernels[g].launches++;
+    st->kernels[g].total += c->dur_ns;
+  }
+  vw_map_free(&by_kernel);
+}
+
+static void bytes_moved(const pt_calls *calls, vw_stats *st)
+{
+  vw_map pixels = {0};
+  for (size_t i = 0; i < calls->n; i++) {
+    const pt_call *c = &calls->v[i];
+    int64_t up, down;
+    vw_note_image(c, &pixels);
+    vw_call_bytes(c, &pixels, &up, &down);
+    st->h2d += up;
+    st->d2h += down;
+    st->h2d_calls += up > 0;
+    st->d2h_calls += down > 0;
+  }
+  vw_map_free(&pixels);
+}
+
+static int cmp_kernel(const void *a, const void *b)
+{
+  const vw_kernel_stat *x = a, *y = b;
+  return x->total > y->total ? -1 : x->total < y->total;
+}
+
+bool vw_stats_compute(const vw_session *s, vw_stats *st)
+{
+  memset(st, 0, sizeof *st);
+  if (!api_stats(&s->calls, st))
+    return false;
+  count_calls(&s->calls, st);
+  qsort(st->apis, st->napis, sizeof *st->apis, cmp_api);
+  kernel_stats(&s->calls, st);
+  if (st->nkernels)
+    qsort(st->kernels, st->nkernels, sizeof *st->kernels, cmp_kernel);
+  bytes_moved(&s->calls, st);
+  return true;
+}
+
+void vw_stats_free(vw_stats *st)
+{
+  free(st->apis);
+  free(st->kernels);
+  vw_kernels_free(&st->knames);
+  memset(st, 0, sizeof *st);
+}
+
+/* ---- Printing ------------------------------------------------------------------------ */
+
+static const char *bytes_text(char buf[48], int64_t n)
+{
+  if (n < 1024)
+    snprintf(buf, 48, "%lld bytes", (long long)n);
+  else if (n < (1 << 20))
+    snprintf(buf, 48, "%lld bytes (%.1f KiB)", (long long)n, (double)n / 1024);
+  else
+    snprintf(buf, 48, "%lld bytes (%.1f MiB)", (long long)n, (double)n / (1 << 20));
+  return buf;
+}
+
+static void print_apis(const vw_stats *st, const vw_colors *k)
+{
+  printf("%s%-38s %9s %11s %11s %11s %11s %11s %7s%s\n", k->bold, "API", "calls", "total",
+         "mean", "p50", "p99", "max", "errors", k->off);
+  for (size_t i = 0; i < st->napis; i++) {
+    const vw_api_stat *a = &st->apis[i];
+    char n[32], d[6][32];
+    printf("%-38s %9lld %11s %11s %11s %11s %11s %s%7lld%s\n", vw_api_name(a->api, n),
+           (long long)a->count, vw_dur(d[0], a->total), vw_dur(d[1], a->mean),
+           vw_dur(d[2], a->p50), vw_dur(d[3], a->p99), vw_dur(d[4], a->max),
+           a->errors ? k->red : "", (long long)a->errors, a->errors ? k->off : "");
+  }
+}
+
+static void print_kernels(const vw_stats *st, const vw_colors *k)
+{
+  printf("\n%s%-38s %9s %11s%s\n", k->bold, "kernel", "launches", "total", k->off);
+  if (!st->nkernels)
+    printf("(no kernel launches)\n");
+  for (size_t i = 0; i < st->nkernels; i++) {
+    char d[32];
+    const vw_kernel_stat *s = &st->kernels[i];
+    printf("%-38s %9lld %11s\n", s->name ? s->name : "(not made by piKernelCreate)",
+           (long long)s->launches,
+           vw_dur(d, s->total));
+  }
+}
+
+static int stats(const vw_session *s)
+{
+  vw_stats st;
+  if (!vw_stats_compute(s, &st)) {
+    vw_error("stats", "out of memory");
+    return 2;
+  }
+  vw_colors k = vw_colors_for(stdout);
+  char d1[32], d2[32], b1[48], b2[48];
+  printf("session %lld of %s: %lld calls, %s recorded, %s in PI calls; %lld failed, %lld "
+         "never returned\n\n", (long long)s->id, s->path, (long long)st.calls,
+         vw_dur(d1, s->info.duration_ns), vw_dur(d2, st.total_ns), (long long)st.errors,
+         (long long)st.unreturned);
+  print_apis(&st, &k);
+  print_kernels(&st, &k);
+  printf("\n%sbytes moved%s\n", k.bold, k.off);
+  printf("host to device  %s in %lld call%s\n", bytes_text(b1, st.h2d), (long long)st.h2d_calls,
+         st.h2d_calls == 1 ? "" : "s");
+  printf("device to host  %s in %lld call%s\n", bytes_text(b2, st.d2h), (long long)st.d2h_calls,
+         st.d2h_calls == 1 ? "" : "s");
+  vw_stats_free(&st);
+  return fflush(stdout) == 0 ? 0 : 2;
+}
+
+int pt_stats(int argc, char **argv)
+{
+  int64_t session = -1;
+  const vw_opt opts[] = {{"--session", VO_INT, &session}, {NULL, VO_FLAG, NULL}};
+  vw_args a;
+  int rc = vw_parse(argc, argv, usage, opts, 1, 1, &a);
+  if (rc)
+    return rc == 1 ? 0 : 2;
+  vw_session s;
+  if (!vw_session_open("stats", a.pos[0], session, VW_CALLS, &s))
+    return 2;
+  rc = stats(&s);
+  vw_session_close(&s);
+  return rc;
+}
