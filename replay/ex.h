@@ -1,0 +1,89 @@
+/*
+ * ex.h: `pitrace extract` (docs/replay.md): the calls one kernel launch
+ * needs (extract.c), the contents of its buffers at that moment
+ * (ex_state.c), and the new session database (ex_write.c).
+ */
+#ifndef PITRACE_EX_H
+#define PITRACE_EX_H
+
+#include "rp.h"
+
+/* A call the repro holds: a recorded one, or one made up (writes of the
+ * buffers' contents before the launch, a finish and reads after it). */
+typedef struct ex_call {
+  const pt_call *orig;   /* NULL for a made-up call */
+  uint32_t api;
+  char *args;            /* JSON of a made-up call, or of a changed one */
+  unsigned data_pos;     /* a made-up call's payload: position, role, bytes */
+  const char *data_role;
+  unsigned char *data;
+  size_t data_size;
+  int64_t start_ns;
+} ex_call;
+
+/* A root buffer's contents as the recording shows them, byte by byte. */
+enum { EX_UNSET = 0, EX_KNOWN = 1, EX_DEVICE = 2, EX_UNRECORDED = 3 };
+
+typedef struct ex_buffer {
+  uint64_t id;
+  size_t size;
+  unsigned char *data, *state;
+  bool modified;      /* changed since its creation */
+  int64_t why_seq;    /* the last call that made bytes unknown */
+  const char *why_api;
+} ex_buffer;
+
+typedef struct ex_sub {
+  uint64_t id, parent, origin, size;
+} ex_sub;
+
+typedef struct ex_map {
+  uint64_t id, mem, offset, size, flags;
+} ex_map;
+
+typedef struct ex_karg {
+  uint64_t kernel, mem;
+  uint32_t index;
+} ex_karg;
+
+typedef struct ex {
+  rp_session *s;
+  size_t launch;     /* index of the launch in s->calls */
+  uint64_t kernel, queue;
+  size_t *creator;   /* id -> index + 1 of the call that created it */
+  size_t ncreator;
+  bool *need;
+  size_t *work, nwork;
+  ex_buffer *bufs;
+  size_t nbufs, cap_bufs;
+  ex_sub *subs;
+  size_t nsubs, cap_subs;
+  ex_karg *kargs;
+  size_t nkargs, cap_kargs;
+  ex_map *maps;
+  size_t nmaps, cap_maps;
+  ex_call *out;      /* the repro, in order */
+  size_t nout, cap_out;
+  char err[2048];
+} ex;
+
+/* extract.c */
+bool ex_fail(ex *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ex_state.c: follows every buffer up to the launch and checks that the
+ * launch's buffers' contents are known there (ex_contents); then the
+ * writes that give them those contents before the launch, and the reads
+ * of what the launch left in them after it. */
+bool ex_contents(ex *x);
+bool ex_emit_writes(ex *x);
+bool ex_emit_reads(ex *x);
+/* The mem objects bound to kernel k's arguments now. */
+size_t ex_kernel_mems(const ex *x, uint64_t kernel, uint64_t *mems, size_t max);
+void ex_state_free(ex *x);
+
+/* ex_write.c: the repro as a session database at path. */
+bool ex_write(ex *x, const char *path, int kernel_number);
+/* JSON text of a recorded value. */
+void ex_json(pi_sbuf *b, const pt_json *j);
+
+#endif /* PITRACE_EX_H */

@@ -1,0 +1,442 @@
+/*
+ * ex_state.c: what a recording says a buffer holds at one moment.
+ *
+ * Every buffer is followed from its creation, byte by byte: creation
+ * contents, writes, fills, copies, data written through a map, and reads
+ * (a read shows what the buffer held) make bytes known; a kernel launch
+ * makes every buffer bound to its arguments unknown (which bytes a kernel
+ * writes is not recorded), as do rectangle writes and copies (not
+ * followed) and writes whose data was not recorded. Bytes never written
+ * are left as they are (uninitialised in the original run too). A read
+ * after the launch cannot stand in for the moment before it: the launch
+ * may have written the buffer.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ex.h"
+
+static const pt_call *call_at(const ex *x, size_t i) { return &x->s->calls.v[i]; }
+
+static ex_buffer *root_of(ex *x, uint64_t id)
+{
+  for (size_t k = 0; k < x->nbufs; k++)
+    if (x->bufs[k].id == id)
+      return &x->bufs[k];
+  return NULL;
+}
+
+/* The root buffer and offset of bytes [off, off + n) of mem (a buffer or
+ * a sub-buffer); NULL when not followed or out of its bounds. */
+static ex_buffer *region(ex *x, uint64_t mem, uint64_t off, uint64_t n, uint64_t *root_off)
+{
+  for (size_t k = 0; k < x->nsubs; k++)
+    if (x->subs[k].id == mem) {
+      off += x->subs[k].origin;
+      mem = x->subs[k].parent;
+    }
+  ex_buffer *b = root_of(x, mem);
+  *root_off = off;
+  return b && off <= b->size && n <= b->size - off ? b : NULL;
+}
+
+static void mark(ex_buffer *b, uint64_t off, uint64_t n, uint8_t st, const pt_call *c)
+{
+  memset(b->state + off, st, n);
+  b->modified = true;
+  if (st != EX_KNOWN) {
+    b->why_seq = c->seq;
+    b->why_api = rp_api(c)->name;
+  }
+}
+
+static void known(ex_buffer *b, uint64_t off, const unsigned char *d, uint64_t n, const pt_call *c)
+{
+  memcpy(b->data + off, d, n);
+  mark(b, off, n, EX_KNOWN, c);
+}
+
+/* Bytes [off, off+n) of mem get payload (position, role) of call c, or
+ * become unrecorded when it has none. */
+static void from_payload(ex *x, const pt_call *c, uint64_t mem, uint64_t off, uint64_t n,
+                         unsigned position, const char *role, bool required)
+{
+  uint64_t at;
+  ex_buffer *b = region(x, mem, off, n, &at);
+  if (!b)
+    return;
+  size_t size;
+  rp_data_status st;
+  unsigned char *d = rp_payload(x->s, c, position, role, 0, &size, &st);
+  if (d && size >= n)
+    known(b, at, d, n, c);
+  else if (required)
+    mark(b, at, n, EX_UNRECORDED, c);
+  free(d);
+}
+
+static bool create(ex *x, const pt_call *c)
+{
+  ex_buffer b = {.id = (uint64_t)rp_arg_int(c, 4, 0), .size = (size_t)rp_arg_int(c, 2, 0)};
+  b.data = calloc(1, b.size ? b.size : 1);
+  b.state = calloc(1, b.size ? b.size : 1);
+  if (!b.data || !b.state || !rp_push(&x->bufs, &x->nbufs, &x->cap_bufs, sizeof b, &b)) {
+    free(b.data);
+    free(b.state);
+    return ex_fail(x, "out of memory following buffer mem#%llu", (unsigned long long)b.id);
+  }
+  if (rp_arg_int(c, 1, 0) & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE)) {
+    from_payload(x, c, b.id, 0, b.size, 3, "in", true);
+    x->bufs[x->nbufs - 1].modified = false;
+  }
+  return true;
+}
+
+static bool partition(ex *x, const pt_call *c)
+{
+  const pt_json *info = pt_json_at(c->args, 3);
+  ex_sub s = {(uint64_t)rp_arg_int(c, 4, 0), (uint64_t)rp_arg_int(c, 0, 0),
+              (uint64_t)pt_json_int(pt_json_at(info, 0), 0),
+              (uint64_t)pt_json_int(pt_json_at(info, 1), 0)};
+  return rp_push(&x->subs, &x->nsubs, &x->cap_subs, sizeof s, &s) ||
+         ex_fail(x, "out of memory");
+}
+
+static void fill(ex *x, const pt_call *c)
+{
+  uint64_t at, n = (uint64_t)rp_arg_int(c, 5, 0), psize = (uint64_t)rp_arg_int(c, 3, 0);
+  ex_buffer *b = region(x, (uint64_t)rp_arg_int(c, 1, 0), (uint64_t)rp_arg_int(c, 4, 0), n, &at);
+  size_t size;
+  rp_data_status st;
+  unsigned char *pat = b ? rp_payload(x->s, c, 2, "in", 0, &size, &st) : NULL;
+  if (b && pat && psize && size >= psize) {
+    for (uint64_t k = 0; k < n; k++)
+      b->data[at + k] = pat[k % psize];
+    mark(b, at, n, EX_KNOWN, c);
+  } else if (b) {
+    mark(b, at, n, EX_UNRECORDED, c);
+  }
+  free(pat);
+}
+
+static void copy(ex *x, const pt_call *c)
+{
+  uint64_t n = (uint64_t)rp_arg_int(c, 5, 0), so, dof;
+  ex_buffer *src = region(x, (uint64_t)rp_arg_int(c, 1, 0), (uint64_t)rp_arg_int(c, 3, 0), n, &so);
+  ex_buffer *dst = region(x, (uint64_t)rp_arg_int(c, 2, 0), (uint64_t)rp_arg_int(c, 4, 0), n, &dof);
+  if (!dst)
+    return;
+  if (!src) {
+    mark(dst, dof, n, EX_DEVICE, c);
+    return;
+  }
+  memmove(dst->data + dof, src->data + so, n);
+  memmove(dst->state + dof, src->state + so, n);
+  dst->modified = true;
+  if (src->why_seq) {
+    dst->why_seq = src->why_seq;
+    dst->why_api = src->why_api;
+  }
+}
+
+/* A whole buffer changed in a way not followed. */
+static void whole(ex *x, const pt_call *c, uint64_t mem)
+{
+  uint64_t at;
+  ex_buffer *b = region(x, mem, 0, 0, &at);
+  if (b)
+    mark(b, 0, b->size, EX_DEVICE, c);
+}
+
+static void bind_arg(ex *x, const pt_call *c, uint64_t mem)
+{
+  ex_karg a = {(uint64_t)rp_arg_int(c, 0, 0), mem, (uint32_t)rp_arg_int(c, 1, 0)};
+  for (size_t k = 0; k < x->nkargs; k++)
+    if (x->kargs[k].kernel == a.kernel && x->kargs[k].index == a.index) {
+      x->kargs[k].mem = mem;
+      return;
+    }
+  rp_push(&x->kargs, &x->nkargs, &x->cap_kargs, sizeof a, &a);
+}
+
+size_t ex_kernel_mems(const ex *x, uint64_t kernel, uint64_t *mems, size_t max)
+{
+  size_t n = 0;
+  for (size_t k = 0; k < x->nkargs && n < max; k++)
+    if (x->kargs[k].kernel == kernel && x->kargs[k].mem)
+      mems[n++] = x->kargs[k].mem;
+  return n;
+}
+
+static void launch(ex *x, const pt_call *c)
+{
+  uint64_t mems[256];
+  size_t n = ex_kernel_mems(x, (uint64_t)rp_arg_int(c, 1, 0), mems, 256);
+  for (size_t k = 0; k < n; k++)
+    whole(x, c, mems[k]);
+}
+
+static void map(ex *x, const pt_call *c)
+{
+  ex_map m = {rp_ref_of(pt_json_at(c->args, 9)).id, (uint64_t)rp_arg_int(c, 1, 0),
+              (uint64_t)rp_arg_int(c, 4, 0), (uint64_t)rp_arg_int(c, 5, 0),
+              (uint64_t)rp_arg_int(c, 3, 0)};
+  rp_push(&x->maps, &x->nmaps, &x->cap_maps, sizeof m, &m);
+  if (m.flags & PI_MAP_READ)
+    from_payload(x, c, m.mem, m.offset, m.size, 9, "out", false);
+}
+
+static void unmap(ex *x, const pt_call *c)
+{
+  uint64_t id = rp_ref_of(pt_json_at(c->args, 2)).id;
+  for (size_t k = 0; k < x->nmaps; k++)
+    if (x->maps[k].id == id && (x->maps[k].flags & (PI_MAP_WRITE | PI_MAP_WRITE_INVALIDATE_REGION)))
+      from_payload(x, c, x->maps[k].mem, x->maps[k].offset, x->maps[k].size, 2, "in", true);
+}
+
+/* A read shows what the buffer held (when its data was recorded). */
+static void read_back(ex *x, const pt_call *c)
+{
+  bool blocking = rp_arg_int(c, 2, 1) != 0;
+  from_payload(x, c, (uint64_t)rp_arg_int(c, 1, 0), (uint64_t)rp_arg_int(c, 3, 0),
+               (uint64_t)rp_arg_int(c, 4, 0), 5, blocking ? "out" : "readback", false);
+}
+
+static bool follow(ex *x, const pt_call *c)
+{
+  switch (c->api) {
+  case PI_API_piMemBufferCreate: return create(x, c);
+  case PI_API_piMemBufferPartition: return partition(x, c);
+  case PI_API_piEnqueueMemBufferWrite:
+    from_payload(x, c, (uint64_t)rp_arg_int(c, 1, 0), (uint64_t)rp_arg_int(c, 3, 0),
+                 (uint64_t)rp_arg_int(c, 4, 0), 5, "in", true);
+    return true;
+  case PI_API_piEnqueueMemBufferFill: fill(x, c); return true;
+  case PI_API_piEnqueueMemBufferCopy: copy(x, c); return true;
+  case PI_API_piEnqueueMemBufferWriteRect: whole(x, c, (uint64_t)rp_arg_int(c, 1, 0)); return true;
+  case PI_API_piEnqueueMemBufferCopyRect: whole(x, c, (uint64_t)rp_arg_int(c, 2, 0)); return true;
+  case PI_API_piEnqueueMemBufferRead: read_back(x, c); return true;
+  case PI_API_piEnqueueMemBufferMap: map(x, c); return true;
+  case PI_API_piEnqueueMemUnmap: unmap(x, c); return true;
+  case PI_API_piextKernelSetArgMemObj:
+    bind_arg(x, c, (uint64_t)pt_json_int(pt_json_at(pt_json_at(c->args, 3), 0), 0));
+    return true;
+  case PI_API_piKernelSetArg: case PI_API_piextKernelSetArgPointer:
+  case PI_API_piextKernelSetArgSampler:
+    bind_arg(x, c, 0);
+    return true;
+  case PI_API_piEnqueueKernelLaunch: case PI_API_piextEnqueueCooperativeKernelLaunch:
+    launch(x, c);
+    return true;
+  default:
+    return true;
+  }
+}
+
+/* Fails unless every byte of the launch's buffers is known or unset. */
+static bool check_known(ex *x, uint64_t mem, unsigned index)
+{
+  uint64_t at, size = 0;
+  for (size_t k = 0; k < x->nsubs; k++)
+    if (x->subs[k].id == mem)
+      size = x->subs[k].size;
+  ex_buffer *b = region(x, mem, 0, size, &at);
+  if (!b)
+    return ex_fail(x, "kernel argument %u is mem#%llu, which extract did not follow (an image, "
+                   "or made from a native handle): cannot extract", index,
+                   (unsigned long long)mem);
+  if (!size)
+    size = b->size;
+  const pt_call *l = call_at(x, x->launch);
+  for (uint64_t k = 0; k < size; k++) {
+    uint8_t st = b->state[at + k];
+    if (st == EX_DEVICE)
+      return ex_fail(x, "kernel argument %u (mem#%llu) holds data computed on the device by seq "
+                     "%lld %s, and the recording has no read of it between then and the launch "
+                     "(seq %lld): its contents at the launch cannot be derived; extract an "
+                     "earlier launch, or record the application reading it back",
+                     index, (unsigned long long)mem, (long long)b->why_seq, b->why_api,
+                     (long long)l->seq);
+    if (st == EX_UNRECORDED)
+      return ex_fail(x, "kernel argument %u (mem#%llu) was written by seq %lld %s, whose data "
+                     "was not recorded (SYCL_PI_RECORD_DATA): its contents at the launch cannot "
+                     "be derived", index, (unsigned long long)mem, (long long)b->why_seq,
+                     b->why_api);
+  }
+  return true;
+}
+
+bool ex_contents(ex *x)
+{
+  for (size_t i = 0; i < x->launch; i++) {
+    const pt_call *c = call_at(x, i);
+    if (c->returned && c->result == PI_SUCCESS && !follow(x, c))
+      return false;
+  }
+  for (size_t k = 0; k < x->nkargs; k++)
+    if (x->kargs[k].kernel == x->kernel && x->kargs[k].mem &&
+        !check_known(x, x->kargs[k].mem, x->kargs[k].index))
+      return false;
+  return true;
+}
+
+/* The distinct root buffers bound to the launched kernel. */
+static size_t launch_roots(ex *x, ex_buffer **roots, size_t max)
+{
+  uint64_t mems[256], at;
+  size_t n = ex_kernel_mems(x, x->kernel, mems, 256), k = 0;
+  for (size_t m = 0; m < n && k < max; m++) {
+    ex_buffer *b = region(x, mems[m], 0, 0, &at);
+    bool seen = false;
+    for (size_t j = 0; j < k; j++)
+      seen |= roots[j] == b;
+    if (b && !seen)
+      roots[k++] = b;
+  }
+  return k;
+}
+
+static bool emit(ex *x, uint32_t api, char *args, unsigned pos, const char *role,
+                 const unsigned char *d, size_t n, int64_t start)
+{
+  ex_call c = {.api = api, .args = args, .data_pos = pos, .data_role = role,
+               .data_size = n, .start_ns = start};
+  if (d && !(c.data = malloc(n ? n : 1))) {
+    free(args);
+    return ex_fail(x, "out of memory");
+  }
+  if (d)
+    memcpy(c.data, d, n);
+  if (!args || !rp_push(&x->out, &x->nout, &x->cap_out, sizeof c, &c)) {
+    free(args);
+    free(c.data);
+    return ex_fail(x, "out of memory");
+  }
+  return true;
+}
+
+/* A blocking write or read of bytes [off, off+n) of buffer b on the
+ * launch's queue. */
+static bool emit_transfer(ex *x, uint32_t api, const ex_buffer *b, uint64_t off, uint64_t n,
+                          const unsigned char *d, int64_t start)
+{
+  char *args = NULL;
+  if (asprintf(&args, "[%llu,%llu,1,%llu,%llu,%s,0,null,null]", (unsigned long long)x->queue,
+               (unsigned long long)b->id, (unsigned long long)off, (unsigned long long)n,
+               api == PI_API_piEnqueueMemBufferWrite ? "1" : "null") < 0)
+    args = NULL;
+  return emit(x, api, args, 5, api == PI_API_piEnqueueMemBufferWrite ? "in" : "out", d, n, start);
+}
+
+bool ex_emit_writes(ex *x)
+{
+  ex_buffer *roots[256];
+  size_t n = launch_roots(x, roots, 256);
+  int64_t start = call_at(x, x->launch)->start_ns;
+  for (size_t r = 0; r < n; r++) {
+    ex_buffer *b = roots[r];
+    for (size_t k = 0; b->modified && k < b->size;) {
+      size_t end = k;
+      while (end < b->size && b->state[end] == EX_KNOWN)
+        end++;
+      if (end > k && !emit_transfer(x, PI_API_piEnqueueMemBufferWrite, b, k, end - k,
+                                    b->data + k, start))
+        return false;
+      k = end > k ? end : k + 1;
+    }
+  }
+  return true;
+}
+
+/* Whether call c changes root buffer b (after the launch). */
+static bool changes(ex *x, const pt_call *c, const ex_buffer *b)
+{
+  static const struct {
+    uint32_t api;
+    unsigned pos;
+  } writers[] = {{PI_API_piEnqueueMemBufferWrite, 1}, {PI_API_piEnqueueMemBufferFill, 1},
+                 {PI_API_piEnqueueMemBufferCopy, 2}, {PI_API_piEnqueueMemBufferWriteRect, 1},
+                 {PI_API_piEnqueueMemBufferCopyRect, 2}, {PI_API_piEnqueueMemUnmap, 1},
+                 {PI_API_piMemRelease, 0}};
+  uint64_t at;
+  for (size_t k = 0; k < sizeof writers / sizeof *writers; k++)
+    if (c->api == writers[k].api &&
+        region(x, (uint64_t)rp_arg_int(c, writers[k].pos, 0), 0, 0, &at) == b)
+      return true;
+  if (c->api != PI_API_piEnqueueKernelLaunch && c->api != PI_API_piextEnqueueCooperativeKernelLaunch)
+    return false;
+  uint64_t mems[256];
+  size_t n = ex_kernel_mems(x, (uint64_t)rp_arg_int(c, 1, 0), mems, 256);
+  for (size_t m = 0; m < n; m++)
+    if (region(x, mems[m], 0, 0, &at) == b)
+      return true;
+  return false;
+}
+
+/* A recorded read of b after the launch: the same read, blocking. */
+static bool read_of(ex *x, const pt_call *c, ex_buffer *b)
+{
+  bool map = c->api == PI_API_piEnqueueMemBufferMap;
+  if ((c->api != PI_API_piEnqueueMemBufferRead && !map) ||
+      (map && !(rp_arg_int(c, 3, 0) & PI_MAP_READ)))
+    return true;
+  uint64_t off = (uint64_t)rp_arg_int(c, map ? 4 : 3, 0), n = (uint64_t)rp_arg_int(c, map ? 5 : 4, 0);
+  uint64_t at;
+  if (region(x, (uint64_t)rp_arg_int(c, 1, 0), off, n, &at) != b)
+    return true;
+  unsigned pos = map ? 9 : 5;
+  size_t size;
+  rp_data_status st;
+  unsigned char *d = rp_payload(x->s, c, pos, "out", 0, &size, &st);
+  if (!d)
+    d = rp_payload(x->s, c, pos, "readback", 0, &size, &st);
+  bool ok = !d || size < n ||
+            emit_transfer(x, PI_API_piEnqueueMemBufferRead, b, at, n, d, c->start_ns);
+  free(d);
+  return ok;
+}
+
+bool ex_emit_reads(ex *x)
+{
+  ex_buffer *roots[256];
+  bool open[256];
+  size_t n = launch_roots(x, roots, 256);
+  const pt_call *l = call_at(x, x->launch);
+  char *fin = NULL;
+  if (asprintf(&fin, "[%llu]", (unsigned long long)x->queue) < 0)
+    fin = NULL;
+  if (!emit(x, PI_API_piQueueFinish, fin, 0, NULL, NULL, 0, l->start_ns + l->dur_ns))
+    return false;
+  for (size_t r = 0; r < n; r++)
+    open[r] = true;
+  for (size_t i = x->launch + 1; i < x->s->calls.n; i++) {
+    const pt_call *c = call_at(x, i);
+    if (!c->returned || c->result != PI_SUCCESS)
+      continue;
+    for (size_t r = 0; r < n; r++) {
+      if (!open[r])
+        continue;
+      if (!read_of(x, c, roots[r]))
+        return false;
+      open[r] = !changes(x, c, roots[r]);
+    }
+    if (c->api == PI_API_piextKernelSetArgMemObj || c->api == PI_API_piKernelSetArg ||
+        c->api == PI_API_piextKernelSetArgPointer || c->api == PI_API_piextKernelSetArgSampler)
+      follow(x, c); /* which buffers later launches use */
+  }
+  return true;
+}
+
+void ex_state_free(ex *x)
+{
+  for (size_t k = 0; k < x->nbufs; k++) {
+    free(x->bufs[k].data);
+    free(x->bufs[k].state);
+  }
+  free(x->bufs);
+  free(x->subs);
+  free(x->kargs);
+  free(x->maps);
+}

@@ -1,0 +1,777 @@
+/*
+ * pi_replay.c: libpi_replay.so, a PI plugin that answers an application's
+ * PI calls from a recording instead of a device (SYCL_PI_REPLAY=session.db;
+ * the runtime then binds this plugin alone, see runtime/src/plugins.c).
+ *
+ * Each application thread follows one recorded thread (the first not yet
+ * followed that begins with its first call; threads that began alike may
+ * swap later, see rebind), call by call: a call must be the recorded one, with
+ * the same in-arguments where they matter (scalars, enumerations, sizes,
+ * strings such as kernel names, handles, small data such as kernel
+ * argument values). It then gets the recorded result and out-values:
+ * stable fake handles, info-query values, counts, read-back data, host
+ * memory holding a mapped region's recorded content, host memory for USM.
+ * Info queries are answered from any identical recorded query even out of
+ * order (this plugin's own backend query included): they change nothing.
+ *
+ * The first call that deviates is reported on stderr (seq, expected and
+ * got) and every call from then on fails with PI_ERROR_INVALID_OPERATION;
+ * piPluginGetLastError says why.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rp.h"
+
+#define FAKE_BASE 0x7e0000000000ull
+#define FAKE_STEP 16u
+
+typedef struct rthread {
+  uint32_t recorded;
+  size_t *calls, n, next;
+  bool taken;
+} rthread;
+
+typedef struct ralloc {
+  uint64_t id;
+  unsigned char *p;
+  size_t size;
+} ralloc;
+
+typedef struct idpair {
+  uint64_t app, rec;
+} idpair;
+
+static struct {
+  pthread_mutex_t lock;
+  bool loaded, stopped;
+  unsigned loads; /* piPluginInit calls: thread bindings of an earlier one are void */
+  rp_session s;
+  uint32_t plugin; /* the recorded plugin this one stands for */
+  rthread *threads;
+  size_t nthreads, cap_threads;
+  rthread **bound; /* application thread (slot) -> recorded thread */
+  size_t nbound, cap_bound;
+  idpair *perm;    /* application ids standing for other recorded ids */
+  size_t nperm, cap_perm;
+  ralloc *allocs; /* USM allocations and mapped regions handed out */
+  size_t nallocs, cap_allocs;
+  char message[2048];
+} R = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local size_t my_slot;  /* index + 1 into R.bound */
+static _Thread_local unsigned my_load; /* ... of load R.loads */
+
+static pi_result rp_answer(pi_api_id id, uint64_t *argv);
+#include "pi_replay_gen.h"
+
+/* ---- Handles and memory handed out --------------------------------------------- */
+
+/* Handles are recorded ids, as the application sees them: the same but
+ * where two threads that began alike were matched the other way round at
+ * first (swap_ids). */
+static uint64_t to_recorded(uint64_t app)
+{
+  for (size_t k = 0; k < R.nperm; k++)
+    if (R.perm[k].app == app)
+      return R.perm[k].rec;
+  return app;
+}
+
+static uint64_t to_app(uint64_t rec)
+{
+  for (size_t k = 0; k < R.nperm; k++)
+    if (R.perm[k].rec == rec)
+      return R.perm[k].app;
+  return rec;
+}
+
+static void remap(uint64_t app, uint64_t rec)
+{
+  for (size_t k = 0; k < R.nperm; k++)
+    if (R.perm[k].app == app) {
+      R.perm[k].rec = rec;
+      return;
+    }
+  idpair p = {app, rec};
+  rp_push(&R.perm, &R.nperm, &R.cap_perm, sizeof p, &p);
+}
+
+static uint64_t fake(uint64_t id) { return id ? FAKE_BASE + to_app(id) * FAKE_STEP : 0; }
+
+/* The recorded id of a handle this plugin gave (0 for NULL, UINT64_MAX for
+ * anything else). */
+static uint64_t id_of(uint64_t v)
+{
+  if (!v)
+    return 0;
+  return v > FAKE_BASE && (v - FAKE_BASE) % FAKE_STEP == 0
+             ? to_recorded((v - FAKE_BASE) / FAKE_STEP)
+             : UINT64_MAX;
+}
+
+static unsigned char *alloc_for(uint64_t id, size_t size)
+{
+  ralloc a = {id, aligned_alloc(64, (size + 63) / 64 * 64 + 64), size};
+  if (a.p)
+    memset(a.p, 0, size);
+  if (a.p && !rp_push(&R.allocs, &R.nallocs, &R.cap_allocs, sizeof a, &a)) {
+    free(a.p);
+    a.p = NULL;
+  }
+  return a.p;
+}
+
+static void free_alloc(uint64_t p)
+{
+  for (size_t i = 0; i < R.nallocs; i++)
+    if ((uint64_t)(uintptr_t)R.allocs[i].p == p) {
+      free(R.allocs[i].p);
+      R.allocs[i] = R.allocs[--R.nallocs];
+      return;
+    }
+}
+
+/* "usm#ID+OFF" / "mapped#ID" of a pointer into memory handed out. */
+static bool pointer_ref(uint64_t p, const char *kind, pi_sbuf *b)
+{
+  for (size_t i = 0; i < R.nallocs; i++) {
+    uint64_t base = (uint64_t)(uintptr_t)R.allocs[i].p;
+    if (p >= base && p < base + (R.allocs[i].size ? R.allocs[i].size : 1)) {
+      pi_sbuf_printf(b, "%s#%llu", kind, (unsigned long long)R.allocs[i].id);
+      if (p != base)
+        pi_sbuf_printf(b, "+%llu", (unsigned long long)(p - base));
+      return true;
+    }
+  }
+  return false;
+}
+
+/* ---- Canonical argument text, the same from both sides ---------------------------- */
+
+static uint64_t masked(const pi_param_desc *p, uint64_t v)
+{
+  size_t w = rp_elem_width(p);
+  return w >= 8 ? v : v & ((1ull << (8 * w)) - 1);
+}
+
+static void rec_scalar(pi_sbuf *b, const pi_param_desc *p, const pt_json *j)
+{
+  if (p->kind == PI_PK_HANDLE)
+    pi_sbuf_printf(b, "%s#%lld", pi_object_kind_name(p->obj), (long long)pt_json_int(j, 0));
+  else
+    pi_sbuf_printf(b, "%llu", (unsigned long long)masked(p, (uint64_t)pt_json_int(j, 0)));
+}
+
+static void app_scalar(pi_sbuf *b, const pi_param_desc *p, uint64_t v)
+{
+  if (p->kind == PI_PK_HANDLE)
+    pi_sbuf_printf(b, "%s#%lld", pi_object_kind_name(p->obj), (long long)id_of(v));
+  else
+    pi_sbuf_printf(b, "%llu", (unsigned long long)masked(p, v));
+}
+
+static void rec_list(pi_sbuf *b, const pi_param_desc *p, const pt_json *j)
+{
+  if (!j || j->type != PJ_ARRAY) {
+    pi_sbuf_puts(b, "NULL");
+    return;
+  }
+  pi_sbuf_puts(b, "[");
+  pi_param_desc elem = *p;
+  elem.kind = p->kind == PI_PK_HANDLES ? PI_PK_HANDLE : PI_PK_SCALAR;
+  if (p->kind == PI_PK_PROPS)
+    elem.vt = PI_VT_U64;
+  for (uint32_t k = 0; k < j->n; k++) {
+    pi_sbuf_puts(b, k ? "," : "");
+    rec_scalar(b, &elem, j->u.items[k]);
+  }
+  pi_sbuf_puts(b, "]");
+}
+
+static void app_list(pi_sbuf *b, const pi_param_desc *p, const uint64_t *argv, unsigned i)
+{
+  const unsigned char *a = (const unsigned char *)(uintptr_t)argv[i];
+  if (!a) {
+    pi_sbuf_puts(b, "NULL");
+    return;
+  }
+  pi_param_desc elem = *p;
+  elem.kind = p->kind == PI_PK_HANDLES ? PI_PK_HANDLE : PI_PK_SCALAR;
+  if (p->kind == PI_PK_PROPS)
+    elem.vt = PI_VT_U64;
+  size_t w = p->kind == PI_PK_ARRAY ? rp_elem_width(p) : sizeof(void *);
+  size_t n = p->kind == PI_PK_PROPS ? 257 : pi_param_extent(p, argv) / w;
+  pi_sbuf_puts(b, "[");
+  for (size_t k = 0; k < n; k++) {
+    uint64_t v = 0;
+    memcpy(&v, a + k * w, w);
+    pi_sbuf_puts(b, k ? "," : "");
+    app_scalar(b, &elem, v);
+    if (p->kind == PI_PK_PROPS && !v && k % 2 == 0)
+      break; /* the list's terminating key */
+  }
+  pi_sbuf_puts(b, "]");
+}
+
+static void hex(pi_sbuf *b, const unsigned char *d, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    pi_sbuf_printf(b, "%02x", d[k]);
+}
+
+static void rec_pointer(pi_sbuf *b, const pt_json *j)
+{
+  rp_ref r = rp_ref_of(j);
+  if (r.kind == RP_REF_NULL || r.kind == RP_REF_NUMBER) {
+    pi_sbuf_puts(b, r.kind == RP_REF_NULL ? "NULL" : "host memory");
+    return;
+  }
+  pi_sbuf_printf(b, "%s#%llu", r.kind == RP_REF_USM ? "usm" : "mapped", (unsigned long long)r.id);
+  if (r.offset)
+    pi_sbuf_printf(b, "+%llu", (unsigned long long)r.offset);
+}
+
+static void app_pointer(pi_sbuf *b, uint64_t p, bool mapped)
+{
+  if (!p)
+    pi_sbuf_puts(b, "NULL");
+  else if (!pointer_ref(p, mapped ? "mapped" : "usm", b))
+    pi_sbuf_puts(b, "host memory");
+}
+
+/* Data up to 64 bytes (kernel argument values, fill patterns) by content. */
+static void rec_bytes(pi_sbuf *b, const pt_call *c, unsigned i, const pt_json *j)
+{
+  size_t n;
+  rp_data_status st;
+  unsigned char *d = (!j || j->type == PJ_NULL) ? NULL : rp_payload(&R.s, c, i, "in", 0, &n, &st);
+  if (!j || j->type == PJ_NULL)
+    pi_sbuf_puts(b, "NULL");
+  else if (d && n <= 64)
+    hex(b, d, n);
+  else
+    pi_sbuf_puts(b, "data");
+  free(d);
+}
+
+static void app_bytes(pi_sbuf *b, const pi_param_desc *p, const uint64_t *argv, unsigned i)
+{
+  size_t n = pi_param_extent(p, argv);
+  if (!argv[i])
+    pi_sbuf_puts(b, "NULL");
+  else if (n <= 64)
+    hex(b, (const unsigned char *)(uintptr_t)argv[i], n);
+  else
+    pi_sbuf_puts(b, "data");
+}
+
+/* Whether in-parameter i matters, and its canonical text from each side. */
+static bool canon(const pi_api_desc *api, unsigned i, const pt_call *c, const uint64_t *argv,
+                  pi_sbuf *rec, pi_sbuf *app)
+{
+  const pi_param_desc *p = &api->params[i];
+  const pt_json *j = pt_json_at(c->args, i);
+  switch (p->kind) {
+  case PI_PK_SCALAR:
+    if (p->vt == PI_VT_PTR || p->vt == PI_VT_NATIVE)
+      return false;
+    /* fallthrough */
+  case PI_PK_HANDLE:
+    rec_scalar(rec, p, j);
+    app_scalar(app, p, argv[i]);
+    return true;
+  case PI_PK_HANDLES: case PI_PK_ARRAY: case PI_PK_PROPS:
+    rec_list(rec, p, j);
+    app_list(app, p, argv, i);
+    return true;
+  case PI_PK_STRING:
+    pi_sbuf_printf(rec, "\"%s\"", j && j->type == PJ_STRING ? j->u.s : "(NULL)");
+    pi_sbuf_printf(app, "\"%s\"", argv[i] ? (const char *)(uintptr_t)argv[i] : "(NULL)");
+    return true;
+  case PI_PK_BYTES:
+    rec_bytes(rec, c, i, j);
+    app_bytes(app, p, argv, i);
+    return true;
+  case PI_PK_USMPTR: case PI_PK_HOSTPTR: case PI_PK_USMREF: {
+    uint64_t v = argv[i];
+    if (p->kind == PI_PK_USMREF && v)
+      memcpy(&v, (const void *)(uintptr_t)v, sizeof v);
+    rec_pointer(rec, j);
+    app_pointer(app, v, p->kind == PI_PK_HOSTPTR);
+    return true;
+  }
+  case PI_PK_FNPTR:
+    pi_sbuf_printf(rec, "%s", pt_json_int(j, 0) ? "a function" : "NULL");
+    pi_sbuf_printf(app, "%s", argv[i] ? "a function" : "NULL");
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Whether the application's in-arguments are the recorded ones; else the
+ * first difference in why. */
+static bool args_match(const pi_api_desc *api, const pt_call *c, const uint64_t *argv,
+                       char *why, size_t whyn)
+{
+  bool same = true;
+  for (unsigned i = 0; i < api->nparams && same; i++) {
+    if (api->params[i].dir != PI_DIR_IN)
+      continue;
+    char s1[256], s2[256];
+    pi_sbuf rec, app;
+    pi_sbuf_init(&rec, s1, sizeof s1);
+    pi_sbuf_init(&app, s2, sizeof s2);
+    if (canon(api, i, c, argv, &rec, &app) && strcmp(rec.p, app.p) != 0) {
+      snprintf(why, whyn, " with %s %.300s, got %s %.300s", api->params[i].name, rec.p,
+               api->params[i].name, app.p);
+      same = false;
+    }
+    pi_sbuf_free(&rec);
+    pi_sbuf_free(&app);
+  }
+  return same;
+}
+
+/* ---- Answers ------------------------------------------------------------------------- */
+
+static void put(uint64_t dst, uint64_t v, size_t w)
+{
+  memcpy((void *)(uintptr_t)dst, &v, w);
+}
+
+/* Copies a payload of call c into the application's memory. */
+static void give_data(const pt_call *c, unsigned i, uint64_t dst, size_t room)
+{
+  static const char *const roles[] = {"out", "readback", "value"};
+  for (int k = 0; k < 3; k++) {
+    size_t n;
+    rp_data_status st;
+    unsigned char *d = rp_payload(&R.s, c, i, roles[k], 0, &n, &st);
+    if (d) {
+      memcpy((void *)(uintptr_t)dst, d, n < room ? n : room);
+      free(d);
+      return;
+    }
+  }
+}
+
+static void give_list(const pi_param_desc *p, const pt_json *j, const uint64_t *argv,
+                      unsigned i)
+{
+  size_t w = p->kind == PI_PK_HANDLES ? sizeof(void *) : rp_elem_width(p);
+  size_t cap = pi_param_extent(p, argv) / w;
+  for (uint32_t k = 0; j && j->type == PJ_ARRAY && k < j->n && k < cap; k++) {
+    uint64_t v = (uint64_t)pt_json_int(j->u.items[k], 0);
+    put(argv[i] + k * w, p->kind == PI_PK_HANDLES ? fake(v) : v, w);
+  }
+}
+
+/* A new USM allocation or mapped region: host memory, a mapped one holding
+ * what the application saw. */
+static void give_memory(const pi_api_desc *api, const pt_call *c, unsigned i,
+                        const uint64_t *argv)
+{
+  rp_ref r = rp_ref_of(pt_json_at(c->args, i));
+  int size = rp_param(api, "size");
+  size_t n = size >= 0 ? (size_t)argv[size] : 0;
+  unsigned char *p = alloc_for(r.id, n);
+  if (p && api->params[i].creates == PI_OBJ_MAPPED)
+    give_data(c, i, (uint64_t)(uintptr_t)p, n);
+  put(argv[i], (uint64_t)(uintptr_t)p, sizeof p);
+}
+
+static void give_info(const pi_param_desc *p, const pt_call *c, unsigned i, const uint64_t *argv)
+{
+  const pi_enum_entry *en = pi_enum_lookup(p->en, (int64_t)argv[p->query]);
+  size_t room = (size_t)argv[p->count.ref];
+  if (!en || en->vt != PI_VT_HANDLE) {
+    give_data(c, i, argv[i], room);
+    return;
+  }
+  uint64_t ids[64];
+  size_t n = rp_info_ids(c, i, ids, 64);
+  for (size_t k = 0; k < n && (k + 1) * sizeof(void *) <= room; k++)
+    put(argv[i] + k * sizeof(void *), fake(ids[k]), sizeof(void *));
+}
+
+static void give_out(const pi_api_desc *api, const pt_call *c, unsigned i, const uint64_t *argv)
+{
+  const pt_json *j = c->args->u.items[i]; /* as recorded */
+  const pi_param_desc *p = api->params + i;
+  switch (p->kind) {
+  case PI_PK_SCALAR:
+    if (p->creates == PI_OBJ_USM || p->creates == PI_OBJ_MAPPED)
+      give_memory(api, c, i, argv);
+    else if (j && j->type != PJ_NULL)
+      put(argv[i], j->type == PJ_STRING ? rp_ref_of(j).value : (uint64_t)pt_json_int(j, 0),
+          p->vt == PI_VT_PTR || p->vt == PI_VT_NATIVE ? 8 : rp_elem_width(p));
+    return;
+  case PI_PK_HANDLE:
+    put(argv[i], fake((uint64_t)pt_json_int(j, 0)), sizeof(void *));
+    return;
+  case PI_PK_HANDLES: case PI_PK_ARRAY:
+    give_list(p, j, argv, i);
+    return;
+  case PI_PK_STRING:
+    if (j && j->type == PJ_STRING)
+      put(argv[i], (uint64_t)(uintptr_t)j->u.s, sizeof(char *));
+    return;
+  case PI_PK_INFO:
+    give_info(p, c, i, argv);
+    return;
+  case PI_PK_BYTES: case PI_PK_HOSTPTR:
+    give_data(c, i, argv[i], p->kind == PI_PK_BYTES ? pi_param_extent(p, argv) : SIZE_MAX);
+    return;
+  default:
+    return;
+  }
+}
+
+/* The recorded answer to call c: out-values, then the recorded result. */
+static pi_result give(const pi_api_desc *api, const pt_call *c, const uint64_t *argv)
+{
+  if (c->result != PI_SUCCESS)
+    return (pi_result)c->result;
+  for (unsigned i = 0; i < api->nparams; i++) {
+    const pi_param_desc *p = &api->params[i];
+    if (p->dir != PI_DIR_IN && argv[i])
+      give_out(api, c, i, argv);
+    else if (p->kind == PI_PK_USMPTR && argv[i] &&
+             rp_ref_of(pt_json_at(c->args, i)).kind == RP_REF_NUMBER)
+      give_data(c, i, argv[i], SIZE_MAX); /* a USM copy's host destination */
+  }
+  if (api->id == PI_API_piEnqueueMemUnmap)
+    free_alloc(argv[2]);
+  if (api->id == PI_API_piextUSMFree)
+    free_alloc(argv[1]);
+  return (pi_result)c->result;
+}
+
+/* This plugin's backend, asked by the runtime (it binds it as unknown). */
+static pi_result give_backend(const uint64_t *argv)
+{
+  static const char *const names[] = {"unknown", "level_zero", "opencl", "cuda"};
+  uint32_t be = PI_EXT_PLATFORM_BACKEND_UNKNOWN;
+  for (uint32_t k = 0; k < 4; k++)
+    if (strcmp(R.s.plugins[R.plugin].backend, names[k]) == 0)
+      be = k;
+  if (argv[3] && argv[2] >= sizeof be)
+    put(argv[3], be, sizeof be);
+  if (argv[4])
+    put(argv[4], sizeof be, sizeof(size_t));
+  return PI_SUCCESS;
+}
+
+/* An identical recorded info query anywhere, or NULL. */
+static const pt_call *same_query(const pi_api_desc *api, const uint64_t *argv)
+{
+  char why[8];
+  for (size_t k = 0; k < R.s.calls.n; k++) {
+    const pt_call *c = &R.s.calls.v[k];
+    if (c->api == api->id && c->plugin == R.plugin && c->returned &&
+        args_match(api, c, argv, why, sizeof why))
+      return c;
+  }
+  return NULL;
+}
+
+/* ---- Following the recording ------------------------------------------------------------ */
+
+/* The recorded thread this application thread follows: on its first call,
+ * the first recorded thread not yet taken whose first call this is, else
+ * the first not taken. */
+static rthread *my_thread(const pi_api_desc *api, const uint64_t *argv)
+{
+  if (my_slot && my_load == R.loads)
+    return R.bound[my_slot - 1];
+  rthread *any = NULL, *same = NULL;
+  char why[8];
+  for (size_t k = 0; k < R.nthreads && !same; k++) {
+    rthread *t = &R.threads[k];
+    const pt_call *first = t->n ? &R.s.calls.v[t->calls[0]] : NULL;
+    if (t->taken)
+      continue;
+    any = any ? any : t;
+    if (first && first->api == api->id && args_match(api, first, argv, why, sizeof why))
+      same = t;
+  }
+  rthread *pick = same ? same : any;
+  if (!pick || !rp_push(&R.bound, &R.nbound, &R.cap_bound, sizeof pick, &pick))
+    return NULL;
+  pick->taken = true;
+  my_slot = R.nbound;
+  my_load = R.loads;
+  return pick;
+}
+
+/* ---- Threads that began alike ----------------------------------------------------------
+ * Two application threads whose first calls are the same may reach the
+ * plugin in either order, and be matched to the other's recorded thread.
+ * When a thread's call then deviates, and another recorded thread began
+ * with the same calls (but for the handles they created) and goes on with
+ * this one, the two are swapped: their threads, and the ids of the handles
+ * each was handed. */
+
+static bool json_same(const pt_json *a, const pt_json *b)
+{
+  if (!a || !b || a->type != b->type || a->n != b->n)
+    return a == b;
+  switch (a->type) {
+  case PJ_INT: case PJ_BOOL: return a->u.i == b->u.i;
+  case PJ_REAL: return a->u.d == b->u.d;
+  case PJ_STRING: return strcmp(a->u.s, b->u.s) == 0;
+  case PJ_ARRAY: case PJ_OBJECT:
+    for (uint32_t k = 0; k < a->n; k++)
+      if (!json_same(a->u.items[k], b->u.items[k]))
+        return false;
+    return true;
+  default: return true;
+  }
+}
+
+typedef struct pairs {
+  uint64_t a[64], b[64];
+  size_t n;
+} pairs;
+
+/* Recorded ids a and b name the same handle in the two threads. */
+static bool same_id(const pairs *p, uint64_t a, uint64_t b)
+{
+  for (size_t k = 0; k < p->n; k++)
+    if (p->a[k] == a)
+      return p->b[k] == b;
+  return a == b;
+}
+
+/* Parameter i of two recorded calls, the handles they created paired. */
+static bool same_param(const pi_param_desc *d, const pt_json *a, const pt_json *b, pairs *p)
+{
+  bool handle = d->kind == PI_PK_HANDLE;
+  if (d->dir != PI_DIR_IN) {
+    if (handle && pt_json_int(a, 0) != pt_json_int(b, 0) && p->n < 64) {
+      p->a[p->n] = (uint64_t)pt_json_int(a, 0);
+      p->b[p->n++] = (uint64_t)pt_json_int(b, 0);
+    }
+    return !handle || p->n < 64;
+  }
+  if (handle)
+    return same_id(p, (uint64_t)pt_json_int(a, 0), (uint64_t)pt_json_int(b, 0));
+  return json_same(a, b);
+}
+
+/* Whether threads t and u began with the same m calls; p gets the pairs of
+ * handles they created. */
+static bool same_start(const rthread *t, const rthread *u, size_t m, pairs *p)
+{
+  p->n = 0;
+  for (size_t k = 0; k < m; k++) {
+    const pt_call *a = &R.s.calls.v[t->calls[k]], *b = &R.s.calls.v[u->calls[k]];
+    const pi_api_desc *api = rp_api(a);
+    if (a->api != b->api || a->result != b->result || !api)
+      return false;
+    for (unsigned i = 0; i < api->nparams; i++)
+      if (!same_param(&api->params[i], pt_json_at(a->args, i), pt_json_at(b->args, i), p))
+        return false;
+  }
+  return true;
+}
+
+/* Exchanges what the paired ids stand for (twice undoes it). */
+static void swap_ids(const pairs *p)
+{
+  for (size_t k = 0; k < p->n; k++) {
+    uint64_t x = to_app(p->a[k]), y = to_app(p->b[k]);
+    remap(x, p->b[k]);
+    remap(y, p->a[k]);
+  }
+}
+
+static void swap_threads(rthread *t, rthread *u)
+{
+  for (size_t k = 0; k < R.nbound; k++)
+    R.bound[k] = R.bound[k] == t ? u : R.bound[k] == u ? t : R.bound[k];
+  bool taken = t->taken;
+  t->taken = u->taken;
+  u->taken = taken;
+}
+
+/* Another recorded thread this application thread should follow, swapped
+ * with its own: one as far along (followed by the application thread that
+ * took this one's place), or one nobody follows yet (which this one's
+ * place is then left for); NULL if none takes this call. */
+static rthread *rebind(rthread *t, const pi_api_desc *api, const uint64_t *argv)
+{
+  char why[8];
+  pairs p;
+  for (size_t k = 0; t && k < R.nthreads; k++) {
+    rthread *u = &R.threads[k];
+    bool fresh = !u->taken && u->next == 0;
+    if (u == t || (u->next != t->next && !fresh) || u->n <= t->next ||
+        !same_start(t, u, t->next, &p))
+      continue;
+    const pt_call *c = &R.s.calls.v[u->calls[t->next]];
+    swap_ids(&p);
+    if (c->api == api->id && c->returned && args_match(api, c, argv, why, sizeof why)) {
+      if (fresh) {
+        u->next = t->next;
+        t->next = 0;
+      }
+      swap_threads(t, u);
+      return u;
+    }
+    swap_ids(&p);
+  }
+  return NULL;
+}
+
+static pi_result deviate(const pi_api_desc *api, const rthread *t, const pt_call *c,
+                         const char *why)
+{
+  const pi_api_desc *want = c ? rp_api(c) : NULL;
+  if (!c)
+    snprintf(R.message, sizeof R.message, "the application deviates from the recording %.1000s: "
+             "the recording has no further call for this thread; got %s", R.s.db.path,
+             api->name);
+  else if (c->api != api->id || !c->returned)
+    snprintf(R.message, sizeof R.message, "the application deviates from the recording %.1000s at "
+             "seq %lld (thread %u): expected %s%s, got %s", R.s.db.path, (long long)c->seq,
+             t->recorded, want ? want->name : "?",
+             c->returned ? "" : " (which never returned when recorded)", api->name);
+  else
+    snprintf(R.message, sizeof R.message, "the application deviates from the recording %.1000s at "
+             "seq %lld (thread %u): expected %s%s", R.s.db.path, (long long)c->seq,
+             t->recorded, api->name, why);
+  fprintf(stderr, "pitrace replay plugin: %s\n", R.message);
+  R.stopped = true;
+  return PI_ERROR_INVALID_OPERATION;
+}
+
+static pi_result answer_locked(pi_api_id id, uint64_t *argv)
+{
+  const pi_api_desc *api = pi_api_get(id);
+  if (id == PI_API_piPluginGetLastError && R.stopped) {
+    put(argv[0], (uint64_t)(uintptr_t)R.message, sizeof(char *));
+    return PI_SUCCESS;
+  }
+  if (R.stopped || !R.loaded)
+    return PI_ERROR_INVALID_OPERATION;
+  rthread *t = my_thread(api, argv);
+  const pt_call *c = t && t->next < t->n ? &R.s.calls.v[t->calls[t->next]] : NULL;
+  char why[768] = "";
+  rthread *other = NULL;
+  if ((c && c->api == id && c->returned && args_match(api, c, argv, why, sizeof why)) ||
+      (other = rebind(t, api, argv))) {
+    t = other ? other : t;
+    c = &R.s.calls.v[t->calls[t->next++]];
+    return give(api, c, argv);
+  }
+  const pt_call *same = rp_info_param(api) >= 0 ? same_query(api, argv) : NULL;
+  if (same)
+    return give(api, same, argv);
+  if (id == PI_API_piPlatformGetInfo && argv[1] == PI_EXT_PLATFORM_INFO_BACKEND)
+    return give_backend(argv);
+  return deviate(api, t, c, why);
+}
+
+static void unload(void)
+{
+  for (size_t k = 0; k < R.nthreads; k++)
+    free(R.threads[k].calls);
+  free(R.threads);
+  R.threads = NULL;
+  R.nthreads = R.cap_threads = 0;
+  free(R.bound);
+  R.bound = NULL;
+  R.nbound = R.cap_bound = 0;
+  free(R.perm);
+  R.perm = NULL;
+  R.nperm = R.cap_perm = 0;
+  for (size_t k = 0; k < R.nallocs; k++)
+    free(R.allocs[k].p);
+  free(R.allocs);
+  R.allocs = NULL;
+  R.nallocs = R.cap_allocs = 0;
+  if (R.loaded)
+    rp_session_close(&R.s);
+  R.loaded = false;
+}
+
+static pi_result rp_answer(pi_api_id id, uint64_t *argv)
+{
+  pthread_mutex_lock(&R.lock);
+  pi_result r = answer_locked(id, argv);
+  if (id == PI_API_piTearDown)
+    unload();
+  pthread_mutex_unlock(&R.lock);
+  return r;
+}
+
+/* ---- Loading ------------------------------------------------------------------------------ */
+
+static rthread *thread_for(uint32_t recorded)
+{
+  for (size_t k = 0; k < R.nthreads; k++)
+    if (R.threads[k].recorded == recorded)
+      return &R.threads[k];
+  rthread t = {recorded, malloc(R.s.calls.n * sizeof *t.calls), 0, 0, false};
+  if (!t.calls || !rp_push(&R.threads, &R.nthreads, &R.cap_threads, sizeof t, &t)) {
+    free(t.calls);
+    return NULL;
+  }
+  return &R.threads[R.nthreads - 1];
+}
+
+/* The followed plugin's calls, split by thread in seq order. */
+static bool split_threads(void)
+{
+  bool any_platforms = false;
+  for (uint32_t k = 0; k < R.s.nplugins; k++)
+    if (R.s.plugins[k].had_platforms && !any_platforms)
+      R.plugin = k, any_platforms = true;
+  if (R.s.device_id)
+    R.plugin = R.s.device_plugin;
+  for (size_t i = 0; i < R.s.calls.n; i++) {
+    if (R.s.calls.v[i].plugin != R.plugin)
+      continue;
+    rthread *t = thread_for(R.s.calls.v[i].thread);
+    if (!t)
+      return false;
+    t->calls[t->n++] = i;
+  }
+  return true;
+}
+
+PI_PLUGIN_EXPORT pi_result piPluginInit(pi_plugin *p)
+{
+  const char *path = getenv("SYCL_PI_REPLAY");
+  char err[1536];
+  if (!path || !*path) {
+    fprintf(stderr, "pitrace replay plugin: SYCL_PI_REPLAY names no session database\n");
+    return PI_ERROR_INVALID_VALUE;
+  }
+  pthread_mutex_lock(&R.lock);
+  unload();
+  bool ok = rp_session_open(&R.s, path, -1, err, sizeof err);
+  R.loaded = ok;
+  R.stopped = false;
+  R.loads++;
+  if (ok && !split_threads()) {
+    snprintf(err, sizeof err, "out of memory loading %s", path);
+    unload();
+    ok = false;
+  }
+  pthread_mutex_unlock(&R.lock);
+  if (!ok) {
+    fprintf(stderr, "pitrace replay plugin: %s\n", err);
+    return PI_ERROR_INVALID_VALUE;
+  }
+  snprintf(p->PluginVersion, sizeof p->PluginVersion, "%s", _PI_H_VERSION_STRING);
+  rp_fill_table(&p->PiFunctionTable);
+  return PI_SUCCESS;
+}

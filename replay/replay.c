@@ -1,0 +1,337 @@
+/*
+ * replay.c: `pitrace replay SESSION.db`: re-issues every recorded call on a
+ * real device through a real plugin, without the application, and checks
+ * each against the recording (docs/replay.md). Exit status: 0 matched, 1
+ * diverged (the first divergence is printed), 2 could not replay.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pirt.h"
+#include "pitrace_cli.h"
+#include "rpx.h"
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "usage: pitrace replay SESSION.db [--session N] [--backend B | --device FILTER]\n"
+          "                      [--to SEQ] [--tolerance X [--f64]] [--stats]\n\n"
+          "Re-issues every recorded call on a device, without the application, and\n"
+          "checks results and read-back data against the recording.\n\n"
+          "  --session N      the session to replay (default: the last one)\n"
+          "  --backend B      replay on a device of backend B (opencl, level_zero, cuda)\n"
+          "  --device FILTER  replay on the device FILTER selects (SYCL_DEVICE_FILTER\n"
+          "                   syntax, e.g. opencl:cpu:0); default: the recorded device\n"
+          "  --to SEQ         stop after call SEQ\n"
+          "  --tolerance X    compare read-back data as 32-bit floats (64-bit with --f64):\n"
+          "                   equal when |a - b| <= X * max(1, |a|, |b|)\n"
+          "  --stats          print the call count and rate on stderr\n\n"
+          "Exit status: 0 matched, 1 diverged, 2 could not replay.\n");
+}
+
+static bool parse_number(const char *s, int64_t *out)
+{
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  *out = v;
+  return s[0] && !*end && !errno && v >= 0;
+}
+
+static const char *const valued[] = {"--session", "--backend", "--device", "--to",
+                                     "--tolerance", "--plugin"};
+
+static bool takes_value(const char *a)
+{
+  for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
+    if (strcmp(a, valued[k]) == 0)
+      return true;
+  return false;
+}
+
+/* Sets option `name` to v; false when v is no good for it. */
+static bool set_option(rp_opts *o, const char *name, const char *v)
+{
+  char *end = NULL;
+  if (strcmp(name, "--session") == 0)
+    return parse_number(v, &o->session);
+  if (strcmp(name, "--to") == 0)
+    return parse_number(v, &o->to_seq);
+  if (strcmp(name, "--tolerance") == 0)
+    return (o->tolerance = strtod(v, &end)) >= 0 && end != v && !*end;
+  if (strcmp(name, "--backend") == 0)
+    o->backend = v;
+  else if (strcmp(name, "--device") == 0)
+    o->device = v;
+  else
+    o->plugin = v;
+  return !o->backend || strcmp(o->backend, "opencl") == 0 ||
+         strcmp(o->backend, "level_zero") == 0 || strcmp(o->backend, "cuda") == 0;
+}
+
+static int bad_argument(const char *a)
+{
+  fprintf(stderr, "pitrace replay: bad argument '%s' (pitrace replay --help)\n", a);
+  return 2;
+}
+
+/* Parses the options; -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, rp_opts *o)
+{
+  *o = (rp_opts){.session = -1, .to_seq = -1, .tolerance = -1};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(a, "--f64") == 0 || strcmp(a, "--stats") == 0) {
+      *(a[2] == 'f' ? &o->f64 : &o->stats) = true;
+    } else if (takes_value(a)) {
+      if (i + 1 == argc) {
+        fprintf(stderr, "pitrace replay: %s needs a value (pitrace replay --help)\n", a);
+        return 2;
+      }
+      if (!set_option(o, a, argv[++i]))
+        return bad_argument(argv[i]);
+    } else if (a[0] == '-' || o->path) {
+      return bad_argument(a);
+    } else {
+      o->path = a;
+    }
+  }
+  if (!o->path || (o->backend && o->device)) {
+    fprintf(stderr, "pitrace replay: %s (pitrace replay --help)\n",
+            o->path ? "give --backend or --device, not both" : "no session database given");
+    return 2;
+  }
+  return -1;
+}
+
+/* ---- The device ------------------------------------------------------------------- */
+
+/* "name" (backend), ... of every device, for a message. */
+static void list_devices(char *out, size_t n)
+{
+  size_t count = 0, len = 0;
+  out[0] = 0;
+  pirt_device_count(&count);
+  for (size_t i = 0; i < count && len < n; i++) {
+    pirt_device *d;
+    pirt_device_info info;
+    if (pirt_device_get(i, &d) == PI_SUCCESS && pirt_device_get_info(d, &info) == PI_SUCCESS)
+      len += (size_t)snprintf(out + len, n - len, "%s\"%s\" (%s)", i ? ", " : "", info.name,
+                              info.backend);
+  }
+  if (!count)
+    snprintf(out, n, "none");
+}
+
+/* The recorded device: same backend, same name. */
+static pirt_device *recorded_device(const rp_session *s, const char *backend, char *err,
+                                    size_t errn)
+{
+  size_t count = 0;
+  pirt_device_count(&count);
+  for (size_t i = 0; i < count; i++) {
+    pirt_device *d;
+    pirt_device_info info;
+    if (pirt_device_get(i, &d) == PI_SUCCESS && pirt_device_get_info(d, &info) == PI_SUCCESS &&
+        strcmp(info.backend, backend) == 0 &&
+        (!s->device_name[0] || strcmp(info.name, s->device_name) == 0))
+      return d;
+  }
+  char avail[1024];
+  list_devices(avail, sizeof avail);
+  snprintf(err, errn, "the recorded device \"%s\" (%s) is not available here; choose one "
+           "with --backend or --device (available: %s)",
+           s->device_name[0] ? s->device_name : "?", backend, avail);
+  return NULL;
+}
+
+static bool choose_device(rp_engine *e, const rp_opts *o, char *dev, size_t devn, char *err,
+                          size_t errn)
+{
+  const rp_session *s = e->s;
+  const char *rec_backend = s->plugins[s->device_plugin].backend;
+  pirt_device *d = NULL;
+  const char *filter = o->device ? o->device : o->backend;
+  if (filter) {
+    if (pirt_device_select(filter, &d) != PI_SUCCESS)
+      snprintf(err, errn, "no device for '%s': %s", filter, pirt_error_message());
+  } else {
+    d = recorded_device(s, rec_backend, err, errn);
+  }
+  const struct pi_function_table *t;
+  pi_platform plat;
+  pi_device pd;
+  pirt_device_info info;
+  if (!d || pirt_device_pi(d, &t, &plat, &pd) != PI_SUCCESS ||
+      pirt_device_get_info(d, &info) != PI_SUCCESS)
+    return false;
+  e->t = t;
+  e->live_platform = (uint64_t)(uintptr_t)plat;
+  e->live_device = (uint64_t)(uintptr_t)pd;
+  snprintf(dev, devn, "\"%s\" (%s)", info.name, info.backend);
+  if (strcmp(info.backend, rec_backend) != 0 || strcmp(info.name, s->device_name) != 0)
+    rp_note(e, 0, "recorded on \"%s\" (%s), replayed on %s", s->device_name, rec_backend, dev);
+  return true;
+}
+
+/* --plugin PATH: the plugin's own table, no runtime, no discovery (for
+ * benchmarks on a minimal plugin). */
+static void *load_plugin(rp_engine *e, const char *path, pi_plugin *p, char *err, size_t errn)
+{
+  *p = (pi_plugin){.PiVersion = _PI_H_VERSION_STRING};
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    snprintf(err, errn, "--plugin %s: %s", path, dlerror());
+    return NULL;
+  }
+  pi_plugin_init_fn init = (pi_plugin_init_fn)(uintptr_t)dlsym(dl, "piPluginInit");
+  if (!init || init(p) != PI_SUCCESS) {
+    snprintf(err, errn, "--plugin %s: %s", path,
+             init ? "its piPluginInit failed" : "it exports no piPluginInit");
+    dlclose(dl);
+    return NULL;
+  }
+  e->t = &p->PiFunctionTable;
+  e->stand_ins = true;
+  return dl;
+}
+
+/* ---- The calls ------------------------------------------------------------------------- */
+
+/* The calls to replay: the replayed plugins' (not their teardown: the
+ * runtime tears down at exit), up to --to, and not past one that never
+ * returned. */
+static const pt_call **replay_list(rp_engine *e, const rp_opts *o, size_t *n)
+{
+  const rp_session *s = e->s;
+  const pt_call **v = malloc((s->calls.n + 1) * sizeof *v);
+  *n = 0;
+  for (size_t i = 0; v && i < s->calls.n; i++) {
+    const pt_call *c = &s->calls.v[i];
+    if (o->to_seq >= 0 && c->seq > o->to_seq)
+      break;
+    if (!rp_plugin_replayed(s, c->plugin) || c->api == PI_API_piTearDown)
+      continue;
+    if (!c->returned) {
+      const pi_api_desc *api = rp_api(c);
+      rp_note(e, c->seq, "%s never returned in the recording (the process crashed or was "
+              "killed in it): replay stops before it", api ? api->name : "?");
+      break;
+    }
+    v[(*n)++] = c;
+  }
+  return v;
+}
+
+/* Releases what replay created and the recording released only later (or
+ * never): a replay stopped early, or a cut-down session, leaves nothing
+ * behind in the plugin. Newest first: kernels before programs, buffers
+ * before queues and contexts. */
+static void release_live(rp_engine *e, int64_t last_seq)
+{
+  static const struct {
+    const char *kind;
+    pi_api_id api;
+  } release[] = {{"event", PI_API_piEventRelease}, {"mem", PI_API_piMemRelease},
+                 {"kernel", PI_API_piKernelRelease}, {"program", PI_API_piProgramRelease},
+                 {"sampler", PI_API_piSamplerRelease}, {"queue", PI_API_piQueueRelease},
+                 {"context", PI_API_piContextRelease}};
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(e->s->db.db, "SELECT id, kind FROM handles WHERE session = ? AND "
+                                      "created = 1 AND (released_seq IS NULL OR released_seq > "
+                                      "?) ORDER BY id DESC", -1, &st, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64(st, 1, e->s->id);
+  sqlite3_bind_int64(st, 2, last_seq);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *kind = (const char *)sqlite3_column_text(st, 1);
+    uint64_t live[1] = {rp_ids_get(e, (uint64_t)sqlite3_column_int64(st, 0))};
+    for (size_t k = 0; kind && live[0] && k < sizeof release / sizeof *release; k++)
+      if (strcmp(kind, release[k].kind) == 0)
+        pi_api_invoke(e->t, release[k].api, live);
+  }
+  sqlite3_finalize(st);
+}
+
+/* The plugin table to replay through: --plugin's, or a device's. */
+static bool open_target(rp_engine *e, const rp_opts *o, pi_plugin *plugin, void **dl, char *dev,
+                        size_t devn)
+{
+  char err[1536] = "";
+  bool ok = o->plugin ? (*dl = load_plugin(e, o->plugin, plugin, err, sizeof err)) != NULL
+                      : choose_device(e, o, dev, devn, err, sizeof err);
+  if (!ok)
+    fprintf(stderr, "pitrace replay: %s\n", err);
+  else if (o->plugin)
+    snprintf(dev, devn, "plugin %s", o->plugin);
+  return ok;
+}
+
+static int replay_session(rp_session *s, const rp_opts *o, uint64_t load_ns)
+{
+  rp_engine e = {.s = s, .o = o, .stop_seq = INT64_MAX, .progress_t0 = o->t0};
+  pthread_mutex_init(&e.lock, NULL);
+  char dev[600] = "";
+  pi_plugin plugin;
+  void *dl = NULL;
+  size_t n;
+  const pt_call **calls = NULL;
+  if (!open_target(&e, o, &plugin, &dl, dev, sizeof dev) ||
+      !(calls = replay_list(&e, o, &n))) {
+    rp_engine_free(&e);
+    return 2;
+  }
+  uint64_t t0 = rp_now_ns();
+  if (rp_run(&e, calls, n) == RP_OK)
+    rp_check_pending(&e, -1);
+  uint64_t t1 = rp_now_ns();
+  if (!e.stand_ins && !e.abandoned)
+    release_live(&e, e.status != RP_OK ? e.stop_seq : n ? calls[n - 1]->seq : 0);
+  rp_progress(&e, true);
+  int code = rp_finish(&e, dev);
+  if (o->stats)
+    fprintf(stderr, "pitrace replay: %llu calls replayed in %.3f ms (%.0f calls/s); loading "
+            "the session took %.3f ms\n", (unsigned long long)e.done, (double)(t1 - t0) / 1e6,
+            (double)e.done * 1e9 / (double)(t1 - t0 ? t1 - t0 : 1), (double)load_ns / 1e6);
+  if (e.abandoned) {
+    fflush(NULL); /* a thread is stuck in the plugin: exit without waiting for it */
+    _exit(code);
+  }
+  free(calls);
+  rp_engine_free(&e);
+  if (dl) {
+    uint64_t none[1] = {0};
+    pi_api_invoke(&plugin.PiFunctionTable, PI_API_piTearDown, none);
+    dlclose(dl);
+  }
+  return code;
+}
+
+int pt_replay(int argc, char **argv)
+{
+  rp_opts o;
+  int r = parse_args(argc, argv, &o);
+  if (r >= 0)
+    return r;
+  char err[1536];
+  rp_session s;
+  uint64_t t0 = o.t0 = rp_now_ns(); /* the progress line counts loading too */
+  if (!rp_session_open(&s, o.path, o.session, err, sizeof err)) {
+    fprintf(stderr, "pitrace replay: %s\n", err);
+    return 2;
+  }
+  rp_prefetch_start(&s, (size_t)512 << 20); /* optional: without it, payloads come in turn */
+  int code = replay_session(&s, &o, rp_now_ns() - t0);
+  rp_session_close(&s);
+  return code;
+}

@@ -1,0 +1,117 @@
+/*
+ * rp.h: what the replay verb, the extract verb and the replay plugin share:
+ * a recorded session opened for replay (its calls, its plugins, the device
+ * it ran on), payloads with the reason when one cannot be had, and readers
+ * of the recorded argument encoding (interposer/writer.c, docs/schema.md).
+ */
+#ifndef PITRACE_RP_H
+#define PITRACE_RP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pi_api.h"
+#include "session.h"
+
+#define RP_MAX_PLUGINS 16
+
+typedef struct rp_plugin {
+  char name[256], backend[32];
+  bool had_platforms; /* a recorded piPlatformsGet found some */
+  bool probed;        /* it was asked for platforms at all */
+} rp_plugin;
+
+typedef struct rp_session {
+  pt_db db;
+  int64_t id;
+  pt_calls calls;
+  rp_plugin plugins[RP_MAX_PLUGINS];
+  uint32_t nplugins;
+  int64_t device_id;       /* the device the application used (0: none seen) */
+  uint32_t device_plugin;  /* the plugin serving it */
+  char device_name[256];   /* from a recorded PI_DEVICE_INFO_NAME, or "" */
+  struct rp_prefetch *prefetch; /* large payloads read ahead, or NULL */
+} rp_session;
+
+/* Opens `path` and loads session `session` (-1: the default one). False
+ * with a one-line reason. */
+bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err,
+                     size_t errn);
+void rp_session_close(rp_session *s);
+
+/* Starts reading the data rows ahead on a thread of its own, at most
+ * `limit` bytes ahead of rp_payload (rp_prefetch.c); false if it cannot.
+ * rp_session_close stops it. */
+bool rp_prefetch_start(rp_session *s, size_t limit);
+void rp_prefetch_stop(rp_session *s);
+/* A payload read ahead (ownership passes), or NULL: read it the usual way. */
+unsigned char *rp_prefetch_take(rp_session *s, const pt_call *c, unsigned position,
+                                const char *role, unsigned idx, size_t *size);
+
+/* Whether calls of recorded plugin `idx` are replayed: plugins that found
+ * no platform (their discovery calls, last errors and teardown) are not. */
+bool rp_plugin_replayed(const rp_session *s, uint32_t idx);
+
+/* ---- Payloads --------------------------------------------------------------- */
+
+typedef enum {
+  RP_DATA_OK = 0,
+  RP_DATA_ABSENT,       /* never recorded (SYCL_PI_RECORD_DATA=none, or not data) */
+  RP_DATA_PARTIAL,      /* recorded in part (meta mode, a data cap) */
+  RP_DATA_MISSING_BLOB  /* the row is there, its content is gone */
+} rp_data_status;
+
+/* A payload of call c (malloc'd; size in *size), or NULL with *status. */
+unsigned char *rp_payload(rp_session *s, const pt_call *c, unsigned position, const char *role,
+                          unsigned idx, size_t *size, rp_data_status *status);
+/* One line saying why payload (position, role, idx) of call c is unusable. */
+void rp_payload_problem(const rp_session *s, const pt_call *c, unsigned position,
+                        const char *role, rp_data_status st, char *err, size_t errn);
+/* The seq at which a "readback" payload was captured (-1: unknown). */
+int64_t rp_captured_seq(rp_session *s, const pt_call *c, unsigned position);
+
+/* ---- Recorded argument values -------------------------------------------------- */
+
+typedef enum { RP_REF_NULL, RP_REF_NUMBER, RP_REF_USM, RP_REF_MAPPED } rp_ref_kind;
+
+/* A recorded pointer: null, a plain address, "usm#ID+OFF" or "mapped#ID". */
+typedef struct rp_ref {
+  rp_ref_kind kind;
+  uint64_t id, offset, value;
+} rp_ref;
+
+rp_ref rp_ref_of(const pt_json *j);
+
+/* Parameter `name` of api (or one whose name starts with "blocking" when
+ * name is "blocking"); -1 if none. */
+int rp_param(const pi_api_desc *api, const char *name);
+/* The blocking flag / out event parameter of a function (-1: none). */
+int rp_blocking_param(const pi_api_desc *api);
+int rp_event_param(const pi_api_desc *api);
+/* The INFO parameter of an info query, -1 for other functions. */
+int rp_info_param(const pi_api_desc *api);
+/* Whether recorded call c is blocking (no blocking flag: it is). */
+bool rp_call_blocking(const pi_api_desc *api, const pt_call *c);
+/* An integer argument of a recorded call (def when null or absent). */
+int64_t rp_arg_int(const pt_call *c, unsigned i, int64_t def);
+
+/* Handle ids named in the recorded text of info-query parameter i of call
+ * c ("device#2", "[device#2, device#3]"): up to max of them into ids;
+ * returns the count. */
+size_t rp_info_ids(const pt_call *c, unsigned i, uint64_t *ids, size_t max);
+
+/* Bytes of one element of a scalar or array parameter. */
+size_t rp_elem_width(const pi_param_desc *p);
+
+/* Appends `item` (elem bytes) to the growable array *vec of *n elements
+ * (room for *cap); false when out of memory. */
+bool rp_push(void *vec, size_t *n, size_t *cap, size_t elem, const void *item);
+
+/* The function of a recorded call (NULL for an id this build lacks). */
+static inline const pi_api_desc *rp_api(const pt_call *c)
+{
+  return pi_api_get(c->api);
+}
+
+#endif /* PITRACE_RP_H */

@@ -1,0 +1,359 @@
+/*
+ * rp_check.c: what a replayed call did against what the recording says.
+ * Results must match (for info queries a difference is a note); objects
+ * the call created are mapped to their recorded ids; data it wrote must
+ * match the recorded data (bitwise, or within --tolerance), checked at once
+ * for blocking calls and when the recording captured it for the others;
+ * info-query values and other out-values that differ are notes.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpx.h"
+
+/* ---- Data ---------------------------------------------------------------------- */
+
+static bool elem_equal(const rp_opts *o, const unsigned char *a, const unsigned char *b,
+                       size_t w)
+{
+  if (memcmp(a, b, w) == 0)
+    return true;
+  if (o->tolerance < 0 || (w != 4 && w != 8))
+    return false;
+  double x, y;
+  if (w == 4) {
+    float fx, fy;
+    memcpy(&fx, a, 4);
+    memcpy(&fy, b, 4);
+    x = fx;
+    y = fy;
+  } else {
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+  }
+  if (isnan(x) && isnan(y))
+    return true;
+  double scale = fmax(1.0, fmax(fabs(x), fabs(y)));
+  return fabs(x - y) <= o->tolerance * scale;
+}
+
+static void describe_elem(char *out, size_t n, const unsigned char *p, size_t w)
+{
+  uint64_t bits = 0;
+  memcpy(&bits, p, w);
+  int len = snprintf(out, n, "0x%0*llx", (int)(2 * w), (unsigned long long)bits);
+  if (w == 4) {
+    float f;
+    memcpy(&f, p, 4);
+    snprintf(out + len, n - (size_t)len, " (%.9g)", (double)f);
+  } else if (w == 8) {
+    double d;
+    memcpy(&d, p, 8);
+    snprintf(out + len, n - (size_t)len, " (%.17g)", d);
+  }
+}
+
+bool rp_data_equal(const rp_opts *o, const unsigned char *want, const unsigned char *got,
+                   size_t n, char *why, size_t whyn)
+{
+  if (memcmp(want, got, n) == 0)
+    return true;
+  size_t w = o->tolerance >= 0 ? (o->f64 ? 8 : 4) : (n % 4 == 0 ? 4 : 1);
+  size_t first = SIZE_MAX, bad = 0, elems = (n + w - 1) / w;
+  for (size_t k = 0; k < elems; k++) {
+    size_t ew = k * w + w <= n ? w : n - k * w;
+    if (!elem_equal(o, want + k * w, got + k * w, ew) && bad++ == 0)
+      first = k;
+  }
+  if (!bad)
+    return true;
+  size_t ew = first * w + w <= n ? w : n - first * w;
+  char a[64], b[64];
+  describe_elem(a, sizeof a, want + first * w, ew);
+  describe_elem(b, sizeof b, got + first * w, ew);
+  snprintf(why, whyn, "differs from the recording at byte offset %zu (element %zu of %zu-byte "
+           "elements): expected %s, got %s; %zu of %zu elements differ%s", first * w, first, w,
+           a, b, bad, elems, o->tolerance >= 0 ? " beyond the tolerance" : "");
+  return false;
+}
+
+/* Compares n bytes the call wrote into parameter i with the recording. */
+static int compare_data(rp_engine *e, const pt_call *c, const char *text, unsigned i,
+                        const unsigned char *want, const unsigned char *got, size_t n)
+{
+  char why[512], what[768];
+  atomic_fetch_add(&e->verified, 1);
+  if (rp_data_equal(e->o, want, got, n, why, sizeof why))
+    return RP_OK;
+  const pi_api_desc *api = rp_api(c);
+  snprintf(what, sizeof what, "the data written to parameter %s (%zu bytes) %s",
+           api->params[i].name, n, why);
+  return rp_stop(e, RP_DIVERGED, c, text, what);
+}
+
+static int stop_here(rp_engine *e, rp_cc *cc, int status, const char *what)
+{
+  char *text = rp_call_text(cc->api, cc->argv);
+  int st = rp_stop(e, status, cc->c, text, what);
+  free(text);
+  return st;
+}
+
+/* A non-blocking call's data: checked once it is complete. */
+static int defer_data(rp_engine *e, rp_cc *cc, unsigned i)
+{
+  rp_pending pd = {.call = cc->c, .position = i, .due = rp_captured_seq(e->s, cc->c, i),
+                   .buf = (unsigned char *)(uintptr_t)cc->argv[i], .want = cc->want[i],
+                   .size = cc->want_size[i], .text = rp_call_text(cc->api, cc->argv)};
+  int ev = rp_event_param(cc->api);
+  if (ev >= 0 && cc->argv[ev] && cc->slot[ev]) {
+    pd.event = cc->slot[ev];
+    pd.own_event = cc->own_event == ev;
+    uint64_t a[1] = {pd.event};
+    if (!pd.own_event)
+      pi_api_invoke(e->t, PI_API_piEventRetain, a);
+  }
+  rp_lock(e);
+  bool ok = rp_push(&e->pending, &e->npending, &e->cap_pending, sizeof pd, &pd);
+  rp_unlock(e);
+  if (!ok) {
+    free(pd.text);
+    return stop_here(e, cc, RP_FAILED, "out of memory");
+  }
+  return RP_OK;
+}
+
+static int check_data(rp_engine *e, rp_cc *cc, unsigned i)
+{
+  if (!cc->want[i])
+    return RP_OK; /* nothing recorded to compare with */
+  if (!rp_call_blocking(cc->api, cc->c))
+    return defer_data(e, cc, i);
+  char *text = rp_call_text(cc->api, cc->argv);
+  int st = compare_data(e, cc->c, text, i, cc->want[i],
+                        (const unsigned char *)(uintptr_t)cc->argv[i], cc->want_size[i]);
+  free(text);
+  return st;
+}
+
+static int check_pending_one(rp_engine *e, rp_pending *pd)
+{
+  if (pd->event) {
+    uint64_t wait[2] = {1, (uint64_t)(uintptr_t)&pd->event}, rel[1] = {pd->event};
+    pi_api_invoke(e->t, PI_API_piEventsWait, wait);
+    pi_api_invoke(e->t, PI_API_piEventRelease, rel);
+  }
+  int st = compare_data(e, pd->call, pd->text, pd->position, pd->want, pd->buf, pd->size);
+  free(pd->text);
+  return st;
+}
+
+int rp_check_pending(rp_engine *e, int64_t seq)
+{
+  int st = RP_OK;
+  for (;;) {
+    rp_pending pd;
+    bool found = false;
+    rp_lock(e);
+    for (size_t k = 0; k < e->npending && !found; k++)
+      if (seq < 0 || (e->pending[k].due >= 0 && e->pending[k].due <= seq)) {
+        pd = e->pending[k];
+        e->pending[k] = e->pending[--e->npending];
+        found = true;
+      }
+    rp_unlock(e);
+    if (!found)
+      return st;
+    int one = check_pending_one(e, &pd);
+    if (st == RP_OK)
+      st = one;
+  }
+}
+
+/* ---- Values --------------------------------------------------------------------------- */
+
+/* Values that differ on every run: timestamps, native handles, addresses. */
+static bool varies(const pi_api_desc *api, const pi_param_desc *p)
+{
+  return api->id == PI_API_piGetDeviceAndHostTimer || api->id == PI_API_piEventGetProfilingInfo ||
+         p->vt == PI_VT_NATIVE || p->vt == PI_VT_PTR;
+}
+
+static void note_value(rp_engine *e, rp_cc *cc, unsigned i, uint8_t vt, const pi_enum_desc *en,
+                       const void *want, size_t wn, const void *got, size_t gn, bool array)
+{
+  char s1[256], s2[256];
+  pi_sbuf a, b;
+  pi_sbuf_init(&a, s1, sizeof s1);
+  pi_sbuf_init(&b, s2, sizeof s2);
+  pi_format_value(&a, vt, 0, en, want, wn, array);
+  pi_format_value(&b, vt, 0, en, got, gn, array);
+  rp_note(e, cc->c->seq, "%s: %s was %s when recorded, %s now", cc->api->name,
+          cc->api->params[i].name, a.p, b.p);
+  pi_sbuf_free(&a);
+  pi_sbuf_free(&b);
+}
+
+/* An info query's value: handles it names are mapped, other values compared. */
+static void check_info(rp_engine *e, rp_cc *cc, unsigned i)
+{
+  const pi_param_desc *p = &cc->api->params[i];
+  const pi_enum_entry *en = pi_enum_lookup(p->en, (int64_t)cc->argv[p->query]);
+  const unsigned char *got = (const unsigned char *)(uintptr_t)cc->argv[i];
+  size_t size = (size_t)cc->argv[p->count.ref];
+  if (p->size_ret >= 0 && cc->argv[p->size_ret] && cc->slot[p->size_ret] < size)
+    size = (size_t)cc->slot[p->size_ret];
+  if (en && en->vt == PI_VT_HANDLE) {
+    uint64_t ids[64];
+    size_t n = rp_info_ids(cc->c, i, ids, 64);
+    for (size_t k = 0; k < n && (k + 1) * sizeof(void *) <= size; k++) {
+      uint64_t live, known;
+      memcpy(&live, got + k * sizeof(void *), sizeof live);
+      if (!rp_resolve(e, en->obj, ids[k], &known))
+        rp_ids_put(e, ids[k], live);
+    }
+    return;
+  }
+  if (varies(cc->api, p) || (en && (en->vt == PI_VT_NATIVE || en->vt == PI_VT_PTR)))
+    return;
+  size_t wn;
+  rp_data_status st;
+  unsigned char *want = rp_payload(e->s, cc->c, i, "value", 0, &wn, &st);
+  if (want && (wn != size || memcmp(want, got, size) != 0))
+    note_value(e, cc, i, en ? en->vt : PI_VT_BYTES, en ? en->en : NULL, want, wn, got, size,
+               en && en->is_array);
+  free(want);
+}
+
+/* A scalar or an array (j, as recorded) the call wrote. */
+static void check_numbers(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
+{
+  const pi_param_desc *p = &cc->api->params[i];
+  if (varies(cc->api, p) || !j || j->type == PJ_NULL || !cc->argv[i])
+    return;
+  size_t w = rp_elem_width(p);
+  bool array = j->type == PJ_ARRAY;
+  size_t n = array ? j->n : 1;
+  unsigned char want[16 * 8];
+  if (n > 16)
+    n = 16;
+  for (size_t k = 0; k < n; k++) {
+    uint64_t v = (uint64_t)pt_json_int(array ? j->u.items[k] : j, 0);
+    memcpy(want + k * w, &v, w);
+  }
+  const void *got = (const void *)(uintptr_t)cc->argv[i];
+  if (memcmp(want, got, n * w) != 0)
+    note_value(e, cc, i, p->vt, p->en, want, n * w, got, n * w, array);
+}
+
+/* ---- Objects the call created -------------------------------------------------------- */
+
+static void map_handles(rp_engine *e, const pt_json *j, const void *live, size_t max)
+{
+  if (!j || j->type != PJ_ARRAY)
+    return;
+  for (uint32_t k = 0; k < j->n && k < max; k++) {
+    uint64_t v;
+    memcpy(&v, (const char *)live + k * sizeof(void *), sizeof v);
+    rp_ids_put(e, (uint64_t)pt_json_int(j->u.items[k], 0), v);
+  }
+}
+
+/* A mapped region must hold what the application saw when it mapped it. */
+static int check_map(rp_engine *e, rp_cc *cc, unsigned i)
+{
+  size_t n;
+  rp_data_status st;
+  unsigned char *want = rp_payload(e->s, cc->c, i, "out", 0, &n, &st);
+  int size = rp_param(cc->api, "size");
+  int r = RP_OK;
+  if (want && size >= 0 && n <= cc->argv[size] && cc->slot[i]) {
+    char *text = rp_call_text(cc->api, cc->argv);
+    r = compare_data(e, cc->c, text, i, want, (const unsigned char *)(uintptr_t)cc->slot[i], n);
+    free(text);
+  }
+  free(want);
+  return r;
+}
+
+static int check_scalar(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
+{
+  const pi_param_desc *p = &cc->api->params[i];
+  if (!cc->argv[i])
+    return RP_OK;
+  if (p->creates == PI_OBJ_USM || p->creates == PI_OBJ_MAPPED) {
+    rp_ref r = rp_ref_of(j);
+    if (r.id)
+      rp_ids_put(e, r.id, cc->slot[i]);
+    return p->creates == PI_OBJ_MAPPED ? check_map(e, cc, i) : RP_OK;
+  }
+  if (p->vt == PI_VT_NATIVE) {
+    uint64_t v = (uint64_t)pt_json_int(j, 0);
+    if (v)
+      rp_native_put(e, v, cc->slot[i]);
+    return RP_OK;
+  }
+  check_numbers(e, cc, i, j);
+  return RP_OK;
+}
+
+static int check_out(rp_engine *e, rp_cc *cc, unsigned i)
+{
+  const pi_param_desc *p = &cc->api->params[i];
+  const pt_json *j = cc->c->args->u.items[i];
+  switch (p->kind) {
+  case PI_PK_HANDLE:
+    if (cc->argv[i] && pt_json_int(j, 0))
+      rp_ids_put(e, (uint64_t)pt_json_int(j, 0), cc->slot[i]);
+    return RP_OK;
+  case PI_PK_HANDLES:
+    if (cc->argv[i])
+      map_handles(e, j, (const void *)(uintptr_t)cc->argv[i],
+                  pi_param_extent(p, cc->argv) / sizeof(void *));
+    return RP_OK;
+  case PI_PK_SCALAR:
+    return check_scalar(e, cc, i, j);
+  case PI_PK_ARRAY:
+    check_numbers(e, cc, i, j);
+    return RP_OK;
+  case PI_PK_INFO:
+    if (cc->argv[i])
+      check_info(e, cc, i);
+    return RP_OK;
+  case PI_PK_BYTES: case PI_PK_HOSTPTR:
+    return check_data(e, cc, i);
+  default:
+    return RP_OK;
+  }
+}
+
+static int result_differs(rp_engine *e, rp_cc *cc, pi_result r)
+{
+  if (rp_info_param(cc->api) >= 0) {
+    rp_note(e, cc->c->seq, "%s returned %s when recorded, %s now", cc->api->name,
+            pi_result_name(cc->c->result), pi_result_name(r));
+    return RP_OK;
+  }
+  char what[256];
+  snprintf(what, sizeof what, "result: expected %s, got %s", pi_result_name(cc->c->result),
+           pi_result_name(r));
+  return stop_here(e, cc, RP_DIVERGED, what);
+}
+
+int rp_check(rp_engine *e, rp_cc *cc, pi_result r)
+{
+  if (r != cc->c->result)
+    return result_differs(e, cc, r);
+  if (r != PI_SUCCESS)
+    return RP_OK;
+  for (unsigned i = 0; i < cc->api->nparams; i++) {
+    int st = cc->api->params[i].dir == PI_DIR_IN ? (cc->want[i] ? check_data(e, cc, i) : RP_OK)
+                                                  : check_out(e, cc, i);
+    if (st != RP_OK)
+      return st;
+  }
+  return RP_OK;
+}

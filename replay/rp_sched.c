@@ -1,0 +1,318 @@
+/*
+ * rp_sched.c: replaying calls, one recorded thread per worker thread.
+ *
+ * The recording says, for every call, when it began and when it returned
+ * (one monotonic clock). A worker takes its thread's calls in order, and
+ * starts call N once every call of the other threads that had returned
+ * before N began in the recording has returned now (but for info queries,
+ * which change nothing another call could depend on). That keeps every order
+ * across threads the application could have relied on (a handle another
+ * thread created, data it wrote, a host-side signal after a call), and
+ * lets the rest overlap as it did. It never waits for a call that was
+ * still running when N began: a piEventsWait in one thread on an event
+ * another thread completes later is in flight while that thread goes on,
+ * as it was when recorded. Waiting follows the order of the recorded
+ * return times, so it has no cycle: the replay cannot deadlock where the
+ * recording did not.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rpx.h"
+
+/* ---- One call ------------------------------------------------------------------ */
+
+/* Discovery is not re-run: the platforms and devices it found stand for
+ * the chosen device's platform and device. */
+static int map_discovery(rp_engine *e, const pt_call *c)
+{
+  bool platforms = c->api == PI_API_piPlatformsGet;
+  const pt_json *list = pt_json_at(c->args, platforms ? 1 : 3);
+  for (uint32_t k = 0; list && list->type == PJ_ARRAY && k < list->n; k++) {
+    uint64_t id = (uint64_t)pt_json_int(list->u.items[k], 0);
+    if (!platforms && rp_ids_get(e, id) == 0 && e->live_device && k + 1 == list->n &&
+        list->n > 1)
+      rp_note(e, c->seq, "piDevicesGet: the recording saw %u devices; all replay on the one "
+              "chosen", list->n);
+    rp_ids_put(e, id, platforms ? e->live_platform : e->live_device);
+  }
+  atomic_fetch_add(&e->done, 1);
+  return RP_OK;
+}
+
+/* Memory the device may still use after the call returns. */
+static bool keeps_memory(const rp_cc *cc)
+{
+  bool create = cc->api->id == PI_API_piMemBufferCreate || cc->api->id == PI_API_piMemImageCreate;
+  return !rp_call_blocking(cc->api, cc->c) ||
+         (create && (cc->argv[1] & PI_MEM_FLAGS_HOST_PTR_USE));
+}
+
+int rp_exec(rp_engine *e, const pt_call *c)
+{
+  const pi_api_desc *api = rp_api(c);
+  if (!api) {
+    char what[4400];
+    snprintf(what, sizeof what, "%s: seq %lld calls PI function id %u, which this pitrace "
+             "does not know: use a newer pitrace", e->s->db.path, (long long)c->seq, c->api);
+    return rp_stop(e, RP_FAILED, c, NULL, what);
+  }
+  if (!e->stand_ins && (c->api == PI_API_piPlatformsGet || c->api == PI_API_piDevicesGet))
+    return map_discovery(e, c);
+  rp_cc cc;
+  rp_cc_init(&cc, c, api);
+  int st;
+  if (rp_build(e, &cc)) {
+    pi_result r = pi_api_invoke(e->t, api->id, cc.argv);
+    st = rp_check(e, &cc, r);
+    rp_cc_done(e, &cc, keeps_memory(&cc));
+  } else {
+    st = rp_stop(e, RP_FAILED, c, NULL, cc.err);
+    rp_cc_done(e, &cc, false);
+  }
+  if ((atomic_fetch_add(&e->done, 1) & 1023) == 0)
+    rp_progress(e, false);
+  return st == RP_OK ? rp_check_pending(e, c->seq) : st;
+}
+
+/* ---- Threads ------------------------------------------------------------------------ */
+
+/* One recorded thread, replayed by one worker. */
+typedef struct lane {
+  struct sched *s;
+  size_t *idx, n;       /* its calls, in order (indices into calls) */
+  int64_t *end;         /* when each that is no info query returned in the
+                           recording (ascending) */
+  size_t nend;
+  _Atomic size_t done;  /* how many of those have returned in the replay */
+  _Atomic int waiters;
+  pthread_mutex_t m;
+  pthread_cond_t cv;
+} lane;
+
+typedef struct sched {
+  rp_engine *e;
+  const pt_call *const *calls;
+  lane *lanes;
+  size_t nlanes, running; /* workers not finished (under m) */
+  pthread_mutex_t m;
+  pthread_cond_t cv;
+} sched;
+
+/* Info queries: nothing another call does depends on them. */
+static bool queries(const pt_call *c)
+{
+  const pi_api_desc *api = rp_api(c);
+  return api && rp_info_param(api) >= 0;
+}
+
+/* How many of lane l's calls (not queries) had returned when a call began
+ * at `start`. */
+static size_t returned_by(const lane *l, int64_t start)
+{
+  size_t lo = 0, hi = l->nend;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (l->end[mid] <= start)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Waits until `need` of lane l's calls have returned; false on a stop. */
+static bool wait_lane(lane *l, size_t need, rp_engine *e)
+{
+  for (int spin = 0; spin < 64; spin++) {
+    if (atomic_load(&l->done) >= need || atomic_load(&e->stop))
+      return !atomic_load(&e->stop);
+    sched_yield();
+  }
+  pthread_mutex_lock(&l->m);
+  atomic_fetch_add(&l->waiters, 1);
+  while (atomic_load(&l->done) < need && !atomic_load(&e->stop))
+    pthread_cond_wait(&l->cv, &l->m);
+  atomic_fetch_sub(&l->waiters, 1);
+  pthread_mutex_unlock(&l->m);
+  return !atomic_load(&e->stop);
+}
+
+static void wake(lane *l)
+{
+  pthread_mutex_lock(&l->m);
+  pthread_cond_broadcast(&l->cv);
+  pthread_mutex_unlock(&l->m);
+}
+
+static void returned(lane *l)
+{
+  atomic_fetch_add(&l->done, 1);
+  if (atomic_load(&l->waiters))
+    wake(l);
+}
+
+/* Whether call c may start: false on a stop. */
+static bool wait_turn(sched *s, const lane *mine, const pt_call *c)
+{
+  for (size_t k = 0; k < s->nlanes; k++) {
+    lane *l = &s->lanes[k];
+    if (l != mine && !wait_lane(l, returned_by(l, c->start_ns), s->e))
+      return false;
+  }
+  return true;
+}
+
+static void *worker_main(void *arg)
+{
+  lane *me = arg;
+  sched *s = me->s;
+  for (size_t k = 0; k < me->n; k++) {
+    const pt_call *c = s->calls[me->idx[k]];
+    if (!wait_turn(s, me, c))
+      break;
+    int st = rp_exec(s->e, c);
+    if (!queries(c))
+      returned(me);
+    if (st != RP_OK) {
+      for (size_t j = 0; j < s->nlanes; j++)
+        wake(&s->lanes[j]); /* the others stop too */
+      break;
+    }
+  }
+  pthread_mutex_lock(&s->m);
+  s->running--;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->m);
+  return NULL;
+}
+
+/* Waits for the workers; after a stop, at most a few seconds for calls
+ * that may never return (a wait on an event nobody will complete now).
+ * True when every worker finished. */
+static bool wait_workers(sched *s)
+{
+  struct timespec limit;
+  bool timed = false;
+  pthread_mutex_lock(&s->m);
+  while (s->running) {
+    if (!atomic_load(&s->e->stop)) {
+      pthread_cond_wait(&s->cv, &s->m);
+      continue;
+    }
+    if (!timed) {
+      clock_gettime(CLOCK_REALTIME, &limit);
+      limit.tv_sec += 5;
+      timed = true;
+    }
+    if (pthread_cond_timedwait(&s->cv, &s->m, &limit) == ETIMEDOUT)
+      break;
+  }
+  bool all = s->running == 0;
+  pthread_mutex_unlock(&s->m);
+  return all;
+}
+
+/* The distinct recorded threads, in order of their first call. */
+static size_t thread_ids(const pt_call *const *calls, size_t n, uint32_t **out)
+{
+  uint32_t *v = NULL;
+  size_t k = 0, cap = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t j = 0;
+    while (j < k && v[j] != calls[i]->thread)
+      j++;
+    if (j == k && !rp_push(&v, &k, &cap, sizeof *v, &calls[i]->thread))
+      break;
+  }
+  *out = v;
+  return k;
+}
+
+/* Gives each lane its thread's calls; false when out of memory. */
+static bool split(sched *s, size_t n, const uint32_t *tids)
+{
+  for (size_t k = 0; k < s->nlanes; k++) {
+    lane *l = &s->lanes[k];
+    l->s = s;
+    pthread_mutex_init(&l->m, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    if (!(l->idx = malloc(n * sizeof *l->idx)) || !(l->end = malloc(n * sizeof *l->end)))
+      return false;
+  }
+  for (size_t i = 0; i < n; i++) {
+    lane *l = s->lanes;
+    while (tids[l - s->lanes] != s->calls[i]->thread)
+      l++;
+    if (!queries(s->calls[i]))
+      l->end[l->nend++] = s->calls[i]->start_ns + s->calls[i]->dur_ns;
+    l->idx[l->n++] = i;
+  }
+  return true;
+}
+
+static void free_lanes(sched *s)
+{
+  for (size_t k = 0; s->lanes && k < s->nlanes; k++) {
+    free(s->lanes[k].idx);
+    free(s->lanes[k].end);
+    pthread_mutex_destroy(&s->lanes[k].m);
+    pthread_cond_destroy(&s->lanes[k].cv);
+  }
+  free(s->lanes);
+}
+
+static int run_threads(rp_engine *e, const pt_call *const *calls, size_t n, const uint32_t *tids,
+                       size_t nthreads)
+{
+  sched s = {.e = e, .calls = calls, .nlanes = nthreads};
+  s.lanes = calloc(nthreads, sizeof *s.lanes);
+  pthread_t *th = calloc(nthreads, sizeof *th);
+  pthread_mutex_init(&s.m, NULL);
+  pthread_cond_init(&s.cv, NULL);
+  e->mt = true;
+  size_t started = 0;
+  if (s.lanes && th && split(&s, n, tids)) {
+    pthread_mutex_lock(&s.m);
+    for (; started < nthreads; started++)
+      if (pthread_create(&th[started], NULL, worker_main, &s.lanes[started]) != 0)
+        break;
+    s.running = started;
+    pthread_mutex_unlock(&s.m);
+  }
+  if (started < nthreads)
+    rp_stop(e, RP_FAILED, calls[0], NULL, "cannot start the replay threads (out of memory)");
+  if (!wait_workers(&s)) {
+    e->abandoned = true; /* a worker is stuck in the plugin: leave it be */
+    return e->status;
+  }
+  for (size_t k = 0; k < started; k++)
+    pthread_join(th[k], NULL);
+  free_lanes(&s);
+  free(th);
+  pthread_cond_destroy(&s.cv);
+  pthread_mutex_destroy(&s.m);
+  return e->status;
+}
+
+int rp_run(rp_engine *e, const pt_call *const *calls, size_t n)
+{
+  e->total = n;
+  uint32_t *tids;
+  size_t nthreads = thread_ids(calls, n, &tids);
+  int st = e->status;
+  if (nthreads > 1) {
+    st = run_threads(e, calls, n, tids, nthreads);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      if ((st = rp_exec(e, calls[i])) != RP_OK)
+        break;
+  }
+  free(tids);
+  return st == RP_OK ? e->status : st;
+}

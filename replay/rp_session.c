@@ -1,0 +1,350 @@
+/*
+ * rp_session.c: a recorded session opened for replay (rp.h): its calls,
+ * which plugins served devices, the device the application used, payloads
+ * with the reason one is unusable, and the recorded argument encoding.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rp.h"
+
+static bool session_exists(rp_session *s, int64_t id)
+{
+  sqlite3_stmt *st;
+  bool ok = false;
+  if (sqlite3_prepare_v2(s->db.db, "SELECT 1 FROM sessions WHERE id = ?", -1, &st, NULL) ==
+      SQLITE_OK) {
+    sqlite3_bind_int64(st, 1, id);
+    ok = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+  }
+  return ok;
+}
+
+static void load_plugins(rp_session *s)
+{
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db.db, "SELECT idx, name, backend FROM plugins WHERE session = ?",
+                         -1, &st, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64(st, 1, s->id);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    int idx = sqlite3_column_int(st, 0);
+    if (idx < 0 || idx >= RP_MAX_PLUGINS)
+      continue;
+    const unsigned char *name = sqlite3_column_text(st, 1), *be = sqlite3_column_text(st, 2);
+    snprintf(s->plugins[idx].name, sizeof s->plugins[idx].name, "%s", name ? (const char *)name : "");
+    snprintf(s->plugins[idx].backend, sizeof s->plugins[idx].backend, "%s",
+             be ? (const char *)be : "");
+    if ((uint32_t)idx + 1 > s->nplugins)
+      s->nplugins = (uint32_t)idx + 1;
+  }
+  sqlite3_finalize(st);
+}
+
+/* Which plugins found platforms, and the device the application used: the
+ * first device of a context (else the first one discovered). */
+static void scan_calls(rp_session *s)
+{
+  int64_t first_found = 0;
+  uint32_t first_plugin = 0;
+  for (size_t i = 0; i < s->calls.n; i++) {
+    const pt_call *c = &s->calls.v[i];
+    if (c->plugin >= RP_MAX_PLUGINS || !c->returned || c->result != PI_SUCCESS)
+      continue;
+    if (c->api == PI_API_piPlatformsGet) {
+      pt_json *list = pt_json_at(c->args, 1);
+      s->plugins[c->plugin].probed = true;
+      if (rp_arg_int(c, 2, 0) > 0 || (list && list->type == PJ_ARRAY && list->n))
+        s->plugins[c->plugin].had_platforms = true;
+    } else if (c->api == PI_API_piDevicesGet && !first_found) {
+      first_found = pt_json_int(pt_json_at(pt_json_at(c->args, 3), 0), 0);
+      first_plugin = c->plugin;
+    } else if (c->api == PI_API_piContextCreate && !s->device_id) {
+      s->device_id = pt_json_int(pt_json_at(pt_json_at(c->args, 2), 0), 0);
+      s->device_plugin = c->plugin;
+    }
+  }
+  if (!s->device_id) {
+    s->device_id = first_found;
+    s->device_plugin = first_plugin;
+  }
+}
+
+/* The recorded PI_DEVICE_INFO_NAME of the application's device. */
+static void find_device_name(rp_session *s)
+{
+  for (size_t i = 0; i < s->calls.n && s->device_id; i++) {
+    const pt_call *c = &s->calls.v[i];
+    if (c->api != PI_API_piDeviceGetInfo || rp_arg_int(c, 0, -1) != s->device_id ||
+        rp_arg_int(c, 1, -1) != PI_DEVICE_INFO_NAME || c->result != PI_SUCCESS)
+      continue;
+    size_t size;
+    rp_data_status st;
+    unsigned char *name = rp_payload(s, c, 3, "value", 0, &size, &st);
+    if (name && size) {
+      snprintf(s->device_name, sizeof s->device_name, "%.*s", (int)size, (const char *)name);
+      free(name);
+      return;
+    }
+    free(name);
+  }
+}
+
+bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err, size_t errn)
+{
+  memset(s, 0, sizeof *s);
+  if (!pt_open(path, false, &s->db, err, errn))
+    return false;
+  /* Payloads are read straight from the mapped file, not copied twice. */
+  sqlite3_exec(s->db.db, "PRAGMA mmap_size = 4294967296", NULL, NULL, NULL);
+  s->id = session >= 0 ? session : pt_default_session(&s->db);
+  if (s->id < 0 || !session_exists(s, s->id)) {
+    if (session >= 0)
+      snprintf(err, errn, "%s has no session %lld (pitrace sessions lists them)", path,
+               (long long)session);
+    else
+      snprintf(err, errn, "%s holds no recorded session", path);
+    pt_close(&s->db);
+    return false;
+  }
+  if (!pt_load(&s->db, s->id, &s->calls, err, errn)) {
+    pt_close(&s->db);
+    return false;
+  }
+  load_plugins(s);
+  scan_calls(s);
+  find_device_name(s);
+  return true;
+}
+
+void rp_session_close(rp_session *s)
+{
+  rp_prefetch_stop(s);
+  pt_calls_free(&s->calls);
+  pt_close(&s->db);
+}
+
+bool rp_plugin_replayed(const rp_session *s, uint32_t idx)
+{
+  if (idx >= RP_MAX_PLUGINS)
+    return false;
+  return s->plugins[idx].had_platforms || !s->plugins[idx].probed;
+}
+
+/* ---- Payloads ----------------------------------------------------------------- */
+
+/* A statement on data_rows prepared with (session, seq, position) bound as
+ * its first three parameters, or NULL. */
+static sqlite3_stmt *row_query(rp_session *s, const char *sql, const pt_call *c, unsigned position)
+{
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db.db, sql, -1, &st, NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_int64(st, 1, s->id);
+  sqlite3_bind_int64(st, 2, c->seq);
+  sqlite3_bind_int(st, 3, (int)position);
+  return st;
+}
+
+/* Why pt_data found nothing: no row, a row without content, or a row
+ * whose blob is gone. */
+static rp_data_status probe_row(rp_session *s, const pt_call *c, unsigned position,
+                                const char *role, unsigned idx)
+{
+  sqlite3_stmt *st = row_query(s, "SELECT r.hash IS NOT NULL, EXISTS(SELECT 1 FROM blobs b "
+                                  "WHERE b.hash = r.hash) FROM data_rows r WHERE r.session = ? "
+                                  "AND r.seq = ? AND r.position = ? AND r.role = ? AND r.idx = ?",
+                               c, position);
+  rp_data_status out = RP_DATA_ABSENT;
+  if (!st)
+    return out;
+  sqlite3_bind_text(st, 4, role, -1, SQLITE_STATIC);
+  sqlite3_bind_int(st, 5, (int)idx);
+  if (sqlite3_step(st) == SQLITE_ROW)
+    out = sqlite3_column_int(st, 0) && !sqlite3_column_int(st, 1) ? RP_DATA_MISSING_BLOB
+                                                                  : RP_DATA_PARTIAL;
+  sqlite3_finalize(st);
+  return out;
+}
+
+unsigned char *rp_payload(rp_session *s, const pt_call *c, unsigned position, const char *role,
+                          unsigned idx, size_t *size, rp_data_status *status)
+{
+  size_t full = 0;
+  unsigned char *p = s->prefetch ? rp_prefetch_take(s, c, position, role, idx, size) : NULL;
+  if (p) {
+    *status = RP_DATA_OK;
+    return p;
+  }
+  p = pt_data(&s->db, s->id, c, position, role, idx, size, &full);
+  if (p && *size >= full) {
+    *status = RP_DATA_OK;
+    return p;
+  }
+  if (p) {
+    free(p);
+    *status = RP_DATA_PARTIAL;
+  } else {
+    *status = probe_row(s, c, position, role, idx);
+  }
+  *size = 0;
+  return NULL;
+}
+
+void rp_payload_problem(const rp_session *s, const pt_call *c, unsigned position,
+                        const char *role, rp_data_status st, char *err, size_t errn)
+{
+  const pi_api_desc *api = rp_api(c);
+  const char *fn = api ? api->name : "?";
+  const char *param = api && position < api->nparams ? api->params[position].name : "?";
+  static const char *const why[] = {
+      [RP_DATA_OK] = "is fine",
+      [RP_DATA_ABSENT] = "was not recorded (the session was recorded with "
+                         "SYCL_PI_RECORD_DATA=none or filtered)",
+      [RP_DATA_PARTIAL] = "was recorded only in part (SYCL_PI_RECORD_DATA=meta or "
+                          "SYCL_PI_RECORD_DATA_CAP)",
+      [RP_DATA_MISSING_BLOB] = "is missing from the file (its blob is gone: the database is "
+                               "damaged)"};
+  snprintf(err, errn, "%s: seq %lld %s: the %s data of parameter %s %s", s->db.path,
+           (long long)c->seq, fn, role, param, why[st]);
+}
+
+int64_t rp_captured_seq(rp_session *s, const pt_call *c, unsigned position)
+{
+  sqlite3_stmt *st = row_query(s, "SELECT captured_seq FROM data_rows WHERE session = ? AND "
+                                  "seq = ? AND position = ? AND role = 'readback'", c, position);
+  int64_t out = -1;
+  if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+    out = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return out;
+}
+
+bool rp_push(void *vec, size_t *n, size_t *cap, size_t elem, const void *item)
+{
+  void **v = vec;
+  if (*n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 16;
+    void *nv = realloc(*v, nc * elem);
+    if (!nv)
+      return false;
+    *v = nv;
+    *cap = nc;
+  }
+  memcpy((char *)*v + *n * elem, item, elem);
+  (*n)++;
+  return true;
+}
+
+/* ---- Recorded argument values ---------------------------------------------------- */
+
+rp_ref rp_ref_of(const pt_json *j)
+{
+  rp_ref r = {RP_REF_NULL, 0, 0, 0};
+  if (!j || j->type == PJ_NULL)
+    return r;
+  if (j->type != PJ_STRING) {
+    r.kind = RP_REF_NUMBER;
+    r.value = (uint64_t)pt_json_int(j, 0);
+    if (!r.value)
+      r.kind = RP_REF_NULL;
+    return r;
+  }
+  const char *s = j->u.s;
+  if (strncmp(s, "usm#", 4) == 0) {
+    r.kind = RP_REF_USM;
+    s += 4;
+  } else if (strncmp(s, "mapped#", 7) == 0) {
+    r.kind = RP_REF_MAPPED;
+    s += 7;
+  } else {
+    r.kind = RP_REF_NUMBER;
+    r.value = strtoull(s, NULL, 0);
+    return r;
+  }
+  char *end;
+  r.id = strtoull(s, &end, 10);
+  if (*end == '+')
+    r.offset = strtoull(end + 1, NULL, 10);
+  return r;
+}
+
+int rp_param(const pi_api_desc *api, const char *name)
+{
+  size_t n = strcmp(name, "blocking") == 0 ? 8 : strlen(name) + 1;
+  for (unsigned i = 0; i < api->nparams; i++)
+    if (strncmp(api->params[i].name, name, n) == 0)
+      return (int)i;
+  return -1;
+}
+
+
+int64_t rp_arg_int(const pt_call *c, unsigned i, int64_t def)
+{
+  return pt_json_int(pt_json_at(c->args, i), def);
+}
+
+/* The blocking flag and event of every function, found once. */
+static int8_t blocking_of[PI_API_COUNT], event_of[PI_API_COUNT], info_of[PI_API_COUNT];
+static pthread_once_t params_once = PTHREAD_ONCE_INIT;
+
+static void index_params(void)
+{
+  for (uint32_t id = 0; id < PI_API_COUNT; id++) {
+    blocking_of[id] = (int8_t)rp_param(&pi_api_table[id], "blocking");
+    event_of[id] = (int8_t)rp_param(&pi_api_table[id], "event");
+    info_of[id] = -1;
+    for (unsigned i = pi_api_table[id].nparams; i-- > 0;)
+      if (pi_api_table[id].params[i].kind == PI_PK_INFO)
+        info_of[id] = (int8_t)i;
+  }
+}
+
+int rp_blocking_param(const pi_api_desc *api)
+{
+  pthread_once(&params_once, index_params);
+  return blocking_of[api->id];
+}
+
+int rp_event_param(const pi_api_desc *api)
+{
+  pthread_once(&params_once, index_params);
+  return event_of[api->id];
+}
+
+int rp_info_param(const pi_api_desc *api)
+{
+  pthread_once(&params_once, index_params);
+  return info_of[api->id];
+}
+
+bool rp_call_blocking(const pi_api_desc *api, const pt_call *c)
+{
+  int b = rp_blocking_param(api);
+  return b < 0 || rp_arg_int(c, (unsigned)b, 1) != 0;
+}
+
+size_t rp_info_ids(const pt_call *c, unsigned i, uint64_t *ids, size_t max)
+{
+  const pt_json *j = pt_json_at(c->args, i);
+  const char *text = j && j->type == PJ_STRING ? j->u.s : NULL;
+  size_t n = 0;
+  for (const char *p = text ? strchr(text, '#') : NULL; p && n < max; p = strchr(p + 1, '#'))
+    if (isdigit((unsigned char)p[1]))
+      ids[n++] = strtoull(p + 1, NULL, 10);
+  return n;
+}
+
+size_t rp_elem_width(const pi_param_desc *p)
+{
+  static const uint8_t width[] = {[PI_VT_U32] = 4, [PI_VT_I32] = 4, [PI_VT_BOOL] = 4,
+                                  [PI_VT_CBOOL] = 1, [PI_VT_U64] = 8};
+  if (p->vt == PI_VT_ENUM || p->vt == PI_VT_FLAGS)
+    return p->en ? p->en->width : 4;
+  return p->vt < sizeof width && width[p->vt] ? width[p->vt] : sizeof(void *);
+}

@@ -1,0 +1,13 @@
+# pitrace replay and extract, and the replay plugin (replay/): the programs
+# and plugin the suite records, and the suite itself.
+add_executable(replay_threads progs/replay_threads.c)
+target_link_libraries(replay_threads PRIVATE pirt Threads::Threads)
+add_library(pi_replay_userevent MODULE progs/replay_userevent_plugin.c)
+target_link_libraries(pi_replay_userevent PRIVATE pi_headers Threads::Threads)
+set_target_properties(pi_replay_userevent PROPERTIES C_VISIBILITY_PRESET hidden)
+
+pitrace_suite(test_replay)
+add_dependencies(test_replay pitrace pi_replay pi_shim replay_threads pi_replay_userevent
+  vadd pipeline shared_lib spec_const pi_null bench_replay)
+add_test(NAME replay COMMAND test_replay --jobs 2)
+set_tests_properties(replay PROPERTIES TIMEOUT 900)
