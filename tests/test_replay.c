@@ -1,0 +1,419 @@
+/*
+ * test_replay.c: pitrace replay and extract, and the replay plugin, on
+ * sessions recorded here on PoCL (and replayed on rusticl): recorded
+ * examples replay and match; a changed byte of recorded data is a
+ * divergence named by call and offset; bad files are refused in one line;
+ * threads that wait on each other replay without deadlock; a kernel cut
+ * out of a session replays on its own; a replay is itself recorded; an
+ * application re-runs against the replay plugin with no OpenCL at all.
+ */
+#include <criterion/criterion.h>
+
+#include "testutil.h"
+
+#define BIN PITRACE_BIN_DIR
+#define LIB PITRACE_LIB_DIR
+#define PITRACE BIN "/pitrace"
+#define POCL "OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd"
+#define RUSTICL "OCL_ICD_VENDORS=/etc/OpenCL/vendors/rusticl.icd"
+#define SWRAST "RUSTICL_ENABLE=swrast"
+
+static char *kv(const char *name, const char *value)
+{
+  char *s = NULL;
+  cr_assert_geq(asprintf(&s, "%s=%s", name, value), 0);
+  return s;
+}
+
+/* Runs SQL on a database with the sqlite3 shell; its output. */
+static char *sql(const char *db, const char *text)
+{
+  const char *argv[] = {"/usr/bin/sqlite3", db, text, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, NULL, &out), 0, "sqlite3 %s: %s", text, out);
+  return out;
+}
+
+static long long sql_int(const char *db, const char *text)
+{
+  return atoll(sql(db, text));
+}
+
+/* Records `prog [arg]` into a new database (extra: one more NAME=value). */
+static char *record(const char *prog, const char *arg, const char *extra)
+{
+  char *db = tu_temp_path(".db"), *path = NULL, *out;
+  cr_assert_geq(asprintf(&path, "%s/%s", BIN, prog), 0);
+  const char *argv[] = {path, arg, NULL};
+  const char *env[] = {kv("SYCL_PI_RECORD", db), POCL, extra, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  return db;
+}
+
+/* pitrace VERB args... with env; returns the exit status, output in *out. */
+static int pitrace(const char *const *args, const char *const *env, char **out)
+{
+  const char *argv[16] = {"/usr/bin/timeout", "120", PITRACE};
+  int n = 3;
+  for (; *args && n < 15; args++)
+    argv[n++] = *args;
+  argv[n] = NULL;
+  return tu_run(argv, env, out);
+}
+
+static int replay(const char *db, const char *opt, const char *val, const char *const *env,
+                  char **out)
+{
+  const char *args[] = {"replay", db, opt, val, NULL};
+  return pitrace(args, env, out);
+}
+
+static const char *const pocl_env[] = {POCL, NULL};
+static const char *const rusticl_env[] = {RUSTICL, SWRAST, NULL};
+
+/* ---- Replaying on a device --------------------------------------------------------- */
+
+Test(replay, examples_recorded_on_pocl_replay_and_match)
+{
+  const char *progs[] = {"vadd", "shared_lib", "spec_const", "pipeline"};
+  for (size_t i = 0; i < 4; i++) {
+    char *db = record(progs[i], NULL, NULL), *out;
+    cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s: %s", progs[i], out);
+    cr_assert(strstr(out, "matched: "), "%s", out);
+    cr_assert(strstr(out, "1 read-backs verified"), "%s: %s", progs[i], out);
+  }
+}
+
+Test(replay, the_same_sessions_replay_on_rusticl_by_backend_or_device)
+{
+  char *vadd = record("vadd", NULL, NULL), *spec = record("spec_const", NULL, NULL);
+  char *lib = record("shared_lib", NULL, NULL), *out;
+  /* The recorded PoCL device is not there: a clear refusal. */
+  cr_assert_eq(replay(vadd, NULL, NULL, rusticl_env, &out), 2, "%s", out);
+  cr_assert(strstr(out, "is not available here; choose one with --backend or --device"), "%s",
+            out);
+  cr_assert_eq(replay(vadd, "--backend", "opencl", rusticl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "matched: ") && strstr(out, "llvmpipe"), "%s", out);
+  cr_assert(strstr(out, "note: recorded on \"pthread"), "%s", out);
+  cr_assert_eq(replay(spec, "--device", "opencl:cpu:0", rusticl_env, &out), 0, "%s", out);
+  /* llvmpipe rounds libmathdev's polynomial differently in the last bits. */
+  const char *args[] = {"replay", lib, "--backend", "opencl", "--tolerance", "1e-5", NULL};
+  cr_assert_eq(pitrace(args, rusticl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "matched: "), "%s", out);
+}
+
+/* The hex of the first read-back payload and where it is stored. */
+static char *readback_hex(const char *db)
+{
+  char *hex = sql(db, "SELECT hex FROM data WHERE role = 'out' AND seq = (SELECT max(seq) FROM "
+                      "pi_calls WHERE api = 'piEnqueueMemBufferRead')");
+  hex[strcspn(hex, "\n")] = 0;
+  return hex;
+}
+
+Test(replay, a_changed_byte_of_a_large_read_back_diverges_at_that_call_and_offset)
+{
+  char *db = record("vadd", NULL, NULL), *out;
+  long long seq = sql_int(db, "SELECT seq FROM pi_calls WHERE api = 'piEnqueueMemBufferRead'");
+  sql(db, "UPDATE blobs SET content = substr(content, 1, 100) || x'5A' || substr(content, 102) "
+          "WHERE hash = (SELECT hash FROM data_rows WHERE role = 'out')");
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 1, "%s", out);
+  char *want = NULL;
+  cr_assert_geq(asprintf(&want, "diverged at seq %lld (thread 1): piEnqueueMemBufferRead", seq), 0);
+  cr_assert(strstr(out, want), "%s", out);
+  cr_assert(strstr(out, "---> piEnqueueMemBufferRead(\n\tpi_queue queue : "), "%s", out);
+  cr_assert(strstr(out, "differs from the recording at byte offset 100 (element 25 of 4-byte "
+                        "elements)"), "%s", out);
+  cr_assert(strstr(out, "1 of 1024 elements differ"), "%s", out);
+  /* --to stops before it: what came before still matches. */
+  char to[32];
+  snprintf(to, sizeof to, "%lld", seq - 1);
+  cr_assert_eq(replay(db, "--to", to, pocl_env, &out), 0, "%s", out);
+}
+
+Test(replay, a_changed_byte_of_an_inline_read_back_diverges)
+{
+  char *db = record("vadd", "8", NULL), *out;
+  char *hex = readback_hex(db), *bad = strdup(hex), *upd = NULL;
+  cr_assert_eq(strlen(hex), 64, "%s", hex); /* 8 floats, inline in the call */
+  bad[9] = bad[9] == '1' ? '2' : '1';        /* byte 4: element 1 */
+  cr_assert_geq(asprintf(&upd, "UPDATE chunks SET calls = replace(calls, '%s', '%s')", hex, bad),
+                0);
+  sql(db, upd);
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 1, "%s", out);
+  cr_assert(strstr(out, "piEnqueueMemBufferRead"), "%s", out);
+  cr_assert(strstr(out, "at byte offset 4 (element 1 of 4-byte elements)"), "%s", out);
+}
+
+Test(replay, tolerance_accepts_a_last_bit_difference_and_not_more)
+{
+  char *db = record("vadd", "8", NULL), *out;
+  char *hex = readback_hex(db), *near = strdup(hex), *far = strdup(hex), *upd = NULL;
+  near[9] = near[9] == '0' ? '1' : '0'; /* the lowest bits of element 1's mantissa */
+  far[14] = far[14] == '4' ? '3' : '4'; /* its exponent */
+  cr_assert_geq(asprintf(&upd, "UPDATE chunks SET calls = replace(calls, '%s', '%s')", hex, near),
+                0);
+  sql(db, upd);
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 1, "%s", out);
+  cr_assert_eq(replay(db, "--tolerance", "1e-6", pocl_env, &out), 0, "%s", out);
+  cr_assert_geq(asprintf(&upd, "UPDATE chunks SET calls = replace(calls, '%s', '%s')", near, far),
+                0);
+  sql(db, upd);
+  cr_assert_eq(replay(db, "--tolerance", "1e-6", pocl_env, &out), 1, "%s", out);
+  cr_assert(strstr(out, "beyond the tolerance"), "%s", out);
+}
+
+/* ---- Bad input --------------------------------------------------------------------------- */
+
+/* One line on stderr, exit status 2, mentioning `why`. */
+static void refused(const char *db, const char *why)
+{
+  char *out;
+  int st = replay(db, NULL, NULL, pocl_env, &out);
+  cr_assert_eq(st, 2, "%s: status %d: %s", db, st, out);
+  cr_assert(strstr(out, why), "%s", out);
+  cr_assert_eq(tu_count(out, "\n"), 1, "not one line: %s", out);
+  cr_assert(strncmp(out, "pitrace replay: ", 16) == 0, "%s", out);
+}
+
+Test(replay, bad_files_are_refused_in_one_line)
+{
+  char *vadd = record("vadd", NULL, NULL), *cmd = NULL;
+  refused("/nonexistent/session.db", "No such file or directory");
+  refused(tu_write_temp(".db", ""), "is empty");
+  refused(tu_write_temp(".db", "this is no database at all, just some text......\n"),
+          "not a pitrace session (not an SQLite database");
+  /* Truncated: the header survives, the pages do not. */
+  char *trunc = tu_temp_path(".db");
+  cr_assert_geq(asprintf(&cmd, "head -c 8192 %s > %s", vadd, trunc), 0);
+  cr_assert_eq(system(cmd), 0);
+  refused(trunc, "damaged or truncated");
+  /* Another program's SQLite database. */
+  char *foreign = tu_temp_path(".db");
+  sql(foreign, "CREATE TABLE t(x); INSERT INTO t VALUES (1);");
+  refused(foreign, "not a pitrace session (no pitrace_meta table)");
+  /* A newer schema. */
+  char *newer = record("vadd", NULL, NULL);
+  sql(newer, "UPDATE pitrace_meta SET value = '2' WHERE key = 'schema_version'");
+  refused(newer, "schema version 2; this pitrace reads version 1");
+  /* Data blobs gone. */
+  sql(vadd, "DELETE FROM blobs");
+  refused(vadd, "is missing from the file (its blob is gone");
+}
+
+Test(replay, usage_errors_and_help)
+{
+  char *out;
+  const char *help[] = {"replay", "--help", NULL}, *none[] = {"replay", NULL},
+             *bad[] = {"replay", "x.db", "--tolerance", "much", NULL},
+             *both[] = {"replay", "x.db", "--backend", "opencl", "--device", "cpu", NULL},
+             *ehelp[] = {"extract", "--help", NULL}, *enone[] = {"extract", "x.db", NULL};
+  cr_assert_eq(pitrace(help, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "usage: pitrace replay SESSION.db"), "%s", out);
+  cr_assert_eq(pitrace(none, NULL, &out), 2, "%s", out);
+  cr_assert_eq(pitrace(bad, NULL, &out), 2, "%s", out);
+  cr_assert(strstr(out, "bad argument 'much'"), "%s", out);
+  cr_assert_eq(pitrace(both, NULL, &out), 2, "%s", out);
+  cr_assert_eq(pitrace(ehelp, NULL, &out), 0, "%s", out);
+  cr_assert_eq(pitrace(enone, NULL, &out), 2, "%s", out);
+}
+
+/* ---- Threads -------------------------------------------------------------------------------- */
+
+Test(replay, a_wait_released_by_a_later_call_of_another_thread_does_not_deadlock)
+{
+  char *cfg = tu_write_temp(".conf", LIB "/libpi_replay_userevent.so opencl\n"), *out;
+  char *cfg_env = kv("SYCL_PI_CONFIG", cfg), *db = NULL;
+  /* The recording must have the shape under test: the wait began first and
+   * returned after the other thread completed its event. The program gives
+   * the waiter 200 ms to block; on a loaded machine (the suites run in
+   * parallel) its thread can be preempted longer than that before it
+   * enters piEventsWait, so record again, a bounded number of times. */
+  long long shaped = 0;
+  for (int attempt = 0; attempt < 5 && !shaped; attempt++) {
+    db = tu_temp_path(".db");
+    const char *argv[] = {BIN "/replay_threads", "userevent", NULL};
+    const char *env[] = {kv("SYCL_PI_RECORD", db), cfg_env, NULL};
+    cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+    shaped = sql_int(db, "SELECT count(*) FROM pi_calls w, pi_calls s WHERE w.api = "
+                         "'piEventsWait' AND s.api = 'piEventSetStatus' AND w.thread <> "
+                         "s.thread AND w.seq < s.seq AND w.end_ns > s.end_ns");
+  }
+  cr_assert_eq(shaped, 1, "5 recordings without a wait released by the other thread");
+  const char *renv[] = {cfg_env, NULL};
+  cr_assert_eq(replay(db, NULL, NULL, renv, &out), 0, "%s", out);
+  cr_assert(strstr(out, "matched: 22 calls"), "%s", out);
+}
+
+Test(replay, threads_ordered_by_the_host_replay_in_that_order)
+{
+  char *db = record("replay_threads", "data", NULL), *out;
+  cr_assert_eq(sql_int(db, "SELECT count(DISTINCT thread) FROM pi_calls"), 3);
+  for (int i = 0; i < 3; i++) {
+    cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
+    cr_assert(strstr(out, "8 read-backs verified"), "%s", out);
+  }
+}
+
+Test(replay, nine_threads_of_getinfo_calls_replay)
+{
+  char *db = tu_temp_path(".db"), *out;
+  const char *argv[] = {BIN "/record_prog", "threads", "8", "200", NULL};
+  const char *env[] = {kv("SYCL_PI_RECORD", db), POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "matched: "), "%s", out);
+}
+
+Test(replay, a_crashed_session_replays_up_to_the_call_that_never_returned)
+{
+  char *db = tu_temp_path(".db"), *out;
+  char *cfg = tu_write_temp(".conf", LIB "/libpi_test_partial.so\n");
+  const char *argv[] = {BIN "/use_device", NULL};
+  const char *env[] = {kv("SYCL_PI_RECORD", db), kv("SYCL_PI_CONFIG", cfg), "PI_TEST_CRASH=1",
+                       NULL};
+  cr_assert_neq(tu_run(argv, env, &out), 0, "%s", out); /* SIGSEGV (a sanitizer's exit) */
+  const char *renv[] = {env[1], NULL};
+  cr_assert_eq(replay(db, NULL, NULL, renv, &out), 0, "%s", out);
+  cr_assert(strstr(out, "piContextCreate never returned in the recording"), "%s", out);
+}
+
+/* ---- Recording a replay ---------------------------------------------------------------------- */
+
+Test(replay, a_replay_is_recorded_as_a_new_session)
+{
+  char *db = record("pipeline", NULL, NULL), *again = tu_temp_path(".db"), *out;
+  const char *env[] = {POCL, kv("SYCL_PI_RECORD", again), NULL};
+  cr_assert_eq(replay(db, NULL, NULL, env, &out), 0, "%s", out);
+  cr_assert_eq(sql_int(again, "SELECT count(*) FROM sessions"), 1);
+  cr_assert_str_eq(sql(again, "SELECT group_concat(api, ' ') FROM (SELECT api FROM pi_calls "
+                              "WHERE api LIKE 'piEnqueue%' ORDER BY seq)"),
+                   sql(db, "SELECT group_concat(api, ' ') FROM (SELECT api FROM pi_calls "
+                           "WHERE api LIKE 'piEnqueue%' ORDER BY seq)"));
+  /* And that session replays too. */
+  cr_assert_eq(replay(again, NULL, NULL, pocl_env, &out), 0, "%s", out);
+}
+
+/* ---- Extract ------------------------------------------------------------------------------------- */
+
+static int extract(const char *db, const char *kernel, const char *repro, char **out)
+{
+  const char *args[] = {"extract", db, "--kernel", kernel, "-o", repro, NULL};
+  return pitrace(args, NULL, out);
+}
+
+Test(replay, an_extracted_kernel_replays_on_its_own_with_the_same_result)
+{
+  char *db = record("vadd", NULL, NULL), *repro = tu_temp_path(".db"), *out;
+  cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
+  cr_assert_eq(sql_int(repro, "SELECT count(*) FROM pi_calls WHERE api = "
+                              "'piEnqueueKernelLaunch'"), 1);
+  cr_assert_eq(sql_int(repro, "SELECT count(*) FROM pi_calls WHERE api LIKE '%Release'"), 0);
+  cr_assert_lt(sql_int(repro, "SELECT count(*) FROM pi_calls"),
+               sql_int(db, "SELECT count(*) FROM pi_calls"));
+  /* The read-back holds the original result. */
+  cr_assert_str_eq(sql(repro, "SELECT hex FROM data WHERE role = 'out'"),
+                   sql(db, "SELECT hex FROM data WHERE role = 'out'"));
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
+}
+
+Test(replay, extract_rebuilds_buffer_contents_and_refuses_what_it_cannot_know)
+{
+  char *db = record("pipeline", NULL, NULL), *repro = tu_temp_path(".db"), *out;
+  /* saxpy: x was filled and y written before it: both become writes. */
+  cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
+  cr_assert_eq(sql_int(repro, "SELECT count(*) FROM pi_calls WHERE api = "
+                              "'piEnqueueMemBufferWrite'"), 2);
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  /* square reads y, which saxpy computed and nothing read back. */
+  cr_assert_eq(extract(db, "2", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "holds data computed on the device by seq"), "%s", out);
+  cr_assert(strstr(out, "cannot be derived"), "%s", out);
+  cr_assert_eq(extract(db, "4", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "has 3 kernel launches"), "%s", out);
+}
+
+Test(replay, extract_of_programs_from_device_images_replays)
+{
+  const char *progs[] = {"shared_lib", "spec_const"};
+  for (int i = 0; i < 2; i++) {
+    char *db = record(progs[i], NULL, NULL), *repro = tu_temp_path(".db"), *out;
+    cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
+    cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s: %s", progs[i], out);
+    cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
+  }
+}
+
+/* ---- The replay plugin ------------------------------------------------------------------------ */
+
+Test(replay, vadd_reruns_against_the_replay_plugin_without_any_opencl)
+{
+  const char *progs[] = {"vadd", "pipeline", "shared_lib", "spec_const"};
+  for (int i = 0; i < 4; i++) {
+    char *db = record(progs[i], NULL, NULL), *path = NULL, *out;
+    cr_assert_geq(asprintf(&path, "%s/%s", BIN, progs[i]), 0);
+    const char *argv[] = {path, NULL};
+    const char *env[] = {kv("SYCL_PI_REPLAY", db), "OCL_ICD_VENDORS=/nonexistent", NULL};
+    cr_assert_eq(tu_run(argv, env, &out), 0, "%s: %s", progs[i], out);
+    cr_assert(strstr(out, "result verified"), "%s", out);
+  }
+}
+
+Test(replay, the_replay_plugin_follows_threads_that_begin_alike)
+{
+  /* The writer and launcher threads both begin with a queue creation, and
+   * reach the plugin in either order. */
+  char *db = record("replay_threads", "data", NULL), *out;
+  const char *argv[] = {BIN "/replay_threads", "data", NULL};
+  const char *env[] = {kv("SYCL_PI_REPLAY", db), "OCL_ICD_VENDORS=/nonexistent", NULL};
+  for (int i = 0; i < 8; i++) {
+    cr_assert_eq(tu_run(argv, env, &out), 0, "run %d: %s", i, out);
+    cr_assert(strstr(out, "result verified over 8 rounds"), "%s", out);
+  }
+}
+
+Test(replay, the_replay_plugin_stops_at_the_first_deviation)
+{
+  char *db = record("vadd", NULL, NULL), *out;
+  const char *argv[] = {BIN "/vadd", "2048", NULL};
+  const char *env[] = {kv("SYCL_PI_REPLAY", db), "OCL_ICD_VENDORS=/nonexistent", NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 2, "%s", out);
+  cr_assert(strstr(out, "pitrace replay plugin: the application deviates from the recording"),
+            "%s", out);
+  cr_assert(strstr(out, "(thread 1): expected piMemBufferCreate with size 4096, got size 8192"),
+            "%s", out);
+  /* The application's own error carries the plugin's reason. */
+  cr_assert(strstr(out, "vadd: PI_ERROR_INVALID_OPERATION"), "%s", out);
+}
+
+Test(replay, the_replay_plugin_refuses_a_bad_file)
+{
+  char *out;
+  const char *argv[] = {BIN "/vadd", NULL};
+  const char *env[] = {kv("SYCL_PI_REPLAY", tu_write_temp(".db", "")), NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 2, "%s", out);
+  cr_assert(strstr(out, "pitrace replay plugin: ") && strstr(out, "is empty"), "%s", out);
+}
+
+/* ---- Progress and speed ------------------------------------------------------------------------ */
+
+Test(replay, a_large_null_session_replays_with_progress_only_on_a_terminal)
+{
+  char *db = tu_temp_path(".db"), *out;
+  const char *make[] = {BIN "/bench_replay", "--make-session", db, "1000000", NULL};
+  cr_assert_eq(tu_run(make, NULL, &out), 0, "%s", out);
+  const char *args[] = {"replay", db, "--plugin", LIB "/libpi_null.so", "--stats", NULL};
+  cr_assert_eq(pitrace(args, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "matched: 1000000 calls"), "%s", out);
+  cr_assert(strstr(out, "calls/s"), "%s", out);
+  cr_assert_null(strchr(out, '\r'), "progress on a file: %s", out);
+  /* On a terminal (script(1) gives one), a line that updates in place. */
+  char *cmd = NULL;
+  cr_assert_geq(asprintf(&cmd, "%s replay %s --plugin %s/libpi_null.so >/dev/null", PITRACE, db,
+                         LIB), 0);
+  const char *tty[] = {"/usr/bin/script", "-qec", cmd, "/dev/null", NULL};
+  cr_assert_eq(tu_run(tty, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "\rpitrace replay: ") && strstr(out, " of 1000000 calls ("), "%s", out);
+}
