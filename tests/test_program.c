@@ -155,6 +155,31 @@ Test(program, second_launch_does_not_build_or_link_again)
   cr_assert_eq(tu_count(t, "Program cache hit: kernel 'k_which'"), 2, "%s", t);
 }
 
+/* The cache holds programs per context: releasing the context releases them
+ * first (while the backend is alive: at exit CUDA is gone before the
+ * runtime's destructor), and a later context, even one at the same address,
+ * builds again. */
+Test(program, a_released_context_takes_its_cached_programs_with_it)
+{
+  cr_assert_eq(kernel_value("k_plain"), 0);
+  TRY(pirt_bundle_release(bundle));
+  TRY(pirt_queue_release(q));
+  TRY(pirt_context_release(ctx));
+  char *t = tu_read_file(trace);
+  char *ctx_release = strstr(t, "---> piContextRelease(");
+  cr_assert(ctx_release, "%s", t);
+  *ctx_release = 0;
+  cr_assert_eq(tu_count(t, "---> piProgramRelease("), 1,
+               "the cached program is released before its context: %s", t);
+  TRY(pirt_context_create(dev, &ctx));
+  TRY(pirt_queue_create(ctx, 0, &q));
+  TRY(pirt_bundle_create(ctx, &bundle));
+  cr_assert_eq(kernel_value("k_plain"), 0);
+  t = tu_read_file(trace);
+  cr_assert_eq(tu_count(t, "Program cache miss: kernel 'k_plain'"), 2, "%s", t);
+  cr_assert_eq(tu_count(t, "Program cache hit: kernel 'k_plain'"), 0, "%s", t);
+}
+
 /* ---- Spec constants ----------------------------------------------------------- */
 
 typedef struct {

@@ -53,6 +53,7 @@ pi_result pirt_context_release(pirt_context *c)
 {
   if (!c)
     return PI_SUCCESS;
+  pm_context_released(c->ctx);
   pi_result r = pirt_call_piContextRelease(c->plugin, c->ctx);
   free(c);
   return r == PI_SUCCESS ? r : pirt_fail_call(NULL, "piContextRelease", r);

@@ -100,6 +100,7 @@ typedef struct pm_image {
 typedef struct cache_entry {
   char *key;
   pi_program prog;
+  pi_context ctx; /* the entry goes when the application releases it */
   struct pirt_plugin *plugin;
   struct cache_entry *next;
 } cache_entry;
@@ -743,6 +744,7 @@ static pi_result get_program(pirt_context *c, const char *kernel, pm_image **set
   if (e) {
     e->key = key;
     e->prog = prog;
+    e->ctx = c->ctx;
     e->plugin = pl;
     e->next = cache;
     cache = e;
@@ -1084,6 +1086,31 @@ pi_result pm_prepare_launch(pirt_kernel *k, unsigned nvalues, const pirt_spec_va
   pthread_mutex_unlock(&pm_lock);
   free_values(v, n);
   return r;
+}
+
+/* The application releases context ctx: its cached programs go first, while
+ * the backend is certainly alive (at exit a driver may be gone before the
+ * runtime's destructor runs), and no later context at the same address can
+ * hit an entry of this one. Kernels the application still holds keep their
+ * program alive through the plugin's own reference. */
+void pm_context_released(pi_context ctx)
+{
+  pthread_mutex_lock(&pm_lock);
+  for (cache_entry **link = &cache; *link;) {
+    cache_entry *e = *link;
+    if (e->ctx != ctx) {
+      link = &e->next;
+      continue;
+    }
+    *link = e->next;
+    pi_result r = pirt_call_piProgramRelease(e->plugin, e->prog);
+    if (r != PI_SUCCESS)
+      pirt_trace(PIRT_TRACE_BASIC, "Program cache: releasing a program of a released "
+                 "context failed with %s", pi_result_name(r));
+    free(e->key);
+    free(e);
+  }
+  pthread_mutex_unlock(&pm_lock);
 }
 
 void pm_shutdown(void)
