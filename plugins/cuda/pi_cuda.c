@@ -639,6 +639,15 @@ static char *dup_str(const char *s) {
 }
 
 /* Makes `c` the calling thread's current CUDA context. */
+/* True once the driver has shut down: at exit, libcuda's destructors run
+ * before the runtime's (it was loaded later), and everything the driver held
+ * went with it. A release then has only the plugin's own memory to free;
+ * calling the driver would fail with CUDA_ERROR_DEINITIALIZED. */
+static bool driver_gone(void) {
+  CUcontext cur = NULL;
+  return drv.cuCtxGetCurrent(&cur) == CUDA_ERROR_DEINITIALIZED;
+}
+
 static pi_result use_context(const char *fn, CUcontext c) {
   CUcontext cur = NULL;
   TRY(CUF(fn, cuCtxGetCurrent, &cur));
@@ -1470,7 +1479,9 @@ static pi_result cu_piContextRelease(pi_context context) {
     free(dl);
   }
   pi_result r = PI_SUCCESS;
-  if (context->primary)
+  if (driver_gone())
+    ; /* the context went with the driver */
+  else if (context->primary)
     r = CU(cuDevicePrimaryCtxRelease, context->dev->cu);
   else if (context->owns)
     r = CU(cuCtxDestroy, context->cu);
@@ -1698,10 +1709,11 @@ static pi_result cu_piQueueRelease(pi_queue command_queue) {
   REQUIRE(q != NULL);
   if (atomic_fetch_sub(&q->refs, 1) != 1)
     return PI_SUCCESS;
-  pi_result r = use_context(FN, q->ctx->cu);
-  if (q->base)
+  bool gone = driver_gone();
+  pi_result r = gone ? PI_SUCCESS : use_context(FN, q->ctx->cu);
+  if (q->base && !gone)
     drv.cuEventDestroy(q->base);
-  if (r == PI_SUCCESS && q->owns)
+  if (r == PI_SUCCESS && q->owns && !gone)
     r = CU(cuStreamDestroy, q->stream);
   pi_context ctx = q->ctx;
   free(q);
@@ -2046,10 +2058,11 @@ static pi_result cu_piEventRelease(pi_event event) {
   REQUIRE(event != NULL);
   if (atomic_fetch_sub(&event->refs, 1) != 1)
     return PI_SUCCESS;
-  pi_result r = use_context(FN, event->ctx->cu);
-  if (event->start)
+  bool gone = driver_gone();
+  pi_result r = gone ? PI_SUCCESS : use_context(FN, event->ctx->cu);
+  if (event->start && !gone)
     drv.cuEventDestroy(event->start);
-  if (event->end && event->owns_end && r == PI_SUCCESS)
+  if (event->end && event->owns_end && r == PI_SUCCESS && !gone)
     r = CU(cuEventDestroy, event->end);
   pi_result r2 = event->queue ? cu_piQueueRelease(event->queue) : PI_SUCCESS;
   pi_result r3 = cu_piContextRelease(event->ctx);
@@ -2273,8 +2286,9 @@ static pi_result cu_piMemRelease(pi_mem mem) {
   REQUIRE(mem != NULL);
   if (atomic_fetch_sub(&mem->refs, 1) != 1)
     return PI_SUCCESS;
-  pi_result r = use_context(FN, mem->ctx->cu);
-  if (r == PI_SUCCESS)
+  bool gone = driver_gone();
+  pi_result r = gone ? PI_SUCCESS : use_context(FN, mem->ctx->cu);
+  if (r == PI_SUCCESS && !gone)
     r = mem_free_storage(FN, mem);
   for (struct mapping *mp = mem->maps, *next; mp; mp = next) {
     next = mp->next;
@@ -3071,7 +3085,7 @@ static pi_result cu_piProgramRelease(pi_program program) {
   if (atomic_fetch_sub(&p->refs, 1) != 1)
     return PI_SUCCESS;
   pi_result r = PI_SUCCESS;
-  if (p->module && p->owns_module) {
+  if (p->module && p->owns_module && !driver_gone()) {
     r = use_context(FN, p->ctx->cu);
     if (r == PI_SUCCESS)
       r = CU(cuModuleUnload, p->module);
