@@ -268,6 +268,14 @@ int main(int argc, char **argv)
       calls = atol(argv[++i]);
     else if (strcmp(argv[i], "--cuda") == 0)
       use_cuda = true;
+    else {
+      fprintf(stderr, "usage: bench_record [--calls N] [--cuda]\n");
+      return 2;
+    }
+  }
+  if (calls < 1000) {
+    fprintf(stderr, "bench_record: --calls must be at least 1000 (one batch)\n");
+    return 2;
   }
   char self[4096], libdir[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

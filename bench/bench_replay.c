@@ -163,9 +163,14 @@ int main(int argc, char **argv)
   if (argc == 4 && strcmp(argv[1], "--make-session") == 0)
     return make_session(argv[2], atol(argv[3]));
   long calls = 1000000;
-  for (int i = 1; i + 1 < argc; i++)
-    if (strcmp(argv[i], "--calls") == 0)
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc && atol(argv[i + 1]) > 0) {
       calls = atol(argv[++i]);
+    } else {
+      fprintf(stderr, "usage: bench_replay [--calls N]\n");
+      return 2;
+    }
+  }
   throughput(calls);
   workload("vadd", "4194304");
   workload("pipeline", "1048576");

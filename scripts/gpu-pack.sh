@@ -1,0 +1,27 @@
+#!/bin/sh
+# Packs what scripts/gpu-check.sh needs into build-gpu/ (ignored by git), for
+# a GPU machine that has the NVIDIA driver but none of pitrace's build
+# dependencies (no SQLite, xxHash, libunwind or Criterion): the programs and
+# plugins from build/, and the shared libraries they load that such a machine
+# may lack, resolved with ldd here. Run scripts/setup.sh first.
+#
+#   scripts/gpu-pack.sh [BUILD]     (default build/)
+set -eu
+cd "$(dirname "$0")/.."
+build=${1:-build}
+out=build-gpu
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib"
+progs="test_cuda_plain vadd vadd_ptx pipeline shared_lib spec_const pitrace bench_record"
+for p in $progs; do
+  [ -x "$build/bin/$p" ] || { echo "gpu-pack: $build/bin/$p is missing: build first" >&2; exit 2; }
+  cp "$build/bin/$p" "$out/bin/"
+done
+cp -P "$build"/lib/libpirt.so* "$build"/lib/libpi_*.so "$build/lib/libmathdev.so" "$out/lib/"
+# Third-party libraries, found by soname among what the programs and plugins
+# load here. The C library and the driver's own stay the machine's.
+for f in "$out"/bin/* "$out"/lib/*.so; do ldd "$f" 2>/dev/null; done |
+  awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
+  grep -E '^(libsqlite3|libxxhash|libunwind|liblzma|libOpenCL)\.' | sort -u |
+  while read -r soname path; do cp -L "$path" "$out/lib/$soname"; done
+du -sh "$out"
