@@ -31,6 +31,9 @@ typedef struct rp_session {
   int64_t device_id;       /* the device the application used (0: none seen) */
   uint32_t device_plugin;  /* the plugin serving it */
   char device_name[256];   /* from a recorded PI_DEVICE_INFO_NAME, or "" */
+  int64_t discovery_end;   /* seq of the runtime's last discovery call (the last
+                              piPlatformsGet or piDevicesGet before the first
+                              context), or 0 */
   struct rp_prefetch *prefetch; /* large payloads read ahead, or NULL */
 } rp_session;
 

@@ -56,6 +56,8 @@ static void scan_calls(rp_session *s)
     const pt_call *c = &s->calls.v[i];
     if (c->plugin >= RP_MAX_PLUGINS || !c->returned || c->result != PI_SUCCESS)
       continue;
+    if ((c->api == PI_API_piPlatformsGet || c->api == PI_API_piDevicesGet) && !s->device_id)
+      s->discovery_end = c->seq;
     if (c->api == PI_API_piPlatformsGet) {
       pt_json *list = pt_json_at(c->args, 1);
       s->plugins[c->plugin].probed = true;
