@@ -18,6 +18,7 @@
  * environment before the runtime or the plugin first loads.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -1360,4 +1361,59 @@ Test(direct, threads_share_a_context_without_mixing_up)
     cr_assert_eq(w[i].errors, 0, "thread %d", i);
     OK(PI(piQueueRelease)(w[i].q));
   }
+}
+
+/* ---- Record and replay through the test double ------------------------------------ */
+
+/* The runtime suite's cases, each recorded in its own session, replay
+ * against the test double: every session matches, and the double sees
+ * during the replay every launch the sessions recorded and the modules with
+ * the spec-constant values the recorded case set (its test checks them when
+ * recorded). */
+Test(replay, sessions_recorded_through_the_test_double_replay_against_it, .timeout = 300)
+{
+  use_double();
+  char dir[] = "/tmp/pitrace-ze-replay-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  char *record_env = NULL, *out;
+  cr_assert_geq(asprintf(&record_env, "SYCL_PI_RECORD=%s", dir), 0);
+  const char *rec[] = {BIN "/test_level_zero", "--filter", "runtime/*", NULL};
+  /* BXFI_MAP tells a Criterion runner it is a test's sandbox: not this one. */
+  const char *env[] = {record_env, "BXFI_MAP=", NULL};
+  int rec_status = tu_run(rec, env, &out);
+  cr_assert_eq(rec_status, 0, "recording the runtime suite: status %d: %s", rec_status, out);
+
+  DIR *d = opendir(dir);
+  cr_assert(d);
+  int sessions = 0;
+  long launches = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (!strstr(e->d_name, ".db"))
+      continue;
+    char *db = NULL;
+    cr_assert_geq(asprintf(&db, "%s/%s", dir, e->d_name), 0);
+    const char *count[] = {"/usr/bin/sqlite3", db,
+                           "SELECT count(*) FROM pi_calls WHERE api = 'piEnqueueKernelLaunch' "
+                           "AND result = 'PI_SUCCESS'", NULL};
+    cr_assert_eq(tu_run(count, NULL, &out), 0, "%s", out);
+    launches += atol(out);
+    const char *argv[] = {BIN "/pitrace", "replay", db, NULL};
+    cr_assert_eq(tu_run(argv, NULL, &out), 0, "%s: %s", db, out);
+    cr_assert(strstr(out, "matched: ") && strstr(out, "(level_zero)"), "%s", out);
+    unlink(db);
+    free(db);
+    sessions++;
+  }
+  closedir(d);
+  rmdir(dir);
+  cr_assert_geq(sessions, 10, "%d sessions recorded", sessions);
+  char *log = zlog();
+  cr_assert(launches >= 3, "%ld launches recorded", launches);
+  cr_assert_eq(count_lines_with(log, "launch kernel="), launches,
+               "%ld launches recorded; the double saw during the replay:\n%s", launches, log);
+  cr_assert(line_with(log, NULL, "zeModuleCreate", "kernels=spec_kernel/1",
+                      "constants=3 [3=0x2a 4=0xffffffff 5=0x7f]", NULL), "%s", log);
+  cr_assert(line_with(log, NULL, "zeModuleCreate", "kernels=spec_kernel/1",
+                      "constants=3 [3=0x7 4=0xffffffff 5=0x7f]", NULL), "%s", log);
+  drop_log();
 }
