@@ -638,16 +638,16 @@ static char *dup_str(const char *s) {
   return d;
 }
 
-/* Makes `c` the calling thread's current CUDA context. */
-/* True once the driver has shut down: at exit, libcuda's destructors run
- * before the runtime's (it was loaded later), and everything the driver held
- * went with it. A release then has only the plugin's own memory to free;
+/* True once the driver has shut down: at exit, libcuda's exit handlers run
+ * before any ELF destructor (the runtime's included), and everything the
+ * driver held went with it. A release then has only the plugin's own memory to free;
  * calling the driver would fail with CUDA_ERROR_DEINITIALIZED. */
 static bool driver_gone(void) {
   CUcontext cur = NULL;
   return drv.cuCtxGetCurrent(&cur) == CUDA_ERROR_DEINITIALIZED;
 }
 
+/* Makes `c` the calling thread's current CUDA context. */
 static pi_result use_context(const char *fn, CUcontext c) {
   CUcontext cur = NULL;
   TRY(CUF(fn, cuCtxGetCurrent, &cur));

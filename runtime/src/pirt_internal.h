@@ -152,8 +152,9 @@ void pm_kernel_free(pirt_kernel *k);
  * before a launch: a rebuild for native values, the buffer for emulated. */
 pi_result pm_prepare_launch(pirt_kernel *k, unsigned nvalues,
                             const pirt_spec_value *values);
-/* Releases the cached programs (before the plugins go) and the registry. */
+/* Releases the cached programs of a context the application releases. */
 void pm_context_released(pi_context ctx);
+/* Releases the cached programs (before the plugins go) and the registry. */
 void pm_shutdown(void);
 /* Delivers a note to the hooks and prints its text at SYCL_PI_TRACE=1. */
 void pirt_note_emit(const pirt_note *note);
