@@ -1373,8 +1373,8 @@ Test(direct, threads_share_a_context_without_mixing_up)
 Test(replay, sessions_recorded_through_the_test_double_replay_against_it, .timeout = 300)
 {
   use_double();
-  char dir[] = "/tmp/pitrace-ze-replay-XXXXXX";
-  cr_assert(mkdtemp(dir));
+  char *dir = tu_temp_path(".sessions");
+  cr_assert_eq(mkdir(dir, 0700), 0);
   char *record_env = NULL, *out;
   cr_assert_geq(asprintf(&record_env, "SYCL_PI_RECORD=%s", dir), 0);
   const char *rec[] = {BIN "/test_level_zero", "--filter", "runtime/*", NULL};
@@ -1400,12 +1400,10 @@ Test(replay, sessions_recorded_through_the_test_double_replay_against_it, .timeo
     const char *argv[] = {BIN "/pitrace", "replay", db, NULL};
     cr_assert_eq(tu_run(argv, NULL, &out), 0, "%s: %s", db, out);
     cr_assert(strstr(out, "matched: ") && strstr(out, "(level_zero)"), "%s", out);
-    unlink(db);
     free(db);
     sessions++;
   }
   closedir(d);
-  rmdir(dir);
   cr_assert_geq(sessions, 10, "%d sessions recorded", sessions);
   char *log = zlog();
   cr_assert(launches >= 3, "%ld launches recorded", launches);

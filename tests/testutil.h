@@ -9,10 +9,12 @@
 
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,7 +44,43 @@ static inline char *tu_read_file(const char *path)
   return buf;
 }
 
-/* A fresh temporary file name with the given suffix (the file is removed). */
+/* Every temporary path this process handed out: removed when it exits,
+ * with SQLite's side files and, for a directory, all it holds; set
+ * PITRACE_KEEP_TEMP=1 to keep them for a look. A forked child that exits
+ * removes only the paths it made itself. */
+static char **tu_temps;
+static size_t tu_ntemps;
+static pid_t tu_temps_pid;
+
+static inline int tu_remove_entry(const char *path, const struct stat *st, int flag,
+                                  struct FTW *ftw)
+{
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  remove(path);
+  return 0;
+}
+
+static inline void tu_remove_temps(void)
+{
+  const char *keep = getenv("PITRACE_KEEP_TEMP");
+  if (tu_temps_pid != getpid() || (keep && strcmp(keep, "1") == 0))
+    return;
+  for (size_t i = 0; i < tu_ntemps; i++) {
+    nftw(tu_temps[i], tu_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    static const char *const side[] = {"-wal", "-shm", "-journal"};
+    for (size_t j = 0; j < sizeof side / sizeof *side; j++) {
+      char path[4200];
+      snprintf(path, sizeof path, "%s%s", tu_temps[i], side[j]);
+      unlink(path);
+    }
+  }
+  tu_ntemps = 0;
+}
+
+/* A fresh temporary file name with the given suffix (no such file exists
+ * yet); whatever is made under it goes when the process exits. */
 static inline char *tu_temp_path(const char *suffix)
 {
   char tmpl[] = "/tmp/pitrace-test-XXXXXX";
@@ -52,6 +90,17 @@ static inline char *tu_temp_path(const char *suffix)
   unlink(tmpl);
   char *p = malloc(strlen(tmpl) + strlen(suffix) + 1);
   sprintf(p, "%s%s", tmpl, suffix);
+  if (tu_temps_pid != getpid()) {
+    tu_temps = NULL; /* the parent's list: it removes them itself */
+    tu_ntemps = 0;
+    tu_temps_pid = getpid();
+    atexit(tu_remove_temps);
+  }
+  char **grown = realloc(tu_temps, (tu_ntemps + 1) * sizeof *grown);
+  if (grown) {
+    tu_temps = grown;
+    tu_temps[tu_ntemps++] = strdup(p);
+  }
   return p;
 }
 
