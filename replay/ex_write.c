@@ -7,10 +7,12 @@
  * XXH3-128 hash in blobs) and the handles they create.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -236,20 +238,39 @@ static bool write_all(wr *w, int kernel)
 
 bool ex_write(ex *x, const char *path, int kernel)
 {
-  if (strcmp(path, x->s->db.path) == 0)
+  /* The same file under another name (./s.db, a link) is the session too. */
+  struct stat in, out;
+  if (stat(x->s->db.path, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev &&
+      in.st_ino == out.st_ino)
     return ex_fail(x, "-o %s is the session being extracted from: name another file", path);
+  /* Written beside the target and renamed over it once complete: a failed
+   * extract leaves whatever PATH held. */
+  size_t n = strlen(path) + sizeof ".tmp-XXXXXX";
+  char *tmp = malloc(n);
   wr w = {.x = x, .newseq = calloc(x->s->calls.n + 1, sizeof *w.newseq)};
-  if (!w.newseq)
-    return ex_fail(x, "out of memory");
-  unlink(path);
-  bool ok = sqlite3_open_v2(path, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) ==
-            SQLITE_OK;
+  int fd = -1;
+  if (tmp) {
+    snprintf(tmp, n, "%s.tmp-XXXXXX", path);
+    fd = mkstemp(tmp);
+  }
+  if (!tmp || !w.newseq || fd < 0) {
+    bool nomem = !tmp || !w.newseq;
+    free(tmp);
+    free(w.newseq);
+    return nomem ? ex_fail(x, "out of memory")
+                 : ex_fail(x, "cannot write beside %s: %s", path, strerror(errno));
+  }
+  close(fd);
+  bool ok = sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK;
   if (!ok)
-    ex_fail(x, "cannot write %s: %s", path, w.db ? sqlite3_errmsg(w.db) : "out of memory");
+    ex_fail(x, "cannot write %s: %s", tmp, w.db ? sqlite3_errmsg(w.db) : "out of memory");
   ok = ok && write_all(&w, kernel);
-  sqlite3_close(w.db);
+  ok = sqlite3_close(w.db) == SQLITE_OK && ok;
+  if (ok && rename(tmp, path) != 0)
+    ok = ex_fail(x, "cannot write %s: %s", path, strerror(errno));
   if (!ok)
-    unlink(path);
+    unlink(tmp);
+  free(tmp);
   free(w.newseq);
   return ok;
 }
