@@ -7,6 +7,7 @@
 #ifndef PITRACE_RP_H
 #define PITRACE_RP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,7 @@ typedef struct rp_session {
                               piPlatformsGet or piDevicesGet before the first
                               context), or 0 */
   struct rp_prefetch *prefetch; /* large payloads read ahead, or NULL */
+  pthread_mutex_t db_lock;      /* db's cached statements: replay threads share it */
 } rp_session;
 
 /* Opens `path` and loads session `session` (-1: the default one). False

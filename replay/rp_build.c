@@ -55,6 +55,24 @@ void *rp_cc_alloc(rp_cc *cc, size_t n)
   return rp_cc_own(cc, calloc(1, n ? n : 1));
 }
 
+/* n elements of `elem` bytes and `extra` more; NULL when that overflows:
+ * counts come from the file, and a damaged one must fail, never wrap. */
+static void *alloc_n(rp_cc *cc, size_t n, size_t elem, size_t extra)
+{
+  if (elem && n > (SIZE_MAX - extra) / elem)
+    return NULL;
+  return rp_cc_alloc(cc, n * elem + extra);
+}
+
+/* a * b + c, or SIZE_MAX when it overflows. */
+static size_t sat_mad(size_t a, size_t b, size_t c)
+{
+  size_t r;
+  if (__builtin_mul_overflow(a, b, &r) || __builtin_add_overflow(r, c, &r))
+    return SIZE_MAX;
+  return r;
+}
+
 void rp_cc_done(rp_engine *e, rp_cc *cc, bool keep)
 {
   for (size_t i = 0; i < cc->nheap; i++) {
@@ -77,6 +95,15 @@ static bool fail(rp_cc *cc, const char *fmt, ...)
   vsnprintf(cc->err, sizeof cc->err, fmt, ap);
   va_end(ap);
   return false;
+}
+
+/* Memory for parameter i could not be had: sizes and counts come from the
+ * recording, so say which call and parameter asked. */
+static bool no_memory(rp_cc *cc, unsigned i)
+{
+  return fail(cc, "seq %lld %s: parameter %s needs more memory than there is (a size or "
+              "count in the recording may be damaged)", (long long)cc->c->seq, cc->api->name,
+              cc->api->params[i].name);
 }
 
 /* The payload of parameter i (role, element idx), or false with the reason. */
@@ -171,9 +198,9 @@ static bool in_array(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
     return true; /* NULL */
   size_t w = p->kind == PI_PK_ARRAY ? rp_elem_width(p) : sizeof(void *);
   size_t n = j->n, count = p->kind == PI_PK_PROPS ? 0 : pi_param_extent(p, cc->argv) / w;
-  unsigned char *a = rp_cc_alloc(cc, (n > count ? n : count) * w + sizeof(intptr_t));
+  unsigned char *a = alloc_n(cc, n > count ? n : count, w, sizeof(intptr_t));
   if (!a)
-    return fail(cc, "out of memory");
+    return no_memory(cc, i);
   for (size_t k = 0; k < n; k++) {
     uint64_t v = (uint64_t)pt_json_int(j->u.items[k], 0);
     if (p->kind == PI_PK_HANDLES && !resolve_param(e, cc, i, p->obj, v, &v))
@@ -192,8 +219,9 @@ static bool in_bytes(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
   /* A host pointer the call does not read (no COPY/USE flag) is not data. */
   if (cc->api->id == PI_API_piMemBufferCreate &&
       !(cc->argv[1] & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE))) {
-    cc->argv[i] = (uint64_t)(uintptr_t)rp_cc_alloc(cc, size);
-    return true;
+    void *scratch = rp_cc_alloc(cc, size);
+    cc->argv[i] = (uint64_t)(uintptr_t)scratch;
+    return scratch || no_memory(cc, i);
   }
   unsigned char *d;
   size_t got;
@@ -202,7 +230,7 @@ static bool in_bytes(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
   if (got < size) {
     unsigned char *big = rp_cc_alloc(cc, size);
     if (!big)
-      return fail(cc, "out of memory");
+      return no_memory(cc, i);
     memcpy(big, d, got);
     d = big;
   }
@@ -218,9 +246,9 @@ static bool in_elements(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
   size_t n = (size_t)(cc->api->params[i].count.ref >= 0
                           ? cc->argv[cc->api->params[i].count.ref]
                           : cc->api->params[i].count.literal);
-  unsigned char **v = rp_cc_alloc(cc, (n ? n : 1) * sizeof *v);
+  unsigned char **v = alloc_n(cc, n ? n : 1, sizeof *v, 0);
   if (!v)
-    return fail(cc, "out of memory");
+    return no_memory(cc, i);
   for (size_t k = 0; k < n; k++) {
     size_t size;
     unsigned char *d;
@@ -228,7 +256,7 @@ static bool in_elements(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
       return false;
     unsigned char *z = rp_cc_alloc(cc, size + 1); /* strings get their NUL */
     if (!z)
-      return fail(cc, "out of memory");
+      return no_memory(cc, i);
     memcpy(z, d, size);
     v[k] = z;
   }
@@ -242,7 +270,7 @@ static size_t room(const rp_cc *cc, unsigned i, const pt_json *j)
 {
   pi_param_ref r = cc->api->params[i].count;
   size_t n = (size_t)(r.ref >= 0 ? cc->argv[r.ref] : r.literal);
-  return (n > j->n ? n : j->n) + 1;
+  return n >= SIZE_MAX - 1 ? SIZE_MAX : (n > j->n ? n : j->n) + 1;
 }
 
 /* piextDeviceSelectBinary's images: [[target, format, size], ...]. */
@@ -250,10 +278,10 @@ static bool in_binaries(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
 {
   if (!j || j->type != PJ_ARRAY)
     return true;
-  struct pi_device_binary_struct *b = rp_cc_alloc(cc, j->n * sizeof *b);
-  pi_device_binary *v = rp_cc_alloc(cc, room(cc, i, j) * sizeof *v);
+  struct pi_device_binary_struct *b = alloc_n(cc, j->n, sizeof *b, 0);
+  pi_device_binary *v = alloc_n(cc, room(cc, i, j), sizeof *v, 0);
   if (!b || !v)
-    return fail(cc, "out of memory");
+    return no_memory(cc, i);
   for (uint32_t k = 0; k < j->n; k++) {
     const pt_json *t = pt_json_at(j->u.items[k], 0);
     unsigned char *d;
@@ -279,10 +307,10 @@ static bool in_properties(rp_cc *cc, unsigned i, const pt_json *j)
   if (!j || j->type != PJ_ARRAY)
     return true;
   size_t n = room(cc, i, j);
-  struct _pi_device_binary_property_struct *p = rp_cc_alloc(cc, n * sizeof *p);
-  pi_device_binary_property *v = rp_cc_alloc(cc, n * sizeof *v);
+  struct _pi_device_binary_property_struct *p = alloc_n(cc, n, sizeof *p, 0);
+  pi_device_binary_property *v = alloc_n(cc, n, sizeof *v, 0);
   if (!p || !v)
-    return fail(cc, "out of memory");
+    return no_memory(cc, i);
   for (size_t k = 0; k + 1 < n; k++) {
     const pt_json *name = k < j->n ? j->u.items[k] : NULL;
     p[k].Name = name && name->type == PJ_STRING ? (char *)name->u.s : (char *)"";
@@ -326,7 +354,7 @@ static bool in_struct(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
   }
   }
   cc->argv[i] = (uint64_t)(uintptr_t)out;
-  return out != NULL || fail(cc, "out of memory");
+  return out != NULL || no_memory(cc, i);
 }
 
 /* Callbacks of the recorded process cannot be called: the two a PI call
@@ -449,7 +477,7 @@ bool rp_out_data(rp_engine *e, rp_cc *cc, unsigned i)
                 "cannot replay", (long long)cc->c->seq, cc->api->name, cc->api->params[i].name);
   void *buf = rp_cc_alloc(cc, extent);
   cc->argv[i] = (uint64_t)(uintptr_t)buf;
-  return buf || fail(cc, "out of memory");
+  return buf || no_memory(cc, i);
 }
 
 size_t rp_out_extent(const rp_cc *cc, unsigned i)
@@ -460,13 +488,14 @@ size_t rp_out_extent(const rp_cc *cc, unsigned i)
     const size_t *o = (const size_t *)(uintptr_t)a[4], *r = (const size_t *)(uintptr_t)a[5];
     if (!o || !r || !r[0] || !r[1] || !r[2])
       return 0;
-    size_t row = a[8] ? (size_t)a[8] : r[0], slice = a[9] ? (size_t)a[9] : row * r[1];
-    return (o[2] + r[2] - 1) * slice + (o[1] + r[1] - 1) * row + o[0] + r[0];
+    size_t row = a[8] ? (size_t)a[8] : r[0], slice = a[9] ? (size_t)a[9] : sat_mad(row, r[1], 0);
+    size_t last_slice = sat_mad(1, o[2], r[2] - 1), last_row = sat_mad(1, o[1], r[1] - 1);
+    return sat_mad(last_slice, slice, sat_mad(last_row, row, sat_mad(1, o[0], r[0])));
   }
   case PI_API_piextUSMEnqueueMemcpy:
     return (size_t)a[4];
   case PI_API_piextUSMEnqueueMemcpy2D:
-    return a[7] ? (size_t)(a[3] * (a[7] - 1) + a[6]) : 0;
+    return a[7] ? sat_mad((size_t)a[3], (size_t)a[7] - 1, (size_t)a[6]) : 0;
   default:
     return cc->api->params[i].kind == PI_PK_BYTES ? pi_param_extent(&cc->api->params[i], a) : 0;
   }
@@ -477,8 +506,8 @@ size_t rp_out_extent(const rp_cc *cc, unsigned i)
 static bool binaries_out(rp_engine *e, rp_cc *cc, unsigned i)
 {
   size_t n = (size_t)cc->argv[cc->api->params[i].count.ref] / sizeof(void *);
-  size_t *sizes = rp_cc_alloc(cc, (n ? n : 1) * sizeof *sizes);
-  void **bufs = rp_cc_alloc(cc, (n ? n : 1) * sizeof *bufs);
+  size_t *sizes = alloc_n(cc, n ? n : 1, sizeof *sizes, 0);
+  void **bufs = alloc_n(cc, n ? n : 1, sizeof *bufs, 0);
   uint64_t q[5] = {cc->argv[0], PI_PROGRAM_INFO_BINARY_SIZES, n * sizeof *sizes,
                    (uint64_t)(uintptr_t)sizes, 0};
   if (!sizes || !bufs || pi_api_invoke(e->t, PI_API_piProgramGetInfo, q) != PI_SUCCESS)
@@ -486,7 +515,7 @@ static bool binaries_out(rp_engine *e, rp_cc *cc, unsigned i)
                 "replay", (long long)cc->c->seq, cc->api->name);
   for (size_t k = 0; k < n; k++)
     if (!(bufs[k] = rp_cc_alloc(cc, sizes[k])))
-      return fail(cc, "out of memory");
+      return no_memory(cc, i);
   cc->argv[i] = (uint64_t)(uintptr_t)bufs;
   return true;
 }
@@ -513,7 +542,7 @@ static bool build_out(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
     size_t n = p->kind == PI_PK_INFO ? (size_t)cc->argv[p->count.ref] : pi_param_extent(p, cc->argv);
     void *buf = rp_cc_alloc(cc, n);
     cc->argv[i] = (uint64_t)(uintptr_t)buf;
-    return buf || fail(cc, "out of memory");
+    return buf || no_memory(cc, i);
   }
   default: /* one value: a scalar, a handle, a string */
     if (!out_absent(cc, j))
@@ -539,11 +568,7 @@ static void own_event(rp_cc *cc)
 
 bool rp_build(rp_engine *e, rp_cc *cc)
 {
-  const pi_api_desc *api = cc->api;
-  if (cc->c->args->n < api->nparams)
-    return fail(cc, "%s is damaged: seq %lld %s has %u recorded arguments, not %u",
-                e->s->db.path, (long long)cc->c->seq, api->name, cc->c->args->n,
-                api->nparams);
+  const pi_api_desc *api = cc->api; /* every argument is there: rp_session_open checked */
   /* Scalars and handles first: the sizes and counts the rest refer to. */
   for (int pass = 0; pass < 2; pass++)
     for (unsigned i = 0; i < api->nparams; i++) {

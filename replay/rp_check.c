@@ -240,6 +240,8 @@ static void check_numbers(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
   unsigned char want[16 * 8];
   if (n > 16)
     n = 16;
+  if (array && n > pi_param_extent(p, cc->argv) / w)
+    n = pi_param_extent(p, cc->argv) / w; /* no further than the buffer the call got */
   for (size_t k = 0; k < n; k++) {
     uint64_t v = (uint64_t)pt_json_int(array ? j->u.items[k] : j, 0);
     memcpy(want + k * w, &v, w);

@@ -97,6 +97,22 @@ static void find_device_name(rp_session *s)
   }
 }
 
+/* Every call of a known function holds all its arguments: fewer is a
+ * damaged file, refused here for every user (replay, extract, the plugin). */
+static bool check_calls(const rp_session *s, char *err, size_t errn)
+{
+  for (size_t i = 0; i < s->calls.n; i++) {
+    const pt_call *c = &s->calls.v[i];
+    const pi_api_desc *api = rp_api(c);
+    if (api && c->args->n < api->nparams) {
+      snprintf(err, errn, "%s is damaged: seq %lld %s has %u recorded arguments, not %u",
+               s->db.path, (long long)c->seq, api->name, c->args->n, api->nparams);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err, size_t errn)
 {
   memset(s, 0, sizeof *s);
@@ -118,6 +134,12 @@ bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err
     pt_close(&s->db);
     return false;
   }
+  if (!check_calls(s, err, errn)) {
+    pt_calls_free(&s->calls);
+    pt_close(&s->db);
+    return false;
+  }
+  pthread_mutex_init(&s->db_lock, NULL);
   load_plugins(s);
   scan_calls(s);
   find_device_name(s);
@@ -129,6 +151,7 @@ void rp_session_close(rp_session *s)
   rp_prefetch_stop(s);
   pt_calls_free(&s->calls);
   pt_close(&s->db);
+  pthread_mutex_destroy(&s->db_lock);
 }
 
 bool rp_plugin_replayed(const rp_session *s, uint32_t idx)
@@ -183,7 +206,9 @@ unsigned char *rp_payload(rp_session *s, const pt_call *c, unsigned position, co
     *status = RP_DATA_OK;
     return p;
   }
+  pthread_mutex_lock(&s->db_lock);
   p = pt_data(&s->db, s->id, c, position, role, idx, size, &full);
+  pthread_mutex_unlock(&s->db_lock);
   if (p && *size >= full) {
     *status = RP_DATA_OK;
     return p;
@@ -192,7 +217,9 @@ unsigned char *rp_payload(rp_session *s, const pt_call *c, unsigned position, co
     free(p);
     *status = RP_DATA_PARTIAL;
   } else {
+    pthread_mutex_lock(&s->db_lock);
     *status = probe_row(s, c, position, role, idx);
+    pthread_mutex_unlock(&s->db_lock);
   }
   *size = 0;
   return NULL;
@@ -218,12 +245,14 @@ void rp_payload_problem(const rp_session *s, const pt_call *c, unsigned position
 
 int64_t rp_captured_seq(rp_session *s, const pt_call *c, unsigned position)
 {
+  pthread_mutex_lock(&s->db_lock);
   sqlite3_stmt *st = row_query(s, "SELECT captured_seq FROM data_rows WHERE session = ? AND "
                                   "seq = ? AND position = ? AND role = 'readback'", c, position);
   int64_t out = -1;
   if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
     out = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
+  pthread_mutex_unlock(&s->db_lock);
   return out;
 }
 

@@ -219,6 +219,68 @@ Test(replay, usage_errors_and_help)
   cr_assert_eq(pitrace(enone, NULL, &out), 2, "%s", out);
 }
 
+static int extract(const char *db, const char *kernel, const char *repro, char **out);
+
+/* A copy of db whose first call of `api` has JSON path `at` of its arguments
+ * replaced by the SQL expression `value` (which may use `args`). */
+static char *damaged(const char *db, const char *api, const char *at, const char *value)
+{
+  char *copy = tu_temp_path(".db"), *cmd = NULL, *update = NULL;
+  cr_assert_geq(asprintf(&cmd, "cp %s %s", db, copy), 0);
+  cr_assert_eq(system(cmd), 0);
+  const char *match = "json_extract(value, '$[3]') = (SELECT id FROM pi_api WHERE name = '%s')";
+  char *m = NULL;
+  cr_assert_geq(asprintf(&m, match, api), 0);
+  cr_assert_geq(asprintf(&update,
+                         "UPDATE chunks SET calls = (SELECT json_replace(calls, '$[' || key || "
+                         "'][7]%s', (SELECT %s FROM (SELECT json_extract(value, '$[7]') AS args))"
+                         ") FROM json_each(chunks.calls) WHERE %s LIMIT 1) WHERE EXISTS (SELECT "
+                         "1 FROM json_each(chunks.calls) WHERE %s)",
+                         at, value, m, m),
+                0);
+  sql(copy, update);
+  return copy;
+}
+
+/* Damaged counts, sizes and argument lists: one line and exit 2 from replay
+ * (naming the call), extract and the replay plugin, never a crash. */
+Test(replay, damaged_counts_and_arguments_are_refused_in_one_line)
+{
+  char *vadd = record("vadd", NULL, NULL), *out;
+  refused(damaged(vadd, "piclProgramCreateWithSource", "[1]", "2305843009213693953"),
+          "seq 25 piclProgramCreateWithSource: parameter strings needs more memory than there "
+          "is (a size or count in the recording may be damaged)");
+  refused(damaged(vadd, "piEnqueueMemBufferRead", "[4]", "2305843009213693953"),
+          "piEnqueueMemBufferRead: parameter ptr needs more memory than there is");
+  char *shorter = damaged(vadd, "piMemBufferCreate", "", "json_remove(args, '$[#-1]')");
+  const char *why = "is damaged: seq 20 piMemBufferCreate has 5 recorded arguments, not 6";
+  refused(shorter, why);
+  cr_assert_eq(extract(shorter, "1", tu_temp_path(".db"), &out), 2, "%s", out);
+  cr_assert(strstr(out, why) && tu_count(out, "\n") == 1, "%s", out);
+  const char *argv[] = {BIN "/vadd", NULL};
+  const char *env[] = {kv("SYCL_PI_REPLAY", shorter), "OCL_ICD_VENDORS=/nonexistent", NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 2, "%s", out);
+  cr_assert(strstr(out, "pitrace replay plugin: ") && strstr(out, why), "%s", out);
+}
+
+/* -o naming the session itself, under any name, is refused and the session
+ * is left as it was. */
+Test(replay, extract_never_writes_over_the_session_it_reads)
+{
+  char *db = record("vadd", NULL, NULL), *out, *same = NULL, *link = tu_temp_path(".db");
+  char *before = sql(db, "SELECT count(*) || ' ' || sum(length(calls)) FROM chunks");
+  const char *slash = strrchr(db, '/');
+  cr_assert_geq(asprintf(&same, "/tmp/./%s", slash + 1), 0);
+  cr_assert_eq(symlink(db, link), 0);
+  const char *aliases[] = {db, same, link};
+  for (int k = 0; k < 3; k++) {
+    cr_assert_eq(extract(db, "1", aliases[k], &out), 2, "%s: %s", aliases[k], out);
+    cr_assert(strstr(out, "is the session being extracted from"), "%s", out);
+  }
+  cr_assert_str_eq(sql(db, "SELECT count(*) || ' ' || sum(length(calls)) FROM chunks"), before);
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
+}
+
 /* ---- Threads -------------------------------------------------------------------------------- */
 
 Test(replay, a_wait_released_by_a_later_call_of_another_thread_does_not_deadlock)

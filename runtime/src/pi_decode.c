@@ -379,13 +379,17 @@ static uint64_t count_of(const pi_api_desc *api, pi_param_ref r,
 
 size_t pi_param_extent(const pi_param_desc *p, const uint64_t *argv)
 {
+  /* Counts may come from a damaged recording: a size that overflows is
+   * SIZE_MAX (no allocation succeeds), never a small wrapped one. */
   uint64_t n = ref_value(p->count, argv);
+  size_t w;
   switch (p->kind) {
-  case PI_PK_BYTES: return (size_t)n;
-  case PI_PK_ARRAY: return (size_t)n * vt_width(p->vt, p->en);
-  case PI_PK_HANDLES: return (size_t)n * sizeof(void *);
+  case PI_PK_BYTES: w = 1; break;
+  case PI_PK_ARRAY: w = vt_width(p->vt, p->en); break;
+  case PI_PK_HANDLES: w = sizeof(void *); break;
   default: return 0;
   }
+  return w && n > SIZE_MAX / w ? SIZE_MAX : (size_t)n * w;
 }
 
 static void format_binaries(pi_sbuf *b, const pi_device_binary *bins,
