@@ -174,7 +174,7 @@ static bool need_id(ex *x, size_t user, uint8_t kind, uint64_t id)
                    "handles and images are not followed)", k, (unsigned long long)id,
                    (long long)cr->seq, rp_api(cr)->name);
   need(x, c - 1);
-  bool discovery = cr->api == PI_API_piPlatformsGet || cr->api == PI_API_piDevicesGet;
+  bool discovery = rp_discovery_api(cr->api);
   if (discovery && c >= 2 && call_at(x, c - 2)->api == cr->api &&
       call_at(x, c - 2)->plugin == cr->plugin)
     need(x, c - 2);

@@ -233,32 +233,76 @@ static const pt_call **replay_list(rp_engine *e, const rp_opts *o, size_t *n)
   return v;
 }
 
+/* The function that releases a handle of `kind` (the handles table's
+ * name), from the API description: the one whose releases= parameter is of
+ * that kind (a USM pointer for "usm"). */
+static const pi_api_desc *releaser(const char *kind)
+{
+  for (unsigned a = 0; a < PI_API_COUNT; a++) {
+    const pi_api_desc *api = &pi_api_table[a];
+    if (!api->name || api->releases < 0)
+      continue;
+    const pi_param_desc *p = &api->params[api->releases];
+    uint8_t obj = p->kind == PI_PK_USMPTR ? PI_OBJ_USM : p->obj;
+    if (strcmp(pi_object_kind_name(obj), kind) == 0)
+      return api;
+  }
+  return NULL;
+}
+
+/* Live handles for the releasing call of `id`: the handle itself, and each
+ * other handle parameter (a USM pointer's context) as the creating call
+ * was given it. False when one is not live. */
+static bool release_args(rp_engine *e, const pi_api_desc *rel, uint64_t id,
+                         const pt_call *creator, uint64_t *argv)
+{
+  for (unsigned i = 0; i < rel->nparams; i++) {
+    const pi_param_desc *p = &rel->params[i];
+    argv[i] = 0;
+    if ((int)i == rel->releases) {
+      argv[i] = rp_ids_get(e, id);
+    } else if (p->kind == PI_PK_HANDLE && creator) {
+      const pi_api_desc *c = rp_api(creator);
+      for (unsigned k = 0; c && k < c->nparams && !argv[i]; k++)
+        if (c->params[k].dir == PI_DIR_IN && c->params[k].kind == PI_PK_HANDLE &&
+            c->params[k].obj == p->obj)
+          argv[i] = rp_ids_get(e, (uint64_t)pt_json_int(creator->args->u.items[k], 0));
+    }
+    if (!argv[i])
+      return false;
+  }
+  return true;
+}
+
 /* Releases what replay created and the recording released only later (or
  * never): a replay stopped early, or a cut-down session, leaves nothing
- * behind in the plugin. Newest first: kernels before programs, buffers
- * before queues and contexts. */
+ * behind in the plugin. Newest first: kernels before programs, USM and
+ * buffers before queues and contexts. A handle whose recorded release ran
+ * (another thread may have gone past the stop) is not released again, nor
+ * are discovery's platforms and devices (the chosen device's own). */
 static void release_live(rp_engine *e, int64_t last_seq)
 {
-  static const struct {
-    const char *kind;
-    pi_api_id api;
-  } release[] = {{"event", PI_API_piEventRelease}, {"mem", PI_API_piMemRelease},
-                 {"kernel", PI_API_piKernelRelease}, {"program", PI_API_piProgramRelease},
-                 {"sampler", PI_API_piSamplerRelease}, {"queue", PI_API_piQueueRelease},
-                 {"context", PI_API_piContextRelease}};
   sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(e->s->db.db, "SELECT id, kind FROM handles WHERE session = ? AND "
-                                      "created = 1 AND (released_seq IS NULL OR released_seq > "
-                                      "?) ORDER BY id DESC", -1, &st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(e->s->db.db, "SELECT id, kind, created_seq, released_seq FROM "
+                                      "handles WHERE session = ? AND created = 1 AND "
+                                      "(released_seq IS NULL OR released_seq > ?) ORDER BY id "
+                                      "DESC", -1, &st, NULL) != SQLITE_OK)
     return;
   sqlite3_bind_int64(st, 1, e->s->id);
   sqlite3_bind_int64(st, 2, last_seq);
   while (sqlite3_step(st) == SQLITE_ROW) {
     const char *kind = (const char *)sqlite3_column_text(st, 1);
-    uint64_t live[1] = {rp_ids_get(e, (uint64_t)sqlite3_column_int64(st, 0))};
-    for (size_t k = 0; kind && live[0] && k < sizeof release / sizeof *release; k++)
-      if (strcmp(kind, release[k].kind) == 0)
-        pi_api_invoke(e->t, release[k].api, live);
+    const pi_api_desc *rel = kind ? releaser(kind) : NULL;
+    const pt_call *creator = rp_call_by_seq(e->s, sqlite3_column_int64(st, 2));
+    const pt_call *released = sqlite3_column_type(st, 3) == SQLITE_NULL
+                                  ? NULL
+                                  : rp_call_by_seq(e->s, sqlite3_column_int64(st, 3));
+    uint64_t argv[PI_MAX_PARAMS];
+    if (!rel || (creator && rp_discovery_api(creator->api)) ||
+        (released && e->ran && e->ran[released - e->s->calls.v]) ||
+        !release_args(e, rel, (uint64_t)sqlite3_column_int64(st, 0), creator, argv))
+      continue;
+    pi_api_invoke(e->t, rel->id, argv);
   }
   sqlite3_finalize(st);
 }
@@ -291,6 +335,7 @@ static int replay_session(rp_session *s, const rp_opts *o, uint64_t load_ns)
     rp_engine_free(&e);
     return 2;
   }
+  e.ran = calloc(s->calls.n ? s->calls.n : 1, 1);
   uint64_t t0 = rp_now_ns();
   if (rp_run(&e, calls, n) == RP_OK)
     rp_check_pending(&e, -1);

@@ -39,6 +39,16 @@ typedef struct rp_session {
   pthread_mutex_t db_lock;      /* db's cached statements: replay threads share it */
 } rp_session;
 
+/* Discovery: the calls whose platforms and devices replay maps onto the
+ * chosen device's instead of calling them. */
+static inline bool rp_discovery_api(uint32_t api)
+{
+  return api == PI_API_piPlatformsGet || api == PI_API_piDevicesGet;
+}
+
+/* The call with sequence number seq, or NULL. */
+const pt_call *rp_call_by_seq(const rp_session *s, int64_t seq);
+
 /* Opens `path` and loads session `session` (-1: the default one). False
  * with a one-line reason. */
 bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err,

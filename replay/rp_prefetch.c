@@ -37,18 +37,6 @@ struct rp_prefetch {
   bool stop;
 };
 
-static const pt_call *call_by_seq(const rp_session *s, int64_t seq)
-{
-  size_t lo = 0, hi = s->calls.n;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (s->calls.v[mid].seq < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < s->calls.n && s->calls.v[lo].seq == seq ? &s->calls.v[lo] : NULL;
-}
 
 static bool list_rows(struct rp_prefetch *p)
 {
@@ -88,7 +76,7 @@ static void *loader(void *arg)
       break;
     if (!go)
       continue;
-    const pt_call *c = call_by_seq(p->s, it->seq);
+    const pt_call *c = rp_call_by_seq(p->s, it->seq);
     size_t size = 0, full = 0;
     unsigned char *d = c ? pt_data(&p->db, p->s->id, c, it->position, it->role, it->idx, &size,
                                    &full) : NULL;

@@ -170,6 +170,7 @@ void rp_engine_free(rp_engine *e)
     free(e->kept[i]);
   free(e->kept);
   free(e->report);
+  free(e->ran);
   rp_ids_free(&e->ids);
   rp_natives_free(&e->natives);
   pthread_mutex_destroy(&e->lock);

@@ -62,7 +62,7 @@ int rp_exec(rp_engine *e, const pt_call *c)
              "does not know: use a newer pitrace", e->s->db.path, (long long)c->seq, c->api);
     return rp_stop(e, RP_FAILED, c, NULL, what);
   }
-  if (!e->stand_ins && (c->api == PI_API_piPlatformsGet || c->api == PI_API_piDevicesGet))
+  if (!e->stand_ins && rp_discovery_api(c->api))
     return map_discovery(e, c);
   if (!e->stand_ins && c->seq < e->s->discovery_end &&
       (c->api == PI_API_piPlatformGetInfo || c->api == PI_API_piDeviceGetInfo)) {
@@ -77,6 +77,8 @@ int rp_exec(rp_engine *e, const pt_call *c)
   int st;
   if (rp_build(e, &cc)) {
     pi_result r = pi_api_invoke(e->t, api->id, cc.argv);
+    if (e->ran)
+      e->ran[c - e->s->calls.v] = 1; /* this thread's own byte */
     st = rp_check(e, &cc, r);
     rp_cc_done(e, &cc, keeps_memory(&cc));
   } else {

@@ -56,7 +56,7 @@ static void scan_calls(rp_session *s)
     const pt_call *c = &s->calls.v[i];
     if (c->plugin >= RP_MAX_PLUGINS || !c->returned || c->result != PI_SUCCESS)
       continue;
-    if ((c->api == PI_API_piPlatformsGet || c->api == PI_API_piDevicesGet) && !s->device_id)
+    if (rp_discovery_api(c->api) && !s->device_id)
       s->discovery_end = c->seq;
     if (c->api == PI_API_piPlatformsGet) {
       pt_json *list = pt_json_at(c->args, 1);
@@ -152,6 +152,19 @@ void rp_session_close(rp_session *s)
   pt_calls_free(&s->calls);
   pt_close(&s->db);
   pthread_mutex_destroy(&s->db_lock);
+}
+
+const pt_call *rp_call_by_seq(const rp_session *s, int64_t seq)
+{
+  size_t lo = 0, hi = s->calls.n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (s->calls.v[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < s->calls.n && s->calls.v[lo].seq == seq ? &s->calls.v[lo] : NULL;
 }
 
 bool rp_plugin_replayed(const rp_session *s, uint32_t idx)

@@ -82,6 +82,7 @@ typedef struct rp_engine {
   size_t nnotes, cap_notes;
   rp_pending *pending;
   size_t npending, cap_pending;
+  unsigned char *ran; /* per call of s->calls: issued to the plugin (or NULL) */
   void **kept; /* memory the device may still use, freed at the end */
   size_t nkept, cap_kept;
   _Atomic uint64_t done, verified;

@@ -1365,6 +1365,21 @@ Test(direct, threads_share_a_context_without_mixing_up)
 
 /* ---- Record and replay through the test double ------------------------------------ */
 
+/* Runs the runtime suite's cases matching `filter` in a process of their
+ * own, each recorded as a session into the directory it returns. */
+static char *record_runtime_cases(const char *filter)
+{
+  char *dir = tu_temp_path(".sessions"), *record_env = NULL, *out;
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  cr_assert_geq(asprintf(&record_env, "SYCL_PI_RECORD=%s", dir), 0);
+  const char *rec[] = {BIN "/test_level_zero", "--filter", filter, NULL};
+  /* BXFI_MAP tells a Criterion runner it is a test's sandbox: not this one. */
+  const char *env[] = {record_env, "BXFI_MAP=", NULL};
+  int st = tu_run(rec, env, &out);
+  cr_assert_eq(st, 0, "recording %s: status %d: %s", filter, st, out);
+  return dir;
+}
+
 /* The runtime suite's cases, each recorded in its own session, replay
  * against the test double: every session matches, and the double sees
  * during the replay every launch the sessions recorded and the modules with
@@ -1373,16 +1388,7 @@ Test(direct, threads_share_a_context_without_mixing_up)
 Test(replay, sessions_recorded_through_the_test_double_replay_against_it, .timeout = 300)
 {
   use_double();
-  char *dir = tu_temp_path(".sessions");
-  cr_assert_eq(mkdir(dir, 0700), 0);
-  char *record_env = NULL, *out;
-  cr_assert_geq(asprintf(&record_env, "SYCL_PI_RECORD=%s", dir), 0);
-  const char *rec[] = {BIN "/test_level_zero", "--filter", "runtime/*", NULL};
-  /* BXFI_MAP tells a Criterion runner it is a test's sandbox: not this one. */
-  const char *env[] = {record_env, "BXFI_MAP=", NULL};
-  int rec_status = tu_run(rec, env, &out);
-  cr_assert_eq(rec_status, 0, "recording the runtime suite: status %d: %s", rec_status, out);
-
+  char *dir = record_runtime_cases("runtime/*"), *out;
   DIR *d = opendir(dir);
   cr_assert(d);
   int sessions = 0;
@@ -1413,5 +1419,35 @@ Test(replay, sessions_recorded_through_the_test_double_replay_against_it, .timeo
                       "constants=3 [3=0x2a 4=0xffffffff 5=0x7f]", NULL), "%s", log);
   cr_assert(line_with(log, NULL, "zeModuleCreate", "kernels=spec_kernel/1",
                       "constants=3 [3=0x7 4=0xffffffff 5=0x7f]", NULL), "%s", log);
+  drop_log();
+}
+
+/* A replay cut short (--to) releases what it made and the recording freed
+ * only later: the USM allocations, through piextUSMFree with the context
+ * they were made in, before the context. */
+Test(replay, a_replay_cut_short_frees_its_usm_allocations_then_the_context, .timeout = 120)
+{
+  use_double();
+  char *dir = record_runtime_cases("runtime/usm_round_trips*"), *db = NULL, *out;
+  DIR *d = opendir(dir);
+  cr_assert(d);
+  for (struct dirent *e; (e = readdir(d));)
+    if (strstr(e->d_name, ".db"))
+      cr_assert_geq(asprintf(&db, "%s/%s", dir, e->d_name), 0);
+  closedir(d);
+  cr_assert(db, "no session recorded in %s", dir);
+  const char *q[] = {"/usr/bin/sqlite3", db,
+                     "SELECT min(seq) - 1 FROM pi_calls WHERE api = 'piextUSMFree'", NULL};
+  cr_assert_eq(tu_run(q, NULL, &out), 0, "%s", out);
+  out[strcspn(out, "\n")] = 0;
+  const char *argv[] = {BIN "/pitrace", "replay", db, "--to", out, NULL};
+  cr_assert_eq(tu_run(argv, NULL, &out), 0, "%s", out);
+  char *log = zlog();
+  cr_assert_eq(count_lines_with(log, "zeMemFree"), 3, "%s", log);
+  const char *last_free = strstr(log, "zeMemFree ptr=");
+  for (const char *p = last_free; p && (p = strstr(p + 1, "zeMemFree ptr="));)
+    last_free = p;
+  cr_assert(strstr(last_free, "zeContextDestroy"), "the context went before its memory: %s",
+            log);
   drop_log();
 }
