@@ -78,10 +78,14 @@ pi_result pirt_fail_unsupported(pi_result r, const char *msg)
 pi_result pirt_fail(pi_result r, const char *fmt, ...)
 {
   last_is_unsupported = false;
+  /* Formatted apart first: callers may pass the previous message (from
+   * pirt_error_message()) as an argument. */
+  char text[sizeof last_error];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
+  memcpy(last_error, text, sizeof last_error);
   pirt_trace(PIRT_TRACE_DEBUG, "error %s: %s", pi_result_name(r), last_error);
   return r;
 }
