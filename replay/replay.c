@@ -172,9 +172,13 @@ static bool choose_device(rp_engine *e, const rp_opts *o, char *dev, size_t devn
   pi_platform plat;
   pi_device pd;
   pirt_device_info info;
-  if (!d || pirt_device_pi(d, &t, &plat, &pd) != PI_SUCCESS ||
-      pirt_device_get_info(d, &info) != PI_SUCCESS)
+  if (!d)
+    return false; /* err says why */
+  if (pirt_device_pi(d, &t, &plat, &pd) != PI_SUCCESS ||
+      pirt_device_get_info(d, &info) != PI_SUCCESS) {
+    snprintf(err, errn, "the device to replay on cannot be used: %s", pirt_error_message());
     return false;
+  }
   e->t = t;
   e->live_platform = (uint64_t)(uintptr_t)plat;
   e->live_device = (uint64_t)(uintptr_t)pd;
