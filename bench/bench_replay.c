@@ -111,6 +111,19 @@ static double median3(const char *cmd)
   return c < lo ? lo : c > hi ? hi : c;
 }
 
+static int failures; /* measurements that could not be made: exit status 1 */
+
+/* Removes a session database with SQLite's side files. */
+static void remove_db(const char *db)
+{
+  static const char *const side[] = {"", "-wal", "-shm", "-journal"};
+  for (size_t i = 0; i < sizeof side / sizeof *side; i++) {
+    char path[600];
+    snprintf(path, sizeof path, "%s%s", db, side[i]);
+    unlink(path);
+  }
+}
+
 static void throughput(long calls)
 {
   char db[] = "/tmp/pitrace-bench-replay-XXXXXX", cmd[16384], out[8192] = "";
@@ -129,8 +142,9 @@ static void throughput(long calls)
            "session took %lf ms", &n, &ms, &rate, &load);
   printf("null plugin: %ld calls recorded in %.2f s; replay: %llu calls in %.1f ms = %.2f M "
          "calls/s (loading the session %.1f ms, whole command %.2f s)%s\n",
-         calls, rec, n, ms, rate / 1e6, load, wall, wall < 0 ? " FAILED" : "");
-  unlink(db);
+         calls, rec, n, ms, rate / 1e6, load, wall, rec < 0 || wall < 0 || !n ? " FAILED" : "");
+  failures += rec < 0 || wall < 0 || !n;
+  remove_db(db);
 }
 
 static void workload(const char *prog, const char *arg)
@@ -146,8 +160,9 @@ static void workload(const char *prog, const char *arg)
   double rep = median3(cmd);
   printf("%s %s: original run %.3f s, recorded run %.3f s, pitrace replay %.3f s (%.2fx the "
          "original)%s\n", prog, arg, orig, rec, rep, orig > 0 ? rep / orig : 0,
-         orig < 0 || rep < 0 ? " FAILED" : "");
-  unlink(db);
+         orig < 0 || rec < 0 || rep < 0 ? " FAILED" : "");
+  failures += orig < 0 || rec < 0 || rep < 0;
+  remove_db(db);
 }
 
 int main(int argc, char **argv)
@@ -174,5 +189,5 @@ int main(int argc, char **argv)
   throughput(calls);
   workload("vadd", "4194304");
   workload("pipeline", "1048576");
-  return 0;
+  return failures ? 1 : 0;
 }
