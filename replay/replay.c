@@ -327,7 +327,7 @@ static bool open_target(rp_engine *e, const rp_opts *o, pi_plugin *plugin, void 
 
 static int replay_session(rp_session *s, const rp_opts *o, uint64_t load_ns)
 {
-  rp_engine e = {.s = s, .o = o, .stop_seq = INT64_MAX, .progress_t0 = o->t0};
+  rp_engine e = {.s = s, .o = o, .stop_seq = INT64_MAX, .progress_t0 = o->t0, .tty = isatty(2)};
   pthread_mutex_init(&e.lock, NULL);
   char dev[600] = "";
   pi_plugin plugin;

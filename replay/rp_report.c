@@ -96,25 +96,22 @@ uint64_t rp_now_ns(void)
 
 /* A single updating line on stderr, when it is a terminal and the replay
  * has run for a quarter of a second; `final` clears it. */
+/* Called after every call on a terminal: draws at most every 100 ms, from
+ * a quarter of a second on. */
 void rp_progress(rp_engine *e, bool final)
 {
-  if (!isatty(2))
+  if (!e->tty)
     return;
   uint64_t t = rp_now_ns();
-  if (!e->progress_t0)
-    e->progress_t0 = t;
   if (final) {
-    if (e->progress_last)
+    if (atomic_load(&e->progress_last))
       fputs("\r\033[K", stderr);
     return;
   }
-  rp_lock(e);
-  bool due = t - e->progress_t0 >= 250000000u && t - e->progress_last >= 100000000u;
-  if (due)
-    e->progress_last = t;
-  rp_unlock(e);
-  if (!due)
-    return;
+  uint64_t last = atomic_load(&e->progress_last);
+  if (t - e->progress_t0 < 250000000u || t - last < 100000000u ||
+      !atomic_compare_exchange_strong(&e->progress_last, &last, t))
+    return; /* not due, or another thread draws it */
   uint64_t done = atomic_load(&e->done);
   fprintf(stderr, "\rpitrace replay: %llu of %llu calls (%llu%%)", (unsigned long long)done,
           (unsigned long long)e->total,

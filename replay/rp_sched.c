@@ -85,7 +85,8 @@ int rp_exec(rp_engine *e, const pt_call *c)
     st = rp_stop(e, RP_FAILED, c, NULL, cc.err);
     rp_cc_done(e, &cc, false);
   }
-  if ((atomic_fetch_add(&e->done, 1) & 1023) == 0)
+  atomic_fetch_add(&e->done, 1);
+  if (e->tty)
     rp_progress(e, false);
   return st == RP_OK ? rp_check_pending(e, c->seq) : st;
 }
@@ -244,21 +245,36 @@ static size_t thread_ids(const pt_call *const *calls, size_t n, uint32_t **out)
   return k;
 }
 
-/* Gives each lane its thread's calls; false when out of memory. */
+/* The lane of call i's thread. */
+static lane *lane_of(sched *s, size_t i, const uint32_t *tids)
+{
+  lane *l = s->lanes;
+  while (tids[l - s->lanes] != s->calls[i]->thread)
+    l++;
+  return l;
+}
+
+/* Gives each lane its thread's calls (counted first: each lane holds its
+ * own, not room for the whole session); false when out of memory. */
 static bool split(sched *s, size_t n, const uint32_t *tids)
 {
+  for (size_t i = 0; i < n; i++) {
+    lane *l = lane_of(s, i, tids);
+    l->n++;
+    l->nend += !queries(s->calls[i]);
+  }
   for (size_t k = 0; k < s->nlanes; k++) {
     lane *l = &s->lanes[k];
     l->s = s;
     pthread_mutex_init(&l->m, NULL);
     pthread_cond_init(&l->cv, NULL);
-    if (!(l->idx = malloc(n * sizeof *l->idx)) || !(l->end = malloc(n * sizeof *l->end)))
+    if (!(l->idx = malloc((l->n ? l->n : 1) * sizeof *l->idx)) ||
+        !(l->end = malloc((l->nend ? l->nend : 1) * sizeof *l->end)))
       return false;
+    l->n = l->nend = 0;
   }
   for (size_t i = 0; i < n; i++) {
-    lane *l = s->lanes;
-    while (tids[l - s->lanes] != s->calls[i]->thread)
-      l++;
+    lane *l = lane_of(s, i, tids);
     if (!queries(s->calls[i]))
       l->end[l->nend++] = s->calls[i]->start_ns + s->calls[i]->dur_ns;
     l->idx[l->n++] = i;

@@ -87,7 +87,9 @@ typedef struct rp_engine {
   size_t nkept, cap_kept;
   _Atomic uint64_t done, verified;
   uint64_t total;
-  uint64_t progress_t0, progress_last;
+  bool tty;                       /* stderr is a terminal: show progress */
+  uint64_t progress_t0;
+  _Atomic uint64_t progress_last; /* when the progress line was last drawn */
 } rp_engine;
 
 /* ---- One call --------------------------------------------------------------- */
