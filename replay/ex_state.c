@@ -70,6 +70,8 @@ static void from_payload(ex *x, const pt_call *c, uint64_t mem, uint64_t off, ui
   size_t size;
   rp_data_status st;
   unsigned char *d = rp_payload(x->s, c, position, role, 0, &size, &st);
+  if (st == RP_DATA_MISSING_BLOB) /* a damaged file, not a choice made when recording */
+    rp_payload_problem(x->s, c, position, role, st, x->err, sizeof x->err);
   if (d && size >= n)
     known(b, at, d, n, c);
   else if (required)
@@ -272,7 +274,7 @@ bool ex_contents(ex *x)
 {
   for (size_t i = 0; i < x->launch; i++) {
     const pt_call *c = call_at(x, i);
-    if (c->returned && c->result == PI_SUCCESS && !follow(x, c))
+    if (c->returned && c->result == PI_SUCCESS && (!follow(x, c) || x->err[0]))
       return false;
   }
   for (size_t k = 0; k < x->nkargs; k++)

@@ -223,6 +223,32 @@ static bool write_session(wr *w, int kernel)
                 "session = ? AND idx = ?), 0))", "ii", x->s->id, (int64_t)l->thread);
 }
 
+/* Every payload the repro refers to has its blob: a recording whose blob
+ * is gone gives no repro that cannot replay, but the reason. */
+static bool blobs_present(wr *w)
+{
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(w->db, "SELECT r.seq, r.position, r.role FROM main.data_rows r WHERE "
+                                "r.hash IS NOT NULL AND r.content IS NULL AND NOT EXISTS "
+                                "(SELECT 1 FROM main.blobs b WHERE b.hash = r.hash) LIMIT 1",
+                         -1, &st, NULL) != SQLITE_OK)
+    return ex_fail(w->x, "writing the repro: %s", sqlite3_errmsg(w->db));
+  bool ok = true;
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    int64_t seq = sqlite3_column_int64(st, 0);
+    const ex_call *c = seq >= 1 && (size_t)seq <= w->x->nout ? &w->x->out[seq - 1] : NULL;
+    const char *role = (const char *)sqlite3_column_text(st, 2);
+    if (c && c->orig)
+      rp_payload_problem(w->x->s, c->orig, (unsigned)sqlite3_column_int(st, 1),
+                         role ? role : "?", RP_DATA_MISSING_BLOB, w->x->err, sizeof w->x->err);
+    else
+      ex_fail(w->x, "%s is damaged: a payload's blob is gone", w->x->s->db.path);
+    ok = false;
+  }
+  sqlite3_finalize(st);
+  return ok;
+}
+
 static bool write_all(wr *w, int kernel)
 {
   return sql(w, "PRAGMA journal_mode=DELETE") && sql(w, shim_schema_sql) &&
@@ -233,7 +259,7 @@ static bool write_all(wr *w, int kernel)
          write_session(w, kernel) && write_calls(w) && write_handles(w) &&
          sql(w, "INSERT OR IGNORE INTO blobs SELECT b.hash, b.size, b.content FROM src.blobs b "
                 "WHERE b.hash IN (SELECT hash FROM main.data_rows WHERE hash IS NOT NULL)") &&
-         sql(w, "COMMIT");
+         blobs_present(w) && sql(w, "COMMIT");
 }
 
 bool ex_write(ex *x, const char *path, int kernel)

@@ -261,6 +261,19 @@ Test(replay, damaged_counts_and_arguments_are_refused_in_one_line)
   const char *env[] = {kv("SYCL_PI_REPLAY", shorter), "OCL_ICD_VENDORS=/nonexistent", NULL};
   cr_assert_eq(tu_run(argv, env, &out), 2, "%s", out);
   cr_assert(strstr(out, "pitrace replay plugin: ") && strstr(out, why), "%s", out);
+  /* Blobs gone: extract says so and writes nothing, whether the data is a
+   * buffer's contents it follows or a program source it copies. */
+  char *no_source = damaged(vadd, "piQueueFinish", "", "args"), *repro = tu_temp_path(".db");
+  sql(no_source, "DELETE FROM blobs WHERE hash IN (SELECT hash FROM data_rows WHERE seq = "
+                 "(SELECT seq FROM pi_calls WHERE api = 'piclProgramCreateWithSource'))");
+  cr_assert_eq(extract(no_source, "1", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "seq 25 piclProgramCreateWithSource: the in data of parameter strings "
+                        "is missing from the file (its blob is gone"), "%s", out);
+  sql(no_source, "DELETE FROM blobs");
+  cr_assert_eq(extract(no_source, "1", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "seq 20 piMemBufferCreate: the in data of parameter host_ptr is missing "
+                        "from the file"), "%s", out);
+  cr_assert_eq(access(repro, F_OK), -1, "a repro was written: %s", repro);
 }
 
 /* -o naming the session itself, under any name, is refused and the session
