@@ -263,6 +263,7 @@ Test(replay, damaged_counts_and_arguments_are_refused_in_one_line)
   cr_assert(strstr(out, "pitrace replay plugin: ") && strstr(out, why), "%s", out);
   /* Blobs gone: extract says so and writes nothing, whether the data is a
    * buffer's contents it follows or a program source it copies. */
+  /* (args replaced by themselves: a plain copy to damage otherwise) */
   char *no_source = damaged(vadd, "piQueueFinish", "", "args"), *repro = tu_temp_path(".db");
   sql(no_source, "DELETE FROM blobs WHERE hash IN (SELECT hash FROM data_rows WHERE seq = "
                  "(SELECT seq FROM pi_calls WHERE api = 'piclProgramCreateWithSource'))");
