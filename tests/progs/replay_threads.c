@@ -2,7 +2,8 @@
  * replay_threads: PI calls in two threads that depend on each other, for
  * recording and replaying (tests/test_replay.c).
  *
- *   replay_threads data       (a real OpenCL device) a writer thread fills
+ *   replay_threads data [writer-late|launcher-late]
+ *                             (a real OpenCL device) a writer thread fills
  *                             buffer x on its own queue, round after round;
  *                             a launcher thread, told by a host condition
  *                             that the write returned, runs y = 2 * x on
@@ -54,11 +55,21 @@ static struct {
   pirt_buffer *x, *y;
   pirt_kernel *k;
   unsigned bad;
-} D = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, NULL, NULL, NULL, 0};
+  const char *late; /* "writer" or "launcher": that thread starts 100 ms late */
+} D = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, NULL, NULL, NULL, 0, ""};
+
+/* Starts the calling thread late when it is the one named: both threads
+ * begin with the same call, so this decides which reaches the plugin first. */
+static void maybe_late(const char *who)
+{
+  if (strcmp(D.late, who) == 0)
+    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+}
 
 static void *writer(void *arg)
 {
   (void)arg;
+  maybe_late("writer");
   pirt_queue *q;
   TRY(pirt_queue_create(D.ctx, 0, &q));
   static float data[N];
@@ -80,6 +91,7 @@ static void *writer(void *arg)
 static void *launcher(void *arg)
 {
   (void)arg;
+  maybe_late("launcher");
   pirt_queue *q;
   TRY(pirt_queue_create(D.ctx, 0, &q));
   static float out[N];
@@ -189,10 +201,16 @@ static int run_userevent(void)
 
 int main(int argc, char **argv)
 {
-  if (argc == 2 && strcmp(argv[1], "data") == 0)
+  if ((argc == 2 || argc == 3) && strcmp(argv[1], "data") == 0) {
+    if (argc == 3 && strcmp(argv[2], "writer-late") != 0 && strcmp(argv[2], "launcher-late") != 0)
+      goto usage;
+    if (argc == 3)
+      D.late = strcmp(argv[2], "writer-late") == 0 ? "writer" : "launcher";
     return run_data();
+  }
   if (argc == 2 && strcmp(argv[1], "userevent") == 0)
     return run_userevent();
-  fprintf(stderr, "usage: replay_threads data|userevent\n");
+usage:
+  fprintf(stderr, "usage: replay_threads data [writer-late|launcher-late] | userevent\n");
   return 2;
 }
