@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "rp.h"
 
@@ -155,7 +156,7 @@ static bool pointer_ref(uint64_t p, const char *kind, pi_sbuf *b)
 
 static uint64_t masked(const pi_param_desc *p, uint64_t v)
 {
-  size_t w = rp_elem_width(p);
+  size_t w = pi_value_width(p->vt, p->en);
   return w >= 8 ? v : v & ((1ull << (8 * w)) - 1);
 }
 
@@ -204,7 +205,7 @@ static void app_list(pi_sbuf *b, const pi_param_desc *p, const uint64_t *argv, u
   elem.kind = p->kind == PI_PK_HANDLES ? PI_PK_HANDLE : PI_PK_SCALAR;
   if (p->kind == PI_PK_PROPS)
     elem.vt = PI_VT_U64;
-  size_t w = p->kind == PI_PK_ARRAY ? rp_elem_width(p) : sizeof(void *);
+  size_t w = p->kind == PI_PK_ARRAY ? pi_value_width(p->vt, p->en) : sizeof(void *);
   size_t n = p->kind == PI_PK_PROPS ? 257 : pi_param_extent(p, argv) / w;
   pi_sbuf_puts(b, "[");
   for (size_t k = 0; k < n; k++) {
@@ -364,7 +365,7 @@ static void give_data(const pt_call *c, unsigned i, uint64_t dst, size_t room)
 static void give_list(const pi_param_desc *p, const pt_json *j, const uint64_t *argv,
                       unsigned i)
 {
-  size_t w = p->kind == PI_PK_HANDLES ? sizeof(void *) : rp_elem_width(p);
+  size_t w = p->kind == PI_PK_HANDLES ? sizeof(void *) : pi_value_width(p->vt, p->en);
   size_t cap = pi_param_extent(p, argv) / w;
   for (uint32_t k = 0; j && j->type == PJ_ARRAY && k < j->n && k < cap; k++) {
     uint64_t v = (uint64_t)pt_json_int(j->u.items[k], 0);
@@ -410,7 +411,7 @@ static void give_out(const pi_api_desc *api, const pt_call *c, unsigned i, const
       give_memory(api, c, i, argv);
     else if (j && j->type != PJ_NULL)
       put(argv[i], j->type == PJ_STRING ? rp_ref_of(j).value : (uint64_t)pt_json_int(j, 0),
-          p->vt == PI_VT_PTR || p->vt == PI_VT_NATIVE ? 8 : rp_elem_width(p));
+          p->vt == PI_VT_PTR || p->vt == PI_VT_NATIVE ? 8 : pi_value_width(p->vt, p->en));
     return;
   case PI_PK_HANDLE:
     put(argv[i], fake((uint64_t)pt_json_int(j, 0)), sizeof(void *));
@@ -456,11 +457,16 @@ static pi_result give(const pi_api_desc *api, const pt_call *c, const uint64_t *
 /* This plugin's backend, asked by the runtime (it binds it as unknown). */
 static pi_result give_backend(const uint64_t *argv)
 {
-  static const char *const names[] = {"unknown", "level_zero", "opencl", "cuda"};
+  /* The recorded name ("opencl") is the enumeration's PI_EXT_PLATFORM_BACKEND_OPENCL. */
+  static const char prefix[] = "PI_EXT_PLATFORM_BACKEND_";
+  const pi_enum_desc *en = pi_enum_find("pi_platform_backend");
+  const char *name = R.s.plugins[R.plugin].backend;
   uint32_t be = PI_EXT_PLATFORM_BACKEND_UNKNOWN;
-  for (uint32_t k = 0; k < 4; k++)
-    if (strcmp(R.s.plugins[R.plugin].backend, names[k]) == 0)
-      be = k;
+  for (uint16_t k = 0; en && k < en->count; k++) {
+    const char *e = en->entries[k].name;
+    if (strncmp(e, prefix, sizeof prefix - 1) == 0 && strcasecmp(e + sizeof prefix - 1, name) == 0)
+      be = (uint32_t)en->entries[k].value;
+  }
   if (argv[3] && argv[2] >= sizeof be)
     put(argv[3], be, sizeof be);
   if (argv[4])

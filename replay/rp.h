@@ -116,8 +116,6 @@ int64_t rp_arg_int(const pt_call *c, unsigned i, int64_t def);
  * returns the count. */
 size_t rp_info_ids(const pt_call *c, unsigned i, uint64_t *ids, size_t max);
 
-/* Bytes of one element of a scalar or array parameter. */
-size_t rp_elem_width(const pi_param_desc *p);
 
 /* Appends `item` (elem bytes) to the growable array *vec of *n elements
  * (room for *cap); false when out of memory. */

@@ -196,7 +196,7 @@ static bool in_array(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
   const pi_param_desc *p = &cc->api->params[i];
   if (!j || j->type != PJ_ARRAY)
     return true; /* NULL */
-  size_t w = p->kind == PI_PK_ARRAY ? rp_elem_width(p) : sizeof(void *);
+  size_t w = p->kind == PI_PK_ARRAY ? pi_value_width(p->vt, p->en) : sizeof(void *);
   size_t n = j->n, count = p->kind == PI_PK_PROPS ? 0 : pi_param_extent(p, cc->argv) / w;
   unsigned char *a = alloc_n(cc, n > count ? n : count, w, sizeof(intptr_t));
   if (!a)

@@ -234,7 +234,7 @@ static void check_numbers(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
   const pi_param_desc *p = &cc->api->params[i];
   if (varies(cc->api, p) || !j || j->type == PJ_NULL || !cc->argv[i])
     return;
-  size_t w = rp_elem_width(p);
+  size_t w = pi_value_width(p->vt, p->en);
   bool array = j->type == PJ_ARRAY;
   size_t n = array ? j->n : 1;
   unsigned char want[16 * 8];

@@ -384,11 +384,3 @@ size_t rp_info_ids(const pt_call *c, unsigned i, uint64_t *ids, size_t max)
   return n;
 }
 
-size_t rp_elem_width(const pi_param_desc *p)
-{
-  static const uint8_t width[] = {[PI_VT_U32] = 4, [PI_VT_I32] = 4, [PI_VT_BOOL] = 4,
-                                  [PI_VT_CBOOL] = 1, [PI_VT_U64] = 8};
-  if (p->vt == PI_VT_ENUM || p->vt == PI_VT_FLAGS)
-    return p->en ? p->en->width : 4;
-  return p->vt < sizeof width && width[p->vt] ? width[p->vt] : sizeof(void *);
-}

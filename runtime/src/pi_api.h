@@ -38,6 +38,8 @@ const pi_api_desc *pi_api_find(const char *name);
 const pi_enum_entry *pi_enum_lookup(const pi_enum_desc *en, int64_t value);
 /* An enumeration by its type name ("pi_device_info"), or NULL. */
 const pi_enum_desc *pi_enum_find(const char *name);
+/* Bytes of one value of type vt (enum: the enumeration's width). */
+size_t pi_value_width(uint8_t vt, const pi_enum_desc *en);
 
 /* "platform", "device", ... for a pi_object_kind. */
 const char *pi_object_kind_name(uint8_t kind);

@@ -228,7 +228,7 @@ static void format_bytes(pi_sbuf *b, const void *p, size_t size)
   pi_sbuf_puts(b, size > MAX_BYTES ? " ...)" : ")");
 }
 
-static size_t vt_width(uint8_t vt, const pi_enum_desc *en)
+size_t pi_value_width(uint8_t vt, const pi_enum_desc *en)
 {
   switch (vt) {
   case PI_VT_U32: case PI_VT_I32: case PI_VT_BOOL: return 4;
@@ -335,7 +335,7 @@ void pi_format_value(pi_sbuf *b, uint8_t vt, uint8_t obj,
     format_props(b, en, p, sizeof(intptr_t));
     return;
   }
-  size_t w = vt_width(vt, en);
+  size_t w = pi_value_width(vt, en);
   bool sgn = vt == PI_VT_I32 || (en && en->is_signed);
   if (!is_array) {
     if (size < w) {
@@ -370,7 +370,7 @@ static uint64_t count_of(const pi_api_desc *api, pi_param_ref r,
 {
   if (r.ref >= 0 && api->params[r.ref].dir != PI_DIR_IN) {
     const void *p = (const void *)(uintptr_t)argv[r.ref];
-    return p ? (uint64_t)load_scalar(p, vt_width(api->params[r.ref].vt, NULL),
+    return p ? (uint64_t)load_scalar(p, pi_value_width(api->params[r.ref].vt, NULL),
                                      false)
              : 0;
   }
@@ -385,7 +385,7 @@ size_t pi_param_extent(const pi_param_desc *p, const uint64_t *argv)
   size_t w;
   switch (p->kind) {
   case PI_PK_BYTES: w = 1; break;
-  case PI_PK_ARRAY: w = vt_width(p->vt, p->en); break;
+  case PI_PK_ARRAY: w = pi_value_width(p->vt, p->en); break;
   case PI_PK_HANDLES: w = sizeof(void *); break;
   default: return 0;
   }
@@ -463,7 +463,7 @@ void pi_format_param(pi_sbuf *b, const pi_api_desc *api, unsigned i,
       if (p->vt == PI_VT_PTR || p->vt == PI_VT_NATIVE)
         format_elem(b, p->vt, 0, NULL, load_scalar(ptr, sizeof(void *), false));
       else
-        pi_format_value(b, p->vt, p->obj, p->en, ptr, vt_width(p->vt, p->en),
+        pi_format_value(b, p->vt, p->obj, p->en, ptr, pi_value_width(p->vt, p->en),
                         false);
       pi_sbuf_puts(b, " ]");
     }
@@ -500,7 +500,7 @@ void pi_format_param(pi_sbuf *b, const pi_api_desc *api, unsigned i,
     }
     pi_sbuf_puts(b, " ");
     uint8_t vt = p->kind == PI_PK_HANDLES ? PI_VT_HANDLE : p->vt;
-    pi_format_value(b, vt, p->obj, p->en, ptr, (size_t)n * vt_width(vt, p->en),
+    pi_format_value(b, vt, p->obj, p->en, ptr, (size_t)n * pi_value_width(vt, p->en),
                     true);
     return;
   }
