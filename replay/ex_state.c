@@ -270,10 +270,29 @@ static bool check_known(ex *x, uint64_t mem, unsigned index)
   return true;
 }
 
-bool ex_contents(ex *x)
+/* The program kernel k was made from (0 if not seen). */
+static uint64_t program_of(const ex *x, uint64_t k)
 {
   for (size_t i = 0; i < x->launch; i++) {
     const pt_call *c = call_at(x, i);
+    if (c->api == PI_API_piKernelCreate && (uint64_t)rp_arg_int(c, 2, 0) == k)
+      return (uint64_t)rp_arg_int(c, 0, 0);
+  }
+  return 0;
+}
+
+bool ex_contents(ex *x)
+{
+  uint64_t program = program_of(x, x->kernel);
+  for (size_t i = 0; i < x->launch; i++) {
+    const pt_call *c = call_at(x, i);
+    const pt_json *name = pt_json_at(c->args, 2);
+    if (c->api == PI_API_piextEnqueueDeviceGlobalVariableWrite && c->returned &&
+        c->result == PI_SUCCESS && program && (uint64_t)rp_arg_int(c, 1, 0) == program)
+      return ex_fail(x, "seq %lld writes device global '%s' of the launched kernel's program: "
+                     "extract does not follow device globals, so the repro's kernel could see "
+                     "other values; cannot extract", (long long)c->seq,
+                     name && name->type == PJ_STRING ? name->u.s : "?");
     if (c->returned && c->result == PI_SUCCESS && (!follow(x, c) || x->err[0]))
       return false;
   }
