@@ -302,10 +302,11 @@ Test(replay, a_wait_released_by_a_later_call_of_another_thread_does_not_deadlock
   char *cfg = tu_write_temp(".conf", LIB "/libpi_replay_userevent.so opencl\n"), *out;
   char *cfg_env = kv("SYCL_PI_CONFIG", cfg), *db = NULL;
   /* The recording must have the shape under test: the wait began first and
-   * returned after the other thread completed its event. The program gives
-   * the waiter 200 ms to block; on a loaded machine (the suites run in
-   * parallel) its thread can be preempted longer than that before it
-   * enters piEventsWait, so record again, a bounded number of times. */
+   * returned only after the other thread's piEventSetStatus began (it may
+   * return before that call does: the status wakes it from inside the
+   * call). The program gives the waiter 200 ms to block; a waiter preempted
+   * longer than that enters the wait too late, so record again, a bounded
+   * number of times. */
   long long shaped = 0;
   for (int attempt = 0; attempt < 5 && !shaped; attempt++) {
     db = tu_temp_path(".db");
@@ -314,7 +315,7 @@ Test(replay, a_wait_released_by_a_later_call_of_another_thread_does_not_deadlock
     cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
     shaped = sql_int(db, "SELECT count(*) FROM pi_calls w, pi_calls s WHERE w.api = "
                          "'piEventsWait' AND s.api = 'piEventSetStatus' AND w.thread <> "
-                         "s.thread AND w.seq < s.seq AND w.end_ns > s.end_ns");
+                         "s.thread AND w.seq < s.seq AND w.end_ns > s.start_ns");
   }
   cr_assert_eq(shaped, 1, "5 recordings without a wait released by the other thread");
   const char *renv[] = {cfg_env, NULL};
