@@ -10,7 +10,9 @@ ctest --test-dir build --output-on-failure -j2
 cmake -S . -B build-asan -G Ninja -DCMAKE_C_COMPILER=clang \
   -DPITRACE_SANITIZE=ON -DPITRACE_WERROR=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan
-# The crash tests need their signals to reach the recorder, not ASan.
-ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:handle_segv=0:handle_abort=0 \
+# The crash tests need their signals to reach the recorder, not ASan; and
+# an impossible allocation (a damaged recording's size) must fail as malloc
+# does, with NULL, not abort.
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:handle_segv=0:handle_abort=0:allocator_may_return_null=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2 -E dlopen_dlclose
