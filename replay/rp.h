@@ -32,9 +32,8 @@ typedef struct rp_session {
   int64_t device_id;       /* the device the application used (0: none seen) */
   uint32_t device_plugin;  /* the plugin serving it */
   char device_name[256];   /* from a recorded PI_DEVICE_INFO_NAME, or "" */
-  int64_t discovery_end;   /* seq of the runtime's last discovery call (the last
-                              piPlatformsGet or piDevicesGet before the first
-                              context), or 0 */
+  int64_t discovery_end;   /* seq of the first call after the runtime's device
+                              discovery (INT64_MAX: the session is all discovery) */
   struct rp_prefetch *prefetch; /* large payloads read ahead, or NULL */
   pthread_mutex_t db_lock;      /* db's cached statements: replay threads share it */
 } rp_session;

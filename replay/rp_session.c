@@ -46,18 +46,42 @@ static void load_plugins(rp_session *s)
   sqlite3_finalize(st);
 }
 
+/* A call the runtime makes while discovering devices (runtime/src/devices.c):
+ * platforms and devices got, each platform's name (and backend, for a
+ * plugin of unknown backend), each device's type, name, vendor and version,
+ * and the last error of a plugin that found none. The application's own
+ * pirt_device_get_info answers from those, without calls. */
+static bool discovers(const pt_call *c)
+{
+  int64_t q = rp_arg_int(c, 1, -1);
+  switch (c->api) {
+  case PI_API_piPlatformsGet: case PI_API_piDevicesGet: case PI_API_piPluginGetLastError:
+    return true;
+  case PI_API_piPlatformGetInfo:
+    return q == PI_PLATFORM_INFO_NAME || q == PI_EXT_PLATFORM_INFO_BACKEND;
+  case PI_API_piDeviceGetInfo:
+    return q == PI_DEVICE_INFO_TYPE || q == PI_DEVICE_INFO_NAME ||
+           q == PI_DEVICE_INFO_VENDOR || q == PI_DEVICE_INFO_VERSION;
+  default:
+    return false;
+  }
+}
+
 /* Which plugins found platforms, and the device the application used: the
- * first device of a context (else the first one discovered). */
+ * first device of a context (else the first one discovered); where the
+ * runtime's discovery ends (the first call that is not part of it). */
 static void scan_calls(rp_session *s)
 {
+  s->discovery_end = INT64_MAX;
+  for (size_t i = 0; i < s->calls.n && s->discovery_end == INT64_MAX; i++)
+    if (!discovers(&s->calls.v[i]))
+      s->discovery_end = s->calls.v[i].seq;
   int64_t first_found = 0;
   uint32_t first_plugin = 0;
   for (size_t i = 0; i < s->calls.n; i++) {
     const pt_call *c = &s->calls.v[i];
     if (c->plugin >= RP_MAX_PLUGINS || !c->returned || c->result != PI_SUCCESS)
       continue;
-    if (rp_discovery_api(c->api) && !s->device_id)
-      s->discovery_end = c->seq;
     if (c->api == PI_API_piPlatformsGet) {
       pt_json *list = pt_json_at(c->args, 1);
       s->plugins[c->plugin].probed = true;

@@ -388,16 +388,23 @@ Test(viewer, diff_of_a_session_and_its_replay_finds_the_calls_the_same)
   char *out, *err;
   if (tu_run(help, NULL, &out) != 0)
     cr_skip_test("pitrace replay is not built: %s", out);
-  char *a = record("vadd", POCL), *b = tu_temp_path(".db");
-  const char *argv[] = {PITRACE, "replay", a, NULL};
-  const char *env[] = {kv("SYCL_PI_RECORD", b), POCL, NULL};
-  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
   /* The replay's runtime discovers the devices as the application's did,
-   * and the replay issues the rest: the same calls, info queries included. */
-  cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 0, "%s%s", out, err);
-  cr_assert(strstr(out, "only in A 0, only in B 0; differences: 0 argument, 0 result, 0 info, "
-                        "0 data, 0 note: same"),
-            "%s", out);
+   * and the replay issues the rest: the same calls, info queries included.
+   * Also with a device filter, where no other plugin is probed after the
+   * last platform's devices are looked at. */
+  const char *filters[] = {NULL, "SYCL_DEVICE_FILTER=opencl:cpu:0"};
+  for (int k = 0; k < 2; k++) {
+    char *a = tu_temp_path(".db"), *b = tu_temp_path(".db");
+    const char *app[] = {BIN "/vadd", NULL};
+    cr_assert_eq(record_into(a, app, POCL, filters[k]), 0);
+    const char *argv[] = {PITRACE, "replay", a, NULL};
+    const char *env[] = {kv("SYCL_PI_RECORD", b), POCL, filters[k], NULL};
+    cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+    cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 0, "%s%s", out, err);
+    cr_assert(strstr(out, "only in A 0, only in B 0; differences: 0 argument, 0 result, 0 "
+                          "info, 0 data, 0 note: same"),
+              "%s", out);
+  }
 }
 
 /* Changes byte 8 of the data vadd read back. */
