@@ -23,7 +23,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "pirt.h"
 #include "rpx.h"
+#include "viewer_common.h"
 
 /* ---- One call ------------------------------------------------------------------ */
 
@@ -53,6 +55,45 @@ static bool keeps_memory(const rp_cc *cc)
          (create && (cc->argv[1] & PI_MEM_FLAGS_HOST_PTR_USE));
 }
 
+/* The runtime's recorded decisions that explained call c (link decisions,
+ * spec-constant values), handed on again just before it on this thread:
+ * a recording of the replay then holds them, tied to the same call. */
+static void emit_notes(const rp_engine *e, const pt_call *c)
+{
+  static const char *const kinds[] = {[PIRT_NOTE_LINK] = "link", [PIRT_NOTE_SYMBOL] = "symbol",
+                                      [PIRT_NOTE_ODR] = "odr", [PIRT_NOTE_CACHE] = "cache",
+                                      [PIRT_NOTE_SPEC_CONST] = "spec_constant"};
+  size_t n;
+  const vw_note *v = vw_notes_at(e->rec_notes, e->nrec_notes, c->seq, &n);
+  for (size_t i = 0; i < n; i++) {
+    pirt_note note = {.kernel = v[i].kernel, .device = v[i].device, .text = v[i].text,
+                      .symbol = v[i].symbol, .image = v[i].image,
+                      .symbolic_id = v[i].symbolic_id, .native = v[i].native != 0};
+    for (int k = PIRT_NOTE_LINK; k <= PIRT_NOTE_SPEC_CONST; k++)
+      if (strcmp(v[i].kind, kinds[k]) == 0)
+        note.kind = (pirt_note_kind)k;
+    uint32_t ids[256];
+    for (const char *p = v[i].numeric_ids; *p && note.num_ids < 256;) {
+      char *end;
+      unsigned long id = strtoul(p + strspn(p, "[, "), &end, 10);
+      if (end == p + strspn(p, "[, "))
+        break;
+      ids[note.num_ids++] = (uint32_t)id;
+      p = end;
+    }
+    size_t len = strlen(v[i].value_hex) / 2;
+    unsigned char *value = malloc(len ? len : 1);
+    for (size_t k = 0; value && k < len; k++)
+      sscanf(v[i].value_hex + 2 * k, "%2hhx", &value[k]);
+    note.numeric_ids = ids;
+    note.value = value;
+    note.size = value ? len : 0;
+    if (note.kind)
+      pirt_note_emit(&note);
+    free(value);
+  }
+}
+
 int rp_exec(rp_engine *e, const pt_call *c)
 {
   const pi_api_desc *api = rp_api(c);
@@ -72,6 +113,8 @@ int rp_exec(rp_engine *e, const pt_call *c)
     atomic_fetch_add(&e->done, 1);
     return RP_OK;
   }
+  if (e->nrec_notes)
+    emit_notes(e, c);
   rp_cc cc;
   rp_cc_init(&cc, c, api);
   int st;

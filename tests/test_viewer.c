@@ -391,19 +391,25 @@ Test(viewer, diff_of_a_session_and_its_replay_finds_the_calls_the_same)
   /* The replay's runtime discovers the devices as the application's did,
    * and the replay issues the rest: the same calls, info queries included.
    * Also with a device filter, where no other plugin is probed after the
-   * last platform's devices are looked at. */
-  const char *filters[] = {NULL, "SYCL_DEVICE_FILTER=opencl:cpu:0"};
-  for (int k = 0; k < 2; k++) {
+   * last platform's devices are looked at; and for programs the runtime
+   * linked or specialised, whose decisions (notes) the replay hands on. */
+  const struct {
+    const char *app, *filter;
+  } runs[] = {{BIN "/vadd", NULL},
+              {BIN "/vadd", "SYCL_DEVICE_FILTER=opencl:cpu:0"},
+              {BIN "/shared_lib", NULL},
+              {BIN "/spec_const", NULL}};
+  for (int k = 0; k < 4; k++) {
     char *a = tu_temp_path(".db"), *b = tu_temp_path(".db");
-    const char *app[] = {BIN "/vadd", NULL};
-    cr_assert_eq(record_into(a, app, POCL, filters[k]), 0);
+    const char *app[] = {runs[k].app, NULL};
+    cr_assert_eq(record_into(a, app, POCL, runs[k].filter), 0);
     const char *argv[] = {PITRACE, "replay", a, NULL};
-    const char *env[] = {kv("SYCL_PI_RECORD", b), POCL, filters[k], NULL};
+    const char *env[] = {kv("SYCL_PI_RECORD", b), POCL, runs[k].filter, NULL};
     cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
     cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 0, "%s%s", out, err);
     cr_assert(strstr(out, "only in A 0, only in B 0; differences: 0 argument, 0 result, 0 "
                           "info, 0 data, 0 note: same"),
-              "%s", out);
+              "%s: %s", runs[k].app, out);
   }
 }
 

@@ -116,62 +116,68 @@ static char *dup_col(sqlite3_stmt *s, int col)
   return strdup(t ? t : "");
 }
 
-static void load_notes(vw_session *s)
+vw_note *vw_load_notes(pt_db *db, int64_t session, size_t *n)
 {
+  vw_note *notes = NULL;
+  size_t cap = 0;
+  *n = 0;
   sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db.db,
+  if (sqlite3_prepare_v2(db->db,
                          "SELECT seq, kind, kernel, device, symbol, image, symbolic_id, "
                          "numeric_ids, hex(value), native, text FROM notes WHERE session = ? "
                          "ORDER BY seq, idx", -1, &st, NULL) != SQLITE_OK)
-    return;
-  sqlite3_bind_int64(st, 1, s->id);
-  size_t cap = 0;
+    return NULL;
+  sqlite3_bind_int64(st, 1, session);
   while (sqlite3_step(st) == SQLITE_ROW) {
-    vw_note *v = vw_grow(s->notes, &cap, s->nnotes, sizeof *v);
+    vw_note *v = vw_grow(notes, &cap, *n, sizeof *v);
     if (!v)
       break;
-    s->notes = v;
-    vw_note *n = &s->notes[s->nnotes++];
-    n->seq = sqlite3_column_int64(st, 0);
-    char **cols[] = {&n->kind, &n->kernel, &n->device, &n->symbol, &n->image,
-                     &n->symbolic_id, &n->numeric_ids, &n->value_hex};
+    notes = v;
+    vw_note *note = &notes[(*n)++];
+    note->seq = sqlite3_column_int64(st, 0);
+    char **cols[] = {&note->kind, &note->kernel, &note->device, &note->symbol, &note->image,
+                     &note->symbolic_id, &note->numeric_ids, &note->value_hex};
     for (int i = 0; i < 8; i++)
       *cols[i] = dup_col(st, i + 1);
-    n->native = sqlite3_column_int(st, 9);
-    n->text = dup_col(st, 10);
+    note->native = sqlite3_column_int(st, 9);
+    note->text = dup_col(st, 10);
   }
   sqlite3_finalize(st);
+  return notes;
 }
 
-static void free_notes(vw_session *s)
+void vw_free_notes(vw_note *notes, size_t n)
 {
-  for (size_t i = 0; i < s->nnotes; i++) {
-    vw_note *n = &s->notes[i];
-    char *cols[] = {n->kind, n->kernel, n->device, n->symbol, n->image,
-                    n->symbolic_id, n->numeric_ids, n->value_hex, n->text};
+  for (size_t i = 0; i < n; i++) {
+    vw_note *note = &notes[i];
+    char *cols[] = {note->kind, note->kernel, note->device, note->symbol, note->image,
+                    note->symbolic_id, note->numeric_ids, note->value_hex, note->text};
     for (int k = 0; k < 9; k++)
       free(cols[k]);
   }
-  free(s->notes);
-  s->notes = NULL;
-  s->nnotes = 0;
+  free(notes);
 }
 
-const vw_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n)
+const vw_note *vw_notes_at(const vw_note *notes, size_t count, int64_t seq, size_t *n)
 {
-  size_t lo = 0, hi = s->nnotes;
+  size_t lo = 0, hi = count;
   while (lo < hi) { /* the first note with that seq or later */
     size_t mid = (lo + hi) / 2;
-    if (s->notes[mid].seq < seq)
+    if (notes[mid].seq < seq)
       lo = mid + 1;
     else
       hi = mid;
   }
   size_t k = lo;
-  while (k < s->nnotes && s->notes[k].seq == seq)
+  while (k < count && notes[k].seq == seq)
     k++;
   *n = k - lo;
-  return *n ? &s->notes[lo] : NULL;
+  return *n ? &notes[lo] : NULL;
+}
+
+const vw_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n)
+{
+  return vw_notes_at(s->notes, s->nnotes, seq, n);
 }
 
 /* The session's row; false after an error message. */
@@ -258,14 +264,16 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
   }
   count_threads(s);
   if (what & VW_NOTES)
-    load_notes(s);
+    s->notes = vw_load_notes(&s->db, s->id, &s->nnotes);
   return true;
 }
 
 void vw_session_close(vw_session *s)
 {
   pt_calls_free(&s->calls);
-  free_notes(s);
+  vw_free_notes(s->notes, s->nnotes);
+  s->notes = NULL;
+  s->nnotes = 0;
   pt_close(&s->db);
 }
 

@@ -74,6 +74,11 @@ void vw_session_close(vw_session *s);
 
 /* The notes of call `seq`: *n of them from the returned one (NULL when none). */
 const vw_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n);
+/* The same in `count` notes sorted by seq. */
+const vw_note *vw_notes_at(const vw_note *notes, size_t count, int64_t seq, size_t *n);
+/* Every note of a session, sorted by seq (*n of them; NULL when none). */
+vw_note *vw_load_notes(pt_db *db, int64_t session, size_t *n);
+void vw_free_notes(vw_note *notes, size_t n);
 
 /* Why recording of a session stopped early ("" when it did not). */
 void vw_incomplete_reason(pt_db *db, int64_t session, char *out, size_t n);

@@ -279,6 +279,12 @@ typedef struct pirt_note {
 typedef void (*pirt_note_fn)(const pirt_note *note, void *user);
 pi_result pirt_add_note_hook(pirt_note_fn fn, void *user);
 pi_result pirt_remove_note_hook(pirt_note_fn fn, void *user);
+/* Hands `note` to the hooks and prints it at SYCL_PI_TRACE=1, as the
+ * runtime does its own: for tools that re-issue a recorded session's calls
+ * (pitrace replay), so that a recording of them carries the decisions that
+ * explained those calls. Call it on the thread that makes them, just
+ * before. */
+void pirt_note_emit(const pirt_note *note);
 
 /* ---- For tools: the PI layer under a device --------------------------------------
  * The plugin table that serves a device (the recording shim's when

@@ -156,8 +156,6 @@ pi_result pm_prepare_launch(pirt_kernel *k, unsigned nvalues,
 void pm_context_released(pi_context ctx);
 /* Releases the cached programs (before the plugins go) and the registry. */
 void pm_shutdown(void);
-/* Delivers a note to the hooks and prints its text at SYCL_PI_TRACE=1. */
-void pirt_note_emit(const pirt_note *note);
 
 /* ---- Lifetime --------------------------------------------------------------
  * The runtime's state is created on first use and destroyed by a
