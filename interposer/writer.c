@@ -938,11 +938,10 @@ static void write_note(const rec_note *n, uint64_t seq, unsigned idx)
     t_u64(&idt, id);
   }
   t_c(&idt, ']');
-  static const char *const kinds[] = {"", "link", "symbol", "odr", "cache", "spec_constant"};
   sqlite3_bind_int64(st_note, 1, session_id);
   sqlite3_bind_int64(st_note, 2, (int64_t)seq);
   sqlite3_bind_int(st_note, 3, (int)idx);
-  sqlite3_bind_text(st_note, 4, n->kind < 6 ? kinds[n->kind] : "?", -1, SQLITE_STATIC);
+  sqlite3_bind_text(st_note, 4, pi_note_kind_name(n->kind), -1, SQLITE_STATIC);
   for (int i = 0; i < 5; i++)
     if (*s[i])
       sqlite3_bind_text(st_note, 5 + i, s[i], -1, SQLITE_TRANSIENT);

@@ -60,9 +60,6 @@ static bool keeps_memory(const rp_cc *cc)
  * a recording of the replay then holds them, tied to the same call. */
 static void emit_notes(const rp_engine *e, const pt_call *c)
 {
-  static const char *const kinds[] = {[PIRT_NOTE_LINK] = "link", [PIRT_NOTE_SYMBOL] = "symbol",
-                                      [PIRT_NOTE_ODR] = "odr", [PIRT_NOTE_CACHE] = "cache",
-                                      [PIRT_NOTE_SPEC_CONST] = "spec_constant"};
   size_t n;
   const vw_note *v = vw_notes_at(e->rec_notes, e->nrec_notes, c->seq, &n);
   for (size_t i = 0; i < n; i++) {
@@ -70,7 +67,7 @@ static void emit_notes(const rp_engine *e, const pt_call *c)
                       .symbol = v[i].symbol, .image = v[i].image,
                       .symbolic_id = v[i].symbolic_id, .native = v[i].native != 0};
     for (int k = PIRT_NOTE_LINK; k <= PIRT_NOTE_SPEC_CONST; k++)
-      if (strcmp(v[i].kind, kinds[k]) == 0)
+      if (strcmp(v[i].kind, pi_note_kind_name((unsigned)k)) == 0)
         note.kind = (pirt_note_kind)k;
     uint32_t ids[256];
     for (const char *p = v[i].numeric_ids; *p && note.num_ids < 256;) {

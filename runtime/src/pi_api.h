@@ -43,6 +43,9 @@ size_t pi_value_width(uint8_t vt, const pi_enum_desc *en);
 
 /* "platform", "device", ... for a pi_object_kind. */
 const char *pi_object_kind_name(uint8_t kind);
+/* The name a session stores for a runtime note's kind (pirt_note_kind:
+ * 1 "link" ... 5 "spec_constant"), or "?". */
+const char *pi_note_kind_name(unsigned kind);
 
 /* "PI_ERROR_INVALID_VALUE"; "PI_RESULT_<n>" for a code PI does not define. */
 const char *pi_result_name(pi_result r);

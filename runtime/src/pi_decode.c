@@ -146,6 +146,12 @@ const char *pi_result_name(pi_result r)
 
 /* ---- Values --------------------------------------------------------------- */
 
+const char *pi_note_kind_name(unsigned kind)
+{
+  static const char *const names[] = {"", "link", "symbol", "odr", "cache", "spec_constant"};
+  return kind < sizeof names / sizeof *names ? names[kind] : "?";
+}
+
 const char *pi_object_kind_name(uint8_t kind)
 {
   static const char *const names[PI_OBJ_KIND_COUNT] = {
