@@ -6,6 +6,8 @@ Reads runtime/api/pi.api (syntax: docs/api-description.md) and writes
   runtime/src/pi_gen.c          name tables, parameter descriptors, invoker
   runtime/src/pi_calls_gen.h    the runtime's traced call wrappers
   interposer/shim_gen.h         the recording shim's wrappers
+  runtime/include/pirt_pi.h     the traced PI entry points for front ends
+  runtime/src/pirt_pi_gen.c     their definitions
 
 Usage: gen_pi_api.py [--out DIR]   (DIR defaults to the source tree)
 Exit status 1 with a one-line error naming the line when the description
@@ -421,6 +423,48 @@ static pi_result SHIM_FN({name})({decl_or_void})
 """
 
 
+PI_HEADER_TOP = """#ifndef PIRT_PI_H
+#define PIRT_PI_H
+/*
+ * pirt_pi.h: the PI API as the runtime serves it, for front ends (the OpenCL
+ * front end) and tools that speak PI themselves. pirt_piXxx(plugin, ...)
+ * calls piXxx of that plugin's table exactly as the runtime's own calls go:
+ * traced at SYCL_PI_TRACE=2, recorded when SYCL_PI_RECORD wrapped the plugin
+ * in the shim, and an entry the plugin leaves NULL answers
+ * PI_ERROR_INVALID_OPERATION with a message (pirt_error_message()).
+ * Get a device's plugin and handles with pirt_device_plugin().
+ */
+#include "pirt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+"""
+
+
+def gen_pi_header(apis):
+    o = [BANNER, PI_HEADER_TOP]
+    for a in apis:
+        decl = ", ".join(c_decl(p.ctype, p.name) for p in a.params)
+        o.append("pi_result pirt_%s(const pirt_plugin *pl%s%s);\n"
+                 % (a.name, ", " if decl else "", decl))
+    o.append("\n#ifdef __cplusplus\n}\n#endif\n#endif /* PIRT_PI_H */\n")
+    return "".join(o)
+
+
+def gen_pi_source(apis):
+    o = [BANNER, '#include "pirt_internal.h"\n#include "pirt_pi.h"\n']
+    for a in apis:
+        decl = ", ".join(c_decl(p.ctype, p.name) for p in a.params)
+        names = ", ".join(p.name for p in a.params)
+        o.append("\npi_result pirt_%s(const pirt_plugin *pl%s%s)\n{\n"
+                 "  return pirt_call_%s(pl%s%s);\n}\n"
+                 % (a.name, ", " if decl else "", decl, a.name,
+                    ", " if names else "", names))
+    return "".join(o)
+
+
 def gen_shim(apis):
     o = [BANNER, "/* The shim's wrappers, included once per shim instance with\n"
          " * SHIM_I defined (interposer/shim.c): a wrapper knows its target\n"
@@ -450,6 +494,8 @@ def generate(out):
         "runtime/src/pi_gen.c": gen_source(enums, apis),
         "runtime/src/pi_calls_gen.h": gen_calls(apis, "pirt_call_", CALL_BODY),
         "interposer/shim_gen.h": gen_shim(apis),
+        "runtime/include/pirt_pi.h": gen_pi_header(apis),
+        "runtime/src/pirt_pi_gen.c": gen_pi_source(apis),
     }
     for rel, text in files.items():
         path = os.path.join(out, rel)

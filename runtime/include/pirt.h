@@ -31,6 +31,7 @@ extern "C" {
 #endif
 
 typedef struct pirt_device pirt_device;   /* owned by the runtime */
+typedef struct pirt_plugin pirt_plugin;   /* owned by the runtime */
 typedef struct pirt_context pirt_context;
 typedef struct pirt_queue pirt_queue;
 typedef struct pirt_buffer pirt_buffer;
@@ -293,6 +294,14 @@ void pirt_note_emit(const pirt_note *note);
 pi_result pirt_device_pi(const pirt_device *device,
                          const struct pi_function_table **table,
                          pi_platform *platform, pi_device *pi_dev);
+
+/* The plugin that serves a device and the device's PI handles, for front
+ * ends that issue PI calls through the runtime with pirt_piXxx(plugin, ...)
+ * (pirt_pi.h): those calls are traced and recorded like the runtime's own.
+ * `backend` (optional) receives "opencl", "level_zero" or "cuda". */
+pi_result pirt_device_plugin(const pirt_device *device, const pirt_plugin **plugin,
+                             pi_platform *platform, pi_device *pi_dev,
+                             const char **backend);
 
 /* ---- Lifetime ------------------------------------------------------------------ */
 

@@ -408,3 +408,20 @@ pi_result pirt_device_pi(const pirt_device *d, const struct pi_function_table **
     *pi_dev = d->device;
   return PI_SUCCESS;
 }
+
+pi_result pirt_device_plugin(const pirt_device *d, const pirt_plugin **plugin,
+                             pi_platform *platform, pi_device *pi_dev,
+                             const char **backend)
+{
+  if (!d || !plugin)
+    return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_device_plugin: device and "
+                     "plugin must not be NULL");
+  *plugin = d->plugin;
+  if (platform)
+    *platform = d->platform;
+  if (pi_dev)
+    *pi_dev = d->device;
+  if (backend)
+    *backend = pirt_backend_name(d->backend);
+  return PI_SUCCESS;
+}
