@@ -1,0 +1,1308 @@
+/*
+ * test_fe_queue.c: the OpenCL front end's contexts, command-queues, events
+ * and enqueues (frontends/opencl/fe_context.c, fe_queue.c, fe_event.c,
+ * fe_enqueue.c), driven the way the ICD loader drives libpitrace_opencl.so,
+ * on the real device the registration names (PoCL, or rusticl on llvmpipe):
+ * context and queue properties and queries; buffer reads, writes, copies,
+ * fills, rectangles and maps, each checked on the host; markers, barriers,
+ * migrations and profiling timestamps; event callbacks that get the
+ * application's handle; user events that hold commands back (in queue
+ * order, released from another thread, failing their dependents); a kernel
+ * launch checked on the host, and one held for a user event that keeps the
+ * arguments it was enqueued with; and a sweep of bad input for every
+ * function of the part.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fe_testutil.h"
+
+#define N 256
+
+static void setup(void)
+{
+  cr_assert(fe_load(), "the front end loads and has a device (%s)", PITRACE_FE_LIB);
+}
+
+TestSuite(fe_queue, .init = setup, .timeout = 120);
+
+/* ---- Helpers ---------------------------------------------------------------- */
+
+static cl_context make_context(void)
+{
+  cl_int err = -1;
+  cl_context ctx = D->clCreateContext(NULL, 1, &fe_dev, NULL, NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateContext: %d", err);
+  return ctx;
+}
+
+static cl_command_queue make_queue(cl_context ctx, cl_command_queue_properties props)
+{
+  cl_int err = -1;
+  cl_command_queue q = D->clCreateCommandQueue(ctx, fe_dev, props, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateCommandQueue: %d", err);
+  return q;
+}
+
+static cl_mem make_buffer(cl_context ctx, cl_mem_flags flags, size_t size, const void *init)
+{
+  cl_int err = -1;
+  cl_mem m = D->clCreateBuffer(ctx, flags | (init ? CL_MEM_COPY_HOST_PTR : 0), size,
+                               (void *)init, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateBuffer: %d", err);
+  return m;
+}
+
+static void fill_bytes(unsigned char *p, size_t n, unsigned seed)
+{
+  for (size_t i = 0; i < n; i++)
+    p[i] = (unsigned char)(i * 7 + seed);
+}
+
+static cl_int status_of(cl_event e)
+{
+  cl_int s = 99;
+  cr_assert_eq(D->clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL),
+               CL_SUCCESS);
+  return s;
+}
+
+static cl_command_type type_of(cl_event e)
+{
+  cl_command_type t = 0;
+  cr_assert_eq(D->clGetEventInfo(e, CL_EVENT_COMMAND_TYPE, sizeof t, &t, NULL), CL_SUCCESS);
+  return t;
+}
+
+static void sleep_ms(long ms)
+{
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static const char *vadd_src =
+    "__kernel void vadd(__global const int *a, __global const int *b,\n"
+    "                   __global int *c) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  c[i] = a[i] + b[i];\n"
+    "}\n"
+    "__kernel void setk(__global int *d, int k) {\n"
+    "  d[get_global_id(0)] = k;\n"
+    "}\n";
+
+static cl_program build_vadd(cl_context ctx)
+{
+  cl_int err = -1;
+  cl_program p = D->clCreateProgramWithSource(ctx, 1, &vadd_src, NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateProgramWithSource: %d", err);
+  err = D->clBuildProgram(p, 1, &fe_dev, "", NULL, NULL);
+  if (err != CL_SUCCESS) {
+    char log[4096] = "";
+    D->clGetProgramBuildInfo(p, fe_dev, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+    cr_assert_fail("clBuildProgram: %d\n%s", err, log);
+  }
+  return p;
+}
+
+static cl_kernel make_kernel(cl_program p, const char *name)
+{
+  cl_int err = -1;
+  cl_kernel k = D->clCreateKernel(p, name, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateKernel(%s): %d", name, err);
+  return k;
+}
+
+/* ---- Contexts --------------------------------------------------------------- */
+
+Test(fe_queue, context_properties_and_queries)
+{
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)fe_plat,
+                                   CL_CONTEXT_INTEROP_USER_SYNC, CL_TRUE, 0};
+  cl_device_id twice[2] = {fe_dev, fe_dev};
+  cl_int err = -1;
+  cl_context ctx = D->clCreateContext(props, 2, twice, NULL, NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateContext: %d", err);
+  cl_uint n = 0, refs = 0;
+  cr_assert_eq(D->clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, sizeof n, &n, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(n, 1, "a device named twice counts once");
+  cl_device_id dev = NULL;
+  size_t sz = 0;
+  cr_assert_eq(D->clGetContextInfo(ctx, CL_CONTEXT_DEVICES, 0, NULL, &sz), CL_SUCCESS);
+  cr_assert_eq(sz, sizeof dev);
+  cr_assert_eq(D->clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(dev, fe_dev);
+  cl_context_properties got[5] = {0};
+  cr_assert_eq(D->clGetContextInfo(ctx, CL_CONTEXT_PROPERTIES, sizeof got, got, &sz),
+               CL_SUCCESS);
+  cr_assert_eq(sz, sizeof props);
+  cr_assert_arr_eq(got, props, sizeof props);
+  cr_assert_eq(D->clGetContextInfo(ctx, CL_CONTEXT_REFERENCE_COUNT, sizeof refs, &refs, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(refs, 1);
+  cr_assert_eq(D->clRetainContext(ctx), CL_SUCCESS);
+  D->clGetContextInfo(ctx, CL_CONTEXT_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+  cr_assert_eq(refs, 2);
+  cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
+  /* A context without properties answers none. */
+  cl_context plain = make_context();
+  cr_assert_eq(D->clGetContextInfo(plain, CL_CONTEXT_PROPERTIES, 0, NULL, &sz), CL_SUCCESS);
+  cr_assert_eq(sz, 0);
+  cr_assert_eq(D->clReleaseContext(plain), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
+}
+
+Test(fe_queue, context_from_type)
+{
+  cl_device_type type = 0;
+  D->clGetDeviceInfo(fe_dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)fe_plat, 0};
+  const cl_device_type types[] = {CL_DEVICE_TYPE_DEFAULT, CL_DEVICE_TYPE_ALL, type};
+  for (size_t i = 0; i < 3; i++) {
+    cl_int err = -1;
+    cl_context ctx = D->clCreateContextFromType(i ? props : NULL, types[i], NULL, NULL, &err);
+    cr_assert_eq(err, CL_SUCCESS, "clCreateContextFromType(0x%llx): %d",
+                 (unsigned long long)types[i], err);
+    cl_uint n = 0;
+    D->clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, sizeof n, &n, NULL);
+    cr_assert_geq(n, 1);
+    cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
+  }
+  cl_int err = -1;
+  cl_device_type other = type == CL_DEVICE_TYPE_ACCELERATOR ? CL_DEVICE_TYPE_CUSTOM
+                                                             : CL_DEVICE_TYPE_ACCELERATOR;
+  cr_assert_null(D->clCreateContextFromType(props, other, NULL, NULL, &err));
+  cr_assert_eq(err, CL_DEVICE_NOT_FOUND);
+  cr_assert_null(D->clCreateContextFromType(props, 1ull << 40, NULL, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_DEVICE_TYPE);
+}
+
+static int destructor_order[4], destructor_count;
+static void CL_CALLBACK destructor(cl_context ctx, void *user)
+{
+  cl_uint n = 0;
+  /* The handle is still the context while its destructors run. */
+  cr_assert_eq(D->clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, sizeof n, &n, NULL),
+               CL_SUCCESS);
+  destructor_order[destructor_count++] = (int)(intptr_t)user;
+}
+
+Test(fe_queue, context_destructors_run_latest_first_after_its_objects)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  cr_assert_eq(D->clSetContextDestructorCallback(ctx, destructor, (void *)1), CL_SUCCESS);
+  cr_assert_eq(D->clSetContextDestructorCallback(ctx, destructor, (void *)2), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
+  cr_assert_eq(destructor_count, 0, "the queue still holds the context");
+  cr_assert_eq(D->clReleaseCommandQueue(q), CL_SUCCESS);
+  cr_assert_eq(destructor_count, 2);
+  cr_assert_eq(destructor_order[0], 2);
+  cr_assert_eq(destructor_order[1], 1);
+}
+
+Test(fe_queue, context_bad_input)
+{
+  cl_int err = 0;
+  cl_context_properties unknown[] = {0x7777, 1, 0};
+  cl_context_properties gl[] = {CL_GL_CONTEXT_KHR, 1, 0};
+  cl_context_properties twice[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)fe_plat,
+                                   CL_CONTEXT_PLATFORM, (cl_context_properties)fe_plat, 0};
+  cl_context_properties bad_sync[] = {CL_CONTEXT_INTEROP_USER_SYNC, 7, 0};
+  cl_context_properties not_platform[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)fe_dev,
+                                          0};
+  const cl_context_properties *props[] = {unknown, gl, twice, bad_sync, not_platform};
+  const cl_int want[] = {CL_INVALID_PROPERTY, CL_INVALID_PROPERTY, CL_INVALID_PROPERTY,
+                         CL_INVALID_PROPERTY, CL_INVALID_PLATFORM};
+  for (size_t i = 0; i < 5; i++) {
+    err = 0;
+    cr_assert_null(D->clCreateContext(props[i], 1, &fe_dev, NULL, NULL, &err));
+    cr_assert_eq(err, want[i], "properties %zu: %d", i, err);
+    err = 0;
+    cr_assert_null(
+        D->clCreateContextFromType(props[i], CL_DEVICE_TYPE_ALL, NULL, NULL, &err));
+    cr_assert_eq(err, want[i], "from type, properties %zu: %d", i, err);
+  }
+  cr_assert_null(D->clCreateContext(NULL, 0, &fe_dev, NULL, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_VALUE);
+  cr_assert_null(D->clCreateContext(NULL, 1, NULL, NULL, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_VALUE);
+  cr_assert_null(D->clCreateContext(NULL, 1, &fe_dev, NULL, &err, &err));
+  cr_assert_eq(err, CL_INVALID_VALUE, "user data without a callback");
+  cl_device_id not_dev = (cl_device_id)fe_plat;
+  cr_assert_null(D->clCreateContext(NULL, 1, &not_dev, NULL, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_DEVICE);
+
+  cl_context ctx = make_context();
+  cl_context wrong = (cl_context)fe_dev;
+  cl_uint n;
+  cr_assert_eq(D->clRetainContext(NULL), CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clReleaseContext(NULL), CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clGetContextInfo(NULL, CL_CONTEXT_NUM_DEVICES, sizeof n, &n, NULL),
+               CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clGetContextInfo(wrong, CL_CONTEXT_NUM_DEVICES, sizeof n, &n, NULL),
+               CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clGetContextInfo(ctx, 0x1084 /* a property, not a query */, sizeof n, &n,
+                                   NULL),
+               CL_INVALID_VALUE);
+  cr_assert_eq(D->clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, 1, &n, NULL),
+               CL_INVALID_VALUE);
+  cr_assert_eq(D->clSetContextDestructorCallback(ctx, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clSetContextDestructorCallback(wrong, destructor, NULL), CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
+}
+
+/* ---- Queues ----------------------------------------------------------------- */
+
+Test(fe_queue, queue_properties_and_queries)
+{
+  cl_context ctx = make_context();
+  cl_command_queue_properties supported = 0;
+  D->clGetDeviceInfo(fe_dev, CL_DEVICE_QUEUE_ON_HOST_PROPERTIES, sizeof supported, &supported,
+                     NULL);
+  cl_queue_properties props[] = {CL_QUEUE_PROPERTIES,
+                                 CL_QUEUE_PROFILING_ENABLE |
+                                     (supported & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE),
+                                 0};
+  cl_int err = -1;
+  cl_command_queue q = D->clCreateCommandQueueWithProperties(ctx, fe_dev, props, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateCommandQueueWithProperties: %d", err);
+  cl_context c = NULL;
+  cl_device_id d = NULL;
+  cl_command_queue_properties p = 0;
+  cl_uint refs = 0;
+  cr_assert_eq(D->clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL), CL_SUCCESS);
+  cr_assert_eq(c, ctx);
+  cr_assert_eq(D->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, NULL), CL_SUCCESS);
+  cr_assert_eq(d, fe_dev);
+  cr_assert_eq(D->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof p, &p, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(p, (cl_command_queue_properties)props[1]);
+  cl_queue_properties got[3];
+  size_t sz = 0;
+  cr_assert_eq(D->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, sizeof got, got, &sz),
+               CL_SUCCESS);
+  cr_assert_eq(sz, sizeof props);
+  cr_assert_arr_eq(got, props, sizeof props);
+  cr_assert_eq(D->clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(refs, 1);
+  cr_assert_eq(D->clRetainCommandQueue(q), CL_SUCCESS);
+  D->clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+  cr_assert_eq(refs, 2);
+  cr_assert_eq(D->clReleaseCommandQueue(q), CL_SUCCESS);
+  cl_command_queue dflt = (cl_command_queue)1;
+  cr_assert_eq(D->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE_DEFAULT, sizeof dflt, &dflt, NULL),
+               CL_SUCCESS);
+  cr_assert_null(dflt);
+  cl_uint qsize;
+  cr_assert_eq(D->clGetCommandQueueInfo(q, CL_QUEUE_SIZE, sizeof qsize, &qsize, NULL),
+               CL_INVALID_COMMAND_QUEUE, "a host queue has no size");
+  cr_assert_eq(D->clFlush(q), CL_SUCCESS);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseCommandQueue(q), CL_SUCCESS);
+
+  /* clCreateCommandQueue: no properties array; NULL list: none either. */
+  q = make_queue(ctx, CL_QUEUE_PROFILING_ENABLE);
+  cr_assert_eq(D->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &sz),
+               CL_SUCCESS);
+  cr_assert_eq(sz, 0);
+  D->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof p, &p, NULL);
+  cr_assert_eq(p, CL_QUEUE_PROFILING_ENABLE);
+  cr_assert_eq(D->clReleaseCommandQueue(q), CL_SUCCESS);
+  q = D->clCreateCommandQueueWithProperties(ctx, fe_dev, NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(D->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &sz),
+               CL_SUCCESS);
+  cr_assert_eq(sz, 0);
+  cr_assert_eq(D->clReleaseCommandQueue(q), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
+}
+
+Test(fe_queue, queue_bad_input)
+{
+  cl_context ctx = make_context();
+  cl_int err = 0;
+  cl_device_id not_dev = (cl_device_id)ctx;
+  cr_assert_null(D->clCreateCommandQueue(NULL, fe_dev, 0, &err));
+  cr_assert_eq(err, CL_INVALID_CONTEXT);
+  cr_assert_null(D->clCreateCommandQueue(ctx, not_dev, 0, &err));
+  cr_assert_eq(err, CL_INVALID_DEVICE);
+  cr_assert_null(D->clCreateCommandQueue(ctx, fe_dev, 1ull << 20, &err));
+  cr_assert_eq(err, CL_INVALID_VALUE);
+  cr_assert_null(D->clCreateCommandQueue(ctx, fe_dev, CL_QUEUE_ON_DEVICE, &err));
+  cr_assert_eq(err, CL_INVALID_VALUE, "clCreateCommandQueue takes host properties only");
+  struct {
+    cl_queue_properties p[5];
+    cl_int want;
+  } cases[] = {
+      {{CL_QUEUE_PROPERTIES, CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0},
+       CL_INVALID_QUEUE_PROPERTIES},
+      {{CL_QUEUE_PROPERTIES, CL_QUEUE_ON_DEVICE, 0}, CL_INVALID_VALUE},
+      {{CL_QUEUE_PROPERTIES, CL_QUEUE_ON_DEVICE_DEFAULT, 0}, CL_INVALID_VALUE},
+      {{CL_QUEUE_SIZE, 1024, 0}, CL_INVALID_VALUE},
+      {{CL_QUEUE_PROPERTIES, 1ull << 20, 0}, CL_INVALID_VALUE},
+      {{CL_QUEUE_PROPERTIES, 0, CL_QUEUE_PROPERTIES, 0, 0}, CL_INVALID_VALUE},
+      {{0x1096 /* CL_QUEUE_PRIORITY_KHR */, 1, 0}, CL_INVALID_VALUE},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    err = 0;
+    cr_assert_null(D->clCreateCommandQueueWithProperties(ctx, fe_dev, cases[i].p, &err));
+    cr_assert_eq(err, cases[i].want, "case %zu: %d", i, err);
+  }
+  cl_command_queue q = make_queue(ctx, 0);
+  cl_command_queue wrong = (cl_command_queue)ctx;
+  cl_command_queue_properties old = 0;
+  cr_assert_eq(D->clSetCommandQueueProperty(q, CL_QUEUE_PROFILING_ENABLE, CL_TRUE, &old),
+               CL_INVALID_OPERATION);
+  cr_assert_eq(D->clSetCommandQueueProperty(q, 1ull << 20, CL_TRUE, &old), CL_INVALID_VALUE);
+  cr_assert_eq(D->clSetCommandQueueProperty(wrong, 0, CL_TRUE, &old),
+               CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clSetDefaultDeviceCommandQueue(ctx, fe_dev, q), CL_INVALID_OPERATION);
+  cr_assert_eq(D->clSetDefaultDeviceCommandQueue(NULL, fe_dev, q), CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clSetDefaultDeviceCommandQueue(ctx, not_dev, q), CL_INVALID_DEVICE);
+  cl_uint refs;
+  cr_assert_eq(D->clGetCommandQueueInfo(wrong, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs,
+                                        NULL),
+               CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clGetCommandQueueInfo(q, 0x7777, sizeof refs, &refs, NULL),
+               CL_INVALID_VALUE);
+  cl_context c;
+  cr_assert_eq(D->clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, 1, &c, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clFlush(wrong), CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clFinish(NULL), CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clRetainCommandQueue(NULL), CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clReleaseCommandQueue(wrong), CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clReleaseCommandQueue(q), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
+}
+
+/* ---- Buffers ---------------------------------------------------------------- */
+
+Test(fe_queue, buffer_read_write_round_trip)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  unsigned char src[N], dst[N], back[N];
+  fill_bytes(src, N, 3);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_TRUE, 0, N, src, 0, NULL, NULL), CL_SUCCESS);
+  /* A non-blocking partial write, then a read waiting for its event. */
+  unsigned char part[16];
+  memset(part, 0xab, sizeof part);
+  cl_event w = NULL, r = NULL;
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_FALSE, 100, sizeof part, part, 0, NULL, &w),
+               CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_FALSE, 0, N, dst, 1, &w, &r), CL_SUCCESS);
+  cr_assert_eq(D->clWaitForEvents(1, &r), CL_SUCCESS);
+  cr_assert_eq(status_of(r), CL_COMPLETE);
+  cr_assert_eq(type_of(w), CL_COMMAND_WRITE_BUFFER);
+  cr_assert_eq(type_of(r), CL_COMMAND_READ_BUFFER);
+  cl_command_queue eq = NULL;
+  cl_context ec = NULL;
+  D->clGetEventInfo(r, CL_EVENT_COMMAND_QUEUE, sizeof eq, &eq, NULL);
+  D->clGetEventInfo(r, CL_EVENT_CONTEXT, sizeof ec, &ec, NULL);
+  cr_assert_eq(eq, q);
+  cr_assert_eq(ec, ctx);
+  memcpy(back, src, N);
+  memset(back + 100, 0xab, sizeof part);
+  cr_assert_arr_eq(dst, back, N);
+  /* A read at an offset. */
+  unsigned char tail[8];
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, N - 8, 8, tail, 0, NULL, NULL),
+               CL_SUCCESS);
+  cr_assert_arr_eq(tail, src + N - 8, 8);
+  cr_assert_eq(D->clReleaseEvent(w), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseEvent(r), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseMemObject(m), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseCommandQueue(q), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
+}
+
+Test(fe_queue, buffer_copy_and_overlap)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  unsigned char src[N], dst[N];
+  fill_bytes(src, N, 11);
+  cl_mem a = make_buffer(ctx, CL_MEM_READ_WRITE, N, src);
+  cl_mem b = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cl_event e = NULL;
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, a, b, 16, 0, N - 16, 0, NULL, &e), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, b, CL_TRUE, 0, N - 16, dst, 1, &e, NULL), CL_SUCCESS);
+  cr_assert_arr_eq(dst, src + 16, N - 16);
+  cr_assert_eq(type_of(e), CL_COMMAND_COPY_BUFFER);
+  D->clReleaseEvent(e);
+  /* Within one buffer: apart is fine, overlapping is not. */
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, a, a, 0, 128, 64, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, a, CL_TRUE, 128, 64, dst, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_arr_eq(dst, src, 64);
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, a, a, 0, 32, 64, 0, NULL, NULL), CL_MEM_COPY_OVERLAP);
+  /* Sub-buffers of one buffer that overlap. */
+  cl_uint align_bits = 0;
+  D->clGetDeviceInfo(fe_dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits,
+                     NULL);
+  size_t align = align_bits / 8 ? align_bits / 8 : 1;
+  cl_mem big = make_buffer(ctx, CL_MEM_READ_WRITE, 4 * align, NULL);
+  cl_buffer_region r1 = {0, 2 * align}, r2 = {align, 2 * align};
+  cl_int err = -1;
+  cl_mem s1 = D->clCreateSubBuffer(big, 0, CL_BUFFER_CREATE_TYPE_REGION, &r1, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateSubBuffer: %d", err);
+  cl_mem s2 = D->clCreateSubBuffer(big, 0, CL_BUFFER_CREATE_TYPE_REGION, &r2, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateSubBuffer: %d", err);
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, s1, s2, align, 0, align, 0, NULL, NULL),
+               CL_MEM_COPY_OVERLAP, "the same bytes of the parent");
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, s1, s2, 0, align, align, 0, NULL, NULL), CL_SUCCESS,
+               "[0, a) to [2a, 3a) of the parent");
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  D->clReleaseMemObject(s1);
+  D->clReleaseMemObject(s2);
+  D->clReleaseMemObject(big);
+  D->clReleaseMemObject(a);
+  D->clReleaseMemObject(b);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+Test(fe_queue, buffer_fill_patterns)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  enum { FILL = 512 };
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, FILL, NULL);
+  unsigned char got[FILL];
+  const size_t sizes[] = {1, 2, 4, 16, 128};
+  for (size_t s = 0; s < 5; s++) {
+    unsigned char pattern[128];
+    fill_bytes(pattern, sizes[s], (unsigned)s * 29 + 1);
+    cr_assert_eq(D->clEnqueueFillBuffer(q, m, pattern, 1, 0, FILL, 0, NULL, NULL), CL_SUCCESS);
+    cl_event e = NULL;
+    cr_assert_eq(D->clEnqueueFillBuffer(q, m, pattern, sizes[s], sizes[s], 2 * sizes[s], 0,
+                                        NULL, &e),
+                 CL_SUCCESS);
+    memset(pattern, 0, sizeof pattern); /* the front end copied it */
+    fill_bytes(pattern, sizes[s], (unsigned)s * 29 + 1);
+    cr_assert_eq(type_of(e), CL_COMMAND_FILL_BUFFER);
+    cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, FILL, got, 1, &e, NULL), CL_SUCCESS);
+    for (size_t i = 0; i < FILL; i++) {
+      unsigned char want = i >= sizes[s] && i < 3 * sizes[s] ? pattern[i % sizes[s]] : pattern[0];
+      cr_assert_eq(got[i], want, "pattern %zu, byte %zu", sizes[s], i);
+    }
+    D->clReleaseEvent(e);
+  }
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+Test(fe_queue, buffer_rectangles)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  /* The buffer: 4 slices of 6 rows of 16 bytes. */
+  enum { W = 16, H = 6, S = 4 };
+  unsigned char host[W * H * S], got[W * H * S];
+  fill_bytes(host, sizeof host, 5);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof host, NULL);
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, (unsigned char[]){0}, 1, 0, sizeof host, 0, NULL,
+                                      NULL),
+               CL_SUCCESS);
+  /* Write a 5x3x2 box from host (1, 2, 1) to buffer (3, 1, 2). */
+  const size_t bo[3] = {3, 1, 2}, ho[3] = {1, 2, 1}, region[3] = {5, 3, 2};
+  cl_event e = NULL;
+  cr_assert_eq(D->clEnqueueWriteBufferRect(q, m, CL_TRUE, bo, ho, region, W, W * H, W, W * H,
+                                           host, 0, NULL, &e),
+               CL_SUCCESS);
+  cr_assert_eq(type_of(e), CL_COMMAND_WRITE_BUFFER_RECT);
+  D->clReleaseEvent(e);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (size_t z = 0; z < S; z++)
+    for (size_t y = 0; y < H; y++)
+      for (size_t x = 0; x < W; x++) {
+        bool in = x >= 3 && x < 8 && y >= 1 && y < 4 && z >= 2 && z < 4;
+        unsigned char want =
+            in ? host[(z - 2 + 1) * W * H + (y - 1 + 2) * W + (x - 3 + 1)] : 0;
+        cr_assert_eq(got[z * W * H + y * W + x], want, "(%zu, %zu, %zu)", x, y, z);
+      }
+  /* Read it back into a tight host box (pitches 0: computed). */
+  unsigned char box[5 * 3 * 2];
+  const size_t zero[3] = {0, 0, 0};
+  cr_assert_eq(D->clEnqueueReadBufferRect(q, m, CL_TRUE, bo, zero, region, W, W * H, 0, 0, box,
+                                          0, NULL, NULL),
+               CL_SUCCESS);
+  for (size_t z = 0; z < 2; z++)
+    for (size_t y = 0; y < 3; y++)
+      for (size_t x = 0; x < 5; x++)
+        cr_assert_eq(box[z * 15 + y * 5 + x], host[(z + 1) * W * H + (y + 2) * W + x + 1]);
+  /* Copy the box within the buffer to (9, 2, 0), apart from its source. */
+  const size_t to[3] = {9, 2, 0};
+  cr_assert_eq(D->clEnqueueCopyBufferRect(q, m, m, bo, to, region, W, W * H, W, W * H, 0,
+                                          NULL, &e),
+               CL_SUCCESS);
+  cr_assert_eq(type_of(e), CL_COMMAND_COPY_BUFFER_RECT);
+  D->clReleaseEvent(e);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (size_t z = 0; z < 2; z++)
+    for (size_t y = 0; y < 3; y++)
+      for (size_t x = 0; x < 5; x++)
+        cr_assert_eq(got[z * W * H + (y + 2) * W + x + 9], box[z * 15 + y * 5 + x]);
+  /* Overlapping boxes in one buffer, and mismatched pitches. */
+  const size_t near[3] = {5, 1, 2};
+  cr_assert_eq(D->clEnqueueCopyBufferRect(q, m, m, bo, near, region, W, W * H, W, W * H, 0,
+                                          NULL, NULL),
+               CL_MEM_COPY_OVERLAP);
+  cr_assert_eq(D->clEnqueueCopyBufferRect(q, m, m, bo, to, region, W, W * H, 2 * W, 2 * W * H,
+                                          0, NULL, NULL),
+               CL_INVALID_VALUE);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+Test(fe_queue, buffer_map_and_unmap)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  unsigned char src[N], got[N];
+  fill_bytes(src, N, 17);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, src);
+  cl_int err = -1;
+  cl_event e = NULL;
+  unsigned char *p = D->clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 64, 64, 0,
+                                           NULL, &e, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clEnqueueMapBuffer: %d", err);
+  cr_assert_not_null(p);
+  cr_assert_eq(type_of(e), CL_COMMAND_MAP_BUFFER);
+  D->clReleaseEvent(e);
+  cl_uint maps = 0;
+  cr_assert_eq(D->clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof maps, &maps, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(maps, 1);
+  cr_assert_arr_eq(p, src + 64, 64);
+  memset(p, 0x5a, 64);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, p, 0, NULL, &e), CL_SUCCESS);
+  cr_assert_eq(type_of(e), CL_COMMAND_UNMAP_MEM_OBJECT);
+  D->clReleaseEvent(e);
+  cr_assert_eq(D->clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof maps, &maps, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(maps, 0);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, got, 0, NULL, NULL), CL_SUCCESS);
+  memset(src + 64, 0x5a, 64);
+  cr_assert_arr_eq(got, src, N);
+  /* A non-blocking map: the pointer is usable once its event completes. */
+  p = D->clEnqueueMapBuffer(q, m, CL_FALSE, CL_MAP_READ, 0, N, 0, NULL, &e, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(D->clWaitForEvents(1, &e), CL_SUCCESS);
+  cr_assert_arr_eq(p, src, N);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, p, 1, &e, NULL), CL_SUCCESS);
+  D->clReleaseEvent(e);
+  /* Bad maps. */
+  cr_assert_null(D->clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 0, 0, 0, NULL, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_VALUE, "size 0");
+  cr_assert_null(D->clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 8, N, 0, NULL, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_VALUE, "out of bounds");
+  cr_assert_null(D->clEnqueueMapBuffer(q, m, CL_TRUE,
+                                       CL_MAP_WRITE_INVALIDATE_REGION | CL_MAP_READ, 0, N, 0,
+                                       NULL, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_VALUE, "invalidate with read");
+  cr_assert_null(D->clEnqueueMapBuffer(q, m, CL_TRUE, 1 << 7, 0, N, 0, NULL, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_VALUE, "unknown flag");
+  cl_mem ro = make_buffer(ctx, CL_MEM_HOST_READ_ONLY, N, NULL);
+  cr_assert_null(D->clEnqueueMapBuffer(q, ro, CL_TRUE, CL_MAP_WRITE, 0, N, 0, NULL, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_OPERATION);
+  cr_assert_null(D->clEnqueueMapBuffer(NULL, m, CL_TRUE, CL_MAP_READ, 0, N, 0, NULL, NULL,
+                                       &err));
+  cr_assert_eq(err, CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, NULL, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, (cl_mem)q, src, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  D->clReleaseMemObject(ro);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+Test(fe_queue, buffer_bad_input)
+{
+  cl_context ctx = make_context(), other = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  unsigned char host[N];
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cl_mem foreign = make_buffer(other, CL_MEM_READ_WRITE, N, NULL);
+  cl_mem wo = make_buffer(ctx, CL_MEM_HOST_WRITE_ONLY, N, NULL);
+  cl_mem none = make_buffer(ctx, CL_MEM_HOST_NO_ACCESS, N, NULL);
+  cl_command_queue wrong_q = (cl_command_queue)m;
+  cl_mem wrong_m = (cl_mem)q;
+
+  cr_assert_eq(D->clEnqueueReadBuffer(wrong_q, m, CL_TRUE, 0, N, host, 0, NULL, NULL),
+               CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, wrong_m, CL_TRUE, 0, N, host, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, NULL, CL_TRUE, 0, N, host, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, foreign, CL_TRUE, 0, N, host, 0, NULL, NULL),
+               CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 1, N, host, 0, NULL, NULL),
+               CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, SIZE_MAX, 2, host, 0, NULL, NULL),
+               CL_INVALID_VALUE, "offset + size wraps");
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, NULL, 0, NULL, NULL),
+               CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, wo, CL_TRUE, 0, N, host, 0, NULL, NULL),
+               CL_INVALID_OPERATION);
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, none, CL_TRUE, 0, N, host, 0, NULL, NULL),
+               CL_INVALID_OPERATION);
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_TRUE, N, 1, host, 0, NULL, NULL),
+               CL_INVALID_VALUE);
+  /* Wait lists. */
+  cl_event ev = NULL, fev = NULL;
+  cl_int err;
+  cr_assert_eq(D->clEnqueueMarkerWithWaitList(q, 0, NULL, &ev), CL_SUCCESS);
+  cl_command_queue oq = make_queue(other, 0);
+  cr_assert_eq(D->clEnqueueMarkerWithWaitList(oq, 0, NULL, &fev), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, host, 1, NULL, NULL),
+               CL_INVALID_EVENT_WAIT_LIST);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, host, 0, &ev, NULL),
+               CL_INVALID_EVENT_WAIT_LIST);
+  cl_event not_event = (cl_event)m;
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, host, 1, &not_event, NULL),
+               CL_INVALID_EVENT_WAIT_LIST);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, host, 1, &fev, NULL),
+               CL_INVALID_CONTEXT);
+  /* Copies and fills. */
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, m, foreign, 0, 0, 4, 0, NULL, NULL),
+               CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, m, wrong_m, 0, 0, 4, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, m, wo, N - 3, 0, 4, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, m, wo, 0, N - 3, 4, 0, NULL, NULL), CL_INVALID_VALUE);
+  int pat = 7;
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, NULL, 4, 0, N, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, &pat, 3, 0, 6, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, &pat, 0, 0, N, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, &pat, 256, 0, N, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, &pat, 4, 2, 8, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, &pat, 4, 0, 6, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, &pat, 4, N - 4, 8, 0, NULL, NULL),
+               CL_INVALID_VALUE);
+  /* Rectangles. */
+  const size_t o[3] = {0, 0, 0}, reg[3] = {4, 4, 1}, zero_reg[3] = {4, 0, 1};
+  const size_t too_far[3] = {0, 15, 0};
+  cr_assert_eq(D->clEnqueueReadBufferRect(q, m, CL_TRUE, NULL, o, reg, 16, 0, 0, 0, host, 0,
+                                          NULL, NULL),
+               CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueReadBufferRect(q, m, CL_TRUE, o, o, zero_reg, 16, 0, 0, 0, host, 0,
+                                          NULL, NULL),
+               CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueReadBufferRect(q, m, CL_TRUE, o, o, reg, 2, 0, 0, 0, host, 0, NULL,
+                                          NULL),
+               CL_INVALID_VALUE, "row pitch below the width");
+  cr_assert_eq(D->clEnqueueReadBufferRect(q, m, CL_TRUE, o, o, reg, 16, 66, 0, 0, host, 0,
+                                          NULL, NULL),
+               CL_INVALID_VALUE, "slice pitch not a multiple of the row pitch");
+  cr_assert_eq(D->clEnqueueReadBufferRect(q, m, CL_TRUE, o, o, reg, 0, 0, 0, 8, host, 0, NULL,
+                                          NULL),
+               CL_INVALID_VALUE, "host slice pitch below height * row pitch");
+  cr_assert_eq(D->clEnqueueReadBufferRect(q, m, CL_TRUE, too_far, o, reg, 16, 0, 0, 0, host,
+                                          0, NULL, NULL),
+               CL_INVALID_VALUE, "out of the buffer");
+  cr_assert_eq(D->clEnqueueReadBufferRect(q, m, CL_TRUE, o, o, reg, 16, 0, 0, 0, NULL, 0, NULL,
+                                          NULL),
+               CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueWriteBufferRect(q, none, CL_TRUE, o, o, reg, 16, 0, 0, 0, host, 0,
+                                           NULL, NULL),
+               CL_INVALID_OPERATION);
+  cr_assert_eq(D->clEnqueueCopyBufferRect(q, m, foreign, o, o, reg, 16, 0, 16, 0, 0, NULL,
+                                          NULL),
+               CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clEnqueueCopyBufferRect(q, m, wo, o, too_far, reg, 16, 0, 16, 0, 0, NULL,
+                                          NULL),
+               CL_INVALID_VALUE);
+  /* Images are not buffers. */
+  cl_bool images = CL_FALSE;
+  D->clGetDeviceInfo(fe_dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
+  if (images) {
+    cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+    cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = 4,
+                          .image_height = 4};
+    cl_mem img = D->clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);
+    if (err == CL_SUCCESS) {
+      cr_assert_eq(D->clEnqueueReadBuffer(q, img, CL_TRUE, 0, 16, host, 0, NULL, NULL),
+                   CL_INVALID_MEM_OBJECT);
+      cr_assert_eq(D->clEnqueueFillBuffer(q, img, &pat, 4, 0, 16, 0, NULL, NULL),
+                   CL_INVALID_MEM_OBJECT);
+      cr_assert_eq(D->clEnqueueCopyBuffer(q, m, img, 0, 0, 16, 0, NULL, NULL),
+                   CL_INVALID_MEM_OBJECT);
+      cr_assert_null(
+          D->clEnqueueMapBuffer(q, img, CL_TRUE, CL_MAP_READ, 0, 16, 0, NULL, NULL, &err));
+      cr_assert_eq(err, CL_INVALID_MEM_OBJECT);
+      D->clReleaseMemObject(img);
+    }
+  }
+  /* Migration. */
+  cl_mem mems[2] = {m, foreign};
+  cr_assert_eq(D->clEnqueueMigrateMemObjects(q, 0, mems, 0, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueMigrateMemObjects(q, 1, NULL, 0, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueMigrateMemObjects(q, 2, mems, 0, 0, NULL, NULL), CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clEnqueueMigrateMemObjects(q, 1, &wrong_m, 0, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueMigrateMemObjects(q, 1, mems, 1 << 5, 0, NULL, NULL),
+               CL_INVALID_VALUE);
+  /* Markers, barriers and the 1.1 wait. */
+  cr_assert_eq(D->clEnqueueMarker(q, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueMarker(wrong_q, &ev), CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clEnqueueBarrier(wrong_q), CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clEnqueueBarrierWithWaitList(q, 1, NULL, NULL), CL_INVALID_EVENT_WAIT_LIST);
+  cr_assert_eq(D->clEnqueueMarkerWithWaitList(q, 1, &fev, NULL), CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clEnqueueWaitForEvents(q, 0, &ev), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueWaitForEvents(q, 1, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clEnqueueWaitForEvents(q, 1, &not_event), CL_INVALID_EVENT);
+  cr_assert_eq(D->clEnqueueWaitForEvents(q, 1, &fev), CL_INVALID_CONTEXT);
+  /* Native kernels are not offered. */
+  cr_assert_eq(D->clEnqueueNativeKernel(q, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL),
+               CL_INVALID_OPERATION);
+  cr_assert_eq(D->clEnqueueNativeKernel(wrong_q, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL),
+               CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  D->clReleaseEvent(ev);
+  D->clReleaseEvent(fev);
+  D->clReleaseMemObject(m);
+  D->clReleaseMemObject(foreign);
+  D->clReleaseMemObject(wo);
+  D->clReleaseMemObject(none);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseCommandQueue(oq);
+  D->clReleaseContext(ctx);
+  D->clReleaseContext(other);
+}
+
+/* ---- Ordering and events ---------------------------------------------------- */
+
+Test(fe_queue, markers_barriers_and_migrations)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cl_event w = NULL, mk = NULL, mk2 = NULL, b = NULL, mig = NULL;
+  unsigned char src[N];
+  fill_bytes(src, N, 1);
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_FALSE, 0, N, src, 0, NULL, &w), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueMarkerWithWaitList(q, 1, &w, &mk), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueMarker(q, &mk2), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueBarrierWithWaitList(q, 1, &mk, &b), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueBarrier(q), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueWaitForEvents(q, 1, &b), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueMigrateMemObjects(q, 1, &m, CL_MIGRATE_MEM_OBJECT_HOST, 1, &b, &mig),
+               CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueMigrateMemObjects(q, 1, &m, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED,
+                                             0, NULL, NULL),
+               CL_SUCCESS);
+  cl_event all[] = {w, mk, mk2, b, mig};
+  cr_assert_eq(D->clWaitForEvents(5, all), CL_SUCCESS);
+  cr_assert_eq(type_of(mk), CL_COMMAND_MARKER);
+  cr_assert_eq(type_of(mk2), CL_COMMAND_MARKER);
+  cr_assert_eq(type_of(b), CL_COMMAND_BARRIER);
+  cr_assert_eq(type_of(mig), CL_COMMAND_MIGRATE_MEM_OBJECTS);
+  for (int i = 0; i < 5; i++)
+    cr_assert_eq(status_of(all[i]), CL_COMPLETE);
+  /* Reference counts are the driver's (it may hold some itself). */
+  cl_uint refs = 0, refs2 = 0;
+  cr_assert_eq(D->clGetEventInfo(mk, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, NULL),
+               CL_SUCCESS);
+  cr_assert_geq(refs, 1);
+  cr_assert_eq(D->clRetainEvent(mk), CL_SUCCESS);
+  D->clGetEventInfo(mk, CL_EVENT_REFERENCE_COUNT, sizeof refs2, &refs2, NULL);
+  cr_assert_eq(refs2, refs + 1);
+  cr_assert_eq(D->clReleaseEvent(mk), CL_SUCCESS);
+  /* The migration kept the contents. */
+  unsigned char got[N];
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, got, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_arr_eq(got, src, N);
+  for (int i = 0; i < 5; i++)
+    cr_assert_eq(D->clReleaseEvent(all[i]), CL_SUCCESS);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+Test(fe_queue, profiling_timestamps_are_ordered)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, CL_QUEUE_PROFILING_ENABLE);
+  cl_command_queue plain = make_queue(ctx, 0);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, 1 << 20, NULL);
+  int pat = 3;
+  cl_event e = NULL, e2 = NULL;
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, &pat, 4, 0, 1 << 20, 0, NULL, &e), CL_SUCCESS);
+  cr_assert_eq(D->clWaitForEvents(1, &e), CL_SUCCESS);
+  cl_ulong t[5] = {0};
+  for (int i = 0; i < 5; i++)
+    cr_assert_eq(D->clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_QUEUED + (cl_uint)i,
+                                            sizeof t[i], &t[i], NULL),
+                 CL_SUCCESS, "query %d", i);
+  cr_assert_leq(t[0], t[1]);
+  cr_assert_leq(t[1], t[2]);
+  cr_assert_leq(t[2], t[3]);
+  cr_assert_eq(t[4], t[3], "no child commands: complete is end");
+  cr_assert_gt(t[3], 0);
+  cl_ulong v;
+  cr_assert_eq(D->clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, 4, &v, NULL),
+               CL_INVALID_VALUE);
+  cr_assert_eq(D->clGetEventProfilingInfo(e, 0x7777, sizeof v, &v, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clGetEventProfilingInfo(NULL, CL_PROFILING_COMMAND_END, sizeof v, &v, NULL),
+               CL_INVALID_EVENT);
+  /* Not available without profiling, or for user events. */
+  cr_assert_eq(D->clEnqueueFillBuffer(plain, m, &pat, 4, 0, 64, 0, NULL, &e2), CL_SUCCESS);
+  cr_assert_eq(D->clWaitForEvents(1, &e2), CL_SUCCESS);
+  cr_assert_eq(D->clGetEventProfilingInfo(e2, CL_PROFILING_COMMAND_END, sizeof v, &v, NULL),
+               CL_PROFILING_INFO_NOT_AVAILABLE);
+  cl_int err = -1;
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(D->clGetEventProfilingInfo(u, CL_PROFILING_COMMAND_END, sizeof v, &v, NULL),
+               CL_PROFILING_INFO_NOT_AVAILABLE);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+  cr_assert_eq(D->clGetEventProfilingInfo(u, CL_PROFILING_COMMAND_END, sizeof v, &v, NULL),
+               CL_PROFILING_INFO_NOT_AVAILABLE);
+  D->clReleaseEvent(u);
+  D->clReleaseEvent(e);
+  D->clReleaseEvent(e2);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseCommandQueue(plain);
+  D->clReleaseContext(ctx);
+}
+
+static atomic_int cb_calls;
+static cl_event cb_seen[8];
+static cl_int cb_status[8];
+static void CL_CALLBACK on_event(cl_event e, cl_int status, void *user)
+{
+  int i = atomic_fetch_add(&cb_calls, 1);
+  if (i < 8) {
+    cb_seen[i] = e;
+    cb_status[i] = status;
+  }
+  (void)user;
+}
+
+static void wait_calls(int n)
+{
+  for (int i = 0; i < 5000 && atomic_load(&cb_calls) < n; i++)
+    sleep_ms(1);
+  cr_assert_eq(atomic_load(&cb_calls), n, "%d callbacks, %d expected", atomic_load(&cb_calls),
+               n);
+}
+
+Test(fe_queue, event_callbacks_get_the_applications_handle)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  int pat = 1;
+  cl_event e = NULL;
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, &pat, 4, 0, N, 0, NULL, &e), CL_SUCCESS);
+  cr_assert_eq(D->clSetEventCallback(e, CL_COMPLETE, on_event, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clSetEventCallback(e, CL_SUBMITTED, on_event, NULL), CL_SUCCESS);
+  /* The application may release the event before the callbacks ran. */
+  cr_assert_eq(D->clReleaseEvent(e), CL_SUCCESS);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  wait_calls(2);
+  cr_assert_eq(cb_seen[0], e);
+  cr_assert_eq(cb_seen[1], e);
+  cr_assert(cb_status[0] == CL_COMPLETE || cb_status[1] == CL_COMPLETE);
+  cr_assert_eq(D->clSetEventCallback(NULL, CL_COMPLETE, on_event, NULL), CL_INVALID_EVENT);
+  cl_event e2 = NULL;
+  cr_assert_eq(D->clEnqueueMarker(q, &e2), CL_SUCCESS);
+  cr_assert_eq(D->clSetEventCallback(e2, CL_COMPLETE, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clSetEventCallback(e2, CL_QUEUED, on_event, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clSetEventCallback(e2, -5, on_event, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  D->clReleaseEvent(e2);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+/* ---- User events ------------------------------------------------------------ */
+
+Test(fe_queue, user_events_hold_commands_in_queue_order)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  unsigned char zero[N] = {0}, src[N], got[N], got2[N];
+  fill_bytes(src, N, 9);
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_TRUE, 0, N, zero, 0, NULL, NULL), CL_SUCCESS);
+  cl_int err = -1;
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(status_of(u), CL_SUBMITTED);
+  cr_assert_eq(type_of(u), CL_COMMAND_USER);
+  cl_command_queue uq = (cl_command_queue)1;
+  D->clGetEventInfo(u, CL_EVENT_COMMAND_QUEUE, sizeof uq, &uq, NULL);
+  cr_assert_null(uq);
+  cr_assert_eq(D->clSetEventCallback(u, CL_COMPLETE, on_event, NULL), CL_SUCCESS);
+  wait_calls(0);
+  /* A write held for the user event; a read behind it in the queue, and a
+   * marker waiting for the write. */
+  cl_event w = NULL, r = NULL, mk = NULL;
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_FALSE, 0, N, src, 1, &u, &w), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_FALSE, 0, N, got, 0, NULL, &r), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueMarkerWithWaitList(q, 1, &w, &mk), CL_SUCCESS);
+  cr_assert_eq(D->clSetEventCallback(w, CL_COMPLETE, on_event, NULL), CL_SUCCESS);
+  sleep_ms(50);
+  cr_assert_eq(status_of(w), CL_QUEUED);
+  cr_assert_eq(status_of(r), CL_QUEUED);
+  cr_assert_eq(type_of(w), CL_COMMAND_WRITE_BUFFER);
+  cr_assert_eq(D->clGetEventProfilingInfo(w, CL_PROFILING_COMMAND_END, 8, got2, NULL),
+               CL_PROFILING_INFO_NOT_AVAILABLE);
+  cr_assert_eq(D->clRetainEvent(w), CL_SUCCESS, "retained while held");
+  cl_uint refs = 0;
+  D->clGetEventInfo(w, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+  cr_assert_eq(refs, 2);
+  cr_assert_eq(atomic_load(&cb_calls), 0, "nothing ran yet");
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_INVALID_OPERATION, "set twice");
+  cl_event all[] = {w, r, mk, u};
+  cr_assert_eq(D->clWaitForEvents(4, all), CL_SUCCESS);
+  cr_assert_arr_eq(got, src, N, "the read ran after the held write");
+  cr_assert_eq(status_of(u), CL_COMPLETE);
+  cr_assert_eq(status_of(w), CL_COMPLETE);
+  wait_calls(2);
+  cr_assert(cb_seen[0] == u || cb_seen[1] == u);
+  cr_assert(cb_seen[0] == w || cb_seen[1] == w);
+  cl_ulong t = 0;
+  cr_assert_eq(D->clGetEventProfilingInfo(w, CL_PROFILING_COMMAND_END, sizeof t, &t, NULL),
+               CL_PROFILING_INFO_NOT_AVAILABLE, "the queue does not profile");
+  D->clGetEventInfo(w, CL_EVENT_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+  cr_assert_geq(refs, 2, "the held retain reached PI");
+  cr_assert_eq(D->clReleaseEvent(w), CL_SUCCESS);
+  /* Now nothing waits: a blocking read goes straight through. */
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, got2, 1, &u, NULL), CL_SUCCESS);
+  cr_assert_arr_eq(got2, src, N);
+  for (int i = 0; i < 4; i++)
+    cr_assert_eq(D->clReleaseEvent(all[i]), CL_SUCCESS);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+Test(fe_queue, a_failed_user_event_ends_its_dependents)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  unsigned char zero[N] = {0}, src[N], got[N];
+  fill_bytes(src, N, 4);
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_TRUE, 0, N, zero, 0, NULL, NULL), CL_SUCCESS);
+  cl_int err = -1;
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  cl_event w = NULL, after = NULL;
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_FALSE, 0, N, src, 1, &u, &w), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueMarkerWithWaitList(q, 1, &w, &after), CL_SUCCESS);
+  cr_assert_eq(D->clSetEventCallback(w, CL_COMPLETE, on_event, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clSetUserEventStatus(u, -1234), CL_SUCCESS);
+  cr_assert_eq(status_of(u), -1234);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  cr_assert_eq(status_of(w), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  cr_assert_eq(status_of(after), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  wait_calls(1);
+  cr_assert_eq(cb_seen[0], w);
+  cr_assert_eq(cb_status[0], CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  cr_assert_eq(D->clWaitForEvents(1, &w), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  cr_assert_eq(D->clWaitForEvents(1, &u), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, got, 1, &u, NULL),
+               CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "blocking on a failed event");
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, got, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_arr_eq(got, zero, N, "the write never ran");
+  D->clReleaseEvent(after);
+  D->clReleaseEvent(w);
+  D->clReleaseEvent(u);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+struct setter {
+  cl_event u;
+  long delay_ms;
+};
+
+static void *set_later(void *arg)
+{
+  struct setter *s = arg;
+  sleep_ms(s->delay_ms);
+  D->clSetUserEventStatus(s->u, CL_COMPLETE);
+  return NULL;
+}
+
+Test(fe_queue, user_events_released_by_another_thread)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  unsigned char src[N], got[N];
+  fill_bytes(src, N, 21);
+  cl_int err = -1;
+  /* clWaitForEvents on a user event. */
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  struct setter s = {u, 100};
+  pthread_t t;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pthread_create(&t, NULL, set_later, &s);
+  cr_assert_eq(D->clWaitForEvents(1, &u), CL_SUCCESS);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  pthread_join(t, NULL);
+  long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+  cr_assert_geq(ms, 80, "the wait returned after %ld ms", ms);
+  D->clReleaseEvent(u);
+  /* A blocking write held for a user event, then a blocking map and a
+   * clFinish, each released by the other thread. */
+  u = D->clCreateUserEvent(ctx, &err);
+  s.u = u;
+  pthread_create(&t, NULL, set_later, &s);
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_TRUE, 0, N, src, 1, &u, NULL), CL_SUCCESS);
+  pthread_join(t, NULL);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, got, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_arr_eq(got, src, N);
+  D->clReleaseEvent(u);
+  u = D->clCreateUserEvent(ctx, &err);
+  s.u = u;
+  pthread_create(&t, NULL, set_later, &s);
+  unsigned char *p = D->clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 0, N, 1, &u, NULL, &err);
+  pthread_join(t, NULL);
+  cr_assert_eq(err, CL_SUCCESS, "held blocking map: %d", err);
+  cr_assert_arr_eq(p, src, N);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL), CL_SUCCESS);
+  D->clReleaseEvent(u);
+  u = D->clCreateUserEvent(ctx, &err);
+  s.u = u;
+  int pat = 0x01010101;
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, &pat, 4, 0, N, 1, &u, NULL), CL_SUCCESS);
+  pthread_create(&t, NULL, set_later, &s);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  pthread_join(t, NULL);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, got, 0, NULL, NULL), CL_SUCCESS);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(got[i], 1);
+  /* A non-blocking map cannot wait for a user event. */
+  cl_event u2 = D->clCreateUserEvent(ctx, &err);
+  cr_assert_null(D->clEnqueueMapBuffer(q, m, CL_FALSE, CL_MAP_READ, 0, N, 1, &u2, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_OPERATION);
+  D->clSetUserEventStatus(u2, CL_COMPLETE);
+  D->clReleaseEvent(u2);
+  D->clReleaseEvent(u);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+Test(fe_queue, user_event_and_wait_bad_input)
+{
+  cl_context ctx = make_context(), other = make_context();
+  cl_int err = 0;
+  cr_assert_null(D->clCreateUserEvent(NULL, &err));
+  cr_assert_eq(err, CL_INVALID_CONTEXT);
+  cr_assert_null(D->clCreateUserEvent((cl_context)fe_dev, &err));
+  cr_assert_eq(err, CL_INVALID_CONTEXT);
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  cl_event v = D->clCreateUserEvent(other, &err);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_RUNNING), CL_INVALID_VALUE);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_SUBMITTED), CL_INVALID_VALUE);
+  cr_assert_eq(D->clSetUserEventStatus(NULL, CL_COMPLETE), CL_INVALID_EVENT);
+  cl_command_queue q = make_queue(ctx, 0);
+  cl_event mk = NULL;
+  cr_assert_eq(D->clEnqueueMarker(q, &mk), CL_SUCCESS);
+  cr_assert_eq(D->clSetUserEventStatus(mk, CL_COMPLETE), CL_INVALID_EVENT,
+               "not a user event");
+  cl_event both[2] = {u, v};
+  cr_assert_eq(D->clWaitForEvents(0, both), CL_INVALID_VALUE);
+  cr_assert_eq(D->clWaitForEvents(1, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clWaitForEvents(2, both), CL_INVALID_CONTEXT);
+  cl_event bad[2] = {u, (cl_event)q};
+  cr_assert_eq(D->clWaitForEvents(2, bad), CL_INVALID_EVENT);
+  cl_int s;
+  cr_assert_eq(D->clGetEventInfo(NULL, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL),
+               CL_INVALID_EVENT);
+  cr_assert_eq(D->clGetEventInfo(u, 0x7777, sizeof s, &s, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clGetEventInfo(u, CL_EVENT_COMMAND_TYPE, 1, &s, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clRetainEvent((cl_event)q), CL_INVALID_EVENT);
+  cr_assert_eq(D->clReleaseEvent(NULL), CL_INVALID_EVENT);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+  cr_assert_eq(D->clSetUserEventStatus(v, -5), CL_SUCCESS);
+  cr_assert_eq(D->clSetUserEventStatus(v, CL_COMPLETE), CL_INVALID_OPERATION);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  D->clReleaseEvent(mk);
+  D->clReleaseEvent(u);
+  D->clReleaseEvent(v);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+  D->clReleaseContext(other);
+}
+
+/* ---- Kernels ---------------------------------------------------------------- */
+
+Test(fe_queue, ndrange_vadd_checked_on_the_host)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, CL_QUEUE_PROFILING_ENABLE);
+  int a[N], b[N], c[N];
+  for (int i = 0; i < N; i++) {
+    a[i] = i;
+    b[i] = 1000 - 3 * i;
+    c[i] = -1;
+  }
+  cl_mem ma = make_buffer(ctx, CL_MEM_READ_ONLY, sizeof a, a);
+  cl_mem mb = make_buffer(ctx, CL_MEM_READ_ONLY, sizeof b, b);
+  cl_mem mc = make_buffer(ctx, CL_MEM_WRITE_ONLY, sizeof c, c);
+  cl_program p = build_vadd(ctx);
+  cl_kernel k = make_kernel(p, "vadd");
+  cr_assert_eq(D->clSetKernelArg(k, 0, sizeof ma, &ma), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof mb, &mb), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 2, sizeof mc, &mc), CL_SUCCESS);
+  /* The first half, then the second through an offset. */
+  size_t half = N / 2, off = N / 2, local = 8;
+  cl_event e1 = NULL, e2 = NULL;
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, &half, &local, 0, NULL, &e1),
+               CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, &off, &half, NULL, 1, &e1, &e2), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, mc, CL_TRUE, 0, sizeof c, c, 1, &e2, NULL),
+               CL_SUCCESS);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(c[i], a[i] + b[i], "c[%d] = %d", i, c[i]);
+  cr_assert_eq(type_of(e1), CL_COMMAND_NDRANGE_KERNEL);
+  cl_ulong start = 0, end = 0;
+  cr_assert_eq(D->clGetEventProfilingInfo(e2, CL_PROFILING_COMMAND_START, sizeof start, &start,
+                                          NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clGetEventProfilingInfo(e2, CL_PROFILING_COMMAND_END, sizeof end, &end,
+                                          NULL),
+               CL_SUCCESS);
+  cr_assert_leq(start, end);
+  /* A task: one work-item. */
+  cl_kernel setk = make_kernel(p, "setk");
+  int k42 = 42;
+  cr_assert_eq(D->clSetKernelArg(setk, 0, sizeof mc, &mc), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(setk, 1, sizeof k42, &k42), CL_SUCCESS);
+  cl_event te = NULL;
+  cr_assert_eq(D->clEnqueueTask(q, setk, 0, NULL, &te), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, mc, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(c[0], 42);
+  cr_assert_eq(c[1], a[1] + b[1]);
+  cr_assert_eq(type_of(te), CL_COMMAND_TASK);
+  /* No work-items (OpenCL 2.1): nothing runs, the event completes. */
+  size_t none = 0;
+  cl_event ze = NULL;
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, setk, 1, NULL, &none, NULL, 0, NULL, &ze),
+               CL_SUCCESS);
+  cr_assert_eq(D->clWaitForEvents(1, &ze), CL_SUCCESS);
+  cr_assert_eq(type_of(ze), CL_COMMAND_NDRANGE_KERNEL);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, mc, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(c[0], 42);
+  cr_assert_eq(c[1], a[1] + b[1]);
+  cl_event evs[] = {e1, e2, te, ze};
+  for (int i = 0; i < 4; i++)
+    D->clReleaseEvent(evs[i]);
+  D->clReleaseKernel(setk);
+  D->clReleaseKernel(k);
+  D->clReleaseProgram(p);
+  D->clReleaseMemObject(ma);
+  D->clReleaseMemObject(mb);
+  D->clReleaseMemObject(mc);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+Test(fe_queue, a_held_launch_keeps_the_arguments_it_was_enqueued_with)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  int c[N];
+  cl_mem m1 = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof c, NULL);
+  cl_mem m2 = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof c, NULL);
+  cl_program p = build_vadd(ctx);
+  cl_kernel k = make_kernel(p, "setk");
+  cl_int err = -1;
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  size_t n = N;
+  int v = 7;
+  cr_assert_eq(D->clSetKernelArg(k, 0, sizeof m1, &m1), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof v, &v), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 1, &u, NULL), CL_SUCCESS);
+  v = 9;
+  cr_assert_eq(D->clSetKernelArg(k, 0, sizeof m2, &m2), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof v, &v), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m1, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(c[i], 7, "m1[%d] = %d", i, c[i]);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m2, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(c[i], 9, "m2[%d] = %d", i, c[i]);
+  D->clReleaseEvent(u);
+  D->clReleaseKernel(k);
+  D->clReleaseProgram(p);
+  D->clReleaseMemObject(m1);
+  D->clReleaseMemObject(m2);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+Test(fe_queue, ndrange_bad_input)
+{
+  cl_context ctx = make_context(), other = make_context();
+  cl_command_queue q = make_queue(ctx, 0), oq = make_queue(other, 0);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N * sizeof(int), NULL);
+  cl_program p = build_vadd(ctx);
+  cl_kernel k = make_kernel(p, "setk");
+  int v = 1;
+  D->clSetKernelArg(k, 0, sizeof m, &m);
+  D->clSetKernelArg(k, 1, sizeof v, &v);
+  size_t g[3] = {N, 1, 1}, l[3] = {0, 1, 1}, off[3] = {SIZE_MAX, 0, 0};
+  cr_assert_eq(D->clEnqueueNDRangeKernel(NULL, k, 1, NULL, g, NULL, 0, NULL, NULL),
+               CL_INVALID_COMMAND_QUEUE);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, NULL, 1, NULL, g, NULL, 0, NULL, NULL),
+               CL_INVALID_KERNEL);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, (cl_kernel)m, 1, NULL, g, NULL, 0, NULL, NULL),
+               CL_INVALID_KERNEL);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(oq, k, 1, NULL, g, NULL, 0, NULL, NULL),
+               CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 0, NULL, g, NULL, 0, NULL, NULL),
+               CL_INVALID_WORK_DIMENSION);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 4, NULL, g, NULL, 0, NULL, NULL),
+               CL_INVALID_WORK_DIMENSION);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, g, l, 0, NULL, NULL),
+               CL_INVALID_WORK_GROUP_SIZE);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, off, g, NULL, 0, NULL, NULL),
+               CL_INVALID_GLOBAL_OFFSET);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, NULL, NULL, 0, NULL, NULL), CL_SUCCESS,
+               "no global size: no work-items (OpenCL 2.1)");
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, g, NULL, 1, NULL, NULL),
+               CL_INVALID_EVENT_WAIT_LIST);
+  cr_assert_eq(D->clEnqueueTask(q, NULL, 0, NULL, NULL), CL_INVALID_KERNEL);
+  cr_assert_eq(D->clEnqueueTask(oq, k, 0, NULL, NULL), CL_INVALID_CONTEXT);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  D->clReleaseKernel(k);
+  D->clReleaseProgram(p);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseCommandQueue(oq);
+  D->clReleaseContext(ctx);
+  D->clReleaseContext(other);
+}
