@@ -289,6 +289,93 @@ Test(fe_program, binary_round_trip)
   D->clReleaseContext(ctx);
 }
 
+/* A program for two devices (PoCL's CPU split in two): builds for one and
+ * then all, binaries fetched with NULL entries skipping devices, per-device
+ * kernel queries, and a binary for one of them. */
+Test(fe_program, two_device_program)
+{
+  cl_device_partition_property props[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+  cl_device_id subs[2];
+  cl_uint n = 0;
+  if (D->clGetDeviceInfo(fe_dev, CL_DEVICE_PARTITION_MAX_SUB_DEVICES, sizeof n, &n, NULL) !=
+          CL_SUCCESS ||
+      n < 2)
+    cr_skip_test("the device does not split in two");
+  cr_assert_eq(D->clCreateSubDevices(fe_dev, props, 2, subs, &n), CL_SUCCESS);
+  cr_assert_eq(n, 2);
+  cl_int err = -1;
+  cl_context ctx = D->clCreateContext(NULL, 2, subs, NULL, NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cl_program p = D->clCreateProgramWithSource(ctx, 1, &vadd_src, NULL, &err);
+  cr_assert_eq(D->clBuildProgram(p, 1, &subs[1], NULL, NULL, NULL), CL_SUCCESS);
+  cl_build_status st[2] = {9, 9};
+  for (int i = 0; i < 2; i++)
+    cr_assert_eq(D->clGetProgramBuildInfo(p, subs[i], CL_PROGRAM_BUILD_STATUS, sizeof st[i],
+                                          &st[i], NULL),
+                 CL_SUCCESS);
+  cr_assert_eq(st[1], CL_BUILD_SUCCESS, "status %d %d", st[0], st[1]);
+  cr_assert_eq(D->clGetProgramBuildInfo(p, fe_dev, CL_PROGRAM_BUILD_STATUS, sizeof st[0], st,
+                                        NULL),
+               CL_INVALID_DEVICE, "the parent is not one of the program's devices");
+  cr_assert_eq(D->clBuildProgram(p, 1, &fe_dev, NULL, NULL, NULL), CL_INVALID_DEVICE);
+  cr_assert_eq(D->clBuildProgram(p, 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+
+  size_t sizes[2] = {0, 0};
+  cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof sizes, sizes, NULL),
+               CL_SUCCESS);
+  /* PoCL gives the binary of identical sub-devices for the first only. */
+  int b = sizes[0] ? 0 : 1;
+  cr_assert_gt(sizes[b], 0);
+  unsigned char *all[2] = {malloc(sizes[0] + 1), malloc(sizes[1] + 1)};
+  cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof all, all, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof all[0], all, NULL),
+               CL_INVALID_VALUE, "room for one pointer, two devices");
+  for (int skip = 0; skip < 2; skip++) {
+    unsigned char *one[2] = {NULL, NULL};
+    one[!skip] = calloc(1, sizes[!skip] + 1);
+    cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof one, one, NULL),
+                 CL_SUCCESS, "device %d skipped", skip);
+    cr_assert(memcmp(one[!skip], all[!skip], sizes[!skip]) == 0);
+    free(one[!skip]);
+  }
+
+  cl_kernel k = kernel_of(p, "vadd");
+  size_t wg = 0;
+  cr_assert_eq(D->clGetKernelWorkGroupInfo(k, NULL, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg,
+                                           NULL),
+               CL_INVALID_DEVICE, "two devices: which one?");
+  cr_assert_eq(D->clGetKernelWorkGroupInfo(k, subs[b], CL_KERNEL_WORK_GROUP_SIZE, sizeof wg,
+                                           &wg, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clGetKernelWorkGroupInfo(k, fe_dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg,
+                                           NULL),
+               CL_INVALID_DEVICE);
+  D->clReleaseKernel(k);
+
+  const unsigned char *bins[1] = {all[b]};
+  cl_int status = -1;
+  cl_program pb = D->clCreateProgramWithBinary(ctx, 1, &subs[b], &sizes[b], bins, &status, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(status, CL_SUCCESS);
+  cl_device_id pd[2] = {NULL, NULL};
+  size_t len = 0;
+  cr_assert_eq(D->clGetProgramInfo(pb, CL_PROGRAM_DEVICES, sizeof pd, pd, &len), CL_SUCCESS);
+  cr_assert_eq(len, sizeof pd[0]);
+  cr_assert_eq(pd[0], subs[b]);
+  cr_assert_eq(D->clBuildProgram(pb, 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  cl_command_queue q = D->clCreateCommandQueueWithProperties(ctx, subs[b], NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  run_vadd(ctx, q, pb);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseProgram(pb);
+  D->clReleaseProgram(p);
+  free(all[0]);
+  free(all[1]);
+  D->clReleaseContext(ctx);
+  for (int i = 0; i < 2; i++)
+    D->clReleaseDevice(subs[i]);
+}
+
 /* Compiles `src` with the one header "helper.h" (`hdr`) for the device,
  * with a callback; asserts success. */
 static cl_program compile_with_header(cl_context ctx, const char *src, const char *hdr)
@@ -600,6 +687,80 @@ Test(fe_program, eight_byte_plain_arguments)
   D->clReleaseContext(ctx);
 }
 
+/* Image and sampler arguments: a 4x4 image read through a sampler, the
+ * values checked on the host; then the sampler argument's rules. */
+Test(fe_program, image_and_sampler_arguments)
+{
+  cl_bool images = CL_FALSE;
+  D->clGetDeviceInfo(fe_dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
+  if (!images)
+    cr_skip_test("the device has no images");
+  const char *src =
+      "__kernel void samp(__read_only image2d_t img, sampler_t s, __global float *out) {\n"
+      "  int x = get_global_id(0), y = get_global_id(1);\n"
+      "  out[y * 4 + x] = read_imagef(img, s, (int2)(x, y)).x;\n"
+      "}\n";
+  cl_context ctx = make_context(), other = make_context();
+  cl_command_queue q = make_queue(ctx);
+  cl_program p = build_source(ctx, src);
+  cl_kernel k = kernel_of(p, "samp");
+  float data[16], out[16];
+  for (int i = 0; i < 16; i++)
+    data[i] = (float)i * 0.25f;
+  cl_image_format fmt = {CL_R, CL_FLOAT};
+  cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = 4,
+                        .image_height = 4};
+  cl_int err = -1;
+  cl_mem img = D->clCreateImage(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &fmt, &desc, data,
+                                &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateImage: %d", err);
+  cl_sampler smp = D->clCreateSampler(ctx, CL_FALSE, CL_ADDRESS_NONE, CL_FILTER_NEAREST, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateSampler: %d", err);
+  cl_sampler smp_other =
+      D->clCreateSampler(other, CL_FALSE, CL_ADDRESS_NONE, CL_FILTER_NEAREST, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cl_mem m = make_buffer(ctx, sizeof out, NULL);
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof smp_other, &smp_other), CL_INVALID_SAMPLER,
+               "a sampler of another context");
+  cr_assert_eq(D->clSetKernelArg(k, 0, sizeof img, &img), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof smp, &smp), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 2, sizeof m, &m), CL_SUCCESS);
+  size_t global[2] = {4, 4};
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 2, NULL, global, NULL, 0, NULL, NULL),
+               CL_SUCCESS);
+  read_buffer(q, m, sizeof out, out);
+  for (int i = 0; i < 16; i++)
+    cr_assert_float_eq(out[i], data[i], 1e-6f, "out[%d] = %f", i, (double)out[i]);
+  /* The sampler argument takes samplers only, of sizeof(cl_sampler). */
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof m, &m), CL_INVALID_SAMPLER);
+  cr_assert_eq(D->clSetKernelArg(k, 1, 4, &smp), CL_INVALID_ARG_SIZE);
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof smp, NULL), CL_INVALID_ARG_VALUE);
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof smp_other, &smp_other), CL_INVALID_SAMPLER);
+  cr_assert_eq(D->clSetKernelArg(k, 0, sizeof smp, &smp), CL_INVALID_MEM_OBJECT,
+               "the image argument takes memory objects");
+  /* A clone carries the image, the sampler and the buffer. */
+  cl_kernel clone = D->clCloneKernel(k, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  float zero[16] = {0};
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_TRUE, 0, sizeof zero, zero, 0, NULL, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, clone, 2, NULL, global, NULL, 0, NULL, NULL),
+               CL_SUCCESS);
+  read_buffer(q, m, sizeof out, out);
+  for (int i = 0; i < 16; i++)
+    cr_assert_float_eq(out[i], data[i], 1e-6f);
+  D->clReleaseKernel(clone);
+  D->clReleaseKernel(k);
+  D->clReleaseSampler(smp);
+  D->clReleaseSampler(smp_other);
+  D->clReleaseMemObject(img);
+  D->clReleaseMemObject(m);
+  D->clReleaseProgram(p);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+  D->clReleaseContext(other);
+}
+
 Test(fe_program, clone_and_kernels_in_program)
 {
   cl_context ctx = make_context();
@@ -646,9 +807,21 @@ Test(fe_program, clone_and_kernels_in_program)
   cr_assert_eq(D->clBuildProgram(p, 0, NULL, NULL, NULL, NULL), CL_INVALID_OPERATION,
                "the clone is attached too");
   cr_assert_eq(D->clReleaseProgram(p), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseProgram(p), CL_INVALID_PROGRAM,
+               "the application holds no reference; the clone's stays");
   cl_program kp = NULL;
   cr_assert_eq(D->clGetKernelInfo(clone, CL_KERNEL_PROGRAM, sizeof kp, &kp, NULL), CL_SUCCESS);
   cr_assert_eq(kp, p);
+  /* Given back by the kernel, it may be retained and released again. */
+  cr_assert_eq(D->clRetainProgram(kp), CL_SUCCESS);
+  char names[64];
+  cr_assert_eq(D->clGetProgramInfo(kp, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clReleaseProgram(kp), CL_SUCCESS);
+  launch(q, clone, N, NULL);
+  read_buffer(q, m, sizeof out, out);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(out[i], 2 * i + 2000);
   cr_assert_eq(D->clReleaseKernel(clone), CL_SUCCESS);
   D->clReleaseMemObject(m);
   D->clReleaseCommandQueue(q);

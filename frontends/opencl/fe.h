@@ -165,6 +165,7 @@ struct _cl_program {
   atomic_bool building;       /* a build, compile or link of it is running */
   cl_build_status status;     /* pi == NULL (no plugin compiles it): last build; lock */
   char *options;              /* pi == NULL: last build's options; lock */
+  atomic_uint apprefs;        /* the application's references (kernels hold the rest) */
 };
 
 struct _cl_kernel {

@@ -113,6 +113,7 @@ static cl_program program_new(cl_context ctx, pi_program pi, cl_uint ndev,
   p->status = CL_BUILD_NONE;
   atomic_init(&p->kernels, 0);
   atomic_init(&p->building, false);
+  atomic_init(&p->apprefs, 1);
   pthread_mutex_init(&p->lock, NULL);
   fe_ref(ctx);
   fe_map_add(FE_PROGRAM, pi, p);
@@ -304,22 +305,36 @@ cl_program CL_API_CALL fe_clCreateProgramWithBuiltInKernels(cl_context context,
 
 /* ---- Reference counts and callbacks ----------------------------------------- */
 
+/* A program stays an object while its kernels hold it, even after the
+ * application released its own references (CL_KERNEL_PROGRAM gives it
+ * back, and it may be retained again); releasing more than the application
+ * holds is refused, so the kernels' references are never taken. */
 cl_int CL_API_CALL fe_clRetainProgram(cl_program program)
 {
   FE_CHECK(program, FE_PROGRAM, CL_INVALID_PROGRAM);
   pi_result r = program->pi ? pirt_piProgramRetain(program->o.pl, program->pi) : PI_SUCCESS;
-  if (r == PI_SUCCESS)
+  if (r == PI_SUCCESS) {
+    atomic_fetch_add(&program->apprefs, 1);
     fe_ref(program);
+  }
   return fe_err(r);
 }
 
 cl_int CL_API_CALL fe_clReleaseProgram(cl_program program)
 {
   FE_CHECK(program, FE_PROGRAM, CL_INVALID_PROGRAM);
+  unsigned n = atomic_load(&program->apprefs);
+  do {
+    if (n == 0)
+      return CL_INVALID_PROGRAM; /* the application holds no reference */
+  } while (!atomic_compare_exchange_weak(&program->apprefs, &n, n - 1));
   pi_result r = program->pi ? pirt_piProgramRelease(program->o.pl, program->pi) : PI_SUCCESS;
-  if (r == PI_SUCCESS)
-    fe_unref(program, fe_program_free);
-  return fe_err(r);
+  if (r != PI_SUCCESS) {
+    atomic_fetch_add(&program->apprefs, 1);
+    return fe_err(r);
+  }
+  fe_unref(program, fe_program_free);
+  return CL_SUCCESS;
 }
 
 cl_int CL_API_CALL fe_clSetProgramReleaseCallback(cl_program program,
