@@ -1,0 +1,106 @@
+/*
+ * fe_mem.h: what the memory files of the OpenCL front end share among
+ * themselves (fe_memory.c, fe_image.c, fe_sampler.c, fe_usm.c,
+ * fe_unsupported.c): device capabilities the memory calls check, memory
+ * flag rules, and the life of a memory object wrapper.
+ */
+#ifndef PITRACE_FE_MEM_H
+#define PITRACE_FE_MEM_H
+
+#include "fe.h"
+
+/* ---- Device capabilities (fe_memory.c) ---------------------------------------
+ * What the memory calls ask of a device before they go to PI (limits for
+ * the spec's CL_INVALID_BUFFER_SIZE / CL_INVALID_IMAGE_SIZE, image and USM
+ * support). Each is one PI query, asked the first time it is needed and
+ * kept for root devices (they live as long as the library); sub-devices
+ * are asked each time. */
+typedef enum {
+  FE_CAP_MAX_ALLOC,     /* PI_DEVICE_INFO_MAX_MEM_ALLOC_SIZE (bytes) */
+  FE_CAP_BASE_ALIGN,    /* PI_DEVICE_INFO_MEM_BASE_ADDR_ALIGN (bits) */
+  FE_CAP_IMAGES,        /* PI_DEVICE_INFO_IMAGE_SUPPORT */
+  FE_CAP_IMAGE2D_W,     /* PI_DEVICE_INFO_IMAGE2D_MAX_WIDTH ... */
+  FE_CAP_IMAGE2D_H,
+  FE_CAP_IMAGE3D_W,
+  FE_CAP_IMAGE3D_H,
+  FE_CAP_IMAGE3D_D,
+  FE_CAP_IMAGE_BUFFER,  /* PI_DEVICE_INFO_IMAGE_MAX_BUFFER_SIZE (pixels) */
+  FE_CAP_IMAGE_ARRAY,   /* PI_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE */
+  FE_CAP_VERSION,       /* OpenCL version of PI_DEVICE_INFO_VERSION, major*10+minor */
+  FE_CAP_EMBEDDED,      /* PI_DEVICE_INFO_PROFILE is EMBEDDED_PROFILE */
+  FE_CAP_3D_WRITES,     /* cl_khr_3d_image_writes in PI_DEVICE_INFO_EXTENSIONS */
+  FE_CAP_DEPTH,         /* cl_khr_depth_images */
+  FE_CAP_MIPMAP,        /* cl_khr_mipmap_image */
+  FE_CAP_BUF_LOCATION,  /* cl_intel_mem_alloc_buffer_location */
+  FE_CAP_MEM_CHANNEL,   /* PI_EXT_INTEL_DEVICE_INFO_MEM_CHANNEL_SUPPORT */
+  FE_CAP_USM_HOST,      /* PI_DEVICE_INFO_USM_HOST_SUPPORT (capability bits) */
+  FE_CAP_USM_DEVICE,    /* PI_DEVICE_INFO_USM_DEVICE_SUPPORT */
+  FE_CAP_USM_SHARED,    /* PI_DEVICE_INFO_USM_{SINGLE,CROSS}_SHARED_SUPPORT, or'd */
+  FE_CAP_COUNT
+} fe_cap;
+
+/* The value of `cap` for `d`; false (and *v untouched) when PI could not
+ * answer. */
+bool fe_devcap(cl_device_id d, fe_cap cap, uint64_t *v);
+/* The value of a yes/no or bit capability; 0 when PI could not answer. */
+uint64_t fe_devcap_or0(cl_device_id d, fe_cap cap);
+/* Whether any device of `ctx` has a non-zero `cap`. */
+bool fe_ctx_any(cl_context ctx, fe_cap cap);
+
+/* ---- Memory objects (fe_memory.c) --------------------------------------------- */
+
+#define FE_ACCESS_FLAGS (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)
+#define FE_HOSTPTR_FLAGS (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)
+#define FE_HOST_ACCESS_FLAGS                                                   \
+  (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
+
+/* CL_INVALID_VALUE unless `flags` are a valid combination of the memory
+ * flags table (plus `extra`, bits a caller allows besides). */
+cl_int fe_mem_flags_valid(cl_mem_flags flags, cl_mem_flags extra);
+/* The rules for an object made from another (a sub-buffer, an image from a
+ * buffer or image): CL_INVALID_VALUE for flags that contradict the
+ * parent's; *out gets the flags with the parent's inherited. */
+cl_int fe_mem_flags_inherit(cl_mem parent, cl_mem_flags flags, cl_mem_flags *out);
+/* The PI flags for OpenCL memory flags. PI has no write-only and no host
+ * access bits: a write-only object is read-write to PI (a kernel that only
+ * writes cannot tell), and the host access flags are kept by the front end,
+ * which checks them on the host transfers. */
+pi_mem_flags fe_mem_pi_flags(cl_mem_flags flags);
+
+/* A live memory object: a wrapper of kind FE_MEM the application still
+ * holds (one only other objects keep alive is not valid to it). */
+static inline bool fe_mem_live(cl_mem m)
+{
+  return FE_IS(m, FE_MEM) && atomic_load_explicit(&m->apprefs, memory_order_relaxed) > 0;
+}
+static inline bool fe_is_image(cl_mem m)
+{
+  return m->type != CL_MEM_OBJECT_BUFFER && m->type != CL_MEM_OBJECT_PIPE;
+}
+
+/* A new wrapper for the PI memory object `pi` of `ctx`, with one
+ * application reference; it references ctx (and parent, if any). NULL when
+ * out of memory (then pi is released). */
+cl_mem fe_mem_wrap(cl_context ctx, pi_mem pi, cl_mem_object_type type, cl_mem_flags flags,
+                   size_t size, void *host_ptr, cl_mem parent, cl_mem_properties *propv,
+                   size_t npropv);
+
+/* A command held back (fe_enqueue's hold) keeps the objects it uses: one
+ * more wrapper and PI reference, so that a release by the application
+ * while it waits frees nothing; fe_mem_drop gives them back. */
+void fe_mem_hold(cl_mem m);
+void fe_mem_drop(cl_mem m);
+
+/* Property lists of clCreateBufferWithProperties / clCreateImageWithProperties:
+ * CL_INVALID_PROPERTY for a name the front end does not take, a repeated
+ * name or a bad value; the PI list goes to `pi` (room for 5 entries), and
+ * the copy for CL_MEM_PROPERTIES to *propv / *npropv. */
+cl_int fe_mem_props(cl_context ctx, const cl_mem_properties *props, bool image,
+                    pi_mem_properties pi[5], cl_mem_properties **propv, size_t *npropv);
+
+/* ---- Images (fe_image.c) ------------------------------------------------------ */
+
+/* Bytes per pixel of a valid image format, 0 for an invalid one. */
+size_t fe_image_element_size(const cl_image_format *f);
+
+#endif /* PITRACE_FE_MEM_H */
