@@ -1190,3 +1190,146 @@ Test(fe_program, bad_input_kernels)
   D->clReleaseContext(ctx);
   D->clReleaseContext(other);
 }
+
+/* ---- A plugin without OpenCL C: Level Zero over its test double -------------
+ * The registration fe_program_level_zero runs only this suite, with the
+ * runtime bound to the Level Zero plugin and the loader to
+ * libze_pitrace_test_double.so (tests/ze_test_driver: a driver's test
+ * double, kernels logged, not run). Level Zero compiles no OpenCL C: the
+ * program made from source holds its source and building it answers
+ * CL_COMPILER_NOT_AVAILABLE. IL programs go to the double. */
+
+TestSuite(fe_program_ze, .init = setup, .timeout = 60);
+
+/* A SPIR-V module the double reads: one kernel `name` of `nargs`
+ * parameters (the double reads OpEntryPoint and OpFunctionParameter). */
+static size_t make_spirv(uint32_t *w, const char *name, unsigned nargs)
+{
+  size_t n = 0, len = strlen(name) + 1, words = (len + 3) / 4;
+  w[n++] = 0x07230203u;
+  w[n++] = 0x00010200u;
+  w[n++] = 0;
+  w[n++] = 1000;
+  w[n++] = 0;
+  w[n++] = (uint32_t)((3 + words) << 16 | 15); /* OpEntryPoint Kernel %100 name */
+  w[n++] = 6;
+  w[n++] = 100;
+  memset(&w[n], 0, words * 4);
+  memcpy(&w[n], name, len);
+  n += words;
+  w[n++] = 5u << 16 | 54; /* OpFunction */
+  w[n++] = 1;
+  w[n++] = 100;
+  w[n++] = 0;
+  w[n++] = 2;
+  for (unsigned a = 0; a < nargs; a++) {
+    w[n++] = 3u << 16 | 55; /* OpFunctionParameter */
+    w[n++] = 3;
+    w[n++] = 200 + a;
+  }
+  w[n++] = 1u << 16 | 56; /* OpFunctionEnd */
+  return n * 4;
+}
+
+Test(fe_program_ze, source_without_a_compiler)
+{
+  char name[64] = "";
+  D->clGetPlatformInfo(fe_plat, CL_PLATFORM_NAME, sizeof name, name, NULL);
+  cr_assert(strstr(name, "Level-Zero"), "the Level Zero double serves: %s", name);
+  cl_context ctx = make_context();
+  cl_int err = -1;
+  cl_program p = D->clCreateProgramWithSource(ctx, 1, &vadd_src, NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS, "a source program is made, as OpenCL allows");
+  char src[512];
+  cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_SOURCE, sizeof src, src, NULL), CL_SUCCESS);
+  cr_assert_str_eq(src, vadd_src);
+  struct notified n = {0};
+  cr_assert_eq(D->clBuildProgram(p, 0, NULL, "-DX=1", on_build, &n), CL_COMPILER_NOT_AVAILABLE);
+  cr_assert_eq(n.calls, 0, "no build began");
+  cr_assert_eq(D->clCompileProgram(p, 1, &fe_dev, NULL, 0, NULL, NULL, NULL, NULL),
+               CL_COMPILER_NOT_AVAILABLE);
+  cr_assert_eq(D->clBuildProgram(p, 0, NULL, "-DX=2", NULL, NULL), CL_COMPILER_NOT_AVAILABLE);
+  cl_build_status st = 0;
+  cr_assert_eq(D->clGetProgramBuildInfo(p, fe_dev, CL_PROGRAM_BUILD_STATUS, sizeof st, &st,
+                                        NULL),
+               CL_SUCCESS);
+  cr_assert_eq(st, CL_BUILD_ERROR);
+  char text[128];
+  cr_assert_eq(D->clGetProgramBuildInfo(p, fe_dev, CL_PROGRAM_BUILD_LOG, sizeof text, text,
+                                        NULL),
+               CL_SUCCESS);
+  cr_assert(strstr(text, "compiler"), "log: %s", text);
+  cr_assert_eq(D->clGetProgramBuildInfo(p, fe_dev, CL_PROGRAM_BUILD_OPTIONS, sizeof text, text,
+                                        NULL),
+               CL_SUCCESS);
+  cr_assert_str_eq(text, "-DX=2");
+  cl_program_binary_type bt = 9;
+  cr_assert_eq(D->clGetProgramBuildInfo(p, fe_dev, CL_PROGRAM_BINARY_TYPE, sizeof bt, &bt, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(bt, CL_PROGRAM_BINARY_TYPE_NONE);
+  size_t size = 9, nk = 0;
+  cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(size, 0);
+  unsigned char *bin = NULL;
+  cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof nk, &nk, NULL),
+               CL_INVALID_PROGRAM_EXECUTABLE);
+  cr_assert_null(D->clCreateKernel(p, "vadd", &err));
+  cr_assert_eq(err, CL_INVALID_PROGRAM_EXECUTABLE);
+  cl_uint count = 0;
+  cr_assert_eq(D->clCreateKernelsInProgram(p, 0, NULL, &count), CL_INVALID_PROGRAM_EXECUTABLE);
+  cr_assert_null(D->clLinkProgram(ctx, 0, NULL, NULL, 1, &p, NULL, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_OPERATION, "nothing compiled to link");
+  cr_assert_eq(D->clRetainProgram(p), CL_SUCCESS);
+  cl_uint refs = 0;
+  cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_REFERENCE_COUNT, sizeof refs, &refs, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(refs, 2);
+  cr_assert_eq(D->clReleaseProgram(p), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseProgram(p), CL_SUCCESS);
+  D->clReleaseContext(ctx);
+}
+
+Test(fe_program_ze, il_program)
+{
+  cl_context ctx = make_context();
+  uint32_t spv[64];
+  size_t len = make_spirv(spv, "scale", 2);
+  cl_int err = -1;
+  cl_program p = D->clCreateProgramWithIL(ctx, spv, len, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateProgramWithIL: %d", err);
+  uint32_t back[64];
+  size_t got = 0;
+  cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_IL, sizeof back, back, &got), CL_SUCCESS);
+  cr_assert_eq(got, len);
+  cr_assert(memcmp(back, spv, len) == 0, "CL_PROGRAM_IL gives the IL back");
+  cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_IL, len - 1, back, NULL), CL_INVALID_VALUE);
+  char src[4] = "x";
+  cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_SOURCE, sizeof src, src, NULL), CL_SUCCESS);
+  cr_assert_str_eq(src, "");
+  int v = 3;
+  cr_assert_eq(D->clSetProgramSpecializationConstant(p, 1, sizeof v, &v), CL_SUCCESS);
+  cr_assert_eq(D->clSetProgramSpecializationConstant(p, 1, sizeof v, NULL), CL_INVALID_VALUE);
+  /* Headers mean nothing to IL: still checked for consistency, then ignored. */
+  const char *hn[1] = {"h.h"};
+  cr_assert_eq(D->clCompileProgram(p, 0, NULL, NULL, 1, NULL, hn, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(D->clBuildProgram(p, 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  cl_kernel k = kernel_of(p, "scale");
+  cl_uint nargs = 0;
+  cr_assert_eq(D->clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(nargs, 2);
+  cl_mem m = make_buffer(ctx, 64, NULL);
+  float f = 2.0f;
+  cr_assert_eq(D->clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof f, &f), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 0, sizeof k, &k), CL_INVALID_MEM_OBJECT);
+  cl_kernel clone = D->clCloneKernel(k, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  D->clReleaseKernel(clone);
+  D->clReleaseKernel(k);
+  D->clReleaseMemObject(m);
+  cr_assert_eq(D->clReleaseProgram(p), CL_SUCCESS);
+  D->clReleaseContext(ctx);
+}
