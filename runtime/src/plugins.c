@@ -4,10 +4,19 @@
  * Which plugins: the config file named by SYCL_PI_CONFIG, else the installed
  * default config (<libdir>/../etc/pitrace/plugins.conf, next to the runtime
  * library), else the built-in list (OpenCL, Level Zero, CUDA). A config file
- * lists one plugin per line, "#" starting a comment:
+ * lists one plugin per line, "#" starting a comment: the library, then
+ * optionally its backend, then optionally options, words of the form
+ * key=value (no spaces inside a value):
  *
  *     libpi_opencl.so        opencl
  *     /opt/x/libpi_cuda.so   cuda
+ *     libpi_opencl.so        opencl  libraries=/opt/x/libfoo.so:/opt/y/libbar.so
+ *
+ * The runtime keeps target= for itself (recording, below); the other
+ * options go, as one space-separated text, to the plugin's optional export
+ * `void pitrace_plugin_options(const char *options)`, called before
+ * piPluginInit ("" for a line without options). A plugin that does not
+ * export it ignores them, with a level-1 trace line saying so.
  *
  * Where: a name with a "/" is used as it is; otherwise each directory of
  * LD_LIBRARY_PATH, then the runtime library's own directory, then the
@@ -15,7 +24,8 @@
  *
  * Recording: with SYCL_PI_RECORD=PATH the recording shim (libpi_shim.so,
  * found like a plugin) wraps every plugin bound; a config line
- * "libpi_shim.so [backend] target=libpi_opencl.so" does it for one plugin.
+ * "libpi_shim.so [backend] target=libpi_opencl.so [options]" does it for one
+ * plugin, the options going to the target.
  *
  * Binding: dlopen, piPluginInit with our PI version, a check that the
  * plugin's major version is ours. Anything that fails is skipped with a
@@ -155,8 +165,12 @@ static void plugin_free(struct pirt_plugin *p)
   free(p);
 }
 
-/* Loads and binds one plugin; NULL (with a trace line) when skipped. */
-static struct pirt_plugin *bind_plugin(const char *name, pirt_backend backend)
+typedef void (*plugin_options_fn)(const char *options);
+
+/* Loads and binds one plugin, giving it `options` (a config line's, or NULL)
+ * first; NULL (with a trace line) when skipped. */
+static struct pirt_plugin *bind_plugin(const char *name, pirt_backend backend,
+                                       const char *options)
 {
   char path[PATH_MAX] = "", why[PATH_MAX + 256] = "";
   void *dl = load_library(name, path, sizeof path, why, sizeof why);
@@ -170,6 +184,16 @@ static struct pirt_plugin *bind_plugin(const char *name, pirt_backend backend)
                "piPluginInit, so it is no PI plugin", name, path);
     dlclose(dl);
     return NULL;
+  }
+  plugin_options_fn take_options =
+      (plugin_options_fn)(uintptr_t)dlsym(dl, "pitrace_plugin_options");
+  if (take_options) {
+    if (options && *options)
+      pirt_trace(PIRT_TRACE_BASIC, "Plugin %s (%s): options %s", name, path, options);
+    take_options(options ? options : "");
+  } else if (options && *options) {
+    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s (%s) ignores the options '%s': it "
+               "exports no pitrace_plugin_options", name, path, options);
   }
   struct pirt_plugin *p = calloc(1, sizeof *p);
   if (!p) {
@@ -292,31 +316,49 @@ static bool backend_wanted(pirt_backend b)
   return wanted || !copy;
 }
 
-/* Reads the config file; false when it cannot be read. */
+/* Reads the config file; false when it cannot be read. A line is
+ * "library [backend] [key=value ...]" (see the top of the file). */
 static bool load_config(pirt_global *g, const char *file)
 {
   FILE *f = fopen(file, "re");
   if (!f)
     return false;
   pirt_trace(PIRT_TRACE_BASIC, "Reading plugins config %s", file);
-  char line[PATH_MAX + 64];
+  char line[PATH_MAX + 1024];
   unsigned lineno = 0;
   while (fgets(line, sizeof line, f)) {
     lineno++;
     char *hash = strchr(line, '#');
     if (hash)
       *hash = 0;
-    char lib[PATH_MAX], be[64] = "", target[PATH_MAX] = "";
-    char *t = strstr(line, "target=");
-    if (t) { /* "libpi_shim.so [backend] target=PLUGIN": record PLUGIN */
-      sscanf(t + 7, "%4095s", target);
-      *t = 0;
+    char lib[PATH_MAX] = "", be[64] = "", target[PATH_MAX] = "";
+    char options[sizeof line] = "";
+    size_t used = 0;
+    char *save = NULL;
+    unsigned words = 0;
+    for (char *w = strtok_r(line, " \t\r\n", &save); w;
+         w = strtok_r(NULL, " \t\r\n", &save), words++) {
+      if (words == 0)
+        snprintf(lib, sizeof lib, "%s", w);
+      else if (words == 1 && !strchr(w, '='))
+        snprintf(be, sizeof be, "%s", w);
+      else if (strncmp(w, "target=", 7) == 0) /* the shim's: record PLUGIN */
+        snprintf(target, sizeof target, "%s", w + 7);
+      else if (strchr(w, '=') && w[0] != '=') {
+        int n = snprintf(options + used, sizeof options - used, "%s%s",
+                         used ? " " : "", w);
+        if (n > 0 && used + (size_t)n < sizeof options)
+          used += (size_t)n;
+      } else {
+        pirt_trace(PIRT_TRACE_BASIC, "%s:%u: '%s' is neither a backend (the "
+                   "second word) nor a key=value option; ignored", file,
+                   lineno, w);
+      }
     }
-    int n = sscanf(line, "%4095s %63s", lib, be);
-    if (n < 1)
+    if (words == 0)
       continue;
-    pirt_backend b = n == 2 ? pirt_backend_from_name(be) : PIRT_BACKEND_UNKNOWN;
-    if (n == 2 && b == PIRT_BACKEND_UNKNOWN) {
+    pirt_backend b = be[0] ? pirt_backend_from_name(be) : PIRT_BACKEND_UNKNOWN;
+    if (be[0] && b == PIRT_BACKEND_UNKNOWN) {
       pirt_trace(PIRT_TRACE_BASIC, "%s:%u: unknown backend '%s' (use opencl, "
                  "level_zero or cuda); plugin %s skipped", file, lineno, be, lib);
       continue;
@@ -326,7 +368,7 @@ static bool load_config(pirt_global *g, const char *file)
                  "selects no %s device", lib, pirt_backend_name(b));
       continue;
     }
-    struct pirt_plugin *p = bind_plugin(target[0] ? target : lib, b);
+    struct pirt_plugin *p = bind_plugin(target[0] ? target : lib, b, options);
     if (p && target[0])
       wrap_with_shim(g, p, lib);
     if (p)
@@ -349,7 +391,7 @@ void pirt_plugins_load(void)
      * from it, and no device is needed. */
     pirt_trace(PIRT_TRACE_BASIC, "SYCL_PI_REPLAY=%s: the replay plugin answers from "
                "the recording", replay);
-    struct pirt_plugin *p = bind_plugin("libpi_replay.so", PIRT_BACKEND_UNKNOWN);
+    struct pirt_plugin *p = bind_plugin("libpi_replay.so", PIRT_BACKEND_UNKNOWN, NULL);
     if (p)
       add_plugin(g, p);
     else
@@ -379,7 +421,7 @@ void pirt_plugins_load(void)
           continue;
         }
         struct pirt_plugin *p = bind_plugin(builtin_plugins[i].lib,
-                                            builtin_plugins[i].backend);
+                                            builtin_plugins[i].backend, NULL);
         if (p)
           add_plugin(g, p);
       }
