@@ -402,6 +402,8 @@ static cl_program compile_with_header(cl_context ctx, const char *src, const cha
   size_t nk = 0;
   cr_assert_eq(D->clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof nk, &nk, NULL),
                CL_INVALID_PROGRAM_EXECUTABLE, "compiled, not linked");
+  cr_assert_null(D->clCreateKernel(p, "use", &err));
+  cr_assert_eq(err, CL_INVALID_PROGRAM_EXECUTABLE);
   D->clReleaseProgram(h);
   return p;
 }

@@ -124,6 +124,10 @@ cl_kernel CL_API_CALL fe_clCreateKernel(cl_program program, const char *kernel_n
     FE_FAIL(errcode_ret, CL_INVALID_PROGRAM_EXECUTABLE); /* never built */
   pi_kernel pk = NULL;
   pi_result r = pirt_piKernelCreate(program->o.pl, program->pi, kernel_name, &pk);
+  /* No executable comes first (PoCL says "no such kernel" of a program
+   * only compiled); asked of PI only when the name was refused. */
+  if (r == PI_ERROR_INVALID_KERNEL_NAME && !fe_program_executable(program))
+    r = PI_ERROR_INVALID_PROGRAM_EXECUTABLE;
   if (r != PI_SUCCESS)
     FE_FAIL(errcode_ret, fe_err(r));
   cl_int err;
