@@ -1,42 +1,96 @@
 /*
  * pi_opencl.c: the pitrace OpenCL plugin (libpi_opencl.so).
  *
- * It implements every PI function of shared/pi-api.txt on top of the system
- * OpenCL ICD loader, for every platform the loader lists. A PI handle is the
- * OpenCL handle itself (a pi_context is a cl_context), so native handles cost
- * nothing and most PI calls forward to one OpenCL call; where PI and OpenCL
- * share a value (result codes, info queries, flags) it passes unchanged.
+ * It implements every PI function of shared/pi-api.txt on top of the OpenCL
+ * implementations of the machine, which it finds and calls itself, the way
+ * the ICD loader does, with no link to libOpenCL: pitrace's OpenCL front end
+ * is an ICD that the application's loader may be pointed at, so a plugin
+ * going through a loader could end up calling pitrace again. A PI handle is
+ * the OpenCL handle itself (a pi_context is a cl_context), so native handles
+ * cost nothing and most PI calls forward to one OpenCL call; where PI and
+ * OpenCL share a value (result codes, info queries, flags) it passes
+ * unchanged.
+ *
+ * Discovery (the "nested OpenCL implementation discovery" of design seed
+ * 001), once, at the first piPlatformsGet; plugins/opencl/README.md says it
+ * with examples:
+ *  - ICD vendors: PITRACE_OCL_ICD_VENDORS if set (pitrace's launcher keeps
+ *    the user's own OCL_ICD_VENDORS there), else OCL_ICD_VENDORS, as ocl-icd
+ *    reads it: a directory of *.icd files, one *.icd file (a bare name is
+ *    looked for in the vendor directory first), or a library name or path;
+ *    else the *.icd files of OPENCL_VENDOR_PATH, else of /etc/OpenCL/vendors.
+ *    A *.icd file holds one library name or path (its first line). A list
+ *    that names nothing but the front end counts as unset.
+ *  - then libraries named outright, registered as ICDs or not:
+ *    PITRACE_OPENCL_LIBRARIES (colon-separated), then libraries= from the
+ *    plugins config (pitrace_plugin_options).
+ * Each library is opened with dlopen(RTLD_NOW | RTLD_LOCAL) and skipped,
+ * with the reason kept, when it cannot be opened, when it exports
+ * pitrace_opencl_frontend (the front end itself), when it is a file already
+ * taken (same realpath), when it has no clIcdGetPlatformIDsKHR of its own
+ * (exported, else given by its clGetExtensionFunctionAddress) or when it has
+ * no platform; a platform is kept when its dispatch table has
+ * clGetPlatformInfo and it lists cl_khr_icd. Platforms keep a stable order:
+ * the *.icd files sorted by name, then the explicit libraries, each
+ * library's platforms in its own order. What was skipped, and why, is
+ * piPlatformsGet's piPluginGetLastError message (with PI_SUCCESS when
+ * platforms were found; the runtime shows it at SYCL_PI_TRACE=1 when none
+ * were). Libraries that gave platforms stay loaded for the life of the
+ * process, as the ICD loader leaves them.
+ *
+ * Calls: every object of an ICD implementation starts with a pointer to its
+ * dispatch table (struct _cl_icd_dispatch, CL/cl_icd.h), and every OpenCL
+ * call goes through the table of its first object argument (ICD_CALL,
+ * ICD_CREATE); the calls without one through the object that decides
+ * (clCreateContext: devices[0]; clWaitForEvents: events[0]; extension
+ * lookups: the platform). A NULL object fails as the ICD loader fails it
+ * (CL_INVALID_DEVICE for a device, ...); a NULL entry in a vendor's table (an
+ * implementation older than the function) fails with
+ * PI_ERROR_INVALID_OPERATION and a message naming the function and the
+ * platform, and is never called.
  *
  * In order, the file holds: error reporting (the thread-local last error and
- * the CL -> PI result mapping), small OpenCL query helpers, the per-platform
- * cache of extension entry points, the PI functions group by group as
- * shared/pi-api.txt lists them, and piPluginInit, the one exported symbol.
+ * the CL -> PI result mapping), calling OpenCL through dispatch tables,
+ * small OpenCL query helpers, discovery, the per-platform cache of extension
+ * entry points, the PI functions group by group as shared/pi-api.txt lists
+ * them, and the exported symbols: piPluginInit and pitrace_plugin_options.
  *
  * What OpenCL or a device cannot do (peer access, USM without
  * cl_intel_unified_shared_memory, device globals without
  * cl_intel_global_variable_access, ...) fails with a PI error and a
  * piPluginGetLastError message naming the function, the device and what to
- * use instead. The plugin keeps no global lock: the platform cache has its
- * own mutex and the last error is per thread.
+ * use instead. No lock is held across OpenCL calls but during discovery
+ * (which the first piPlatformsGet does under its own mutex); the platform
+ * cache has its own mutex and the last error is per thread.
  */
+#define _GNU_SOURCE /* dladdr, dlinfo, realpath */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue,             \
                                              clCreateSampler */
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
+#include <CL/cl_icd.h>
 
 #include "pi/pi.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
-#define PLUGIN_REVISION "1"
+#define PLUGIN_REVISION "2"
 
 /* The name of the PI function we are in: implementations are ocl_<name>. */
 #define FN (__func__ + sizeof("ocl_") - 1)
@@ -49,7 +103,7 @@ _Static_assert(sizeof(pi_result) == sizeof(cl_int), "PI results are CL codes");
  * Every failure goes through fail(), which keeps the code and a message for
  * piPluginGetLastError in thread-local storage. */
 
-static _Thread_local char last_message[1024];
+static _Thread_local char last_message[4096];
 static _Thread_local pi_result last_code = PI_SUCCESS;
 
 /* Records `code` with a message for piPluginGetLastError and returns it. */
@@ -96,8 +150,14 @@ fail(pi_result code, const char *fmt, ...) {
   X(CL_MAX_SIZE_RESTRICTION_EXCEEDED) X(CL_PLATFORM_NOT_FOUND_KHR)
 /* clang-format on */
 
+/* What the calling layer returns instead of calling a NULL dispatch entry:
+ * positive, so no OpenCL error code (all negative) can be mistaken for it. */
+#define ICD_MISSING_ENTRY ((cl_int)0x7ffff1cd)
+
 static const char *cl_error_name(cl_int err) {
   switch (err) {
+  case ICD_MISSING_ENTRY:
+    return "a NULL entry in the implementation's ICD dispatch table";
 #define X(name)                                                                \
   case name:                                                                   \
     return #name;
@@ -113,6 +173,8 @@ static const char *cl_error_name(cl_int err) {
  * nearest PI code, and codes of unknown extensions to PI_ERROR_UNKNOWN. */
 static pi_result pi_from_cl(cl_int err) {
   switch (err) {
+  case ICD_MISSING_ENTRY:
+    return PI_ERROR_INVALID_OPERATION;
   case CL_INVALID_PIPE_SIZE:
   case CL_INVALID_SPEC_ID:
     return PI_ERROR_INVALID_VALUE;
@@ -130,21 +192,131 @@ static pi_result pi_from_cl(cl_int err) {
   return PI_ERROR_UNKNOWN;
 }
 
+/* Why the last call of this thread that met a NULL dispatch entry was not
+ * made: "clFoo is NULL in the ICD dispatch table of platform ...". */
+static _Thread_local char icd_missing[PATH_MAX + 1024];
+
 /* PI_SUCCESS for CL_SUCCESS; otherwise the mapped PI error, with a message
- * naming the PI function and the OpenCL call that failed. */
+ * naming the PI function and the OpenCL call that failed (or that could not
+ * be made: ICD_MISSING_ENTRY). */
 static pi_result check_cl(const char *fn, const char *clfn, cl_int err) {
   if (err == CL_SUCCESS)
     return PI_SUCCESS;
-  if (strrchr(clfn, '.')) /* an extension entry point: ps->ext.clFooINTEL */
-    clfn = strrchr(clfn, '.') + 1;
+  if (err == ICD_MISSING_ENTRY)
+    return fail(PI_ERROR_INVALID_OPERATION, "%s: %s", fn, icd_missing);
   return fail(pi_from_cl(err), "%s: %s failed with %s (%d)", fn, clfn,
               cl_error_name(err), (int)err);
 }
 
+/* ---- Calling OpenCL --------------------------------------------------------
+ * No loader stands between the plugin and an implementation: each call goes
+ * through the dispatch table its first object argument starts with
+ * (cl_khr_icd), as the ICD loader's own entry points do. ICD_CALL is for the
+ * functions returning a cl_int, ICD_CREATE for those returning an object or
+ * a pointer through an errcode_ret last argument, which ICD_CREATE takes
+ * first: ICD_CREATE(clCreateBuffer, &err, ctx, flags, size, host_ptr). The
+ * first argument is evaluated more than once: keep it a plain expression. */
+
+#define CL_DISPATCH(obj) (*(const struct _cl_icd_dispatch *const *)(obj))
+
+/* The first of a macro's variable arguments (standard C: never none). */
+#define FIRST_ARG(...) FIRST_ARG_(__VA_ARGS__, unused)
+#define FIRST_ARG_(first, ...) first
+
+/* The error the ICD loader gives for a NULL object of obj's type. A first
+ * argument of any other type does not compile. */
+/* clang-format off */
+#define ICD_NULL_ERROR(obj)                                                    \
+  _Generic((obj),                                                              \
+      cl_platform_id: CL_INVALID_PLATFORM,                                     \
+      cl_device_id: CL_INVALID_DEVICE,                                         \
+      cl_context: CL_INVALID_CONTEXT,                                          \
+      cl_command_queue: CL_INVALID_COMMAND_QUEUE,                              \
+      cl_mem: CL_INVALID_MEM_OBJECT,                                           \
+      cl_program: CL_INVALID_PROGRAM,                                          \
+      cl_kernel: CL_INVALID_KERNEL,                                            \
+      cl_event: CL_INVALID_EVENT,                                              \
+      cl_sampler: CL_INVALID_SAMPLER)
+/* clang-format on */
+
+/* What the calling layer returns when it makes no call: the NULL-object
+ * error, or ICD_MISSING_ENTRY. */
+static _Thread_local cl_int icd_refusal;
+
+static int icd_callable(const void *obj, size_t entry, const char *clfn,
+                        cl_int null_error);
+
+#define ICD_CAN_CALL(clfn, obj)                                                \
+  icd_callable((obj), offsetof(struct _cl_icd_dispatch, clfn), #clfn,          \
+               ICD_NULL_ERROR(obj))
+
+/* clfn(obj, ...) through obj's dispatch table: a cl_int. */
+#define ICD_CALL(clfn, ...)                                                    \
+  (ICD_CAN_CALL(clfn, FIRST_ARG(__VA_ARGS__))                                  \
+       ? CL_DISPATCH(FIRST_ARG(__VA_ARGS__))->clfn(__VA_ARGS__)                \
+       : icd_refusal)
+
+/* clfn(obj, ..., errcode_ret) through obj's dispatch table: a void *. */
+#define ICD_CREATE(clfn, errcode_ret, ...)                                     \
+  (ICD_CAN_CALL(clfn, FIRST_ARG(__VA_ARGS__))                                  \
+       ? (void *)CL_DISPATCH(FIRST_ARG(__VA_ARGS__))                           \
+             ->clfn(__VA_ARGS__, errcode_ret)                                  \
+       : (*(errcode_ret) = icd_refusal, (void *)NULL))
+
 /* Calls an OpenCL function returning cl_int and checks its result. */
-#define CL_CALL(clfn, ...) check_cl(FN, #clfn, clfn(__VA_ARGS__))
+#define CL_CALL(clfn, ...) check_cl(FN, #clfn, ICD_CALL(clfn, __VA_ARGS__))
 /* Checks the errcode_ret of an OpenCL function returning an object. */
 #define CL_CHECK(clfn, err) check_cl(FN, #clfn, (err))
+/* Calls an extension entry point of a platform state and checks it. */
+#define EXT_CALL(ps, clfn, ...) check_cl(FN, #clfn, (ps)->ext.clfn(__VA_ARGS__))
+
+/* The calls without an object argument. */
+
+/* clCreateContext goes to the implementation of devices[0] (a context's
+ * devices are all of one); no devices is CL_INVALID_VALUE, as in the ICD
+ * loader. */
+static cl_context icd_create_context(
+    const cl_context_properties *properties, cl_uint num_devices,
+    const cl_device_id *devices,
+    void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
+    void *user_data, cl_int *errcode_ret) {
+  cl_int ignored;
+  if (!errcode_ret)
+    errcode_ret = &ignored;
+  if (!devices || num_devices == 0) {
+    *errcode_ret = CL_INVALID_VALUE;
+    return NULL;
+  }
+  if (!ICD_CAN_CALL(clCreateContext, devices[0])) {
+    *errcode_ret = icd_refusal;
+    return NULL;
+  }
+  return CL_DISPATCH(devices[0])
+      ->clCreateContext(properties, num_devices, devices, pfn_notify, user_data,
+                        errcode_ret);
+}
+
+/* clWaitForEvents goes to the implementation of events[0]. */
+static cl_int icd_wait_for_events(cl_uint num_events,
+                                  const cl_event *event_list) {
+  if (num_events == 0 || !event_list)
+    return CL_INVALID_VALUE;
+  if (!ICD_CAN_CALL(clWaitForEvents, event_list[0]))
+    return icd_refusal;
+  return CL_DISPATCH(event_list[0])->clWaitForEvents(num_events, event_list);
+}
+
+/* An extension entry point of a platform, or NULL: its
+ * clGetExtensionFunctionAddressForPlatform, else (before OpenCL 1.2) its
+ * clGetExtensionFunctionAddress. */
+static void *icd_extension_address(cl_platform_id platform, const char *name) {
+  const struct _cl_icd_dispatch *d = platform ? CL_DISPATCH(platform) : NULL;
+  if (d && d->clGetExtensionFunctionAddressForPlatform)
+    return d->clGetExtensionFunctionAddressForPlatform(platform, name);
+  if (d && d->clGetExtensionFunctionAddress)
+    return d->clGetExtensionFunctionAddress(name);
+  return NULL;
+}
 /* Fails with PI_ERROR_INVALID_VALUE when an argument check does not hold. */
 #define REQUIRE(cond)                                                          \
   do {                                                                         \
@@ -214,8 +386,9 @@ static pi_result info_check(const struct info_out *o, const char *clfn,
 
 /* Passes an info query through to an OpenCL get-info function. */
 #define INFO_PASS(o, clfn, obj)                                                \
-  info_check(o, #clfn,                                                         \
-             clfn(obj, (o)->query, (o)->size, (o)->value, (o)->size_ret))
+  info_check(                                                                  \
+      o, #clfn,                                                                \
+      ICD_CALL(clfn, obj, (o)->query, (o)->size, (o)->value, (o)->size_ret))
 
 /* ---- OpenCL helpers -------------------------------------------------------
  */
@@ -224,13 +397,13 @@ static pi_result info_check(const struct info_out *o, const char *clfn,
  * or of a device, or NULL when the query fails. */
 static char *info_string(cl_platform_id plat, cl_device_id dev, cl_uint param) {
   size_t n = 0;
-  cl_int err = plat ? clGetPlatformInfo(plat, param, 0, NULL, &n)
-                    : clGetDeviceInfo(dev, param, 0, NULL, &n);
+  cl_int err = plat ? ICD_CALL(clGetPlatformInfo, plat, param, 0, NULL, &n)
+                    : ICD_CALL(clGetDeviceInfo, dev, param, 0, NULL, &n);
   char *s = err == CL_SUCCESS ? malloc(n + 1) : NULL;
   if (!s)
     return NULL;
-  err = plat ? clGetPlatformInfo(plat, param, n, s, NULL)
-             : clGetDeviceInfo(dev, param, n, s, NULL);
+  err = plat ? ICD_CALL(clGetPlatformInfo, plat, param, n, s, NULL)
+             : ICD_CALL(clGetDeviceInfo, dev, param, n, s, NULL);
   if (err != CL_SUCCESS) {
     free(s);
     return NULL;
@@ -272,8 +445,8 @@ static int device_version(cl_device_id dev) {
 
 static cl_platform_id device_platform(cl_device_id dev) {
   cl_platform_id plat = NULL;
-  if (clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof plat, &plat, NULL) !=
-      CL_SUCCESS)
+  if (ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_PLATFORM, sizeof plat, &plat,
+               NULL) != CL_SUCCESS)
     return NULL;
   return plat;
 }
@@ -294,15 +467,15 @@ static const char *describe_device(cl_device_id dev, char *buf, size_t n) {
 static pi_result context_devices(const char *fn, cl_context ctx,
                                  cl_device_id **devs, cl_uint *count) {
   cl_uint n = 0;
-  cl_int err =
-      clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, sizeof n, &n, NULL);
+  cl_int err = ICD_CALL(clGetContextInfo, ctx, CL_CONTEXT_NUM_DEVICES, sizeof n,
+                        &n, NULL);
   if (err != CL_SUCCESS)
     return check_cl(fn, "clGetContextInfo", err);
   *devs = calloc(n ? n : 1, sizeof **devs);
   if (!*devs)
     return fail(PI_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-  err =
-      clGetContextInfo(ctx, CL_CONTEXT_DEVICES, n * sizeof **devs, *devs, NULL);
+  err = ICD_CALL(clGetContextInfo, ctx, CL_CONTEXT_DEVICES, n * sizeof **devs,
+                 *devs, NULL);
   if (err != CL_SUCCESS) {
     free(*devs);
     *devs = NULL;
@@ -337,16 +510,465 @@ static pi_result context_device(const char *fn, cl_context ctx, const char *ext,
 
 static pi_result queue_device(const char *fn, cl_command_queue q,
                               cl_device_id *dev) {
-  return check_cl(
-      fn, "clGetCommandQueueInfo",
-      clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof *dev, dev, NULL));
+  return check_cl(fn, "clGetCommandQueueInfo",
+                  ICD_CALL(clGetCommandQueueInfo, q, CL_QUEUE_DEVICE,
+                           sizeof *dev, dev, NULL));
 }
 
 static pi_result program_context(const char *fn, cl_program prog,
                                  cl_context *ctx) {
-  return check_cl(
-      fn, "clGetProgramInfo",
-      clGetProgramInfo(prog, CL_PROGRAM_CONTEXT, sizeof *ctx, ctx, NULL));
+  return check_cl(fn, "clGetProgramInfo",
+                  ICD_CALL(clGetProgramInfo, prog, CL_PROGRAM_CONTEXT,
+                           sizeof *ctx, ctx, NULL));
+}
+
+/* ---- Discovery -------------------------------------------------------------
+ * Finds the OpenCL implementations as the top of the file says and keeps
+ * their platforms. Written once under discovery_lock, read under it, freed
+ * by piTearDown. No OpenCL call here goes through ICD_CALL: its error path
+ * takes discovery_lock. */
+
+typedef cl_int(CL_API_CALL *icd_get_platform_ids_fn)(cl_uint, cl_platform_id *,
+                                                     cl_uint *);
+typedef void *(CL_API_CALL *get_extension_address_fn)(const char *);
+
+/* A library considered: where it was listed, the file it is, and its handle
+ * when it gives platforms (NULL when skipped). */
+struct vendor {
+  char *origin; /* "/etc/OpenCL/vendors/pocl.icd", "PITRACE_OPENCL_LIBRARIES" */
+  char *path;   /* the file (realpath) */
+  void *dl;
+};
+
+struct icd_platform {
+  cl_platform_id id;
+  const struct _cl_icd_dispatch *dispatch;
+  size_t vendor; /* its index in vendors */
+  char *name;
+};
+
+/* A growing message. */
+struct text {
+  char *s;
+  size_t len, cap;
+};
+
+/* How many libraries a vendor list named, and how many were the front end. */
+struct counts {
+  unsigned listed, front_ends;
+};
+
+enum vendor_outcome { VENDOR_USED, VENDOR_FRONT_END, VENDOR_SKIPPED };
+
+static pthread_mutex_t discovery_lock = PTHREAD_MUTEX_INITIALIZER;
+static int discovered;
+static struct vendor *vendors;
+static size_t nvendors;
+static struct icd_platform *icd_platforms;
+static cl_uint nicd_platforms;
+static struct text discovery_sources; /* where the libraries came from */
+static struct text discovery_notes;   /* each library skipped, and why */
+static char *option_libraries;        /* libraries= of the plugins config */
+static struct text option_notes;      /* options this plugin does not know */
+
+static void text_vadd(struct text *t, const char *fmt, va_list ap) {
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  if (n >= 0 && t->len + (size_t)n + 1 > t->cap) {
+    size_t cap = 2 * (t->len + (size_t)n + 1);
+    char *grown = realloc(t->s, cap);
+    if (grown) {
+      t->s = grown;
+      t->cap = cap;
+    }
+  }
+  if (n >= 0 && t->len + (size_t)n + 1 <= t->cap) {
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, again);
+    t->len += (size_t)n;
+  }
+  va_end(again);
+}
+
+__attribute__((format(printf, 2, 3))) static void
+text_add(struct text *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  text_vadd(t, fmt, ap);
+  va_end(ap);
+}
+
+/* Appends to `t`, after "; " when it holds something already. */
+__attribute__((format(printf, 2, 3))) static void
+text_item(struct text *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (t->len)
+    text_add(t, "; ");
+  text_vadd(t, fmt, ap);
+  va_end(ap);
+}
+
+static void text_free(struct text *t) {
+  free(t->s);
+  *t = (struct text){NULL, 0, 0};
+}
+
+#define note(...) text_item(&discovery_notes, __VA_ARGS__)
+
+/* The file a library handle is (the path the dynamic linker took for it,
+ * symbolic links resolved). */
+static void library_path(void *dl, const char *name, char path[PATH_MAX]) {
+  struct link_map *lm = NULL;
+  const char *file = name;
+  if (dlinfo(dl, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name)
+    file = lm->l_name;
+  if (!realpath(file, path))
+    snprintf(path, PATH_MAX, "%s", file);
+}
+
+/* `name` when the library itself defines it, not one it depends on: a
+ * library linked with libOpenCL.so.1 must not hand over the loader's entry
+ * points, which lead to the application's loader and so to the front end. */
+static void *own_symbol(void *dl, const char *name) {
+  void *sym = dlsym(dl, name);
+  struct link_map *lm = NULL;
+  Dl_info info;
+  if (!sym || dlinfo(dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name)
+    return sym;
+  if (dladdr(sym, &info) && info.dli_fname &&
+      strcmp(info.dli_fname, lm->l_name) != 0)
+    return NULL;
+  return sym;
+}
+
+/* A string query of a platform through its dispatch table, malloc'd. */
+static char *platform_string(const struct _cl_icd_dispatch *d,
+                             cl_platform_id id, cl_platform_info param) {
+  size_t n = 0;
+  char *s = NULL;
+  if (d->clGetPlatformInfo(id, param, 0, NULL, &n) == CL_SUCCESS &&
+      (s = malloc(n + 1)) != NULL &&
+      d->clGetPlatformInfo(id, param, n, s, NULL) != CL_SUCCESS) {
+    free(s);
+    s = NULL;
+  }
+  if (s)
+    s[n] = '\0';
+  return s;
+}
+
+/* Keeps platform `id` of library `name` when it can serve: its dispatch
+ * table has clGetPlatformInfo and it lists cl_khr_icd (the ICD loader's
+ * checks). */
+static void keep_platform(cl_platform_id id, size_t vendor, const char *origin,
+                          const char *name) {
+  const struct _cl_icd_dispatch *d = id ? CL_DISPATCH(id) : NULL;
+  if (!d || !d->clGetPlatformInfo) {
+    note("%s: %s: a platform skipped: its dispatch table has no "
+         "clGetPlatformInfo",
+         origin, name);
+    return;
+  }
+  char *pname = platform_string(d, id, CL_PLATFORM_NAME);
+  char *exts = platform_string(d, id, CL_PLATFORM_EXTENSIONS);
+  int icd = exts && strstr(exts, "cl_khr_icd") != NULL;
+  free(exts);
+  if (!icd) {
+    note("%s: %s: platform '%s' skipped: it does not list cl_khr_icd", origin,
+         name, pname ? pname : "?");
+    free(pname);
+    return;
+  }
+  icd_platforms[nicd_platforms++] =
+      (struct icd_platform){id, d, vendor, pname ? pname : strdup("?")};
+}
+
+/* Opens library `name` (listed by `origin`) and keeps its platforms. */
+static enum vendor_outcome load_vendor(const char *name, const char *origin) {
+  dlerror();
+  void *dl = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    const char *why = dlerror();
+    note("%s: %s cannot be loaded (%s)", origin, name,
+         why ? why : "dlopen failed");
+    return VENDOR_SKIPPED;
+  }
+  if (dlsym(dl, "pitrace_opencl_frontend")) {
+    note("%s: %s skipped: it is pitrace's own OpenCL front end (it exports "
+         "pitrace_opencl_frontend), whose platforms would call pitrace again",
+         origin, name);
+    dlclose(dl);
+    return VENDOR_FRONT_END;
+  }
+  char path[PATH_MAX];
+  library_path(dl, name, path);
+  for (size_t i = 0; i < nvendors; ++i)
+    if (strcmp(vendors[i].path, path) == 0) {
+      note("%s: %s skipped: it is %s, already %s from %s", origin, name, path,
+           vendors[i].dl ? "taken" : "tried", vendors[i].origin);
+      dlclose(dl);
+      return VENDOR_SKIPPED;
+    }
+  struct vendor *grown = realloc(vendors, (nvendors + 1) * sizeof *grown);
+  char *origin_copy = strdup(origin), *path_copy = strdup(path);
+  if (grown)
+    vendors = grown;
+  if (!grown || !origin_copy || !path_copy) {
+    free(origin_copy);
+    free(path_copy);
+    note("%s: %s skipped: out of host memory", origin, name);
+    dlclose(dl);
+    return VENDOR_SKIPPED;
+  }
+  size_t v = nvendors++;
+  vendors[v] = (struct vendor){origin_copy, path_copy, NULL};
+
+  void *entry = own_symbol(dl, "clIcdGetPlatformIDsKHR");
+  void *gx = entry ? NULL : own_symbol(dl, "clGetExtensionFunctionAddress");
+  if (gx)
+    entry = ((get_extension_address_fn)(uintptr_t)gx)("clIcdGetPlatformIDsKHR");
+  if (!entry) {
+    note("%s: %s (%s) skipped: it has no clIcdGetPlatformIDsKHR of its own, "
+         "so it is no OpenCL ICD implementation",
+         origin, name, path);
+    dlclose(dl);
+    return VENDOR_SKIPPED;
+  }
+  icd_get_platform_ids_fn get_ids = (icd_get_platform_ids_fn)(uintptr_t)entry;
+  cl_uint n = 0;
+  cl_int err = get_ids(0, NULL, &n);
+  cl_platform_id *ids = err == CL_SUCCESS && n ? calloc(n, sizeof *ids) : NULL;
+  struct icd_platform *more =
+      ids ? realloc(icd_platforms, (nicd_platforms + n) * sizeof *more) : NULL;
+  if (more)
+    icd_platforms = more;
+  if (more)
+    err = get_ids(n, ids, NULL);
+  cl_uint before = nicd_platforms;
+  for (cl_uint i = 0; more && err == CL_SUCCESS && i < n; ++i)
+    keep_platform(ids[i], v, origin, name);
+  free(ids);
+  if (nicd_platforms > before) {
+    vendors[v].dl = dl; /* stays loaded, as the ICD loader leaves it */
+    return VENDOR_USED;
+  }
+  if (err != CL_SUCCESS || n == 0)
+    note("%s: %s (%s) has no platform (clIcdGetPlatformIDsKHR: %s)", origin,
+         name, path, err != CL_SUCCESS ? cl_error_name(err) : "none");
+  else if (!more)
+    note("%s: %s skipped: out of host memory", origin, name);
+  dlclose(dl);
+  return VENDOR_SKIPPED;
+}
+
+static void count(struct counts *c, enum vendor_outcome outcome) {
+  c->listed++;
+  c->front_ends += outcome == VENDOR_FRONT_END;
+}
+
+/* A *.icd file: its first line names the library, as in ocl-icd. */
+static void load_icd_file(const char *file, struct counts *c) {
+  char line[PATH_MAX + 2];
+  FILE *f = fopen(file, "re");
+  int saved = errno;
+  char *got = f ? fgets(line, sizeof line, f) : NULL;
+  int failed = !f || ferror(f);
+  if (f && failed)
+    saved = errno;
+  if (f)
+    fclose(f);
+  if (!got) {
+    note("%s cannot be read (%s)", file,
+         failed ? strerror(saved) : "it is empty");
+    c->listed++;
+    return;
+  }
+  char *name = line, *end = line + strlen(line);
+  while (*name == ' ' || *name == '\t')
+    name++;
+  while (end > name && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' ||
+                        end[-1] == '\t'))
+    *--end = '\0';
+  if (!*name) {
+    note("%s names no library (its first line is empty)", file);
+    c->listed++;
+    return;
+  }
+  count(c, load_vendor(name, file));
+}
+
+static int icd_name_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_icd_name(const char *name) {
+  size_t n = strlen(name);
+  return n > 4 && strcmp(name + n - 4, ".icd") == 0;
+}
+
+/* The *.icd files of a directory, in the order of their names. */
+static void load_icd_dir(const char *dir, struct counts *c) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    note("the vendor directory %s cannot be read (%s)", dir, strerror(errno));
+    return;
+  }
+  char **names = NULL;
+  size_t n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    char **grown;
+    if (!is_icd_name(e->d_name) ||
+        !(grown = realloc(names, (n + 1) * sizeof *names)))
+      continue;
+    names = grown;
+    if ((names[n] = strdup(e->d_name)) != NULL)
+      n++;
+  }
+  closedir(d);
+  if (n == 0)
+    note("the vendor directory %s holds no *.icd file", dir);
+  else
+    qsort(names, n, sizeof *names, icd_name_cmp);
+  for (size_t i = 0; i < n; ++i) {
+    char file[PATH_MAX];
+    if (snprintf(file, sizeof file, "%s/%s", dir, names[i]) < (int)sizeof file)
+      load_icd_file(file, c);
+    free(names[i]);
+  }
+  free(names);
+}
+
+/* OCL_ICD_VENDORS (or PITRACE_OCL_ICD_VENDORS) as ocl-icd reads it: a
+ * directory of *.icd files; a *.icd file, a bare name being looked for in
+ * the vendor directory first; else a library name or path. */
+static void load_vendor_list(const char *var, const char *list,
+                             const char *vendor_dir, struct counts *c) {
+  struct stat st;
+  char file[PATH_MAX];
+  if (stat(list, &st) == 0 && S_ISDIR(st.st_mode))
+    load_icd_dir(list, c);
+  else if (is_icd_name(list) && !strchr(list, '/') &&
+           snprintf(file, sizeof file, "%s/%s", vendor_dir, list) <
+               (int)sizeof file &&
+           access(file, R_OK) == 0)
+    load_icd_file(file, c);
+  else if (is_icd_name(list))
+    load_icd_file(list, c);
+  else
+    count(c, load_vendor(list, var));
+}
+
+/* Libraries named outright, colon-separated. */
+static void load_library_list(const char *origin, const char *list) {
+  char *copy = strdup(list), *save = NULL;
+  for (char *lib = copy ? strtok_r(copy, ":", &save) : NULL; lib;
+       lib = strtok_r(NULL, ":", &save))
+    load_vendor(lib, origin);
+  free(copy);
+}
+
+/* The whole discovery; discovery_lock is held. */
+static void discover(void) {
+  const char *var = "PITRACE_OCL_ICD_VENDORS", *list = getenv(var);
+  if (!list || !*list)
+    list = getenv(var = "OCL_ICD_VENDORS");
+  const char *dir = getenv("OPENCL_VENDOR_PATH");
+  int dir_from_env = dir && *dir;
+  if (!dir_from_env)
+    dir = "/etc/OpenCL/vendors";
+  if (option_notes.len)
+    note("%s", option_notes.s);
+  struct counts c = {0, 0};
+  if (list && *list) {
+    text_item(&discovery_sources, "%s=%s", var, list);
+    load_vendor_list(var, list, dir, &c);
+    if (c.front_ends && c.front_ends == c.listed) {
+      note("%s names nothing but pitrace's front end, so it counts as unset",
+           var);
+      list = NULL;
+    }
+  }
+  if (!list || !*list) {
+    text_item(&discovery_sources, "%s%s",
+              dir_from_env ? "OPENCL_VENDOR_PATH=" : "", dir);
+    load_icd_dir(dir, &c);
+  }
+  const char *libs = getenv("PITRACE_OPENCL_LIBRARIES");
+  if (libs && *libs) {
+    text_item(&discovery_sources, "PITRACE_OPENCL_LIBRARIES=%s", libs);
+    load_library_list("PITRACE_OPENCL_LIBRARIES", libs);
+  }
+  if (option_libraries && *option_libraries) {
+    text_item(&discovery_sources, "libraries=%s", option_libraries);
+    load_library_list("libraries= (plugins config)", option_libraries);
+  }
+  discovered = 1;
+}
+
+/* Forgets the discovery (piTearDown). The libraries that gave platforms stay
+ * loaded: implementations may run threads of their own, and the ICD loader
+ * never unloads them either. */
+static void forget_discovery(void) {
+  pthread_mutex_lock(&discovery_lock);
+  for (size_t i = 0; i < nvendors; ++i) {
+    free(vendors[i].origin);
+    free(vendors[i].path);
+  }
+  for (cl_uint i = 0; i < nicd_platforms; ++i)
+    free(icd_platforms[i].name);
+  free(vendors);
+  free(icd_platforms);
+  vendors = NULL;
+  icd_platforms = NULL;
+  nvendors = 0;
+  nicd_platforms = 0;
+  text_free(&discovery_sources);
+  text_free(&discovery_notes);
+  text_free(&option_notes);
+  free(option_libraries);
+  option_libraries = NULL;
+  discovered = 0;
+  pthread_mutex_unlock(&discovery_lock);
+}
+
+/* Says which platform a dispatch table belongs to, for messages. */
+static void describe_dispatch(const struct _cl_icd_dispatch *d, char *buf,
+                              size_t n) {
+  pthread_mutex_lock(&discovery_lock);
+  cl_uint i = 0;
+  while (i < nicd_platforms && icd_platforms[i].dispatch != d)
+    ++i;
+  if (i < nicd_platforms)
+    snprintf(buf, n, "platform '%s' (%s)", icd_platforms[i].name,
+             vendors[icd_platforms[i].vendor].path);
+  else
+    snprintf(buf, n,
+             "the OpenCL implementation of this object (its dispatch "
+             "table is no discovered platform's)");
+  pthread_mutex_unlock(&discovery_lock);
+}
+
+static int icd_callable(const void *obj, size_t entry, const char *clfn,
+                        cl_int null_error) {
+  const struct _cl_icd_dispatch *d = obj ? CL_DISPATCH(obj) : NULL;
+  void (*fn)(void) = NULL;
+  if (!d) {
+    icd_refusal = null_error;
+    return 0;
+  }
+  memcpy(&fn, (const char *)d + entry, sizeof fn);
+  if (fn)
+    return 1;
+  char where[PATH_MAX + 256];
+  describe_dispatch(d, where, sizeof where);
+  snprintf(icd_missing, sizeof icd_missing,
+           "%s is NULL in the ICD dispatch table of %s: that OpenCL "
+           "implementation does not provide it; use another platform or a "
+           "newer version of the implementation",
+           clfn, where);
+  icd_refusal = ICD_MISSING_ENTRY;
+  return 0;
 }
 
 /* ---- Per-platform state ----------------------------------------------------
@@ -430,11 +1052,15 @@ static const struct platform_state *platform_state(cl_platform_id id) {
     free(version);
 #define X(name, type)                                                          \
   {                                                                            \
-    void *entry = clGetExtensionFunctionAddressForPlatform(id, #name);         \
+    void *entry = icd_extension_address(id, #name);                            \
     memcpy(&ps->ext.name, &entry, sizeof entry);                               \
   }
     EXT_FUNCTIONS(X)
 #undef X
+    /* The ICD loader answers for this one itself, from the dispatch table. */
+    if (!ps->ext.clGetKernelSubGroupInfoKHR && id)
+      ps->ext.clGetKernelSubGroupInfoKHR =
+          CL_DISPATCH(id)->clGetKernelSubGroupInfoKHR;
     ps->next = platforms;
     platforms = ps;
   }
@@ -445,8 +1071,8 @@ static const struct platform_state *platform_state(cl_platform_id id) {
 static pi_result device_state(const char *fn, cl_device_id dev,
                               const struct platform_state **ps) {
   cl_platform_id plat = NULL;
-  cl_int err =
-      clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof plat, &plat, NULL);
+  cl_int err = ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_PLATFORM, sizeof plat,
+                        &plat, NULL);
   if (err != CL_SUCCESS)
     return check_cl(fn, "clGetDeviceInfo", err);
   if (!(*ps = platform_state(plat)))
@@ -490,17 +1116,34 @@ static const char USM_HINT[] = "use buffers";
 /* ---- Platforms ------------------------------------------------------------
  */
 
+/* The platforms discovery found (see the top of the file), discovered on
+ * the first call. What it skipped, and why, is the message of
+ * piPluginGetLastError: a warning (PI_SUCCESS) when platforms were found,
+ * the reason when none were. No platform at all is zero platforms, not an
+ * error. */
 static pi_result ocl_piPlatformsGet(pi_uint32 num_entries,
                                     pi_platform *platforms_out,
                                     pi_uint32 *num_platforms) {
-  cl_int err = clGetPlatformIDs(num_entries, (cl_platform_id *)platforms_out,
-                                num_platforms);
-  if (err == CL_PLATFORM_NOT_FOUND_KHR && num_platforms) {
-    /* No ICD installed: zero platforms, not an error. */
-    *num_platforms = 0;
-    return PI_SUCCESS;
-  }
-  return CL_CHECK(clGetPlatformIDs, err);
+  REQUIRE(platforms_out != NULL || num_platforms != NULL);
+  REQUIRE(num_entries != 0 || platforms_out == NULL);
+  pthread_mutex_lock(&discovery_lock);
+  if (!discovered)
+    discover();
+  for (cl_uint i = 0; platforms_out && i < num_entries && i < nicd_platforms;
+       ++i)
+    platforms_out[i] = (pi_platform)icd_platforms[i].id;
+  if (num_platforms)
+    *num_platforms = nicd_platforms;
+  const char *notes = discovery_notes.len ? discovery_notes.s : "";
+  const char *sources = discovery_sources.len ? discovery_sources.s : "";
+  if (nicd_platforms == 0)
+    fail(PI_SUCCESS, "%s: no OpenCL platform (from %s)%s%s", FN, sources,
+         *notes ? ": " : "", notes);
+  else if (*notes)
+    fail(PI_SUCCESS, "%s: %u OpenCL platform(s) (from %s); besides: %s", FN,
+         (unsigned)nicd_platforms, sources, notes);
+  pthread_mutex_unlock(&discovery_lock);
+  return PI_SUCCESS;
 }
 
 static pi_result ocl_piPlatformGetInfo(pi_platform platform,
@@ -545,9 +1188,8 @@ static pi_result ocl_piDevicesGet(pi_platform platform,
                                   pi_device_type device_type,
                                   pi_uint32 num_entries, pi_device *devices,
                                   pi_uint32 *num_devices) {
-  cl_int err =
-      clGetDeviceIDs((cl_platform_id)platform, device_type, num_entries,
-                     (cl_device_id *)devices, num_devices);
+  cl_int err = ICD_CALL(clGetDeviceIDs, (cl_platform_id)platform, device_type,
+                        num_entries, (cl_device_id *)devices, num_devices);
   if (err == CL_DEVICE_NOT_FOUND) {
     /* A platform without devices of this type has zero of them. */
     if (num_devices)
@@ -570,10 +1212,10 @@ static pi_result atomic_capabilities(const char *fn, cl_device_id dev,
       CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP |
       (fence ? CL_DEVICE_ATOMIC_ORDER_ACQ_REL : 0);
   if (version >= 30) {
-    cl_int err = clGetDeviceInfo(dev,
-                                 fence ? CL_DEVICE_ATOMIC_FENCE_CAPABILITIES
-                                       : CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES,
-                                 sizeof caps, &caps, NULL);
+    cl_int err = ICD_CALL(clGetDeviceInfo, dev,
+                          fence ? CL_DEVICE_ATOMIC_FENCE_CAPABILITIES
+                                : CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES,
+                          sizeof caps, &caps, NULL);
     if (err != CL_SUCCESS)
       return check_cl(fn, "clGetDeviceInfo", err);
   } else if (version >= 20) {
@@ -608,21 +1250,21 @@ static pi_result atomic_capabilities(const char *fn, cl_device_id dev,
 static int device_supports_srgb(cl_device_id dev) {
   cl_bool images = CL_FALSE;
   cl_int err;
-  if (clGetDeviceInfo(dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images,
-                      NULL) != CL_SUCCESS ||
+  if (ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images,
+               &images, NULL) != CL_SUCCESS ||
       !images)
     return 0;
-  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+  cl_context ctx = icd_create_context(NULL, 1, &dev, NULL, NULL, &err);
   if (!ctx)
     return 0;
   cl_uint n = 0;
   cl_image_format formats[256];
   int found = 0;
-  if (clGetSupportedImageFormats(ctx, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D,
-                                 256, formats, &n) == CL_SUCCESS)
+  if (ICD_CALL(clGetSupportedImageFormats, ctx, CL_MEM_READ_ONLY,
+               CL_MEM_OBJECT_IMAGE2D, 256, formats, &n) == CL_SUCCESS)
     for (cl_uint i = 0; i < n && i < 256; ++i)
       found |= formats[i].image_channel_order == CL_sRGBA;
-  clReleaseContext(ctx);
+  ICD_CALL(clReleaseContext, ctx);
   return found;
 }
 
@@ -634,8 +1276,8 @@ static pi_result sub_group_sizes(const struct info_out *o, cl_device_id dev) {
     return INFO_PASS(o, clGetDeviceInfo, dev);
   cl_uint max_sub_groups = 0;
   if (device_version(dev) >= 21)
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof max_sub_groups,
-                    &max_sub_groups, NULL);
+    ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_MAX_NUM_SUB_GROUPS,
+             sizeof max_sub_groups, &max_sub_groups, NULL);
   if (max_sub_groups == 0) {
     size_t one = 1;
     return put_info(o, &one, sizeof one);
@@ -720,7 +1362,7 @@ static pi_result ocl_piDeviceGetInfo(pi_device device,
     /* A program built for a root GPU serves its sub-devices; CPU
      * sub-devices get their own build. */
     cl_device_type type = 0;
-    clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     return put_bool(&o, type == CL_DEVICE_TYPE_GPU);
   }
   case PI_DEVICE_INFO_ATOMIC_64:
@@ -762,10 +1404,10 @@ static pi_result ocl_piDeviceGetInfo(pi_device device,
      * minimum is 1. */
     cl_uint n = 0;
     if (device_version(dev) >= 21) {
-      pi_result r =
-          info_check(&o, "clGetDeviceInfo",
-                     clGetDeviceInfo(dev, CL_DEVICE_MAX_NUM_SUB_GROUPS,
-                                     sizeof n, &n, NULL));
+      pi_result r = info_check(&o, "clGetDeviceInfo",
+                               ICD_CALL(clGetDeviceInfo, dev,
+                                        CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof n,
+                                        &n, NULL));
       if (r != PI_SUCCESS)
         return r;
     }
@@ -853,8 +1495,8 @@ static const char *intel_aot_target(cl_device_id dev) {
   int intel = vendor && strstr(vendor, "Intel") != NULL;
   free(vendor);
   cl_device_type type = 0;
-  if (!intel || clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type,
-                                NULL) != CL_SUCCESS)
+  if (!intel || ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_TYPE, sizeof type,
+                         &type, NULL) != CL_SUCCESS)
     return NULL;
   if (type & CL_DEVICE_TYPE_CPU)
     return __SYCL_PI_DEVICE_BINARY_TARGET_SPIRV64_X86_64;
@@ -879,11 +1521,11 @@ static pi_result ocl_piextDeviceSelectBinary(pi_device device,
   *selected_binary_ind = UINT32_MAX;
   cl_uint address_bits = 64;
   cl_bool compiler = CL_FALSE;
-  cl_int err = clGetDeviceInfo(dev, CL_DEVICE_ADDRESS_BITS, sizeof address_bits,
-                               &address_bits, NULL);
+  cl_int err = ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_ADDRESS_BITS,
+                        sizeof address_bits, &address_bits, NULL);
   if (err == CL_SUCCESS)
-    err = clGetDeviceInfo(dev, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler,
-                          &compiler, NULL);
+    err = ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_COMPILER_AVAILABLE,
+                   sizeof compiler, &compiler, NULL);
   if (err != CL_SUCCESS)
     return CL_CHECK(clGetDeviceInfo, err);
   const char *aot = intel_aot_target(dev);
@@ -928,13 +1570,13 @@ static pi_result ocl_piextDeviceSelectBinary(pi_device device,
 /* Whether `name` is one of the program's kernels. */
 static int program_has_kernel(cl_program prog, const char *name) {
   size_t n = 0;
-  if (clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &n) !=
+  if (ICD_CALL(clGetProgramInfo, prog, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &n) !=
       CL_SUCCESS)
     return 0;
   char *names = malloc(n + 1);
   int found = names &&
-              clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, n, names, NULL) ==
-                  CL_SUCCESS &&
+              ICD_CALL(clGetProgramInfo, prog, CL_PROGRAM_KERNEL_NAMES, n,
+                       names, NULL) == CL_SUCCESS &&
               (names[n] = '\0', has_entry(names, name, ';'));
   free(names);
   return found;
@@ -990,9 +1632,9 @@ static pi_result ocl_piextGetGlobalVariablePointer(
   if (r != PI_SUCCESS)
     return r;
   size_t size = 0;
-  r = CL_CALL(ps->ext.clGetDeviceGlobalVariablePointerINTEL, dev,
-              (cl_program)Program, GlobalVariableName, &size,
-              GlobalVariablePointerRet);
+  r = EXT_CALL(ps, clGetDeviceGlobalVariablePointerINTEL, dev,
+               (cl_program)Program, GlobalVariableName, &size,
+               GlobalVariablePointerRet);
   if (r == PI_SUCCESS && GlobalVariableSize)
     *GlobalVariableSize = size;
   return r;
@@ -1032,12 +1674,12 @@ static pi_result ocl_piGetDeviceAndHostTimer(pi_device Device,
   cl_ulong device_time = 0, host_time = 0, resolution = 0;
   cl_int err = CL_SUCCESS;
   if (DeviceTime)
-    err = clGetDeviceAndHostTimer(dev, &device_time, &host_time);
+    err = ICD_CALL(clGetDeviceAndHostTimer, dev, &device_time, &host_time);
   else if (HostTime)
-    err = clGetHostTimer(dev, &host_time);
+    err = ICD_CALL(clGetHostTimer, dev, &host_time);
   if (err == CL_INVALID_OPERATION &&
-      clGetPlatformInfo(ps->id, CL_PLATFORM_HOST_TIMER_RESOLUTION,
-                        sizeof resolution, &resolution, NULL) == CL_SUCCESS &&
+      ICD_CALL(clGetPlatformInfo, ps->id, CL_PLATFORM_HOST_TIMER_RESOLUTION,
+               sizeof resolution, &resolution, NULL) == CL_SUCCESS &&
       resolution == 0) {
     char what[512];
     return fail(PI_ERROR_INVALID_OPERATION,
@@ -1066,7 +1708,7 @@ static pi_result ocl_piContextCreate(
     void *user_data, pi_context *ret_context) {
   cl_int err;
   REQUIRE(ret_context != NULL);
-  *ret_context = (pi_context)clCreateContext(
+  *ret_context = (pi_context)icd_create_context(
       (const cl_context_properties *)properties, num_devices,
       (const cl_device_id *)devices, pfn_notify, user_data, &err);
   return CL_CHECK(clCreateContext, err);
@@ -1209,18 +1851,23 @@ static pi_result adopt_native(const char *fn, enum native_kind kind,
     return PI_SUCCESS;
   switch (kind) {
   case NATIVE_CONTEXT:
-    return check_cl(fn, "clRetainContext", clRetainContext((cl_context)native));
+    return check_cl(fn, "clRetainContext",
+                    ICD_CALL(clRetainContext, (cl_context)native));
   case NATIVE_QUEUE:
     return check_cl(fn, "clRetainCommandQueue",
-                    clRetainCommandQueue((cl_command_queue)native));
+                    ICD_CALL(clRetainCommandQueue, (cl_command_queue)native));
   case NATIVE_MEM:
-    return check_cl(fn, "clRetainMemObject", clRetainMemObject((cl_mem)native));
+    return check_cl(fn, "clRetainMemObject",
+                    ICD_CALL(clRetainMemObject, (cl_mem)native));
   case NATIVE_PROGRAM:
-    return check_cl(fn, "clRetainProgram", clRetainProgram((cl_program)native));
+    return check_cl(fn, "clRetainProgram",
+                    ICD_CALL(clRetainProgram, (cl_program)native));
   case NATIVE_KERNEL:
-    return check_cl(fn, "clRetainKernel", clRetainKernel((cl_kernel)native));
+    return check_cl(fn, "clRetainKernel",
+                    ICD_CALL(clRetainKernel, (cl_kernel)native));
   case NATIVE_EVENT:
-    return check_cl(fn, "clRetainEvent", clRetainEvent((cl_event)native));
+    return check_cl(fn, "clRetainEvent",
+                    ICD_CALL(clRetainEvent, (cl_event)native));
   }
   return PI_SUCCESS;
 }
@@ -1281,8 +1928,8 @@ static pi_result create_queue(const char *fn, pi_context context,
   /* Discarding events and the submission mode are hints OpenCL has no use
    * for; priorities map to cl_khr_priority_hints where the device has it. */
   if (ps->version < 20) {
-    *queue = (pi_queue)clCreateCommandQueue((cl_context)context, dev, cl_flags,
-                                            &err);
+    *queue = (pi_queue)ICD_CREATE(clCreateCommandQueue, &err,
+                                  (cl_context)context, dev, cl_flags);
     return check_cl(fn, "clCreateCommandQueue", err);
   }
   cl_queue_properties props[5] = {CL_QUEUE_PROPERTIES, cl_flags, 0, 0, 0};
@@ -1294,8 +1941,8 @@ static pi_result create_queue(const char *fn, pi_context context,
                    ? CL_QUEUE_PRIORITY_LOW_KHR
                    : CL_QUEUE_PRIORITY_HIGH_KHR;
   }
-  *queue = (pi_queue)clCreateCommandQueueWithProperties((cl_context)context,
-                                                        dev, props, &err);
+  *queue = (pi_queue)ICD_CREATE(clCreateCommandQueueWithProperties, &err,
+                                (cl_context)context, dev, props);
   return check_cl(fn, "clCreateCommandQueueWithProperties", err);
 }
 
@@ -1344,7 +1991,7 @@ static pi_result ocl_piQueueGetInfo(pi_queue command_queue,
   pi_result r = CL_CALL(clEnqueueMarkerWithWaitList, q, 0, NULL, &marker);
   if (r != PI_SUCCESS)
     return r;
-  clFlush(q);
+  ICD_CALL(clFlush, q);
   timespec_get(&start, TIME_UTC);
   do {
     r = CL_CALL(clGetEventInfo, marker, CL_EVENT_COMMAND_EXECUTION_STATUS,
@@ -1354,7 +2001,7 @@ static pi_result ocl_piQueueGetInfo(pi_queue command_queue,
            (now.tv_sec - start.tv_sec) * 1000000000L +
                    (now.tv_nsec - start.tv_nsec) <
                1000000L);
-  clReleaseEvent(marker);
+  ICD_CALL(clReleaseEvent, marker);
   /* A negative status: the marker ended with an error, nothing is pending. */
   return r != PI_SUCCESS ? r : put_bool(&o, status <= CL_COMPLETE);
 }
@@ -1464,7 +2111,8 @@ static pi_result ocl_piMemBufferCreate(pi_context context, pi_mem_flags flags,
       return CL_CHECK(clCreateBufferWithPropertiesINTEL, err);
     }
   }
-  *ret_mem = (pi_mem)clCreateBuffer(ctx, cl_flags, size, host_ptr, &err);
+  *ret_mem =
+      (pi_mem)ICD_CREATE(clCreateBuffer, &err, ctx, cl_flags, size, host_ptr);
   return CL_CHECK(clCreateBuffer, err);
 }
 
@@ -1500,8 +2148,8 @@ static pi_result ocl_piMemImageCreate(pi_context context, pi_mem_flags flags,
   if (r != PI_SUCCESS)
     return r;
   image_to_cl(image_format, image_desc, &format, &desc);
-  *ret_mem = (pi_mem)clCreateImage((cl_context)context, cl_flags, &format,
-                                   &desc, host_ptr, &err);
+  *ret_mem = (pi_mem)ICD_CREATE(clCreateImage, &err, (cl_context)context,
+                                cl_flags, &format, &desc, host_ptr);
   return CL_CHECK(clCreateImage, err);
 }
 
@@ -1550,8 +2198,9 @@ ocl_piMemBufferPartition(pi_mem buffer, pi_mem_flags flags,
     return r;
   const struct pi_buffer_region_struct *pi_region = buffer_create_info;
   cl_buffer_region region = {pi_region->origin, pi_region->size};
-  *ret_mem = (pi_mem)clCreateSubBuffer(
-      (cl_mem)buffer, cl_flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  *ret_mem =
+      (pi_mem)ICD_CREATE(clCreateSubBuffer, &err, (cl_mem)buffer, cl_flags,
+                         CL_BUFFER_CREATE_TYPE_REGION, &region);
   return CL_CHECK(clCreateSubBuffer, err);
 }
 
@@ -1595,21 +2244,21 @@ static pi_result ocl_piextMemImageCreateWithNativeHandle(
 static void append_build_log(cl_program prog) {
   cl_device_id devs[64];
   size_t n = 0;
-  if (!prog || clGetProgramInfo(prog, CL_PROGRAM_DEVICES, sizeof devs, devs,
-                                &n) != CL_SUCCESS)
+  if (!prog || ICD_CALL(clGetProgramInfo, prog, CL_PROGRAM_DEVICES, sizeof devs,
+                        devs, &n) != CL_SUCCESS)
     return;
   for (size_t i = 0; i < n / sizeof devs[0]; ++i) {
     cl_build_status status = CL_BUILD_NONE;
     size_t used = strlen(last_message), size = 0;
-    clGetProgramBuildInfo(prog, devs[i], CL_PROGRAM_BUILD_STATUS, sizeof status,
-                          &status, NULL);
+    ICD_CALL(clGetProgramBuildInfo, prog, devs[i], CL_PROGRAM_BUILD_STATUS,
+             sizeof status, &status, NULL);
     if (status != CL_BUILD_ERROR ||
-        clGetProgramBuildInfo(prog, devs[i], CL_PROGRAM_BUILD_LOG, 0, NULL,
-                              &size) != CL_SUCCESS)
+        ICD_CALL(clGetProgramBuildInfo, prog, devs[i], CL_PROGRAM_BUILD_LOG, 0,
+                 NULL, &size) != CL_SUCCESS)
       continue;
     char *log = malloc(size + 1);
-    if (log && clGetProgramBuildInfo(prog, devs[i], CL_PROGRAM_BUILD_LOG, size,
-                                     log, NULL) == CL_SUCCESS) {
+    if (log && ICD_CALL(clGetProgramBuildInfo, prog, devs[i],
+                        CL_PROGRAM_BUILD_LOG, size, log, NULL) == CL_SUCCESS) {
       log[size] = '\0';
       snprintf(last_message + used, sizeof last_message - used,
                "; build log: %s", log);
@@ -1666,7 +2315,8 @@ static pi_result ocl_piProgramCreate(pi_context context, const void *il,
   if (r != PI_SUCCESS || !ps)
     return r;
   if (ps->version >= 21) {
-    *res_program = (pi_program)clCreateProgramWithIL(ctx, il, length, &err);
+    *res_program =
+        (pi_program)ICD_CREATE(clCreateProgramWithIL, &err, ctx, il, length);
     return CL_CHECK(clCreateProgramWithIL, err);
   }
   if (!ps->ext.clCreateProgramWithILKHR)
@@ -1686,8 +2336,9 @@ static pi_result ocl_piclProgramCreateWithSource(pi_context context,
                                                  pi_program *ret_program) {
   cl_int err;
   REQUIRE(ret_program != NULL);
-  *ret_program = (pi_program)clCreateProgramWithSource(
-      (cl_context)context, count, strings, lengths, &err);
+  *ret_program =
+      (pi_program)ICD_CREATE(clCreateProgramWithSource, &err,
+                             (cl_context)context, count, strings, lengths);
   return CL_CHECK(clCreateProgramWithSource, err);
 }
 
@@ -1701,9 +2352,9 @@ static pi_result ocl_piProgramCreateWithBinary(
   (void)metadata;
   cl_int err;
   REQUIRE(ret_program != NULL);
-  *ret_program = (pi_program)clCreateProgramWithBinary(
-      (cl_context)context, num_devices, (const cl_device_id *)device_list,
-      lengths, binaries, binary_status, &err);
+  *ret_program = (pi_program)ICD_CREATE(
+      clCreateProgramWithBinary, &err, (cl_context)context, num_devices,
+      (const cl_device_id *)device_list, lengths, binaries, binary_status);
   return CL_CHECK(clCreateProgramWithBinary, err);
 }
 
@@ -1752,10 +2403,10 @@ ocl_piProgramLink(pi_context context, pi_uint32 num_devices,
                   void *user_data, pi_program *ret_program) {
   cl_int err;
   REQUIRE(ret_program != NULL);
-  cl_program prog = clLinkProgram(
-      (cl_context)context, num_devices, (const cl_device_id *)device_list,
-      options, num_input_programs, (const cl_program *)input_programs, NULL,
-      NULL, &err);
+  cl_program prog =
+      ICD_CREATE(clLinkProgram, &err, (cl_context)context, num_devices,
+                 (const cl_device_id *)device_list, options, num_input_programs,
+                 (const cl_program *)input_programs, NULL, NULL);
   *ret_program = (pi_program)prog;
   return finish_build(CL_CHECK(clLinkProgram, err),
                       PI_ERROR_LINK_PROGRAM_FAILURE, prog, pfn_notify,
@@ -1770,9 +2421,9 @@ static pi_result ocl_piProgramGetBuildInfo(pi_program program, pi_device device,
   struct info_out o = {FN, param_name, param_value_size, param_value,
                        param_value_size_ret};
   return info_check(&o, "clGetProgramBuildInfo",
-                    clGetProgramBuildInfo(
-                        (cl_program)program, (cl_device_id)device, param_name,
-                        param_value_size, param_value, param_value_size_ret));
+                    ICD_CALL(clGetProgramBuildInfo, (cl_program)program,
+                             (cl_device_id)device, param_name, param_value_size,
+                             param_value, param_value_size_ret));
 }
 
 static pi_result ocl_piProgramRetain(pi_program program) {
@@ -1807,10 +2458,10 @@ ocl_piextProgramSetSpecializationConstant(pi_program prog, pi_uint32 spec_id,
                 "specialization constants; emulate them (pass the values as "
                 "a kernel argument)",
                 FN, describe_device(dev, what, sizeof what));
-  cl_int err = clSetProgramSpecializationConstant((cl_program)prog, spec_id,
-                                                  spec_size, spec_value);
-  if (err == CL_SUCCESS)
-    return PI_SUCCESS;
+  cl_int err = ICD_CALL(clSetProgramSpecializationConstant, (cl_program)prog,
+                        spec_id, spec_size, spec_value);
+  if (err == CL_SUCCESS || err == ICD_MISSING_ENTRY)
+    return check_cl(FN, "clSetProgramSpecializationConstant", err);
   return fail(pi_from_cl(err),
               "%s: clSetProgramSpecializationConstant(spec id %u) failed with "
               "%s (%d) on %s: OpenCL sets specialization constants only in "
@@ -1844,8 +2495,8 @@ static pi_result ocl_piKernelCreate(pi_program program, const char *kernel_name,
                                     pi_kernel *ret_kernel) {
   cl_int err;
   REQUIRE(ret_kernel != NULL);
-  *ret_kernel =
-      (pi_kernel)clCreateKernel((cl_program)program, kernel_name, &err);
+  *ret_kernel = (pi_kernel)ICD_CREATE(clCreateKernel, &err, (cl_program)program,
+                                      kernel_name);
   return CL_CHECK(clCreateKernel, err);
 }
 
@@ -1875,9 +2526,9 @@ static pi_result ocl_piKernelGetGroupInfo(pi_kernel kernel, pi_device device,
   if (param_name == PI_KERNEL_GROUP_INFO_NUM_REGS)
     return no_opencl_answer(&o, (cl_device_id)device);
   return info_check(&o, "clGetKernelWorkGroupInfo",
-                    clGetKernelWorkGroupInfo(
-                        (cl_kernel)kernel, (cl_device_id)device, param_name,
-                        param_value_size, param_value, param_value_size_ret));
+                    ICD_CALL(clGetKernelWorkGroupInfo, (cl_kernel)kernel,
+                             (cl_device_id)device, param_name, param_value_size,
+                             param_value, param_value_size_ret));
 }
 
 /* The largest sub-group size of a device, 1 for devices without
@@ -1885,8 +2536,8 @@ static pi_result ocl_piKernelGetGroupInfo(pi_kernel kernel, pi_device device,
 static size_t max_sub_group_size(cl_device_id dev) {
   size_t sizes[64], n = 0, best = 1;
   if (device_has_ext(dev, "cl_intel_required_subgroup_size") &&
-      clGetDeviceInfo(dev, CL_DEVICE_SUB_GROUP_SIZES_INTEL, sizeof sizes, sizes,
-                      &n) == CL_SUCCESS)
+      ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_SUB_GROUP_SIZES_INTEL,
+               sizeof sizes, sizes, &n) == CL_SUCCESS)
     for (size_t i = 0; i < n / sizeof sizes[0]; ++i)
       best = sizes[i] > best ? sizes[i] : best;
   return best;
@@ -1909,8 +2560,8 @@ static pi_result ocl_piKernelGetSubGroupInfo(
     return r;
   if (param_name == PI_KERNEL_MAX_SUB_GROUP_SIZE && !input_value) {
     /* OpenCL needs a local size: the device's largest, in one dimension. */
-    cl_int err = clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES,
-                                 sizeof local, local, NULL);
+    cl_int err = ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_MAX_WORK_ITEM_SIZES,
+                          sizeof local, local, NULL);
     if (err != CL_SUCCESS)
       return CL_CHECK(clGetDeviceInfo, err);
     input_value = local;
@@ -1921,9 +2572,8 @@ static pi_result ocl_piKernelGetSubGroupInfo(
                 device_has_ext(dev, "cl_intel_required_subgroup_size");
   cl_int err = CL_INVALID_OPERATION; /* what OpenCL says without sub-groups */
   if (askable && ps->version >= 21 && device_version(dev) >= 21)
-    err = clGetKernelSubGroupInfo((cl_kernel)kernel, dev, param_name,
-                                  input_value_size, input_value, sizeof value,
-                                  &value, NULL);
+    err = ICD_CALL(clGetKernelSubGroupInfo, (cl_kernel)kernel, dev, param_name,
+                   input_value_size, input_value, sizeof value, &value, NULL);
   else if (askable && ps->ext.clGetKernelSubGroupInfoKHR &&
            device_has_ext(dev, "cl_khr_subgroups"))
     err = ps->ext.clGetKernelSubGroupInfoKHR((cl_kernel)kernel, dev, param_name,
@@ -1953,8 +2603,8 @@ static pi_result ocl_piKernelRelease(pi_kernel kernel) {
 static pi_result kernel_device(const char *fn, cl_kernel kernel,
                                const char *ext, cl_device_id *dev) {
   cl_context ctx = NULL;
-  cl_int err =
-      clGetKernelInfo(kernel, CL_KERNEL_CONTEXT, sizeof ctx, &ctx, NULL);
+  cl_int err = ICD_CALL(clGetKernelInfo, kernel, CL_KERNEL_CONTEXT, sizeof ctx,
+                        &ctx, NULL);
   if (err != CL_SUCCESS)
     return check_cl(fn, "clGetKernelInfo", err);
   return context_device(fn, ctx, ext, dev);
@@ -1975,8 +2625,8 @@ static pi_result ocl_piextKernelSetArgPointer(pi_kernel kernel,
   NEED_USM(dev, ps, clSetKernelArgMemPointerINTEL);
   if (arg_value)
     memcpy(&ptr, arg_value, sizeof ptr);
-  return CL_CALL(ps->ext.clSetKernelArgMemPointerINTEL, (cl_kernel)kernel,
-                 arg_index, ptr);
+  return EXT_CALL(ps, clSetKernelArgMemPointerINTEL, (cl_kernel)kernel,
+                  arg_index, ptr);
 }
 
 /* PI_USM_INDIRECT_ACCESS lets a kernel reach every USM allocation; without
@@ -2096,12 +2746,12 @@ static pi_result ocl_piextKernelSetArgSampler(pi_kernel kernel,
 static pi_result ocl_piEventCreate(pi_context context, pi_event *ret_event) {
   cl_int err;
   REQUIRE(ret_event != NULL);
-  cl_event ev = clCreateUserEvent((cl_context)context, &err);
+  cl_event ev = ICD_CREATE(clCreateUserEvent, &err, (cl_context)context);
   *ret_event = (pi_event)ev;
   pi_result r = CL_CHECK(clCreateUserEvent, err);
   if (r == PI_SUCCESS &&
       (r = CL_CALL(clSetUserEventStatus, ev, CL_COMPLETE)) != PI_SUCCESS) {
-    clReleaseEvent(ev);
+    ICD_CALL(clReleaseEvent, ev);
     *ret_event = NULL;
   }
   return r;
@@ -2130,7 +2780,9 @@ static pi_result ocl_piEventsWait(pi_uint32 num_events,
                                   const pi_event *event_list) {
   if (num_events == 0)
     return PI_SUCCESS;
-  return CL_CALL(clWaitForEvents, num_events, (const cl_event *)event_list);
+  return check_cl(
+      FN, "clWaitForEvents",
+      icd_wait_for_events(num_events, (const cl_event *)event_list));
 }
 
 static void CL_CALLBACK event_reached(cl_event ev, cl_int status, void *data) {
@@ -2165,10 +2817,10 @@ static pi_result ocl_piEventSetStatus(pi_event event,
   cl_int status = CL_QUEUED;
   cl_command_type type = 0;
   if (execution_status == CL_COMPLETE &&
-      clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
-                     &status, NULL) == CL_SUCCESS &&
-      clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL) ==
-          CL_SUCCESS &&
+      ICD_CALL(clGetEventInfo, ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+               sizeof status, &status, NULL) == CL_SUCCESS &&
+      ICD_CALL(clGetEventInfo, ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type,
+               NULL) == CL_SUCCESS &&
       status == CL_COMPLETE && type == CL_COMMAND_USER)
     return PI_SUCCESS;
   return CL_CALL(clSetUserEventStatus, ev, execution_status);
@@ -2254,12 +2906,12 @@ ocl_piSamplerCreate(pi_context context,
   }
   if (ps->version >= 20) {
     *result_sampler =
-        (pi_sampler)clCreateSamplerWithProperties(ctx, props, &err);
+        (pi_sampler)ICD_CREATE(clCreateSamplerWithProperties, &err, ctx, props);
     return CL_CHECK(clCreateSamplerWithProperties, err);
   }
-  *result_sampler = (pi_sampler)clCreateSampler(ctx, (cl_bool)props[1],
-                                                (cl_addressing_mode)props[3],
-                                                (cl_filter_mode)props[5], &err);
+  *result_sampler = (pi_sampler)ICD_CREATE(
+      clCreateSampler, &err, ctx, (cl_bool)props[1],
+      (cl_addressing_mode)props[3], (cl_filter_mode)props[5]);
   return CL_CHECK(clCreateSampler, err);
 }
 
@@ -2290,9 +2942,9 @@ static pi_result launch(const char *fn, pi_queue queue, pi_kernel kernel,
                         pi_uint32 nwait, const pi_event *wait,
                         pi_event *event) {
   return check_cl(fn, "clEnqueueNDRangeKernel",
-                  clEnqueueNDRangeKernel(
-                      (cl_command_queue)queue, (cl_kernel)kernel, work_dim,
-                      offset, global, local, WAIT_ARGS(nwait, wait, event)));
+                  ICD_CALL(clEnqueueNDRangeKernel, (cl_command_queue)queue,
+                           (cl_kernel)kernel, work_dim, offset, global, local,
+                           WAIT_ARGS(nwait, wait, event)));
 }
 
 static pi_result ocl_piEnqueueKernelLaunch(
@@ -2374,15 +3026,14 @@ buffer_rect(const char *fn, int write, pi_queue queue, pi_mem buffer,
   cl_command_queue q = (cl_command_queue)queue;
   if (write)
     return check_cl(fn, "clEnqueueWriteBufferRect",
-                    clEnqueueWriteBufferRect(q, (cl_mem)buffer, blocking, b, h,
-                                             r, pitches[0], pitches[1],
-                                             pitches[2], pitches[3], ptr,
-                                             WAIT_ARGS(nwait, wait, event)));
+                    ICD_CALL(clEnqueueWriteBufferRect, q, (cl_mem)buffer,
+                             blocking, b, h, r, pitches[0], pitches[1],
+                             pitches[2], pitches[3], ptr,
+                             WAIT_ARGS(nwait, wait, event)));
   return check_cl(fn, "clEnqueueReadBufferRect",
-                  clEnqueueReadBufferRect(q, (cl_mem)buffer, blocking, b, h, r,
-                                          pitches[0], pitches[1], pitches[2],
-                                          pitches[3], ptr,
-                                          WAIT_ARGS(nwait, wait, event)));
+                  ICD_CALL(clEnqueueReadBufferRect, q, (cl_mem)buffer, blocking,
+                           b, h, r, pitches[0], pitches[1], pitches[2],
+                           pitches[3], ptr, WAIT_ARGS(nwait, wait, event)));
 }
 
 static pi_result ocl_piEnqueueMemBufferReadRect(
@@ -2470,13 +3121,13 @@ static pi_result image_rw(const char *fn, int write, pi_queue queue,
   cl_command_queue q = (cl_command_queue)queue;
   if (write)
     return check_cl(fn, "clEnqueueWriteImage",
-                    clEnqueueWriteImage(q, (cl_mem)image, blocking, o, r,
-                                        row_pitch, slice_pitch, ptr,
-                                        WAIT_ARGS(nwait, wait, event)));
+                    ICD_CALL(clEnqueueWriteImage, q, (cl_mem)image, blocking, o,
+                             r, row_pitch, slice_pitch, ptr,
+                             WAIT_ARGS(nwait, wait, event)));
   return check_cl(fn, "clEnqueueReadImage",
-                  clEnqueueReadImage(q, (cl_mem)image, blocking, o, r,
-                                     row_pitch, slice_pitch, ptr,
-                                     WAIT_ARGS(nwait, wait, event)));
+                  ICD_CALL(clEnqueueReadImage, q, (cl_mem)image, blocking, o, r,
+                           row_pitch, slice_pitch, ptr,
+                           WAIT_ARGS(nwait, wait, event)));
 }
 
 static pi_result ocl_piEnqueueMemImageRead(
@@ -2550,10 +3201,10 @@ static pi_result ocl_piEnqueueMemBufferMap(pi_queue command_queue,
     cl_flags |= CL_MAP_WRITE;
   if (map_flags & PI_MAP_WRITE_INVALIDATE_REGION)
     cl_flags |= CL_MAP_WRITE_INVALIDATE_REGION;
-  *ret_map = clEnqueueMapBuffer(
-      (cl_command_queue)command_queue, (cl_mem)buffer, blocking_map, cl_flags,
-      offset, size, WAIT_ARGS(num_events_in_wait_list, event_wait_list, event),
-      &err);
+  *ret_map =
+      ICD_CREATE(clEnqueueMapBuffer, &err, (cl_command_queue)command_queue,
+                 (cl_mem)buffer, blocking_map, cl_flags, offset, size,
+                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
   return CL_CHECK(clEnqueueMapBuffer, err);
 }
 
@@ -2695,8 +3346,8 @@ static pi_result ocl_piextUSMFree(pi_context context, void *ptr) {
   if (r != PI_SUCCESS)
     return r;
   if (ps->ext.clMemBlockingFreeINTEL)
-    return CL_CALL(ps->ext.clMemBlockingFreeINTEL, (cl_context)context, ptr);
-  return CL_CALL(ps->ext.clMemFreeINTEL, (cl_context)context, ptr);
+    return EXT_CALL(ps, clMemBlockingFreeINTEL, (cl_context)context, ptr);
+  return EXT_CALL(ps, clMemFreeINTEL, (cl_context)context, ptr);
 }
 
 /* The device of a queue, with its platform state. */
@@ -2726,9 +3377,9 @@ static pi_result ocl_piextUSMEnqueueFill(pi_queue queue, void *ptr,
                                          pi_event *event) {
   const struct platform_state *ps = NULL;
   QUEUE_USM(queue, ps, clEnqueueMemFillINTEL);
-  return CL_CALL(ps->ext.clEnqueueMemFillINTEL, (cl_command_queue)queue, ptr,
-                 pattern, patternSize, count,
-                 WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+  return EXT_CALL(ps, clEnqueueMemFillINTEL, (cl_command_queue)queue, ptr,
+                  pattern, patternSize, count,
+                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
 }
 
 static pi_result ocl_piextUSMEnqueueMemcpy(pi_queue queue, pi_bool blocking,
@@ -2739,9 +3390,9 @@ static pi_result ocl_piextUSMEnqueueMemcpy(pi_queue queue, pi_bool blocking,
                                            pi_event *event) {
   const struct platform_state *ps = NULL;
   QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL);
-  return CL_CALL(ps->ext.clEnqueueMemcpyINTEL, (cl_command_queue)queue,
-                 blocking, dst_ptr, src_ptr, size,
-                 WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+  return EXT_CALL(ps, clEnqueueMemcpyINTEL, (cl_command_queue)queue, blocking,
+                  dst_ptr, src_ptr, size,
+                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
 }
 
 /* A hint: clEnqueueMigrateMemINTEL where the platform has it, else a marker
@@ -2760,9 +3411,9 @@ static pi_result ocl_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
   if (!ps->ext.clEnqueueMigrateMemINTEL)
     return CL_CALL(clEnqueueMarkerWithWaitList, (cl_command_queue)queue,
                    WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
-  return CL_CALL(ps->ext.clEnqueueMigrateMemINTEL, (cl_command_queue)queue, ptr,
-                 size, 0 /* to the queue's device */,
-                 WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+  return EXT_CALL(ps, clEnqueueMigrateMemINTEL, (cl_command_queue)queue, ptr,
+                  size, 0 /* to the queue's device */,
+                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
 }
 
 /* PI's advice values are CUDA's and HIP's; cl_intel_unified_shared_memory
@@ -2844,19 +3495,19 @@ static pi_result enqueue_rows(const char *fn, pi_queue queue,
     --done; /* the failed row made no event */
   cl_event marker = NULL;
   if (err == CL_SUCCESS)
-    err = height
-              ? clEnqueueMarkerWithWaitList(q, (cl_uint)height, rows, &marker)
-              : clEnqueueMarkerWithWaitList(q, nwait, (const cl_event *)wait,
-                                            &marker);
+    err = height ? ICD_CALL(clEnqueueMarkerWithWaitList, q, (cl_uint)height,
+                            rows, &marker)
+                 : ICD_CALL(clEnqueueMarkerWithWaitList, q, nwait,
+                            (const cl_event *)wait, &marker);
   for (size_t i = 0; i < done; ++i)
-    clReleaseEvent(rows[i]);
+    ICD_CALL(clReleaseEvent, rows[i]);
   free(rows);
   if (err == CL_SUCCESS && blocking)
-    err = clWaitForEvents(1, &marker);
+    err = icd_wait_for_events(1, &marker);
   if (marker && event && err == CL_SUCCESS)
     *event = (pi_event)marker;
   else if (marker)
-    clReleaseEvent(marker);
+    ICD_CALL(clReleaseEvent, marker);
   return check_cl(
       fn, op->src ? "clEnqueueMemcpyINTEL" : "clEnqueueMemFillINTEL", err);
 }
@@ -2946,10 +3597,10 @@ static pi_result ocl_piextEnqueueDeviceGlobalVariableWrite(
     pi_event *event) {
   const struct platform_state *ps = NULL;
   QUEUE_FEATURE(queue, ps, clEnqueueWriteGlobalVariableINTEL, GLOBALS_HINT);
-  return CL_CALL(ps->ext.clEnqueueWriteGlobalVariableINTEL,
-                 (cl_command_queue)queue, (cl_program)program, name,
-                 blocking_write, count, offset, src,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+  return EXT_CALL(ps, clEnqueueWriteGlobalVariableINTEL,
+                  (cl_command_queue)queue, (cl_program)program, name,
+                  blocking_write, count, offset, src,
+                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
 static pi_result ocl_piextEnqueueDeviceGlobalVariableRead(
@@ -2958,10 +3609,9 @@ static pi_result ocl_piextEnqueueDeviceGlobalVariableRead(
     const pi_event *event_wait_list, pi_event *event) {
   const struct platform_state *ps = NULL;
   QUEUE_FEATURE(queue, ps, clEnqueueReadGlobalVariableINTEL, GLOBALS_HINT);
-  return CL_CALL(ps->ext.clEnqueueReadGlobalVariableINTEL,
-                 (cl_command_queue)queue, (cl_program)program, name,
-                 blocking_read, count, offset, dst,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+  return EXT_CALL(ps, clEnqueueReadGlobalVariableINTEL, (cl_command_queue)queue,
+                  (cl_program)program, name, blocking_read, count, offset, dst,
+                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
 static pi_result ocl_piextEnqueueReadHostPipe(
@@ -2970,9 +3620,9 @@ static pi_result ocl_piextEnqueueReadHostPipe(
     const pi_event *events_waitlist, pi_event *event) {
   const struct platform_state *ps = NULL;
   QUEUE_FEATURE(queue, ps, clEnqueueReadHostPipeINTEL, PIPES_HINT);
-  return CL_CALL(ps->ext.clEnqueueReadHostPipeINTEL, (cl_command_queue)queue,
-                 (cl_program)program, pipe_symbol, blocking, ptr, size,
-                 WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+  return EXT_CALL(ps, clEnqueueReadHostPipeINTEL, (cl_command_queue)queue,
+                  (cl_program)program, pipe_symbol, blocking, ptr, size,
+                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
 }
 
 static pi_result ocl_piextEnqueueWriteHostPipe(
@@ -2981,9 +3631,9 @@ static pi_result ocl_piextEnqueueWriteHostPipe(
     const pi_event *events_waitlist, pi_event *event) {
   const struct platform_state *ps = NULL;
   QUEUE_FEATURE(queue, ps, clEnqueueWriteHostPipeINTEL, PIPES_HINT);
-  return CL_CALL(ps->ext.clEnqueueWriteHostPipeINTEL, (cl_command_queue)queue,
-                 (cl_program)program, pipe_symbol, blocking, ptr, size,
-                 WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+  return EXT_CALL(ps, clEnqueueWriteHostPipeINTEL, (cl_command_queue)queue,
+                  (cl_program)program, pipe_symbol, blocking, ptr, size,
+                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
 }
 
 /* ---- Peer access -----------------------------------------------------------
@@ -3067,7 +3717,9 @@ static pi_result ocl_piPluginGetBackendOption(pi_platform platform,
               frontend_option);
 }
 
-/* Frees the platform cache; no PI call may follow before piPluginInit. */
+/* Frees the platform cache and the discovery (and the options: the runtime
+ * gives them again before the next piPluginInit); no PI call may follow
+ * before piPluginInit. */
 static pi_result ocl_piTearDown(void *PluginParameter) {
   (void)PluginParameter;
   pthread_mutex_lock(&platforms_lock);
@@ -3077,6 +3729,7 @@ static pi_result ocl_piTearDown(void *PluginParameter) {
     platforms = next;
   }
   pthread_mutex_unlock(&platforms_lock);
+  forget_discovery();
   return PI_SUCCESS;
 }
 
@@ -3101,4 +3754,39 @@ PI_PLUGIN_EXPORT pi_result piPluginInit(pi_plugin *plugin) {
   PI_FOR_EACH_API(X)
 #undef X
   return PI_SUCCESS;
+}
+
+/* Takes the options of the plugin's line in the plugins config (the runtime
+ * calls this before piPluginInit; "" when the line has none):
+ * libraries=LIB[:LIB...] names OpenCL libraries to use besides the ICD
+ * vendors, registered as ICDs or not. An option it does not know is named in
+ * piPlatformsGet's message. Options given after discovery take effect at the
+ * next discovery (after piTearDown). */
+PI_PLUGIN_EXPORT void pitrace_plugin_options(const char *options) {
+  static const char key[] = "libraries=";
+  char *copy = strdup(options ? options : ""), *save = NULL;
+  pthread_mutex_lock(&discovery_lock);
+  free(option_libraries);
+  option_libraries = NULL;
+  text_free(&option_notes);
+  for (char *opt = copy ? strtok_r(copy, " \t\n", &save) : NULL; opt;
+       opt = strtok_r(NULL, " \t\n", &save)) {
+    if (strncmp(opt, key, sizeof key - 1) != 0) {
+      text_item(&option_notes,
+                "plugins config: option '%s' is unknown to the OpenCL plugin "
+                "and ignored (it takes libraries=LIB[:LIB...])",
+                opt);
+      continue;
+    }
+    const char *value = opt + sizeof key - 1; /* several join with ':' */
+    size_t had = option_libraries ? strlen(option_libraries) + 1 : 0;
+    char *joined = malloc(had + strlen(value) + 1);
+    if (joined)
+      sprintf(joined, "%s%s%s", had ? option_libraries : "", had ? ":" : "",
+              value);
+    free(option_libraries);
+    option_libraries = joined;
+  }
+  pthread_mutex_unlock(&discovery_lock);
+  free(copy);
 }
