@@ -1180,3 +1180,156 @@ Test(fe_memory, unsupported_features)
   D->clReleaseCommandQueue(q);
   D->clReleaseContext(ctx);
 }
+
+/* ---- USM on a device that has it: Level Zero over its driver test double ------------------ */
+
+TestSuite(fe_memory_ze, .init = setup, .timeout = 120);
+
+typedef cl_int(CL_API_CALL *memset_fn)(cl_command_queue, void *, cl_int, size_t, cl_uint,
+                                       const cl_event *, cl_event *);
+typedef cl_int(CL_API_CALL *migrate_fn)(cl_command_queue, const void *, size_t,
+                                        cl_mem_migration_flags, cl_uint, const cl_event *,
+                                        cl_event *);
+typedef cl_int(CL_API_CALL *advise_fn)(cl_command_queue, const void *, size_t,
+                                       cl_mem_advice_intel, cl_uint, const cl_event *,
+                                       cl_event *);
+
+static cl_command_type type_of(cl_event ev)
+{
+  cl_command_type t = 0;
+  cr_assert_eq(D->clWaitForEvents(1, &ev), CL_SUCCESS);
+  cr_assert_eq(D->clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof t, &t, NULL), CL_SUCCESS);
+  D->clReleaseEvent(ev);
+  return t;
+}
+
+Test(fe_memory_ze, usm_allocations_and_commands)
+{
+  host_alloc_fn host_alloc = (host_alloc_fn)fe_ext("clHostMemAllocINTEL");
+  dev_alloc_fn shared_alloc = (dev_alloc_fn)fe_ext("clSharedMemAllocINTEL");
+  dev_alloc_fn dev_alloc = (dev_alloc_fn)fe_ext("clDeviceMemAllocINTEL");
+  free_fn blocking_free = (free_fn)fe_ext("clMemBlockingFreeINTEL");
+  free_fn mem_free = (free_fn)fe_ext("clMemFreeINTEL");
+  info_fn info = (info_fn)fe_ext("clGetMemAllocInfoINTEL");
+  memcpy_fn copy = (memcpy_fn)fe_ext("clEnqueueMemcpyINTEL");
+  fill_fn fill = (fill_fn)fe_ext("clEnqueueMemFillINTEL");
+  memset_fn mset = (memset_fn)fe_ext("clEnqueueMemsetINTEL");
+  migrate_fn migrate = (migrate_fn)fe_ext("clEnqueueMigrateMemINTEL");
+  advise_fn advise = (advise_fn)fe_ext("clEnqueueMemAdviseINTEL");
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx);
+  cl_device_unified_shared_memory_capabilities_intel caps = 0;
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL, sizeof caps,
+                                  &caps, NULL),
+               CL_SUCCESS);
+  cr_assert_neq(caps, 0, "the test double has USM");
+  cl_int err = -1;
+
+  /* A host allocation with flags: they are answered back. */
+  const cl_mem_properties_intel wc[] = {CL_MEM_ALLOC_FLAGS_INTEL,
+                                        CL_MEM_ALLOC_WRITE_COMBINED_INTEL, 0};
+  unsigned char *h = host_alloc(ctx, wc, 256, 64, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clHostMemAllocINTEL: %d", err);
+  cr_assert_eq((uintptr_t)h % 64, 0);
+  cl_mem_alloc_flags_intel flags = 0;
+  cr_assert_eq(info(ctx, h + 17, CL_MEM_ALLOC_FLAGS_INTEL, sizeof flags, &flags, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(flags, CL_MEM_ALLOC_WRITE_COMBINED_INTEL);
+  cl_unified_shared_memory_type_intel t = 0;
+  cr_assert_eq(info(ctx, h, CL_MEM_ALLOC_TYPE_INTEL, sizeof t, &t, NULL), CL_SUCCESS);
+  cr_assert_eq(t, CL_MEM_TYPE_HOST_INTEL);
+  void *base = NULL;
+  cr_assert_eq(info(ctx, h + 17, CL_MEM_ALLOC_BASE_PTR_INTEL, sizeof base, &base, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(base, h);
+  size_t size = 0;
+  cr_assert_eq(info(ctx, h, CL_MEM_ALLOC_SIZE_INTEL, sizeof size, &size, NULL), CL_SUCCESS);
+  cr_assert_geq(size, 256);
+  cl_device_id d = fe_dev;
+  cr_assert_eq(info(ctx, h, CL_MEM_ALLOC_DEVICE_INTEL, sizeof d, &d, NULL), CL_SUCCESS);
+  cr_assert_null(d, "a host allocation has no device");
+
+  /* Commands: memset, fill, copy, and their events. */
+  memset(h, 0, 256);
+  cl_event ev = NULL;
+  cr_assert_eq(mset(q, h + 8, 0x33, 16, 0, NULL, &ev), CL_SUCCESS);
+  cr_assert_eq(type_of(ev), CL_COMMAND_MEMFILL_INTEL);
+  const uint16_t pat = 0xBEEF;
+  cr_assert_eq(fill(q, h + 64, &pat, sizeof pat, 32, 0, NULL, NULL), CL_SUCCESS);
+  unsigned char back[256];
+  cr_assert_eq(copy(q, CL_TRUE, back, h, sizeof back, 0, NULL, &ev), CL_SUCCESS);
+  cr_assert_eq(type_of(ev), CL_COMMAND_MEMCPY_INTEL);
+  for (int i = 0; i < 256; i++) {
+    unsigned char want = i >= 8 && i < 24 ? 0x33 : 0;
+    if (i >= 64 && i < 96)
+      want = (i % 2) ? 0xBE : 0xEF;
+    cr_assert_eq(back[i], want, "byte %d", i);
+  }
+
+  /* Shared allocations: with a device, and without one (none is answered). */
+  int *s = shared_alloc(ctx, fe_dev, NULL, 64, 0, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(info(ctx, s, CL_MEM_ALLOC_DEVICE_INTEL, sizeof d, &d, NULL), CL_SUCCESS);
+  cr_assert_eq(d, fe_dev);
+  const cl_mem_properties_intel place[] = {CL_MEM_ALLOC_FLAGS_INTEL,
+                                           CL_MEM_ALLOC_INITIAL_PLACEMENT_HOST_INTEL, 0};
+  int *anywhere = shared_alloc(ctx, NULL, place, 64, 0, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  d = fe_dev;
+  cr_assert_eq(info(ctx, anywhere + 2, CL_MEM_ALLOC_DEVICE_INTEL, sizeof d, &d, NULL),
+               CL_SUCCESS);
+  cr_assert_null(d, "allocated without a device");
+  cr_assert_eq(info(ctx, anywhere, CL_MEM_ALLOC_FLAGS_INTEL, sizeof flags, &flags, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(flags, CL_MEM_ALLOC_INITIAL_PLACEMENT_HOST_INTEL);
+  cr_assert_eq(migrate(q, s, 64, 0, 0, NULL, &ev), CL_SUCCESS);
+  cr_assert_eq(type_of(ev), CL_COMMAND_MIGRATEMEM_INTEL);
+  cr_assert_eq(migrate(q, s, 64, CL_MIGRATE_MEM_OBJECT_HOST, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(migrate(q, s, 64, 0x100, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(advise(q, s, 64, 0, 0, NULL, &ev), CL_SUCCESS);
+  cr_assert_eq(type_of(ev), CL_COMMAND_MEMADVISE_INTEL);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+
+  /* Refusals. */
+  const cl_mem_properties_intel both[] = {
+      CL_MEM_ALLOC_FLAGS_INTEL,
+      CL_MEM_ALLOC_INITIAL_PLACEMENT_HOST_INTEL | CL_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE_INTEL, 0};
+  cr_assert_null(shared_alloc(ctx, fe_dev, both, 64, 0, &err));
+  cr_assert_eq(err, CL_INVALID_PROPERTY);
+  cr_assert_null(host_alloc(ctx, place, 64, 0, &err));
+  cr_assert_eq(err, CL_INVALID_PROPERTY, "placement is for shared allocations");
+  const cl_mem_properties_intel twice[] = {CL_MEM_ALLOC_FLAGS_INTEL, 0,
+                                           CL_MEM_ALLOC_FLAGS_INTEL, 0, 0};
+  cr_assert_null(dev_alloc(ctx, fe_dev, twice, 64, 0, &err));
+  cr_assert_eq(err, CL_INVALID_PROPERTY);
+  cr_assert_null(dev_alloc(ctx, fe_dev, NULL, 64, 3, &err));
+  cr_assert_eq(err, CL_INVALID_VALUE, "an alignment that is not a power of two");
+  cr_assert_null(dev_alloc(ctx, fe_dev, NULL, 64, 256, &err));
+  cr_assert_eq(err, CL_INVALID_VALUE, "an alignment beyond the largest type");
+  cr_assert_null(dev_alloc(ctx, fe_dev, NULL, 0, 0, &err));
+  cr_assert_eq(err, CL_INVALID_BUFFER_SIZE);
+  cr_assert_null(dev_alloc(ctx, (cl_device_id)ctx, NULL, 64, 0, &err));
+  cr_assert_eq(err, CL_INVALID_DEVICE);
+  cr_assert_eq(fill(q, h, &pat, 3, 30, 0, NULL, NULL), CL_INVALID_VALUE, "pattern size 3");
+  cr_assert_eq(fill(q, h + 1, &pat, 2, 32, 0, NULL, NULL), CL_INVALID_VALUE, "misaligned");
+  cr_assert_eq(fill(q, h, &pat, 2, 31, 0, NULL, NULL), CL_INVALID_VALUE, "not a multiple");
+  cr_assert_eq(copy(q, CL_TRUE, h + 4, h, 16, 0, NULL, NULL), CL_MEM_COPY_OVERLAP);
+  cr_assert_eq(copy(q, CL_TRUE, NULL, h, 16, 0, NULL, NULL), CL_INVALID_VALUE);
+
+  cr_assert_eq(mem_free(ctx, anywhere), CL_SUCCESS);
+  cr_assert_eq(blocking_free(ctx, s), CL_SUCCESS);
+  cr_assert_eq(blocking_free(ctx, h), CL_SUCCESS);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+Test(fe_memory_ze, no_image_formats_claimed)
+{
+  cl_context ctx = make_context();
+  cl_uint n = 99;
+  cr_assert_eq(D->clGetSupportedImageFormats(ctx, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0,
+                                             NULL, &n),
+               CL_SUCCESS);
+  cr_assert_eq(n, 0, "OpenCL's minimum list is not Level Zero's promise");
+  D->clReleaseContext(ctx);
+}

@@ -373,7 +373,9 @@ cl_mem CL_API_CALL fe_clCreateImage3D(cl_context ctx, cl_mem_flags flags,
  * writing in the same kernel (CL_MEM_KERNEL_READ_AND_WRITE) are required
  * only where CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS is not 0, which PI cannot
  * ask for OpenCL 3.0 devices: they are listed for 2.x devices only. The
- * answer is the union over the devices, as the specification says. */
+ * answer is the union over the devices, as the specification says. Devices
+ * of other backends (Level Zero, CUDA) owe nothing to OpenCL's list, and
+ * PI cannot say which formats they take: none are listed for them. */
 
 static const cl_channel_type all12[] = {
     CL_UNORM_INT8,    CL_UNORM_INT16,   CL_SNORM_INT8,     CL_SNORM_INT16,
@@ -413,7 +415,7 @@ static void required_formats(cl_device_id dev, cl_mem_flags flags, cl_mem_object
 {
   static const cl_channel_type unorm8[] = {CL_UNORM_INT8};
   static const cl_channel_type depth[] = {CL_UNORM_INT16, CL_FLOAT};
-  if (!fe_devcap_or0(dev, FE_CAP_IMAGES))
+  if (strcmp(dev->platform->backend, "opencl") != 0 || !fe_devcap_or0(dev, FE_CAP_IMAGES))
     return;
   uint64_t v = 0;
   fe_devcap(dev, FE_CAP_VERSION, &v);
