@@ -14,6 +14,7 @@
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -1103,6 +1104,85 @@ Test(fe_queue, user_events_released_by_another_thread)
   D->clSetUserEventStatus(u2, CL_COMPLETE);
   D->clReleaseEvent(u2);
   D->clReleaseEvent(u);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+/* Threads that enqueue commands held for user events on one in-order
+ * queue, and threads that complete those events, all at once: every command
+ * runs, once, in its queue's order. */
+enum { THREADS = 4, ROUNDS = 40 };
+struct stress {
+  cl_context ctx;
+  cl_command_queue q;
+  cl_mem m;
+  int id;
+  cl_event users[ROUNDS];
+  atomic_int ready;
+};
+
+static void *stress_enqueue(void *arg)
+{
+  struct stress *s = arg;
+  for (int r = 0; r < ROUNDS; r++) {
+    cl_int err = -1;
+    cl_event u = D->clCreateUserEvent(s->ctx, &err);
+    int v = s->id * 1000 + r;
+    cl_event w = NULL;
+    /* Each thread owns one int of the buffer; the last write wins. */
+    err |= D->clEnqueueFillBuffer(s->q, s->m, &v, sizeof v, (size_t)s->id * sizeof v, sizeof v,
+                                  1, &u, &w);
+    err |= D->clSetEventCallback(w, CL_COMPLETE, on_event, NULL);
+    err |= D->clReleaseEvent(w);
+    if (err != CL_SUCCESS)
+      return (void *)1;
+    s->users[r] = u;
+    atomic_store(&s->ready, r + 1);
+  }
+  return NULL;
+}
+
+static void *stress_complete(void *arg)
+{
+  struct stress *s = arg;
+  for (int r = 0; r < ROUNDS; r++) {
+    while (atomic_load(&s->ready) <= r)
+      sched_yield();
+    if (D->clSetUserEventStatus(s->users[r], CL_COMPLETE) != CL_SUCCESS ||
+        D->clReleaseEvent(s->users[r]) != CL_SUCCESS)
+      return (void *)1;
+  }
+  return NULL;
+}
+
+Test(fe_queue, threads_holding_and_releasing_commands)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, THREADS * sizeof(int), NULL);
+  struct stress s[THREADS];
+  pthread_t enq[THREADS], done[THREADS];
+  for (int i = 0; i < THREADS; i++) {
+    s[i] = (struct stress){.ctx = ctx, .q = q, .m = m, .id = i};
+    atomic_init(&s[i].ready, 0);
+    pthread_create(&enq[i], NULL, stress_enqueue, &s[i]);
+    pthread_create(&done[i], NULL, stress_complete, &s[i]);
+  }
+  for (int i = 0; i < THREADS; i++) {
+    void *r1, *r2;
+    pthread_join(enq[i], &r1);
+    pthread_join(done[i], &r2);
+    cr_assert_null(r1, "enqueue thread %d", i);
+    cr_assert_null(r2, "completing thread %d", i);
+  }
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  wait_calls(THREADS * ROUNDS);
+  int got[THREADS];
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int i = 0; i < THREADS; i++)
+    cr_assert_eq(got[i], i * 1000 + ROUNDS - 1, "int %d: %d", i, got[i]);
   D->clReleaseMemObject(m);
   D->clReleaseCommandQueue(q);
   D->clReleaseContext(ctx);

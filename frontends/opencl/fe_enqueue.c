@@ -194,9 +194,10 @@ static bool device_2_1(cl_command_queue q)
   return major > 2 || (major == 2 && minor >= 1);
 }
 
-static cl_int launch(cl_command_queue q, cl_kernel kernel, cl_uint dim, const size_t *offset,
-                     const size_t *global, const size_t *local, cl_uint n,
-                     const cl_event *wait, cl_event *event, cl_command_type type)
+static inline __attribute__((always_inline)) cl_int
+launch(cl_command_queue q, cl_kernel kernel, cl_uint dim, const size_t *offset,
+       const size_t *global, const size_t *local, cl_uint n, const cl_event *wait,
+       cl_event *event, cl_command_type type)
 {
   FE_CHECK(q, FE_QUEUE, CL_INVALID_COMMAND_QUEUE);
   FE_CHECK(kernel, FE_KERNEL, CL_INVALID_KERNEL);

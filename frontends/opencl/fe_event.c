@@ -322,8 +322,6 @@ static void hold_run(cl_context ctx)
       pthread_mutex_lock(&h->ev->lock);
       struct fe_event_cb *cbs = h->ev->callbacks;
       h->ev->callbacks = NULL;
-      if (h->status == FE_BY_PI && !h->ev->held_uses)
-        flush_refs(h->ev);
       pthread_mutex_unlock(&h->ev->lock);
       if (h->status == FE_BY_PI)
         give_callbacks(h->ev, cbs);
@@ -332,6 +330,11 @@ static void hold_run(cl_context ctx)
           n2 = cb->next;
           run_callback(cb, h->status);
         }
+      /* Only now may the application's releases reach PI. */
+      pthread_mutex_lock(&h->ev->lock);
+      if (--h->ev->held_uses == 0 && h->ev->pi)
+        flush_refs(h->ev);
+      pthread_mutex_unlock(&h->ev->lock);
       event_unref(h->ev);
     }
     for (cl_uint i = 0; i < h->n; i++) {
@@ -393,8 +396,10 @@ static cl_int hold(cl_command_queue q, cl_command_type type, cl_uint n, const cl
   h->q = q;
   fe_ref(q);
   h->ev = ev;
-  if (ev)
+  if (ev) {
     fe_ref(ev);
+    ev->held_uses = 1; /* the record's, until it handed the PI event on */
+  }
   h->n = n;
   h->wait = w;
   h->cmd = copy;
@@ -432,6 +437,14 @@ static cl_int hold(cl_command_queue q, cl_command_type type, cl_uint n, const cl
 cl_int fe_enqueue(cl_command_queue q, cl_command_type type, cl_uint n, const cl_event *wait,
                   bool blocking, fe_cmd *c, size_t size, cl_event *event)
 {
+  if (n == 0 && !wait && atomic_load_explicit(&q->held, memory_order_acquire) == 0) {
+    /* The common case: nothing to wait for. */
+    pi_event pe = NULL;
+    pi_result r = c->issue(c, q, blocking ? PI_TRUE : PI_FALSE, 0, NULL, event ? &pe : NULL);
+    if (r != PI_SUCCESS)
+      return fe_err(r);
+    return event ? fe_event_out(q, type, pe, event) : CL_SUCCESS;
+  }
   pi_event buf[16], *pis;
   int state;
   cl_int err = check_list(q->ctx, n, wait, buf, 16, &pis, &state);
