@@ -39,14 +39,17 @@ static void context_free(void *o)
   pthread_mutex_destroy(&c->hold_lock);
 }
 
+/* Drops a wrapper reference to a context (fe.h). */
 void fe_context_unref(cl_context ctx) { fe_unref(ctx, context_free); }
 
+/* Calls the application's pfn_notify, if it gave one. */
 void fe_context_notify(cl_context ctx, const char *what)
 {
   if (ctx && ctx->notify)
     ctx->notify(what, NULL, 0, ctx->notify_user);
 }
 
+/* Whether the context was made for `dev`. */
 bool fe_context_has_device(cl_context ctx, cl_device_id dev)
 {
   for (cl_uint i = 0; i < ctx->ndev; i++)
@@ -139,6 +142,7 @@ static cl_context context_create(const cl_context_properties *props, cl_platform
   return c;
 }
 
+/* One piContextCreate for the distinct devices named. */
 cl_context CL_API_CALL fe_clCreateContext(const cl_context_properties *properties,
                                           cl_uint num_devices, const cl_device_id *devices,
                                           void(CL_CALLBACK *pfn_notify)(const char *,
@@ -161,6 +165,8 @@ cl_context CL_API_CALL fe_clCreateContext(const cl_context_properties *propertie
                         errcode_ret);
 }
 
+/* The devices of that type of the platform named (or the first), as
+ * clGetDeviceIDs picks them. */
 cl_context CL_API_CALL fe_clCreateContextFromType(
     const cl_context_properties *properties, cl_device_type device_type,
     void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *), void *user_data,
@@ -196,6 +202,7 @@ cl_context CL_API_CALL fe_clCreateContextFromType(
   return c;
 }
 
+/* piContextRetain, and a wrapper reference. */
 cl_int CL_API_CALL fe_clRetainContext(cl_context context)
 {
   FE_CHECK(context, FE_CONTEXT, CL_INVALID_CONTEXT);
@@ -205,6 +212,7 @@ cl_int CL_API_CALL fe_clRetainContext(cl_context context)
   return fe_err(r);
 }
 
+/* piContextRelease; the wrapper goes with its last reference. */
 cl_int CL_API_CALL fe_clReleaseContext(cl_context context)
 {
   FE_CHECK(context, FE_CONTEXT, CL_INVALID_CONTEXT);
@@ -214,6 +222,7 @@ cl_int CL_API_CALL fe_clReleaseContext(cl_context context)
   return fe_err(r);
 }
 
+/* Answered from the wrapper. */
 cl_int CL_API_CALL fe_clGetContextInfo(cl_context context, cl_context_info param, size_t size,
                                        void *value, size_t *size_ret)
 {
@@ -239,6 +248,7 @@ cl_int CL_API_CALL fe_clGetContextInfo(cl_context context, cl_context_info param
   }
 }
 
+/* Kept by the wrapper; called when it goes, latest first. */
 cl_int CL_API_CALL fe_clSetContextDestructorCallback(cl_context context,
                                                      void(CL_CALLBACK *fn)(cl_context, void *),
                                                      void *user_data)

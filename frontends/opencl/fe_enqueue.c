@@ -233,6 +233,7 @@ launch(cl_command_queue q, cl_kernel kernel, cl_uint dim, const size_t *offset,
   return fe_enqueue(q, type, n, wait, false, &a.c, sizeof a, event);
 }
 
+/* piEnqueueKernelLaunch. */
 cl_int CL_API_CALL fe_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel,
                                              cl_uint work_dim, const size_t *global_work_offset,
                                              const size_t *global_work_size,
@@ -245,6 +246,7 @@ cl_int CL_API_CALL fe_clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_
                 CL_COMMAND_NDRANGE_KERNEL);
 }
 
+/* A launch of one work-item in one work-group. */
 cl_int CL_API_CALL fe_clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel,
                                     cl_uint num_events_in_wait_list,
                                     const cl_event *event_wait_list, cl_event *event)
@@ -254,6 +256,7 @@ cl_int CL_API_CALL fe_clEnqueueTask(cl_command_queue command_queue, cl_kernel ke
                 event_wait_list, event, CL_COMMAND_TASK);
 }
 
+/* Refused: PI has no native kernels. */
 cl_int CL_API_CALL fe_clEnqueueNativeKernel(cl_command_queue command_queue,
                                             void(CL_CALLBACK *user_func)(void *), void *args,
                                             size_t cb_args, cl_uint num_mem_objects,
@@ -320,6 +323,7 @@ static cl_int read_write(cl_command_queue q, cl_mem buffer, cl_bool blocking, si
                     blocking != CL_FALSE, &a.c, sizeof a, event);
 }
 
+/* piEnqueueMemBufferRead. */
 cl_int CL_API_CALL fe_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer,
                                           cl_bool blocking_read, size_t offset, size_t size,
                                           void *ptr, cl_uint num_events_in_wait_list,
@@ -329,6 +333,7 @@ cl_int CL_API_CALL fe_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem
                     num_events_in_wait_list, event_wait_list, event, false);
 }
 
+/* piEnqueueMemBufferWrite. */
 cl_int CL_API_CALL fe_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer,
                                            cl_bool blocking_write, size_t offset, size_t size,
                                            const void *ptr, cl_uint num_events_in_wait_list,
@@ -409,6 +414,7 @@ static cl_int read_write_rect(cl_command_queue q, cl_mem buffer, cl_bool blockin
                     wait, blocking != CL_FALSE, &a.c, sizeof a, event);
 }
 
+/* piEnqueueMemBufferReadRect. */
 cl_int CL_API_CALL fe_clEnqueueReadBufferRect(
     cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read,
     const size_t *buffer_origin, const size_t *host_origin, const size_t *region,
@@ -422,6 +428,7 @@ cl_int CL_API_CALL fe_clEnqueueReadBufferRect(
                          event, false);
 }
 
+/* piEnqueueMemBufferWriteRect. */
 cl_int CL_API_CALL fe_clEnqueueWriteBufferRect(
     cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write,
     const size_t *buffer_origin, const size_t *host_origin, const size_t *region,
@@ -452,6 +459,7 @@ static pi_result copy_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_
                                      a->dst_offset, a->size, n, wait, ev);
 }
 
+/* piEnqueueMemBufferCopy. */
 cl_int CL_API_CALL fe_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer,
                                           cl_mem dst_buffer, size_t src_offset,
                                           size_t dst_offset, size_t size,
@@ -478,6 +486,7 @@ cl_int CL_API_CALL fe_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
                     event_wait_list, false, &a.c, sizeof a, event);
 }
 
+/* piEnqueueMemBufferCopyRect. */
 cl_int CL_API_CALL fe_clEnqueueCopyBufferRect(
     cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
     const size_t *src_origin, const size_t *dst_origin, const size_t *region,
@@ -554,6 +563,7 @@ static pi_result fill_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_
                                      a->offset, a->size, n, wait, ev);
 }
 
+/* piEnqueueMemBufferFill. */
 cl_int CL_API_CALL fe_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer,
                                           const void *pattern, size_t pattern_size,
                                           size_t offset, size_t size,
@@ -602,6 +612,7 @@ static cl_int map_hold(fe_cmd *c)
   return ((struct map_cmd *)c)->blocking ? CL_SUCCESS : CL_INVALID_OPERATION;
 }
 
+/* piEnqueueMemBufferMap; counts the map. */
 void *CL_API_CALL fe_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer,
                                         cl_bool blocking_map, cl_map_flags map_flags,
                                         size_t offset, size_t size,
@@ -651,6 +662,7 @@ static pi_result unmap_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi
   return pirt_piEnqueueMemUnmap(q->o.pl, q->pi, a->mem, a->ptr, n, wait, ev);
 }
 
+/* piEnqueueMemUnmap of a buffer or image; counts the unmap. */
 cl_int CL_API_CALL fe_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj,
                                               void *mapped_ptr, cl_uint num_events_in_wait_list,
                                               const cl_event *event_wait_list, cl_event *event)
@@ -675,6 +687,7 @@ cl_int CL_API_CALL fe_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
 
 /* ---- Ordering --------------------------------------------------------------- */
 
+/* A marker (piEnqueueEventsWait): see the file comment. */
 cl_int CL_API_CALL fe_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
                                                  cl_uint num_mem_objects,
                                                  const cl_mem *mem_objects,
@@ -703,6 +716,7 @@ cl_int CL_API_CALL fe_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
                     event_wait_list, false, &m, sizeof m, event);
 }
 
+/* piEnqueueEventsWait. */
 cl_int CL_API_CALL fe_clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
                                                   cl_uint num_events_in_wait_list,
                                                   const cl_event *event_wait_list,
@@ -714,6 +728,7 @@ cl_int CL_API_CALL fe_clEnqueueMarkerWithWaitList(cl_command_queue command_queue
                     event_wait_list, false, &m, sizeof m, event);
 }
 
+/* piEnqueueEventsWait for everything enqueued before. */
 cl_int CL_API_CALL fe_clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
   FE_CHECK(command_queue, FE_QUEUE, CL_INVALID_COMMAND_QUEUE);
@@ -723,6 +738,7 @@ cl_int CL_API_CALL fe_clEnqueueMarker(cl_command_queue command_queue, cl_event *
   return fe_enqueue(command_queue, CL_COMMAND_MARKER, 0, NULL, false, &m, sizeof m, event);
 }
 
+/* piEnqueueEventsWaitWithBarrier. */
 cl_int CL_API_CALL fe_clEnqueueBarrierWithWaitList(cl_command_queue command_queue,
                                                    cl_uint num_events_in_wait_list,
                                                    const cl_event *event_wait_list,
@@ -734,6 +750,7 @@ cl_int CL_API_CALL fe_clEnqueueBarrierWithWaitList(cl_command_queue command_queu
                     event_wait_list, false, &b, sizeof b, event);
 }
 
+/* piEnqueueEventsWaitWithBarrier for everything enqueued before. */
 cl_int CL_API_CALL fe_clEnqueueBarrier(cl_command_queue command_queue)
 {
   FE_CHECK(command_queue, FE_QUEUE, CL_INVALID_COMMAND_QUEUE);

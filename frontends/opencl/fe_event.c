@@ -88,6 +88,7 @@ static cl_event event_new(cl_context ctx, cl_command_queue q, cl_command_type ty
   return e;
 }
 
+/* Wraps an enqueue's PI event (fe.h). */
 cl_int fe_event_out(cl_command_queue q, cl_command_type type, pi_event ev, cl_event *out)
 {
   if (!out) {
@@ -193,6 +194,7 @@ static void wait_ready(cl_event e)
   pthread_mutex_unlock(&wake_lock);
 }
 
+/* A wait list's PI events, waiting on the host for held ones (fe.h). */
 cl_int fe_wait_list(cl_context ctx, cl_uint n, const cl_event *list, pi_event *buf,
                     size_t small, pi_event **out)
 {
@@ -212,6 +214,7 @@ cl_int fe_wait_list(cl_context ctx, cl_uint n, const cl_event *list, pi_event *b
   return CL_SUCCESS;
 }
 
+/* Frees what fe_wait_list allocated. */
 void fe_wait_list_free(pi_event *list, pi_event *buf)
 {
   if (list != buf)
@@ -434,6 +437,7 @@ static cl_int hold(cl_command_queue q, cl_command_type type, cl_uint n, const cl
   return err;
 }
 
+/* Issues a command, or holds it back (fe.h). */
 cl_int fe_enqueue(cl_command_queue q, cl_command_type type, cl_uint n, const cl_event *wait,
                   bool blocking, fe_cmd *c, size_t size, cl_event *event)
 {
@@ -464,6 +468,7 @@ cl_int fe_enqueue(cl_command_queue q, cl_command_type type, cl_uint n, const cl_
   return hold(q, type, n, wait, blocking, c, size, event);
 }
 
+/* Waits until no command of `q` is held back. */
 void fe_hold_drain(cl_command_queue q)
 {
   pthread_mutex_lock(&wake_lock);
@@ -472,6 +477,7 @@ void fe_hold_drain(cl_command_queue q)
   pthread_mutex_unlock(&wake_lock);
 }
 
+/* Defers a queue's piQueueRelease while commands of it are held. */
 bool fe_hold_release(cl_command_queue q)
 {
   bool later = false;
@@ -486,6 +492,7 @@ bool fe_hold_release(cl_command_queue q)
 
 /* ---- User events ------------------------------------------------------------ */
 
+/* piEventCreate; the front end keeps the status (CL_SUBMITTED). */
 cl_event CL_API_CALL fe_clCreateUserEvent(cl_context context, cl_int *errcode_ret)
 {
   if (!FE_IS(context, FE_CONTEXT))
@@ -504,6 +511,7 @@ cl_event CL_API_CALL fe_clCreateUserEvent(cl_context context, cl_int *errcode_re
   return e;
 }
 
+/* Completes (or fails) a user event and issues what it held back. */
 cl_int CL_API_CALL fe_clSetUserEventStatus(cl_event event, cl_int execution_status)
 {
   FE_CHECK(event, FE_EVENT, CL_INVALID_EVENT);
@@ -540,6 +548,7 @@ cl_int CL_API_CALL fe_clSetUserEventStatus(cl_event event, cl_int execution_stat
 
 /* ---- Waiting and queries ---------------------------------------------------- */
 
+/* Waits on the host for held commands and user events, then piEventsWait. */
 cl_int CL_API_CALL fe_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
   if (num_events == 0 || !event_list)
@@ -579,6 +588,8 @@ static pi_result event_getter(const void *obj, uint32_t q, size_t n, void *v, si
   return pirt_piEventGetInfo(e->o.pl, e->pi, q, n, v, r);
 }
 
+/* Queue, context and type from the wrapper; status and count from PI unless
+ * the front end keeps them. */
 cl_int CL_API_CALL fe_clGetEventInfo(cl_event event, cl_event_info param, size_t size,
                                      void *value, size_t *size_ret)
 {
@@ -619,6 +630,7 @@ cl_int CL_API_CALL fe_clGetEventInfo(cl_event event, cl_event_info param, size_t
   return fe_pi_info("pi_event_info", event_getter, event, param, size, value, size_ret);
 }
 
+/* piEventGetProfilingInfo, after the OpenCL availability rules. */
 cl_int CL_API_CALL fe_clGetEventProfilingInfo(cl_event event, cl_profiling_info param,
                                               size_t size, void *value, size_t *size_ret)
 {
@@ -635,6 +647,8 @@ cl_int CL_API_CALL fe_clGetEventProfilingInfo(cl_event event, cl_profiling_info 
   return fe_err(pirt_piEventGetProfilingInfo(event->o.pl, event->pi, q, size, value, size_ret));
 }
 
+/* piEventSetCallback through a trampoline that hands over the wrapper; kept
+ * until a held command is issued or a user event is set. */
 cl_int CL_API_CALL fe_clSetEventCallback(cl_event event, cl_int type,
                                          void(CL_CALLBACK *fn)(cl_event, cl_int, void *),
                                          void *user_data)
@@ -671,6 +685,7 @@ cl_int CL_API_CALL fe_clSetEventCallback(cl_event event, cl_int type,
   return fe_err(r);
 }
 
+/* piEventRetain (deferred while PI must not see it yet), and a wrapper reference. */
 cl_int CL_API_CALL fe_clRetainEvent(cl_event event)
 {
   FE_CHECK(event, FE_EVENT, CL_INVALID_EVENT);
@@ -680,6 +695,7 @@ cl_int CL_API_CALL fe_clRetainEvent(cl_event event)
   return err;
 }
 
+/* piEventRelease (likewise), and the wrapper reference. */
 cl_int CL_API_CALL fe_clReleaseEvent(cl_event event)
 {
   FE_CHECK(event, FE_EVENT, CL_INVALID_EVENT);

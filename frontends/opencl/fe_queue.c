@@ -25,6 +25,7 @@ static void queue_free(void *o)
   fe_context_unref(q->ctx);
 }
 
+/* Drops a wrapper reference to a queue (fe.h). */
 void fe_queue_unref(cl_command_queue q) { fe_unref(q, queue_free); }
 
 /* Creates the queue once its arguments are checked: through piQueueCreate,
@@ -77,6 +78,7 @@ static cl_int check_target(cl_context ctx, cl_device_id dev)
 static const cl_command_queue_properties host_props =
     CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
 
+/* piQueueCreate with the host queue properties. */
 cl_command_queue CL_API_CALL fe_clCreateCommandQueue(cl_context context, cl_device_id device,
                                                      cl_command_queue_properties properties,
                                                      cl_int *errcode_ret)
@@ -89,6 +91,7 @@ cl_command_queue CL_API_CALL fe_clCreateCommandQueue(cl_context context, cl_devi
   return queue_create(context, device, properties, false, NULL, errcode_ret);
 }
 
+/* piextQueueCreate; device queues are refused. */
 cl_command_queue CL_API_CALL fe_clCreateCommandQueueWithProperties(
     cl_context context, cl_device_id device, const cl_queue_properties *properties,
     cl_int *errcode_ret)
@@ -127,6 +130,7 @@ cl_command_queue CL_API_CALL fe_clCreateCommandQueueWithProperties(
   return queue_create(context, device, flags, true, properties, errcode_ret);
 }
 
+/* piQueueRetain, and a wrapper reference. */
 cl_int CL_API_CALL fe_clRetainCommandQueue(cl_command_queue command_queue)
 {
   FE_CHECK(command_queue, FE_QUEUE, CL_INVALID_COMMAND_QUEUE);
@@ -155,6 +159,7 @@ static pi_result queue_getter(const void *obj, uint32_t q, size_t n, void *v, si
   return pirt_piQueueGetInfo(cq->o.pl, cq->pi, q, n, v, r);
 }
 
+/* From the wrapper; the reference count from PI. */
 cl_int CL_API_CALL fe_clGetCommandQueueInfo(cl_command_queue command_queue,
                                             cl_command_queue_info param, size_t size,
                                             void *value, size_t *size_ret)
@@ -183,6 +188,7 @@ cl_int CL_API_CALL fe_clGetCommandQueueInfo(cl_command_queue command_queue,
   }
 }
 
+/* OpenCL 1.0 only: refused. */
 cl_int CL_API_CALL fe_clSetCommandQueueProperty(cl_command_queue command_queue,
                                                 cl_command_queue_properties properties,
                                                 cl_bool enable,
@@ -196,6 +202,7 @@ cl_int CL_API_CALL fe_clSetCommandQueueProperty(cl_command_queue command_queue,
   return CL_INVALID_OPERATION; /* no device of ours is an OpenCL 1.0 device */
 }
 
+/* No device queues: refused once the context and device are checked. */
 cl_int CL_API_CALL fe_clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device,
                                                      cl_command_queue command_queue)
 {
@@ -204,6 +211,7 @@ cl_int CL_API_CALL fe_clSetDefaultDeviceCommandQueue(cl_context context, cl_devi
   return err != CL_SUCCESS ? err : CL_INVALID_OPERATION; /* no device queues */
 }
 
+/* piQueueFlush. */
 cl_int CL_API_CALL fe_clFlush(cl_command_queue command_queue)
 {
   FE_CHECK(command_queue, FE_QUEUE, CL_INVALID_COMMAND_QUEUE);
