@@ -631,6 +631,10 @@ Test(fe_program, local_memory_argument)
   cl_mem mi = make_buffer(ctx, sizeof in, in), mo = make_buffer(ctx, sizeof out, NULL);
   cr_assert_eq(D->clSetKernelArg(k, 0, sizeof mi, &mi), CL_SUCCESS);
   cr_assert_eq(D->clSetKernelArg(k, 1, sizeof mo, &mo), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 2, 3 * sizeof(int), NULL), CL_SUCCESS);
+  int x = 0;
+  cr_assert_eq(D->clSetKernelArg(k, 2, sizeof x, &x), CL_INVALID_ARG_VALUE,
+               "a local argument takes no value");
   cr_assert_eq(D->clSetKernelArg(k, 2, WG * sizeof(int), NULL), CL_SUCCESS);
   size_t local = WG;
   launch(q, k, N, &local);

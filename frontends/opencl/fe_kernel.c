@@ -10,14 +10,16 @@
  * values the application passes, as ICD layers do: a value of
  * sizeof(cl_mem) bytes that holds a live cl_mem (or cl_sampler) of the
  * front end makes a memory (sampler) argument. The first such check of an
- * argument reads the candidate through process_vm_readv (a value that is not
- * a pointer cannot fault); the class is then cached in the kernel, so later
- * calls cost a load and a switch, and a later value of the wrong kind gets
- * the specification's CL_INVALID_MEM_OBJECT / CL_INVALID_SAMPLER /
- * CL_INVALID_ARG_SIZE. The kernel keeps each argument's last value (a small
- * record per argument, reused) for clCloneKernel, which PI lacks: a clone
- * is a new PI kernel of the same name with every argument and execution
- * setting applied again.
+ * argument reads the candidate through process_vm_readv (a value that is
+ * not a pointer cannot fault; a pipe where that call is not allowed); the
+ * class is then cached in the kernel, so later calls cost a load and a
+ * switch, and a later value of the wrong kind gets the specification's
+ * CL_INVALID_MEM_OBJECT / CL_INVALID_SAMPLER / CL_INVALID_ARG_SIZE (a
+ * local-memory argument, learnt from a size with no value, refuses a value
+ * with CL_INVALID_ARG_VALUE). The kernel keeps each argument's last value
+ * (a small record per argument, reused) for clCloneKernel, which PI lacks:
+ * a clone is a new PI kernel of the same name with every argument and
+ * execution setting applied again.
  *
  * What PI cannot answer: clGetKernelArgInfo (PI has no argument queries)
  * answers CL_KERNEL_ARG_INFO_NOT_AVAILABLE for every valid query, as the
@@ -41,7 +43,7 @@
 #include "fe.h"
 
 /* What an argument is, learnt from its values (fe_arg.cls). */
-enum { ARG_UNKNOWN = 0, ARG_PLAIN, ARG_MEM, ARG_SAMPLER };
+enum { ARG_UNKNOWN = 0, ARG_PLAIN, ARG_MEM, ARG_SAMPLER, ARG_LOCAL };
 /* How an argument was last set (fe_arg.set), for clCloneKernel. */
 enum { SET_NONE = 0, SET_VALUE, SET_LOCAL, SET_MEM, SET_SAMPLER, SET_USM, SET_LOST };
 
@@ -212,15 +214,33 @@ cl_int CL_API_CALL fe_clReleaseKernel(cl_kernel kernel)
 
 /* ---- Arguments ---------------------------------------------------------------- */
 
+static void keep_large(struct fe_arg *a, size_t size, const void *value);
+
 /* Keeps a value for clCloneKernel. */
 static inline void keep_value(struct fe_arg *a, size_t size, const void *value)
 {
   a->size = size;
-  if (size <= ARG_INLINE) {
-    memcpy(a->v.bytes, value, size);
-    a->set = SET_VALUE;
+  a->set = SET_VALUE;
+  /* The usual sizes as constants, so the copies are inlined. */
+  if (size == 4) {
+    memcpy(a->v.bytes, value, 4);
     return;
   }
+  if (size == 8) {
+    memcpy(a->v.bytes, value, 8);
+    return;
+  }
+  if (size <= ARG_INLINE) {
+    memcpy(a->v.bytes, value, size);
+    return;
+  }
+  keep_large(a, size, value);
+}
+
+/* A value larger than a record holds: kept on the heap, reused. */
+static __attribute__((noinline)) void keep_large(struct fe_arg *a, size_t size,
+                                                 const void *value)
+{
   if (a->cap < size) {
     void *h = size <= UINT32_MAX ? realloc(a->heap, size) : NULL;
     if (!h) {
@@ -231,7 +251,6 @@ static inline void keep_value(struct fe_arg *a, size_t size, const void *value)
     a->cap = (uint32_t)size;
   }
   memcpy(a->heap, value, size);
-  a->set = SET_VALUE;
 }
 
 static inline void keep_handle(struct fe_arg *a, uint8_t set, const void *h)
@@ -334,13 +353,18 @@ static uint32_t object_kind(const void *w)
   return head.kind == FE_MEM || head.kind == FE_SAMPLER ? head.kind : 0;
 }
 
-/* The first value of an argument whose class is not known yet. */
-static cl_int set_first(cl_kernel k, struct fe_arg *a, cl_uint i, size_t size,
+/* The first value of an argument whose class is not known yet (out of
+ * line: the hot path stays small). */
+static __attribute__((noinline)) cl_int set_first(cl_kernel k, struct fe_arg *a, cl_uint i, size_t size,
                         const void *value)
 {
   cl_int err;
-  if (!value)
-    return set_plain(k, a, i, size, NULL); /* local memory, or a NULL buffer */
+  if (!value) {
+    /* Local memory, or (of pointer size) perhaps a NULL buffer. */
+    if ((err = set_plain(k, a, i, size, NULL)) == CL_SUCCESS && size != sizeof(void *))
+      a->cls = ARG_LOCAL;
+    return err;
+  }
   if (size == sizeof(void *)) {
     const void *w;
     memcpy(&w, value, sizeof w);
@@ -379,6 +403,10 @@ cl_int CL_API_CALL fe_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
     return set_mem(kernel, a, arg_index, arg_size, arg_value);
   case ARG_SAMPLER:
     return set_sampler(kernel, a, arg_index, arg_size, arg_value);
+  case ARG_LOCAL:
+    if (arg_value)
+      return CL_INVALID_ARG_VALUE; /* a local argument takes a size only */
+    return set_plain(kernel, a, arg_index, arg_size, NULL);
   default:
     return set_first(kernel, a, arg_index, arg_size, arg_value);
   }
