@@ -53,6 +53,7 @@ static size_t channels(cl_channel_order o)
   }
 }
 
+/* Bytes per pixel of a format (fe_mem.h). */
 size_t fe_image_element_size(const cl_image_format *f)
 {
   const cl_channel_order o = f->image_channel_order;
@@ -315,6 +316,7 @@ static cl_mem image_create(cl_context ctx, const cl_mem_properties *props, cl_me
   return m;
 }
 
+/* piMemImageCreate (images take no properties). */
 cl_mem CL_API_CALL fe_clCreateImageWithProperties(cl_context ctx,
                                                   const cl_mem_properties *props,
                                                   cl_mem_flags flags,
@@ -325,6 +327,7 @@ cl_mem CL_API_CALL fe_clCreateImageWithProperties(cl_context ctx,
   return image_create(ctx, props, flags, fmt, desc, host_ptr, false, errcode_ret);
 }
 
+/* piMemImageCreate. */
 cl_mem CL_API_CALL fe_clCreateImage(cl_context ctx, cl_mem_flags flags,
                                     const cl_image_format *fmt, const cl_image_desc *desc,
                                     void *host_ptr, cl_int *errcode_ret)
@@ -332,6 +335,7 @@ cl_mem CL_API_CALL fe_clCreateImage(cl_context ctx, cl_mem_flags flags,
   return image_create(ctx, NULL, flags, fmt, desc, host_ptr, false, errcode_ret);
 }
 
+/* piMemImageCreate of a 2D image (OpenCL 1.1). */
 cl_mem CL_API_CALL fe_clCreateImage2D(cl_context ctx, cl_mem_flags flags,
                                       const cl_image_format *fmt, size_t width, size_t height,
                                       size_t row_pitch, void *host_ptr, cl_int *errcode_ret)
@@ -343,6 +347,7 @@ cl_mem CL_API_CALL fe_clCreateImage2D(cl_context ctx, cl_mem_flags flags,
   return image_create(ctx, NULL, flags, fmt, &d, host_ptr, true, errcode_ret);
 }
 
+/* piMemImageCreate of a 3D image (OpenCL 1.1). */
 cl_mem CL_API_CALL fe_clCreateImage3D(cl_context ctx, cl_mem_flags flags,
                                       const cl_image_format *fmt, size_t width, size_t height,
                                       size_t depth, size_t row_pitch, size_t slice_pitch,
@@ -451,6 +456,7 @@ static void required_formats(cl_device_id dev, cl_mem_flags flags, cl_mem_object
     ADD(l, CL_sRGBA, unorm8);
 }
 
+/* The formats the spec requires of the context's devices (see above). */
 cl_int CL_API_CALL fe_clGetSupportedImageFormats(cl_context ctx, cl_mem_flags flags,
                                                  cl_mem_object_type type, cl_uint num_entries,
                                                  cl_image_format *formats,
@@ -481,6 +487,7 @@ static pi_result image_getter(const void *obj, uint32_t q, size_t n, void *v, si
   return pirt_piMemImageGetInfo(m->o.pl, m->pi, q, n, v, r);
 }
 
+/* piMemImageGetInfo, or the descriptor the front end keeps. */
 cl_int CL_API_CALL fe_clGetImageInfo(cl_mem image, cl_image_info param, size_t size,
                                      void *value, size_t *size_ret)
 {
@@ -620,6 +627,7 @@ static cl_int image_transfer(cl_command_queue q, cl_mem image, bool write, cl_bo
                     blocking != CL_FALSE, &a.c, sizeof a, event);
 }
 
+/* piEnqueueMemImageRead. */
 cl_int CL_API_CALL fe_clEnqueueReadImage(cl_command_queue q, cl_mem image, cl_bool blocking,
                                          const size_t *origin, const size_t *region,
                                          size_t row_pitch, size_t slice_pitch, void *ptr,
@@ -629,6 +637,7 @@ cl_int CL_API_CALL fe_clEnqueueReadImage(cl_command_queue q, cl_mem image, cl_bo
                         n, wait, event);
 }
 
+/* piEnqueueMemImageWrite. */
 cl_int CL_API_CALL fe_clEnqueueWriteImage(cl_command_queue q, cl_mem image, cl_bool blocking,
                                           const size_t *origin, const size_t *region,
                                           size_t row_pitch, size_t slice_pitch,
@@ -678,6 +687,7 @@ static bool boxes_overlap(const size_t *a, const size_t *b, const size_t *r)
   return true;
 }
 
+/* piEnqueueMemImageCopy. */
 cl_int CL_API_CALL fe_clEnqueueCopyImage(cl_command_queue q, cl_mem src, cl_mem dst,
                                          const size_t *src_origin, const size_t *dst_origin,
                                          const size_t *region, cl_uint n, const cl_event *wait,
@@ -729,6 +739,7 @@ static cl_int fill_hold(fe_cmd *c)
 
 static void fill_drop(fe_cmd *c) { fe_mem_drop(((image_fill *)c)->image); }
 
+/* piEnqueueMemImageFill. */
 cl_int CL_API_CALL fe_clEnqueueFillImage(cl_command_queue q, cl_mem image,
                                          const void *fill_color, const size_t *origin,
                                          const size_t *region, cl_uint n,
@@ -765,6 +776,7 @@ static cl_int wait_list_shape(cl_command_queue q, cl_uint n, const cl_event *wai
   return CL_SUCCESS;
 }
 
+/* Checked, then refused: PI cannot map an image. */
 void *CL_API_CALL fe_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool blocking,
                                        cl_map_flags flags, const size_t *origin,
                                        const size_t *region, size_t *row_pitch,
@@ -881,10 +893,12 @@ static cl_int image_buffer_copy(cl_command_queue q, cl_mem image, cl_mem buffer,
   image_buffer a = {{staged_issue, staged_hold, staged_drop}, image, buffer, to_buffer, {0},
                     {0}, offset, bytes};
   to_pi(origin, region, &a.origin, &a.region);
-  return fe_enqueue(q, to_buffer ? CL_COMMAND_COPY_IMAGE_TO_BUFFER : CL_COMMAND_COPY_BUFFER_TO_IMAGE,
-                    n, wait, false, &a.c, sizeof a, event);
+  const cl_command_type type =
+      to_buffer ? CL_COMMAND_COPY_IMAGE_TO_BUFFER : CL_COMMAND_COPY_BUFFER_TO_IMAGE;
+  return fe_enqueue(q, type, n, wait, false, &a.c, sizeof a, event);
 }
 
+/* Staged through the host (see above). */
 cl_int CL_API_CALL fe_clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem src, cl_mem dst,
                                                  const size_t *src_origin, const size_t *region,
                                                  size_t dst_offset, cl_uint n,
@@ -893,6 +907,7 @@ cl_int CL_API_CALL fe_clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem src,
   return image_buffer_copy(q, src, dst, true, src_origin, region, dst_offset, n, wait, event);
 }
 
+/* Staged through the host (see above). */
 cl_int CL_API_CALL fe_clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem src, cl_mem dst,
                                                  size_t src_offset, const size_t *dst_origin,
                                                  const size_t *region, cl_uint n,

@@ -151,6 +151,7 @@ static struct cap_entry *cap_find(cl_device_id d)
   return NULL;
 }
 
+/* A device capability, cached for root devices (fe_mem.h). */
 bool fe_devcap(cl_device_id d, fe_cap cap, uint64_t *v)
 {
   const uint64_t bit = (uint64_t)1 << cap;
@@ -181,12 +182,14 @@ bool fe_devcap(cl_device_id d, fe_cap cap, uint64_t *v)
   return true;
 }
 
+/* A capability, 0 when PI cannot answer (fe_mem.h). */
 uint64_t fe_devcap_or0(cl_device_id d, fe_cap cap)
 {
   uint64_t v = 0;
   return fe_devcap(d, cap, &v) ? v : 0;
 }
 
+/* Whether a device of the context has the capability (fe_mem.h). */
 bool fe_ctx_any(cl_context ctx, fe_cap cap)
 {
   for (cl_uint i = 0; i < ctx->ndev; i++)
@@ -199,6 +202,7 @@ bool fe_ctx_any(cl_context ctx, fe_cap cap)
 
 static int bits(cl_mem_flags f) { return __builtin_popcountll((unsigned long long)f); }
 
+/* The memory flags table's rules (fe_mem.h). */
 cl_int fe_mem_flags_valid(cl_mem_flags f, cl_mem_flags extra)
 {
   const cl_mem_flags known =
@@ -210,6 +214,7 @@ cl_int fe_mem_flags_valid(cl_mem_flags f, cl_mem_flags extra)
   return CL_SUCCESS;
 }
 
+/* Flags of an object made from another (fe_mem.h). */
 cl_int fe_mem_flags_inherit(cl_mem parent, cl_mem_flags f, cl_mem_flags *out)
 {
   const cl_mem_flags p = parent->flags;
@@ -229,6 +234,7 @@ cl_int fe_mem_flags_inherit(cl_mem parent, cl_mem_flags f, cl_mem_flags *out)
   return CL_SUCCESS;
 }
 
+/* OpenCL memory flags as PI's (fe_mem.h). */
 pi_mem_flags fe_mem_pi_flags(cl_mem_flags f)
 {
   pi_mem_flags r = (f & CL_MEM_READ_ONLY) ? PI_MEM_ACCESS_READ_ONLY : PI_MEM_FLAGS_ACCESS_RW;
@@ -260,18 +266,21 @@ static void mem_free(void *o)
   fe_context_unref(m->ctx);
 }
 
+/* Keeps a memory object for a held command (fe_mem.h). */
 void fe_mem_hold(cl_mem m)
 {
   fe_ref(m);
   pirt_piMemRetain(m->o.pl, m->pi);
 }
 
+/* Gives back what fe_mem_hold took (fe_mem.h). */
 void fe_mem_drop(cl_mem m)
 {
   pirt_piMemRelease(m->o.pl, m->pi);
   fe_unref(m, mem_free);
 }
 
+/* A new memory object wrapper (fe_mem.h). */
 cl_mem fe_mem_wrap(cl_context ctx, pi_mem pi, cl_mem_object_type type, cl_mem_flags flags,
                    size_t size, void *host_ptr, cl_mem parent, cl_mem_properties *propv,
                    size_t npropv)
@@ -301,6 +310,7 @@ cl_mem fe_mem_wrap(cl_context ctx, pi_mem pi, cl_mem_object_type type, cl_mem_fl
   return m;
 }
 
+/* Checks and converts a memory property list (fe_mem.h). */
 cl_int fe_mem_props(cl_context ctx, const cl_mem_properties *props, bool image,
                     pi_mem_properties pi[5], cl_mem_properties **propv, size_t *npropv)
 {
@@ -351,6 +361,7 @@ static cl_int host_ptr_ok(cl_mem_flags flags, const void *host_ptr)
   return wants == (host_ptr != NULL) ? CL_SUCCESS : CL_INVALID_HOST_PTR;
 }
 
+/* piMemBufferCreate, after the spec's checks of flags, size, host pointer and properties. */
 cl_mem CL_API_CALL fe_clCreateBufferWithProperties(cl_context ctx,
                                                    const cl_mem_properties *props,
                                                    cl_mem_flags flags, size_t size,
@@ -385,12 +396,15 @@ cl_mem CL_API_CALL fe_clCreateBufferWithProperties(cl_context ctx,
   return m;
 }
 
+/* clCreateBufferWithProperties without properties. */
 cl_mem CL_API_CALL fe_clCreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size,
                                      void *host_ptr, cl_int *errcode_ret)
 {
   return fe_clCreateBufferWithProperties(ctx, NULL, flags, size, host_ptr, errcode_ret);
 }
 
+/* piMemBufferPartition; the flags inherited, the origin checked against
+ * CL_DEVICE_MEM_BASE_ADDR_ALIGN. */
 cl_mem CL_API_CALL fe_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
                                         cl_buffer_create_type type, const void *info,
                                         cl_int *errcode_ret)
@@ -443,6 +457,7 @@ cl_mem CL_API_CALL fe_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
 
 /* ---- References ------------------------------------------------------------------- */
 
+/* piMemRetain, and an application and wrapper reference. */
 cl_int CL_API_CALL fe_clRetainMemObject(cl_mem m)
 {
   if (!fe_mem_live(m))
@@ -455,6 +470,7 @@ cl_int CL_API_CALL fe_clRetainMemObject(cl_mem m)
   return CL_SUCCESS;
 }
 
+/* piMemRelease; the destructor callbacks run when the wrapper goes. */
 cl_int CL_API_CALL fe_clReleaseMemObject(cl_mem m)
 {
   if (!FE_IS(m, FE_MEM))
@@ -479,6 +495,7 @@ cl_int CL_API_CALL fe_clReleaseMemObject(cl_mem m)
   return CL_SUCCESS;
 }
 
+/* Kept by the front end (PI has no destructor callbacks). */
 cl_int CL_API_CALL fe_clSetMemObjectDestructorCallback(
     cl_mem m, void(CL_CALLBACK *fn)(cl_mem, void *), void *user)
 {
@@ -507,6 +524,7 @@ static pi_result mem_getter(const void *obj, uint32_t q, size_t n, void *v, size
   return pirt_piMemGetInfo(m->o.pl, m->pi, q, n, v, r);
 }
 
+/* From the wrapper; an image's size and other queries PI knows from PI. */
 cl_int CL_API_CALL fe_clGetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size,
                                          void *value, size_t *size_ret)
 {

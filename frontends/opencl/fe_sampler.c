@@ -103,6 +103,7 @@ static cl_sampler sampler_create(cl_context ctx, const cl_sampler_properties *pr
   return s;
 }
 
+/* piSamplerCreate with the properties given. */
 cl_sampler CL_API_CALL fe_clCreateSamplerWithProperties(cl_context ctx,
                                                         const cl_sampler_properties *props,
                                                         cl_int *errcode_ret)
@@ -110,6 +111,7 @@ cl_sampler CL_API_CALL fe_clCreateSamplerWithProperties(cl_context ctx,
   return sampler_create(ctx, props, true, errcode_ret);
 }
 
+/* piSamplerCreate with the three properties. */
 cl_sampler CL_API_CALL fe_clCreateSampler(cl_context ctx, cl_bool normalized,
                                           cl_addressing_mode addressing, cl_filter_mode filter,
                                           cl_int *errcode_ret)
@@ -125,6 +127,7 @@ static bool sampler_live(cl_sampler s)
   return FE_IS(s, FE_SAMPLER) && atomic_load(&s->apprefs) > 0;
 }
 
+/* piSamplerRetain, and an application and wrapper reference. */
 cl_int CL_API_CALL fe_clRetainSampler(cl_sampler s)
 {
   if (!sampler_live(s))
@@ -137,6 +140,7 @@ cl_int CL_API_CALL fe_clRetainSampler(cl_sampler s)
   return CL_SUCCESS;
 }
 
+/* piSamplerRelease; refused beyond the application's references. */
 cl_int CL_API_CALL fe_clReleaseSampler(cl_sampler s)
 {
   if (!FE_IS(s, FE_SAMPLER))
@@ -165,6 +169,7 @@ static pi_result sampler_getter(const void *obj, uint32_t q, size_t n, void *v, 
   return pirt_piSamplerGetInfo(s->o.pl, s->pi, q, n, v, r);
 }
 
+/* piSamplerGetInfo, the context and properties from the wrapper. */
 cl_int CL_API_CALL fe_clGetSamplerInfo(cl_sampler s, cl_sampler_info param, size_t size,
                                        void *value, size_t *size_ret)
 {

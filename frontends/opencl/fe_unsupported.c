@@ -15,6 +15,7 @@
  * ("the device associated with command_queue does not support SVM", "no
  * devices in the context associated with kernel support SVM"). */
 
+/* Fails: no device supports SVM. */
 void *CL_API_CALL fe_clSVMAlloc(cl_context ctx, cl_svm_mem_flags flags, size_t size,
                                 cl_uint alignment)
 {
@@ -25,12 +26,14 @@ void *CL_API_CALL fe_clSVMAlloc(cl_context ctx, cl_svm_mem_flags flags, size_t s
   return NULL;
 }
 
+/* Nothing to free. */
 void CL_API_CALL fe_clSVMFree(cl_context ctx, void *ptr)
 {
   (void)ctx;
   (void)ptr;
 }
 
+/* CL_INVALID_OPERATION for a valid queue. */
 cl_int CL_API_CALL fe_clEnqueueSVMFree(cl_command_queue q, cl_uint num_ptrs, void *ptrs[],
                                        void(CL_CALLBACK *fn)(cl_command_queue, cl_uint,
                                                              void *[], void *),
@@ -42,6 +45,7 @@ cl_int CL_API_CALL fe_clEnqueueSVMFree(cl_command_queue q, cl_uint num_ptrs, voi
   return CL_INVALID_OPERATION;
 }
 
+/* CL_INVALID_OPERATION for a valid queue. */
 cl_int CL_API_CALL fe_clEnqueueSVMMemcpy(cl_command_queue q, cl_bool blocking, void *dst,
                                          const void *src, size_t size, cl_uint n,
                                          const cl_event *wait, cl_event *event)
@@ -51,6 +55,7 @@ cl_int CL_API_CALL fe_clEnqueueSVMMemcpy(cl_command_queue q, cl_bool blocking, v
   return CL_INVALID_OPERATION;
 }
 
+/* CL_INVALID_OPERATION for a valid queue. */
 cl_int CL_API_CALL fe_clEnqueueSVMMemFill(cl_command_queue q, void *ptr, const void *pattern,
                                           size_t pattern_size, size_t size, cl_uint n,
                                           const cl_event *wait, cl_event *event)
@@ -60,6 +65,7 @@ cl_int CL_API_CALL fe_clEnqueueSVMMemFill(cl_command_queue q, void *ptr, const v
   return CL_INVALID_OPERATION;
 }
 
+/* CL_INVALID_OPERATION for a valid queue. */
 cl_int CL_API_CALL fe_clEnqueueSVMMap(cl_command_queue q, cl_bool blocking, cl_map_flags flags,
                                       void *ptr, size_t size, cl_uint n, const cl_event *wait,
                                       cl_event *event)
@@ -69,6 +75,7 @@ cl_int CL_API_CALL fe_clEnqueueSVMMap(cl_command_queue q, cl_bool blocking, cl_m
   return CL_INVALID_OPERATION;
 }
 
+/* CL_INVALID_OPERATION for a valid queue. */
 cl_int CL_API_CALL fe_clEnqueueSVMUnmap(cl_command_queue q, void *ptr, cl_uint n,
                                         const cl_event *wait, cl_event *event)
 {
@@ -77,6 +84,7 @@ cl_int CL_API_CALL fe_clEnqueueSVMUnmap(cl_command_queue q, void *ptr, cl_uint n
   return CL_INVALID_OPERATION;
 }
 
+/* CL_INVALID_OPERATION for a valid queue. */
 cl_int CL_API_CALL fe_clEnqueueSVMMigrateMem(cl_command_queue q, cl_uint num_ptrs,
                                              const void **ptrs, const size_t *sizes,
                                              cl_mem_migration_flags flags, cl_uint n,
@@ -87,6 +95,7 @@ cl_int CL_API_CALL fe_clEnqueueSVMMigrateMem(cl_command_queue q, cl_uint num_ptr
   return CL_INVALID_OPERATION;
 }
 
+/* CL_INVALID_OPERATION for a valid kernel. */
 cl_int CL_API_CALL fe_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint index,
                                                const void *value)
 {
@@ -101,6 +110,7 @@ cl_int CL_API_CALL fe_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint index,
  * pipes"), and since no pipe can exist, clGetPipeInfo CL_INVALID_MEM_OBJECT
  * for whatever it is given. */
 
+/* CL_INVALID_OPERATION for a valid context. */
 cl_mem CL_API_CALL fe_clCreatePipe(cl_context ctx, cl_mem_flags flags, cl_uint packet_size,
                                    cl_uint max_packets, const cl_pipe_properties *props,
                                    cl_int *errcode_ret)
@@ -111,6 +121,7 @@ cl_mem CL_API_CALL fe_clCreatePipe(cl_context ctx, cl_mem_flags flags, cl_uint p
   FE_FAIL(errcode_ret, CL_INVALID_OPERATION);
 }
 
+/* No pipe exists. */
 cl_int CL_API_CALL fe_clGetPipeInfo(cl_mem pipe, cl_pipe_info param, size_t size, void *value,
                                     size_t *size_ret)
 {
@@ -128,6 +139,7 @@ cl_int CL_API_CALL fe_clGetPipeInfo(cl_mem pipe, cl_pipe_info param, size_t size
  * context (an empty list does nothing, as the spec says); and no GL context
  * can be shared with (CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR). */
 
+/* No context comes from OpenGL. */
 cl_mem CL_API_CALL fe_clCreateFromGLBuffer(cl_context ctx, cl_mem_flags flags, cl_GLuint bufobj,
                                            cl_int *errcode_ret)
 {
@@ -135,6 +147,7 @@ cl_mem CL_API_CALL fe_clCreateFromGLBuffer(cl_context ctx, cl_mem_flags flags, c
   FE_FAIL(errcode_ret, CL_INVALID_CONTEXT);
 }
 
+/* No context comes from OpenGL. */
 cl_mem CL_API_CALL fe_clCreateFromGLTexture(cl_context ctx, cl_mem_flags flags, cl_GLenum target,
                                             cl_GLint miplevel, cl_GLuint texture,
                                             cl_int *errcode_ret)
@@ -143,6 +156,7 @@ cl_mem CL_API_CALL fe_clCreateFromGLTexture(cl_context ctx, cl_mem_flags flags, 
   FE_FAIL(errcode_ret, CL_INVALID_CONTEXT);
 }
 
+/* No context comes from OpenGL. */
 cl_mem CL_API_CALL fe_clCreateFromGLTexture2D(cl_context ctx, cl_mem_flags flags,
                                               cl_GLenum target, cl_GLint miplevel,
                                               cl_GLuint texture, cl_int *errcode_ret)
@@ -150,6 +164,7 @@ cl_mem CL_API_CALL fe_clCreateFromGLTexture2D(cl_context ctx, cl_mem_flags flags
   return fe_clCreateFromGLTexture(ctx, flags, target, miplevel, texture, errcode_ret);
 }
 
+/* No context comes from OpenGL. */
 cl_mem CL_API_CALL fe_clCreateFromGLTexture3D(cl_context ctx, cl_mem_flags flags,
                                               cl_GLenum target, cl_GLint miplevel,
                                               cl_GLuint texture, cl_int *errcode_ret)
@@ -157,6 +172,7 @@ cl_mem CL_API_CALL fe_clCreateFromGLTexture3D(cl_context ctx, cl_mem_flags flags
   return fe_clCreateFromGLTexture(ctx, flags, target, miplevel, texture, errcode_ret);
 }
 
+/* No context comes from OpenGL. */
 cl_mem CL_API_CALL fe_clCreateFromGLRenderbuffer(cl_context ctx, cl_mem_flags flags,
                                                  cl_GLuint renderbuffer, cl_int *errcode_ret)
 {
@@ -164,12 +180,14 @@ cl_mem CL_API_CALL fe_clCreateFromGLRenderbuffer(cl_context ctx, cl_mem_flags fl
   FE_FAIL(errcode_ret, CL_INVALID_CONTEXT);
 }
 
+/* No memory object has a GL object. */
 cl_int CL_API_CALL fe_clGetGLObjectInfo(cl_mem mem, cl_gl_object_type *type, cl_GLuint *name)
 {
   (void)type, (void)name;
   return fe_mem_live(mem) ? CL_INVALID_GL_OBJECT : CL_INVALID_MEM_OBJECT;
 }
 
+/* No memory object has a GL texture. */
 cl_int CL_API_CALL fe_clGetGLTextureInfo(cl_mem mem, cl_gl_texture_info param, size_t size,
                                          void *value, size_t *size_ret)
 {
@@ -202,6 +220,7 @@ static cl_int gl_objects(cl_command_queue q, cl_uint num, const cl_mem *mems)
   return err != CL_SUCCESS || done ? err : CL_INVALID_CONTEXT;
 }
 
+/* The queue's context does not come from OpenGL. */
 cl_int CL_API_CALL fe_clEnqueueAcquireGLObjects(cl_command_queue q, cl_uint num,
                                                 const cl_mem *mems, cl_uint n,
                                                 const cl_event *wait, cl_event *event)
@@ -210,6 +229,7 @@ cl_int CL_API_CALL fe_clEnqueueAcquireGLObjects(cl_command_queue q, cl_uint num,
   return gl_objects(q, num, mems);
 }
 
+/* The queue's context does not come from OpenGL. */
 cl_int CL_API_CALL fe_clEnqueueReleaseGLObjects(cl_command_queue q, cl_uint num,
                                                 const cl_mem *mems, cl_uint n,
                                                 const cl_event *wait, cl_event *event)
@@ -218,6 +238,7 @@ cl_int CL_API_CALL fe_clEnqueueReleaseGLObjects(cl_command_queue q, cl_uint num,
   return gl_objects(q, num, mems);
 }
 
+/* No GL context can be shared with. */
 cl_int CL_API_CALL fe_clGetGLContextInfoKHR(const cl_context_properties *props,
                                             cl_gl_context_info param, size_t size,
                                             void *value, size_t *size_ret)
@@ -253,6 +274,7 @@ cl_int CL_API_CALL fe_clGetGLContextInfoKHR(const cl_context_properties *props,
   return CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR;
 }
 
+/* No context comes from OpenGL. */
 cl_event CL_API_CALL fe_clCreateEventFromGLsyncKHR(cl_context ctx, cl_GLsync sync,
                                                    cl_int *errcode_ret)
 {
@@ -268,6 +290,7 @@ cl_event CL_API_CALL fe_clCreateEventFromGLsyncKHR(cl_context ctx, cl_GLsync syn
  * (CL_INVALID_EGL_OBJECT_KHR), and no context from an EGL display
  * (CL_INVALID_CONTEXT for EGL sync objects). */
 
+/* No EGLImage can be imported. */
 cl_mem CL_API_CALL fe_clCreateFromEGLImageKHR(cl_context ctx, CLeglDisplayKHR display,
                                               CLeglImageKHR image, cl_mem_flags flags,
                                               const cl_egl_image_properties_khr *props,
@@ -291,6 +314,7 @@ static cl_int egl_objects(cl_command_queue q, cl_uint num, const cl_mem *mems)
   return err != CL_SUCCESS || done ? err : CL_INVALID_EGL_OBJECT_KHR;
 }
 
+/* No memory object comes from EGL. */
 cl_int CL_API_CALL fe_clEnqueueAcquireEGLObjectsKHR(cl_command_queue q, cl_uint num,
                                                     const cl_mem *mems, cl_uint n,
                                                     const cl_event *wait, cl_event *event)
@@ -299,6 +323,7 @@ cl_int CL_API_CALL fe_clEnqueueAcquireEGLObjectsKHR(cl_command_queue q, cl_uint 
   return egl_objects(q, num, mems);
 }
 
+/* No memory object comes from EGL. */
 cl_int CL_API_CALL fe_clEnqueueReleaseEGLObjectsKHR(cl_command_queue q, cl_uint num,
                                                     const cl_mem *mems, cl_uint n,
                                                     const cl_event *wait, cl_event *event)
@@ -307,6 +332,7 @@ cl_int CL_API_CALL fe_clEnqueueReleaseEGLObjectsKHR(cl_command_queue q, cl_uint 
   return egl_objects(q, num, mems);
 }
 
+/* No context comes from EGL. */
 cl_event CL_API_CALL fe_clCreateEventFromEGLSyncKHR(cl_context ctx, CLeglSyncKHR sync,
                                                     CLeglDisplayKHR display,
                                                     cl_int *errcode_ret)
@@ -322,6 +348,7 @@ cl_event CL_API_CALL fe_clCreateEventFromEGLSyncKHR(cl_context ctx, CLeglSyncKHR
  * clCreateSubDevices. Its functions check the device and answer
  * CL_INVALID_OPERATION; core clCreateSubDevices is the way. */
 
+/* The extension is not offered. */
 cl_int CL_API_CALL fe_clCreateSubDevicesEXT(cl_device_id in,
                                             const cl_device_partition_property_ext *props,
                                             cl_uint num, cl_device_id *out, cl_uint *num_ret)
@@ -331,12 +358,14 @@ cl_int CL_API_CALL fe_clCreateSubDevicesEXT(cl_device_id in,
   return CL_INVALID_OPERATION;
 }
 
+/* The extension is not offered. */
 cl_int CL_API_CALL fe_clRetainDeviceEXT(cl_device_id device)
 {
   FE_CHECK(device, FE_DEVICE, CL_INVALID_DEVICE);
   return CL_INVALID_OPERATION;
 }
 
+/* The extension is not offered. */
 cl_int CL_API_CALL fe_clReleaseDeviceEXT(cl_device_id device)
 {
   FE_CHECK(device, FE_DEVICE, CL_INVALID_DEVICE);

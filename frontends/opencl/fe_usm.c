@@ -199,12 +199,14 @@ static void *usm_alloc(enum usm_kind kind, cl_context ctx, cl_device_id dev,
   return ptr;
 }
 
+/* piextUSMHostAlloc. */
 void *CL_API_CALL fe_clHostMemAllocINTEL(cl_context ctx, const cl_mem_properties_intel *props,
                                          size_t size, cl_uint alignment, cl_int *errcode_ret)
 {
   return usm_alloc(USM_HOST, ctx, NULL, props, size, alignment, errcode_ret);
 }
 
+/* piextUSMDeviceAlloc. */
 void *CL_API_CALL fe_clDeviceMemAllocINTEL(cl_context ctx, cl_device_id dev,
                                            const cl_mem_properties_intel *props, size_t size,
                                            cl_uint alignment, cl_int *errcode_ret)
@@ -212,6 +214,7 @@ void *CL_API_CALL fe_clDeviceMemAllocINTEL(cl_context ctx, cl_device_id dev,
   return usm_alloc(USM_DEVICE, ctx, dev, props, size, alignment, errcode_ret);
 }
 
+/* piextUSMSharedAlloc (device NULL: the first with shared USM). */
 void *CL_API_CALL fe_clSharedMemAllocINTEL(cl_context ctx, cl_device_id dev,
                                            const cl_mem_properties_intel *props, size_t size,
                                            cl_uint alignment, cl_int *errcode_ret)
@@ -237,8 +240,10 @@ static cl_int usm_free(cl_context ctx, void *ptr)
   return fe_err(r);
 }
 
+/* piextUSMFree. */
 cl_int CL_API_CALL fe_clMemFreeINTEL(cl_context ctx, void *ptr) { return usm_free(ctx, ptr); }
 
+/* piextUSMFree. */
 cl_int CL_API_CALL fe_clMemBlockingFreeINTEL(cl_context ctx, void *ptr)
 {
   return usm_free(ctx, ptr);
@@ -270,6 +275,8 @@ static bool note_of(cl_context ctx, const void *ptr, usm_note *out)
   return note_get(ctx, base, out);
 }
 
+/* piextUSMGetMemAllocInfo; the flags and device-less allocations from
+ * the notes. */
 cl_int CL_API_CALL fe_clGetMemAllocInfoINTEL(cl_context ctx, const void *ptr,
                                              cl_mem_info_intel param, size_t size, void *value,
                                              size_t *size_ret)
@@ -339,6 +346,7 @@ static pi_result fill_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_
                                   n, wait, ev);
 }
 
+/* piextUSMEnqueueFill. */
 cl_int CL_API_CALL fe_clEnqueueMemFillINTEL(cl_command_queue q, void *dst, const void *pattern,
                                             size_t pattern_size, size_t size, cl_uint n,
                                             const cl_event *wait, cl_event *event)
@@ -357,6 +365,7 @@ cl_int CL_API_CALL fe_clEnqueueMemFillINTEL(cl_command_queue q, void *dst, const
   return fe_enqueue(q, CL_COMMAND_MEMFILL_INTEL, n, wait, false, &a.c, sizeof a, event);
 }
 
+/* piextUSMEnqueueFill of one byte (the deprecated form of a fill). */
 cl_int CL_API_CALL fe_clEnqueueMemsetINTEL(cl_command_queue q, void *dst, cl_int value,
                                            size_t size, cl_uint n, const cl_event *wait,
                                            cl_event *event)
@@ -380,6 +389,7 @@ static pi_result copy_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_
                                     ev);
 }
 
+/* piextUSMEnqueueMemcpy. */
 cl_int CL_API_CALL fe_clEnqueueMemcpyINTEL(cl_command_queue q, cl_bool blocking, void *dst,
                                            const void *src, size_t size, cl_uint n,
                                            const cl_event *wait, cl_event *event)
@@ -419,6 +429,7 @@ static pi_result migrate_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, 
   return pirt_piextUSMEnqueuePrefetch(q->o.pl, q->pi, a->ptr, a->size, 0, n, wait, ev);
 }
 
+/* piextUSMEnqueuePrefetch, or a marker for a migration to the host. */
 cl_int CL_API_CALL fe_clEnqueueMigrateMemINTEL(cl_command_queue q, const void *ptr, size_t size,
                                                cl_mem_migration_flags flags, cl_uint n,
                                                const cl_event *wait, cl_event *event)
@@ -447,6 +458,7 @@ static pi_result advise_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, p
   return pirt_piEnqueueEventsWait(q->o.pl, q->pi, n, wait, ev);
 }
 
+/* A marker: no advice is supported (see above). */
 cl_int CL_API_CALL fe_clEnqueueMemAdviseINTEL(cl_command_queue q, const void *ptr, size_t size,
                                               cl_mem_advice_intel advice, cl_uint n,
                                               const cl_event *wait, cl_event *event)
