@@ -12,7 +12,8 @@ packages="build-essential clang cmake ninja-build pkg-config python3
   pocl-opencl-icd mesa-opencl-icd
   libcriterion-dev valgrind chromium
   libsqlite3-dev sqlite3 libunwind-dev libxxhash-dev
-  libze1 libze-dev"
+  libze1 libze-dev
+  clpeak python3-pyopencl python3-numpy libclblast-dev"
 
 if [ "${PITRACE_SKIP_APT:-0}" != 1 ]; then
   missing=$(for p in $packages; do

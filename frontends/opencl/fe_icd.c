@@ -73,6 +73,16 @@ void *CL_API_CALL fe_clGetExtensionFunctionAddressForPlatform(cl_platform_id pla
   return fe_clGetExtensionFunctionAddress(name);
 }
 
+/* The core functions by name, for loaders only (see below). */
+static const struct {
+  const char *name;
+  void *fn;
+} core_functions[] = {
+#define FE_CORE(name) {#name, (void *)fe_##name},
+    FE_CORE_FUNCTIONS(FE_CORE)
+#undef FE_CORE
+};
+
 /* The exported ICD entry points: the loader looks these up with dlsym. */
 FE_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries,
                                                     cl_platform_id *platforms,
@@ -81,9 +91,18 @@ FE_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries,
   return fe_clIcdGetPlatformIDsKHR(num_entries, platforms, num_platforms);
 }
 
+/* What the loader asks before it has a platform's dispatch table: ocl-icd
+ * looks up clGetPlatformInfo this way (to read the ICD suffix), so the
+ * exported lookup also knows the core functions. Applications reach the
+ * dispatch table's fe_clGetExtensionFunctionAddress, which offers only
+ * extension functions, as the specification asks. */
 FE_EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *name)
 {
-  return fe_clGetExtensionFunctionAddress(name);
+  void *fn = fe_clGetExtensionFunctionAddress(name);
+  for (size_t i = 0; !fn && name && i < sizeof core_functions / sizeof *core_functions; i++)
+    if (strcmp(core_functions[i].name, name) == 0)
+      fn = core_functions[i].fn;
+  return fn;
 }
 
 FE_EXPORT void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_id platform,

@@ -434,6 +434,31 @@ cl_int CL_API_CALL fe_clGetDeviceInfo(cl_device_id device, cl_device_info param,
                         size, value, size_ret);
     free(s);
     return err;
+  case CL_DEVICE_MAX_NUM_SUB_GROUPS: {
+    /* PI answers SYCL's minimum, 1, where OpenCL says 0: a device without
+     * sub-groups (no cl_khr_subgroups or cl_intel_subgroups). */
+    cl_uint n = 0;
+    pi_result r = device_info(device, PI_DEVICE_INFO_MAX_NUM_SUB_GROUPS, sizeof n, &n);
+    if (r != PI_SUCCESS)
+      return fe_err(r);
+    if (n == 1) {
+      if (!(s = pi_string(device, NULL, PI_DEVICE_INFO_EXTENSIONS, &err)))
+        return err;
+      if (!strstr(s, "cl_khr_subgroups") && !strstr(s, "cl_intel_subgroups"))
+        n = 0;
+      free(s);
+    }
+    return FE_PUT_VAL(size, value, size_ret, n);
+  }
+  case CL_DEVICE_EXECUTION_CAPABILITIES: {
+    /* Native kernels cannot be expressed in PI: never claimed. */
+    pi_device_exec_capabilities caps = 0;
+    pi_result r = device_info(device, PI_DEVICE_INFO_EXECUTION_CAPABILITIES, sizeof caps, &caps);
+    if (r != PI_SUCCESS)
+      return fe_err(r);
+    cl_device_exec_capabilities c = (cl_device_exec_capabilities)caps & ~CL_EXEC_NATIVE_KERNEL;
+    return FE_PUT_VAL(size, value, size_ret, c);
+  }
   case CL_DEVICE_OPENCL_C_ALL_VERSIONS:
     return c_versions(device, size, value, size_ret);
   case CL_DEVICE_OPENCL_C_FEATURES:

@@ -152,10 +152,62 @@ cl_int fe_put_str(size_t size, void *value, size_t *size_ret, const char *s)
   return fe_put(size, value, size_ret, s ? s : "", s ? strlen(s) + 1 : 1);
 }
 
+/* Info queries are answered on every clGet*Info call, so each table of
+ * pi.api is turned once into a small hash of query -> entry. */
+#define INFO_SLOTS 512 /* > 2x the largest info table */
+
+typedef struct {
+  const char *name; /* the table's name, as the callers spell it */
+  const pi_enum_entry *slot[INFO_SLOTS];
+} info_index;
+
+static info_index *_Atomic info_indexes[16];
+static pthread_mutex_t info_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t info_hash(uint32_t v) { return (v * 2654435761u) >> 23; } /* 9 bits */
+
+static info_index *info_index_of(const char *table)
+{
+  for (size_t i = 0; i < sizeof info_indexes / sizeof *info_indexes; i++) {
+    info_index *x = atomic_load_explicit(&info_indexes[i], memory_order_acquire);
+    if (!x)
+      break;
+    if (x->name == table || strcmp(x->name, table) == 0)
+      return x;
+  }
+  pthread_mutex_lock(&info_lock);
+  info_index *x = NULL;
+  size_t i = 0;
+  for (; i < sizeof info_indexes / sizeof *info_indexes; i++) {
+    x = atomic_load_explicit(&info_indexes[i], memory_order_relaxed);
+    if (!x || strcmp(x->name, table) == 0)
+      break;
+  }
+  const pi_enum_desc *en = pi_enum_find(table);
+  if (!x && en && en->count * 2 < INFO_SLOTS && i < sizeof info_indexes / sizeof *info_indexes &&
+      (x = calloc(1, sizeof *x))) {
+    x->name = table;
+    for (unsigned k = 0; k < en->count; k++) {
+      size_t h = info_hash((uint32_t)en->entries[k].value);
+      while (x->slot[h])
+        h = (h + 1) % INFO_SLOTS;
+      x->slot[h] = &en->entries[k];
+    }
+    atomic_store_explicit(&info_indexes[i], x, memory_order_release);
+  }
+  pthread_mutex_unlock(&info_lock);
+  return x;
+}
+
 static const pi_enum_entry *info_entry(const char *table, uint32_t param)
 {
-  const pi_enum_desc *en = pi_enum_find(table);
-  return en ? pi_enum_lookup(en, (int64_t)param) : NULL;
+  info_index *x = info_index_of(table);
+  if (!x)
+    return NULL;
+  for (size_t h = info_hash(param); x->slot[h]; h = (h + 1) % INFO_SLOTS)
+    if ((uint32_t)x->slot[h]->value == param)
+      return x->slot[h];
+  return NULL;
 }
 
 bool fe_pi_knows(const char *table, uint32_t param)

@@ -1,0 +1,117 @@
+#!/bin/sh
+# app_test.sh: runs a real OpenCL application (written by others, from
+# Debian) directly and through pitrace's OpenCL front end, and checks what
+# the issue asks of each: the same verified results through `pitrace run`,
+# a recording that `pitrace show` lists, a replay that matches on the
+# recording device (PoCL) and, where the application's work is portable, on
+# the other CPU device (rusticl), and a PoCL-vs-rusticl diff that runs.
+#
+#   app_test.sh BUILD SRC APP        APP: clinfo clpeak pyopencl clblast
+#
+# Exit 0 when every step passed; each failing step is named on stderr.
+set -u
+build=$1 src=$2 app=$3
+pitrace="$build/bin/pitrace"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pitrace-app-$app.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+POCL=/etc/OpenCL/vendors/pocl.icd
+RUSTICL=/etc/OpenCL/vendors/rusticl.icd
+failed=0
+
+fail() { echo "FAIL [$app] $*" >&2; failed=1; }
+step() { echo "--- [$app] $*"; }
+
+case $app in
+clinfo)   cmd="clinfo --raw"; portable=0 ;;
+clpeak)   cmd="clpeak -p 0 -d 0 --kernel-latency --compute-integer"; portable=1 ;;
+pyopencl) # No compiler cache: cached programs are device binaries, which
+          # cannot replay on the other device.
+          export PYOPENCL_NO_CACHE=1
+          cmd="/usr/bin/python3 $src/tests/apps/pyopencl_check.py 20000"; portable=1 ;;
+clblast)  cmd="$build/bin/clblast_client"; portable=1 ;;
+*) echo "app_test.sh: unknown application '$app'" >&2; exit 2 ;;
+esac
+
+# Runs the command on one device ($1: its .icd), routed ($2 = run|record DIR)
+# or not (direct); output in $3, exit status returned.
+on() {
+  icd=$1 how=$2 out=$3
+  case $how in
+  direct) env OCL_ICD_VENDORS="$icd" RUSTICL_ENABLE=swrast $cmd >"$out" 2>&1 ;;
+  run)    env OCL_ICD_VENDORS="$icd" RUSTICL_ENABLE=swrast "$pitrace" run -- $cmd >"$out" 2>&1 ;;
+  *)      env OCL_ICD_VENDORS="$icd" RUSTICL_ENABLE=swrast "$pitrace" record -o "$how" -- $cmd >"$out" 2>&1 ;;
+  esac
+}
+
+# What must hold of one run's output, compared with the direct run's.
+verify() {
+  direct=$1 routed=$2 what=$3
+  case $app in
+  clinfo)
+    /usr/bin/python3 "$src/tests/apps/clinfo_compare.py" "$src/runtime/api/pi.api" \
+      /usr/include/CL/cl.h "$direct" "$routed" || fail "$what: clinfo differs (above)" ;;
+  clpeak)
+    # Every test clpeak ran directly ran through pitrace too, with a figure.
+    grep -E '^ +[A-Za-z].*: [0-9.]+' "$direct" | sed 's/:.*//' | sort >"$tmp/want"
+    grep -E '^ +[A-Za-z].*: [0-9.]+' "$routed" | sed 's/:.*//' | sort >"$tmp/got"
+    [ -s "$tmp/want" ] || fail "$what: clpeak printed no figure directly"
+    cmp -s "$tmp/want" "$tmp/got" || { fail "$what: clpeak's tests differ"; diff "$tmp/want" "$tmp/got" >&2; } ;;
+  *)
+    grep -q "all verified" "$routed" || fail "$what: results not verified" ;;
+  esac
+}
+
+session_of() { ls "$1"/*.db 2>/dev/null | head -n 1; }
+
+step "directly on PoCL"
+on $POCL direct "$tmp/direct.txt" || { cat "$tmp/direct.txt" >&2; fail "direct run failed"; exit 1; }
+
+step "through pitrace run on PoCL"
+on $POCL run "$tmp/run.txt" || { tail -20 "$tmp/run.txt" >&2; fail "pitrace run exited $?"; }
+verify "$tmp/direct.txt" "$tmp/run.txt" "pitrace run"
+
+step "recorded on PoCL"
+on $POCL "$tmp/pocl" "$tmp/rec.txt" || { tail -20 "$tmp/rec.txt" >&2; fail "pitrace record exited non-zero"; }
+verify "$tmp/direct.txt" "$tmp/rec.txt" "pitrace record"
+s=$(session_of "$tmp/pocl")
+if [ -z "$s" ]; then
+  fail "no session recorded"
+else
+  n=$("$pitrace" show --compact "$s" | grep -c '^ *[0-9]')
+  [ "$n" -gt 0 ] || fail "pitrace show lists no call"
+  echo "recorded $n calls"
+  step "replayed on PoCL"
+  env OCL_ICD_VENDORS=$POCL "$pitrace" replay "$s" >"$tmp/rp.txt" 2>&1 ||
+    { grep -v '^note' "$tmp/rp.txt" | tail -20 >&2; fail "replay on the recording device did not match"; }
+  tail -n 1 "$tmp/rp.txt"
+  if [ $portable = 1 ]; then
+    # The other device: applications tune the code they generate to the
+    # device (pyopencl enables double-precision helpers where the device has
+    # fp64; rusticl has none), so a PoCL session need not build on rusticl.
+    # A rusticl session asks nothing PoCL lacks: it replays on PoCL.
+    step "recorded on rusticl"
+    env OCL_ICD_VENDORS=$RUSTICL RUSTICL_ENABLE=swrast $cmd >"$tmp/direct2.txt" 2>&1 ||
+      fail "direct run on rusticl failed"
+    on $RUSTICL "$tmp/rusticl" "$tmp/rec2.txt" || fail "recording on rusticl failed"
+    verify "$tmp/direct2.txt" "$tmp/rec2.txt" "pitrace record on rusticl"
+    s2=$(session_of "$tmp/rusticl")
+    if [ -n "$s2" ]; then
+      step "rusticl session replayed on rusticl and on PoCL"
+      env OCL_ICD_VENDORS=$RUSTICL RUSTICL_ENABLE=swrast "$pitrace" replay "$s2" >"$tmp/rp2.txt" 2>&1 ||
+        { grep -v '^note' "$tmp/rp2.txt" | tail -20 >&2; fail "replay of the rusticl session on rusticl did not match"; }
+      env OCL_ICD_VENDORS=$POCL "$pitrace" replay "$s2" --backend opencl --tolerance 1e-4 \
+        >"$tmp/rp3.txt" 2>&1 ||
+        { grep -v '^note' "$tmp/rp3.txt" | tail -20 >&2; fail "replay of the rusticl session on PoCL did not match"; }
+      tail -n 1 "$tmp/rp3.txt"
+      step "diff PoCL vs rusticl"
+      "$pitrace" diff "$s" "$s2" >"$tmp/diff.txt" 2>&1
+      rc=$?
+      [ $rc -le 1 ] || { tail -5 "$tmp/diff.txt" >&2; fail "diff PoCL vs rusticl exited $rc"; }
+      echo "diff PoCL vs rusticl: exit $rc, $(grep -c . "$tmp/diff.txt") lines"
+    else
+      fail "no session recorded on rusticl"
+    fi
+  fi
+fi
+[ $failed = 0 ] && echo "[$app] every step passed"
+exit $failed
