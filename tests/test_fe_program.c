@@ -11,6 +11,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1337,5 +1338,104 @@ Test(fe_program_ze, il_program)
   D->clReleaseKernel(k);
   D->clReleaseMemObject(m);
   cr_assert_eq(D->clReleaseProgram(p), CL_SUCCESS);
+  D->clReleaseContext(ctx);
+}
+
+/* The launches the double logged since `from` bytes into its log. */
+static char *ze_log_since(long from)
+{
+  const char *path = getenv("PITRACE_ZE_TEST_LOG");
+  FILE *f = path ? fopen(path, "rb") : NULL;
+  cr_assert_not_null(f, "PITRACE_ZE_TEST_LOG names the double's log");
+  fseek(f, 0, SEEK_END);
+  long end = ftell(f);
+  char *text = calloc(1, (size_t)(end - from) + 1);
+  fseek(f, from, SEEK_SET);
+  cr_assert_eq(fread(text, 1, (size_t)(end - from), f), (size_t)(end - from));
+  fclose(f);
+  return text;
+}
+
+static long ze_log_size(void)
+{
+  const char *path = getenv("PITRACE_ZE_TEST_LOG");
+  FILE *f = path ? fopen(path, "rb") : NULL;
+  if (!f)
+    return 0;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fclose(f);
+  return n;
+}
+
+/* USM pointer arguments and execution settings, and a clone that launches
+ * with the source kernel's arguments (the double logs each launch's
+ * argument bytes). */
+Test(fe_program_ze, usm_arguments_and_clone)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx);
+  uint32_t spv[64];
+  size_t len = make_spirv(spv, "scale", 2);
+  cl_int err = -1;
+  cl_program p = D->clCreateProgramWithIL(ctx, spv, len, &err);
+  cr_assert_eq(D->clBuildProgram(p, 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  cl_kernel k = kernel_of(p, "scale");
+  void *(CL_API_CALL * dalloc)(cl_context, cl_device_id, const cl_mem_properties_intel *, size_t,
+                               cl_uint, cl_int *) =
+      (void *(CL_API_CALL *)(cl_context, cl_device_id, const cl_mem_properties_intel *, size_t,
+                             cl_uint, cl_int *))fe_ext("clDeviceMemAllocINTEL");
+  cl_int(CL_API_CALL * mfree)(cl_context, void *) =
+      (cl_int(CL_API_CALL *)(cl_context, void *))fe_ext("clMemBlockingFreeINTEL");
+  cl_int(CL_API_CALL * set_usm)(cl_kernel, cl_uint, const void *) =
+      (cl_int(CL_API_CALL *)(cl_kernel, cl_uint, const void *))fe_ext(
+          "clSetKernelArgMemPointerINTEL");
+  cr_assert(dalloc && mfree && set_usm);
+  void *d = dalloc(ctx, fe_dev, NULL, 256, 0, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clDeviceMemAllocINTEL: %d", err);
+  cr_assert_eq(set_usm(k, 0, d), CL_SUCCESS);
+  float a = 1.5f, b = 2.5f;
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof a, &a), CL_SUCCESS);
+  cl_bool yes = CL_TRUE;
+  void *ptrs[1] = {d};
+  cr_assert_eq(D->clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_INDIRECT_DEVICE_ACCESS_INTEL,
+                                      sizeof yes, &yes),
+               CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_USM_PTRS_INTEL, sizeof ptrs, ptrs),
+               CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_USM_PTRS_INTEL, 3, ptrs),
+               CL_INVALID_VALUE, "not a whole number of pointers");
+  cl_kernel clone = D->clCloneKernel(k, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(clone, 1, sizeof b, &b), CL_SUCCESS, "its own from now on");
+
+  long from = ze_log_size();
+  size_t g = 4;
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, clone, 1, NULL, &g, NULL, 0, NULL, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  char *log = ze_log_since(from);
+  /* The pointer's bytes, little-endian, as the double logs them. */
+  char ptr[17];
+  for (int i = 0; i < 8; i++)
+    sprintf(ptr + 2 * i, "%02x", (unsigned)(((uintptr_t)d >> (8 * i)) & 0xff));
+  char want_k[64], want_c[64];
+  snprintf(want_k, sizeof want_k, "args=[0=%s,1=0000c03f]", ptr); /* 1.5f */
+  snprintf(want_c, sizeof want_c, "args=[0=%s,1=00002040]", ptr); /* 2.5f */
+  char *first = strstr(log, "launch kernel=scale");
+  cr_assert_not_null(first, "log: %s", log);
+  char *second = strstr(first + 1, "launch kernel=scale");
+  cr_assert_not_null(second, "log: %s", log);
+  *second = 0;
+  cr_assert(strstr(first, want_k), "the kernel's arguments (%s): %s", want_k, first);
+  cr_assert(strstr(second + 1, want_c), "the clone's arguments (%s): %s", want_c,
+            second + 1);
+  free(log);
+  D->clReleaseKernel(clone);
+  D->clReleaseKernel(k);
+  cr_assert_eq(mfree(ctx, d), CL_SUCCESS);
+  D->clReleaseProgram(p);
+  D->clReleaseCommandQueue(q);
   D->clReleaseContext(ctx);
 }
