@@ -115,6 +115,7 @@ static cl_kernel kernel_wrap(cl_program p, pi_kernel pk, const char *name, cl_in
   return k;
 }
 
+/* clCreateKernel: piKernelCreate, and its argument count. */
 cl_kernel CL_API_CALL fe_clCreateKernel(cl_program program, const char *kernel_name,
                                         cl_int *errcode_ret)
 {
@@ -139,6 +140,7 @@ cl_kernel CL_API_CALL fe_clCreateKernel(cl_program program, const char *kernel_n
   return k;
 }
 
+/* clCreateKernelsInProgram: one piKernelCreate per name PI lists. */
 cl_int CL_API_CALL fe_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
                                                cl_kernel *kernels, cl_uint *num_kernels_ret)
 {
@@ -194,6 +196,7 @@ cl_int CL_API_CALL fe_clCreateKernelsInProgram(cl_program program, cl_uint num_k
   return CL_SUCCESS;
 }
 
+/* clRetainKernel: piKernelRetain. */
 cl_int CL_API_CALL fe_clRetainKernel(cl_kernel kernel)
 {
   FE_CHECK(kernel, FE_KERNEL, CL_INVALID_KERNEL);
@@ -203,6 +206,7 @@ cl_int CL_API_CALL fe_clRetainKernel(cl_kernel kernel)
   return fe_err(r);
 }
 
+/* clReleaseKernel: piKernelRelease; the wrapper goes with the last one. */
 cl_int CL_API_CALL fe_clReleaseKernel(cl_kernel kernel)
 {
   FE_CHECK(kernel, FE_KERNEL, CL_INVALID_KERNEL);
@@ -355,8 +359,8 @@ static uint32_t object_kind(const void *w)
 
 /* The first value of an argument whose class is not known yet (out of
  * line: the hot path stays small). */
-static __attribute__((noinline)) cl_int set_first(cl_kernel k, struct fe_arg *a, cl_uint i, size_t size,
-                        const void *value)
+static __attribute__((noinline)) cl_int set_first(cl_kernel k, struct fe_arg *a, cl_uint i,
+                                                   size_t size, const void *value)
 {
   cl_int err;
   if (!value) {
@@ -388,6 +392,7 @@ static __attribute__((noinline)) cl_int set_first(cl_kernel k, struct fe_arg *a,
   return err;
 }
 
+/* clSetKernelArg, the hot path: the PI call of the argument's class. */
 cl_int CL_API_CALL fe_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
                                      const void *arg_value)
 {
@@ -412,6 +417,7 @@ cl_int CL_API_CALL fe_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t
   }
 }
 
+/* clSetKernelArgMemPointerINTEL: piextKernelSetArgPointer. */
 cl_int CL_API_CALL fe_clSetKernelArgMemPointerINTEL(cl_kernel kernel, cl_uint arg_index,
                                                     const void *arg_value)
 {
@@ -438,6 +444,7 @@ static pi_result set_indirect(cl_kernel k)
   return pirt_piKernelSetExecInfo(k->o.pl, k->pi, PI_USM_INDIRECT_ACCESS, sizeof on, &on);
 }
 
+/* clSetKernelExecInfo: piKernelSetExecInfo for the USM settings. */
 cl_int CL_API_CALL fe_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param,
                                           size_t size, const void *value)
 {
@@ -513,6 +520,8 @@ static pi_result replay_arg(cl_kernel k, cl_uint i, const struct fe_arg *a)
   }
 }
 
+/* clCloneKernel: a new PI kernel of the same name, given the source
+ * kernel's arguments and execution settings. */
 cl_kernel CL_API_CALL fe_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
   if (!FE_IS(source_kernel, FE_KERNEL))
@@ -572,6 +581,7 @@ static pi_result kernel_getter(const void *obj, uint32_t q, size_t n, void *v, s
   return pirt_piKernelGetInfo(k->o.pl, k->pi, q, n, v, r);
 }
 
+/* clGetKernelInfo: the wrapper's answers; attributes from piKernelGetInfo. */
 cl_int CL_API_CALL fe_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param, size_t size,
                                       void *value, size_t *size_ret)
 {
@@ -622,6 +632,7 @@ static pi_result group_getter(const void *obj, uint32_t q, size_t n, void *v, si
   return pirt_piKernelGetGroupInfo(g->k->o.pl, g->k->pi, g->d->pi, q, n, v, r);
 }
 
+/* clGetKernelWorkGroupInfo: piKernelGetGroupInfo. */
 cl_int CL_API_CALL fe_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
                                                cl_kernel_work_group_info param, size_t size,
                                                void *value, size_t *size_ret)
@@ -649,6 +660,7 @@ cl_int CL_API_CALL fe_clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id de
   return fe_pi_info("pi_kernel_group_info", group_getter, &g, param, size, value, size_ret);
 }
 
+/* clGetKernelArgInfo: checked; PI cannot answer it. */
 cl_int CL_API_CALL fe_clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index,
                                          cl_kernel_arg_info param, size_t size, void *value,
                                          size_t *size_ret)
@@ -715,6 +727,7 @@ static cl_int sub_group_info(cl_kernel kernel, cl_device_id device,
   return FE_PUT_VAL(size, value, size_ret, out);
 }
 
+/* clGetKernelSubGroupInfo: piKernelGetSubGroupInfo. */
 cl_int CL_API_CALL fe_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
                                               cl_kernel_sub_group_info param,
                                               size_t input_value_size, const void *input_value,
@@ -725,6 +738,7 @@ cl_int CL_API_CALL fe_clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id dev
                         param_value, param_value_size_ret);
 }
 
+/* clGetKernelSubGroupInfoKHR (cl_khr_subgroups): as clGetKernelSubGroupInfo. */
 cl_int CL_API_CALL fe_clGetKernelSubGroupInfoKHR(cl_kernel kernel, cl_device_id device,
                                                  cl_kernel_sub_group_info param,
                                                  size_t input_value_size,

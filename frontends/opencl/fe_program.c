@@ -56,6 +56,7 @@ static bool in_list(cl_device_id d, cl_uint n, const cl_device_id *list)
   return false;
 }
 
+/* Whether `d` is one of the program's devices (fe.h). */
 bool fe_program_has_device(cl_program p, cl_device_id d)
 {
   return FE_IS(d, FE_DEVICE) && in_list(d, p->ndev, p->devices);
@@ -120,6 +121,7 @@ static cl_program program_new(cl_context ctx, pi_program pi, cl_uint ndev,
   return p;
 }
 
+/* A program wrapper's on_free: release callbacks, then its memory (fe.h). */
 void fe_program_free(void *o)
 {
   cl_program p = o;
@@ -149,6 +151,7 @@ static void drop_pi(cl_context ctx, pi_program pi)
 
 /* ---- Creation ---------------------------------------------------------------- */
 
+/* clCreateProgramWithSource: piclProgramCreateWithSource; the text is kept. */
 cl_program CL_API_CALL fe_clCreateProgramWithSource(cl_context context, cl_uint count,
                                                     const char **strings,
                                                     const size_t *lengths,
@@ -197,6 +200,7 @@ cl_program CL_API_CALL fe_clCreateProgramWithSource(cl_context context, cl_uint 
   return p;
 }
 
+/* clCreateProgramWithBinary: piProgramCreateWithBinary, with binary_status. */
 cl_program CL_API_CALL fe_clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
                                                     const cl_device_id *device_list,
                                                     const size_t *lengths,
@@ -247,6 +251,7 @@ cl_program CL_API_CALL fe_clCreateProgramWithBinary(cl_context context, cl_uint 
   return p;
 }
 
+/* clCreateProgramWithIL: piProgramCreate; the IL is kept. */
 cl_program CL_API_CALL fe_clCreateProgramWithIL(cl_context context, const void *il,
                                                 size_t length, cl_int *errcode_ret)
 {
@@ -278,12 +283,14 @@ cl_program CL_API_CALL fe_clCreateProgramWithIL(cl_context context, const void *
   return p;
 }
 
+/* clCreateProgramWithILKHR (cl_khr_il_program): clCreateProgramWithIL. */
 cl_program CL_API_CALL fe_clCreateProgramWithILKHR(cl_context context, const void *il,
                                                    size_t length, cl_int *errcode_ret)
 {
   return fe_clCreateProgramWithIL(context, il, length, errcode_ret);
 }
 
+/* clCreateProgramWithBuiltInKernels: checked, then refused (no PI call). */
 cl_program CL_API_CALL fe_clCreateProgramWithBuiltInKernels(cl_context context,
                                                             cl_uint num_devices,
                                                             const cl_device_id *device_list,
@@ -320,6 +327,8 @@ cl_int CL_API_CALL fe_clRetainProgram(cl_program program)
   return fe_err(r);
 }
 
+/* clReleaseProgram: piProgramRelease; the wrapper goes with its last
+ * reference (release callbacks run then). */
 cl_int CL_API_CALL fe_clReleaseProgram(cl_program program)
 {
   FE_CHECK(program, FE_PROGRAM, CL_INVALID_PROGRAM);
@@ -337,6 +346,7 @@ cl_int CL_API_CALL fe_clReleaseProgram(cl_program program)
   return CL_SUCCESS;
 }
 
+/* clSetProgramReleaseCallback: pushed on the program's callback stack. */
 cl_int CL_API_CALL fe_clSetProgramReleaseCallback(cl_program program,
                                                   void(CL_CALLBACK *pfn_notify)(cl_program,
                                                                                 void *),
@@ -391,6 +401,7 @@ static cl_int no_compiler(cl_program p, const char *options)
   return CL_COMPILER_NOT_AVAILABLE;
 }
 
+/* clBuildProgram: piProgramBuild, then the application's callback. */
 cl_int CL_API_CALL fe_clBuildProgram(cl_program program, cl_uint num_devices,
                                      const cl_device_id *device_list, const char *options,
                                      void(CL_CALLBACK *pfn_notify)(cl_program, void *),
@@ -421,6 +432,8 @@ cl_int CL_API_CALL fe_clBuildProgram(cl_program program, cl_uint num_devices,
   return fe_err(r);
 }
 
+/* clCompileProgram: piProgramCompile with the headers' PI programs, then
+ * the application's callback. */
 cl_int CL_API_CALL fe_clCompileProgram(cl_program program, cl_uint num_devices,
                                        const cl_device_id *device_list, const char *options,
                                        cl_uint num_input_headers,
@@ -484,6 +497,8 @@ cl_int CL_API_CALL fe_clCompileProgram(cl_program program, cl_uint num_devices,
   return fe_err(r);
 }
 
+/* clLinkProgram: piProgramLink; the new program (also on a link failure
+ * that gives one) goes to the application's callback. */
 cl_program CL_API_CALL fe_clLinkProgram(cl_context context, cl_uint num_devices,
                                         const cl_device_id *device_list, const char *options,
                                         cl_uint num_input_programs,
@@ -557,6 +572,7 @@ cl_program CL_API_CALL fe_clLinkProgram(cl_context context, cl_uint num_devices,
 
 /* ---- Specialization constants ------------------------------------------------ */
 
+/* clSetProgramSpecializationConstant: piextProgramSetSpecializationConstant. */
 cl_int CL_API_CALL fe_clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id,
                                                          size_t spec_size,
                                                          const void *spec_value)
@@ -573,6 +589,7 @@ cl_int CL_API_CALL fe_clSetProgramSpecializationConstant(cl_program program, cl_
 
 /* ---- Info queries ------------------------------------------------------------ */
 
+/* Whether PI reports an executable built for one of the devices (fe.h). */
 bool fe_program_executable(cl_program p)
 {
   if (!p->pi)
@@ -632,6 +649,7 @@ static pi_result program_getter(const void *obj, uint32_t q, size_t n, void *v, 
   return pirt_piProgramGetInfo(p->o.pl, p->pi, q, n, v, r);
 }
 
+/* clGetProgramInfo: the wrapper's answers, or piProgramGetInfo. */
 cl_int CL_API_CALL fe_clGetProgramInfo(cl_program program, cl_program_info param, size_t size,
                                        void *value, size_t *size_ret)
 {
@@ -716,6 +734,8 @@ static pi_result build_getter(const void *obj, uint32_t q, size_t n, void *v, si
   return pirt_piProgramGetBuildInfo(b->p->o.pl, b->p->pi, b->d->pi, q, n, v, r);
 }
 
+/* clGetProgramBuildInfo: piProgramGetBuildInfo (the wrapper's answers for a
+ * source no plugin compiles). */
 cl_int CL_API_CALL fe_clGetProgramBuildInfo(cl_program program, cl_device_id device,
                                             cl_program_build_info param, size_t size,
                                             void *value, size_t *size_ret)
