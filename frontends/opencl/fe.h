@@ -179,6 +179,7 @@ struct _cl_kernel {
   cl_bool usm_indirect[3];    /* CL_KERNEL_EXEC_INFO_INDIRECT_{HOST,DEVICE,SHARED}_ACCESS_INTEL */
   void **usm_ptrs;            /* CL_KERNEL_EXEC_INFO_USM_PTRS_INTEL, for clCloneKernel */
   size_t nusm_ptrs;
+  bool holds_args;            /* fe_kernel_snapshot: it references its arguments' objects */
 };
 
 struct _cl_event {
@@ -304,6 +305,16 @@ void fe_program_free(void *o);
 /* Whether the program has an executable built for one of its devices (PI's
  * build status and binary type say so). */
 bool fe_program_executable(cl_program p);
+
+/* ---- Kernels (fe_kernel.c) ---------------------------------------------------- */
+
+/* A copy of `k` as it stands (clCloneKernel: its arguments and execution
+ * settings) that also holds a PI reference on each memory object and
+ * sampler its arguments name, for a launch held back: OpenCL keeps a
+ * command's objects alive after the application releases them. Released
+ * with fe_clReleaseKernel, which drops those references too. NULL with
+ * *err set on failure. */
+cl_kernel fe_kernel_snapshot(cl_kernel k, cl_int *err);
 
 /* ---- Events (fe_event.c) ---------------------------------------------------- */
 

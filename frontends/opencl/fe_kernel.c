@@ -64,11 +64,35 @@ struct fe_arg {
 
 /* ---- Wrappers ----------------------------------------------------------------- */
 
+/* Takes (hold) or drops PI references on the memory objects and samplers
+ * the argument records of `k` name (fe_kernel_snapshot). */
+static void hold_args(cl_kernel k, bool hold)
+{
+  for (cl_uint i = 0; i < k->nargs; i++) {
+    const struct fe_arg *a = &k->args[i];
+    if (a->set == SET_MEM && a->v.handle) {
+      pi_mem m = (pi_mem)(uintptr_t)a->v.handle;
+      if (hold)
+        pirt_piMemRetain(k->o.pl, m);
+      else
+        pirt_piMemRelease(k->o.pl, m);
+    } else if (a->set == SET_SAMPLER && a->v.handle) {
+      pi_sampler s = (pi_sampler)(uintptr_t)a->v.handle;
+      if (hold)
+        pirt_piSamplerRetain(k->o.pl, s);
+      else
+        pirt_piSamplerRelease(k->o.pl, s);
+    }
+  }
+}
+
 static void kernel_free(void *o)
 {
   cl_kernel k = o;
   if (fe_lookup(FE_KERNEL, k->pi) == k)
     fe_map_remove(FE_KERNEL, k->pi);
+  if (k->holds_args)
+    hold_args(k, false);
   for (cl_uint i = 0; i < k->nargs; i++)
     free(k->args[i].heap);
   free(k->args);
@@ -176,6 +200,8 @@ cl_int CL_API_CALL fe_clCreateKernelsInProgram(cl_program program, cl_uint num_k
         break;
       pi_kernel pk = NULL;
       r = pirt_piKernelCreate(pl, program->pi, name, &pk);
+      if (r == PI_ERROR_INVALID_KERNEL_DEFINITION)
+        continue; /* not the same on every device: no kernel object for it */
       kernels[made] = r == PI_SUCCESS ? kernel_wrap(program, pk, name, &err) : NULL;
       if (r != PI_SUCCESS)
         err = fe_err(r);
@@ -571,6 +597,17 @@ cl_kernel CL_API_CALL fe_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_
   if (errcode_ret)
     *errcode_ret = CL_SUCCESS;
   return k;
+}
+
+/* A clone that keeps its arguments' objects alive (fe.h). */
+cl_kernel fe_kernel_snapshot(cl_kernel k, cl_int *err)
+{
+  cl_kernel c = fe_clCloneKernel(k, err);
+  if (c) {
+    hold_args(c, true);
+    c->holds_args = true;
+  }
+  return c;
 }
 
 /* ---- Info queries -------------------------------------------------------------- */
