@@ -37,9 +37,13 @@ static void device_fill(cl_device_id d)
   pi_device_type t = 0;
   if (device_info(d, PI_DEVICE_INFO_TYPE, sizeof t, &t) == PI_SUCCESS)
     d->type = (cl_device_type)t;
+  /* PI's "compiler" compiles the backend's own format; OpenCL's compiles
+   * OpenCL C and IL. CUDA's devices take neither (PTX comes as a binary):
+   * they have no OpenCL compiler. Level Zero's compile SPIR-V IL, and their
+   * plugin refuses OpenCL C when the program is created. */
   pi_bool c = PI_FALSE;
   if (device_info(d, PI_DEVICE_INFO_COMPILER_AVAILABLE, sizeof c, &c) == PI_SUCCESS)
-    d->compiler = c != PI_FALSE;
+    d->compiler = c != PI_FALSE && strcmp(d->platform->backend, "cuda") != 0;
 }
 
 static void platforms_build(void)
@@ -424,16 +428,13 @@ cl_int CL_API_CALL fe_clGetDeviceInfo(cl_device_id device, cl_device_info param,
     free(s);
     return FE_PUT_VAL(size, value, size_ret, v);
   case CL_DEVICE_ILS_WITH_VERSION:
-  case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
-    if (!(s = pi_string(device, NULL,
-                        param == CL_DEVICE_ILS_WITH_VERSION ? PI_DEVICE_INFO_IL_VERSION
-                                                            : PI_DEVICE_INFO_BUILT_IN_KERNELS,
-                        &err)))
+    if (!(s = pi_string(device, NULL, PI_DEVICE_INFO_IL_VERSION, &err)))
       return err;
-    err = name_versions(s, param == CL_DEVICE_ILS_WITH_VERSION ? 0 : CL_MAKE_VERSION(1, 0, 0),
-                        size, value, size_ret);
+    err = name_versions(s, 0, size, value, size_ret);
     free(s);
     return err;
+  case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
+    return fe_put(size, value, size_ret, NULL, 0);
   case CL_DEVICE_MAX_NUM_SUB_GROUPS: {
     /* PI answers SYCL's minimum, 1, where OpenCL says 0: a device without
      * sub-groups (no cl_khr_subgroups or cl_intel_subgroups). */
@@ -450,6 +451,13 @@ cl_int CL_API_CALL fe_clGetDeviceInfo(cl_device_id device, cl_device_info param,
     }
     return FE_PUT_VAL(size, value, size_ret, n);
   }
+  case CL_DEVICE_COMPILER_AVAILABLE: {
+    cl_bool c = device->compiler ? CL_TRUE : CL_FALSE;
+    return FE_PUT_VAL(size, value, size_ret, c);
+  }
+  case CL_DEVICE_BUILT_IN_KERNELS:
+    /* PI cannot create built-in kernels: none is offered. */
+    return fe_put_str(size, value, size_ret, "");
   case CL_DEVICE_EXECUTION_CAPABILITIES: {
     /* Native kernels cannot be expressed in PI: never claimed. */
     pi_device_exec_capabilities caps = 0;

@@ -13,6 +13,8 @@ the same, device by device, except:
   - CL_DEVICE_EXECUTION_CAPABILITIES: the front end never claims
     CL_EXEC_NATIVE_KERNEL (PI cannot run native kernels), so that bit may be
     missing through pitrace and nothing else may differ;
+  - CL_DEVICE_BUILT_IN_KERNELS: PI cannot create built-in kernels, so the
+    front end offers none (an empty list);
   - handle-valued properties (CL_DEVICE_PLATFORM, CL_DEVICE_PARENT_DEVICE),
     which print addresses.
 Properties PI cannot query are listed as information, not compared. Exit 0
@@ -90,6 +92,9 @@ def main(argv):
             w, g = set(want.split()), set(got.split())
             if not g <= w or ("cl_khr_icd" in w and "cl_khr_icd" not in g and ":" not in want):
                 bad.append("%s: %s not offered directly" % (key, sorted(g - w)))
+        elif name == "CL_DEVICE_BUILT_IN_KERNELS":
+            if got:
+                bad.append("%s: %r through pitrace, where none can be created" % (key, got))
         elif name == "CL_DEVICE_EXECUTION_CAPABILITIES":
             w = {t.strip() for t in want.split("|")} - {"CL_EXEC_NATIVE_KERNEL"}
             if {t.strip() for t in got.split("|")} != w:
