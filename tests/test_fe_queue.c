@@ -7,10 +7,11 @@
  * fills, rectangles and maps, each checked on the host; markers, barriers,
  * migrations and profiling timestamps; event callbacks that get the
  * application's handle; user events that hold commands back (in queue
- * order, released from another thread, failing their dependents); a kernel
+ * order, released from another thread, failing their dependents, keeping
+ * the buffers they use after the application released them); a kernel
  * launch checked on the host, and one held for a user event that keeps the
- * arguments it was enqueued with; and a sweep of bad input for every
- * function of the part.
+ * arguments it was enqueued with and their buffers; and a sweep of bad
+ * input for every function of the part.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -1340,6 +1341,137 @@ Test(fe_queue, a_held_launch_keeps_the_arguments_it_was_enqueued_with)
   D->clReleaseProgram(p);
   D->clReleaseMemObject(m1);
   D->clReleaseMemObject(m2);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+/* Destructor callbacks counted per buffer (the user pointer is the slot). */
+static atomic_int freed[8];
+static void CL_CALLBACK on_freed(cl_mem m, void *user)
+{
+  (void)m;
+  atomic_fetch_add(&freed[(intptr_t)user], 1);
+}
+
+static cl_mem watched(cl_context ctx, int slot, const void *init)
+{
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, init);
+  atomic_store(&freed[slot], 0);
+  cr_assert_eq(D->clSetMemObjectDestructorCallback(m, on_freed, (void *)(intptr_t)slot),
+               CL_SUCCESS);
+  return m;
+}
+
+/* OpenCL keeps a command's memory objects until it is done with them: the
+ * application may release a buffer right after the enqueue. A command held
+ * back for a user event must keep every buffer it uses, not only its PI
+ * handle's number. */
+Test(fe_queue, held_commands_keep_the_buffers_they_use)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  unsigned char a_src[N], b_src[N], got_a[N], got_f[N], got_r[N], want[N];
+  fill_bytes(a_src, N, 3);
+  fill_bytes(b_src, N, 5);
+  cl_int err = -1;
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cl_mem a = watched(ctx, 0, a_src), b = watched(ctx, 1, NULL), f = watched(ctx, 2, NULL);
+  cl_mem r = watched(ctx, 3, NULL), mp = watched(ctx, 4, a_src);
+  cl_mem c = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cl_mem d = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cl_mem e = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  unsigned char *p = D->clEnqueueMapBuffer(q, mp, CL_TRUE, CL_MAP_WRITE, 0, N, 0, NULL, NULL,
+                                           &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  memset(p, 0x77, N);
+  /* All wait for u: a write, copies, a rectangle copy, a fill, reads and an
+   * unmap, each of a buffer the application releases before u completes. */
+  const size_t o[3] = {0, 0, 0}, reg[3] = {16, N / 16, 1};
+  int pat = 0x0badf00d;
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, b, CL_FALSE, 0, N, b_src, 1, &u, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, b, c, 0, 0, N, 1, &u, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueCopyBufferRect(q, a, d, o, o, reg, 16, N, 16, N, 1, &u, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueFillBuffer(q, f, &pat, sizeof pat, 0, N, 1, &u, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, f, CL_FALSE, 0, N, got_f, 1, &u, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBufferRect(q, a, CL_FALSE, o, o, reg, 16, N, 16, N, got_a, 1,
+                                          &u, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueWriteBufferRect(q, r, CL_FALSE, o, o, reg, 16, N, 16, N, b_src, 1,
+                                           &u, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, r, e, 0, 0, N, 1, &u, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, mp, p, 1, &u, NULL), CL_SUCCESS);
+  cl_mem gone[] = {a, b, f, r, mp};
+  for (int i = 0; i < 5; i++)
+    cr_assert_eq(D->clReleaseMemObject(gone[i]), CL_SUCCESS);
+  sleep_ms(20);
+  for (int i = 0; i < 5; i++)
+    cr_assert_eq(atomic_load(&freed[i]), 0, "buffer %d went while a held command used it", i);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  cr_assert_arr_eq(got_a, a_src, N, "read from a released buffer");
+  for (int i = 0; i < N; i += 4)
+    memcpy(want + i, &pat, 4);
+  cr_assert_arr_eq(got_f, want, N, "fill, then read, of a released buffer");
+  cr_assert_eq(D->clEnqueueReadBuffer(q, c, CL_TRUE, 0, N, got_r, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_arr_eq(got_r, b_src, N, "write, then copy, of a released buffer");
+  cr_assert_eq(D->clEnqueueReadBuffer(q, d, CL_TRUE, 0, N, got_r, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_arr_eq(got_r, a_src, N, "rectangle copy of a released buffer");
+  cr_assert_eq(D->clEnqueueReadBuffer(q, e, CL_TRUE, 0, N, got_r, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_arr_eq(got_r, b_src, N, "rectangle write, then copy, of a released buffer");
+  for (int i = 0; i < 5; i++)
+    cr_assert_eq(atomic_load(&freed[i]), 1, "buffer %d goes once its commands are done", i);
+  D->clReleaseEvent(u);
+  D->clReleaseMemObject(c);
+  D->clReleaseMemObject(d);
+  D->clReleaseMemObject(e);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+/* A held launch keeps the buffers its arguments name: the inputs may be
+ * released while it waits. */
+Test(fe_queue, a_held_launch_keeps_its_argument_buffers)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  int av[N], bv[N], cv[N];
+  for (int i = 0; i < N; i++) {
+    av[i] = i;
+    bv[i] = 1000 * i;
+  }
+  cl_int err = -1;
+  cl_mem a = make_buffer(ctx, CL_MEM_READ_ONLY, sizeof av, av);
+  cl_mem b = make_buffer(ctx, CL_MEM_READ_ONLY, sizeof bv, bv);
+  cl_mem c = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof cv, NULL);
+  cl_program p = build_vadd(ctx);
+  cl_kernel k = make_kernel(p, "vadd");
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  size_t n = N;
+  cr_assert_eq(D->clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof b, &b), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 2, sizeof c, &c), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 1, &u, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseMemObject(a), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseMemObject(b), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseKernel(k), CL_SUCCESS);
+  /* Buffers made now may reuse what a and b were, if they were freed. */
+  int junk[N];
+  memset(junk, 0x55, sizeof junk);
+  cl_mem j1 = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof junk, junk);
+  cl_mem j2 = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof junk, junk);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, c, CL_TRUE, 0, sizeof cv, cv, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(cv[i], 1001 * i, "c[%d] = %d", i, cv[i]);
+  D->clReleaseMemObject(j1);
+  D->clReleaseMemObject(j2);
+  D->clReleaseEvent(u);
+  D->clReleaseProgram(p);
+  D->clReleaseMemObject(c);
   D->clReleaseCommandQueue(q);
   D->clReleaseContext(ctx);
 }

@@ -13,12 +13,18 @@
  * migration only says where memory will be used next and PI moves memory
  * where it is used anyway. Native kernels are not offered (PI cannot run
  * host functions as commands).
+ *
+ * A command held back for a user event keeps every memory object it uses
+ * (fe_mem_hold: a wrapper and a PI reference) until it is issued, as
+ * OpenCL keeps a command's objects: the application may release them right
+ * after the enqueue. A held launch runs a snapshot of the kernel, which
+ * keeps its arguments' objects the same way (fe_kernel_snapshot).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fe.h"
+#include "fe_mem.h"
 
 /* ---- Checks ----------------------------------------------------------------- */
 
@@ -112,6 +118,37 @@ static bool rect_overlap(const size_t src[3], const size_t dst[3], const size_t 
   return true;
 }
 
+/* ---- Held commands ----------------------------------------------------------- */
+
+/* The start of every command that uses memory objects: `mem`, and `dst`
+ * for one that uses two (else NULL). hold_one / hold_two take what a held
+ * command keeps, drop_one / drop_two give it back. */
+struct mem_args {
+  fe_cmd c;
+  cl_mem mem, dst;
+};
+
+static cl_int hold_one(fe_cmd *c)
+{
+  fe_mem_hold(((struct mem_args *)c)->mem);
+  return CL_SUCCESS;
+}
+
+static void drop_one(fe_cmd *c) { fe_mem_drop(((struct mem_args *)c)->mem); }
+
+static cl_int hold_two(fe_cmd *c)
+{
+  fe_mem_hold(((struct mem_args *)c)->mem);
+  fe_mem_hold(((struct mem_args *)c)->dst);
+  return CL_SUCCESS;
+}
+
+static void drop_two(fe_cmd *c)
+{
+  fe_mem_drop(((struct mem_args *)c)->mem);
+  fe_mem_drop(((struct mem_args *)c)->dst);
+}
+
 /* ---- Kernels ---------------------------------------------------------------- */
 
 struct launch_cmd {
@@ -134,12 +171,13 @@ static pi_result launch_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, p
 }
 
 /* A launch held for a user event runs with the arguments set when it was
- * enqueued: it launches a clone of the kernel. */
+ * enqueued, and their memory objects and samplers stay alive until then: it
+ * launches a snapshot of the kernel. */
 static cl_int launch_hold(fe_cmd *c)
 {
   struct launch_cmd *a = (struct launch_cmd *)c;
   cl_int err = CL_SUCCESS;
-  cl_kernel clone = fe_clCloneKernel(a->kernel, &err);
+  cl_kernel clone = fe_kernel_snapshot(a->kernel, &err);
   if (!FE_IS(clone, FE_KERNEL))
     return err != CL_SUCCESS ? err : CL_OUT_OF_HOST_MEMORY;
   a->kernel = clone;
@@ -281,8 +319,7 @@ cl_int CL_API_CALL fe_clEnqueueNativeKernel(cl_command_queue command_queue,
 /* ---- Reading and writing ---------------------------------------------------- */
 
 struct rw_cmd {
-  fe_cmd c;
-  pi_mem mem;
+  struct mem_args m;
   size_t offset, size;
   void *ptr;
 };
@@ -291,7 +328,7 @@ static pi_result read_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_
                             const pi_event *wait, pi_event *ev)
 {
   struct rw_cmd *a = (struct rw_cmd *)c;
-  return pirt_piEnqueueMemBufferRead(q->o.pl, q->pi, a->mem, blocking, a->offset, a->size,
+  return pirt_piEnqueueMemBufferRead(q->o.pl, q->pi, a->m.mem->pi, blocking, a->offset, a->size,
                                      a->ptr, n, wait, ev);
 }
 
@@ -299,7 +336,7 @@ static pi_result write_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi
                              const pi_event *wait, pi_event *ev)
 {
   struct rw_cmd *a = (struct rw_cmd *)c;
-  return pirt_piEnqueueMemBufferWrite(q->o.pl, q->pi, a->mem, blocking, a->offset, a->size,
+  return pirt_piEnqueueMemBufferWrite(q->o.pl, q->pi, a->m.mem->pi, blocking, a->offset, a->size,
                                       a->ptr, n, wait, ev);
 }
 
@@ -317,10 +354,12 @@ static cl_int read_write(cl_command_queue q, cl_mem buffer, cl_bool blocking, si
                         (write ? CL_MEM_HOST_READ_ONLY : CL_MEM_HOST_WRITE_ONLY);
   if (buffer->flags & denied)
     return CL_INVALID_OPERATION;
-  struct rw_cmd a = {{write ? write_issue : read_issue, NULL, NULL}, buffer->pi, offset,
-                     size, ptr};
+  struct rw_cmd a = {{{write ? write_issue : read_issue, hold_one, drop_one}, buffer, NULL},
+                     offset,
+                     size,
+                     ptr};
   return fe_enqueue(q, write ? CL_COMMAND_WRITE_BUFFER : CL_COMMAND_READ_BUFFER, n, wait,
-                    blocking != CL_FALSE, &a.c, sizeof a, event);
+                    blocking != CL_FALSE, &a.m.c, sizeof a, event);
 }
 
 /* piEnqueueMemBufferRead. */
@@ -344,8 +383,7 @@ cl_int CL_API_CALL fe_clEnqueueWriteBuffer(cl_command_queue command_queue, cl_me
 }
 
 struct rect_cmd {
-  fe_cmd c;
-  pi_mem mem, dst;
+  struct mem_args m;
   struct pi_buff_rect_offset_struct origin, host_origin;
   struct pi_buff_rect_region_struct region;
   size_t row, slice, host_row, host_slice;
@@ -356,7 +394,7 @@ static pi_result read_rect_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking
                                  pi_uint32 n, const pi_event *wait, pi_event *ev)
 {
   struct rect_cmd *a = (struct rect_cmd *)c;
-  return pirt_piEnqueueMemBufferReadRect(q->o.pl, q->pi, a->mem, blocking, &a->origin,
+  return pirt_piEnqueueMemBufferReadRect(q->o.pl, q->pi, a->m.mem->pi, blocking, &a->origin,
                                          &a->host_origin, &a->region, a->row, a->slice,
                                          a->host_row, a->host_slice, a->ptr, n, wait, ev);
 }
@@ -365,7 +403,7 @@ static pi_result write_rect_issue(fe_cmd *c, cl_command_queue q, pi_bool blockin
                                   pi_uint32 n, const pi_event *wait, pi_event *ev)
 {
   struct rect_cmd *a = (struct rect_cmd *)c;
-  return pirt_piEnqueueMemBufferWriteRect(q->o.pl, q->pi, a->mem, blocking, &a->origin,
+  return pirt_piEnqueueMemBufferWriteRect(q->o.pl, q->pi, a->m.mem->pi, blocking, &a->origin,
                                           &a->host_origin, &a->region, a->row, a->slice,
                                           a->host_row, a->host_slice, a->ptr, n, wait, ev);
 }
@@ -375,7 +413,7 @@ static pi_result copy_rect_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking
 {
   (void)blocking;
   struct rect_cmd *a = (struct rect_cmd *)c;
-  return pirt_piEnqueueMemBufferCopyRect(q->o.pl, q->pi, a->mem, a->dst, &a->origin,
+  return pirt_piEnqueueMemBufferCopyRect(q->o.pl, q->pi, a->m.mem->pi, a->m.dst->pi, &a->origin,
                                          &a->host_origin, &a->region, a->row, a->slice,
                                          a->host_row, a->host_slice, n, wait, ev);
 }
@@ -399,9 +437,9 @@ static cl_int read_write_rect(cl_command_queue q, cl_mem buffer, cl_bool blockin
                         (write ? CL_MEM_HOST_READ_ONLY : CL_MEM_HOST_WRITE_ONLY);
   if (buffer->flags & denied)
     return CL_INVALID_OPERATION;
-  struct rect_cmd a = {{write ? write_rect_issue : read_rect_issue, NULL, NULL},
-                       buffer->pi,
-                       NULL,
+  struct rect_cmd a = {{{write ? write_rect_issue : read_rect_issue, hold_one, drop_one},
+                        buffer,
+                        NULL},
                        {origin[0], origin[1], origin[2]},
                        {host_origin[0], host_origin[1], host_origin[2]},
                        {region[0], region[1], region[2]},
@@ -411,7 +449,7 @@ static cl_int read_write_rect(cl_command_queue q, cl_mem buffer, cl_bool blockin
                        host_slice,
                        ptr};
   return fe_enqueue(q, write ? CL_COMMAND_WRITE_BUFFER_RECT : CL_COMMAND_READ_BUFFER_RECT, n,
-                    wait, blocking != CL_FALSE, &a.c, sizeof a, event);
+                    wait, blocking != CL_FALSE, &a.m.c, sizeof a, event);
 }
 
 /* piEnqueueMemBufferReadRect. */
@@ -445,8 +483,7 @@ cl_int CL_API_CALL fe_clEnqueueWriteBufferRect(
 /* ---- Copying and filling ---------------------------------------------------- */
 
 struct copy_cmd {
-  fe_cmd c;
-  pi_mem src, dst;
+  struct mem_args m; /* mem: the source */
   size_t src_offset, dst_offset, size;
 };
 
@@ -455,7 +492,7 @@ static pi_result copy_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_
 {
   (void)blocking;
   struct copy_cmd *a = (struct copy_cmd *)c;
-  return pirt_piEnqueueMemBufferCopy(q->o.pl, q->pi, a->src, a->dst, a->src_offset,
+  return pirt_piEnqueueMemBufferCopy(q->o.pl, q->pi, a->m.mem->pi, a->m.dst->pi, a->src_offset,
                                      a->dst_offset, a->size, n, wait, ev);
 }
 
@@ -480,10 +517,12 @@ cl_int CL_API_CALL fe_clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem
     if (s < d + size && d < s + size)
       return CL_MEM_COPY_OVERLAP;
   }
-  struct copy_cmd a = {{copy_issue, NULL, NULL}, src_buffer->pi, dst_buffer->pi, src_offset,
-                       dst_offset, size};
+  struct copy_cmd a = {{{copy_issue, hold_two, drop_two}, src_buffer, dst_buffer},
+                       src_offset,
+                       dst_offset,
+                       size};
   return fe_enqueue(command_queue, CL_COMMAND_COPY_BUFFER, num_events_in_wait_list,
-                    event_wait_list, false, &a.c, sizeof a, event);
+                    event_wait_list, false, &a.m.c, sizeof a, event);
 }
 
 /* piEnqueueMemBufferCopyRect. */
@@ -532,9 +571,7 @@ cl_int CL_API_CALL fe_clEnqueueCopyBufferRect(
     if (overlap)
       return CL_MEM_COPY_OVERLAP;
   }
-  struct rect_cmd a = {{copy_rect_issue, NULL, NULL},
-                       src_buffer->pi,
-                       dst_buffer->pi,
+  struct rect_cmd a = {{{copy_rect_issue, hold_two, drop_two}, src_buffer, dst_buffer},
                        {src_origin[0], src_origin[1], src_origin[2]},
                        {dst_origin[0], dst_origin[1], dst_origin[2]},
                        {region[0], region[1], region[2]},
@@ -544,12 +581,11 @@ cl_int CL_API_CALL fe_clEnqueueCopyBufferRect(
                        dst_slice_pitch,
                        NULL};
   return fe_enqueue(command_queue, CL_COMMAND_COPY_BUFFER_RECT, num_events_in_wait_list,
-                    event_wait_list, false, &a.c, sizeof a, event);
+                    event_wait_list, false, &a.m.c, sizeof a, event);
 }
 
 struct fill_cmd {
-  fe_cmd c;
-  pi_mem mem;
+  struct mem_args m;
   size_t pattern_size, offset, size;
   unsigned char pattern[128]; /* copied: the application may reuse its own */
 };
@@ -559,7 +595,7 @@ static pi_result fill_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_
 {
   (void)blocking;
   struct fill_cmd *a = (struct fill_cmd *)c;
-  return pirt_piEnqueueMemBufferFill(q->o.pl, q->pi, a->mem, a->pattern, a->pattern_size,
+  return pirt_piEnqueueMemBufferFill(q->o.pl, q->pi, a->m.mem->pi, a->pattern, a->pattern_size,
                                      a->offset, a->size, n, wait, ev);
 }
 
@@ -578,19 +614,22 @@ cl_int CL_API_CALL fe_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
       (pattern_size & (pattern_size - 1)) || offset % pattern_size || size % pattern_size ||
       !in_range(buffer, offset, size))
     return CL_INVALID_VALUE;
-  struct fill_cmd a = {{fill_issue, NULL, NULL}, buffer->pi, pattern_size, offset, size, {0}};
+  struct fill_cmd a = {{{fill_issue, hold_one, drop_one}, buffer, NULL},
+                       pattern_size,
+                       offset,
+                       size,
+                       {0}};
   memcpy(a.pattern, pattern, pattern_size);
   /* Held, the copy keeps only the bytes in use. */
   return fe_enqueue(command_queue, CL_COMMAND_FILL_BUFFER, num_events_in_wait_list,
-                    event_wait_list, false, &a.c, offsetof(struct fill_cmd, pattern) + pattern_size,
-                    event);
+                    event_wait_list, false, &a.m.c,
+                    offsetof(struct fill_cmd, pattern) + pattern_size, event);
 }
 
 /* ---- Mapping ---------------------------------------------------------------- */
 
 struct map_cmd {
-  fe_cmd c;
-  pi_mem mem;
+  struct mem_args m;
   pi_map_flags flags;
   size_t offset, size;
   void **out;
@@ -601,7 +640,7 @@ static pi_result map_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_u
                            const pi_event *wait, pi_event *ev)
 {
   struct map_cmd *a = (struct map_cmd *)c;
-  return pirt_piEnqueueMemBufferMap(q->o.pl, q->pi, a->mem, blocking, a->flags, a->offset,
+  return pirt_piEnqueueMemBufferMap(q->o.pl, q->pi, a->m.mem->pi, blocking, a->flags, a->offset,
                                     a->size, n, wait, ev, a->out);
 }
 
@@ -609,7 +648,7 @@ static pi_result map_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_u
  * user events (as OpenCL's does), a non-blocking one cannot return it. */
 static cl_int map_hold(fe_cmd *c)
 {
-  return ((struct map_cmd *)c)->blocking ? CL_SUCCESS : CL_INVALID_OPERATION;
+  return ((struct map_cmd *)c)->blocking ? hold_one(c) : CL_INVALID_OPERATION;
 }
 
 /* piEnqueueMemBufferMap; counts the map. */
@@ -636,10 +675,14 @@ void *CL_API_CALL fe_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
        (buffer->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
     FE_FAIL(errcode_ret, CL_INVALID_OPERATION);
   void *ptr = NULL;
-  struct map_cmd a = {{map_issue, map_hold, NULL}, buffer->pi, map_flags, offset, size, &ptr,
+  struct map_cmd a = {{{map_issue, map_hold, drop_one}, buffer, NULL},
+                      map_flags,
+                      offset,
+                      size,
+                      &ptr,
                       blocking_map != CL_FALSE};
   err = fe_enqueue(command_queue, CL_COMMAND_MAP_BUFFER, num_events_in_wait_list,
-                   event_wait_list, a.blocking, &a.c, sizeof a, event);
+                   event_wait_list, a.blocking, &a.m.c, sizeof a, event);
   if (err != CL_SUCCESS)
     FE_FAIL(errcode_ret, err);
   atomic_fetch_add(&buffer->maps, 1);
@@ -649,8 +692,7 @@ void *CL_API_CALL fe_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
 }
 
 struct unmap_cmd {
-  fe_cmd c;
-  pi_mem mem;
+  struct mem_args m;
   void *ptr;
 };
 
@@ -659,7 +701,7 @@ static pi_result unmap_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi
 {
   (void)blocking;
   struct unmap_cmd *a = (struct unmap_cmd *)c;
-  return pirt_piEnqueueMemUnmap(q->o.pl, q->pi, a->mem, a->ptr, n, wait, ev);
+  return pirt_piEnqueueMemUnmap(q->o.pl, q->pi, a->m.mem->pi, a->ptr, n, wait, ev);
 }
 
 /* piEnqueueMemUnmap of a buffer or image; counts the unmap. */
@@ -674,9 +716,9 @@ cl_int CL_API_CALL fe_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
     return CL_INVALID_CONTEXT;
   if (!mapped_ptr)
     return CL_INVALID_VALUE;
-  struct unmap_cmd a = {{unmap_issue, NULL, NULL}, memobj->pi, mapped_ptr};
+  struct unmap_cmd a = {{{unmap_issue, hold_one, drop_one}, memobj, NULL}, mapped_ptr};
   cl_int err = fe_enqueue(command_queue, CL_COMMAND_UNMAP_MEM_OBJECT, num_events_in_wait_list,
-                          event_wait_list, false, &a.c, sizeof a, event);
+                          event_wait_list, false, &a.m.c, sizeof a, event);
   if (err == CL_SUCCESS) {
     unsigned maps = atomic_load(&memobj->maps);
     while (maps && !atomic_compare_exchange_weak(&memobj->maps, &maps, maps - 1))

@@ -2,7 +2,8 @@
  * fe_mem.h: what the memory files of the OpenCL front end share among
  * themselves (fe_memory.c, fe_image.c, fe_sampler.c, fe_usm.c,
  * fe_unsupported.c): device capabilities the memory calls check, memory
- * flag rules, and the life of a memory object wrapper.
+ * flag rules, and the life of a memory object wrapper (which fe_enqueue.c
+ * uses too: its held commands keep their memory objects).
  */
 #ifndef PITRACE_FE_MEM_H
 #define PITRACE_FE_MEM_H
