@@ -11,7 +11,8 @@
  * the buffers they use after the application released them); a kernel
  * launch checked on the host, and one held for a user event that keeps the
  * arguments it was enqueued with and their buffers; and a sweep of bad
- * input for every function of the part.
+ * input for every function of the part (a buffer the application released
+ * is refused even while a sub-buffer keeps it).
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -785,6 +786,59 @@ Test(fe_queue, buffer_bad_input)
   D->clReleaseCommandQueue(oq);
   D->clReleaseContext(ctx);
   D->clReleaseContext(other);
+}
+
+/* A buffer the application released is no longer a valid memory object to
+ * it, even while a sub-buffer keeps the buffer itself alive. */
+Test(fe_queue, a_released_buffer_is_invalid_while_a_sub_buffer_keeps_it)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  unsigned char host[N] = {0};
+  cl_mem keep = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cl_buffer_region r = {0, N / 2};
+  cl_int err = -1;
+  cl_mem sub = D->clCreateSubBuffer(m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  unsigned char *p = D->clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 0, 16, 0, NULL, NULL,
+                                           &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(D->clReleaseMemObject(m), CL_SUCCESS);
+  const size_t o[3] = {0, 0, 0}, reg[3] = {4, 4, 1};
+  int pat = 1;
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, 16, host, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_TRUE, 0, 16, host, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueReadBufferRect(q, m, CL_TRUE, o, o, reg, 16, 0, 0, 0, host, 0,
+                                          NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueWriteBufferRect(q, m, CL_TRUE, o, o, reg, 16, 0, 0, 0, host, 0,
+                                           NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, m, keep, 0, 0, 16, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueCopyBuffer(q, keep, m, 0, 0, 16, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueCopyBufferRect(q, keep, m, o, o, reg, 16, 0, 16, 0, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, &pat, 4, 0, 16, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_null(D->clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 0, 16, 0, NULL, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL), CL_INVALID_MEM_OBJECT);
+  cl_mem both[2] = {keep, m};
+  cr_assert_eq(D->clEnqueueMigrateMemObjects(q, 2, both, 0, 0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  /* The sub-buffer stays valid, and works. */
+  cr_assert_eq(D->clEnqueueReadBuffer(q, sub, CL_TRUE, 0, 16, host, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueMigrateMemObjects(q, 1, &sub, 0, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  D->clReleaseMemObject(sub);
+  D->clReleaseMemObject(keep);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
 }
 
 /* ---- Ordering and events ---------------------------------------------------- */

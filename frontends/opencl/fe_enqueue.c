@@ -28,11 +28,12 @@
 
 /* ---- Checks ----------------------------------------------------------------- */
 
-/* CL_INVALID_MEM_OBJECT for anything but a buffer (images and pipes go
- * elsewhere), CL_INVALID_CONTEXT for another context's. */
+/* CL_INVALID_MEM_OBJECT for anything but a live buffer (images and pipes
+ * go elsewhere; one the application released is not valid to it, even
+ * while a sub-buffer keeps it), CL_INVALID_CONTEXT for another context's. */
 static inline cl_int check_buffer(cl_command_queue q, cl_mem m)
 {
-  if (!FE_IS(m, FE_MEM) || m->type != CL_MEM_OBJECT_BUFFER)
+  if (!fe_mem_live(m) || m->type != CL_MEM_OBJECT_BUFFER)
     return CL_INVALID_MEM_OBJECT;
   return m->ctx == q->ctx ? CL_SUCCESS : CL_INVALID_CONTEXT;
 }
@@ -710,7 +711,7 @@ cl_int CL_API_CALL fe_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
                                               const cl_event *event_wait_list, cl_event *event)
 {
   FE_CHECK(command_queue, FE_QUEUE, CL_INVALID_COMMAND_QUEUE);
-  if (!FE_IS(memobj, FE_MEM) || memobj->type == CL_MEM_OBJECT_PIPE)
+  if (!fe_mem_live(memobj) || memobj->type == CL_MEM_OBJECT_PIPE)
     return CL_INVALID_MEM_OBJECT;
   if (memobj->ctx != command_queue->ctx)
     return CL_INVALID_CONTEXT;
@@ -742,7 +743,7 @@ cl_int CL_API_CALL fe_clEnqueueMigrateMemObjects(cl_command_queue command_queue,
   if (num_mem_objects == 0 || !mem_objects)
     return CL_INVALID_VALUE;
   for (cl_uint i = 0; i < num_mem_objects; i++) {
-    if (!FE_IS(mem_objects[i], FE_MEM))
+    if (!fe_mem_live(mem_objects[i]))
       return CL_INVALID_MEM_OBJECT;
     if (mem_objects[i]->ctx != command_queue->ctx)
       return CL_INVALID_CONTEXT;
