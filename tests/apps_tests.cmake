@@ -1,7 +1,7 @@
 # Real OpenCL applications from Debian (installed by scripts/setup.sh), run
 # directly and through the OpenCL front end: recorded, replayed, diffed
 # (tests/apps/app_test.sh says what each step checks). clinfo's properties
-# are compared with its direct output; clpeak runs two of its tests (the
+# are compared with its direct output; clpeak runs one of its tests (the
 # whole of clpeak takes minutes: scripts/real-apps.sh runs it, for the
 # README's figures); pyopencl and CLBlast run clients of ours that verify
 # their results against the host.
@@ -36,4 +36,9 @@ if(CLBLAST_LIB AND CLBLAST_INCLUDE)
   target_include_directories(clblast_client PRIVATE ${CLBLAST_INCLUDE} ${OpenCL_INCLUDE_DIRS})
   target_link_libraries(clblast_client PRIVATE ${CLBLAST_LIB} OpenCL::OpenCL m)
   pitrace_app_test(clblast)
+endif()
+
+# pitrace run / record: how applications get routed.
+if(CLINFO)
+  add_test(NAME pitrace_run COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/apps/run_verb.sh ${PROJECT_BINARY_DIR})
 endif()

@@ -16,6 +16,7 @@ static const struct {
   const char *summary;
 } verbs[] = {
     {"record", pt_record, "run a command with recording on; keep its sessions"},
+    {"run", pt_run, "run an OpenCL application through pitrace (no recording)"},
     {"replay", pt_replay, "re-issue a recorded session on a device and verify it"},
     {"extract", pt_extract, "cut a session down to what one kernel launch needs"},
     {"sessions", pt_sessions_verb, "list the sessions in a database"},

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 int pt_record(int argc, char **argv);   /* viewer/record.c */
+int pt_run(int argc, char **argv);      /* viewer/route_opencl.c */
 int pt_replay(int argc, char **argv);   /* replay/replay.c */
 int pt_extract(int argc, char **argv);  /* replay/extract.c */
 int pt_sessions_verb(int argc, char **argv); /* viewer/ */
@@ -20,6 +21,15 @@ int pt_stats(int argc, char **argv);
 int pt_diff(int argc, char **argv);
 int pt_export(int argc, char **argv);
 int pt_report(int argc, char **argv);
+
+#include <stddef.h>
+
+/* The OpenCL front end's vendor file beside this program's tree (malloc'd),
+ * or NULL with a reason in err. */
+char *pt_opencl_icd(char *err, size_t errn);
+/* Points the ICD loader of processes started from here at `icd` only,
+ * keeping the user's OCL_ICD_VENDORS in PITRACE_OCL_ICD_VENDORS. */
+void pt_route_opencl(const char *icd);
 
 /* Whether to colour output written to `fd` (a terminal, NO_COLOR unset). */
 bool pt_use_color(int fd);

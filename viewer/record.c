@@ -2,6 +2,10 @@
  * record.c: `pitrace record`, which runs a command with recording on and
  * keeps the sessions of its processes (pitrace record --help).
  *
+ * OpenCL applications are routed through pitrace's OpenCL front end (unless
+ * --no-opencl), so their OpenCL calls are recorded as PI calls; applications
+ * of pirt.h record as they are (route_opencl.c).
+ *
  * The command runs with SYCL_PI_RECORD set to the sessions directory, so
  * every process that makes PI calls records into a session file of its own
  * there (interposer/writer.c names it pitrace-<pid>-<time>.db): processes
@@ -81,6 +85,9 @@ static const char usage_text[] =
     "  --data none|meta|all      payload data to record (SYCL_PI_RECORD_DATA)\n"
     "  --backtrace               record call stacks (SYCL_PI_RECORD_BACKTRACE=1)\n"
     "  --label L                 label the sessions (SYCL_PI_RECORD_LABEL)\n"
+    "  --no-opencl               do not route OpenCL applications through pitrace's\n"
+    "                            OpenCL front end (by default their OpenCL calls are\n"
+    "                            recorded as PI calls; see pitrace run --help)\n"
     "  -h, --help                this text\n"
     "\n"
     "Exit statuses are known for CMD and for processes orphaned while it ran;\n"
@@ -97,6 +104,8 @@ typedef struct options {
   keep_mode keep;
   const char *data, *label;
   bool backtrace;
+  bool no_opencl;
+  char *icd; /* the front end's vendor file, when routing */
   char **cmd;
 } options;
 
@@ -318,6 +327,10 @@ static int parse_options(int argc, char **argv, options *o)
       o->backtrace = true;
       continue;
     }
+    if (strcmp(a, "--no-opencl") == 0) {
+      o->no_opencl = true;
+      continue;
+    }
     static const struct {
       const char *shrt, *lng;
     } valued[] = {{"-o", "--output"}, {NULL, "--keep"}, {NULL, "--data"}, {NULL, "--label"}};
@@ -357,6 +370,11 @@ static int parse_options(int argc, char **argv, options *o)
   if (i >= argc)
     return usage_error("no command to run: pitrace record [OPTIONS] -- CMD [ARGS...]");
   o->cmd = argv + i;
+  if (!o->no_opencl) {
+    char err[PATH_MAX + 256];
+    if (!(o->icd = pt_opencl_icd(err, sizeof err)))
+      return usage_error("%s (or record with --no-opencl)", err);
+  }
   return -1;
 }
 
@@ -531,6 +549,8 @@ static void exec_command(const options *o, const char *dir, const char *run_id,
     setenv("SYCL_PI_RECORD_BACKTRACE", "1", 1);
   if (o->label)
     setenv("SYCL_PI_RECORD_LABEL", o->label, 1);
+  if (o->icd)
+    pt_route_opencl(o->icd);
   execvp(o->cmd[0], o->cmd);
   int e = errno;
   ssize_t w = write(errfd, &e, sizeof e);
@@ -1044,6 +1064,7 @@ int pt_record(int argc, char **argv)
   free_state(&rs);
   free(rl.v);
   free(cmdline);
+  free(o.icd);
   free_list(before, nbefore);
   return code;
 }

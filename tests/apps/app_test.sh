@@ -23,7 +23,7 @@ step() { echo "--- [$app] $*"; }
 
 case $app in
 clinfo)   cmd="clinfo --raw"; portable=0 ;;
-clpeak)   cmd="clpeak -p 0 -d 0 --kernel-latency --compute-integer"; portable=1 ;;
+clpeak)   cmd="clpeak -p 0 -d 0 --compute-integer"; portable=1 ;;
 pyopencl) # No compiler cache: cached programs are device binaries, which
           # cannot replay on the other device.
           export PYOPENCL_NO_CACHE=1

@@ -1,0 +1,112 @@
+/*
+ * route_opencl.c: routing unmodified OpenCL applications through pitrace's
+ * OpenCL front end, for `pitrace run` and `pitrace record`.
+ *
+ * The application's ICD loader is pointed at pitrace's vendor file only
+ * (OCL_ICD_VENDORS=<prefix>/etc/OpenCL/vendors/pitrace.icd), so it sees
+ * pitrace's platforms alone; the previous value, if any, is kept in
+ * PITRACE_OCL_ICD_VENDORS, where pitrace's OpenCL plugin looks first for
+ * the real implementations (plugins/opencl/README.md). The vendor file lies
+ * beside this program's tree: <bindir>/../etc/OpenCL/vendors/, in the build
+ * tree and in an installed one alike.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pitrace_cli.h"
+
+#define ICD_RELATIVE "/../etc/OpenCL/vendors/pitrace.icd"
+
+char *pt_opencl_icd(char *err, size_t errn)
+{
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n < 0) {
+    snprintf(err, errn, "cannot tell where pitrace lies (/proc/self/exe: %s)", strerror(errno));
+    return NULL;
+  }
+  self[n] = 0;
+  char *slash = strrchr(self, '/');
+  if (slash)
+    *slash = 0;
+  char path[PATH_MAX + sizeof ICD_RELATIVE];
+  snprintf(path, sizeof path, "%s%s", self, ICD_RELATIVE);
+  char *real = realpath(path, NULL);
+  if (!real)
+    snprintf(err, errn, "the OpenCL front end's vendor file %s is missing (%s): build the "
+             "pitrace_opencl target, or install pitrace", path, strerror(errno));
+  return real;
+}
+
+void pt_route_opencl(const char *icd)
+{
+  const char *prev = getenv("OCL_ICD_VENDORS");
+  /* Keep what the user meant, unless it is already pitrace's own file (a
+   * pitrace run inside another keeps the outer saved value). */
+  if (prev && *prev && strcmp(prev, icd) != 0)
+    setenv("PITRACE_OCL_ICD_VENDORS", prev, 1);
+  setenv("OCL_ICD_VENDORS", icd, 1);
+}
+
+static const char run_usage[] =
+    "usage: pitrace run [--no-opencl] [--] CMD [ARGS...]\n"
+    "\n"
+    "Runs CMD with its OpenCL calls routed through pitrace's OpenCL front end,\n"
+    "without recording: the application sees pitrace's platforms, and every\n"
+    "OpenCL call becomes PI calls through the runtime, so SYCL_PI_TRACE=2 prints\n"
+    "them (SYCL_PI_TRACE=2 pitrace run -- clinfo). OpenCL implementations are\n"
+    "those the ICD loader would have used (OCL_ICD_VENDORS or\n"
+    "/etc/OpenCL/vendors); SYCL_DEVICE_FILTER narrows them. Exits with CMD's\n"
+    "status (127 when CMD is not found, 126 when it cannot be run, 2 for a usage\n"
+    "error).\n"
+    "\n"
+    "  --no-opencl   run CMD unchanged (applications of pirt.h need no routing)\n"
+    "  -h, --help    this text\n";
+
+int pt_run(int argc, char **argv)
+{
+  bool route = true;
+  int i = 1;
+  for (; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) {
+      i++;
+      break;
+    }
+    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+      fputs(run_usage, stdout);
+      return 0;
+    }
+    if (strcmp(argv[i], "--no-opencl") == 0) {
+      route = false;
+      continue;
+    }
+    if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "pitrace run: unknown option '%s' (pitrace run --help)\n", argv[i]);
+      return 2;
+    }
+    break;
+  }
+  if (i >= argc) {
+    fprintf(stderr, "pitrace run: no command to run: pitrace run [--no-opencl] -- CMD [ARGS...]\n");
+    return 2;
+  }
+  if (route) {
+    char err[PATH_MAX + 256];
+    char *icd = pt_opencl_icd(err, sizeof err);
+    if (!icd) {
+      fprintf(stderr, "pitrace run: %s\n", err);
+      return 2;
+    }
+    pt_route_opencl(icd);
+    free(icd);
+  }
+  execvp(argv[i], argv + i);
+  int e = errno;
+  fprintf(stderr, "pitrace run: cannot run %s: %s\n", argv[i], strerror(e));
+  return e == ENOENT ? 127 : 126;
+}
