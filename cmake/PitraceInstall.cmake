@@ -5,8 +5,11 @@
 #   P/lib                      libpirt.so (with its version links), the plugins
 #                              libpi_opencl.so, libpi_level_zero.so, libpi_cuda.so,
 #                              the recording shim libpi_shim.so, the replay plugin
-#                              libpi_replay.so (those that are built)
-#   P/include                  pirt.h, pi/pi.h, pi/pi_gen.h, pi/pi_desc.h
+#                              libpi_replay.so (those that are built), the
+#                              OpenCL front end libpitrace_opencl.so
+#   P/include                  pirt.h, pirt_pi.h, pi/pi.h, pi/pi_gen.h, pi/pi_desc.h
+#   P/etc/OpenCL/vendors/pitrace.icd  the front end's vendor file (pitrace run
+#                              and record find it as <bindir>/../etc/...)
 #   P/etc/pitrace/plugins.conf the runtime's default plugins config
 #   P/lib/pkgconfig/pitrace.pc
 #   P/lib/cmake/pitrace/       pitraceConfig.cmake (+ version): the targets
@@ -41,7 +44,7 @@ install(TARGETS pirt pi_headers EXPORT pitraceTargets
 install(TARGETS pitrace_embed pitrace EXPORT pitraceTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # Plugins, the shim and the replay plugin are loaded with dlopen: no export.
-foreach(module pi_opencl pi_level_zero pi_cuda pi_shim pi_replay)
+foreach(module pi_opencl pi_level_zero pi_cuda pi_shim pi_replay pitrace_opencl)
   if(TARGET ${module})
     install(TARGETS ${module} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   endif()
@@ -52,6 +55,7 @@ endif()
 
 # ---- Headers ------------------------------------------------------------------
 install(FILES ${PROJECT_SOURCE_DIR}/runtime/include/pirt.h
+  ${PROJECT_SOURCE_DIR}/runtime/include/pirt_pi.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES
   ${PROJECT_SOURCE_DIR}/runtime/include/pi/pi.h
@@ -71,6 +75,19 @@ libpi_level_zero.so  level_zero
 libpi_cuda.so        cuda
 ")
 install(FILES ${_pitrace_gen}/plugins.conf DESTINATION ${PITRACE_CONFIG_DIR})
+
+# ---- The OpenCL front end's vendor file -------------------------------------------
+# An .icd file names its library by path; it is written at install time,
+# when the final location (DESTDIR and prefix included) is known. An
+# installed tree that is moved needs it rewritten (or OCL_ICD_VENDORS set by
+# hand); pitrace run and record find the file relative to themselves.
+if(TARGET pitrace_opencl)
+  install(CODE "
+    set(_icd_lib \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/libpitrace_opencl.so\")
+    file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/etc/OpenCL/vendors\")
+    file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/etc/OpenCL/vendors/pitrace.icd\" \"\${_icd_lib}\\n\")
+    message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/etc/OpenCL/vendors/pitrace.icd\")")
+endif()
 
 # ---- pkg-config -----------------------------------------------------------------
 # Relocatable: the prefix comes from where the .pc file lies.

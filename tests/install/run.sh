@@ -5,7 +5,8 @@
 # program with LD_LIBRARY_PATH and SYCL_PI_CONFIG unset on PoCL: each must
 # verify its result, with SYCL_PI_TRACE=1 showing the installed plugins
 # config read and the installed plugins loaded. Last, the installed
-# `pitrace record` records a consumer through the installed shim.
+# `pitrace record` records a consumer through the installed shim, and an
+# OpenCL application (clinfo) runs through the installed front end.
 #
 #   run.sh BUILD_DIR CONSUMER_SOURCE_DIR CC CMAKE [CFLAGS]
 #
@@ -30,6 +31,7 @@ fail() {
 for f in bin/pitrace bin/pitrace_embed \
          lib/libpirt.so lib/libpirt.so.0 \
          lib/libpi_opencl.so lib/libpi_level_zero.so lib/libpi_shim.so \
+         lib/libpitrace_opencl.so etc/OpenCL/vendors/pitrace.icd include/pirt_pi.h \
          include/pirt.h include/pi/pi.h include/pi/pi_gen.h include/pi/pi_desc.h \
          etc/pitrace/plugins.conf lib/pkgconfig/pitrace.pc \
          lib/cmake/pitrace/pitraceConfig.cmake \
@@ -106,6 +108,19 @@ if command -v sqlite3 >/dev/null; then
   [ "$ended" = "teardown 1" ] || fail "the recorded session ended '$ended'"
 fi
 echo "install test: the installed pitrace recorded $1"
+
+# ---- The installed front end: an OpenCL application through pitrace run ------------
+[ "$(cat "$prefix/etc/OpenCL/vendors/pitrace.icd")" = "$prefix/lib/libpitrace_opencl.so" ] ||
+  fail "pitrace.icd does not name the installed front end"
+if command -v clinfo >/dev/null; then
+  out=$(OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd SYCL_PI_TRACE=1 \
+        "$prefix/bin/pitrace" run -- clinfo -l 2>&1) || { echo "$out"; fail "pitrace run -- clinfo failed"; }
+  echo "$out" | grep -q "Platform #0" || { echo "$out"; fail "clinfo saw no platform through the installed front end"; }
+  loaded=$(echo "$out" | sed -n 's/^.*Plugin found and successfully loaded: libpi_opencl.so .*(\([^,]*\), backend opencl.*$/\1/p')
+  [ -n "$loaded" ] && [ "$(cd "$(dirname "$loaded")" && pwd -P)" = "$libdir" ] ||
+    { echo "$out"; fail "the installed front end did not use the installed OpenCL plugin"; }
+  echo "install test: clinfo ran through the installed front end"
+fi
 
 rm -rf "$work"
 echo "install test: passed"
