@@ -6,10 +6,11 @@
  * device the registration names (PoCL, or rusticl on llvmpipe): buffers
  * and sub-buffers with their data checked on the host, flag inheritance,
  * reference counts and destructor callbacks in order, image round trips
- * (read, write, copy, fill, copies to and from buffers) and the formats the
- * front end lists, samplers, USM where the device has it (its refusal where
- * not), a sweep of bad input, and the error codes of SVM, pipes, GL and EGL
- * sharing and device fission.
+ * (read, write, copy, fill, copies to and from buffers, maps staged through
+ * the host and their map count) and the formats the front end lists,
+ * samplers, USM where the device has it (its refusal where not), a sweep of
+ * bad input, and the error codes of SVM, pipes, GL and EGL sharing and
+ * device fission.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -571,12 +572,9 @@ Test(fe_memory, image_copy_fill_and_buffers)
   cr_assert_eq(D->clEnqueueCopyImageToBuffer(q, arr, buf, bo, br, 64 * 4 - 8, 0, NULL, NULL),
                CL_INVALID_VALUE, "the buffer is too small from that offset");
 
-  /* Mapping an image: PI cannot, and says so. */
+  /* Mapping a 3D image needs a slice pitch (maps: image_maps_staged_through_the_host). */
   cl_int err = -1;
-  size_t rp = 0, sp = 0;
-  cr_assert_null(D->clEnqueueMapImage(q, vol, CL_TRUE, CL_MAP_READ, zero, all, &rp, &sp, 0, NULL,
-                                      NULL, &err));
-  cr_assert_eq(err, CL_INVALID_OPERATION);
+  size_t rp = 0;
   cr_assert_null(D->clEnqueueMapImage(q, vol, CL_TRUE, CL_MAP_READ, zero, all, &rp, NULL, 0,
                                       NULL, NULL, &err));
   cr_assert_eq(err, CL_INVALID_VALUE, "a 3D image needs a slice pitch");
@@ -584,6 +582,215 @@ Test(fe_memory, image_copy_fill_and_buffers)
   D->clReleaseMemObject(buf);
   D->clReleaseMemObject(arr);
   D->clReleaseMemObject(vol);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+static cl_uint map_count(cl_mem m)
+{
+  cl_uint maps = 99;
+  cr_assert_eq(D->clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof maps, &maps, NULL), CL_SUCCESS);
+  return maps;
+}
+
+static cl_command_type command_of(cl_event ev)
+{
+  cl_command_type t = 0;
+  cr_assert_eq(D->clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof t, &t, NULL), CL_SUCCESS);
+  return t;
+}
+
+/* PI maps only buffers: an image map is host memory the region is read
+ * into, written back by the unmap when it was mapped for writing. */
+Test(fe_memory, image_maps_staged_through_the_host)
+{
+  if (!has_images())
+    cr_skip_test("the device has no images");
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx);
+  enum { W = 16, H = 8, Z = 4 };
+  uint8_t px[H][W][4], back[H][W][4];
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++)
+      for (int c = 0; c < 4; c++)
+        px[y][x][c] = (uint8_t)(x * 13 + y * 7 + c);
+  cl_mem img = make_image(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, CL_RGBA, CL_UNSIGNED_INT8,
+                          CL_MEM_OBJECT_IMAGE2D, W, H, 0, px);
+  const size_t zero[3] = {0, 0, 0}, all[3] = {W, H, 1};
+
+  /* A blocking map of a region for reading and writing. */
+  const size_t mo[3] = {3, 2, 0}, mr[3] = {5, 4, 1};
+  size_t rp = 0, sp = 77;
+  cl_event ev = NULL;
+  cl_int err = -1;
+  uint8_t *p = D->clEnqueueMapImage(q, img, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, mo, mr, &rp, &sp,
+                                    0, NULL, &ev, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clEnqueueMapImage: %d", err);
+  cr_assert_not_null(p);
+  cr_assert_geq(rp, 5 * 4);
+  cr_assert_eq(sp, 0, "a 2D image has no slice pitch");
+  cr_assert_eq(command_of(ev), CL_COMMAND_MAP_IMAGE);
+  D->clReleaseEvent(ev);
+  cr_assert_eq(map_count(img), 1);
+  for (int y = 0; y < 4; y++)
+    cr_assert_arr_eq(p + y * rp, px[2 + y][3], 5 * 4, "mapped row %d", y);
+  for (int y = 0; y < 4; y++)
+    memset(p + y * rp, 200 + y, 5 * 4);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, img, p, 0, NULL, &ev), CL_SUCCESS);
+  cr_assert_eq(command_of(ev), CL_COMMAND_UNMAP_MEM_OBJECT);
+  cr_assert_eq(D->clWaitForEvents(1, &ev), CL_SUCCESS);
+  D->clReleaseEvent(ev);
+  cr_assert_eq(map_count(img), 0);
+  cr_assert_eq(D->clEnqueueReadImage(q, img, CL_TRUE, zero, all, 0, 0, back, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      bool in = x >= 3 && x < 8 && y >= 2 && y < 6;
+      if (in)
+        memset(px[y][x], 200 + y - 2, 4);
+      cr_assert_arr_eq(back[y][x], px[y][x], 4, "(%d,%d) after the unmap", x, y);
+    }
+
+  /* A non-blocking map for reading, ordered by its event; two maps at once
+   * count twice; an unmap of a read-only map writes nothing. */
+  cl_event e1 = NULL;
+  size_t rp1 = 0;
+  uint8_t *r1 = D->clEnqueueMapImage(q, img, CL_FALSE, CL_MAP_READ, zero, all, &rp1, NULL, 0,
+                                     NULL, &e1, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  uint8_t *r2 = D->clEnqueueMapImage(q, img, CL_TRUE, CL_MAP_READ, mo, mr, &rp, NULL, 1, &e1,
+                                     NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(map_count(img), 2);
+  cr_assert_eq(D->clWaitForEvents(1, &e1), CL_SUCCESS);
+  for (int y = 0; y < H; y++)
+    cr_assert_arr_eq(r1 + y * rp1, px[y], W * 4, "row %d of a whole-image map", y);
+  r1[0] = 1; /* not written back: mapped for reading */
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, img, r1, 1, &e1, NULL), CL_SUCCESS);
+  cr_assert_eq(map_count(img), 1);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, img, r1, 0, NULL, NULL), CL_INVALID_VALUE,
+               "unmapped already");
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, img, px, 0, NULL, NULL), CL_INVALID_VALUE,
+               "not a mapped pointer");
+  cr_assert_eq(map_count(img), 1);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, img, r2, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(map_count(img), 0);
+  D->clReleaseEvent(e1);
+
+  /* Invalidating a region: nothing is read, everything is written back. */
+  p = D->clEnqueueMapImage(q, img, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, zero, all, &rp, NULL,
+                           0, NULL, NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  for (int y = 0; y < H; y++)
+    memset(p + y * rp, 9 + y, W * 4);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, img, p, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadImage(q, img, CL_TRUE, zero, all, 0, 0, back, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W * 4; x++)
+      cr_assert_eq(back[y][x / 4][x % 4], 9 + y, "invalidated (%d,%d)", x / 4, y);
+
+  /* A map held back for a user event: its pointer comes at once, its data
+   * once the event completes; the unmap behind it writes back. */
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  p = D->clEnqueueMapImage(q, img, CL_FALSE, CL_MAP_WRITE, mo, mr, &rp, NULL, 1, &u, &ev, &err);
+  cr_assert_eq(err, CL_SUCCESS, "a held non-blocking map: %d", err);
+  cr_assert_not_null(p);
+  cl_int st = 0;
+  cr_assert_eq(D->clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(st, CL_QUEUED);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+  cr_assert_eq(D->clWaitForEvents(1, &ev), CL_SUCCESS);
+  D->clReleaseEvent(ev);
+  for (int y = 0; y < 4; y++)
+    cr_assert_eq(p[y * rp], 9 + 2 + y, "held map row %d", y);
+  p[0] = 250;
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, img, p, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadImage(q, img, CL_TRUE, zero, all, 0, 0, back, 0, NULL, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(back[2][3][0], 250);
+  cr_assert_eq(back[2][3][1], 9 + 2);
+  D->clReleaseEvent(u);
+
+  /* A 3D image and a 1D image array: slice pitches. */
+  uint32_t vol[Z][H][W], vback[Z][H][W];
+  for (int z = 0; z < Z; z++)
+    for (int y = 0; y < H; y++)
+      for (int x = 0; x < W; x++)
+        vol[z][y][x] = (uint32_t)(z * 10000 + y * 100 + x);
+  cl_mem v3 = make_image(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, CL_R, CL_UNSIGNED_INT32,
+                         CL_MEM_OBJECT_IMAGE3D, W, H, Z, vol);
+  const size_t bo[3] = {1, 2, 1}, br[3] = {3, 2, 2};
+  p = D->clEnqueueMapImage(q, v3, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, bo, br, &rp, &sp, 0, NULL,
+                           NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_geq(rp, 3 * 4);
+  cr_assert_geq(sp, 2 * rp);
+  for (int z = 0; z < 2; z++)
+    for (int y = 0; y < 2; y++)
+      for (int x = 0; x < 3; x++) {
+        uint32_t *v = (uint32_t *)(p + z * sp + y * rp) + x;
+        cr_assert_eq(*v, vol[1 + z][2 + y][1 + x], "3D (%d,%d,%d)", x, y, z);
+        *v = 7u + (uint32_t)(z * 100 + y * 10 + x);
+        vol[1 + z][2 + y][1 + x] = *v;
+      }
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, v3, p, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadImage(q, v3, CL_TRUE, zero, (size_t[3]){W, H, Z}, 0, 0, vback, 0,
+                                     NULL, NULL),
+               CL_SUCCESS);
+  cr_assert_arr_eq(vback, vol, sizeof vol, "3D image after the unmap");
+  cl_mem a1 = make_image(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, CL_R, CL_UNSIGNED_INT32,
+                         CL_MEM_OBJECT_IMAGE1D_ARRAY, W, 0, Z, vol);
+  const size_t ao[3] = {2, 1, 0}, ar[3] = {4, 3, 1};
+  p = D->clEnqueueMapImage(q, a1, CL_TRUE, CL_MAP_READ, ao, ar, &rp, &sp, 0, NULL, NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_geq(sp, 4 * 4, "a 1D image array's slice pitch holds one image's row");
+  for (int i = 0; i < 3; i++)
+    cr_assert_arr_eq(p + i * sp, (uint32_t *)vol + (1 + i) * W + 2, 4 * 4, "array image %d", i);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, a1, p, 0, NULL, NULL), CL_SUCCESS);
+
+  /* CL_MEM_USE_HOST_PTR: the pointer lies in the application's memory. */
+  static uint8_t host[H][W][4];
+  memcpy(host, px, sizeof host);
+  cl_mem uh = make_image(ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, CL_RGBA, CL_UNSIGNED_INT8,
+                         CL_MEM_OBJECT_IMAGE2D, W, H, 0, host);
+  p = D->clEnqueueMapImage(q, uh, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, mo, mr, &rp, NULL, 0, NULL,
+                           NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(p, &host[2][3][0], "derived from the host pointer");
+  cr_assert_eq(rp, W * 4, "with the image's row pitch");
+  p[0] = 33;
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, uh, p, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadImage(q, uh, CL_TRUE, zero, all, 0, 0, back, 0, NULL, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(back[2][3][0], 33);
+
+  /* Host access, and a map the application never unmaps before the
+   * release. */
+  cl_mem ro = make_image(ctx, CL_MEM_HOST_READ_ONLY, CL_RGBA, CL_UNSIGNED_INT8,
+                         CL_MEM_OBJECT_IMAGE2D, W, H, 0, NULL);
+  cl_mem wo = make_image(ctx, CL_MEM_HOST_WRITE_ONLY, CL_RGBA, CL_UNSIGNED_INT8,
+                         CL_MEM_OBJECT_IMAGE2D, W, H, 0, NULL);
+  cr_assert_null(D->clEnqueueMapImage(q, ro, CL_TRUE, CL_MAP_WRITE, zero, all, &rp, NULL, 0, NULL,
+                                      NULL, &err));
+  cr_assert_eq(err, CL_INVALID_OPERATION);
+  cr_assert_null(D->clEnqueueMapImage(q, wo, CL_TRUE, CL_MAP_READ, zero, all, &rp, NULL, 0, NULL,
+                                      NULL, &err));
+  cr_assert_eq(err, CL_INVALID_OPERATION);
+  cr_assert_not_null(D->clEnqueueMapImage(q, ro, CL_FALSE, CL_MAP_READ, zero, all, &rp, NULL, 0,
+                                          NULL, NULL, &err));
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(D->clReleaseMemObject(ro), CL_SUCCESS);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+
+  D->clReleaseMemObject(wo);
+  D->clReleaseMemObject(uh);
+  D->clReleaseMemObject(a1);
+  D->clReleaseMemObject(v3);
+  D->clReleaseMemObject(img);
   D->clReleaseCommandQueue(q);
   D->clReleaseContext(ctx);
 }

@@ -695,6 +695,9 @@ void *CL_API_CALL fe_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
 struct unmap_cmd {
   struct mem_args m;
   void *ptr;
+  fe_mapping *map; /* an image's mapping (fe_mem.h), taken off the image; else NULL */
+  bool *held;      /* the enqueuer's: set when the command is held back */
+  bool issued;     /* it went to PI */
 };
 
 static pi_result unmap_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_uint32 n,
@@ -702,10 +705,36 @@ static pi_result unmap_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi
 {
   (void)blocking;
   struct unmap_cmd *a = (struct unmap_cmd *)c;
-  return pirt_piEnqueueMemUnmap(q->o.pl, q->pi, a->m.mem->pi, a->ptr, n, wait, ev);
+  pi_result r = a->map ? fe_image_unmap(a->m.mem, a->map, q, n, wait, ev)
+                       : pirt_piEnqueueMemUnmap(q->o.pl, q->pi, a->m.mem->pi, a->ptr, n, wait,
+                                                ev);
+  a->issued = r == PI_SUCCESS;
+  return r;
 }
 
-/* piEnqueueMemUnmap of a buffer or image; counts the unmap. */
+/* A held unmap: the enqueuer learns that its copy owns the mapping now. */
+static cl_int unmap_hold(fe_cmd *c)
+{
+  struct unmap_cmd *a = (struct unmap_cmd *)c;
+  *a->held = true;
+  a->held = NULL;
+  return hold_one(c);
+}
+
+/* An image's mapping goes once its unmap went to PI; one whose unmap never
+ * ran (its user event failed) is mapped still. */
+static void unmap_drop(fe_cmd *c)
+{
+  struct unmap_cmd *a = (struct unmap_cmd *)c;
+  if (a->map && a->issued)
+    fe_mapping_unref(a->m.mem, a->map);
+  else if (a->map)
+    fe_mapping_put_back(a->m.mem, a->map);
+  drop_one(c);
+}
+
+/* piEnqueueMemUnmap of a buffer; an image's staged map written back
+ * (fe_image_unmap). Counts the unmap. */
 cl_int CL_API_CALL fe_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj,
                                               void *mapped_ptr, cl_uint num_events_in_wait_list,
                                               const cl_event *event_wait_list, cl_event *event)
@@ -717,10 +746,25 @@ cl_int CL_API_CALL fe_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
     return CL_INVALID_CONTEXT;
   if (!mapped_ptr)
     return CL_INVALID_VALUE;
-  struct unmap_cmd a = {{{unmap_issue, hold_one, drop_one}, memobj, NULL}, mapped_ptr};
+  /* An image's map is the front end's: the pointer must be one of them. */
+  fe_mapping *map = NULL;
+  if (fe_is_image(memobj) && !(map = fe_mapping_take(memobj, mapped_ptr)))
+    return CL_INVALID_VALUE;
+  bool held = false;
+  struct unmap_cmd a = {{{unmap_issue, unmap_hold, unmap_drop}, memobj, NULL},
+                        mapped_ptr,
+                        map,
+                        &held,
+                        false};
   cl_int err = fe_enqueue(command_queue, CL_COMMAND_UNMAP_MEM_OBJECT, num_events_in_wait_list,
                           event_wait_list, false, &a.m.c, sizeof a, event);
-  if (err == CL_SUCCESS) {
+  if (map) {
+    /* Held, the copy's drop decides; else it went to PI or failed here. */
+    if (!held && err == CL_SUCCESS)
+      fe_mapping_unref(memobj, map);
+    else if (!held)
+      fe_mapping_put_back(memobj, map);
+  } else if (err == CL_SUCCESS) {
     unsigned maps = atomic_load(&memobj->maps);
     while (maps && !atomic_compare_exchange_weak(&memobj->maps, &maps, maps - 1))
       ;

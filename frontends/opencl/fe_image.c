@@ -3,8 +3,8 @@
  * clCreateImage2D/3D as piMemImageCreate, whose pi_image_format and
  * pi_image_desc mirror OpenCL's), clGetSupportedImageFormats,
  * clGetImageInfo, and the image commands (read, write, copy, fill as their
- * piEnqueueMemImage* calls; copies between images and buffers staged
- * through the host; mapping refused, PI cannot map an image).
+ * piEnqueueMemImage* calls; copies between images and buffers, and maps,
+ * staged through the host: PI has no such copies and maps buffers only).
  *
  * Arguments are checked here the way the specification lists them, from
  * the format and descriptor the front end keeps and the device limits PI
@@ -762,7 +762,7 @@ cl_int CL_API_CALL fe_clEnqueueFillImage(cl_command_queue q, cl_mem image,
 }
 
 /* A well-formed wait list of the queue's context, checked without waiting
- * (for the commands refused before they are enqueued). */
+ * (where the specification's later checks must not come first). */
 static cl_int wait_list_shape(cl_command_queue q, cl_uint n, const cl_event *wait)
 {
   if (!wait != !n)
@@ -776,15 +776,86 @@ static cl_int wait_list_shape(cl_command_queue q, cl_uint n, const cl_event *wai
   return CL_SUCCESS;
 }
 
-/* Checked, then refused: PI cannot map an image. */
+/* ---- Maps ------------------------------------------------------------------------------------
+ * PI maps buffers only, so an image map is staged through the host: the
+ * map reads the region into host memory (piEnqueueMemImageRead, blocking or
+ * ordered by its event as the application asked; nothing is read for
+ * CL_MAP_WRITE_INVALIDATE_REGION, where the map is a marker of its wait
+ * list) and the unmap writes it back (fe_image_unmap). The host memory is
+ * the front end's, with the region's own pitches, except for an image made
+ * with CL_MEM_USE_HOST_PTR: the specification has its maps point into the
+ * application's memory, with the image's pitches. The mapping lives on the
+ * image (fe_mem.h), counted in CL_MEM_MAP_COUNT. */
+
+typedef struct {
+  fe_cmd c;
+  cl_mem image;
+  fe_mapping *map;
+} image_map;
+
+static pi_result map_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_uint32 n,
+                           const pi_event *wait, pi_event *ev)
+{
+  image_map *a = (image_map *)c;
+  fe_mapping *m = a->map;
+  const pirt_plugin *pl = q->o.pl;
+  pi_event e = NULL;
+  pi_result r;
+  /* Under the image's lock: an unmap the application issued before this
+   * map (it did not wait for it) makes it read nothing, since the memory
+   * goes with the unmap. */
+  pthread_mutex_lock(&a->image->lock);
+  const bool read = !m->unmapped && !m->invalidate;
+  if (read)
+    r = pirt_piEnqueueMemImageRead(pl, q->pi, a->image->pi, blocking, &m->origin, &m->region,
+                                   m->row, m->slice, m->ptr, n, wait, &e);
+  else
+    r = pirt_piEnqueueEventsWait(pl, q->pi, n, wait, &e);
+  const bool kept = r == PI_SUCCESS && !m->unmapped;
+  if (kept) {
+    m->issued = true;
+    m->done = e;
+  }
+  pthread_mutex_unlock(&a->image->lock);
+  if (r != PI_SUCCESS)
+    return r;
+  if (blocking && !read)
+    r = pirt_piEventsWait(pl, 1, &e); /* a blocking map of nothing to read */
+  if (ev && r == PI_SUCCESS) {
+    if (kept)
+      pirt_piEventRetain(pl, e);
+    *ev = e;
+  } else if (!kept) {
+    pirt_piEventRelease(pl, e);
+  }
+  return r;
+}
+
+/* A map held back keeps its image and its mapping. */
+static cl_int map_hold(fe_cmd *c)
+{
+  image_map *a = (image_map *)c;
+  fe_mem_hold(a->image);
+  pthread_mutex_lock(&a->image->lock);
+  a->map->refs++;
+  pthread_mutex_unlock(&a->image->lock);
+  return CL_SUCCESS;
+}
+
+static void map_drop(fe_cmd *c)
+{
+  image_map *a = (image_map *)c;
+  fe_mapping_unref(a->image, a->map);
+  fe_mem_drop(a->image);
+}
+
+/* Staged through the host (see above). */
 void *CL_API_CALL fe_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool blocking,
                                        cl_map_flags flags, const size_t *origin,
                                        const size_t *region, size_t *row_pitch,
                                        size_t *slice_pitch, cl_uint n, const cl_event *wait,
                                        cl_event *event, cl_int *errcode_ret)
 {
-  (void)blocking;
-  (void)event;
   if (!FE_IS(q, FE_QUEUE))
     FE_FAIL(errcode_ret, CL_INVALID_COMMAND_QUEUE);
   cl_int err = image_of_queue(q, image);
@@ -792,18 +863,98 @@ void *CL_API_CALL fe_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool
     FE_FAIL(errcode_ret, err);
   const cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
   const cl_mem_object_type t = image->type;
+  const bool array1d = t == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+  const bool slices = t == CL_MEM_OBJECT_IMAGE3D || t == CL_MEM_OBJECT_IMAGE2D_ARRAY || array1d;
   if (region_ok(image, origin, region) != CL_SUCCESS || (flags & ~known) ||
       ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & (CL_MAP_READ | CL_MAP_WRITE))) ||
-      !row_pitch ||
-      (!slice_pitch && (t == CL_MEM_OBJECT_IMAGE3D || t == CL_MEM_OBJECT_IMAGE1D_ARRAY ||
-                        t == CL_MEM_OBJECT_IMAGE2D_ARRAY)))
+      !row_pitch || (!slice_pitch && slices))
     FE_FAIL(errcode_ret, CL_INVALID_VALUE);
-  if ((err = wait_list_shape(q, n, wait)) != CL_SUCCESS)
+  /* What the host does with the mapping; no flags read and write, as a
+   * buffer's map does. */
+  const bool reads = (flags & CL_MAP_READ) || !flags;
+  const bool writes = (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) || !flags;
+  if ((reads && (image->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) ||
+      (writes && (image->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
+    FE_FAIL(errcode_ret, CL_INVALID_OPERATION);
+  if ((err = queue_images(q)) != CL_SUCCESS)
     FE_FAIL(errcode_ret, err);
-  /* CL_INVALID_OPERATION in any case: besides the spec's reasons (no
-   * images, host access the image was created without), PI has no call to
-   * map an image (piEnqueueMemBufferMap maps buffers only). */
-  FE_FAIL(errcode_ret, CL_INVALID_OPERATION);
+  fe_mapping *m = calloc(1, sizeof *m);
+  if (!m)
+    FE_FAIL(errcode_ret, CL_OUT_OF_HOST_MEMORY);
+  const size_t es = fe_image_element_size(&image->format);
+  if (image->host_ptr) {
+    /* Into the application's memory, with the image's pitches (a 1D image
+     * array's images are its slices). */
+    const cl_image_desc *d = &image->desc;
+    m->row = d->image_row_pitch ? d->image_row_pitch : d->image_width * es;
+    m->slice = !slices                ? 0
+               : d->image_slice_pitch ? d->image_slice_pitch
+                                      : m->row * (array1d ? 1 : d->image_height);
+    size_t at = origin[0] * es + (array1d ? origin[1] * m->slice
+                                          : origin[1] * m->row + origin[2] * m->slice);
+    m->ptr = (char *)image->host_ptr + at;
+  } else {
+    /* Host memory of the region, rows and slices packed. */
+    size_t bytes;
+    m->row = region[0] * es;
+    m->slice = !slices ? 0 : array1d ? m->row : m->row * region[1];
+    if (__builtin_mul_overflow(m->row, region[1], &bytes) ||
+        __builtin_mul_overflow(bytes, region[2], &bytes) || !(m->staging = calloc(1, bytes))) {
+      free(m);
+      FE_FAIL(errcode_ret, CL_OUT_OF_HOST_MEMORY);
+    }
+    m->ptr = m->staging;
+  }
+  m->write = writes;
+  /* A map for writing reads the region too: the unmap writes all of it. */
+  m->invalidate = (flags & CL_MAP_WRITE_INVALIDATE_REGION) != 0;
+  m->refs = 1;
+  to_pi(origin, region, &m->origin, &m->region);
+  image_map a = {{map_issue, map_hold, map_drop}, image, m};
+  err = fe_enqueue(q, CL_COMMAND_MAP_IMAGE, n, wait, blocking != CL_FALSE, &a.c, sizeof a, event);
+  if (err != CL_SUCCESS) {
+    fe_mapping_unref(image, m);
+    FE_FAIL(errcode_ret, err);
+  }
+  *row_pitch = m->row;
+  if (slice_pitch)
+    *slice_pitch = m->slice;
+  void *ptr = m->ptr;
+  fe_mapping_add(image, m);
+  if (errcode_ret)
+    *errcode_ret = CL_SUCCESS;
+  return ptr;
+}
+
+/* The unmap of an image mapping (fe_mem.h). */
+pi_result fe_image_unmap(cl_mem image, fe_mapping *m, cl_command_queue q, pi_uint32 n,
+                         const pi_event *wait, pi_event *ev)
+{
+  const pirt_plugin *pl = q->o.pl;
+  pthread_mutex_lock(&image->lock);
+  m->unmapped = true;
+  const bool issued = m->issued;
+  pi_event done = m->done;
+  pthread_mutex_unlock(&image->lock);
+  if (!m->write || !issued) {
+    /* Nothing to write back (or the map never ran): the map's read ends
+     * before its memory goes, and the unmap orders like a marker. */
+    if (done)
+      pirt_piEventsWait(pl, 1, &done);
+    return pirt_piEnqueueEventsWait(pl, q->pi, n, wait, ev);
+  }
+  pi_event small[16], *list = small;
+  if (n + 1 > 16 && !(list = malloc((n + 1) * sizeof *list)))
+    return PI_ERROR_OUT_OF_HOST_MEMORY;
+  if (n)
+    memcpy(list, wait, n * sizeof *list);
+  list[n] = done; /* after the map's read, wherever it was enqueued */
+  pi_result r = pirt_piEnqueueMemImageWrite(pl, q->pi, image->pi, PI_TRUE, &m->origin,
+                                            &m->region, m->row, m->slice, m->ptr, n + 1, list,
+                                            ev);
+  if (list != small)
+    free(list);
+  return r;
 }
 
 /* ---- Copies between images and buffers ------------------------------------------------------

@@ -99,9 +99,50 @@ void fe_mem_drop(cl_mem m);
 cl_int fe_mem_props(cl_context ctx, const cl_mem_properties *props, bool image,
                     pi_mem_properties pi[5], cl_mem_properties **propv, size_t *npropv);
 
+/* ---- Maps (fe_memory.c, fe_image.c) ------------------------------------------
+ * PI maps buffers only (piEnqueueMemBufferMap). An image map is staged
+ * through the host (fe_image.c): the region is read into host memory the
+ * front end allocates (for a CL_MEM_USE_HOST_PTR image, into the
+ * application's memory where the region lies), and the unmap writes it back
+ * when it was mapped for writing. Each mapping is kept on its memory object
+ * (mappings, under its lock) and counted in CL_MEM_MAP_COUNT while it is
+ * there. */
+typedef struct fe_mapping {
+  struct fe_mapping *next;
+  void *ptr;                /* what the application got */
+  void *staging;            /* host memory the front end allocated, or NULL */
+  bool write;               /* mapped for writing: the unmap writes back */
+  bool invalidate;          /* CL_MAP_WRITE_INVALIDATE_REGION: nothing is read */
+  struct pi_image_offset_struct origin;
+  struct pi_image_region_struct region;
+  size_t row, slice;        /* the pitches of ptr's memory */
+  /* Under the memory object's lock: */
+  pi_event done;            /* the map command's PI event once it went to PI */
+  bool issued;              /* the map went to PI (it may be held back) */
+  bool unmapped;            /* its unmap went to PI: a map issued later reads nothing */
+  unsigned refs;            /* the mapping's, and a held map command's */
+} fe_mapping;
+
+/* Adds `map` to the mappings of `m` (one more CL_MEM_MAP_COUNT). */
+void fe_mapping_add(cl_mem m, fe_mapping *map);
+/* Takes the mapping of `m` at `ptr` off its list for an unmap (one less
+ * CL_MEM_MAP_COUNT); NULL when `ptr` is no mapping of `m`. */
+fe_mapping *fe_mapping_take(cl_mem m, const void *ptr);
+/* Puts back a mapping taken for an unmap that failed or never ran. */
+void fe_mapping_put_back(cl_mem m, fe_mapping *map);
+/* Drops a reference to a mapping; the last frees it, once the map's PI
+ * event completed (no transfer writes into its memory any more). */
+void fe_mapping_unref(cl_mem m, fe_mapping *map);
+
 /* ---- Images (fe_image.c) ------------------------------------------------------ */
 
 /* Bytes per pixel of a valid image format, 0 for an invalid one. */
 size_t fe_image_element_size(const cl_image_format *f);
+/* The unmap of an image mapping taken with fe_mapping_take, on `q`: one
+ * mapped for writing is written back with piEnqueueMemImageWrite, blocking
+ * (its memory can go when this returns), after the wait list and the map;
+ * else the unmap is a marker of the wait list. */
+pi_result fe_image_unmap(cl_mem image, fe_mapping *map, cl_command_queue q, pi_uint32 n,
+                         const pi_event *wait, pi_event *ev);
 
 #endif /* PITRACE_FE_MEM_H */

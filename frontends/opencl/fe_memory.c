@@ -10,7 +10,8 @@
  * front end keeps what PI cannot answer: the flags as the application gave
  * them (PI has no write-only or host access bits), the USE_HOST_PTR
  * pointer, a sub-buffer's parent and origin, the property list, the map
- * count and the application's reference count.
+ * count, an image's mappings (fe_mem.h) and the application's reference
+ * count.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,10 +248,70 @@ pi_mem_flags fe_mem_pi_flags(cl_mem_flags f)
   return r;
 }
 
+/* ---- Maps ------------------------------------------------------------------------ */
+
+/* Frees a mapping no one references, after the map's transfer. */
+static void mapping_free(cl_mem m, fe_mapping *map)
+{
+  if (map->done) {
+    pirt_piEventsWait(m->o.pl, 1, &map->done); /* its result is the map's, reported there */
+    pirt_piEventRelease(m->o.pl, map->done);
+  }
+  free(map->staging);
+  free(map);
+}
+
+/* A mapping joins its memory object (fe_mem.h). */
+void fe_mapping_add(cl_mem m, fe_mapping *map)
+{
+  pthread_mutex_lock(&m->lock);
+  map->next = m->mappings;
+  m->mappings = map;
+  atomic_fetch_add(&m->maps, 1);
+  pthread_mutex_unlock(&m->lock);
+}
+
+/* The mapping at `ptr`, taken off its memory object (fe_mem.h). */
+fe_mapping *fe_mapping_take(cl_mem m, const void *ptr)
+{
+  pthread_mutex_lock(&m->lock);
+  fe_mapping **at = &m->mappings;
+  while (*at && (*at)->ptr != ptr)
+    at = &(*at)->next;
+  fe_mapping *map = *at;
+  if (map) {
+    *at = map->next;
+    map->next = NULL;
+    atomic_fetch_sub(&m->maps, 1);
+  }
+  pthread_mutex_unlock(&m->lock);
+  return map;
+}
+
+/* A mapping whose unmap did not happen goes back (fe_mem.h). */
+void fe_mapping_put_back(cl_mem m, fe_mapping *map)
+{
+  pthread_mutex_lock(&m->lock);
+  map->unmapped = false;
+  pthread_mutex_unlock(&m->lock);
+  fe_mapping_add(m, map);
+}
+
+/* One reference less on a mapping (fe_mem.h). */
+void fe_mapping_unref(cl_mem m, fe_mapping *map)
+{
+  pthread_mutex_lock(&m->lock);
+  bool last = --map->refs == 0;
+  pthread_mutex_unlock(&m->lock);
+  if (last)
+    mapping_free(m, map);
+}
+
 /* ---- Wrappers -------------------------------------------------------------------- */
 
 /* The wrapper goes (no application reference and no object pointing at it
- * is left): its destructor callbacks run, most recent first. */
+ * is left): its destructor callbacks run, most recent first; mappings the
+ * application never unmapped go with it. */
 static void mem_free(void *o)
 {
   cl_mem m = o;
@@ -258,6 +319,10 @@ static void mem_free(void *o)
     next = c->next;
     ((void(CL_CALLBACK *)(cl_mem, void *))(void (*)(void))c->fn)(m, c->user);
     free(c);
+  }
+  for (fe_mapping *map = m->mappings, *next; map; map = next) {
+    next = map->next;
+    mapping_free(m, map); /* a held map command would hold m: only the mapping's is left */
   }
   pthread_mutex_destroy(&m->lock);
   free(m->propv);
