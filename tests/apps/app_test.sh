@@ -84,6 +84,14 @@ else
   env OCL_ICD_VENDORS=$POCL "$pitrace" replay "$s" >"$tmp/rp.txt" 2>&1 ||
     { grep -v '^note' "$tmp/rp.txt" | tail -20 >&2; fail "replay on the recording device did not match"; }
   tail -n 1 "$tmp/rp.txt"
+  if [ $app != clinfo ]; then
+    step "first kernel launch extracted and replayed on its own"
+    "$pitrace" extract "$s" --kernel 1 -o "$tmp/repro.db" >"$tmp/ex.txt" 2>&1 ||
+      { cat "$tmp/ex.txt" >&2; fail "extract of the first launch failed"; }
+    env OCL_ICD_VENDORS=$POCL "$pitrace" replay "$tmp/repro.db" >"$tmp/rpx.txt" 2>&1 ||
+      { grep -v '^note' "$tmp/rpx.txt" | tail -20 >&2; fail "the extracted launch did not replay"; }
+    tail -n 1 "$tmp/rpx.txt"
+  fi
   if [ $portable = 1 ]; then
     # The other device: applications tune the code they generate to the
     # device (pyopencl enables double-precision helpers where the device has

@@ -36,6 +36,13 @@ out=$("$tmp/pitrace" record -o "$tmp/x" -- true 2>&1); rc=$?
 expect "record without the vendor file" "$rc" 2
 case $out in *"--no-opencl"*) ;; *) fail "record's error does not name --no-opencl: $out" ;; esac
 
+# SYCL_PI_TRACE=2 alone shows an OpenCL application's PI calls, typed.
+export OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd
+SYCL_PI_TRACE=2 "$pitrace" run -- clinfo -l >"$tmp/trace.txt" 2>&1 || fail "traced clinfo failed"
+grep -q -- "---> piDeviceGetInfo(" "$tmp/trace.txt" || fail "no PI call traced"
+grep -q "pi_device_info param_name : PI_DEVICE_INFO_NAME" "$tmp/trace.txt" ||
+  fail "the trace does not name the query"
+
 # record routes by default: clinfo's calls are recorded; not with --no-opencl.
 export OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd
 "$pitrace" record -o "$tmp/on" -- clinfo -l >"$tmp/on.txt" 2>&1 || fail "record -- clinfo failed"
