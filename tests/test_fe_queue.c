@@ -4,7 +4,8 @@
  * fe_enqueue.c), driven the way the ICD loader drives libpitrace_opencl.so,
  * on the real device the registration names (PoCL, or rusticl on llvmpipe):
  * context and queue properties and queries; buffer reads, writes, copies,
- * fills, rectangles and maps, each checked on the host; markers, barriers,
+ * fills, rectangles and maps, each checked on the host, and the map count
+ * of buffers and images through held and refused unmaps; markers, barriers,
  * migrations and profiling timestamps; event callbacks that get the
  * application's handle; user events that hold commands back (in queue
  * order, released from another thread, failing their dependents, keeping
@@ -629,6 +630,91 @@ Test(fe_queue, buffer_map_and_unmap)
                CL_INVALID_MEM_OBJECT);
   cr_assert_eq(D->clFinish(q), CL_SUCCESS);
   D->clReleaseMemObject(ro);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
+static cl_uint map_count(cl_mem m)
+{
+  cl_uint maps = 99;
+  cr_assert_eq(D->clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof maps, &maps, NULL), CL_SUCCESS);
+  return maps;
+}
+
+/* CL_MEM_MAP_COUNT is the number of mappings not unmapped: an unmap of a
+ * pointer that is no mapping (or no longer one) is refused when it is
+ * enqueued, held back or not, and counts nothing; an unmap that never ran
+ * (its user event failed) leaves its mapping in place. */
+Test(fe_queue, map_count_follows_maps_and_unmaps)
+{
+  cl_context ctx = make_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  unsigned char host[N];
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cl_int err = -1;
+  unsigned char *p1 = D->clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_WRITE, 0, 64, 0, NULL, NULL,
+                                            &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  unsigned char *p2 = D->clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_WRITE, 64, 64, 0, NULL, NULL,
+                                            &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(map_count(m), 2);
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, host, 1, &u, NULL), CL_INVALID_VALUE,
+               "a held unmap of a pointer that is no mapping");
+  cr_assert_eq(map_count(m), 2);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, p1, 1, &u, NULL), CL_SUCCESS);
+  cr_assert_eq(map_count(m), 1);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, p1, 1, &u, NULL), CL_INVALID_VALUE,
+               "a second unmap of one mapping");
+  cr_assert_eq(map_count(m), 1);
+  /* The held unmap fails with its user event: p1 is mapped still. */
+  cr_assert_eq(D->clSetUserEventStatus(u, -7), CL_SUCCESS);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  cr_assert_eq(map_count(m), 2);
+  memset(p1, 0x31, 64);
+  memset(p2, 0x32, 64);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, p1, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, p2, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(map_count(m), 0);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, p2, 0, NULL, NULL), CL_INVALID_VALUE);
+  cr_assert_eq(map_count(m), 0, "never below zero");
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, 128, host, 0, NULL, NULL), CL_SUCCESS);
+  for (int i = 0; i < 128; i++)
+    cr_assert_eq(host[i], i < 64 ? 0x31 : 0x32, "byte %d", i);
+  D->clReleaseEvent(u);
+
+  /* The same for an image, whose maps the front end stages. */
+  cl_bool images = CL_FALSE;
+  D->clGetDeviceInfo(fe_dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
+  if (images) {
+    cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+    cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = 4,
+                          .image_height = 4};
+    cl_mem img = D->clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    const size_t o[3] = {0, 0, 0}, r[3] = {4, 4, 1};
+    size_t rp = 0;
+    unsigned char *ip = D->clEnqueueMapImage(q, img, CL_TRUE, CL_MAP_WRITE, o, r, &rp, NULL, 0,
+                                             NULL, NULL, &err);
+    cr_assert_eq(err, CL_SUCCESS);
+    cr_assert_eq(map_count(img), 1);
+    u = D->clCreateUserEvent(ctx, &err);
+    cr_assert_eq(D->clEnqueueUnmapMemObject(q, img, p1, 1, &u, NULL), CL_INVALID_VALUE);
+    cr_assert_eq(D->clEnqueueUnmapMemObject(q, img, ip, 1, &u, NULL), CL_SUCCESS);
+    cr_assert_eq(map_count(img), 0);
+    cr_assert_eq(D->clSetUserEventStatus(u, -7), CL_SUCCESS);
+    cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+    cr_assert_eq(map_count(img), 1, "its unmap never ran");
+    cr_assert_eq(D->clEnqueueUnmapMemObject(q, img, ip, 0, NULL, NULL), CL_SUCCESS);
+    cr_assert_eq(map_count(img), 0);
+    cr_assert_eq(D->clEnqueueUnmapMemObject(q, img, ip, 0, NULL, NULL), CL_INVALID_VALUE);
+    cr_assert_eq(map_count(img), 0);
+    D->clReleaseEvent(u);
+    D->clReleaseMemObject(img);
+  }
   D->clReleaseMemObject(m);
   D->clReleaseCommandQueue(q);
   D->clReleaseContext(ctx);

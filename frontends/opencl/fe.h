@@ -147,7 +147,7 @@ struct _cl_mem {
   pthread_mutex_t lock;
   fe_callback *destructors;
   atomic_uint apprefs;        /* the application's references (CL_MEM_REFERENCE_COUNT) */
-  struct fe_mapping *mappings; /* an image's maps, staged through the host (fe_mem.h); lock */
+  struct fe_mapping *mappings; /* maps not unmapped yet (fe_mem.h); under lock */
 };
 
 struct _cl_program {

@@ -652,7 +652,8 @@ static cl_int map_hold(fe_cmd *c)
   return ((struct map_cmd *)c)->blocking ? hold_one(c) : CL_INVALID_OPERATION;
 }
 
-/* piEnqueueMemBufferMap; counts the map. */
+/* piEnqueueMemBufferMap; the mapping is kept (fe_mem.h), so the unmap can
+ * check its pointer and CL_MEM_MAP_COUNT counts it. */
 void *CL_API_CALL fe_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer,
                                         cl_bool blocking_map, cl_map_flags map_flags,
                                         size_t offset, size_t size,
@@ -675,6 +676,9 @@ void *CL_API_CALL fe_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
       ((map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) &&
        (buffer->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))))
     FE_FAIL(errcode_ret, CL_INVALID_OPERATION);
+  fe_mapping *map = calloc(1, sizeof *map);
+  if (!map)
+    FE_FAIL(errcode_ret, CL_OUT_OF_HOST_MEMORY);
   void *ptr = NULL;
   struct map_cmd a = {{{map_issue, map_hold, drop_one}, buffer, NULL},
                       map_flags,
@@ -684,9 +688,15 @@ void *CL_API_CALL fe_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
                       blocking_map != CL_FALSE};
   err = fe_enqueue(command_queue, CL_COMMAND_MAP_BUFFER, num_events_in_wait_list,
                    event_wait_list, a.blocking, &a.m.c, sizeof a, event);
-  if (err != CL_SUCCESS)
+  if (err != CL_SUCCESS) {
+    free(map);
     FE_FAIL(errcode_ret, err);
-  atomic_fetch_add(&buffer->maps, 1);
+  }
+  /* PI mapped: nothing of the front end reads or writes the memory. */
+  map->ptr = ptr;
+  map->issued = true;
+  map->refs = 1;
+  fe_mapping_add(buffer, map);
   if (errcode_ret)
     *errcode_ret = CL_SUCCESS;
   return ptr;
@@ -695,7 +705,7 @@ void *CL_API_CALL fe_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
 struct unmap_cmd {
   struct mem_args m;
   void *ptr;
-  fe_mapping *map; /* an image's mapping (fe_mem.h), taken off the image; else NULL */
+  fe_mapping *map; /* the mapping (fe_mem.h), taken off memobj */
   bool *held;      /* the enqueuer's: set when the command is held back */
   bool issued;     /* it went to PI */
 };
@@ -705,9 +715,9 @@ static pi_result unmap_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi
 {
   (void)blocking;
   struct unmap_cmd *a = (struct unmap_cmd *)c;
-  pi_result r = a->map ? fe_image_unmap(a->m.mem, a->map, q, n, wait, ev)
-                       : pirt_piEnqueueMemUnmap(q->o.pl, q->pi, a->m.mem->pi, a->ptr, n, wait,
-                                                ev);
+  pi_result r = fe_is_image(a->m.mem)
+                    ? fe_image_unmap(a->m.mem, a->map, q, n, wait, ev)
+                    : pirt_piEnqueueMemUnmap(q->o.pl, q->pi, a->m.mem->pi, a->ptr, n, wait, ev);
   a->issued = r == PI_SUCCESS;
   return r;
 }
@@ -721,20 +731,22 @@ static cl_int unmap_hold(fe_cmd *c)
   return hold_one(c);
 }
 
-/* An image's mapping goes once its unmap went to PI; one whose unmap never
- * ran (its user event failed) is mapped still. */
+/* The mapping goes once its unmap went to PI; one whose unmap never ran
+ * (its user event failed) is mapped still. */
 static void unmap_drop(fe_cmd *c)
 {
   struct unmap_cmd *a = (struct unmap_cmd *)c;
-  if (a->map && a->issued)
+  if (a->issued)
     fe_mapping_unref(a->m.mem, a->map);
-  else if (a->map)
+  else
     fe_mapping_put_back(a->m.mem, a->map);
   drop_one(c);
 }
 
 /* piEnqueueMemUnmap of a buffer; an image's staged map written back
- * (fe_image_unmap). Counts the unmap. */
+ * (fe_image_unmap). The pointer must be a mapping of memobj not unmapped
+ * yet (CL_INVALID_VALUE, even for an unmap held back): CL_MEM_MAP_COUNT
+ * counts the mappings left, so it never goes below zero. */
 cl_int CL_API_CALL fe_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj,
                                               void *mapped_ptr, cl_uint num_events_in_wait_list,
                                               const cl_event *event_wait_list, cl_event *event)
@@ -746,9 +758,8 @@ cl_int CL_API_CALL fe_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
     return CL_INVALID_CONTEXT;
   if (!mapped_ptr)
     return CL_INVALID_VALUE;
-  /* An image's map is the front end's: the pointer must be one of them. */
-  fe_mapping *map = NULL;
-  if (fe_is_image(memobj) && !(map = fe_mapping_take(memobj, mapped_ptr)))
+  fe_mapping *map = fe_mapping_take(memobj, mapped_ptr);
+  if (!map)
     return CL_INVALID_VALUE;
   bool held = false;
   struct unmap_cmd a = {{{unmap_issue, unmap_hold, unmap_drop}, memobj, NULL},
@@ -758,17 +769,11 @@ cl_int CL_API_CALL fe_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl
                         false};
   cl_int err = fe_enqueue(command_queue, CL_COMMAND_UNMAP_MEM_OBJECT, num_events_in_wait_list,
                           event_wait_list, false, &a.m.c, sizeof a, event);
-  if (map) {
-    /* Held, the copy's drop decides; else it went to PI or failed here. */
-    if (!held && err == CL_SUCCESS)
-      fe_mapping_unref(memobj, map);
-    else if (!held)
-      fe_mapping_put_back(memobj, map);
-  } else if (err == CL_SUCCESS) {
-    unsigned maps = atomic_load(&memobj->maps);
-    while (maps && !atomic_compare_exchange_weak(&memobj->maps, &maps, maps - 1))
-      ;
-  }
+  /* Held, the copy's drop decides; else it went to PI or failed here. */
+  if (!held && err == CL_SUCCESS)
+    fe_mapping_unref(memobj, map);
+  else if (!held)
+    fe_mapping_put_back(memobj, map);
   return err;
 }
 

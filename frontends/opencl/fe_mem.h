@@ -99,17 +99,20 @@ void fe_mem_drop(cl_mem m);
 cl_int fe_mem_props(cl_context ctx, const cl_mem_properties *props, bool image,
                     pi_mem_properties pi[5], cl_mem_properties **propv, size_t *npropv);
 
-/* ---- Maps (fe_memory.c, fe_image.c) ------------------------------------------
+/* ---- Maps (fe_memory.c, fe_image.c, fe_enqueue.c) ----------------------------
  * PI maps buffers only (piEnqueueMemBufferMap). An image map is staged
  * through the host (fe_image.c): the region is read into host memory the
  * front end allocates (for a CL_MEM_USE_HOST_PTR image, into the
  * application's memory where the region lies), and the unmap writes it back
- * when it was mapped for writing. Each mapping is kept on its memory object
- * (mappings, under its lock) and counted in CL_MEM_MAP_COUNT while it is
- * there. */
+ * when it was mapped for writing. Every mapping, a buffer's too (of which
+ * only the pointer matters), is kept on its memory object (mappings, under
+ * its lock) until an unmap takes it, and counted in CL_MEM_MAP_COUNT while
+ * it is there: an unmap of a pointer that is no mapping is refused, and the
+ * count never goes below zero. */
 typedef struct fe_mapping {
   struct fe_mapping *next;
   void *ptr;                /* what the application got */
+  /* Images only: */
   void *staging;            /* host memory the front end allocated, or NULL */
   bool write;               /* mapped for writing: the unmap writes back */
   bool invalidate;          /* CL_MAP_WRITE_INVALIDATE_REGION: nothing is read */

@@ -10,8 +10,8 @@
  * front end keeps what PI cannot answer: the flags as the application gave
  * them (PI has no write-only or host access bits), the USE_HOST_PTR
  * pointer, a sub-buffer's parent and origin, the property list, the map
- * count, an image's mappings (fe_mem.h) and the application's reference
- * count.
+ * count with the mappings it counts (fe_mem.h), and the application's
+ * reference count.
  */
 #include <stdio.h>
 #include <stdlib.h>
