@@ -1572,7 +1572,8 @@ Test(fe_queue, held_commands_keep_the_buffers_they_use)
 }
 
 /* A held launch keeps the buffers its arguments name: the inputs may be
- * released while it waits. */
+ * released while it waits, and go (their destructor callbacks run) once it
+ * was issued. */
 Test(fe_queue, a_held_launch_keeps_its_argument_buffers)
 {
   cl_context ctx = make_context();
@@ -1586,6 +1587,11 @@ Test(fe_queue, a_held_launch_keeps_its_argument_buffers)
   cl_mem a = make_buffer(ctx, CL_MEM_READ_ONLY, sizeof av, av);
   cl_mem b = make_buffer(ctx, CL_MEM_READ_ONLY, sizeof bv, bv);
   cl_mem c = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof cv, NULL);
+  for (intptr_t i = 0; i < 2; i++) {
+    atomic_store(&freed[5 + i], 0);
+    cr_assert_eq(D->clSetMemObjectDestructorCallback(i ? b : a, on_freed, (void *)(5 + i)),
+                 CL_SUCCESS);
+  }
   cl_program p = build_vadd(ctx);
   cl_kernel k = make_kernel(p, "vadd");
   cl_event u = D->clCreateUserEvent(ctx, &err);
@@ -1602,11 +1608,15 @@ Test(fe_queue, a_held_launch_keeps_its_argument_buffers)
   memset(junk, 0x55, sizeof junk);
   cl_mem j1 = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof junk, junk);
   cl_mem j2 = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof junk, junk);
+  cr_assert_eq(atomic_load(&freed[5]) + atomic_load(&freed[6]), 0,
+               "an argument's buffer went while the launch was held");
   cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
   cr_assert_eq(D->clEnqueueReadBuffer(q, c, CL_TRUE, 0, sizeof cv, cv, 0, NULL, NULL),
                CL_SUCCESS);
   for (int i = 0; i < N; i++)
     cr_assert_eq(cv[i], 1001 * i, "c[%d] = %d", i, cv[i]);
+  cr_assert_eq(atomic_load(&freed[5]), 1, "a goes once the launch was issued");
+  cr_assert_eq(atomic_load(&freed[6]), 1, "b goes once the launch was issued");
   D->clReleaseMemObject(j1);
   D->clReleaseMemObject(j2);
   D->clReleaseEvent(u);

@@ -181,6 +181,7 @@ struct _cl_kernel {
   void **usm_ptrs;            /* CL_KERNEL_EXEC_INFO_USM_PTRS_INTEL, for clCloneKernel */
   size_t nusm_ptrs;
   bool holds_args;            /* fe_kernel_snapshot: it references its arguments' objects */
+  cl_mem *held_mems;          /* then per argument the memory object it holds, or NULL */
 };
 
 struct _cl_event {
@@ -310,11 +311,12 @@ bool fe_program_executable(cl_program p);
 /* ---- Kernels (fe_kernel.c) ---------------------------------------------------- */
 
 /* A copy of `k` as it stands (clCloneKernel: its arguments and execution
- * settings) that also holds a PI reference on each memory object and
- * sampler its arguments name, for a launch held back: OpenCL keeps a
- * command's objects alive after the application releases them. Released
- * with fe_clReleaseKernel, which drops those references too. NULL with
- * *err set on failure. */
+ * settings) that also holds each memory object its arguments name (as
+ * fe_mem_hold does: the wrapper, so destructor callbacks wait, and a PI
+ * reference) and a PI reference on each sampler, for a launch held back:
+ * OpenCL keeps a command's objects alive after the application releases
+ * them. Released with fe_clReleaseKernel, which drops those references too.
+ * NULL with *err set on failure. */
 cl_kernel fe_kernel_snapshot(cl_kernel k, cl_int *err);
 
 /* ---- Events (fe_event.c) ---------------------------------------------------- */

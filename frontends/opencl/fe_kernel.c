@@ -40,7 +40,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "fe.h"
+#include "fe_mem.h"
 
 /* What an argument is, learnt from its values (fe_arg.cls). */
 enum { ARG_UNKNOWN = 0, ARG_PLAIN, ARG_MEM, ARG_SAMPLER, ARG_LOCAL };
@@ -64,18 +64,29 @@ struct fe_arg {
 
 /* ---- Wrappers ----------------------------------------------------------------- */
 
-/* Takes (hold) or drops PI references on the memory objects and samplers
- * the argument records of `k` name (fe_kernel_snapshot). */
-static void hold_args(cl_kernel k, bool hold)
+/* Takes (hold) or drops references on the memory objects and samplers the
+ * argument records of `k` name (fe_kernel_snapshot): a memory object the
+ * application holds is kept whole (fe_mem_hold), anything else by its PI
+ * handle. False when out of memory (nothing taken). */
+static bool hold_args(cl_kernel k, bool hold)
 {
+  if (hold && k->nargs && !(k->held_mems = calloc(k->nargs, sizeof *k->held_mems)))
+    return false;
   for (cl_uint i = 0; i < k->nargs; i++) {
     const struct fe_arg *a = &k->args[i];
     if (a->set == SET_MEM && a->v.handle) {
       pi_mem m = (pi_mem)(uintptr_t)a->v.handle;
-      if (hold)
+      cl_mem w = hold ? fe_lookup(FE_MEM, m) : k->held_mems ? k->held_mems[i] : NULL;
+      if (w && hold) {
+        fe_mem_hold(w);
+        k->held_mems[i] = w;
+      } else if (w) {
+        fe_mem_drop(w);
+      } else if (hold) {
         pirt_piMemRetain(k->o.pl, m);
-      else
+      } else {
         pirt_piMemRelease(k->o.pl, m);
+      }
     } else if (a->set == SET_SAMPLER && a->v.handle) {
       pi_sampler s = (pi_sampler)(uintptr_t)a->v.handle;
       if (hold)
@@ -84,6 +95,11 @@ static void hold_args(cl_kernel k, bool hold)
         pirt_piSamplerRelease(k->o.pl, s);
     }
   }
+  if (!hold) {
+    free(k->held_mems);
+    k->held_mems = NULL;
+  }
+  return true;
 }
 
 static void kernel_free(void *o)
@@ -603,10 +619,13 @@ cl_kernel CL_API_CALL fe_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_
 cl_kernel fe_kernel_snapshot(cl_kernel k, cl_int *err)
 {
   cl_kernel c = fe_clCloneKernel(k, err);
-  if (c) {
-    hold_args(c, true);
-    c->holds_args = true;
+  if (c && !hold_args(c, true)) {
+    fe_clReleaseKernel(c);
+    *err = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
   }
+  if (c)
+    c->holds_args = true;
   return c;
 }
 
