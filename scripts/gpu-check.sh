@@ -1,6 +1,9 @@
 #!/bin/sh
 # The CUDA checks, on a machine with an NVIDIA GPU, over build-gpu/ from
 # scripts/gpu-pack.sh (see plugins/cuda/README.md):
+#   0. the plugin's driver API declarations (plugins/cuda/cuda_driver.h)
+#      against this driver, and against this machine's cuda.h if it has one
+#      and a C compiler;
 #   1. the CUDA plugin's suite (test_cuda_plain);
 #   2. vadd_ptx, shared_lib and spec_const through the CUDA plugin, verified;
 #   3. those sessions recorded on CUDA and replayed on CUDA (exit 0);
@@ -49,6 +52,18 @@ if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
   fi
 fi
 ls /etc/OpenCL/vendors 2>/dev/null
+step 0 "cuda_driver.h against this driver" "$B/bin/check_cuda_driver"
+inc=
+for d in ${CUDA_PATH:+"$CUDA_PATH/include"} /usr/local/cuda/include /usr/include; do
+  [ -f "$d/cuda.h" ] && { inc=$d; break; }
+done
+cc=$(command -v cc || command -v gcc || command -v clang)
+if [ -n "$inc" ] && [ -n "$cc" ]; then
+  step 0 "cuda_driver.h against $inc/cuda.h" sh plugins/cuda/check_cuda_decls.sh "$cc" "$inc"
+else
+  [ -z "$inc" ] && why="no cuda.h" || why="no C compiler"
+  echo "gpu-check: $why here: cuda_driver.h is checked against cuda.h where it is built"
+fi
 step 0 "the CUDA plugin's suite" "$B/bin/test_cuda_plain"
 SYCL_PI_TRACE=1 SYCL_DEVICE_FILTER=opencl:gpu "$B/bin/vadd" 16 | grep -i "device\|verified"
 

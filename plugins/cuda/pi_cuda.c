@@ -8,7 +8,8 @@
  * ...), so the plugin links no CUDA library: on a machine without a driver
  * (or with only the toolkit's stub) it still loads, and piPlatformsGet
  * answers 0 platforms with PI_SUCCESS and a piPluginGetLastError message
- * that says why.
+ * that says why. The driver API's types, values and signatures come from
+ * cuda_driver.h, not from a toolkit: the plugin builds on any machine.
  *
  * The mapping: one platform for the driver, one PI device per CUDA device,
  * a context is the device's primary context (made current in every call
@@ -28,8 +29,7 @@
  * state; reference counts are atomic; the last error is per thread.
  */
 #define _GNU_SOURCE /* dladdr */
-#include <cuda.h>
-
+#include "cuda_driver.h"
 #include "pi/pi.h"
 
 #include <dlfcn.h>
@@ -43,21 +43,16 @@
 #include <string.h>
 #include <time.h>
 
-#if CUDA_VERSION < 12080
-/* It resolves the entry points that header names. */
-#error "pi_cuda.c needs cuda.h of CUDA 12.8 or later"
-#endif
-
 /* Bumped with every behavioural change; the third part of PluginVersion. */
-#define PLUGIN_REVISION "1"
+#define PLUGIN_REVISION "2"
 
 /* The name of the PI function we are in: implementations are cu_<name>. */
 #define FN (__func__ + sizeof("cu_") - 1)
 
 /* ---- Driver entry points ---------------------------------------------------
- * Each X(name) names a driver function as cuda.h declares it; since name is
- * macro-expanded before use, the field, its type and the symbol looked up
- * are those of the versioned entry point the header maps it to. */
+ * Each X(name) names a driver function by its API name; cuda_driver.h gives
+ * its type (name_fn) and the versioned symbol to look up (CU_SYM), the one
+ * cuda.h maps the name to. */
 
 /* clang-format off */
 #define CU_REQUIRED(X)                                                         \
@@ -84,39 +79,48 @@
   X(cuFuncSetAttribute) X(cuFuncSetCacheConfig) X(cuLaunchKernel)              \
   X(cuLaunchCooperativeKernel) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
-/* Newer entry points, with the older name of the same signature to fall
- * back to on older drivers ("" when there is none: then the feature that
- * needs it fails with a message). */
+/* Newer entry points older drivers lack: without one, the feature that
+ * needs it fails with a message. cuEventElapsedTime and cuDeviceGetUuid fall
+ * back to their older versions of the same signature; cuMemAdvise and
+ * cuMemPrefetchAsync to the CUDA 8 ones, which take a CUdevice where the
+ * _v2 ones (CUDA 12.2) take a CUmemLocation. The older versions are
+ * cuda_driver.h's CUDRV_LEGACY_FUNCTIONS, always looked up. */
 #define CU_OPTIONAL(X)                                                         \
-  X(cuEventElapsedTime, "cuEventElapsedTime")                                  \
-  X(cuDeviceGetUuid, "cuDeviceGetUuid")                                        \
-  X(cuMemAdvise, "")                                                           \
-  X(cuMemPrefetchAsync, "")                                                    \
-  X(cuFuncGetParamInfo, "")                                                    \
-  X(cuFuncGetName, "")                                                         \
-  X(cuModuleGetFunctionCount, "")                                              \
-  X(cuModuleEnumerateFunctions, "")
+  X(cuEventElapsedTime) X(cuDeviceGetUuid) X(cuMemAdvise)                      \
+  X(cuMemPrefetchAsync) X(cuFuncGetParamInfo) X(cuFuncGetName)                 \
+  X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions)
 /* clang-format on */
 
-/* The CUDA 8 signatures of cuMemAdvise and cuMemPrefetchAsync, which drivers
- * before 12.2 export (the _v2 ones take a CUmemLocation). */
-typedef CUresult (*cu_mem_advise_v1)(CUdeviceptr, size_t, CUmem_advise,
-                                     CUdevice);
-typedef CUresult (*cu_mem_prefetch_v1)(CUdeviceptr, size_t, CUdevice, CUstream);
-
-#define CU_SYM_(x) #x
-#define CU_SYM(name) CU_SYM_(name) /* the versioned symbol name */
-
 static struct driver {
-#define X(name) __typeof__(name) *name;
+#define X(name) name##_fn *name;
   CU_REQUIRED(X)
-#undef X
-#define X(name, fallback) __typeof__(name) *name;
   CU_OPTIONAL(X)
 #undef X
-  cu_mem_advise_v1 cuMemAdvise_v1;
-  cu_mem_prefetch_v1 cuMemPrefetchAsync_v1;
+#define X(name, symbol, params) name##_fn *name;
+  CUDRV_LEGACY_FUNCTIONS(X)
+#undef X
 } drv;
+
+/* The symbol of each entry point, by name: cu_symbols.cuMemAlloc is
+ * "cuMemAlloc_v2". */
+static const struct {
+#define X(name, symbol, params) const char *name;
+  CUDRV_FUNCTIONS(X)
+  CUDRV_LEGACY_FUNCTIONS(X)
+#undef X
+} cu_symbols = {
+#define X(name, symbol, params) #symbol,
+    CUDRV_FUNCTIONS(X) CUDRV_LEGACY_FUNCTIONS(X)
+#undef X
+};
+#define CU_SYM(name) (cu_symbols.name)
+
+/* cuda_driver.h declares what the plugin uses, no more. */
+#define X(...) +1
+_Static_assert(0 CU_REQUIRED(X) CU_OPTIONAL(X) == 0 CUDRV_FUNCTIONS(X),
+               "CU_REQUIRED and CU_OPTIONAL list other functions than "
+               "cuda_driver.h's CUDRV_FUNCTIONS");
+#undef X
 
 /* ---- Errors --------------------------------------------------------------
  * Every failure goes through fail(), which keeps the code and a message for
@@ -504,26 +508,30 @@ static void load_driver(void) {
     missing = CU_SYM(name);
   CU_REQUIRED(X)
 #undef X
-#define X(name, fallback)                                                      \
+#define X(name)                                                                \
   p = dlsym(driver, CU_SYM(name));                                             \
-  if (!p && *fallback)                                                         \
-    p = dlsym(driver, fallback);                                               \
   memcpy(&drv.name, &p, sizeof p);
   CU_OPTIONAL(X)
 #undef X
-  p = dlsym(driver, "cuMemAdvise");
-  memcpy(&drv.cuMemAdvise_v1, &p, sizeof p);
-  p = dlsym(driver, "cuMemPrefetchAsync");
-  memcpy(&drv.cuMemPrefetchAsync_v1, &p, sizeof p);
+#define X(name, symbol, params)                                                \
+  p = dlsym(driver, CU_SYM(name));                                             \
+  memcpy(&drv.name, &p, sizeof p);
+  CUDRV_LEGACY_FUNCTIONS(X)
+#undef X
+  /* The same signature: the older version serves. */
+  if (!drv.cuEventElapsedTime)
+    drv.cuEventElapsedTime = drv.cuEventElapsedTime_v1;
+  if (!drv.cuDeviceGetUuid)
+    drv.cuDeviceGetUuid = drv.cuDeviceGetUuid_v1;
   if (missing) {
     Dl_info info;
     void *init = dlsym(driver, "cuInit");
     snprintf(driver_problem, sizeof driver_problem,
-             "the CUDA driver %s lacks %s; it is too old for this plugin "
-             "(built with CUDA %d.%d headers): update the NVIDIA driver",
+             "the CUDA driver %s lacks %s; it is too old for this plugin: "
+             "update the NVIDIA driver",
              init && dladdr(init, &info) && info.dli_fname ? info.dli_fname
                                                            : DRIVER_LIB,
-             missing, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
+             missing);
     dlclose(driver);
     driver = NULL;
     memset(&drv, 0, sizeof drv);
