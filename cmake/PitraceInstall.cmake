@@ -8,8 +8,10 @@
 #                              libpi_replay.so (those that are built), the
 #                              OpenCL front end libpitrace_opencl.so
 #   P/include                  pirt.h, pirt_pi.h, pi/pi.h, pi/pi_gen.h, pi/pi_desc.h
-#   P/etc/OpenCL/vendors/pitrace.icd  the front end's vendor file (pitrace run
-#                              and record find it as <bindir>/../etc/...)
+#   P/etc/OpenCL/vendors/pitrace.icd  the OpenCL front end's vendor file,
+#                              naming P/lib/libpitrace_opencl.so by its absolute
+#                              path (pitrace run and record find it as
+#                              <bindir>/../etc/OpenCL/vendors/pitrace.icd)
 #   P/etc/pitrace/plugins.conf the runtime's default plugins config
 #   P/lib/pkgconfig/pitrace.pc
 #   P/lib/cmake/pitrace/       pitraceConfig.cmake (+ version): the targets
@@ -20,7 +22,16 @@
 # <libdir>/../etc/pitrace/plugins.conf (runtime/src/plugins.c); executables
 # find libpirt.so through their RUNPATH ($ORIGIN/../lib, set at the top), so
 # nothing needs LD_LIBRARY_PATH. Everything is relocatable: the prefix may
-# change at install time (--prefix) and the tree may move afterwards.
+# change at install time (--prefix, DESTDIR) and the tree may move
+# afterwards, except pitrace.icd: an .icd file names its library by path
+# (the ICD loader dlopens the name as given), so it is written at install
+# time with the final path; a moved tree needs installing again, and pitrace
+# run and record say so rather than route applications to nothing.
+#
+# Both etc/ files lie beside the prefix, not in CMAKE_INSTALL_SYSCONFDIR
+# (/etc for the prefix /usr): the runtime and pitrace find them relative to
+# themselves, and a pitrace.icd in the system's /etc/OpenCL/vendors would put
+# the front end into every OpenCL application's platform list.
 include(CMakePackageConfigHelpers)
 
 option(PITRACE_INSTALL_EXAMPLES "Install the examples vadd and pipeline into bin" OFF)
@@ -32,6 +43,13 @@ if(_pitrace_lib_parent)
   set(PITRACE_CONFIG_DIR ${_pitrace_lib_parent}/etc/pitrace)
 else()
   set(PITRACE_CONFIG_DIR etc/pitrace)
+endif()
+# pitrace run and record read <bindir>/../etc/OpenCL/vendors/pitrace.icd.
+cmake_path(GET CMAKE_INSTALL_BINDIR PARENT_PATH _pitrace_bin_parent)
+if(_pitrace_bin_parent)
+  set(PITRACE_ICD_DIR ${_pitrace_bin_parent}/etc/OpenCL/vendors)
+else()
+  set(PITRACE_ICD_DIR etc/OpenCL/vendors)
 endif()
 set(_pitrace_gen ${PROJECT_BINARY_DIR}/cmake/pitrace-install)
 
@@ -77,16 +95,25 @@ libpi_cuda.so        cuda
 install(FILES ${_pitrace_gen}/plugins.conf DESTINATION ${PITRACE_CONFIG_DIR})
 
 # ---- The OpenCL front end's vendor file -------------------------------------------
-# An .icd file names its library by path; it is written at install time,
-# when the final location (DESTDIR and prefix included) is known. An
-# installed tree that is moved needs it rewritten (or OCL_ICD_VENDORS set by
-# hand); pitrace run and record find the file relative to themselves.
+# An .icd file names its library by path, so it is written at install time,
+# when the final location is known: the library's path without DESTDIR (where
+# it will lie), the file itself under DESTDIR (where it is staged).
 if(TARGET pitrace_opencl)
   install(CODE "
-    set(_icd_lib \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/libpitrace_opencl.so\")
-    file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/etc/OpenCL/vendors\")
-    file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/etc/OpenCL/vendors/pitrace.icd\" \"\${_icd_lib}\\n\")
-    message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/etc/OpenCL/vendors/pitrace.icd\")")
+    set(_icd_dir [[${PITRACE_ICD_DIR}]])
+    set(_icd_libdir [[${CMAKE_INSTALL_LIBDIR}]])
+    get_filename_component(_icd_prefix \"\${CMAKE_INSTALL_PREFIX}\" ABSOLUTE)
+    foreach(_v _icd_dir _icd_libdir)
+      if(NOT IS_ABSOLUTE \"\${\${_v}}\")
+        set(\${_v} \"\${_icd_prefix}/\${\${_v}}\")
+      endif()
+    endforeach()
+    set(_icd_file \"\$ENV{DESTDIR}\${_icd_dir}/pitrace.icd\")
+    message(STATUS \"Installing: \${_icd_file}\")
+    file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${_icd_dir}\")
+    file(WRITE \"\${_icd_file}\" \"\${_icd_libdir}/$<TARGET_FILE_NAME:pitrace_opencl>\\n\")
+    file(CHMOD \"\${_icd_file}\" PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+    list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${_icd_file}\")")
 endif()
 
 # ---- pkg-config -----------------------------------------------------------------

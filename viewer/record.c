@@ -371,7 +371,7 @@ static int parse_options(int argc, char **argv, options *o)
     return usage_error("no command to run: pitrace record [OPTIONS] -- CMD [ARGS...]");
   o->cmd = argv + i;
   if (!o->no_opencl) {
-    char err[PATH_MAX + 256];
+    char err[2 * PATH_MAX + 256];
     if (!(o->icd = pt_opencl_icd(err, sizeof err)))
       return usage_error("%s (or record with --no-opencl)", err);
   }
@@ -1002,11 +1002,13 @@ int pt_record(int argc, char **argv)
   bool created;
   if (!make_dir(o.dir, &created, err, sizeof err)) {
     fprintf(stderr, "pitrace record: %s\n", err);
+    free(o.icd);
     return 2;
   }
   char dir[PATH_MAX];
   if (!realpath(o.dir, dir)) {
     fprintf(stderr, "pitrace record: %s: %s\n", o.dir, strerror(errno));
+    free(o.icd);
     return 2;
   }
   size_t nbefore;

@@ -8,9 +8,14 @@
  * PITRACE_OCL_ICD_VENDORS, where pitrace's OpenCL plugin looks first for
  * the real implementations (plugins/opencl/README.md). The vendor file lies
  * beside this program's tree: <bindir>/../etc/OpenCL/vendors/, in the build
- * tree and in an installed one alike.
+ * tree and in an installed one alike (cmake/PitraceInstall.cmake puts it
+ * there, not in the system's /etc/OpenCL/vendors, where every application
+ * would see it). /proc/self/exe is resolved, so a symbolic link to pitrace
+ * finds the tree the program lies in. The file must name a library that
+ * exists: an installed tree names its absolute path, which a move breaks.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,6 +26,26 @@
 #include "pitrace_cli.h"
 
 #define ICD_RELATIVE "/../etc/OpenCL/vendors/pitrace.icd"
+
+/* The library an .icd file names: its first line, blanks trimmed, as the
+ * ICD loader reads it (into lib, empty when there is none). */
+static bool icd_library(const char *icd, char *lib, size_t libn)
+{
+  FILE *f = fopen(icd, "r");
+  if (!f)
+    return false;
+  lib[0] = 0;
+  if (fgets(lib, (int)libn, f)) {
+    size_t len = strcspn(lib, "\r\n");
+    while (len && isspace((unsigned char)lib[len - 1]))
+      len--;
+    lib[len] = 0;
+    size_t lead = strspn(lib, " \t");
+    memmove(lib, lib + lead, len - lead + 1);
+  }
+  fclose(f);
+  return true;
+}
 
 char *pt_opencl_icd(char *err, size_t errn)
 {
@@ -37,10 +62,28 @@ char *pt_opencl_icd(char *err, size_t errn)
   char path[PATH_MAX + sizeof ICD_RELATIVE];
   snprintf(path, sizeof path, "%s%s", self, ICD_RELATIVE);
   char *real = realpath(path, NULL);
-  if (!real)
+  if (!real) {
     snprintf(err, errn, "the OpenCL front end's vendor file %s is missing (%s): build the "
              "pitrace_opencl target, or install pitrace", path, strerror(errno));
-  return real;
+    return NULL;
+  }
+  /* An installed tree's file names the library where it was installed: a
+   * tree moved since then would route the application to nothing. */
+  char lib[PATH_MAX];
+  if (!icd_library(real, lib, sizeof lib)) {
+    snprintf(err, errn, "cannot read the OpenCL front end's vendor file %s: %s", real,
+             strerror(errno));
+  } else if (!lib[0]) {
+    snprintf(err, errn, "the OpenCL front end's vendor file %s names no library", real);
+  } else if (strchr(lib, '/') && access(lib, R_OK) != 0) {
+    snprintf(err, errn, "the OpenCL front end's vendor file %s names %s, which is missing "
+             "(%s): was the tree moved? install pitrace again where it now lies",
+             real, lib, strerror(errno));
+  } else {
+    return real;
+  }
+  free(real);
+  return NULL;
 }
 
 void pt_route_opencl(const char *icd)
@@ -48,8 +91,12 @@ void pt_route_opencl(const char *icd)
   const char *prev = getenv("OCL_ICD_VENDORS");
   /* Keep what the user meant, unless it is already pitrace's own file (a
    * pitrace run inside another keeps the outer saved value). */
-  if (prev && *prev && strcmp(prev, icd) != 0)
-    setenv("PITRACE_OCL_ICD_VENDORS", prev, 1);
+  if (prev && *prev) {
+    char *real = realpath(prev, NULL);
+    if (strcmp(prev, icd) != 0 && !(real && strcmp(real, icd) == 0))
+      setenv("PITRACE_OCL_ICD_VENDORS", prev, 1);
+    free(real);
+  }
   setenv("OCL_ICD_VENDORS", icd, 1);
 }
 
@@ -61,9 +108,13 @@ static const char run_usage[] =
     "OpenCL call becomes PI calls through the runtime, so SYCL_PI_TRACE=2 prints\n"
     "them (SYCL_PI_TRACE=2 pitrace run -- clinfo). OpenCL implementations are\n"
     "those the ICD loader would have used (OCL_ICD_VENDORS or\n"
-    "/etc/OpenCL/vendors); SYCL_DEVICE_FILTER narrows them. Exits with CMD's\n"
-    "status (127 when CMD is not found, 126 when it cannot be run, 2 for a usage\n"
-    "error).\n"
+    "/etc/OpenCL/vendors); SYCL_DEVICE_FILTER narrows them.\n"
+    "\n"
+    "CMD gets OCL_ICD_VENDORS=<pitrace's tree>/etc/OpenCL/vendors/pitrace.icd,\n"
+    "and the OCL_ICD_VENDORS it had, if any, in PITRACE_OCL_ICD_VENDORS (where\n"
+    "pitrace's OpenCL plugin looks first). Exits with CMD's status (127 when CMD\n"
+    "is not found, 126 when it cannot be run; 2 for a usage error, or when the\n"
+    "vendor file is missing).\n"
     "\n"
     "  --no-opencl   run CMD unchanged (applications of pirt.h need no routing)\n"
     "  -h, --help    this text\n";
@@ -96,7 +147,7 @@ int pt_run(int argc, char **argv)
     return 2;
   }
   if (route) {
-    char err[PATH_MAX + 256];
+    char err[2 * PATH_MAX + 256];
     char *icd = pt_opencl_icd(err, sizeof err);
     if (!icd) {
       fprintf(stderr, "pitrace run: %s\n", err);

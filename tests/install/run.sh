@@ -5,8 +5,11 @@
 # program with LD_LIBRARY_PATH and SYCL_PI_CONFIG unset on PoCL: each must
 # verify its result, with SYCL_PI_TRACE=1 showing the installed plugins
 # config read and the installed plugins loaded. Last, the installed
-# `pitrace record` records a consumer through the installed shim, and an
-# OpenCL application (clinfo) runs through the installed front end.
+# `pitrace record` records a consumer through the installed shim; the
+# installed `pitrace run` finds the installed pitrace.icd (which names the
+# installed front end) and runs an OpenCL application (clinfo) through it;
+# and a staged install (DESTDIR) writes pitrace.icd naming the final path,
+# which pitrace run reports missing, in one line, until it is there.
 #
 #   run.sh BUILD_DIR CONSUMER_SOURCE_DIR CC CMAKE [CFLAGS]
 #
@@ -112,7 +115,16 @@ echo "install test: the installed pitrace recorded $1"
 # ---- The installed front end: an OpenCL application through pitrace run ------------
 [ "$(cat "$prefix/etc/OpenCL/vendors/pitrace.icd")" = "$prefix/lib/libpitrace_opencl.so" ] ||
   fail "pitrace.icd does not name the installed front end"
-if command -v clinfo >/dev/null; then
+"$prefix/bin/pitrace" run -- true || fail "the installed pitrace run -- true failed"
+icd=$(cd "$prefix/etc/OpenCL/vendors" && pwd -P)/pitrace.icd
+got=$("$prefix/bin/pitrace" run -- sh -c 'echo "$OCL_ICD_VENDORS|$PITRACE_OCL_ICD_VENDORS"')
+[ "$got" = "$icd|/etc/OpenCL/vendors/pocl.icd" ] ||
+  fail "the installed pitrace run set '$got', not '$icd|/etc/OpenCL/vendors/pocl.icd'"
+echo "install test: the installed pitrace run routes through $icd"
+# Debian's clinfo is not sanitized: a sanitized front end cannot load into it.
+if [ -n "$cflags" ]; then
+  echo "install test: clinfo through the installed front end skipped (sanitized build)"
+elif command -v clinfo >/dev/null; then
   out=$(OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd SYCL_PI_TRACE=1 \
         "$prefix/bin/pitrace" run -- clinfo -l 2>&1) || { echo "$out"; fail "pitrace run -- clinfo failed"; }
   echo "$out" | grep -q "Platform #0" || { echo "$out"; fail "clinfo saw no platform through the installed front end"; }
@@ -121,6 +133,20 @@ if command -v clinfo >/dev/null; then
     { echo "$out"; fail "the installed front end did not use the installed OpenCL plugin"; }
   echo "install test: clinfo ran through the installed front end"
 fi
+
+# ---- Staged (DESTDIR): pitrace.icd names where the library will lie -------------------
+DESTDIR=$work/staged "$cmake" --install "$build" --prefix /opt/pitrace-staged \
+  >"$work/staged.log" 2>&1 || { cat "$work/staged.log"; fail "cmake --install with DESTDIR failed"; }
+staged=$work/staged/opt/pitrace-staged
+[ -e "$staged/lib/libpitrace_opencl.so" ] || fail "DESTDIR: libpitrace_opencl.so is not staged"
+[ "$(cat "$staged/etc/OpenCL/vendors/pitrace.icd")" = /opt/pitrace-staged/lib/libpitrace_opencl.so ] ||
+  fail "DESTDIR: pitrace.icd names $(cat "$staged/etc/OpenCL/vendors/pitrace.icd"), not /opt/pitrace-staged/lib/libpitrace_opencl.so"
+# Not installed where it names: pitrace run says so in one line, exit 2.
+rc=0; out=$("$staged/bin/pitrace" run -- true 2>&1) || rc=$?
+[ $rc -eq 2 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "which is missing" ||
+  fail "pitrace run with a vendor file naming a missing library: exit $rc: $out"
+"$staged/bin/pitrace" run --no-opencl -- true || fail "pitrace run --no-opencl needs no vendor file"
+echo "install test: a staged pitrace.icd names /opt/pitrace-staged/lib/libpitrace_opencl.so"
 
 rm -rf "$work"
 echo "install test: passed"
