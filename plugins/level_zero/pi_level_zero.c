@@ -65,16 +65,27 @@
 static _Thread_local char last_message[2048];
 static _Thread_local pi_result last_code = PI_SUCCESS;
 
-__attribute__((format(printf, 2, 3))) static pi_result fail(pi_result code,
-                                                            const char *fmt,
-                                                            ...) {
+__attribute__((format(printf, 1, 2))) static void fail_message(const char *fmt,
+                                                              ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(last_message, sizeof last_message, fmt, ap);
   va_end(ap);
+}
+
+static pi_result fail_code(pi_result code) {
   last_code = code;
   return code;
 }
+
+/* fail(code, fmt, ...) keeps the message and `code`, and is `code`. It is a
+ * macro, not a variadic function, so that the compiler sees at every call
+ * which code comes back: a variadic function is never inlined, so a helper's
+ * `return fail(PI_ERROR_..., ...)` before it wrote its outputs looked as if it
+ * could return PI_SUCCESS, and its callers' use of those outputs after a
+ * PI_SUCCESS check as a use of uninitialized values (-Wmaybe-uninitialized
+ * at -O3 in create_queue, piMemImageCreate, ...). */
+#define fail(code, ...) (fail_message(__VA_ARGS__), fail_code(code))
 
 static pi_result out_of_memory(const char *fn) {
   return fail(PI_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
