@@ -7,10 +7,12 @@
 set -eu
 cd "$(dirname "$0")/.."
 
+# libclang-rt-dev: clang's sanitizer runtimes (scripts/test.sh builds with ASan and
+# UBSan); clang only recommends them, and recommends are not installed here.
 packages="build-essential clang cmake ninja-build pkg-config python3
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
   pocl-opencl-icd mesa-opencl-icd
-  libcriterion-dev valgrind chromium
+  libcriterion-dev valgrind chromium libclang-rt-dev
   libsqlite3-dev sqlite3 libunwind-dev libxxhash-dev
   libze1 libze-dev
   clpeak python3-pyopencl python3-numpy libclblast-dev"
