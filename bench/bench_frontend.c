@@ -5,17 +5,22 @@
  * Three ways, each in a fresh process (the runtime and the shim read their
  * settings once per process), run round by round so that the machine's
  * drift hits every way alike; the difference is taken within a round:
- *   direct    PoCL's ICD, called through its dispatch table (dlopen'ed as
- *             the loader does; no loader on either side)
+ *   direct    the implementation's ICD (PoCL's by default), called through
+ *             its dispatch table (dlopen'ed as the loader does; no loader on
+ *             either side)
  *   frontend  libpitrace_opencl.so the same way: OpenCL -> PI -> the
- *             OpenCL plugin -> PoCL
+ *             OpenCL plugin -> the same implementation (SYCL_DEVICE_FILTER=
+ *             opencl, so that another plugin's device, CUDA's on a GPU
+ *             host, is not the one measured)
  *   recorded  the front end with SYCL_PI_RECORD (data none)
  * Calls: clSetKernelArg (4 bytes), clGetDeviceInfo (an integer), and
  * clEnqueueNDRangeKernel of an empty one-work-item kernel (with a
  * clFinish every 256 launches, included in the time). Reports ns per call
  * for each way and the added ns (min / median / max over the rounds).
  *
- * Usage: bench_frontend [--calls N] [--rounds R]   (defaults 200000, 5)
+ * Usage: bench_frontend [--calls N] [--rounds R] [--icd FILE]
+ *   (defaults 200000, 5, /etc/OpenCL/vendors/pocl.icd: the vendor file of
+ *   the implementation to compare with, e.g. NVIDIA's on a GPU host)
  * Run from the build tree: it finds libpitrace_opencl.so beside libpirt.so.
  */
 #define _GNU_SOURCE
@@ -125,17 +130,19 @@ static int child(const char *lib, long calls)
   return 0;
 }
 
-/* The library paths: PoCL's from its .icd file, the front end's beside
- * this program's lib directory. */
-static void paths(char *pocl, char *fe, size_t n, size_t fen)
+/* The library paths: the implementation's from its .icd file, the front
+ * end's beside this program's lib directory. */
+static void paths(const char *icd, char *impl, char *fe, size_t n, size_t fen)
 {
-  FILE *f = fopen("/etc/OpenCL/vendors/pocl.icd", "r");
-  if (!f || !fgets(pocl, (int)n, f)) {
-    fprintf(stderr, "bench_frontend: /etc/OpenCL/vendors/pocl.icd is not readable\n");
+  FILE *f = fopen(icd, "r");
+  if (!f || !fgets(impl, (int)n, f)) {
+    fprintf(stderr, "bench_frontend: the vendor file %s is not readable (--icd FILE)\n", icd);
+    if (f)
+      fclose(f);
     exit(2);
   }
   fclose(f);
-  pocl[strcspn(pocl, "\r\n")] = 0;
+  impl[strcspn(impl, "\r\n")] = 0;
   char self[PATH_MAX];
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len < 0)
@@ -155,16 +162,18 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
   long calls = 200000, rounds = 5;
-  const char *child_lib = NULL;
+  const char *child_lib = NULL, *icd = "/etc/OpenCL/vendors/pocl.icd";
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
       calls = atol(argv[++i]);
     else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
       rounds = atol(argv[++i]);
+    else if (strcmp(argv[i], "--icd") == 0 && i + 1 < argc)
+      icd = argv[++i];
     else if (strcmp(argv[i], "--child") == 0 && i + 1 < argc)
       child_lib = argv[++i];
     else {
-      fprintf(stderr, "usage: bench_frontend [--calls N] [--rounds R]\n");
+      fprintf(stderr, "usage: bench_frontend [--calls N] [--rounds R] [--icd FILE]\n");
       return 2;
     }
   }
@@ -175,8 +184,10 @@ int main(int argc, char **argv)
   if (child_lib)
     return child(child_lib, calls);
 
-  char pocl[PATH_MAX], fe[PATH_MAX + 64], rec[] = "/tmp/bench_frontend-XXXXXX";
-  paths(pocl, fe, sizeof pocl, sizeof fe);
+  if (strchr(icd, '\''))
+    return fprintf(stderr, "bench_frontend: --icd: a path without quotes, please\n"), 2;
+  char impl[PATH_MAX], fe[PATH_MAX + 64], rec[] = "/tmp/bench_frontend-XXXXXX";
+  paths(icd, impl, fe, sizeof impl, sizeof fe);
   if (!mkdtemp(rec))
     return 1;
   double ns[64][NWAYS][NOPS];
@@ -188,13 +199,13 @@ int main(int argc, char **argv)
       int pid = (int)getpid();
       if (w == WAY_RECORDED)
         snprintf(full, sizeof full,
-                 "SYCL_PI_RECORD_DATA=none SYCL_PI_RECORD=%s/s%ld.db "
-                 "OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd /proc/%d/exe --child '%s' "
-                 "--calls %ld", rec, r, pid, fe, calls);
+                 "SYCL_PI_RECORD_DATA=none SYCL_PI_RECORD=%s/s%ld.db SYCL_DEVICE_FILTER=opencl "
+                 "OCL_ICD_VENDORS='%s' /proc/%d/exe --child '%s' --calls %ld",
+                 rec, r, icd, pid, fe, calls);
       else
         snprintf(full, sizeof full,
-                 "OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd /proc/%d/exe --child '%s' "
-                 "--calls %ld", pid, w == WAY_DIRECT ? pocl : fe, calls);
+                 "SYCL_DEVICE_FILTER=opencl OCL_ICD_VENDORS='%s' /proc/%d/exe --child '%s' "
+                 "--calls %ld", icd, pid, w == WAY_DIRECT ? impl : fe, calls);
       FILE *p = popen(full, "r");
       if (!p || fscanf(p, "%lf %lf %lf", &ns[r][w][0], &ns[r][w][1], &ns[r][w][2]) != 3) {
         fprintf(stderr, "bench_frontend: the %s run failed\n", way_names[w]);
@@ -211,9 +222,9 @@ int main(int argc, char **argv)
   if (system(rm) != 0)
     fprintf(stderr, "bench_frontend: could not remove %s\n", rec);
 
-  printf("bench_frontend: %ld calls (launches: %ld) x %ld rounds on PoCL; ns per call,\n"
+  printf("bench_frontend: %ld calls (launches: %ld) x %ld rounds on %s; ns per call,\n"
          "median over rounds; added = way - direct within a round (min / median / max)\n\n",
-         calls, calls / 10, rounds);
+         calls, calls / 10, rounds, impl);
   printf("%-24s %9s %9s %9s   %-22s %-22s\n", "call", "direct", "frontend", "recorded",
          "frontend added", "recorded added");
   for (int o = 0; o < NOPS; o++) {

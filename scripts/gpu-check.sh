@@ -9,7 +9,14 @@
 #   3. those sessions recorded on CUDA and replayed on CUDA (exit 0);
 #   4. shared_lib and spec_const recorded on the NVIDIA OpenCL platform of the
 #      same GPU, replayed there, and diffed against the CUDA sessions;
-#   5. bench_record --cuda: what recording adds to real CUDA calls.
+#   5. bench_record --cuda: what recording adds to real CUDA calls;
+#   6. OpenCL applications through the front end (frontends/opencl): clinfo
+#      through pitrace run agrees with clinfo on the NVIDIA OpenCL platform
+#      for every property PI can query (tests/apps/clinfo_compare.py, where
+#      python3 is); the CUDA device appears too, with no OpenCL C compiler;
+#      the CLBlast client runs through pitrace record with its results
+#      verified, its session replays on NVIDIA OpenCL, and so does its first
+#      kernel launch extracted; bench_frontend against NVIDIA's ICD.
 # Sessions, the diffs as JSON and an HTML report land in $OUT (default
 # /tmp/pitrace-gpu). Exit status: 0 when every step did what it should.
 set -u
@@ -88,5 +95,48 @@ done
 step 0 "report of the shared_lib diff" "$B/bin/pitrace" report "$OUT/cuda-shared_lib.db" \
   "$OUT/ocl-shared_lib.db" -o "$OUT/report-shared_lib.html"
 step 0 "recording cost on CUDA calls" "$B/bin/bench_record" --cuda --calls "${CALLS:-100000}"
+
+# ---- 6. OpenCL applications through the front end ---------------------------------
+# pitrace run reads <bin>/../etc/OpenCL/vendors/pitrace.icd, which names the
+# front end by its path on this machine.
+mkdir -p "$B/etc/OpenCL/vendors"
+echo "$B/lib/libpitrace_opencl.so" >"$B/etc/OpenCL/vendors/pitrace.icd"
+nv=$(grep -ls nvidia ${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}/*.icd ${OCL_ICD_VENDORS:+$OCL_ICD_VENDORS} 2>/dev/null | head -n1)
+if [ -z "$nv" ]; then
+  echo "gpu-check: no NVIDIA vendor file: the front end's NVIDIA OpenCL steps cannot run"
+  failed=1
+else
+  echo "gpu-check: NVIDIA's vendor file: $nv"
+  step 0 "clinfo directly on NVIDIA OpenCL" sh -c \
+    "OCL_ICD_VENDORS='$nv' '$B/bin/clinfo' --raw >'$OUT/clinfo-direct.txt' 2>&1"
+  step 0 "clinfo through pitrace run on NVIDIA OpenCL" sh -c \
+    "OCL_ICD_VENDORS='$nv' SYCL_DEVICE_FILTER=opencl '$B/bin/pitrace' run -- '$B/bin/clinfo' --raw >'$OUT/clinfo-pitrace.txt' 2>&1"
+  if command -v python3 >/dev/null; then
+    step 0 "clinfo: every property PI can query equals clinfo's direct answer" \
+      python3 tests/apps/clinfo_compare.py runtime/api/pi.api "$B/include/CL/cl.h" \
+      "$OUT/clinfo-direct.txt" "$OUT/clinfo-pitrace.txt"
+  else
+    echo "gpu-check: no python3 here: clinfo's answers are kept in $OUT, not compared"
+  fi
+  step 0 "the CUDA device through the front end: listed, no OpenCL C compiler" sh -c \
+    "SYCL_DEVICE_FILTER=cuda '$B/bin/pitrace' run -- '$B/bin/clinfo' --raw >'$OUT/clinfo-cuda.txt' 2>&1 &&
+     grep -q 'CL_DEVICE_NAME.*[A-Za-z]' '$OUT/clinfo-cuda.txt' &&
+     grep -q 'CL_DEVICE_COMPILER_AVAILABLE *CL_FALSE' '$OUT/clinfo-cuda.txt'"
+  rm -rf "$OUT/clblast"
+  step 0 "the CLBlast client recorded through the front end on NVIDIA OpenCL, verified" sh -c \
+    "OCL_ICD_VENDORS='$nv' SYCL_DEVICE_FILTER=opencl '$B/bin/pitrace' record -o '$OUT/clblast' -- '$B/bin/clblast_client' >'$OUT/clblast.txt' 2>&1 &&
+     grep 'all verified' '$OUT/clblast.txt'"
+  s=$(ls "$OUT"/clblast/*.db 2>/dev/null | head -n1)
+  step 0 "the CLBlast session replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
+    "$B/bin/pitrace" replay --stats "$s"
+  step 0 "its first kernel launch extracted" "$B/bin/pitrace" extract "$s" --kernel 1 \
+    -o "$OUT/clblast-launch1.db"
+  step 0 "the extracted launch replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
+    "$B/bin/pitrace" replay "$OUT/clblast-launch1.db"
+  "$B/bin/pitrace" stats "$s" | head -n 30
+  step 0 "what the front end adds per call over NVIDIA's ICD" "$B/bin/bench_frontend" \
+    --icd "$nv" --calls "${FE_CALLS:-200000}" --rounds 5
+fi
+
 [ "$failed" = 0 ] && echo "gpu-check: every step passed" || echo "gpu-check: some steps FAILED"
 exit "$failed"

@@ -12,16 +12,23 @@ build=${1:-build}
 out=build-gpu
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-progs="test_cuda_plain check_cuda_driver vadd vadd_ptx pipeline shared_lib spec_const pitrace bench_record"
+progs="test_cuda_plain check_cuda_driver vadd vadd_ptx pipeline shared_lib spec_const pitrace bench_record
+  bench_frontend clblast_client"
 for p in $progs; do
   [ -x "$build/bin/$p" ] || { echo "gpu-pack: $build/bin/$p is missing: build first" >&2; exit 2; }
   cp "$build/bin/$p" "$out/bin/"
 done
-cp -P "$build"/lib/libpirt.so* "$build"/lib/libpi_*.so "$build/lib/libmathdev.so" "$out/lib/"
+cp -P "$build"/lib/libpirt.so* "$build"/lib/libpi_*.so "$build/lib/libmathdev.so" \
+  "$build/lib/libpitrace_opencl.so" "$out/lib/"
+# OpenCL applications for the front end's check: Debian's clinfo, and the
+# OpenCL headers clinfo_compare.py reads the property names from.
+cp /usr/bin/clinfo "$out/bin/"
+mkdir -p "$out/include"
+cp -r /usr/include/CL "$out/include/"
 # Third-party libraries, found by soname among what the programs and plugins
 # load here. The C library and the driver's own stay the machine's.
 for f in "$out"/bin/* "$out"/lib/*.so; do ldd "$f" 2>/dev/null; done |
   awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
-  grep -E '^(libsqlite3|libxxhash|libunwind|liblzma|libOpenCL)\.' | sort -u |
+  grep -E '^(libsqlite3|libxxhash|libunwind|liblzma|libOpenCL|libclblast)\.' | sort -u |
   while read -r soname path; do cp -L "$path" "$out/lib/$soname"; done
 du -sh "$out"
