@@ -1238,6 +1238,28 @@ static size_t make_spirv(uint32_t *w, const char *name, unsigned nargs)
   return n * 4;
 }
 
+/* The front end's platform is an ICD's, whatever the plugin's platform lists
+ * (the Level Zero and CUDA plugins list no cl_khr_icd; ocl-icd drops a
+ * platform without it): cl_khr_icd once, and the suffix "pitrace". */
+static void assert_icd_platform(void)
+{
+  char ext[4096] = "", suffix[32] = "";
+  cr_assert_eq(D->clGetPlatformInfo(fe_plat, CL_PLATFORM_EXTENSIONS, sizeof ext, ext, NULL),
+               CL_SUCCESS);
+  const char *at = strstr(ext, "cl_khr_icd");
+  cr_assert(at && (at == ext || at[-1] == ' ') && (at[10] == ' ' || at[10] == 0),
+            "cl_khr_icd is listed: '%s'", ext);
+  cr_assert_null(strstr(at + 10, "cl_khr_icd"), "cl_khr_icd is listed once: '%s'", ext);
+  cr_assert_eq(D->clGetPlatformInfo(fe_plat, CL_PLATFORM_ICD_SUFFIX_KHR, sizeof suffix, suffix,
+                                    NULL),
+               CL_SUCCESS);
+  cr_assert_str_eq(suffix, "pitrace");
+}
+
+Test(fe_program, the_platform_is_an_icd) { assert_icd_platform(); }
+
+Test(fe_program_ze, the_platform_is_an_icd) { assert_icd_platform(); }
+
 Test(fe_program_ze, source_without_a_compiler)
 {
   char name[64] = "";

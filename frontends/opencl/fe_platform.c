@@ -152,6 +152,21 @@ static bool hidden(const char *ext, size_t len)
   return false;
 }
 
+/* Whether the space-separated list `list` names the extension `name`. */
+static bool has_extension(const char *list, const char *name)
+{
+  size_t n = strlen(name);
+  for (const char *s = list; *s;) {
+    while (*s == ' ')
+      s++;
+    size_t len = strcspn(s, " ");
+    if (len == n && memcmp(s, name, n) == 0)
+      return true;
+    s += len;
+  }
+  return false;
+}
+
 /* `in` without the hidden extensions, space-separated; malloc'd. */
 static char *filter_extensions(const char *in)
 {
@@ -279,6 +294,16 @@ cl_int CL_API_CALL fe_clGetPlatformInfo(cl_platform_id platform, cl_platform_inf
       return err;
     char *f = filter_extensions(s);
     free(s);
+    /* The front end is an ICD whatever the plugin's platform says (CUDA's
+     * lists no extension at all): cl_khr_icd is always there, as the ICD
+     * loaders require (ocl-icd drops a platform without it). */
+    if (f && !has_extension(f, "cl_khr_icd")) {
+      char *g = malloc(strlen(f) + sizeof " cl_khr_icd");
+      if (g)
+        sprintf(g, "%s%scl_khr_icd", f, *f ? " " : "");
+      free(f);
+      f = g;
+    }
     if (!f)
       return CL_OUT_OF_HOST_MEMORY;
     err = param == CL_PLATFORM_EXTENSIONS
