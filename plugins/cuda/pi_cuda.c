@@ -31,6 +31,7 @@
 #define _GNU_SOURCE /* dladdr */
 #include "cuda_driver.h"
 #include "pi/pi.h"
+#include "plugin_common.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -91,7 +92,7 @@
   X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions)
 /* clang-format on */
 
-static struct driver {
+struct driver {
 #define X(name) name##_fn *name;
   CU_REQUIRED(X)
   CU_OPTIONAL(X)
@@ -99,16 +100,18 @@ static struct driver {
 #define X(name, symbol, params) name##_fn *name;
   CUDRV_LEGACY_FUNCTIONS(X)
 #undef X
-} drv;
+};
+static struct driver drv;
 
 /* The symbol of each entry point, by name: cu_symbols.cuMemAlloc is
  * "cuMemAlloc_v2". */
-static const struct {
+struct cu_symbols {
 #define X(name, symbol, params) const char *name;
   CUDRV_FUNCTIONS(X)
   CUDRV_LEGACY_FUNCTIONS(X)
 #undef X
-} cu_symbols = {
+};
+static const struct cu_symbols cu_symbols = {
 #define X(name, symbol, params) #symbol,
     CUDRV_FUNCTIONS(X) CUDRV_LEGACY_FUNCTIONS(X)
 #undef X
@@ -123,22 +126,9 @@ _Static_assert(0 CU_REQUIRED(X) CU_OPTIONAL(X) == 0 CUDRV_FUNCTIONS(X),
 #undef X
 
 /* ---- Errors --------------------------------------------------------------
- * Every failure goes through fail(), which keeps the code and a message for
- * piPluginGetLastError in thread-local storage. fail(PI_SUCCESS, ...) leaves
- * a warning. */
-
-static _Thread_local char last_message[1024];
-static _Thread_local pi_result last_code = PI_SUCCESS;
-
-__attribute__((format(printf, 2, 3))) static pi_result
-fail(pi_result code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(last_message, sizeof last_message, fmt, ap);
-  va_end(ap);
-  last_code = code;
-  return code;
-}
+ * Every failure goes through fail() (plugins/common), which keeps the code
+ * and a message for piPluginGetLastError in thread-local storage.
+ * fail(PI_SUCCESS, ...) leaves a warning. */
 
 /* Names of the results the plugin meets before or without a working
  * driver (whose cuGetErrorName then may not answer). */
@@ -248,25 +238,6 @@ static pi_result cu_check(const char *fn, const char *cufn, CUresult err) {
 #define CUF(fn, name, ...) cu_check((fn), #name, drv.name(__VA_ARGS__))
 #define CU(name, ...) CUF(FN, name, __VA_ARGS__)
 
-/* Fails with PI_ERROR_INVALID_VALUE when an argument check does not hold. */
-#define REQUIRE(cond)                                                          \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      return fail(PI_ERROR_INVALID_VALUE, "%s: invalid argument: %s", FN,      \
-                  #cond);                                                      \
-  } while (0)
-
-#define TRY(expr)                                                              \
-  do {                                                                         \
-    pi_result try_r_ = (expr);                                                 \
-    if (try_r_ != PI_SUCCESS)                                                  \
-      return try_r_;                                                           \
-  } while (0)
-
-static pi_result no_memory(const char *fn) {
-  return fail(PI_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-}
-
 static const char IMAGES_UNSUPPORTED[] =
     "images are not supported by the pitrace CUDA plugin; use buffers or USM";
 static const char SAMPLERS_UNSUPPORTED[] =
@@ -282,64 +253,11 @@ static pi_result no_samplers(const char *fn) {
 }
 
 /* ---- Info queries -----------------------------------------------------------
- * An info_out names where a *GetInfo call puts its answer; put_*() write a
- * value with the size checks OpenCL makes. */
-
-struct info_out {
-  const char *fn;
-  unsigned query;
-  size_t size;
-  void *value;
-  size_t *size_ret;
-};
-
-static pi_result put_info(const struct info_out *o, const void *src, size_t n) {
-  if (o->value) {
-    if (o->size < n)
-      return fail(PI_ERROR_INVALID_VALUE,
-                  "%s: query 0x%x returns %zu bytes but param_value_size is "
-                  "%zu",
-                  o->fn, o->query, n, o->size);
-    if (n)
-      memcpy(o->value, src, n);
-  }
-  if (o->size_ret)
-    *o->size_ret = n;
-  return PI_SUCCESS;
-}
-
-static pi_result put_bool(const struct info_out *o, int b) {
-  pi_bool v = b ? PI_TRUE : PI_FALSE;
-  return put_info(o, &v, sizeof v);
-}
-
-static pi_result put_u32(const struct info_out *o, uint32_t v) {
-  return put_info(o, &v, sizeof v);
-}
-
-static pi_result put_i32(const struct info_out *o, int32_t v) {
-  return put_info(o, &v, sizeof v);
-}
-
-static pi_result put_u64(const struct info_out *o, uint64_t v) {
-  return put_info(o, &v, sizeof v);
-}
-
-static pi_result put_size(const struct info_out *o, size_t v) {
-  return put_info(o, &v, sizeof v);
-}
-
-static pi_result put_ptr(const struct info_out *o, const void *p) {
-  return put_info(o, &p, sizeof p);
-}
-
-static pi_result put_str(const struct info_out *o, const char *s) {
-  return put_info(o, s, strlen(s) + 1);
-}
+ * An info_out names where a *GetInfo call puts its answer; put_*()
+ * (plugins/common) write a value with the size checks OpenCL makes. */
 
 static pi_result unknown_query(const struct info_out *o) {
-  return fail(PI_ERROR_INVALID_VALUE,
-              "%s: query 0x%x is unknown to the CUDA plugin", o->fn, o->query);
+  return put_unknown(o, "CUDA");
 }
 
 /* ---- Objects ---------------------------------------------------------------
@@ -1195,10 +1113,6 @@ static pi_result cu_piDeviceRelease(pi_device device) {
   return PI_SUCCESS;
 }
 
-static int target_is(const struct pi_device_binary_struct *b, const char *t) {
-  return b->DeviceTargetSpec && strcmp(b->DeviceTargetSpec, t) == 0;
-}
-
 /* Picks an image for the nvptx64 target (PTX, or a cubin/fatbin built for
  * it), else any image whose format is PTX. */
 static pi_result cu_piextDeviceSelectBinary(pi_device device,
@@ -1224,21 +1138,13 @@ static pi_result cu_piextDeviceSelectBinary(pi_device device,
   *selected_binary_ind = by_target != UINT32_MAX ? by_target : by_format;
   if (*selected_binary_ind != UINT32_MAX)
     return PI_SUCCESS;
-  char offered[512] = "", what[300];
-  size_t used = 0;
-  for (pi_uint32 i = 0; i < num_binaries && used < sizeof offered; ++i) {
-    const struct pi_device_binary_struct *b = binaries[i];
-    int n = snprintf(offered + used, sizeof offered - used, "%s%s (format %u)",
-                     i ? ", " : "",
-                     b && b->DeviceTargetSpec ? b->DeviceTargetSpec : "?",
-                     b ? (unsigned)b->Format : 0u);
-    used += n > 0 ? (size_t)n : 0;
-  }
+  char offered[512], what[300];
   return fail(PI_ERROR_INVALID_BINARY,
               "%s: no image fits %s, which takes PTX (target nvptx64 or "
               "format PI_DEVICE_BINARY_TYPE_PTX); offered: %s",
               FN, describe(device, what, sizeof what),
-              num_binaries ? offered : "none");
+              binaries_offered(binaries, num_binaries, offered,
+                               sizeof offered));
 }
 
 /* Device functions and globals need a program: defined with programs. */
@@ -1427,7 +1333,7 @@ static pi_result cu_piContextCreate(
   pi_context c = NULL;
   if (context_new(d, cu, true, false, &c) != PI_SUCCESS) {
     drv.cuDevicePrimaryCtxRelease(d->cu);
-    return no_memory(FN);
+    return out_of_memory(FN);
   }
   memcpy(c->props, props, sizeof props);
   c->num_props = nprops;
@@ -1471,7 +1377,7 @@ static pi_result cu_piContextGetInfo(pi_context context,
 
 static pi_result cu_piContextRetain(pi_context context) {
   REQUIRE(context != NULL);
-  atomic_fetch_add(&context->refs, 1);
+  ref_retain(&context->refs);
   return PI_SUCCESS;
 }
 
@@ -1479,7 +1385,7 @@ static pi_result cu_piContextRetain(pi_context context) {
  * go (the primary context is released, an owned native one destroyed). */
 static pi_result cu_piContextRelease(pi_context context) {
   REQUIRE(context != NULL);
-  if (atomic_fetch_sub(&context->refs, 1) != 1)
+  if (!ref_release(&context->refs))
     return PI_SUCCESS;
   for (struct deleter *dl = context->deleters, *next; dl; dl = next) {
     next = dl->next;
@@ -1503,7 +1409,7 @@ static pi_result cu_piextContextSetExtendedDeleter(
   REQUIRE(context != NULL && func != NULL);
   struct deleter *dl = malloc(sizeof *dl);
   if (!dl)
-    return no_memory(FN);
+    return out_of_memory(FN);
   dl->fn = func;
   dl->user_data = user_data;
   pthread_mutex_lock(&context->lock);
@@ -1542,7 +1448,7 @@ static pi_result cu_piextContextCreateWithNativeHandle(
                                            &dev));
   if (context_new(dev, cu, false, pluginOwnsNativeHandle, context) !=
       PI_SUCCESS)
-    return no_memory(FN);
+    return out_of_memory(FN);
   return PI_SUCCESS;
 }
 
@@ -1554,7 +1460,7 @@ static pi_result queue_new(const char *fn, pi_context ctx, pi_device dev,
                            bool owns, pi_queue *out) {
   pi_queue q = calloc(1, sizeof *q);
   if (!q)
-    return no_memory(fn);
+    return out_of_memory(fn);
   atomic_init(&q->refs, 1);
   q->ctx = ctx;
   q->dev = dev;
@@ -1640,19 +1546,8 @@ static pi_result cu_piQueueCreate(pi_context context, pi_device device,
 static pi_result cu_piextQueueCreate(pi_context context, pi_device device,
                                      pi_queue_properties *properties,
                                      pi_queue *queue) {
-  pi_queue_properties flags = 0;
-  for (size_t i = 0; properties && properties[i]; i += 2) {
-    if (properties[i] == PI_QUEUE_FLAGS)
-      flags = properties[i + 1];
-    else if (properties[i] != PI_QUEUE_COMPUTE_INDEX)
-      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown queue property 0x%llx",
-                  FN, (unsigned long long)properties[i]);
-    else if (properties[i + 1] != 0)
-      return fail(PI_ERROR_INVALID_VALUE,
-                  "%s: compute index %llu requested, but CUDA devices have "
-                  "one queue index (0)",
-                  FN, (unsigned long long)properties[i + 1]);
-  }
+  pi_queue_properties flags;
+  TRY(queue_properties_flags(FN, properties, "CUDA", &flags));
   return create_queue(FN, context, device, flags, queue);
 }
 
@@ -1706,7 +1601,7 @@ static pi_result cu_piQueueFlush(pi_queue command_queue) {
 
 static pi_result cu_piQueueRetain(pi_queue command_queue) {
   REQUIRE(command_queue != NULL);
-  atomic_fetch_add(&command_queue->refs, 1);
+  ref_retain(&command_queue->refs);
   return PI_SUCCESS;
 }
 
@@ -1715,7 +1610,7 @@ static pi_result cu_piQueueRetain(pi_queue command_queue) {
 static pi_result cu_piQueueRelease(pi_queue command_queue) {
   pi_queue q = command_queue;
   REQUIRE(q != NULL);
-  if (atomic_fetch_sub(&q->refs, 1) != 1)
+  if (!ref_release(&q->refs))
     return PI_SUCCESS;
   bool gone = driver_gone();
   pi_result r = gone ? PI_SUCCESS : use_context(FN, q->ctx->cu);
@@ -1769,7 +1664,7 @@ static pi_result event_new(const char *fn, pi_context ctx, pi_queue q,
                            pi_command_type type, pi_event *out) {
   pi_event e = calloc(1, sizeof *e);
   if (!e)
-    return no_memory(fn);
+    return out_of_memory(fn);
   atomic_init(&e->refs, 1);
   e->ctx = ctx;
   e->queue = q;
@@ -2018,7 +1913,7 @@ static pi_result cu_piEventSetCallback(
                 FN, (int)command_exec_callback_type);
   struct callback *cb = malloc(sizeof *cb);
   if (!cb)
-    return no_memory(FN);
+    return out_of_memory(FN);
   cb->event = event;
   cb->status = command_exec_callback_type;
   cb->fn = pfn_notify;
@@ -2057,14 +1952,14 @@ static pi_result cu_piEventSetStatus(pi_event event,
 
 static pi_result cu_piEventRetain(pi_event event) {
   REQUIRE(event != NULL);
-  atomic_fetch_add(&event->refs, 1);
+  ref_retain(&event->refs);
   return PI_SUCCESS;
 }
 
 /* CUevents may go while pending: the driver frees them once they complete. */
 static pi_result cu_piEventRelease(pi_event event) {
   REQUIRE(event != NULL);
-  if (atomic_fetch_sub(&event->refs, 1) != 1)
+  if (!ref_release(&event->refs))
     return PI_SUCCESS;
   bool gone = driver_gone();
   pi_result r = gone ? PI_SUCCESS : use_context(FN, event->ctx->cu);
@@ -2107,7 +2002,7 @@ static pi_result mem_new(const char *fn, pi_context ctx, enum mem_kind kind,
                          pi_mem_flags flags, pi_mem *out) {
   pi_mem m = calloc(1, sizeof *m);
   if (!m)
-    return no_memory(fn);
+    return out_of_memory(fn);
   atomic_init(&m->refs, 1);
   m->ctx = ctx;
   m->kind = kind;
@@ -2284,7 +2179,7 @@ static pi_result cu_piMemImageGetInfo(pi_mem image, pi_image_info param_name,
 
 static pi_result cu_piMemRetain(pi_mem mem) {
   REQUIRE(mem != NULL);
-  atomic_fetch_add(&mem->refs, 1);
+  ref_retain(&mem->refs);
   return PI_SUCCESS;
 }
 
@@ -2292,7 +2187,7 @@ static pi_result cu_piMemRetain(pi_mem mem) {
  * done with it) and any mapping's staging copy. */
 static pi_result cu_piMemRelease(pi_mem mem) {
   REQUIRE(mem != NULL);
-  if (atomic_fetch_sub(&mem->refs, 1) != 1)
+  if (!ref_release(&mem->refs))
     return PI_SUCCESS;
   bool gone = driver_gone();
   pi_result r = gone ? PI_SUCCESS : use_context(FN, mem->ctx->cu);
@@ -2444,12 +2339,12 @@ static pi_result program_new(const char *fn, pi_context ctx,
                              enum image_kind kind, pi_program *out) {
   pi_program p = calloc(1, sizeof *p);
   if (!p)
-    return no_memory(fn);
+    return out_of_memory(fn);
   if (image) {
     p->image = malloc(size + 1);
     if (!p->image) {
       free(p);
-      return no_memory(fn);
+      return out_of_memory(fn);
     }
     memcpy(p->image, image, size);
     p->image[size] = 0; /* PTX must end in a NUL for the driver */
@@ -2509,13 +2404,13 @@ static pi_result module_entries(const char *fn, CUmodule m, char **list,
   TRY(CUF(fn, cuModuleGetFunctionCount, &n, m));
   CUfunction *fns = calloc(n ? n : 1, sizeof *fns);
   if (!fns)
-    return no_memory(fn);
+    return out_of_memory(fn);
   pi_result r = CUF(fn, cuModuleEnumerateFunctions, fns, n, m);
   for (unsigned i = 0; r == PI_SUCCESS && i < n; ++i) {
     const char *name = NULL;
     r = CUF(fn, cuFuncGetName, &name, fns[i]);
     if (r == PI_SUCCESS && name && !list_add(list, count, name, strlen(name)))
-      r = no_memory(fn);
+      r = out_of_memory(fn);
   }
   free(fns);
   return r;
@@ -2811,7 +2706,7 @@ static pi_result program_kernels(const char *fn, pi_program p) {
     return ptx_entries((const char *)p->image, &p->kernel_names,
                        &p->num_kernels)
                ? PI_SUCCESS
-               : no_memory(fn);
+               : out_of_memory(fn);
   module_kernels(fn, p->module, &p->kernel_names, &p->num_kernels);
   return PI_SUCCESS;
 }
@@ -2833,7 +2728,7 @@ static pi_result cu_piProgramCompile(
                 "%s: PTX has no #include, so input headers do not apply", FN);
   struct jit *j = malloc(sizeof *j);
   if (!j)
-    return no_memory(FN);
+    return out_of_memory(FN);
   jit_init(j);
   pi_result r = jit_options(FN, options, j, PI_ERROR_INVALID_COMPILER_OPTIONS);
   if (r == PI_SUCCESS)
@@ -2886,7 +2781,7 @@ cu_piProgramBuild(pi_program program, pi_uint32 num_devices,
   TRY(check_devices(FN, p->ctx, num_devices, device_list));
   struct jit *j = malloc(sizeof *j);
   if (!j)
-    return no_memory(FN);
+    return out_of_memory(FN);
   jit_init(j);
   pi_result r = jit_options(FN, options, j, PI_ERROR_INVALID_BUILD_OPTIONS);
   if (r == PI_SUCCESS)
@@ -2956,7 +2851,7 @@ cu_piProgramLink(pi_context context, pi_uint32 num_devices,
                 FN);
   struct jit *j = malloc(sizeof *j);
   if (!j)
-    return no_memory(FN);
+    return out_of_memory(FN);
   jit_init(j);
   pi_result r = jit_options(FN, options, j, PI_ERROR_INVALID_LINKER_OPTIONS);
   if (r == PI_SUCCESS)
@@ -3083,14 +2978,14 @@ static pi_result cu_piProgramGetBuildInfo(pi_program program, pi_device device,
 
 static pi_result cu_piProgramRetain(pi_program program) {
   REQUIRE(program != NULL);
-  atomic_fetch_add(&program->refs, 1);
+  ref_retain(&program->refs);
   return PI_SUCCESS;
 }
 
 static pi_result cu_piProgramRelease(pi_program program) {
   pi_program p = program;
   REQUIRE(p != NULL);
-  if (atomic_fetch_sub(&p->refs, 1) != 1)
+  if (!ref_release(&p->refs))
     return PI_SUCCESS;
   pi_result r = PI_SUCCESS;
   if (p->module && p->owns_module && !driver_gone()) {
@@ -3163,7 +3058,7 @@ static pi_result kernel_new(const char *fn, pi_program prog, CUfunction f,
   pi_kernel k = calloc(1, sizeof *k);
   if (!k || !(k->name = dup_str(name))) {
     free(k);
-    return no_memory(fn);
+    return out_of_memory(fn);
   }
   atomic_init(&k->refs, 1);
   k->prog = prog;
@@ -3180,7 +3075,7 @@ static pi_result kernel_new(const char *fn, pi_program prog, CUfunction f,
           free(k->param_sizes);
           free(k->name);
           free(k);
-          return no_memory(fn);
+          return out_of_memory(fn);
         }
         k->param_sizes = grown;
       }
@@ -3250,7 +3145,7 @@ static pi_result set_arg(const char *fn, pi_kernel k, pi_uint32 index,
   unsigned char *copy = NULL;
   if (!local) {
     if (!(copy = malloc(size ? size : 1)))
-      return no_memory(fn);
+      return out_of_memory(fn);
     memcpy(copy, value, size);
   }
   pthread_mutex_lock(&k->lock);
@@ -3259,7 +3154,7 @@ static pi_result set_arg(const char *fn, pi_kernel k, pi_uint32 index,
     if (!grown) {
       pthread_mutex_unlock(&k->lock);
       free(copy);
-      return no_memory(fn);
+      return out_of_memory(fn);
     }
     memset(grown + k->num_args, 0, (index + 1 - k->num_args) * sizeof *grown);
     k->args = grown;
@@ -3412,14 +3307,14 @@ static pi_result cu_piKernelGetSubGroupInfo(
 
 static pi_result cu_piKernelRetain(pi_kernel kernel) {
   REQUIRE(kernel != NULL);
-  atomic_fetch_add(&kernel->refs, 1);
+  ref_retain(&kernel->refs);
   return PI_SUCCESS;
 }
 
 static pi_result cu_piKernelRelease(pi_kernel kernel) {
   pi_kernel k = kernel;
   REQUIRE(k != NULL);
-  if (atomic_fetch_sub(&k->refs, 1) != 1)
+  if (!ref_release(&k->refs))
     return PI_SUCCESS;
   pi_program prog = k->prog;
   for (size_t i = 0; i < k->num_args; ++i)
@@ -3671,7 +3566,7 @@ static pi_result launch(const char *fn, bool cooperative, pi_queue q,
   size_t n = k->num_params != SIZE_MAX ? k->num_params : k->num_args;
   void **params = calloc(n ? n : 1, sizeof *params);
   uint64_t *offsets = calloc(n ? n : 1, sizeof *offsets);
-  pi_result r = params && offsets ? PI_SUCCESS : no_memory(fn);
+  pi_result r = params && offsets ? PI_SUCCESS : out_of_memory(fn);
   size_t shared = 0;
   for (size_t i = 0; r == PI_SUCCESS && i < n; ++i) {
     struct karg *a = i < k->num_args ? &k->args[i] : NULL;
@@ -4138,7 +4033,7 @@ static pi_result cu_piEnqueueMemBufferMap(pi_queue command_queue, pi_mem buffer,
     mp = calloc(1, sizeof *mp);
     if (!mp || !(mp->ptr = malloc(size ? size : 1))) {
       free(mp);
-      return no_memory(FN);
+      return out_of_memory(FN);
     }
     mp->offset = offset;
     mp->size = size;
@@ -4874,9 +4769,7 @@ static pi_result cu_piextPluginGetOpaqueData(void *opaque_data_param,
 
 /* The last message of this thread, and its code: PI_SUCCESS for a warning. */
 static pi_result cu_piPluginGetLastError(char **message) {
-  if (message)
-    *message = last_message;
-  return last_code;
+  return plugin_last_error(message);
 }
 
 /* -O0..-O3 pass to the JIT (piProgramBuild takes them), "" is the default. */
@@ -4935,20 +4828,9 @@ static pi_result cu_piTearDown(void *PluginParameter) {
  * every entry of the function table and opens the driver. Without a driver
  * it still succeeds: piPlatformsGet then reports no platform, and why. */
 PI_PLUGIN_EXPORT pi_result piPluginInit(pi_plugin *plugin) {
-  char version[sizeof plugin->PiVersion + 1] = {0};
-  char *end;
-  if (!plugin)
-    return fail(PI_ERROR_INVALID_VALUE, "piPluginInit: plugin is NULL");
-  memcpy(version, plugin->PiVersion, sizeof plugin->PiVersion);
-  long major = strtol(version, &end, 10);
-  if (end == version || *end != '.' || major != _PI_H_VERSION_MAJOR)
-    return fail(PI_ERROR_INVALID_OPERATION,
-                "piPluginInit: the runtime speaks PI '%s' but the CUDA plugin "
-                "speaks PI " _PI_H_VERSION_STRING
-                "; build both from the same pi.h",
-                version);
-  snprintf(plugin->PluginVersion, sizeof plugin->PluginVersion, "%s",
-           _PI_H_VERSION_STRING "." PLUGIN_REVISION);
+  pi_result r = plugin_init_version(plugin, "CUDA", PLUGIN_REVISION);
+  if (r != PI_SUCCESS)
+    return r;
 #define X(name) plugin->PiFunctionTable.name = cu_##name;
   PI_FOR_EACH_API(X)
 #undef X

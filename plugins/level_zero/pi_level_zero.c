@@ -38,6 +38,7 @@
 #include <level_zero/ze_api.h>
 
 #include "pi/pi.h"
+#include "plugin_common.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -59,37 +60,8 @@
 #define FREE_LISTS 8   /* reset command lists a queue keeps for reuse */
 
 /* ---- Errors --------------------------------------------------------------
- * Every failure goes through fail(), which keeps the code and a message for
- * piPluginGetLastError in thread-local storage. */
-
-static _Thread_local char last_message[2048];
-static _Thread_local pi_result last_code = PI_SUCCESS;
-
-__attribute__((format(printf, 1, 2))) static void fail_message(const char *fmt,
-                                                              ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(last_message, sizeof last_message, fmt, ap);
-  va_end(ap);
-}
-
-static pi_result fail_code(pi_result code) {
-  last_code = code;
-  return code;
-}
-
-/* fail(code, fmt, ...) keeps the message and `code`, and is `code`. It is a
- * macro, not a variadic function, so that the compiler sees at every call
- * which code comes back: a variadic function is never inlined, so a helper's
- * `return fail(PI_ERROR_..., ...)` before it wrote its outputs looked as if it
- * could return PI_SUCCESS, and its callers' use of those outputs after a
- * PI_SUCCESS check as a use of uninitialized values (-Wmaybe-uninitialized
- * at -O3 in create_queue, piMemImageCreate, ...). */
-#define fail(code, ...) (fail_message(__VA_ARGS__), fail_code(code))
-
-static pi_result out_of_memory(const char *fn) {
-  return fail(PI_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-}
+ * Every failure goes through fail() (plugins/common), which keeps the code
+ * and a message for piPluginGetLastError in thread-local storage. */
 
 #define ZE_RESULTS(X)                                                          \
   X(ZE_RESULT_SUCCESS) X(ZE_RESULT_NOT_READY) X(ZE_RESULT_ERROR_DEVICE_LOST)   \
@@ -212,77 +184,13 @@ static pi_result check_ze(const char *fn, const char *zefn, ze_result_t r) {
 
 /* Calls a Level Zero function and checks its result. */
 #define ZE_CALL(zefn, ...) check_ze(FN, #zefn, zefn(__VA_ARGS__))
-/* Fails with PI_ERROR_INVALID_VALUE when an argument check does not hold. */
-#define REQUIRE(cond)                                                          \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      return fail(PI_ERROR_INVALID_VALUE, "%s: invalid argument: %s", FN,      \
-                  #cond);                                                      \
-  } while (0)
-/* Fails with `code` when a handle argument is NULL. */
-#define NEED(handle, code)                                                     \
-  do {                                                                         \
-    if (!(handle))                                                             \
-      return fail(code, "%s: %s is NULL", FN, #handle);                        \
-  } while (0)
 
 /* ---- Info queries ----------------------------------------------------------
- * An info_out names where a *GetInfo call puts its answer; put_*() write a
- * value with the size checks OpenCL makes. */
-
-struct info_out {
-  const char *fn;
-  unsigned query;
-  size_t size;
-  void *value;
-  size_t *size_ret;
-};
-
-static pi_result put_info(const struct info_out *o, const void *src,
-                          size_t n) {
-  if (o->value) {
-    if (o->size < n)
-      return fail(PI_ERROR_INVALID_VALUE,
-                  "%s: query 0x%x returns %zu bytes but param_value_size is "
-                  "%zu",
-                  o->fn, o->query, n, o->size);
-    if (n)
-      memcpy(o->value, src, n);
-  }
-  if (o->size_ret)
-    *o->size_ret = n;
-  return PI_SUCCESS;
-}
-
-static pi_result put_bool(const struct info_out *o, int b) {
-  pi_bool v = b ? PI_TRUE : PI_FALSE;
-  return put_info(o, &v, sizeof v);
-}
-
-static pi_result put_u32(const struct info_out *o, uint32_t v) {
-  return put_info(o, &v, sizeof v);
-}
-
-static pi_result put_u64(const struct info_out *o, uint64_t v) {
-  return put_info(o, &v, sizeof v);
-}
-
-static pi_result put_size(const struct info_out *o, size_t v) {
-  return put_info(o, &v, sizeof v);
-}
-
-static pi_result put_ptr(const struct info_out *o, const void *p) {
-  return put_info(o, &p, sizeof p);
-}
-
-static pi_result put_str(const struct info_out *o, const char *s) {
-  return put_info(o, s, strlen(s) + 1);
-}
+ * An info_out names where a *GetInfo call puts its answer; put_*()
+ * (plugins/common) write a value with the size checks OpenCL makes. */
 
 static pi_result unknown_query(const struct info_out *o) {
-  return fail(PI_ERROR_INVALID_VALUE,
-              "%s: query 0x%x is unknown to the Level Zero plugin", o->fn,
-              o->query);
+  return put_unknown(o, "Level Zero");
 }
 
 /* ---- Objects ---------------------------------------------------------------- */
@@ -838,13 +746,6 @@ static pi_result lz_piPlatformGetInfo(pi_platform platform,
   }
 }
 
-static pi_result native_of(const char *fn, const void *ze,
-                           pi_native_handle *native) {
-  if (!native)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: nativeHandle is NULL", fn);
-  *native = (pi_native_handle)ze;
-  return PI_SUCCESS;
-}
 
 static pi_result lz_piextPlatformGetNativeHandle(pi_platform platform,
                                                  pi_native_handle *nativeHandle) {
@@ -1334,7 +1235,7 @@ static pi_result lz_piDevicePartition(
                   (unsigned)num_devices);
     for (pi_uint32 i = 0; i < device->nsubs; ++i) {
       out_devices[i] = device->subs[i];
-      atomic_fetch_add(&device->subs[i]->refs, 1);
+      ref_retain(&device->subs[i]->refs);
     }
   }
   if (out_num_devices)
@@ -1346,7 +1247,7 @@ static pi_result lz_piDevicePartition(
 static pi_result lz_piDeviceRetain(pi_device device) {
   NEED(device, PI_ERROR_INVALID_DEVICE);
   if (device->parent)
-    atomic_fetch_add(&device->refs, 1);
+    ref_retain(&device->refs);
   return PI_SUCCESS;
 }
 
@@ -1404,21 +1305,14 @@ static pi_result lz_piextDeviceSelectBinary(pi_device device,
     *selected_binary_ind = native != UINT32_MAX ? native : spirv;
     return PI_SUCCESS;
   }
-  char offered[512] = "";
-  size_t used = 0;
-  for (pi_uint32 i = 0; i < num_binaries && used < sizeof offered; ++i) {
-    const struct pi_device_binary_struct *b = binaries[i];
-    int n = snprintf(offered + used, sizeof offered - used, "%s%s (format %u)",
-                     i ? ", " : "",
-                     b && b->DeviceTargetSpec ? b->DeviceTargetSpec : "?",
-                     b ? (unsigned)b->Format : 0u);
-    used += n > 0 ? (size_t)n : 0;
-  }
+  char offered[512];
   return fail(PI_ERROR_INVALID_BINARY,
               "%s: no image fits Level Zero device '%s', which takes SPIR-V "
               "(target spir64 or spir64_gen, format SPIR-V) or native "
               "spir64_gen images, and no OpenCL C source; offered: %s",
-              FN, dev_name(device), num_binaries ? offered : "none");
+              FN, dev_name(device),
+              binaries_offered(binaries, num_binaries, offered,
+                               sizeof offered));
 }
 
 static pi_result lz_piextDeviceGetNativeHandle(pi_device device,
@@ -1506,12 +1400,12 @@ static pi_result context_new(const char *fn, ze_context_handle_t ze,
   return PI_SUCCESS;
 }
 
-static void context_retain(pi_context c) { atomic_fetch_add(&c->refs, 1); }
+static void context_retain(pi_context c) { ref_retain(&c->refs); }
 
 /* Drops a reference; the last one destroys the event pools and the Level
  * Zero context, then runs the extended deleter. */
 static pi_result context_release(const char *fn, pi_context c) {
-  if (atomic_fetch_sub(&c->refs, 1) != 1)
+  if (!ref_release(&c->refs))
     return PI_SUCCESS;
   pi_result r = PI_SUCCESS;
   while (c->pools) {
@@ -1756,7 +1650,7 @@ static pi_result event_new(const char *fn, pi_context c, pi_queue q,
 static void queue_drop(pi_queue q);
 
 static pi_result event_release(const char *fn, pi_event e) {
-  if (atomic_fetch_sub(&e->refs, 1) != 1)
+  if (!ref_release(&e->refs))
     return PI_SUCCESS;
   pi_result r = PI_SUCCESS;
   if (e->pool || e->owns_native)
@@ -1773,7 +1667,7 @@ static pi_result event_release(const char *fn, pi_event e) {
   return r == PI_SUCCESS ? cr : r;
 }
 
-static void event_retain(pi_event e) { atomic_fetch_add(&e->refs, 1); }
+static void event_retain(pi_event e) { ref_retain(&e->refs); }
 
 /* Waits for an event without end. */
 static pi_result event_wait(const char *fn, pi_event e) {
@@ -1973,20 +1867,13 @@ static pi_result lz_piQueueCreate(pi_context context, pi_device device,
 static pi_result queue_properties(const char *fn, const pi_queue_properties *p,
                                   pi_queue_properties *flags,
                                   uint32_t *index) {
-  *flags = 0;
+  pi_queue_properties i;
   *index = 0;
-  for (size_t i = 0; p && p[i]; i += 2) {
-    if (p[i] == PI_QUEUE_FLAGS)
-      *flags = p[i + 1];
-    else if (p[i] == PI_QUEUE_COMPUTE_INDEX) {
-      if (p[i + 1] > UINT32_MAX)
-        return fail(PI_ERROR_INVALID_VALUE, "%s: compute index %llu is too "
-                    "large", fn, (unsigned long long)p[i + 1]);
-      *index = (uint32_t)p[i + 1];
-    } else
-      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown queue property 0x%llx",
-                  fn, (unsigned long long)p[i]);
-  }
+  TRY(queue_properties_read(fn, p, flags, &i));
+  if (i > UINT32_MAX)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: compute index %llu is too large",
+                fn, (unsigned long long)i);
+  *index = (uint32_t)i;
   return PI_SUCCESS;
 }
 
@@ -2061,7 +1948,7 @@ static pi_result lz_piQueueFlush(pi_queue command_queue) {
 
 static pi_result lz_piQueueRetain(pi_queue command_queue) {
   NEED(command_queue, PI_ERROR_INVALID_QUEUE);
-  atomic_fetch_add(&command_queue->refs, 1);
+  ref_retain(&command_queue->refs);
   atomic_fetch_add(&command_queue->total, 1);
   return PI_SUCCESS;
 }
@@ -2072,7 +1959,7 @@ static pi_result lz_piQueueRelease(pi_queue command_queue) {
   pi_queue q = command_queue;
   NEED(q, PI_ERROR_INVALID_QUEUE);
   pi_result r = PI_SUCCESS;
-  if (atomic_fetch_sub(&q->refs, 1) == 1)
+  if (ref_release(&q->refs))
     r = queue_destroy(FN, q);
   queue_drop(q);
   return r;
@@ -2469,7 +2356,7 @@ static pi_mem mem_new(pi_context c, enum mem_kind kind, pi_mem_flags flags,
 }
 
 static pi_result mem_release(const char *fn, pi_mem m) {
-  if (atomic_fetch_sub(&m->refs, 1) != 1)
+  if (!ref_release(&m->refs))
     return PI_SUCCESS;
   pi_result r = PI_SUCCESS;
   if (m->owns_alloc && m->image)
@@ -2591,7 +2478,7 @@ static pi_result lz_piMemGetInfo(pi_mem mem, pi_mem_info param_name,
 
 static pi_result lz_piMemRetain(pi_mem mem) {
   NEED(mem, PI_ERROR_INVALID_MEM_OBJECT);
-  atomic_fetch_add(&mem->refs, 1);
+  ref_retain(&mem->refs);
   return PI_SUCCESS;
 }
 
@@ -2634,7 +2521,7 @@ static pi_result lz_piMemBufferPartition(pi_mem buffer, pi_mem_flags flags,
   m->host_ptr = buffer->host_ptr ? buffer->host_ptr + region->origin : NULL;
   m->parent = buffer;
   m->origin = region->origin;
-  atomic_fetch_add(&buffer->refs, 1);
+  ref_retain(&buffer->refs);
   *ret_mem = m;
   return PI_SUCCESS;
 }
@@ -3845,7 +3732,7 @@ static void prog_dev_clear(struct prog_dev *d, bool destroy_modules) {
 }
 
 static pi_result program_release(const char *fn, pi_program p) {
-  if (atomic_fetch_sub(&p->refs, 1) != 1)
+  if (!ref_release(&p->refs))
     return PI_SUCCESS;
   for (pi_uint32 i = 0; i < p->ndevs; ++i) {
     /* A program made from a native module shares it between its devices
@@ -4477,7 +4364,7 @@ static pi_result lz_piProgramGetInfo(pi_program program,
 
 static pi_result lz_piProgramRetain(pi_program program) {
   NEED(program, PI_ERROR_INVALID_PROGRAM);
-  atomic_fetch_add(&program->refs, 1);
+  ref_retain(&program->refs);
   return PI_SUCCESS;
 }
 
@@ -4697,13 +4584,13 @@ static pi_result kernel_new(const char *fn, pi_program p, const char *name,
   k->ze = ze;
   atomic_init(&k->refs, 1);
   pthread_mutex_init(&k->lock, NULL);
-  atomic_fetch_add(&p->refs, 1);
+  ref_retain(&p->refs);
   *out = k;
   return PI_SUCCESS;
 }
 
 static pi_result kernel_release(const char *fn, pi_kernel k) {
-  if (atomic_fetch_sub(&k->refs, 1) != 1)
+  if (!ref_release(&k->refs))
     return PI_SUCCESS;
   pi_result r = PI_SUCCESS;
   /* A kernel made from a native handle shares it between the devices and
@@ -4986,7 +4873,7 @@ static pi_result lz_piKernelGetSubGroupInfo(
 
 static pi_result lz_piKernelRetain(pi_kernel kernel) {
   NEED(kernel, PI_ERROR_INVALID_KERNEL);
-  atomic_fetch_add(&kernel->refs, 1);
+  ref_retain(&kernel->refs);
   return PI_SUCCESS;
 }
 
@@ -5642,13 +5529,13 @@ static pi_result lz_piSamplerGetInfo(pi_sampler sampler,
 
 static pi_result lz_piSamplerRetain(pi_sampler sampler) {
   NEED(sampler, PI_ERROR_INVALID_SAMPLER);
-  atomic_fetch_add(&sampler->refs, 1);
+  ref_retain(&sampler->refs);
   return PI_SUCCESS;
 }
 
 static pi_result lz_piSamplerRelease(pi_sampler sampler) {
   NEED(sampler, PI_ERROR_INVALID_SAMPLER);
-  if (atomic_fetch_sub(&sampler->refs, 1) != 1)
+  if (!ref_release(&sampler->refs))
     return PI_SUCCESS;
   pi_result r = ZE_CALL(zeSamplerDestroy, sampler->ze);
   pi_result cr = context_release(FN, sampler->context);
@@ -5817,9 +5704,7 @@ static pi_result lz_piextPluginGetOpaqueData(void *opaque_data_param,
 
 /* The last message of this thread, and its code: PI_SUCCESS for a note. */
 static pi_result lz_piPluginGetLastError(char **message) {
-  if (message)
-    *message = last_message;
-  return last_code;
+  return plugin_last_error(message);
 }
 
 /* Optimization levels as DPC++ maps them for Level Zero. */
@@ -5872,20 +5757,9 @@ static pi_result lz_piTearDown(void *PluginParameter) {
 /* Checks the runtime's PI major version, writes the plugin's version and
  * fills every entry of the function table. */
 PI_PLUGIN_EXPORT pi_result piPluginInit(pi_plugin *plugin) {
-  char version[sizeof plugin->PiVersion + 1] = {0};
-  char *end;
-  if (!plugin)
-    return fail(PI_ERROR_INVALID_VALUE, "piPluginInit: plugin is NULL");
-  memcpy(version, plugin->PiVersion, sizeof plugin->PiVersion);
-  long major = strtol(version, &end, 10);
-  if (end == version || *end != '.' || major != _PI_H_VERSION_MAJOR)
-    return fail(PI_ERROR_INVALID_OPERATION,
-                "piPluginInit: the runtime speaks PI '%s' but the Level Zero "
-                "plugin speaks PI " _PI_H_VERSION_STRING
-                "; build both from the same pi.h",
-                version);
-  snprintf(plugin->PluginVersion, sizeof plugin->PluginVersion, "%s",
-           _PI_H_VERSION_STRING "." PLUGIN_REVISION);
+  pi_result r = plugin_init_version(plugin, "Level Zero", PLUGIN_REVISION);
+  if (r != PI_SUCCESS)
+    return r;
 #define X(name) plugin->PiFunctionTable.name = lz_##name;
   PI_FOR_EACH_API(X)
 #undef X

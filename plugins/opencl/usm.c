@@ -1,0 +1,330 @@
+/*
+ * usm.c: unified shared memory in the OpenCL plugin, through
+ * cl_intel_unified_shared_memory where the platform has it: allocations,
+ * frees, fills, copies, prefetch and advice, 2D operations, allocation
+ * queries, import and release. Without the extension each fails with a
+ * message.
+ */
+#include "ocl_internal.h"
+
+/* The OpenCL USM allocation properties for a PI list. PI_MEM_ALLOC_FLAGS
+ * bits pass (the read-only hint has no OpenCL bit and is dropped); a buffer
+ * location passes where the device has cl_intel_mem_alloc_buffer_location
+ * and is dropped elsewhere, where it means nothing. */
+static pi_result usm_properties(const char *fn, cl_device_id dev,
+                                const pi_usm_mem_properties *in,
+                                cl_mem_properties_intel out[5]) {
+  const pi_usm_mem_properties flag_bits =
+      PI_MEM_ALLOC_WRTITE_COMBINED | PI_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE |
+      PI_MEM_ALLOC_INITIAL_PLACEMENT_HOST;
+  size_t n = 0;
+  for (size_t i = 0; in && in[i]; i += 2) {
+    if (n > 2)
+      return fail(PI_ERROR_INVALID_VALUE,
+                  "%s: a USM property appears more than once", fn);
+    if (in[i] == PI_MEM_ALLOC_FLAGS) {
+      if (in[i + 1] & ~(flag_bits | PI_MEM_ALLOC_DEVICE_READ_ONLY))
+        return fail(PI_ERROR_INVALID_VALUE,
+                    "%s: unknown PI_MEM_ALLOC_FLAGS bits 0x%llx", fn,
+                    (unsigned long long)in[i + 1]);
+      out[n++] = CL_MEM_ALLOC_FLAGS_INTEL;
+      out[n++] = in[i + 1] & flag_bits;
+    } else if (in[i] == PI_MEM_USM_ALLOC_BUFFER_LOCATION) {
+      if (device_has_ext(dev, "cl_intel_mem_alloc_buffer_location")) {
+        out[n++] = CL_MEM_ALLOC_BUFFER_LOCATION_INTEL;
+        out[n++] = in[i + 1];
+      }
+    } else {
+      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown USM property 0x%llx", fn,
+                  (unsigned long long)in[i]);
+    }
+  }
+  out[n] = 0;
+  return PI_SUCCESS;
+}
+
+static pi_result usm_alloc(const char *fn, enum usm_kind kind,
+                           void **result_ptr, pi_context context,
+                           pi_device device, pi_usm_mem_properties *properties,
+                           size_t size, pi_uint32 alignment) {
+  static const char *const entries[] = {
+      "clHostMemAllocINTEL", "clDeviceMemAllocINTEL", "clSharedMemAllocINTEL"};
+  cl_context ctx = (cl_context)context;
+  cl_device_id dev = (cl_device_id)device;
+  const struct platform_state *ps = NULL;
+  cl_mem_properties_intel props[5];
+  cl_int err = CL_SUCCESS;
+  if (!result_ptr)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: result_ptr is NULL", fn);
+  *result_ptr = NULL;
+  pi_result r =
+      kind == USM_HOST ? context_device(fn, ctx, USM_EXT, &dev) : PI_SUCCESS;
+  if (r == PI_SUCCESS)
+    r = device_state(fn, dev, &ps);
+  if (r != PI_SUCCESS)
+    return r;
+  int present = kind == USM_HOST     ? ps->ext.clHostMemAllocINTEL != NULL
+                : kind == USM_DEVICE ? ps->ext.clDeviceMemAllocINTEL != NULL
+                                     : ps->ext.clSharedMemAllocINTEL != NULL;
+  r = need_feature(fn, dev, USM_EXT, entries[kind], present, USM_HINT);
+  if (r == PI_SUCCESS)
+    r = usm_properties(fn, dev, properties, props);
+  if (r != PI_SUCCESS)
+    return r;
+  if (kind == USM_HOST)
+    *result_ptr =
+        ps->ext.clHostMemAllocINTEL(ctx, props, size, alignment, &err);
+  else if (kind == USM_DEVICE)
+    *result_ptr =
+        ps->ext.clDeviceMemAllocINTEL(ctx, dev, props, size, alignment, &err);
+  else
+    *result_ptr =
+        ps->ext.clSharedMemAllocINTEL(ctx, dev, props, size, alignment, &err);
+  return check_cl(fn, entries[kind], err);
+}
+
+pi_result ocl_piextUSMHostAlloc(void **result_ptr, pi_context context,
+                                pi_usm_mem_properties *properties,
+                                size_t size, pi_uint32 alignment) {
+  return usm_alloc(FN, USM_HOST, result_ptr, context, NULL, properties, size,
+                   alignment);
+}
+
+pi_result ocl_piextUSMDeviceAlloc(void **result_ptr, pi_context context,
+                                  pi_device device,
+                                  pi_usm_mem_properties *properties,
+                                  size_t size, pi_uint32 alignment) {
+  return usm_alloc(FN, USM_DEVICE, result_ptr, context, device, properties,
+                   size, alignment);
+}
+
+pi_result ocl_piextUSMSharedAlloc(void **result_ptr, pi_context context,
+                                  pi_device device,
+                                  pi_usm_mem_properties *properties,
+                                  size_t size, pi_uint32 alignment) {
+  return usm_alloc(FN, USM_SHARED, result_ptr, context, device, properties,
+                   size, alignment);
+}
+
+/* The USM-capable device of a context, with its platform state. */
+static pi_result context_usm(const char *fn, pi_context context,
+                             cl_device_id *dev,
+                             const struct platform_state **ps) {
+  pi_result r = context_device(fn, (cl_context)context, USM_EXT, dev);
+  if (r == PI_SUCCESS)
+    r = device_state(fn, *dev, ps);
+  return r;
+}
+
+/* A blocking free, so that no kernel still running can touch the memory. */
+pi_result ocl_piextUSMFree(pi_context context, void *ptr) {
+  cl_device_id dev = NULL;
+  const struct platform_state *ps = NULL;
+  pi_result r = context_usm(FN, context, &dev, &ps);
+  if (r == PI_SUCCESS)
+    r = need_feature(FN, dev, USM_EXT, "clMemBlockingFreeINTEL",
+                     ps->ext.clMemBlockingFreeINTEL || ps->ext.clMemFreeINTEL,
+                     USM_HINT);
+  if (r != PI_SUCCESS)
+    return r;
+  if (ps->ext.clMemBlockingFreeINTEL)
+    return EXT_CALL(ps, clMemBlockingFreeINTEL, (cl_context)context, ptr);
+  return EXT_CALL(ps, clMemFreeINTEL, (cl_context)context, ptr);
+}
+
+/* The device of a queue, with its platform state. */
+pi_result queue_state(const char *fn, pi_queue queue, cl_device_id *dev,
+                      const struct platform_state **ps) {
+  pi_result r = queue_device(fn, (cl_command_queue)queue, dev);
+  if (r == PI_SUCCESS)
+    r = device_state(fn, *dev, ps);
+  return r;
+}
+
+pi_result ocl_piextUSMEnqueueFill(pi_queue queue, void *ptr,
+                                  const void *pattern,
+                                  size_t patternSize, size_t count,
+                                  pi_uint32 num_events_in_waitlist,
+                                  const pi_event *events_waitlist,
+                                  pi_event *event) {
+  const struct platform_state *ps = NULL;
+  QUEUE_USM(queue, ps, clEnqueueMemFillINTEL);
+  return EXT_CALL(ps, clEnqueueMemFillINTEL, (cl_command_queue)queue, ptr,
+                  pattern, patternSize, count,
+                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+}
+
+pi_result ocl_piextUSMEnqueueMemcpy(pi_queue queue, pi_bool blocking,
+                                    void *dst_ptr, const void *src_ptr,
+                                    size_t size,
+                                    pi_uint32 num_events_in_waitlist,
+                                    const pi_event *events_waitlist,
+                                    pi_event *event) {
+  const struct platform_state *ps = NULL;
+  QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL);
+  return EXT_CALL(ps, clEnqueueMemcpyINTEL, (cl_command_queue)queue, blocking,
+                  dst_ptr, src_ptr, size,
+                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+}
+
+/* A hint: clEnqueueMigrateMemINTEL where the platform has it, else a marker
+ * standing for the (empty) migration. */
+pi_result ocl_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
+                                      size_t size,
+                                      pi_usm_migration_flags flags,
+                                      pi_uint32 num_events_in_waitlist,
+                                      const pi_event *events_waitlist,
+                                      pi_event *event) {
+  const struct platform_state *ps = NULL;
+  if (flags & ~PI_USM_MIGRATION_TBD0)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown migration flags 0x%llx",
+                FN, (unsigned long long)flags);
+  QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL); /* any USM entry: has USM */
+  if (!ps->ext.clEnqueueMigrateMemINTEL)
+    return CL_CALL(clEnqueueMarkerWithWaitList, (cl_command_queue)queue,
+                   WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+  return EXT_CALL(ps, clEnqueueMigrateMemINTEL, (cl_command_queue)queue, ptr,
+                  size, 0 /* to the queue's device */,
+                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+}
+
+/* PI's advice values are CUDA's and HIP's; cl_intel_unified_shared_memory
+ * defines none, so the advice is a no-op that a marker stands for. */
+pi_result ocl_piextUSMEnqueueMemAdvise(pi_queue queue, const void *ptr,
+                                       size_t length,
+                                       pi_mem_advice advice,
+                                       pi_event *event) {
+  const struct platform_state *ps = NULL;
+  (void)ptr;
+  (void)length;
+  QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL); /* any USM entry: has USM */
+  pi_result r = CL_CALL(clEnqueueMarkerWithWaitList, (cl_command_queue)queue,
+                        WAIT_ARGS(0, NULL, event));
+  if (r == PI_SUCCESS && advice != PI_MEM_ADVICE_RESET)
+    fail(PI_SUCCESS, "%s: advice 0x%x has no OpenCL equivalent and was ignored",
+         FN, (unsigned)advice);
+  return r;
+}
+
+pi_result ocl_piextUSMGetMemAllocInfo(
+    pi_context context, const void *ptr, pi_mem_alloc_info param_name,
+    size_t param_value_size, void *param_value, size_t *param_value_size_ret) {
+  struct info_out o = {FN, param_name, param_value_size, param_value,
+                       param_value_size_ret};
+  cl_device_id dev = NULL;
+  const struct platform_state *ps = NULL;
+  pi_result r = context_usm(FN, context, &dev, &ps);
+  if (r == PI_SUCCESS)
+    r = need_feature(FN, dev, USM_EXT, "clGetMemAllocInfoINTEL",
+                     ps->ext.clGetMemAllocInfoINTEL != NULL, USM_HINT);
+  if (r != PI_SUCCESS)
+    return r;
+  return info_check(&o, "clGetMemAllocInfoINTEL",
+                    ps->ext.clGetMemAllocInfoINTEL(
+                        (cl_context)context, ptr, param_name, param_value_size,
+                        param_value, param_value_size_ret));
+}
+
+static cl_int enqueue_row(cl_command_queue q, const struct rows *op, size_t row,
+                          cl_uint nwait, const cl_event *wait, cl_event *ev) {
+  char *dst = op->dst + row * op->dst_pitch;
+  if (op->src)
+    return op->ps->ext.clEnqueueMemcpyINTEL(q, CL_FALSE, dst,
+                                            op->src + row * op->src_pitch,
+                                            op->width, nwait, wait, ev);
+  return op->ps->ext.clEnqueueMemFillINTEL(
+      q, dst, op->pattern, op->pattern_size, op->width, nwait, wait, ev);
+}
+
+static pi_result enqueue_rows(const char *fn, pi_queue queue,
+                              const struct rows *op, size_t height,
+                              pi_bool blocking, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event) {
+  cl_command_queue q = (cl_command_queue)queue;
+  if (op->dst_pitch < op->width || (op->src && op->src_pitch < op->width))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: a pitch is smaller than the width (%zu bytes)", fn,
+                op->width);
+  cl_event *rows = calloc(height ? height : 1, sizeof *rows);
+  if (!rows)
+    return fail(PI_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+  cl_int err = CL_SUCCESS;
+  size_t done = 0;
+  for (; done < height && err == CL_SUCCESS; ++done)
+    err = enqueue_row(q, op, done, nwait, (const cl_event *)wait, &rows[done]);
+  if (err != CL_SUCCESS)
+    --done; /* the failed row made no event */
+  cl_event marker = NULL;
+  if (err == CL_SUCCESS)
+    err = height ? ICD_CALL(clEnqueueMarkerWithWaitList, q, (cl_uint)height,
+                            rows, &marker)
+                 : ICD_CALL(clEnqueueMarkerWithWaitList, q, nwait,
+                            (const cl_event *)wait, &marker);
+  for (size_t i = 0; i < done; ++i)
+    ICD_CALL(clReleaseEvent, rows[i]);
+  free(rows);
+  if (err == CL_SUCCESS && blocking)
+    err = icd_wait_for_events(1, &marker);
+  if (marker && event && err == CL_SUCCESS)
+    *event = (pi_event)marker;
+  else if (marker)
+    ICD_CALL(clReleaseEvent, marker);
+  return check_cl(
+      fn, op->src ? "clEnqueueMemcpyINTEL" : "clEnqueueMemFillINTEL", err);
+}
+
+pi_result ocl_piextUSMEnqueueFill2D(pi_queue queue, void *ptr,
+                                    size_t pitch, size_t pattern_size,
+                                    const void *pattern, size_t width,
+                                    size_t height,
+                                    pi_uint32 num_events_in_waitlist,
+                                    const pi_event *events_waitlist,
+                                    pi_event *event) {
+  struct rows op = {NULL, ptr, NULL, pitch, 0, width, pattern, pattern_size};
+  QUEUE_USM(queue, op.ps, clEnqueueMemFillINTEL);
+  return enqueue_rows(FN, queue, &op, height, PI_FALSE, num_events_in_waitlist,
+                      events_waitlist, event);
+}
+
+pi_result ocl_piextUSMEnqueueMemset2D(pi_queue queue, void *ptr,
+                                      size_t pitch, int value,
+                                      size_t width, size_t height,
+                                      pi_uint32 num_events_in_waitlist,
+                                      const pi_event *events_waitlist,
+                                      pi_event *event) {
+  unsigned char byte = (unsigned char)value;
+  struct rows op = {NULL, ptr, NULL, pitch, 0, width, &byte, 1};
+  QUEUE_USM(queue, op.ps, clEnqueueMemFillINTEL);
+  return enqueue_rows(FN, queue, &op, height, PI_FALSE, num_events_in_waitlist,
+                      events_waitlist, event);
+}
+
+pi_result
+ocl_piextUSMEnqueueMemcpy2D(pi_queue queue, pi_bool blocking, void *dst_ptr,
+                            size_t dst_pitch, const void *src_ptr,
+                            size_t src_pitch, size_t width, size_t height,
+                            pi_uint32 num_events_in_waitlist,
+                            const pi_event *events_waitlist, pi_event *event) {
+  struct rows op = {NULL,      dst_ptr, src_ptr, dst_pitch,
+                    src_pitch, width,   NULL,    0};
+  REQUIRE(src_ptr != NULL);
+  QUEUE_USM(queue, op.ps, clEnqueueMemcpyINTEL);
+  return enqueue_rows(FN, queue, &op, height, blocking, num_events_in_waitlist,
+                      events_waitlist, event);
+}
+
+/* Importing host memory only speeds up copies (pinning); OpenCL has no such
+ * call, and copies from unimported memory still work. */
+pi_result ocl_piextUSMImport(const void *ptr, size_t size,
+                             pi_context context) {
+  (void)ptr;
+  (void)size;
+  (void)context;
+  return PI_SUCCESS;
+}
+
+pi_result ocl_piextUSMRelease(const void *ptr, pi_context context) {
+  (void)ptr;
+  (void)context;
+  return PI_SUCCESS;
+}
