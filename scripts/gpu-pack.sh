@@ -20,9 +20,9 @@ for p in $progs; do
 done
 cp -P "$build"/lib/libpirt.so* "$build"/lib/libpi_*.so "$build/lib/libmathdev.so" \
   "$build/lib/libpitrace_opencl.so" "$out/lib/"
-# OpenCL applications for the front end's check: Debian's clinfo, and the
+# OpenCL applications for the front end's check: Debian's clinfo and clpeak, and the
 # OpenCL headers clinfo_compare.py reads the property names from.
-cp /usr/bin/clinfo "$out/bin/"
+cp /usr/bin/clinfo /usr/bin/clpeak "$out/bin/"
 mkdir -p "$out/include"
 cp -r /usr/include/CL "$out/include/"
 # Third-party libraries, found by soname among what the programs and plugins
