@@ -1,0 +1,96 @@
+/*
+ * global.c: device globals (copies to and from a module's globals) and host
+ * pipes (which CUDA lacks) in the CUDA plugin.
+ */
+#include "cu_internal.h"
+
+/* ---- Device globals and host pipes ----------------------------------------
+ */
+
+/* The global's device pointer, checked against the range to access. */
+static pi_result global_range(const char *fn, pi_queue q, pi_program prog,
+                              const char *name, size_t count, size_t offset,
+                              CUdeviceptr *ptr) {
+  CUmodule m = NULL;
+  size_t size = 0;
+  if (!q || !prog || !name)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: the queue, program and name must not be NULL", fn);
+  TRY(program_module(fn, prog, &m));
+  TRY(use_context(fn, q->ctx->cu));
+  CUresult err = drv.cuModuleGetGlobal(ptr, &size, m, name);
+  if (err == CUDA_ERROR_NOT_FOUND)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: the program has no global '%s'",
+                fn, name);
+  TRY(cu_check(fn, "cuModuleGetGlobal", err));
+  if (offset > size || count > size - offset)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: bytes %zu..%zu are outside the %zu-byte global '%s'", fn,
+                offset, offset + count, size, name);
+  *ptr += offset;
+  return PI_SUCCESS;
+}
+
+pi_result cu_piextEnqueueDeviceGlobalVariableWrite(
+    pi_queue queue, pi_program program, const char *name,
+    pi_bool blocking_write, size_t count, size_t offset, const void *src,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  CUdeviceptr ptr = 0;
+  REQUIRE(src != NULL || count == 0);
+  TRY(global_range(FN, queue, program, name, count, offset, &ptr));
+  pi_event ev = NULL;
+  pi_result r =
+      cmd_start(FN, queue, num_events_in_wait_list, event_wait_list, event,
+                PI_COMMAND_TYPE_DEVICE_GLOBAL_VARIABLE_WRITE, &ev);
+  if (r != PI_SUCCESS)
+    return r;
+  if (count)
+    r = CU(cuMemcpyHtoDAsync, ptr, src, count, queue->stream);
+  return cmd_finish(FN, queue, r, ev, event, blocking_write);
+}
+
+pi_result cu_piextEnqueueDeviceGlobalVariableRead(
+    pi_queue queue, pi_program program, const char *name, pi_bool blocking_read,
+    size_t count, size_t offset, void *dst, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  CUdeviceptr ptr = 0;
+  REQUIRE(dst != NULL || count == 0);
+  TRY(global_range(FN, queue, program, name, count, offset, &ptr));
+  pi_event ev = NULL;
+  pi_result r =
+      cmd_start(FN, queue, num_events_in_wait_list, event_wait_list, event,
+                PI_COMMAND_TYPE_DEVICE_GLOBAL_VARIABLE_READ, &ev);
+  if (r != PI_SUCCESS)
+    return r;
+  if (count)
+    r = CU(cuMemcpyDtoHAsync, dst, ptr, count, queue->stream);
+  return cmd_finish(FN, queue, r, ev, event, blocking_read);
+}
+
+static pi_result no_host_pipes(const char *fn) {
+  return fail(PI_ERROR_INVALID_OPERATION,
+              "%s: host pipes are an Intel FPGA feature; CUDA has none (use "
+              "USM or a buffer to pass data)",
+              fn);
+}
+
+pi_result cu_piextEnqueueReadHostPipe(
+    pi_queue queue, pi_program program, const char *pipe_symbol,
+    pi_bool blocking, void *ptr, size_t size, pi_uint32 num_events_in_waitlist,
+    const pi_event *events_waitlist, pi_event *event) {
+  (void)queue, (void)program, (void)pipe_symbol, (void)blocking, (void)ptr;
+  (void)size, (void)num_events_in_waitlist, (void)events_waitlist;
+  (void)event;
+  return no_host_pipes(FN);
+}
+
+pi_result cu_piextEnqueueWriteHostPipe(
+    pi_queue queue, pi_program program, const char *pipe_symbol,
+    pi_bool blocking, void *ptr, size_t size, pi_uint32 num_events_in_waitlist,
+    const pi_event *events_waitlist, pi_event *event) {
+  (void)queue, (void)program, (void)pipe_symbol, (void)blocking, (void)ptr;
+  (void)size, (void)num_events_in_waitlist, (void)events_waitlist;
+  (void)event;
+  return no_host_pipes(FN);
+}

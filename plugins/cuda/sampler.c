@@ -1,0 +1,41 @@
+/*
+ * sampler.c: the PI sampler functions of the CUDA plugin, which does not
+ * support samplers: each fails with a message.
+ */
+#include "cu_internal.h"
+
+/* ---- Samplers -------------------------------------------------------------
+ */
+
+pi_result
+cu_piSamplerCreate(pi_context context,
+                   const pi_sampler_properties *sampler_properties,
+                   pi_sampler *result_sampler) {
+  (void)context;
+  (void)sampler_properties;
+  if (result_sampler)
+    *result_sampler = NULL;
+  return no_samplers(FN);
+}
+
+pi_result cu_piSamplerGetInfo(pi_sampler sampler,
+                              pi_sampler_info param_name,
+                              size_t param_value_size, void *param_value,
+                              size_t *param_value_size_ret) {
+  (void)sampler;
+  (void)param_name;
+  (void)param_value_size;
+  (void)param_value;
+  (void)param_value_size_ret;
+  return no_samplers(FN);
+}
+
+pi_result cu_piSamplerRetain(pi_sampler sampler) {
+  (void)sampler;
+  return no_samplers(FN);
+}
+
+pi_result cu_piSamplerRelease(pi_sampler sampler) {
+  (void)sampler;
+  return no_samplers(FN);
+}
