@@ -16,6 +16,7 @@
 #include <CL/cl_ext.h>
 #include <CL/cl_icd.h>
 
+#include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,6 +57,21 @@ static inline bool fe_load(void)
     return false;
   }
   return true;
+}
+
+/* Every suite's .init: the front end loaded, with a device. */
+static inline void fe_setup(void)
+{
+  cr_assert(fe_load(), "the front end loads and has a device (%s)", PITRACE_FE_LIB);
+}
+
+/* A context on the device; asserts success. */
+static inline cl_context fe_context(void)
+{
+  cl_int err = -1;
+  cl_context ctx = D->clCreateContext(NULL, 1, &fe_dev, NULL, NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS, "clCreateContext: %d", err);
+  return ctx;
 }
 
 #endif /* PITRACE_FE_TESTUTIL_H */

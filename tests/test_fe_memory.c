@@ -19,22 +19,9 @@
 
 #include "fe_testutil.h"
 
-static void setup(void)
-{
-  cr_assert(fe_load(), "the front end loads and has a device (%s)", PITRACE_FE_LIB);
-}
-
-TestSuite(fe_memory, .init = setup, .timeout = 120);
+TestSuite(fe_memory, .init = fe_setup, .timeout = 120);
 
 /* ---- Helpers ---------------------------------------------------------------- */
-
-static cl_context make_context(void)
-{
-  cl_int err = -1;
-  cl_context ctx = D->clCreateContext(NULL, 1, &fe_dev, NULL, NULL, &err);
-  cr_assert_eq(err, CL_SUCCESS, "clCreateContext: %d", err);
-  return ctx;
-}
 
 static cl_command_queue make_queue(cl_context ctx)
 {
@@ -96,7 +83,7 @@ static bool has_images(void)
 
 Test(fe_memory, buffer_round_trip_and_info)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   enum { N = 256 };
   int data[N], back[N];
@@ -187,7 +174,7 @@ Test(fe_memory, buffer_round_trip_and_info)
 
 Test(fe_memory, host_access_flags)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   char buf[16] = {0};
   cl_mem wo = make_buffer(ctx, CL_MEM_HOST_WRITE_ONLY, 16, NULL);
@@ -209,7 +196,7 @@ Test(fe_memory, host_access_flags)
 
 Test(fe_memory, sub_buffers)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   const size_t align = base_align(), size = 4 * align;
   unsigned char *host = aligned_alloc(4096, (size + 4095) / 4096 * 4096), *back = malloc(size);
@@ -343,7 +330,7 @@ CALLBACK(4)
 
 Test(fe_memory, references_and_destructors)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   memset(&calls, 0, sizeof calls);
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, 1024, NULL);
   cr_assert_eq(mem_refs(m), 1);
@@ -416,7 +403,7 @@ Test(fe_memory, image_2d_round_trip_and_info)
 {
   if (!has_images())
     cr_skip_test("the device has no images");
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   enum { W = 16, H = 8 };
   uint8_t px[H][W][4], back[H][W][4];
@@ -510,7 +497,7 @@ Test(fe_memory, image_copy_fill_and_buffers)
 {
   if (!has_images())
     cr_skip_test("the device has no images");
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   enum { W = 8, H = 4, Z = 3 };
   uint32_t src[Z][H][W], back[Z][H][W];
@@ -606,7 +593,7 @@ Test(fe_memory, image_maps_staged_through_the_host)
 {
   if (!has_images())
     cr_skip_test("the device has no images");
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   enum { W = 16, H = 8, Z = 4 };
   uint8_t px[H][W][4], back[H][W][4];
@@ -799,7 +786,7 @@ Test(fe_memory, image_from_buffer)
 {
   if (!has_images())
     cr_skip_test("the device has no images");
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   enum { W = 32 };
   float data[W * 4];
@@ -855,7 +842,7 @@ Test(fe_memory, image_from_buffer)
 
 Test(fe_memory, supported_image_formats)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_uint n = 0;
   const cl_mem_object_type types[] = {CL_MEM_OBJECT_IMAGE1D,       CL_MEM_OBJECT_IMAGE1D_BUFFER,
                                       CL_MEM_OBJECT_IMAGE1D_ARRAY, CL_MEM_OBJECT_IMAGE2D,
@@ -923,7 +910,7 @@ Test(fe_memory, image_bad_input)
 {
   if (!has_images())
     cr_skip_test("the device has no images");
-  cl_context ctx = make_context(), other = make_context();
+  cl_context ctx = fe_context(), other = fe_context();
   cl_command_queue q = make_queue(ctx), oq = make_queue(other);
   cl_int err = -1;
   cl_image_format f = {CL_RGBA, CL_UNORM_INT8}, bad = {0x1234, CL_UNORM_INT8},
@@ -1057,7 +1044,7 @@ Test(fe_memory, samplers)
 {
   if (!has_images())
     cr_skip_test("the device has no images");
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_int err = -1;
   cl_sampler s = D->clCreateSampler(ctx, CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_LINEAR,
                                     &err);
@@ -1161,7 +1148,7 @@ Test(fe_memory, usm)
   cr_assert(host_alloc && dev_alloc && shared_alloc && mem_free && mem_free_nb && info && copy &&
                 fill,
             "the USM entry points are offered");
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   cl_device_unified_shared_memory_capabilities_intel dcaps = 0, hcaps = 0;
   cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL, sizeof dcaps,
@@ -1229,7 +1216,7 @@ Test(fe_memory, usm)
 
 Test(fe_memory, buffer_bad_input)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   cl_int err = -1;
   char host[64];
@@ -1298,7 +1285,7 @@ Test(fe_memory, buffer_bad_input)
 
 Test(fe_memory, unsupported_features)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   cl_int err = -1;
   int x = 0;
@@ -1390,7 +1377,7 @@ Test(fe_memory, unsupported_features)
 
 /* ---- USM on a device that has it: Level Zero over its driver test double ------------------ */
 
-TestSuite(fe_memory_ze, .init = setup, .timeout = 120);
+TestSuite(fe_memory_ze, .init = fe_setup, .timeout = 120);
 
 typedef cl_int(CL_API_CALL *memset_fn)(cl_command_queue, void *, cl_int, size_t, cl_uint,
                                        const cl_event *, cl_event *);
@@ -1423,7 +1410,7 @@ Test(fe_memory_ze, usm_allocations_and_commands)
   memset_fn mset = (memset_fn)fe_ext("clEnqueueMemsetINTEL");
   migrate_fn migrate = (migrate_fn)fe_ext("clEnqueueMigrateMemINTEL");
   advise_fn advise = (advise_fn)fe_ext("clEnqueueMemAdviseINTEL");
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   cl_device_unified_shared_memory_capabilities_intel caps = 0;
   cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL, sizeof caps,
@@ -1532,7 +1519,7 @@ Test(fe_memory_ze, usm_allocations_and_commands)
 
 Test(fe_memory_ze, no_image_formats_claimed)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_uint n = 99;
   cr_assert_eq(D->clGetSupportedImageFormats(ctx, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE2D, 0,
                                              NULL, &n),

@@ -49,22 +49,9 @@ static const char *misc_src =
     "  d[get_global_id(0)] = tile[get_local_id(0)];\n"
     "}\n";
 
-static void setup(void)
-{
-  cr_assert(fe_load(), "the front end loads and has a device (%s)", PITRACE_FE_LIB);
-}
-
-TestSuite(fe_program, .init = setup, .timeout = 120);
+TestSuite(fe_program, .init = fe_setup, .timeout = 120);
 
 /* ---- Helpers ---------------------------------------------------------------- */
-
-static cl_context make_context(void)
-{
-  cl_int err = -1;
-  cl_context ctx = D->clCreateContext(NULL, 1, &fe_dev, NULL, NULL, &err);
-  cr_assert_eq(err, CL_SUCCESS, "clCreateContext: %d", err);
-  return ctx;
-}
 
 static cl_command_queue make_queue(cl_context ctx)
 {
@@ -171,7 +158,7 @@ static void CL_CALLBACK on_build(cl_program p, void *user)
 
 Test(fe_program, vadd_from_source)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   cl_int err = -1;
   /* Two strings, the second with an explicit length, concatenated. */
@@ -248,7 +235,7 @@ Test(fe_program, vadd_from_source)
 
 Test(fe_program, binary_round_trip)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   cl_program p = build_source(ctx, vadd_src);
   size_t size = 0;
@@ -436,7 +423,7 @@ static void run_use(cl_context ctx, cl_program linked)
  * single module instead. */
 Test(fe_program, compile_with_header_and_link)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   const char *use_src = "#include \"helper.h\"\n"
                         "__kernel void use(__global int *d) {\n"
                         "  size_t i = get_global_id(0);\n"
@@ -493,7 +480,7 @@ Test(fe_program, compile_with_header_and_link)
 
 Test(fe_program, link_failure_returns_program_with_log)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   const char *src = "int missing_fn(int x);\n"
                     "__kernel void k(__global int *d) { d[0] = missing_fn(d[0]); }\n";
   cl_int err = -1;
@@ -515,7 +502,7 @@ Test(fe_program, link_failure_returns_program_with_log)
 
 Test(fe_program, build_failure_has_readable_log)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   const char *src = "__kernel void bad(__global int *d) { d[0] = undefined_thing; }\n";
   cl_int err = -1;
   cl_program p = D->clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
@@ -552,7 +539,7 @@ Test(fe_program, build_failure_has_readable_log)
 
 Test(fe_program, kernel_and_work_group_info)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_program p = build_source(ctx, misc_src);
   cl_kernel k = kernel_of(p, "fixed");
   char name[32];
@@ -621,7 +608,7 @@ Test(fe_program, kernel_and_work_group_info)
 
 Test(fe_program, local_memory_argument)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   cl_program p = build_source(ctx, misc_src);
   cl_kernel k = kernel_of(p, "wgsum");
@@ -659,7 +646,7 @@ Test(fe_program, local_memory_argument)
  * kernel, so each is the value the argument's class is learnt from. */
 Test(fe_program, eight_byte_plain_arguments)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   cl_program p = build_source(ctx, misc_src);
   long *heap = malloc(64);
@@ -707,7 +694,7 @@ Test(fe_program, image_and_sampler_arguments)
       "  int x = get_global_id(0), y = get_global_id(1);\n"
       "  out[y * 4 + x] = read_imagef(img, s, (int2)(x, y)).x;\n"
       "}\n";
-  cl_context ctx = make_context(), other = make_context();
+  cl_context ctx = fe_context(), other = fe_context();
   cl_command_queue q = make_queue(ctx);
   cl_program p = build_source(ctx, src);
   cl_kernel k = kernel_of(p, "samp");
@@ -770,7 +757,7 @@ Test(fe_program, image_and_sampler_arguments)
 
 Test(fe_program, clone_and_kernels_in_program)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   cl_program p = build_source(ctx, misc_src);
   cl_uint nk = 0;
@@ -846,7 +833,7 @@ static void CL_CALLBACK on_release(cl_program p, void *user)
 
 Test(fe_program, release_callbacks_run_newest_first_when_the_program_goes)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_program p = build_source(ctx, vadd_src);
   cr_assert_eq(D->clSetProgramReleaseCallback(p, on_release, (void *)1), CL_SUCCESS);
   cr_assert_eq(D->clSetProgramReleaseCallback(p, on_release, (void *)2), CL_SUCCESS);
@@ -864,7 +851,7 @@ Test(fe_program, release_callbacks_run_newest_first_when_the_program_goes)
 
 Test(fe_program, bad_input_programs)
 {
-  cl_context ctx = make_context(), other = make_context();
+  cl_context ctx = fe_context(), other = fe_context();
   cl_int err = 0;
   const char *src = vadd_src, *nulls[1] = {NULL};
   /* clCreateProgramWithSource */
@@ -1041,7 +1028,7 @@ Test(fe_program, bad_input_programs)
 
 Test(fe_program, bad_input_kernels)
 {
-  cl_context ctx = make_context(), other = make_context();
+  cl_context ctx = fe_context(), other = fe_context();
   cl_program p = build_source(ctx, misc_src);
   cl_int err = 0;
   /* clCreateKernel, clCreateKernelsInProgram */
@@ -1206,7 +1193,7 @@ Test(fe_program, bad_input_kernels)
  * program made from source holds its source and building it answers
  * CL_COMPILER_NOT_AVAILABLE. IL programs go to the double. */
 
-TestSuite(fe_program_ze, .init = setup, .timeout = 60);
+TestSuite(fe_program_ze, .init = fe_setup, .timeout = 60);
 
 /* A SPIR-V module the double reads: one kernel `name` of `nargs`
  * parameters (the double reads OpEntryPoint and OpFunctionParameter). */
@@ -1265,7 +1252,7 @@ Test(fe_program_ze, source_without_a_compiler)
   char name[64] = "";
   D->clGetPlatformInfo(fe_plat, CL_PLATFORM_NAME, sizeof name, name, NULL);
   cr_assert(strstr(name, "Level-Zero"), "the Level Zero double serves: %s", name);
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_int err = -1;
   cl_program p = D->clCreateProgramWithSource(ctx, 1, &vadd_src, NULL, &err);
   cr_assert_eq(err, CL_SUCCESS, "a source program is made, as OpenCL allows");
@@ -1322,7 +1309,7 @@ Test(fe_program_ze, source_without_a_compiler)
 
 Test(fe_program_ze, il_program)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   uint32_t spv[64];
   size_t len = make_spirv(spv, "scale", 2);
   cl_int err = -1;
@@ -1395,7 +1382,7 @@ static long ze_log_size(void)
  * argument bytes). */
 Test(fe_program_ze, usm_arguments_and_clone)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx);
   uint32_t spv[64];
   size_t len = make_spirv(spv, "scale", 2);

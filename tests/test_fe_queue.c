@@ -28,22 +28,9 @@
 
 #define N 256
 
-static void setup(void)
-{
-  cr_assert(fe_load(), "the front end loads and has a device (%s)", PITRACE_FE_LIB);
-}
-
-TestSuite(fe_queue, .init = setup, .timeout = 120);
+TestSuite(fe_queue, .init = fe_setup, .timeout = 120);
 
 /* ---- Helpers ---------------------------------------------------------------- */
-
-static cl_context make_context(void)
-{
-  cl_int err = -1;
-  cl_context ctx = D->clCreateContext(NULL, 1, &fe_dev, NULL, NULL, &err);
-  cr_assert_eq(err, CL_SUCCESS, "clCreateContext: %d", err);
-  return ctx;
-}
 
 static cl_command_queue make_queue(cl_context ctx, cl_command_queue_properties props)
 {
@@ -155,7 +142,7 @@ Test(fe_queue, context_properties_and_queries)
   cr_assert_eq(refs, 2);
   cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
   /* A context without properties answers none. */
-  cl_context plain = make_context();
+  cl_context plain = fe_context();
   cr_assert_eq(D->clGetContextInfo(plain, CL_CONTEXT_PROPERTIES, 0, NULL, &sz), CL_SUCCESS);
   cr_assert_eq(sz, 0);
   cr_assert_eq(D->clReleaseContext(plain), CL_SUCCESS);
@@ -199,7 +186,7 @@ static void CL_CALLBACK destructor(cl_context ctx, void *user)
 
 Test(fe_queue, context_destructors_run_latest_first_after_its_objects)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   cr_assert_eq(D->clSetContextDestructorCallback(ctx, destructor, (void *)1), CL_SUCCESS);
   cr_assert_eq(D->clSetContextDestructorCallback(ctx, destructor, (void *)2), CL_SUCCESS);
@@ -243,7 +230,7 @@ Test(fe_queue, context_bad_input)
   cr_assert_null(D->clCreateContext(NULL, 1, &not_dev, NULL, NULL, &err));
   cr_assert_eq(err, CL_INVALID_DEVICE);
 
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_context wrong = (cl_context)fe_dev;
   cl_uint n;
   cr_assert_eq(D->clRetainContext(NULL), CL_INVALID_CONTEXT);
@@ -266,7 +253,7 @@ Test(fe_queue, context_bad_input)
 
 Test(fe_queue, queue_properties_and_queries)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue_properties supported = 0;
   D->clGetDeviceInfo(fe_dev, CL_DEVICE_QUEUE_ON_HOST_PROPERTIES, sizeof supported, &supported,
                      NULL);
@@ -331,7 +318,7 @@ Test(fe_queue, queue_properties_and_queries)
 
 Test(fe_queue, queue_bad_input)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_int err = 0;
   cl_device_id not_dev = (cl_device_id)ctx;
   cr_assert_null(D->clCreateCommandQueue(NULL, fe_dev, 0, &err));
@@ -391,7 +378,7 @@ Test(fe_queue, queue_bad_input)
 
 Test(fe_queue, buffer_read_write_round_trip)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   unsigned char src[N], dst[N], back[N];
   fill_bytes(src, N, 3);
@@ -431,7 +418,7 @@ Test(fe_queue, buffer_read_write_round_trip)
 
 Test(fe_queue, buffer_copy_and_overlap)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   unsigned char src[N], dst[N];
   fill_bytes(src, N, 11);
@@ -476,7 +463,7 @@ Test(fe_queue, buffer_copy_and_overlap)
 
 Test(fe_queue, buffer_fill_patterns)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   enum { FILL = 512 };
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, FILL, NULL);
@@ -507,7 +494,7 @@ Test(fe_queue, buffer_fill_patterns)
 
 Test(fe_queue, buffer_rectangles)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   /* The buffer: 4 slices of 6 rows of 16 bytes. */
   enum { W = 16, H = 6, S = 4 };
@@ -573,7 +560,7 @@ Test(fe_queue, buffer_rectangles)
 
 Test(fe_queue, buffer_map_and_unmap)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   unsigned char src[N], got[N];
   fill_bytes(src, N, 17);
@@ -648,7 +635,7 @@ static cl_uint map_count(cl_mem m)
  * (its user event failed) leaves its mapping in place. */
 Test(fe_queue, map_count_follows_maps_and_unmaps)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   unsigned char host[N];
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
@@ -722,7 +709,7 @@ Test(fe_queue, map_count_follows_maps_and_unmaps)
 
 Test(fe_queue, buffer_bad_input)
 {
-  cl_context ctx = make_context(), other = make_context();
+  cl_context ctx = fe_context(), other = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   unsigned char host[N];
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
@@ -878,7 +865,7 @@ Test(fe_queue, buffer_bad_input)
  * it, even while a sub-buffer keeps the buffer itself alive. */
 Test(fe_queue, a_released_buffer_is_invalid_while_a_sub_buffer_keeps_it)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   unsigned char host[N] = {0};
   cl_mem keep = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
@@ -931,7 +918,7 @@ Test(fe_queue, a_released_buffer_is_invalid_while_a_sub_buffer_keeps_it)
 
 Test(fe_queue, markers_barriers_and_migrations)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
   cl_event w = NULL, mk = NULL, mk2 = NULL, b = NULL, mig = NULL;
@@ -978,7 +965,7 @@ Test(fe_queue, markers_barriers_and_migrations)
 
 Test(fe_queue, profiling_timestamps_are_ordered)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, CL_QUEUE_PROFILING_ENABLE);
   cl_command_queue plain = make_queue(ctx, 0);
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, 1 << 20, NULL);
@@ -1047,7 +1034,7 @@ static void wait_calls(int n)
 
 Test(fe_queue, event_callbacks_get_the_applications_handle)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
   int pat = 1;
@@ -1079,7 +1066,7 @@ Test(fe_queue, event_callbacks_get_the_applications_handle)
 
 Test(fe_queue, user_events_hold_commands_in_queue_order)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
   unsigned char zero[N] = {0}, src[N], got[N], got2[N];
@@ -1141,7 +1128,7 @@ Test(fe_queue, user_events_hold_commands_in_queue_order)
 
 Test(fe_queue, a_failed_user_event_ends_its_dependents)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
   unsigned char zero[N] = {0}, src[N], got[N];
@@ -1190,7 +1177,7 @@ static void *set_later(void *arg)
 
 Test(fe_queue, user_events_released_by_another_thread)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
   unsigned char src[N], got[N];
@@ -1299,7 +1286,7 @@ static void *stress_complete(void *arg)
 
 Test(fe_queue, threads_holding_and_releasing_commands)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, THREADS * sizeof(int), NULL);
   struct stress s[THREADS];
@@ -1331,7 +1318,7 @@ Test(fe_queue, threads_holding_and_releasing_commands)
 
 Test(fe_queue, user_event_and_wait_bad_input)
 {
-  cl_context ctx = make_context(), other = make_context();
+  cl_context ctx = fe_context(), other = fe_context();
   cl_int err = 0;
   cr_assert_null(D->clCreateUserEvent(NULL, &err));
   cr_assert_eq(err, CL_INVALID_CONTEXT);
@@ -1376,7 +1363,7 @@ Test(fe_queue, user_event_and_wait_bad_input)
 
 Test(fe_queue, ndrange_vadd_checked_on_the_host)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, CL_QUEUE_PROFILING_ENABLE);
   int a[N], b[N], c[N];
   for (int i = 0; i < N; i++) {
@@ -1449,7 +1436,7 @@ Test(fe_queue, ndrange_vadd_checked_on_the_host)
 
 Test(fe_queue, a_held_launch_keeps_the_arguments_it_was_enqueued_with)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   int c[N];
   cl_mem m1 = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof c, NULL);
@@ -1508,7 +1495,7 @@ static cl_mem watched(cl_context ctx, int slot, const void *init)
  * handle's number. */
 Test(fe_queue, held_commands_keep_the_buffers_they_use)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   unsigned char a_src[N], b_src[N], got_a[N], got_f[N], got_r[N], want[N];
   fill_bytes(a_src, N, 3);
@@ -1576,7 +1563,7 @@ Test(fe_queue, held_commands_keep_the_buffers_they_use)
  * was issued. */
 Test(fe_queue, a_held_launch_keeps_its_argument_buffers)
 {
-  cl_context ctx = make_context();
+  cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   int av[N], bv[N], cv[N];
   for (int i = 0; i < N; i++) {
@@ -1628,7 +1615,7 @@ Test(fe_queue, a_held_launch_keeps_its_argument_buffers)
 
 Test(fe_queue, ndrange_bad_input)
 {
-  cl_context ctx = make_context(), other = make_context();
+  cl_context ctx = fe_context(), other = fe_context();
   cl_command_queue q = make_queue(ctx, 0), oq = make_queue(other, 0);
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N * sizeof(int), NULL);
   cl_program p = build_vadd(ctx);
