@@ -35,6 +35,16 @@ pi_result plugin_last_error(char **message) {
   return last_code;
 }
 
+pi_result plugin_no_opaque_data(const char *fn, const char *backend,
+                                void **opaque_data_return) {
+  if (opaque_data_return)
+    *opaque_data_return = NULL;
+  return fail(PI_ERROR_INVALID_OPERATION,
+              "%s: the %s plugin has no opaque data (only host-compiled "
+              "device plugins do)",
+              fn, backend);
+}
+
 pi_result plugin_init_version(pi_plugin *plugin, const char *backend,
                               const char *revision) {
   char version[sizeof plugin->PiVersion + 1] = {0};

@@ -101,9 +101,71 @@ pi_result put_str(const struct info_out *o, const char *s);
 /* Fails: the query is unknown to the `backend` plugin ("CUDA", ...). */
 pi_result put_unknown(const struct info_out *o, const char *backend);
 
+/* The info_out of a *GetInfo function whose parameters have the API's
+ * names (param_value_size, param_value, param_value_size_ret), in a PI
+ * function (FN). */
+#define INFO_OUT(query)                                                        \
+  { FN, (query), param_value_size, param_value, param_value_size_ret }
+
 /* *native = obj, for the *GetNativeHandle functions of plugins whose native
  * handle is the backend's own object. */
 pi_result native_of(const char *fn, const void *obj, pi_native_handle *native);
+
+/* ---- Device info queries -------------------------------------------------
+ * Groups of piDeviceGetInfo queries that every plugin answers alike, as case
+ * labels; a plugin may add its own cases to a group. */
+
+/* Features no plugin offers: each answers false. */
+#define CASE_FEATURES_NOT_OFFERED \
+  case PI_EXT_CODEPLAY_DEVICE_INFO_SUPPORTS_FUSION: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_SHARED_USM_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_1D_USM_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_2D_USM_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_ANISOTROPY_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_LEVEL_REFERENCE_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_MEMORY_IMPORT_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_MEMORY_EXPORT_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_SEMAPHORE_IMPORT_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_SEMAPHORE_EXPORT_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_COMMAND_BUFFER_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_COMMAND_BUFFER_UPDATE_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_CUBEMAP_SUPPORT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_CUBEMAP_SEAMLESS_FILTERING_SUPPORT:
+
+/* The forward-progress guarantees of SYCL's root groups. */
+#define CASE_FORWARD_PROGRESS \
+  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_GROUP_PROGRESS_AT_ROOT_GROUP_LEVEL: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_SUB_GROUP_PROGRESS_AT_ROOT_GROUP_LEVEL: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_SUB_GROUP_PROGRESS_AT_WORK_GROUP_LEVEL: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_ITEM_PROGRESS_AT_ROOT_GROUP_LEVEL: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_ITEM_PROGRESS_AT_WORK_GROUP_LEVEL: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_ITEM_PROGRESS_AT_SUB_GROUP_LEVEL:
+
+/* The limits of bindless images, which no plugin offers. */
+#define CASE_BINDLESS_IMAGE_LIMITS \
+  case PI_EXT_ONEAPI_DEVICE_INFO_IMAGE_PITCH_ALIGN: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_IMAGE_LINEAR_WIDTH: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_IMAGE_LINEAR_HEIGHT: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_IMAGE_LINEAR_PITCH: \
+  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_MAX_ANISOTROPY:
+
+/* The execution units of Intel GPUs, which only Level Zero describes. */
+#define CASE_INTEL_GPU_GEOMETRY \
+  case PI_DEVICE_INFO_GPU_EU_COUNT: \
+  case PI_DEVICE_INFO_GPU_EU_SIMD_WIDTH: \
+  case PI_DEVICE_INFO_GPU_SLICES: \
+  case PI_DEVICE_INFO_GPU_SUBSLICES_PER_SLICE: \
+  case PI_DEVICE_INFO_GPU_EU_COUNT_PER_SUBSLICE: \
+  case PI_DEVICE_INFO_GPU_HW_THREADS_PER_EU:
+
+/* ---- Rectangles ---------------------------------------------------------- */
+
+/* The three coordinates of a rectangle or image offset or region:
+ * XYZ(region, width_bytes, height_scalar, depth_scalar). */
+#define XYZ(s, a, b, c)                                                        \
+  { (s)->a, (s)->b, (s)->c }
 
 /* ---- Queue property lists ------------------------------------------------ */
 
@@ -119,6 +181,22 @@ pi_result queue_properties_read(const char *fn, const pi_queue_properties *p,
 pi_result queue_properties_flags(const char *fn, const pi_queue_properties *p,
                                  const char *backend,
                                  pi_queue_properties *flags);
+
+/* The queue flags PI defines. */
+#define PI_QUEUE_FLAGS_KNOWN                                                   \
+  (PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |                               \
+   PI_QUEUE_FLAG_PROFILING_ENABLE | PI_QUEUE_FLAG_ON_DEVICE |                  \
+   PI_QUEUE_FLAG_ON_DEVICE_DEFAULT | PI_EXT_ONEAPI_QUEUE_FLAG_DISCARD_EVENTS | \
+   PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW |                                     \
+   PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH |                                    \
+   PI_EXT_QUEUE_FLAG_SUBMISSION_NO_IMMEDIATE |                                 \
+   PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE)
+
+/* Checks a queue's flags: none PI does not define, no on-device queue where
+ * `no_on_device` names a backend that has none (NULL lets them through),
+ * not both priorities. */
+pi_result queue_flags_check(const char *fn, pi_queue_properties flags,
+                            const char *no_on_device);
 
 /* ---- Reference counts ---------------------------------------------------- */
 
@@ -143,6 +221,11 @@ const char *binaries_offered(pi_device_binary *binaries, pi_uint32 n,
                              char *buf, size_t size);
 
 /* ---- Plugin ------------------------------------------------------------- */
+
+/* piextPluginGetOpaqueData of a plugin that has none: *opaque_data_return
+ * is NULL, and it fails naming the `backend` plugin. */
+pi_result plugin_no_opaque_data(const char *fn, const char *backend,
+                                void **opaque_data_return);
 
 /* piPluginInit's part before the function table: checks the runtime's PI
  * major version and writes the plugin's version, _PI_H_VERSION_STRING

@@ -1,7 +1,7 @@
 /*
  * queue_properties.c: reading the property lists of piextQueueCreate and
  * piextQueueCreateWithNativeHandle ({PI_QUEUE_FLAGS, flags,
- * PI_QUEUE_COMPUTE_INDEX, index, 0}).
+ * PI_QUEUE_COMPUTE_INDEX, index, 0}), and checking a queue's flags.
  */
 #include "plugin_common.h"
 
@@ -19,6 +19,23 @@ pi_result queue_properties_read(const char *fn, const pi_queue_properties *p,
       return fail(PI_ERROR_INVALID_VALUE, "%s: unknown queue property 0x%llx",
                   fn, (unsigned long long)p[i]);
   }
+  return PI_SUCCESS;
+}
+
+pi_result queue_flags_check(const char *fn, pi_queue_properties flags,
+                            const char *no_on_device) {
+  if (flags & ~(pi_queue_properties)PI_QUEUE_FLAGS_KNOWN)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown queue flags 0x%llx", fn,
+                (unsigned long long)(flags & ~(pi_queue_properties)
+                                                 PI_QUEUE_FLAGS_KNOWN));
+  if (no_on_device &&
+      (flags & (PI_QUEUE_FLAG_ON_DEVICE | PI_QUEUE_FLAG_ON_DEVICE_DEFAULT)))
+    return fail(PI_ERROR_INVALID_QUEUE_PROPERTIES,
+                "%s: %s has no on-device queues", fn, no_on_device);
+  if ((flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW) &&
+      (flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: a queue cannot have both low and high priority", fn);
   return PI_SUCCESS;
 }
 

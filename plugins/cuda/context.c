@@ -72,8 +72,7 @@ pi_result cu_piContextGetInfo(pi_context context,
                               pi_context_info param_name,
                               size_t param_value_size, void *param_value,
                               size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   REQUIRE(context != NULL);
   switch (param_name) {
   case PI_CONTEXT_INFO_DEVICES:

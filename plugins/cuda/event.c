@@ -132,8 +132,7 @@ static pi_result event_status(const char *fn, pi_event e, pi_int32 *status) {
 pi_result cu_piEventGetInfo(pi_event event, pi_event_info param_name,
                             size_t param_value_size, void *param_value,
                             size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   REQUIRE(event != NULL);
   switch (param_name) {
   case PI_EVENT_INFO_COMMAND_QUEUE:
@@ -164,8 +163,7 @@ pi_result cu_piEventGetProfilingInfo(pi_event event,
                                      size_t param_value_size,
                                      void *param_value,
                                      size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   pi_event e = event;
   REQUIRE(e != NULL);
   if (param_name < PI_PROFILING_INFO_COMMAND_QUEUED ||

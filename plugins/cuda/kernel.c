@@ -141,8 +141,7 @@ pi_result cu_piKernelSetArg(pi_kernel kernel, pi_uint32 arg_index,
 pi_result cu_piKernelGetInfo(pi_kernel kernel, pi_kernel_info param_name,
                              size_t param_value_size, void *param_value,
                              size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   REQUIRE(kernel != NULL);
   switch (param_name) {
   case PI_KERNEL_INFO_FUNCTION_NAME:
@@ -192,8 +191,7 @@ pi_result cu_piKernelGetGroupInfo(pi_kernel kernel, pi_device device,
                                   size_t param_value_size,
                                   void *param_value,
                                   size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   pi_kernel k = kernel;
   int v = 0;
   REQUIRE(k != NULL);
@@ -240,8 +238,7 @@ pi_result cu_piKernelGetSubGroupInfo(
     void *param_value, size_t *param_value_size_ret) {
   (void)input_value_size;
   (void)input_value;
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   pi_kernel k = kernel;
   int warp = 0, threads = 0;
   REQUIRE(k != NULL);

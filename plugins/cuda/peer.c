@@ -41,8 +41,7 @@ pi_result
 cu_piextPeerAccessGetInfo(pi_device command_device, pi_device peer_device,
                           pi_peer_attr attr, size_t param_value_size,
                           void *param_value, size_t *param_value_size_ret) {
-  struct info_out o = {FN, attr, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(attr);
   REQUIRE(command_device != NULL && peer_device != NULL);
   if (attr != PI_PEER_ACCESS_SUPPORTED && attr != PI_PEER_ATOMICS_SUPPORTED)
     return fail(PI_ERROR_INVALID_VALUE, "%s: unknown peer attribute 0x%x", FN,

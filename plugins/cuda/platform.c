@@ -35,8 +35,7 @@ pi_result cu_piPlatformGetInfo(pi_platform platform,
                                size_t param_value_size,
                                void *param_value,
                                size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   REQUIRE(platform != NULL);
   char version[64];
   switch (param_name) {

@@ -11,12 +11,7 @@
 pi_result cu_piextPluginGetOpaqueData(void *opaque_data_param,
                                       void **opaque_data_return) {
   (void)opaque_data_param;
-  if (opaque_data_return)
-    *opaque_data_return = NULL;
-  return fail(PI_ERROR_INVALID_OPERATION,
-              "%s: the CUDA plugin has no opaque data (only host-compiled "
-              "device plugins do)",
-              FN);
+  return plugin_no_opaque_data(FN, "CUDA", opaque_data_return);
 }
 
 /* The last message of this thread, and its code: PI_SUCCESS for a warning. */

@@ -314,8 +314,7 @@ pi_result cu_piProgramGetInfo(pi_program program,
                               pi_program_info param_name,
                               size_t param_value_size, void *param_value,
                               size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   pi_program p = program;
   pi_result r;
   REQUIRE(p != NULL);
@@ -652,8 +651,7 @@ pi_result cu_piProgramGetBuildInfo(pi_program program, pi_device device,
                                    size_t param_value_size,
                                    void *param_value,
                                    size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   pi_program p = program;
   pi_result r;
   REQUIRE(p != NULL);

@@ -46,15 +46,6 @@ static pi_result queue_new(const char *fn, pi_context ctx, pi_device dev,
 static pi_result create_queue(const char *fn, pi_context context,
                               pi_device device, pi_queue_properties flags,
                               pi_queue *queue) {
-  const pi_queue_properties known =
-      PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
-      PI_QUEUE_FLAG_PROFILING_ENABLE | PI_QUEUE_FLAG_ON_DEVICE |
-      PI_QUEUE_FLAG_ON_DEVICE_DEFAULT |
-      PI_EXT_ONEAPI_QUEUE_FLAG_DISCARD_EVENTS |
-      PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW |
-      PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH |
-      PI_EXT_QUEUE_FLAG_SUBMISSION_NO_IMMEDIATE |
-      PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE;
   if (!queue || !context)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: context and queue must not be NULL", fn);
@@ -62,16 +53,7 @@ static pi_result create_queue(const char *fn, pi_context context,
   if (device && device != context->dev)
     return fail(PI_ERROR_INVALID_DEVICE,
                 "%s: the device is not the context's device", fn);
-  if (flags & ~known)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown queue flags 0x%llx", fn,
-                (unsigned long long)(flags & ~known));
-  if (flags & (PI_QUEUE_FLAG_ON_DEVICE | PI_QUEUE_FLAG_ON_DEVICE_DEFAULT))
-    return fail(PI_ERROR_INVALID_QUEUE_PROPERTIES,
-                "%s: CUDA has no on-device queues", fn);
-  if ((flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW) &&
-      (flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH))
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: a queue cannot have both low and high priority", fn);
+  TRY(queue_flags_check(fn, flags, "CUDA"));
   TRY(use_context(fn, context->cu));
   CUstream s = NULL;
   if (flags & (PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW |
@@ -109,8 +91,7 @@ pi_result cu_piQueueGetInfo(pi_queue command_queue,
                             pi_queue_info param_name,
                             size_t param_value_size, void *param_value,
                             size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   pi_queue q = command_queue;
   REQUIRE(q != NULL);
   switch (param_name) {

@@ -325,8 +325,7 @@ pi_result cu_piextUSMGetMemAllocInfo(pi_context context, const void *ptr,
                                      size_t param_value_size,
                                      void *param_value,
                                      size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   struct usm_info info = {PI_MEM_TYPE_UNKNOWN, 0, 0, -1};
   REQUIRE(context != NULL);
   TRY(use_context(FN, context->cu));

@@ -117,8 +117,7 @@ pi_result lz_piContextGetInfo(pi_context context,
                               size_t param_value_size,
                               void *param_value,
                               size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   NEED(context, PI_ERROR_INVALID_CONTEXT);
   pi_device_info q;
   switch (param_name) {

@@ -83,8 +83,7 @@ pi_result lz_piDeviceGetInfo(pi_device device,
                              pi_device_info param_name,
                              size_t param_value_size, void *param_value,
                              size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   NEED(device, PI_ERROR_INVALID_DEVICE);
   pi_device d = device;
   const ze_device_properties_t *p = &d->props;
@@ -385,23 +384,8 @@ pi_result lz_piDeviceGetInfo(pi_device device,
   case PI_DEVICE_INFO_IMAGE_SRGB:
   case PI_EXT_ONEAPI_DEVICE_INFO_BFLOAT16_MATH_FUNCTIONS:
   case PI_EXT_ONEAPI_DEVICE_INFO_CUDA_ASYNC_BARRIER:
-  case PI_EXT_CODEPLAY_DEVICE_INFO_SUPPORTS_FUSION:
+  CASE_FEATURES_NOT_OFFERED
   case PI_EXT_INTEL_DEVICE_INFO_MEM_CHANNEL_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_SHARED_USM_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_1D_USM_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_BINDLESS_IMAGES_2D_USM_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_ANISOTROPY_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_LEVEL_REFERENCE_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_MEMORY_IMPORT_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_MEMORY_EXPORT_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_SEMAPHORE_IMPORT_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_INTEROP_SEMAPHORE_EXPORT_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_COMMAND_BUFFER_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_COMMAND_BUFFER_UPDATE_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_CUBEMAP_SUPPORT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_CUBEMAP_SEAMLESS_FILTERING_SUPPORT:
     return put_bool(&o, 0); /* features this plugin does not offer */
   case PI_EXT_ONEAPI_DEVICE_INFO_IP_VERSION:
     return no_ze_answer(&o, d, "the IP version needs ze_device_ip_version_ext_t "
@@ -412,19 +396,10 @@ pi_result lz_piDeviceGetInfo(pi_device device,
                                "not use");
   case PI_EXT_CODEPLAY_DEVICE_INFO_MAX_REGISTERS_PER_WORK_GROUP:
     return no_ze_answer(&o, d, "registers per work-group are a CUDA notion");
-  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_GROUP_PROGRESS_AT_ROOT_GROUP_LEVEL:
-  case PI_EXT_ONEAPI_DEVICE_INFO_SUB_GROUP_PROGRESS_AT_ROOT_GROUP_LEVEL:
-  case PI_EXT_ONEAPI_DEVICE_INFO_SUB_GROUP_PROGRESS_AT_WORK_GROUP_LEVEL:
-  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_ITEM_PROGRESS_AT_ROOT_GROUP_LEVEL:
-  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_ITEM_PROGRESS_AT_WORK_GROUP_LEVEL:
-  case PI_EXT_ONEAPI_DEVICE_INFO_WORK_ITEM_PROGRESS_AT_SUB_GROUP_LEVEL:
+  CASE_FORWARD_PROGRESS
     return no_ze_answer(&o, d, "Level Zero states no forward-progress "
                                "guarantees");
-  case PI_EXT_ONEAPI_DEVICE_INFO_IMAGE_PITCH_ALIGN:
-  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_IMAGE_LINEAR_WIDTH:
-  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_IMAGE_LINEAR_HEIGHT:
-  case PI_EXT_ONEAPI_DEVICE_INFO_MAX_IMAGE_LINEAR_PITCH:
-  case PI_EXT_ONEAPI_DEVICE_INFO_MIPMAP_MAX_ANISOTROPY:
+  CASE_BINDLESS_IMAGE_LIMITS
     return no_ze_answer(&o, d, "bindless images and mipmaps are not offered");
   case PI_EXT_ONEAPI_DEVICE_INFO_MATRIX_COMBINATIONS:
     return no_ze_answer(&o, d, "Level Zero does not list matrix combinations");

@@ -130,8 +130,7 @@ pi_result lz_piEventCreate(pi_context context, pi_event *ret_event) {
 pi_result lz_piEventGetInfo(pi_event event, pi_event_info param_name,
                             size_t param_value_size, void *param_value,
                             size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   NEED(event, PI_ERROR_INVALID_EVENT);
   switch (param_name) {
   case PI_EVENT_INFO_COMMAND_QUEUE:
@@ -163,8 +162,7 @@ pi_result lz_piEventGetProfilingInfo(pi_event event,
                                      size_t param_value_size,
                                      void *param_value,
                                      size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   NEED(event, PI_ERROR_INVALID_EVENT);
   if (!event->timestamps)
     return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE,

@@ -267,8 +267,7 @@ pi_result lz_piMemImageGetInfo(pi_mem image, pi_image_info param_name,
                                size_t param_value_size,
                                void *param_value,
                                size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   NEED(image, PI_ERROR_INVALID_MEM_OBJECT);
   if (image->kind != MEM_IMAGE)
     return fail(PI_ERROR_INVALID_MEM_OBJECT, "%s: the memory object is a "

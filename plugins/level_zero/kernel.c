@@ -184,8 +184,7 @@ static pi_result kernel_props(const char *fn, pi_kernel k, pi_device d,
 pi_result lz_piKernelGetInfo(pi_kernel kernel, pi_kernel_info param_name,
                              size_t param_value_size, void *param_value,
                              size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   NEED(kernel, PI_ERROR_INVALID_KERNEL);
   ze_kernel_properties_t props;
   pi_result r;
@@ -244,8 +243,7 @@ pi_result lz_piKernelGetGroupInfo(pi_kernel kernel, pi_device device,
                                   size_t param_value_size,
                                   void *param_value,
                                   size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   NEED(kernel, PI_ERROR_INVALID_KERNEL);
   NEED(device, PI_ERROR_INVALID_DEVICE);
   const ze_device_compute_properties_t *c = &device->compute;
@@ -290,8 +288,7 @@ pi_result lz_piKernelGetSubGroupInfo(
     void *param_value, size_t *param_value_size_ret) {
   (void)input_value_size; /* Level Zero's answers do not depend on the */
   (void)input_value;      /* local size */
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   NEED(kernel, PI_ERROR_INVALID_KERNEL);
   NEED(device, PI_ERROR_INVALID_DEVICE);
   ze_kernel_properties_t props;

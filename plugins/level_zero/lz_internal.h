@@ -339,9 +339,6 @@ struct rect_op {
   uint32_t dst_pitch, dst_slice, src_pitch, src_slice;
 };
 
-#define XYZ(p, a, b, c)                                                        \
-  { (p)->a, (p)->b, (p)->c }
-
 /* ---- Image commands ------------------------------------------------------------ */
 
 struct image_op {

@@ -163,8 +163,7 @@ pi_result lz_piMemBufferCreate(pi_context context, pi_mem_flags flags,
 pi_result lz_piMemGetInfo(pi_mem mem, pi_mem_info param_name,
                           size_t param_value_size, void *param_value,
                           size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   NEED(mem, PI_ERROR_INVALID_MEM_OBJECT);
   switch (param_name) {
   case PI_MEM_CONTEXT:

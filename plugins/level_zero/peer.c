@@ -42,8 +42,7 @@ pi_result lz_piextPeerAccessGetInfo(pi_device command_device,
                                     size_t param_value_size,
                                     void *param_value,
                                     size_t *param_value_size_ret) {
-  struct info_out o = {FN, attr, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(attr);
   ze_bool_t can = 0;
   pi_result r = peer_check(FN, command_device, peer_device, &can);
   if (r != PI_SUCCESS)

@@ -349,8 +349,7 @@ pi_result lz_piPlatformGetInfo(pi_platform platform,
                                size_t param_value_size,
                                void *param_value,
                                size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   char buf[64];
   NEED(platform, PI_ERROR_INVALID_PLATFORM);
   switch (param_name) {

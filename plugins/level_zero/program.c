@@ -490,8 +490,7 @@ pi_result lz_piProgramGetBuildInfo(pi_program program, pi_device device,
                                    size_t param_value_size,
                                    void *param_value,
                                    size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   pi_program p = program;
   NEED(p, PI_ERROR_INVALID_PROGRAM);
   NEED(device, PI_ERROR_INVALID_DEVICE);
@@ -596,8 +595,7 @@ pi_result lz_piProgramGetInfo(pi_program program,
                               pi_program_info param_name,
                               size_t param_value_size, void *param_value,
                               size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   pi_program p = program;
   NEED(p, PI_ERROR_INVALID_PROGRAM);
   pthread_mutex_lock(&p->lock);

@@ -15,15 +15,6 @@
  * until their events complete, then their command lists are reset for
  * reuse. */
 
-static const pi_queue_properties known_queue_flags =
-    PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
-    PI_QUEUE_FLAG_PROFILING_ENABLE | PI_QUEUE_FLAG_ON_DEVICE |
-    PI_QUEUE_FLAG_ON_DEVICE_DEFAULT | PI_EXT_ONEAPI_QUEUE_FLAG_DISCARD_EVENTS |
-    PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW |
-    PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH |
-    PI_EXT_QUEUE_FLAG_SUBMISSION_NO_IMMEDIATE |
-    PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE;
-
 bool in_order(pi_queue q) {
   return !(q->flags & PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE);
 }
@@ -130,16 +121,7 @@ static pi_result create_queue(const char *fn, pi_context context,
     return fail(PI_ERROR_INVALID_CONTEXT, "%s: context is NULL", fn);
   if (!device)
     return fail(PI_ERROR_INVALID_DEVICE, "%s: device is NULL", fn);
-  if (flags & ~known_queue_flags)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown queue flags 0x%llx", fn,
-                (unsigned long long)(flags & ~known_queue_flags));
-  if (flags & (PI_QUEUE_FLAG_ON_DEVICE | PI_QUEUE_FLAG_ON_DEVICE_DEFAULT))
-    return fail(PI_ERROR_INVALID_QUEUE_PROPERTIES,
-                "%s: Level Zero has no on-device queues", fn);
-  if ((flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW) &&
-      (flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH))
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: a queue cannot have both low and high priority", fn);
+  TRY(queue_flags_check(fn, flags, "Level Zero"));
   if ((flags & PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE) &&
       (flags & PI_EXT_QUEUE_FLAG_SUBMISSION_NO_IMMEDIATE))
     return fail(PI_ERROR_INVALID_VALUE,
@@ -224,8 +206,7 @@ pi_result lz_piQueueGetInfo(pi_queue command_queue,
                             pi_queue_info param_name,
                             size_t param_value_size, void *param_value,
                             size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   pi_queue q = command_queue;
   NEED(q, PI_ERROR_INVALID_QUEUE);
   switch (param_name) {

@@ -85,8 +85,7 @@ pi_result lz_piSamplerGetInfo(pi_sampler sampler,
                               pi_sampler_info param_name,
                               size_t param_value_size, void *param_value,
                               size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   NEED(sampler, PI_ERROR_INVALID_SAMPLER);
   switch (param_name) {
   case PI_SAMPLER_INFO_REFERENCE_COUNT:

@@ -206,8 +206,7 @@ pi_result lz_piextUSMGetMemAllocInfo(pi_context context,
                                      size_t param_value_size,
                                      void *param_value,
                                      size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   NEED(context, PI_ERROR_INVALID_CONTEXT);
   ze_memory_allocation_properties_t props = {
       .stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES};

@@ -27,8 +27,7 @@ pi_result ocl_piContextGetInfo(pi_context context,
                                size_t param_value_size,
                                void *param_value,
                                size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   cl_device_id *devs = NULL;
   cl_uint n = 0;
   pi_result r;

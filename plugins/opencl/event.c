@@ -26,8 +26,7 @@ pi_result ocl_piEventCreate(pi_context context, pi_event *ret_event) {
 pi_result ocl_piEventGetInfo(pi_event event, pi_event_info param_name,
                              size_t param_value_size, void *param_value,
                              size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   return INFO_PASS(&o, clGetEventInfo, (cl_event)event);
 }
 
@@ -36,8 +35,7 @@ pi_result ocl_piEventGetProfilingInfo(pi_event event,
                                       size_t param_value_size,
                                       void *param_value,
                                       size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   return INFO_PASS(&o, clGetEventProfilingInfo, (cl_event)event);
 }
 

@@ -28,8 +28,7 @@ pi_result ocl_piKernelGetInfo(pi_kernel kernel,
                               pi_kernel_info param_name,
                               size_t param_value_size, void *param_value,
                               size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   return INFO_PASS(&o, clGetKernelInfo, (cl_kernel)kernel);
 }
 
@@ -38,8 +37,7 @@ pi_result ocl_piKernelGetGroupInfo(pi_kernel kernel, pi_device device,
                                    size_t param_value_size,
                                    void *param_value,
                                    size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   if (param_name == PI_KERNEL_GROUP_INFO_NUM_REGS)
     return no_opencl_answer(&o, (cl_device_id)device);
   return info_check(&o, "clGetKernelWorkGroupInfo",
@@ -68,8 +66,7 @@ pi_result ocl_piKernelGetSubGroupInfo(
     size_t input_value_size, const void *input_value, size_t param_value_size,
     void *param_value, size_t *param_value_size_ret) {
   cl_device_id dev = (cl_device_id)device;
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   const struct platform_state *ps = NULL;
   size_t local[16] = {0}, value = 0;
   pi_result r = device_state(FN, dev, &ps);

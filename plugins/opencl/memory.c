@@ -116,8 +116,7 @@ pi_result ocl_piMemImageCreate(pi_context context, pi_mem_flags flags,
 pi_result ocl_piMemGetInfo(pi_mem mem, pi_mem_info param_name,
                            size_t param_value_size, void *param_value,
                            size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   return INFO_PASS(&o, clGetMemObjectInfo, (cl_mem)mem);
 }
 
@@ -127,8 +126,7 @@ pi_result ocl_piMemImageGetInfo(pi_mem image, pi_image_info param_name,
                                 size_t param_value_size,
                                 void *param_value,
                                 size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   return INFO_PASS(&o, clGetImageInfo, (cl_mem)image);
 }
 

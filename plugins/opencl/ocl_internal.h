@@ -357,10 +357,6 @@ enum native_kind {
   NATIVE_EVENT
 };
 
-/* The three coordinates of a rectangle or image offset or region. */
-#define XYZ(s, a, b, c)                                                        \
-  { (s)->a, (s)->b, (s)->c }
-
 /* ---- USM -------------------------------------------------------------------
  * Through cl_intel_unified_shared_memory, where the device lists it and its
  * platform exposes the entry points; elsewhere every USM call fails with

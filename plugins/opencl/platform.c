@@ -106,8 +106,7 @@ pi_result ocl_piPlatformGetInfo(pi_platform platform,
                                 size_t param_value_size,
                                 void *param_value,
                                 size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   if (param_name == PI_EXT_PLATFORM_INFO_BACKEND)
     return put_u32(&o, PI_EXT_PLATFORM_BACKEND_OPENCL);
   return INFO_PASS(&o, clGetPlatformInfo, (cl_platform_id)platform);

@@ -133,8 +133,7 @@ pi_result ocl_piProgramGetInfo(pi_program program,
                                size_t param_value_size,
                                void *param_value,
                                size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   return INFO_PASS(&o, clGetProgramInfo, (cl_program)program);
 }
 
@@ -188,8 +187,7 @@ pi_result ocl_piProgramGetBuildInfo(pi_program program, pi_device device,
                                     size_t param_value_size,
                                     void *param_value,
                                     size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   return info_check(&o, "clGetProgramBuildInfo",
                     ICD_CALL(clGetProgramBuildInfo, (cl_program)program,
                              (cl_device_id)device, param_name, param_value_size,

@@ -11,28 +11,13 @@
 static pi_result create_queue(const char *fn, pi_context context,
                               pi_device device, pi_queue_properties flags,
                               pi_queue *queue) {
-  const pi_queue_properties known =
-      PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
-      PI_QUEUE_FLAG_PROFILING_ENABLE | PI_QUEUE_FLAG_ON_DEVICE |
-      PI_QUEUE_FLAG_ON_DEVICE_DEFAULT |
-      PI_EXT_ONEAPI_QUEUE_FLAG_DISCARD_EVENTS |
-      PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW |
-      PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH |
-      PI_EXT_QUEUE_FLAG_SUBMISSION_NO_IMMEDIATE |
-      PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE;
   cl_device_id dev = (cl_device_id)device;
   const struct platform_state *ps = NULL;
   cl_int err;
   if (!queue)
     return fail(PI_ERROR_INVALID_VALUE, "%s: queue is NULL", fn);
   *queue = NULL;
-  if (flags & ~known)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown queue flags 0x%llx", fn,
-                (unsigned long long)(flags & ~known));
-  if ((flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_LOW) &&
-      (flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH))
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: a queue cannot have both low and high priority", fn);
+  TRY(queue_flags_check(fn, flags, NULL));
   pi_result r = device_state(fn, dev, &ps);
   if (r != PI_SUCCESS)
     return r;
@@ -86,8 +71,7 @@ pi_result ocl_piQueueGetInfo(pi_queue command_queue,
                              size_t param_value_size, void *param_value,
                              size_t *param_value_size_ret) {
   cl_command_queue q = (cl_command_queue)command_queue;
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   if (param_name != PI_EXT_ONEAPI_QUEUE_INFO_EMPTY)
     return INFO_PASS(&o, clGetCommandQueueInfo, q);
   /* OpenCL cannot ask a queue whether it is empty, but a marker completes

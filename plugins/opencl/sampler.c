@@ -73,8 +73,7 @@ pi_result ocl_piSamplerGetInfo(pi_sampler sampler,
                                size_t param_value_size,
                                void *param_value,
                                size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   return INFO_PASS(&o, clGetSamplerInfo, (cl_sampler)sampler);
 }
 

@@ -209,8 +209,7 @@ pi_result ocl_piextUSMEnqueueMemAdvise(pi_queue queue, const void *ptr,
 pi_result ocl_piextUSMGetMemAllocInfo(
     pi_context context, const void *ptr, pi_mem_alloc_info param_name,
     size_t param_value_size, void *param_value, size_t *param_value_size_ret) {
-  struct info_out o = {FN, param_name, param_value_size, param_value,
-                       param_value_size_ret};
+  struct info_out o = INFO_OUT(param_name);
   cl_device_id dev = NULL;
   const struct platform_state *ps = NULL;
   pi_result r = context_usm(FN, context, &dev, &ps);
