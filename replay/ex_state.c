@@ -208,6 +208,17 @@ static void read_back(ex *x, const pt_call *c)
 
 static bool follow(ex *x, const pt_call *c)
 {
+  unsigned flags = pi_api_flags(c->api);
+  if (flags & PI_API_F_LAUNCH) {
+    launch(x, c);
+    return true;
+  }
+  if (flags & PI_API_F_SETS_ARG) { /* a memory object argument binds that object */
+    bind_arg(x, c, c->api == PI_API_piextKernelSetArgMemObj
+                       ? (uint64_t)pt_json_int(pt_json_at(pt_json_at(c->args, 3), 0), 0)
+                       : 0);
+    return true;
+  }
   switch (c->api) {
   case PI_API_piMemBufferCreate: return create(x, c);
   case PI_API_piMemBufferPartition: return partition(x, c);
@@ -222,16 +233,6 @@ static bool follow(ex *x, const pt_call *c)
   case PI_API_piEnqueueMemBufferRead: read_back(x, c); return true;
   case PI_API_piEnqueueMemBufferMap: map(x, c); return true;
   case PI_API_piEnqueueMemUnmap: unmap(x, c); return true;
-  case PI_API_piextKernelSetArgMemObj:
-    bind_arg(x, c, (uint64_t)pt_json_int(pt_json_at(pt_json_at(c->args, 3), 0), 0));
-    return true;
-  case PI_API_piKernelSetArg: case PI_API_piextKernelSetArgPointer:
-  case PI_API_piextKernelSetArgSampler:
-    bind_arg(x, c, 0);
-    return true;
-  case PI_API_piEnqueueKernelLaunch: case PI_API_piextEnqueueCooperativeKernelLaunch:
-    launch(x, c);
-    return true;
   default:
     return true;
   }
@@ -386,7 +387,7 @@ static bool changes(ex *x, const pt_call *c, const ex_buffer *b)
     if (c->api == writers[k].api &&
         region(x, (uint64_t)rp_arg_int(c, writers[k].pos, 0), 0, 0, &at) == b)
       return true;
-  if (c->api != PI_API_piEnqueueKernelLaunch && c->api != PI_API_piextEnqueueCooperativeKernelLaunch)
+  if (!(pi_api_flags(c->api) & PI_API_F_LAUNCH))
     return false;
   uint64_t mems[256];
   size_t n = ex_kernel_mems(x, (uint64_t)rp_arg_int(c, 1, 0), mems, 256);
@@ -443,8 +444,7 @@ bool ex_emit_reads(ex *x)
         return false;
       open[r] = !changes(x, c, roots[r]);
     }
-    if (c->api == PI_API_piextKernelSetArgMemObj || c->api == PI_API_piKernelSetArg ||
-        c->api == PI_API_piextKernelSetArgPointer || c->api == PI_API_piextKernelSetArgSampler)
+    if (pi_api_flags(c->api) & PI_API_F_SETS_ARG)
       follow(x, c); /* which buffers later launches use */
   }
   return true;

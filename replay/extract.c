@@ -30,10 +30,7 @@ bool ex_fail(ex *x, const char *fmt, ...)
 
 static const pt_call *call_at(const ex *x, size_t i) { return &x->s->calls.v[i]; }
 
-static bool is_launch(uint32_t api)
-{
-  return api == PI_API_piEnqueueKernelLaunch || api == PI_API_piextEnqueueCooperativeKernelLaunch;
-}
+static bool is_launch(uint32_t api) { return pi_api_flags(api) & PI_API_F_LAUNCH; }
 
 static bool find_launch(ex *x, int n)
 {
@@ -213,9 +210,11 @@ static void need_setup(ex *x, size_t i)
 {
   static const uint32_t program[] = {PI_API_piProgramBuild, PI_API_piProgramCompile,
                                      PI_API_piextProgramSetSpecializationConstant};
-  static const uint32_t args[] = {PI_API_piKernelSetArg, PI_API_piextKernelSetArgMemObj,
-                                  PI_API_piextKernelSetArgPointer,
-                                  PI_API_piextKernelSetArgSampler};
+  uint32_t args[PI_API_COUNT];
+  size_t nargs = 0;
+  for (uint32_t a = 0; a < PI_API_COUNT; a++)
+    if (pi_api_flags(a) & PI_API_F_SETS_ARG)
+      args[nargs++] = a;
   static const uint32_t exec[] = {PI_API_piKernelSetExecInfo};
   const pt_call *c = call_at(x, i);
   const pi_api_desc *api = rp_api(c);
@@ -227,7 +226,7 @@ static void need_setup(ex *x, size_t i)
     if (d->obj == PI_OBJ_PROGRAM)
       need_calls_on(x, id, program, 3, false);
     if (d->obj == PI_OBJ_KERNEL && id == x->kernel) {
-      need_calls_on(x, id, args, 4, true);
+      need_calls_on(x, id, args, nargs, true);
       need_calls_on(x, id, exec, 1, false);
     }
   }

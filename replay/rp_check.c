@@ -178,8 +178,7 @@ int rp_check_pending(rp_engine *e, int64_t seq)
 /* Values that differ on every run: timestamps, native handles, addresses. */
 static bool varies(const pi_api_desc *api, const pi_param_desc *p)
 {
-  return api->id == PI_API_piGetDeviceAndHostTimer || api->id == PI_API_piEventGetProfilingInfo ||
-         p->vt == PI_VT_NATIVE || p->vt == PI_VT_PTR;
+  return (api->flags & PI_API_F_TIMING) || p->vt == PI_VT_NATIVE || p->vt == PI_VT_PTR;
 }
 
 static void note_value(rp_engine *e, rp_cc *cc, unsigned i, uint8_t vt, const pi_enum_desc *en,

@@ -59,6 +59,42 @@ Test(desc, references_point_at_sensible_parameters)
   }
 }
 
+/* The API flags say what a call is; each kind has the shape its users rely
+ * on: a launch names a queue and a kernel, an argument setter a kernel
+ * (parameter 0) and an index (parameter 1), a timing call has outputs. */
+Test(desc, api_flags_match_the_calls_shape)
+{
+  unsigned seen[3] = {0, 0, 0};
+  for (uint32_t id = 0; id < PI_API_COUNT; id++) {
+    const pi_api_desc *a = pi_api_get(id);
+    cr_assert_eq(pi_api_flags(id), a->flags);
+    if (a->flags & PI_API_F_LAUNCH) {
+      seen[0]++;
+      bool kernel = false;
+      for (unsigned i = 0; i < a->nparams; i++)
+        kernel |= a->params[i].kind == PI_PK_HANDLE && a->params[i].obj == PI_OBJ_KERNEL &&
+                  a->params[i].dir == PI_DIR_IN;
+      cr_assert(kernel, "%s: a launch takes a kernel", a->name);
+    }
+    if (a->flags & PI_API_F_SETS_ARG) {
+      seen[1]++;
+      cr_assert(a->nparams >= 2 && a->params[0].kind == PI_PK_HANDLE &&
+                    a->params[0].obj == PI_OBJ_KERNEL && a->params[1].dir == PI_DIR_IN,
+                "%s: an argument setter takes a kernel, then the index", a->name);
+    }
+    if (a->flags & PI_API_F_TIMING) {
+      seen[2]++;
+      bool out = false;
+      for (unsigned i = 0; i < a->nparams; i++)
+        out |= a->params[i].dir != PI_DIR_IN;
+      cr_assert(out, "%s: a timing call has outputs", a->name);
+    }
+  }
+  cr_assert(seen[0] && seen[1] && seen[2], "every flag is on some call: %u %u %u", seen[0],
+            seen[1], seen[2]);
+  cr_assert_eq(pi_api_flags(PI_API_COUNT), 0u, "out of range: no flags");
+}
+
 Test(desc, result_names)
 {
   cr_assert_str_eq(pi_result_name(PI_SUCCESS), "PI_SUCCESS");

@@ -32,6 +32,12 @@ SCALARS = {"u32": "PI_VT_U32", "i32": "PI_VT_I32", "u64": "PI_VT_U64",
 WIDTHS = {"int32": (4, 1), "uint32": (4, 0), "uint64": (8, 0), "int64": (8, 1)}
 
 
+# Flags an api line may carry, as bare words (docs/api-description.md), and
+# the pi_api_desc.flags bit each becomes (runtime/include/pi/pi_desc.h).
+API_FLAGS = {"launch": "PI_API_F_LAUNCH", "sets_arg": "PI_API_F_SETS_ARG",
+             "timing": "PI_API_F_TIMING"}
+
+
 class DescError(Exception):
     pass
 
@@ -92,8 +98,14 @@ def parse(path):
                 a.lineno, a.params, a.attrs = lineno, [], {}
                 if a.group not in GROUPS:
                     fail(lineno, "unknown group '%s'" % a.group)
+                a.flags = []
                 for w in words[4:]:
-                    k, _, v = w.partition("=")
+                    k, eq, v = w.partition("=")
+                    if not eq and k in API_FLAGS:
+                        if k in a.flags:
+                            fail(lineno, "api flag '%s' given twice" % k)
+                        a.flags.append(k)
+                        continue
                     if k not in ("retains", "releases") or not v:
                         fail(lineno, "unknown api attribute '%s'" % w)
                     a.attrs[k] = v
@@ -350,10 +362,11 @@ def gen_source(enums, apis):
     o.append("\nconst pi_api_desc pi_api_table[PI_API_COUNT] = {\n")
     for a in sorted(apis, key=lambda a: a.id):
         idx = {p.name: i for i, p in enumerate(a.params)}
-        o.append('  [%d] = {%d, "%s", "%s", %d, %d, %d, params_%s},\n'
+        o.append('  [%d] = {%d, "%s", "%s", %d, %d, %d, params_%s, %s},\n'
                  % (a.id, a.id, a.name, a.group, len(a.params),
                     idx.get(a.attrs.get("retains"), -1),
-                    idx.get(a.attrs.get("releases"), -1), a.name))
+                    idx.get(a.attrs.get("releases"), -1), a.name,
+                    " | ".join(API_FLAGS[f] for f in a.flags) or "0"))
     o.append("};\n\n")
     o.append("pi_result pi_api_invoke(const struct pi_function_table *t, "
              "pi_api_id id, const uint64_t *a)\n{\n  switch (id) {\n")

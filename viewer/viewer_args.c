@@ -419,10 +419,7 @@ void vw_args_text(pi_sbuf *b, const vw_textopt *o, const pi_api_desc *api, const
 
 /* ---- Kernels --------------------------------------------------------------------- */
 
-bool vw_is_launch(uint32_t api)
-{
-  return api == PI_API_piEnqueueKernelLaunch || api == PI_API_piextEnqueueCooperativeKernelLaunch;
-}
+bool vw_is_launch(uint32_t api) { return pi_api_flags(api) & PI_API_F_LAUNCH; }
 
 void vw_kernels_build(const pt_calls *calls, vw_kernels *k)
 {

@@ -274,11 +274,11 @@ static bool is_info(const pi_api_desc *api, unsigned i)
                     (int)i == api->params[q].count.ref);
 }
 
-/* Values that are timings: never differences. */
+/* Values that are timings (the outputs of a `timing` API): never
+ * differences. */
 static bool is_timing(const pi_api_desc *api, unsigned i)
 {
-  return (api->id == PI_API_piGetDeviceAndHostTimer && api->params[i].dir != PI_DIR_IN) ||
-         (api->id == PI_API_piEventGetProfilingInfo && is_info(api, i));
+  return (api->flags & PI_API_F_TIMING) && api->params[i].dir != PI_DIR_IN;
 }
 
 static void param_label(pi_sbuf *b, const pi_api_desc *api, unsigned i, const pt_call *c)

@@ -34,6 +34,12 @@ pi_result pi_api_invoke(const struct pi_function_table *t, pi_api_id id,
 const pi_api_desc *pi_api_get(uint32_t id);
 const pi_api_desc *pi_api_find(const char *name);
 
+/* The PI_API_F_* flags of function `id` (0 when out of range). */
+static inline unsigned pi_api_flags(uint32_t id)
+{
+  return id < PI_API_COUNT ? pi_api_table[id].flags : 0;
+}
+
 /* An enumerator by value, or NULL. */
 const pi_enum_entry *pi_enum_lookup(const pi_enum_desc *en, int64_t value);
 /* An enumeration by its type name ("pi_device_info"), or NULL. */

@@ -131,7 +131,15 @@ typedef struct pi_api_desc {
   int8_t retains;  /* parameter whose object the call retains, or -1 */
   int8_t releases; /* parameter whose object the call releases, or -1 */
   const pi_param_desc *params;
+  uint8_t flags; /* PI_API_F_*: what the call is, from pi.api's api flags */
 } pi_api_desc;
+
+/* pi_api_desc.flags, from the bare words of pi.api's api lines: */
+#define PI_API_F_LAUNCH 0x1u   /* `launch`: enqueues a kernel launch */
+#define PI_API_F_SETS_ARG 0x2u /* `sets_arg`: sets an argument of its kernel (parameter 0)
+                                  at the index of parameter 1 */
+#define PI_API_F_TIMING 0x4u   /* `timing`: its outputs are times, different on every run,
+                                  never compared */
 
 /* The largest number of parameters any PI function has. */
 #define PI_MAX_PARAMS 16
