@@ -58,6 +58,11 @@ const char shim_schema_sql[] =
     "  PRIMARY KEY(session, seq, idx)) WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS stacks(session INTEGER, id INTEGER, frames TEXT,\n"
     "  PRIMARY KEY(session, id)) WITHOUT ROWID;\n"
+    /* While a session records: what its writer knew at its last commit
+     * and how far it had read each ring, so that the calls left in the
+     * ring file of a process that died are salvaged from there. */
+    "CREATE TABLE IF NOT EXISTS recorder_state(session INTEGER, part INTEGER, state BLOB,\n"
+    "  PRIMARY KEY(session, part)) WITHOUT ROWID;\n"
     /* The API description, for the views. */
     "CREATE TABLE IF NOT EXISTS pi_api(id INTEGER PRIMARY KEY, name TEXT, grp TEXT);\n"
     "CREATE TABLE IF NOT EXISTS pi_params(api INTEGER, position INTEGER, name TEXT,\n"

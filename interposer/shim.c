@@ -36,17 +36,12 @@
 
 #include "shim_internal.h"
 
-shim_config shim_cfg;
-shim_instance shim_instances[SHIM_MAX_INSTANCES];
-_Atomic uint32_t shim_ninstances;
-_Atomic bool shim_recording;
 /* Alone on its cache line: every call of every thread takes a ticket, and
  * nothing else may make that line move between cores. */
 static struct {
   _Alignas(64) _Atomic uint64_t next;
   char pad[64 - sizeof(uint64_t)];
 } ticket = {1, {0}};
-_Atomic(shim_ring *) shim_rings;
 
 static _Atomic uint32_t thread_counter;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
@@ -54,16 +49,8 @@ static bool started, start_failed;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint32_t torn_down;
 
-#define RING_CAP (4u << 20)
 #define INLINE_MAX (64u << 10) /* payloads above this go through the heap */
 #define MAX_ITEMS 64
-
-uint64_t shim_now(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- Rings -------------------------------------------------------------------- */
 
@@ -86,16 +73,9 @@ shim_ring *shim_thread_ring(void)
 {
   if (PIRT_LIKELY(my_ring != NULL))
     return my_ring;
-  shim_ring *r = aligned_alloc(64, sizeof *r);
-  if (r)
-    memset(r, 0, sizeof *r);
-  if (!r || !(r->buf = malloc(RING_CAP))) {
-    free(r);
+  shim_ring *r = ringfile_new_ring(atomic_fetch_add(&thread_counter, 1) + 1);
+  if (!r)
     return NULL;
-  }
-  r->cap = RING_CAP;
-  memset(r->buf, 0, RING_CAP); /* fault the pages in now, not on the calls */
-  r->thread_index = atomic_fetch_add(&thread_counter, 1) + 1;
   pthread_once(&key_once, make_key);
   pthread_setspecific(ring_key, r);
   shim_ring *head = atomic_load(&shim_rings);
@@ -1069,10 +1049,16 @@ static void ensure_handlers(void)
 static void (*const fill_tables[])(struct pi_function_table *) = {
     shim0_fill_table, shim1_fill_table, shim2_fill_table, shim3_fill_table};
 
+/* A child forked from a recording process shares its ring file but has no
+ * writer: it is not recorded (its calls pass through), rather than
+ * writing into its parent's rings. */
+static void fork_child(void) { atomic_store(&shim_recording, false); }
+
 static void configure(void)
 {
   read_config();
   index_params();
+  pthread_atfork(NULL, NULL, fork_child);
 }
 
 /* Wraps `target`'s table: `out` receives the shim's table for it. Returns
@@ -1097,6 +1083,7 @@ PI_PLUGIN_EXPORT bool pitrace_shim_wrap(const pi_plugin *target, const char *nam
   snprintf(inst->version, sizeof inst->version, "%s", target->PluginVersion);
   snprintf(inst->backend, sizeof inst->backend, "%s", backend ? backend : "");
   atomic_store(&shim_ninstances, i + 1);
+  ringfile_note_instance(i);
   *out = *target;
   fill_tables[i](&out->PiFunctionTable);
   if (i == 0) {

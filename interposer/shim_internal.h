@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "pi/pi.h"
 #include "pi_api.h"
@@ -124,18 +125,29 @@ typedef struct rec_thread {
 /* A single-producer single-consumer byte ring. The producer's and the
  * consumer's positions live on cache lines of their own, and each side
  * re-reads the other's only when its cached copy says it must: otherwise
- * every call would bounce one line between the two cores. */
+ * every call would bounce one line between the two cores.
+ *
+ * The ring (this structure and its bytes) lives in the session's ring file
+ * (ringfile.c), a shared file mapping that outlives the process: `head` is
+ * the commit word (a record is complete once head is stored past it,
+ * release), `tail` is what the database holds (the producer may reuse the
+ * bytes before it), `rd` is how far the writer has read (ahead of tail
+ * until the next database commit). */
 typedef struct shim_ring {
   _Alignas(64) _Atomic size_t head; /* producer: next write offset (monotonic) */
   size_t tail_seen;                 /* producer's copy of tail */
-  _Alignas(64) _Atomic size_t tail; /* consumer: next read offset (monotonic) */
+  _Alignas(64) _Atomic size_t tail; /* committed to the database (monotonic) */
   size_t head_seen;                 /* consumer's copy of head */
-  _Alignas(64) unsigned char *buf;
+  size_t rd;                        /* consumer: next read offset (monotonic) */
+  _Alignas(64) unsigned char *buf;  /* this process's address of the bytes */
   size_t cap;
   struct shim_ring *next;
   uint32_t thread_index;
+  uint32_t slot; /* its slot in the ring file; RING_NO_SLOT: process memory */
   _Atomic bool dead; /* the thread exited */
 } shim_ring;
+
+#define RING_NO_SLOT UINT32_MAX
 
 /* ---- Global state ----------------------------------------------------------- */
 
@@ -166,7 +178,12 @@ void shim_commit(void *rec);
 shim_ring *shim_thread_ring(void);
 
 /* Monotonic nanoseconds. */
-uint64_t shim_now(void);
+static inline uint64_t shim_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* A wrapped call in progress (shim_gen.h's wrappers hold one). */
 typedef struct shim_call {
@@ -181,6 +198,53 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
 /* Records the exit: result, out-values, data written. */
 void shim_end(shim_call *c, pi_result r);
 
+/* ---- The ring file (ringfile.c) -------------------------------------------------
+ * <database>-rings.<pid>.<random>: a header (session, clock origin, the
+ * wrapped plugins) and one slot per recording thread (its shim_ring, then
+ * its bytes). The recording process holds a write lock (fcntl) on it for
+ * its whole life, so whoever finds it unlocked knows its process is gone
+ * and may salvage it (writer_salvage). */
+
+#define RINGFILE_MAGIC 0x31474e4952545050ULL /* "PPTRING1" */
+#define RINGFILE_HEADER (32u << 10)
+#define RINGFILE_CTL 4096u /* a slot's shim_ring, on its own page */
+enum { RINGFILE_LIVE = 1, RINGFILE_DONE = 2 };
+
+typedef struct ringfile_instance {
+  char name[256], path[1024], version[32], backend[32];
+  uint32_t index;
+  uint32_t set;
+} ringfile_instance;
+
+typedef struct ringfile_hdr {
+  uint64_t magic;
+  uint32_t version;
+  _Atomic uint32_t state;
+  int64_t session;
+  int64_t start_unix_ns;
+  uint64_t session_t0; /* the session's monotonic origin */
+  uint64_t ring_cap;
+  uint64_t slot_size;  /* RINGFILE_CTL + ring_cap */
+  int32_t pid;
+  _Atomic uint32_t nslots; /* slots ready to read */
+  ringfile_instance instances[SHIM_MAX_INSTANCES];
+} ringfile_hdr;
+
+_Static_assert(sizeof(ringfile_hdr) <= RINGFILE_HEADER, "ring file header too large");
+_Static_assert(sizeof(shim_ring) <= RINGFILE_CTL, "ring control too large");
+
+/* Creates the ring file beside `db_path` for `session`; false (with one
+ * warning) when it cannot: rings then stay in process memory. */
+bool ringfile_create(const char *db_path, int64_t session, uint64_t session_t0,
+                     int64_t start_unix_ns);
+/* A ring for the calling thread: a new slot of the ring file, else process
+ * memory; NULL when neither can be had. */
+shim_ring *ringfile_new_ring(uint32_t thread_index);
+/* Copies shim_instances[i] into the file's header. */
+void ringfile_note_instance(uint32_t i);
+/* The session ended in order: marks the file done and removes it. */
+void ringfile_remove(void);
+
 /* ---- The writer (writer.c) ------------------------------------------------------- */
 
 /* Opens the database and starts the writer thread; false (after one
@@ -192,5 +256,20 @@ void writer_finish(const char *how, int signo, int timeout_ms);
 /* Asks the writer to write everything so far now (waits at most
  * timeout_ms); recording goes on. */
 void writer_flush(int timeout_ms);
+
+/* How a process whose rings are salvaged ended, when the caller knows
+ * (pitrace record reaped it): fills *wait_status (as waitpid gives it) and
+ * returns true. */
+typedef bool (*writer_status_fn)(void *ctx, int pid, int64_t start_unix_ns, int *wait_status);
+
+/* Salvages the ring files beside `db_path` whose processes are gone: every
+ * complete record goes into the database through the writer's own
+ * decoding, the session is marked ended ('killed' or '_exit'), and the
+ * ring file is removed. Returns the number of sessions salvaged, or -1
+ * with a one-line reason in `err` (the ring files are then left as they
+ * are). `status_of` may be NULL. Not thread-safe: one salvage at a time,
+ * and not in a process that records itself. */
+int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
+                   size_t errn);
 
 #endif /* SHIM_INTERNAL_H */

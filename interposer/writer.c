@@ -12,6 +12,7 @@
  * written, and the application's calls go on unrecorded.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -36,7 +39,7 @@ extern const char shim_schema_sql[];
 
 static sqlite3 *db;
 static sqlite3_stmt *st_chunk, *st_inflight, *st_inflight_done, *st_data, *st_blob, *st_handle,
-    *st_handle_release, *st_note, *st_stack, *st_thread, *st_plugin;
+    *st_handle_release, *st_note, *st_stack, *st_thread, *st_plugin, *st_state;
 static int64_t session_id;
 static pthread_t writer_thread;
 static bool writer_running;
@@ -47,6 +50,16 @@ static char finish_how[16];
 static int finish_signo;
 static bool failed;
 static uint64_t session_t0; /* monotonic ns at start */
+/* Decoding the rings of a process that is gone (writer_salvage): its heap
+ * pointers and code addresses mean nothing here, and its records are
+ * checked before they are read. */
+static bool salvaging;
+static bool pressure;          /* a ring fills up: commit (and free it) now */
+static bool draining;          /* reading everything before the end: no stop */
+static bool maps_dirty = true; /* the id maps changed since the checkpoint */
+static uint64_t last_t;        /* the latest call time seen (monotonic ns) */
+static uint64_t damaged;       /* records found damaged while salvaging */
+static char salvage_error[512];
 static uint64_t seq_counter;
 static uint32_t plugins_written;
 
@@ -87,6 +100,7 @@ static map_slot *map_put(map *m, uint64_t key)
 {
   if (!key)
     return NULL;
+  maps_dirty = true;
   if ((m->n + 1) * 2 > m->cap) {
     size_t cap = m->cap ? m->cap * 2 : 1024;
     map_slot *v = calloc(cap, sizeof *v);
@@ -118,6 +132,7 @@ static void map_del(map *m, uint64_t key)
   map_slot *s = map_find(m, key);
   if (!s)
     return;
+  maps_dirty = true;
   /* Backward-shift deletion keeps probe chains intact. */
   size_t i = (size_t)(s - m->v), j = i;
   for (;;) {
@@ -171,6 +186,7 @@ static const usm_alloc *usm_find(uint64_t p)
 
 static void usm_add(uint64_t base, uint64_t size, uint64_t id)
 {
+  maps_dirty = true;
   if (nusm_allocs == cap_usm_allocs) {
     size_t cap = cap_usm_allocs ? cap_usm_allocs * 2 : 64;
     usm_alloc *v = realloc(usm_allocs, cap * sizeof *v);
@@ -271,6 +287,11 @@ static void fail_sql(const char *what)
   if (failed)
     return;
   failed = true;
+  if (salvaging) { /* writer_salvage says why */
+    snprintf(salvage_error, sizeof salvage_error, "%s: %s", what,
+             db ? sqlite3_errmsg(db) : "no database");
+    return;
+  }
   atomic_store(&shim_recording, false);
   fprintf(stderr, "pitrace: recording to %s stopped (%s: %s); the application "
                   "goes on unrecorded, and the session is marked incomplete\n",
@@ -373,7 +394,7 @@ static unsigned read_items(const unsigned char *p, unsigned n, item_view *out, u
     if (it->heap) {
       void *ptr;
       memcpy(&ptr, p, sizeof ptr);
-      d = ptr;
+      d = salvaging ? NULL : ptr; /* salvaged: another process's heap */
       p += sizeof(void *);
     } else {
       p += (it->size + 7) & ~(uint64_t)7;
@@ -386,7 +407,7 @@ static unsigned read_items(const unsigned char *p, unsigned n, item_view *out, u
 
 static void free_heap_items(item_view *v, unsigned n)
 {
-  for (unsigned i = 0; i < n; i++)
+  for (unsigned i = 0; i < n && !salvaging; i++)
     if (v[i].it->heap)
       free((void *)v[i].data);
 }
@@ -560,7 +581,10 @@ static void usm_free(uint64_t ptr, uint64_t seq)
 static void handle_release(uint64_t ptr, uint64_t seq)
 {
   map_slot *s = map_find(&handles, ptr);
-  if (!s || --s->c > 0)
+  if (!s)
+    return;
+  maps_dirty = true;
+  if (--s->c > 0)
     return;
   sqlite3_bind_int64(st_handle_release, 1, (int64_t)seq);
   sqlite3_bind_text(st_handle_release, 2, cur_api, -1, SQLITE_STATIC);
@@ -597,10 +621,18 @@ static void t_pointer(text *t, uint64_t p)
 static uint64_t load(const unsigned char *p, size_t w)
 {
   uint64_t v = 0;
-  memcpy(&v, p, w > 8 ? 8 : w);
+  if (p && w)
+    memcpy(&v, p, w > 8 ? 8 : w);
   if (w == 4)
     v &= 0xffffffffu;
   return v;
+}
+
+/* The item when it holds at least n bytes (a damaged or salvaged record
+ * may hold fewer), else NULL. */
+static const item_view *sized(const item_view *iv, size_t n)
+{
+  return iv && iv->data && iv->it->size >= n ? iv : NULL;
 }
 
 static size_t elem_width(const pi_param_desc *p)
@@ -707,7 +739,7 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
         else
           t_put(t, "null", 4);
         t_c(t, ',');
-        t_u64(t, items[i].data[0]);
+        t_u64(t, items[i].data && items[i].it->size ? items[i].data[0] : 0);
         t_c(t, ',');
         t_u64(t, in ? in->it->full : 0);
         t_c(t, ']');
@@ -715,7 +747,7 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
     t_c(t, ']');
     return;
   case PI_PK_IMAGE_FORMAT:
-    if (iv) {
+    if ((iv = sized(iv, sizeof(pi_image_format)))) {
       pi_image_format f;
       memcpy(&f, iv->data, sizeof f);
       t_c(t, '[');
@@ -728,7 +760,7 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
     }
     return;
   case PI_PK_IMAGE_DESC:
-    if (iv) {
+    if ((iv = sized(iv, sizeof(pi_image_desc)))) {
       pi_image_desc d;
       memcpy(&d, iv->data, sizeof d);
       uint64_t f[10] = {(uint64_t)d.image_type, d.image_width, d.image_height, d.image_depth,
@@ -747,7 +779,7 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
     }
     return;
   case PI_PK_MEM_OBJ_PROPERTY:
-    if (iv) {
+    if ((iv = sized(iv, sizeof(pi_mem_obj_property)))) {
       pi_mem_obj_property m;
       memcpy(&m, iv->data, sizeof m);
       t_c(t, '[');
@@ -760,7 +792,7 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
     }
     return;
   case PI_PK_USMREF:
-    if (iv)
+    if ((iv = sized(iv, sizeof(void *))))
       t_pointer(t, load(iv->data, sizeof(void *)));
     else
       t_put(t, "null", 4);
@@ -832,6 +864,7 @@ static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint
     }
     return;
   case PI_PK_HANDLE:
+    iv = sized(iv, sizeof(void *));
     t_u64(t, iv ? handle_new(load(iv->data, sizeof(void *)), p->obj, seq) : 0);
     return;
   case PI_PK_HANDLES:
@@ -843,7 +876,7 @@ static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint
     return;
   case PI_PK_INFO: {
     /* Readable text from the one decoder; the bytes go to a data row. */
-    if (!iv) {
+    if (!iv || !iv->data) {
       t_put(t, "null", 4);
       return;
     }
@@ -893,7 +926,7 @@ static int64_t stack_id(const uintptr_t *frames, unsigned n)
   for (unsigned i = 0; i < n; i++) {
     Dl_info info;
     char line[512];
-    if (dladdr((void *)(frames[i] - 1), &info) && info.dli_fname) {
+    if (!salvaging && dladdr((void *)(frames[i] - 1), &info) && info.dli_fname) {
       const char *mod = strrchr(info.dli_fname, '/');
       mod = mod ? mod + 1 : info.dli_fname;
       if (info.dli_sname)
@@ -967,7 +1000,9 @@ static void process_entry(const rec_entry *e)
   c->seq = ++seq_counter;
   c->t0 = e->t0;
   c->thread = e->thread;
-  c->plugin = shim_instances[e->h.instance].index;
+  c->plugin = e->h.instance; /* shim_instances[i].index is i */
+  if (e->t0 > last_t)
+    last_t = e->t0;
   c->api = e->h.api;
   memcpy(c->argv, e->argv, api->nparams * sizeof *e->argv);
   const uintptr_t *frames = (const uintptr_t *)(e->argv + api->nparams);
@@ -1038,17 +1073,43 @@ static text chunk;
 static unsigned chunk_calls;
 static int64_t chunk_id;
 
+/* Full chunks wait in memory for the commit, so that the database's write
+ * lock is taken at the commit only: between commits other processes
+ * recording into the same file get their turn. */
+static text *ready;
+static size_t nready, cap_ready;
+
 static void flush_chunk(void)
 {
   if (!chunk_calls || failed)
     return;
   t_c(&chunk, ']');
-  sqlite3_bind_int64(st_chunk, 1, session_id);
-  sqlite3_bind_int64(st_chunk, 2, ++chunk_id);
-  sqlite3_bind_text(st_chunk, 3, chunk.p, (int)chunk.len, SQLITE_STATIC);
-  step(st_chunk, "storing calls");
+  if (nready == cap_ready) {
+    size_t cap = cap_ready ? cap_ready * 2 : 16;
+    text *v = realloc(ready, cap * sizeof *v);
+    if (!v)
+      abort(); /* as t_reserve: the writer cannot go on without memory */
+    memset(v + cap_ready, 0, (cap - cap_ready) * sizeof *v);
+    ready = v;
+    cap_ready = cap;
+  }
+  text t = ready[nready]; /* reuse its buffer */
+  ready[nready++] = chunk;
+  chunk = t;
   chunk.len = 0;
   chunk_calls = 0;
+}
+
+static void write_chunks(void)
+{
+  for (size_t i = 0; i < nready && !failed; i++) {
+    sqlite3_bind_int64(st_chunk, 1, session_id);
+    sqlite3_bind_int64(st_chunk, 2, ++chunk_id);
+    sqlite3_bind_text(st_chunk, 3, ready[i].p, (int)ready[i].len, SQLITE_STATIC);
+    step(st_chunk, "storing calls");
+    ready[i].len = 0;
+  }
+  nready = 0;
 }
 
 static void insert_call(pending_call *c, const text *args, bool complete, int32_t result,
@@ -1136,9 +1197,12 @@ static void process_exit(const rec_exit *x)
   cur_api = api->name;
   text args = {0};
   build_args(&args, c, api, argv, items, n, x->result == PI_SUCCESS);
+  if (x->t1 > last_t)
+    last_t = x->t1;
   for (unsigned i = 0; i < n; i++)
-    if (items[i].it->role == ITEM_OUT || (items[i].it->role == ITEM_VALUE &&
-                                          api->params[items[i].it->position].kind == PI_PK_INFO))
+    if (items[i].it->position < api->nparams &&
+        (items[i].it->role == ITEM_OUT || (items[i].it->role == ITEM_VALUE &&
+                                           api->params[items[i].it->position].kind == PI_PK_INFO)))
       keep_data(c, items[i].it->position,
                 items[i].it->role == ITEM_OUT ? "out" : "value", items[i].it->index,
                 items[i].data, items[i].it->size, items[i].it->full);
@@ -1148,8 +1212,10 @@ static void process_exit(const rec_exit *x)
   if (x->result == PI_SUCCESS) {
     if (api->retains >= 0) {
       map_slot *h = map_find(&handles, argv[api->retains]);
-      if (h)
+      if (h) {
         h->c++;
+        maps_dirty = true;
+      }
     }
     if (api->releases >= 0 && c->api != PI_API_piextUSMFree)
       handle_release(argv[api->releases], c->seq);
@@ -1169,6 +1235,8 @@ static void process_readback(const rec_readback *r, uint64_t current_seq)
   if (r->heap) {
     memcpy(&heap, data, sizeof heap);
     data = heap;
+    if (salvaging) /* another process's heap: the data is lost */
+      data = heap = NULL;
   }
   if (s) {
     store_data(s->a, r->position, "readback", 0, data, r->size, r->size, (int64_t)current_seq);
@@ -1204,22 +1272,113 @@ static void process_thread(const rec_thread *t)
 
 /* ---- The merge ----------------------------------------------------------------------------- */
 
-/* The next record of a ring, or NULL; skips WRAP markers. */
+/* In a salvaged ring: whether the record at h (avail bytes published
+ * from it, to_end bytes to the ring's end) is whole and sound, so that
+ * decoding it reads nothing outside it. Heap payloads (pointers into the
+ * dead process) are marked empty in place. */
+static bool items_ok(unsigned char *p, const unsigned char *end, unsigned n)
+{
+  if (n > MAX_ITEMS_VIEW)
+    return false;
+  for (unsigned i = 0; i < n; i++) {
+    if ((size_t)(end - p) < sizeof(rec_item))
+      return false;
+    rec_item *it = (rec_item *)p;
+    p += sizeof *it;
+    if (it->position >= PI_MAX_PARAMS)
+      return false;
+    if (it->heap) {
+      if ((size_t)(end - p) < sizeof(void *))
+        return false;
+      it->size = 0;
+      p += sizeof(void *);
+    } else {
+      if (it->size > (uint64_t)(end - p) || ((it->size + 7) & ~(uint64_t)7) > (uint64_t)(end - p))
+        return false;
+      p += (it->size + 7) & ~(uint64_t)7;
+    }
+  }
+  return true;
+}
+
+static bool record_ok(rec_hdr *h, size_t avail, size_t to_end)
+{
+  if (to_end < sizeof *h || avail < sizeof *h || h->size < sizeof *h || h->size % 8 ||
+      h->size > avail || h->size > to_end)
+    return false;
+  unsigned char *p = (unsigned char *)h, *end = p + h->size;
+  switch (h->type) {
+  case REC_WRAP:
+    return h->size == to_end;
+  case REC_ENTRY: {
+    rec_entry *e = (rec_entry *)h;
+    if (h->size < sizeof *e || h->api >= PI_API_COUNT || h->instance >= SHIM_MAX_INSTANCES ||
+        e->nframes > SHIM_MAX_FRAMES + 2)
+      return false;
+    size_t fixed = sizeof *e + (pi_api_table[h->api].nparams + (size_t)e->nframes) * 8;
+    return fixed <= h->size && items_ok(p + fixed, end, e->nitems);
+  }
+  case REC_EXIT: {
+    rec_exit *x = (rec_exit *)h;
+    return h->size >= sizeof *x && h->api < PI_API_COUNT &&
+           items_ok((unsigned char *)(x + 1), end, x->nitems);
+  }
+  case REC_READBACK: {
+    rec_readback *r = (rec_readback *)h;
+    if (h->size < sizeof *r || r->position >= PI_MAX_PARAMS)
+      return false;
+    if (r->heap) {
+      if (h->size < sizeof *r + sizeof(void *))
+        return false;
+      r->size = 0;
+      return true;
+    }
+    return r->size <= h->size - sizeof *r;
+  }
+  case REC_NOTE: {
+    rec_note *n = (rec_note *)h;
+    if (h->size < sizeof *n)
+      return false;
+    unsigned char *w = (unsigned char *)(n + 1);
+    for (int i = 0; i < 5; i++) {
+      unsigned char *z = memchr(w, 0, (size_t)(end - w));
+      if (!z)
+        return false;
+      w = z + 1;
+    }
+    uint64_t left = (uint64_t)(end - w);
+    return (uint64_t)n->num_ids * 4u <= left && n->value_len <= left - n->num_ids * 4u &&
+           n->text_len <= left - n->num_ids * 4u - n->value_len;
+  }
+  case REC_THREAD:
+    return h->size >= sizeof(rec_thread);
+  default:
+    return false;
+  }
+}
+
+/* The next record of a ring, or NULL; skips WRAP markers. Reads at rd;
+ * the producer may reuse bytes only up to tail, which moves at commits. */
 static rec_hdr *peek(shim_ring *r)
 {
   for (;;) {
-    size_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    if (tail == r->head_seen &&
-        tail == (r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire)))
+    size_t rd = r->rd;
+    if (rd == r->head_seen &&
+        rd == (r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire)))
       return NULL;
-    size_t off = tail % r->cap;
+    size_t off = rd % r->cap;
     if (r->cap - off < sizeof(rec_hdr)) {
-      atomic_store_explicit(&r->tail, tail + (r->cap - off), memory_order_release);
+      r->rd = rd + (r->cap - off);
       continue;
     }
     rec_hdr *h = (rec_hdr *)(r->buf + off);
+    if (salvaging && !record_ok(h, r->head_seen - rd, r->cap - off)) {
+      damaged++;
+      r->rd = r->head_seen; /* the rest of this ring cannot be trusted */
+      return NULL;
+    }
     if (h->type == REC_WRAP) {
-      atomic_store_explicit(&r->tail, tail + h->size, memory_order_release);
+      r->rd = rd + h->size;
       continue;
     }
     return h;
@@ -1228,8 +1387,20 @@ static rec_hdr *peek(shim_ring *r)
 
 static void consume(shim_ring *r, rec_hdr *h)
 {
-  atomic_store_explicit(&r->tail, atomic_load_explicit(&r->tail, memory_order_relaxed) + h->size,
-                        memory_order_release);
+  r->rd += h->size;
+  /* Half the ring read but not committed: commit now, or the producer
+   * waits. */
+  if (r->rd - atomic_load_explicit(&r->tail, memory_order_relaxed) > r->cap / 2)
+    pressure = true;
+}
+
+/* After a commit (or when nothing is committed any more): the producers
+ * may reuse what was read. */
+static void publish_tails(void)
+{
+  for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next)
+    atomic_store_explicit(&r->tail, r->rd, memory_order_release);
+  pressure = false;
 }
 
 static uint64_t next_ticket = 1;
@@ -1259,12 +1430,12 @@ static void handle_record(shim_ring *r, rec_hdr *h)
 
 /* Processes records in ticket order for as long as the next ticket is
  * there; with `force`, skips tickets no ring holds (a thread that died
- * between taking a ticket and publishing its record). Returns the number
- * processed. */
+ * between taking a ticket and publishing its record). Stops early when a
+ * ring needs a commit. Returns the number processed. */
 static size_t merge(bool force)
 {
   size_t done = 0;
-  for (;;) {
+  while (!pressure || draining) {
     shim_ring *best = NULL;
     rec_hdr *bh = NULL;
     for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next) {
@@ -1283,6 +1454,7 @@ static size_t merge(bool force)
     next_ticket = bh->ticket + 1;
     done++;
   }
+  return done;
 }
 
 /* Writes the in-flight calls as incomplete rows (result NULL). */
@@ -1299,19 +1471,297 @@ static void write_inflight(void)
   }
 }
 
+/* Plugins from this process's instances, or (salvaging) from the ring
+ * file's copy of them. */
+static const ringfile_hdr *salvage_hdr;
+
 static void write_plugins(void)
 {
-  uint32_t n = atomic_load(&shim_ninstances);
-  for (; plugins_written < n; plugins_written++) {
-    shim_instance *in = &shim_instances[plugins_written];
+  for (;; plugins_written++) {
+    const char *name, *path, *version, *backend;
+    uint32_t index;
+    if (salvage_hdr) {
+      if (plugins_written >= SHIM_MAX_INSTANCES || !salvage_hdr->instances[plugins_written].set)
+        return;
+      const ringfile_instance *in = &salvage_hdr->instances[plugins_written];
+      name = in->name, path = in->path, version = in->version, backend = in->backend;
+      index = in->index;
+    } else {
+      if (plugins_written >= atomic_load(&shim_ninstances))
+        return;
+      const shim_instance *in = &shim_instances[plugins_written];
+      name = in->name, path = in->path, version = in->version, backend = in->backend;
+      index = in->index;
+    }
     sqlite3_bind_int64(st_plugin, 1, session_id);
-    sqlite3_bind_int(st_plugin, 2, (int)in->index);
-    sqlite3_bind_text(st_plugin, 3, in->name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st_plugin, 4, in->path, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st_plugin, 5, in->version, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st_plugin, 6, in->backend, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st_plugin, 2, (int)index);
+    sqlite3_bind_text(st_plugin, 3, name, (int)strnlen(name, 256), SQLITE_TRANSIENT);
+    sqlite3_bind_text(st_plugin, 4, path, (int)strnlen(path, 1024), SQLITE_TRANSIENT);
+    sqlite3_bind_text(st_plugin, 5, version, (int)strnlen(version, 32), SQLITE_TRANSIENT);
+    sqlite3_bind_text(st_plugin, 6, backend, (int)strnlen(backend, 32), SQLITE_TRANSIENT);
     step(st_plugin, "storing a plugin");
   }
+}
+
+/* ---- The checkpoint -------------------------------------------------------------------
+ * Each commit also stores, in recorder_state, what the writer knows that
+ * the rings' unread records need (sequence and id counters, the calls in
+ * flight, the handle, USM, map and stack ids, pending notes) and how far
+ * each ring of the ring file was read: the database and the read
+ * positions change in one transaction, so a salvager resumes exactly
+ * where the commit left off. Part 0 every commit (small); part 1, the id
+ * maps, when they changed. */
+#define CKPT_MAGIC 0x3130544b43505450ULL /* "PTPCKT01" */
+
+static void put64(text *t, uint64_t v) { t_put(t, (const char *)&v, 8); }
+
+static void put_map(text *t, const map *m, int values)
+{
+  put64(t, m->n);
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->v[i].key) {
+      put64(t, m->v[i].key);
+      put64(t, m->v[i].a);
+      if (values > 1) {
+        put64(t, m->v[i].b);
+        put64(t, m->v[i].c);
+      }
+    }
+}
+
+static bool store_state(int part, const text *t)
+{
+  sqlite3_stmt *s = st_state;
+  sqlite3_bind_int64(s, 1, session_id);
+  sqlite3_bind_int(s, 2, part);
+  sqlite3_bind_blob(s, 3, t->p, (int)t->len, SQLITE_STATIC);
+  return step(s, "storing the recorder's state");
+}
+
+static void write_checkpoint(void)
+{
+  text t = {0};
+  put64(&t, CKPT_MAGIC);
+  uint64_t scalars[] = {seq_counter, next_handle_id, next_stack_id, (uint64_t)chunk_id,
+                        next_ticket, plugins_written, last_t};
+  put64(&t, sizeof scalars / sizeof *scalars);
+  for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++)
+    put64(&t, scalars[i]);
+  size_t nr = 0;
+  for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next)
+    nr += r->slot != RING_NO_SLOT;
+  put64(&t, nr);
+  for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next)
+    if (r->slot != RING_NO_SLOT) {
+      put64(&t, r->slot);
+      put64(&t, r->rd);
+    }
+  size_t np = 0;
+  for (pending_call *c = inflight; c; c = c->next)
+    np++;
+  put64(&t, np);
+  for (pending_call *c = inflight; c; c = c->next) {
+    unsigned n = pi_api_table[c->api].nparams;
+    uint64_t f[] = {c->ticket, c->seq, c->t0, c->thread, c->plugin, c->api, c->inserted,
+                    (uint64_t)c->stack, c->in.len, c->inl.len};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+      put64(&t, f[i]);
+    t_put(&t, (const char *)c->argv, n * sizeof *c->argv);
+    t_put(&t, (const char *)c->start, n * sizeof *c->start);
+    t_put(&t, (const char *)c->end, n * sizeof *c->end);
+    t_put(&t, c->in.p ? c->in.p : "", c->in.len);
+    t_put(&t, c->inl.p ? c->inl.p : "", c->inl.len);
+  }
+  size_t nn = 0;
+  for (size_t i = 0; i < nthreads; i++)
+    nn += threads[i].nnotes;
+  put64(&t, nn);
+  for (size_t i = 0; i < nthreads; i++)
+    for (size_t j = 0; j < threads[i].nnotes; j++) {
+      put64(&t, threads[i].index);
+      put64(&t, threads[i].notes[j]->h.size);
+      t_put(&t, (const char *)threads[i].notes[j], threads[i].notes[j]->h.size);
+    }
+  bool ok = store_state(0, &t);
+  if (ok && maps_dirty) {
+    t.len = 0;
+    put64(&t, CKPT_MAGIC);
+    put_map(&t, &handles, 3);
+    put_map(&t, &mapped, 1);
+    put_map(&t, &memo, 1);
+    put_map(&t, &stacks, 1);
+    put64(&t, nusm_allocs);
+    for (size_t i = 0; i < nusm_allocs; i++) {
+      put64(&t, usm_allocs[i].base);
+      put64(&t, usm_allocs[i].size);
+      put64(&t, usm_allocs[i].id);
+    }
+    if (store_state(1, &t))
+      maps_dirty = false;
+  }
+  free(t.p);
+}
+
+/* A reader of a checkpoint blob; every read is bounds-checked. */
+typedef struct reader {
+  const unsigned char *p, *end;
+  bool bad;
+} reader;
+
+static uint64_t get64(reader *r)
+{
+  uint64_t v = 0;
+  if (r->end - r->p < 8) {
+    r->bad = true;
+    return 0;
+  }
+  memcpy(&v, r->p, 8);
+  r->p += 8;
+  return v;
+}
+
+static const void *get_bytes(reader *r, uint64_t n)
+{
+  if ((uint64_t)(r->end - r->p) < n) {
+    r->bad = true;
+    return NULL;
+  }
+  const void *v = r->p;
+  r->p += n;
+  return v;
+}
+
+static void get_map(reader *r, map *m, int values)
+{
+  uint64_t n = get64(r);
+  for (uint64_t i = 0; i < n && !r->bad; i++) {
+    uint64_t key = get64(r), a = get64(r), b = 0, c = 0;
+    if (values > 1) {
+      b = get64(r);
+      c = get64(r);
+    }
+    map_slot *s = r->bad ? NULL : map_put(m, key);
+    if (s) {
+      s->a = a;
+      s->b = b;
+      s->c = c;
+    }
+  }
+}
+
+/* Rings of the file being salvaged, by slot, with where the last commit
+ * left each. */
+typedef struct slot_pos {
+  uint64_t slot, rd;
+} slot_pos;
+
+/* Restores the writer from the session's checkpoint (none: the session
+ * committed nothing of its calls yet, and starts from zero). */
+static bool load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn)
+{
+  *pos = NULL;
+  *npos = 0;
+  sqlite3_stmt *q = prepare("SELECT part, state FROM recorder_state WHERE session=? "
+                            "ORDER BY part");
+  if (!q) {
+    snprintf(err, errn, "no recorder state table");
+    return false;
+  }
+  sqlite3_bind_int64(q, 1, session_id);
+  bool ok = true;
+  while (ok && sqlite3_step(q) == SQLITE_ROW) {
+    int part = sqlite3_column_int(q, 0);
+    reader r = {sqlite3_column_blob(q, 1), NULL, false};
+    r.end = r.p + sqlite3_column_bytes(q, 1);
+    if (!r.p || get64(&r) != CKPT_MAGIC) {
+      ok = false;
+      break;
+    }
+    if (part == 0) {
+      uint64_t ns = get64(&r), v[7] = {0};
+      for (uint64_t i = 0; i < ns && !r.bad; i++) {
+        uint64_t x = get64(&r);
+        if (i < 7)
+          v[i] = x;
+      }
+      seq_counter = v[0], next_handle_id = v[1], next_stack_id = v[2];
+      chunk_id = (int64_t)v[3], next_ticket = v[4], plugins_written = (uint32_t)v[5];
+      last_t = v[6];
+      uint64_t nr = get64(&r);
+      if (nr > 1u << 20)
+        r.bad = true;
+      if (!r.bad && nr && !(*pos = calloc(nr, sizeof **pos)))
+        r.bad = true;
+      for (uint64_t i = 0; i < nr && !r.bad; i++) {
+        (*pos)[i].slot = get64(&r);
+        (*pos)[i].rd = get64(&r);
+        *npos = i + 1;
+      }
+      uint64_t np = get64(&r);
+      for (uint64_t i = 0; i < np && !r.bad; i++) {
+        uint64_t f[10];
+        for (int k = 0; k < 10; k++)
+          f[k] = get64(&r);
+        if (r.bad || f[5] >= PI_API_COUNT) {
+          r.bad = true;
+          break;
+        }
+        unsigned n = pi_api_table[f[5]].nparams;
+        const void *argv = get_bytes(&r, n * 8u), *start = get_bytes(&r, n * 4u),
+                   *end = get_bytes(&r, n * 4u), *in = get_bytes(&r, f[8]),
+                   *inl = get_bytes(&r, f[9]);
+        pending_call *c = r.bad ? NULL : call_new();
+        if (!c)
+          break;
+        c->ticket = f[0], c->seq = f[1], c->t0 = f[2];
+        c->thread = (uint32_t)f[3], c->plugin = (uint32_t)f[4], c->api = (uint8_t)f[5];
+        c->inserted = f[6] != 0, c->stack = (int64_t)f[7];
+        memcpy(c->argv, argv, n * 8u);
+        memcpy(c->start, start, n * 4u);
+        memcpy(c->end, end, n * 4u);
+        t_put(&c->in, in, f[8]);
+        t_put(&c->inl, inl, f[9]);
+        for (unsigned k = 0; k < n; k++)
+          if (c->start[k] > c->end[k] || c->end[k] > c->in.len)
+            c->start[k] = c->end[k] = 0;
+        c->next = inflight;
+        inflight = c;
+      }
+      uint64_t nn = get64(&r);
+      for (uint64_t i = 0; i < nn && !r.bad; i++) {
+        uint64_t idx = get64(&r), size = get64(&r);
+        const void *note = get_bytes(&r, size);
+        if (r.bad || size < sizeof(rec_note) ||
+            !record_ok((rec_hdr *)(uintptr_t)note, size, size)) {
+          r.bad = true;
+          break;
+        }
+        /* process_note copies what it is given */
+        rec_note *copy = malloc(size);
+        if (copy) {
+          memcpy(copy, note, size);
+          process_note(copy, (uint32_t)idx);
+          free(copy);
+        }
+      }
+    } else {
+      get_map(&r, &handles, 3);
+      get_map(&r, &mapped, 1);
+      get_map(&r, &memo, 1);
+      get_map(&r, &stacks, 1);
+      uint64_t nu = get64(&r);
+      for (uint64_t i = 0; i < nu && !r.bad; i++) {
+        uint64_t base = get64(&r), size = get64(&r), id = get64(&r);
+        if (!r.bad)
+          usm_add(base, size, id);
+      }
+    }
+    ok = !r.bad;
+  }
+  sqlite3_finalize(q);
+  if (!ok)
+    snprintf(err, errn, "its recorder state is damaged");
+  return ok;
 }
 
 static void commit(void)
@@ -1320,9 +1770,15 @@ static void commit(void)
     return;
   write_plugins();
   flush_chunk();
+  write_chunks();
   write_inflight();
-  if (exec("COMMIT"))
+  write_checkpoint();
+  if (failed)
+    return;
+  if (exec("COMMIT")) {
+    publish_tails();
     exec("BEGIN");
+  }
 }
 
 /* Drops whatever the rings hold (after a failure: keep producers moving). */
@@ -1346,9 +1802,45 @@ static void discard(void)
         }
         unsigned got = read_items(p, nitems, items, MAX_ITEMS_VIEW);
         free_heap_items(items, got);
+      } else if (h->type == REC_READBACK && ((const rec_readback *)h)->heap) {
+        void *heap;
+        memcpy(&heap, (const rec_readback *)h + 1, sizeof heap);
+        free(heap);
       }
       consume(r, h);
     }
+  }
+  publish_tails();
+}
+
+/* The session's end: `how` and `signo` as writer_finish has them. */
+static void end_session(const char *how, int signo, int64_t end_unix_ns, uint64_t duration,
+                        const char *reason, int exit_status)
+{
+  sqlite3_stmt *u = prepare("UPDATE sessions SET ended=?, signal=?, end_unix_ns=?, "
+                            "duration_ns=?, calls=?, incomplete_reason=coalesce(?, "
+                            "incomplete_reason), exit_status=coalesce(?, exit_status) "
+                            "WHERE id=?");
+  if (u) {
+    sqlite3_bind_text(u, 1, how, -1, SQLITE_TRANSIENT);
+    if (signo)
+      sqlite3_bind_int(u, 2, signo);
+    sqlite3_bind_int64(u, 3, end_unix_ns);
+    sqlite3_bind_int64(u, 4, (int64_t)duration);
+    sqlite3_bind_int64(u, 5, (int64_t)seq_counter);
+    if (reason)
+      sqlite3_bind_text(u, 6, reason, -1, SQLITE_TRANSIENT);
+    if (exit_status >= 0)
+      sqlite3_bind_int(u, 7, exit_status);
+    sqlite3_bind_int64(u, 8, session_id);
+    step(u, "ending the session");
+    sqlite3_finalize(u);
+  }
+  sqlite3_stmt *d = prepare("DELETE FROM recorder_state WHERE session=?");
+  if (d) {
+    sqlite3_bind_int64(d, 1, session_id);
+    step(d, "ending the session");
+    sqlite3_finalize(d);
   }
 }
 
@@ -1356,27 +1848,21 @@ static void finish_session(void)
 {
   if (failed)
     return;
+  draining = true;
   merge(true);
   write_plugins();
   flush_chunk();
+  write_chunks();
   write_inflight();
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  sqlite3_stmt *u = prepare("UPDATE sessions SET ended=?, signal=?, end_unix_ns=?, "
-                            "duration_ns=?, calls=? WHERE id=?");
-  if (u) {
-    sqlite3_bind_text(u, 1, finish_how[0] ? finish_how : "exit", -1, SQLITE_TRANSIENT);
-    if (finish_signo)
-      sqlite3_bind_int(u, 2, finish_signo);
-    sqlite3_bind_int64(u, 3, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-    sqlite3_bind_int64(u, 4, (int64_t)(shim_now() - session_t0));
-    sqlite3_bind_int64(u, 5, (int64_t)seq_counter);
-    sqlite3_bind_int64(u, 6, session_id);
-    step(u, "ending the session");
-    sqlite3_finalize(u);
-  }
+  end_session(finish_how[0] ? finish_how : "exit", finish_signo,
+              (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, shim_now() - session_t0, NULL,
+              -1);
   exec("COMMIT");
 }
+
+static void reset_state(void);
 
 static void *writer_main(void *arg)
 {
@@ -1388,6 +1874,8 @@ static void *writer_main(void *arg)
     if (failed) {
       discard();
       if (req) {
+        if (req == 2)
+          ringfile_remove();
         atomic_store(&finish_done, atomic_load(&finish_gen));
         if (req == 2)
           return NULL;
@@ -1401,7 +1889,7 @@ static void *writer_main(void *arg)
     uint64_t now = shim_now();
     /* A gap in the tickets that does not close: its thread died between
      * taking a ticket and publishing. */
-    if (!done) {
+    if (!done && !pressure) {
       bool any = false;
       for (shim_ring *r = atomic_load(&shim_rings); r && !any; r = r->next)
         any = peek(r) != NULL;
@@ -1416,20 +1904,30 @@ static void *writer_main(void *arg)
     }
     if (req) {
       if (req == 2) {
+        pressure = false;
         finish_session();
+        /* Everything is in the database (or recording failed): nobody
+         * needs the rings any more. */
+        ringfile_remove();
         atomic_store(&finish_done, atomic_load(&finish_gen));
         return NULL;
       }
-      merge(true);
-      commit();
+      for (;;) {
+        merge(true);
+        bool again = pressure; /* merge stopped to let the producers on */
+        commit();
+        if (!again || failed)
+          break;
+      }
       atomic_store(&finish_req, 0);
       atomic_store(&finish_done, atomic_load(&finish_gen));
       last_commit = now;
       continue;
     }
-    if (now - last_commit >= COMMIT_NS) {
+    if (pressure || now - last_commit >= COMMIT_NS) {
       commit();
       last_commit = now;
+      continue;
     }
     if (!done) {
       struct timespec nap = {0, 200000};
@@ -1562,6 +2060,79 @@ static bool write_description(void)
   return ok;
 }
 
+/* SQLite's busy handler: other processes recording into the same file
+ * hold its write lock while they commit. Polls often (their commits are
+ * short, and a waiter that sleeps long misses its turn), for at most
+ * BUSY_MS in all; then the caller says the database stayed locked. */
+#define BUSY_MS 30000u
+static int busy_wait(void *arg, int n)
+{
+  (void)arg;
+  static __thread uint64_t since;
+  if (n == 0)
+    since = shim_now();
+  if (shim_now() - since > (uint64_t)BUSY_MS * 1000000u)
+    return 0;
+  struct timespec nap = {0, n < 20 ? 100000 : 1000000};
+  nanosleep(&nap, NULL);
+  return 1;
+}
+
+/* Opens `path` for writing with the busy handler; NULL with a reason. */
+static sqlite3 *open_rw(const char *path, bool create, char *err, size_t errn)
+{
+  sqlite3 *d = NULL;
+  int rc = sqlite3_open_v2(path, &d, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+                                         (create ? SQLITE_OPEN_CREATE : 0), NULL);
+  if (rc != SQLITE_OK) {
+    snprintf(err, errn, "%s", d ? sqlite3_errmsg(d) : sqlite3_errstr(rc));
+    sqlite3_close(d);
+    return NULL;
+  }
+  sqlite3_busy_handler(d, busy_wait, NULL);
+  return d;
+}
+
+static bool prepare_statements(void)
+{
+  st_chunk = prepare("INSERT INTO chunks(session, id, calls) VALUES (?,?,?)");
+  st_inflight = prepare("INSERT OR REPLACE INTO inflight(session, seq, thread, plugin, api, "
+                        "start_ns, args, stack, data) VALUES (?,?,?,?,?,?,?,?,?)");
+  st_inflight_done = prepare("DELETE FROM inflight WHERE session=? AND seq=?");
+  st_data = prepare("INSERT OR REPLACE INTO data_rows(session, seq, position, role, idx, size, "
+                    "hash, content, captured_seq, stored) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  st_blob = prepare("INSERT OR IGNORE INTO blobs(hash, size, content) VALUES (?,?,?)");
+  st_handle = prepare("INSERT OR REPLACE INTO handles(session, id, kind, created_seq, created, "
+                      "created_by) VALUES (?,?,?,?,?,?)");
+  st_handle_release = prepare("UPDATE handles SET released_seq=?, released_by=? WHERE "
+                              "session=? AND id=?");
+  st_note = prepare("INSERT INTO notes(session, seq, idx, kind, kernel, device, symbol, "
+                    "image, symbolic_id, numeric_ids, value, native, text, api) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  st_stack = prepare("INSERT INTO stacks(session, id, frames) VALUES (?,?,?)");
+  st_thread = prepare("INSERT OR IGNORE INTO threads(session, idx, tid) VALUES (?,?,?)");
+  st_plugin = prepare("INSERT INTO plugins(session, idx, name, path, version, backend) "
+                      "VALUES (?,?,?,?,?,?)");
+  st_state = prepare("INSERT OR REPLACE INTO recorder_state(session, part, state) "
+                     "VALUES (?,?,?)");
+  return st_chunk && st_inflight && st_inflight_done && st_data && st_blob && st_handle &&
+         st_handle_release && st_note && st_stack && st_thread && st_plugin && st_state;
+}
+
+static void finalize_statements(void)
+{
+  sqlite3_stmt **all[] = {&st_chunk, &st_inflight, &st_inflight_done, &st_data, &st_blob,
+                          &st_handle, &st_handle_release, &st_note, &st_stack, &st_thread,
+                          &st_plugin, &st_state};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+    sqlite3_finalize(*all[i]);
+    *all[i] = NULL;
+  }
+}
+
+/* Opens the database and leaves a write transaction open (BEGIN
+ * IMMEDIATE: it waits its turn behind other recording processes, and
+ * nothing read in it goes stale) with the schema in place. */
 static bool open_db(void)
 {
   char path[4096];
@@ -1571,22 +2142,20 @@ static bool open_db(void)
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd >= 0)
     close(fd);
-  int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                          SQLITE_OPEN_NOMUTEX, NULL);
-  if (rc != SQLITE_OK) {
+  char why[512];
+  db = open_rw(path, true, why, sizeof why);
+  if (!db) {
     fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
-                    "unrecorded\n", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-    sqlite3_close(db);
-    db = NULL;
+                    "unrecorded\n", path, why);
     return false;
   }
   chmod(path, 0600);
-  sqlite3_busy_timeout(db, 10000);
   /* WAL: readers while recording; a killed process leaves a consistent
    * database. synchronous=OFF: a process crash loses nothing the OS has. */
   char *err = NULL;
   if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;", NULL, NULL, &err) !=
           SQLITE_OK ||
+      sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err) != SQLITE_OK ||
       sqlite3_exec(db, shim_schema_sql, NULL, NULL, &err) != SQLITE_OK) {
     fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
                     "unrecorded\n", path, err ? err : sqlite3_errmsg(db));
@@ -1611,9 +2180,16 @@ static bool open_db(void)
 
 bool writer_start(void)
 {
+  /* Sessions of processes that recorded here and ended without a word. */
+  {
+    char path[4096], err[600];
+    resolve_path(path, sizeof path);
+    if (writer_salvage(path, NULL, NULL, err, sizeof err) < 0)
+      fprintf(stderr, "pitrace: %s\n", err);
+  }
   if (!open_db())
     return false;
-  if (!exec("BEGIN") || !write_description()) {
+  if (!write_description()) {
     sqlite3_close(db);
     db = NULL;
     return false;
@@ -1627,6 +2203,7 @@ bool writer_start(void)
   gethostname(host, sizeof host);
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
+  int64_t start_unix_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
   session_t0 = shim_now();
   sqlite3_stmt *s = prepare(
       "INSERT INTO sessions(label, pid, command, cwd, host, start_unix_ns, pi_version, "
@@ -1638,7 +2215,7 @@ bool writer_start(void)
     sqlite3_bind_text(s, 3, cmd, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 4, cwd, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 5, host, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s, 6, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+    sqlite3_bind_int64(s, 6, start_unix_ns);
     sqlite3_bind_text(s, 7, _PI_H_VERSION_STRING, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 8, env.p ? env.p : "{}", -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 9, modes[shim_cfg.data_mode], -1, SQLITE_STATIC);
@@ -1650,32 +2227,22 @@ bool writer_start(void)
   free(cmd);
   free(env.p);
   session_id = sqlite3_last_insert_rowid(db);
-  st_chunk = prepare("INSERT INTO chunks(session, id, calls) VALUES (?,?,?)");
-  st_inflight = prepare("INSERT OR REPLACE INTO inflight(session, seq, thread, plugin, api, "
-                        "start_ns, args, stack, data) VALUES (?,?,?,?,?,?,?,?,?)");
-  st_inflight_done = prepare("DELETE FROM inflight WHERE session=? AND seq=?");
-  st_data = prepare("INSERT OR REPLACE INTO data_rows(session, seq, position, role, idx, size, "
-                    "hash, content, captured_seq, stored) VALUES (?,?,?,?,?,?,?,?,?,?)");
-  st_blob = prepare("INSERT OR IGNORE INTO blobs(hash, size, content) VALUES (?,?,?)");
-  st_handle = prepare("INSERT OR REPLACE INTO handles(session, id, kind, created_seq, created, "
-                      "created_by) VALUES (?,?,?,?,?,?)");
-  st_handle_release = prepare("UPDATE handles SET released_seq=?, released_by=? WHERE "
-                              "session=? AND id=?");
-  st_note = prepare("INSERT INTO notes(session, seq, idx, kind, kernel, device, symbol, "
-                    "image, symbolic_id, numeric_ids, value, native, text, api) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  st_stack = prepare("INSERT INTO stacks(session, id, frames) VALUES (?,?,?)");
-  st_thread = prepare("INSERT OR IGNORE INTO threads(session, idx, tid) VALUES (?,?,?)");
-  st_plugin = prepare("INSERT INTO plugins(session, idx, name, path, version, backend) "
-                      "VALUES (?,?,?,?,?,?)");
-  ok = ok && st_chunk && st_inflight && st_inflight_done && st_data && st_blob && st_handle &&
-       st_handle_release && st_note && st_stack && st_thread && st_plugin;
+  ok = ok && prepare_statements();
+  /* The ring file is there before the session is: a session of a process
+   * that dies after this commit always has its ring file to salvage (one
+   * whose session was never committed is removed by its salvager). */
+  if (ok)
+    ringfile_create(shim_cfg.path, session_id, session_t0, start_unix_ns);
+  /* Committed, then the lock is let go until the first commit of calls. */
   ok = ok && exec("COMMIT") && exec("BEGIN");
-  if (!ok)
+  if (!ok) {
+    ringfile_remove();
     return false;
+  }
   writer_running = pthread_create(&writer_thread, NULL, writer_main, NULL) == 0;
   if (!writer_running) {
     fprintf(stderr, "pitrace: cannot start the recording thread; not recording\n");
+    ringfile_remove();
     return false;
   }
   return true;
@@ -1716,16 +2283,23 @@ void writer_finish(const char *how, int signo, int timeout_ms)
   if (atomic_load(&finish_done) >= gen) {
     pthread_join(writer_thread, NULL);
     writer_running = false;
-    sqlite3_stmt *all[] = {st_chunk, st_inflight, st_inflight_done, st_data, st_blob, st_handle,
-                           st_handle_release, st_note, st_stack, st_thread, st_plugin};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-      sqlite3_finalize(all[i]);
-    /* One file again: fold the WAL in, leave journal mode WAL off. */
-    sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", NULL,
-                 NULL, NULL);
+    finalize_statements();
+    /* One file again when this process is the last one using it: the
+     * journal mode changes only with nobody else there (no waiting for
+     * processes that still record into it). */
+    sqlite3_busy_handler(db, NULL, NULL);
+    sqlite3_exec(db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
     sqlite3_close(db);
     db = NULL;
   }
+  reset_state();
+}
+
+/* ---- Salvage ------------------------------------------------------------------------------ */
+
+/* Back to the state of a writer that never ran. */
+static void reset_state(void)
+{
   for (size_t i = 0; i < nthreads; i++) {
     for (size_t j = 0; j < threads[i].nnotes; j++)
       free(threads[i].notes[j]);
@@ -1736,6 +2310,12 @@ void writer_finish(const char *how, int signo, int timeout_ms)
   nthreads = 0;
   free(chunk.p);
   chunk = (text){0};
+  chunk_calls = 0;
+  for (size_t i = 0; i < cap_ready; i++)
+    free(ready[i].p);
+  free(ready);
+  ready = NULL;
+  nready = cap_ready = 0;
   for (pending_call *c = inflight, *n; c; c = n) {
     n = c->next;
     call_free(c);
@@ -1755,4 +2335,218 @@ void writer_finish(const char *how, int signo, int timeout_ms)
   map_free(&mapped);
   map_free(&memo);
   map_free(&stacks);
+  seq_counter = next_handle_id = next_stack_id = 0;
+  chunk_id = 0;
+  next_ticket = 1;
+  plugins_written = 0;
+  last_t = 0;
+  damaged = 0;
+  failed = salvaging = draining = pressure = false;
+  maps_dirty = true;
+  salvage_hdr = NULL;
+  cur_api = "";
+}
+
+/* Salvages one ring file: 1 done, 0 nothing to do (its process lives, or
+ * it was done already), -1 failed (err says why; the file stays). */
+__attribute__((noinline)) static int salvage_file(const char *db_path, const char *file,
+                                                 writer_status_fn status_of,
+                                                 void *ctx, char *err, size_t errn)
+{
+  int fd = open(file, O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : (snprintf(err, errn, "%s: %s", file, strerror(errno)), -1);
+  /* The recording process holds this lock until it is gone. */
+  struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  struct stat st;
+  if (fcntl(fd, F_SETLK, &lk) != 0 || fstat(fd, &st) != 0) {
+    close(fd);
+    return 0;
+  }
+  if (st.st_size < (off_t)RINGFILE_HEADER) { /* its process died creating it */
+    unlink(file);
+    close(fd);
+    return 0;
+  }
+  unsigned char *base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    snprintf(err, errn, "%s: cannot map it: %s", file, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  ringfile_hdr *hdr = (ringfile_hdr *)base;
+  int ret = 0;
+  sqlite3 *d = NULL;
+  if (hdr->magic != RINGFILE_MAGIC || hdr->version != 1 ||
+      atomic_load(&hdr->state) != RINGFILE_LIVE || hdr->ring_cap == 0 ||
+      hdr->ring_cap > (1u << 30) || hdr->ring_cap % 8 || hdr->slot_size != RINGFILE_CTL + hdr->ring_cap) {
+    unlink(file); /* done already, or never begun: nothing in it */
+    goto out;
+  }
+  char why[512];
+  if (!(d = open_rw(db_path, false, why, sizeof why))) {
+    snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, why);
+    ret = -1;
+    goto out;
+  }
+  db = d;
+  sqlite3_stmt *q = NULL;
+  const char *ended = NULL;
+  int64_t pid = 0, start_ns = 0;
+  if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, "SELECT ended, pid, start_unix_ns FROM sessions WHERE id=?", -1,
+                         &q, NULL) != SQLITE_OK) {
+    snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, sqlite3_errmsg(db));
+    ret = -1;
+    goto out;
+  }
+  sqlite3_bind_int64(q, 1, hdr->session);
+  if (sqlite3_step(q) == SQLITE_ROW) {
+    ended = (const char *)sqlite3_column_text(q, 0);
+    pid = sqlite3_column_int64(q, 1);
+    start_ns = sqlite3_column_int64(q, 2);
+  }
+  bool running = ended && strcmp(ended, "running") == 0;
+  sqlite3_finalize(q);
+  if (!running) { /* its session ended, or is not in this file */
+    unlink(file);
+    goto out;
+  }
+  salvaging = draining = true;
+  salvage_error[0] = 0;
+  salvage_hdr = hdr;
+  session_id = hdr->session;
+  session_t0 = hdr->session_t0;
+  slot_pos *pos = NULL;
+  size_t npos = 0;
+  if (!prepare_statements())
+    snprintf(why, sizeof why, "%s", sqlite3_errmsg(db));
+  else if (load_checkpoint(&pos, &npos, why, sizeof why))
+    why[0] = 0;
+  if (why[0]) {
+    snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, why);
+    free(pos);
+    ret = -1;
+    goto out;
+  }
+  uint64_t committed = seq_counter;
+  uint32_t nslots = atomic_load(&hdr->nslots);
+  uint64_t fit = ((uint64_t)st.st_size - RINGFILE_HEADER) / hdr->slot_size;
+  if (nslots > fit)
+    nslots = (uint32_t)fit;
+  shim_ring *list = NULL;
+  for (uint32_t k = 0; k < nslots; k++) {
+    shim_ring *r = (shim_ring *)(base + RINGFILE_HEADER + (size_t)k * hdr->slot_size);
+    size_t rd = 0;
+    for (size_t i = 0; i < npos; i++)
+      if (pos[i].slot == k)
+        rd = pos[i].rd;
+    size_t head = atomic_load(&r->head);
+    r->buf = (unsigned char *)r + RINGFILE_CTL;
+    r->cap = hdr->ring_cap;
+    r->slot = k;
+    if (head < rd || head - rd > r->cap || rd % 8) { /* damaged: nothing to trust */
+      damaged++;
+      rd = head;
+    }
+    r->rd = r->head_seen = rd;
+    r->next = list;
+    list = r;
+  }
+  free(pos);
+  atomic_store(&shim_rings, list);
+  merge(true);
+  uint64_t pending = 0;
+  for (pending_call *c = inflight; c; c = c->next)
+    pending++;
+  write_plugins();
+  flush_chunk();
+  write_chunks();
+  write_inflight();
+  int ws = 0;
+  const char *how = "killed";
+  int signo = 0, code = -1;
+  if (status_of && status_of(ctx, (int)pid, start_ns, &ws)) {
+    if (WIFSIGNALED(ws)) {
+      signo = WTERMSIG(ws);
+      code = 128 + signo;
+    } else if (WIFEXITED(ws)) {
+      how = "_exit";
+      code = WEXITSTATUS(ws);
+    }
+  }
+  char reason[256];
+  int len = snprintf(reason, sizeof reason, "the process ended without a word; %llu call%s "
+                     "salvaged from its rings", (unsigned long long)(seq_counter - committed),
+                     seq_counter - committed == 1 ? "" : "s");
+  if (pending)
+    len += snprintf(reason + len, sizeof reason - (size_t)len, ", %llu never returned",
+                    (unsigned long long)pending);
+  if (damaged)
+    snprintf(reason + len, sizeof reason - (size_t)len, "; %llu damaged record%s skipped",
+             (unsigned long long)damaged, damaged == 1 ? "" : "s");
+  uint64_t dur = last_t > session_t0 ? last_t - session_t0 : 0;
+  end_session(how, signo, start_ns + (int64_t)dur, dur, reason, code);
+  if (!failed && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
+    atomic_store(&hdr->state, RINGFILE_DONE);
+    unlink(file);
+    ret = 1;
+    /* One file again, as a session that ended in order, unless another
+     * process still uses the database. */
+    sqlite3_busy_handler(db, NULL, NULL);
+    sqlite3_exec(db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
+  } else {
+    snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file,
+             salvage_error[0] ? salvage_error : sqlite3_errmsg(db));
+    ret = -1;
+  }
+out:
+  atomic_store(&shim_rings, NULL);
+  finalize_statements();
+  if (d)
+    sqlite3_close(d); /* an open transaction is rolled back */
+  db = NULL;
+  reset_state();
+  munmap(base, (size_t)st.st_size);
+  close(fd);
+  return ret;
+}
+
+int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
+                   size_t errn)
+{
+  if (writer_running) {
+    snprintf(err, errn, "cannot salvage rings while recording");
+    return -1;
+  }
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", db_path);
+  char *slash = strrchr(dir, '/');
+  const char *base = slash ? slash + 1 : dir;
+  char prefix[4200];
+  snprintf(prefix, sizeof prefix, "%s-rings.", base);
+  if (slash)
+    *slash = 0;
+  DIR *dd = opendir(slash ? (*dir ? dir : "/") : ".");
+  if (!dd)
+    return 0;
+  int n = 0;
+  size_t plen = strlen(prefix);
+  struct dirent *e;
+  while ((e = readdir(dd)))
+    if (strncmp(e->d_name, prefix, plen) == 0) {
+      char file[8400];
+      snprintf(file, sizeof file, "%s%s%s", slash ? (*dir ? dir : "") : "", slash ? "/" : "",
+               e->d_name);
+      char one[1024];
+      int r = salvage_file(db_path, file, status_of, ctx, one, sizeof one);
+      if (r < 0 && n >= 0) {
+        snprintf(err, errn, "%s", one);
+        n = -1;
+      } else if (r > 0 && n >= 0) {
+        n++;
+      }
+    }
+  closedir(dd);
+  return n;
 }

@@ -8,7 +8,8 @@ endforeach()
 
 pitrace_suite(test_pitrace_record)
 target_link_libraries(test_pitrace_record PRIVATE sqlite3)
-add_dependencies(test_pitrace_record pitrace pi_shim vadd recproc_crash recproc_exit)
+add_dependencies(test_pitrace_record pitrace pi_shim vadd recproc_crash recproc_exit
+  record_prog)
 add_test(NAME pitrace_record COMMAND test_pitrace_record --jobs 4)
 set_tests_properties(pitrace_record PROPERTIES ENVIRONMENT "${POCL_ENV}" TIMEOUT 600)
 

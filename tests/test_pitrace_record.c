@@ -573,3 +573,27 @@ Test(pitrace_record, two_runs_sharing_a_directory_keep_to_their_own_sessions)
   close(bfd);
   remove_dir(dir);
 }
+
+Test(pitrace_record, exit_right_after_the_calls_keeps_them_all)
+{
+  /* _exit(3) right after 1000 queries: the last ones were never committed
+   * by the process; pitrace record salvages them from its ring file and
+   * says how the process ended. */
+  char *dir = tu_temp_path(".d"), *trace = tu_temp_path(".trace");
+  const char *args[] = {"--no-opencl", "-o", dir, "--", BIN "/record_prog", "quickexit", "1000",
+                        NULL};
+  const char *env[] = {POCL, "SYCL_PI_TRACE=2", str_printf("SYCL_PI_TRACE_FILE=%s", trace),
+                       NULL};
+  char *out;
+  cr_assert_eq(record(args, env, &out), 3, "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1, "%s", out);
+  int traced = tu_count(tu_read_file(trace), "\n---> ") + 1;
+  cr_assert_eq(db_int(files[0], "SELECT count(*) FROM calls"), traced);
+  cr_assert_eq(db_int(files[0], "SELECT count(*) FROM calls WHERE result IS NULL"), 0);
+  cr_assert_str_eq(db_lines(files[0], "SELECT ended || ' ' || exit_status FROM sessions"),
+                   "_exit 3\n");
+  cr_assert_str_eq(db_lines(files[0], "PRAGMA integrity_check"), "ok\n");
+  cr_assert_eq(all_files(dir), 1, "the ring file (or a -wal) was left in %s", dir);
+  cr_assert(strstr(out, "without teardown"), "%s", out);
+}

@@ -5,12 +5,19 @@
  * teardown; 8 threads lose and duplicate nothing; a full disk or an
  * unwritable path stops recording with one warning while the application
  * goes on; the data controls, the filter and backtraces work; the
- * runtime's link decisions and spec-constant values are stored.
+ * runtime's link decisions and spec-constant values are stored. A process
+ * that ends without a word (_exit right after its calls, SIGKILL at any
+ * point) keeps every call that returned, salvaged from its ring file; four
+ * processes recording into one path at once are all kept.
  */
 #include <criterion/criterion.h>
 #include <sqlite3.h>
+#include <dirent.h>
 #include <errno.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "testutil.h"
 
@@ -308,4 +315,213 @@ Test(record, link_decisions_and_spec_constants_are_stored)
                           "|| how || ' ' || size FROM pi_spec_constants");
   cr_assert_str_eq(sc, "convolution coeff_id [0,1,2,3,4,5,6,7,8] emulated 36\n");
   cr_assert_eq(db_int(db, "SELECT count(*) FROM sessions"), 2, "two runs, one file");
+}
+
+/* ---- Records that outlive the process --------------------------------------------------- */
+
+/* Starts argv with the environment additions env (as tu_run), output to
+ * /dev/null; returns its pid. */
+static pid_t spawn(const char *const *argv, const char *const *env)
+{
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    for (const char *const *e = env; e && *e; e++) {
+      const char *eq = strchr(*e, '=');
+      char name[256];
+      snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+      setenv(name, eq + 1, 1);
+    }
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+/* Ring files left beside `db`. */
+static int ring_files(const char *db)
+{
+  char dir[512], prefix[512];
+  snprintf(dir, sizeof dir, "%s", db);
+  char *slash = strrchr(dir, '/');
+  snprintf(prefix, sizeof prefix, "%s-rings.", slash + 1);
+  *slash = 0;
+  int n = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+  if (d)
+    closedir(d);
+  return n;
+}
+
+/* Opens the session with a pitrace verb, which salvages what a process
+ * that is gone left in its ring file. */
+static void salvage_with_pitrace(const char *db)
+{
+  const char *argv[] = {BIN "/pitrace", "sessions", db, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, NULL, &out), 0, "%s", out);
+  cr_assert_eq(tu_count(out, "cannot salvage"), 0, "%s", out);
+}
+
+Test(record, exit_right_after_n_calls_keeps_all_of_them)
+{
+  char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");
+  const char *argv[] = {BIN "/record_prog", "quickexit", "1000", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_TRACE=2",
+                       env_kv("SYCL_PI_TRACE_FILE", trace), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
+  cr_assert(strstr(out, "made 1000 calls"), "%s", out);
+  int traced = tu_count(tu_read_file(trace), "\n---> ") + 1;
+  /* Nothing was committed after the last calls: they are in the ring file. */
+  cr_assert_eq(ring_files(db), 1);
+  salvage_with_pitrace(db);
+  cr_assert_eq(ring_files(db), 0, "the ring file was not removed after salvage");
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE result IS NULL"), 0);
+  cr_assert_eq(db_int(db, "SELECT max(seq) FROM calls"), traced);
+  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "killed\n");
+  char *reason = db_lines(db, "SELECT incomplete_reason FROM sessions");
+  cr_assert(strstr(reason, " calls salvaged from its rings"), "%s", reason);
+  cr_assert_eq(db_int(db, "SELECT calls FROM sessions"), traced);
+  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  /* The next salvage finds nothing to do and changes nothing. */
+  salvage_with_pitrace(db);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
+}
+
+Test(record, the_next_recording_process_salvages_the_last_one)
+{
+  char *db = tu_temp_path(".db");
+  const char *quick[] = {BIN "/record_prog", "quickexit", "300", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(quick, env, &out), 3, "%s", out);
+  cr_assert_eq(ring_files(db), 1);
+  const char *vadd[] = {BIN "/vadd", NULL};
+  cr_assert_eq(tu_run(vadd, env, &out), 0, "%s", out);
+  cr_assert_eq(ring_files(db), 0);
+  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions ORDER BY id"), "killed\nteardown\n");
+  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 1 AND api = "
+                           "'piDeviceGetInfo' AND result = 'PI_SUCCESS'"), 300);
+}
+
+/* How many calls `record_prog count FILE` saw return (0: none yet). */
+static long long count_of(const char *file)
+{
+  uint64_t v = 0;
+  FILE *f = fopen(file, "rb");
+  if (f) {
+    if (fread(&v, 8, 1, f) != 1)
+      v = 0;
+    fclose(f);
+  }
+  return (long long)v;
+}
+
+Test(record, sigkill_at_random_points_keeps_every_call_that_returned)
+{
+  unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+  srand(seed);
+  int kills = 20, during_calls = 0;
+  /* The partial test plugin: a device that starts at once, so that the
+   * kills land among the calls rather than in an implementation's start. */
+  char *cfg = tu_write_temp(".conf", PITRACE_LIB_DIR "/libpi_test_partial.so\n");
+  for (int i = 0; i < kills; i++) {
+    char *db = tu_temp_path(".db"), *count = tu_temp_path(".count");
+    const char *argv[] = {BIN "/record_prog", "count", count, NULL};
+    const char *env[] = {env_kv("SYCL_PI_RECORD", db), env_kv("SYCL_PI_CONFIG", cfg), NULL};
+    pid_t pid = spawn(argv, env);
+    /* Every other kill anywhere from the recorder's start on; the others
+     * once the calls run, at a random point among them. */
+    if (i % 2) {
+      for (int waited = 0; waited < 5000 && count_of(count) == 0; waited++) {
+        struct timespec ms = {0, 1000000L};
+        nanosleep(&ms, NULL);
+      }
+    }
+    struct timespec t = {0, (rand() % (i % 2 ? 40 : 120)) * 1000000L};
+    nanosleep(&t, NULL);
+    kill(pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "seed %u: status 0x%x", seed, st);
+    long long returned = count_of(count);
+    struct stat sb;
+    if (stat(db, &sb) != 0 || sb.st_size == 0 ||
+        db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'sessions'") == 0) {
+      cr_assert_eq(ring_files(db), 0, "seed %u", seed);
+      continue; /* killed before recording began */
+    }
+    salvage_with_pitrace(db);
+    cr_assert_eq(ring_files(db), 0, "seed %u", seed);
+    cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n", "seed %u", seed);
+    if (db_int(db, "SELECT count(*) FROM sessions") == 0)
+      continue; /* killed before its session was stored */
+    during_calls += returned > 0;
+    long long stored = db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' "
+                                  "AND result = 'PI_SUCCESS'");
+    cr_assert_geq(stored, returned, "seed %u, kill %d: %lld calls returned, %lld stored", seed,
+                  i, returned, stored);
+    /* Nothing lost or stored twice: seq runs 1..n without a gap; at most
+     * the one call in flight never returned. */
+    cr_assert_eq(db_int(db, "SELECT count(DISTINCT seq) FROM calls"),
+                 db_int(db, "SELECT count(*) FROM calls"), "seed %u", seed);
+    cr_assert_eq(db_int(db, "SELECT coalesce(max(seq), 0) FROM calls"),
+                 db_int(db, "SELECT count(*) FROM calls"), "seed %u", seed);
+    cr_assert_leq(db_int(db, "SELECT count(*) FROM calls WHERE result IS NULL"), 1, "seed %u",
+                  seed);
+    char *ended = db_lines(db, "SELECT ended FROM sessions");
+    cr_assert_str_eq(ended, "killed\n", "seed %u, kill %d: %s", seed, i, ended);
+  }
+  cr_assert_geq(during_calls, kills / 2, "seed %u: too few kills landed during the calls",
+                seed);
+}
+
+Test(record, four_processes_into_one_path_are_all_kept)
+{
+  for (int round = 0; round < 2; round++) {
+    char *db = tu_temp_path(".db");
+    char *outs[4];
+    pid_t pids[4];
+    const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+    for (int i = 0; i < 4; i++) {
+      outs[i] = tu_temp_path(".out");
+      const char *argv[] = {BIN "/vadd", NULL};
+      pid_t pid = fork();
+      cr_assert_geq(pid, 0);
+      if (pid == 0) {
+        setenv("SYCL_PI_RECORD", db, 1);
+        setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
+        int fd = open(outs[i], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+      }
+      pids[i] = pid;
+    }
+    (void)env;
+    for (int i = 0; i < 4; i++) {
+      int st;
+      waitpid(pids[i], &st, 0);
+      char *out = tu_read_file(outs[i]);
+      cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
+      cr_assert(strstr(out, "result verified"), "%s", out);
+      cr_assert_eq(tu_count(out, "pitrace:"), 0, "process %d: %s", i, out);
+    }
+    cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"),
+                     "teardown\nteardown\nteardown\nteardown\n");
+    /* The same program: every session holds as many calls as the first. */
+    long long calls = db_int(db, "SELECT calls FROM sessions WHERE id = 1");
+    cr_assert_gt(calls, 10);
+    cr_assert_eq(db_int(db, "SELECT count(*) FROM sessions WHERE calls = (SELECT calls FROM "
+                            "sessions WHERE id = 1)"), 4);
+    cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), 4 * calls);
+    cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  }
 }

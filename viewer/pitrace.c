@@ -3,12 +3,24 @@
  * replay it on a device, cut it down, list, show, summarise, compare and
  * export sessions. `pitrace VERB --help` says more about each.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pitrace_cli.h"
+#include "session.h"
+#include "shim_internal.h"
+
+/* Before any verb reads a session: the calls a recording process that is
+ * gone (killed, _exit) left in its ring file go into the database. */
+static void salvage(const char *path)
+{
+  char err[1200];
+  if (writer_salvage(path, NULL, NULL, err, sizeof err) < 0)
+    fprintf(stderr, "pitrace: %s\n", err);
+}
 
 static const struct {
   const char *name;
@@ -51,6 +63,7 @@ int main(int argc, char **argv)
     usage(stdout);
     return 0;
   }
+  pt_salvage_hook = salvage;
   for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
     if (strcmp(argv[1], verbs[i].name) == 0)
       return verbs[i].fn(argc - 1, argv + 1);

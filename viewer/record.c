@@ -53,6 +53,7 @@
 #include "pi_api.h"
 #include "pitrace_cli.h"
 #include "session.h"
+#include "shim_internal.h"
 
 #define RUN_VAR "PITRACE_RECORD_RUN"
 #define LAST_CALLS 5     /* calls shown before a failing session's end */
@@ -696,7 +697,12 @@ static const reaped *find_reaped(const reaped_list *rl, const pt_session_info *i
 static void judge(rsession *s, const reaped *r, bool shim_status, int shim_code)
 {
   const char *ended = s->info.ended;
-  const char *no_teardown = strcmp(ended, "running") == 0 ? " without teardown" : "";
+  /* running: nobody salvaged it (an older recorder); killed and _exit: its
+   * calls were salvaged from its ring file. */
+  const char *no_teardown = strcmp(ended, "running") == 0 || strcmp(ended, "killed") == 0 ||
+                                    strcmp(ended, "_exit") == 0
+                                ? " without teardown"
+                                : "";
   if (r) {
     s->reaped_here = true;
     s->code = status_code(r->status);
@@ -729,6 +735,17 @@ static void judge(rsession *s, const reaped *r, bool shim_status, int shim_code)
   }
 }
 
+/* writer_salvage's question: how the process `pid` of a session begun at
+ * `start_ns` ended, when pitrace reaped it. */
+static bool reaped_status(void *ctx, int pid, int64_t start_ns, int *wait_status)
+{
+  pt_session_info info = {.pid = pid, .start_unix_ns = start_ns};
+  const reaped *r = find_reaped(ctx, &info);
+  if (r)
+    *wait_status = r->status;
+  return r != NULL;
+}
+
 /* Reads this run's sessions in file `name` of `dir` (a file new since the
  * run began). */
 static void read_file(run_state *rs, const char *dir, const char *name, const char *run_id,
@@ -737,6 +754,11 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
   char *path = xasprintf("%s/%s", dir, name);
   pt_db db;
   char err[512], err2[512];
+  /* A process that ended without a word (_exit, SIGKILL) left its last
+   * calls in its ring file: into the session, saying how it ended. */
+  char serr[1200];
+  if (writer_salvage(path, reaped_status, (void *)(uintptr_t)rl, serr, sizeof serr) < 0)
+    fprintf(stderr, "pitrace record: %s\n", serr);
   if (!pt_open(path, true, &db, err, sizeof err) &&
       !pt_open(path, false, &db, err2, sizeof err2)) {
     rs->unreadable = grow(rs->unreadable, &rs->capu, rs->nu, sizeof *rs->unreadable);

@@ -12,9 +12,13 @@
 
 #include "session.h"
 
+void (*pt_salvage_hook)(const char *path);
+
 bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn)
 {
   memset(out, 0, sizeof *out);
+  if (pt_salvage_hook)
+    pt_salvage_hook(path);
   struct stat st;
   if (stat(path, &st) != 0) {
     snprintf(err, errn, "%s: %s", path, strerror(errno));

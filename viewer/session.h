@@ -26,6 +26,11 @@ typedef struct pt_db {
   sqlite3_stmt *data_stmt; /* pt_data's lookup, prepared once */
 } pt_db;
 
+/* Called by pt_open with the path first when set: pitrace sets it to
+ * salvage the calls that recording processes which are gone left in ring
+ * files beside the database (interposer/ringfile.c). */
+extern void (*pt_salvage_hook)(const char *path);
+
 /* Opens a session database read-only (read-write when `writable`). On
  * failure returns false with a one-line reason in err. */
 bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn);

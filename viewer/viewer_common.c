@@ -283,6 +283,15 @@ void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char
     snprintf(out, n, "signal %lld", (long long)i->signal);
   else if (strcmp(i->ended, "running") == 0)
     snprintf(out, n, "not known (killed?)");
+  else if (strcmp(i->ended, "killed") == 0 && i->signal > 0)
+    snprintf(out, n, "killed by signal %lld: %s", (long long)i->signal,
+             *incomplete_reason ? incomplete_reason : "no teardown");
+  else if (strcmp(i->ended, "killed") == 0)
+    snprintf(out, n, "killed or _exit: %s", *incomplete_reason ? incomplete_reason
+                                                                : "no teardown");
+  else if (strcmp(i->ended, "_exit") == 0)
+    snprintf(out, n, "_exit (no teardown): %s", *incomplete_reason ? incomplete_reason
+                                                                   : "no details");
   else if (strcmp(i->ended, "incomplete") == 0)
     snprintf(out, n, "incomplete: %s", *incomplete_reason ? incomplete_reason : "no reason");
   else

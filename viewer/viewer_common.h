@@ -83,8 +83,9 @@ void vw_free_notes(vw_note *notes, size_t n);
 /* Why recording of a session stopped early ("" when it did not). */
 void vw_incomplete_reason(pt_db *db, int64_t session, char *out, size_t n);
 
-/* How a session ended, in words: "teardown", "signal 11", "not known
- * (killed?)", "incomplete: REASON". */
+/* How a session ended, in words: "teardown", "signal 11", "killed or
+ * _exit: ... N calls salvaged ...", "not known (killed?)", "incomplete:
+ * REASON". */
 void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char *out,
                    size_t n);
 

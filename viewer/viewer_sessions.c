@@ -13,9 +13,10 @@ static const char usage[] =
     "usage: pitrace sessions DB\n"
     "\n"
     "Lists the sessions of a session database, one line each: id, label, calls,\n"
-    "duration, how it ended (teardown; signal N; not known (killed?) when the\n"
-    "process died without a word; incomplete: why recording stopped), the backend\n"
-    "and device it used, and the command line.\n";
+    "duration, how it ended (teardown; signal N; killed or _exit when the process\n"
+    "died without a word, with the calls salvaged from its ring file; not known\n"
+    "(killed?) for such a session of an older recorder; incomplete: why recording\n"
+    "stopped), the backend and device it used, and the command line.\n";
 
 typedef struct row {
   char id[24], label[64], calls[24], dur[32], ended[128], backend[32], device[128],

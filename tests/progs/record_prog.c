@@ -6,14 +6,23 @@
  *   record_prog abort N     N queries, then abort()
  *   record_prog kill N      N queries, a pause, then SIGKILL to itself
  *   record_prog exit N      N queries, a pause, then _exit(3) (no teardown)
+ *   record_prog quickexit N N queries, then _exit(3) at once (nothing flushed)
+ *   record_prog count FILE  queries without end; after each one returns, the
+ *                           number returned so far goes into FILE's first 8
+ *                           bytes (shared mapping): whoever kills it knows
+ *                           how many calls had returned
  *   record_prog threads T M T threads making M queries each
  *   record_prog readback    a non-blocking read completed by an event wait,
  *                           and the same buffer written twice
  * It prints "made K calls" (K: the queries it made) before it ends.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +46,29 @@ static int queries(int n)
   printf("record_prog: made %d calls\n", n);
   fflush(stdout);
   return 0;
+}
+
+/* Queries until killed, publishing how many returned. */
+static int count_until_killed(const char *file)
+{
+  int fd = open(file, O_RDWR | O_CREAT, 0600);
+  if (fd < 0 || ftruncate(fd, 4096) != 0) {
+    perror(file);
+    return 2;
+  }
+  _Atomic uint64_t *done = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (done == MAP_FAILED) {
+    perror(file);
+    return 2;
+  }
+  for (uint64_t n = 1;; n++) {
+    pi_device_type type = 0; /* a query every device answers, test doubles too */
+    if (pirt_device_query(dev, PI_DEVICE_INFO_TYPE, sizeof type, &type, NULL) != PI_SUCCESS) {
+      printf("record_prog: %s\n", pirt_error_message());
+      return 2;
+    }
+    atomic_store(done, n);
+  }
 }
 
 static void *thread_main(void *arg)
@@ -83,7 +115,8 @@ static int readback(void)
 int main(int argc, char **argv)
 {
   if (argc < 2) {
-    fprintf(stderr, "usage: record_prog crash|abort|kill|exit N | threads T M | readback\n");
+    fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | threads T M | "
+                    "count FILE | readback\n");
     return 2;
   }
   if (pirt_device_select(NULL, &dev) != PI_SUCCESS) {
@@ -107,6 +140,8 @@ int main(int argc, char **argv)
   }
   if (strcmp(mode, "readback") == 0)
     return readback();
+  if (strcmp(mode, "count") == 0)
+    return argc > 2 ? count_until_killed(argv[2]) : 2;
   if (queries(n))
     return 2;
   if (strcmp(mode, "crash") == 0) {
@@ -119,6 +154,8 @@ int main(int argc, char **argv)
     kill(getpid(), SIGKILL);
   } else if (strcmp(mode, "exit") == 0) {
     pause_ms(300);
+    _exit(3);
+  } else if (strcmp(mode, "quickexit") == 0) {
     _exit(3);
   }
   return 0;

@@ -1,0 +1,187 @@
+/*
+ * ringfile.c: the recording shim's rings in a file that outlives the
+ * process. As LTTng-UST and Perfetto keep their buffers outside the traced
+ * process's lifetime, each recording thread's ring is a slot of a file
+ * mapped MAP_SHARED beside the session database: when the process ends
+ * without a word (_exit, SIGKILL, the OOM killer) the kernel keeps every
+ * byte it wrote, and whoever comes next (writer_salvage) stores every
+ * complete record. The application's fast path is unchanged: it writes
+ * into mapped memory and publishes with one release store.
+ *
+ * The process holds an fcntl write lock on the file for its whole life;
+ * the lock goes with the process however it ends, so a file found
+ * unlocked belongs to a process that is gone. The file's blocks are
+ * allocated when a slot is added (posix_fallocate), so a full disk is one
+ * warning and a ring in process memory, never a SIGBUS on a store.
+ *
+ * Also here: the state the shim and the writer share, so that the writer
+ * links into pitrace (for salvage) without the application side.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim_internal.h"
+
+shim_config shim_cfg;
+shim_instance shim_instances[SHIM_MAX_INSTANCES];
+_Atomic uint32_t shim_ninstances;
+_Atomic bool shim_recording;
+_Atomic(shim_ring *) shim_rings;
+
+#define RING_CAP (4u << 20)
+
+static pthread_mutex_t rf_lock = PTHREAD_MUTEX_INITIALIZER;
+static int rf_fd = -1;
+static ringfile_hdr *rf_hdr;
+static char rf_path[4200];
+static bool rf_warned;
+
+static void rf_warn(const char *what, int err)
+{
+  if (rf_warned)
+    return;
+  rf_warned = true;
+  fprintf(stderr, "pitrace: cannot keep the recording rings in a file beside %s (%s: %s); "
+                  "recording goes on, but calls of the last 50 ms are lost if the process "
+                  "is killed\n", shim_cfg.path, what, strerror(err));
+}
+
+bool ringfile_create(const char *db_path, int64_t session, uint64_t session_t0,
+                     int64_t start_unix_ns)
+{
+  pthread_mutex_lock(&rf_lock);
+  bool ok = false;
+  snprintf(rf_path, sizeof rf_path, "%s-rings.%d.XXXXXX", db_path, (int)getpid());
+  int fd = mkostemp(rf_path, O_CLOEXEC);
+  if (fd < 0) {
+    rf_warn("creating it", errno);
+    goto done;
+  }
+  /* Locked before anything is in it: a salvager skips a file it cannot
+   * lock, and one without a header. */
+  struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  int err = fcntl(fd, F_SETLK, &lk) != 0 ? errno : posix_fallocate(fd, 0, RINGFILE_HEADER);
+  if (err != 0) {
+    rf_warn("preparing it", err);
+    goto fail;
+  }
+  void *m = mmap(NULL, RINGFILE_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) {
+    rf_warn("mapping it", errno);
+    goto fail;
+  }
+  fchmod(fd, 0600);
+  rf_hdr = m;
+  rf_hdr->version = 1;
+  rf_hdr->session = session;
+  rf_hdr->start_unix_ns = start_unix_ns;
+  rf_hdr->session_t0 = session_t0;
+  rf_hdr->ring_cap = RING_CAP;
+  rf_hdr->slot_size = RINGFILE_CTL + RING_CAP;
+  rf_hdr->pid = (int32_t)getpid();
+  atomic_store(&rf_hdr->state, RINGFILE_LIVE);
+  __atomic_store_n(&rf_hdr->magic, RINGFILE_MAGIC, __ATOMIC_RELEASE);
+  rf_fd = fd;
+  ok = true;
+  pthread_mutex_unlock(&rf_lock);
+  for (uint32_t i = 0; i < atomic_load(&shim_ninstances); i++)
+    ringfile_note_instance(i);
+  return ok;
+fail:
+  unlink(rf_path);
+  close(fd);
+done:
+  pthread_mutex_unlock(&rf_lock);
+  return ok;
+}
+
+void ringfile_note_instance(uint32_t i)
+{
+  pthread_mutex_lock(&rf_lock);
+  if (rf_hdr && i < SHIM_MAX_INSTANCES) {
+    ringfile_instance *d = &rf_hdr->instances[i];
+    const shim_instance *s = &shim_instances[i];
+    snprintf(d->name, sizeof d->name, "%s", s->name);
+    snprintf(d->path, sizeof d->path, "%s", s->path);
+    snprintf(d->version, sizeof d->version, "%s", s->version);
+    snprintf(d->backend, sizeof d->backend, "%s", s->backend);
+    d->index = s->index;
+    d->set = 1;
+  }
+  pthread_mutex_unlock(&rf_lock);
+}
+
+/* A ring in process memory: what is lost when the process is killed is
+ * what the writer had not committed. */
+static shim_ring *heap_ring(void)
+{
+  shim_ring *r = aligned_alloc(64, sizeof *r);
+  if (r)
+    memset(r, 0, sizeof *r);
+  if (!r || !(r->buf = malloc(RING_CAP))) {
+    free(r);
+    return NULL;
+  }
+  r->cap = RING_CAP;
+  r->slot = RING_NO_SLOT;
+  return r;
+}
+
+shim_ring *ringfile_new_ring(uint32_t thread_index)
+{
+  shim_ring *r = NULL;
+  pthread_mutex_lock(&rf_lock);
+  if (rf_hdr && atomic_load(&rf_hdr->state) == RINGFILE_LIVE) {
+    uint32_t k = atomic_load(&rf_hdr->nslots);
+    off_t off = (off_t)RINGFILE_HEADER + (off_t)k * (off_t)rf_hdr->slot_size;
+    int err = posix_fallocate(rf_fd, off, (off_t)rf_hdr->slot_size);
+    void *m = MAP_FAILED;
+    if (err == 0)
+      m = mmap(NULL, rf_hdr->slot_size, PROT_READ | PROT_WRITE, MAP_SHARED, rf_fd, off);
+    else
+      errno = err;
+    if (m != MAP_FAILED) {
+      r = m;
+      memset(r, 0, sizeof *r);
+      r->buf = (unsigned char *)m + RINGFILE_CTL;
+      r->cap = rf_hdr->ring_cap;
+      r->slot = k;
+      r->thread_index = thread_index;
+      atomic_store_explicit(&rf_hdr->nslots, k + 1, memory_order_release);
+    } else {
+      rf_warn("adding a thread's ring", errno);
+    }
+  }
+  pthread_mutex_unlock(&rf_lock);
+  if (!r) {
+    r = heap_ring();
+    if (r)
+      r->thread_index = thread_index;
+  }
+  if (r)
+    memset(r->buf, 0, r->cap); /* fault the pages in now, not on the calls */
+  return r;
+}
+
+void ringfile_remove(void)
+{
+  pthread_mutex_lock(&rf_lock);
+  if (rf_hdr) {
+    atomic_store(&rf_hdr->state, RINGFILE_DONE);
+    unlink(rf_path);
+    /* The mapping stays: late threads may still hold their rings. */
+    close(rf_fd);
+    rf_fd = -1;
+    rf_hdr = NULL;
+  }
+  pthread_mutex_unlock(&rf_lock);
+}
