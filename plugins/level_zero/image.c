@@ -225,7 +225,7 @@ pi_result lz_piMemImageCreate(pi_context context, pi_mem_flags flags,
                         .flags = (flags & PI_MEM_ACCESS_READ_ONLY)
                                      ? 0
                                      : ZE_IMAGE_FLAG_KERNEL_WRITE};
-  size_t elem;
+  size_t elem = 0; /* set by image_format on success */
   if ((r = image_format(FN, image_format_in, &zd.format, &elem)) !=
           PI_SUCCESS ||
       (r = image_desc(FN, image_desc_in, &zd)) != PI_SUCCESS)
@@ -235,7 +235,7 @@ pi_result lz_piMemImageCreate(pi_context context, pi_mem_flags flags,
   if ((r = ZE_CALL(zeImageCreate, context->ze, dev->ze, &zd, &img)) !=
       PI_SUCCESS)
     return r;
-  pi_mem m;
+  pi_mem m = NULL; /* set by image_new on success */
   if ((r = image_new(FN, context, flags, image_format_in, image_desc_in, elem,
                      img, true, &m)) != PI_SUCCESS) {
     zeImageDestroy(img);
@@ -310,7 +310,7 @@ pi_result lz_piextMemImageCreateWithNativeHandle(
                 FN);
   ze_image_format_t zf;
   ze_image_desc_t zd;
-  size_t elem;
+  size_t elem = 0; /* set by image_format on success */
   pi_result r = image_format(FN, ImageFormat, &zf, &elem);
   if (r == PI_SUCCESS)
     r = image_desc(FN, ImageDesc, &zd);

@@ -147,7 +147,7 @@ static pi_result create_queue(const char *fn, pi_context context,
                   : (flags & PI_EXT_ONEAPI_QUEUE_FLAG_PRIORITY_HIGH)
                       ? ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH
                       : ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
-  pi_queue q;
+  pi_queue q = NULL; /* set by queue_new on success; gcc -O3 cannot see that */
   pi_result r = queue_new(fn, context, device, flags, &q);
   if (r != PI_SUCCESS)
     return r;
@@ -309,7 +309,7 @@ pi_result lz_piextQueueCreateWithNativeHandle(
     return r;
   if (nativeHandleDesc == 1)
     flags |= PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE;
-  pi_queue q;
+  pi_queue q = NULL; /* set by queue_new on success; gcc -O3 cannot see that */
   if ((r = queue_new(FN, context, device, flags, &q)) != PI_SUCCESS)
     return r;
   q->ordinal = device->ordinal;
