@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs the whole test suite: the gcc build in build/ under CTest, then the
+# Runs the whole test suite: the gcc build in build/ under CTest, a gcc
+# Release build with -Werror in build-release/ (built, not tested), then the
 # same suites built with clang under AddressSanitizer and UBSan in
 # build-asan/ (leak checking there is off: the valgrind test owns it).
 set -eu
