@@ -1,7 +1,6 @@
 /*
  * errors.c: the last error of each thread (what piPluginGetLastError
- * returns), fail()'s two halves, and the check piPluginInit makes of the
- * runtime's PI version, for every plugin.
+ * returns) and fail()'s two halves, for every plugin.
  */
 #include "plugin_common.h"
 
@@ -33,33 +32,4 @@ pi_result plugin_last_error(char **message) {
   if (message)
     *message = last_message;
   return last_code;
-}
-
-pi_result plugin_no_opaque_data(const char *fn, const char *backend,
-                                void **opaque_data_return) {
-  if (opaque_data_return)
-    *opaque_data_return = NULL;
-  return fail(PI_ERROR_INVALID_OPERATION,
-              "%s: the %s plugin has no opaque data (only host-compiled "
-              "device plugins do)",
-              fn, backend);
-}
-
-pi_result plugin_init_version(pi_plugin *plugin, const char *backend,
-                              const char *revision) {
-  char version[sizeof plugin->PiVersion + 1] = {0};
-  char *end;
-  if (!plugin)
-    return fail(PI_ERROR_INVALID_VALUE, "piPluginInit: plugin is NULL");
-  memcpy(version, plugin->PiVersion, sizeof plugin->PiVersion);
-  long major = strtol(version, &end, 10);
-  if (end == version || *end != '.' || major != _PI_H_VERSION_MAJOR)
-    return fail(PI_ERROR_INVALID_OPERATION,
-                "piPluginInit: the runtime speaks PI '%s' but the %s "
-                "plugin speaks PI " _PI_H_VERSION_STRING
-                "; build both from the same pi.h",
-                version, backend);
-  snprintf(plugin->PluginVersion, sizeof plugin->PluginVersion, "%s.%s",
-           _PI_H_VERSION_STRING, revision);
-  return PI_SUCCESS;
 }

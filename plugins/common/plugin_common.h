@@ -10,8 +10,13 @@
  *    answer, and put_*() write a value with the size checks OpenCL makes;
  *  - queue property lists ({PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX,
  *    index, 0});
+ *  - rectangle and image coordinates;
+ *  - USM allocation properties and migration flags;
+ *  - event callback types;
  *  - reference counts of plugin-made handles;
- *  - the backend-neutral parts of piextDeviceSelectBinary and piPluginInit.
+ *  - parameters that entry points a plugin does not offer leave unused;
+ *  - the backend-neutral parts of piextDeviceSelectBinary, piPluginInit
+ *    and piPluginGetBackendOption.
  *
  * A plugin defines FN, the name of the PI function it is in, before it
  * uses REQUIRE or NEED (its implementations are <prefix>_<PI name>, so FN is
@@ -167,6 +172,23 @@ pi_result native_of(const char *fn, const void *obj, pi_native_handle *native);
 #define XYZ(s, a, b, c)                                                        \
   { (s)->a, (s)->b, (s)->c }
 
+/* The source and destination origins and the region of a copy. */
+struct copy_coords {
+  size_t src[3], dst[3], region[3];
+};
+
+/* piEnqueueMemBufferCopyRect's origins and region (bytes, rows, slices);
+ * fails where one is NULL. */
+pi_result buffer_copy_coords(const char *fn, pi_buff_rect_offset src_origin,
+                             pi_buff_rect_offset dst_origin,
+                             pi_buff_rect_region region,
+                             struct copy_coords *c);
+/* piEnqueueMemImageCopy's origins and region (pixels, rows, slices);
+ * fails where one is NULL. */
+pi_result image_copy_coords(const char *fn, pi_image_offset src_origin,
+                            pi_image_offset dst_origin, pi_image_region region,
+                            struct copy_coords *c);
+
 /* ---- Queue property lists ------------------------------------------------ */
 
 /* Reads {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, index, 0}: flags
@@ -198,6 +220,25 @@ pi_result queue_properties_flags(const char *fn, const pi_queue_properties *p,
 pi_result queue_flags_check(const char *fn, pi_queue_properties flags,
                             const char *no_on_device);
 
+/* ---- USM ------------------------------------------------------------------ */
+
+/* Reads a USM allocation property list {PI_MEM_ALLOC_FLAGS, bits,
+ * PI_MEM_USM_ALLOC_BUFFER_LOCATION, location, 0}: *flags is the
+ * PI_MEM_ALLOC_FLAGS bits (the last ones given; 0 where none are). Unknown
+ * bits or properties fail; a buffer location (FPGA) is passed over. */
+pi_result usm_alloc_flags(const char *fn, const pi_usm_mem_properties *props,
+                          pi_usm_mem_properties *flags);
+
+/* Fails on piextUSMEnqueuePrefetch flags PI does not define. */
+pi_result usm_migration_flags_check(const char *fn,
+                                    pi_usm_migration_flags flags);
+
+/* ---- Events ---------------------------------------------------------------- */
+
+/* Fails on a piEventSetCallback type other than PI_EVENT_COMPLETE,
+ * PI_EVENT_RUNNING and PI_EVENT_SUBMITTED. */
+pi_result event_callback_type_check(const char *fn, pi_int32 type);
+
 /* ---- Reference counts ---------------------------------------------------- */
 
 /* Counts a new reference to a handle. */
@@ -220,6 +261,17 @@ int target_is(const struct pi_device_binary_struct *b, const char *target);
 const char *binaries_offered(pi_device_binary *binaries, pi_uint32 n,
                              char *buf, size_t size);
 
+/* ---- Entry points a plugin does not offer ------------------------------- */
+
+/* Between UNUSED_PARAMETERS_BEGIN and UNUSED_PARAMETERS_END, functions may
+ * leave parameters unused without a warning: for PI calls that a backend
+ * does not offer, which fail alike whatever their arguments, instead of a
+ * (void) cast of each parameter. gcc and clang both read these pragmas. */
+#define UNUSED_PARAMETERS_BEGIN                                                \
+  _Pragma("GCC diagnostic push")                                               \
+      _Pragma("GCC diagnostic ignored \"-Wunused-parameter\"")
+#define UNUSED_PARAMETERS_END _Pragma("GCC diagnostic pop")
+
 /* ---- Plugin ------------------------------------------------------------- */
 
 /* piextPluginGetOpaqueData of a plugin that has none: *opaque_data_return
@@ -232,6 +284,19 @@ pi_result plugin_no_opaque_data(const char *fn, const char *backend,
  * "." revision. `backend` names the plugin in the messages ("OpenCL"). */
 pi_result plugin_init_version(pi_plugin *plugin, const char *backend,
                               const char *revision);
+
+/* piPluginGetBackendOption of a plugin that maps DPC++'s optimization
+ * levels to its own options: map[] gives the options for "", "-O0", "-O1",
+ * "-O2" and "-O3"; any other option fails, naming `backend` ("OpenCL"). */
+pi_result plugin_backend_option(const char *fn, const char *backend,
+                                const char *const map[5],
+                                const char *frontend_option,
+                                const char **backend_option);
+
+/* piclProgramCreateWithSource of a plugin whose backend compiles no OpenCL
+ * C: *ret_program is NULL, and it fails saying `why`. */
+pi_result program_no_source(const char *fn, const char *why,
+                            pi_program *ret_program);
 
 #pragma GCC visibility pop
 

@@ -245,13 +245,7 @@ pi_result cu_piEventSetCallback(
                        void *user_data),
     void *user_data) {
   REQUIRE(event != NULL && pfn_notify != NULL);
-  if (command_exec_callback_type != PI_EVENT_COMPLETE &&
-      command_exec_callback_type != PI_EVENT_RUNNING &&
-      command_exec_callback_type != PI_EVENT_SUBMITTED)
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: callback type %d is none of PI_EVENT_COMPLETE, "
-                "PI_EVENT_RUNNING, PI_EVENT_SUBMITTED",
-                FN, (int)command_exec_callback_type);
+  TRY(event_callback_type_check(FN, command_exec_callback_type));
   struct callback *cb = malloc(sizeof *cb);
   if (!cb)
     return out_of_memory(FN);

@@ -23,21 +23,10 @@ pi_result cu_piPluginGetLastError(char **message) {
 pi_result cu_piPluginGetBackendOption(pi_platform platform,
                                       const char *frontend_option,
                                       const char **backend_option) {
+  static const char *const map[5] = {"", "-O0", "-O1", "-O2", "-O3"};
   (void)platform;
-  REQUIRE(frontend_option != NULL && backend_option != NULL);
-  static const char *const levels[] = {"-O0", "-O1", "-O2", "-O3"};
-  if (!*frontend_option) {
-    *backend_option = "";
-    return PI_SUCCESS;
-  }
-  for (size_t i = 0; i < sizeof levels / sizeof *levels; ++i)
-    if (strcmp(frontend_option, levels[i]) == 0) {
-      *backend_option = levels[i];
-      return PI_SUCCESS;
-    }
-  return fail(PI_ERROR_INVALID_VALUE,
-              "%s: no CUDA JIT option for '%s'; the plugin maps -O0 to -O3", FN,
-              frontend_option);
+  return plugin_backend_option(FN, "CUDA JIT", map, frontend_option,
+                               backend_option);
 }
 
 /* Frees the platform and what the plugin holds of the driver (the devices'

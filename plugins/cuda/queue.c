@@ -82,7 +82,7 @@ pi_result cu_piQueueCreate(pi_context context, pi_device device,
 pi_result cu_piextQueueCreate(pi_context context, pi_device device,
                               pi_queue_properties *properties,
                               pi_queue *queue) {
-  pi_queue_properties flags;
+  pi_queue_properties flags = 0;
   TRY(queue_properties_flags(FN, properties, "CUDA", &flags));
   return create_queue(FN, context, device, flags, queue);
 }

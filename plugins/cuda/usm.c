@@ -5,31 +5,9 @@
  */
 #include "cu_internal.h"
 
-/* Checks a USM property list; returns the PI_MEM_ALLOC_FLAGS bits. The
- * placement and read-only bits are hints the driver decides better itself;
- * write-combining is honoured for host allocations. */
-static pi_result usm_properties(const char *fn,
-                                const pi_usm_mem_properties *props,
-                                pi_usm_mem_properties *flags) {
-  const pi_usm_mem_properties bits =
-      PI_MEM_ALLOC_WRTITE_COMBINED | PI_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE |
-      PI_MEM_ALLOC_INITIAL_PLACEMENT_HOST | PI_MEM_ALLOC_DEVICE_READ_ONLY;
-  *flags = 0;
-  for (size_t i = 0; props && props[i]; i += 2) {
-    if (props[i] == PI_MEM_ALLOC_FLAGS) {
-      if (props[i + 1] & ~bits)
-        return fail(PI_ERROR_INVALID_VALUE,
-                    "%s: unknown PI_MEM_ALLOC_FLAGS bits 0x%llx", fn,
-                    (unsigned long long)(props[i + 1] & ~bits));
-      *flags = props[i + 1];
-    } else if (props[i] != PI_MEM_USM_ALLOC_BUFFER_LOCATION) {
-      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown USM property 0x%llx", fn,
-                  (unsigned long long)props[i]);
-    }
-  }
-  return PI_SUCCESS;
-}
-
+/* The placement and read-only bits of the USM properties are hints the
+ * driver decides better itself; write-combining is honoured for host
+ * allocations. */
 static pi_result usm_alloc(const char *fn, enum usm_kind kind,
                            void **result_ptr, pi_context context,
                            pi_device device, pi_usm_mem_properties *properties,
@@ -47,8 +25,8 @@ static pi_result usm_alloc(const char *fn, enum usm_kind kind,
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: alignment %u is not a power of two", fn,
                 (unsigned)alignment);
-  pi_usm_mem_properties flags;
-  TRY(usm_properties(fn, properties, &flags));
+  pi_usm_mem_properties flags = 0;
+  TRY(usm_alloc_flags(fn, properties, &flags));
   TRY(use_context(fn, context->cu));
   char what[300];
   CUresult err;
@@ -211,9 +189,7 @@ pi_result cu_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
   struct usm_info info = {PI_MEM_TYPE_UNKNOWN, 0, 0, -1};
   int concurrent = 0;
   REQUIRE(queue != NULL && ptr != NULL);
-  if (flags & ~PI_USM_MIGRATION_TBD0)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown migration flags 0x%llx",
-                FN, (unsigned long long)flags);
+  TRY(usm_migration_flags_check(FN, flags));
   TRY(use_context(FN, queue->ctx->cu));
   TRY(usm_lookup(FN, ptr, &info));
   TRY(device_attr(FN, queue->dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,

@@ -149,10 +149,9 @@ pi_result lz_piEnqueueMemBufferCopyRect(
     size_t dst_row_pitch, size_t dst_slice_pitch,
     pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
     pi_event *event) {
-  REQUIRE(src_origin && dst_origin && region);
-  const size_t s[3] = XYZ(src_origin, x_bytes, y_scalar, z_scalar);
-  const size_t d[3] = XYZ(dst_origin, x_bytes, y_scalar, z_scalar);
-  const size_t r3[3] = XYZ(region, width_bytes, height_scalar, depth_scalar);
+  struct copy_coords c;
+  TRY(buffer_copy_coords(FN, src_origin, dst_origin, region, &c));
+  const size_t *s = c.src, *d = c.dst, *r3 = c.region;
   pi_result r = buffer_range(FN, src_buffer, 0, 0);
   if (r == PI_SUCCESS)
     r = buffer_range(FN, dst_buffer, 0, 0);
@@ -398,10 +397,9 @@ pi_result lz_piEnqueueMemImageCopy(
     pi_image_offset src_origin, pi_image_offset dst_origin,
     pi_image_region region, pi_uint32 num_events_in_wait_list,
     const pi_event *event_wait_list, pi_event *event) {
-  REQUIRE(src_origin && dst_origin && region);
-  const size_t s[3] = XYZ(src_origin, x, y, z);
-  const size_t d[3] = XYZ(dst_origin, x, y, z);
-  const size_t r3[3] = XYZ(region, width, height, depth);
+  struct copy_coords c;
+  TRY(image_copy_coords(FN, src_origin, dst_origin, region, &c));
+  const size_t *s = c.src, *d = c.dst, *r3 = c.region;
   struct image_op op = {.image_to_image = true};
   pi_result r = image_region(FN, src_image, s, r3, &op.src_region);
   if (r == PI_SUCCESS)

@@ -270,13 +270,7 @@ pi_result lz_piEventSetCallback(
     void *user_data) {
   NEED(event, PI_ERROR_INVALID_EVENT);
   REQUIRE(pfn_notify != NULL);
-  if (command_exec_callback_type != PI_EVENT_COMPLETE &&
-      command_exec_callback_type != PI_EVENT_RUNNING &&
-      command_exec_callback_type != PI_EVENT_SUBMITTED)
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: callbacks are for PI_EVENT_COMPLETE, _RUNNING or "
-                "_SUBMITTED, not %d",
-                FN, (int)command_exec_callback_type);
+  TRY(event_callback_type_check(FN, command_exec_callback_type));
   callbacks_join(false);
   struct callback *cb = calloc(1, sizeof *cb);
   if (!cb)

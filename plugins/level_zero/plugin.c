@@ -22,28 +22,11 @@ pi_result lz_piPluginGetLastError(char **message) {
 pi_result lz_piPluginGetBackendOption(pi_platform platform,
                                       const char *frontend_option,
                                       const char **backend_option) {
+  static const char *const map[5] = {"", "-ze-opt-disable", "-ze-opt-level=1",
+                                     "-ze-opt-level=1", "-ze-opt-level=2"};
   (void)platform;
-  REQUIRE(frontend_option != NULL && backend_option != NULL);
-  if (!*frontend_option) {
-    *backend_option = "";
-    return PI_SUCCESS;
-  }
-  if (strcmp(frontend_option, "-O0") == 0) {
-    *backend_option = "-ze-opt-disable";
-    return PI_SUCCESS;
-  }
-  if (strcmp(frontend_option, "-O1") == 0 ||
-      strcmp(frontend_option, "-O2") == 0) {
-    *backend_option = "-ze-opt-level=1";
-    return PI_SUCCESS;
-  }
-  if (strcmp(frontend_option, "-O3") == 0) {
-    *backend_option = "-ze-opt-level=2";
-    return PI_SUCCESS;
-  }
-  return fail(PI_ERROR_INVALID_VALUE,
-              "%s: no Level Zero option for '%s'; the plugin maps -O0 to -O3",
-              FN, frontend_option);
+  return plugin_backend_option(FN, "Level Zero", map, frontend_option,
+                               backend_option);
 }
 
 /* Stops the callback threads and frees the platforms; no PI call may

@@ -194,7 +194,7 @@ static pi_result queue_properties(const char *fn, const pi_queue_properties *p,
 pi_result lz_piextQueueCreate(pi_context context, pi_device device,
                               pi_queue_properties *properties,
                               pi_queue *queue) {
-  pi_queue_properties flags;
+  pi_queue_properties flags = 0;
   uint32_t index;
   pi_result r = queue_properties(FN, properties, &flags, &index);
   return r != PI_SUCCESS ? r
@@ -302,7 +302,7 @@ pi_result lz_piextQueueCreateWithNativeHandle(
                 "%s: nativeHandleDesc %d is neither 0 (command queue) nor 1 "
                 "(immediate command list)",
                 FN, (int)nativeHandleDesc);
-  pi_queue_properties flags;
+  pi_queue_properties flags = 0;
   uint32_t index;
   pi_result r = queue_properties(FN, Properties, &flags, &index);
   if (r != PI_SUCCESS)

@@ -5,34 +5,21 @@
  */
 #include "lz_internal.h"
 
-/* The Level Zero allocation flags for a PI property list:
- * {PI_MEM_ALLOC_FLAGS, bits, PI_MEM_USM_ALLOC_BUFFER_LOCATION, loc, 0}.
- * The read-only hint and buffer locations (FPGA) have no Level Zero flag. */
+/* The Level Zero allocation flags for a PI property list. The read-only
+ * hint and buffer locations (FPGA) have no Level Zero flag. */
 static pi_result usm_flags(const char *fn, const pi_usm_mem_properties *p,
                            ze_host_mem_alloc_flags_t *host,
                            ze_device_mem_alloc_flags_t *dev) {
-  const pi_usm_mem_properties bits =
-      PI_MEM_ALLOC_WRTITE_COMBINED | PI_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE |
-      PI_MEM_ALLOC_INITIAL_PLACEMENT_HOST | PI_MEM_ALLOC_DEVICE_READ_ONLY;
+  pi_usm_mem_properties bits = 0;
   *host = 0;
   *dev = 0;
-  for (size_t i = 0; p && p[i]; i += 2) {
-    if (p[i] == PI_MEM_ALLOC_FLAGS) {
-      if (p[i + 1] & ~bits)
-        return fail(PI_ERROR_INVALID_VALUE,
-                    "%s: unknown PI_MEM_ALLOC_FLAGS bits 0x%llx", fn,
-                    (unsigned long long)(p[i + 1] & ~bits));
-      if (p[i + 1] & PI_MEM_ALLOC_WRTITE_COMBINED)
-        *host |= ZE_HOST_MEM_ALLOC_FLAG_BIAS_WRITE_COMBINED;
-      if (p[i + 1] & PI_MEM_ALLOC_INITIAL_PLACEMENT_HOST)
-        *host |= ZE_HOST_MEM_ALLOC_FLAG_BIAS_INITIAL_PLACEMENT;
-      if (p[i + 1] & PI_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE)
-        *dev |= ZE_DEVICE_MEM_ALLOC_FLAG_BIAS_INITIAL_PLACEMENT;
-    } else if (p[i] != PI_MEM_USM_ALLOC_BUFFER_LOCATION) {
-      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown USM property 0x%llx",
-                  fn, (unsigned long long)p[i]);
-    }
-  }
+  TRY(usm_alloc_flags(fn, p, &bits));
+  if (bits & PI_MEM_ALLOC_WRTITE_COMBINED)
+    *host |= ZE_HOST_MEM_ALLOC_FLAG_BIAS_WRITE_COMBINED;
+  if (bits & PI_MEM_ALLOC_INITIAL_PLACEMENT_HOST)
+    *host |= ZE_HOST_MEM_ALLOC_FLAG_BIAS_INITIAL_PLACEMENT;
+  if (bits & PI_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE)
+    *dev |= ZE_DEVICE_MEM_ALLOC_FLAG_BIAS_INITIAL_PLACEMENT;
   return PI_SUCCESS;
 }
 
@@ -56,8 +43,8 @@ static pi_result usm_alloc(const char *fn, enum usm_kind kind,
                 (unsigned)alignment);
   if (size == 0)
     return fail(PI_ERROR_INVALID_BUFFER_SIZE, "%s: size is 0", fn);
-  ze_host_mem_alloc_flags_t hf;
-  ze_device_mem_alloc_flags_t df;
+  ze_host_mem_alloc_flags_t hf = 0;
+  ze_device_mem_alloc_flags_t df = 0;
   pi_result r = usm_flags(fn, properties, &hf, &df);
   if (r != PI_SUCCESS)
     return r;
@@ -154,9 +141,7 @@ pi_result lz_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
                                      pi_uint32 num_events_in_waitlist,
                                      const pi_event *events_waitlist,
                                      pi_event *event) {
-  if (flags & ~PI_USM_MIGRATION_TBD0)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown migration flags 0x%llx",
-                FN, (unsigned long long)flags);
+  TRY(usm_migration_flags_check(FN, flags));
   REQUIRE(ptr != NULL);
   struct hint_op op = {.ptr = ptr, .size = size, .prefetch = true};
   return enqueue(FN, queue, PI_COMMAND_TYPE_MIGRATE_MEM_OBJECTS,

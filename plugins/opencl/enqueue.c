@@ -151,13 +151,11 @@ pi_result ocl_piEnqueueMemBufferCopyRect(
     size_t dst_row_pitch, size_t dst_slice_pitch,
     pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
     pi_event *event) {
-  REQUIRE(src_origin && dst_origin && region);
-  const size_t s[3] = XYZ(src_origin, x_bytes, y_scalar, z_scalar);
-  const size_t d[3] = XYZ(dst_origin, x_bytes, y_scalar, z_scalar);
-  const size_t r[3] = XYZ(region, width_bytes, height_scalar, depth_scalar);
+  struct copy_coords c;
+  TRY(buffer_copy_coords(FN, src_origin, dst_origin, region, &c));
   return CL_CALL(clEnqueueCopyBufferRect, (cl_command_queue)command_queue,
-                 (cl_mem)src_buffer, (cl_mem)dst_buffer, s, d, r, src_row_pitch,
-                 src_slice_pitch, dst_row_pitch, dst_slice_pitch,
+                 (cl_mem)src_buffer, (cl_mem)dst_buffer, c.src, c.dst, c.region,
+                 src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
@@ -226,12 +224,10 @@ ocl_piEnqueueMemImageCopy(pi_queue command_queue, pi_mem src_image,
                           pi_image_offset dst_origin, pi_image_region region,
                           pi_uint32 num_events_in_wait_list,
                           const pi_event *event_wait_list, pi_event *event) {
-  REQUIRE(src_origin && dst_origin && region);
-  const size_t s[3] = XYZ(src_origin, x, y, z);
-  const size_t d[3] = XYZ(dst_origin, x, y, z);
-  const size_t r[3] = XYZ(region, width, height, depth);
+  struct copy_coords c;
+  TRY(image_copy_coords(FN, src_origin, dst_origin, region, &c));
   return CL_CALL(clEnqueueCopyImage, (cl_command_queue)command_queue,
-                 (cl_mem)src_image, (cl_mem)dst_image, s, d, r,
+                 (cl_mem)src_image, (cl_mem)dst_image, c.src, c.dst, c.region,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 

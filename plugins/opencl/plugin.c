@@ -25,21 +25,10 @@ pi_result ocl_piPluginGetLastError(char **message) {
 pi_result ocl_piPluginGetBackendOption(pi_platform platform,
                                        const char *frontend_option,
                                        const char **backend_option) {
+  static const char *const map[5] = {"", "-cl-opt-disable", "", "", ""};
   (void)platform;
-  REQUIRE(frontend_option != NULL && backend_option != NULL);
-  if (strcmp(frontend_option, "-O0") == 0) {
-    *backend_option = "-cl-opt-disable";
-    return PI_SUCCESS;
-  }
-  if (!*frontend_option || strcmp(frontend_option, "-O1") == 0 ||
-      strcmp(frontend_option, "-O2") == 0 ||
-      strcmp(frontend_option, "-O3") == 0) {
-    *backend_option = "";
-    return PI_SUCCESS;
-  }
-  return fail(PI_ERROR_INVALID_VALUE,
-              "%s: no OpenCL option for '%s'; the plugin maps -O0 to -O3", FN,
-              frontend_option);
+  return plugin_backend_option(FN, "OpenCL", map, frontend_option,
+                               backend_option);
 }
 
 /* Frees the platform cache and the discovery (and the options: the runtime

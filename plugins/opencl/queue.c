@@ -61,7 +61,7 @@ pi_result ocl_piQueueCreate(pi_context context, pi_device device,
 pi_result ocl_piextQueueCreate(pi_context context, pi_device device,
                                pi_queue_properties *properties,
                                pi_queue *queue) {
-  pi_queue_properties flags;
+  pi_queue_properties flags = 0;
   pi_result r = queue_properties_flags(FN, properties, "OpenCL", &flags);
   return r != PI_SUCCESS ? r : create_queue(FN, context, device, flags, queue);
 }

@@ -176,9 +176,7 @@ pi_result ocl_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
                                       const pi_event *events_waitlist,
                                       pi_event *event) {
   const struct platform_state *ps = NULL;
-  if (flags & ~PI_USM_MIGRATION_TBD0)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown migration flags 0x%llx",
-                FN, (unsigned long long)flags);
+  TRY(usm_migration_flags_check(FN, flags));
   QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL); /* any USM entry: has USM */
   if (!ps->ext.clEnqueueMigrateMemINTEL)
     return CL_CALL(clEnqueueMarkerWithWaitList, (cl_command_queue)queue,
