@@ -491,14 +491,14 @@ pi_result cu_piEnqueueMemBufferFill(pi_queue command_queue,
   return cmd_finish(FN, command_queue, r, ev, event, false);
 }
 
+/* CUDA buffers only: every image command fails alike. */
+UNUSED_PARAMETERS_BEGIN
+
 pi_result cu_piEnqueueMemImageRead(
     pi_queue command_queue, pi_mem image, pi_bool blocking_read,
     pi_image_offset origin, pi_image_region region, size_t row_pitch,
     size_t slice_pitch, void *ptr, pi_uint32 num_events_in_wait_list,
     const pi_event *event_wait_list, pi_event *event) {
-  (void)command_queue, (void)image, (void)blocking_read, (void)origin;
-  (void)region, (void)row_pitch, (void)slice_pitch, (void)ptr;
-  (void)num_events_in_wait_list, (void)event_wait_list, (void)event;
   return no_images(FN);
 }
 
@@ -509,9 +509,6 @@ cu_piEnqueueMemImageWrite(pi_queue command_queue, pi_mem image,
                           size_t input_slice_pitch, const void *ptr,
                           pi_uint32 num_events_in_wait_list,
                           const pi_event *event_wait_list, pi_event *event) {
-  (void)command_queue, (void)image, (void)blocking_write, (void)origin;
-  (void)region, (void)input_row_pitch, (void)input_slice_pitch, (void)ptr;
-  (void)num_events_in_wait_list, (void)event_wait_list, (void)event;
   return no_images(FN);
 }
 
@@ -521,9 +518,6 @@ cu_piEnqueueMemImageCopy(pi_queue command_queue, pi_mem src_image,
                          pi_image_offset dst_origin, pi_image_region region,
                          pi_uint32 num_events_in_wait_list,
                          const pi_event *event_wait_list, pi_event *event) {
-  (void)command_queue, (void)src_image, (void)dst_image, (void)src_origin;
-  (void)dst_origin, (void)region, (void)num_events_in_wait_list;
-  (void)event_wait_list, (void)event;
   return no_images(FN);
 }
 
@@ -534,11 +528,10 @@ pi_result cu_piEnqueueMemImageFill(pi_queue command_queue, pi_mem image,
                                    pi_uint32 num_events_in_wait_list,
                                    const pi_event *event_wait_list,
                                    pi_event *event) {
-  (void)command_queue, (void)image, (void)fill_color, (void)origin;
-  (void)region, (void)num_events_in_wait_list, (void)event_wait_list;
-  (void)event;
   return no_images(FN);
 }
+
+UNUSED_PARAMETERS_END
 
 /* Buffers in host memory (PI_MEM_FLAGS_HOST_PTR_USE or _ALLOC) map to that
  * memory itself. Device memory maps to a host staging copy of the region

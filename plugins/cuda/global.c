@@ -31,41 +31,50 @@ static pi_result global_range(const char *fn, pi_queue q, pi_program prog,
   return PI_SUCCESS;
 }
 
+/* A copy between host memory and a global, to the global where `write`. */
+static pi_result global_copy(const char *fn, bool write, pi_queue queue,
+                             pi_program program, const char *name,
+                             pi_bool blocking, size_t count, size_t offset,
+                             void *host, pi_uint32 nwait, const pi_event *wait,
+                             pi_event *event) {
+  CUdeviceptr ptr = 0;
+  if (!host && count != 0)
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: invalid argument: the host memory is NULL", fn);
+  TRY(global_range(fn, queue, program, name, count, offset, &ptr));
+  pi_event ev = NULL;
+  pi_result r =
+      cmd_start(fn, queue, nwait, wait, event,
+                write ? PI_COMMAND_TYPE_DEVICE_GLOBAL_VARIABLE_WRITE
+                      : PI_COMMAND_TYPE_DEVICE_GLOBAL_VARIABLE_READ,
+                &ev);
+  if (r != PI_SUCCESS)
+    return r;
+  if (count && write)
+    r = CUF(fn, cuMemcpyHtoDAsync, ptr, host, count, queue->stream);
+  else if (count)
+    r = CUF(fn, cuMemcpyDtoHAsync, host, ptr, count, queue->stream);
+  return cmd_finish(fn, queue, r, ev, event, blocking);
+}
+
 pi_result cu_piextEnqueueDeviceGlobalVariableWrite(
     pi_queue queue, pi_program program, const char *name,
     pi_bool blocking_write, size_t count, size_t offset, const void *src,
     pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
     pi_event *event) {
-  CUdeviceptr ptr = 0;
-  REQUIRE(src != NULL || count == 0);
-  TRY(global_range(FN, queue, program, name, count, offset, &ptr));
-  pi_event ev = NULL;
-  pi_result r =
-      cmd_start(FN, queue, num_events_in_wait_list, event_wait_list, event,
-                PI_COMMAND_TYPE_DEVICE_GLOBAL_VARIABLE_WRITE, &ev);
-  if (r != PI_SUCCESS)
-    return r;
-  if (count)
-    r = CU(cuMemcpyHtoDAsync, ptr, src, count, queue->stream);
-  return cmd_finish(FN, queue, r, ev, event, blocking_write);
+  return global_copy(FN, true, queue, program, name, blocking_write, count,
+                     offset, (void *)src, num_events_in_wait_list,
+                     event_wait_list, event);
 }
 
 pi_result cu_piextEnqueueDeviceGlobalVariableRead(
-    pi_queue queue, pi_program program, const char *name, pi_bool blocking_read,
-    size_t count, size_t offset, void *dst, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  CUdeviceptr ptr = 0;
-  REQUIRE(dst != NULL || count == 0);
-  TRY(global_range(FN, queue, program, name, count, offset, &ptr));
-  pi_event ev = NULL;
-  pi_result r =
-      cmd_start(FN, queue, num_events_in_wait_list, event_wait_list, event,
-                PI_COMMAND_TYPE_DEVICE_GLOBAL_VARIABLE_READ, &ev);
-  if (r != PI_SUCCESS)
-    return r;
-  if (count)
-    r = CU(cuMemcpyDtoHAsync, dst, ptr, count, queue->stream);
-  return cmd_finish(FN, queue, r, ev, event, blocking_read);
+    pi_queue queue, pi_program program, const char *name,
+    pi_bool blocking_read, size_t count, size_t offset, void *dst,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  return global_copy(FN, false, queue, program, name, blocking_read, count,
+                     offset, dst, num_events_in_wait_list, event_wait_list,
+                     event);
 }
 
 static pi_result no_host_pipes(const char *fn) {
@@ -75,13 +84,13 @@ static pi_result no_host_pipes(const char *fn) {
               fn);
 }
 
+/* CUDA has no host pipes: both calls fail alike. */
+UNUSED_PARAMETERS_BEGIN
+
 pi_result cu_piextEnqueueReadHostPipe(
     pi_queue queue, pi_program program, const char *pipe_symbol,
     pi_bool blocking, void *ptr, size_t size, pi_uint32 num_events_in_waitlist,
     const pi_event *events_waitlist, pi_event *event) {
-  (void)queue, (void)program, (void)pipe_symbol, (void)blocking, (void)ptr;
-  (void)size, (void)num_events_in_waitlist, (void)events_waitlist;
-  (void)event;
   return no_host_pipes(FN);
 }
 
@@ -89,8 +98,7 @@ pi_result cu_piextEnqueueWriteHostPipe(
     pi_queue queue, pi_program program, const char *pipe_symbol,
     pi_bool blocking, void *ptr, size_t size, pi_uint32 num_events_in_waitlist,
     const pi_event *events_waitlist, pi_event *event) {
-  (void)queue, (void)program, (void)pipe_symbol, (void)blocking, (void)ptr;
-  (void)size, (void)num_events_in_waitlist, (void)events_waitlist;
-  (void)event;
   return no_host_pipes(FN);
 }
+
+UNUSED_PARAMETERS_END

@@ -188,6 +188,27 @@ static pi_result jit_options(const char *fn, const char *options, struct jit *j,
   return PI_SUCCESS;
 }
 
+/* A JIT option list for `options` (failing with `bad` on options it does
+ * not take), with the context `cu` current for the JIT; the caller frees
+ * *out. */
+static pi_result jit_start(const char *fn, const char *options, pi_result bad,
+                           CUcontext cu, struct jit **out) {
+  *out = NULL;
+  struct jit *j = malloc(sizeof *j);
+  if (!j)
+    return out_of_memory(fn);
+  jit_init(j);
+  pi_result r = jit_options(fn, options, j, bad);
+  if (r == PI_SUCCESS)
+    r = use_context(fn, cu);
+  if (r != PI_SUCCESS) {
+    free(j);
+    return r;
+  }
+  *out = j;
+  return PI_SUCCESS;
+}
+
 /* The build log of a JIT run: notes, then errors, then information. */
 static char *jit_log(const struct jit *j) {
   size_t n = strlen(j->notes) + strnlen(j->error, sizeof j->error - 1) +
@@ -252,23 +273,20 @@ pi_result cu_piProgramCreate(pi_context context, const void *il,
   return program_new(FN, context, il, length, IMAGE_PTX, res_program);
 }
 
+UNUSED_PARAMETERS_BEGIN
 pi_result cu_piclProgramCreateWithSource(pi_context context,
                                          pi_uint32 count,
                                          const char **strings,
                                          const size_t *lengths,
                                          pi_program *ret_program) {
-  (void)context;
-  (void)count;
-  (void)strings;
-  (void)lengths;
-  if (ret_program)
-    *ret_program = NULL;
-  return fail(PI_ERROR_INVALID_OPERATION,
-              "%s: the CUDA driver cannot compile OpenCL C source; compile "
-              "the kernels to PTX (nvcc -ptx, clang --cuda-device-only) and "
-              "use piProgramCreateWithBinary",
-              FN);
+  return program_no_source(
+      FN,
+      "the CUDA driver cannot compile OpenCL C source; compile the kernels "
+      "to PTX (nvcc -ptx, clang --cuda-device-only) and use "
+      "piProgramCreateWithBinary",
+      ret_program);
 }
+UNUSED_PARAMETERS_END
 
 /* PTX text, a cubin or a fatbin for the context's device. The metadata
  * (DPC++ program properties) mean nothing to the driver. */
@@ -431,17 +449,10 @@ pi_result cu_piProgramCompile(
   if (num_input_headers)
     return fail(PI_ERROR_INVALID_OPERATION,
                 "%s: PTX has no #include, so input headers do not apply", FN);
-  struct jit *j = malloc(sizeof *j);
-  if (!j)
-    return out_of_memory(FN);
-  jit_init(j);
-  pi_result r = jit_options(FN, options, j, PI_ERROR_INVALID_COMPILER_OPTIONS);
-  if (r == PI_SUCCESS)
-    r = use_context(FN, p->ctx->cu);
-  if (r != PI_SUCCESS) {
-    free(j);
-    return r;
-  }
+  struct jit *j = NULL;
+  TRY(jit_start(FN, options, PI_ERROR_INVALID_COMPILER_OPTIONS, p->ctx->cu,
+                &j));
+  pi_result r = PI_SUCCESS;
   pthread_mutex_lock(&p->lock);
   if (p->module || p->kind == IMAGE_NONE) {
     pthread_mutex_unlock(&p->lock);
@@ -484,17 +495,10 @@ cu_piProgramBuild(pi_program program, pi_uint32 num_devices,
   pi_program p = program;
   REQUIRE(p != NULL);
   TRY(check_devices(FN, p->ctx, num_devices, device_list));
-  struct jit *j = malloc(sizeof *j);
-  if (!j)
-    return out_of_memory(FN);
-  jit_init(j);
-  pi_result r = jit_options(FN, options, j, PI_ERROR_INVALID_BUILD_OPTIONS);
-  if (r == PI_SUCCESS)
-    r = use_context(FN, p->ctx->cu);
-  if (r != PI_SUCCESS) {
-    free(j);
-    return r;
-  }
+  struct jit *j = NULL;
+  TRY(jit_start(FN, options, PI_ERROR_INVALID_BUILD_OPTIONS, p->ctx->cu,
+                &j));
+  pi_result r = PI_SUCCESS;
   pthread_mutex_lock(&p->lock);
   if (p->module || p->kind == IMAGE_NONE) {
     pthread_mutex_unlock(&p->lock);
@@ -554,17 +558,10 @@ cu_piProgramLink(pi_context context, pi_uint32 num_devices,
                 "%s: the CUDA driver's linker only makes executables; link "
                 "the library's programs together with the kernels instead",
                 FN);
-  struct jit *j = malloc(sizeof *j);
-  if (!j)
-    return out_of_memory(FN);
-  jit_init(j);
-  pi_result r = jit_options(FN, options, j, PI_ERROR_INVALID_LINKER_OPTIONS);
-  if (r == PI_SUCCESS)
-    r = use_context(FN, context->cu);
-  if (r != PI_SUCCESS) {
-    free(j);
-    return r;
-  }
+  struct jit *j = NULL;
+  TRY(jit_start(FN, options, PI_ERROR_INVALID_LINKER_OPTIONS, context->cu,
+                &j));
+  pi_result r = PI_SUCCESS;
   CUlinkState state = NULL;
   CUresult err = drv.cuLinkCreate(j->n, j->keys, j->vals, &state);
   const char *cufn = "cuLinkCreate";

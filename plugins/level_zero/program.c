@@ -99,22 +99,18 @@ pi_result lz_piProgramCreate(pi_context context, const void *il,
   return PI_SUCCESS;
 }
 
+UNUSED_PARAMETERS_BEGIN
 pi_result lz_piclProgramCreateWithSource(pi_context context,
                                          pi_uint32 count,
                                          const char **strings,
                                          const size_t *lengths,
                                          pi_program *ret_program) {
-  (void)context;
-  (void)count;
-  (void)strings;
-  (void)lengths;
-  if (ret_program)
-    *ret_program = NULL;
-  return fail(PI_ERROR_INVALID_OPERATION,
-              "%s: Level Zero compiles no OpenCL C source; give it SPIR-V "
-              "(piProgramCreate) or a native binary",
-              FN);
+  return program_no_source(FN,
+                           "Level Zero compiles no OpenCL C source; give it "
+                           "SPIR-V (piProgramCreate) or a native binary",
+                           ret_program);
 }
+UNUSED_PARAMETERS_END
 
 /* Native binaries per device; a binary that is SPIR-V makes an IL program.
  * The DPC++ metadata entries mean nothing to Level Zero. */
