@@ -1,6 +1,6 @@
 /*
  * ex_write.c: the repro of `pitrace extract` as a new session database of
- * the recorder's schema (interposer/schema.c's SQL, the API description
+ * the recorder's schema (session/schema.c's SQL, the API description
  * copied from the source file): one session, one thread, the calls in
  * chunks renumbered from 1, their payloads (copied rows, or new ones
  * stored as the recorder stores them: inline up to 64 bytes, else once by
@@ -17,8 +17,6 @@
 #include <xxhash.h>
 
 #include "ex.h"
-
-extern const char shim_schema_sql[];
 
 #define CHUNK_CALLS 512
 #define INLINE_DATA 64

@@ -11,7 +11,7 @@
 
 #include "pitrace_cli.h"
 #include "session.h"
-#include "shim_internal.h"
+#include "recorder.h"
 
 /* Before any verb reads a session: the calls a recording process that is
  * gone (killed, _exit) left in its ring file go into the database. */

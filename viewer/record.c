@@ -8,7 +8,7 @@
  *
  * The command runs with SYCL_PI_RECORD set to the sessions directory, so
  * every process that makes PI calls records into a session file of its own
- * there (interposer/writer.c names it pitrace-<pid>-<time>.db): processes
+ * there (session/writer.c names it pitrace-<pid>-<time>.db): processes
  * recording at the same time share nothing. It also gets
  * PITRACE_RECORD_RUN, a token of this run, which the shim keeps with the
  * session's environment (sessions.env): that tells this run's sessions
@@ -53,7 +53,7 @@
 #include "pi_api.h"
 #include "pitrace_cli.h"
 #include "session.h"
-#include "shim_internal.h"
+#include "recorder.h"
 
 #define RUN_VAR "PITRACE_RECORD_RUN"
 #define LAST_CALLS 5     /* calls shown before a failing session's end */

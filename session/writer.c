@@ -5,7 +5,7 @@
  * JSON array, stores payloads once by content hash, and writes it all to
  * SQLite in transactions committed at least every 50 ms (so a killed
  * process loses at most that much, and the database, in WAL mode, is never
- * corrupt). The schema and its views are in schema.sql (docs/schema.md).
+ * corrupt). The schema and its views are in schema.c (docs/schema.md).
  *
  * When writing fails (a full disk, an unwritable path) recording stops with
  * one warning, the session is marked incomplete where that still can be
@@ -28,14 +28,12 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "shim_internal.h"
+#include "recorder.h"
+#include "schema.h"
 
-#define SCHEMA_VERSION 1
 #define COMMIT_NS (50u * 1000000u)
 #define INLINE_DATA 64 /* payloads up to this are stored in their data row */
 #define MAX_ITEMS_VIEW 64
-
-extern const char shim_schema_sql[];
 
 static sqlite3 *db;
 static sqlite3_stmt *st_chunk, *st_inflight, *st_inflight_done, *st_data, *st_blob, *st_handle,
@@ -2168,9 +2166,9 @@ static bool open_db(void)
   sqlite3_stmt *v = prepare("SELECT value FROM pitrace_meta WHERE key='schema_version'");
   int version = v && sqlite3_step(v) == SQLITE_ROW ? sqlite3_column_int(v, 0) : 0;
   sqlite3_finalize(v);
-  if (version != SCHEMA_VERSION) {
+  if (version != PT_SCHEMA_VERSION) {
     fprintf(stderr, "pitrace: %s holds pitrace schema version %d, this recorder writes "
-                    "version %d; record to another file\n", path, version, SCHEMA_VERSION);
+                    "version %d; record to another file\n", path, version, PT_SCHEMA_VERSION);
     sqlite3_close(db);
     db = NULL;
     return false;
@@ -2220,7 +2218,7 @@ bool writer_start(void)
     sqlite3_bind_text(s, 8, env.p ? env.p : "{}", -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 9, modes[shim_cfg.data_mode], -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 10, shim_cfg.filter, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(s, 11, SCHEMA_VERSION);
+    sqlite3_bind_int(s, 11, PT_SCHEMA_VERSION);
   }
   bool ok = s && step(s, "starting the session");
   sqlite3_finalize(s);

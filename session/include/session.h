@@ -17,8 +17,7 @@
 #include <stdint.h>
 
 #include "json.h"
-
-#define PT_SCHEMA_VERSION 1
+#include "schema.h"
 
 typedef struct pt_db {
   sqlite3 *db;
@@ -28,7 +27,7 @@ typedef struct pt_db {
 
 /* Called by pt_open with the path first when set: pitrace sets it to
  * salvage the calls that recording processes which are gone left in ring
- * files beside the database (interposer/ringfile.c). */
+ * files beside the database (ringfile.c). */
 extern void (*pt_salvage_hook)(const char *path);
 
 /* Opens a session database read-only (read-write when `writable`). On

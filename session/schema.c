@@ -4,6 +4,8 @@
  * data; the pi_* views give readable names and values for plain sqlite3.
  * Created with IF NOT EXISTS, so several sessions share one file.
  */
+#include "schema.h"
+
 const char shim_schema_sql[] =
     "CREATE TABLE IF NOT EXISTS pitrace_meta(key TEXT PRIMARY KEY, value TEXT);\n"
     "INSERT OR IGNORE INTO pitrace_meta VALUES ('format', 'pitrace session');\n"
