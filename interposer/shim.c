@@ -34,7 +34,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "recorder.h"
+#include "shim_internal.h"
 
 /* Alone on its cache line: every call of every thread takes a ticket, and
  * nothing else may make that line move between cores. */

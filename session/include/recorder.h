@@ -1,8 +1,9 @@
 /*
- * shim_internal.h: the recording shim's shared pieces: instances (one per
- * wrapped plugin), per-thread rings of binary records, and the interface
- * between the application-side capture (shim.c) and the SQLite writer
- * thread (writer.c).
+ * recorder.h: the recorder's shared pieces, between the application-side
+ * capture (the shim, interposer/shim.c) and the SQLite writer thread
+ * (writer.c): instances (one per wrapped plugin), per-thread rings of
+ * binary records in the ring file (ringfile.c), and the writer's entry
+ * points, salvage included (which pitrace calls too).
  *
  * Data flow: a wrapped PI call writes an ENTRY record (before the real call,
  * so a crash still shows it) and an EXIT record (after) into its thread's
@@ -12,8 +13,8 @@
  * maps handles and USM pointers to stable ids, encodes arguments and
  * writes batches to SQLite. No lock is held across the real plugin call.
  */
-#ifndef SHIM_INTERNAL_H
-#define SHIM_INTERNAL_H
+#ifndef PITRACE_RECORDER_H
+#define PITRACE_RECORDER_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,7 +28,6 @@
 #include "pirt.h"
 
 #define SHIM_MAX_INSTANCES 8
-#define PIRT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SHIM_MAX_FRAMES 32
 
 /* One wrapped plugin. */
@@ -171,12 +171,6 @@ extern _Atomic bool shim_recording; /* false: pass every call through */
 /* Rings: the writer walks this list; a thread adds its ring once. */
 extern _Atomic(shim_ring *) shim_rings;
 
-/* Writes a record into the calling thread's ring; returns NULL when
- * recording is off. shim_commit publishes it. */
-void *shim_reserve(size_t size);
-void shim_commit(void *rec);
-shim_ring *shim_thread_ring(void);
-
 /* Monotonic nanoseconds. */
 static inline uint64_t shim_now(void)
 {
@@ -184,19 +178,6 @@ static inline uint64_t shim_now(void)
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-
-/* A wrapped call in progress (shim_gen.h's wrappers hold one). */
-typedef struct shim_call {
-  const pi_api_desc *api;
-  const uint64_t *argv;
-  uint64_t ticket; /* the entry record's */
-} shim_call;
-
-/* Records the entry; false when the call is not recorded (recording off,
- * or filtered out): the wrapper then just calls through. */
-bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv);
-/* Records the exit: result, out-values, data written. */
-void shim_end(shim_call *c, pi_result r);
 
 /* ---- The ring file (ringfile.c) -------------------------------------------------
  * <database>-rings.<pid>.<random>: a header (session, clock origin, the
@@ -272,4 +253,4 @@ typedef bool (*writer_status_fn)(void *ctx, int pid, int64_t start_unix_ns, int 
 int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
                    size_t errn);
 
-#endif /* SHIM_INTERNAL_H */
+#endif /* PITRACE_RECORDER_H */
