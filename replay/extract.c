@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "ex.h"
-#include "pitrace_cli.h"
+#include "pitrace_replay.h"
 
 bool ex_fail(ex *x, const char *fmt, ...)
 {

@@ -14,9 +14,8 @@
 #include <unistd.h>
 
 #include "pirt.h"
-#include "pitrace_cli.h"
+#include "pitrace_replay.h"
 #include "rpx.h"
-#include "viewer_common.h"
 
 static void usage(FILE *f)
 {
@@ -342,7 +341,7 @@ static int replay_session(rp_session *s, const rp_opts *o, uint64_t load_ns)
   }
   e.ran = calloc(s->calls.n ? s->calls.n : 1, 1);
   if (!o->plugin) /* through the runtime: its decisions go on with the calls */
-    e.rec_notes = vw_load_notes(&s->db, s->id, &e.nrec_notes);
+    e.rec_notes = pt_load_notes(&s->db, s->id, &e.nrec_notes);
   uint64_t t0 = rp_now_ns();
   if (rp_run(&e, calls, n) == RP_OK)
     rp_check_pending(&e, -1);

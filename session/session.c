@@ -1,7 +1,8 @@
 /*
  * session.c: reading recorded sessions (session.h). Calls come from the
  * chunk rows, parsed once each, plus the calls that never returned
- * (inflight), then are sorted by sequence number.
+ * (inflight), then are sorted by sequence number. Also the runtime's
+ * notes (the notes table), which the viewer and replay both read.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -342,4 +343,82 @@ unsigned char *pt_data(pt_db *db, int64_t session, const pt_call *call, unsigned
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
   return out;
+}
+
+/* ---- Notes ---------------------------------------------------------------------- */
+
+static char *dup_col(sqlite3_stmt *s, int col)
+{
+  const char *t = (const char *)sqlite3_column_text(s, col);
+  return strdup(t ? t : "");
+}
+
+pt_note *pt_load_notes(pt_db *db, int64_t session, size_t *n)
+{
+  pt_note *notes = NULL;
+  size_t cap = 0;
+  *n = 0;
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db->db,
+                         "SELECT seq, kind, kernel, device, symbol, image, symbolic_id, "
+                         "numeric_ids, hex(value), native, text FROM notes WHERE session = ? "
+                         "ORDER BY seq, idx", -1, &st, NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_int64(st, 1, session);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    pt_note *v = pt_grow(notes, &cap, *n, sizeof *v);
+    if (!v)
+      break;
+    notes = v;
+    pt_note *note = &notes[(*n)++];
+    note->seq = sqlite3_column_int64(st, 0);
+    char **cols[] = {&note->kind, &note->kernel, &note->device, &note->symbol, &note->image,
+                     &note->symbolic_id, &note->numeric_ids, &note->value_hex};
+    for (int i = 0; i < 8; i++)
+      *cols[i] = dup_col(st, i + 1);
+    note->native = sqlite3_column_int(st, 9);
+    note->text = dup_col(st, 10);
+  }
+  sqlite3_finalize(st);
+  return notes;
+}
+
+void pt_free_notes(pt_note *notes, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    pt_note *note = &notes[i];
+    char *cols[] = {note->kind, note->kernel, note->device, note->symbol, note->image,
+                    note->symbolic_id, note->numeric_ids, note->value_hex, note->text};
+    for (int k = 0; k < 9; k++)
+      free(cols[k]);
+  }
+  free(notes);
+}
+
+const pt_note *pt_notes_at(const pt_note *notes, size_t count, int64_t seq, size_t *n)
+{
+  size_t lo = 0, hi = count;
+  while (lo < hi) { /* the first note with that seq or later */
+    size_t mid = (lo + hi) / 2;
+    if (notes[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  size_t k = lo;
+  while (k < count && notes[k].seq == seq)
+    k++;
+  *n = k - lo;
+  return *n ? &notes[lo] : NULL;
+}
+
+void *pt_grow(void *v, size_t *cap, size_t n, size_t elem)
+{
+  if (n < *cap)
+    return v;
+  size_t nc = *cap ? 2 * *cap : 16;
+  void *nv = realloc(v, nc * elem);
+  if (nv)
+    *cap = nc;
+  return nv;
 }

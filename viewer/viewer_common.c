@@ -110,74 +110,9 @@ int vw_parse(int argc, char **argv, const char *usage, const vw_opt *opts, int m
 
 /* ---- Sessions ---------------------------------------------------------------------- */
 
-static char *dup_col(sqlite3_stmt *s, int col)
+const pt_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n)
 {
-  const char *t = (const char *)sqlite3_column_text(s, col);
-  return strdup(t ? t : "");
-}
-
-vw_note *vw_load_notes(pt_db *db, int64_t session, size_t *n)
-{
-  vw_note *notes = NULL;
-  size_t cap = 0;
-  *n = 0;
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(db->db,
-                         "SELECT seq, kind, kernel, device, symbol, image, symbolic_id, "
-                         "numeric_ids, hex(value), native, text FROM notes WHERE session = ? "
-                         "ORDER BY seq, idx", -1, &st, NULL) != SQLITE_OK)
-    return NULL;
-  sqlite3_bind_int64(st, 1, session);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    vw_note *v = vw_grow(notes, &cap, *n, sizeof *v);
-    if (!v)
-      break;
-    notes = v;
-    vw_note *note = &notes[(*n)++];
-    note->seq = sqlite3_column_int64(st, 0);
-    char **cols[] = {&note->kind, &note->kernel, &note->device, &note->symbol, &note->image,
-                     &note->symbolic_id, &note->numeric_ids, &note->value_hex};
-    for (int i = 0; i < 8; i++)
-      *cols[i] = dup_col(st, i + 1);
-    note->native = sqlite3_column_int(st, 9);
-    note->text = dup_col(st, 10);
-  }
-  sqlite3_finalize(st);
-  return notes;
-}
-
-void vw_free_notes(vw_note *notes, size_t n)
-{
-  for (size_t i = 0; i < n; i++) {
-    vw_note *note = &notes[i];
-    char *cols[] = {note->kind, note->kernel, note->device, note->symbol, note->image,
-                    note->symbolic_id, note->numeric_ids, note->value_hex, note->text};
-    for (int k = 0; k < 9; k++)
-      free(cols[k]);
-  }
-  free(notes);
-}
-
-const vw_note *vw_notes_at(const vw_note *notes, size_t count, int64_t seq, size_t *n)
-{
-  size_t lo = 0, hi = count;
-  while (lo < hi) { /* the first note with that seq or later */
-    size_t mid = (lo + hi) / 2;
-    if (notes[mid].seq < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  size_t k = lo;
-  while (k < count && notes[k].seq == seq)
-    k++;
-  *n = k - lo;
-  return *n ? &notes[lo] : NULL;
-}
-
-const vw_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n)
-{
-  return vw_notes_at(s->notes, s->nnotes, seq, n);
+  return pt_notes_at(s->notes, s->nnotes, seq, n);
 }
 
 /* The session's row; false after an error message. */
@@ -264,14 +199,14 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
   }
   count_threads(s);
   if (what & VW_NOTES)
-    s->notes = vw_load_notes(&s->db, s->id, &s->nnotes);
+    s->notes = pt_load_notes(&s->db, s->id, &s->nnotes);
   return true;
 }
 
 void vw_session_close(vw_session *s)
 {
   pt_calls_free(&s->calls);
-  vw_free_notes(s->notes, s->nnotes);
+  pt_free_notes(s->notes, s->nnotes);
   s->notes = NULL;
   s->nnotes = 0;
   pt_close(&s->db);
@@ -500,17 +435,6 @@ void vw_put_csv(pi_sbuf *b, const char *s)
     pi_sbuf_put(b, p, 1);
   }
   pi_sbuf_put(b, "\"", 1);
-}
-
-void *vw_grow(void *v, size_t *cap, size_t n, size_t elem)
-{
-  if (n < *cap)
-    return v;
-  size_t nc = *cap ? 2 * *cap : 16;
-  void *nv = realloc(v, nc * elem);
-  if (nv)
-    *cap = nc;
-  return nv;
 }
 
 void vw_flush(pi_sbuf *b, FILE *f)

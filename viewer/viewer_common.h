@@ -42,15 +42,6 @@ void vw_error(const char *verb, const char *fmt, ...) __attribute__((format(prin
 
 /* ---- Sessions ---------------------------------------------------------------------- */
 
-/* A note of the runtime (a link decision, a spec-constant value): it comes
- * just before the call `seq`. */
-typedef struct vw_note {
-  int64_t seq;
-  char *kind, *kernel, *device, *symbol, *image, *symbolic_id, *numeric_ids, *text;
-  char *value_hex;
-  int native;
-} vw_note;
-
 typedef struct vw_session {
   pt_db db;
   const char *path;
@@ -59,7 +50,7 @@ typedef struct vw_session {
   char incomplete_reason[256];
   pt_calls calls;
   uint32_t nthreads; /* threads that made calls */
-  vw_note *notes;    /* sorted by seq */
+  pt_note *notes;    /* sorted by seq */
   size_t nnotes;
 } vw_session;
 
@@ -73,12 +64,7 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
 void vw_session_close(vw_session *s);
 
 /* The notes of call `seq`: *n of them from the returned one (NULL when none). */
-const vw_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n);
-/* The same in `count` notes sorted by seq. */
-const vw_note *vw_notes_at(const vw_note *notes, size_t count, int64_t seq, size_t *n);
-/* Every note of a session, sorted by seq (*n of them; NULL when none). */
-vw_note *vw_load_notes(pt_db *db, int64_t session, size_t *n);
-void vw_free_notes(vw_note *notes, size_t n);
+const pt_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n);
 
 /* Why recording of a session stopped early ("" when it did not). */
 void vw_incomplete_reason(pt_db *db, int64_t session, char *out, size_t n);
@@ -108,10 +94,6 @@ void vw_put_quoted(pi_sbuf *b, const char *s, size_t max);
 void vw_put_json_str(pi_sbuf *b, const char *s);
 /* A CSV field, quoted when it has to be. */
 void vw_put_csv(pi_sbuf *b, const char *s);
-/* Room for element n of a growable array of `elem`-byte elements: returns
- * the array (moved when it grew, *cap updated), or NULL when memory ran out
- * (the array and *cap unchanged). */
-void *vw_grow(void *v, size_t *cap, size_t n, size_t elem);
 
 /* Writes the buffer to f and empties it. */
 void vw_flush(pi_sbuf *b, FILE *f);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitrace_cli.h"
+#include "pitrace_viewer.h"
 #include "viewer_common.h"
 
 static const char usage[] =

@@ -74,9 +74,9 @@ void vw_pack_free(vw_pack *p)
 static void *scratch(vw_pack *p, size_t n, const char *group)
 {
   void *m = calloc(1, n ? n : 1);
-  void **blocks = m ? vw_grow(p->blocks, &p->capblocks, p->nblocks, sizeof *blocks) : NULL;
+  void **blocks = m ? pt_grow(p->blocks, &p->capblocks, p->nblocks, sizeof *blocks) : NULL;
   p->blocks = blocks ? blocks : p->blocks;
-  range *ranges = blocks ? vw_grow(p->ranges, &p->capranges, p->nranges, sizeof *ranges) : NULL;
+  range *ranges = blocks ? pt_grow(p->ranges, &p->capranges, p->nranges, sizeof *ranges) : NULL;
   p->ranges = ranges ? ranges : p->ranges;
   if (!ranges) {
     fputs("pitrace: out of memory\n", stderr);
@@ -103,7 +103,7 @@ static uint64_t tag_handle(uint8_t kind, int64_t id)
 
 static uint64_t tag_text(vw_pack *p, const char *text)
 {
-  char **texts = vw_grow(p->texts, &p->captexts, p->ntexts, sizeof *texts);
+  char **texts = pt_grow(p->texts, &p->captexts, p->ntexts, sizeof *texts);
   if (!texts)
     return 0;
   p->texts = texts;

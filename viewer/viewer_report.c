@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitrace_cli.h"
+#include "pitrace_viewer.h"
 #include "viewer_common.h"
 
 /* viewer_report.html, embedded by viewer_sources.cmake. */

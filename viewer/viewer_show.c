@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitrace_cli.h"
+#include "pitrace_viewer.h"
 #include "viewer_common.h"
 
 static const char usage[] =
@@ -75,7 +75,7 @@ static void put_notes(pi_sbuf *b, const vw_session *s, const pt_call *c, bool co
                       const vw_colors *col)
 {
   size_t n;
-  const vw_note *notes = vw_notes_of(s, c->seq, &n);
+  const pt_note *notes = vw_notes_of(s, c->seq, &n);
   for (size_t i = 0; i < n; i++)
     pi_sbuf_printf(b, compact ? "%s        # %s%s\n" : "%sSYCL_PI_TRACE[basic]: %s%s\n",
                    col->dim, notes[i].text, col->off);

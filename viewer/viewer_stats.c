@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitrace_cli.h"
+#include "pitrace_viewer.h"
 #include "viewer_common.h"
 
 static const char usage[] =
@@ -111,7 +111,7 @@ static int64_t kernel_group(vw_stats *st, vw_map *by_kernel, size_t *cap, const 
       vw_map_put(by_kernel, vw_arg_int(c, 1), (int64_t)k);
       return (int64_t)k;
     }
-  vw_kernel_stat *v = vw_grow(st->kernels, cap, st->nkernels, sizeof *v);
+  vw_kernel_stat *v = pt_grow(st->kernels, cap, st->nkernels, sizeof *v);
   if (!v)
     return -1;
   st->kernels = v;

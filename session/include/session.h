@@ -77,4 +77,25 @@ unsigned char *pt_data(pt_db *db, int64_t session, const pt_call *call, unsigned
 /* The default session of a file: the only one, or the last. -1 if none. */
 int64_t pt_default_session(pt_db *db);
 
+/* A note of the runtime (a link decision, a spec-constant value): it comes
+ * just before the call `seq`. */
+typedef struct pt_note {
+  int64_t seq;
+  char *kind, *kernel, *device, *symbol, *image, *symbolic_id, *numeric_ids, *text;
+  char *value_hex;
+  int native;
+} pt_note;
+
+/* Every note of a session, sorted by seq (*n of them; NULL when none). */
+pt_note *pt_load_notes(pt_db *db, int64_t session, size_t *n);
+void pt_free_notes(pt_note *notes, size_t n);
+/* The notes of call `seq` in `count` notes sorted by seq: *n of them from
+ * the returned one (NULL when none). */
+const pt_note *pt_notes_at(const pt_note *notes, size_t count, int64_t seq, size_t *n);
+
+/* Room for element n of a growable array of `elem`-byte elements: returns
+ * the array (moved when it grew, *cap updated), or NULL when memory ran out
+ * (the array and *cap unchanged). */
+void *pt_grow(void *v, size_t *cap, size_t n, size_t elem);
+
 #endif /* PT_SESSION_H */

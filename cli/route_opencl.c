@@ -18,12 +18,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "pitrace_cli.h"
+#include "cli_verbs.h"
 
 #define ICD_RELATIVE "/../etc/OpenCL/vendors/pitrace.icd"
 

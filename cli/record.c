@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "pi_api.h"
+#include "cli_verbs.h"
 #include "pitrace_cli.h"
 #include "session.h"
 #include "recorder.h"
