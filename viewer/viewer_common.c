@@ -1,5 +1,5 @@
 /*
- * viewer_common.c: options, opening sessions, notes, how a session ended,
+ * viewer_common.c: opening sessions, notes, how a session ended,
  * its backend and device, and the small text helpers of the viewer verbs.
  */
 #define _GNU_SOURCE
@@ -9,104 +9,6 @@
 
 #include "pitrace_cli.h"
 #include "viewer_common.h"
-
-/* ---- Options ------------------------------------------------------------------------ */
-
-void vw_error(const char *verb, const char *fmt, ...)
-{
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  for (char *p = msg; *p; p++) /* one line, whatever the message held */
-    if (*p == '\n' || *p == '\r')
-      *p = ' ';
-  fprintf(stderr, "pitrace %s: %s\n", verb, msg);
-}
-
-static const vw_opt *find_opt(const vw_opt *opts, const char *a, size_t n)
-{
-  for (; opts && opts->name; opts++)
-    if (strlen(opts->name) == n && strncmp(opts->name, a, n) == 0)
-      return opts;
-  return NULL;
-}
-
-/* Stores an option's value; false after an error message. */
-static bool set_opt(const char *verb, const vw_opt *o, const char *val)
-{
-  if (o->kind == VO_STR) {
-    *(const char **)o->dst = val;
-    return true;
-  }
-  char *end;
-  long long v = strtoll(val, &end, 10);
-  if (!*val || *end || v < 0) {
-    vw_error(verb, "%s wants a number, not '%s'", o->name, val);
-    return false;
-  }
-  *(int64_t *)o->dst = v;
-  return true;
-}
-
-/* One option at argv[*i]; 0, or 2 after an error message. */
-static int parse_opt(int argc, char **argv, int *i, const vw_opt *opts)
-{
-  const char *verb = argv[0], *a = argv[*i], *eq = strchr(a, '=');
-  size_t n = eq ? (size_t)(eq - a) : strlen(a);
-  const vw_opt *o = find_opt(opts, a, n);
-  if (!o) {
-    vw_error(verb, "unknown option '%.*s' (pitrace %s --help lists them)", (int)n, a, verb);
-    return 2;
-  }
-  if (o->kind == VO_FLAG) {
-    if (eq) {
-      vw_error(verb, "%s takes no value", o->name);
-      return 2;
-    }
-    *(bool *)o->dst = true;
-    return 0;
-  }
-  const char *val = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
-  if (!val) {
-    vw_error(verb, "%s needs a value", o->name);
-    return 2;
-  }
-  return set_opt(verb, o, val) ? 0 : 2;
-}
-
-int vw_parse(int argc, char **argv, const char *usage, const vw_opt *opts, int minpos,
-             int maxpos, vw_args *out)
-{
-  const char *verb = argv[0];
-  out->npos = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage, stdout);
-      return 1;
-    }
-    if (a[0] == '-' && a[1]) {
-      int rc = parse_opt(argc, argv, &i, opts);
-      if (rc)
-        return rc;
-      continue;
-    }
-    if (out->npos == maxpos || out->npos == 4) {
-      vw_error(verb, "unexpected argument '%s' (pitrace %s --help)", a, verb);
-      return 2;
-    }
-    out->pos[out->npos++] = a;
-  }
-  if (out->npos < minpos) {
-    const char *nl = strchr(usage, '\n');
-    vw_error(verb, "missing argument; %.*s", nl ? (int)(nl - usage) : (int)strlen(usage),
-             usage);
-    return 2;
-  }
-  return 0;
-}
 
 /* ---- Sessions ---------------------------------------------------------------------- */
 
@@ -122,7 +24,7 @@ static bool find_session(const char *verb, vw_session *s, int64_t id)
   size_t n = 0;
   pt_session_info *all = pt_sessions(&s->db, &n, err, sizeof err);
   if (!all) {
-    vw_error(verb, "%s", err);
+    pt_verb_error(verb, "%s", err);
     return false;
   }
   char ids[256] = "";
@@ -137,8 +39,8 @@ static bool find_session(const char *verb, vw_session *s, int64_t id)
   }
   free(all);
   if (!found)
-    vw_error(verb, "%s has no session %lld (%s%s)", s->path, (long long)id,
-             n ? "it has " : "it has none", ids);
+    pt_verb_error(verb, "%s has no session %lld (%s%s)", s->path, (long long)id,
+                  n ? "it has " : "it has none", ids);
   return found;
 }
 
@@ -178,12 +80,12 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
   s->path = path;
   char err[1024];
   if (!pt_open(path, false, &s->db, err, sizeof err)) {
-    vw_error(verb, "%s", err);
+    pt_verb_error(verb, "%s", err);
     return false;
   }
   s->id = id >= 0 ? id : pt_default_session(&s->db);
   if (s->id < 0) {
-    vw_error(verb, "%s holds no session", path);
+    pt_verb_error(verb, "%s holds no session", path);
     pt_close(&s->db);
     return false;
   }
@@ -193,7 +95,7 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
   }
   vw_incomplete_reason(&s->db, s->id, s->incomplete_reason, sizeof s->incomplete_reason);
   if ((what & VW_CALLS) && !pt_load(&s->db, s->id, &s->calls, err, sizeof err)) {
-    vw_error(verb, "%s", err);
+    pt_verb_error(verb, "%s", err);
     pt_close(&s->db);
     return false;
   }

@@ -1,10 +1,10 @@
 /*
  * viewer_common.h: what the viewer verbs (sessions, show, stats, diff,
- * export, report) share: option parsing, opening a session with one-line
- * errors, the session's notes, short readable argument text from the
- * recorded JSON, the packed arguments rebuilt for the one decoder
- * (viewer_pack.c), statistics (viewer_stats.c) and the comparison of two
- * sessions (viewer_diff.c), which the report reuses.
+ * export, report) share: opening a session with one-line errors, the
+ * session's notes, short readable argument text from the recorded JSON,
+ * the packed arguments rebuilt for the one decoder (viewer_pack.c),
+ * statistics (viewer_stats.c) and the comparison of two sessions
+ * (viewer_diff.c), which the report reuses.
  */
 #ifndef VIEWER_COMMON_H
 #define VIEWER_COMMON_H
@@ -14,31 +14,8 @@
 #include <stdio.h>
 
 #include "pi_api.h"
+#include "pitrace_cli.h"
 #include "session.h"
-
-/* ---- Options ------------------------------------------------------------------------ */
-
-typedef enum { VO_FLAG, VO_INT, VO_STR } vw_opt_kind;
-
-typedef struct vw_opt {
-  const char *name; /* "--session" */
-  vw_opt_kind kind;
-  void *dst;        /* bool *, int64_t * or const char ** */
-} vw_opt;
-
-typedef struct vw_args {
-  const char *pos[4]; /* positional arguments */
-  int npos;
-} vw_args;
-
-/* Parses a verb's arguments (argv[0] is the verb). Returns 0 when they are
- * good, 1 after printing the usage for --help, 2 after printing a one-line
- * error ("pitrace VERB: ..."). */
-int vw_parse(int argc, char **argv, const char *usage, const vw_opt *opts, int minpos,
-             int maxpos, vw_args *out);
-
-/* Prints "pitrace VERB: MESSAGE" on stderr (one line). */
-void vw_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- Sessions ---------------------------------------------------------------------- */
 

@@ -530,11 +530,11 @@ int pt_diff(int argc, char **argv)
 {
   int64_t sa = -1, sb = -1;
   bool json = false, no_info = false;
-  const vw_opt opts[] = {{"--session-a", VO_INT, &sa}, {"--session-b", VO_INT, &sb},
-                         {"--json", VO_FLAG, &json},   {"--no-info", VO_FLAG, &no_info},
-                         {NULL, VO_FLAG, NULL}};
-  vw_args args;
-  int rc = vw_parse(argc, argv, usage, opts, 2, 2, &args);
+  const pt_opt opts[] = {{"--session-a", PT_OPT_INT, &sa}, {"--session-b", PT_OPT_INT, &sb},
+                         {"--json", PT_OPT_FLAG, &json}, {"--no-info", PT_OPT_FLAG, &no_info},
+                         {NULL, PT_OPT_FLAG, NULL}};
+  pt_args args;
+  int rc = pt_parse(argc, argv, usage, opts, 2, 2, &args);
   if (rc)
     return rc == 1 ? 0 : 2;
   vw_session a, b;
@@ -546,7 +546,7 @@ int pt_diff(int argc, char **argv)
   }
   vw_diff d;
   if (!vw_diff_compute(&a, &b, no_info, &d)) {
-    vw_error("diff", "out of memory comparing the sessions");
+    pt_verb_error("diff", "out of memory comparing the sessions");
     rc = 2;
   } else if (json) {
     pi_sbuf out;

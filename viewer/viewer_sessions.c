@@ -116,20 +116,20 @@ static void print_rows(const row *rows, size_t n)
 
 int pt_sessions_verb(int argc, char **argv)
 {
-  vw_args a;
-  int rc = vw_parse(argc, argv, usage, NULL, 1, 1, &a);
+  pt_args a;
+  int rc = pt_parse(argc, argv, usage, NULL, 1, 1, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
   pt_db db;
   char err[1024];
   if (!pt_open(a.pos[0], false, &db, err, sizeof err)) {
-    vw_error("sessions", "%s", err);
+    pt_verb_error("sessions", "%s", err);
     return 2;
   }
   size_t n = 0;
   pt_session_info *all = pt_sessions(&db, &n, err, sizeof err);
   if (!all) {
-    vw_error("sessions", "%s", err);
+    pt_verb_error("sessions", "%s", err);
     pt_close(&db);
     return 2;
   }
