@@ -345,6 +345,82 @@ unsigned char *pt_data(pt_db *db, int64_t session, const pt_call *call, unsigned
   return out;
 }
 
+/* A statement on data_rows prepared with (session, seq, position) bound as
+ * its first three parameters, or NULL. */
+static sqlite3_stmt *row_query(pt_db *db, const char *sql, int64_t session, int64_t seq,
+                               unsigned position)
+{
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_int64(st, 1, session);
+  sqlite3_bind_int64(st, 2, seq);
+  sqlite3_bind_int(st, 3, (int)position);
+  return st;
+}
+
+pt_row_state pt_data_row(pt_db *db, int64_t session, int64_t seq, unsigned position,
+                         const char *role, unsigned idx)
+{
+  sqlite3_stmt *st = row_query(db, "SELECT r.hash IS NOT NULL, EXISTS(SELECT 1 FROM blobs b "
+                                   "WHERE b.hash = r.hash) FROM data_rows r WHERE r.session = ? "
+                                   "AND r.seq = ? AND r.position = ? AND r.role = ? AND "
+                                   "r.idx = ?", session, seq, position);
+  pt_row_state out = PT_ROW_NONE;
+  if (!st)
+    return out;
+  sqlite3_bind_text(st, 4, role, -1, SQLITE_STATIC);
+  sqlite3_bind_int(st, 5, (int)idx);
+  if (sqlite3_step(st) == SQLITE_ROW)
+    out = sqlite3_column_int(st, 0) && !sqlite3_column_int(st, 1) ? PT_ROW_BLOB_GONE
+                                                                  : PT_ROW_PARTIAL;
+  sqlite3_finalize(st);
+  return out;
+}
+
+int64_t pt_captured_seq(pt_db *db, int64_t session, int64_t seq, unsigned position)
+{
+  sqlite3_stmt *st = row_query(db, "SELECT captured_seq FROM data_rows WHERE session = ? AND "
+                                   "seq = ? AND position = ? AND role = 'readback'",
+                               session, seq, position);
+  int64_t out = -1;
+  if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+    out = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return out;
+}
+
+bool pt_session_exists(pt_db *db, int64_t session)
+{
+  sqlite3_stmt *st;
+  bool ok = false;
+  if (sqlite3_prepare_v2(db->db, "SELECT 1 FROM sessions WHERE id = ?", -1, &st, NULL) ==
+      SQLITE_OK) {
+    sqlite3_bind_int64(st, 1, session);
+    ok = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+  }
+  return ok;
+}
+
+size_t pt_plugins(pt_db *db, int64_t session, pt_plugin *out, size_t max)
+{
+  sqlite3_stmt *st;
+  size_t n = 0;
+  if (sqlite3_prepare_v2(db->db, "SELECT idx, name, backend FROM plugins WHERE session = ? "
+                                 "ORDER BY idx", -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_int64(st, 1, session);
+  while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+    pt_plugin *p = &out[n++];
+    p->idx = sqlite3_column_int(st, 0);
+    copy_text(p->name, sizeof p->name, sqlite3_column_text(st, 1));
+    copy_text(p->backend, sizeof p->backend, sqlite3_column_text(st, 2));
+  }
+  sqlite3_finalize(st);
+  return n;
+}
+
 /* ---- Notes ---------------------------------------------------------------------- */
 
 static char *dup_col(sqlite3_stmt *s, int col)

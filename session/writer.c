@@ -32,7 +32,6 @@
 #include "schema.h"
 
 #define COMMIT_NS (50u * 1000000u)
-#define INLINE_DATA 64 /* payloads up to this are stored in their data row */
 #define MAX_ITEMS_VIEW 64
 
 static sqlite3 *db;
@@ -351,21 +350,19 @@ static void store_data(uint64_t seq, unsigned position, const char *role, unsign
   sqlite3_bind_int64(st_data, 6, (int64_t)full);
   if (captured_seq >= 0)
     sqlite3_bind_int64(st_data, 9, captured_seq);
-  if (size <= INLINE_DATA || !bytes) {
+  if (size <= PT_INLINE_DATA || !bytes) {
     if (bytes && (size || full == 0))
       sqlite3_bind_blob(st_data, 8, bytes, (int)size, SQLITE_STATIC);
     sqlite3_bind_int64(st_data, 10, (int64_t)size);
   } else {
-    XXH128_hash_t h = XXH3_128bits(bytes, size);
-    unsigned char key[16];
-    memcpy(key, &h.high64, 8);
-    memcpy(key + 8, &h.low64, 8);
-    sqlite3_bind_blob(st_blob, 1, key, 16, SQLITE_TRANSIENT);
+    unsigned char key[PT_BLOB_KEY];
+    pt_blob_key(bytes, size, key);
+    sqlite3_bind_blob(st_blob, 1, key, PT_BLOB_KEY, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st_blob, 2, (int64_t)size);
     sqlite3_bind_blob64(st_blob, 3, bytes, size, SQLITE_STATIC);
     if (!step(st_blob, "storing data"))
       return;
-    sqlite3_bind_blob(st_data, 7, key, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_blob(st_data, 7, key, PT_BLOB_KEY, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st_data, 10, (int64_t)size);
   }
   step(st_data, "storing data");
@@ -462,7 +459,7 @@ static const char hexdigits[] = "0123456789ABCDEF";
 static void keep_data(pending_call *c, unsigned position, const char *role, unsigned index,
                       const void *bytes, uint64_t size, uint64_t full)
 {
-  if (size > INLINE_DATA) {
+  if (size > PT_INLINE_DATA) {
     store_data(c->seq, position, role, index, bytes, size, full, -1);
     return;
   }

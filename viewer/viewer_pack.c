@@ -511,18 +511,10 @@ static bool nonblocking(const pi_api_desc *api, const pt_call *c)
 static void readback_line(vw_session *s, const pt_call *c, const pi_param_desc *d, unsigned i,
                           pi_sbuf *out)
 {
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db.db, "SELECT captured_seq FROM data_rows WHERE session = ? AND "
-                                   "seq = ? AND position = ? AND role = 'readback'", -1, &st,
-                         NULL) != SQLITE_OK)
-    return;
-  sqlite3_bind_int64(st, 1, s->id);
-  sqlite3_bind_int64(st, 2, c->seq);
-  sqlite3_bind_int(st, 3, (int)i);
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+  int64_t at = pt_captured_seq(&s->db, s->id, c->seq, i);
+  if (at >= 0)
     pi_sbuf_printf(out, "\t[data] %s %s : read back when call %lld completed the read\n",
-                   d->ctype, d->name, (long long)sqlite3_column_int64(st, 0));
-  sqlite3_finalize(st);
+                   d->ctype, d->name, (long long)at);
 }
 
 void vw_pack_data_lines(vw_session *s, const pt_call *c, pi_sbuf *out)

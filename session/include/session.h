@@ -74,6 +74,26 @@ void pt_calls_free(pt_calls *c);
 unsigned char *pt_data(pt_db *db, int64_t session, const pt_call *call, unsigned position,
                        const char *role, unsigned idx, size_t *size, size_t *full);
 
+/* Why pt_data found no complete payload: no row at all, a row recorded
+ * in part (meta mode, a data cap), or a row whose blob is gone. */
+typedef enum { PT_ROW_NONE, PT_ROW_PARTIAL, PT_ROW_BLOB_GONE } pt_row_state;
+pt_row_state pt_data_row(pt_db *db, int64_t session, int64_t seq, unsigned position,
+                         const char *role, unsigned idx);
+/* The seq at which the "readback" payload of parameter `position` of call
+ * `seq` was captured (-1: unknown). */
+int64_t pt_captured_seq(pt_db *db, int64_t session, int64_t seq, unsigned position);
+
+/* Whether the file holds session `session`. */
+bool pt_session_exists(pt_db *db, int64_t session);
+
+/* A recorded plugin (the plugins table). */
+typedef struct pt_plugin {
+  int idx;
+  char name[256], backend[32];
+} pt_plugin;
+/* The plugins of a session, by index: up to max into out; returns the count. */
+size_t pt_plugins(pt_db *db, int64_t session, pt_plugin *out, size_t max);
+
 /* The default session of a file: the only one, or the last. -1 if none. */
 int64_t pt_default_session(pt_db *db);
 
