@@ -61,7 +61,9 @@ static void fill_row(pt_db *db, const pt_session_info *i, row *r)
 {
   char reason[256];
   snprintf(r->id, sizeof r->id, "%lld", (long long)i->id);
-  snprintf(r->label, sizeof r->label, "%s", *i->label ? i->label : "-");
+  /* The column holds the label's start. */
+  snprintf(r->label, sizeof r->label, "%.*s", (int)sizeof r->label - 1,
+           *i->label ? i->label : "-");
   int64_t calls = i->calls >= 0 ? i->calls : count_calls(db, i->id);
   snprintf(r->calls, sizeof r->calls, "%lld", (long long)calls);
   int64_t at_least = i->duration_ns < 0 ? last_call_end(db, i->id) : -1;
