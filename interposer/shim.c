@@ -3,7 +3,7 @@
  * function table (the wrappers are generated from the API description:
  * shim_gen.h), and for each call writes what the call reads before it runs
  * and what it produced after it returns, into the calling thread's ring.
- * writer.c turns the rings into the SQLite session.
+ * session/writer.c turns the rings into the SQLite session.
  *
  * What is captured is decided by each parameter's kind in the description
  * (runtime/api/pi.api), not per function: arrays by their count, buffers by

@@ -1,6 +1,6 @@
 /*
  * ex_write.c: the repro of `pitrace extract` as a new session database of
- * the recorder's schema (interposer/schema.c's SQL, the API description
+ * the recorder's schema (session/schema.c's SQL, the API description
  * copied from the source file): one session, one thread, the calls in
  * chunks renumbered from 1, their payloads (copied rows, or new ones
  * stored as the recorder stores them: inline up to 64 bytes, else once by
@@ -14,14 +14,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "ex.h"
 
-extern const char shim_schema_sql[];
-
 #define CHUNK_CALLS 512
-#define INLINE_DATA 64
 
 typedef struct wr {
   ex *x;
@@ -113,22 +109,20 @@ static bool new_payload(wr *w, const ex_call *c, int64_t seq, pi_sbuf *inl)
 {
   if (!c->data)
     return true;
-  if (c->data_size <= INLINE_DATA) {
+  if (c->data_size <= PT_INLINE_DATA) {
     pi_sbuf_printf(inl, ",null,[[%u,\"%s\",0,%zu,\"", c->data_pos, c->data_role, c->data_size);
     for (size_t k = 0; k < c->data_size; k++)
       pi_sbuf_printf(inl, "%02X", c->data[k]);
     pi_sbuf_puts(inl, "\"]]");
     return true;
   }
-  XXH128_hash_t h = XXH3_128bits(c->data, c->data_size);
-  unsigned char key[16];
-  memcpy(key, &h.high64, 8);
-  memcpy(key + 8, &h.low64, 8);
+  unsigned char key[PT_BLOB_KEY];
+  pt_blob_key(c->data, c->data_size, key);
   return run(w, "INSERT OR IGNORE INTO blobs(hash, size, content) VALUES (?,?,?)", "bib", key,
-             (uint64_t)16, (int64_t)c->data_size, c->data, (uint64_t)c->data_size) &&
+             (uint64_t)PT_BLOB_KEY, (int64_t)c->data_size, c->data, (uint64_t)c->data_size) &&
          run(w, "INSERT INTO data_rows(session, seq, position, role, idx, size, hash, stored) "
                 "VALUES (1,?,?,?,0,?,?,?)", "iitibi", seq, (int64_t)c->data_pos, c->data_role,
-             (int64_t)c->data_size, key, (uint64_t)16, (int64_t)c->data_size);
+             (int64_t)c->data_size, key, (uint64_t)PT_BLOB_KEY, (int64_t)c->data_size);
 }
 
 /* A recorded call's payload rows, under its new seq. */

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "ex.h"
 #include "pitrace_cli.h"
+#include "pitrace_replay.h"
 
 bool ex_fail(ex *x, const char *fmt, ...)
 {
@@ -318,47 +320,28 @@ static void ex_free(ex *x)
 
 /* ---- The verb -------------------------------------------------------------------------- */
 
-static void usage(FILE *f)
-{
-  fprintf(f, "usage: pitrace extract SESSION.db --kernel N -o REPRO.db [--session S]\n\n"
-             "Writes a new session database holding only what the N-th kernel launch (from 1)\n"
-             "needs, with its buffers' contents at that moment; `pitrace replay REPRO.db`\n"
-             "replays it on its own. REPRO.db is replaced if it exists.\n");
-}
+static const char usage[] =
+    "usage: pitrace extract SESSION.db --kernel N -o REPRO.db [--session S]\n\n"
+    "Writes a new session database holding only what the N-th kernel launch (from 1)\n"
+    "needs, with its buffers' contents at that moment; `pitrace replay REPRO.db`\n"
+    "replays it on its own. REPRO.db is replaced if it exists.\n";
 
 static int parse_args(int argc, char **argv, const char **path, const char **out, int *kernel,
                       int64_t *session)
 {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    char *end = (char *)"";
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      usage(stdout);
-      return 0;
-    }
-    if ((strcmp(a, "--kernel") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--session") == 0) &&
-        !v) {
-      fprintf(stderr, "pitrace extract: %s needs a value (pitrace extract --help)\n", a);
-      return 2;
-    }
-    if (strcmp(a, "--kernel") == 0)
-      *kernel = (int)strtol(argv[++i], &end, 10);
-    else if (strcmp(a, "--session") == 0)
-      *session = strtoll(argv[++i], &end, 10);
-    else if (strcmp(a, "-o") == 0)
-      *out = argv[++i];
-    else if (a[0] != '-' && !*path)
-      *path = a;
-    else
-      end = (char *)"bad";
-    if (*end || *kernel < 0 || *session < -1) {
-      fprintf(stderr, "pitrace extract: bad argument '%s' (pitrace extract --help)\n", argv[i]);
-      return 2;
-    }
-  }
+  int64_t n = 0;
+  const pt_opt opts[] = {{"--kernel", PT_OPT_INT, &n}, {"-o", PT_OPT_STR, out},
+                         {"--output", PT_OPT_STR, out}, {"--session", PT_OPT_INT, session},
+                         {NULL, PT_OPT_FLAG, NULL}};
+  pt_args a;
+  int rc = pt_parse(argc, argv, usage, opts, 0, 1, &a);
+  if (rc)
+    return rc == 1 ? 0 : 2;
+  *path = a.npos ? a.pos[0] : NULL;
+  *kernel = n > INT_MAX ? INT_MAX : (int)n;
   if (!*path || !*out || *kernel < 1) {
-    fprintf(stderr, "pitrace extract: give SESSION.db, --kernel N (from 1) and -o REPRO.db "
-                    "(pitrace extract --help)\n");
+    pt_verb_error("extract", "give SESSION.db, --kernel N (from 1) and -o REPRO.db "
+                             "(pitrace extract --help)");
     return 2;
   }
   return -1;

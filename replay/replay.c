@@ -15,101 +15,50 @@
 
 #include "pirt.h"
 #include "pitrace_cli.h"
+#include "pitrace_replay.h"
 #include "rpx.h"
-#include "viewer_common.h"
 
-static void usage(FILE *f)
-{
-  fprintf(f,
-          "usage: pitrace replay SESSION.db [--session N] [--backend B | --device FILTER]\n"
-          "                      [--to SEQ] [--tolerance X [--f64]] [--stats]\n\n"
-          "Re-issues every recorded call on a device, without the application, and\n"
-          "checks results and read-back data against the recording.\n\n"
-          "  --session N      the session to replay (default: the last one)\n"
-          "  --backend B      replay on a device of backend B (opencl, level_zero, cuda)\n"
-          "  --device FILTER  replay on the device FILTER selects (SYCL_DEVICE_FILTER\n"
-          "                   syntax, e.g. opencl:cpu:0); default: the recorded device\n"
-          "  --to SEQ         stop after call SEQ\n"
-          "  --tolerance X    compare read-back data as 32-bit floats (64-bit with --f64):\n"
-          "                   equal when |a - b| <= X * max(1, |a|, |b|)\n"
-          "  --stats          print the call count and rate on stderr\n\n"
-          "Exit status: 0 matched, 1 diverged, 2 could not replay.\n");
-}
-
-static bool parse_number(const char *s, int64_t *out)
-{
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  *out = v;
-  return s[0] && !*end && !errno && v >= 0;
-}
-
-static const char *const valued[] = {"--session", "--backend", "--device", "--to",
-                                     "--tolerance", "--plugin"};
-
-static bool takes_value(const char *a)
-{
-  for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
-    if (strcmp(a, valued[k]) == 0)
-      return true;
-  return false;
-}
-
-/* Sets option `name` to v; false when v is no good for it. */
-static bool set_option(rp_opts *o, const char *name, const char *v)
-{
-  char *end = NULL;
-  if (strcmp(name, "--session") == 0)
-    return parse_number(v, &o->session);
-  if (strcmp(name, "--to") == 0)
-    return parse_number(v, &o->to_seq);
-  if (strcmp(name, "--tolerance") == 0)
-    return (o->tolerance = strtod(v, &end)) >= 0 && end != v && !*end;
-  if (strcmp(name, "--backend") == 0)
-    o->backend = v;
-  else if (strcmp(name, "--device") == 0)
-    o->device = v;
-  else
-    o->plugin = v;
-  return !o->backend || strcmp(o->backend, "opencl") == 0 ||
-         strcmp(o->backend, "level_zero") == 0 || strcmp(o->backend, "cuda") == 0;
-}
-
-static int bad_argument(const char *a)
-{
-  fprintf(stderr, "pitrace replay: bad argument '%s' (pitrace replay --help)\n", a);
-  return 2;
-}
+static const char usage[] =
+    "usage: pitrace replay SESSION.db [--session N] [--backend B | --device FILTER]\n"
+    "                      [--to SEQ] [--tolerance X [--f64]] [--stats]\n\n"
+    "Re-issues every recorded call on a device, without the application, and\n"
+    "checks results and read-back data against the recording.\n\n"
+    "  --session N      the session to replay (default: the last one)\n"
+    "  --backend B      replay on a device of backend B (opencl, level_zero, cuda)\n"
+    "  --device FILTER  replay on the device FILTER selects (SYCL_DEVICE_FILTER\n"
+    "                   syntax, e.g. opencl:cpu:0); default: the recorded device\n"
+    "  --to SEQ         stop after call SEQ\n"
+    "  --tolerance X    compare read-back data as 32-bit floats (64-bit with --f64):\n"
+    "                   equal when |a - b| <= X * max(1, |a|, |b|)\n"
+    "  --stats          print the call count and rate on stderr\n\n"
+    "Exit status: 0 matched, 1 diverged, 2 could not replay.\n";
 
 /* Parses the options; -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, rp_opts *o)
 {
   *o = (rp_opts){.session = -1, .to_seq = -1, .tolerance = -1};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      usage(stdout);
-      return 0;
-    }
-    if (strcmp(a, "--f64") == 0 || strcmp(a, "--stats") == 0) {
-      *(a[2] == 'f' ? &o->f64 : &o->stats) = true;
-    } else if (takes_value(a)) {
-      if (i + 1 == argc) {
-        fprintf(stderr, "pitrace replay: %s needs a value (pitrace replay --help)\n", a);
-        return 2;
-      }
-      if (!set_option(o, a, argv[++i]))
-        return bad_argument(argv[i]);
-    } else if (a[0] == '-' || o->path) {
-      return bad_argument(a);
-    } else {
-      o->path = a;
-    }
+  const pt_opt opts[] = {{"--session", PT_OPT_INT, &o->session},
+                         {"--backend", PT_OPT_STR, &o->backend},
+                         {"--device", PT_OPT_STR, &o->device},
+                         {"--plugin", PT_OPT_STR, &o->plugin}, /* benchmarks */
+                         {"--to", PT_OPT_INT, &o->to_seq},
+                         {"--tolerance", PT_OPT_REAL, &o->tolerance},
+                         {"--f64", PT_OPT_FLAG, &o->f64},
+                         {"--stats", PT_OPT_FLAG, &o->stats},
+                         {NULL, PT_OPT_FLAG, NULL}};
+  pt_args a;
+  int rc = pt_parse(argc, argv, usage, opts, 1, 1, &a);
+  if (rc)
+    return rc == 1 ? 0 : 2;
+  o->path = a.pos[0];
+  if (o->backend && strcmp(o->backend, "opencl") != 0 &&
+      strcmp(o->backend, "level_zero") != 0 && strcmp(o->backend, "cuda") != 0) {
+    pt_verb_error("replay", "bad argument '%s': --backend takes opencl, level_zero or cuda "
+                            "(pitrace replay --help)", o->backend);
+    return 2;
   }
-  if (!o->path || (o->backend && o->device)) {
-    fprintf(stderr, "pitrace replay: %s (pitrace replay --help)\n",
-            o->path ? "give --backend or --device, not both" : "no session database given");
+  if (o->backend && o->device) {
+    pt_verb_error("replay", "give --backend or --device, not both (pitrace replay --help)");
     return 2;
   }
   return -1;
@@ -342,7 +291,7 @@ static int replay_session(rp_session *s, const rp_opts *o, uint64_t load_ns)
   }
   e.ran = calloc(s->calls.n ? s->calls.n : 1, 1);
   if (!o->plugin) /* through the runtime: its decisions go on with the calls */
-    e.rec_notes = vw_load_notes(&s->db, s->id, &e.nrec_notes);
+    e.rec_notes = pt_load_notes(&s->db, s->id, &e.nrec_notes);
   uint64_t t0 = rp_now_ns();
   if (rp_run(&e, calls, n) == RP_OK)
     rp_check_pending(&e, -1);

@@ -2,7 +2,7 @@
  * rp.h: what the replay verb, the extract verb and the replay plugin share:
  * a recorded session opened for replay (its calls, its plugins, the device
  * it ran on), payloads with the reason when one cannot be had, and readers
- * of the recorded argument encoding (interposer/writer.c, docs/schema.md).
+ * of the recorded argument encoding (session/writer.c, docs/schema.md).
  */
 #ifndef PITRACE_RP_H
 #define PITRACE_RP_H

@@ -1,7 +1,7 @@
 /*
  * rp_build.c: a recorded call's packed arguments (uint64_t argv[], as
  * pi_api_invoke takes them), rebuilt from its recorded JSON arguments and
- * payloads (interposer/writer.c's encoding): handles, USM allocations and
+ * payloads (session/writer.c's encoding): handles, USM allocations and
  * mapped pointers become the live ones, data comes from the payloads, and
  * what the call writes gets scratch memory of the recorded size.
  */

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "rpx.h"
-#include "viewer_common.h"
 
 #define MAX_NOTES_SHOWN 20
 
@@ -169,7 +168,7 @@ void rp_engine_free(rp_engine *e)
   free(e->kept);
   free(e->report);
   free(e->ran);
-  vw_free_notes(e->rec_notes, e->nrec_notes);
+  pt_free_notes(e->rec_notes, e->nrec_notes);
   rp_ids_free(&e->ids);
   rp_natives_free(&e->natives);
   pthread_mutex_destroy(&e->lock);

@@ -25,7 +25,6 @@
 
 #include "pirt.h"
 #include "rpx.h"
-#include "viewer_common.h"
 
 /* ---- One call ------------------------------------------------------------------ */
 
@@ -61,7 +60,7 @@ static bool keeps_memory(const rp_cc *cc)
 static void emit_notes(const rp_engine *e, const pt_call *c)
 {
   size_t n;
-  const vw_note *v = vw_notes_at(e->rec_notes, e->nrec_notes, c->seq, &n);
+  const pt_note *v = pt_notes_at(e->rec_notes, e->nrec_notes, c->seq, &n);
   for (size_t i = 0; i < n; i++) {
     pirt_note note = {.kernel = v[i].kernel, .device = v[i].device, .text = v[i].text,
                       .symbol = v[i].symbol, .image = v[i].image,

@@ -12,38 +12,19 @@
 
 #include "rp.h"
 
-static bool session_exists(rp_session *s, int64_t id)
-{
-  sqlite3_stmt *st;
-  bool ok = false;
-  if (sqlite3_prepare_v2(s->db.db, "SELECT 1 FROM sessions WHERE id = ?", -1, &st, NULL) ==
-      SQLITE_OK) {
-    sqlite3_bind_int64(st, 1, id);
-    ok = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-  }
-  return ok;
-}
-
 static void load_plugins(rp_session *s)
 {
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db.db, "SELECT idx, name, backend FROM plugins WHERE session = ?",
-                         -1, &st, NULL) != SQLITE_OK)
-    return;
-  sqlite3_bind_int64(st, 1, s->id);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    int idx = sqlite3_column_int(st, 0);
+  pt_plugin list[RP_MAX_PLUGINS];
+  size_t n = pt_plugins(&s->db, s->id, list, RP_MAX_PLUGINS);
+  for (size_t i = 0; i < n; i++) {
+    int idx = list[i].idx;
     if (idx < 0 || idx >= RP_MAX_PLUGINS)
       continue;
-    const unsigned char *name = sqlite3_column_text(st, 1), *be = sqlite3_column_text(st, 2);
-    snprintf(s->plugins[idx].name, sizeof s->plugins[idx].name, "%s", name ? (const char *)name : "");
-    snprintf(s->plugins[idx].backend, sizeof s->plugins[idx].backend, "%s",
-             be ? (const char *)be : "");
+    snprintf(s->plugins[idx].name, sizeof s->plugins[idx].name, "%s", list[i].name);
+    snprintf(s->plugins[idx].backend, sizeof s->plugins[idx].backend, "%s", list[i].backend);
     if ((uint32_t)idx + 1 > s->nplugins)
       s->nplugins = (uint32_t)idx + 1;
   }
-  sqlite3_finalize(st);
 }
 
 /* A call the runtime makes while discovering devices (runtime/src/devices.c):
@@ -145,7 +126,7 @@ bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err
   /* Payloads are read straight from the mapped file, not copied twice. */
   sqlite3_exec(s->db.db, "PRAGMA mmap_size = 4294967296", NULL, NULL, NULL);
   s->id = session >= 0 ? session : pt_default_session(&s->db);
-  if (s->id < 0 || !session_exists(s, s->id)) {
+  if (s->id < 0 || !pt_session_exists(&s->db, s->id)) {
     if (session >= 0)
       snprintf(err, errn, "%s has no session %lld (pitrace sessions lists them)", path,
                (long long)session);
@@ -200,38 +181,15 @@ bool rp_plugin_replayed(const rp_session *s, uint32_t idx)
 
 /* ---- Payloads ----------------------------------------------------------------- */
 
-/* A statement on data_rows prepared with (session, seq, position) bound as
- * its first three parameters, or NULL. */
-static sqlite3_stmt *row_query(rp_session *s, const char *sql, const pt_call *c, unsigned position)
-{
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db.db, sql, -1, &st, NULL) != SQLITE_OK)
-    return NULL;
-  sqlite3_bind_int64(st, 1, s->id);
-  sqlite3_bind_int64(st, 2, c->seq);
-  sqlite3_bind_int(st, 3, (int)position);
-  return st;
-}
-
-/* Why pt_data found nothing: no row, a row without content, or a row
- * whose blob is gone. */
+/* Why pt_data found nothing usable. */
 static rp_data_status probe_row(rp_session *s, const pt_call *c, unsigned position,
                                 const char *role, unsigned idx)
 {
-  sqlite3_stmt *st = row_query(s, "SELECT r.hash IS NOT NULL, EXISTS(SELECT 1 FROM blobs b "
-                                  "WHERE b.hash = r.hash) FROM data_rows r WHERE r.session = ? "
-                                  "AND r.seq = ? AND r.position = ? AND r.role = ? AND r.idx = ?",
-                               c, position);
-  rp_data_status out = RP_DATA_ABSENT;
-  if (!st)
-    return out;
-  sqlite3_bind_text(st, 4, role, -1, SQLITE_STATIC);
-  sqlite3_bind_int(st, 5, (int)idx);
-  if (sqlite3_step(st) == SQLITE_ROW)
-    out = sqlite3_column_int(st, 0) && !sqlite3_column_int(st, 1) ? RP_DATA_MISSING_BLOB
-                                                                  : RP_DATA_PARTIAL;
-  sqlite3_finalize(st);
-  return out;
+  switch (pt_data_row(&s->db, s->id, c->seq, position, role, idx)) {
+  case PT_ROW_BLOB_GONE: return RP_DATA_MISSING_BLOB;
+  case PT_ROW_PARTIAL: return RP_DATA_PARTIAL;
+  default: return RP_DATA_ABSENT;
+  }
 }
 
 unsigned char *rp_payload(rp_session *s, const pt_call *c, unsigned position, const char *role,
@@ -283,12 +241,7 @@ void rp_payload_problem(const rp_session *s, const pt_call *c, unsigned position
 int64_t rp_captured_seq(rp_session *s, const pt_call *c, unsigned position)
 {
   pthread_mutex_lock(&s->db_lock);
-  sqlite3_stmt *st = row_query(s, "SELECT captured_seq FROM data_rows WHERE session = ? AND "
-                                  "seq = ? AND position = ? AND role = 'readback'", c, position);
-  int64_t out = -1;
-  if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-    out = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
+  int64_t out = pt_captured_seq(&s->db, s->id, c->seq, position);
   pthread_mutex_unlock(&s->db_lock);
   return out;
 }

@@ -83,7 +83,7 @@ typedef struct rp_engine {
   rp_pending *pending;
   size_t npending, cap_pending;
   unsigned char *ran; /* per call of s->calls: issued to the plugin (or NULL) */
-  struct vw_note *rec_notes; /* the runtime's recorded notes, re-emitted */
+  pt_note *rec_notes;    /* the runtime's recorded notes, re-emitted */
   size_t nrec_notes;
   void **kept; /* memory the device may still use, freed at the end */
   size_t nkept, cap_kept;

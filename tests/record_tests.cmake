@@ -1,4 +1,4 @@
-# `pitrace record` (viewer/record.c) and the install (cmake/PitraceInstall.cmake).
+# `pitrace record` (cli/record.c) and the install (cmake/PitraceInstall.cmake).
 
 # Programs that make PI calls and then crash, or exit with a given status.
 foreach(prog recproc_crash recproc_exit)

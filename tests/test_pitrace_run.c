@@ -1,6 +1,6 @@
 /*
  * test_pitrace_run.c: how `pitrace run` and `pitrace record` route OpenCL
- * applications through the OpenCL front end (viewer/route_opencl.c). The
+ * applications through the OpenCL front end (cli/route_opencl.c). The
  * command gets OCL_ICD_VENDORS naming the build tree's pitrace.icd, and the
  * user's own value in PITRACE_OCL_ICD_VENDORS (a nested run keeps the outer
  * one); --no-opencl changes nothing; record routes by default; a vendor

@@ -264,6 +264,30 @@ Test(replay, usage_errors_and_help)
   cr_assert_eq(pitrace(enone, NULL, &out), 2, "%s", out);
 }
 
+/* replay and extract read their options as every verb does: --opt=VALUE
+ * as well as --opt VALUE, -oFILE as well as -o FILE. */
+Test(replay, options_take_their_value_in_every_form)
+{
+  char *db = record("vadd", NULL, NULL), *repro = tu_temp_path(".db"), *out;
+  const char *eq[] = {"replay", "--session=1", "--tolerance=0", db, NULL};
+  cr_assert_eq(pitrace(eq, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "matched: "), "%s", out);
+  const char *none[] = {"replay", "--session=7", db, NULL};
+  cr_assert_eq(pitrace(none, pocl_env, &out), 2, "%s", out);
+  cr_assert(strstr(out, "has no session 7"), "%s", out);
+  const char *ex[] = {"extract", db, "--kernel=1", "--session=1", "--output", repro, NULL};
+  cr_assert_eq(pitrace(ex, NULL, &out), 0, "%s", out);
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  char *short_o = NULL;
+  cr_assert_geq(asprintf(&short_o, "-o%s", repro), 0);
+  const char *ex2[] = {"extract", "--kernel", "1", short_o, db, NULL};
+  cr_assert_eq(pitrace(ex2, NULL, &out), 0, "%s", out);
+  const char *flag[] = {"replay", "--stats=1", db, NULL};
+  cr_assert_eq(pitrace(flag, pocl_env, &out), 2, "%s", out);
+  cr_assert(strstr(out, "pitrace replay: --stats takes no value"), "%s", out);
+  free(short_o);
+}
+
 static int extract(const char *db, const char *kernel, const char *repro, char **out);
 
 /* A copy of db whose first call of `api` has JSON path `at` of its arguments

@@ -2,7 +2,7 @@
 # export, report), on sessions the suite records from real runs on PoCL and
 # rusticl; the report is checked in headless Chromium (skipped without it).
 pitrace_suite(test_viewer)
-target_link_libraries(test_viewer PRIVATE pt_session)
+target_link_libraries(test_viewer PRIVATE pitrace_session)
 add_dependencies(test_viewer pitrace pi_shim vadd spec_const record_prog)
 add_test(NAME viewer COMMAND test_viewer --jobs 2)
 set_tests_properties(viewer PROPERTIES TIMEOUT 900)

@@ -430,7 +430,7 @@ void vw_kernels_build(const pt_calls *calls, vw_kernels *k)
     if (c->api != PI_API_piKernelCreate || !c->returned || c->result != PI_SUCCESS || !name ||
         name->type != PJ_STRING)
       continue;
-    const char **v = vw_grow(k->names, &k->cap, k->n, sizeof *v);
+    const char **v = pt_grow(k->names, &k->cap, k->n, sizeof *v);
     if (!v)
       return;
     k->names = v;

@@ -1,5 +1,5 @@
 /*
- * viewer_common.c: options, opening sessions, notes, how a session ended,
+ * viewer_common.c: opening sessions, notes, how a session ended,
  * its backend and device, and the small text helpers of the viewer verbs.
  */
 #define _GNU_SOURCE
@@ -10,174 +10,11 @@
 #include "pitrace_cli.h"
 #include "viewer_common.h"
 
-/* ---- Options ------------------------------------------------------------------------ */
-
-void vw_error(const char *verb, const char *fmt, ...)
-{
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  for (char *p = msg; *p; p++) /* one line, whatever the message held */
-    if (*p == '\n' || *p == '\r')
-      *p = ' ';
-  fprintf(stderr, "pitrace %s: %s\n", verb, msg);
-}
-
-static const vw_opt *find_opt(const vw_opt *opts, const char *a, size_t n)
-{
-  for (; opts && opts->name; opts++)
-    if (strlen(opts->name) == n && strncmp(opts->name, a, n) == 0)
-      return opts;
-  return NULL;
-}
-
-/* Stores an option's value; false after an error message. */
-static bool set_opt(const char *verb, const vw_opt *o, const char *val)
-{
-  if (o->kind == VO_STR) {
-    *(const char **)o->dst = val;
-    return true;
-  }
-  char *end;
-  long long v = strtoll(val, &end, 10);
-  if (!*val || *end || v < 0) {
-    vw_error(verb, "%s wants a number, not '%s'", o->name, val);
-    return false;
-  }
-  *(int64_t *)o->dst = v;
-  return true;
-}
-
-/* One option at argv[*i]; 0, or 2 after an error message. */
-static int parse_opt(int argc, char **argv, int *i, const vw_opt *opts)
-{
-  const char *verb = argv[0], *a = argv[*i], *eq = strchr(a, '=');
-  size_t n = eq ? (size_t)(eq - a) : strlen(a);
-  const vw_opt *o = find_opt(opts, a, n);
-  if (!o) {
-    vw_error(verb, "unknown option '%.*s' (pitrace %s --help lists them)", (int)n, a, verb);
-    return 2;
-  }
-  if (o->kind == VO_FLAG) {
-    if (eq) {
-      vw_error(verb, "%s takes no value", o->name);
-      return 2;
-    }
-    *(bool *)o->dst = true;
-    return 0;
-  }
-  const char *val = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
-  if (!val) {
-    vw_error(verb, "%s needs a value", o->name);
-    return 2;
-  }
-  return set_opt(verb, o, val) ? 0 : 2;
-}
-
-int vw_parse(int argc, char **argv, const char *usage, const vw_opt *opts, int minpos,
-             int maxpos, vw_args *out)
-{
-  const char *verb = argv[0];
-  out->npos = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage, stdout);
-      return 1;
-    }
-    if (a[0] == '-' && a[1]) {
-      int rc = parse_opt(argc, argv, &i, opts);
-      if (rc)
-        return rc;
-      continue;
-    }
-    if (out->npos == maxpos || out->npos == 4) {
-      vw_error(verb, "unexpected argument '%s' (pitrace %s --help)", a, verb);
-      return 2;
-    }
-    out->pos[out->npos++] = a;
-  }
-  if (out->npos < minpos) {
-    const char *nl = strchr(usage, '\n');
-    vw_error(verb, "missing argument; %.*s", nl ? (int)(nl - usage) : (int)strlen(usage),
-             usage);
-    return 2;
-  }
-  return 0;
-}
-
 /* ---- Sessions ---------------------------------------------------------------------- */
 
-static char *dup_col(sqlite3_stmt *s, int col)
+const pt_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n)
 {
-  const char *t = (const char *)sqlite3_column_text(s, col);
-  return strdup(t ? t : "");
-}
-
-vw_note *vw_load_notes(pt_db *db, int64_t session, size_t *n)
-{
-  vw_note *notes = NULL;
-  size_t cap = 0;
-  *n = 0;
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(db->db,
-                         "SELECT seq, kind, kernel, device, symbol, image, symbolic_id, "
-                         "numeric_ids, hex(value), native, text FROM notes WHERE session = ? "
-                         "ORDER BY seq, idx", -1, &st, NULL) != SQLITE_OK)
-    return NULL;
-  sqlite3_bind_int64(st, 1, session);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    vw_note *v = vw_grow(notes, &cap, *n, sizeof *v);
-    if (!v)
-      break;
-    notes = v;
-    vw_note *note = &notes[(*n)++];
-    note->seq = sqlite3_column_int64(st, 0);
-    char **cols[] = {&note->kind, &note->kernel, &note->device, &note->symbol, &note->image,
-                     &note->symbolic_id, &note->numeric_ids, &note->value_hex};
-    for (int i = 0; i < 8; i++)
-      *cols[i] = dup_col(st, i + 1);
-    note->native = sqlite3_column_int(st, 9);
-    note->text = dup_col(st, 10);
-  }
-  sqlite3_finalize(st);
-  return notes;
-}
-
-void vw_free_notes(vw_note *notes, size_t n)
-{
-  for (size_t i = 0; i < n; i++) {
-    vw_note *note = &notes[i];
-    char *cols[] = {note->kind, note->kernel, note->device, note->symbol, note->image,
-                    note->symbolic_id, note->numeric_ids, note->value_hex, note->text};
-    for (int k = 0; k < 9; k++)
-      free(cols[k]);
-  }
-  free(notes);
-}
-
-const vw_note *vw_notes_at(const vw_note *notes, size_t count, int64_t seq, size_t *n)
-{
-  size_t lo = 0, hi = count;
-  while (lo < hi) { /* the first note with that seq or later */
-    size_t mid = (lo + hi) / 2;
-    if (notes[mid].seq < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  size_t k = lo;
-  while (k < count && notes[k].seq == seq)
-    k++;
-  *n = k - lo;
-  return *n ? &notes[lo] : NULL;
-}
-
-const vw_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n)
-{
-  return vw_notes_at(s->notes, s->nnotes, seq, n);
+  return pt_notes_at(s->notes, s->nnotes, seq, n);
 }
 
 /* The session's row; false after an error message. */
@@ -187,7 +24,7 @@ static bool find_session(const char *verb, vw_session *s, int64_t id)
   size_t n = 0;
   pt_session_info *all = pt_sessions(&s->db, &n, err, sizeof err);
   if (!all) {
-    vw_error(verb, "%s", err);
+    pt_verb_error(verb, "%s", err);
     return false;
   }
   char ids[256] = "";
@@ -202,8 +39,8 @@ static bool find_session(const char *verb, vw_session *s, int64_t id)
   }
   free(all);
   if (!found)
-    vw_error(verb, "%s has no session %lld (%s%s)", s->path, (long long)id,
-             n ? "it has " : "it has none", ids);
+    pt_verb_error(verb, "%s has no session %lld (%s%s)", s->path, (long long)id,
+                  n ? "it has " : "it has none", ids);
   return found;
 }
 
@@ -243,12 +80,12 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
   s->path = path;
   char err[1024];
   if (!pt_open(path, false, &s->db, err, sizeof err)) {
-    vw_error(verb, "%s", err);
+    pt_verb_error(verb, "%s", err);
     return false;
   }
   s->id = id >= 0 ? id : pt_default_session(&s->db);
   if (s->id < 0) {
-    vw_error(verb, "%s holds no session", path);
+    pt_verb_error(verb, "%s holds no session", path);
     pt_close(&s->db);
     return false;
   }
@@ -258,20 +95,20 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
   }
   vw_incomplete_reason(&s->db, s->id, s->incomplete_reason, sizeof s->incomplete_reason);
   if ((what & VW_CALLS) && !pt_load(&s->db, s->id, &s->calls, err, sizeof err)) {
-    vw_error(verb, "%s", err);
+    pt_verb_error(verb, "%s", err);
     pt_close(&s->db);
     return false;
   }
   count_threads(s);
   if (what & VW_NOTES)
-    s->notes = vw_load_notes(&s->db, s->id, &s->nnotes);
+    s->notes = pt_load_notes(&s->db, s->id, &s->nnotes);
   return true;
 }
 
 void vw_session_close(vw_session *s)
 {
   pt_calls_free(&s->calls);
-  vw_free_notes(s->notes, s->nnotes);
+  pt_free_notes(s->notes, s->nnotes);
   s->notes = NULL;
   s->nnotes = 0;
   pt_close(&s->db);
@@ -500,17 +337,6 @@ void vw_put_csv(pi_sbuf *b, const char *s)
     pi_sbuf_put(b, p, 1);
   }
   pi_sbuf_put(b, "\"", 1);
-}
-
-void *vw_grow(void *v, size_t *cap, size_t n, size_t elem)
-{
-  if (n < *cap)
-    return v;
-  size_t nc = *cap ? 2 * *cap : 16;
-  void *nv = realloc(v, nc * elem);
-  if (nv)
-    *cap = nc;
-  return nv;
 }
 
 void vw_flush(pi_sbuf *b, FILE *f)

@@ -1,10 +1,10 @@
 /*
  * viewer_common.h: what the viewer verbs (sessions, show, stats, diff,
- * export, report) share: option parsing, opening a session with one-line
- * errors, the session's notes, short readable argument text from the
- * recorded JSON, the packed arguments rebuilt for the one decoder
- * (viewer_pack.c), statistics (viewer_stats.c) and the comparison of two
- * sessions (viewer_diff.c), which the report reuses.
+ * export, report) share: opening a session with one-line errors, the
+ * session's notes, short readable argument text from the recorded JSON,
+ * the packed arguments rebuilt for the one decoder (viewer_pack.c),
+ * statistics (viewer_stats.c) and the comparison of two sessions
+ * (viewer_diff.c), which the report reuses.
  */
 #ifndef VIEWER_COMMON_H
 #define VIEWER_COMMON_H
@@ -14,42 +14,10 @@
 #include <stdio.h>
 
 #include "pi_api.h"
+#include "pitrace_cli.h"
 #include "session.h"
 
-/* ---- Options ------------------------------------------------------------------------ */
-
-typedef enum { VO_FLAG, VO_INT, VO_STR } vw_opt_kind;
-
-typedef struct vw_opt {
-  const char *name; /* "--session" */
-  vw_opt_kind kind;
-  void *dst;        /* bool *, int64_t * or const char ** */
-} vw_opt;
-
-typedef struct vw_args {
-  const char *pos[4]; /* positional arguments */
-  int npos;
-} vw_args;
-
-/* Parses a verb's arguments (argv[0] is the verb). Returns 0 when they are
- * good, 1 after printing the usage for --help, 2 after printing a one-line
- * error ("pitrace VERB: ..."). */
-int vw_parse(int argc, char **argv, const char *usage, const vw_opt *opts, int minpos,
-             int maxpos, vw_args *out);
-
-/* Prints "pitrace VERB: MESSAGE" on stderr (one line). */
-void vw_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* ---- Sessions ---------------------------------------------------------------------- */
-
-/* A note of the runtime (a link decision, a spec-constant value): it comes
- * just before the call `seq`. */
-typedef struct vw_note {
-  int64_t seq;
-  char *kind, *kernel, *device, *symbol, *image, *symbolic_id, *numeric_ids, *text;
-  char *value_hex;
-  int native;
-} vw_note;
 
 typedef struct vw_session {
   pt_db db;
@@ -59,7 +27,7 @@ typedef struct vw_session {
   char incomplete_reason[256];
   pt_calls calls;
   uint32_t nthreads; /* threads that made calls */
-  vw_note *notes;    /* sorted by seq */
+  pt_note *notes;    /* sorted by seq */
   size_t nnotes;
 } vw_session;
 
@@ -73,12 +41,7 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
 void vw_session_close(vw_session *s);
 
 /* The notes of call `seq`: *n of them from the returned one (NULL when none). */
-const vw_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n);
-/* The same in `count` notes sorted by seq. */
-const vw_note *vw_notes_at(const vw_note *notes, size_t count, int64_t seq, size_t *n);
-/* Every note of a session, sorted by seq (*n of them; NULL when none). */
-vw_note *vw_load_notes(pt_db *db, int64_t session, size_t *n);
-void vw_free_notes(vw_note *notes, size_t n);
+const pt_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n);
 
 /* Why recording of a session stopped early ("" when it did not). */
 void vw_incomplete_reason(pt_db *db, int64_t session, char *out, size_t n);
@@ -108,10 +71,6 @@ void vw_put_quoted(pi_sbuf *b, const char *s, size_t max);
 void vw_put_json_str(pi_sbuf *b, const char *s);
 /* A CSV field, quoted when it has to be. */
 void vw_put_csv(pi_sbuf *b, const char *s);
-/* Room for element n of a growable array of `elem`-byte elements: returns
- * the array (moved when it grew, *cap updated), or NULL when memory ran out
- * (the array and *cap unchanged). */
-void *vw_grow(void *v, size_t *cap, size_t n, size_t elem);
 
 /* Writes the buffer to f and empties it. */
 void vw_flush(pi_sbuf *b, FILE *f);

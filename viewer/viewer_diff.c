@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitrace_cli.h"
+#include "pitrace_viewer.h"
 #include "viewer_common.h"
 
 static const char usage[] =
@@ -57,7 +57,7 @@ const char *vw_diff_kind_name(vw_diff_kind k)
 static void add(vw_diff *d, vw_diff_kind kind, const pt_call *ca, const pt_call *cb,
                 const char *what, const char *a, const char *b)
 {
-  vw_diff_item *v = vw_grow(d->v, &d->cap, d->n, sizeof *v);
+  vw_diff_item *v = pt_grow(d->v, &d->cap, d->n, sizeof *v);
   if (!v)
     return;
   d->v = v;
@@ -90,7 +90,7 @@ size_t vw_diff_total(const vw_diff *d)
 
 static void push_row(dctx *x, int64_t ia, int64_t ib)
 {
-  diff_row *v = vw_grow(x->rows, &x->caprows, x->nrows, sizeof *v);
+  diff_row *v = pt_grow(x->rows, &x->caprows, x->nrows, sizeof *v);
   if (!v)
     return;
   x->rows = v;
@@ -384,9 +384,9 @@ static void compare_data(dctx *x, const pi_api_desc *api, const pt_call *ca, con
 static void compare_notes(dctx *x, const pt_call *ca, const pt_call *cb)
 {
   size_t na, nb;
-  const vw_note *a = vw_notes_of(x->a, ca->seq, &na), *b = vw_notes_of(x->b, cb->seq, &nb);
+  const pt_note *a = vw_notes_of(x->a, ca->seq, &na), *b = vw_notes_of(x->b, cb->seq, &nb);
   for (size_t k = 0; k < na || k < nb; k++) {
-    const vw_note *p = k < na ? &a[k] : NULL, *q = k < nb ? &b[k] : NULL;
+    const pt_note *p = k < na ? &a[k] : NULL, *q = k < nb ? &b[k] : NULL;
     if (!p && !q)
       break;
     if (p && q && strcmp(p->kind, q->kind) == 0 && strcmp(p->text, q->text) == 0 &&
@@ -530,11 +530,11 @@ int pt_diff(int argc, char **argv)
 {
   int64_t sa = -1, sb = -1;
   bool json = false, no_info = false;
-  const vw_opt opts[] = {{"--session-a", VO_INT, &sa}, {"--session-b", VO_INT, &sb},
-                         {"--json", VO_FLAG, &json},   {"--no-info", VO_FLAG, &no_info},
-                         {NULL, VO_FLAG, NULL}};
-  vw_args args;
-  int rc = vw_parse(argc, argv, usage, opts, 2, 2, &args);
+  const pt_opt opts[] = {{"--session-a", PT_OPT_INT, &sa}, {"--session-b", PT_OPT_INT, &sb},
+                         {"--json", PT_OPT_FLAG, &json}, {"--no-info", PT_OPT_FLAG, &no_info},
+                         {NULL, PT_OPT_FLAG, NULL}};
+  pt_args args;
+  int rc = pt_parse(argc, argv, usage, opts, 2, 2, &args);
   if (rc)
     return rc == 1 ? 0 : 2;
   vw_session a, b;
@@ -546,7 +546,7 @@ int pt_diff(int argc, char **argv)
   }
   vw_diff d;
   if (!vw_diff_compute(&a, &b, no_info, &d)) {
-    vw_error("diff", "out of memory comparing the sessions");
+    pt_verb_error("diff", "out of memory comparing the sessions");
     rc = 2;
   } else if (json) {
     pi_sbuf out;

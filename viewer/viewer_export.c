@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitrace_cli.h"
+#include "pitrace_viewer.h"
 #include "viewer_common.h"
 
 static const char usage[] =
@@ -222,16 +222,16 @@ int pt_export(int argc, char **argv)
 {
   int64_t session = -1;
   const char *format = NULL, *path = NULL;
-  const vw_opt opts[] = {{"--session", VO_INT, &session}, {"--format", VO_STR, &format},
-                         {"-o", VO_STR, &path}, {"--output", VO_STR, &path},
-                         {NULL, VO_FLAG, NULL}};
-  vw_args a;
-  int rc = vw_parse(argc, argv, usage, opts, 1, 1, &a);
+  const pt_opt opts[] = {{"--session", PT_OPT_INT, &session}, {"--format", PT_OPT_STR, &format},
+                         {"-o", PT_OPT_STR, &path}, {"--output", PT_OPT_STR, &path},
+                         {NULL, PT_OPT_FLAG, NULL}};
+  pt_args a;
+  int rc = pt_parse(argc, argv, usage, opts, 1, 1, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
   if (!format || (strcmp(format, "chrome") && strcmp(format, "jsonl") && strcmp(format, "csv"))) {
-    vw_error("export", "--format must be chrome, jsonl or csv%s%s", format ? ", not " : "",
-             format ? format : " (it is required)");
+    pt_verb_error("export", "--format must be chrome, jsonl or csv%s%s",
+                  format ? ", not " : "", format ? format : " (it is required)");
     return 2;
   }
   vw_session s;
@@ -239,7 +239,7 @@ int pt_export(int argc, char **argv)
     return 2;
   exporter ex = {.s = &s, .out = path ? fopen(path, "w") : stdout};
   if (!ex.out) {
-    vw_error("export", "cannot write %s: %s", path, strerror(errno));
+    pt_verb_error("export", "cannot write %s: %s", path, strerror(errno));
     vw_session_close(&s);
     return 2;
   }
@@ -250,7 +250,7 @@ int pt_export(int argc, char **argv)
   if ((path ? fclose(ex.out) : fflush(stdout)) != 0)
     rc = 2;
   if (rc)
-    vw_error("export", "writing %s failed", path ? path : "the standard output");
+    pt_verb_error("export", "writing %s failed", path ? path : "the standard output");
   pi_sbuf_free(&ex.b);
   pi_sbuf_free(&ex.tmp);
   vw_kernels_free(&ex.kernels);

@@ -74,9 +74,9 @@ void vw_pack_free(vw_pack *p)
 static void *scratch(vw_pack *p, size_t n, const char *group)
 {
   void *m = calloc(1, n ? n : 1);
-  void **blocks = m ? vw_grow(p->blocks, &p->capblocks, p->nblocks, sizeof *blocks) : NULL;
+  void **blocks = m ? pt_grow(p->blocks, &p->capblocks, p->nblocks, sizeof *blocks) : NULL;
   p->blocks = blocks ? blocks : p->blocks;
-  range *ranges = blocks ? vw_grow(p->ranges, &p->capranges, p->nranges, sizeof *ranges) : NULL;
+  range *ranges = blocks ? pt_grow(p->ranges, &p->capranges, p->nranges, sizeof *ranges) : NULL;
   p->ranges = ranges ? ranges : p->ranges;
   if (!ranges) {
     fputs("pitrace: out of memory\n", stderr);
@@ -103,7 +103,7 @@ static uint64_t tag_handle(uint8_t kind, int64_t id)
 
 static uint64_t tag_text(vw_pack *p, const char *text)
 {
-  char **texts = vw_grow(p->texts, &p->captexts, p->ntexts, sizeof *texts);
+  char **texts = pt_grow(p->texts, &p->captexts, p->ntexts, sizeof *texts);
   if (!texts)
     return 0;
   p->texts = texts;
@@ -511,18 +511,10 @@ static bool nonblocking(const pi_api_desc *api, const pt_call *c)
 static void readback_line(vw_session *s, const pt_call *c, const pi_param_desc *d, unsigned i,
                           pi_sbuf *out)
 {
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db.db, "SELECT captured_seq FROM data_rows WHERE session = ? AND "
-                                   "seq = ? AND position = ? AND role = 'readback'", -1, &st,
-                         NULL) != SQLITE_OK)
-    return;
-  sqlite3_bind_int64(st, 1, s->id);
-  sqlite3_bind_int64(st, 2, c->seq);
-  sqlite3_bind_int(st, 3, (int)i);
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+  int64_t at = pt_captured_seq(&s->db, s->id, c->seq, i);
+  if (at >= 0)
     pi_sbuf_printf(out, "\t[data] %s %s : read back when call %lld completed the read\n",
-                   d->ctype, d->name, (long long)sqlite3_column_int64(st, 0));
-  sqlite3_finalize(st);
+                   d->ctype, d->name, (long long)at);
 }
 
 void vw_pack_data_lines(vw_session *s, const pt_call *c, pi_sbuf *out)

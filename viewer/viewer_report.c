@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitrace_cli.h"
+#include "pitrace_viewer.h"
 #include "viewer_common.h"
 
 /* viewer_report.html, embedded by viewer_sources.cmake. */
@@ -185,14 +185,14 @@ static int report(vw_session *s, size_t n, const char *path, bool no_info)
   pi_sbuf data;
   pi_sbuf_init(&data, NULL, 0);
   if (!page_data(&data, s, n, no_info)) {
-    vw_error("report", "out of memory building the report");
+    pt_verb_error("report", "out of memory building the report");
     pi_sbuf_free(&data);
     return 2;
   }
   bool to_stdout = strcmp(path, "-") == 0;
   FILE *f = to_stdout ? stdout : fopen(path, "w");
   if (!f) {
-    vw_error("report", "cannot write %s: %s", path, strerror(errno));
+    pt_verb_error("report", "cannot write %s: %s", path, strerror(errno));
     pi_sbuf_free(&data);
     return 2;
   }
@@ -200,7 +200,7 @@ static int report(vw_session *s, size_t n, const char *path, bool no_info)
   ok = (to_stdout ? fflush(f) : fclose(f)) == 0 && ok;
   pi_sbuf_free(&data);
   if (!ok)
-    vw_error("report", "writing %s failed", to_stdout ? "the standard output" : path);
+    pt_verb_error("report", "writing %s failed", to_stdout ? "the standard output" : path);
   return ok ? 0 : 2;
 }
 
@@ -209,15 +209,15 @@ int pt_report(int argc, char **argv)
   int64_t sa = -1, sb = -1;
   const char *path = NULL;
   bool no_info = false;
-  const vw_opt opts[] = {{"-o", VO_STR, &path},           {"--output", VO_STR, &path},
-                         {"--session", VO_INT, &sa},      {"--session-b", VO_INT, &sb},
-                         {"--no-info", VO_FLAG, &no_info}, {NULL, VO_FLAG, NULL}};
-  vw_args a;
-  int rc = vw_parse(argc, argv, usage, opts, 1, 2, &a);
+  const pt_opt opts[] = {{"-o", PT_OPT_STR, &path}, {"--output", PT_OPT_STR, &path},
+                         {"--session", PT_OPT_INT, &sa}, {"--session-b", PT_OPT_INT, &sb},
+                         {"--no-info", PT_OPT_FLAG, &no_info}, {NULL, PT_OPT_FLAG, NULL}};
+  pt_args a;
+  int rc = pt_parse(argc, argv, usage, opts, 1, 2, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
   if (!path) {
-    vw_error("report", "say where to write the report with -o FILE.html");
+    pt_verb_error("report", "say where to write the report with -o FILE.html");
     return 2;
   }
   vw_session s[2];

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitrace_cli.h"
+#include "pitrace_viewer.h"
 #include "viewer_common.h"
 
 static const char usage[] =
@@ -61,7 +61,9 @@ static void fill_row(pt_db *db, const pt_session_info *i, row *r)
 {
   char reason[256];
   snprintf(r->id, sizeof r->id, "%lld", (long long)i->id);
-  snprintf(r->label, sizeof r->label, "%s", *i->label ? i->label : "-");
+  /* The column holds the label's start. */
+  snprintf(r->label, sizeof r->label, "%.*s", (int)sizeof r->label - 1,
+           *i->label ? i->label : "-");
   int64_t calls = i->calls >= 0 ? i->calls : count_calls(db, i->id);
   snprintf(r->calls, sizeof r->calls, "%lld", (long long)calls);
   int64_t at_least = i->duration_ns < 0 ? last_call_end(db, i->id) : -1;
@@ -116,20 +118,20 @@ static void print_rows(const row *rows, size_t n)
 
 int pt_sessions_verb(int argc, char **argv)
 {
-  vw_args a;
-  int rc = vw_parse(argc, argv, usage, NULL, 1, 1, &a);
+  pt_args a;
+  int rc = pt_parse(argc, argv, usage, NULL, 1, 1, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
   pt_db db;
   char err[1024];
   if (!pt_open(a.pos[0], false, &db, err, sizeof err)) {
-    vw_error("sessions", "%s", err);
+    pt_verb_error("sessions", "%s", err);
     return 2;
   }
   size_t n = 0;
   pt_session_info *all = pt_sessions(&db, &n, err, sizeof err);
   if (!all) {
-    vw_error("sessions", "%s", err);
+    pt_verb_error("sessions", "%s", err);
     pt_close(&db);
     return 2;
   }

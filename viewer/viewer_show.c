@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitrace_cli.h"
+#include "pitrace_viewer.h"
 #include "viewer_common.h"
 
 static const char usage[] =
@@ -75,7 +75,7 @@ static void put_notes(pi_sbuf *b, const vw_session *s, const pt_call *c, bool co
                       const vw_colors *col)
 {
   size_t n;
-  const vw_note *notes = vw_notes_of(s, c->seq, &n);
+  const pt_note *notes = vw_notes_of(s, c->seq, &n);
   for (size_t i = 0; i < n; i++)
     pi_sbuf_printf(b, compact ? "%s        # %s%s\n" : "%sSYCL_PI_TRACE[basic]: %s%s\n",
                    col->dim, notes[i].text, col->off);
@@ -190,18 +190,19 @@ int pt_show(int argc, char **argv)
   bool compact = false;
   const char *seq = NULL;
   filter f = {.thread = -1};
-  const vw_opt opts[] = {{"--session", VO_INT, &session}, {"--compact", VO_FLAG, &compact},
-                         {"--api", VO_STR, &f.api_glob},  {"--thread", VO_INT, &f.thread},
-                         {"--seq", VO_STR, &seq},         {"--errors", VO_FLAG, &f.errors},
-                         {NULL, VO_FLAG, NULL}};
-  vw_args a;
-  int rc = vw_parse(argc, argv, usage, opts, 1, 1, &a);
+  const pt_opt opts[] = {{"--session", PT_OPT_INT, &session},
+                         {"--compact", PT_OPT_FLAG, &compact},
+                         {"--api", PT_OPT_STR, &f.api_glob},
+                         {"--thread", PT_OPT_INT, &f.thread}, {"--seq", PT_OPT_STR, &seq},
+                         {"--errors", PT_OPT_FLAG, &f.errors}, {NULL, PT_OPT_FLAG, NULL}};
+  pt_args a;
+  int rc = pt_parse(argc, argv, usage, opts, 1, 1, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
   f.lo = 1;
   f.hi = INT64_MAX;
   if (seq && !parse_range(seq, &f.lo, &f.hi)) {
-    vw_error("show", "--seq wants A..B, A.., ..B or N, not '%s'", seq);
+    pt_verb_error("show", "--seq wants A..B, A.., ..B or N, not '%s'", seq);
     return 2;
   }
   bool api_ok[PI_API_COUNT];
@@ -209,7 +210,7 @@ int pt_show(int argc, char **argv)
     api_ok[i] = f.api_glob && pi_api_get(i) && fnmatch(f.api_glob, pi_api_get(i)->name, 0) == 0;
   f.api_ok = api_ok;
   if (f.api_glob && !memchr(api_ok, true, sizeof api_ok)) {
-    vw_error("show", "--api '%s' matches no PI function", f.api_glob);
+    pt_verb_error("show", "--api '%s' matches no PI function", f.api_glob);
     return 2;
   }
   vw_session s;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pitrace_cli.h"
+#include "pitrace_viewer.h"
 #include "viewer_common.h"
 
 static const char usage[] =
@@ -111,7 +111,7 @@ static int64_t kernel_group(vw_stats *st, vw_map *by_kernel, size_t *cap, const 
       vw_map_put(by_kernel, vw_arg_int(c, 1), (int64_t)k);
       return (int64_t)k;
     }
-  vw_kernel_stat *v = vw_grow(st->kernels, cap, st->nkernels, sizeof *v);
+  vw_kernel_stat *v = pt_grow(st->kernels, cap, st->nkernels, sizeof *v);
   if (!v)
     return -1;
   st->kernels = v;
@@ -228,7 +228,7 @@ static int stats(const vw_session *s)
 {
   vw_stats st;
   if (!vw_stats_compute(s, &st)) {
-    vw_error("stats", "out of memory");
+    pt_verb_error("stats", "out of memory");
     return 2;
   }
   vw_colors k = vw_colors_for(stdout);
@@ -251,9 +251,9 @@ static int stats(const vw_session *s)
 int pt_stats(int argc, char **argv)
 {
   int64_t session = -1;
-  const vw_opt opts[] = {{"--session", VO_INT, &session}, {NULL, VO_FLAG, NULL}};
-  vw_args a;
-  int rc = vw_parse(argc, argv, usage, opts, 1, 1, &a);
+  const pt_opt opts[] = {{"--session", PT_OPT_INT, &session}, {NULL, PT_OPT_FLAG, NULL}};
+  pt_args a;
+  int rc = pt_parse(argc, argv, usage, opts, 1, 1, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
   vw_session s;

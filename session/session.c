@@ -1,7 +1,8 @@
 /*
  * session.c: reading recorded sessions (session.h). Calls come from the
  * chunk rows, parsed once each, plus the calls that never returned
- * (inflight), then are sorted by sequence number.
+ * (inflight), then are sorted by sequence number. Also the runtime's
+ * notes (the notes table), which the viewer and replay both read.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -342,4 +343,158 @@ unsigned char *pt_data(pt_db *db, int64_t session, const pt_call *call, unsigned
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
   return out;
+}
+
+/* A statement on data_rows prepared with (session, seq, position) bound as
+ * its first three parameters, or NULL. */
+static sqlite3_stmt *row_query(pt_db *db, const char *sql, int64_t session, int64_t seq,
+                               unsigned position)
+{
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_int64(st, 1, session);
+  sqlite3_bind_int64(st, 2, seq);
+  sqlite3_bind_int(st, 3, (int)position);
+  return st;
+}
+
+pt_row_state pt_data_row(pt_db *db, int64_t session, int64_t seq, unsigned position,
+                         const char *role, unsigned idx)
+{
+  sqlite3_stmt *st = row_query(db, "SELECT r.hash IS NOT NULL, EXISTS(SELECT 1 FROM blobs b "
+                                   "WHERE b.hash = r.hash) FROM data_rows r WHERE r.session = ? "
+                                   "AND r.seq = ? AND r.position = ? AND r.role = ? AND "
+                                   "r.idx = ?", session, seq, position);
+  pt_row_state out = PT_ROW_NONE;
+  if (!st)
+    return out;
+  sqlite3_bind_text(st, 4, role, -1, SQLITE_STATIC);
+  sqlite3_bind_int(st, 5, (int)idx);
+  if (sqlite3_step(st) == SQLITE_ROW)
+    out = sqlite3_column_int(st, 0) && !sqlite3_column_int(st, 1) ? PT_ROW_BLOB_GONE
+                                                                  : PT_ROW_PARTIAL;
+  sqlite3_finalize(st);
+  return out;
+}
+
+int64_t pt_captured_seq(pt_db *db, int64_t session, int64_t seq, unsigned position)
+{
+  sqlite3_stmt *st = row_query(db, "SELECT captured_seq FROM data_rows WHERE session = ? AND "
+                                   "seq = ? AND position = ? AND role = 'readback'",
+                               session, seq, position);
+  int64_t out = -1;
+  if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+    out = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return out;
+}
+
+bool pt_session_exists(pt_db *db, int64_t session)
+{
+  sqlite3_stmt *st;
+  bool ok = false;
+  if (sqlite3_prepare_v2(db->db, "SELECT 1 FROM sessions WHERE id = ?", -1, &st, NULL) ==
+      SQLITE_OK) {
+    sqlite3_bind_int64(st, 1, session);
+    ok = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+  }
+  return ok;
+}
+
+size_t pt_plugins(pt_db *db, int64_t session, pt_plugin *out, size_t max)
+{
+  sqlite3_stmt *st;
+  size_t n = 0;
+  if (sqlite3_prepare_v2(db->db, "SELECT idx, name, backend FROM plugins WHERE session = ? "
+                                 "ORDER BY idx", -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_int64(st, 1, session);
+  while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+    pt_plugin *p = &out[n++];
+    p->idx = sqlite3_column_int(st, 0);
+    copy_text(p->name, sizeof p->name, sqlite3_column_text(st, 1));
+    copy_text(p->backend, sizeof p->backend, sqlite3_column_text(st, 2));
+  }
+  sqlite3_finalize(st);
+  return n;
+}
+
+/* ---- Notes ---------------------------------------------------------------------- */
+
+static char *dup_col(sqlite3_stmt *s, int col)
+{
+  const char *t = (const char *)sqlite3_column_text(s, col);
+  return strdup(t ? t : "");
+}
+
+pt_note *pt_load_notes(pt_db *db, int64_t session, size_t *n)
+{
+  pt_note *notes = NULL;
+  size_t cap = 0;
+  *n = 0;
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db->db,
+                         "SELECT seq, kind, kernel, device, symbol, image, symbolic_id, "
+                         "numeric_ids, hex(value), native, text FROM notes WHERE session = ? "
+                         "ORDER BY seq, idx", -1, &st, NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_int64(st, 1, session);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    pt_note *v = pt_grow(notes, &cap, *n, sizeof *v);
+    if (!v)
+      break;
+    notes = v;
+    pt_note *note = &notes[(*n)++];
+    note->seq = sqlite3_column_int64(st, 0);
+    char **cols[] = {&note->kind, &note->kernel, &note->device, &note->symbol, &note->image,
+                     &note->symbolic_id, &note->numeric_ids, &note->value_hex};
+    for (int i = 0; i < 8; i++)
+      *cols[i] = dup_col(st, i + 1);
+    note->native = sqlite3_column_int(st, 9);
+    note->text = dup_col(st, 10);
+  }
+  sqlite3_finalize(st);
+  return notes;
+}
+
+void pt_free_notes(pt_note *notes, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    pt_note *note = &notes[i];
+    char *cols[] = {note->kind, note->kernel, note->device, note->symbol, note->image,
+                    note->symbolic_id, note->numeric_ids, note->value_hex, note->text};
+    for (int k = 0; k < 9; k++)
+      free(cols[k]);
+  }
+  free(notes);
+}
+
+const pt_note *pt_notes_at(const pt_note *notes, size_t count, int64_t seq, size_t *n)
+{
+  size_t lo = 0, hi = count;
+  while (lo < hi) { /* the first note with that seq or later */
+    size_t mid = (lo + hi) / 2;
+    if (notes[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  size_t k = lo;
+  while (k < count && notes[k].seq == seq)
+    k++;
+  *n = k - lo;
+  return *n ? &notes[lo] : NULL;
+}
+
+void *pt_grow(void *v, size_t *cap, size_t n, size_t elem)
+{
+  if (n < *cap)
+    return v;
+  size_t nc = *cap ? 2 * *cap : 16;
+  void *nv = realloc(v, nc * elem);
+  if (nv)
+    *cap = nc;
+  return nv;
 }

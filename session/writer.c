@@ -5,7 +5,7 @@
  * JSON array, stores payloads once by content hash, and writes it all to
  * SQLite in transactions committed at least every 50 ms (so a killed
  * process loses at most that much, and the database, in WAL mode, is never
- * corrupt). The schema and its views are in schema.sql (docs/schema.md).
+ * corrupt). The schema and its views are in schema.c (docs/schema.md).
  *
  * When writing fails (a full disk, an unwritable path) recording stops with
  * one warning, the session is marked incomplete where that still can be
@@ -28,14 +28,11 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "shim_internal.h"
+#include "recorder.h"
+#include "schema.h"
 
-#define SCHEMA_VERSION 1
 #define COMMIT_NS (50u * 1000000u)
-#define INLINE_DATA 64 /* payloads up to this are stored in their data row */
 #define MAX_ITEMS_VIEW 64
-
-extern const char shim_schema_sql[];
 
 static sqlite3 *db;
 static sqlite3_stmt *st_chunk, *st_inflight, *st_inflight_done, *st_data, *st_blob, *st_handle,
@@ -353,21 +350,19 @@ static void store_data(uint64_t seq, unsigned position, const char *role, unsign
   sqlite3_bind_int64(st_data, 6, (int64_t)full);
   if (captured_seq >= 0)
     sqlite3_bind_int64(st_data, 9, captured_seq);
-  if (size <= INLINE_DATA || !bytes) {
+  if (size <= PT_INLINE_DATA || !bytes) {
     if (bytes && (size || full == 0))
       sqlite3_bind_blob(st_data, 8, bytes, (int)size, SQLITE_STATIC);
     sqlite3_bind_int64(st_data, 10, (int64_t)size);
   } else {
-    XXH128_hash_t h = XXH3_128bits(bytes, size);
-    unsigned char key[16];
-    memcpy(key, &h.high64, 8);
-    memcpy(key + 8, &h.low64, 8);
-    sqlite3_bind_blob(st_blob, 1, key, 16, SQLITE_TRANSIENT);
+    unsigned char key[PT_BLOB_KEY];
+    pt_blob_key(bytes, size, key);
+    sqlite3_bind_blob(st_blob, 1, key, PT_BLOB_KEY, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st_blob, 2, (int64_t)size);
     sqlite3_bind_blob64(st_blob, 3, bytes, size, SQLITE_STATIC);
     if (!step(st_blob, "storing data"))
       return;
-    sqlite3_bind_blob(st_data, 7, key, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_blob(st_data, 7, key, PT_BLOB_KEY, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st_data, 10, (int64_t)size);
   }
   step(st_data, "storing data");
@@ -464,7 +459,7 @@ static const char hexdigits[] = "0123456789ABCDEF";
 static void keep_data(pending_call *c, unsigned position, const char *role, unsigned index,
                       const void *bytes, uint64_t size, uint64_t full)
 {
-  if (size > INLINE_DATA) {
+  if (size > PT_INLINE_DATA) {
     store_data(c->seq, position, role, index, bytes, size, full, -1);
     return;
   }
@@ -2168,9 +2163,9 @@ static bool open_db(void)
   sqlite3_stmt *v = prepare("SELECT value FROM pitrace_meta WHERE key='schema_version'");
   int version = v && sqlite3_step(v) == SQLITE_ROW ? sqlite3_column_int(v, 0) : 0;
   sqlite3_finalize(v);
-  if (version != SCHEMA_VERSION) {
+  if (version != PT_SCHEMA_VERSION) {
     fprintf(stderr, "pitrace: %s holds pitrace schema version %d, this recorder writes "
-                    "version %d; record to another file\n", path, version, SCHEMA_VERSION);
+                    "version %d; record to another file\n", path, version, PT_SCHEMA_VERSION);
     sqlite3_close(db);
     db = NULL;
     return false;
@@ -2220,7 +2215,7 @@ bool writer_start(void)
     sqlite3_bind_text(s, 8, env.p ? env.p : "{}", -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 9, modes[shim_cfg.data_mode], -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 10, shim_cfg.filter, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(s, 11, SCHEMA_VERSION);
+    sqlite3_bind_int(s, 11, PT_SCHEMA_VERSION);
   }
   bool ok = s && step(s, "starting the session");
   sqlite3_finalize(s);

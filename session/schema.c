@@ -4,6 +4,11 @@
  * data; the pi_* views give readable names and values for plain sqlite3.
  * Created with IF NOT EXISTS, so several sessions share one file.
  */
+#include <string.h>
+#include <xxhash.h>
+
+#include "schema.h"
+
 const char shim_schema_sql[] =
     "CREATE TABLE IF NOT EXISTS pitrace_meta(key TEXT PRIMARY KEY, value TEXT);\n"
     "INSERT OR IGNORE INTO pitrace_meta VALUES ('format', 'pitrace session');\n"
@@ -158,3 +163,10 @@ const char shim_schema_sql[] =
     "    hex(n.value) AS value_hex, length(n.value) AS size,\n"
     "    CASE n.native WHEN 1 THEN 'native' ELSE 'emulated' END AS how, n.text\n"
     "  FROM notes n WHERE n.kind = 'spec_constant';\n";
+
+void pt_blob_key(const void *bytes, size_t size, unsigned char key[PT_BLOB_KEY])
+{
+  XXH128_hash_t h = XXH3_128bits(bytes, size);
+  memcpy(key, &h.high64, 8);
+  memcpy(key + 8, &h.low64, 8);
+}

@@ -17,8 +17,7 @@
 #include <stdint.h>
 
 #include "json.h"
-
-#define PT_SCHEMA_VERSION 1
+#include "schema.h"
 
 typedef struct pt_db {
   sqlite3 *db;
@@ -28,7 +27,7 @@ typedef struct pt_db {
 
 /* Called by pt_open with the path first when set: pitrace sets it to
  * salvage the calls that recording processes which are gone left in ring
- * files beside the database (interposer/ringfile.c). */
+ * files beside the database (ringfile.c). */
 extern void (*pt_salvage_hook)(const char *path);
 
 /* Opens a session database read-only (read-write when `writable`). On
@@ -75,7 +74,48 @@ void pt_calls_free(pt_calls *c);
 unsigned char *pt_data(pt_db *db, int64_t session, const pt_call *call, unsigned position,
                        const char *role, unsigned idx, size_t *size, size_t *full);
 
+/* Why pt_data found no complete payload: no row at all, a row recorded
+ * in part (meta mode, a data cap), or a row whose blob is gone. */
+typedef enum { PT_ROW_NONE, PT_ROW_PARTIAL, PT_ROW_BLOB_GONE } pt_row_state;
+pt_row_state pt_data_row(pt_db *db, int64_t session, int64_t seq, unsigned position,
+                         const char *role, unsigned idx);
+/* The seq at which the "readback" payload of parameter `position` of call
+ * `seq` was captured (-1: unknown). */
+int64_t pt_captured_seq(pt_db *db, int64_t session, int64_t seq, unsigned position);
+
+/* Whether the file holds session `session`. */
+bool pt_session_exists(pt_db *db, int64_t session);
+
+/* A recorded plugin (the plugins table). */
+typedef struct pt_plugin {
+  int idx;
+  char name[256], backend[32];
+} pt_plugin;
+/* The plugins of a session, by index: up to max into out; returns the count. */
+size_t pt_plugins(pt_db *db, int64_t session, pt_plugin *out, size_t max);
+
 /* The default session of a file: the only one, or the last. -1 if none. */
 int64_t pt_default_session(pt_db *db);
+
+/* A note of the runtime (a link decision, a spec-constant value): it comes
+ * just before the call `seq`. */
+typedef struct pt_note {
+  int64_t seq;
+  char *kind, *kernel, *device, *symbol, *image, *symbolic_id, *numeric_ids, *text;
+  char *value_hex;
+  int native;
+} pt_note;
+
+/* Every note of a session, sorted by seq (*n of them; NULL when none). */
+pt_note *pt_load_notes(pt_db *db, int64_t session, size_t *n);
+void pt_free_notes(pt_note *notes, size_t n);
+/* The notes of call `seq` in `count` notes sorted by seq: *n of them from
+ * the returned one (NULL when none). */
+const pt_note *pt_notes_at(const pt_note *notes, size_t count, int64_t seq, size_t *n);
+
+/* Room for element n of a growable array of `elem`-byte elements: returns
+ * the array (moved when it grew, *cap updated), or NULL when memory ran out
+ * (the array and *cap unchanged). */
+void *pt_grow(void *v, size_t *cap, size_t n, size_t elem);
 
 #endif /* PT_SESSION_H */

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shim_internal.h"
+#include "recorder.h"
 
 shim_config shim_cfg;
 shim_instance shim_instances[SHIM_MAX_INSTANCES];

@@ -9,9 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pitrace_cli.h"
+#include "cli_verbs.h"
+#include "pitrace_replay.h"
+#include "pitrace_viewer.h"
+#include "recorder.h"
 #include "session.h"
-#include "shim_internal.h"
 
 /* Before any verb reads a session: the calls a recording process that is
  * gone (killed, _exit) left in its ring file go into the database. */
@@ -38,12 +40,6 @@ static const struct {
     {"export", pt_export, "Chrome trace JSON, JSON Lines or CSV"},
     {"report", pt_report, "one self-contained HTML report"},
 };
-
-bool pt_use_color(int fd)
-{
-  const char *nc = getenv("NO_COLOR");
-  return isatty(fd) && !(nc && *nc);
-}
 
 static void usage(FILE *f)
 {

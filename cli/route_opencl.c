@@ -18,11 +18,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_verbs.h"
 #include "pitrace_cli.h"
 
 #define ICD_RELATIVE "/../etc/OpenCL/vendors/pitrace.icd"
@@ -121,32 +123,17 @@ static const char run_usage[] =
 
 int pt_run(int argc, char **argv)
 {
-  bool route = true;
-  int i = 1;
-  for (; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) {
-      i++;
-      break;
-    }
-    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-      fputs(run_usage, stdout);
-      return 0;
-    }
-    if (strcmp(argv[i], "--no-opencl") == 0) {
-      route = false;
-      continue;
-    }
-    if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "pitrace run: unknown option '%s' (pitrace run --help)\n", argv[i]);
-      return 2;
-    }
-    break;
-  }
-  if (i >= argc) {
-    fprintf(stderr, "pitrace run: no command to run: pitrace run [--no-opencl] -- CMD [ARGS...]\n");
+  bool no_opencl = false;
+  const pt_opt opts[] = {{"--no-opencl", PT_OPT_FLAG, &no_opencl}, {NULL, PT_OPT_FLAG, NULL}};
+  pt_args a;
+  int rc = pt_parse(argc, argv, run_usage, opts, 0, PT_ARGS_COMMAND, &a);
+  if (rc)
+    return rc == 1 ? 0 : 2;
+  if (!a.cmd) {
+    pt_verb_error("run", "no command to run: pitrace run [--no-opencl] -- CMD [ARGS...]");
     return 2;
   }
-  if (route) {
+  if (!no_opencl) {
     char err[2 * PATH_MAX + 256];
     char *icd = pt_opencl_icd(err, sizeof err);
     if (!icd) {
@@ -156,8 +143,8 @@ int pt_run(int argc, char **argv)
     pt_route_opencl(icd);
     free(icd);
   }
-  execvp(argv[i], argv + i);
+  execvp(a.cmd[0], a.cmd);
   int e = errno;
-  fprintf(stderr, "pitrace run: cannot run %s: %s\n", argv[i], strerror(e));
+  fprintf(stderr, "pitrace run: cannot run %s: %s\n", a.cmd[0], strerror(e));
   return e == ENOENT ? 127 : 126;
 }

@@ -8,7 +8,7 @@
  *
  * The command runs with SYCL_PI_RECORD set to the sessions directory, so
  * every process that makes PI calls records into a session file of its own
- * there (interposer/writer.c names it pitrace-<pid>-<time>.db): processes
+ * there (session/writer.c names it pitrace-<pid>-<time>.db): processes
  * recording at the same time share nothing. It also gets
  * PITRACE_RECORD_RUN, a token of this run, which the shim keeps with the
  * session's environment (sessions.env): that tells this run's sessions
@@ -51,9 +51,10 @@
 #include <unistd.h>
 
 #include "pi_api.h"
+#include "cli_verbs.h"
 #include "pitrace_cli.h"
 #include "session.h"
-#include "shim_internal.h"
+#include "recorder.h"
 
 #define RUN_VAR "PITRACE_RECORD_RUN"
 #define LAST_CALLS 5     /* calls shown before a failing session's end */
@@ -281,96 +282,37 @@ static char *command_text(char **cmd)
 
 /* ---- Options -------------------------------------------------------------------- */
 
-/* Whether argv[*i] is option `shrt` (may be NULL) or `lng`, with its value
- * in *v: "--lng=V", "--lng V", "-sV", "-s V". 1: yes, 0: another
- * argument, -1: the option without its value. */
-static int option_value(int argc, char **argv, int *i, const char *shrt, const char *lng,
-                        const char **v)
-{
-  const char *a = argv[*i];
-  size_t n = strlen(lng);
-  if (strncmp(a, lng, n) == 0 && a[n] == '=') {
-    *v = a + n + 1;
-    return 1;
-  }
-  if (shrt && strncmp(a, shrt, 2) == 0 && a[2] != 0) {
-    *v = a + 2;
-    return 1;
-  }
-  if (strcmp(a, lng) != 0 && !(shrt && strcmp(a, shrt) == 0))
-    return 0;
-  if (*i + 1 >= argc)
-    return -1;
-  *v = argv[++*i];
-  return 1;
-}
-
 /* Parses the verb's arguments; -1 when they are fine, else the exit status. */
 static int parse_options(int argc, char **argv, options *o)
 {
   memset(o, 0, sizeof *o);
   o->dir = "pitrace-sessions";
   o->keep = KEEP_ALWAYS;
-  int i = 1;
-  for (; i < argc; i++) {
-    const char *a = argv[i], *v = NULL;
-    if (strcmp(a, "--") == 0) {
-      i++;
-      break;
-    }
-    if (a[0] != '-' || a[1] == 0)
-      break; /* the command */
-    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-      fputs(usage_text, stdout);
-      return 0;
-    }
-    if (strcmp(a, "--backtrace") == 0) {
-      o->backtrace = true;
-      continue;
-    }
-    if (strcmp(a, "--no-opencl") == 0) {
-      o->no_opencl = true;
-      continue;
-    }
-    static const struct {
-      const char *shrt, *lng;
-    } valued[] = {{"-o", "--output"}, {NULL, "--keep"}, {NULL, "--data"}, {NULL, "--label"}};
-    size_t k = 0;
-    int r = 0;
-    for (; k < sizeof valued / sizeof *valued; k++)
-      if ((r = option_value(argc, argv, &i, valued[k].shrt, valued[k].lng, &v)) != 0)
-        break;
-    if (r == 0)
-      return usage_error("unknown option '%s'", a);
-    if (r < 0)
-      return usage_error("%s needs a value", a);
-    switch (k) {
-    case 0:
-      if (!*v)
-        return usage_error("-o needs a directory");
-      o->dir = v;
-      break;
-    case 1:
-      if (strcmp(v, "always") == 0)
-        o->keep = KEEP_ALWAYS;
-      else if (strcmp(v, "on-failure") == 0)
-        o->keep = KEEP_ON_FAILURE;
-      else
-        return usage_error("--keep takes always or on-failure, not '%s'", v);
-      break;
-    case 2:
-      if (strcmp(v, "none") != 0 && strcmp(v, "meta") != 0 && strcmp(v, "all") != 0)
-        return usage_error("--data takes none, meta or all, not '%s'", v);
-      o->data = v;
-      break;
-    default:
-      o->label = v;
-      break;
-    }
-  }
-  if (i >= argc)
+  const char *keep = NULL;
+  const pt_opt opts[] = {{"-o", PT_OPT_STR, &o->dir},
+                         {"--output", PT_OPT_STR, &o->dir},
+                         {"--keep", PT_OPT_STR, &keep},
+                         {"--data", PT_OPT_STR, &o->data},
+                         {"--label", PT_OPT_STR, &o->label},
+                         {"--backtrace", PT_OPT_FLAG, &o->backtrace},
+                         {"--no-opencl", PT_OPT_FLAG, &o->no_opencl},
+                         {NULL, PT_OPT_FLAG, NULL}};
+  pt_args a;
+  int rc = pt_parse(argc, argv, usage_text, opts, 0, PT_ARGS_COMMAND, &a);
+  if (rc)
+    return rc == 1 ? 0 : 2;
+  if (!*o->dir)
+    return usage_error("-o needs a directory");
+  if (keep && strcmp(keep, "on-failure") == 0)
+    o->keep = KEEP_ON_FAILURE;
+  else if (keep && strcmp(keep, "always") != 0)
+    return usage_error("--keep takes always or on-failure, not '%s'", keep);
+  if (o->data && strcmp(o->data, "none") != 0 && strcmp(o->data, "meta") != 0 &&
+      strcmp(o->data, "all") != 0)
+    return usage_error("--data takes none, meta or all, not '%s'", o->data);
+  if (!a.cmd)
     return usage_error("no command to run: pitrace record [OPTIONS] -- CMD [ARGS...]");
-  o->cmd = argv + i;
+  o->cmd = a.cmd;
   if (!o->no_opencl) {
     char err[2 * PATH_MAX + 256];
     if (!(o->icd = pt_opencl_icd(err, sizeof err)))

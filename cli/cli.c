@@ -1,0 +1,151 @@
+/*
+ * cli.c: what every verb of the pitrace command shares (pitrace_cli.h):
+ * the one argument parser, one-line errors, and whether to colour output.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pitrace_cli.h"
+
+bool pt_use_color(int fd)
+{
+  const char *nc = getenv("NO_COLOR");
+  return isatty(fd) && !(nc && *nc);
+}
+
+void pt_verb_error(const char *verb, const char *fmt, ...)
+{
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  for (char *p = msg; *p; p++) /* one line, whatever the message held */
+    if (*p == '\n' || *p == '\r')
+      *p = ' ';
+  fprintf(stderr, "pitrace %s: %s\n", verb, msg);
+}
+
+/* ---- Arguments ------------------------------------------------------------------------ */
+
+static const pt_opt *find_opt(const pt_opt *opts, const char *a, size_t n)
+{
+  for (; opts && opts->name; opts++)
+    if (strlen(opts->name) == n && strncmp(opts->name, a, n) == 0)
+      return opts;
+  return NULL;
+}
+
+/* Stores an option's value; false after an error message. */
+static bool set_opt(const char *verb, const pt_opt *o, const char *val)
+{
+  if (o->kind == PT_OPT_STR) {
+    *(const char **)o->dst = val;
+    return true;
+  }
+  char *end;
+  errno = 0;
+  bool ok;
+  if (o->kind == PT_OPT_REAL) {
+    double v = strtod(val, &end);
+    ok = *val && !*end && !errno && v >= 0;
+    if (ok)
+      *(double *)o->dst = v;
+  } else {
+    long long v = strtoll(val, &end, 10);
+    ok = *val && !*end && !errno && v >= 0;
+    if (ok)
+      *(int64_t *)o->dst = v;
+  }
+  if (!ok)
+    pt_verb_error(verb, "bad argument '%s': %s wants a number", val, o->name);
+  return ok;
+}
+
+/* One option at argv[*i]: "--name=V", "--name V", "-oV", "-o V". 0, or 2
+ * after an error message. */
+static int parse_opt(int argc, char **argv, int *i, const pt_opt *opts)
+{
+  const char *verb = argv[0], *a = argv[*i], *inline_val = NULL;
+  size_t n;
+  if (a[1] == '-') {
+    const char *eq = strchr(a, '=');
+    n = eq ? (size_t)(eq - a) : strlen(a);
+    inline_val = eq ? eq + 1 : NULL;
+  } else {
+    n = 2;
+    inline_val = a[2] ? a + 2 : NULL;
+  }
+  const pt_opt *o = find_opt(opts, a, n);
+  if (!o) {
+    pt_verb_error(verb, "unknown option '%.*s' (pitrace %s --help lists them)",
+                  a[1] == '-' ? (int)n : (int)strlen(a), a, verb);
+    return 2;
+  }
+  if (o->kind == PT_OPT_FLAG) {
+    if (inline_val) {
+      pt_verb_error(verb, "%s takes no value", o->name);
+      return 2;
+    }
+    *(bool *)o->dst = true;
+    return 0;
+  }
+  const char *val = inline_val ? inline_val : *i + 1 < argc ? argv[++*i] : NULL;
+  if (!val) {
+    pt_verb_error(verb, "%s needs a value", o->name);
+    return 2;
+  }
+  return set_opt(verb, o, val) ? 0 : 2;
+}
+
+int pt_parse(int argc, char **argv, const char *usage, const pt_opt *opts, int minpos,
+             int maxpos, pt_args *out)
+{
+  const char *verb = argv[0];
+  bool command = maxpos == PT_ARGS_COMMAND, options = true;
+  out->npos = 0;
+  out->cmd = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (options && strcmp(a, "--") == 0) {
+      options = false;
+      if (command) {
+        out->cmd = i + 1 < argc ? argv + i + 1 : NULL;
+        return 0;
+      }
+      continue;
+    }
+    if (options && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+      fputs(usage, stdout);
+      return 1;
+    }
+    if (options && a[0] == '-' && a[1]) {
+      int rc = parse_opt(argc, argv, &i, opts);
+      if (rc)
+        return rc;
+      continue;
+    }
+    if (command) {
+      out->cmd = argv + i;
+      return 0;
+    }
+    if (out->npos == maxpos || out->npos == PT_ARGS_MAX) {
+      pt_verb_error(verb, "unexpected argument '%s' (pitrace %s --help)", a, verb);
+      return 2;
+    }
+    out->pos[out->npos++] = a;
+  }
+  if (!command && out->npos < minpos) {
+    const char *nl = strchr(usage, '\n');
+    pt_verb_error(verb, "missing argument; %.*s",
+                  nl ? (int)(nl - usage) : (int)strlen(usage), usage);
+    return 2;
+  }
+  return 0;
+}

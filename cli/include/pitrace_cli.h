@@ -1,0 +1,52 @@
+/*
+ * pitrace_cli.h: what every verb of the pitrace command shares (cli.c).
+ * Each verb takes its own arguments (argv[0] is the verb) and returns the
+ * process's exit status. Conventions for every verb: --help prints its
+ * usage and exits 0; a bad argument or an unreadable, foreign or damaged
+ * file prints one line "pitrace VERB: ..." on stderr and exits 2; colours
+ * only on a terminal and never with NO_COLOR set.
+ */
+#ifndef PITRACE_CLI_H
+#define PITRACE_CLI_H
+
+#include <stdbool.h>
+
+/* ---- Arguments: one parser for every verb -----------------------------------------
+ * A long option takes its value as --name=VALUE or --name VALUE, a short
+ * one (-o) as -o VALUE or -oVALUE; a flag takes none. -h and --help print
+ * the verb's usage; "--" ends the options. */
+
+typedef enum { PT_OPT_FLAG, PT_OPT_INT, PT_OPT_REAL, PT_OPT_STR } pt_opt_kind;
+
+typedef struct pt_opt {
+  const char *name; /* "--session", or "-o" */
+  pt_opt_kind kind;
+  void *dst;        /* bool *, int64_t * (a number >= 0), double * (>= 0) or const char ** */
+} pt_opt;
+
+#define PT_ARGS_MAX 4
+/* As maxpos: options come first; the first other argument, or what follows
+ * "--", is a command to run (pitrace record, pitrace run). */
+#define PT_ARGS_COMMAND (-1)
+
+typedef struct pt_args {
+  const char *pos[PT_ARGS_MAX]; /* positional arguments */
+  int npos;
+  char **cmd; /* with PT_ARGS_COMMAND: the command and its arguments, or NULL when none */
+} pt_args;
+
+/* Parses a verb's arguments (argv[0] is the verb) against `opts`, ended by
+ * one whose name is NULL (opts itself may be NULL), with minpos to maxpos
+ * positional arguments (or PT_ARGS_COMMAND). Returns 0 when they are good,
+ * 1 after printing the usage for --help, 2 after printing a one-line error
+ * ("pitrace VERB: ..."). */
+int pt_parse(int argc, char **argv, const char *usage, const pt_opt *opts, int minpos,
+             int maxpos, pt_args *out);
+
+/* Prints "pitrace VERB: MESSAGE" on stderr (one line). */
+void pt_verb_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Whether to colour output written to `fd` (a terminal, NO_COLOR unset). */
+bool pt_use_color(int fd);
+
+#endif

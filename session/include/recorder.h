@@ -1,0 +1,256 @@
+/*
+ * recorder.h: the recorder's shared pieces, between the application-side
+ * capture (the shim, interposer/shim.c) and the SQLite writer thread
+ * (writer.c): instances (one per wrapped plugin), per-thread rings of
+ * binary records in the ring file (ringfile.c), and the writer's entry
+ * points, salvage included (which pitrace calls too).
+ *
+ * Data flow: a wrapped PI call writes an ENTRY record (before the real call,
+ * so a crash still shows it) and an EXIT record (after) into its thread's
+ * ring; each takes a ticket from one global counter. The writer merges the
+ * rings in ticket order, so everything a call depends on (the call that
+ * created a handle it uses) is processed before it; it numbers calls,
+ * maps handles and USM pointers to stable ids, encodes arguments and
+ * writes batches to SQLite. No lock is held across the real plugin call.
+ */
+#ifndef PITRACE_RECORDER_H
+#define PITRACE_RECORDER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "pi/pi.h"
+#include "pi_api.h"
+#include "pirt.h"
+
+#define SHIM_MAX_INSTANCES 8
+#define SHIM_MAX_FRAMES 32
+
+/* One wrapped plugin. */
+typedef struct shim_instance {
+  struct pi_function_table target; /* the real plugin's table */
+  uint32_t index;                  /* plugin index in the session */
+  char name[256], path[1024], version[32], backend[32];
+} shim_instance;
+
+/* ---- Records ------------------------------------------------------------------
+ * Every record starts with this header and is 8-byte aligned in its ring. */
+enum {
+  REC_WRAP = 1,     /* the producer went back to the ring's start */
+  REC_ENTRY = 2,    /* a call began: argv, copies of what it reads */
+  REC_EXIT = 3,     /* it returned: result, out-values, what it wrote */
+  REC_READBACK = 4, /* data a non-blocking call wrote, captured later */
+  REC_NOTE = 5,     /* a runtime decision (pirt_note) for the next call */
+  REC_THREAD = 6    /* a thread's first record: its OS thread id */
+};
+
+typedef struct rec_hdr {
+  uint32_t size;   /* whole record, aligned */
+  uint8_t type;
+  uint8_t api;     /* pi_api_id for ENTRY/EXIT */
+  uint8_t instance;
+  uint8_t flags;
+  uint64_t ticket;
+} rec_hdr;
+
+/* Payloads follow a record's fixed part as items. */
+typedef struct rec_item {
+  uint8_t position; /* parameter */
+  uint8_t role;     /* ITEM_* */
+  uint16_t index;   /* element of an array of payloads (binaries, sources) */
+  uint32_t heap;    /* 1: `data` holds a malloc'd pointer the writer frees */
+  uint64_t size;    /* bytes of data (captured) */
+  uint64_t full;    /* bytes the call really had (size < full: capped) */
+} rec_item;
+
+enum {
+  ITEM_IN = 1,      /* data the call read (buffers, sources, arrays) */
+  ITEM_OUT = 2,     /* data the call wrote */
+  ITEM_VALUE = 3,   /* an out-parameter's value(s) read after the call */
+  ITEM_STRING = 4,  /* a string the call read or returned */
+  ITEM_META = 5     /* a summary of a structure (binaries: target, format) */
+};
+
+typedef struct rec_entry {
+  rec_hdr h;
+  uint64_t t0;
+  uint32_t thread;
+  uint16_t nitems;
+  uint16_t nframes;
+  uint64_t argv[]; /* one per parameter; then nframes uintptr_t frames,
+                      then nitems (rec_item + data) */
+} rec_entry;
+
+typedef struct rec_exit {
+  rec_hdr h;
+  uint64_t entry_ticket;
+  uint64_t t1;
+  int32_t result;
+  uint16_t nitems;
+  uint16_t pad;
+} rec_exit;
+
+typedef struct rec_readback {
+  rec_hdr h;
+  uint64_t call_ticket; /* the call that wrote the data */
+  uint8_t position;
+  uint8_t pad[7];
+  uint64_t size;
+  uint32_t heap;
+  uint32_t pad2;
+  /* then the data (or a pointer when heap) */
+} rec_readback;
+
+typedef struct rec_note {
+  rec_hdr h;
+  uint32_t kind;
+  uint32_t native;
+  uint32_t num_ids;
+  uint32_t text_len;
+  uint64_t value_len;
+  /* then: kernel, device, symbol, image, symbolic_id (NUL-terminated),
+   * numeric ids (uint32), value bytes, text */
+} rec_note;
+
+typedef struct rec_thread {
+  rec_hdr h;
+  uint32_t index;
+  int32_t tid;
+} rec_thread;
+
+/* A single-producer single-consumer byte ring. The producer's and the
+ * consumer's positions live on cache lines of their own, and each side
+ * re-reads the other's only when its cached copy says it must: otherwise
+ * every call would bounce one line between the two cores.
+ *
+ * The ring (this structure and its bytes) lives in the session's ring file
+ * (ringfile.c), a shared file mapping that outlives the process: `head` is
+ * the commit word (a record is complete once head is stored past it,
+ * release), `tail` is what the database holds (the producer may reuse the
+ * bytes before it), `rd` is how far the writer has read (ahead of tail
+ * until the next database commit). */
+typedef struct shim_ring {
+  _Alignas(64) _Atomic size_t head; /* producer: next write offset (monotonic) */
+  size_t tail_seen;                 /* producer's copy of tail */
+  _Alignas(64) _Atomic size_t tail; /* committed to the database (monotonic) */
+  size_t head_seen;                 /* consumer's copy of head */
+  size_t rd;                        /* consumer: next read offset (monotonic) */
+  _Alignas(64) unsigned char *buf;  /* this process's address of the bytes */
+  size_t cap;
+  struct shim_ring *next;
+  uint32_t thread_index;
+  uint32_t slot; /* its slot in the ring file; RING_NO_SLOT: process memory */
+  _Atomic bool dead; /* the thread exited */
+} shim_ring;
+
+#define RING_NO_SLOT UINT32_MAX
+
+/* ---- Global state ----------------------------------------------------------- */
+
+typedef struct shim_config {
+  char path[4096];
+  char label[256];
+  int data_mode;       /* DATA_NONE, DATA_META, DATA_ALL */
+  uint64_t data_cap;   /* bytes per payload */
+  bool backtrace;
+  uint8_t api_on[PI_API_COUNT]; /* the API filter */
+  char filter[512];
+} shim_config;
+
+enum { DATA_NONE = 0, DATA_META = 1, DATA_ALL = 2 };
+
+extern shim_config shim_cfg;
+extern shim_instance shim_instances[SHIM_MAX_INSTANCES];
+extern _Atomic uint32_t shim_ninstances;
+extern _Atomic bool shim_recording; /* false: pass every call through */
+
+/* Rings: the writer walks this list; a thread adds its ring once. */
+extern _Atomic(shim_ring *) shim_rings;
+
+/* Monotonic nanoseconds. */
+static inline uint64_t shim_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- The ring file (ringfile.c) -------------------------------------------------
+ * <database>-rings.<pid>.<random>: a header (session, clock origin, the
+ * wrapped plugins) and one slot per recording thread (its shim_ring, then
+ * its bytes). The recording process holds a write lock (fcntl) on it for
+ * its whole life, so whoever finds it unlocked knows its process is gone
+ * and may salvage it (writer_salvage). */
+
+#define RINGFILE_MAGIC 0x31474e4952545050ULL /* "PPTRING1" */
+#define RINGFILE_HEADER (32u << 10)
+#define RINGFILE_CTL 4096u /* a slot's shim_ring, on its own page */
+enum { RINGFILE_LIVE = 1, RINGFILE_DONE = 2 };
+
+typedef struct ringfile_instance {
+  char name[256], path[1024], version[32], backend[32];
+  uint32_t index;
+  uint32_t set;
+} ringfile_instance;
+
+typedef struct ringfile_hdr {
+  uint64_t magic;
+  uint32_t version;
+  _Atomic uint32_t state;
+  int64_t session;
+  int64_t start_unix_ns;
+  uint64_t session_t0; /* the session's monotonic origin */
+  uint64_t ring_cap;
+  uint64_t slot_size;  /* RINGFILE_CTL + ring_cap */
+  int32_t pid;
+  _Atomic uint32_t nslots; /* slots ready to read */
+  ringfile_instance instances[SHIM_MAX_INSTANCES];
+} ringfile_hdr;
+
+_Static_assert(sizeof(ringfile_hdr) <= RINGFILE_HEADER, "ring file header too large");
+_Static_assert(sizeof(shim_ring) <= RINGFILE_CTL, "ring control too large");
+
+/* Creates the ring file beside `db_path` for `session`; false (with one
+ * warning) when it cannot: rings then stay in process memory. */
+bool ringfile_create(const char *db_path, int64_t session, uint64_t session_t0,
+                     int64_t start_unix_ns);
+/* A ring for the calling thread: a new slot of the ring file, else process
+ * memory; NULL when neither can be had. */
+shim_ring *ringfile_new_ring(uint32_t thread_index);
+/* Copies shim_instances[i] into the file's header. */
+void ringfile_note_instance(uint32_t i);
+/* The session ended in order: marks the file done and removes it. */
+void ringfile_remove(void);
+
+/* ---- The writer (writer.c) ------------------------------------------------------- */
+
+/* Opens the database and starts the writer thread; false (after one
+ * warning) when recording cannot start. */
+bool writer_start(void);
+/* Asks the writer to process everything, write the session's end and stop.
+ * `how` is "teardown", "exit" or "signal"; waits at most `timeout_ms`. */
+void writer_finish(const char *how, int signo, int timeout_ms);
+/* Asks the writer to write everything so far now (waits at most
+ * timeout_ms); recording goes on. */
+void writer_flush(int timeout_ms);
+
+/* How a process whose rings are salvaged ended, when the caller knows
+ * (pitrace record reaped it): fills *wait_status (as waitpid gives it) and
+ * returns true. */
+typedef bool (*writer_status_fn)(void *ctx, int pid, int64_t start_unix_ns, int *wait_status);
+
+/* Salvages the ring files beside `db_path` whose processes are gone: every
+ * complete record goes into the database through the writer's own
+ * decoding, the session is marked ended ('killed' or '_exit'), and the
+ * ring file is removed. Returns the number of sessions salvaged, or -1
+ * with a one-line reason in `err` (the ring files are then left as they
+ * are). `status_of` may be NULL. Not thread-safe: one salvage at a time,
+ * and not in a process that records itself. */
+int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
+                   size_t errn);
+
+#endif /* PITRACE_RECORDER_H */

@@ -1,0 +1,27 @@
+/*
+ * schema.h: the session database's schema (schema.c, docs/schema.md): its
+ * version, the SQL that creates its tables and views, and how payloads are
+ * stored, for whatever writes a session database (the recorder's writer,
+ * pitrace extract).
+ */
+#ifndef PT_SCHEMA_H
+#define PT_SCHEMA_H
+
+#include <stddef.h>
+
+/* The schema version this build writes and reads. */
+#define PT_SCHEMA_VERSION 1
+
+/* Creates the tables and views (IF NOT EXISTS: several sessions share one
+ * file). */
+extern const char shim_schema_sql[];
+
+/* Payloads up to this many bytes are stored in their call (or data row);
+ * larger ones once, in blobs, by the key pt_blob_key gives. */
+#define PT_INLINE_DATA 64
+#define PT_BLOB_KEY 16
+
+/* The blobs key of a payload: its XXH3-128 hash, high half first. */
+void pt_blob_key(const void *bytes, size_t size, unsigned char key[PT_BLOB_KEY]);
+
+#endif /* PT_SCHEMA_H */

@@ -1,2 +1,0 @@
-# The record verb's sources.
-set(PITRACE_RECORD_SOURCES record.c route_opencl.c)
