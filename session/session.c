@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "session.h"
 
@@ -44,17 +45,30 @@ bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn
   }
   fclose(f);
   int flags = writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
-  if (sqlite3_open_v2(path, &out->db, flags, NULL) != SQLITE_OK) {
-    snprintf(err, errn, "%s: cannot open: %s", path, sqlite3_errmsg(out->db));
+  sqlite3_stmt *s = NULL;
+  int rc;
+  for (;;) {
+    if (sqlite3_open_v2(path, &out->db, flags, NULL) != SQLITE_OK) {
+      snprintf(err, errn, "%s: cannot open: %s", path, sqlite3_errmsg(out->db));
+      sqlite3_close(out->db);
+      out->db = NULL;
+      return false;
+    }
+    sqlite3_busy_timeout(out->db, 5000);
+    rc = sqlite3_prepare_v2(out->db, "SELECT value FROM pitrace_meta WHERE key = "
+                                     "'schema_version'", -1, &s, NULL);
+    /* A process killed while it recorded can leave a WAL index that must
+     * be rebuilt before anyone reads, which a read-only connection may not
+     * do (SQLITE_READONLY_RECOVERY): read through a read-write one then,
+     * where the file allows it. */
+    if (rc == SQLITE_OK || flags != SQLITE_OPEN_READONLY ||
+        sqlite3_extended_errcode(out->db) != SQLITE_READONLY_RECOVERY || access(path, W_OK) != 0)
+      break;
     sqlite3_close(out->db);
     out->db = NULL;
-    return false;
+    flags = SQLITE_OPEN_READWRITE;
   }
-  sqlite3_busy_timeout(out->db, 5000);
   snprintf(out->path, sizeof out->path, "%s", path);
-  sqlite3_stmt *s = NULL;
-  int rc = sqlite3_prepare_v2(out->db, "SELECT value FROM pitrace_meta WHERE key = "
-                                       "'schema_version'", -1, &s, NULL);
   if (rc != SQLITE_OK) {
     const char *why = sqlite3_errmsg(out->db);
     if (strstr(why, "no such table"))

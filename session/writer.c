@@ -2388,8 +2388,24 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   sqlite3_stmt *q = NULL;
   const char *ended = NULL;
   int64_t pid = 0, start_ns = 0;
-  if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2(db, "SELECT ended, pid, start_unix_ns FROM sessions WHERE id=?", -1,
+  if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, sqlite3_errmsg(db));
+    ret = -1;
+    goto out;
+  }
+  /* The schema and the session are committed together, after the ring
+   * file is made: a database without its tables belongs to a process that
+   * died before its session began, so the ring file holds nothing. */
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = 'sessions'", -1, &q,
+                         NULL) == SQLITE_OK &&
+      sqlite3_step(q) == SQLITE_DONE) {
+    sqlite3_finalize(q);
+    unlink(file);
+    goto out;
+  }
+  sqlite3_finalize(q);
+  q = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT ended, pid, start_unix_ns FROM sessions WHERE id=?", -1,
                          &q, NULL) != SQLITE_OK) {
     snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, sqlite3_errmsg(db));
     ret = -1;
