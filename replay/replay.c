@@ -256,6 +256,10 @@ static void release_live(rp_engine *e, int64_t last_seq)
         (released && e->ran && e->ran[released - e->s->calls.v]) ||
         !release_args(e, rel, (uint64_t)sqlite3_column_int64(st, 0), creator, argv))
       continue;
+    rp_own_call(e, "pitrace replay's clean-up: releases %s#%lld (made at recorded seq %lld), "
+                "which the recording %s", kind, (long long)sqlite3_column_int64(st, 0),
+                (long long)sqlite3_column_int64(st, 2),
+                released ? "released only after where the replay stopped" : "never released");
     pi_api_invoke(e->t, rel->id, argv);
   }
   sqlite3_finalize(st);

@@ -510,6 +510,10 @@ static bool binaries_out(rp_engine *e, rp_cc *cc, unsigned i)
   void **bufs = alloc_n(cc, n ? n : 1, sizeof *bufs, 0);
   uint64_t q[5] = {cc->argv[0], PI_PROGRAM_INFO_BINARY_SIZES, n * sizeof *sizes,
                    (uint64_t)(uintptr_t)sizes, 0};
+  if (sizes && bufs)
+    rp_own_call(e, "pitrace replay's own query: the sizes of the binaries recorded seq %lld "
+                "asks for",
+                (long long)cc->c->seq);
   if (!sizes || !bufs || pi_api_invoke(e->t, PI_API_piProgramGetInfo, q) != PI_SUCCESS)
     return fail(cc, "seq %lld %s: the sizes of the program's binaries cannot be had: cannot "
                 "replay", (long long)cc->c->seq, cc->api->name);

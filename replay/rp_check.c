@@ -113,8 +113,11 @@ static int defer_data(rp_engine *e, rp_cc *cc, unsigned i)
     pd.event = cc->slot[ev];
     pd.own_event = cc->own_event == ev;
     uint64_t a[1] = {pd.event};
-    if (!pd.own_event)
+    if (!pd.own_event) {
+      rp_own_call(e, "pitrace replay's data check: keeps the event of recorded seq %lld "
+                  "to compare its data once complete", (long long)cc->c->seq);
       pi_api_invoke(e->t, PI_API_piEventRetain, a);
+    }
   }
   rp_lock(e);
   bool ok = rp_push(&e->pending, &e->npending, &e->cap_pending, sizeof pd, &pd);
@@ -143,7 +146,11 @@ static int check_pending_one(rp_engine *e, rp_pending *pd)
 {
   if (pd->event) {
     uint64_t wait[2] = {1, (uint64_t)(uintptr_t)&pd->event}, rel[1] = {pd->event};
+    rp_own_call(e, "pitrace replay's data check: waits for the event of recorded seq %lld",
+                (long long)pd->call->seq);
     pi_api_invoke(e->t, PI_API_piEventsWait, wait);
+    rp_own_call(e, "pitrace replay's data check: releases the event of recorded seq %lld",
+                (long long)pd->call->seq);
     pi_api_invoke(e->t, PI_API_piEventRelease, rel);
   }
   int st = compare_data(e, pd->call, pd->text, pd->position, pd->want, pd->buf, pd->size);

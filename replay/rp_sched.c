@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,19 @@ static bool keeps_memory(const rp_cc *cc)
          (create && (cc->argv[1] & PI_MEM_FLAGS_HOST_PTR_USE));
 }
 
+void rp_own_call(const rp_engine *e, const char *fmt, ...)
+{
+  if (e->stand_ins)
+    return;
+  char text[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  pirt_note note = {.kind = PIRT_NOTE_REPLAY, .text = text};
+  pirt_note_emit(&note);
+}
+
 /* The runtime's recorded decisions that explained call c (link decisions,
  * spec-constant values), handed on again just before it on this thread:
  * a recording of the replay then holds them, tied to the same call. */
@@ -65,7 +79,7 @@ static void emit_notes(const rp_engine *e, const pt_call *c)
     pirt_note note = {.kernel = v[i].kernel, .device = v[i].device, .text = v[i].text,
                       .symbol = v[i].symbol, .image = v[i].image,
                       .symbolic_id = v[i].symbolic_id, .native = v[i].native != 0};
-    for (int k = PIRT_NOTE_LINK; k <= PIRT_NOTE_SPEC_CONST; k++)
+    for (int k = PIRT_NOTE_LINK; k <= PIRT_NOTE_REPLAY; k++)
       if (strcmp(v[i].kind, pi_note_kind_name((unsigned)k)) == 0)
         note.kind = (pirt_note_kind)k;
     uint32_t ids[256];

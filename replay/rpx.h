@@ -176,6 +176,12 @@ void rp_engine_free(rp_engine *e);
 
 /* ---- Threads (rp_sched.c) ------------------------------------------------------------ */
 
+/* Says, in a recording of the replay (a `replay` note, docs/notes.md), that
+ * the next PI call of this thread is the replay's own, not one of the
+ * recorded application's: `pitrace diff` lists it apart and does not count
+ * it. Nothing with --plugin (no runtime to record it). */
+void rp_own_call(const rp_engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Replays calls[0..n) keeping each recorded thread's order and every
  * cross-thread order the recording shows; returns the engine status. */
 int rp_run(rp_engine *e, const pt_call *const *calls, size_t n);

@@ -110,6 +110,19 @@ static char *device_name(const char *db)
   return v + 1;
 }
 
+/* The recorded PI_DEVICE_INFO_NAME answer for device#id, unquoted. */
+static char *name_of(const char *db, long long id)
+{
+  char q[512];
+  snprintf(q, sizeof q, "SELECT value FROM pi_args WHERE name = 'param_value' AND value LIKE "
+           "'\"%%' AND seq IN (SELECT seq FROM pi_args WHERE value = 'PI_DEVICE_INFO_NAME') AND "
+           "seq IN (SELECT seq FROM pi_args WHERE position = 0 AND value = 'device#%lld')", id);
+  char *v = sql(db, q);
+  cr_assert(strlen(v) > 2, "no name recorded for device#%lld", id);
+  v[strlen(v) - 1] = 0;
+  return v + 1;
+}
+
 /* ---- sessions --------------------------------------------------------------------- */
 
 Test(viewer, sessions_lists_each_session_with_backend_device_calls_and_end)
@@ -391,12 +404,35 @@ Test(viewer, diff_of_one_program_twice_on_one_device_is_the_same)
   cr_assert_eq(pitrace(&out, &err, "diff", s1, s2, NULL), 0, "%s%s", out, err);
 }
 
-Test(viewer, diff_of_a_session_and_its_replay_finds_the_calls_the_same)
+/* Records `pitrace replay DB` on the device of icd into a new database. */
+static char *record_replay(const char *db, const char *icd)
+{
+  char *b = tu_temp_path(".db"), *out;
+  const char *argv[] = {PITRACE, "replay", db, NULL};
+  const char *env[] = {kv("SYCL_PI_RECORD", b), icd, "RUSTICL_ENABLE=swrast", NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "replay of %s: %s", db, out);
+  free(out);
+  return b;
+}
+
+static bool replay_built(void)
 {
   const char *help[] = {PITRACE, "replay", "--help", NULL};
+  char *out;
+  bool ok = tu_run(help, NULL, &out) == 0;
+  free(out);
+  return ok;
+}
+
+#define SAME_SUMMARY                                                                          \
+  "only in A 0, only in B 0; differences: 0 argument, 0 result, 0 info, 0 data, 0 note, 0 " \
+  "order"
+
+Test(viewer, diff_of_a_session_and_its_replay_finds_the_calls_the_same)
+{
+  if (!replay_built())
+    cr_skip_test("pitrace replay is not built");
   char *out, *err;
-  if (tu_run(help, NULL, &out) != 0)
-    cr_skip_test("pitrace replay is not built: %s", out);
   /* The replay's runtime discovers the devices as the application's did,
    * and the replay issues the rest: the same calls, info queries included.
    * Also with a device filter, where no other plugin is probed after the
@@ -409,17 +445,294 @@ Test(viewer, diff_of_a_session_and_its_replay_finds_the_calls_the_same)
               {BIN "/shared_lib", NULL},
               {BIN "/spec_const", NULL}};
   for (int k = 0; k < 4; k++) {
-    char *a = tu_temp_path(".db"), *b = tu_temp_path(".db");
+    char *a = tu_temp_path(".db");
     const char *app[] = {runs[k].app, NULL};
     cr_assert_eq(record_into(a, app, POCL, runs[k].filter), 0);
     const char *argv[] = {PITRACE, "replay", a, NULL};
+    char *b = tu_temp_path(".db");
     const char *env[] = {kv("SYCL_PI_RECORD", b), POCL, runs[k].filter, NULL};
     cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
     cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 0, "%s%s", out, err);
-    cr_assert(strstr(out, "only in A 0, only in B 0; differences: 0 argument, 0 result, 0 "
-                          "info, 0 data, 0 note: same"),
-              "%s: %s", runs[k].app, out);
+    cr_assert(strstr(out, SAME_SUMMARY ": same"), "%s: %s", runs[k].app, out);
   }
+}
+
+/* An application that leaves its objects to the process's end: its
+ * recorded replay releases them at its end (marked by `replay` notes),
+ * and the diff lists those calls apart without counting them. On both
+ * devices. */
+Test(viewer, diff_of_a_leaking_session_and_its_replay_is_the_same)
+{
+  if (!replay_built())
+    cr_skip_test("pitrace replay is not built");
+  const char *icds[] = {POCL, RUSTICL};
+  for (int d = 0; d < 2; d++) {
+    char *a = record("diff_leak", icds[d]), *b = record_replay(a, icds[d]), *out, *err;
+    /* What the application never released: each is released by the replay. */
+    long long leaked = sql_int(a, "SELECT count(*) FROM handles WHERE created = 1 AND "
+                                  "released_seq IS NULL AND kind NOT IN ('platform', 'device')");
+    cr_assert_geq(leaked, 7, "%lld", leaked);
+    cr_assert_eq(sql_int(b, "SELECT count(*) FROM notes WHERE kind = 'replay' AND text LIKE "
+                            "'%clean-up%'"), leaked);
+    cr_assert_eq(sql_int(b, "SELECT count(*) FROM calls") - sql_int(a, "SELECT count(*) FROM "
+                                                                     "calls"), leaked);
+    cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 0, "%s%s", out, err);
+    char want[160];
+    snprintf(want, sizeof want, SAME_SUMMARY "; not counted: %lld replay's own, 0 teardown: same",
+             leaked);
+    cr_assert(strstr(out, want), "%s", out);
+    cr_assert_eq(tu_count(out, "\n= "), leaked, "%s", out);
+    cr_assert(strstr(out, "piContextRelease(context#3) = PI_SUCCESS  [pitrace replay's clean-up: "
+                          "releases context#3 (made at recorded seq "), "%s", out);
+    /* The other way round too. */
+    cr_assert_eq(pitrace(&out, &err, "diff", b, a, NULL), 0, "%s%s", out, err);
+    cr_assert_eq(pitrace(&out, &err, "diff", "--json", a, b, NULL), 0, "%s", err);
+    pt_json_arena ar = {0};
+    pt_json *j = parse(&ar, out), *v = member(j, "differences");
+    cr_assert_eq(member(member(j, "summary"), "replay")->u.i, leaked);
+    for (uint32_t i = 0; i < v->n; i++) {
+      cr_assert_str_eq(member(v->u.items[i], "kind")->u.s, "replay");
+      cr_assert(member(v->u.items[i], "counted")->type == PJ_BOOL && !member(v->u.items[i], "counted")->u.i);
+    }
+    pt_json_arena_free(&ar);
+  }
+}
+
+/* The replay's data checks (a non-blocking read's event kept, waited for
+ * and released) and its teardown of a process that ended by _exit are the
+ * replay's, not differences. */
+Test(viewer, diff_of_a_replay_leaves_out_its_data_checks_and_teardown)
+{
+  if (!replay_built())
+    cr_skip_test("pitrace replay is not built");
+  char *out, *err;
+  char *a = tu_temp_path(".db");
+  const char *readback[] = {BIN "/record_prog", "readback", NULL};
+  cr_assert_eq(record_into(a, readback, POCL, NULL), 0);
+  char *b = record_replay(a, POCL);
+  cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 0, "%s%s", out, err);
+  cr_assert(strstr(out, "piEventsWait(1, [event#") && strstr(out, "[pitrace replay's data check: "
+                                                                  "waits for the event of "),
+            "%s", out);
+  cr_assert(strstr(out, SAME_SUMMARY "; not counted: 3 replay's own, 0 teardown: same"), "%s",
+            out);
+
+  char *x = tu_temp_path(".db");
+  const char *quit[] = {BIN "/record_prog", "exit", "3", NULL};
+  cr_assert_eq(record_into(x, quit, POCL, NULL), 3);
+  cr_assert_eq(sql_int(x, "SELECT count(*) FROM pi_calls WHERE api = 'piTearDown'"),
+               0);
+  char *y = record_replay(x, POCL);
+  cr_assert_gt(sql_int(y, "SELECT count(*) FROM pi_calls WHERE api = 'piTearDown'"),
+               0);
+  cr_assert_eq(pitrace(&out, &err, "diff", x, y, NULL), 0, "%s%s", out, err);
+  cr_assert(strstr(out, "piTearDown(NULL) = PI_SUCCESS  [teardown, in one session only"), "%s",
+            out);
+  cr_assert(strstr(out, "; not counted: 0 replay's own, "), "%s", out);
+  cr_assert(strstr(out, " teardown: same"), "%s", out);
+}
+
+/* PoCL against rusticl: the same program on two devices differs in what
+ * the devices say of themselves, results and data, never in handles. */
+Test(viewer, diff_of_pocl_and_rusticl_lists_only_real_differences)
+{
+  const char *progs[] = {"vadd", "diff_leak", "shared_lib", "spec_const"};
+  for (int k = 0; k < 4; k++) {
+    char *pocl = record(progs[k], POCL), *rusticl = record(progs[k], RUSTICL), *out, *err;
+    cr_assert_eq(pitrace(&out, &err, "diff", "--json", pocl, rusticl, NULL), 1, "%s%s", out,
+                 err);
+    pt_json_arena ar = {0};
+    pt_json *j = parse(&ar, out), *v = member(j, "differences");
+    cr_assert_gt(member(member(j, "summary"), "info")->u.i, 0, "%s", progs[k]);
+    for (uint32_t i = 0; i < v->n; i++) {
+      const char *kind = member(v->u.items[i], "kind")->u.s;
+      cr_assert(strcmp(kind, "info") == 0 || strcmp(kind, "data") == 0 ||
+                    strcmp(kind, "note") == 0 || strcmp(kind, "result") == 0,
+                "%s: %s: %s", progs[k], kind, member(v->u.items[i], "what")->u.s);
+      if (strcmp(kind, "note") == 0) /* the runtime's notes name the device */
+        cr_assert(strstr(member(v->u.items[i], "a")->u.s, device_name(pocl)), "%s", out);
+    }
+    pt_json_arena_free(&ar);
+  }
+}
+
+/* Both devices visible to both runs; the first runs on PoCL's device, the
+ * second on rusticl's: the discovery is the same, so each session's device
+ * corresponds to the other's of the same platform, and the calls that use
+ * one are real differences naming both devices by the calls that made them. */
+Test(viewer, diff_reports_a_handle_that_corresponds_to_another_object)
+{
+  char *dir = tu_temp_path(".d");
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  char pocl_icd[4200], rusticl_icd[4200];
+  snprintf(pocl_icd, sizeof pocl_icd, "%s/pocl.icd", dir);
+  snprintf(rusticl_icd, sizeof rusticl_icd, "%s/rusticl.icd", dir);
+  const char *cp[] = {"/bin/cp", "/etc/OpenCL/vendors/pocl.icd",
+                      "/etc/OpenCL/vendors/rusticl.icd", dir, NULL};
+  char *cpout;
+  cr_assert_eq(tu_run(cp, NULL, &cpout), 0, "%s", cpout);
+  char *icd = kv("OCL_ICD_VENDORS", dir), *db[2];
+  const char *app[] = {BIN "/vadd", NULL};
+  for (int d = 0; d < 2; d++) {
+    db[d] = tu_temp_path(".db");
+    cr_assert_eq(record_into(db[d], app, icd, d ? "SYCL_DEVICE_FILTER=opencl:cpu:1"
+                                                : "SYCL_DEVICE_FILTER=opencl:cpu:0"), 0);
+  }
+  long long used[2], other[2], made[2][2];
+  for (int d = 0; d < 2; d++) {
+    used[d] = sql_int(db[d], "SELECT substr(value, 8) FROM pi_args WHERE seq = (SELECT min(seq) FROM "
+                             "pi_calls WHERE api = 'piextQueueCreate') AND name = 'device'");
+    other[d] = sql_int(db[d], "SELECT id FROM handles WHERE kind = 'device' ORDER BY id");
+    made[d][0] = sql_int(db[d], "SELECT created_seq FROM handles WHERE kind = 'device' ORDER BY id");
+    made[d][1] = sql_int(db[d], "SELECT created_seq FROM handles WHERE kind = 'device' ORDER BY "
+                                "id DESC");
+  }
+  cr_assert_eq(used[0], other[0], "the first run uses the first platform's device");
+  cr_assert_neq(used[1], other[1], "the second run uses the second platform's device");
+  char *out, *err, want[1024];
+  cr_assert_eq(pitrace(&out, &err, "diff", "--no-info", db[0], db[1], NULL), 1, "%s%s", out, err);
+  snprintf(want, sizeof want, "piextQueueCreate: argument device: different objects: A's "
+           "device#%lld (made by A %lld piDevicesGet: \"%s\") vs B's device#%lld (made by B %lld "
+           "piDevicesGet: \"%s\"); A's corresponds to B's device#%lld, B's to A's device#%lld: "
+           "device#%lld vs device#%lld", used[0], made[0][0], name_of(db[0], used[0]), used[1],
+           made[1][1], name_of(db[1], used[1]), used[0], used[1], used[0], used[1]);
+  cr_assert(strstr(out, want), "wanted %s in\n%s", want, out);
+  /* The context, the queue and the build name the device: three calls. */
+  cr_assert(strstr(out, "differences: 3 argument, 0 result, 0 info, 0 data, 0 note, 0 order: "
+                        "different"), "%s", out);
+  /* The same sessions each against itself: equal. */
+  cr_assert_eq(pitrace(&out, &err, "diff", db[1], db[1], NULL), 0, "%s%s", out, err);
+}
+
+/* Runs SQL on a session database (to edit it). */
+static void sql_exec(const char *db, const char *query)
+{
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  char *msg = NULL;
+  cr_assert_eq(sqlite3_exec(h, query, NULL, NULL, &msg), SQLITE_OK, "%s: %s", query, msg);
+  sqlite3_close(h);
+}
+
+/* Sets element PATH (a JSON path inside the call) of call `seq` of a
+ * session's chunks. */
+static void set_in_call(const char *db, long long seq, const char *path, const char *value)
+{
+  char *q;
+  cr_assert(asprintf(&q, "UPDATE chunks SET calls = json_set(calls, '$[' || (SELECT j.key FROM "
+                         "json_each(chunks.calls) j WHERE json_extract(j.value, '$[0]') = %lld) "
+                         "|| ']%s', json(%s)) WHERE EXISTS (SELECT 1 FROM json_each(chunks.calls) "
+                         "j WHERE json_extract(j.value, '$[0]') = %lld)",
+                     seq, path, value, seq) > 0);
+  sql_exec(db, q);
+  free(q);
+}
+
+/* A copy of a session database. */
+static char *copy_db(const char *db)
+{
+  char *c = tu_temp_path(".db"), *out;
+  const char *cp[] = {"/bin/cp", db, c, NULL};
+  cr_assert_eq(tu_run(cp, NULL, &out), 0, "%s", out);
+  free(out);
+  return c;
+}
+
+/* Every (seq, position, value) of a session's arguments that print as
+ * `value` or `[value]`, into seqs/positions/arrays; returns how many. */
+static int args_naming(const char *db, const char *value, long long *seqs, int *pos, bool *array,
+                       int max)
+{
+  sqlite3 *h;
+  sqlite3_stmt *st;
+  cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT seq, position, value FROM pi_args WHERE value = ?1 "
+                                     "OR value = '[' || ?1 || ']' ORDER BY seq", -1, &st, NULL),
+               SQLITE_OK);
+  sqlite3_bind_text(st, 1, value, -1, SQLITE_STATIC);
+  int n = 0;
+  while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+    seqs[n] = sqlite3_column_int64(st, 0);
+    pos[n] = sqlite3_column_int(st, 1);
+    array[n++] = *(const char *)sqlite3_column_text(st, 2) == '[';
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return n;
+}
+
+/* A session edited so that one call uses another buffer than the one
+ * its run created for it: the diff names both buffers by the calls that
+ * made them. A copy with the buffer renumbered (other ids, objects that
+ * correspond) is the same. */
+Test(viewer, diff_names_both_objects_when_a_call_uses_another_buffer)
+{
+  char *a = record("vadd", POCL), *b = copy_db(a), *out, *err;
+  /* vadd's second kernel argument is its second buffer; B's gets the first. */
+  long long set = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piextKernelSetArgMemObj' "
+                             "ORDER BY seq LIMIT 1 OFFSET 1");
+  long long mem1 = sql_int(a, "SELECT id FROM handles WHERE kind = 'mem' ORDER BY id");
+  long long mem2 = sql_int(a, "SELECT id FROM handles WHERE kind = 'mem' ORDER BY id LIMIT 1 "
+                              "OFFSET 1");
+  long long made1 = sql_int(a, "SELECT created_seq FROM handles WHERE kind = 'mem' ORDER BY id");
+  long long made2 = sql_int(a, "SELECT created_seq FROM handles WHERE kind = 'mem' ORDER BY id "
+                               "LIMIT 1 OFFSET 1");
+  char v[64], want[512];
+  snprintf(v, sizeof v, "'[%lld]'", mem1);
+  set_in_call(b, set, "[7][3]", v);
+  cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 1, "%s%s", out, err);
+  snprintf(want, sizeof want, "piextKernelSetArgMemObj: argument arg_value: different objects: "
+           "A's mem#%lld (made by A %lld piMemBufferCreate) vs B's mem#%lld (made by B %lld "
+           "piMemBufferCreate); A's corresponds to B's mem#%lld, B's to A's mem#%lld: [mem#%lld] "
+           "vs [mem#%lld]", mem2, made2, mem1, made1, mem2, mem1, mem2, mem1);
+  cr_assert(strstr(out, want), "wanted %s in\n%s", want, out);
+  cr_assert_eq(tu_count(out, "\n~ "), 1, "%s", out);
+  cr_assert(strstr(out, "differences: 1 argument, 0 result"), "%s", out);
+
+  /* Renumbered: C's second buffer is mem#1000 wherever it is named (its
+   * creation, the write, the kernel argument, the release). */
+  char *c = copy_db(a), name[32];
+  snprintf(name, sizeof name, "mem#%lld", mem2);
+  long long seqs[16];
+  int pos[16];
+  bool array[16];
+  int n = args_naming(a, name, seqs, pos, array, 16);
+  cr_assert_eq(n, 4, "%d", n);
+  for (int i = 0; i < n; i++) {
+    char path[32];
+    snprintf(path, sizeof path, "[7][%d]", pos[i]);
+    set_in_call(c, seqs[i], path, array[i] ? "'[1000]'" : "1000");
+  }
+  cr_assert_eq(args_naming(c, "mem#1000", seqs, pos, array, 16), 4);
+  cr_assert_eq(pitrace(&out, &err, "diff", a, c, NULL), 0, "%s%s", out, err);
+  cr_assert(strstr(out, SAME_SUMMARY ": same"), "%s", out);
+  /* And the edited session against it: the same one difference. */
+  cr_assert_eq(pitrace(&out, &err, "diff", c, b, NULL), 1, "%s%s", out, err);
+  cr_assert(strstr(out, "A's mem#1000 (made by A "), "%s", out);
+}
+
+/* Two calls swapped: each is found in the other session, out of order. */
+Test(viewer, diff_reports_calls_out_of_order)
+{
+  char *a = record("vadd", POCL), *b = copy_db(a), *out, *err;
+  long long k = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piKernelRelease'");
+  long long p = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piProgramRelease'");
+  cr_assert_eq(p, k + 1);
+  char q[256], v[1024];
+  /* B releases the program first (each call keeps its place's seq). */
+  for (int i = 0; i < 2; i++) {
+    snprintf(q, sizeof q, "SELECT j.value FROM chunks, json_each(chunks.calls) j WHERE "
+             "json_extract(j.value, '$[0]') = %lld", i ? k : p);
+    snprintf(v, sizeof v, "json_set('%s', '$[0]', %lld)", sql(a, q), i ? p : k);
+    set_in_call(b, i ? p : k, "", v);
+  }
+  cr_assert_eq(sql_int(b, "SELECT seq FROM pi_calls WHERE api = 'piProgramRelease'"), k);
+  cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 1, "%s%s", out, err);
+  cr_assert(strstr(out, ": order: the same call, out of the order the other calls align in"),
+            "%s", out);
+  cr_assert(strstr(out, "only in A 0, only in B 0; differences: 0 argument, 0 result, 0 info, 0 "
+                        "data, 0 note, 1 order: different"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "order", a, b, NULL), 0, "%s%s", out, err);
 }
 
 /* Changes byte 8 of the data vadd read back. */
@@ -462,6 +775,73 @@ Test(viewer, diff_finds_data_differences_and_calls_in_only_one)
   cr_assert(strstr(out, "piKernelCreate: argument kernel_name: \"vadd\" vs \"convolution\""),
             "%s", out);
   cr_assert(strstr(out, "note link: (none) vs Link decision"), "%s", out);
+}
+
+/* Every line of out that starts with `prefix` has `needle`; how many. */
+static int lines_all_have(const char *out, const char *prefix, const char *needle)
+{
+  int n = 0;
+  for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+    if (strncmp(l, prefix, strlen(prefix)) == 0) {
+      const char *end = strchr(l, '\n');
+      char *line = strndup(l, end ? (size_t)(end - l) : strlen(l));
+      cr_assert(strstr(line, needle), "'%s' lacks '%s'", line, needle);
+      free(line);
+      n++;
+    }
+  return n;
+}
+
+Test(viewer, diff_ignore_and_only_filter_by_api_and_kind)
+{
+  char *pocl = record("vadd", POCL), *rusticl = record("vadd", RUSTICL), *out, *err;
+  cr_assert_eq(pitrace(&out, &err, "diff", pocl, rusticl, NULL), 1, "%s%s", out, err);
+  int all = tu_count(out, "\n~ ");
+  cr_assert_gt(all, 2, "%s", out);
+  /* By kind. */
+  cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "info", pocl, rusticl, NULL), 0, "%s", out);
+  char want[96];
+  snprintf(want, sizeof want, "; %d left out by --ignore/--only: same\n", all);
+  cr_assert(strstr(out, want), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--only", "args,result,data", pocl, rusticl, NULL), 0,
+               "%s", out);
+  /* By API glob, and both. */
+  cr_assert_eq(pitrace(&out, &err, "diff", "--only", "piDeviceGetInfo", pocl, rusticl, NULL), 1);
+  int dev = lines_all_have(out, "~ ", "piDeviceGetInfo: info ");
+  cr_assert(dev > 0 && dev < all, "%d of %d\n%s", dev, all, out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--only=piPlatformGetInfo:info", pocl, rusticl, NULL),
+               1);
+  cr_assert_eq(lines_all_have(out, "~ ", "piPlatformGetInfo: info "), all - dev, "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "*GetInfo", pocl, rusticl, NULL), 0);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "piDeviceGetInfo", "--ignore",
+                       "piPlatform*", pocl, rusticl, NULL), 0, "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "piDeviceGetInfo:args", pocl, rusticl,
+                       NULL), 1);
+  cr_assert_eq(tu_count(out, "\n~ "), all);
+  /* Data: a read-back changed. */
+  char *b = record("vadd", POCL);
+  corrupt_readback(b);
+  char *a = record("vadd", POCL);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--only", "data", a, b, NULL), 1);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "data", a, b, NULL), 0);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "piEnqueueMemBufferRead", a, b, NULL), 0);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--json", "--only", "info", a, b, NULL), 0);
+  cr_assert(strstr(out, "\"ignored\":1}"), "%s", out);
+  /* Bad patterns: one line, exit 2. */
+  const struct {
+    const char *opt, *value, *says;
+  } bad[] = {{"--only", "foo", "pitrace diff: --only 'foo': neither a kind"},
+             {"--ignore", "pi*:bogus", "pitrace diff: --ignore 'pi*:bogus': unknown kind 'bogus'"},
+             {"--ignore", "", "pitrace diff: --ignore wants a pattern"},
+             {"--only", "args,,data", "pitrace diff: --only '': neither a kind"}};
+  for (int i = 0; i < 4; i++) {
+    cr_assert_eq(pitrace(&out, &err, "diff", bad[i].opt, bad[i].value, a, b, NULL), 2, "%s", err);
+    cr_assert_eq(lines(err), 1, "%s", err);
+    cr_assert(strstr(err, bad[i].says), "%s", err);
+    cr_assert_str_empty(out);
+  }
+  cr_assert_eq(pitrace(&out, &err, "diff", a, b, "--only", NULL), 2, "%s", err);
+  cr_assert(strstr(err, "--only needs a value"), "%s", err);
 }
 
 /* ---- export ----------------------------------------------------------------------- */

@@ -188,8 +188,12 @@ void vw_stats_free(vw_stats *st);
  * match_a[i] is the index in b that a[i] pairs with, or -1. */
 bool vw_align(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, int64_t *match_a);
 
+/* What differs. VD_REPLAY (a call a recorded replay made itself, marked by
+ * its `replay` note) and VD_TEARDOWN (piTearDown in one session only) are
+ * listed but are no differences. */
 typedef enum {
-  VD_ONLY_A, VD_ONLY_B, VD_ARG, VD_RESULT, VD_INFO, VD_DATA, VD_NOTE, VD_KINDS
+  VD_ONLY_A, VD_ONLY_B, VD_ARG, VD_RESULT, VD_INFO, VD_DATA, VD_NOTE, VD_ORDER, VD_REPLAY,
+  VD_TEARDOWN, VD_KINDS
 } vw_diff_kind;
 
 typedef struct vw_diff_item {
@@ -204,6 +208,7 @@ typedef struct vw_diff {
   size_t n, cap;
   size_t count[VD_KINDS];
   size_t matched;
+  size_t ignored; /* items left out by vw_diff_filter */
   bool per_thread;
 } vw_diff;
 
@@ -212,8 +217,21 @@ bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d);
 void vw_diff_free(vw_diff *d);
 /* The differences counted toward "different". */
 size_t vw_diff_total(const vw_diff *d);
+/* Whether items of a kind count toward "different". */
+bool vw_diff_counts(vw_diff_kind k);
 const char *vw_diff_kind_name(vw_diff_kind k);
 /* The comparison as JSON (the diff verb's --json, and the report's). */
 void vw_diff_json(pi_sbuf *b, const vw_session *a, const vw_session *b2, const vw_diff *d);
+
+/* --ignore/--only patterns: "KIND", "API_GLOB" or "API_GLOB:KIND", comma-
+ * separated. Parsing appends to *terms; false with a one-line reason. */
+typedef struct vw_diff_term vw_diff_term;
+bool vw_diff_terms_parse(const char *option, const char *text, vw_diff_term **terms, size_t *n,
+                         char *err, size_t errn);
+void vw_diff_terms_free(vw_diff_term *terms, size_t n);
+/* Leaves out the items that match an `ignore` term or, when there are
+ * `only` terms, match none of them; recounts. */
+void vw_diff_filter(vw_diff *d, const vw_diff_term *ignore, size_t nignore,
+                    const vw_diff_term *only, size_t nonly);
 
 #endif

@@ -1,17 +1,26 @@
 /*
  * viewer_diff.c: `pitrace diff`: compares two sessions call by call.
  *
- * The calls are aligned on their API (per thread when both sessions have as
- * many threads, else globally; viewer_align.c). Handles are compared by
- * role: a handle is named by the row of the aligned sequence whose call
- * created it (or first passed it) and its rank among that call's handles,
- * so two runs match whatever ids and addresses they got. Raw addresses,
- * native handles and timings (durations, profiling info, device timers)
- * never count. Reported: calls only in one session, argument, result and
+ * The application's calls are aligned on their API and, for info queries,
+ * the query (per thread when both sessions have as many threads, else
+ * globally; viewer_align.c). Handles compare by correspondence: the
+ * objects that aligned calls created (out-handles, the arrays of
+ * piPlatformsGet and piDevicesGet) are paired, A's with B's, and a handle
+ * first seen as an argument pairs with the one the other side passed
+ * there; two handles are equal when they are such a pair, and a handle
+ * paired with another object is a difference that names both objects by
+ * the calls that made them. Raw addresses, native handles and timings
+ * (durations, profiling info, device timers) never count. Reported: calls
+ * only in one session, calls found out of order, argument, result and
  * info-query differences, data differences (first differing byte), and
  * differences in the runtime's notes (link decisions, spec constants).
+ * Calls that a recorded `pitrace replay` made itself (marked by its
+ * `replay` notes: its clean-up of what the application never released,
+ * its data checks) and teardowns present in one session only are listed
+ * but are no differences. --ignore and --only filter by API and kind.
  */
 #define _GNU_SOURCE
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,19 +29,38 @@
 
 static const char usage[] =
     "usage: pitrace diff A.db B.db [--session-a N] [--session-b N] [--json] [--no-info]\n"
+    "                  [--ignore PATTERNS] [--only PATTERNS]\n"
     "\n"
     "Compares two sessions call by call: calls present in only one, argument,\n"
     "result and info-query differences, read-back and other data differences (the\n"
     "first differing byte), and differences in link decisions and spec constants.\n"
-    "Handles compare by the call that made them, not by id; addresses and timings\n"
-    "never count. Exit status: 0 same, 1 different, 2 bad input.\n"
+    "Handles compare by what they correspond to (the objects aligned calls made),\n"
+    "not by id; addresses and timings never count. Calls a recorded replay made\n"
+    "itself (its clean-up, its data checks) and a teardown in one session only are\n"
+    "listed (=) but are no differences. Exit status: 0 same, 1 different, 2 bad input.\n"
     "\n"
     "  --session-a N, --session-b N   the sessions (default: each file's last)\n"
     "  --json        the comparison as JSON\n"
-    "  --no-info     leave out info queries (*GetInfo results and the calls)\n";
+    "  --no-info     leave out info queries (*GetInfo results and the calls)\n"
+    "  --ignore PATTERNS  leave out the differences that match (not shown, not counted)\n"
+    "  --only PATTERNS    keep only the differences that match\n"
+    "\n"
+    "PATTERNS: comma-separated; each is a KIND, an API glob ('piEnqueue*',\n"
+    "'*GetInfo') or API:KIND. Both options may be repeated. KIND is one of\n"
+    "  only-in-a, only-in-b  a call in one session only\n"
+    "  order      a call found in both, but not where the other calls align it\n"
+    "  args       an argument (handles, values, out-values)\n"
+    "  result     the result\n"
+    "  info       an info query's answer or its size\n"
+    "  data       buffer contents, read-backs, sources, binaries\n"
+    "  note       the runtime's notes (link decisions, cache, spec constants)\n"
+    "  replay     a call the recorded replay made itself (never counted)\n"
+    "  teardown   piTearDown in one session only (never counted)\n";
 
 typedef struct diff_row {
   int64_t ia, ib; /* call indexes, -1 for a gap */
+  bool moved;     /* a pair found apart from where the alignment put them */
+  bool gone;      /* a gap row whose call moved into another row */
 } diff_row;
 
 typedef struct dctx {
@@ -41,18 +69,32 @@ typedef struct dctx {
   vw_diff *d;
   diff_row *rows;
   size_t nrows, caprows;
-  int64_t *row_a, *row_b; /* call index -> row */
-  vw_map role_a, role_b;  /* handle id -> role */
+  uint8_t *own_a, *own_b; /* call index -> made by a replay itself */
+  vw_map ab, ba;          /* A handle id <-> B handle id: corresponding objects */
+  vw_map made_a, made_b;  /* handle id -> index of the call that made (or first named) it */
+  vw_map name_a, name_b;  /* device id -> index of a call that answered its name */
+  bool bind;              /* comparing may pair handles first seen there */
 } dctx;
 
 /* ---- Items ------------------------------------------------------------------------ */
 
 const char *vw_diff_kind_name(vw_diff_kind k)
 {
-  static const char *const names[VD_KINDS] = {"only_a", "only_b", "argument", "result",
-                                              "info", "data", "note"};
+  static const char *const names[VD_KINDS] = {"only_a", "only_b", "argument", "result", "info",
+                                              "data",   "note",   "order",    "replay", "teardown"};
   return k < VD_KINDS ? names[k] : "?";
 }
+
+/* The --ignore/--only word of a kind. */
+static const char *kind_word(vw_diff_kind k)
+{
+  static const char *const words[VD_KINDS] = {"only-in-a", "only-in-b", "args",   "result",
+                                              "info",      "data",      "note",   "order",
+                                              "replay",    "teardown"};
+  return k < VD_KINDS ? words[k] : "?";
+}
+
+bool vw_diff_counts(vw_diff_kind k) { return k != VD_REPLAY && k != VD_TEARDOWN; }
 
 static void add(vw_diff *d, vw_diff_kind kind, const pt_call *ca, const pt_call *cb,
                 const char *what, const char *a, const char *b)
@@ -82,11 +124,128 @@ size_t vw_diff_total(const vw_diff *d)
 {
   size_t n = 0;
   for (int k = 0; k < VD_KINDS; k++)
-    n += d->count[k];
+    n += vw_diff_counts((vw_diff_kind)k) ? d->count[k] : 0;
   return n;
 }
 
+/* ---- Filters ------------------------------------------------------------------------ */
+
+struct vw_diff_term {
+  char *glob; /* API name pattern, or NULL: any */
+  int kind;   /* vw_diff_kind, or -1: any */
+};
+
+static int parse_kind(const char *s, size_t n)
+{
+  for (int k = 0; k < VD_KINDS; k++)
+    if ((strlen(kind_word((vw_diff_kind)k)) == n && strncmp(kind_word((vw_diff_kind)k), s, n) == 0) ||
+        (strlen(vw_diff_kind_name((vw_diff_kind)k)) == n &&
+         strncmp(vw_diff_kind_name((vw_diff_kind)k), s, n) == 0))
+      return k;
+  return -1;
+}
+
+bool vw_diff_terms_parse(const char *option, const char *text, vw_diff_term **terms, size_t *n,
+                         char *err, size_t errn)
+{
+  const char *p = text;
+  do {
+    const char *end = strchr(p, ','), *colon;
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    vw_diff_term t = {NULL, -1};
+    colon = memchr(p, ':', len);
+    size_t glen = colon ? (size_t)(colon - p) : len;
+    if (colon) {
+      t.kind = parse_kind(colon + 1, len - glen - 1);
+      if (t.kind < 0) {
+        snprintf(err, errn, "%s '%.*s': unknown kind '%.*s' (pitrace diff --help lists them)",
+                 option, (int)len, p, (int)(len - glen - 1), colon + 1);
+        return false;
+      }
+    } else if ((t.kind = parse_kind(p, len)) >= 0) {
+      glen = 0;
+    } else if (len < 2 || (strncmp(p, "pi", 2) != 0 && !memchr(p, '*', len) &&
+                           !memchr(p, '?', len) && !memchr(p, '[', len))) {
+      snprintf(err, errn, "%s '%.*s': neither a kind (only-in-a, only-in-b, order, args, "
+               "result, info, data, note, replay, teardown) nor an API pattern (pi..., *...)",
+               option, (int)len, p);
+      return false;
+    }
+    if (glen && !(t.glob = strndup(p, glen)))
+      return false;
+    vw_diff_term *v = realloc(*terms, (*n + 1) * sizeof *v);
+    if (!v) {
+      free(t.glob);
+      return false;
+    }
+    *terms = v;
+    (*terms)[(*n)++] = t;
+    p = end ? end + 1 : NULL;
+  } while (p);
+  return true;
+}
+
+void vw_diff_terms_free(vw_diff_term *terms, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free(terms[i].glob);
+  free(terms);
+}
+
+static bool term_match(const vw_diff_term *t, size_t n, const vw_diff_item *it)
+{
+  char name[32];
+  for (size_t i = 0; i < n; i++)
+    if ((t[i].kind < 0 || t[i].kind == (int)it->kind) &&
+        (!t[i].glob || fnmatch(t[i].glob, vw_api_name(it->api, name), 0) == 0))
+      return true;
+  return false;
+}
+
+void vw_diff_filter(vw_diff *d, const vw_diff_term *ignore, size_t nignore,
+                    const vw_diff_term *only, size_t nonly)
+{
+  size_t w = 0;
+  memset(d->count, 0, sizeof d->count);
+  for (size_t i = 0; i < d->n; i++) {
+    vw_diff_item *it = &d->v[i];
+    if ((nonly && !term_match(only, nonly, it)) || term_match(ignore, nignore, it)) {
+      free(it->what);
+      free(it->a);
+      free(it->b);
+      d->ignored++;
+      continue;
+    }
+    d->count[it->kind]++;
+    d->v[w++] = *it;
+  }
+  d->n = w;
+}
+
 /* ---- Alignment -------------------------------------------------------------------- */
+
+/* The info parameter of an API, or -1. */
+static int info_param(const pi_api_desc *api)
+{
+  for (unsigned i = 0; i < api->nparams; i++)
+    if (api->params[i].kind == PI_PK_INFO)
+      return (int)i;
+  return -1;
+}
+
+/* What aligns: the API, and an info query's query (two runs that ask
+ * different things of a device differ in calls, not in arguments). */
+static uint32_t align_key(const pt_call *c)
+{
+  uint32_t k = c->api * 0x9e3779b1u;
+  const pi_api_desc *api = pi_api_get(c->api);
+  int q = api ? info_param(api) : -1;
+  if (q >= 0 && api->params[q].query >= 0) {
+    uint64_t v = (uint64_t)vw_arg_int(c, (unsigned)api->params[q].query);
+    k ^= (uint32_t)(v * 0x85ebca77u) ^ (uint32_t)(v >> 32) ^ 0x5bd1e995u;
+  }
+  return k;
+}
 
 static void push_row(dctx *x, int64_t ia, int64_t ib)
 {
@@ -94,28 +253,63 @@ static void push_row(dctx *x, int64_t ia, int64_t ib)
   if (!v)
     return;
   x->rows = v;
-  x->rows[x->nrows++] = (diff_row){ia, ib};
+  x->rows[x->nrows++] = (diff_row){ia, ib, false, false};
 }
 
-/* Aligns the calls ia[0..na) of A with ib[0..nb) of B into rows. */
+/* Rows for A's calls at positions [*pa, upto) of ia (the replay's own,
+ * skipped by the alignment), then *pa = upto. */
+static void rows_before(dctx *x, const size_t *ia, size_t *pa, size_t upto, bool in_a)
+{
+  for (; *pa < upto; (*pa)++)
+    push_row(x, in_a ? (int64_t)ia[*pa] : -1, in_a ? -1 : (int64_t)ia[*pa]);
+}
+
+/* Aligns the calls ia[0..na) of A with ib[0..nb) of B into rows. Calls a
+ * replay made itself take no part: they get rows of their own where they
+ * are. */
 static bool align_part(dctx *x, const size_t *ia, size_t na, const size_t *ib, size_t nb)
 {
+  size_t *fa = malloc((na ? na : 1) * sizeof *fa), *fb = malloc((nb ? nb : 1) * sizeof *fb);
   uint32_t *ka = malloc((na ? na : 1) * sizeof *ka), *kb = malloc((nb ? nb : 1) * sizeof *kb);
   int64_t *m = malloc((na ? na : 1) * sizeof *m);
-  bool ok = ka && kb && m;
+  bool ok = fa && fb && ka && kb && m;
+  size_t nfa = 0, nfb = 0;
   for (size_t i = 0; ok && i < na; i++)
-    ka[i] = x->a->calls.v[ia[i]].api;
+    if (!x->own_a[ia[i]]) {
+      ka[nfa] = align_key(&x->a->calls.v[ia[i]]);
+      fa[nfa++] = i;
+    }
   for (size_t j = 0; ok && j < nb; j++)
-    kb[j] = x->b->calls.v[ib[j]].api;
-  ok = ok && vw_align(ka, na, kb, nb, m);
-  size_t j = 0;
-  for (size_t i = 0; ok && i < na; i++) {
-    while (m[i] >= 0 && j < (size_t)m[i])
-      push_row(x, -1, (int64_t)ib[j++]);
-    push_row(x, (int64_t)ia[i], m[i] >= 0 ? (int64_t)ib[j++] : -1);
+    if (!x->own_b[ib[j]]) {
+      kb[nfb] = align_key(&x->b->calls.v[ib[j]]);
+      fb[nfb++] = j;
+    }
+  ok = ok && vw_align(ka, nfa, kb, nfb, m);
+  size_t j = 0, pa = 0, pb = 0;
+  for (size_t i = 0; ok && i < nfa; i++) {
+    for (; m[i] >= 0 && j < (size_t)m[i]; j++) { /* B's calls before the match */
+      rows_before(x, ib, &pb, fb[j], false);
+      push_row(x, -1, (int64_t)ib[pb++]);
+    }
+    rows_before(x, ia, &pa, fa[i], true);
+    if (m[i] >= 0) {
+      rows_before(x, ib, &pb, fb[j], false);
+      push_row(x, (int64_t)ia[pa++], (int64_t)ib[pb++]);
+      j++;
+    } else {
+      push_row(x, (int64_t)ia[pa++], -1);
+    }
   }
-  while (ok && j < nb)
-    push_row(x, -1, (int64_t)ib[j++]);
+  for (; ok && j < nfb; j++) {
+    rows_before(x, ib, &pb, fb[j], false);
+    push_row(x, -1, (int64_t)ib[pb++]);
+  }
+  if (ok) {
+    rows_before(x, ia, &pa, na, true);
+    rows_before(x, ib, &pb, nb, false);
+  }
+  free(fa);
+  free(fb);
   free(ka);
   free(kb);
   free(m);
@@ -186,85 +380,43 @@ static bool align(dctx *x)
   return ok;
 }
 
-/* ---- Roles of handles ------------------------------------------------------------- */
+/* ---- The replay's own calls --------------------------------------------------------- */
 
-static void introduce(vw_map *roles, int64_t id, int64_t row, int *rank)
+/* The index of the call `seq`, or -1. */
+static int64_t call_index(const vw_session *s, int64_t seq)
 {
-  int64_t r;
-  if (id && !vw_map_get(roles, id, &r))
-    vw_map_put(roles, id, row * 64 + (*rank < 63 ? *rank : 63));
-  (*rank)++;
+  size_t lo = 0, hi = s->calls.n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->calls.v[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < s->calls.n && s->calls.v[lo].seq == seq ? (int64_t)lo : -1;
 }
 
-static void introduce_text(vw_map *roles, const char *s, int64_t row, int *rank)
+/* The note by which a recorded replay says it made call c itself, or NULL. */
+static const pt_note *replay_note(const vw_session *s, const pt_call *c)
 {
-  uint8_t kind;
-  int64_t id, off;
-  size_t len;
-  while (s && *s) {
-    if (vw_parse_ref(s, &kind, &id, &off, &len)) {
-      introduce(roles, id, row, rank);
-      s += len;
-    } else {
-      s++;
-    }
+  size_t n;
+  const pt_note *v = vw_notes_of(s, c->seq, &n);
+  for (size_t k = 0; k < n; k++)
+    if (strcmp(v[k].kind, "replay") == 0)
+      return &v[k];
+  return NULL;
+}
+
+static void mark_own(const vw_session *s, uint8_t *own)
+{
+  for (size_t k = 0; k < s->nnotes; k++) {
+    int64_t i = strcmp(s->notes[k].kind, "replay") == 0 ? call_index(s, s->notes[k].seq) : -1;
+    if (i >= 0)
+      own[i] = 1;
   }
 }
 
-/* The handles (and USM and mapped pointers) a call names, in order. */
-static void introduce_call(vw_map *roles, const pt_call *c, int64_t row)
-{
-  const pi_api_desc *api = pi_api_get(c->api);
-  int rank = 0;
-  for (unsigned i = 0; api && i < api->nparams; i++) {
-    const pi_param_desc *p = &api->params[i];
-    const pt_json *j = pt_json_at(c->args, i);
-    if (j && j->type == PJ_STRING && p->kind != PI_PK_STRING)
-      introduce_text(roles, j->u.s, row, &rank);
-    else if (p->kind == PI_PK_HANDLE && j && j->type == PJ_INT)
-      introduce(roles, j->u.i, row, &rank);
-    else if (p->kind == PI_PK_HANDLES && j && j->type == PJ_ARRAY)
-      for (uint32_t k = 0; k < j->n; k++)
-        introduce(roles, pt_json_int(j->u.items[k], 0), row, &rank);
-  }
-}
-
-static void assign_roles(dctx *x)
-{
-  for (size_t r = 0; r < x->nrows; r++) {
-    if (x->rows[r].ia >= 0)
-      x->row_a[x->rows[r].ia] = (int64_t)r;
-    if (x->rows[r].ib >= 0)
-      x->row_b[x->rows[r].ib] = (int64_t)r;
-  }
-  for (size_t i = 0; i < x->a->calls.n; i++)
-    introduce_call(&x->role_a, &x->a->calls.v[i], x->row_a[i]);
-  for (size_t i = 0; i < x->b->calls.n; i++)
-    introduce_call(&x->role_b, &x->b->calls.v[i], x->row_b[i]);
-}
-
-static void role_text(pi_sbuf *b, uint8_t kind, int64_t id, int64_t off, void *ctx)
-{
-  int64_t r;
-  pi_sbuf_printf(b, "%s@", pi_object_kind_name(kind));
-  if (vw_map_get(ctx, id, &r))
-    pi_sbuf_printf(b, "%lld", (long long)r);
-  else
-    pi_sbuf_printf(b, "?%lld", (long long)id);
-  if (off)
-    pi_sbuf_printf(b, "+%lld", (long long)off);
-}
-
-/* ---- Comparing one pair of calls -------------------------------------------------- */
-
-/* The info parameter of an API, or -1. */
-static int info_param(const pi_api_desc *api)
-{
-  for (unsigned i = 0; i < api->nparams; i++)
-    if (api->params[i].kind == PI_PK_INFO)
-      return (int)i;
-  return -1;
-}
+/* ---- Handles and what they correspond to -------------------------------------------- */
 
 /* Whether parameter i belongs to an info query (the result, its sizes). */
 static bool is_info(const pi_api_desc *api, unsigned i)
@@ -273,6 +425,192 @@ static bool is_info(const pi_api_desc *api, unsigned i)
   return q >= 0 && ((int)i == q || (int)i == api->params[q].size_ret ||
                     (int)i == api->params[q].count.ref);
 }
+
+typedef struct ref {
+  uint8_t kind;
+  int64_t id;
+} ref;
+
+typedef struct refs {
+  ref v[64]; /* enough for any one parameter here; more are not paired */
+  size_t n;
+} refs;
+
+static void refs_add(refs *r, uint8_t kind, int64_t id)
+{
+  if (id && r->n < sizeof r->v / sizeof *r->v)
+    r->v[r->n++] = (ref){kind, id};
+}
+
+/* The handles (and USM and mapped pointers) parameter i of c names, in
+ * order; none for the out-values of a call that did not succeed. */
+static void param_refs(const pi_api_desc *api, unsigned i, const pt_call *c, refs *r)
+{
+  const pi_param_desc *p = &api->params[i];
+  const pt_json *j = pt_json_at(c->args, i);
+  r->n = 0;
+  if (!j || (p->dir != PI_DIR_IN && !(c->returned && c->result == PI_SUCCESS)))
+    return;
+  if (j->type == PJ_STRING && p->kind != PI_PK_STRING) {
+    uint8_t kind;
+    int64_t id, off;
+    size_t len;
+    for (const char *s = j->u.s; *s;)
+      if (vw_parse_ref(s, &kind, &id, &off, &len)) {
+        refs_add(r, kind, id);
+        s += len;
+      } else {
+        s++;
+      }
+  } else if (p->kind == PI_PK_HANDLE && j->type == PJ_INT) {
+    refs_add(r, p->obj, j->u.i);
+  } else if (p->kind == PI_PK_HANDLES && j->type == PJ_ARRAY) {
+    for (uint32_t k = 0; k < j->n; k++)
+      refs_add(r, p->obj, pt_json_int(j->u.items[k], 0));
+  }
+}
+
+/* Parameters through which a call makes objects: out-values that are no
+ * info-query answers. */
+static bool makes(const pi_api_desc *api, unsigned i)
+{
+  return api->params[i].dir != PI_DIR_IN && !is_info(api, i);
+}
+
+/* Which call made each handle of a session: the first that returned it,
+ * else the first that passed it; and which told each device's name. */
+static void find_makers(const vw_session *s, vw_map *made, vw_map *names)
+{
+  const pi_api_desc *dev = pi_api_get(PI_API_piDeviceGetInfo);
+  int q = dev ? info_param(dev) : -1;
+  for (size_t c = 0; q >= 0 && c < s->calls.n; c++) {
+    const pt_call *call = &s->calls.v[c];
+    const pt_json *v = pt_json_at(call->args, (unsigned)q);
+    int64_t seen;
+    if (call->api == PI_API_piDeviceGetInfo && call->returned && call->result == PI_SUCCESS &&
+        vw_arg_int(call, (unsigned)dev->params[q].query) == PI_DEVICE_INFO_NAME && v &&
+        v->type == PJ_STRING && !vw_map_get(names, vw_arg_int(call, 0), &seen))
+      vw_map_put(names, vw_arg_int(call, 0), (int64_t)c);
+  }
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t c = 0; c < s->calls.n; c++) {
+      const pi_api_desc *api = pi_api_get(s->calls.v[c].api);
+      for (unsigned i = 0; api && i < api->nparams; i++) {
+        if (pass == 0 && !makes(api, i))
+          continue;
+        refs r;
+        param_refs(api, i, &s->calls.v[c], &r);
+        int64_t v;
+        for (size_t k = 0; k < r.n; k++)
+          if (!vw_map_get(made, r.v[k].id, &v))
+            vw_map_put(made, r.v[k].id, (int64_t)c);
+      }
+    }
+}
+
+/* Pairs handle a of A with handle b of B when neither has a partner yet. */
+static void pair(dctx *x, const ref *a, const ref *b)
+{
+  int64_t v;
+  if (a->kind == b->kind && !vw_map_get(&x->ab, a->id, &v) && !vw_map_get(&x->ba, b->id, &v)) {
+    vw_map_put(&x->ab, a->id, b->id);
+    vw_map_put(&x->ba, b->id, a->id);
+  }
+}
+
+/* Pairs the handles of two aligned calls, position by position: those they
+ * make (`made_only`), or all of them. */
+static void pair_call(dctx *x, const pt_call *ca, const pt_call *cb, bool made_only)
+{
+  const pi_api_desc *api = pi_api_get(ca->api);
+  if (!api || ca->api != cb->api)
+    return;
+  for (unsigned i = 0; i < api->nparams; i++) {
+    if (made_only && !makes(api, i))
+      continue;
+    refs ra, rb;
+    param_refs(api, i, ca, &ra);
+    param_refs(api, i, cb, &rb);
+    for (size_t k = 0; k < ra.n && k < rb.n; k++)
+      pair(x, &ra.v[k], &rb.v[k]);
+  }
+}
+
+/* A's handles print as their B partners, so that text compares. */
+static void text_a(pi_sbuf *b, uint8_t kind, int64_t id, int64_t off, void *ctx)
+{
+  const dctx *x = ctx;
+  int64_t v;
+  if (vw_map_get(&x->ab, id, &v))
+    pi_sbuf_printf(b, "%s#%lld", pi_object_kind_name(kind), (long long)v);
+  else
+    pi_sbuf_printf(b, "%s#A%lld", pi_object_kind_name(kind), (long long)id);
+  if (off)
+    pi_sbuf_printf(b, "+%lld", (long long)off);
+}
+
+static void text_b(pi_sbuf *b, uint8_t kind, int64_t id, int64_t off, void *ctx)
+{
+  const dctx *x = ctx;
+  int64_t v;
+  pi_sbuf_printf(b, "%s#%s%lld", pi_object_kind_name(kind), vw_map_get(&x->ba, id, &v) ? "" : "B",
+                 (long long)id);
+  if (off)
+    pi_sbuf_printf(b, "+%lld", (long long)off);
+}
+
+/* "mem#6 (made by A 21 piMemBufferCreate)"; a device's recorded name too. */
+static void describe(pi_sbuf *b, const dctx *x, char side, const ref *r)
+{
+  const vw_session *s = side == 'A' ? x->a : x->b;
+  const pi_api_desc *dev = pi_api_get(PI_API_piDeviceGetInfo);
+  int64_t c;
+  char name[32];
+  pi_sbuf_printf(b, "%c's %s#%lld", side, pi_object_kind_name(r->kind), (long long)r->id);
+  if (vw_map_get(side == 'A' ? &x->made_a : &x->made_b, r->id, &c))
+    pi_sbuf_printf(b, " (made by %c %lld %s", side, (long long)s->calls.v[c].seq,
+                   vw_api_name(s->calls.v[c].api, name));
+  else
+    pi_sbuf_puts(b, " (never made");
+  if (dev && r->kind == PI_OBJ_DEVICE &&
+      vw_map_get(side == 'A' ? &x->name_a : &x->name_b, r->id, &c))
+    pi_sbuf_printf(b, ": %s", pt_json_at(s->calls.v[c].args, (unsigned)info_param(dev))->u.s);
+  pi_sbuf_puts(b, ")");
+}
+
+/* Why parameter i names different objects on the two sides: the first
+ * handle that does not correspond, both objects by the calls that made
+ * them, and what each corresponds to. False when no handle explains it. */
+static bool explain_objects(pi_sbuf *b, const dctx *x, const pi_api_desc *api, unsigned i,
+                            const pt_call *ca, const pt_call *cb)
+{
+  refs ra, rb;
+  param_refs(api, i, ca, &ra);
+  param_refs(api, i, cb, &rb);
+  for (size_t k = 0; k < ra.n && k < rb.n; k++) {
+    int64_t pa, pb;
+    bool has_a = vw_map_get(&x->ab, ra.v[k].id, &pa), has_b = vw_map_get(&x->ba, rb.v[k].id, &pb);
+    if (has_a && pa == rb.v[k].id)
+      continue;
+    pi_sbuf_puts(b, ": different objects: ");
+    describe(b, x, 'A', &ra.v[k]);
+    pi_sbuf_puts(b, " vs ");
+    describe(b, x, 'B', &rb.v[k]);
+    if (has_a)
+      pi_sbuf_printf(b, "; A's corresponds to B's %s#%lld", pi_object_kind_name(ra.v[k].kind),
+                     (long long)pa);
+    else
+      pi_sbuf_puts(b, "; A's corresponds to nothing in B");
+    if (has_b)
+      pi_sbuf_printf(b, ", B's to A's %s#%lld", pi_object_kind_name(rb.v[k].kind), (long long)pb);
+    else
+      pi_sbuf_puts(b, ", B's to nothing in A");
+    return true;
+  }
+  return false;
+}
+
+/* ---- Comparing one pair of calls -------------------------------------------------- */
 
 /* Values that are timings (the outputs of a `timing` API): never
  * differences. */
@@ -298,8 +636,8 @@ static void compare_param(dctx *x, const pi_api_desc *api, unsigned i, const pt_
 {
   if (is_timing(api, i) || (x->no_info && is_info(api, i)))
     return;
-  vw_textopt ra = {role_text, &x->role_a, true, 4096, 1u << 20};
-  vw_textopt rb = {role_text, &x->role_b, true, 4096, 1u << 20};
+  vw_textopt ra = {text_a, x, true, 4096, 1u << 20};
+  vw_textopt rb = {text_b, x, true, 4096, 1u << 20};
   pi_sbuf na, nb, ta, tb, what;
   char sa[512], sb[512]; /* most values fit: no allocation */
   pi_sbuf_init(&na, sa, sizeof sa);
@@ -314,8 +652,7 @@ static void compare_param(dctx *x, const pi_api_desc *api, unsigned i, const pt_
     vw_arg_text(&ta, &show, api, i, ca);
     vw_arg_text(&tb, &show, api, i, cb);
     param_label(&what, api, i, ca);
-    if (strcmp(ta.p, tb.p) == 0)
-      pi_sbuf_puts(&what, " (made by calls that do not correspond)");
+    explain_objects(&what, x, api, i, ca, cb);
     add(x->d, is_info(api, i) ? VD_INFO : VD_ARG, ca, cb, what.p, ta.p, tb.p);
     pi_sbuf_free(&ta);
     pi_sbuf_free(&tb);
@@ -381,12 +718,20 @@ static void compare_data(dctx *x, const pi_api_desc *api, const pt_call *ca, con
   }
 }
 
+/* The runtime's notes before a call, without a replay's own markers. */
+static const pt_note *next_note(const pt_note *v, size_t n, size_t *k)
+{
+  while (*k < n && strcmp(v[*k].kind, "replay") == 0)
+    (*k)++;
+  return *k < n ? &v[(*k)++] : NULL;
+}
+
 static void compare_notes(dctx *x, const pt_call *ca, const pt_call *cb)
 {
-  size_t na, nb;
+  size_t na, nb, ka = 0, kb = 0;
   const pt_note *a = vw_notes_of(x->a, ca->seq, &na), *b = vw_notes_of(x->b, cb->seq, &nb);
-  for (size_t k = 0; k < na || k < nb; k++) {
-    const pt_note *p = k < na ? &a[k] : NULL, *q = k < nb ? &b[k] : NULL;
+  for (;;) {
+    const pt_note *p = next_note(a, na, &ka), *q = next_note(b, nb, &kb);
     if (!p && !q)
       break;
     if (p && q && strcmp(p->kind, q->kind) == 0 && strcmp(p->text, q->text) == 0 &&
@@ -400,6 +745,8 @@ static void compare_notes(dctx *x, const pt_call *ca, const pt_call *cb)
 static void compare_pair(dctx *x, const pt_call *ca, const pt_call *cb)
 {
   x->d->matched++;
+  if (x->bind)
+    pair_call(x, ca, cb, false);
   compare_notes(x, ca, cb);
   if (ca->returned != cb->returned || (ca->returned && ca->result != cb->result))
     add(x->d, VD_RESULT, ca, cb, "", vw_result_name(ca), vw_result_name(cb));
@@ -411,10 +758,10 @@ static void compare_pair(dctx *x, const pt_call *ca, const pt_call *cb)
   compare_data(x, api, ca, cb);
 }
 
-static void only_in_one(dctx *x, const pt_call *c, bool in_a)
+static void only_in_one(dctx *x, const pt_call *c, bool in_a, bool own)
 {
   const pi_api_desc *api = pi_api_get(c->api);
-  if (x->no_info && api && info_param(api) >= 0)
+  if (x->no_info && api && info_param(api) >= 0 && !own)
     return;
   pi_sbuf t;
   pi_sbuf_init(&t, NULL, 0);
@@ -423,33 +770,143 @@ static void only_in_one(dctx *x, const pt_call *c, bool in_a)
   if (api)
     vw_args_text(&t, NULL, api, c);
   pi_sbuf_printf(&t, ") = %s", vw_result_name(c));
-  add(x->d, in_a ? VD_ONLY_A : VD_ONLY_B, in_a ? c : NULL, in_a ? NULL : c, "call", t.p, "");
+  const pt_note *why = own ? replay_note(in_a ? x->a : x->b, c) : NULL;
+  vw_diff_kind kind = own                            ? VD_REPLAY
+                      : c->api == PI_API_piTearDown ? VD_TEARDOWN
+                      : in_a                        ? VD_ONLY_A
+                                                    : VD_ONLY_B;
+  add(x->d, kind, in_a ? c : NULL, in_a ? NULL : c,
+      why                    ? why->text
+      : kind == VD_TEARDOWN ? "teardown, in one session only: not the application's call"
+                            : "call",
+      t.p, "");
   pi_sbuf_free(&t);
+}
+
+/* Whether two calls the alignment left apart are the same call: the same
+ * key and nothing that differs (no new pairs of handles tried). */
+static bool same_call(dctx *x, const pt_call *ca, const pt_call *cb)
+{
+  vw_diff *keep = x->d, scratch;
+  memset(&scratch, 0, sizeof scratch);
+  x->d = &scratch;
+  x->bind = false;
+  compare_pair(x, ca, cb);
+  x->d = keep;
+  x->bind = true;
+  bool same = vw_diff_total(&scratch) == 0;
+  vw_diff_free(&scratch);
+  return same;
+}
+
+typedef struct gap {
+  uint32_t key;
+  size_t row;
+} gap;
+
+static int gap_cmp(const void *p, const void *q)
+{
+  const gap *a = p, *b = q;
+  return a->key != b->key ? (a->key < b->key ? -1 : 1) : (a->row > b->row) - (a->row < b->row);
+}
+
+/* Calls in one session only that the other has elsewhere (the order
+ * differs): each of A's is paired with the first of B's with the same key
+ * that compares equal, trying a few. */
+static void find_moves(dctx *x)
+{
+  gap *g = malloc((x->nrows ? x->nrows : 1) * sizeof *g);
+  size_t n = 0;
+  for (size_t r = 0; g && r < x->nrows; r++)
+    if (x->rows[r].ia < 0 && !x->own_b[x->rows[r].ib])
+      g[n++] = (gap){align_key(&x->b->calls.v[x->rows[r].ib]), r};
+  if (!g || !n) {
+    free(g);
+    return;
+  }
+  qsort(g, n, sizeof *g, gap_cmp);
+  for (size_t r = 0; r < x->nrows; r++) {
+    diff_row *w = &x->rows[r];
+    if (w->ib >= 0 || x->own_a[w->ia])
+      continue;
+    const pt_call *ca = &x->a->calls.v[w->ia];
+    uint32_t key = align_key(ca);
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (g[mid].key < key)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (int tries = 0; lo < n && g[lo].key == key && tries < 8; lo++) {
+      diff_row *o = &x->rows[g[lo].row];
+      if (o->gone)
+        continue;
+      tries++;
+      const pt_call *cb = &x->b->calls.v[o->ib];
+      if (same_call(x, ca, cb)) {
+        w->ib = o->ib;
+        w->moved = o->gone = true;
+        pair_call(x, ca, cb, true);
+        break;
+      }
+    }
+  }
+  free(g);
+}
+
+static void report_move(dctx *x, const pt_call *ca, const pt_call *cb)
+{
+  char a[48], b[48];
+  snprintf(a, sizeof a, "A %lld", (long long)ca->seq);
+  snprintf(b, sizeof b, "B %lld", (long long)cb->seq);
+  add(x->d, VD_ORDER, ca, cb, "the same call, out of the order the other calls align in", a, b);
 }
 
 bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d)
 {
   memset(d, 0, sizeof *d);
-  dctx x = {.a = a, .b = b, .no_info = no_info, .d = d};
-  x.row_a = calloc(a->calls.n ? a->calls.n : 1, sizeof *x.row_a);
-  x.row_b = calloc(b->calls.n ? b->calls.n : 1, sizeof *x.row_b);
-  bool ok = x.row_a && x.row_b && align(&x);
-  if (ok)
-    assign_roles(&x);
+  dctx x = {.a = a, .b = b, .no_info = no_info, .d = d, .bind = true};
+  x.own_a = calloc(a->calls.n ? a->calls.n : 1, 1);
+  x.own_b = calloc(b->calls.n ? b->calls.n : 1, 1);
+  bool ok = x.own_a && x.own_b;
+  if (ok) {
+    mark_own(a, x.own_a);
+    mark_own(b, x.own_b);
+    ok = align(&x);
+  }
+  if (ok) {
+    find_makers(a, &x.made_a, &x.name_a);
+    find_makers(b, &x.made_b, &x.name_b);
+    /* The objects aligned calls made correspond, whatever their ids. */
+    for (size_t r = 0; r < x.nrows; r++)
+      if (x.rows[r].ia >= 0 && x.rows[r].ib >= 0)
+        pair_call(&x, &a->calls.v[x.rows[r].ia], &b->calls.v[x.rows[r].ib], true);
+    find_moves(&x);
+  }
   for (size_t r = 0; ok && r < x.nrows; r++) {
     const diff_row *w = &x.rows[r];
     const pt_call *ca = w->ia >= 0 ? &a->calls.v[w->ia] : NULL;
     const pt_call *cb = w->ib >= 0 ? &b->calls.v[w->ib] : NULL;
+    if (w->gone)
+      continue;
+    if (w->moved)
+      report_move(&x, ca, cb);
     if (ca && cb)
       compare_pair(&x, ca, cb);
     else if (ca || cb)
-      only_in_one(&x, ca ? ca : cb, ca != NULL);
+      only_in_one(&x, ca ? ca : cb, ca != NULL, ca ? x.own_a[w->ia] : x.own_b[w->ib]);
   }
   free(x.rows);
-  free(x.row_a);
-  free(x.row_b);
-  vw_map_free(&x.role_a);
-  vw_map_free(&x.role_b);
+  free(x.own_a);
+  free(x.own_b);
+  vw_map_free(&x.ab);
+  vw_map_free(&x.ba);
+  vw_map_free(&x.made_a);
+  vw_map_free(&x.made_b);
+  vw_map_free(&x.name_a);
+  vw_map_free(&x.name_b);
   return ok;
 }
 
@@ -476,12 +933,13 @@ void vw_diff_json(pi_sbuf *b, const vw_session *a, const vw_session *b2, const v
                  d->matched);
   for (int k = 0; k < VD_KINDS; k++)
     pi_sbuf_printf(b, ",\"%s\":%zu", vw_diff_kind_name((vw_diff_kind)k), d->count[k]);
-  pi_sbuf_puts(b, "},\"differences\":[");
+  pi_sbuf_printf(b, ",\"ignored\":%zu},\"differences\":[", d->ignored);
   for (size_t i = 0; i < d->n; i++) {
     const vw_diff_item *it = &d->v[i];
     char name[32];
-    pi_sbuf_printf(b, "%s{\"kind\":\"%s\",\"seq_a\":%lld,\"seq_b\":%lld,\"api\":\"%s\",\"what\":",
-                   i ? "," : "", vw_diff_kind_name(it->kind), (long long)it->seq_a,
+    pi_sbuf_printf(b, "%s{\"kind\":\"%s\",\"counted\":%s,\"seq_a\":%lld,\"seq_b\":%lld,"
+                   "\"api\":\"%s\",\"what\":", i ? "," : "", vw_diff_kind_name(it->kind),
+                   vw_diff_counts(it->kind) ? "true" : "false", (long long)it->seq_a,
                    (long long)it->seq_b, vw_api_name(it->api, name));
     vw_put_json_str(b, it->what);
     pi_sbuf_puts(b, ",\"a\":");
@@ -500,14 +958,26 @@ static void print_item(const vw_diff_item *it, const vw_colors *k)
     snprintf(sa, sizeof sa, "A %lld", (long long)it->seq_a);
   if (it->seq_b >= 0)
     snprintf(sb, sizeof sb, "B %lld", (long long)it->seq_b);
-  if (it->kind == VD_ONLY_A || it->kind == VD_ONLY_B) {
+  switch (it->kind) {
+  case VD_ONLY_A:
+  case VD_ONLY_B: {
     bool a = it->kind == VD_ONLY_A;
     printf("%s%c %-9s %-9s %s%s\n", a ? k->red : k->green, a ? '-' : '+', sa, sb, it->a, k->off);
     return;
   }
-  printf("%s~%s %-9s %-9s %s: %s%s%s: %s%s%s vs %s%s%s\n", k->yellow, k->off, sa, sb,
-         vw_api_name(it->api, name), vw_diff_kind_name(it->kind), *it->what ? " " : "", it->what,
-         k->red, it->a, k->off, k->green, it->b, k->off);
+  case VD_REPLAY:
+  case VD_TEARDOWN: /* listed, not counted */
+    printf("%s= %-9s %-9s %s  [%s]%s\n", k->dim, sa, sb, it->a, it->what, k->off);
+    return;
+  case VD_ORDER:
+    printf("%s~%s %-9s %-9s %s: order: %s\n", k->yellow, k->off, sa, sb,
+           vw_api_name(it->api, name), it->what);
+    return;
+  default:
+    printf("%s~%s %-9s %-9s %s: %s%s%s: %s%s%s vs %s%s%s\n", k->yellow, k->off, sa, sb,
+           vw_api_name(it->api, name), vw_diff_kind_name(it->kind), *it->what ? " " : "",
+           it->what, k->red, it->a, k->off, k->green, it->b, k->off);
+  }
 }
 
 static void print_text(const vw_session *a, const vw_session *b, const vw_diff *d)
@@ -520,46 +990,102 @@ static void print_text(const vw_session *a, const vw_session *b, const vw_diff *
   for (size_t i = 0; i < d->n; i++)
     print_item(&d->v[i], &k);
   printf("summary: %zu matched calls (aligned %s); only in A %zu, only in B %zu; differences: "
-         "%zu argument, %zu result, %zu info, %zu data, %zu note: %s\n", d->matched,
-         d->per_thread ? "per thread" : "globally", d->count[VD_ONLY_A], d->count[VD_ONLY_B],
-         d->count[VD_ARG], d->count[VD_RESULT], d->count[VD_INFO], d->count[VD_DATA],
-         d->count[VD_NOTE], vw_diff_total(d) ? "different" : "same");
+         "%zu argument, %zu result, %zu info, %zu data, %zu note, %zu order",
+         d->matched, d->per_thread ? "per thread" : "globally", d->count[VD_ONLY_A],
+         d->count[VD_ONLY_B], d->count[VD_ARG], d->count[VD_RESULT], d->count[VD_INFO],
+         d->count[VD_DATA], d->count[VD_NOTE], d->count[VD_ORDER]);
+  if (d->count[VD_REPLAY] || d->count[VD_TEARDOWN])
+    printf("; not counted: %zu replay's own, %zu teardown", d->count[VD_REPLAY],
+           d->count[VD_TEARDOWN]);
+  if (d->ignored)
+    printf("; %zu left out by --ignore/--only", d->ignored);
+  printf(": %s\n", vw_diff_total(d) ? "different" : "same");
+}
+
+/* The values of every --ignore or --only (repeatable; vw_parse keeps the
+ * last) into terms. False after a one-line error. */
+static bool collect_terms(int argc, char **argv, const char *option, vw_diff_term **terms,
+                          size_t *n)
+{
+  size_t len = strlen(option);
+  for (int i = 1; i < argc; i++) {
+    const char *v = NULL;
+    if (strcmp(argv[i], "--") == 0)
+      break;
+    if (strcmp(argv[i], option) == 0 && i + 1 < argc)
+      v = argv[++i];
+    else if (strncmp(argv[i], option, len) == 0 && argv[i][len] == '=')
+      v = argv[i] + len + 1;
+    else if (argv[i][0] == '-' && argv[i][1] == '-' && strchr(argv[i], '=') == NULL &&
+             (strcmp(argv[i], "--session-a") == 0 || strcmp(argv[i], "--session-b") == 0 ||
+              strcmp(argv[i], "--ignore") == 0 || strcmp(argv[i], "--only") == 0))
+      i++; /* another option's value */
+    if (!v)
+      continue;
+    char err[512];
+    if (!*v) {
+      pt_verb_error("diff", "%s wants a pattern (pitrace diff --help)", option);
+      return false;
+    }
+    if (!vw_diff_terms_parse(option, v, terms, n, err, sizeof err)) {
+      pt_verb_error("diff", "%s", *err ? err : "out of memory");
+      return false;
+    }
+  }
+  return true;
 }
 
 int pt_diff(int argc, char **argv)
 {
   int64_t sa = -1, sb = -1;
   bool json = false, no_info = false;
-  const pt_opt opts[] = {{"--session-a", PT_OPT_INT, &sa}, {"--session-b", PT_OPT_INT, &sb},
-                         {"--json", PT_OPT_FLAG, &json}, {"--no-info", PT_OPT_FLAG, &no_info},
+  const char *ignore_last = NULL, *only_last = NULL;
+  const pt_opt opts[] = {{"--session-a", PT_OPT_INT, &sa},    {"--session-b", PT_OPT_INT, &sb},
+                         {"--json", PT_OPT_FLAG, &json},      {"--no-info", PT_OPT_FLAG, &no_info},
+                         {"--ignore", PT_OPT_STR, &ignore_last}, {"--only", PT_OPT_STR, &only_last},
                          {NULL, PT_OPT_FLAG, NULL}};
   pt_args args;
   int rc = pt_parse(argc, argv, usage, opts, 2, 2, &args);
   if (rc)
     return rc == 1 ? 0 : 2;
-  vw_session a, b;
-  if (!vw_session_open("diff", args.pos[0], sa, VW_CALLS | VW_NOTES, &a))
+  vw_diff_term *ignore = NULL, *only = NULL;
+  size_t nignore = 0, nonly = 0;
+  if (!collect_terms(argc, argv, "--ignore", &ignore, &nignore) ||
+      !collect_terms(argc, argv, "--only", &only, &nonly)) {
+    vw_diff_terms_free(ignore, nignore);
+    vw_diff_terms_free(only, nonly);
     return 2;
-  if (!vw_session_open("diff", args.pos[1], sb, VW_CALLS | VW_NOTES, &b)) {
-    vw_session_close(&a);
+  }
+  vw_session a, b;
+  bool open_a = vw_session_open("diff", args.pos[0], sa, VW_CALLS | VW_NOTES, &a);
+  if (!open_a || !vw_session_open("diff", args.pos[1], sb, VW_CALLS | VW_NOTES, &b)) {
+    if (open_a)
+      vw_session_close(&a);
+    vw_diff_terms_free(ignore, nignore);
+    vw_diff_terms_free(only, nonly);
     return 2;
   }
   vw_diff d;
   if (!vw_diff_compute(&a, &b, no_info, &d)) {
     pt_verb_error("diff", "out of memory comparing the sessions");
     rc = 2;
-  } else if (json) {
-    pi_sbuf out;
-    pi_sbuf_init(&out, NULL, 0);
-    vw_diff_json(&out, &a, &b, &d);
-    vw_flush(&out, stdout);
-    pi_sbuf_free(&out);
   } else {
-    print_text(&a, &b, &d);
+    vw_diff_filter(&d, ignore, nignore, only, nonly);
+    if (json) {
+      pi_sbuf out;
+      pi_sbuf_init(&out, NULL, 0);
+      vw_diff_json(&out, &a, &b, &d);
+      vw_flush(&out, stdout);
+      pi_sbuf_free(&out);
+    } else {
+      print_text(&a, &b, &d);
+    }
   }
   if (rc != 2)
     rc = vw_diff_total(&d) ? 1 : 0;
   vw_diff_free(&d);
+  vw_diff_terms_free(ignore, nignore);
+  vw_diff_terms_free(only, nonly);
   vw_session_close(&a);
   vw_session_close(&b);
   return rc;

@@ -256,7 +256,10 @@ typedef enum {
   PIRT_NOTE_SYMBOL = 2,     /* which image resolved an imported symbol */
   PIRT_NOTE_ODR = 3,        /* several images export a symbol */
   PIRT_NOTE_CACHE = 4,      /* a program cache hit or miss */
-  PIRT_NOTE_SPEC_CONST = 5  /* a spec-constant value applied */
+  PIRT_NOTE_SPEC_CONST = 5, /* a spec-constant value applied */
+  PIRT_NOTE_REPLAY = 6      /* not the runtime's: pitrace replay says the next call is
+                               its own (a clean-up, a data check), not the
+                               application's; `text` says why */
 } pirt_note_kind;
 
 typedef struct pirt_note {
