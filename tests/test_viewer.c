@@ -10,6 +10,7 @@
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -854,6 +855,98 @@ Test(viewer, report_timeline_zooms_pans_and_shows_a_clicked_calls_details)
   pt_json_arena_free(&arena);
 }
 
+Test(viewer, report_of_a_record_directory_shows_its_processes_on_one_clock)
+{
+  if (!chromium())
+    cr_skip_test("chromium is not installed (apt-get install chromium)");
+  char *dir = tu_temp_path(".d"), cmd[4200];
+  snprintf(cmd, sizeof cmd, "%s/vadd; %s/vadd; %s/vadd", BIN, BIN, BIN);
+  const char *argv[] = {PITRACE, "record", "-o", dir, "--", "/bin/sh", "-c", cmd, NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  char *html = tu_temp_path(".html"), *err;
+  cr_assert_eq(pitrace(&out, &err, "report", dir, "-o", html, NULL), 0, "%s", err);
+  pt_json_arena arena = {0};
+  pt_json *j = drive(&arena, html, NULL, "out.lanes = window.pitrace.lanes();\n"
+                                          "out.sessions = document.getElementById('sessions')"
+                                          ".textContent;\n");
+  /* The three session files, by start time. */
+  char *files[3];
+  long long start[3], pid[3];
+  int n = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; (e = readdir(d));) {
+    if (!strstr(e->d_name, ".db"))
+      continue;
+    cr_assert_lt(n, 3, "more than three sessions");
+    files[n] = malloc(strlen(dir) + strlen(e->d_name) + 2);
+    sprintf(files[n], "%s/%s", dir, e->d_name);
+    start[n] = sql_int(files[n], "SELECT start_unix_ns FROM sessions");
+    pid[n] = sql_int(files[n], "SELECT pid FROM sessions");
+    for (int k = n++; k > 0 && start[k] < start[k - 1]; k--) {
+      long long t = start[k];
+      start[k] = start[k - 1], start[k - 1] = t;
+      t = pid[k], pid[k] = pid[k - 1], pid[k - 1] = t;
+      char *f = files[k];
+      files[k] = files[k - 1], files[k - 1] = f;
+    }
+  }
+  closedir(d);
+  cr_assert_eq(n, 3);
+  /* A heading per process (pid and command), its thread and queue lanes
+   * after it, each placed by its start time on one clock. */
+  pt_json *lanes = member(j, "lanes");
+  int heads = 0, threads = 0, queues = 0;
+  for (uint32_t i = 0; i < lanes->n; i++) {
+    pt_json *l = pt_json_at(lanes, i);
+    int s = (int)num(member(l, "session"));
+    cr_assert(s >= 0 && s < 3);
+    cr_assert_eq(num(member(l, "offset")), (double)(start[s] - start[0]), "session %d", s);
+    const char *kind = str_of(l, "kind");
+    if (strcmp(kind, "head") == 0) {
+      char want[4300];
+      snprintf(want, sizeof want, "pid %lld: %s (starts at +", pid[s],
+               sql(files[s], "SELECT command FROM sessions"));
+      cr_assert(strncmp(str_of(l, "title"), want, strlen(want)) == 0, "%s", str_of(l, "title"));
+      cr_assert_eq(s, heads++, "the headings go in start order");
+    } else {
+      cr_assert_eq(s, heads - 1, "a lane before its session's heading");
+      threads += strcmp(kind, "thread") == 0;
+      queues += strcmp(kind, "queue") == 0;
+      if (strcmp(kind, "thread") == 0)
+        cr_assert_eq(num(member(l, "items")), sql_int(files[s], "SELECT count(*) FROM pi_calls"));
+    }
+  }
+  cr_assert(heads == 3 && threads == 3 && queues == 3, "%d %d %d", heads, threads, queues);
+  for (int s = 0; s < 3; s++) {
+    char want[64];
+    snprintf(want, sizeof want, "pid %lld: ", pid[s]);
+    cr_assert(strstr(str_of(j, "sessions"), want), "%s", str_of(j, "sessions"));
+  }
+  pt_json_arena_free(&arena);
+}
+
+Test(viewer, report_of_a_directory_without_good_sessions_says_why_in_one_line)
+{
+  char *empty = tu_temp_path(".d"), *html = tu_temp_path(".html"), *out, *err;
+  cr_assert_eq(mkdir(empty, 0700), 0);
+  cr_assert_eq(pitrace(&out, &err, "report", empty, "-o", html, NULL), 2);
+  cr_assert(strstr(err, "holds no session files (*.db)") && lines(err) == 1, "%s", err);
+  char *db = record("vadd", POCL), path[4200];
+  snprintf(path, sizeof path, "%s/run.db", empty);
+  cr_assert_eq(rename(db, path), 0);
+  cr_assert_eq(pitrace(&out, &err, "report", empty, "--session", "1", "-o", html, NULL), 2);
+  cr_assert(strstr(err, "is a directory") && lines(err) == 1, "%s", err);
+  cr_assert_eq(pitrace(&out, &err, "report", empty, "-o", html, NULL), 0, "%s", err);
+  snprintf(path, sizeof path, "%s/zz-garbage.db", empty);
+  FILE *f = fopen(path, "w");
+  fputs("not a database, but long enough to look like one to a careless reader", f);
+  fclose(f);
+  cr_assert_eq(pitrace(&out, &err, "report", empty, "-o", html, NULL), 2);
+  cr_assert(strstr(err, "zz-garbage.db") && lines(err) == 1, "%s", err);
+}
+
 /* ---- conventions ------------------------------------------------------------------ */
 
 static void expect_one_line_error(const char *verb, const char *file)
@@ -893,7 +986,8 @@ Test(viewer, bad_files_give_one_line_and_exit_2)
   const char *verbs[] = {"sessions", "show", "stats", "diff", "export", "report"};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++)
     for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++)
-      expect_one_line_error(verbs[v], files[i]);
+      if (strcmp(files[i], "/tmp") || strcmp(verbs[v], "report")) /* report reads directories */
+        expect_one_line_error(verbs[v], files[i]);
   char *out, *err;
   cr_assert_eq(pitrace(&out, &err, "show", "--session", "7", db, NULL), 2);
   cr_assert(strstr(err, "has no session 7 (it has 1)") && lines(err) == 1, "%s", err);
