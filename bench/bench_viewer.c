@@ -12,7 +12,9 @@
  * `show --compact` and `show` to /dev/null, `stats`, `export --format jsonl`
  * to /dev/null, and `sessions`.
  *
- * Usage: bench_viewer [--calls N] [--keep PATH]   (--keep: leave the session there)
+ * Usage: bench_viewer [--calls N] [--keep PATH] [--record-only]
+ *   (--keep: leave the session there; --record-only: record it, time nothing,
+ *   as bench_report.sh does)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -370,13 +372,16 @@ int main(int argc, char **argv)
 {
   long calls = 1000000;
   const char *keep = NULL;
+  bool record_only = false;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
+    if (strcmp(argv[i], "--record-only") == 0)
+      record_only = true;
+    else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
       calls = atol(argv[++i]);
     else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc)
       keep = argv[++i];
     else {
-      fprintf(stderr, "usage: bench_viewer [--calls N] [--keep PATH]\n");
+      fprintf(stderr, "usage: bench_viewer [--calls N] [--keep PATH] [--record-only]\n");
       return 2;
     }
   }
@@ -411,7 +416,9 @@ int main(int argc, char **argv)
   }
   printf("Session: %ld calls recorded in %.2f s, %.1f MB (%s)\n\n", calls, now_s() - t0,
          (double)st.st_size / 1e6, db);
-  int failures = time_verbs(pitrace, db, calls);
+  if (record_only && keep)
+    return 0;
+  int failures = record_only ? 0 : time_verbs(pitrace, db, calls);
   if (!keep)
     unlink(db);
   return failures ? 1 : 0;

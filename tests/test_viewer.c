@@ -10,12 +10,14 @@
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 
 #include "json.h"
 #include "pi_api.h"
+#include "session.h"
 #include "testutil.h"
 
 #define BIN PITRACE_BIN_DIR
@@ -973,6 +975,360 @@ Test(viewer, report_renders_in_headless_chromium)
   cr_assert(memcmp(tu_read_file(png), "\x89PNG", 4) == 0);
 }
 
+/* The report page with a script of the test's appended: it runs after the
+ * page's own script, drives the page with real DOM events, and leaves what
+ * it saw as URI-encoded JSON in <pre id="harness">. Returns that JSON,
+ * parsed. `fragment` goes after the page's address (#zoom=...). */
+static pt_json *drive(pt_json_arena *arena, const char *html, const char *fragment,
+                      const char *script)
+{
+  char *page = tu_read_file(html), *at = strstr(page, "</body>");
+  cr_assert(at, "no </body> in the report");
+  for (char *next; (next = strstr(at + 1, "</body>"));)
+    at = next;
+  char *driven = tu_temp_path(".html");
+  FILE *f = fopen(driven, "w");
+  fprintf(f, "%.*s<script>\n'use strict';\n(function () {\nconst out = {};\ntry {\n%s\n} catch (e) "
+             "{ out.error = String(e.stack || e); }\nconst pre = document.createElement('pre');\n"
+             "pre.id = 'harness';\npre.textContent = encodeURIComponent(JSON.stringify(out));\n"
+             "document.body.append(pre);\n})();\n</script>\n%s",
+          (int)(at - page), page, script, at);
+  fclose(f);
+  char url[4200];
+  snprintf(url, sizeof url, "%s%s", driven, fragment ? fragment : "");
+  char *dom = headless(url, NULL);
+  char *p = strstr(dom, "<pre id=\"harness\">");
+  cr_assert(p, "the test's script did not run:\n%.3000s", dom);
+  p += strlen("<pre id=\"harness\">");
+  char *end = strstr(p, "</pre>"), *json = malloc((size_t)(end - p) + 1), *o = json;
+  for (; p < end; p++) { /* URI decoding */
+    unsigned v;
+    if (*p == '%' && sscanf(p + 1, "%2x", &v) == 1) {
+      *o++ = (char)v;
+      p += 2;
+    } else {
+      *o++ = *p;
+    }
+  }
+  *o = 0;
+  pt_json *j = parse(arena, json);
+  pt_json *err = member(j, "error");
+  cr_assert_null(err, "the page threw: %s", err ? err->u.s : "");
+  return j;
+}
+
+static double num(const pt_json *j)
+{
+  cr_assert(j && (j->type == PJ_INT || j->type == PJ_REAL), "not a number");
+  return j->type == PJ_INT ? (double)j->u.i : j->u.d;
+}
+
+static double num_at(const pt_json *o, const char *key, size_t i)
+{
+  return num(pt_json_at(member(o, key), i));
+}
+
+static const char *str_of(const pt_json *o, const char *key)
+{
+  pt_json *v = member(o, key);
+  cr_assert(v && v->type == PJ_STRING, "no string %s", key);
+  return v->u.s;
+}
+
+/* The calls of a session that overlap the times a..b (ns from its start):
+ * what the page counts as in view. */
+static long count_between(const pt_calls *calls, double a, double b)
+{
+  long n = 0;
+  for (size_t i = 0; i < calls->n; i++) {
+    const pt_call *c = &calls->v[i];
+    cr_assert(c->returned, "the recorded vadd run has a call that never returned");
+    if ((double)c->start_ns <= b && (double)(c->start_ns + c->dur_ns) >= a)
+      n++;
+  }
+  return n;
+}
+
+static void load_calls(const char *db, pt_calls *calls)
+{
+  pt_db h;
+  char err[512];
+  cr_assert(pt_open(db, false, &h, err, sizeof err), "%s", err);
+  cr_assert(pt_load(&h, pt_default_session(&h), calls, err, sizeof err), "%s", err);
+  pt_close(&h);
+}
+
+/* What `pitrace show --seq N` prints for the call, without the blank line. */
+static char *show_block_of(const char *db, long long seq)
+{
+  char *out, *err, range[32];
+  snprintf(range, sizeof range, "%lld", seq);
+  cr_assert_eq(pitrace(&out, &err, "show", "--seq", range, db, NULL), 0, "%s", err);
+  size_t n = strlen(out);
+  while (n && out[n - 1] == '\n')
+    out[--n] = 0;
+  return out;
+}
+
+Test(viewer, report_timeline_zooms_pans_and_shows_a_clicked_calls_details)
+{
+  if (!chromium())
+    cr_skip_test("chromium is not installed (apt-get install chromium)");
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/vadd", NULL};
+  cr_assert_eq(record_into(db, argv, POCL, "SYCL_PI_RECORD_BACKTRACE=1"), 0);
+  char *html = tu_temp_path(".html"), *out, *err;
+  cr_assert_eq(pitrace(&out, &err, "report", db, "-o", html, NULL), 0, "%s", err);
+  long long launch = sql_int(db, "SELECT seq FROM pi_calls WHERE api = 'piEnqueueKernelLaunch'");
+  long long write = sql_int(db, "SELECT min(seq) FROM pi_calls WHERE api = "
+                                "'piEnqueueMemBufferWrite'");
+  long long l0 = sql_int(db, "SELECT start_ns FROM pi_calls WHERE api = 'piEnqueueKernelLaunch'");
+  long long l1 = sql_int(db, "SELECT end_ns FROM pi_calls WHERE api = 'piEnqueueKernelLaunch'");
+  long long total = sql_int(db, "SELECT count(*) FROM pi_calls");
+  cr_assert(launch > 0 && write > 0 && l1 > l0);
+  /* Opened on the launch (zoomed to it) with the write selected; then the
+   * test clicks the launch on its queue's lane, shows the whole run, turns
+   * the wheel, drags the timeline and picks ranges on the overview. */
+  char fragment[128], script[6000];
+  snprintf(fragment, sizeof fragment, "#zoom=%lld,%lld&select=%lld", l0 - 20000, l1 + 20000,
+           write);
+  snprintf(script, sizeof script,
+      "const P = window.pitrace, cv = document.getElementById('timeline');\n"
+      "const ov = document.getElementById('overview');\n"
+      "const range = () => { const e = document.getElementById('range').dataset;\n"
+      "  return [Number(e.a), Number(e.b), Number(e.calls)]; };\n"
+      "const text = id => { const e = document.getElementById(id); return e ? e.textContent : null; };\n"
+      "const details = () => ({ seq: document.getElementById('details').dataset.seq,\n"
+      "  title: text('details-title'), facts: text('details-facts'), args: text('details-args'),\n"
+      "  data: text('details-data'), stack: text('details-stack'), selected: P.selected() });\n"
+      "/* Events carry whole pixels: the test's points are whole too. */\n"
+      "const mouse = (target, type, x, y) => target.dispatchEvent(new MouseEvent(type,\n"
+      "  { clientX: Math.round(x), clientY: Math.round(y), button: 0, bubbles: true,\n"
+      "    cancelable: true }));\n"
+      "out.opened = range();\n"
+      "out.first = details();\n"
+      "out.lanes = P.lanes();\n"
+      "const box = P.box(0, %lld, 'queue');\n"
+      "out.box = box;\n"
+      "mouse(cv, 'mousedown', box.x + box.w / 2, box.y + box.h / 2);\n"
+      "mouse(window, 'mouseup', box.x + box.w / 2, box.y + box.h / 2);\n"
+      "out.clicked = details();\n"
+      "document.getElementById('zoom-all').click();\n"
+      "out.whole = P.whole();\n"
+      "out.all = range();\n"
+      "const r = cv.getBoundingClientRect(), x = Math.round(r.left + r.width * 0.75);\n"
+      "const y = Math.round(r.top + 30);\n"
+      "out.before = P.timeAt(x);\n"
+      "cv.dispatchEvent(new WheelEvent('wheel', { clientX: x, clientY: y, deltaY: -500,\n"
+      "  bubbles: true, cancelable: true }));\n"
+      "out.wheeled = range();\n"
+      "out.after = P.timeAt(x);\n"
+      "out.beforeDrag = P.timeAt(x - 100);\n"
+      "mouse(cv, 'mousedown', x - 100, y);\n"
+      "mouse(window, 'mousemove', x - 150, y);\n"
+      "mouse(window, 'mousemove', x - 200, y);\n"
+      "mouse(window, 'mouseup', x - 200, y);\n"
+      "out.dragged = range();\n"
+      "out.afterDrag = P.timeAt(x - 200);\n"
+      "out.stillSelected = P.selected();\n"
+      "const o = ov.getBoundingClientRect(), ox = Math.round(o.left + o.width * 0.5);\n"
+      "const oy = o.top + 10;\n"
+      "for (const [name, from, to] of [['brushed', 0, 150], ['brushed2', -150, 150],\n"
+      "                                ['moved', 0, 50]]) {\n"
+      "  mouse(ov, 'mousedown', ox + from, oy);\n"
+      "  mouse(window, 'mousemove', ox + to, oy);\n"
+      "  mouse(window, 'mouseup', ox + to, oy);\n"
+      "  out[name] = range();\n"
+      "}\n",
+      launch);
+  pt_json_arena arena = {0};
+  pt_json *j = drive(&arena, html, fragment, script);
+  pt_calls calls;
+  load_calls(db, &calls);
+
+  /* The address opened it zoomed and with the write selected. */
+  cr_assert_float_eq(num_at(j, "opened", 0), (double)(l0 - 20000), 0.5);
+  cr_assert_float_eq(num_at(j, "opened", 1), (double)(l1 + 20000), 0.5);
+  cr_assert_eq(num_at(j, "opened", 2), count_between(&calls, l0 - 20000, l1 + 20000));
+  cr_assert_lt(num_at(j, "opened", 2), total, "zoomed in, fewer calls are in view");
+  pt_json *first = member(j, "first");
+  cr_assert_eq(atoll(str_of(first, "seq")), write);
+  cr_assert_str_eq(str_of(first, "args"), show_block_of(db, write));
+  /* Its data: the buffer's bytes, their size as the database has it. */
+  char want[128];
+  snprintf(want, sizeof want, "%s bytes", sql(db, "SELECT size FROM data WHERE seq = (SELECT "
+                                                  "min(seq) FROM pi_calls WHERE api = "
+                                                  "'piEnqueueMemBufferWrite')"));
+  cr_assert(strstr(str_of(first, "data"), "ptrin (read by the call)"), "%s",
+            str_of(first, "data"));
+  cr_assert(strstr(str_of(first, "data"), want), "no '%s' in %s", want, str_of(first, "data"));
+
+  /* Lanes: one per thread, one for the queue, labelled plainly. */
+  pt_json *lanes = member(j, "lanes");
+  char queue[160];
+  snprintf(queue, sizeof queue, "%s (enqueue calls; device time not recorded)",
+           sql(db, "SELECT value FROM pi_args WHERE seq = (SELECT seq FROM pi_calls WHERE api "
+                   "= 'piEnqueueKernelLaunch') AND position = 0"));
+  bool queue_lane = false;
+  for (uint32_t i = 0; i < lanes->n; i++) {
+    pt_json *l = pt_json_at(lanes, i);
+    if (strcmp(str_of(l, "kind"), "queue") == 0) {
+      cr_assert_str_eq(str_of(l, "title"), queue);
+      cr_assert_eq(num(member(l, "items")),
+                   sql_int(db, "SELECT count(*) FROM pi_calls WHERE api LIKE 'piEnqueue%'"));
+      queue_lane = true;
+    }
+  }
+  cr_assert(queue_lane, "no queue lane");
+
+  /* The click on the queue lane selected the launch: its details. */
+  pt_json *clicked = member(j, "clicked");
+  cr_assert_eq(atoll(str_of(clicked, "seq")), launch, "the click selected %s",
+               str_of(clicked, "seq"));
+  char title[64];
+  snprintf(title, sizeof title, "#%lld piEnqueueKernelLaunch (vadd)", launch);
+  cr_assert_str_eq(str_of(clicked, "title"), title);
+  char *block = show_block_of(db, launch);
+  cr_assert(strstr(block, "pi_kernel kernel : kernel#"), "%s", block);
+  cr_assert_str_eq(str_of(clicked, "args"), block);
+  cr_assert(strstr(str_of(clicked, "facts"), "resultPI_SUCCESS"), "%s", str_of(clicked, "facts"));
+  cr_assert(strstr(str_of(clicked, "facts"), "queuequeue#"), "%s", str_of(clicked, "facts"));
+  const char *frames = sql(db, "SELECT s.frames FROM stacks s JOIN pi_calls c ON c.stack = "
+                               "s.id WHERE c.api = 'piEnqueueKernelLaunch'");
+  cr_assert(strstr(frames, "vadd"), "no backtrace recorded: %s", frames);
+  cr_assert_str_eq(str_of(clicked, "stack"), frames);
+
+  /* The whole run: every call in view. */
+  double whole = num_at(j, "whole", 1);
+  cr_assert_eq(num_at(j, "whole", 0), 0);
+  cr_assert_geq(whole, (double)sql_int(db, "SELECT max(end_ns) FROM pi_calls"));
+  cr_assert_eq(num_at(j, "all", 2), total);
+  /* The wheel zoomed in at the pointer: the time under it stayed, the span
+   * shrank by e^(500 * 0.002), the calls in view are those of the range. */
+  double a = num_at(j, "wheeled", 0), b = num_at(j, "wheeled", 1);
+  cr_assert_float_eq(b - a, whole * 0.36787944117144233 /* e^-1 */, whole * 1e-9);
+  cr_assert_float_eq(num(member(j, "after")), num(member(j, "before")), whole * 1e-9);
+  cr_assert_eq(num_at(j, "wheeled", 2), count_between(&calls, a, b));
+  cr_assert_lt(num_at(j, "wheeled", 2), total);
+  /* The drag moved it by 100 pixels, the span kept; a drag selects nothing. */
+  double da = num_at(j, "dragged", 0), db2 = num_at(j, "dragged", 1);
+  cr_assert_float_eq(db2 - da, b - a, whole * 1e-9);
+  cr_assert_float_eq(num(member(j, "afterDrag")), num(member(j, "beforeDrag")), whole * 1e-9);
+  cr_assert_gt(da, a);
+  cr_assert_eq(num_at(j, "dragged", 2), count_between(&calls, da, db2));
+  cr_assert_eq(num(member(member(j, "stillSelected"), "seq")), launch);
+  /* The overview: a range picked from its middle 150 pixels to the right,
+   * then from 150 pixels left of the middle (the same end, twice as wide);
+   * a drag of 50 pixels inside the range moves it by a sixth of its span. */
+  double b1 = num_at(j, "brushed", 0), e1 = num_at(j, "brushed", 1);
+  double b2 = num_at(j, "brushed2", 0), e2 = num_at(j, "brushed2", 1);
+  double b3 = num_at(j, "moved", 0), e3 = num_at(j, "moved", 1);
+  cr_assert_gt(b2, 0);
+  cr_assert_lt(e1, whole);
+  cr_assert_float_eq(e1, e2, whole * 1e-9);
+  cr_assert_float_eq(e2 - b2, 2 * (e1 - b1), whole * 1e-6);
+  cr_assert_float_eq(e3 - b3, e2 - b2, whole * 1e-6);
+  cr_assert_float_eq(b3 - b2, (e2 - b2) / 6, whole * 1e-6);
+  cr_assert_eq(num_at(j, "brushed", 2), count_between(&calls, b1, e1));
+  cr_assert_eq(num_at(j, "moved", 2), count_between(&calls, b3, e3));
+  pt_calls_free(&calls);
+  pt_json_arena_free(&arena);
+}
+
+Test(viewer, report_of_a_record_directory_shows_its_processes_on_one_clock)
+{
+  if (!chromium())
+    cr_skip_test("chromium is not installed (apt-get install chromium)");
+  char *dir = tu_temp_path(".d"), cmd[4200];
+  snprintf(cmd, sizeof cmd, "%s/vadd; %s/vadd; %s/vadd", BIN, BIN, BIN);
+  /* vadd makes PI calls itself (pirt.h): no OpenCL front end needed. */
+  const char *argv[] = {PITRACE, "record", "--no-opencl", "-o", dir, "--", "/bin/sh", "-c", cmd,
+                        NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  char *html = tu_temp_path(".html"), *err;
+  cr_assert_eq(pitrace(&out, &err, "report", dir, "-o", html, NULL), 0, "%s", err);
+  pt_json_arena arena = {0};
+  pt_json *j = drive(&arena, html, NULL, "out.lanes = window.pitrace.lanes();\n"
+                                          "out.sessions = document.getElementById('sessions')"
+                                          ".textContent;\n");
+  /* The three session files, by start time. */
+  char *files[3];
+  long long start[3], pid[3];
+  int n = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; (e = readdir(d));) {
+    if (!strstr(e->d_name, ".db"))
+      continue;
+    cr_assert_lt(n, 3, "more than three sessions");
+    files[n] = malloc(strlen(dir) + strlen(e->d_name) + 2);
+    sprintf(files[n], "%s/%s", dir, e->d_name);
+    start[n] = sql_int(files[n], "SELECT start_unix_ns FROM sessions");
+    pid[n] = sql_int(files[n], "SELECT pid FROM sessions");
+    for (int k = n++; k > 0 && start[k] < start[k - 1]; k--) {
+      long long t = start[k];
+      start[k] = start[k - 1], start[k - 1] = t;
+      t = pid[k], pid[k] = pid[k - 1], pid[k - 1] = t;
+      char *f = files[k];
+      files[k] = files[k - 1], files[k - 1] = f;
+    }
+  }
+  closedir(d);
+  cr_assert_eq(n, 3);
+  /* A heading per process (pid and command), its thread and queue lanes
+   * after it, each placed by its start time on one clock. */
+  pt_json *lanes = member(j, "lanes");
+  int heads = 0, threads = 0, queues = 0;
+  for (uint32_t i = 0; i < lanes->n; i++) {
+    pt_json *l = pt_json_at(lanes, i);
+    int s = (int)num(member(l, "session"));
+    cr_assert(s >= 0 && s < 3);
+    cr_assert_eq(num(member(l, "offset")), (double)(start[s] - start[0]), "session %d", s);
+    const char *kind = str_of(l, "kind");
+    if (strcmp(kind, "head") == 0) {
+      char want[4300];
+      snprintf(want, sizeof want, "pid %lld: %s (starts at +", pid[s],
+               sql(files[s], "SELECT command FROM sessions"));
+      cr_assert(strncmp(str_of(l, "title"), want, strlen(want)) == 0, "%s", str_of(l, "title"));
+      cr_assert_eq(s, heads++, "the headings go in start order");
+    } else {
+      cr_assert_eq(s, heads - 1, "a lane before its session's heading");
+      threads += strcmp(kind, "thread") == 0;
+      queues += strcmp(kind, "queue") == 0;
+      if (strcmp(kind, "thread") == 0)
+        cr_assert_eq(num(member(l, "items")), sql_int(files[s], "SELECT count(*) FROM pi_calls"));
+    }
+  }
+  cr_assert(heads == 3 && threads == 3 && queues == 3, "%d %d %d", heads, threads, queues);
+  for (int s = 0; s < 3; s++) {
+    char want[64];
+    snprintf(want, sizeof want, "pid %lld: ", pid[s]);
+    cr_assert(strstr(str_of(j, "sessions"), want), "%s", str_of(j, "sessions"));
+  }
+  pt_json_arena_free(&arena);
+}
+
+Test(viewer, report_of_a_directory_without_good_sessions_says_why_in_one_line)
+{
+  char *empty = tu_temp_path(".d"), *html = tu_temp_path(".html"), *out, *err;
+  cr_assert_eq(mkdir(empty, 0700), 0);
+  cr_assert_eq(pitrace(&out, &err, "report", empty, "-o", html, NULL), 2);
+  cr_assert(strstr(err, "holds no session files (*.db)") && lines(err) == 1, "%s", err);
+  char *db = record("vadd", POCL), path[4200];
+  snprintf(path, sizeof path, "%s/run.db", empty);
+  cr_assert_eq(rename(db, path), 0);
+  cr_assert_eq(pitrace(&out, &err, "report", empty, "--session", "1", "-o", html, NULL), 2);
+  cr_assert(strstr(err, "is a directory") && lines(err) == 1, "%s", err);
+  cr_assert_eq(pitrace(&out, &err, "report", empty, "-o", html, NULL), 0, "%s", err);
+  snprintf(path, sizeof path, "%s/zz-garbage.db", empty);
+  FILE *f = fopen(path, "w");
+  fputs("not a database, but long enough to look like one to a careless reader", f);
+  fclose(f);
+  cr_assert_eq(pitrace(&out, &err, "report", empty, "-o", html, NULL), 2);
+  cr_assert(strstr(err, "zz-garbage.db") && lines(err) == 1, "%s", err);
+}
+
 /* ---- conventions ------------------------------------------------------------------ */
 
 static void expect_one_line_error(const char *verb, const char *file)
@@ -1012,7 +1368,8 @@ Test(viewer, bad_files_give_one_line_and_exit_2)
   const char *verbs[] = {"sessions", "show", "stats", "diff", "export", "report"};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++)
     for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++)
-      expect_one_line_error(verbs[v], files[i]);
+      if (strcmp(files[i], "/tmp") || strcmp(verbs[v], "report")) /* report reads directories */
+        expect_one_line_error(verbs[v], files[i]);
   char *out, *err;
   cr_assert_eq(pitrace(&out, &err, "show", "--session", "7", db, NULL), 2);
   cr_assert(strstr(err, "has no session 7 (it has 1)") && lines(err) == 1, "%s", err);

@@ -1002,7 +1002,7 @@ static void print_text(const vw_session *a, const vw_session *b, const vw_diff *
   printf(": %s\n", vw_diff_total(d) ? "different" : "same");
 }
 
-/* The values of every --ignore or --only (repeatable; vw_parse keeps the
+/* The values of every --ignore or --only (repeatable; pt_parse keeps the
  * last) into terms. False after a one-line error. */
 static bool collect_terms(int argc, char **argv, const char *option, vw_diff_term **terms,
                           size_t *n)

@@ -1,14 +1,30 @@
 /*
  * viewer_report.c: `pitrace report`: one self-contained HTML file (inline
- * CSS and script, nothing fetched) with the session summary, a timeline,
- * the statistics, a searchable call list, and the comparison when given two
- * sessions. The page is viewer_report.html, embedded by the build; the
- * sessions go into it as JSON, which its script renders.
+ * CSS and script, nothing fetched) with the session summary, a timeline
+ * that zooms and pans (a lane per thread and per queue), the details of a
+ * call (its arguments as `pitrace show` prints them, result, data sizes,
+ * backtrace), the statistics, a searchable call list, and the comparison
+ * when given two sessions. The page is viewer_report.html, embedded by the
+ * build; the sessions go into it as JSON, which its script renders.
+ *
+ * The JSON is compact so that a 100000-call report stays a few megabytes:
+ * calls are columns of integers (sequence numbers and start times as
+ * differences from the call before), and every text (API names, results,
+ * short arguments, the lines of the `show` blocks, backtraces) is stored
+ * once in a string table that the columns index; a call's `show` block is
+ * a list of line numbers, itself stored once per distinct block.
+ *
+ * Given a directory, the report holds the sessions of its session files
+ * (*.db, e.g. a `pitrace record -o DIR` run): they share one clock (each
+ * placed by its start time, sessions.start_unix_ns), where separate files
+ * each start at 0, to be compared.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pitrace_viewer.h"
 #include "viewer_common.h"
@@ -18,21 +34,386 @@ extern const unsigned char vw_report_page[];
 extern const size_t vw_report_page_len;
 
 #define MARKER "/*PITRACE_DATA*/"
-#define MAX_CALLS 100000 /* calls a report holds (split between two sessions) */
+#define MAX_CALLS 100000  /* calls a report holds (shared between its sessions) */
+#define MAX_SESSIONS 64   /* sessions a report holds */
 
 static const char usage[] =
-    "usage: pitrace report DB [DB2] -o FILE.html [--session N] [--session-b N] [--no-info]\n"
+    "usage: pitrace report DB|DIR [DB2] -o FILE.html [--session N] [--session-b N] [--no-info]\n"
     "\n"
     "Writes one self-contained HTML file that works offline: the session's summary,\n"
-    "a timeline of the calls per thread, the statistics (as pitrace stats), the\n"
-    "calls with a filter box (as pitrace show --compact), and with a second\n"
-    "session the comparison of the two (as pitrace diff). The file holds at most\n"
-    "100000 calls.\n"
+    "a timeline that zooms and pans (mouse wheel, drag, the overview strip) with a\n"
+    "lane per thread and per queue, the details of the call clicked (arguments as\n"
+    "pitrace show prints them, result, data sizes, backtrace), the statistics (as\n"
+    "pitrace stats), the calls with a filter box (as pitrace show --compact), and\n"
+    "with a second session the comparison of the two (as pitrace diff). Given a\n"
+    "directory (pitrace record -o DIR), it shows the sessions of its *.db files side\n"
+    "by side on one clock. The file holds at most 100000 calls.\n"
     "\n"
     "  -o FILE       the HTML file to write ('-': standard output)\n"
     "  --session N   the (first) session (default: the file's last)\n"
     "  --session-b N the second session, from DB2\n"
     "  --no-info     compare without info queries (as pitrace diff --no-info)\n";
+
+/* ---- Interning: each distinct byte string once, numbered in order ------------------- */
+
+typedef struct intern_key {
+  size_t off; /* where the key starts in bytes */
+  uint32_t len;
+} intern_key;
+
+typedef struct intern {
+  pi_sbuf bytes;    /* the keys, one after the other, each followed by a NUL */
+  intern_key *keys;
+  size_t n, cap;
+  uint32_t *slot;   /* open addressing: key number + 1, 0 = empty */
+  size_t nslot;
+  bool oom;
+} intern;
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+  const unsigned char *s = p;
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ s[i]) * 1099511628211ull;
+  return h ^ (h >> 29);
+}
+
+static bool intern_rehash(intern *t)
+{
+  size_t nslot = t->nslot ? t->nslot * 2 : 1024;
+  uint32_t *slot = calloc(nslot, sizeof *slot);
+  if (!slot)
+    return false;
+  for (size_t i = 0; i < t->n; i++) {
+    size_t h = (size_t)hash_bytes(t->bytes.p + t->keys[i].off, t->keys[i].len) & (nslot - 1);
+    while (slot[h])
+      h = (h + 1) & (nslot - 1);
+    slot[h] = (uint32_t)i + 1;
+  }
+  free(t->slot);
+  t->slot = slot;
+  t->nslot = nslot;
+  return true;
+}
+
+/* The number of the key (added when new); -1 when memory ran out. */
+static int64_t intern_put(intern *t, const void *key, size_t n)
+{
+  if (t->oom || n > UINT32_MAX)
+    return t->oom = true, -1;
+  if ((t->n + 1) * 2 > t->nslot && !intern_rehash(t))
+    return t->oom = true, -1;
+  size_t h = (size_t)hash_bytes(key, n) & (t->nslot - 1);
+  for (; t->slot[h]; h = (h + 1) & (t->nslot - 1)) {
+    const intern_key *k = &t->keys[t->slot[h] - 1];
+    if (k->len == n && memcmp(t->bytes.p + k->off, key, n) == 0)
+      return t->slot[h] - 1;
+  }
+  intern_key *keys = pt_grow(t->keys, &t->cap, t->n, sizeof *keys);
+  if (!keys)
+    return t->oom = true, -1;
+  t->keys = keys;
+  size_t at = t->bytes.len;
+  pi_sbuf_put(&t->bytes, n ? key : "", n);
+  pi_sbuf_put(&t->bytes, "", 1);
+  if (t->bytes.len != at + n + 1) /* the buffer could not grow */
+    return t->oom = true, -1;
+  t->keys[t->n] = (intern_key){at, (uint32_t)n};
+  t->slot[h] = (uint32_t)t->n + 1;
+  return (int64_t)t->n++;
+}
+
+static int64_t intern_str(intern *t, const char *s) { return intern_put(t, s, strlen(s)); }
+
+static void intern_free(intern *t)
+{
+  pi_sbuf_free(&t->bytes);
+  free(t->keys);
+  free(t->slot);
+}
+
+/* ---- The report's state ----------------------------------------------------------- */
+
+typedef struct report {
+  vw_session *s;
+  size_t n;
+  int *group;            /* per session: the argument it came from (one clock per group) */
+  size_t *held;          /* per session: the calls the report holds */
+  int64_t *offset_ns;    /* per session: where it starts on the timeline */
+  intern strings;        /* every text the page shows */
+  intern blocks;         /* show blocks: arrays of line numbers */
+  int64_t api_index[PI_API_COUNT]; /* -1: not used yet */
+  vw_map other_apis;     /* api ids this build does not know -> index */
+  pi_sbuf apis;          /* [name, flags, [parameter names]] per API used */
+  size_t napis;
+  uint32_t *lines;       /* the line numbers of the block being made */
+  size_t lines_cap;
+  bool no_info, compare;
+  bool said;             /* an error was printed */
+} report;
+
+enum { API_LAUNCH = 1, API_ENQUEUE = 2 };
+
+/* The parameter holding an enqueue call's queue, or -1 (not an enqueue). */
+static int queue_param(const pi_api_desc *api)
+{
+  if (!strstr(api->name, "Enqueue"))
+    return -1;
+  for (unsigned i = 0; i < api->nparams; i++) {
+    const pi_param_desc *p = &api->params[i];
+    if (p->dir == PI_DIR_IN && p->kind == PI_PK_HANDLE && p->obj == PI_OBJ_QUEUE)
+      return (int)i;
+  }
+  return -1;
+}
+
+/* The index of API `id` in the page's API table, added when new. */
+static int64_t api_index(report *r, uint32_t id)
+{
+  int64_t v;
+  if (id < PI_API_COUNT && r->api_index[id] >= 0)
+    return r->api_index[id];
+  if (id >= PI_API_COUNT && vw_map_get(&r->other_apis, id, &v))
+    return v;
+  const pi_api_desc *api = pi_api_get(id);
+  char name[32];
+  unsigned flags = 0;
+  if (api && vw_is_launch(id))
+    flags |= API_LAUNCH;
+  if (api && queue_param(api) >= 0)
+    flags |= API_ENQUEUE;
+  pi_sbuf_printf(&r->apis, "%s[%lld,%u,[", r->napis ? "," : "",
+                 (long long)intern_str(&r->strings, vw_api_name(id, name)), flags);
+  for (unsigned i = 0; api && i < api->nparams; i++)
+    pi_sbuf_printf(&r->apis, "%s%lld", i ? "," : "",
+                   (long long)intern_str(&r->strings, api->params[i].name));
+  pi_sbuf_puts(&r->apis, "]]");
+  v = (int64_t)r->napis++;
+  if (id < PI_API_COUNT)
+    r->api_index[id] = v;
+  else
+    vw_map_put(&r->other_apis, id, v);
+  return v;
+}
+
+/* ---- Columns ----------------------------------------------------------------------- */
+
+enum { C_SEQ, C_THREAD, C_API, C_RES, C_START, C_DUR, C_QUEUE, C_KERNEL, C_ARGS, C_SHOW,
+       C_STACK, C_DATA, C_COUNT };
+static const char *const col_names[C_COUNT] = {"seq",   "thread", "api",  "res",
+                                               "start", "dur",    "queue", "kernel",
+                                               "args",  "show",   "stack", "data"};
+
+typedef struct columns {
+  pi_sbuf c[C_COUNT];
+} columns;
+
+static void put(columns *k, int col, int64_t v)
+{
+  pi_sbuf *b = &k->c[col];
+  if (b->len)
+    pi_sbuf_put(b, ",", 1);
+  vw_put_i64(b, v);
+}
+
+/* The lines of a call's `pitrace show` block, as line numbers, stored once
+ * per distinct block: returns the block's number. */
+static int64_t show_block(report *r, vw_session *s, const pt_call *c, vw_pack *pk,
+                          pi_sbuf *raw, pi_sbuf *text, const char *ended)
+{
+  const pi_api_desc *api = pi_api_get(c->api);
+  pi_sbuf_reset(text);
+  pi_sbuf_put(text, "", 0);
+  if (!api) {
+    pi_sbuf_printf(text, "---> api#%u( (a function this pitrace does not know)", c->api);
+  } else {
+    const uint64_t *argv = vw_pack_call(pk, s, c);
+    pi_sbuf_reset(raw);
+    pi_format_call_enter(raw, api, argv, NULL);
+    if (c->returned)
+      pi_format_call_exit(raw, api, argv, (pi_result)c->result, NULL);
+    vw_pack_render(pk, raw->p, raw->len, text);
+    if (c->returned)
+      vw_pack_data_lines(s, c, text);
+    else
+      pi_sbuf_printf(text, ") ---> %s never returned (the session ended: %s)\n", api->name,
+                     ended);
+  }
+  size_t nl = 0;
+  for (char *p = text->p; *p;) {
+    char *nlc = strchr(p, '\n');
+    size_t len = nlc ? (size_t)(nlc - p) : strlen(p);
+    int64_t id = intern_put(&r->strings, p, len);
+    uint32_t *lines = pt_grow(r->lines, &r->lines_cap, nl, sizeof *lines);
+    if (id < 0 || !lines)
+      return r->strings.oom = true, -1;
+    r->lines = lines;
+    lines[nl++] = (uint32_t)id;
+    p += len + (nlc != NULL);
+  }
+  return intern_put(&r->blocks, r->lines, nl * sizeof *r->lines);
+}
+
+/* Stack id -> string number, for the session's stacks (backtraces). */
+static bool load_stacks(report *r, vw_session *s, vw_map *stacks)
+{
+  sqlite3_stmt *q;
+  if (sqlite3_prepare_v2(s->db.db, "SELECT id, frames FROM stacks WHERE session = ?", -1, &q,
+                         NULL) != SQLITE_OK) {
+    pt_verb_error("report", "%s is damaged: %s", s->path, sqlite3_errmsg(s->db.db));
+    r->said = true;
+    return false;
+  }
+  sqlite3_bind_int64(q, 1, s->id);
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    const char *frames = (const char *)sqlite3_column_text(q, 1);
+    vw_map_put(stacks, sqlite3_column_int64(q, 0), intern_str(&r->strings, frames ? frames : ""));
+  }
+  sqlite3_finalize(q);
+  return true;
+}
+
+/* One payload of a call: [call (difference from the one before), position,
+ * role (a string), element, size, stored, captured_seq (-1: none)]. */
+static void put_payload(report *r, columns *k, int64_t *last, int64_t call, int64_t position,
+                        const char *role, int64_t idx, int64_t size, int64_t stored,
+                        int64_t captured)
+{
+  put(k, C_DATA, call - *last);
+  *last = call;
+  put(k, C_DATA, position);
+  put(k, C_DATA, intern_str(&r->strings, role ? role : "?"));
+  put(k, C_DATA, idx);
+  put(k, C_DATA, size);
+  put(k, C_DATA, stored);
+  put(k, C_DATA, captured);
+}
+
+/* The payloads of the held calls, in call order: those inline in the calls
+ * (up to 64 bytes) merged with the stored rows. */
+static bool payloads(report *r, vw_session *s, size_t held, columns *k)
+{
+  sqlite3_stmt *q;
+  if (sqlite3_prepare_v2(s->db.db,
+                         "SELECT seq, position, role, idx, size, stored, captured_seq FROM "
+                         "data_rows WHERE session = ? ORDER BY seq, position, idx",
+                         -1, &q, NULL) != SQLITE_OK) {
+    pt_verb_error("report", "%s is damaged: %s", s->path, sqlite3_errmsg(s->db.db));
+    r->said = true;
+    return false;
+  }
+  sqlite3_bind_int64(q, 1, s->id);
+  int rc = sqlite3_step(q);
+  int64_t last = 0;
+  for (size_t i = 0; i < held; i++) {
+    const pt_call *c = &s->calls.v[i];
+    for (uint32_t d = 0; c->data && c->data->type == PJ_ARRAY && d < c->data->n; d++) {
+      const pt_json *e = pt_json_at(c->data, d), *role = pt_json_at(e, 1), *hex = pt_json_at(e, 4);
+      put_payload(r, k, &last, (int64_t)i, pt_json_int(pt_json_at(e, 0), 0),
+                  role && role->type == PJ_STRING ? role->u.s : NULL,
+                  pt_json_int(pt_json_at(e, 2), 0), pt_json_int(pt_json_at(e, 3), 0),
+                  hex && hex->type == PJ_STRING ? hex->n / 2 : 0, -1);
+    }
+    /* Rows of calls the report does not hold (or that are not loaded) are skipped. */
+    for (; rc == SQLITE_ROW && sqlite3_column_int64(q, 0) <= c->seq; rc = sqlite3_step(q)) {
+      if (sqlite3_column_int64(q, 0) != c->seq)
+        continue;
+      put_payload(r, k, &last, (int64_t)i, sqlite3_column_int64(q, 1),
+                  (const char *)sqlite3_column_text(q, 2), sqlite3_column_int64(q, 3),
+                  sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
+                  sqlite3_column_type(q, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 6));
+    }
+  }
+  sqlite3_finalize(q);
+  return true;
+}
+
+/* Thread number -> the thread's id in the system, [[idx, tid], ...]. */
+static void json_tids(pi_sbuf *b, vw_session *s)
+{
+  sqlite3_stmt *q;
+  pi_sbuf_puts(b, "[");
+  if (sqlite3_prepare_v2(s->db.db, "SELECT idx, tid FROM threads WHERE session = ? ORDER BY idx",
+                         -1, &q, NULL) == SQLITE_OK) {
+    sqlite3_bind_int64(q, 1, s->id);
+    for (int i = 0; sqlite3_step(q) == SQLITE_ROW; i++)
+      pi_sbuf_printf(b, "%s[%lld,%lld]", i ? "," : "", (long long)sqlite3_column_int64(q, 0),
+                     (long long)sqlite3_column_int64(q, 1));
+    sqlite3_finalize(q);
+  }
+  pi_sbuf_puts(b, "]");
+}
+
+/* One session's calls as columns (see the page's decodeRun). */
+static bool json_run(report *r, pi_sbuf *b, size_t si)
+{
+  vw_session *s = &r->s[si];
+  size_t held = r->held[si];
+  columns k;
+  for (int i = 0; i < C_COUNT; i++)
+    pi_sbuf_init(&k.c[i], NULL, 0);
+  vw_kernels kn;
+  vw_kernels_build(&s->calls, &kn);
+  vw_map stacks = {0};
+  vw_pack *pk = vw_pack_new();
+  pi_sbuf raw, text, tmp;
+  pi_sbuf_init(&raw, NULL, 0);
+  pi_sbuf_init(&text, NULL, 0);
+  pi_sbuf_init(&tmp, NULL, 0);
+  char ended[320];
+  vw_ended_text(&s->info, s->incomplete_reason, ended, sizeof ended);
+  bool ok = pk && load_stacks(r, s, &stacks);
+  int64_t seq = 0, start = 0;
+  for (size_t i = 0; ok && i < held; i++) {
+    const pt_call *c = &s->calls.v[i];
+    const pi_api_desc *api = pi_api_get(c->api);
+    put(&k, C_SEQ, c->seq - seq);
+    seq = c->seq;
+    put(&k, C_THREAD, c->thread);
+    put(&k, C_API, api_index(r, c->api));
+    put(&k, C_RES, c->returned ? intern_str(&r->strings, pi_result_name(c->result)) : -1);
+    put(&k, C_START, c->start_ns - start);
+    start = c->start_ns;
+    put(&k, C_DUR, c->returned ? c->dur_ns : -1);
+    int qp = api ? queue_param(api) : -1;
+    put(&k, C_QUEUE, qp >= 0 ? vw_arg_int(c, (unsigned)qp) : 0);
+    const char *kernel = vw_kernel_of(&kn, c);
+    put(&k, C_KERNEL, kernel ? intern_str(&r->strings, kernel) : -1);
+    pi_sbuf_reset(&tmp);
+    pi_sbuf_put(&tmp, "", 0);
+    if (api)
+      vw_args_text(&tmp, NULL, api, c);
+    put(&k, C_ARGS, intern_str(&r->strings, tmp.p));
+    put(&k, C_SHOW, show_block(r, s, c, pk, &raw, &text, ended));
+    int64_t frames = -1;
+    put(&k, C_STACK, c->stack >= 0 && vw_map_get(&stacks, c->stack, &frames) ? frames : -1);
+  }
+  ok = ok && payloads(r, s, held, &k);
+  ok = ok && !r->strings.oom && !r->blocks.oom;
+  if (ok) {
+    pi_sbuf_printf(b, "{\"held\":%zu,\"offset_ns\":%lld,\"tids\":", held,
+                   (long long)r->offset_ns[si]);
+    json_tids(b, s);
+    for (int i = 0; i < C_COUNT; i++) {
+      pi_sbuf_printf(b, ",\"%s\":[", col_names[i]);
+      pi_sbuf_put(b, k.c[i].p ? k.c[i].p : "", k.c[i].len);
+      pi_sbuf_puts(b, "]");
+    }
+    pi_sbuf_puts(b, "}");
+  }
+  for (int i = 0; i < C_COUNT; i++)
+    pi_sbuf_free(&k.c[i]);
+  pi_sbuf_free(&raw);
+  pi_sbuf_free(&text);
+  pi_sbuf_free(&tmp);
+  vw_pack_free(pk);
+  vw_map_free(&stacks);
+  vw_kernels_free(&kn);
+  return ok;
+}
+
+/* ---- Sessions, statistics, notes --------------------------------------------------- */
 
 static void json_field_str(pi_sbuf *b, const char *key, const char *v)
 {
@@ -40,13 +421,15 @@ static void json_field_str(pi_sbuf *b, const char *key, const char *v)
   vw_put_json_str(b, v);
 }
 
-static void json_session(pi_sbuf *b, vw_session *s)
+static void json_session(pi_sbuf *b, vw_session *s, int group)
 {
   char backend[64], device[256], ended[320];
   vw_backend_device(&s->db, s->id, backend, sizeof backend, device, sizeof device);
   vw_ended_text(&s->info, s->incomplete_reason, ended, sizeof ended);
-  pi_sbuf_printf(b, "{\"id\":%lld,\"calls\":%zu,\"threads\":%u,\"duration_ns\":%lld",
-                 (long long)s->id, s->calls.n, s->nthreads, (long long)s->info.duration_ns);
+  pi_sbuf_printf(b, "{\"id\":%lld,\"calls\":%zu,\"threads\":%u,\"duration_ns\":%lld,"
+                    "\"pid\":%lld,\"start_unix_ns\":%lld,\"group\":%d",
+                 (long long)s->id, s->calls.n, s->nthreads, (long long)s->info.duration_ns,
+                 (long long)s->info.pid, (long long)s->info.start_unix_ns, group);
   json_field_str(b, "path", s->path);
   json_field_str(b, "label", s->info.label);
   json_field_str(b, "command", s->info.command);
@@ -87,40 +470,6 @@ static bool json_stats(pi_sbuf *b, const vw_session *s)
   return true;
 }
 
-/* [seq, thread, api, result, start_ns, dur_ns, args, kernel] per call. */
-static void json_calls(pi_sbuf *b, pi_sbuf *tmp, const vw_session *s, size_t max)
-{
-  vw_kernels k;
-  vw_kernels_build(&s->calls, &k);
-  pi_sbuf_puts(b, "[");
-  for (size_t i = 0; i < s->calls.n && i < max; i++) {
-    const pt_call *c = &s->calls.v[i];
-    const pi_api_desc *api = pi_api_get(c->api);
-    const char *kernel = vw_kernel_of(&k, c);
-    char name[32];
-    pi_sbuf_printf(b, "%s[%lld,%u,\"%s\",", i ? ",\n" : "", (long long)c->seq, c->thread,
-                   vw_api_name(c->api, name));
-    if (c->returned)
-      pi_sbuf_printf(b, "\"%s\",%lld,%lld,", pi_result_name(c->result), (long long)c->start_ns,
-                     (long long)c->dur_ns);
-    else
-      pi_sbuf_printf(b, "null,%lld,null,", (long long)c->start_ns);
-    pi_sbuf_reset(tmp);
-    pi_sbuf_put(tmp, "", 0);
-    if (api)
-      vw_args_text(tmp, NULL, api, c);
-    vw_put_json_str(b, tmp->p);
-    pi_sbuf_puts(b, ",");
-    if (kernel)
-      vw_put_json_str(b, kernel);
-    else
-      pi_sbuf_puts(b, "null");
-    pi_sbuf_puts(b, "]");
-  }
-  pi_sbuf_puts(b, "]");
-  vw_kernels_free(&k);
-}
-
 static void json_notes(pi_sbuf *b, const vw_session *s)
 {
   pi_sbuf_puts(b, "[");
@@ -134,32 +483,109 @@ static void json_notes(pi_sbuf *b, const vw_session *s)
   pi_sbuf_puts(b, "]");
 }
 
-/* Everything the page shows, as one JSON object. */
-static bool page_data(pi_sbuf *b, vw_session *s, size_t n, bool no_info)
+/* ---- The page's data ---------------------------------------------------------------- */
+
+/* Shares MAX_CALLS between the sessions: each gets what it has, up to an
+ * even share of what the smaller ones leave. */
+static void share_calls(report *r)
 {
-  pi_sbuf tmp;
-  pi_sbuf_init(&tmp, NULL, 0);
-  const char *parts[] = {"{\"sessions\":[", "],\"stats\":[", "],\"calls\":[", "],\"notes\":["};
-  bool ok = true;
-  for (int part = 0; ok && part < 4; part++) {
-    pi_sbuf_puts(b, parts[part]);
-    for (size_t i = 0; ok && i < n; i++) {
-      pi_sbuf_puts(b, i ? "," : "");
-      if (part == 0)
-        json_session(b, &s[i]);
-      else if (part == 1)
-        ok = json_stats(b, &s[i]);
-      else if (part == 2)
-        json_calls(b, &tmp, &s[i], MAX_CALLS / n);
-      else
-        json_notes(b, &s[i]);
+  size_t left = MAX_CALLS, todo = r->n;
+  bool *done = calloc(r->n, sizeof *done);
+  while (todo) {
+    size_t share = left / todo, smallest = SIZE_MAX, at = 0;
+    for (size_t i = 0; i < r->n; i++)
+      if (!(done && done[i]) && r->s[i].calls.n < smallest)
+        smallest = r->s[(at = i)].calls.n;
+    if (!done) { /* no memory for the bookkeeping: even shares */
+      for (size_t i = 0; i < r->n; i++)
+        r->held[i] = r->s[i].calls.n < MAX_CALLS / r->n ? r->s[i].calls.n : MAX_CALLS / r->n;
+      return;
+    }
+    r->held[at] = smallest < share ? smallest : share;
+    left -= r->held[at];
+    done[at] = true;
+    todo--;
+  }
+  free(done);
+}
+
+/* Sessions of one group share a clock: each starts where its start time
+ * puts it after the group's first. */
+static void place_sessions(report *r)
+{
+  for (size_t i = 0; i < r->n; i++) {
+    int64_t first = r->s[i].info.start_unix_ns;
+    for (size_t j = 0; j < r->n; j++)
+      if (r->group[j] == r->group[i] && r->s[j].info.start_unix_ns < first)
+        first = r->s[j].info.start_unix_ns;
+    r->offset_ns[i] = r->s[i].info.start_unix_ns - first;
+  }
+}
+
+static void json_strings(pi_sbuf *b, const intern *t)
+{
+  pi_sbuf_puts(b, "[");
+  for (size_t i = 0; i < t->n; i++) {
+    pi_sbuf_puts(b, i ? ",\n" : "");
+    vw_put_json_str(b, t->bytes.p + t->keys[i].off);
+  }
+  pi_sbuf_puts(b, "]");
+}
+
+/* Blocks flat: the number of lines, then the lines, block after block. */
+static void json_blocks(pi_sbuf *b, const intern *t)
+{
+  pi_sbuf_puts(b, "[");
+  for (size_t i = 0; i < t->n; i++) {
+    const char *lines = t->bytes.p + t->keys[i].off;
+    size_t n = t->keys[i].len / sizeof(uint32_t);
+    pi_sbuf_printf(b, "%s%zu", i ? ",\n" : "", n);
+    for (size_t l = 0; l < n; l++) {
+      uint32_t v;
+      memcpy(&v, lines + l * sizeof v, sizeof v); /* keys are not aligned in the arena */
+      pi_sbuf_put(b, ",", 1);
+      vw_put_u64(b, v);
     }
   }
-  pi_sbuf_free(&tmp);
-  pi_sbuf_puts(b, "],\"diff\":");
+  pi_sbuf_puts(b, "]");
+}
+
+/* Everything the page shows, as one JSON object. */
+static bool page_data(pi_sbuf *b, report *r)
+{
+  share_calls(r);
+  place_sessions(r);
+  bool ok = true;
+  pi_sbuf_puts(b, "{\"sessions\":[");
+  for (size_t i = 0; i < r->n; i++) {
+    pi_sbuf_puts(b, i ? "," : "");
+    json_session(b, &r->s[i], r->group[i]);
+  }
+  pi_sbuf_puts(b, "],\"stats\":[");
+  for (size_t i = 0; ok && i < r->n; i++) {
+    pi_sbuf_puts(b, i ? "," : "");
+    ok = json_stats(b, &r->s[i]);
+  }
+  pi_sbuf_puts(b, "],\"notes\":[");
+  for (size_t i = 0; i < r->n; i++) {
+    pi_sbuf_puts(b, i ? "," : "");
+    json_notes(b, &r->s[i]);
+  }
+  pi_sbuf_puts(b, "],\"runs\":[");
+  for (size_t i = 0; ok && i < r->n; i++) {
+    pi_sbuf_puts(b, i ? ",\n" : "");
+    ok = json_run(r, b, i);
+  }
+  pi_sbuf_puts(b, "],\n\"apis\":[");
+  pi_sbuf_put(b, r->apis.p ? r->apis.p : "", r->apis.len);
+  pi_sbuf_puts(b, "],\n\"strings\":");
+  json_strings(b, &r->strings);
+  pi_sbuf_puts(b, ",\n\"blocks\":");
+  json_blocks(b, &r->blocks);
+  pi_sbuf_puts(b, ",\n\"diff\":");
   vw_diff d;
-  if (ok && n == 2 && (ok = vw_diff_compute(&s[0], &s[1], no_info, &d))) {
-    vw_diff_json(b, &s[0], &s[1], &d);
+  if (ok && r->compare && (ok = vw_diff_compute(&r->s[0], &r->s[1], r->no_info, &d))) {
+    vw_diff_json(b, &r->s[0], &r->s[1], &d);
     vw_diff_free(&d);
   } else {
     pi_sbuf_puts(b, "null");
@@ -180,12 +606,13 @@ static bool write_page(FILE *f, const pi_sbuf *data)
   return !ferror(f);
 }
 
-static int report(vw_session *s, size_t n, const char *path, bool no_info)
+static int write_report(report *r, const char *path)
 {
   pi_sbuf data;
   pi_sbuf_init(&data, NULL, 0);
-  if (!page_data(&data, s, n, no_info)) {
-    pt_verb_error("report", "out of memory building the report");
+  if (!page_data(&data, r)) {
+    if (!r->said) /* what else fails is memory */
+      pt_verb_error("report", "out of memory building the report");
     pi_sbuf_free(&data);
     return 2;
   }
@@ -204,6 +631,109 @@ static int report(vw_session *s, size_t n, const char *path, bool no_info)
   return ok ? 0 : 2;
 }
 
+/* ---- Opening what the arguments name ---------------------------------------------- */
+
+typedef struct opened {
+  vw_session s[MAX_SESSIONS];
+  int group[MAX_SESSIONS];
+  size_t n;
+  char *paths[2 * MAX_SESSIONS]; /* file names made from directories (two at most) */
+  size_t npaths;
+} opened;
+
+static int cmp_name(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+  const vw_session *x = a, *y = b;
+  if (x->info.start_unix_ns != y->info.start_unix_ns)
+    return x->info.start_unix_ns < y->info.start_unix_ns ? -1 : 1;
+  int c = strcmp(x->path, y->path);
+  return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+static bool open_one(opened *o, const char *path, int64_t id, int group)
+{
+  if (o->n == MAX_SESSIONS) {
+    pt_verb_error("report", "too many sessions: a report holds at most %d", MAX_SESSIONS);
+    return false;
+  }
+  if (!vw_session_open("report", path, id, VW_CALLS | VW_NOTES, &o->s[o->n]))
+    return false;
+  o->group[o->n++] = group;
+  return true;
+}
+
+/* Every session of the directory's *.db files, by start time. */
+static bool open_dir(opened *o, const char *dir, int group)
+{
+  DIR *d = opendir(dir);
+  if (!d) {
+    pt_verb_error("report", "cannot read the directory %s: %s", dir, strerror(errno));
+    return false;
+  }
+  char *names[MAX_SESSIONS + 1];
+  size_t nn = 0;
+  bool ok = true;
+  struct dirent *e;
+  while (ok && (e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (len < 4 || strcmp(e->d_name + len - 3, ".db") != 0 || e->d_name[0] == '.')
+      continue;
+    char *p;
+    struct stat st;
+    if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
+      pt_verb_error("report", "out of memory listing %s", dir);
+      ok = false;
+    } else if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
+      free(p);
+    } else if (nn == MAX_SESSIONS) {
+      pt_verb_error("report", "%s holds more than %d session files; a report holds at most %d "
+                         "sessions", dir, MAX_SESSIONS, MAX_SESSIONS);
+      free(p);
+      ok = false;
+    } else {
+      names[nn++] = p;
+    }
+  }
+  closedir(d);
+  if (ok && !nn) {
+    pt_verb_error("report", "%s holds no session files (*.db)", dir);
+    ok = false;
+  }
+  qsort(names, nn, sizeof *names, cmp_name);
+  size_t first = o->n;
+  for (size_t i = 0; i < nn; i++) {
+    o->paths[o->npaths++] = names[i];
+    if (!ok)
+      continue;
+    pt_db db;
+    char err[1024];
+    size_t ns = 0;
+    pt_session_info *all = NULL;
+    if (!pt_open(names[i], false, &db, err, sizeof err)) {
+      pt_verb_error("report", "%s", err);
+      ok = false;
+      continue;
+    }
+    all = pt_sessions(&db, &ns, err, sizeof err);
+    pt_close(&db);
+    if (!all) {
+      pt_verb_error("report", "%s", err);
+      ok = false;
+    }
+    for (size_t j = 0; ok && j < ns; j++)
+      ok = open_one(o, names[i], all[j].id, group);
+    free(all);
+  }
+  if (ok)
+    qsort(o->s + first, o->n - first, sizeof *o->s, cmp_start);
+  return ok;
+}
+
 int pt_report(int argc, char **argv)
 {
   int64_t sa = -1, sb = -1;
@@ -220,13 +750,53 @@ int pt_report(int argc, char **argv)
     pt_verb_error("report", "say where to write the report with -o FILE.html");
     return 2;
   }
-  vw_session s[2];
-  size_t n = 0;
-  for (; n < (size_t)a.npos; n++)
-    if (!vw_session_open("report", a.pos[n], n ? sb : sa, VW_CALLS | VW_NOTES, &s[n]))
-      break;
-  rc = n == (size_t)a.npos ? report(s, n, path, no_info) : 2;
-  while (n)
-    vw_session_close(&s[--n]);
+  opened *o = calloc(1, sizeof *o);
+  if (!o) {
+    pt_verb_error("report", "out of memory");
+    return 2;
+  }
+  bool ok = true, dirs = false;
+  for (int i = 0; ok && i < a.npos; i++) {
+    struct stat st;
+    int64_t id = i ? sb : sa;
+    if (stat(a.pos[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+      dirs = true;
+      if (id >= 0) {
+        pt_verb_error("report", "%s picks a session of a file, and %s is a directory",
+                 i ? "--session-b" : "--session", a.pos[i]);
+        ok = false;
+      } else {
+        ok = open_dir(o, a.pos[i], i);
+      }
+    } else {
+      ok = open_one(o, a.pos[i], id, i);
+    }
+  }
+  rc = 2;
+  if (ok) {
+    report r = {.s = o->s, .n = o->n, .group = o->group, .no_info = no_info};
+    r.compare = a.npos == 2 && !dirs;
+    r.held = calloc(o->n, sizeof *r.held);
+    r.offset_ns = calloc(o->n, sizeof *r.offset_ns);
+    for (size_t i = 0; i < PI_API_COUNT; i++)
+      r.api_index[i] = -1;
+    pi_sbuf_init(&r.apis, NULL, 0);
+    if (!r.held || !r.offset_ns)
+      pt_verb_error("report", "out of memory");
+    else
+      rc = write_report(&r, path);
+    free(r.held);
+    free(r.offset_ns);
+    intern_free(&r.strings);
+    intern_free(&r.blocks);
+    free(r.lines);
+    vw_map_free(&r.other_apis);
+    pi_sbuf_free(&r.apis);
+  }
+  while (o->n)
+    vw_session_close(&o->s[--o->n]);
+  while (o->npaths)
+    free(o->paths[--o->npaths]);
+  free(o);
   return rc;
 }
