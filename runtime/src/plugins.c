@@ -119,8 +119,9 @@ static void *load_library(const char *name, char *path, size_t n,
     char *dirs = strdup(llp), *save = NULL;
     for (char *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d;
          d = strtok_r(NULL, ":", &save)) {
-      snprintf(candidate, sizeof candidate, "%s/%s", d, name);
-      if (file_exists(candidate)) {
+      /* A path too long to hold is no candidate (not a truncated one). */
+      int k = snprintf(candidate, sizeof candidate, "%s/%s", d, name);
+      if (k > 0 && (size_t)k < sizeof candidate && file_exists(candidate)) {
         free(dirs);
         goto found;
       }
@@ -129,8 +130,8 @@ static void *load_library(const char *name, char *path, size_t n,
   }
   char dir[PATH_MAX] = "";
   if (runtime_dir(dir, sizeof dir)) {
-    snprintf(candidate, sizeof candidate, "%s/%s", dir, name);
-    if (file_exists(candidate))
+    int k = snprintf(candidate, sizeof candidate, "%s/%s", dir, name);
+    if (k > 0 && (size_t)k < sizeof candidate && file_exists(candidate))
       goto found;
   }
   /* The system's default paths. */
