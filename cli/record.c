@@ -86,6 +86,8 @@ static const char usage_text[] =
     "                            keep every session of the run\n"
     "  --data none|meta|all      payload data to record (SYCL_PI_RECORD_DATA)\n"
     "  --backtrace               record call stacks (SYCL_PI_RECORD_BACKTRACE=1)\n"
+    "  --profile                 record device times of kernels and transfers\n"
+    "                            (SYCL_PI_RECORD_PROFILE=1: queues get profiling)\n"
     "  --label L                 label the sessions (SYCL_PI_RECORD_LABEL)\n"
     "  --no-opencl               do not route OpenCL applications through pitrace's\n"
     "                            OpenCL front end (by default their OpenCL calls are\n"
@@ -106,6 +108,7 @@ typedef struct options {
   keep_mode keep;
   const char *data, *label;
   bool backtrace;
+  bool profile;
   bool no_opencl;
   char *icd; /* the front end's vendor file, when routing */
   char **cmd;
@@ -295,6 +298,7 @@ static int parse_options(int argc, char **argv, options *o)
                          {"--data", PT_OPT_STR, &o->data},
                          {"--label", PT_OPT_STR, &o->label},
                          {"--backtrace", PT_OPT_FLAG, &o->backtrace},
+                         {"--profile", PT_OPT_FLAG, &o->profile},
                          {"--no-opencl", PT_OPT_FLAG, &o->no_opencl},
                          {NULL, PT_OPT_FLAG, NULL}};
   pt_args a;
@@ -490,6 +494,8 @@ static void exec_command(const options *o, const char *dir, const char *run_id,
     setenv("SYCL_PI_RECORD_DATA", o->data, 1);
   if (o->backtrace)
     setenv("SYCL_PI_RECORD_BACKTRACE", "1", 1);
+  if (o->profile)
+    setenv("SYCL_PI_RECORD_PROFILE", "1", 1);
   if (o->label)
     setenv("SYCL_PI_RECORD_LABEL", o->label, 1);
   if (o->icd)

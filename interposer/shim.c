@@ -17,7 +17,8 @@
  * of every plugin), or by naming libpi_shim.so in the plugins config with
  * target=PLUGIN. Controls: SYCL_PI_RECORD_LABEL, SYCL_PI_RECORD_DATA
  * (none|meta|all), SYCL_PI_RECORD_DATA_CAP (bytes per payload),
- * SYCL_PI_RECORD_BACKTRACE=1, SYCL_PI_RECORD_FILTER (API patterns).
+ * SYCL_PI_RECORD_BACKTRACE=1, SYCL_PI_RECORD_FILTER (API patterns),
+ * SYCL_PI_RECORD_PROFILE=1 (device times: shim_prof.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -183,6 +184,14 @@ static void read_config(void)
     else
       shim_cfg.data_cap = v;
   }
+  const char *prof = getenv("SYCL_PI_RECORD_PROFILE");
+  shim_cfg.profile = prof && *prof && strcmp(prof, "0") != 0;
+  if (prof && *prof && strcmp(prof, "0") != 0 && strcmp(prof, "1") != 0) {
+    fprintf(stderr, "pitrace: SYCL_PI_RECORD_PROFILE=%s is not 0 or 1; not collecting "
+                    "device times\n", prof);
+    shim_cfg.profile = false;
+  }
+  shim_profiling = shim_cfg.profile;
   const char *bt = getenv("SYCL_PI_RECORD_BACKTRACE");
   shim_cfg.backtrace = bt && *bt && strcmp(bt, "0") != 0;
   /* The filter: comma-separated glob patterns; a leading '-' excludes. */
@@ -746,21 +755,30 @@ static void after_call(const pi_api_desc *api, const uint64_t *argv, pi_result r
   switch (id) {
   case PI_API_piQueueFinish:
     flush_reads(argv[0], NULL, 0, false);
+    shim_prof_sweep(false);
     break;
   case PI_API_piEventsWait:
     flush_reads(0, (const uint64_t *)(uintptr_t)argv[1], argv[0], false);
+    shim_prof_sweep(false);
     break;
   case PI_API_piEventGetInfo:
     if (argv[1] == PI_EVENT_INFO_COMMAND_EXECUTION_STATUS && argv[3] &&
-        *(const pi_int32 *)(uintptr_t)argv[3] == PI_EVENT_COMPLETE)
+        *(const pi_int32 *)(uintptr_t)argv[3] == PI_EVENT_COMPLETE) {
       flush_reads(0, &argv[0], 1, false);
+      shim_prof_sweep(false);
+    }
+    break;
+  case PI_API_piEventRelease:
+    shim_prof_sweep(false);
     break;
   case PI_API_piTearDown:
     flush_reads(0, NULL, 0, true);
     break;
   default:
-    if (blocking_param[id] >= 0 && argv[blocking_param[id]])
+    if (blocking_param[id] >= 0 && argv[blocking_param[id]]) {
       flush_reads(argv[0], NULL, 0, false); /* a blocking command on an in-order queue */
+      shim_prof_sweep(false);
+    }
     break;
   }
 }
@@ -825,7 +843,14 @@ static bool ensure_started(void)
 
 bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv)
 {
-  if (!shim_cfg.api_on[id] || !atomic_load_explicit(&shim_recording, memory_order_relaxed))
+  c->devtime = false;
+  if (!atomic_load_explicit(&shim_recording, memory_order_relaxed))
+    return false;
+  /* The last moment the plugins answer: the device times of what is
+   * complete, and the clocks' second samples. */
+  if (PIRT_UNLIKELY(shim_profiling) && id == PI_API_piTearDown)
+    shim_prof_sweep(true);
+  if (!shim_cfg.api_on[id])
     return false;
   const pi_api_desc *api = &pi_api_table[id];
   captures cap;
@@ -856,6 +881,11 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
     w += (size_t)nframes * sizeof(void *);
   }
   write_items(w, &cap);
+  if (PIRT_UNLIKELY(shim_profiling) && (api->flags & PI_API_F_DEVICE_COMMAND) &&
+      shim_prof_wants(id, argv)) {
+    e->h.flags |= REC_F_DEVTIME;
+    c->devtime = true;
+  }
   c->api = api;
   c->argv = argv;
   e->t0 = shim_now();

@@ -272,10 +272,23 @@ static pi_result SHIM_FN(piQueueCreate)(pi_context context, pi_device device, pi
   const pi_fn_piQueueCreate fn = SHIM_TARGET.piQueueCreate;
   shim_call c;
   uint64_t argv[4] = {(uint64_t)(uintptr_t)context, (uint64_t)(uintptr_t)device, (uint64_t)properties, (uint64_t)(uintptr_t)queue};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueCreate, argv))
-    return fn(context, device, properties, queue);
-  pi_result r = fn(context, device, properties, queue);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueCreate, argv))
+      return fn(context, device, properties, queue);
+    pi_result r = fn(context, device, properties, queue);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[4];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueCreate, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piQueueCreate, pass, &r))
+    r = fn((pi_context)(uintptr_t)pass[0], (pi_device)(uintptr_t)pass[1], (pi_queue_properties)pass[2], (pi_queue *)(uintptr_t)pass[3]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piQueueCreate, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -284,10 +297,23 @@ static pi_result SHIM_FN(piextQueueCreate)(pi_context context, pi_device device,
   const pi_fn_piextQueueCreate fn = SHIM_TARGET.piextQueueCreate;
   shim_call c;
   uint64_t argv[4] = {(uint64_t)(uintptr_t)context, (uint64_t)(uintptr_t)device, (uint64_t)(uintptr_t)properties, (uint64_t)(uintptr_t)queue};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextQueueCreate, argv))
-    return fn(context, device, properties, queue);
-  pi_result r = fn(context, device, properties, queue);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextQueueCreate, argv))
+      return fn(context, device, properties, queue);
+    pi_result r = fn(context, device, properties, queue);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[4];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piextQueueCreate, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piextQueueCreate, pass, &r))
+    r = fn((pi_context)(uintptr_t)pass[0], (pi_device)(uintptr_t)pass[1], (pi_queue_properties *)(uintptr_t)pass[2], (pi_queue *)(uintptr_t)pass[3]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piextQueueCreate, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -296,10 +322,23 @@ static pi_result SHIM_FN(piQueueGetInfo)(pi_queue command_queue, pi_queue_info p
   const pi_fn_piQueueGetInfo fn = SHIM_TARGET.piQueueGetInfo;
   shim_call c;
   uint64_t argv[5] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueGetInfo, argv))
-    return fn(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueGetInfo, argv))
+      return fn(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+    pi_result r = fn(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[5];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueGetInfo, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piQueueGetInfo, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_queue_info)pass[1], (size_t)pass[2], (void *)(uintptr_t)pass[3], (size_t *)(uintptr_t)pass[4]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piQueueGetInfo, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -308,10 +347,23 @@ static pi_result SHIM_FN(piQueueFinish)(pi_queue command_queue)
   const pi_fn_piQueueFinish fn = SHIM_TARGET.piQueueFinish;
   shim_call c;
   uint64_t argv[1] = {(uint64_t)(uintptr_t)command_queue};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueFinish, argv))
-    return fn(command_queue);
-  pi_result r = fn(command_queue);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueFinish, argv))
+      return fn(command_queue);
+    pi_result r = fn(command_queue);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[1];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueFinish, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piQueueFinish, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piQueueFinish, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -320,10 +372,23 @@ static pi_result SHIM_FN(piQueueFlush)(pi_queue command_queue)
   const pi_fn_piQueueFlush fn = SHIM_TARGET.piQueueFlush;
   shim_call c;
   uint64_t argv[1] = {(uint64_t)(uintptr_t)command_queue};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueFlush, argv))
-    return fn(command_queue);
-  pi_result r = fn(command_queue);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueFlush, argv))
+      return fn(command_queue);
+    pi_result r = fn(command_queue);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[1];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueFlush, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piQueueFlush, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piQueueFlush, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -332,10 +397,23 @@ static pi_result SHIM_FN(piQueueRetain)(pi_queue command_queue)
   const pi_fn_piQueueRetain fn = SHIM_TARGET.piQueueRetain;
   shim_call c;
   uint64_t argv[1] = {(uint64_t)(uintptr_t)command_queue};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueRetain, argv))
-    return fn(command_queue);
-  pi_result r = fn(command_queue);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueRetain, argv))
+      return fn(command_queue);
+    pi_result r = fn(command_queue);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[1];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueRetain, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piQueueRetain, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piQueueRetain, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -344,10 +422,23 @@ static pi_result SHIM_FN(piQueueRelease)(pi_queue command_queue)
   const pi_fn_piQueueRelease fn = SHIM_TARGET.piQueueRelease;
   shim_call c;
   uint64_t argv[1] = {(uint64_t)(uintptr_t)command_queue};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueRelease, argv))
-    return fn(command_queue);
-  pi_result r = fn(command_queue);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueRelease, argv))
+      return fn(command_queue);
+    pi_result r = fn(command_queue);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[1];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piQueueRelease, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piQueueRelease, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piQueueRelease, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -356,10 +447,23 @@ static pi_result SHIM_FN(piextQueueGetNativeHandle)(pi_queue queue, pi_native_ha
   const pi_fn_piextQueueGetNativeHandle fn = SHIM_TARGET.piextQueueGetNativeHandle;
   shim_call c;
   uint64_t argv[3] = {(uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)nativeHandle, (uint64_t)(uintptr_t)nativeHandleDesc};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextQueueGetNativeHandle, argv))
-    return fn(queue, nativeHandle, nativeHandleDesc);
-  pi_result r = fn(queue, nativeHandle, nativeHandleDesc);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextQueueGetNativeHandle, argv))
+      return fn(queue, nativeHandle, nativeHandleDesc);
+    pi_result r = fn(queue, nativeHandle, nativeHandleDesc);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[3];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piextQueueGetNativeHandle, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piextQueueGetNativeHandle, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_native_handle *)(uintptr_t)pass[1], (int32_t *)(uintptr_t)pass[2]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piextQueueGetNativeHandle, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -368,10 +472,23 @@ static pi_result SHIM_FN(piextQueueCreateWithNativeHandle)(pi_native_handle nati
   const pi_fn_piextQueueCreateWithNativeHandle fn = SHIM_TARGET.piextQueueCreateWithNativeHandle;
   shim_call c;
   uint64_t argv[7] = {(uint64_t)nativeHandle, (uint64_t)nativeHandleDesc, (uint64_t)(uintptr_t)context, (uint64_t)(uintptr_t)device, (uint64_t)pluginOwnsNativeHandle, (uint64_t)(uintptr_t)Properties, (uint64_t)(uintptr_t)queue};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextQueueCreateWithNativeHandle, argv))
-    return fn(nativeHandle, nativeHandleDesc, context, device, pluginOwnsNativeHandle, Properties, queue);
-  pi_result r = fn(nativeHandle, nativeHandleDesc, context, device, pluginOwnsNativeHandle, Properties, queue);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextQueueCreateWithNativeHandle, argv))
+      return fn(nativeHandle, nativeHandleDesc, context, device, pluginOwnsNativeHandle, Properties, queue);
+    pi_result r = fn(nativeHandle, nativeHandleDesc, context, device, pluginOwnsNativeHandle, Properties, queue);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[7];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piextQueueCreateWithNativeHandle, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piextQueueCreateWithNativeHandle, pass, &r))
+    r = fn((pi_native_handle)pass[0], (int32_t)pass[1], (pi_context)(uintptr_t)pass[2], (pi_device)(uintptr_t)pass[3], (bool)pass[4], (pi_queue_properties *)(uintptr_t)pass[5], (pi_queue *)(uintptr_t)pass[6]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piextQueueCreateWithNativeHandle, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -848,10 +965,23 @@ static pi_result SHIM_FN(piEventGetProfilingInfo)(pi_event event, pi_profiling_i
   const pi_fn_piEventGetProfilingInfo fn = SHIM_TARGET.piEventGetProfilingInfo;
   shim_call c;
   uint64_t argv[5] = {(uint64_t)(uintptr_t)event, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEventGetProfilingInfo, argv))
-    return fn(event, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(event, param_name, param_value_size, param_value, param_value_size_ret);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEventGetProfilingInfo, argv))
+      return fn(event, param_name, param_value_size, param_value, param_value_size_ret);
+    pi_result r = fn(event, param_name, param_value_size, param_value, param_value_size_ret);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[5];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEventGetProfilingInfo, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEventGetProfilingInfo, pass, &r))
+    r = fn((pi_event)(uintptr_t)pass[0], (pi_profiling_info)pass[1], (size_t)pass[2], (void *)(uintptr_t)pass[3], (size_t *)(uintptr_t)pass[4]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEventGetProfilingInfo, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -992,10 +1122,23 @@ static pi_result SHIM_FN(piEnqueueKernelLaunch)(pi_queue queue, pi_kernel kernel
   const pi_fn_piEnqueueKernelLaunch fn = SHIM_TARGET.piEnqueueKernelLaunch;
   shim_call c;
   uint64_t argv[9] = {(uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)kernel, (uint64_t)work_dim, (uint64_t)(uintptr_t)global_work_offset, (uint64_t)(uintptr_t)global_work_size, (uint64_t)(uintptr_t)local_work_size, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueKernelLaunch, argv))
-    return fn(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueKernelLaunch, argv))
+      return fn(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[9];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueKernelLaunch, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueKernelLaunch, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_kernel)(uintptr_t)pass[1], (pi_uint32)pass[2], (const size_t *)(uintptr_t)pass[3], (const size_t *)(uintptr_t)pass[4], (const size_t *)(uintptr_t)pass[5], (pi_uint32)pass[6], (const pi_event *)(uintptr_t)pass[7], (pi_event *)(uintptr_t)pass[8]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueKernelLaunch, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1004,10 +1147,23 @@ static pi_result SHIM_FN(piextEnqueueCooperativeKernelLaunch)(pi_queue queue, pi
   const pi_fn_piextEnqueueCooperativeKernelLaunch fn = SHIM_TARGET.piextEnqueueCooperativeKernelLaunch;
   shim_call c;
   uint64_t argv[9] = {(uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)kernel, (uint64_t)work_dim, (uint64_t)(uintptr_t)global_work_offset, (uint64_t)(uintptr_t)global_work_size, (uint64_t)(uintptr_t)local_work_size, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextEnqueueCooperativeKernelLaunch, argv))
-    return fn(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextEnqueueCooperativeKernelLaunch, argv))
+      return fn(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[9];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piextEnqueueCooperativeKernelLaunch, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piextEnqueueCooperativeKernelLaunch, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_kernel)(uintptr_t)pass[1], (pi_uint32)pass[2], (const size_t *)(uintptr_t)pass[3], (const size_t *)(uintptr_t)pass[4], (const size_t *)(uintptr_t)pass[5], (pi_uint32)pass[6], (const pi_event *)(uintptr_t)pass[7], (pi_event *)(uintptr_t)pass[8]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piextEnqueueCooperativeKernelLaunch, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1040,10 +1196,23 @@ static pi_result SHIM_FN(piEnqueueMemBufferRead)(pi_queue queue, pi_mem buffer, 
   const pi_fn_piEnqueueMemBufferRead fn = SHIM_TARGET.piEnqueueMemBufferRead;
   shim_call c;
   uint64_t argv[9] = {(uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)buffer, (uint64_t)blocking_read, (uint64_t)offset, (uint64_t)size, (uint64_t)(uintptr_t)ptr, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferRead, argv))
-    return fn(queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferRead, argv))
+      return fn(queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[9];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferRead, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferRead, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (pi_bool)pass[2], (size_t)pass[3], (size_t)pass[4], (void *)(uintptr_t)pass[5], (pi_uint32)pass[6], (const pi_event *)(uintptr_t)pass[7], (pi_event *)(uintptr_t)pass[8]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferRead, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1052,10 +1221,23 @@ static pi_result SHIM_FN(piEnqueueMemBufferReadRect)(pi_queue command_queue, pi_
   const pi_fn_piEnqueueMemBufferReadRect fn = SHIM_TARGET.piEnqueueMemBufferReadRect;
   shim_call c;
   uint64_t argv[14] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)buffer, (uint64_t)blocking_read, (uint64_t)(uintptr_t)buffer_offset, (uint64_t)(uintptr_t)host_offset, (uint64_t)(uintptr_t)region, (uint64_t)buffer_row_pitch, (uint64_t)buffer_slice_pitch, (uint64_t)host_row_pitch, (uint64_t)host_slice_pitch, (uint64_t)(uintptr_t)ptr, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferReadRect, argv))
-    return fn(command_queue, buffer, blocking_read, buffer_offset, host_offset, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(command_queue, buffer, blocking_read, buffer_offset, host_offset, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferReadRect, argv))
+      return fn(command_queue, buffer, blocking_read, buffer_offset, host_offset, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(command_queue, buffer, blocking_read, buffer_offset, host_offset, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[14];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferReadRect, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferReadRect, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (pi_bool)pass[2], (pi_buff_rect_offset)(uintptr_t)pass[3], (pi_buff_rect_offset)(uintptr_t)pass[4], (pi_buff_rect_region)(uintptr_t)pass[5], (size_t)pass[6], (size_t)pass[7], (size_t)pass[8], (size_t)pass[9], (void *)(uintptr_t)pass[10], (pi_uint32)pass[11], (const pi_event *)(uintptr_t)pass[12], (pi_event *)(uintptr_t)pass[13]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferReadRect, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1064,10 +1246,23 @@ static pi_result SHIM_FN(piEnqueueMemBufferWrite)(pi_queue command_queue, pi_mem
   const pi_fn_piEnqueueMemBufferWrite fn = SHIM_TARGET.piEnqueueMemBufferWrite;
   shim_call c;
   uint64_t argv[9] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)buffer, (uint64_t)blocking_write, (uint64_t)offset, (uint64_t)size, (uint64_t)(uintptr_t)ptr, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferWrite, argv))
-    return fn(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferWrite, argv))
+      return fn(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[9];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferWrite, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferWrite, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (pi_bool)pass[2], (size_t)pass[3], (size_t)pass[4], (const void *)(uintptr_t)pass[5], (pi_uint32)pass[6], (const pi_event *)(uintptr_t)pass[7], (pi_event *)(uintptr_t)pass[8]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferWrite, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1076,10 +1271,23 @@ static pi_result SHIM_FN(piEnqueueMemBufferWriteRect)(pi_queue command_queue, pi
   const pi_fn_piEnqueueMemBufferWriteRect fn = SHIM_TARGET.piEnqueueMemBufferWriteRect;
   shim_call c;
   uint64_t argv[14] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)buffer, (uint64_t)blocking_write, (uint64_t)(uintptr_t)buffer_offset, (uint64_t)(uintptr_t)host_offset, (uint64_t)(uintptr_t)region, (uint64_t)buffer_row_pitch, (uint64_t)buffer_slice_pitch, (uint64_t)host_row_pitch, (uint64_t)host_slice_pitch, (uint64_t)(uintptr_t)ptr, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferWriteRect, argv))
-    return fn(command_queue, buffer, blocking_write, buffer_offset, host_offset, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(command_queue, buffer, blocking_write, buffer_offset, host_offset, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferWriteRect, argv))
+      return fn(command_queue, buffer, blocking_write, buffer_offset, host_offset, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(command_queue, buffer, blocking_write, buffer_offset, host_offset, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[14];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferWriteRect, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferWriteRect, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (pi_bool)pass[2], (pi_buff_rect_offset)(uintptr_t)pass[3], (pi_buff_rect_offset)(uintptr_t)pass[4], (pi_buff_rect_region)(uintptr_t)pass[5], (size_t)pass[6], (size_t)pass[7], (size_t)pass[8], (size_t)pass[9], (const void *)(uintptr_t)pass[10], (pi_uint32)pass[11], (const pi_event *)(uintptr_t)pass[12], (pi_event *)(uintptr_t)pass[13]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferWriteRect, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1088,10 +1296,23 @@ static pi_result SHIM_FN(piEnqueueMemBufferCopy)(pi_queue command_queue, pi_mem 
   const pi_fn_piEnqueueMemBufferCopy fn = SHIM_TARGET.piEnqueueMemBufferCopy;
   shim_call c;
   uint64_t argv[9] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)src_buffer, (uint64_t)(uintptr_t)dst_buffer, (uint64_t)src_offset, (uint64_t)dst_offset, (uint64_t)size, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferCopy, argv))
-    return fn(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferCopy, argv))
+      return fn(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[9];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferCopy, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferCopy, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (pi_mem)(uintptr_t)pass[2], (size_t)pass[3], (size_t)pass[4], (size_t)pass[5], (pi_uint32)pass[6], (const pi_event *)(uintptr_t)pass[7], (pi_event *)(uintptr_t)pass[8]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferCopy, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1100,10 +1321,23 @@ static pi_result SHIM_FN(piEnqueueMemBufferCopyRect)(pi_queue command_queue, pi_
   const pi_fn_piEnqueueMemBufferCopyRect fn = SHIM_TARGET.piEnqueueMemBufferCopyRect;
   shim_call c;
   uint64_t argv[13] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)src_buffer, (uint64_t)(uintptr_t)dst_buffer, (uint64_t)(uintptr_t)src_origin, (uint64_t)(uintptr_t)dst_origin, (uint64_t)(uintptr_t)region, (uint64_t)src_row_pitch, (uint64_t)src_slice_pitch, (uint64_t)dst_row_pitch, (uint64_t)dst_slice_pitch, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferCopyRect, argv))
-    return fn(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferCopyRect, argv))
+      return fn(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[13];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferCopyRect, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferCopyRect, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (pi_mem)(uintptr_t)pass[2], (pi_buff_rect_offset)(uintptr_t)pass[3], (pi_buff_rect_offset)(uintptr_t)pass[4], (pi_buff_rect_region)(uintptr_t)pass[5], (size_t)pass[6], (size_t)pass[7], (size_t)pass[8], (size_t)pass[9], (pi_uint32)pass[10], (const pi_event *)(uintptr_t)pass[11], (pi_event *)(uintptr_t)pass[12]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferCopyRect, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1112,10 +1346,23 @@ static pi_result SHIM_FN(piEnqueueMemBufferFill)(pi_queue command_queue, pi_mem 
   const pi_fn_piEnqueueMemBufferFill fn = SHIM_TARGET.piEnqueueMemBufferFill;
   shim_call c;
   uint64_t argv[9] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)buffer, (uint64_t)(uintptr_t)pattern, (uint64_t)pattern_size, (uint64_t)offset, (uint64_t)size, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferFill, argv))
-    return fn(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferFill, argv))
+      return fn(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[9];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferFill, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferFill, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (const void *)(uintptr_t)pass[2], (size_t)pass[3], (size_t)pass[4], (size_t)pass[5], (pi_uint32)pass[6], (const pi_event *)(uintptr_t)pass[7], (pi_event *)(uintptr_t)pass[8]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferFill, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1124,10 +1371,23 @@ static pi_result SHIM_FN(piEnqueueMemImageRead)(pi_queue command_queue, pi_mem i
   const pi_fn_piEnqueueMemImageRead fn = SHIM_TARGET.piEnqueueMemImageRead;
   shim_call c;
   uint64_t argv[11] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)image, (uint64_t)blocking_read, (uint64_t)(uintptr_t)origin, (uint64_t)(uintptr_t)region, (uint64_t)row_pitch, (uint64_t)slice_pitch, (uint64_t)(uintptr_t)ptr, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageRead, argv))
-    return fn(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageRead, argv))
+      return fn(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[11];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageRead, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemImageRead, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (pi_bool)pass[2], (pi_image_offset)(uintptr_t)pass[3], (pi_image_region)(uintptr_t)pass[4], (size_t)pass[5], (size_t)pass[6], (void *)(uintptr_t)pass[7], (pi_uint32)pass[8], (const pi_event *)(uintptr_t)pass[9], (pi_event *)(uintptr_t)pass[10]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemImageRead, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1136,10 +1396,23 @@ static pi_result SHIM_FN(piEnqueueMemImageWrite)(pi_queue command_queue, pi_mem 
   const pi_fn_piEnqueueMemImageWrite fn = SHIM_TARGET.piEnqueueMemImageWrite;
   shim_call c;
   uint64_t argv[11] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)image, (uint64_t)blocking_write, (uint64_t)(uintptr_t)origin, (uint64_t)(uintptr_t)region, (uint64_t)input_row_pitch, (uint64_t)input_slice_pitch, (uint64_t)(uintptr_t)ptr, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageWrite, argv))
-    return fn(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageWrite, argv))
+      return fn(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[11];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageWrite, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemImageWrite, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (pi_bool)pass[2], (pi_image_offset)(uintptr_t)pass[3], (pi_image_region)(uintptr_t)pass[4], (size_t)pass[5], (size_t)pass[6], (const void *)(uintptr_t)pass[7], (pi_uint32)pass[8], (const pi_event *)(uintptr_t)pass[9], (pi_event *)(uintptr_t)pass[10]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemImageWrite, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1148,10 +1421,23 @@ static pi_result SHIM_FN(piEnqueueMemImageCopy)(pi_queue command_queue, pi_mem s
   const pi_fn_piEnqueueMemImageCopy fn = SHIM_TARGET.piEnqueueMemImageCopy;
   shim_call c;
   uint64_t argv[9] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)src_image, (uint64_t)(uintptr_t)dst_image, (uint64_t)(uintptr_t)src_origin, (uint64_t)(uintptr_t)dst_origin, (uint64_t)(uintptr_t)region, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageCopy, argv))
-    return fn(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageCopy, argv))
+      return fn(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[9];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageCopy, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemImageCopy, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (pi_mem)(uintptr_t)pass[2], (pi_image_offset)(uintptr_t)pass[3], (pi_image_offset)(uintptr_t)pass[4], (pi_image_region)(uintptr_t)pass[5], (pi_uint32)pass[6], (const pi_event *)(uintptr_t)pass[7], (pi_event *)(uintptr_t)pass[8]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemImageCopy, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1160,10 +1446,23 @@ static pi_result SHIM_FN(piEnqueueMemImageFill)(pi_queue command_queue, pi_mem i
   const pi_fn_piEnqueueMemImageFill fn = SHIM_TARGET.piEnqueueMemImageFill;
   shim_call c;
   uint64_t argv[8] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)image, (uint64_t)(uintptr_t)fill_color, (uint64_t)(uintptr_t)origin, (uint64_t)(uintptr_t)region, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageFill, argv))
-    return fn(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageFill, argv))
+      return fn(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[8];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemImageFill, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemImageFill, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (const void *)(uintptr_t)pass[2], (const size_t *)(uintptr_t)pass[3], (const size_t *)(uintptr_t)pass[4], (pi_uint32)pass[5], (const pi_event *)(uintptr_t)pass[6], (pi_event *)(uintptr_t)pass[7]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemImageFill, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1172,10 +1471,23 @@ static pi_result SHIM_FN(piEnqueueMemBufferMap)(pi_queue command_queue, pi_mem b
   const pi_fn_piEnqueueMemBufferMap fn = SHIM_TARGET.piEnqueueMemBufferMap;
   shim_call c;
   uint64_t argv[10] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)buffer, (uint64_t)blocking_map, (uint64_t)map_flags, (uint64_t)offset, (uint64_t)size, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event, (uint64_t)(uintptr_t)ret_map};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferMap, argv))
-    return fn(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, ret_map);
-  pi_result r = fn(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, ret_map);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferMap, argv))
+      return fn(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, ret_map);
+    pi_result r = fn(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, ret_map);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[10];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferMap, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferMap, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (pi_bool)pass[2], (pi_map_flags)pass[3], (size_t)pass[4], (size_t)pass[5], (pi_uint32)pass[6], (const pi_event *)(uintptr_t)pass[7], (pi_event *)(uintptr_t)pass[8], (void **)(uintptr_t)pass[9]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemBufferMap, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1184,10 +1496,23 @@ static pi_result SHIM_FN(piEnqueueMemUnmap)(pi_queue command_queue, pi_mem memob
   const pi_fn_piEnqueueMemUnmap fn = SHIM_TARGET.piEnqueueMemUnmap;
   shim_call c;
   uint64_t argv[6] = {(uint64_t)(uintptr_t)command_queue, (uint64_t)(uintptr_t)memobj, (uint64_t)(uintptr_t)mapped_ptr, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemUnmap, argv))
-    return fn(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemUnmap, argv))
+      return fn(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[6];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piEnqueueMemUnmap, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piEnqueueMemUnmap, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_mem)(uintptr_t)pass[1], (void *)(uintptr_t)pass[2], (pi_uint32)pass[3], (const pi_event *)(uintptr_t)pass[4], (pi_event *)(uintptr_t)pass[5]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piEnqueueMemUnmap, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1244,10 +1569,23 @@ static pi_result SHIM_FN(piextUSMEnqueueFill)(pi_queue queue, void *ptr, const v
   const pi_fn_piextUSMEnqueueFill fn = SHIM_TARGET.piextUSMEnqueueFill;
   shim_call c;
   uint64_t argv[8] = {(uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)ptr, (uint64_t)(uintptr_t)pattern, (uint64_t)patternSize, (uint64_t)count, (uint64_t)num_events_in_waitlist, (uint64_t)(uintptr_t)events_waitlist, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueFill, argv))
-    return fn(queue, ptr, pattern, patternSize, count, num_events_in_waitlist, events_waitlist, event);
-  pi_result r = fn(queue, ptr, pattern, patternSize, count, num_events_in_waitlist, events_waitlist, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueFill, argv))
+      return fn(queue, ptr, pattern, patternSize, count, num_events_in_waitlist, events_waitlist, event);
+    pi_result r = fn(queue, ptr, pattern, patternSize, count, num_events_in_waitlist, events_waitlist, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[8];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueFill, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piextUSMEnqueueFill, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (void *)(uintptr_t)pass[1], (const void *)(uintptr_t)pass[2], (size_t)pass[3], (size_t)pass[4], (pi_uint32)pass[5], (const pi_event *)(uintptr_t)pass[6], (pi_event *)(uintptr_t)pass[7]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piextUSMEnqueueFill, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1256,10 +1594,23 @@ static pi_result SHIM_FN(piextUSMEnqueueMemcpy)(pi_queue queue, pi_bool blocking
   const pi_fn_piextUSMEnqueueMemcpy fn = SHIM_TARGET.piextUSMEnqueueMemcpy;
   shim_call c;
   uint64_t argv[8] = {(uint64_t)(uintptr_t)queue, (uint64_t)blocking, (uint64_t)(uintptr_t)dst_ptr, (uint64_t)(uintptr_t)src_ptr, (uint64_t)size, (uint64_t)num_events_in_waitlist, (uint64_t)(uintptr_t)events_waitlist, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemcpy, argv))
-    return fn(queue, blocking, dst_ptr, src_ptr, size, num_events_in_waitlist, events_waitlist, event);
-  pi_result r = fn(queue, blocking, dst_ptr, src_ptr, size, num_events_in_waitlist, events_waitlist, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemcpy, argv))
+      return fn(queue, blocking, dst_ptr, src_ptr, size, num_events_in_waitlist, events_waitlist, event);
+    pi_result r = fn(queue, blocking, dst_ptr, src_ptr, size, num_events_in_waitlist, events_waitlist, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[8];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemcpy, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemcpy, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_bool)pass[1], (void *)(uintptr_t)pass[2], (const void *)(uintptr_t)pass[3], (size_t)pass[4], (pi_uint32)pass[5], (const pi_event *)(uintptr_t)pass[6], (pi_event *)(uintptr_t)pass[7]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemcpy, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1304,10 +1655,23 @@ static pi_result SHIM_FN(piextUSMEnqueueFill2D)(pi_queue queue, void *ptr, size_
   const pi_fn_piextUSMEnqueueFill2D fn = SHIM_TARGET.piextUSMEnqueueFill2D;
   shim_call c;
   uint64_t argv[10] = {(uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)ptr, (uint64_t)pitch, (uint64_t)pattern_size, (uint64_t)(uintptr_t)pattern, (uint64_t)width, (uint64_t)height, (uint64_t)num_events_in_waitlist, (uint64_t)(uintptr_t)events_waitlist, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueFill2D, argv))
-    return fn(queue, ptr, pitch, pattern_size, pattern, width, height, num_events_in_waitlist, events_waitlist, event);
-  pi_result r = fn(queue, ptr, pitch, pattern_size, pattern, width, height, num_events_in_waitlist, events_waitlist, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueFill2D, argv))
+      return fn(queue, ptr, pitch, pattern_size, pattern, width, height, num_events_in_waitlist, events_waitlist, event);
+    pi_result r = fn(queue, ptr, pitch, pattern_size, pattern, width, height, num_events_in_waitlist, events_waitlist, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[10];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueFill2D, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piextUSMEnqueueFill2D, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (void *)(uintptr_t)pass[1], (size_t)pass[2], (size_t)pass[3], (const void *)(uintptr_t)pass[4], (size_t)pass[5], (size_t)pass[6], (pi_uint32)pass[7], (const pi_event *)(uintptr_t)pass[8], (pi_event *)(uintptr_t)pass[9]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piextUSMEnqueueFill2D, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1316,10 +1680,23 @@ static pi_result SHIM_FN(piextUSMEnqueueMemset2D)(pi_queue queue, void *ptr, siz
   const pi_fn_piextUSMEnqueueMemset2D fn = SHIM_TARGET.piextUSMEnqueueMemset2D;
   shim_call c;
   uint64_t argv[9] = {(uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)ptr, (uint64_t)pitch, (uint64_t)value, (uint64_t)width, (uint64_t)height, (uint64_t)num_events_in_waitlist, (uint64_t)(uintptr_t)events_waitlist, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemset2D, argv))
-    return fn(queue, ptr, pitch, value, width, height, num_events_in_waitlist, events_waitlist, event);
-  pi_result r = fn(queue, ptr, pitch, value, width, height, num_events_in_waitlist, events_waitlist, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemset2D, argv))
+      return fn(queue, ptr, pitch, value, width, height, num_events_in_waitlist, events_waitlist, event);
+    pi_result r = fn(queue, ptr, pitch, value, width, height, num_events_in_waitlist, events_waitlist, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[9];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemset2D, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemset2D, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (void *)(uintptr_t)pass[1], (size_t)pass[2], (int)pass[3], (size_t)pass[4], (size_t)pass[5], (pi_uint32)pass[6], (const pi_event *)(uintptr_t)pass[7], (pi_event *)(uintptr_t)pass[8]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemset2D, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1328,10 +1705,23 @@ static pi_result SHIM_FN(piextUSMEnqueueMemcpy2D)(pi_queue queue, pi_bool blocki
   const pi_fn_piextUSMEnqueueMemcpy2D fn = SHIM_TARGET.piextUSMEnqueueMemcpy2D;
   shim_call c;
   uint64_t argv[11] = {(uint64_t)(uintptr_t)queue, (uint64_t)blocking, (uint64_t)(uintptr_t)dst_ptr, (uint64_t)dst_pitch, (uint64_t)(uintptr_t)src_ptr, (uint64_t)src_pitch, (uint64_t)width, (uint64_t)height, (uint64_t)num_events_in_waitlist, (uint64_t)(uintptr_t)events_waitlist, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemcpy2D, argv))
-    return fn(queue, blocking, dst_ptr, dst_pitch, src_ptr, src_pitch, width, height, num_events_in_waitlist, events_waitlist, event);
-  pi_result r = fn(queue, blocking, dst_ptr, dst_pitch, src_ptr, src_pitch, width, height, num_events_in_waitlist, events_waitlist, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemcpy2D, argv))
+      return fn(queue, blocking, dst_ptr, dst_pitch, src_ptr, src_pitch, width, height, num_events_in_waitlist, events_waitlist, event);
+    pi_result r = fn(queue, blocking, dst_ptr, dst_pitch, src_ptr, src_pitch, width, height, num_events_in_waitlist, events_waitlist, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[11];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemcpy2D, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemcpy2D, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_bool)pass[1], (void *)(uintptr_t)pass[2], (size_t)pass[3], (const void *)(uintptr_t)pass[4], (size_t)pass[5], (size_t)pass[6], (size_t)pass[7], (pi_uint32)pass[8], (const pi_event *)(uintptr_t)pass[9], (pi_event *)(uintptr_t)pass[10]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piextUSMEnqueueMemcpy2D, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1364,10 +1754,23 @@ static pi_result SHIM_FN(piextEnqueueDeviceGlobalVariableWrite)(pi_queue queue, 
   const pi_fn_piextEnqueueDeviceGlobalVariableWrite fn = SHIM_TARGET.piextEnqueueDeviceGlobalVariableWrite;
   shim_call c;
   uint64_t argv[10] = {(uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)program, (uint64_t)(uintptr_t)name, (uint64_t)blocking_write, (uint64_t)count, (uint64_t)offset, (uint64_t)(uintptr_t)src, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextEnqueueDeviceGlobalVariableWrite, argv))
-    return fn(queue, program, name, blocking_write, count, offset, src, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(queue, program, name, blocking_write, count, offset, src, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextEnqueueDeviceGlobalVariableWrite, argv))
+      return fn(queue, program, name, blocking_write, count, offset, src, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(queue, program, name, blocking_write, count, offset, src, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[10];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piextEnqueueDeviceGlobalVariableWrite, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piextEnqueueDeviceGlobalVariableWrite, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_program)(uintptr_t)pass[1], (const char *)(uintptr_t)pass[2], (pi_bool)pass[3], (size_t)pass[4], (size_t)pass[5], (const void *)(uintptr_t)pass[6], (pi_uint32)pass[7], (const pi_event *)(uintptr_t)pass[8], (pi_event *)(uintptr_t)pass[9]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piextEnqueueDeviceGlobalVariableWrite, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 
@@ -1376,10 +1779,23 @@ static pi_result SHIM_FN(piextEnqueueDeviceGlobalVariableRead)(pi_queue queue, p
   const pi_fn_piextEnqueueDeviceGlobalVariableRead fn = SHIM_TARGET.piextEnqueueDeviceGlobalVariableRead;
   shim_call c;
   uint64_t argv[10] = {(uint64_t)(uintptr_t)queue, (uint64_t)(uintptr_t)program, (uint64_t)(uintptr_t)name, (uint64_t)blocking_read, (uint64_t)count, (uint64_t)offset, (uint64_t)(uintptr_t)dst, (uint64_t)num_events_in_wait_list, (uint64_t)(uintptr_t)event_wait_list, (uint64_t)(uintptr_t)event};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextEnqueueDeviceGlobalVariableRead, argv))
-    return fn(queue, program, name, blocking_read, count, offset, dst, num_events_in_wait_list, event_wait_list, event);
-  pi_result r = fn(queue, program, name, blocking_read, count, offset, dst, num_events_in_wait_list, event_wait_list, event);
-  shim_end(&c, r);
+  if (PIRT_LIKELY(!shim_profiling)) {
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextEnqueueDeviceGlobalVariableRead, argv))
+      return fn(queue, program, name, blocking_read, count, offset, dst, num_events_in_wait_list, event_wait_list, event);
+    pi_result r = fn(queue, program, name, blocking_read, count, offset, dst, num_events_in_wait_list, event_wait_list, event);
+    shim_end(&c, r);
+    return r;
+  }
+  uint64_t pass[10];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_piextEnqueueDeviceGlobalVariableRead, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_piextEnqueueDeviceGlobalVariableRead, pass, &r))
+    r = fn((pi_queue)(uintptr_t)pass[0], (pi_program)(uintptr_t)pass[1], (const char *)(uintptr_t)pass[2], (pi_bool)pass[3], (size_t)pass[4], (size_t)pass[5], (void *)(uintptr_t)pass[6], (pi_uint32)pass[7], (const pi_event *)(uintptr_t)pass[8], (pi_event *)(uintptr_t)pass[9]);
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_piextEnqueueDeviceGlobalVariableRead, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
   return r;
 }
 

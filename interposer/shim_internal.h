@@ -7,9 +7,12 @@
 #ifndef SHIM_INTERNAL_H
 #define SHIM_INTERNAL_H
 
+#include <string.h>
+
 #include "recorder.h"
 
 #define PIRT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PIRT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Writes a record into the calling thread's ring; returns NULL when
  * recording is off. shim_commit publishes it. */
@@ -22,6 +25,7 @@ typedef struct shim_call {
   const pi_api_desc *api;
   const uint64_t *argv;
   uint64_t ticket; /* the entry record's */
+  bool devtime;    /* the shim collects this device command's device times */
 } shim_call;
 
 /* Records the entry; false when the call is not recorded (recording off,
@@ -29,5 +33,39 @@ typedef struct shim_call {
 bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv);
 /* Records the exit: result, out-values, data written. */
 void shim_end(shim_call *c, pi_result r);
+
+/* ---- Device times (shim_prof.c), with SYCL_PI_RECORD_PROFILE=1 ----------------
+ * Queues get PI_QUEUE_FLAG_PROFILING_ENABLE; the event of each device
+ * command is kept (one is made when the application passed none) and its
+ * start and end are read once the application's own synchronisation
+ * (a wait, a finish, a blocking command, a status query that said
+ * complete, a release, teardown) finds it complete. The shim's own calls
+ * go to the plugin's table, never through the recording wrappers. */
+extern bool shim_profiling;
+
+/* What the shim changed in a call's arguments, for after it. */
+typedef struct shim_prof {
+  bool added_flag;       /* the shim added PI_QUEUE_FLAG_PROFILING_ENABLE */
+  bool own_event;        /* the shim passed its own event pointer */
+  bool track;            /* a device command whose event is kept */
+  uint64_t ticket;       /* its entry record's */
+  pi_event event;        /* the shim's own event */
+  pi_queue_properties props[34]; /* piextQueueCreate's list, with the flag */
+} shim_prof;
+
+/* Changes `pass` (what the plugin gets); true when the call must not be
+ * made and *r is its result. `c` is NULL when the call is not recorded. */
+bool shim_prof_before(shim_prof *p, const shim_call *c, shim_instance *inst, pi_api_id id,
+                      uint64_t *pass, pi_result *r);
+/* After the plugin's call: keeps events, registers queues, hides what the
+ * shim added from the application's view. */
+void shim_prof_after(shim_prof *p, shim_instance *inst, pi_api_id id, const uint64_t *argv,
+                     const uint64_t *pass, pi_result *r);
+/* Whether the device command about to be recorded will be timed. */
+bool shim_prof_wants(pi_api_id id, const uint64_t *argv);
+/* The application synchronised: reads the times of every kept event that
+ * is complete (never waiting). `teardown`: the plugins are about to go;
+ * every event is given up and the clocks are sampled a second time. */
+void shim_prof_sweep(bool teardown);
 
 #endif /* SHIM_INTERNAL_H */

@@ -9,7 +9,9 @@
 #   3. those sessions recorded on CUDA and replayed on CUDA (exit 0);
 #   4. shared_lib and spec_const recorded on the NVIDIA OpenCL platform of the
 #      same GPU, replayed there, and diffed against the CUDA sessions;
-#   5. bench_record --cuda: what recording adds to real CUDA calls;
+#   5. bench_record --cuda: what recording adds to real CUDA calls; vadd_ptx
+#      on CUDA and shared_lib on NVIDIA OpenCL recorded with --profile, and
+#      pitrace stats showing their kernels' device times;
 #   6. OpenCL applications through the front end (frontends/opencl): clinfo
 #      through pitrace run agrees with clinfo on the NVIDIA OpenCL platform
 #      for every property PI can query (tests/apps/clinfo_compare.py, where
@@ -95,6 +97,25 @@ done
 step 0 "report of the shared_lib diff" "$B/bin/pitrace" report "$OUT/cuda-shared_lib.db" \
   "$OUT/ocl-shared_lib.db" -o "$OUT/report-shared_lib.html"
 step 0 "recording cost on CUDA calls" "$B/bin/bench_record" --cuda --calls "${CALLS:-100000}"
+
+# Device times (pitrace record --profile): stats must show the kernels'
+# device time ("timed" column, a kernel row timed at least once); on CUDA
+# the device clock must map to the session's (piGetDeviceAndHostTimer).
+devtime_ok() { # DIR [mapped]
+  db=$(ls "$1"/*.db | head -1) && "$B/bin/pitrace" stats "$db" >"$1/stats.txt" &&
+    cat "$1/stats.txt" && grep -q "timed      device" "$1/stats.txt" &&
+    awk '/^kernel .*timed/ {k=1; next} k && NF==0 {k=0} k && $5+0 >= 1 {ok=1} END {exit !ok}' \
+      "$1/stats.txt" &&
+    { [ -z "$2" ] || grep -q "^device times: .* on the session's clock" "$1/stats.txt"; }
+}
+rm -rf "$OUT/prof-cuda" "$OUT/prof-ocl"
+step 0 "vadd_ptx on CUDA recorded with --profile" env SYCL_DEVICE_FILTER=cuda \
+  "$B/bin/pitrace" record --profile -o "$OUT/prof-cuda" -- "$B/bin/vadd_ptx"
+step 0 "stats of it show each kernel's device time, on the session's clock" \
+  devtime_ok "$OUT/prof-cuda" mapped
+step 0 "shared_lib on NVIDIA OpenCL recorded with --profile" env SYCL_DEVICE_FILTER=opencl:gpu \
+  "$B/bin/pitrace" record --profile -o "$OUT/prof-ocl" -- "$B/bin/shared_lib"
+step 0 "stats of it show each kernel's device time" devtime_ok "$OUT/prof-ocl"
 
 # ---- 6. OpenCL applications through the front end ---------------------------------
 # pitrace run reads <bin>/../etc/OpenCL/vendors/pitrace.icd, which names the

@@ -69,6 +69,16 @@ const char shim_schema_sql[] =
     "CREATE TABLE IF NOT EXISTS recorder_state(session INTEGER, part INTEGER, state BLOB,\n"
     "  PRIMARY KEY(session, part)) WITHOUT ROWID;\n"
     /* The API description, for the views. */
+    /* Device times of device commands (SYCL_PI_RECORD_PROFILE=1): start_ns
+     * and end_ns on the session's clock (NULL when the device clock could
+     * not be mapped), device_*_ns as the device gave them. */
+    "CREATE TABLE IF NOT EXISTS device_times(session INTEGER, seq INTEGER, api INTEGER,\n"
+    "  queue INTEGER, device INTEGER, start_ns INTEGER, end_ns INTEGER,\n"
+    "  device_start_ns INTEGER, device_end_ns INTEGER,\n"
+    "  PRIMARY KEY(session, seq)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS device_clocks(session INTEGER, device INTEGER,\n"
+    "  device_ns0 INTEGER, host_ns0 INTEGER, device_ns1 INTEGER, host_ns1 INTEGER,\n"
+    "  PRIMARY KEY(session, device)) WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS pi_api(id INTEGER PRIMARY KEY, name TEXT, grp TEXT);\n"
     "CREATE TABLE IF NOT EXISTS pi_params(api INTEGER, position INTEGER, name TEXT,\n"
     "  direction TEXT, type TEXT, kind TEXT, elem TEXT, obj TEXT, enum TEXT, flags INTEGER,\n"
@@ -149,6 +159,12 @@ const char shim_schema_sql[] =
     "    END AS value\n"
     "  FROM calls c JOIN pi_params p ON p.api = c.api\n"
     "  JOIN json_each(c.args) j ON j.key = p.position;\n"
+    "CREATE VIEW IF NOT EXISTS pi_device_times AS\n"
+    "  SELECT d.session, d.seq, a.name AS api, 'queue#' || d.queue AS queue,\n"
+    "    'device#' || d.device AS device, d.start_ns, d.end_ns,\n"
+    "    d.device_end_ns - d.device_start_ns AS device_ns,\n"
+    "    CASE WHEN d.start_ns IS NULL THEN 'device' ELSE 'session' END AS clock\n"
+    "  FROM device_times d JOIN pi_api a ON a.id = d.api;\n"
     "CREATE VIEW IF NOT EXISTS pi_handles AS\n"
     "  SELECT h.session, h.kind || '#' || h.id AS handle, h.kind, h.id,\n"
     "    h.created_seq, CASE h.created WHEN 1 THEN 'created' ELSE 'first seen' END AS origin,\n"

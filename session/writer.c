@@ -36,7 +36,8 @@
 
 static sqlite3 *db;
 static sqlite3_stmt *st_chunk, *st_inflight, *st_inflight_done, *st_data, *st_blob, *st_handle,
-    *st_handle_release, *st_note, *st_stack, *st_thread, *st_plugin, *st_state;
+    *st_handle_release, *st_note, *st_stack, *st_thread, *st_plugin, *st_state,
+    *st_devtime, *st_devclock, *st_drift;
 static int64_t session_id;
 static pthread_t writer_thread;
 static bool writer_running;
@@ -202,6 +203,9 @@ static void usm_add(uint64_t base, uint64_t size, uint64_t id)
 }
 /* Calls of which a READBACK may come: entry ticket -> a = seq. */
 static map memo;
+/* Device commands whose device times will come (REC_F_DEVTIME): ticket ->
+ * (seq, queue id, api). */
+static map devmemo;
 /* Stacks: hash -> a = id. */
 static map stacks;
 static uint64_t next_stack_id;
@@ -1028,6 +1032,16 @@ static void process_entry(const rec_entry *e)
     if (s)
       s->a = c->seq;
   }
+  if (e->h.flags & REC_F_DEVTIME) {
+    map_slot *s = map_put(&devmemo, c->ticket);
+    if (s) {
+      const map_slot *q = map_find(&handles, e->argv[0]);
+      s->a = c->seq;
+      s->b = q ? q->a : 0;
+      s->c = api->id;
+      maps_dirty = true;
+    }
+  }
   thread_state *ts = thread_of(e->thread);
   if (ts && ts->nnotes) {
     for (size_t i = 0; i < ts->nnotes; i++) {
@@ -1257,6 +1271,62 @@ static void process_note(const rec_note *n, uint32_t thread)
   ts->notes[ts->nnotes++] = copy;
 }
 
+/* A device command's device times (docs/schema.md: device_times). */
+static void process_devtime(const rec_devtime *r)
+{
+  map_slot *s = map_find(&devmemo, r->call_ticket);
+  if (!s)
+    return;
+  if (!r->lost) {
+    const map_slot *d = map_find(&handles, r->device);
+    sqlite3_bind_int64(st_devtime, 1, session_id);
+    sqlite3_bind_int64(st_devtime, 2, (int64_t)s->a);
+    sqlite3_bind_int64(st_devtime, 3, (int64_t)s->c);
+    sqlite3_bind_int64(st_devtime, 4, (int64_t)s->b);
+    sqlite3_bind_int64(st_devtime, 5, d ? (int64_t)d->a : 0);
+    if (r->mapped) {
+      sqlite3_bind_int64(st_devtime, 6, (int64_t)(r->host_start - session_t0));
+      sqlite3_bind_int64(st_devtime, 7, (int64_t)(r->host_end - session_t0));
+    } else {
+      sqlite3_bind_null(st_devtime, 6);
+      sqlite3_bind_null(st_devtime, 7);
+    }
+    sqlite3_bind_int64(st_devtime, 8, (int64_t)r->start);
+    sqlite3_bind_int64(st_devtime, 9, (int64_t)r->end);
+    step(st_devtime, "storing a device time");
+  }
+  map_del(&devmemo, r->call_ticket);
+  maps_dirty = true;
+}
+
+/* A device's two clock samples: stored, and the device's times corrected
+ * for the drift between them. */
+static void process_devclock(const rec_devclock *r)
+{
+  const map_slot *d = map_find(&handles, r->device);
+  int64_t dev = d ? (int64_t)d->a : 0;
+  sqlite3_bind_int64(st_devclock, 1, session_id);
+  sqlite3_bind_int64(st_devclock, 2, dev);
+  sqlite3_bind_int64(st_devclock, 3, (int64_t)r->dev0);
+  sqlite3_bind_int64(st_devclock, 4, (int64_t)(r->host0 - session_t0));
+  sqlite3_bind_int64(st_devclock, 5, (int64_t)r->dev1);
+  sqlite3_bind_int64(st_devclock, 6, (int64_t)(r->host1 - session_t0));
+  step(st_devclock, "storing a device clock");
+  /* Only over a span long enough to mean something (10 ms), and a rate
+   * within 1% of the host's (else a clock that jumped: left as it is). */
+  if (r->dev1 <= r->dev0 + 10000000u || r->host1 <= r->host0)
+    return;
+  double k = (double)(r->host1 - r->host0) / (double)(r->dev1 - r->dev0);
+  if (k < 0.99 || k > 1.01)
+    return;
+  sqlite3_bind_int64(st_drift, 1, (int64_t)(r->host0 - session_t0));
+  sqlite3_bind_int64(st_drift, 2, (int64_t)r->dev0);
+  sqlite3_bind_double(st_drift, 3, k);
+  sqlite3_bind_int64(st_drift, 4, session_id);
+  sqlite3_bind_int64(st_drift, 5, dev);
+  step(st_drift, "correcting device times for drift");
+}
+
 static void process_thread(const rec_thread *t)
 {
   sqlite3_bind_int64(st_thread, 1, session_id);
@@ -1347,6 +1417,10 @@ static bool record_ok(rec_hdr *h, size_t avail, size_t to_end)
   }
   case REC_THREAD:
     return h->size >= sizeof(rec_thread);
+  case REC_DEVTIME:
+    return h->size >= sizeof(rec_devtime);
+  case REC_DEVCLOCK:
+    return h->size >= sizeof(rec_devclock);
   default:
     return false;
   }
@@ -1417,6 +1491,12 @@ static void handle_record(shim_ring *r, rec_hdr *h)
     break;
   case REC_THREAD:
     process_thread((const rec_thread *)h);
+    break;
+  case REC_DEVTIME:
+    process_devtime((const rec_devtime *)h);
+    break;
+  case REC_DEVCLOCK:
+    process_devclock((const rec_devclock *)h);
     break;
   default:
     break;
@@ -1591,6 +1671,7 @@ static void write_checkpoint(void)
       put64(&t, usm_allocs[i].size);
       put64(&t, usm_allocs[i].id);
     }
+    put_map(&t, &devmemo, 3);
     if (store_state(1, &t))
       maps_dirty = false;
   }
@@ -1750,6 +1831,8 @@ static bool load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn
         if (!r.bad)
           usm_add(base, size, id);
       }
+      if (!r.bad && r.p < r.end) /* a recorder from before device times has none */
+        get_map(&r, &devmemo, 3);
     }
     ok = !r.bad;
   }
@@ -2110,15 +2193,27 @@ static bool prepare_statements(void)
                       "VALUES (?,?,?,?,?,?)");
   st_state = prepare("INSERT OR REPLACE INTO recorder_state(session, part, state) "
                      "VALUES (?,?,?)");
+  st_devtime = prepare("INSERT OR REPLACE INTO device_times(session, seq, api, queue, device, "
+                       "start_ns, end_ns, device_start_ns, device_end_ns) "
+                       "VALUES (?,?,?,?,?,?,?,?,?)");
+  st_devclock = prepare("INSERT OR REPLACE INTO device_clocks(session, device, device_ns0, "
+                        "host_ns0, device_ns1, host_ns1) VALUES (?,?,?,?,?,?)");
+  /* Drift: the times mapped with the first sample, scaled by the device
+   * clock's rate against the host's over the two samples. */
+  st_drift = prepare("UPDATE device_times SET "
+                     "start_ns = ?1 + CAST(round((device_start_ns - ?2) * ?3) AS INTEGER), "
+                     "end_ns = ?1 + CAST(round((device_end_ns - ?2) * ?3) AS INTEGER) "
+                     "WHERE session = ?4 AND device = ?5 AND start_ns IS NOT NULL");
   return st_chunk && st_inflight && st_inflight_done && st_data && st_blob && st_handle &&
-         st_handle_release && st_note && st_stack && st_thread && st_plugin && st_state;
+         st_handle_release && st_note && st_stack && st_thread && st_plugin && st_state &&
+         st_devtime && st_devclock && st_drift;
 }
 
 static void finalize_statements(void)
 {
   sqlite3_stmt **all[] = {&st_chunk, &st_inflight, &st_inflight_done, &st_data, &st_blob,
                           &st_handle, &st_handle_release, &st_note, &st_stack, &st_thread,
-                          &st_plugin, &st_state};
+                          &st_plugin, &st_state, &st_devtime, &st_devclock, &st_drift};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
     sqlite3_finalize(*all[i]);
     *all[i] = NULL;
@@ -2329,6 +2424,7 @@ static void reset_state(void)
   nusm_allocs = cap_usm_allocs = 0;
   map_free(&mapped);
   map_free(&memo);
+  map_free(&devmemo);
   map_free(&stacks);
   seq_counter = next_handle_id = next_stack_id = 0;
   chunk_id = 0;

@@ -64,7 +64,7 @@ Test(desc, references_point_at_sensible_parameters)
  * (parameter 0) and an index (parameter 1), a timing call has outputs. */
 Test(desc, api_flags_match_the_calls_shape)
 {
-  unsigned seen[3] = {0, 0, 0};
+  unsigned seen[4] = {0, 0, 0, 0};
   for (uint32_t id = 0; id < PI_API_COUNT; id++) {
     const pi_api_desc *a = pi_api_get(id);
     cr_assert_eq(pi_api_flags(id), a->flags);
@@ -82,6 +82,23 @@ Test(desc, api_flags_match_the_calls_shape)
                     a->params[0].obj == PI_OBJ_KERNEL && a->params[1].dir == PI_DIR_IN,
                 "%s: an argument setter takes a kernel, then the index", a->name);
     }
+    if (a->flags & PI_API_F_DEVICE_COMMAND) {
+      seen[3]++;
+      int ev = -1;
+      for (unsigned i = 0; i < a->nparams; i++)
+        if (strcmp(a->params[i].name, "event") == 0)
+          ev = (int)i;
+      cr_assert(a->nparams >= 2 && a->params[0].kind == PI_PK_HANDLE &&
+                    a->params[0].obj == PI_OBJ_QUEUE && a->params[0].dir == PI_DIR_IN,
+                "%s: a device command takes its queue first", a->name);
+      cr_assert(ev >= 0 && a->params[ev].kind == PI_PK_HANDLE &&
+                    a->params[ev].obj == PI_OBJ_EVENT && a->params[ev].dir == PI_DIR_OUT,
+                "%s: a device command returns its event in 'event'", a->name);
+    }
+    /* Every launch and every transfer of memory is a device command. */
+    if ((a->flags & PI_API_F_LAUNCH) ||
+        (strncmp(a->name, "piEnqueueMem", 12) == 0))
+      cr_assert(a->flags & PI_API_F_DEVICE_COMMAND, "%s: not a device_command", a->name);
     if (a->flags & PI_API_F_TIMING) {
       seen[2]++;
       bool out = false;
@@ -90,8 +107,8 @@ Test(desc, api_flags_match_the_calls_shape)
       cr_assert(out, "%s: a timing call has outputs", a->name);
     }
   }
-  cr_assert(seen[0] && seen[1] && seen[2], "every flag is on some call: %u %u %u", seen[0],
-            seen[1], seen[2]);
+  cr_assert(seen[0] && seen[1] && seen[2] && seen[3], "every flag is on some call: %u %u %u %u",
+            seen[0], seen[1], seen[2], seen[3]);
   cr_assert_eq(pi_api_flags(PI_API_COUNT), 0u, "out of range: no flags");
 }
 

@@ -1442,3 +1442,140 @@ Test(viewer, verbs_free_everything_they_allocate)
     cr_assert_null(strstr(out, "definitely lost"), "%s", out);
   }
 }
+
+/* ---- device times (pitrace record --profile) ----------------------------------------- */
+
+/* The APIs of a session's calls in order, one a line. */
+static char *api_list(const char *db)
+{
+  return sql(db, "SELECT group_concat(api, char(10)) FROM (SELECT api FROM pi_calls ORDER BY seq)");
+}
+
+/* With SYCL_PI_RECORD_PROFILE=1 on PoCL and on rusticl: every kernel launch
+ * and transfer of vadd has its device time; the application's calls, and
+ * the queue flags it passed, are exactly those of a run without it (the
+ * shim's own queries are not in the session); stats shows the device time
+ * per kernel and per transfer; the Chrome export has a device track per
+ * queue with each command's span and flow arrows from the enqueue call,
+ * every event with the fields the trace-event format requires. Without
+ * profiling there are no device times and no device track. */
+Test(viewer, device_times_with_profile_on_pocl_and_rusticl)
+{
+  const char *icds[] = {POCL, RUSTICL};
+  for (int k = 0; k < 2; k++) {
+    char *plain = record("vadd", icds[k]), *prof = tu_temp_path(".db");
+    const char *argv[] = {BIN "/vadd", NULL};
+    cr_assert_eq(record_into(prof, argv, icds[k], "SYCL_PI_RECORD_PROFILE=1"), 0);
+    cr_assert_str_eq(api_list(prof), api_list(plain), "%s", icds[k]);
+    const char *props = "SELECT value FROM pi_args WHERE name = 'properties' AND seq IN (SELECT "
+                        "seq FROM pi_calls WHERE api LIKE '%QueueCreate')";
+    cr_assert_str_eq(sql(prof, props), sql(plain, props));
+    cr_assert(!strstr(sql(prof, props), "PROFILING"), "%s", sql(prof, props));
+    /* Every device command that succeeded, timed; nothing without --profile. */
+    cr_assert_eq(sql_int(prof, "SELECT count(*) FROM pi_device_times"),
+                 sql_int(prof, "SELECT count(*) FROM pi_calls WHERE result = 'PI_SUCCESS' AND "
+                               "api IN ('piEnqueueKernelLaunch', 'piEnqueueMemBufferWrite', "
+                               "'piEnqueueMemBufferRead')"));
+    cr_assert_eq(sql_int(prof, "SELECT count(*) FROM pi_device_times WHERE api = "
+                               "'piEnqueueKernelLaunch' AND device_ns >= 0"), 1);
+    cr_assert_eq(sql_int(plain, "SELECT count(*) FROM device_times"), 0);
+    char *out, *err;
+    cr_assert_eq(pitrace(&out, &err, "stats", prof, NULL), 0, "%s", err);
+    cr_assert(strstr(out, "timed      device        mean         p50         p99         max"),
+              "%s", out);
+    char want[256];
+    snprintf(want, sizeof want, "\nvadd                                           1 %*s %9d %11s",
+             11, "", 1, "");
+    char *row = strstr(out, "\nvadd ");
+    cr_assert(row, "%s", out);
+    long long launches, timed;
+    char enq[32], unit[8];
+    cr_assert_eq(sscanf(row + 1, "vadd %lld %31s %7s %lld", &launches, enq, unit, &timed), 4,
+                 "%s", row);
+    cr_assert_eq(launches, 1);
+    cr_assert_eq(timed, 1, "%s", row);
+    cr_assert(strstr(out, "\npiEnqueueMemBufferWrite                        1            4096 "),
+              "%s", out);
+    cr_assert(strstr(out, "\ndevice times: as the device measured them"), "%s", out);
+    cr_assert_eq(pitrace(&out, &err, "stats", plain, NULL), 0, "%s", err);
+    cr_assert(strstr(out, "\ndevice times: none recorded"), "%s", out);
+    cr_assert(!strstr(out, "transfer (device time)"), "%s", out);
+    /* show: the device time on the launch's line. */
+    cr_assert_eq(pitrace(&out, &err, "show", prof, "--compact", "--api", "piEnqueueKernelLaunch",
+                         NULL), 0, "%s", err);
+    cr_assert(strstr(out, " device "), "%s", out);
+    /* export: device tracks and flows. */
+    for (int p = 0; p < 2; p++) {
+      char *file = tu_temp_path(".json");
+      cr_assert_eq(pitrace(&out, &err, "export", p ? plain : prof, "--format", "chrome", "-o",
+                           file, NULL), 0, "%s", err);
+      pt_json_arena a = {0};
+      pt_json *events = member(parse(&a, tu_read_file(file)), "traceEvents");
+      cr_assert(events && events->type == PJ_ARRAY);
+      int device_spans = 0, tracks = 0, starts = 0, finishes = 0;
+      int64_t ids[64];
+      for (uint32_t i = 0; i < events->n; i++) {
+        pt_json *e = events->u.items[i], *ph = member(e, "ph");
+        cr_assert(ph && ph->type == PJ_STRING && member(e, "pid") && member(e, "tid") &&
+                  member(e, "name"), "event %u lacks ph/pid/tid/name", i);
+        if (strcmp(ph->u.s, "M") != 0)
+          cr_assert(member(e, "ts"), "event %u (%s) has no ts", i, ph->u.s);
+        bool device = member(e, "pid")->u.i == 2;
+        if (device && strcmp(ph->u.s, "X") == 0) {
+          device_spans++;
+          cr_assert(member(e, "dur"));
+        }
+        tracks += device && strcmp(member(e, "name")->u.s, "thread_name") == 0;
+        if (strcmp(ph->u.s, "s") == 0) {
+          cr_assert_eq(member(e, "pid")->u.i, 1, "a flow starts at the enqueue call");
+          cr_assert(starts < 64);
+          ids[starts++] = member(e, "id")->u.i;
+        }
+        if (strcmp(ph->u.s, "f") == 0) {
+          finishes++;
+          cr_assert(device, "a flow ends on the device track");
+          bool paired = false;
+          for (uint32_t j = 0; j < events->n && !paired; j++) {
+            pt_json *o = events->u.items[j];
+            paired = strcmp(member(o, "ph")->u.s, "s") == 0 &&
+                     member(o, "id")->u.i == member(e, "id")->u.i;
+          }
+          cr_assert(paired, "flow %lld ends without a start", (long long)member(e, "id")->u.i);
+        }
+      }
+      long long timed_n = sql_int(p ? plain : prof, "SELECT count(*) FROM device_times");
+      cr_assert_eq(device_spans, timed_n);
+      cr_assert_eq(starts, timed_n);
+      cr_assert_eq(finishes, timed_n);
+      cr_assert_eq(tracks, p ? 0 : 1);
+      for (int i = 0; i < starts; i++)
+        for (int j = i + 1; j < starts; j++)
+          cr_assert_neq(ids[i], ids[j], "flow ids are unique");
+      pt_json_arena_free(&a);
+    }
+  }
+}
+
+/* The application's own profiling queries answer as without the shim: on
+ * a queue it created without profiling, PI_ERROR_PROFILING_INFO_NOT_
+ * AVAILABLE (the specification's answer, PoCL's; rusticl 22.3 answers
+ * success there even without the shim); on its profiling queue, success. */
+Test(viewer, profiling_added_by_the_shim_stays_hidden_from_the_application)
+{
+  const char *argv[] = {BIN "/prof_probe", NULL};
+  const char *env_plain[] = {POCL, NULL};
+  char *plain, *prof;
+  cr_assert_eq(tu_run(argv, env_plain, &plain), 0, "%s", plain);
+  char *db = tu_temp_path(".db");
+  const char *icds[] = {POCL, RUSTICL};
+  for (int k = 0; k < 2; k++) {
+    const char *env[] = {kv("SYCL_PI_RECORD", db), icds[k], "RUSTICL_ENABLE=swrast",
+                         "SYCL_PI_RECORD_PROFILE=1", NULL};
+    cr_assert_eq(tu_run(argv, env, &prof), 0, "%s", prof);
+    cr_assert_str_eq(prof, plain, "%s", icds[k]);
+    cr_assert(strstr(prof, "plain queue: event times: PI_ERROR_PROFILING_INFO_NOT_AVAILABLE"));
+    /* Both queues' commands are timed, the NULL-event read's too. */
+    cr_assert_eq(sql_int(db, "SELECT count(*) FROM pi_device_times WHERE session = (SELECT "
+                             "max(id) FROM sessions)"), 4);
+  }
+}

@@ -35,7 +35,7 @@ WIDTHS = {"int32": (4, 1), "uint32": (4, 0), "uint64": (8, 0), "int64": (8, 1)}
 # Flags an api line may carry, as bare words (docs/api-description.md), and
 # the pi_api_desc.flags bit each becomes (runtime/include/pi/pi_desc.h).
 API_FLAGS = {"launch": "PI_API_F_LAUNCH", "sets_arg": "PI_API_F_SETS_ARG",
-             "timing": "PI_API_F_TIMING"}
+             "timing": "PI_API_F_TIMING", "device_command": "PI_API_F_DEVICE_COMMAND"}
 
 
 class DescError(Exception):
@@ -189,6 +189,13 @@ def resolve(enums, apis):
         for k, v in a.attrs.items():
             if v not in index:
                 fail(a.lineno, "%s=%s names no parameter" % (k, v))
+        if "device_command" in a.flags:
+            ps = a.params
+            if (not ps or ps[0].dir != "in" or ps[0].kind != "handle:queue" or
+                    "event" not in index or ps[index["event"]].dir != "out" or
+                    ps[index["event"]].kind != "handle:event"):
+                fail(a.lineno, "a device_command takes its queue first and "
+                     "returns its event in 'event'")
 
         def ref(p, key, literal_ok=True):
             v = p.attrs.get(key)
@@ -435,6 +442,48 @@ static pi_result SHIM_FN({name})({decl_or_void})
 }}
 """
 
+# The wrapper of a call whose arguments or result the shim may change when
+# it collects device times (SYCL_PI_RECORD_PROFILE): device commands (their
+# event), queue calls (the profiling flag) and event profiling queries. The
+# recorded arguments stay the application's (argv); the plugin gets `pass`.
+SHIM_PROF_BODY = """
+static pi_result SHIM_FN({name})({decl_or_void})
+{{
+  const pi_fn_{name} fn = SHIM_TARGET.{name};
+  shim_call c;
+  uint64_t argv[{n}] = {{{packs}}};
+  if (PIRT_LIKELY(!shim_profiling)) {{
+    if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_{name}, argv))
+      return fn({names});
+    pi_result r = fn({names});
+    shim_end(&c, r);
+    return r;
+  }}
+  uint64_t pass[{n}];
+  memcpy(pass, argv, sizeof pass);
+  shim_prof prof;
+  bool recorded = shim_begin(&c, &SHIM_INSTANCE, PI_API_{name}, argv);
+  pi_result r;
+  if (!shim_prof_before(&prof, recorded ? &c : NULL, &SHIM_INSTANCE, PI_API_{name}, pass, &r))
+    r = fn({unpacks});
+  shim_prof_after(&prof, &SHIM_INSTANCE, PI_API_{name}, argv, pass, &r);
+  if (recorded)
+    shim_end(&c, r);
+  return r;
+}}
+"""
+
+
+def shim_profiled(a):
+    return ("device_command" in a.flags or a.group == "queue" or
+            ("timing" in a.flags and a.group == "event"))
+
+
+def unpack(p, i):
+    if p.is_int:
+        return "(%s)pass[%d]" % (p.ctype, i)
+    return "(%s)(uintptr_t)pass[%d]" % (p.ctype, i)
+
 
 PI_HEADER_TOP = """#ifndef PIRT_PI_H
 #define PIRT_PI_H
@@ -486,8 +535,10 @@ def gen_shim(apis):
         decl = ", ".join(c_decl(p.ctype, p.name) for p in a.params) or "void"
         names = ", ".join(p.name for p in a.params)
         packs = ", ".join(pack(p) for p in a.params) or "0"
-        o.append(SHIM_BODY.format(name=a.name, decl_or_void=decl, names=names,
-                                  packs=packs, n=max(1, len(a.params))))
+        body = SHIM_PROF_BODY if shim_profiled(a) else SHIM_BODY
+        unpacks = ", ".join(unpack(p, i) for i, p in enumerate(a.params))
+        o.append(body.format(name=a.name, decl_or_void=decl, names=names,
+                             packs=packs, n=max(1, len(a.params)), unpacks=unpacks))
     o.append("\n/* Fills a table with this instance's wrappers where the target has\n"
              " * an entry (an entry the target leaves NULL stays NULL). */\n"
              "static void SHIM_FN(fill_table)(struct pi_function_table *t)\n{\n")

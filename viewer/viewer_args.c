@@ -533,6 +533,20 @@ static void map_bytes(const pt_call *c, int64_t *h2d, int64_t *d2h)
     *h2d = size;
 }
 
+int64_t vw_transfer_bytes(const pt_call *c, const vw_map *pixels)
+{
+  int64_t up, down;
+  switch (c->api) {
+  case PI_API_piEnqueueMemBufferCopy: return vw_arg_int(c, 5);
+  case PI_API_piEnqueueMemBufferCopyRect: return region(c, 5, pixels, 0);
+  case PI_API_piEnqueueMemImageCopy: return region(c, 5, pixels, vw_arg_int(c, 1));
+  case PI_API_piEnqueueMemUnmap: return 0;
+  default:
+    vw_call_bytes(c, pixels, &up, &down);
+    return up + down;
+  }
+}
+
 void vw_call_bytes(const pt_call *c, const vw_map *pixels, int64_t *h2d, int64_t *d2h)
 {
   *h2d = *d2h = 0;

@@ -3,6 +3,7 @@
  * its backend and device, and the small text helpers of the viewer verbs.
  */
 #define _GNU_SOURCE
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,116 @@ static void count_threads(vw_session *s)
   free(seen);
 }
 
+static int cmp_devtime(const void *a, const void *b)
+{
+  const vw_devtime *x = a, *y = b;
+  return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static const pt_call *call_by_seq(const pt_calls *calls, int64_t seq)
+{
+  size_t lo = 0, hi = calls->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (calls->v[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < calls->n && calls->v[lo].seq == seq ? &calls->v[lo] : NULL;
+}
+
+/* The session's device times (none in a file from before them). A device
+ * whose clock was not mapped is placed by the smallest offset that starts
+ * no command before its enqueue call began. */
+static void load_devtimes(vw_session *s)
+{
+  sqlite3_stmt *q;
+  if (sqlite3_prepare_v2(s->db.db,
+                         "SELECT seq, api, queue, device, start_ns, end_ns, device_start_ns, "
+                         "device_end_ns FROM device_times WHERE session=? ORDER BY seq",
+                         -1, &q, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64(q, 1, s->id);
+  size_t cap = 0;
+  int64_t *raw = NULL;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    vw_devtime *v = pt_grow(s->devtimes, &cap, s->ndevtimes, sizeof *v);
+    int64_t *r = v ? realloc(raw, (s->ndevtimes + 1) * sizeof *r) : NULL;
+    if (!v || !r) {
+      if (v)
+        s->devtimes = v;
+      break;
+    }
+    s->devtimes = v;
+    raw = r;
+    vw_devtime *d = &v[s->ndevtimes];
+    d->seq = sqlite3_column_int64(q, 0);
+    d->api = sqlite3_column_int64(q, 1);
+    d->queue = sqlite3_column_int64(q, 2);
+    d->device = sqlite3_column_int64(q, 3);
+    int64_t ds = sqlite3_column_int64(q, 6), de = sqlite3_column_int64(q, 7);
+    d->dur_ns = de - ds;
+    if (sqlite3_column_type(q, 4) == SQLITE_NULL) {
+      d->start_ns = INT64_MIN; /* placed below */
+      d->end_ns = de - ds;
+      raw[s->ndevtimes] = ds;
+    } else {
+      d->start_ns = sqlite3_column_int64(q, 4);
+      d->end_ns = sqlite3_column_int64(q, 5);
+    }
+    s->ndevtimes++;
+  }
+  sqlite3_finalize(q);
+  for (size_t i = 0; i < s->ndevtimes; i++) {
+    if (s->devtimes[i].start_ns != INT64_MIN)
+      continue;
+    s->devtimes_estimated = true;
+    int64_t dev = s->devtimes[i].device, offset = INT64_MIN;
+    for (size_t j = i; j < s->ndevtimes; j++)
+      if (s->devtimes[j].device == dev && s->devtimes[j].start_ns == INT64_MIN) {
+        const pt_call *c = call_by_seq(&s->calls, s->devtimes[j].seq);
+        if (c && c->start_ns - raw[j] > offset)
+          offset = c->start_ns - raw[j];
+      }
+    for (size_t j = i; j < s->ndevtimes; j++)
+      if (s->devtimes[j].device == dev && s->devtimes[j].start_ns == INT64_MIN) {
+        vw_devtime *d = &s->devtimes[j];
+        d->start_ns = offset == INT64_MIN ? 0 : raw[j] + offset;
+        d->end_ns = d->start_ns + d->dur_ns;
+      }
+  }
+  free(raw);
+  if (s->ndevtimes > 1)
+    qsort(s->devtimes, s->ndevtimes, sizeof *s->devtimes, cmp_devtime);
+}
+
+const vw_devtime *vw_devtime_of(const vw_session *s, int64_t seq)
+{
+  size_t lo = 0, hi = s->ndevtimes;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->devtimes[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < s->ndevtimes && s->devtimes[lo].seq == seq ? &s->devtimes[lo] : NULL;
+}
+
+const char *vw_devtime_clock_text(const vw_session *s)
+{
+  if (!s->ndevtimes)
+    return "device times: none recorded (record with pitrace record --profile or "
+           "SYCL_PI_RECORD_PROFILE=1)";
+  if (s->devtimes_estimated)
+    return "device times: as the device measured them; its clock could not be mapped to "
+           "the session's (the plugin has no device and host timers), so on the timeline "
+           "commands are placed at the earliest time their enqueue calls allow";
+  return "device times: as the device measured them, on the session's clock "
+         "(piGetDeviceAndHostTimer)";
+}
+
 bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned what,
                      vw_session *s)
 {
@@ -100,6 +211,8 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
     return false;
   }
   count_threads(s);
+  if (what & VW_CALLS)
+    load_devtimes(s);
   if (what & VW_NOTES)
     s->notes = pt_load_notes(&s->db, s->id, &s->nnotes);
   return true;
@@ -109,6 +222,9 @@ void vw_session_close(vw_session *s)
 {
   pt_calls_free(&s->calls);
   pt_free_notes(s->notes, s->nnotes);
+  free(s->devtimes);
+  s->devtimes = NULL;
+  s->ndevtimes = 0;
   s->notes = NULL;
   s->nnotes = 0;
   pt_close(&s->db);

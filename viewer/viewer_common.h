@@ -19,6 +19,13 @@
 
 /* ---- Sessions ---------------------------------------------------------------------- */
 
+/* A device command's device time (device_times, SYCL_PI_RECORD_PROFILE). */
+typedef struct vw_devtime {
+  int64_t seq, api, queue, device;
+  int64_t start_ns, end_ns; /* on the session's clock: mapped, or estimated */
+  int64_t dur_ns;           /* as the device measured it */
+} vw_devtime;
+
 typedef struct vw_session {
   pt_db db;
   const char *path;
@@ -29,7 +36,18 @@ typedef struct vw_session {
   uint32_t nthreads; /* threads that made calls */
   pt_note *notes;    /* sorted by seq */
   size_t nnotes;
+  vw_devtime *devtimes; /* sorted by seq (loaded with the calls) */
+  size_t ndevtimes;
+  /* Devices whose clock could not be mapped to the session's (the plugin
+   * has no device and host timers): their commands are placed at the
+   * earliest time consistent with their enqueue calls. */
+  bool devtimes_estimated;
 } vw_session;
+
+/* The device time of the call `seq`, or NULL. */
+const vw_devtime *vw_devtime_of(const vw_session *s, int64_t seq);
+/* One line saying how the device times were placed (or that there are none). */
+const char *vw_devtime_clock_text(const vw_session *s);
 
 enum { VW_CALLS = 1, VW_NOTES = 2 };
 
@@ -139,6 +157,8 @@ bool vw_is_launch(uint32_t api);
  * calls that move none). `pixels` maps image mem ids to bytes per pixel
  * (from piMemImageCreate). */
 void vw_call_bytes(const pt_call *c, const vw_map *pixels, int64_t *h2d, int64_t *d2h);
+/* The bytes a transfer moves, either way (copies included). */
+int64_t vw_transfer_bytes(const pt_call *c, const vw_map *pixels);
 /* Records the pixel size of an image a call created. */
 void vw_note_image(const pt_call *c, vw_map *pixels);
 
@@ -164,10 +184,23 @@ typedef struct vw_api_stat {
   int64_t count, errors, total, mean, p50, p99, max;
 } vw_api_stat;
 
+/* Device times (count 0: none recorded): total, mean, p50, p99, max. */
+typedef struct vw_dev_stat {
+  int64_t count, total, mean, p50, p99, max;
+} vw_dev_stat;
+
 typedef struct vw_kernel_stat {
   const char *name;
   int64_t launches, total;
+  vw_dev_stat dev;
 } vw_kernel_stat;
+
+/* Transfers of one API with device times: bytes and device time. */
+typedef struct vw_transfer_stat {
+  uint32_t api;
+  int64_t bytes;
+  vw_dev_stat dev;
+} vw_transfer_stat;
 
 typedef struct vw_stats {
   vw_api_stat *apis; /* by total time, largest first */
@@ -176,6 +209,8 @@ typedef struct vw_stats {
   size_t nkernels;
   int64_t calls, errors, unreturned, total_ns;
   int64_t h2d, d2h, h2d_calls, d2h_calls;
+  vw_transfer_stat *transfers; /* by device time */
+  size_t ntransfers;
   vw_kernels knames;
 } vw_stats;
 

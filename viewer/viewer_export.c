@@ -78,6 +78,60 @@ static void chrome_metadata(exporter *ex)
                       "{\"name\":\"thread %d (tid %lld)\"}}", sqlite3_column_int(st, 0),
                    sqlite3_column_int(st, 0), (long long)sqlite3_column_int64(st, 1));
   sqlite3_finalize(st);
+  /* Device times: a process of its own, a track per queue. */
+  if (!ex->s->ndevtimes)
+    return;
+  pi_sbuf_puts(b, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"tid\":0,\"args\":"
+                  "{\"name\":\"device (commands by queue)\"}}");
+  vw_map seen = {0};
+  for (size_t i = 0; i < ex->s->ndevtimes; i++) {
+    int64_t q = ex->s->devtimes[i].queue, dummy;
+    if (vw_map_get(&seen, q, &dummy))
+      continue;
+    vw_map_put(&seen, q, 1);
+    pi_sbuf_printf(b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":%lld,"
+                      "\"args\":{\"name\":\"queue#%lld (device time%s)\"}}",
+                   (long long)q, (long long)q,
+                   ex->s->devtimes_estimated ? ", placement estimated" : "");
+  }
+  vw_map_free(&seen);
+}
+
+/* The command's span on its queue's device track, and a flow arrow from
+ * the enqueue call to it (ids: the call's seq). */
+static void chrome_device(exporter *ex, const pt_call *c, const vw_devtime *d, const char *title)
+{
+  pi_sbuf *b = &ex->b;
+  pi_sbuf_puts(b, ",\n{\"name\":");
+  vw_put_json_str(b, title);
+  pi_sbuf_puts(b, vw_is_launch(c->api) ? ",\"cat\":\"device,kernel\"" : ",\"cat\":\"device\"");
+  pi_sbuf_puts(b, ",\"ph\":\"X\",\"pid\":2,\"tid\":");
+  vw_put_i64(b, d->queue);
+  pi_sbuf_puts(b, ",\"ts\":");
+  put_us(b, d->start_ns);
+  pi_sbuf_puts(b, ",\"dur\":");
+  put_us(b, d->dur_ns > 0 ? d->dur_ns : 0);
+  pi_sbuf_puts(b, ",\"args\":{\"seq\":");
+  vw_put_i64(b, c->seq);
+  pi_sbuf_puts(b, ",\"device_ns\":");
+  vw_put_i64(b, d->dur_ns);
+  pi_sbuf_puts(b, ex->s->devtimes_estimated ? ",\"clock\":\"estimated\"}}"
+                                            : ",\"clock\":\"session\"}}");
+  pi_sbuf_puts(b, ",\n{\"name\":\"enqueue\",\"cat\":\"flow\",\"ph\":\"s\",\"pid\":1,\"tid\":");
+  vw_put_u64(b, c->thread);
+  pi_sbuf_puts(b, ",\"ts\":");
+  put_us(b, c->start_ns);
+  pi_sbuf_puts(b, ",\"id\":");
+  vw_put_i64(b, c->seq);
+  pi_sbuf_puts(b, "}");
+  pi_sbuf_puts(b, ",\n{\"name\":\"enqueue\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\","
+                  "\"pid\":2,\"tid\":");
+  vw_put_i64(b, d->queue);
+  pi_sbuf_puts(b, ",\"ts\":");
+  put_us(b, d->start_ns);
+  pi_sbuf_puts(b, ",\"id\":");
+  vw_put_i64(b, c->seq);
+  pi_sbuf_puts(b, "}");
 }
 
 static void chrome_event(exporter *ex, const pt_call *c)
@@ -108,9 +162,16 @@ static void chrome_event(exporter *ex, const pt_call *c)
     pi_sbuf_puts(b, ",\"kernel\":");
     vw_put_json_str(b, kernel);
   }
+  const vw_devtime *d = vw_devtime_of(ex->s, c->seq);
+  if (d) {
+    pi_sbuf_puts(b, ",\"device_ns\":");
+    vw_put_i64(b, d->dur_ns);
+  }
   pi_sbuf_puts(b, ",\"args\":");
   vw_put_json_str(b, args_string(ex, c));
   pi_sbuf_puts(b, "}}");
+  if (d)
+    chrome_device(ex, c, d, title);
 }
 
 /* ---- JSON Lines and CSV ------------------------------------------------------------- */

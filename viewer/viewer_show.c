@@ -94,7 +94,8 @@ static void put_seq(pi_sbuf *b, int64_t v)
   }
 }
 
-static void compact_line(pi_sbuf *b, const pt_call *c, const vw_colors *col)
+static void compact_line(pi_sbuf *b, const vw_session *s, const pt_call *c,
+                         const vw_colors *col)
 {
   char name[32], dur[32];
   const pi_api_desc *api = pi_api_get(c->api);
@@ -118,6 +119,11 @@ static void compact_line(pi_sbuf *b, const pt_call *c, const vw_colors *col)
   } else if (c->returned) {
     pi_sbuf_put(b, "  ", 2);
     pi_sbuf_puts(b, vw_dur(dur, c->dur_ns));
+  }
+  const vw_devtime *d = s->ndevtimes ? vw_devtime_of(s, c->seq) : NULL;
+  if (d) {
+    pi_sbuf_puts(b, "  device ");
+    pi_sbuf_puts(b, vw_dur(dur, d->dur_ns));
   }
   pi_sbuf_put(b, "\n", 1);
 }
@@ -147,6 +153,13 @@ static void trace_block(pi_sbuf *b, pi_sbuf *raw, vw_pack *pk, vw_session *s, co
     return;
   }
   vw_pack_data_lines(s, c, b);
+  const vw_devtime *d = s->ndevtimes ? vw_devtime_of(s, c->seq) : NULL;
+  if (d) {
+    char dur[32], at[32];
+    pi_sbuf_printf(b, "        device time: %s on queue#%lld, from %s%s\n", vw_dur(dur, d->dur_ns),
+                   (long long)d->queue, vw_dur(at, d->start_ns),
+                   s->devtimes_estimated ? " (estimated placement)" : "");
+  }
   pi_sbuf_puts(b, "\n");
 }
 
@@ -167,7 +180,7 @@ static int show(vw_session *s, const filter *f, bool compact)
     shown++;
     put_notes(&out, s, c, compact, &col);
     if (compact)
-      compact_line(&out, c, &col);
+      compact_line(&out, s, c, &col);
     else
       trace_block(&out, &raw, pk, s, c, ended, &col);
     if (out.len > (1u << 20))

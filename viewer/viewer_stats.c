@@ -18,7 +18,9 @@ static const char usage[] =
     "launches and the time spent launching; the bytes moved from host to device\n"
     "(writes, buffers created with host data, USM copies from the host, fills,\n"
     "maps for writing) and from device to host (reads, USM copies to the host,\n"
-    "maps for reading).\n"
+    "maps for reading). With device times (pitrace record --profile): per kernel\n"
+    "the commands timed and their device time (total, mean, p50, p99, max), and\n"
+    "per transfer API the commands, bytes, device time and GB/s.\n"
     "\n"
     "  --session N   the session (default: the file's last)\n";
 
@@ -115,28 +117,104 @@ static int64_t kernel_group(vw_stats *st, vw_map *by_kernel, size_t *cap, const 
   if (!v)
     return -1;
   st->kernels = v;
-  st->kernels[st->nkernels] = (vw_kernel_stat){name, 0, 0};
+  st->kernels[st->nkernels] = (vw_kernel_stat){name, 0, 0, {0, 0, 0, 0, 0, 0}};
   vw_map_put(by_kernel, vw_arg_int(c, 1), (int64_t)st->nkernels);
   return (int64_t)st->nkernels++;
 }
 
+/* Device-time figures of v[0..n) (sorted here). */
+static void dev_stat(int64_t *v, size_t n, vw_dev_stat *d)
+{
+  memset(d, 0, sizeof *d);
+  if (!n)
+    return;
+  qsort(v, n, sizeof *v, cmp_i64);
+  d->count = (int64_t)n;
+  for (size_t k = 0; k < n; k++)
+    d->total += v[k];
+  d->mean = d->total / (int64_t)n;
+  d->p50 = percentile(v, n, 50);
+  d->p99 = percentile(v, n, 99);
+  d->max = v[n - 1];
+}
+
+/* Device times per kernel group and per transfer API. */
+static bool device_stats(const vw_session *s, const vw_map *by_kernel, vw_stats *st)
+{
+  if (!s->ndevtimes)
+    return true;
+  int64_t *v = malloc(s->ndevtimes * sizeof *v);
+  int64_t *group = malloc(s->ndevtimes * sizeof *group);
+  st->transfers = calloc(PI_API_COUNT, sizeof *st->transfers);
+  if (!v || !group || !st->transfers) {
+    free(v);
+    free(group);
+    return false;
+  }
+  /* Calls by seq: the session's calls are in seq order. */
+  const pt_calls *calls = &s->calls;
+  vw_map pixels = {0};
+  size_t ci = 0;
+  for (size_t i = 0; i < s->ndevtimes; i++) {
+    group[i] = -1;
+    while (ci < calls->n && calls->v[ci].seq < s->devtimes[i].seq)
+      vw_note_image(&calls->v[ci++], &pixels);
+    if (ci >= calls->n || calls->v[ci].seq != s->devtimes[i].seq)
+      continue;
+    const pt_call *c = &calls->v[ci];
+    if (vw_is_launch(c->api)) {
+      int64_t g;
+      if (vw_map_get(by_kernel, vw_arg_int(c, 1), &g))
+        group[i] = g;
+    } else if (c->api < PI_API_COUNT) {
+      group[i] = -2 - (int64_t)c->api;
+      st->transfers[c->api].bytes += vw_transfer_bytes(c, &pixels);
+    }
+  }
+  vw_map_free(&pixels);
+  for (size_t k = 0; k < st->nkernels; k++) {
+    size_t n = 0;
+    for (size_t i = 0; i < s->ndevtimes; i++)
+      if (group[i] == (int64_t)k)
+        v[n++] = s->devtimes[i].dur_ns;
+    dev_stat(v, n, &st->kernels[k].dev);
+  }
+  for (uint32_t a = 0; a < PI_API_COUNT; a++) {
+    size_t n = 0;
+    for (size_t i = 0; i < s->ndevtimes; i++)
+      if (group[i] == -2 - (int64_t)a)
+        v[n++] = s->devtimes[i].dur_ns;
+    if (!n)
+      continue;
+    vw_transfer_stat *t = &st->transfers[st->ntransfers++];
+    int64_t bytes = st->transfers[a].bytes;
+    t->api = a;
+    dev_stat(v, n, &t->dev);
+    t->bytes = bytes;
+  }
+  /* Slots past ntransfers were only sums: clear them. */
+  for (size_t k = st->ntransfers; k < PI_API_COUNT; k++)
+    st->transfers[k].bytes = 0;
+  free(v);
+  free(group);
+  return true;
+}
+
 /* Launches per kernel name. */
-static void kernel_stats(const pt_calls *calls, vw_stats *st)
+static void kernel_stats(const pt_calls *calls, vw_stats *st, vw_map *by_kernel)
 {
   vw_kernels_build(calls, &st->knames);
-  vw_map by_kernel = {0};
   size_t cap = 0;
   for (size_t i = 0; i < calls->n; i++) {
     const pt_call *c = &calls->v[i];
     if (!vw_is_launch(c->api) || !c->returned)
       continue;
-    int64_t g = kernel_group(st, &by_kernel, &cap, c);
+    int64_t g = kernel_group(st, by_kernel, &cap, c);
     if (g < 0)
       break;
     st->kernels[g].launches++;
     st->kernels[g].total += c->dur_ns;
   }
-  vw_map_free(&by_kernel);
 }
 
 static void bytes_moved(const pt_calls *calls, vw_stats *st)
@@ -161,6 +239,12 @@ static int cmp_kernel(const void *a, const void *b)
   return x->total > y->total ? -1 : x->total < y->total;
 }
 
+static int cmp_transfer(const void *a, const void *b)
+{
+  const vw_transfer_stat *x = a, *y = b;
+  return x->dev.total > y->dev.total ? -1 : x->dev.total < y->dev.total;
+}
+
 bool vw_stats_compute(const vw_session *s, vw_stats *st)
 {
   memset(st, 0, sizeof *st);
@@ -168,9 +252,16 @@ bool vw_stats_compute(const vw_session *s, vw_stats *st)
     return false;
   count_calls(&s->calls, st);
   qsort(st->apis, st->napis, sizeof *st->apis, cmp_api);
-  kernel_stats(&s->calls, st);
+  vw_map by_kernel = {0};
+  kernel_stats(&s->calls, st, &by_kernel);
+  bool ok = device_stats(s, &by_kernel, st);
+  vw_map_free(&by_kernel);
+  if (!ok)
+    return false;
   if (st->nkernels)
     qsort(st->kernels, st->nkernels, sizeof *st->kernels, cmp_kernel);
+  if (st->ntransfers)
+    qsort(st->transfers, st->ntransfers, sizeof *st->transfers, cmp_transfer);
   bytes_moved(&s->calls, st);
   return true;
 }
@@ -179,6 +270,7 @@ void vw_stats_free(vw_stats *st)
 {
   free(st->apis);
   free(st->kernels);
+  free(st->transfers);
   vw_kernels_free(&st->knames);
   memset(st, 0, sizeof *st);
 }
@@ -210,17 +302,46 @@ static void print_apis(const vw_stats *st, const vw_colors *k)
   }
 }
 
-static void print_kernels(const vw_stats *st, const vw_colors *k)
+static void print_kernels(const vw_stats *st, const vw_colors *k, bool devtimes)
 {
-  printf("\n%s%-38s %9s %11s%s\n", k->bold, "kernel", "launches", "total", k->off);
+  if (devtimes)
+    printf("\n%s%-38s %9s %11s %9s %11s %11s %11s %11s %11s%s\n", k->bold, "kernel", "launches",
+           "enqueue", "timed", "device", "mean", "p50", "p99", "max", k->off);
+  else
+    printf("\n%s%-38s %9s %11s%s\n", k->bold, "kernel", "launches", "total", k->off);
   if (!st->nkernels)
     printf("(no kernel launches)\n");
   for (size_t i = 0; i < st->nkernels; i++) {
-    char d[32];
+    char d[6][32];
     const vw_kernel_stat *s = &st->kernels[i];
-    printf("%-38s %9lld %11s\n", s->name ? s->name : "(not made by piKernelCreate)",
-           (long long)s->launches,
-           vw_dur(d, s->total));
+    printf("%-38s %9lld %11s", s->name ? s->name : "(not made by piKernelCreate)",
+           (long long)s->launches, vw_dur(d[0], s->total));
+    if (devtimes && s->dev.count)
+      printf(" %9lld %11s %11s %11s %11s %11s", (long long)s->dev.count,
+             vw_dur(d[1], s->dev.total), vw_dur(d[2], s->dev.mean), vw_dur(d[3], s->dev.p50),
+             vw_dur(d[4], s->dev.p99), vw_dur(d[5], s->dev.max));
+    else if (devtimes)
+      printf(" %9d %11s", 0, "-");
+    printf("\n");
+  }
+}
+
+static void print_transfers(const vw_stats *st, const vw_colors *k)
+{
+  printf("\n%s%-38s %9s %15s %11s %11s %11s %9s%s\n", k->bold, "transfer (device time)",
+         "commands", "bytes", "device", "mean", "max", "GB/s", k->off);
+  if (!st->ntransfers)
+    printf("(no transfers timed)\n");
+  for (size_t i = 0; i < st->ntransfers; i++) {
+    const vw_transfer_stat *t = &st->transfers[i];
+    char n[32], d[3][32], rate[32];
+    if (t->bytes && t->dev.total > 0)
+      snprintf(rate, sizeof rate, "%.2f", (double)t->bytes / (double)t->dev.total);
+    else
+      snprintf(rate, sizeof rate, "-");
+    printf("%-38s %9lld %15lld %11s %11s %11s %9s\n", vw_api_name(t->api, n),
+           (long long)t->dev.count, (long long)t->bytes, vw_dur(d[0], t->dev.total),
+           vw_dur(d[1], t->dev.mean), vw_dur(d[2], t->dev.max), rate);
   }
 }
 
@@ -238,7 +359,10 @@ static int stats(const vw_session *s)
          vw_dur(d1, s->info.duration_ns), vw_dur(d2, st.total_ns), (long long)st.errors,
          (long long)st.unreturned);
   print_apis(&st, &k);
-  print_kernels(&st, &k);
+  print_kernels(&st, &k, s->ndevtimes > 0);
+  if (s->ndevtimes)
+    print_transfers(&st, &k);
+  printf("\n%s\n", vw_devtime_clock_text(s));
   printf("\n%sbytes moved%s\n", k.bold, k.off);
   printf("host to device  %s in %lld call%s\n", bytes_text(b1, st.h2d), (long long)st.h2d_calls,
          st.h2d_calls == 1 ? "" : "s");

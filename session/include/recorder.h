@@ -45,8 +45,14 @@ enum {
   REC_EXIT = 3,     /* it returned: result, out-values, what it wrote */
   REC_READBACK = 4, /* data a non-blocking call wrote, captured later */
   REC_NOTE = 5,     /* a runtime decision (pirt_note) for the next call */
-  REC_THREAD = 6    /* a thread's first record: its OS thread id */
+  REC_THREAD = 6,   /* a thread's first record: its OS thread id */
+  REC_DEVTIME = 7,  /* a device command's device start and end, or its loss */
+  REC_DEVCLOCK = 8  /* a device's clock against the host's, sampled twice */
 };
+
+/* rec_hdr.flags of an ENTRY: the shim keeps the command's event and will
+ * send a DEVTIME record for it (SYCL_PI_RECORD_PROFILE). */
+#define REC_F_DEVTIME 0x1u
 
 typedef struct rec_hdr {
   uint32_t size;   /* whole record, aligned */
@@ -122,6 +128,31 @@ typedef struct rec_thread {
   int32_t tid;
 } rec_thread;
 
+/* When a device command (an ENTRY flagged REC_F_DEVTIME) ran on the
+ * device: PI_PROFILING_INFO_COMMAND_START/END of its event, in the
+ * device's clock, and mapped to the host's monotonic clock with the
+ * device's first clock sample (mapped = 1) when the plugin gave one.
+ * lost = 1: no times will come (the command failed, its event did not
+ * complete by teardown, or its times could not be read). */
+typedef struct rec_devtime {
+  rec_hdr h;
+  uint64_t call_ticket;
+  uint64_t device;                /* the queue's device (the plugin's handle) */
+  uint64_t start, end;            /* device ns */
+  uint64_t host_start, host_end;  /* monotonic host ns, when mapped */
+  uint32_t mapped, lost;
+} rec_devtime;
+
+/* A device's clock sampled at first use and again at teardown
+ * (piGetDeviceAndHostTimer's device time, paired with the shim's own
+ * monotonic clock read around the call): the writer corrects the
+ * device times mapped with the first sample for drift. */
+typedef struct rec_devclock {
+  rec_hdr h;
+  uint64_t device;
+  uint64_t dev0, host0, dev1, host1;
+} rec_devclock;
+
 /* A single-producer single-consumer byte ring. The producer's and the
  * consumer's positions live on cache lines of their own, and each side
  * re-reads the other's only when its cached copy says it must: otherwise
@@ -159,6 +190,7 @@ typedef struct shim_config {
   bool backtrace;
   uint8_t api_on[PI_API_COUNT]; /* the API filter */
   char filter[512];
+  bool profile; /* SYCL_PI_RECORD_PROFILE: collect device times */
 } shim_config;
 
 enum { DATA_NONE = 0, DATA_META = 1, DATA_ALL = 2 };

@@ -140,6 +140,9 @@ typedef struct pi_api_desc {
                                   at the index of parameter 1 */
 #define PI_API_F_TIMING 0x4u   /* `timing`: its outputs are times, different on every run,
                                   never compared */
+#define PI_API_F_DEVICE_COMMAND 0x8u /* `device_command`: enqueues work the device runs and
+                                        times (a kernel or a transfer) on its queue (parameter
+                                        0), returning its event in the parameter `event` */
 
 /* The largest number of parameters any PI function has. */
 #define PI_MAX_PARAMS 16
