@@ -9,5 +9,11 @@ set_target_properties(pi_replay_userevent PROPERTIES C_VISIBILITY_PRESET hidden)
 pitrace_suite(test_replay)
 add_dependencies(test_replay pitrace pi_replay pi_shim replay_threads pi_replay_userevent
   vadd pipeline shared_lib spec_const pi_null bench_replay)
+# An OpenCL application's recorded replay (through the front end).
+find_program(CLINFO clinfo)
+if(CLINFO)
+  target_compile_definitions(test_replay PRIVATE PITRACE_CLINFO="${CLINFO}")
+  add_dependencies(test_replay pitrace_opencl)
+endif()
 add_test(NAME replay COMMAND test_replay --jobs 2)
 set_tests_properties(replay PROPERTIES TIMEOUT 900)
