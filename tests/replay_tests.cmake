@@ -17,3 +17,10 @@ if(CLINFO)
 endif()
 add_test(NAME replay COMMAND test_replay --jobs 2)
 set_tests_properties(replay PROPERTIES TIMEOUT 900)
+
+# Sessions of schema version 1 stay readable: every verb on a checked-in
+# version-1 session (tests/fixtures/README.md).
+pitrace_suite(test_session_v1)
+add_dependencies(test_session_v1 pitrace pi_replay pi_opencl)
+add_test(NAME session_v1 COMMAND test_session_v1 --jobs 2)
+set_tests_properties(session_v1 PROPERTIES TIMEOUT 300)
