@@ -27,25 +27,126 @@ static void load_plugins(rp_session *s)
   }
 }
 
-/* A call the runtime makes while discovering devices (runtime/src/devices.c):
- * platforms and devices got, each platform's name (and backend, for a
- * plugin of unknown backend), each device's type, name, vendor and version,
- * and the last error of a plugin that found none. The application's own
- * pirt_device_get_info answers from those, without calls. */
-static bool discovers(const pt_call *c)
+/* Where the runtime's device discovery ends: the seq of the first call
+ * that is not part of it (INT64_MAX: the session is all discovery).
+ *
+ * Discovery (pirt_devices_discover, runtime/src/devices.c) asks each bound
+ * plugin in turn for its platforms; a plugin with none gives its last
+ * error; of each platform it gets the backend (a plugin of unknown
+ * backend), the devices, the name; of each device its type, name, vendor
+ * and version. An application asks the same kinds of question afterwards
+ * (an OpenCL application, through the front end, asks a device's type
+ * first), so which kind of call it is does not say whose it is: the calls
+ * are followed in the order discovery makes them, with the counts and
+ * handles each answer gave, and discovery ends at the first call that does
+ * not come next there. After a plugin's last device that is any call but
+ * the first piPlatformsGet of a plugin not asked yet (one asked again is
+ * the application's). Sessions do not mark the end themselves. */
+typedef struct disc {
+  const rp_session *s;
+  size_t i;          /* the next call */
+  uint32_t thread, plugin;
+} disc;
+
+static const pt_call *disc_next(const disc *d, uint32_t api)
 {
-  int64_t q = rp_arg_int(c, 1, -1);
-  switch (c->api) {
-  case PI_API_piPlatformsGet: case PI_API_piDevicesGet: case PI_API_piPluginGetLastError:
-    return true;
-  case PI_API_piPlatformGetInfo:
-    return q == PI_PLATFORM_INFO_NAME || q == PI_EXT_PLATFORM_INFO_BACKEND;
-  case PI_API_piDeviceGetInfo:
-    return q == PI_DEVICE_INFO_TYPE || q == PI_DEVICE_INFO_NAME ||
-           q == PI_DEVICE_INFO_VENDOR || q == PI_DEVICE_INFO_VERSION;
-  default:
+  if (d->i >= d->s->calls.n)
+    return NULL;
+  const pt_call *c = &d->s->calls.v[d->i];
+  return c->api == api && c->thread == d->thread && c->plugin == d->plugin ? c : NULL;
+}
+
+static bool disc_ok(const pt_call *c)
+{
+  return c->returned && c->result == PI_SUCCESS;
+}
+
+/* The query_string of devices.c on object `id`: a size query, then (when
+ * it gave a size) the value query. False where the calls are not those. */
+static bool disc_string(disc *d, uint32_t api, int64_t id, int64_t param)
+{
+  const pt_call *c = disc_next(d, api);
+  if (!c || rp_arg_int(c, 0, -1) != id || rp_arg_int(c, 1, -1) != param ||
+      rp_arg_int(c, 2, -1) != 0)
     return false;
+  d->i++;
+  if (!disc_ok(c) || rp_arg_int(c, 4, 0) <= 0)
+    return true;
+  c = disc_next(d, api);
+  if (!c || rp_arg_int(c, 0, -1) != id || rp_arg_int(c, 1, -1) != param)
+    return false;
+  d->i++;
+  return true;
+}
+
+/* add_platform_devices of devices.c on platform `plat`. */
+static bool disc_platform(disc *d, int64_t plat)
+{
+  const pt_call *c = disc_next(d, PI_API_piPlatformGetInfo);
+  if (c && rp_arg_int(c, 0, -1) == plat && rp_arg_int(c, 1, -1) == PI_EXT_PLATFORM_INFO_BACKEND)
+    d->i++;
+  c = disc_next(d, PI_API_piDevicesGet);
+  if (!c || rp_arg_int(c, 0, -1) != plat || rp_arg_int(c, 2, -1) != 0)
+    return false;
+  d->i++;
+  if (!disc_ok(c) || rp_arg_int(c, 4, 0) <= 0)
+    return true;
+  c = disc_next(d, PI_API_piDevicesGet);
+  if (!c || rp_arg_int(c, 0, -1) != plat || rp_arg_int(c, 2, 0) <= 0)
+    return false;
+  d->i++;
+  if (!disc_ok(c))
+    return true;
+  pt_json *devs = pt_json_at(c->args, 3);
+  if (!disc_string(d, PI_API_piPlatformGetInfo, plat, PI_PLATFORM_INFO_NAME))
+    return false;
+  static const int64_t strings[] = {PI_DEVICE_INFO_NAME, PI_DEVICE_INFO_VENDOR,
+                                    PI_DEVICE_INFO_VERSION};
+  for (uint32_t k = 0; devs && devs->type == PJ_ARRAY && k < devs->n; k++) {
+    int64_t dev = pt_json_int(pt_json_at(devs, k), 0);
+    c = disc_next(d, PI_API_piDeviceGetInfo);
+    if (!c || rp_arg_int(c, 0, -1) != dev || rp_arg_int(c, 1, -1) != PI_DEVICE_INFO_TYPE)
+      return false;
+    d->i++;
+    for (size_t q = 0; q < sizeof strings / sizeof *strings; q++)
+      if (!disc_string(d, PI_API_piDeviceGetInfo, dev, strings[q]))
+        return false;
   }
+  return true;
+}
+
+static int64_t find_discovery_end(const rp_session *s)
+{
+  disc d = {.s = s};
+  bool asked[RP_MAX_PLUGINS] = {false};
+  while (d.i < s->calls.n) {
+    const pt_call *c = &s->calls.v[d.i];
+    if (d.i == 0)
+      d.thread = c->thread;
+    d.plugin = c->plugin;
+    /* Each plugin once, with the count query first. */
+    if (!disc_next(&d, PI_API_piPlatformsGet) || c->plugin >= RP_MAX_PLUGINS ||
+        asked[c->plugin] || rp_arg_int(c, 0, -1) != 0)
+      break;
+    asked[c->plugin] = true;
+    d.i++;
+    if (!disc_ok(c) || rp_arg_int(c, 2, 0) <= 0) {
+      if (disc_next(&d, PI_API_piPluginGetLastError))
+        d.i++;
+      continue;
+    }
+    c = disc_next(&d, PI_API_piPlatformsGet);
+    if (!c || rp_arg_int(c, 0, 0) <= 0)
+      break;
+    d.i++;
+    pt_json *plats = disc_ok(c) ? pt_json_at(c->args, 1) : NULL;
+    bool whole = true;
+    for (uint32_t k = 0; whole && plats && plats->type == PJ_ARRAY && k < plats->n; k++)
+      whole = disc_platform(&d, pt_json_int(pt_json_at(plats, k), 0));
+    if (!whole)
+      break;
+  }
+  return d.i < s->calls.n ? s->calls.v[d.i].seq : INT64_MAX;
 }
 
 /* Which plugins found platforms, and the device the application used: the
@@ -53,10 +154,7 @@ static bool discovers(const pt_call *c)
  * runtime's discovery ends (the first call that is not part of it). */
 static void scan_calls(rp_session *s)
 {
-  s->discovery_end = INT64_MAX;
-  for (size_t i = 0; i < s->calls.n && s->discovery_end == INT64_MAX; i++)
-    if (!discovers(&s->calls.v[i]))
-      s->discovery_end = s->calls.v[i].seq;
+  s->discovery_end = find_discovery_end(s);
   int64_t first_found = 0;
   uint32_t first_plugin = 0;
   for (size_t i = 0; i < s->calls.n; i++) {

@@ -9,5 +9,20 @@ set_target_properties(pi_replay_userevent PROPERTIES C_VISIBILITY_PRESET hidden)
 pitrace_suite(test_replay)
 add_dependencies(test_replay pitrace pi_replay pi_shim replay_threads pi_replay_userevent
   vadd pipeline shared_lib spec_const pi_null bench_replay)
+# An OpenCL application's recorded replay (through the front end): clinfo
+# is Debian's, not built with ASan, and a sanitized front end cannot load
+# into it, so in the gcc build only (as the app_* tests).
+find_program(CLINFO clinfo)
+if(CLINFO AND NOT PITRACE_SANITIZE)
+  target_compile_definitions(test_replay PRIVATE PITRACE_CLINFO="${CLINFO}")
+  add_dependencies(test_replay pitrace_opencl)
+endif()
 add_test(NAME replay COMMAND test_replay --jobs 2)
 set_tests_properties(replay PROPERTIES TIMEOUT 900)
+
+# Sessions of schema version 1 stay readable: every verb on a checked-in
+# version-1 session (tests/fixtures/README.md).
+pitrace_suite(test_session_v1)
+add_dependencies(test_session_v1 pitrace pi_replay pi_opencl)
+add_test(NAME session_v1 COMMAND test_session_v1 --jobs 2)
+set_tests_properties(session_v1 PROPERTIES TIMEOUT 300)

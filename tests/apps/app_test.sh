@@ -3,8 +3,10 @@
 # Debian) directly and through pitrace's OpenCL front end, and checks what
 # the issue asks of each: the same verified results through `pitrace run`,
 # a recording that `pitrace show` lists, a replay that matches on the
-# recording device (PoCL) and, where the application's work is portable, on
-# the other CPU device (rusticl), and a PoCL-vs-rusticl diff that runs.
+# recording device (PoCL), a recording of that replay that `pitrace diff`
+# finds the same as the original, where the application's work is
+# portable a replay on the other CPU device (rusticl), and a PoCL-vs-rusticl
+# diff that runs.
 #
 #   app_test.sh BUILD SRC APP        APP: clinfo clpeak pyopencl clblast
 #
@@ -81,9 +83,15 @@ else
   [ "$n" -gt 0 ] || fail "pitrace show lists no call"
   echo "recorded $n calls"
   step "replayed on PoCL"
-  env OCL_ICD_VENDORS=$POCL "$pitrace" replay "$s" >"$tmp/rp.txt" 2>&1 ||
+  env OCL_ICD_VENDORS=$POCL SYCL_PI_RECORD="$tmp/replayed.db" "$pitrace" replay "$s" >"$tmp/rp.txt" 2>&1 ||
     { grep -v '^note' "$tmp/rp.txt" | tail -20 >&2; fail "replay on the recording device did not match"; }
   tail -n 1 "$tmp/rp.txt"
+  step "the recorded replay diffed against the recording"
+  # The replay re-issued the application's calls and only those: the
+  # runtime's discovery is made once by the replay's own runtime.
+  "$pitrace" diff "$s" "$tmp/replayed.db" >"$tmp/rpdiff.txt" 2>&1 ||
+    { grep -v '^ ' "$tmp/rpdiff.txt" | tail -20 >&2; fail "the recorded replay differs from the recording"; }
+  tail -n 1 "$tmp/rpdiff.txt"
   if [ $app != clinfo ]; then
     step "first kernel launch extracted and replayed on its own"
     "$pitrace" extract "$s" --kernel 1 -o "$tmp/repro.db" >"$tmp/ex.txt" 2>&1 ||
