@@ -661,7 +661,11 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
       break;
     case PI_PK_INFO: {
       uint64_t size = ref_of(p->count, argv);
-      const size_t *ret = (const size_t *)(uintptr_t)argv[p->size_ret];
+      /* Only the bytes the answer took (the wrapper asked for their count
+       * where the application did not): the rest of the buffer is whatever
+       * the application's memory held, not the call's answer. */
+      const size_t *ret = argv[p->size_ret] ? (const size_t *)(uintptr_t)argv[p->size_ret]
+                                            : call->written;
       if (ret && *ret < size)
         size = *ret;
       c->v[c->n < MAX_ITEMS ? c->n++ : c->n - 1] =
@@ -844,6 +848,7 @@ static bool ensure_started(void)
 bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv)
 {
   c->devtime = false;
+  c->written = NULL;
   if (!atomic_load_explicit(&shim_recording, memory_order_relaxed))
     return false;
   /* The last moment the plugins answer: the device times of what is

@@ -22,7 +22,10 @@ static pi_result SHIM_FN(piPlatformGetInfo)(pi_platform platform, pi_platform_in
   uint64_t argv[5] = {(uint64_t)(uintptr_t)platform, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piPlatformGetInfo, argv))
     return fn(platform, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(platform, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(platform, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -70,7 +73,10 @@ static pi_result SHIM_FN(piDeviceGetInfo)(pi_device device, pi_device_info param
   uint64_t argv[5] = {(uint64_t)(uintptr_t)device, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piDeviceGetInfo, argv))
     return fn(device, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(device, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(device, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -202,7 +208,10 @@ static pi_result SHIM_FN(piContextGetInfo)(pi_context context, pi_context_info p
   uint64_t argv[5] = {(uint64_t)(uintptr_t)context, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piContextGetInfo, argv))
     return fn(context, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(context, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(context, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -523,7 +532,10 @@ static pi_result SHIM_FN(piMemGetInfo)(pi_mem mem, pi_mem_info param_name, size_
   uint64_t argv[5] = {(uint64_t)(uintptr_t)mem, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piMemGetInfo, argv))
     return fn(mem, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(mem, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(mem, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -535,7 +547,10 @@ static pi_result SHIM_FN(piMemImageGetInfo)(pi_mem image, pi_image_info param_na
   uint64_t argv[5] = {(uint64_t)(uintptr_t)image, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piMemImageGetInfo, argv))
     return fn(image, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(image, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(image, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -655,7 +670,10 @@ static pi_result SHIM_FN(piProgramGetInfo)(pi_program program, pi_program_info p
   uint64_t argv[5] = {(uint64_t)(uintptr_t)program, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piProgramGetInfo, argv))
     return fn(program, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(program, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(program, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -703,7 +721,10 @@ static pi_result SHIM_FN(piProgramGetBuildInfo)(pi_program program, pi_device de
   uint64_t argv[6] = {(uint64_t)(uintptr_t)program, (uint64_t)(uintptr_t)device, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piProgramGetBuildInfo, argv))
     return fn(program, device, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(program, device, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -799,7 +820,10 @@ static pi_result SHIM_FN(piKernelGetInfo)(pi_kernel kernel, pi_kernel_info param
   uint64_t argv[5] = {(uint64_t)(uintptr_t)kernel, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piKernelGetInfo, argv))
     return fn(kernel, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(kernel, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -811,7 +835,10 @@ static pi_result SHIM_FN(piKernelGetGroupInfo)(pi_kernel kernel, pi_device devic
   uint64_t argv[6] = {(uint64_t)(uintptr_t)kernel, (uint64_t)(uintptr_t)device, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piKernelGetGroupInfo, argv))
     return fn(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(kernel, device, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(kernel, device, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -823,7 +850,10 @@ static pi_result SHIM_FN(piKernelGetSubGroupInfo)(pi_kernel kernel, pi_device de
   uint64_t argv[8] = {(uint64_t)(uintptr_t)kernel, (uint64_t)(uintptr_t)device, (uint64_t)param_name, (uint64_t)input_value_size, (uint64_t)(uintptr_t)input_value, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piKernelGetSubGroupInfo, argv))
     return fn(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(kernel, device, param_name, input_value_size, input_value, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -955,7 +985,10 @@ static pi_result SHIM_FN(piEventGetInfo)(pi_event event, pi_event_info param_nam
   uint64_t argv[5] = {(uint64_t)(uintptr_t)event, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEventGetInfo, argv))
     return fn(event, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(event, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(event, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -1088,7 +1121,10 @@ static pi_result SHIM_FN(piSamplerGetInfo)(pi_sampler sampler, pi_sampler_info p
   uint64_t argv[5] = {(uint64_t)(uintptr_t)sampler, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piSamplerGetInfo, argv))
     return fn(sampler, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(sampler, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(sampler, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -1645,7 +1681,10 @@ static pi_result SHIM_FN(piextUSMGetMemAllocInfo)(pi_context context, const void
   uint64_t argv[6] = {(uint64_t)(uintptr_t)context, (uint64_t)(uintptr_t)ptr, (uint64_t)param_name, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextUSMGetMemAllocInfo, argv))
     return fn(context, ptr, param_name, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(context, ptr, param_name, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(context, ptr, param_name, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }
@@ -1854,7 +1893,10 @@ static pi_result SHIM_FN(piextPeerAccessGetInfo)(pi_device command_device, pi_de
   uint64_t argv[6] = {(uint64_t)(uintptr_t)command_device, (uint64_t)(uintptr_t)peer_device, (uint64_t)attr, (uint64_t)param_value_size, (uint64_t)(uintptr_t)param_value, (uint64_t)(uintptr_t)param_value_size_ret};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piextPeerAccessGetInfo, argv))
     return fn(command_device, peer_device, attr, param_value_size, param_value, param_value_size_ret);
-  pi_result r = fn(command_device, peer_device, attr, param_value_size, param_value, param_value_size_ret);
+  size_t shim_written = SIZE_MAX;
+  if (!param_value_size_ret)
+    c.written = &shim_written;
+  pi_result r = fn(command_device, peer_device, attr, param_value_size, param_value, (param_value_size_ret ? param_value_size_ret : &shim_written));
   shim_end(&c, r);
   return r;
 }

@@ -26,6 +26,9 @@ typedef struct shim_call {
   const uint64_t *argv;
   uint64_t ticket; /* the entry record's */
   bool devtime;    /* the shim collects this device command's device times */
+  /* An info query's answer size, where the application passed no
+   * param_value_size_ret and the wrapper asked for it (else NULL). */
+  const size_t *written;
 } shim_call;
 
 /* Records the entry; false when the call is not recorded (recording off,

@@ -2043,7 +2043,10 @@ static void json_env(text *t)
   t_c(t, '{');
   bool first = true;
   for (char **e = environ; e && *e; e++)
-    if (strncmp(*e, "SYCL_", 5) == 0 || strncmp(*e, "PI", 2) == 0) {
+    /* pitrace's and the runtime's own variables only (not PIP_*, say:
+     * pip's certificates and index paths are no business of a session). */
+    if (strncmp(*e, "SYCL_", 5) == 0 || strncmp(*e, "PI_", 3) == 0 ||
+        strncmp(*e, "PITRACE_", 8) == 0) {
       const char *eq = strchr(*e, '=');
       if (!eq)
         continue;

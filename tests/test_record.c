@@ -373,6 +373,35 @@ static void salvage_with_pitrace(const char *db)
   cr_assert_eq(tu_count(out, "cannot salvage"), 0, "%s", out);
 }
 
+/* An info query whose caller does not ask how many bytes the answer took
+ * (clinfo passes a 3200-byte buffer and no size pointer): the session
+ * holds the answer, not the rest of the caller's buffer (old heap contents
+ * went into sessions, which get uploaded as CI artifacts). */
+Test(record, an_info_answer_is_stored_without_the_rest_of_the_buffer)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "infojunk", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  const char *size = strstr(out, " bytes)");
+  cr_assert(size, "%s", out);
+  while (size > out && size[-1] >= '0' && size[-1] <= '9')
+    size--;
+  long long answer = atoll(size);
+  cr_assert_gt(answer, 1, "%s", out);
+  const char *name = "SELECT d.size FROM data d JOIN pi_args a ON a.seq = d.seq AND "
+                     "a.position = d.position JOIN pi_calls c ON c.seq = d.seq WHERE "
+                     "c.api = 'piDeviceGetInfo' AND a.name = 'param_value' AND d.seq = "
+                     "(SELECT max(seq) FROM pi_calls WHERE api = 'piDeviceGetInfo')";
+  cr_assert_eq(db_int(db, name), answer, "the name query's answer is %lld bytes", answer);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM data WHERE instr(hex, '5A5A5A5A') > 0"), 0);
+  /* The recorded argument stays the caller's: no size pointer. */
+  char *ret = db_lines(db, "SELECT value FROM pi_args WHERE name = 'param_value_size_ret' AND "
+                           "seq = (SELECT max(seq) FROM pi_calls WHERE api = 'piDeviceGetInfo')");
+  cr_assert_str_eq(ret, "NULL\n");
+}
+
 Test(record, exit_right_after_n_calls_keeps_all_of_them)
 {
   char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");

@@ -12,6 +12,8 @@
  *                           bytes (shared mapping): whoever kills it knows
  *                           how many calls had returned
  *   record_prog threads T M T threads making M queries each
+ *   record_prog infojunk    the device's name into a 4 KiB buffer full of 'Z'
+ *                           with no size asked back
  *   record_prog readback    a non-blocking read completed by an event wait,
  *                           and the same buffer written twice
  * It prints "made K calls" (K: the queries it made) before it ends.
@@ -140,6 +142,18 @@ int main(int argc, char **argv)
   }
   if (strcmp(mode, "readback") == 0)
     return readback();
+  if (strcmp(mode, "infojunk") == 0) {
+    /* The device's name into a large buffer full of 'Z', without asking
+     * how many bytes the answer took (as clinfo does). */
+    char name[4096];
+    memset(name, 'Z', sizeof name);
+    if (pirt_device_query(dev, PI_DEVICE_INFO_NAME, sizeof name, name, NULL) != PI_SUCCESS) {
+      printf("record_prog: %s\n", pirt_error_message());
+      return 2;
+    }
+    printf("record_prog: device name %.*s (%zu bytes)\n", 200, name, strnlen(name, 4096) + 1);
+    return 0;
+  }
   if (strcmp(mode, "count") == 0)
     return argc > 2 ? count_until_killed(argv[2]) : 2;
   if (queries(n))
