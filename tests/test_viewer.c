@@ -102,6 +102,17 @@ static long long sql_int(const char *db, const char *query) { return atoll(sql(d
 
 static int lines(const char *s) { return tu_count(s, "\n"); }
 
+/* printf into a new string. */
+static char *fmt(const char *f, ...)
+{
+  va_list ap;
+  va_start(ap, f);
+  char *s = NULL;
+  cr_assert_geq(vasprintf(&s, f, ap), 0);
+  va_end(ap);
+  return s;
+}
+
 /* The recorded PI_DEVICE_INFO_NAME answer, unquoted. */
 static char *device_name(const char *db)
 {
@@ -1232,6 +1243,121 @@ Test(viewer, report_timeline_zooms_pans_and_shows_a_clicked_calls_details)
   cr_assert_eq(num_at(j, "brushed", 2), count_between(&calls, b1, e1));
   cr_assert_eq(num_at(j, "moved", 2), count_between(&calls, b3, e3));
   pt_calls_free(&calls);
+  pt_json_arena_free(&arena);
+}
+
+/* A profiled session (SYCL_PI_RECORD_PROFILE=1, PoCL: no device and host
+ * timers, so the viewer places the commands): its queue lane holds each
+ * command's device time, placed at the earliest time the enqueue calls
+ * allow (as stats, show and export place them), not the enqueue calls'
+ * spans, and says so; a launch clicked there shows its device time as
+ * `pitrace show` prints it. */
+Test(viewer, report_queue_lane_shows_device_times_when_recorded)
+{
+  if (!chromium())
+    cr_skip_test("chromium is not installed (apt-get install chromium)");
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/pipeline", NULL};
+  cr_assert_eq(record_into(db, argv, POCL, "SYCL_PI_RECORD_PROFILE=1"), 0);
+  char *html = tu_temp_path(".html"), *out, *err;
+  cr_assert_eq(pitrace(&out, &err, "report", db, "-o", html, NULL), 0, "%s", err);
+  long long timed = sql_int(db, "SELECT count(*) FROM device_times");
+  cr_assert_geq(timed, 4, "pipeline's commands were not timed");
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM device_times WHERE start_ns IS NOT NULL"), 0,
+               "PoCL has device and host timers now: this test expects estimated placement");
+  /* The placement, from the database: each command at its device start
+   * plus the smallest offset that starts none before its enqueue call. */
+  const char *placed = "SELECT d.seq, d.device_start_ns + (SELECT max(c.start_ns - e.device_start_ns)"
+                       " FROM device_times e JOIN pi_calls c ON c.seq = e.seq AND c.session = "
+                       "e.session WHERE e.device = d.device AND e.session = d.session), "
+                       "d.device_end_ns - d.device_start_ns, c.start_ns, c.end_ns - c.start_ns "
+                       "FROM device_times d JOIN pi_calls c ON c.seq = d.seq AND c.session = "
+                       "d.session ORDER BY d.seq";
+  long long seqs[64], start[64], dev[64], call_start[64], call_dur[64], launch = -1, n = 0;
+  sqlite3 *h;
+  sqlite3_stmt *st;
+  cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_prepare_v2(h, placed, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
+  for (; sqlite3_step(st) == SQLITE_ROW && n < 64; n++) {
+    seqs[n] = sqlite3_column_int64(st, 0);
+    start[n] = sqlite3_column_int64(st, 1);
+    dev[n] = sqlite3_column_int64(st, 2);
+    call_start[n] = sqlite3_column_int64(st, 3);
+    call_dur[n] = sqlite3_column_int64(st, 4);
+    cr_assert_neq(dev[n], call_dur[n], "seq %lld: device time and enqueue span agree", seqs[n]);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  cr_assert_eq(n, timed);
+  /* The launch that ran longest on the device, opened zoomed on its span. */
+  long long k = -1;
+  for (long long i = 0; i < n; i++)
+    if (strcmp(sql(db, fmt("SELECT api FROM pi_calls WHERE seq = %lld", seqs[i])),
+               "piEnqueueKernelLaunch") == 0 && (k < 0 || dev[i] > dev[k]))
+      k = i;
+  cr_assert_geq(k, 0, "no launch timed");
+  launch = seqs[k];
+  char fragment[128], script[4000];
+  snprintf(fragment, sizeof fragment, "#zoom=%lld,%lld", start[k] - dev[k], start[k] + 2 * dev[k]);
+  char seqlist[64 * 24] = "";
+  for (long long i = 0; i < n; i++)
+    snprintf(seqlist + strlen(seqlist), sizeof seqlist - strlen(seqlist), "%s%lld", i ? "," : "",
+             seqs[i]);
+  snprintf(script, sizeof script,
+      "const P = window.pitrace, cv = document.getElementById('timeline');\n"
+      "const text = id => { const e = document.getElementById(id); return e ? e.textContent : null; };\n"
+      "const mouse = (target, type, x, y) => target.dispatchEvent(new MouseEvent(type,\n"
+      "  { clientX: Math.round(x), clientY: Math.round(y), button: 0, bubbles: true,\n"
+      "    cancelable: true }));\n"
+      "out.lanes = P.lanes();\n"
+      "out.boxes = [%s].map(seq => P.box(0, seq, 'queue'));\n"
+      "const box = P.box(0, %lld, 'queue');\n"
+      "mouse(cv, 'mousedown', box.x + box.w / 2, box.y + box.h / 2);\n"
+      "mouse(window, 'mouseup', box.x + box.w / 2, box.y + box.h / 2);\n"
+      "out.seq = document.getElementById('details').dataset.seq;\n"
+      "out.device = text('details-device');\n"
+      "out.dur = text('details-device-dur');\n",
+      seqlist, launch);
+  pt_json_arena arena = {0};
+  pt_json *j = drive(&arena, html, fragment, script);
+
+  /* One queue lane: the device's commands, labelled so. */
+  char *queue = sql(db, fmt("SELECT queue FROM pi_device_times WHERE seq = %lld", launch));
+  pt_json *lanes = member(j, "lanes");
+  int queue_lanes = 0;
+  for (uint32_t i = 0; i < lanes->n; i++) {
+    pt_json *l = pt_json_at(lanes, i);
+    if (strcmp(str_of(l, "kind"), "queue") != 0)
+      continue;
+    queue_lanes++;
+    cr_assert_str_eq(str_of(l, "title"), fmt("%s (device time, estimated placement)", queue));
+    cr_assert_eq(num(member(l, "items")), timed);
+  }
+  cr_assert_eq(queue_lanes, 1);
+  /* Each command drawn over its device time, where the viewer places it:
+   * never its enqueue call's span. */
+  pt_json *boxes = member(j, "boxes");
+  cr_assert_eq(boxes->n, n);
+  for (long long i = 0; i < n; i++) {
+    pt_json *b = pt_json_at(boxes, (size_t)i);
+    cr_assert(b && b->type == PJ_OBJECT, "seq %lld is not on the queue lane", seqs[i]);
+    double s = num(member(b, "s")), e = num(member(b, "e"));
+    cr_assert_float_eq(e - s, (double)dev[i], 0.5, "seq %lld: drawn %.0f ns, device %lld ns",
+                       seqs[i], e - s, dev[i]);
+    cr_assert_float_eq(s, (double)start[i], 0.5, "seq %lld: drawn from %.0f, placed at %lld",
+                       seqs[i], s, start[i]);
+    cr_assert_geq(s, (double)call_start[i], "seq %lld starts before its enqueue call", seqs[i]);
+  }
+  /* The launch clicked on that lane: its device time as show prints it. */
+  cr_assert_eq(atoll(str_of(j, "seq")), launch);
+  char *block = show_block_of(db, launch), *line = strstr(block, "device time: ");
+  cr_assert(line, "%s", block);
+  line += strlen("device time: ");
+  *strstr(line, " on ") = 0;
+  cr_assert_str_eq(str_of(j, "dur"), line);
+  cr_assert(strstr(str_of(j, "device"), fmt(" on %s, from ", queue)), "%s",
+            str_of(j, "device"));
+  cr_assert(strstr(str_of(j, "device"), "estimated placement"), "%s", str_of(j, "device"));
   pt_json_arena_free(&arena);
 }
 
