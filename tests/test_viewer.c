@@ -1705,3 +1705,119 @@ Test(viewer, profiling_added_by_the_shim_stays_hidden_from_the_application)
                              "max(id) FROM sessions)"), 4);
   }
 }
+
+/* diff with device times: after the summary, per kernel (each one the
+ * sessions made, by name) the launches timed and the device total and mean
+ * in A and in B and B/A of the means; in --json as device_times; never a
+ * difference: two profiled PoCL runs of pipeline compare "same", and a
+ * profiled run against a plain one too (only A has device times, which it
+ * says). PoCL against rusticl: rusticl 22.3 answers fixed profiling values,
+ * so the structure is checked, not the magnitudes. The report's comparison
+ * has the same table. */
+static bool is_bool(const pt_json *j, bool v)
+{
+  return j && j->type == PJ_BOOL && (j->u.i != 0) == v;
+}
+
+Test(viewer, diff_compares_device_time_per_kernel_without_counting_it)
+{
+  const char *argv[] = {BIN "/pipeline", NULL};
+  char *p1 = tu_temp_path(".db"), *p2 = tu_temp_path(".db"), *rus = tu_temp_path(".db");
+  cr_assert_eq(record_into(p1, argv, POCL, "SYCL_PI_RECORD_PROFILE=1"), 0);
+  cr_assert_eq(record_into(p2, argv, POCL, "SYCL_PI_RECORD_PROFILE=1"), 0);
+  cr_assert_eq(record_into(rus, argv, RUSTICL, "SYCL_PI_RECORD_PROFILE=1"), 0);
+  char *plain = record("pipeline", POCL);
+  const char *kernels[3];
+  int nk = 0;
+  for (int i = 0; i < 3; i++) {
+    kernels[i] = sql(p1, fmt("SELECT value FROM pi_args WHERE name = 'kernel_name' AND seq IN "
+                             "(SELECT seq FROM pi_calls WHERE api = 'piKernelCreate') ORDER BY "
+                             "seq LIMIT 1 OFFSET %d", i));
+    nk += *kernels[i] != 0;
+  }
+  cr_assert_eq(nk, 3, "pipeline makes three kernels");
+  const char *pairs[][2] = {{p1, p2}, {p1, rus}};
+  for (int p = 0; p < 2; p++) {
+    char *out, *err;
+    int rc = pitrace(&out, &err, "diff", pairs[p][0], pairs[p][1], NULL);
+    cr_assert_eq(rc, p ? 1 : 0, "%s%s", out, err); /* PoCL vs rusticl: their device info */
+    char *summary = strstr(out, "\nsummary: "), *table = strstr(out, "\ndevice time per kernel");
+    cr_assert(summary && table && table > summary, "no device table after the summary:\n%s", out);
+    cr_assert(strstr(summary, p ? ": different\n" : ": same\n"), "%s", summary);
+    cr_assert(strstr(table, "launches A    device A      mean A launches B    device B      mean "
+                            "B  B/A mean\n"), "%s", table);
+    for (int i = 0; i < 3; i++) {
+      char *row = strstr(table, fmt("\n%s ", kernels[i]));
+      cr_assert(row, "no row for %s:\n%s", kernels[i], table);
+      char name[64], da[16], ua[8], ma[16], uma[8], db[16], ub[8], mb[16], umb[8], ratio[32];
+      long long la, lb;
+      cr_assert_eq(sscanf(row + 1, "%63s %lld %15s %7s %15s %7s %lld %15s %7s %15s %7s %31s", name,
+                          &la, da, ua, ma, uma, &lb, db, ub, mb, umb, ratio), 12, "%s", row);
+      cr_assert_eq(la, 1, "%s", row);
+      cr_assert_eq(lb, 1, "%s", row);
+      cr_assert_gt(strtod(ratio, NULL), 0, "%s", row);
+    }
+    /* JSON: the same numbers; counted false; the differences' count unchanged. */
+    char *jout;
+    cr_assert_eq(pitrace(&jout, &err, "diff", "--json", pairs[p][0], pairs[p][1], NULL), p ? 1 : 0);
+    pt_json_arena a = {0};
+    pt_json *j = parse(&a, jout), *dt = member(j, "device_times");
+    cr_assert(dt && dt->type == PJ_OBJECT, "%s", jout);
+    cr_assert(is_bool(member(dt, "a"), true) && is_bool(member(dt, "b"), true));
+    cr_assert(is_bool(member(dt, "counted"), false));
+    cr_assert(is_bool(member(j, "same"), !p));
+    pt_json *ks = member(dt, "kernels");
+    cr_assert_eq(ks->n, 3);
+    for (int i = 0; i < 3; i++) {
+      bool found = false;
+      for (uint32_t k = 0; k < ks->n; k++) {
+        pt_json *e = pt_json_at(ks, k);
+        if (strcmp(str_of(e, "kernel"), kernels[i]))
+          continue;
+        found = true;
+        pt_json *sa = member(e, "a"), *sb = member(e, "b");
+        cr_assert_eq(num(member(sa, "launches")), 1);
+        cr_assert_eq(num(member(sb, "launches")), 1);
+        cr_assert_gt(num(member(sa, "total_ns")), 0);
+        cr_assert_gt(num(member(sb, "total_ns")), 0);
+        char q[512];
+        snprintf(q, sizeof q, "SELECT sum(device_ns) FROM pi_device_times WHERE seq IN (SELECT seq "
+                 "FROM pi_args WHERE position = 1 AND value IN (SELECT value FROM pi_args WHERE "
+                 "name = 'ret_kernel' AND seq IN (SELECT seq FROM pi_args WHERE value = '%s')))",
+                 kernels[i]);
+        cr_assert_eq(num(member(sa, "total_ns")), sql_int(pairs[p][0], q), "%s in A", kernels[i]);
+        cr_assert_eq(num(member(sb, "total_ns")), sql_int(pairs[p][1], q), "%s in B", kernels[i]);
+        cr_assert_float_eq(num(member(e, "ratio")),
+                           num(member(sb, "total_ns")) / num(member(sa, "total_ns")),
+                           1e-5 * num(member(sb, "total_ns")) / num(member(sa, "total_ns")));
+      }
+      cr_assert(found, "no %s in device_times", kernels[i]);
+    }
+    pt_json_arena_free(&a);
+  }
+  /* Only one side profiled: said, not counted; neither: nothing. */
+  char *out, *err;
+  cr_assert_eq(pitrace(&out, &err, "diff", p1, plain, NULL), 0, "%s", out);
+  cr_assert(strstr(out, ": same\ndevice times: only A has them"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--json", plain, p1, NULL), 0, "%s", out);
+  pt_json_arena a = {0};
+  pt_json *dt = member(parse(&a, out), "device_times");
+  cr_assert(is_bool(member(dt, "a"), false) && is_bool(member(dt, "b"), true));
+  cr_assert_eq(member(dt, "kernels")->n, 0);
+  cr_assert_eq(pitrace(&out, &err, "diff", plain, plain, NULL), 0, "%s", out);
+  cr_assert_null(strstr(out, "device time"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--json", plain, plain, NULL), 0, "%s", out);
+  cr_assert_eq(member(parse(&a, out), "device_times")->type, PJ_NULL);
+  pt_json_arena_free(&a);
+  /* The report's comparison: the same table. */
+  if (!chromium())
+    return;
+  char *html = tu_temp_path(".html");
+  cr_assert_eq(pitrace(&out, &err, "report", p1, rus, "-o", html, NULL), 0, "%s", err);
+  char *dom = headless(html, NULL), *t = strstr(dom, "<table id=\"diff-devtimes\">");
+  cr_assert(t, "no device table in the comparison:\n%.3000s", dom);
+  *strstr(t, "</table>") = 0;
+  cr_assert(strstr(t, "<th class=\"num\">B/A mean</th>"), "%s", t);
+  for (int i = 0; i < 3; i++)
+    cr_assert(strstr(t, fmt("<tr><td>%s</td><td class=\"num\">1</td>", kernels[i])), "%s", t);
+}
