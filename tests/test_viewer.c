@@ -102,6 +102,17 @@ static long long sql_int(const char *db, const char *query) { return atoll(sql(d
 
 static int lines(const char *s) { return tu_count(s, "\n"); }
 
+/* printf into a new string. */
+static char *fmt(const char *f, ...)
+{
+  va_list ap;
+  va_start(ap, f);
+  char *s = NULL;
+  cr_assert_geq(vasprintf(&s, f, ap), 0);
+  va_end(ap);
+  return s;
+}
+
 /* The recorded PI_DEVICE_INFO_NAME answer, unquoted. */
 static char *device_name(const char *db)
 {
@@ -1235,6 +1246,121 @@ Test(viewer, report_timeline_zooms_pans_and_shows_a_clicked_calls_details)
   pt_json_arena_free(&arena);
 }
 
+/* A profiled session (SYCL_PI_RECORD_PROFILE=1, PoCL: no device and host
+ * timers, so the viewer places the commands): its queue lane holds each
+ * command's device time, placed at the earliest time the enqueue calls
+ * allow (as stats, show and export place them), not the enqueue calls'
+ * spans, and says so; a launch clicked there shows its device time as
+ * `pitrace show` prints it. */
+Test(viewer, report_queue_lane_shows_device_times_when_recorded)
+{
+  if (!chromium())
+    cr_skip_test("chromium is not installed (apt-get install chromium)");
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/pipeline", NULL};
+  cr_assert_eq(record_into(db, argv, POCL, "SYCL_PI_RECORD_PROFILE=1"), 0);
+  char *html = tu_temp_path(".html"), *out, *err;
+  cr_assert_eq(pitrace(&out, &err, "report", db, "-o", html, NULL), 0, "%s", err);
+  long long timed = sql_int(db, "SELECT count(*) FROM device_times");
+  cr_assert_geq(timed, 4, "pipeline's commands were not timed");
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM device_times WHERE start_ns IS NOT NULL"), 0,
+               "PoCL has device and host timers now: this test expects estimated placement");
+  /* The placement, from the database: each command at its device start
+   * plus the smallest offset that starts none before its enqueue call. */
+  const char *placed = "SELECT d.seq, d.device_start_ns + (SELECT max(c.start_ns - e.device_start_ns)"
+                       " FROM device_times e JOIN pi_calls c ON c.seq = e.seq AND c.session = "
+                       "e.session WHERE e.device = d.device AND e.session = d.session), "
+                       "d.device_end_ns - d.device_start_ns, c.start_ns, c.end_ns - c.start_ns "
+                       "FROM device_times d JOIN pi_calls c ON c.seq = d.seq AND c.session = "
+                       "d.session ORDER BY d.seq";
+  long long seqs[64], start[64], dev[64], call_start[64], call_dur[64], launch = -1, n = 0;
+  sqlite3 *h;
+  sqlite3_stmt *st;
+  cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_prepare_v2(h, placed, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
+  for (; sqlite3_step(st) == SQLITE_ROW && n < 64; n++) {
+    seqs[n] = sqlite3_column_int64(st, 0);
+    start[n] = sqlite3_column_int64(st, 1);
+    dev[n] = sqlite3_column_int64(st, 2);
+    call_start[n] = sqlite3_column_int64(st, 3);
+    call_dur[n] = sqlite3_column_int64(st, 4);
+    cr_assert_neq(dev[n], call_dur[n], "seq %lld: device time and enqueue span agree", seqs[n]);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  cr_assert_eq(n, timed);
+  /* The launch that ran longest on the device, opened zoomed on its span. */
+  long long k = -1;
+  for (long long i = 0; i < n; i++)
+    if (strcmp(sql(db, fmt("SELECT api FROM pi_calls WHERE seq = %lld", seqs[i])),
+               "piEnqueueKernelLaunch") == 0 && (k < 0 || dev[i] > dev[k]))
+      k = i;
+  cr_assert_geq(k, 0, "no launch timed");
+  launch = seqs[k];
+  char fragment[128], script[4000];
+  snprintf(fragment, sizeof fragment, "#zoom=%lld,%lld", start[k] - dev[k], start[k] + 2 * dev[k]);
+  char seqlist[64 * 24] = "";
+  for (long long i = 0; i < n; i++)
+    snprintf(seqlist + strlen(seqlist), sizeof seqlist - strlen(seqlist), "%s%lld", i ? "," : "",
+             seqs[i]);
+  snprintf(script, sizeof script,
+      "const P = window.pitrace, cv = document.getElementById('timeline');\n"
+      "const text = id => { const e = document.getElementById(id); return e ? e.textContent : null; };\n"
+      "const mouse = (target, type, x, y) => target.dispatchEvent(new MouseEvent(type,\n"
+      "  { clientX: Math.round(x), clientY: Math.round(y), button: 0, bubbles: true,\n"
+      "    cancelable: true }));\n"
+      "out.lanes = P.lanes();\n"
+      "out.boxes = [%s].map(seq => P.box(0, seq, 'queue'));\n"
+      "const box = P.box(0, %lld, 'queue');\n"
+      "mouse(cv, 'mousedown', box.x + box.w / 2, box.y + box.h / 2);\n"
+      "mouse(window, 'mouseup', box.x + box.w / 2, box.y + box.h / 2);\n"
+      "out.seq = document.getElementById('details').dataset.seq;\n"
+      "out.device = text('details-device');\n"
+      "out.dur = text('details-device-dur');\n",
+      seqlist, launch);
+  pt_json_arena arena = {0};
+  pt_json *j = drive(&arena, html, fragment, script);
+
+  /* One queue lane: the device's commands, labelled so. */
+  char *queue = sql(db, fmt("SELECT queue FROM pi_device_times WHERE seq = %lld", launch));
+  pt_json *lanes = member(j, "lanes");
+  int queue_lanes = 0;
+  for (uint32_t i = 0; i < lanes->n; i++) {
+    pt_json *l = pt_json_at(lanes, i);
+    if (strcmp(str_of(l, "kind"), "queue") != 0)
+      continue;
+    queue_lanes++;
+    cr_assert_str_eq(str_of(l, "title"), fmt("%s (device time, estimated placement)", queue));
+    cr_assert_eq(num(member(l, "items")), timed);
+  }
+  cr_assert_eq(queue_lanes, 1);
+  /* Each command drawn over its device time, where the viewer places it:
+   * never its enqueue call's span. */
+  pt_json *boxes = member(j, "boxes");
+  cr_assert_eq(boxes->n, n);
+  for (long long i = 0; i < n; i++) {
+    pt_json *b = pt_json_at(boxes, (size_t)i);
+    cr_assert(b && b->type == PJ_OBJECT, "seq %lld is not on the queue lane", seqs[i]);
+    double s = num(member(b, "s")), e = num(member(b, "e"));
+    cr_assert_float_eq(e - s, (double)dev[i], 0.5, "seq %lld: drawn %.0f ns, device %lld ns",
+                       seqs[i], e - s, dev[i]);
+    cr_assert_float_eq(s, (double)start[i], 0.5, "seq %lld: drawn from %.0f, placed at %lld",
+                       seqs[i], s, start[i]);
+    cr_assert_geq(s, (double)call_start[i], "seq %lld starts before its enqueue call", seqs[i]);
+  }
+  /* The launch clicked on that lane: its device time as show prints it. */
+  cr_assert_eq(atoll(str_of(j, "seq")), launch);
+  char *block = show_block_of(db, launch), *line = strstr(block, "device time: ");
+  cr_assert(line, "%s", block);
+  line += strlen("device time: ");
+  *strstr(line, " on ") = 0;
+  cr_assert_str_eq(str_of(j, "dur"), line);
+  cr_assert(strstr(str_of(j, "device"), fmt(" on %s, from ", queue)), "%s",
+            str_of(j, "device"));
+  cr_assert(strstr(str_of(j, "device"), "estimated placement"), "%s", str_of(j, "device"));
+  pt_json_arena_free(&arena);
+}
+
 Test(viewer, report_of_a_record_directory_shows_its_processes_on_one_clock)
 {
   if (!chromium())
@@ -1578,4 +1704,120 @@ Test(viewer, profiling_added_by_the_shim_stays_hidden_from_the_application)
     cr_assert_eq(sql_int(db, "SELECT count(*) FROM pi_device_times WHERE session = (SELECT "
                              "max(id) FROM sessions)"), 4);
   }
+}
+
+/* diff with device times: after the summary, per kernel (each one the
+ * sessions made, by name) the launches timed and the device total and mean
+ * in A and in B and B/A of the means; in --json as device_times; never a
+ * difference: two profiled PoCL runs of pipeline compare "same", and a
+ * profiled run against a plain one too (only A has device times, which it
+ * says). PoCL against rusticl: rusticl 22.3 answers fixed profiling values,
+ * so the structure is checked, not the magnitudes. The report's comparison
+ * has the same table. */
+static bool is_bool(const pt_json *j, bool v)
+{
+  return j && j->type == PJ_BOOL && (j->u.i != 0) == v;
+}
+
+Test(viewer, diff_compares_device_time_per_kernel_without_counting_it)
+{
+  const char *argv[] = {BIN "/pipeline", NULL};
+  char *p1 = tu_temp_path(".db"), *p2 = tu_temp_path(".db"), *rus = tu_temp_path(".db");
+  cr_assert_eq(record_into(p1, argv, POCL, "SYCL_PI_RECORD_PROFILE=1"), 0);
+  cr_assert_eq(record_into(p2, argv, POCL, "SYCL_PI_RECORD_PROFILE=1"), 0);
+  cr_assert_eq(record_into(rus, argv, RUSTICL, "SYCL_PI_RECORD_PROFILE=1"), 0);
+  char *plain = record("pipeline", POCL);
+  const char *kernels[3];
+  int nk = 0;
+  for (int i = 0; i < 3; i++) {
+    kernels[i] = sql(p1, fmt("SELECT value FROM pi_args WHERE name = 'kernel_name' AND seq IN "
+                             "(SELECT seq FROM pi_calls WHERE api = 'piKernelCreate') ORDER BY "
+                             "seq LIMIT 1 OFFSET %d", i));
+    nk += *kernels[i] != 0;
+  }
+  cr_assert_eq(nk, 3, "pipeline makes three kernels");
+  const char *pairs[][2] = {{p1, p2}, {p1, rus}};
+  for (int p = 0; p < 2; p++) {
+    char *out, *err;
+    int rc = pitrace(&out, &err, "diff", pairs[p][0], pairs[p][1], NULL);
+    cr_assert_eq(rc, p ? 1 : 0, "%s%s", out, err); /* PoCL vs rusticl: their device info */
+    char *summary = strstr(out, "\nsummary: "), *table = strstr(out, "\ndevice time per kernel");
+    cr_assert(summary && table && table > summary, "no device table after the summary:\n%s", out);
+    cr_assert(strstr(summary, p ? ": different\n" : ": same\n"), "%s", summary);
+    cr_assert(strstr(table, "launches A    device A      mean A launches B    device B      mean "
+                            "B  B/A mean\n"), "%s", table);
+    for (int i = 0; i < 3; i++) {
+      char *row = strstr(table, fmt("\n%s ", kernels[i]));
+      cr_assert(row, "no row for %s:\n%s", kernels[i], table);
+      char name[64], da[16], ua[8], ma[16], uma[8], db[16], ub[8], mb[16], umb[8], ratio[32];
+      long long la, lb;
+      cr_assert_eq(sscanf(row + 1, "%63s %lld %15s %7s %15s %7s %lld %15s %7s %15s %7s %31s", name,
+                          &la, da, ua, ma, uma, &lb, db, ub, mb, umb, ratio), 12, "%s", row);
+      cr_assert_eq(la, 1, "%s", row);
+      cr_assert_eq(lb, 1, "%s", row);
+      cr_assert_gt(strtod(ratio, NULL), 0, "%s", row);
+    }
+    /* JSON: the same numbers; counted false; the differences' count unchanged. */
+    char *jout;
+    cr_assert_eq(pitrace(&jout, &err, "diff", "--json", pairs[p][0], pairs[p][1], NULL), p ? 1 : 0);
+    pt_json_arena a = {0};
+    pt_json *j = parse(&a, jout), *dt = member(j, "device_times");
+    cr_assert(dt && dt->type == PJ_OBJECT, "%s", jout);
+    cr_assert(is_bool(member(dt, "a"), true) && is_bool(member(dt, "b"), true));
+    cr_assert(is_bool(member(dt, "counted"), false));
+    cr_assert(is_bool(member(j, "same"), !p));
+    pt_json *ks = member(dt, "kernels");
+    cr_assert_eq(ks->n, 3);
+    for (int i = 0; i < 3; i++) {
+      bool found = false;
+      for (uint32_t k = 0; k < ks->n; k++) {
+        pt_json *e = pt_json_at(ks, k);
+        if (strcmp(str_of(e, "kernel"), kernels[i]))
+          continue;
+        found = true;
+        pt_json *sa = member(e, "a"), *sb = member(e, "b");
+        cr_assert_eq(num(member(sa, "launches")), 1);
+        cr_assert_eq(num(member(sb, "launches")), 1);
+        cr_assert_gt(num(member(sa, "total_ns")), 0);
+        cr_assert_gt(num(member(sb, "total_ns")), 0);
+        char q[512];
+        snprintf(q, sizeof q, "SELECT sum(device_ns) FROM pi_device_times WHERE seq IN (SELECT seq "
+                 "FROM pi_args WHERE position = 1 AND value IN (SELECT value FROM pi_args WHERE "
+                 "name = 'ret_kernel' AND seq IN (SELECT seq FROM pi_args WHERE value = '%s')))",
+                 kernels[i]);
+        cr_assert_eq(num(member(sa, "total_ns")), sql_int(pairs[p][0], q), "%s in A", kernels[i]);
+        cr_assert_eq(num(member(sb, "total_ns")), sql_int(pairs[p][1], q), "%s in B", kernels[i]);
+        cr_assert_float_eq(num(member(e, "ratio")),
+                           num(member(sb, "total_ns")) / num(member(sa, "total_ns")),
+                           1e-5 * num(member(sb, "total_ns")) / num(member(sa, "total_ns")));
+      }
+      cr_assert(found, "no %s in device_times", kernels[i]);
+    }
+    pt_json_arena_free(&a);
+  }
+  /* Only one side profiled: said, not counted; neither: nothing. */
+  char *out, *err;
+  cr_assert_eq(pitrace(&out, &err, "diff", p1, plain, NULL), 0, "%s", out);
+  cr_assert(strstr(out, ": same\ndevice times: only A has them"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--json", plain, p1, NULL), 0, "%s", out);
+  pt_json_arena a = {0};
+  pt_json *dt = member(parse(&a, out), "device_times");
+  cr_assert(is_bool(member(dt, "a"), false) && is_bool(member(dt, "b"), true));
+  cr_assert_eq(member(dt, "kernels")->n, 0);
+  cr_assert_eq(pitrace(&out, &err, "diff", plain, plain, NULL), 0, "%s", out);
+  cr_assert_null(strstr(out, "device time"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--json", plain, plain, NULL), 0, "%s", out);
+  cr_assert_eq(member(parse(&a, out), "device_times")->type, PJ_NULL);
+  pt_json_arena_free(&a);
+  /* The report's comparison: the same table. */
+  if (!chromium())
+    return;
+  char *html = tu_temp_path(".html");
+  cr_assert_eq(pitrace(&out, &err, "report", p1, rus, "-o", html, NULL), 0, "%s", err);
+  char *dom = headless(html, NULL), *t = strstr(dom, "<table id=\"diff-devtimes\">");
+  cr_assert(t, "no device table in the comparison:\n%.3000s", dom);
+  *strstr(t, "</table>") = 0;
+  cr_assert(strstr(t, "<th class=\"num\">B/A mean</th>"), "%s", t);
+  for (int i = 0; i < 3; i++)
+    cr_assert(strstr(t, fmt("<tr><td>%s</td><td class=\"num\">1</td>", kernels[i])), "%s", t);
 }

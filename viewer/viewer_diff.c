@@ -37,7 +37,10 @@ static const char usage[] =
     "Handles compare by what they correspond to (the objects aligned calls made),\n"
     "not by id; addresses and timings never count. Calls a recorded replay made\n"
     "itself (its clean-up, its data checks) and a teardown in one session only are\n"
-    "listed (=) but are no differences. Exit status: 0 same, 1 different, 2 bad input.\n"
+    "listed (=) but are no differences. When both sessions have device times\n"
+    "(pitrace record --profile), a table after the summary compares them per kernel\n"
+    "(launches timed, device total and mean in A and B, B/A of the means): shown,\n"
+    "never counted. Exit status: 0 same, 1 different, 2 bad input.\n"
     "\n"
     "  --session-a N, --session-b N   the sessions (default: each file's last)\n"
     "  --json        the comparison as JSON\n"
@@ -910,6 +913,168 @@ bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d)
   return ok;
 }
 
+/* ---- Device times per kernel: shown, never a difference ------------------------- */
+
+typedef struct devcmp_row {
+  const char *name;         /* NULL: a kernel no piKernelCreate made */
+  const vw_dev_stat *a, *b; /* NULL: the kernel has no device time there */
+} devcmp_row;
+
+typedef struct devcmp {
+  bool has_a, has_b; /* the sessions' device times */
+  bool ok;           /* false: out of memory */
+  vw_stats sa, sb;
+  devcmp_row *rows; /* A's kernels in its order (by launch time), then B's others */
+  size_t n;
+} devcmp;
+
+static bool same_name(const char *x, const char *y)
+{
+  return x && y ? strcmp(x, y) == 0 : x == y;
+}
+
+static void devcmp_free(devcmp *c)
+{
+  if (c->has_a && c->has_b) {
+    vw_stats_free(&c->sa);
+    vw_stats_free(&c->sb);
+  }
+  free(c->rows);
+  memset(c, 0, sizeof *c);
+}
+
+/* Per kernel name: the device time of its launches in A and in B, when both
+ * sessions have device times. */
+static void devcmp_compute(const vw_session *a, const vw_session *b, devcmp *c)
+{
+  memset(c, 0, sizeof *c);
+  c->has_a = a->ndevtimes > 0;
+  c->has_b = b->ndevtimes > 0;
+  c->ok = true;
+  if (!c->has_a || !c->has_b)
+    return;
+  bool sa = vw_stats_compute(a, &c->sa), sb = vw_stats_compute(b, &c->sb);
+  if (!sa || !sb) {
+    if (sa)
+      vw_stats_free(&c->sa);
+    if (sb)
+      vw_stats_free(&c->sb);
+    c->has_a = c->has_b = false; /* nothing to free */
+    c->ok = false;
+    return;
+  }
+  c->rows = calloc(c->sa.nkernels + c->sb.nkernels + 1, sizeof *c->rows);
+  if (!c->rows) {
+    c->ok = false;
+    return;
+  }
+  for (size_t i = 0; i < c->sa.nkernels; i++) {
+    const vw_kernel_stat *k = &c->sa.kernels[i];
+    devcmp_row *r = &c->rows[c->n++];
+    r->name = k->name;
+    r->a = k->dev.count ? &k->dev : NULL;
+    for (size_t j = 0; j < c->sb.nkernels; j++)
+      if (same_name(c->sb.kernels[j].name, k->name) && c->sb.kernels[j].dev.count)
+        r->b = &c->sb.kernels[j].dev;
+  }
+  for (size_t j = 0; j < c->sb.nkernels; j++) {
+    const vw_kernel_stat *k = &c->sb.kernels[j];
+    bool in_a = false;
+    for (size_t i = 0; i < c->sa.nkernels && !in_a; i++)
+      in_a = same_name(c->sa.kernels[i].name, k->name);
+    if (!in_a)
+      c->rows[c->n++] = (devcmp_row){k->name, NULL, k->dev.count ? &k->dev : NULL};
+  }
+}
+
+static const char *kernel_name(const char *name)
+{
+  return name ? name : "(not made by piKernelCreate)";
+}
+
+/* B's mean device time over A's; false when either has none. */
+static bool devcmp_ratio(const devcmp_row *r, double *ratio)
+{
+  if (!r->a || !r->b || r->a->total <= 0)
+    return false;
+  *ratio = ((double)r->b->total / (double)r->b->count) /
+           ((double)r->a->total / (double)r->a->count);
+  return true;
+}
+
+static void json_devstat(pi_sbuf *b, const vw_dev_stat *d)
+{
+  if (!d)
+    pi_sbuf_puts(b, "null");
+  else
+    pi_sbuf_printf(b, "{\"launches\":%lld,\"total_ns\":%lld,\"mean_ns\":%lld}",
+                   (long long)d->count, (long long)d->total, (long long)d->mean);
+}
+
+/* "device_times": null when neither session has them; else which have them
+ * and, when both do, the kernels. */
+static void devcmp_json(pi_sbuf *b, const vw_session *a, const vw_session *b2)
+{
+  devcmp c;
+  devcmp_compute(a, b2, &c);
+  pi_sbuf_puts(b, ",\"device_times\":");
+  if (!c.ok || (!c.has_a && !c.has_b)) {
+    pi_sbuf_puts(b, "null");
+    devcmp_free(&c);
+    return;
+  }
+  pi_sbuf_printf(b, "{\"a\":%s,\"b\":%s,\"counted\":false,\"kernels\":[",
+                 c.has_a ? "true" : "false", c.has_b ? "true" : "false");
+  for (size_t i = 0; i < c.n; i++) {
+    const devcmp_row *r = &c.rows[i];
+    double ratio;
+    pi_sbuf_puts(b, i ? ",{\"kernel\":" : "{\"kernel\":");
+    vw_put_json_str(b, kernel_name(r->name));
+    pi_sbuf_puts(b, ",\"a\":");
+    json_devstat(b, r->a);
+    pi_sbuf_puts(b, ",\"b\":");
+    json_devstat(b, r->b);
+    if (devcmp_ratio(r, &ratio))
+      pi_sbuf_printf(b, ",\"ratio\":%.6g}", ratio);
+    else
+      pi_sbuf_puts(b, ",\"ratio\":null}");
+  }
+  pi_sbuf_puts(b, "]}");
+  devcmp_free(&c);
+}
+
+static void print_devcmp(const vw_session *a, const vw_session *b, const vw_colors *k)
+{
+  devcmp c;
+  devcmp_compute(a, b, &c);
+  if (!c.ok) {
+    printf("device time per kernel: not shown (out of memory)\n");
+  } else if (c.has_a != c.has_b) {
+    printf("device times: only %s has them (record both with pitrace record --profile to "
+           "compare the kernels' device times)\n", c.has_a ? "A" : "B");
+  } else if (c.has_a) {
+    printf("\n%sdevice time per kernel%s (shown, not compared: timing is never a difference)\n",
+           k->bold, k->off);
+    printf("%s%-38s %10s %11s %11s %10s %11s %11s %9s%s\n", k->bold, "kernel", "launches A",
+           "device A", "mean A", "launches B", "device B", "mean B", "B/A mean", k->off);
+    if (!c.n)
+      printf("(no kernel launches)\n");
+    for (size_t i = 0; i < c.n; i++) {
+      const devcmp_row *r = &c.rows[i];
+      char d[4][32], ratio_text[32] = "-";
+      double ratio;
+      if (devcmp_ratio(r, &ratio))
+        snprintf(ratio_text, sizeof ratio_text, "%.3g", ratio);
+      printf("%-38s %10lld %11s %11s %10lld %11s %11s %9s\n", kernel_name(r->name),
+             r->a ? (long long)r->a->count : 0LL, r->a ? vw_dur(d[0], r->a->total) : "-",
+             r->a ? vw_dur(d[1], r->a->mean) : "-", r->b ? (long long)r->b->count : 0LL,
+             r->b ? vw_dur(d[2], r->b->total) : "-", r->b ? vw_dur(d[3], r->b->mean) : "-",
+             ratio_text);
+    }
+  }
+  devcmp_free(&c);
+}
+
 /* ---- Output ----------------------------------------------------------------------- */
 
 static void json_side(pi_sbuf *b, const char *key, const vw_session *s)
@@ -948,7 +1113,9 @@ void vw_diff_json(pi_sbuf *b, const vw_session *a, const vw_session *b2, const v
     vw_put_json_str(b, it->b);
     pi_sbuf_puts(b, "}");
   }
-  pi_sbuf_puts(b, "]}\n");
+  pi_sbuf_puts(b, "]");
+  devcmp_json(b, a, b2);
+  pi_sbuf_puts(b, "}\n");
 }
 
 static void print_item(const vw_diff_item *it, const vw_colors *k)
@@ -1000,6 +1167,7 @@ static void print_text(const vw_session *a, const vw_session *b, const vw_diff *
   if (d->ignored)
     printf("; %zu left out by --ignore/--only", d->ignored);
   printf(": %s\n", vw_diff_total(d) ? "different" : "same");
+  print_devcmp(a, b, &k);
 }
 
 /* The values of every --ignore or --only (repeatable; pt_parse keeps the

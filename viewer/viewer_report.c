@@ -42,7 +42,8 @@ static const char usage[] =
     "\n"
     "Writes one self-contained HTML file that works offline: the session's summary,\n"
     "a timeline that zooms and pans (mouse wheel, drag, the overview strip) with a\n"
-    "lane per thread and per queue, the details of the call clicked (arguments as\n"
+    "lane per thread and per queue (its commands' device times where recorded, with\n"
+    "pitrace record --profile), the details of the call clicked (arguments as\n"
     "pitrace show prints them, result, data sizes, backtrace), the statistics (as\n"
     "pitrace stats), the calls with a filter box (as pitrace show --compact), and\n"
     "with a second session the comparison of the two (as pitrace diff). Given a\n"
@@ -329,6 +330,36 @@ static bool payloads(report *r, vw_session *s, size_t held, columns *k)
   return true;
 }
 
+/* The device times of the held calls (SYCL_PI_RECORD_PROFILE), 5 numbers
+ * each: the call (difference from the one before), its start on the
+ * session's clock (mapped or placed: difference from the one before), its
+ * end minus its start, the duration the device measured, and that
+ * duration as `pitrace show` prints it (a string). */
+static bool devtimes(report *r, const vw_session *s, size_t held, pi_sbuf *out)
+{
+  int64_t last_call = 0, last_start = 0;
+  size_t ci = 0;
+  for (size_t i = 0; i < s->ndevtimes; i++) {
+    const vw_devtime *d = &s->devtimes[i];
+    while (ci < held && s->calls.v[ci].seq < d->seq)
+      ci++;
+    if (ci >= held)
+      break;
+    if (s->calls.v[ci].seq != d->seq)
+      continue;
+    char text[32];
+    int64_t str = intern_str(&r->strings, vw_dur(text, d->dur_ns));
+    if (str < 0)
+      return false;
+    pi_sbuf_printf(out, "%s%lld,%lld,%lld,%lld,%lld", out->len ? "," : "",
+                   (long long)((int64_t)ci - last_call), (long long)(d->start_ns - last_start),
+                   (long long)(d->end_ns - d->start_ns), (long long)d->dur_ns, (long long)str);
+    last_call = (int64_t)ci;
+    last_start = d->start_ns;
+  }
+  return true;
+}
+
 /* Thread number -> the thread's id in the system, [[idx, tid], ...]. */
 static void json_tids(pi_sbuf *b, vw_session *s)
 {
@@ -357,7 +388,8 @@ static bool json_run(report *r, pi_sbuf *b, size_t si)
   vw_kernels_build(&s->calls, &kn);
   vw_map stacks = {0};
   vw_pack *pk = vw_pack_new();
-  pi_sbuf raw, text, tmp;
+  pi_sbuf raw, text, tmp, dev;
+  pi_sbuf_init(&dev, NULL, 0);
   pi_sbuf_init(&raw, NULL, 0);
   pi_sbuf_init(&text, NULL, 0);
   pi_sbuf_init(&tmp, NULL, 0);
@@ -390,10 +422,14 @@ static bool json_run(report *r, pi_sbuf *b, size_t si)
     put(&k, C_STACK, c->stack >= 0 && vw_map_get(&stacks, c->stack, &frames) ? frames : -1);
   }
   ok = ok && payloads(r, s, held, &k);
+  ok = ok && devtimes(r, s, held, &dev);
   ok = ok && !r->strings.oom && !r->blocks.oom;
   if (ok) {
-    pi_sbuf_printf(b, "{\"held\":%zu,\"offset_ns\":%lld,\"tids\":", held,
-                   (long long)r->offset_ns[si]);
+    pi_sbuf_printf(b, "{\"held\":%zu,\"offset_ns\":%lld,\"dev_clock\":\"%s\",\"dev\":[", held,
+                   (long long)r->offset_ns[si],
+                   !s->ndevtimes ? "none" : s->devtimes_estimated ? "estimated" : "session");
+    pi_sbuf_put(b, dev.p ? dev.p : "", dev.len);
+    pi_sbuf_puts(b, "],\"tids\":");
     json_tids(b, s);
     for (int i = 0; i < C_COUNT; i++) {
       pi_sbuf_printf(b, ",\"%s\":[", col_names[i]);
@@ -404,6 +440,7 @@ static bool json_run(report *r, pi_sbuf *b, size_t si)
   }
   for (int i = 0; i < C_COUNT; i++)
     pi_sbuf_free(&k.c[i]);
+  pi_sbuf_free(&dev);
   pi_sbuf_free(&raw);
   pi_sbuf_free(&text);
   pi_sbuf_free(&tmp);
