@@ -57,7 +57,7 @@ static inline void bench_print_machine(const char *name)
   time_t t = time(NULL);
   char date[64];
   strftime(date, sizeof date, "%Y-%m-%d %H:%M", localtime(&t));
-  printf("%s: commit %s, run %s\n", name, PITRACE_BENCH_COMMIT, date);
+  printf("%s: commit %s, started %s\n", name, PITRACE_BENCH_COMMIT, date);
   printf("machine: %s, %ld cores online (%s), load average %.2f at the start%s\n", cpu,
          sysconf(_SC_NPROCESSORS_ONLN), uname(&u) == 0 ? u.release : "?", bench_load(),
          bench_load() > 0.5 * (double)sysconf(_SC_NPROCESSORS_ONLN)

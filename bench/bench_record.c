@@ -696,6 +696,27 @@ int main(int argc, char **argv)
   sample *samples = calloc(ncells * (size_t)rounds, sizeof *samples);
 #define CELL(w, t, pass, m) (((((size_t)(w) * (size_t)nthr + (size_t)(t)) * 2 + (pass)) * NMODES + \
                               (size_t)(m)) * (size_t)rounds)
+  bench_print_machine("bench_record");
+  printf("rounds: %ld; in each, every workload x threads x way runs once in a fresh process, the\n"
+         "ways in an order rotated from round to round; \"added\" = the way's figure minus\n"
+         "direct's in the same round; min / median / max over the rounds\n",
+         rounds);
+  printf("each thread first makes %d untimed calls (the shim's ring for the thread, the writer's\n"
+         "  start: once per thread or process), then the timed ones\n", WARMUP);
+  printf("paced: %ld calls per thread, %ld ns of spinning between calls; ns/call = the calls' "
+         "own\n  time (two clock reads around each), mean over every call\n",
+         paced_calls, pace);
+  printf("flooding: %ld calls per thread back to back; ns/call = each thread's loop time / its\n"
+         "  calls, every wait for the writer included; calls/s until stored = all calls / (first\n"
+         "  call .. session closed); bytes/call = database (trace: file) size / calls\n",
+         calls);
+  printf("ways:\n");
+  for (int k = 0; k < nmodes; k++)
+    printf("  %-9s %s\n", mode_names[modes[k]], mode_what[modes[k]]);
+  printf("workloads:\n");
+  for (int w = 0; w < nwl; w++)
+    printf("  %-15s %s\n", workloads[wl_idx[w]].name, workloads[wl_idx[w]].what);
+  fflush(stdout);
   int failures = 0;
   uint64_t started = now();
   for (long r = 0; r < rounds; r++) {
@@ -721,11 +742,6 @@ int main(int argc, char **argv)
   fprintf(stderr, "\rbench_record: done in %.0f s.%60s\n", (double)(now() - started) / 1e9, "");
   rmdir(dir);
 
-  bench_print_machine("bench_record");
-  printf("rounds: %ld; in each, every workload x threads x way runs once in a fresh process, the\n"
-         "ways in an order rotated from round to round; \"added\" = the way's figure minus\n"
-         "direct's in the same round; min / median / max over the rounds\n",
-         rounds);
   bool any_ocl = false;
   for (int w = 0; w < nwl; w++)
     any_ocl |= workloads[wl_idx[w]].plugin != PL_NULL;
@@ -735,21 +751,6 @@ int main(int argc, char **argv)
              k == PL_OPENCL && icd ? icd : "");
   if (any_ocl && !device_line[1][0] && !device_line[2][0])
     printf("device: none answered\n");
-  printf("each thread first makes %d untimed calls (the shim's ring for the thread, the writer's\n"
-         "  start: once per thread or process), then the timed ones\n", WARMUP);
-  printf("paced: %ld calls per thread, %ld ns of spinning between calls; ns/call = the calls' "
-         "own\n  time (two clock reads around each), mean over every call\n",
-         paced_calls, pace);
-  printf("flooding: %ld calls per thread back to back; ns/call = each thread's loop time / its\n"
-         "  calls, every wait for the writer included; calls/s until stored = all calls / (first\n"
-         "  call .. session closed); bytes/call = database (trace: file) size / calls\n",
-         calls);
-  printf("ways:\n");
-  for (int k = 0; k < nmodes; k++)
-    printf("  %-9s %s\n", mode_names[modes[k]], mode_what[modes[k]]);
-  printf("workloads:\n");
-  for (int w = 0; w < nwl; w++)
-    printf("  %-15s %s\n", workloads[wl_idx[w]].name, workloads[wl_idx[w]].what);
   printf("\n| workload | threads | way | paced ns/call | paced added ns | flooding ns/call | "
          "flooding added ns | calls/s until stored | bytes/call |\n"
          "|---|---|---|---|---|---|---|---|---|\n");
@@ -803,8 +804,9 @@ int main(int argc, char **argv)
                cells[1], cells[2], cells[3], cells[4], cells[5]);
       }
   printf("\nns/call and bytes/call: median over the rounds. calls/s for direct and shim: the "
-         "calls' own rate.\nload average %.2f at the end%s\n",
-         bench_load(), failures ? "; SOME RUNS FAILED (above)" : "");
+         "calls' own rate.\n%.0f s in all; load average %.2f at the end%s\n",
+         (double)(now() - started) / 1e9, bench_load(),
+         failures ? "; SOME RUNS FAILED (above)" : "");
   free(v);
   free(samples);
   return failures ? 1 : 0;
