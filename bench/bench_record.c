@@ -1,29 +1,51 @@
 /*
- * bench_record: what recording costs, measured side by side in one run.
+ * bench_record: what recording, and the SYCL_PI_TRACE=2 trace, add to each
+ * PI call, every way measured side by side in one run.
  *
- * For each workload it runs the same calls four ways, each in a fresh
- * process (the shim reads its settings once per process):
- *   direct     the plugin's own table
- *   shim       through the recording shim, this API filtered out
- *              (SYCL_PI_RECORD_FILTER): the wrapper passing through
- *   rec-nodata recorded, SYCL_PI_RECORD_DATA=none
- *   rec-data   recorded with data (SYCL_PI_RECORD_DATA=all)
- * and reports the median ns per call over batches of 1000 calls, the ns
- * added over direct, the sustained rate until the writer has stored every
- * call (calls / time from the first call until the session is closed), and
- * the database bytes per call. Workloads: a scalar-only call and a
- * piKernelSetArg with 4 bytes on a minimal plugin (bench/pi_null.c), and
- * real PoCL calls (piDeviceGetInfo, piKernelSetArg on a built kernel);
- * the scalar call also with 1, 2, 4 and 8 threads. With --cuda, real CUDA
- * calls instead of PoCL's (on a machine with an NVIDIA GPU): a cheap getter
- * (piDeviceGetInfo) and a launch (piKernelSetArg + piEnqueueKernelLaunch of
- * an empty kernel, with the launch's event released).
+ * Ways (modes), each run in a fresh process (the shim and the runtime read
+ * their settings once per process):
+ *   direct    the plugin's own function table
+ *   shim      through the recording shim with the measured API filtered
+ *             out (SYCL_PI_RECORD_FILTER): the wrapper alone
+ *   rec-none  recorded, SYCL_PI_RECORD_DATA=none
+ *   rec-all   recorded, SYCL_PI_RECORD_DATA=all
+ *   trace     through the runtime (pirt_piXxx, as a front end calls) with
+ *             SYCL_PI_TRACE=2 and SYCL_PI_TRACE_FILE: every call formatted
+ *             and written to a file
+ * Rounds: in each round every workload, thread count and way runs once, the
+ * ways in an order that rotates from round to round; what a way adds is its
+ * figure minus direct's *of the same round*, and the report gives min /
+ * median / max of those differences over the rounds (a spread that covers
+ * zero says the machine's noise is larger than the cost).
  *
- * Usage: bench_record [--calls N]   (N calls per thread, default 200000)
+ * Two passes of each:
+ *   paced     2 us of spinning (application work) between calls, only the
+ *             calls timed (two clock reads around each, the same in every
+ *             way): the mean ns per call on the calling thread, every call
+ *             counted, waits for the writer included
+ *   flooding  calls back to back: ns per call = each thread's whole loop
+ *             time / its calls (every wait for the writer included); calls
+ *             per second until stored = all threads' calls / the time from
+ *             the first call until the session is closed (piTearDown
+ *             returned: the writer has stored every call); bytes per call =
+ *             the database's (trace: the trace file's) size / calls
+ *
+ * Workloads: see `workloads` below (--list prints them).
+ *
+ * Usage: bench_record [--rounds R] [--calls N] [--paced-calls N] [--pace NS]
+ *                     [--threads LIST] [--workloads LIST] [--modes LIST]
+ *                     [--cuda] [--icd FILE] [--list]
+ * Run it from the build tree (it finds the plugins, the shim and the runtime
+ * in ../lib beside it) or from build-gpu/ (scripts/gpu-pack.sh).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,25 +54,83 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "pi/pi.h"
+#include "pirt_pi.h"
 
-#define BATCH 1000
+#define MAX_THREADS 64
+#define WARMUP 200 /* untimed calls per thread before the timed ones */
 
 typedef bool (*wrap_fn)(const pi_plugin *, const char *, const char *, const char *,
                         pi_plugin *);
 
+/* ---- What is measured ------------------------------------------------------------ */
+
+enum { MODE_DIRECT, MODE_SHIM, MODE_REC_NONE, MODE_REC_ALL, MODE_TRACE, NMODES };
+static const char *const mode_names[NMODES] = {"direct", "shim", "rec-none", "rec-all", "trace"};
+static const char *const mode_what[NMODES] = {
+    "the plugin's own function table",
+    "through the recording shim, the measured API filtered out (SYCL_PI_RECORD_FILTER): the "
+    "wrapper alone",
+    "recorded, SYCL_PI_RECORD_DATA=none",
+    "recorded, SYCL_PI_RECORD_DATA=all",
+    "through the runtime (pirt_piXxx) with SYCL_PI_TRACE=2 written to a file "
+    "(SYCL_PI_TRACE_FILE)"};
+
+enum plugin_kind { PL_NULL, PL_OPENCL, PL_CUDA };
+static const char *const plugin_libs[] = {"libpi_null.so", "libpi_opencl.so", "libpi_cuda.so"};
+static const char *const plugin_backends[] = {"", "opencl", "cuda"};
+
+enum op { OP_FINISH, OP_SETARG, OP_INFO_INT, OP_INFO_NAME, OP_LAUNCH };
+
+typedef struct {
+  const char *name;
+  enum plugin_kind plugin;
+  enum op op;
+  const char *what;
+} workload;
+
+static const workload workloads[] = {
+    {"null-scalar", PL_NULL, OP_FINISH,
+     "piQueueFinish on the stand-in plugin (bench/pi_null.c, no work): scalar arguments only"},
+    {"null-setarg", PL_NULL, OP_SETARG, "piKernelSetArg with a 4-byte value, stand-in plugin"},
+    {"null-info-int", PL_NULL, OP_INFO_INT,
+     "piDeviceGetInfo(MAX_COMPUTE_UNITS), an integer, stand-in plugin"},
+    {"null-info-name", PL_NULL, OP_INFO_NAME,
+     "piDeviceGetInfo(NAME) into 256 bytes with its size returned, a string, stand-in plugin"},
+    {"ocl-info-int", PL_OPENCL, OP_INFO_INT,
+     "piDeviceGetInfo(MAX_COMPUTE_UNITS) on the OpenCL device (--icd)"},
+    {"ocl-info-name", PL_OPENCL, OP_INFO_NAME,
+     "piDeviceGetInfo(NAME) into 256 bytes with its size returned, on the OpenCL device"},
+    {"ocl-setarg", PL_OPENCL, OP_SETARG,
+     "piKernelSetArg with 4 bytes on a built kernel (one per thread), on the OpenCL device"},
+    {"cuda-info-int", PL_CUDA, OP_INFO_INT, "piDeviceGetInfo(MAX_COMPUTE_UNITS) on CUDA device 0"},
+    {"cuda-info-name", PL_CUDA, OP_INFO_NAME,
+     "piDeviceGetInfo(NAME) into 256 bytes with its size returned, on CUDA device 0"},
+    {"cuda-launch", PL_CUDA, OP_LAUNCH,
+     "one iteration = piKernelSetArg + piEnqueueKernelLaunch of an empty kernel + "
+     "piEventRelease, piQueueFinish every 256 (a kernel and a queue per thread), CUDA device 0"},
+};
+#define NWORKLOADS (sizeof workloads / sizeof *workloads)
+static const char default_workloads[] =
+    "null-scalar,null-setarg,null-info-int,null-info-name,ocl-info-int,ocl-info-name,ocl-setarg";
+static const char cuda_workloads[] = "cuda-info-int,cuda-info-name,cuda-launch";
+
+/* ---- The child: one workload, one way, T threads --------------------------------- */
+
 static struct pi_function_table table;
-static pi_queue queue;
+static enum op op;
 static pi_device device;
-static pi_kernel kernel;
+static pi_queue queues[MAX_THREADS];
+static pi_kernel kernels[MAX_THREADS];
+static long calls, pace_ns;
+static _Atomic int call_failed; /* a measured call returned an error */
+static pthread_barrier_t start_line;
 
 /* An empty kernel for CUDA launches (PTX for sm_90, PTX ISA 7.8). */
 static const char empty_ptx[] =
     ".version 7.8\n.target sm_90\n.address_size 64\n"
     ".visible .entry k(.param .u32 k_param_0, .param .u64 k_param_1)\n{\n\tret;\n}\n";
-static const char *workload;
-static long calls;
-static long pace_ns; /* application work between calls (spin) */
 
 static uint64_t now(void)
 {
@@ -59,61 +139,83 @@ static uint64_t now(void)
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static void one_call(void)
+static inline void one_call(int t, unsigned long i)
 {
   static const int value = 7;
-  if (strcmp(workload, "null-scalar") == 0) {
-    table.piQueueFinish(queue);
-  } else if (strcmp(workload, "null-setarg") == 0 || strcmp(workload, "pocl-setarg") == 0) {
-    table.piKernelSetArg(kernel, 0, sizeof value, &value);
-  } else if (strcmp(workload, "cuda-launch") == 0) {
-    static _Thread_local unsigned n;
+  pi_result r = PI_SUCCESS;
+  switch (op) {
+  case OP_FINISH:
+    r = table.piQueueFinish(queues[t]);
+    break;
+  case OP_SETARG:
+    r = table.piKernelSetArg(kernels[t], 0, sizeof value, &value);
+    break;
+  case OP_INFO_INT: {
+    pi_uint32 units;
+    r = table.piDeviceGetInfo(device, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units, &units,
+                              NULL);
+    break;
+  }
+  case OP_INFO_NAME: {
+    char name[256];
+    size_t size;
+    r = table.piDeviceGetInfo(device, PI_DEVICE_INFO_NAME, sizeof name, name, &size);
+    break;
+  }
+  case OP_LAUNCH: {
     size_t one = 1;
     pi_event ev;
-    table.piKernelSetArg(kernel, 0, sizeof value, &value);
-    table.piEnqueueKernelLaunch(queue, kernel, 1, NULL, &one, NULL, 0, NULL, &ev);
-    table.piEventRelease(ev);
-    if (++n % 256 == 0)
-      table.piQueueFinish(queue); /* keep the stream from growing without end */
-  } else {
-    pi_uint32 units;
-    table.piDeviceGetInfo(device, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
-    (void)units;
+    r = table.piKernelSetArg(kernels[t], 0, sizeof value, &value);
+    if (r == PI_SUCCESS)
+      r = table.piEnqueueKernelLaunch(queues[t], kernels[t], 1, NULL, &one, NULL, 0, NULL, &ev);
+    if (r == PI_SUCCESS)
+      r = table.piEventRelease(ev);
+    if (r == PI_SUCCESS && i % 256 == 255)
+      r = table.piQueueFinish(queues[t]); /* keep the stream from growing without end */
+    break;
   }
+  }
+  if (r != PI_SUCCESS)
+    atomic_store(&call_failed, (int)r);
 }
 
 typedef struct {
-  double *batch_ns; /* per-call ns of each batch */
-  long nbatches;
+  int index;
+  uint64_t start; /* when its first timed call began */
+  uint64_t ns;    /* paced: the calls' own time; flooding: the whole loop's */
 } thread_result;
 
 static void *run(void *arg)
 {
-  thread_result *r = arg;
-  r->nbatches = calls / BATCH;
-  r->batch_ns = malloc((size_t)r->nbatches * sizeof *r->batch_ns);
-  for (long b = 0; b < r->nbatches; b++) {
-    uint64_t t0 = now();
-    for (int i = 0; i < BATCH; i++) {
-      one_call();
-      if (pace_ns) {
-        uint64_t until = now() + (uint64_t)pace_ns;
-        while (now() < until)
-          ;
-      }
+  thread_result *res = arg;
+  int t = res->index;
+  /* Untimed: what happens once per process or thread (the shim's ring for
+   * this thread, the writer's start, the trace's thread tag). */
+  for (long i = 0; i < WARMUP; i++)
+    one_call(t, (unsigned long)i);
+  pthread_barrier_wait(&start_line);
+  res->start = now();
+  if (pace_ns) {
+    uint64_t sum = 0;
+    for (long i = 0; i < calls; i++) {
+      uint64_t t0 = now();
+      one_call(t, (unsigned long)i);
+      uint64_t t1 = now();
+      sum += t1 - t0;
+      while (now() < t1 + (uint64_t)pace_ns)
+        ; /* the application's work */
     }
-    r->batch_ns[b] = (double)(now() - t0) / BATCH;
+    res->ns = sum;
+  } else {
+    uint64_t t0 = now();
+    for (long i = 0; i < calls; i++)
+      one_call(t, (unsigned long)i);
+    res->ns = now() - t0;
   }
   return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static void *load(const char *path, pi_plugin *p)
+static void *load_plugin(const char *path, pi_plugin *p)
 {
   void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!dl) {
@@ -130,215 +232,582 @@ static void *load(const char *path, pi_plugin *p)
   return dl;
 }
 
-/* The child: one workload, one mode, T threads. */
-static int child(const char *libdir, const char *mode, int threads, const char *db)
+/* Trace mode: the measured calls go through the runtime's pirt_piXxx. */
+static const pirt_plugin *trace_plugin;
+static __typeof__(pirt_piQueueFinish) *rt_finish;
+static __typeof__(pirt_piKernelSetArg) *rt_setarg;
+static __typeof__(pirt_piDeviceGetInfo) *rt_getinfo;
+static __typeof__(pirt_piEnqueueKernelLaunch) *rt_launch;
+static __typeof__(pirt_piEventRelease) *rt_evrelease;
+
+static pi_result tr_finish(pi_queue q) { return rt_finish(trace_plugin, q); }
+static pi_result tr_setarg(pi_kernel k, pi_uint32 i, size_t n, const void *v)
 {
-  bool pocl = strncmp(workload, "pocl", 4) == 0, cuda = strncmp(workload, "cuda", 4) == 0;
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", libdir,
-           pocl ? "libpi_opencl.so" : cuda ? "libpi_cuda.so" : "libpi_null.so");
-  pi_plugin target;
-  void *dl = load(path, &target);
-  table = target.PiFunctionTable;
-  if (strcmp(mode, "direct") != 0) {
-    setenv("SYCL_PI_RECORD", db, 1);
-    setenv("SYCL_PI_RECORD_DATA", strcmp(mode, "rec-data") == 0 ? "all" : "none", 1);
-    if (strcmp(mode, "shim") == 0)
-      setenv("SYCL_PI_RECORD_FILTER", "-piQueueFinish,-piKernelSetArg,-piDeviceGetInfo", 1);
-    snprintf(path, sizeof path, "%s/libpi_shim.so", libdir);
-    void *shim = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    wrap_fn wrap = shim ? (wrap_fn)(uintptr_t)dlsym(shim, "pitrace_shim_wrap") : NULL;
-    pi_plugin out;
-    if (!wrap || !wrap(&target, "bench", path, "opencl", &out)) {
-      fprintf(stderr, "bench_record: cannot wrap with the shim\n");
-      return 2;
-    }
-    table = out.PiFunctionTable;
+  return rt_setarg(trace_plugin, k, i, n, v);
+}
+static pi_result tr_getinfo(pi_device d, pi_device_info p, size_t n, void *v, size_t *r)
+{
+  return rt_getinfo(trace_plugin, d, p, n, v, r);
+}
+static pi_result tr_launch(pi_queue q, pi_kernel k, pi_uint32 dim, const size_t *off,
+                           const size_t *gws, const size_t *lws, pi_uint32 nev,
+                           const pi_event *wait, pi_event *ev)
+{
+  return rt_launch(trace_plugin, q, k, dim, off, gws, lws, nev, wait, ev);
+}
+static pi_result tr_evrelease(pi_event e) { return rt_evrelease(trace_plugin, e); }
+
+/* Binds the plugin through the runtime (SYCL_PI_CONFIG naming only it) with
+ * SYCL_PI_TRACE=2 into `trace_file`; the plugin's own table into *target. */
+static void *bind_through_runtime(const char *libdir, const char *plugin_path,
+                                  enum plugin_kind kind, const char *trace_file,
+                                  pi_plugin *target)
+{
+  char conf[4200], path[4200];
+  snprintf(conf, sizeof conf, "%s.conf", trace_file);
+  FILE *f = fopen(conf, "w");
+  if (!f || fprintf(f, "%s %s\n", plugin_path, plugin_backends[kind]) < 0 || fclose(f) != 0) {
+    fprintf(stderr, "bench_record: cannot write %s\n", conf);
+    exit(2);
   }
-  if (cuda) {
+  setenv("SYCL_PI_CONFIG", conf, 1);
+  setenv("SYCL_PI_TRACE", "2", 1);
+  setenv("SYCL_PI_TRACE_FILE", trace_file, 1);
+  unsetenv("SYCL_DEVICE_FILTER");
+  unsetenv("SYCL_PI_RECORD");
+  snprintf(path, sizeof path, "%s/libpirt.so", libdir);
+  void *rt = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!rt) {
+    fprintf(stderr, "bench_record: %s\n", dlerror());
+    exit(2);
+  }
+  __typeof__(pirt_device_select) *select = (__typeof__(pirt_device_select) *)(uintptr_t)dlsym(
+      rt, "pirt_device_select");
+  __typeof__(pirt_device_plugin) *plugin_of =
+      (__typeof__(pirt_device_plugin) *)(uintptr_t)dlsym(rt, "pirt_device_plugin");
+  __typeof__(pirt_device_pi) *pi_of =
+      (__typeof__(pirt_device_pi) *)(uintptr_t)dlsym(rt, "pirt_device_pi");
+  __typeof__(pirt_error_message) *message =
+      (__typeof__(pirt_error_message) *)(uintptr_t)dlsym(rt, "pirt_error_message");
+  rt_finish = (__typeof__(rt_finish))(uintptr_t)dlsym(rt, "pirt_piQueueFinish");
+  rt_setarg = (__typeof__(rt_setarg))(uintptr_t)dlsym(rt, "pirt_piKernelSetArg");
+  rt_getinfo = (__typeof__(rt_getinfo))(uintptr_t)dlsym(rt, "pirt_piDeviceGetInfo");
+  rt_launch = (__typeof__(rt_launch))(uintptr_t)dlsym(rt, "pirt_piEnqueueKernelLaunch");
+  rt_evrelease = (__typeof__(rt_evrelease))(uintptr_t)dlsym(rt, "pirt_piEventRelease");
+  pirt_device *dev;
+  const struct pi_function_table *t;
+  pi_platform plat;
+  pi_device pidev;
+  if (!select || !plugin_of || !pi_of || !message || !rt_finish || !rt_setarg || !rt_getinfo ||
+      !rt_launch || !rt_evrelease) {
+    fprintf(stderr, "bench_record: %s lacks the runtime's functions\n", path);
+    exit(2);
+  }
+  if (select(NULL, &dev) != PI_SUCCESS || plugin_of(dev, &trace_plugin, &plat, &pidev, NULL) != PI_SUCCESS ||
+      pi_of(dev, &t, &plat, &pidev) != PI_SUCCESS) {
+    fprintf(stderr, "bench_record: the runtime found no device of %s: %s\n", plugin_path,
+            message());
+    exit(2);
+  }
+  memset(target, 0, sizeof *target);
+  target->PiFunctionTable = *t;
+  return rt;
+}
+
+/* Sets up the device, queues and kernels the workload calls on. */
+static int set_up(enum plugin_kind kind, void *dl, int threads)
+{
+  if (kind == PL_NULL) {
+    void *q = dlsym(dl, "pi_null_queue");
     pi_platform plat;
-    pi_uint32 n = 0;
-    pi_context ctx;
-    pi_program prog;
-    const unsigned char *bin = (const unsigned char *)empty_ptx;
-    size_t len = sizeof empty_ptx - 1;
-    if (table.piPlatformsGet(1, &plat, &n) != PI_SUCCESS || !n ||
-        table.piDevicesGet(plat, PI_DEVICE_TYPE_ALL, 1, &device, NULL) != PI_SUCCESS ||
-        table.piContextCreate(NULL, 1, &device, NULL, NULL, &ctx) != PI_SUCCESS ||
-        table.piQueueCreate(ctx, device, 0, &queue) != PI_SUCCESS ||
-        table.piProgramCreateWithBinary(ctx, 1, &device, &len, &bin, 0, NULL, NULL, &prog) !=
-            PI_SUCCESS ||
-        table.piProgramBuild(prog, 1, &device, NULL, NULL, NULL) != PI_SUCCESS ||
-        table.piKernelCreate(prog, "k", &kernel) != PI_SUCCESS) {
-      fprintf(stderr, "bench_record: no CUDA device (or the PTX did not build)\n");
-      return 2;
-    }
-    uint64_t *zero = NULL;
-    table.piKernelSetArg(kernel, 1, sizeof zero, &zero);
-  } else if (pocl) {
-    pi_platform plat;
-    pi_uint32 n = 0;
-    if (table.piPlatformsGet(1, &plat, &n) != PI_SUCCESS || !n ||
+    if (!q || table.piPlatformsGet(1, &plat, NULL) != PI_SUCCESS ||
         table.piDevicesGet(plat, PI_DEVICE_TYPE_ALL, 1, &device, NULL) != PI_SUCCESS) {
-      fprintf(stderr, "bench_record: no OpenCL device\n");
+      fprintf(stderr, "bench_record: the stand-in plugin has no device\n");
       return 2;
     }
-    pi_context ctx;
-    pi_program prog;
-    const char *src = "__kernel void k(int v, __global int *o) { o[0] = v; }";
-    size_t len = strlen(src);
-    if (table.piContextCreate(NULL, 1, &device, NULL, NULL, &ctx) != PI_SUCCESS ||
-        table.piclProgramCreateWithSource(ctx, 1, &src, &len, &prog) != PI_SUCCESS ||
-        table.piProgramBuild(prog, 1, &device, NULL, NULL, NULL) != PI_SUCCESS ||
-        table.piKernelCreate(prog, "k", &kernel) != PI_SUCCESS) {
-      fprintf(stderr, "bench_record: cannot build the kernel\n");
-      return 2;
+    for (int t = 0; t < threads; t++) {
+      queues[t] = ((pi_queue(*)(void))(uintptr_t)q)();
+      kernels[t] = (pi_kernel)(uintptr_t)(0x1000 + 16 * t); /* any handle will do */
     }
-  } else {
-    queue = ((pi_queue(*)(void))(uintptr_t)dlsym(dl, "pi_null_queue"))();
+    return 0;
   }
-  thread_result *res = calloc((size_t)threads, sizeof *res);
-  pthread_t th[64];
-  uint64_t t0 = now();
-  for (int i = 0; i < threads; i++)
-    pthread_create(&th[i], NULL, run, &res[i]);
-  for (int i = 0; i < threads; i++)
-    pthread_join(th[i], NULL);
-  /* piTearDown closes the session once the writer has stored everything. */
-  table.piTearDown(NULL);
-  uint64_t t1 = now();
-  long total = 0, nb = 0;
-  for (int i = 0; i < threads; i++)
-    nb += res[i].nbatches;
-  double *all = malloc((size_t)nb * sizeof *all);
-  for (int i = 0, k = 0; i < threads; i++)
-    for (long b = 0; b < res[i].nbatches; b++)
-      all[k++] = res[i].batch_ns[b];
-  total = nb * BATCH;
-  qsort(all, (size_t)nb, sizeof *all, cmp_double);
-  struct stat st;
-  double bytes = strcmp(mode, "direct") != 0 && stat(db, &st) == 0 ? (double)st.st_size : 0;
-  printf("RESULT %.1f %.0f %.1f\n", all[nb / 2], (double)total * 1e9 / (double)(t1 - t0),
-         bytes / (double)total);
+  pi_platform plat;
+  pi_uint32 n = 0;
+  pi_context ctx;
+  pi_program prog = NULL;
+  if (table.piPlatformsGet(1, &plat, &n) != PI_SUCCESS || !n ||
+      table.piDevicesGet(plat, PI_DEVICE_TYPE_ALL, 1, &device, NULL) != PI_SUCCESS ||
+      table.piContextCreate(NULL, 1, &device, NULL, NULL, &ctx) != PI_SUCCESS) {
+    fprintf(stderr, "bench_record: no %s device\n", kind == PL_CUDA ? "CUDA" : "OpenCL");
+    return 2;
+  }
+  char pname[256] = "?", dname[256] = "?";
+  table.piPlatformGetInfo(plat, PI_PLATFORM_INFO_NAME, sizeof pname, pname, NULL);
+  table.piDeviceGetInfo(device, PI_DEVICE_INFO_NAME, sizeof dname, dname, NULL);
+  printf("DEVICE %s: \"%s\" on \"%s\"\n", plugin_backends[kind], dname, pname);
+  if (op == OP_SETARG || op == OP_LAUNCH) {
+    pi_result r;
+    if (kind == PL_CUDA) {
+      const unsigned char *bin = (const unsigned char *)empty_ptx;
+      size_t len = sizeof empty_ptx - 1;
+      r = table.piProgramCreateWithBinary(ctx, 1, &device, &len, &bin, 0, NULL, NULL, &prog);
+    } else {
+      const char *src = "__kernel void k(int v, __global int *o) { if (v < 0) o[0] = v; }";
+      size_t len = strlen(src);
+      r = table.piclProgramCreateWithSource(ctx, 1, &src, &len, &prog);
+    }
+    if (r != PI_SUCCESS || table.piProgramBuild(prog, 1, &device, NULL, NULL, NULL) != PI_SUCCESS) {
+      fprintf(stderr, "bench_record: cannot build the kernel on \"%s\"\n", dname);
+      return 2;
+    }
+  }
+  for (int t = 0; t < threads; t++) {
+    if (prog) {
+      uint64_t *zero = NULL;
+      if (table.piKernelCreate(prog, "k", &kernels[t]) != PI_SUCCESS ||
+          table.piKernelSetArg(kernels[t], 1, sizeof zero, &zero) != PI_SUCCESS) {
+        fprintf(stderr, "bench_record: cannot create the kernel\n");
+        return 2;
+      }
+    }
+    if (op == OP_LAUNCH && table.piQueueCreate(ctx, device, 0, &queues[t]) != PI_SUCCESS) {
+      fprintf(stderr, "bench_record: cannot create a queue\n");
+      return 2;
+    }
+  }
   return 0;
 }
 
-/* Runs a child and parses its result. */
-static int measure(const char *self, const char *libdir, const char *wl, const char *mode,
-                   int threads, long pace, double *ns, double *rate, double *bytes)
+/* Prints "RESULT ns_per_call calls_per_s_until_stored bytes_per_call". */
+static int child(const char *libdir, const char *wl_name, int mode, int threads,
+                 const char *out)
 {
-  char db[] = "/tmp/pitrace-bench-XXXXXX";
-  int fd = mkstemp(db);
-  close(fd);
-  unlink(db);
-  char cmd[8192], tcount[16], ncalls[32];
-  snprintf(tcount, sizeof tcount, "%d", threads);
-  snprintf(ncalls, sizeof ncalls, "%ld", calls);
-  snprintf(cmd, sizeof cmd, "'%s' --child '%s' %s %s %s %s %s %ld", self, libdir, wl, mode,
-           tcount, ncalls, db, pace);
+  const workload *wl = NULL;
+  for (size_t i = 0; i < NWORKLOADS; i++)
+    if (strcmp(workloads[i].name, wl_name) == 0)
+      wl = &workloads[i];
+  if (!wl)
+    return 2;
+  op = wl->op;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", libdir, plugin_libs[wl->plugin]);
+  pi_plugin target;
+  void *dl = mode == MODE_TRACE ? bind_through_runtime(libdir, path, wl->plugin, out, &target)
+                                : load_plugin(path, &target);
+  if (mode == MODE_TRACE)
+    dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD); /* the runtime's instance */
+  table = target.PiFunctionTable;
+  if (mode != MODE_DIRECT && mode != MODE_TRACE) {
+    setenv("SYCL_PI_RECORD", out, 1);
+    setenv("SYCL_PI_RECORD_DATA", mode == MODE_REC_ALL ? "all" : "none", 1);
+    if (mode == MODE_SHIM)
+      setenv("SYCL_PI_RECORD_FILTER",
+             "-piQueueFinish,-piKernelSetArg,-piDeviceGetInfo,-piEnqueueKernelLaunch,"
+             "-piEventRelease",
+             1);
+    snprintf(path, sizeof path, "%s/libpi_shim.so", libdir);
+    void *shim = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    wrap_fn wrap = shim ? (wrap_fn)(uintptr_t)dlsym(shim, "pitrace_shim_wrap") : NULL;
+    pi_plugin wrapped;
+    if (!wrap || !wrap(&target, "bench", path, plugin_backends[wl->plugin], &wrapped)) {
+      fprintf(stderr, "bench_record: cannot wrap with the shim %s\n", path);
+      return 2;
+    }
+    table = wrapped.PiFunctionTable;
+  }
+  int st = set_up(wl->plugin, dl, threads);
+  if (st)
+    return st;
+  if (mode == MODE_TRACE) {
+    /* The measured calls through the runtime; what discovery and set-up
+     * traced is cut from the file, which the runtime appends to. */
+    table.piQueueFinish = tr_finish;
+    table.piKernelSetArg = tr_setarg;
+    table.piDeviceGetInfo = tr_getinfo;
+    table.piEnqueueKernelLaunch = tr_launch;
+    table.piEventRelease = tr_evrelease;
+    if (truncate(out, 0) != 0) {
+      fprintf(stderr, "bench_record: %s: %s\n", out, strerror(errno));
+      return 2;
+    }
+  }
+  thread_result res[MAX_THREADS];
+  pthread_t th[MAX_THREADS];
+  pthread_barrier_init(&start_line, NULL, (unsigned)threads + 1);
+  for (int i = 0; i < threads; i++) {
+    res[i] = (thread_result){.index = i};
+    if (pthread_create(&th[i], NULL, run, &res[i]) != 0) {
+      fprintf(stderr, "bench_record: cannot start thread %d\n", i);
+      return 2;
+    }
+  }
+  pthread_barrier_wait(&start_line);
+  for (int i = 0; i < threads; i++)
+    pthread_join(th[i], NULL);
+  uint64_t t0 = res[0].start;
+  for (int i = 1; i < threads; i++)
+    t0 = res[i].start < t0 ? res[i].start : t0;
+  /* Recorded: piTearDown closes the session once the writer has stored
+   * every call. Traced: every call was written (write(2)) as it returned. */
+  if (mode != MODE_TRACE)
+    table.piTearDown(NULL);
+  uint64_t t1 = now();
+  if (atomic_load(&call_failed)) {
+    fprintf(stderr, "bench_record: %s: a measured call failed (%d)\n", wl_name,
+            atomic_load(&call_failed));
+    return 1;
+  }
+  uint64_t sum = 0;
+  for (int i = 0; i < threads; i++)
+    sum += res[i].ns;
+  double total = (double)calls * threads, stored = (double)(calls + WARMUP) * threads, bytes = 0;
+  if (mode != MODE_DIRECT && mode != MODE_SHIM) {
+    static const char *const side[] = {"", "-wal"};
+    for (size_t i = 0; i < (mode == MODE_TRACE ? 1 : 2); i++) {
+      struct stat s;
+      snprintf(path, sizeof path, "%s%s", out, side[i]);
+      if (stat(path, &s) == 0)
+        bytes += (double)s.st_size;
+    }
+  }
+  printf("RESULT %.3f %.1f %.2f\n", (double)sum / total, total * 1e9 / (double)(t1 - t0),
+         bytes / stored);
+  return 0;
+}
+
+/* ---- The parent: rounds of children, then the tables --------------------------- */
+
+typedef struct {
+  double ns, rate, bytes;
+  bool ok;
+} sample;
+
+enum { PACED, FLOODING };
+
+/* Removes what a child left in dir. */
+static void empty_dir(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[4400];
+  while (d && (e = readdir(d)))
+    if (e->d_name[0] != '.') {
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      unlink(path);
+    }
+  if (d)
+    closedir(d);
+}
+
+static char device_line[3][512]; /* per plugin kind, from the first child */
+
+static bool measure(const char *self, const char *libdir, const char *dir, const char *wl,
+                    enum plugin_kind kind, int mode, int threads, long n, long pace, sample *s)
+{
+  char out[4200], cmd[16384];
+  snprintf(out, sizeof out, "%s/%s", dir, mode == MODE_TRACE ? "trace.txt" : "session.db");
+  snprintf(cmd, sizeof cmd, "'%s' --child '%s' %s %s %d %ld %ld '%s'", self, libdir, wl,
+           mode_names[mode], threads, n, pace, out);
   FILE *p = popen(cmd, "r");
-  char line[256];
-  int ok = 0;
-  while (p && fgets(line, sizeof line, p))
-    if (sscanf(line, "RESULT %lf %lf %lf", ns, rate, bytes) == 3)
-      ok = 1;
-  if (p)
-    pclose(p);
-  char side[600];
-  unlink(db);
-  snprintf(side, sizeof side, "%s-wal", db);
-  unlink(side);
-  snprintf(side, sizeof side, "%s-shm", db);
-  unlink(side);
-  return ok;
+  char line[1024];
+  s->ok = false;
+  while (p && fgets(line, sizeof line, p)) {
+    if (sscanf(line, "RESULT %lf %lf %lf", &s->ns, &s->rate, &s->bytes) == 3)
+      s->ok = true;
+    else if (strncmp(line, "DEVICE ", 7) == 0 && !device_line[kind][0])
+      snprintf(device_line[kind], sizeof device_line[kind], "%.*s", (int)strcspn(line + 7, "\n"),
+               line + 7);
+  }
+  if (!p || pclose(p) != 0)
+    s->ok = false;
+  empty_dir(dir);
+  return s->ok;
+}
+
+/* "min / median / max" of v (n values), each printed with fmt. */
+static void mmm_cell(char *out, size_t outn, double *v, size_t n, const char *fmt, double scale)
+{
+  if (n == 0) {
+    snprintf(out, outn, "failed");
+    return;
+  }
+  double lo, med, hi;
+  bench_mmm(v, n, &lo, &med, &hi);
+  char a[32], b[32], c[32];
+  snprintf(a, sizeof a, fmt, lo / scale);
+  snprintf(b, sizeof b, fmt, med / scale);
+  snprintf(c, sizeof c, fmt, hi / scale);
+  if (n == 1)
+    snprintf(out, outn, "%s", b);
+  else
+    snprintf(out, outn, "%s / %s / %s", a, b, c);
+}
+
+static int parse_list(const char *s, const char *what, char items[][32], int max)
+{
+  int n = 0;
+  char *copy = strdup(s), *save = NULL;
+  for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    if (n == max) {
+      fprintf(stderr, "bench_record: too many %s\n", what);
+      exit(2);
+    }
+    snprintf(items[n++], 32, "%s", w);
+  }
+  free(copy);
+  return n;
+}
+
+static void usage(void)
+{
+  fprintf(stderr,
+          "usage: bench_record [--rounds R] [--calls N] [--paced-calls N] [--pace NS]\n"
+          "                    [--threads LIST] [--workloads LIST] [--modes LIST] [--cuda]\n"
+          "                    [--icd FILE] [--list]\n"
+          "  --rounds R         rounds, the ways interleaved within each (default 5)\n"
+          "  --calls N          flooding: calls per thread (default 100000)\n"
+          "  --paced-calls N    paced: calls per thread (default --calls / 4)\n"
+          "  --pace NS          paced: ns of application work between calls (default 2000)\n"
+          "  --threads LIST     thread counts, each workload at each (default 1,2,4,8)\n"
+          "  --workloads LIST   (default %s;\n"
+          "                     --list lists them)\n"
+          "  --modes LIST       ways besides direct (default shim,rec-none,rec-all,trace)\n"
+          "  --cuda             the CUDA workloads (%s) instead\n"
+          "  --icd FILE         the OpenCL implementation for ocl-* (OCL_ICD_VENDORS; default\n"
+          "                     /etc/OpenCL/vendors/pocl.icd where it exists)\n",
+          default_workloads, cuda_workloads);
 }
 
 int main(int argc, char **argv)
 {
-  calls = 200000;
-  if (argc >= 9 && strcmp(argv[1], "--child") == 0) {
-    workload = argv[3];
+  if (argc == 9 && strcmp(argv[1], "--child") == 0) {
+    int mode = -1;
+    for (int m = 0; m < NMODES; m++)
+      if (strcmp(argv[4], mode_names[m]) == 0)
+        mode = m;
+    int threads = atoi(argv[5]);
     calls = atol(argv[6]);
-    pace_ns = atol(argv[8]);
-    return child(argv[2], argv[4], atoi(argv[5]), argv[7]);
+    pace_ns = atol(argv[7]);
+    if (mode < 0 || threads < 1 || threads > MAX_THREADS || calls < 1)
+      return 2;
+    return child(argv[2], argv[3], mode, threads, argv[8]);
   }
-  bool use_cuda = false;
+  long rounds = 5, pace = 2000, paced_calls = -1;
+  calls = 100000;
+  const char *wl_list = default_workloads, *thr_list = "1,2,4,8",
+             *mode_list = "shim,rec-none,rec-all,trace", *icd = NULL;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
-      calls = atol(argv[++i]);
-    else if (strcmp(argv[i], "--cuda") == 0)
-      use_cuda = true;
-    else {
-      fprintf(stderr, "usage: bench_record [--calls N] [--cuda]\n");
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--list") == 0) {
+      for (size_t w = 0; w < NWORKLOADS; w++)
+        printf("%-15s %s\n", workloads[w].name, workloads[w].what);
+      return 0;
+    } else if (strcmp(a, "--cuda") == 0) {
+      wl_list = cuda_workloads;
+    } else if (!v) {
+      usage();
+      return 2;
+    } else if (strcmp(a, "--rounds") == 0) {
+      rounds = atol(v), i++;
+    } else if (strcmp(a, "--calls") == 0) {
+      calls = atol(v), i++;
+    } else if (strcmp(a, "--paced-calls") == 0) {
+      paced_calls = atol(v), i++;
+    } else if (strcmp(a, "--pace") == 0) {
+      pace = atol(v), i++;
+    } else if (strcmp(a, "--threads") == 0) {
+      thr_list = v, i++;
+    } else if (strcmp(a, "--workloads") == 0) {
+      wl_list = v, i++;
+    } else if (strcmp(a, "--modes") == 0) {
+      mode_list = v, i++;
+    } else if (strcmp(a, "--icd") == 0) {
+      icd = v, i++;
+    } else {
+      usage();
       return 2;
     }
   }
-  if (calls < 1000) {
-    fprintf(stderr, "bench_record: --calls must be at least 1000 (one batch)\n");
+  if (paced_calls < 0)
+    paced_calls = calls / 4;
+  if (rounds < 1 || rounds > 1000 || calls < 1 || paced_calls < 1 || pace < 1) {
+    fprintf(stderr, "bench_record: --rounds (1..1000), --calls, --paced-calls and --pace must "
+                    "be positive\n");
     return 2;
   }
-  char self[4096], libdir[4096];
+  char names[64][32];
+  int nwl = parse_list(wl_list, "workloads", names, 64), wl_idx[64];
+  for (int w = 0; w < nwl; w++) {
+    wl_idx[w] = -1;
+    for (size_t k = 0; k < NWORKLOADS; k++)
+      if (strcmp(names[w], workloads[k].name) == 0)
+        wl_idx[w] = (int)k;
+    if (wl_idx[w] < 0) {
+      fprintf(stderr, "bench_record: unknown workload '%s' (--list lists them)\n", names[w]);
+      return 2;
+    }
+  }
+  int nthr = parse_list(thr_list, "thread counts", names, 64), thr[64];
+  for (int t = 0; t < nthr; t++) {
+    thr[t] = atoi(names[t]);
+    if (thr[t] < 1 || thr[t] > MAX_THREADS) {
+      fprintf(stderr, "bench_record: thread counts are 1 to %d\n", MAX_THREADS);
+      return 2;
+    }
+  }
+  int nm = parse_list(mode_list, "modes", names, 64), modes[NMODES] = {MODE_DIRECT};
+  int nmodes = 1;
+  for (int m = 0; m < nm; m++) {
+    int found = -1;
+    for (int k = 1; k < NMODES; k++)
+      if (strcmp(names[m], mode_names[k]) == 0)
+        found = k;
+    if (found < 0) {
+      fprintf(stderr, "bench_record: unknown mode '%s' (shim, rec-none, rec-all, trace)\n",
+              names[m]);
+      return 2;
+    }
+    bool dup = false;
+    for (int k = 0; k < nmodes; k++)
+      dup |= modes[k] == found;
+    if (!dup)
+      modes[nmodes++] = found;
+  }
+  if (!icd && access("/etc/OpenCL/vendors/pocl.icd", R_OK) == 0)
+    icd = "/etc/OpenCL/vendors/pocl.icd";
+  if (icd)
+    setenv("OCL_ICD_VENDORS", icd, 1);
+
+  char self[4096], libdir[4200], dir[] = "/tmp/bench_record-XXXXXX";
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0)
     return 2;
   self[n] = 0;
   snprintf(libdir, sizeof libdir, "%s", self);
-  char *slash = strrchr(libdir, '/');
-  *slash = 0;
+  *strrchr(libdir, '/') = 0;
   strcat(libdir, "/../lib");
+  if (!mkdtemp(dir)) {
+    fprintf(stderr, "bench_record: cannot make a directory in /tmp: %s\n", strerror(errno));
+    return 2;
+  }
 
-  static const struct {
-    const char *wl;
-    int threads;
-  } all_runs[] = {{"null-scalar", 1}, {"null-scalar", 2}, {"null-scalar", 4}, {"null-scalar", 8},
-                  {"null-setarg", 1}, {"pocl-getinfo", 1}, {"pocl-setarg", 1}},
-    cuda_runs[] = {{"cuda-getinfo", 1}, {"cuda-launch", 1}};
-  const __typeof__(all_runs[0]) *runs = use_cuda ? cuda_runs : all_runs;
-  size_t nruns = use_cuda ? sizeof cuda_runs / sizeof *cuda_runs
-                          : sizeof all_runs / sizeof *all_runs;
-  static const char *const modes[] = {"direct", "shim", "rec-nodata", "rec-data"};
+  /* samples[((w * nthr + t) * 2 + pass) * NMODES + mode][round] */
+  size_t ncells = (size_t)nwl * (size_t)nthr * 2 * NMODES;
+  sample *samples = calloc(ncells * (size_t)rounds, sizeof *samples);
+#define CELL(w, t, pass, m) (((((size_t)(w) * (size_t)nthr + (size_t)(t)) * 2 + (pass)) * NMODES + \
+                              (size_t)(m)) * (size_t)rounds)
+  bench_print_machine("bench_record");
+  printf("rounds: %ld; in each, every workload x threads x way runs once in a fresh process, the\n"
+         "ways in an order rotated from round to round; \"added\" = the way's figure minus\n"
+         "direct's in the same round; min / median / max over the rounds\n",
+         rounds);
+  printf("each thread first makes %d untimed calls (the shim's ring for the thread, the writer's\n"
+         "  start: once per thread or process), then the timed ones\n", WARMUP);
+  printf("paced: %ld calls per thread, %ld ns of spinning between calls; ns/call = the calls' "
+         "own\n  time (two clock reads around each), mean over every call\n",
+         paced_calls, pace);
+  printf("flooding: %ld calls per thread back to back; ns/call = each thread's loop time / its\n"
+         "  calls, every wait for the writer included; calls/s until stored = all calls / (first\n"
+         "  call .. session closed); bytes/call = database (trace: file) size / calls\n",
+         calls);
+  printf("ways:\n");
+  for (int k = 0; k < nmodes; k++)
+    printf("  %-9s %s\n", mode_names[modes[k]], mode_what[modes[k]]);
+  printf("workloads:\n");
+  for (int w = 0; w < nwl; w++)
+    printf("  %-15s %s\n", workloads[wl_idx[w]].name, workloads[wl_idx[w]].what);
+  fflush(stdout);
   int failures = 0;
-  /* Two passes: paced (2 us of application work between calls, so the
-   * writer keeps up and what is measured is the cost on the calling
-   * thread), then flooding (calls back to back: the writer's throughput,
-   * and the producers wait for it). */
-  for (int pass = 0; pass < 2; pass++) {
-    long pace = pass == 0 ? 2000 : 0;
-    if (pass == 0)
-      printf("Paced: %ld calls per thread, 2 us of work between calls; median ns per call over "
-             "batches of %d; added = over direct, in this run\n\n", calls / 4, BATCH);
-    else
-      printf("\nFlooding: %ld calls per thread back to back; calls/s until every call is "
-             "stored (the session closed); database bytes per call\n\n", calls);
-    printf("| workload | threads | mode | ns/call | added ns | calls/s until stored | "
-           "bytes/call |\n|---|---|---|---|---|---|---|\n");
-    for (size_t r = 0; r < nruns; r++) {
-      if (pass == 0 && runs[r].threads > 1 && runs[r].threads != 8)
-        continue;
-      long saved = calls;
-      if (pass == 0 || strncmp(runs[r].wl, "pocl", 4) == 0 || strncmp(runs[r].wl, "cuda", 4) == 0)
-        calls = calls / 4 > BATCH ? calls / 4 : BATCH;
-      double base = 0;
-      for (size_t m = 0; m < 4; m++) {
-        double ns = 0, rate = 0, bytes = 0;
-        if (!measure(self, libdir, runs[r].wl, modes[m], runs[r].threads, pace, &ns, &rate,
-                     &bytes)) {
-          printf("| %s | %d | %s | failed | | | |\n", runs[r].wl, runs[r].threads, modes[m]);
-          failures++;
-          continue;
-        }
-        if (m == 0)
-          base = ns;
-        if (m < 2 || pass == 0)
-          printf("| %s | %d | %s | %.1f | %.1f | | |\n", runs[r].wl, runs[r].threads,
-                 modes[m], ns, ns - base);
-        else
-          printf("| %s | %d | %s | %.1f | %.1f | %.2f M | %.1f |\n", runs[r].wl,
-                 runs[r].threads, modes[m], ns, ns - base, rate / 1e6, bytes);
-        fflush(stdout);
+  uint64_t started = now();
+  for (long r = 0; r < rounds; r++) {
+    for (int w = 0; w < nwl; w++) {
+      const workload *wl = &workloads[wl_idx[w]];
+      for (int t = 0; t < nthr; t++) {
+        fprintf(stderr, "\rbench_record: round %ld of %ld, %s with %d thread(s)...%20s", r + 1,
+                rounds, wl->name, thr[t], "");
+        for (int pass = 0; pass < 2; pass++)
+          for (int k = 0; k < nmodes; k++) {
+            int m = modes[(k + r) % nmodes];
+            sample *s = &samples[CELL(w, t, pass, m) + (size_t)r];
+            if (!measure(self, libdir, dir, wl->name, wl->plugin, m, thr[t],
+                         pass == PACED ? paced_calls : calls, pass == PACED ? pace : 0, s)) {
+              fprintf(stderr, "\nbench_record: %s, %d thread(s), %s, %s: the run failed\n",
+                      wl->name, thr[t], pass == PACED ? "paced" : "flooding", mode_names[m]);
+              failures++;
+            }
+          }
       }
-      calls = saved;
     }
   }
+  fprintf(stderr, "\rbench_record: done in %.0f s.%60s\n", (double)(now() - started) / 1e9, "");
+  rmdir(dir);
+
+  bool any_ocl = false;
+  for (int w = 0; w < nwl; w++)
+    any_ocl |= workloads[wl_idx[w]].plugin != PL_NULL;
+  for (int k = 1; k < 3; k++)
+    if (device_line[k][0])
+      printf("device: %s%s%s\n", device_line[k], k == PL_OPENCL && icd ? ", OCL_ICD_VENDORS=" : "",
+             k == PL_OPENCL && icd ? icd : "");
+  if (any_ocl && !device_line[1][0] && !device_line[2][0])
+    printf("device: none answered\n");
+  printf("\n| workload | threads | way | paced ns/call | paced added ns | flooding ns/call | "
+         "flooding added ns | calls/s until stored | bytes/call |\n"
+         "|---|---|---|---|---|---|---|---|---|\n");
+  double *v = malloc((size_t)rounds * sizeof *v);
+  for (int w = 0; w < nwl; w++)
+    for (int t = 0; t < nthr; t++)
+      for (int k = 0; k < nmodes; k++) {
+        int m = modes[k];
+        char cells[6][128];
+        for (int pass = 0; pass < 2; pass++) {
+          const sample *s = &samples[CELL(w, t, pass, m)], *d = &samples[CELL(w, t, pass, 0)];
+          size_t nv = 0;
+          for (long r = 0; r < rounds; r++)
+            if (s[r].ok)
+              v[nv++] = s[r].ns;
+          if (nv) {
+            double lo, med, hi;
+            bench_mmm(v, nv, &lo, &med, &hi);
+            snprintf(cells[pass * 2], sizeof cells[0], "%.1f", med);
+          } else
+            snprintf(cells[pass * 2], sizeof cells[0], "failed");
+          nv = 0;
+          for (long r = 0; r < rounds; r++)
+            if (s[r].ok && d[r].ok)
+              v[nv++] = s[r].ns - d[r].ns;
+          if (m == MODE_DIRECT)
+            snprintf(cells[pass * 2 + 1], sizeof cells[0], "-");
+          else
+            mmm_cell(cells[pass * 2 + 1], sizeof cells[0], v, nv, "%+.1f", 1);
+        }
+        const sample *s = &samples[CELL(w, t, FLOODING, m)];
+        size_t nv = 0;
+        for (long r = 0; r < rounds; r++)
+          if (s[r].ok)
+            v[nv++] = s[r].rate;
+        mmm_cell(cells[4], sizeof cells[0], v, nv, "%.2f M", 1e6);
+        nv = 0;
+        for (long r = 0; r < rounds; r++)
+          if (s[r].ok)
+            v[nv++] = s[r].bytes;
+        if (m == MODE_DIRECT || m == MODE_SHIM)
+          snprintf(cells[5], sizeof cells[5], "-");
+        else if (nv) {
+          double lo, med, hi;
+          bench_mmm(v, nv, &lo, &med, &hi);
+          snprintf(cells[5], sizeof cells[5], "%.1f", med);
+        } else
+          snprintf(cells[5], sizeof cells[5], "failed");
+        printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n",
+               k == 0 ? workloads[wl_idx[w]].name : "", thr[t], mode_names[m], cells[0],
+               cells[1], cells[2], cells[3], cells[4], cells[5]);
+      }
+  printf("\nns/call and bytes/call: median over the rounds. calls/s for direct and shim: the "
+         "calls' own rate.\n%.0f s in all; load average %.2f at the end%s\n",
+         (double)(now() - started) / 1e9, bench_load(),
+         failures ? "; SOME RUNS FAILED (above)" : "");
+  free(v);
+  free(samples);
   return failures ? 1 : 0;
 }

@@ -7,11 +7,20 @@
  *     plugin bench/pi_null.c through the recording shim, replayed onto the
  *     same plugin with `pitrace replay --plugin` (its --stats line gives
  *     the replay's own time, apart from loading the session).
+ *     Each round replays the same session once; min / median / max over
+ *     the rounds.
  *  2. Wall time against the original run on real workloads (vadd and
- *     pipeline with large N on the OpenCL device): the application alone,
- *     then `pitrace replay` of its recording, each the median of 3 runs.
+ *     pipeline with large N, OpenCL C programs, on the device that
+ *     SYCL_DEVICE_FILTER=opencl selects, --device to change it: on a GPU
+ *     host the runtime's default is CUDA, where OpenCL C does not build).
+ *     A first untimed run and recording (PoCL builds its kernel cache);
+ *     then in each round the application alone, the application recorded
+ *     (SYCL_PI_RECORD, data all) and `pitrace replay` of the first
+ *     recording, in an order rotated from round to round; the ratios to the
+ *     application alone are taken within a round.
  *
- * Usage: bench_replay [--calls N]
+ * Usage: bench_replay [--calls N] [--rounds R] [--device FILTER]
+ *                     [--vadd N] [--pipeline N]
  *        bench_replay --make-session PATH N   (just write the null session)
  */
 #define _GNU_SOURCE
@@ -22,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "pi/pi.h"
 
 typedef bool (*wrap_fn)(const pi_plugin *, const char *, const char *, const char *,
@@ -86,7 +96,8 @@ static int make_session(const char *db, long n)
 }
 
 /* Runs a shell command; its wall time in seconds (negative on failure).
- * Its stdout goes to `out` when given. */
+ * Its stdout (and stderr, when the command says 2>&1) goes to `out` when
+ * given. */
 static double timed(const char *cmd, char *out, size_t outn)
 {
   double t0 = now_s();
@@ -101,17 +112,9 @@ static double timed(const char *cmd, char *out, size_t outn)
   return st == 0 ? t : -1;
 }
 
-/* The middle of three runs of cmd (negative when one failed). */
-static double median3(const char *cmd)
-{
-  double a = timed(cmd, NULL, 0), b = timed(cmd, NULL, 0), c = timed(cmd, NULL, 0);
-  if (a < 0 || b < 0 || c < 0)
-    return -1;
-  double lo = a < b ? a : b, hi = a < b ? b : a;
-  return c < lo ? lo : c > hi ? hi : c;
-}
-
 static int failures; /* measurements that could not be made: exit status 1 */
+static long rounds = 5;
+static const char *filter = "opencl";
 
 /* Removes a session database with SQLite's side files. */
 static void remove_db(const char *db)
@@ -124,45 +127,126 @@ static void remove_db(const char *db)
   }
 }
 
+/* "min / median / max" of v[0..n) with fmt. */
+static const char *mmm(double *v, size_t n, const char *fmt, char *out, size_t outn)
+{
+  if (!n)
+    return "failed";
+  double lo, med, hi;
+  bench_mmm(v, n, &lo, &med, &hi);
+  char a[32], b[32], c[32];
+  snprintf(a, sizeof a, fmt, lo);
+  snprintf(b, sizeof b, fmt, med);
+  snprintf(c, sizeof c, fmt, hi);
+  if (n == 1)
+    snprintf(out, outn, "%s", b);
+  else
+    snprintf(out, outn, "%s / %s / %s", a, b, c);
+  return out;
+}
+
 static void throughput(long calls)
 {
-  char db[] = "/tmp/pitrace-bench-replay-XXXXXX", cmd[16384], out[8192] = "";
+  char db[] = "/tmp/pitrace-bench-replay-XXXXXX", cmd[16384], out[8192];
   close(mkstemp(db));
   unlink(db);
   snprintf(cmd, sizeof cmd, "'%s/bench_replay' --make-session %s %ld", bindir, db, calls);
   double rec = timed(cmd, NULL, 0);
-  snprintf(cmd, sizeof cmd, "'%s/pitrace' replay --plugin '%s/libpi_null.so' --stats %s 2>&1",
-           bindir, libdir, db);
-  double wall = timed(cmd, out, sizeof out);
-  const char *stats = strstr(out, "pitrace replay: ");
-  double ms = 0, rate = 0, load = 0;
+  double *rate = calloc((size_t)rounds, sizeof *rate), *ms = calloc((size_t)rounds, sizeof *ms),
+         *load = calloc((size_t)rounds, sizeof *load), *wall = calloc((size_t)rounds, sizeof *wall);
+  size_t ok = 0;
   unsigned long long n = 0;
-  if (stats)
-    sscanf(stats, "pitrace replay: %llu calls replayed in %lf ms (%lf calls/s); loading the "
-           "session took %lf ms", &n, &ms, &rate, &load);
-  printf("null plugin: %ld calls recorded in %.2f s; replay: %llu calls in %.1f ms = %.2f M "
-         "calls/s (loading the session %.1f ms, whole command %.2f s)%s\n",
-         calls, rec, n, ms, rate / 1e6, load, wall, rec < 0 || wall < 0 || !n ? " FAILED" : "");
-  failures += rec < 0 || wall < 0 || !n;
+  for (long r = 0; rec >= 0 && r < rounds; r++) {
+    snprintf(cmd, sizeof cmd,
+             "'%s/pitrace' replay --plugin '%s/libpi_null.so' --stats %s 2>&1 >/dev/null", bindir,
+             libdir, db);
+    out[0] = 0;
+    double w = timed(cmd, out, sizeof out);
+    const char *stats = strstr(out, "pitrace replay: ");
+    if (w < 0 || !stats ||
+        sscanf(stats, "pitrace replay: %llu calls replayed in %lf ms (%lf calls/s); loading the "
+               "session took %lf ms", &n, &ms[ok], &rate[ok], &load[ok]) != 4 || !n) {
+      fprintf(stderr, "bench_replay: %s failed: %s\n", cmd, out);
+      failures++;
+      continue;
+    }
+    rate[ok] /= 1e6;
+    wall[ok++] = w;
+  }
+  char c[4][128];
+  printf("## Replay throughput, no device time\n\n"
+         "%ld calls (piQueueFinish, piKernelSetArg 4 bytes, blocking 16-byte "
+         "piEnqueueMemBufferWrite in turn) recorded through the shim on the stand-in plugin "
+         "(bench/pi_null.c) in %.2f s, replayed onto it with `pitrace replay --plugin` once a "
+         "round; min / median / max over %ld rounds:\n\n"
+         "| calls replayed | replay M calls/s | replay ms | loading the session ms | whole "
+         "command s |\n|---|---|---|---|---|\n| %llu | %s | %s | %s | %s |\n\n",
+         calls, rec, rounds, n, mmm(rate, ok, "%.2f", c[0], sizeof c[0]),
+         mmm(ms, ok, "%.1f", c[1], sizeof c[1]), mmm(load, ok, "%.1f", c[2], sizeof c[2]),
+         mmm(wall, ok, "%.2f", c[3], sizeof c[3]));
+  if (rec < 0) {
+    fprintf(stderr, "bench_replay: recording the session failed\n");
+    failures++;
+  }
+  free(rate);
+  free(ms);
+  free(load);
+  free(wall);
   remove_db(db);
 }
 
+enum { ORIGINAL, RECORDED, REPLAY, NWAYS };
+
 static void workload(const char *prog, const char *arg)
 {
-  char db[] = "/tmp/pitrace-bench-replay-XXXXXX", cmd[16384];
+  char db[] = "/tmp/pitrace-bench-replay-XXXXXX", db2[] = "/tmp/pitrace-bench-replay-XXXXXX";
+  char cmd[NWAYS][16384], first[16384], out[4096] = "";
   close(mkstemp(db));
+  close(mkstemp(db2));
   unlink(db);
-  snprintf(cmd, sizeof cmd, "'%s/%s' %s >/dev/null", bindir, prog, arg);
-  double orig = median3(cmd);
-  snprintf(cmd, sizeof cmd, "SYCL_PI_RECORD=%s '%s/%s' %s >/dev/null", db, bindir, prog, arg);
-  double rec = timed(cmd, NULL, 0);
-  snprintf(cmd, sizeof cmd, "'%s/pitrace' replay %s >/dev/null", bindir, db);
-  double rep = median3(cmd);
-  printf("%s %s: original run %.3f s, recorded run %.3f s, pitrace replay %.3f s (%.2fx the "
-         "original)%s\n", prog, arg, orig, rec, rep, orig > 0 ? rep / orig : 0,
-         orig < 0 || rec < 0 || rep < 0 ? " FAILED" : "");
-  failures += orig < 0 || rec < 0 || rep < 0;
+  unlink(db2);
+  snprintf(cmd[ORIGINAL], sizeof cmd[0], "SYCL_DEVICE_FILTER='%s' '%s/%s' %s", filter, bindir,
+           prog, arg);
+  snprintf(cmd[RECORDED], sizeof cmd[0],
+           "rm -f %s %s-wal %s-shm; SYCL_PI_RECORD=%s SYCL_DEVICE_FILTER='%s' '%s/%s' %s "
+           ">/dev/null", db2, db2, db2, db2, filter, bindir, prog, arg);
+  snprintf(cmd[REPLAY], sizeof cmd[0], "'%s/pitrace' replay %s >/dev/null", bindir, db);
+  /* Untimed: the application once (its output names the device) and the
+   * recording that every round replays. */
+  snprintf(first, sizeof first, "SYCL_PI_RECORD=%s SYCL_DEVICE_FILTER='%s' '%s/%s' %s", db,
+           filter, bindir, prog, arg);
+  double warm = timed(first, out, sizeof out);
+  double (*t)[NWAYS] = calloc((size_t)rounds, sizeof *t);
+  for (long r = 0; warm >= 0 && r < rounds; r++)
+    for (int k = 0; k < NWAYS; k++) {
+      int w = (int)((k + r) % NWAYS);
+      char full[16400];
+      snprintf(full, sizeof full, "%s%s", cmd[w], w == ORIGINAL ? " >/dev/null" : "");
+      t[r][w] = timed(full, NULL, 0);
+    }
+  double ratio[2][1000], orig[1000];
+  size_t nr[2] = {0, 0}, no = 0;
+  for (long r = 0; warm >= 0 && r < rounds; r++) {
+    if (t[r][ORIGINAL] > 0)
+      orig[no++] = t[r][ORIGINAL];
+    for (int w = RECORDED; w <= REPLAY; w++)
+      if (t[r][ORIGINAL] > 0 && t[r][w] > 0)
+        ratio[w - 1][nr[w - 1]++] = t[r][w] / t[r][ORIGINAL];
+  }
+  const char *dev = strstr(out, " on \"");
+  char c[3][128];
+  printf("| %s %s | %.*s | %s | %s | %s |\n", prog, arg,
+         dev ? (int)strcspn(dev + 4, "\n") : 1, dev ? dev + 4 : "?",
+         mmm(orig, no, "%.3f", c[0], sizeof c[0]), mmm(ratio[0], nr[0], "%.2fx", c[1], sizeof c[1]),
+         mmm(ratio[1], nr[1], "%.2fx", c[2], sizeof c[2]));
+  if (warm < 0 || no < (size_t)rounds || nr[0] < (size_t)rounds || nr[1] < (size_t)rounds) {
+    fprintf(stderr, "bench_replay: %s %s: a run failed (%s)\n", prog, arg,
+            warm < 0 ? first : "see above");
+    failures++;
+  }
+  free(t);
   remove_db(db);
+  remove_db(db2);
 }
 
 int main(int argc, char **argv)
@@ -178,16 +262,44 @@ int main(int argc, char **argv)
   if (argc == 4 && strcmp(argv[1], "--make-session") == 0)
     return make_session(argv[2], atol(argv[3]));
   long calls = 1000000;
+  const char *vadd_n = "4194304", *pipeline_n = "1048576";
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc && atol(argv[i + 1]) > 0) {
-      calls = atol(argv[++i]);
-    } else {
-      fprintf(stderr, "usage: bench_replay [--calls N]\n");
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (v && strcmp(argv[i], "--calls") == 0 && atol(v) > 0)
+      calls = atol(v), i++;
+    else if (v && strcmp(argv[i], "--rounds") == 0 && atol(v) > 0 && atol(v) <= 1000)
+      rounds = atol(v), i++;
+    else if (v && strcmp(argv[i], "--device") == 0 && !strchr(v, '\''))
+      filter = v, i++;
+    else if (v && strcmp(argv[i], "--vadd") == 0 && strspn(v, "0123456789") == strlen(v))
+      vadd_n = v, i++;
+    else if (v && strcmp(argv[i], "--pipeline") == 0 && strspn(v, "0123456789") == strlen(v))
+      pipeline_n = v, i++;
+    else {
+      fprintf(stderr, "usage: bench_replay [--calls N] [--rounds R (1..1000)] [--device FILTER]\n"
+                      "                    [--vadd N] [--pipeline N]\n"
+                      "  defaults: 1000000 calls, 5 rounds, --device opencl (SYCL_DEVICE_FILTER "
+                      "syntax:\n  vadd and pipeline are OpenCL C programs), vadd 4194304, "
+                      "pipeline 1048576\n");
       return 2;
     }
   }
+  bench_print_machine("bench_replay");
+  printf("rounds: %ld\n\n", rounds);
+  fflush(stdout);
   throughput(calls);
-  workload("vadd", "4194304");
-  workload("pipeline", "1048576");
+  printf("## Replay against the original run\n\n"
+         "Wall time of the application alone, and of the application recorded (data all) and of "
+         "`pitrace replay` of its recording as ratios to the application alone in the same "
+         "round (the ways' order rotated from round to round); SYCL_DEVICE_FILTER=%s; min / "
+         "median / max over %ld rounds:\n\n"
+         "| workload | device | application alone s | recorded / alone | pitrace replay / "
+         "alone |\n|---|---|---|---|---|\n",
+         filter, rounds);
+  fflush(stdout);
+  workload("vadd", vadd_n);
+  workload("pipeline", pipeline_n);
+  printf("\nload average %.2f at the end%s\n", bench_load(),
+         failures ? "; SOME RUNS FAILED (above)" : "");
   return failures ? 1 : 0;
 }

@@ -2,8 +2,8 @@
 # real-apps.sh: the long runs of the real OpenCL applications, for the
 # README's figures (the CI tests, tests/apps/app_test.sh, keep them short).
 #
-#   scripts/real-apps.sh [--rounds N] [--apps "clpeak pyopencl clblast"] [--icd FILE]
-#                        [--keep] [BUILD]
+#   scripts/real-apps.sh [--rounds N] [--apps "clpeak pyopencl clblast vadd pipeline"]
+#                        [--icd FILE] [--keep] [BUILD]
 #
 # BUILD is the build directory (default build/). --icd names the vendor file
 # of the OpenCL implementation to run on (default PoCL's,
@@ -18,13 +18,21 @@
 #   rec-none   routed and recorded, SYCL_PI_RECORD_DATA=none
 #   rec-all    routed and recorded, SYCL_PI_RECORD_DATA=all (not clpeak:
 #              its buffers are hundreds of MB per test)
+#   traced     routed, not recorded, SYCL_PI_TRACE=2 into a file
+#              (SYCL_PI_TRACE_FILE): every PI call formatted and written
+# vadd and pipeline (the examples, pitrace applications themselves, built in
+# BUILD/bin) have no "pitrace" way: "direct" is their plain run
+# (SYCL_DEVICE_FILTER=opencl, on FILE's implementation), the other ways add
+# the recording or the trace to it.
 # The applications:
 #   clpeak     clpeak -p 0 -d 0, all its tests (minutes on PoCL; $CLPEAK_TESTS,
 #              e.g. "--kernel-latency", runs only those)
 #   pyopencl   tests/apps/pyopencl_check.py $PYOPENCL_N (default 4000000)
 #   clblast    BUILD/bin/clblast_client $CLBLAST_MNK (default 512 512 512)
-# Every run's result is checked (pyopencl and CLBlast verify theirs on the
-# host; clpeak must print the same figures as directly). It prints, as
+#   vadd       BUILD/bin/vadd $VADD_N (default 4194304)
+#   pipeline   BUILD/bin/pipeline $PIPELINE_N (default 1048576)
+# Every run's result is checked (pyopencl, CLBlast, vadd and pipeline verify
+# theirs on the host; clpeak must print the same figures as directly). It prints, as
 # Markdown: wall time through pitrace as a ratio to direct (min / median /
 # max over the rounds; the ratio is taken within a round), and each of
 # clpeak's figures through pitrace as a ratio to the direct figure of the
@@ -52,8 +60,8 @@ while [ $# -gt 0 ]; do
 done
 case $rounds in ''|*[!0-9]*|0) echo "$me: --rounds must be a positive number" >&2; exit 2 ;; esac
 for a in $apps; do
-  case $a in clpeak|pyopencl|clblast) ;;
-  *) echo "$me: unknown application '$a' (clpeak, pyopencl, clblast)" >&2; exit 2 ;;
+  case $a in clpeak|pyopencl|clblast|vadd|pipeline) ;;
+  *) echo "$me: unknown application '$a' (clpeak, pyopencl, clblast, vadd, pipeline)" >&2; exit 2 ;;
   esac
 done
 [ -d "$build" ] ||
@@ -64,6 +72,8 @@ ICD=$build/etc/OpenCL/vendors/pitrace.icd
 PY=${PYTHON:-/usr/bin/python3}
 PYOPENCL_N=${PYOPENCL_N:-4000000}
 CLBLAST_MNK=${CLBLAST_MNK:-512 512 512}
+VADD_N=${VADD_N:-4194304}
+PIPELINE_N=${PIPELINE_N:-1048576}
 
 need() { # need WHAT HOW: refuse, in one line, when WHAT is missing
   echo "$me: missing $1 ($2)" >&2
@@ -75,7 +85,6 @@ for lib in libpitrace_opencl.so libpi_opencl.so libpi_shim.so libpirt.so; do
   [ -f "$build/lib/$lib" ] ||
     need "$build/lib/$lib" "cmake --build $build --target pitrace_opencl pi_opencl pi_shim"
 done
-[ -r "$ICD" ] || need "$ICD" "configure and build $build"
 for a in $apps; do
   case $a in
   clpeak)   command -v clpeak >/dev/null 2>&1 || need clpeak "apt-get install clpeak" ;;
@@ -83,12 +92,18 @@ for a in $apps; do
               need "pyopencl for $PY" "apt-get install python3-pyopencl python3-numpy" ;;
   clblast)  [ -x "$build/bin/clblast_client" ] ||
               need "$build/bin/clblast_client" "apt-get install libclblast-dev; cmake --build $build --target clblast_client" ;;
+  vadd|pipeline) [ -x "$build/bin/$a" ] || need "$build/bin/$a" "cmake --build $build --target $a" ;;
   esac
 done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/real-apps.XXXXXX")
 [ $keep = 1 ] || trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
+# The front end's vendor file; a packed build (scripts/gpu-pack.sh) has none.
+if [ ! -r "$ICD" ]; then
+  ICD=$work/pitrace.icd
+  echo "$build/lib/libpitrace_opencl.so" >"$ICD"
+fi
 
 # No compiler cache: every run of the script builds its programs, as the
 # other ways do (PoCL's own kernel cache is shared by all ways alike).
@@ -101,12 +116,27 @@ cmd_of() {
   clpeak)   echo "clpeak -p 0 -d 0 ${CLPEAK_TESTS:-}" ;;
   pyopencl) echo "$PY $src/tests/apps/pyopencl_check.py $PYOPENCL_N" ;;
   clblast)  echo "$build/bin/clblast_client $CLBLAST_MNK" ;;
+  vadd)     echo "$build/bin/vadd $VADD_N" ;;
+  pipeline) echo "$build/bin/pipeline $PIPELINE_N" ;;
   esac
 }
 ways_of() {
   case $1 in
-  clpeak) echo "direct pitrace rec-none" ;;
-  *)      echo "direct pitrace rec-none rec-all" ;;
+  clpeak) echo "direct pitrace rec-none traced" ;;
+  vadd|pipeline) echo "direct rec-none rec-all traced" ;;
+  *)      echo "direct pitrace rec-none rec-all traced" ;;
+  esac
+}
+# routed APP [VAR=VALUE...]: runs $cmd as the ways other than direct do, with
+# the settings given: pitrace applications (the examples) on the runtime
+# directly, OpenCL applications through the front end.
+routed() {
+  routed_app=$1
+  shift
+  case $routed_app in
+  vadd|pipeline) env OCL_ICD_VENDORS="$POCL" SYCL_DEVICE_FILTER=opencl "$@" $cmd ;;
+  *)             env OCL_ICD_VENDORS="$ICD" PITRACE_OCL_ICD_VENDORS="$POCL" SYCL_DEVICE_FILTER=opencl \
+                   "$@" $cmd ;;
   esac
 }
 now() { date +%s%N; }
@@ -117,16 +147,18 @@ now() { date +%s%N; }
 run_one() {
   app=$1 way=$2 tag=$3 out=$work/$1.$2.$3.out db=$work/$1.$2.$3.db
   cmd=$(cmd_of "$app")
-  rm -f "$db" "$db-wal" "$db-shm"
+  trace=$work/$1.$2.$3.trace
+  rm -f "$db" "$db-wal" "$db-shm" "$trace"
   t0=$(now)
   case $way in
-  direct)   env OCL_ICD_VENDORS="$POCL" $cmd >"$out" 2>&1 ;;
-  pitrace)  env OCL_ICD_VENDORS="$ICD" PITRACE_OCL_ICD_VENDORS="$POCL" SYCL_DEVICE_FILTER=opencl \
-              $cmd >"$out" 2>&1 ;;
-  rec-none) env OCL_ICD_VENDORS="$ICD" PITRACE_OCL_ICD_VENDORS="$POCL" SYCL_DEVICE_FILTER=opencl \
-              SYCL_PI_RECORD="$db" SYCL_PI_RECORD_DATA=none $cmd >"$out" 2>&1 ;;
-  rec-all)  env OCL_ICD_VENDORS="$ICD" PITRACE_OCL_ICD_VENDORS="$POCL" SYCL_DEVICE_FILTER=opencl \
-              SYCL_PI_RECORD="$db" SYCL_PI_RECORD_DATA=all $cmd >"$out" 2>&1 ;;
+  direct)   case $app in
+            vadd|pipeline) routed "$app" >"$out" 2>&1 ;;
+            *)             env OCL_ICD_VENDORS="$POCL" $cmd >"$out" 2>&1 ;;
+            esac ;;
+  pitrace)  routed "$app" >"$out" 2>&1 ;;
+  rec-none) routed "$app" SYCL_PI_RECORD="$db" SYCL_PI_RECORD_DATA=none >"$out" 2>&1 ;;
+  rec-all)  routed "$app" SYCL_PI_RECORD="$db" SYCL_PI_RECORD_DATA=all >"$out" 2>&1 ;;
+  traced)   routed "$app" SYCL_PI_TRACE=2 SYCL_PI_TRACE_FILE="$trace" >"$out" 2>&1 ;;
   esac
   rc=$?
   t1=$(now)
@@ -135,6 +167,7 @@ run_one() {
           if [ -s "$out.fig" ] && { [ ! -f "$work/clpeak.want" ] || cmp -s "$work/clpeak.want" "$out.fig"; }
           then ok=1; else ok=0; fi
           [ -f "$work/clpeak.want" ] || [ $ok = 0 ] || cp "$out.fig" "$work/clpeak.want" ;;
+  vadd|pipeline) if grep -q "result verified" "$out"; then ok=1; else ok=0; fi ;;
   *)      if grep -q "all verified" "$out"; then ok=1; else ok=0; fi ;;
   esac
   calls=- bytes=-
@@ -144,6 +177,11 @@ run_one() {
     rm -f "$db" "$db-wal" "$db-shm"
   elif [ "${way#rec}" != "$way" ]; then
     calls=0 ok=0 # recorded nothing
+  fi
+  if [ $way = traced ]; then
+    calls=$(grep -c '^---> pi' "$trace" 2>/dev/null) || { calls=0 ok=0; } # traced nothing
+    bytes=$(stat -c %s "$trace" 2>/dev/null || echo 0)
+    rm -f "$trace"
   fi
   secs=$(echo "$t0 $t1" | awk '{ printf "%.3f", ($2 - $1) / 1e9 }')
   case $tag in
@@ -185,20 +223,24 @@ case $impl in
 *pocl*) impl="PoCL $(dpkg-query -W -f '${Version}' libpocl2 2>/dev/null || echo "?")" ;;
 *nvidia*) impl="NVIDIA OpenCL on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1 || echo "?")" ;;
 esac
-$PY - "$work" "$rounds" "$apps" "$(nproc) x $cpu, $impl, $(date +%Y-%m-%d)" \
-  "$PYOPENCL_N" "$CLBLAST_MNK" <<'EOF'
+commit=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+[ "$commit" = unknown ] || [ -z "$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null)" ] ||
+  commit="$commit with uncommitted changes"
+$PY - "$work" "$rounds" "$apps" "$(nproc) x $cpu, $impl, $(date +%Y-%m-%d), load average $(cut -d' ' -f1 /proc/loadavg) at the end" \
+  "$PYOPENCL_N" "$CLBLAST_MNK" "$commit" "$VADD_N" "$PIPELINE_N" <<'EOF'
 import os, re, statistics, sys
-work, rounds, apps, machine, pyn, mnk = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4], sys.argv[5], sys.argv[6]
+work, rounds, apps, machine, pyn, mnk, commit, vaddn, pipen = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8], sys.argv[9]
 runs = {}   # (app, way, round) -> (secs, ok, calls, bytes)
 for line in open(os.path.join(work, "times")):
     app, way, r, secs, rc, ok, calls, nbytes = line.split()
     runs[(app, way, int(r))] = (float(secs), rc == "0" and ok == "1", calls, nbytes)
-WAYS = ["direct", "pitrace", "rec-none", "rec-all"]
+WAYS = ["direct", "pitrace", "rec-none", "rec-all", "traced"]
 HEAD = {"pitrace": "through pitrace", "rec-none": "recorded, data=none",
-        "rec-all": "recorded, data=all"}
+        "rec-all": "recorded, data=all", "traced": "SYCL_PI_TRACE=2 to a file"}
 LABEL = {"clpeak": "clpeak -p 0 -d 0 " + (os.environ.get("CLPEAK_TESTS") or "(all tests)"),
          "pyopencl": "pyopencl_check.py %s" % pyn,
-         "clblast": "clblast_client %s" % mnk}
+         "clblast": "clblast_client %s" % mnk,
+         "vadd": "vadd %s" % vaddn, "pipeline": "pipeline %s" % pipen}
 
 def mmm(v, fmt):
     v = sorted(v)
@@ -216,12 +258,13 @@ def size(b):
         b /= 1000
 
 bad = [k for k, v in runs.items() if not v[1]]
-print("Real applications, %s; %d round(s), ways interleaved within each round." % (machine, rounds))
+print("Real applications, %s; commit %s; %d round(s), ways interleaved within each round." % (machine, commit, rounds))
 print()
-print("Wall time as a ratio to the direct run of the same round, min / median / max over the rounds:")
+print("Wall time as a ratio to the direct run of the same round, min / median / max over the rounds")
+print("(vadd and pipeline are pitrace applications: direct is their plain run, there is no 'through pitrace'):")
 print()
-print("| application | direct (s, median) | " + " | ".join(HEAD[w] for w in WAYS[1:]) + " | recorded calls; session data=none / all |")
-print("|---|---|---|---|---|---|")
+print("| application | direct (s, median) | " + " | ".join(HEAD[w] for w in WAYS[1:]) + " | recorded calls; session sizes and trace file |")
+print("|---|---|---|---|---|---|---|")
 for app in apps:
     rs = sorted({r for (a, w, r) in runs if a == app})
     direct = [runs[(app, "direct", r)][0] for r in rs if (app, "direct", r) in runs]
@@ -232,14 +275,15 @@ for app in apps:
         cells.append(mmm(ratios, "%.2fx") if ratios else "-")
     rec = []
     calls = "-"
-    for w in ("rec-none", "rec-all"):
+    for w, tag in (("rec-none", "none"), ("rec-all", "all"), ("traced", "trace")):
         got = [runs[(app, w, r)] for r in rs if (app, w, r) in runs]
-        if got and calls == "-":
+        if got and calls == "-" and w != "traced":
             calls = got[0][2]
+        known = [float(g[3]) for g in got if g[3] not in "-?"]
         if got:
-            rec.append(size(statistics.median(float(g[3]) for g in got if g[3] not in "-?")) if any(g[3] not in "-?" for g in got) else "?")
+            rec.append("%s %s" % (tag, size(statistics.median(known)) if known else "?"))
     print("| %s | %.2f | %s | %s; %s |" % (LABEL[app], statistics.median(direct) if direct else float("nan"),
-          " | ".join(cells), calls, " / ".join(rec) if rec else "-"))
+          " | ".join(cells), calls, ", ".join(rec) if rec else "-"))
 print()
 
 if "clpeak" in apps:

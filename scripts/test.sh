@@ -3,7 +3,8 @@
 # Release and Debug builds with -Werror in build-release/ and build-debug/
 # (built, not tested), then the
 # same suites built with clang under AddressSanitizer and UBSan in
-# build-asan/ (leak checking there is off: the valgrind test owns it).
+# build-asan/ (leak checking there is off: the valgrind test owns it), then
+# a short run of each libFuzzer target in build-fuzz/.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -30,3 +31,12 @@ cmake --build build-asan
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:handle_segv=0:handle_abort=0:allocator_may_return_null=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2 -E 'dlopen_dlclose|^app_|^pitrace_run$'
+
+# The fuzzers (fuzz/README.md), a short run of each over its seed corpus.
+# PITRACE_FUZZ instruments the whole build for libFuzzer's coverage, which
+# the suites above should not pay for: a build of its own, of what the
+# fuzzers and their seeds need (fuzz_all), optimised as a fuzzing build is.
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DPITRACE_FUZZ=ON \
+  -DPITRACE_WERROR=ON >/dev/null
+cmake --build build-fuzz --target fuzz_all
+ctest --test-dir build-fuzz --output-on-failure -R '^fuzz_'

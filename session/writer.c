@@ -2596,6 +2596,14 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
     snprintf(reason + len, sizeof reason - (size_t)len, "; %llu damaged record%s skipped",
              (unsigned long long)damaged, damaged == 1 ? "" : "s");
   uint64_t dur = last_t > session_t0 ? last_t - session_t0 : 0;
+  /* Damaged call times can make that anything (and start + it overflow):
+   * the calls were made between the session's start and now. */
+  struct timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  int64_t now_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+  uint64_t most = start_ns >= 0 && now_ns > start_ns ? (uint64_t)(now_ns - start_ns) : 0;
+  if (dur > most)
+    dur = most;
   end_session(how, signo, start_ns + (int64_t)dur, dur, reason, code);
   if (!failed && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
     atomic_store(&hdr->state, RINGFILE_DONE);

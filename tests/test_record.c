@@ -445,6 +445,68 @@ Test(record, the_next_recording_process_salvages_the_last_one)
                            "'piDeviceGetInfo' AND result = 'PI_SUCCESS'"), 300);
 }
 
+/* Found by fuzz/fuzz_salvage: a ring file whose call times are damaged
+ * made the session's duration anything, and its end time (start + that
+ * duration) overflowed. The calls were made between the session's start
+ * and the salvage: the end stays within them. */
+Test(record, salvage_of_damaged_call_times_ends_the_session_by_now)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "quickexit", "5", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
+  cr_assert_eq(ring_files(db), 1);
+  /* Every exit record's return time 8e18 ns after the clock origin. */
+  char dir[512], prefix[512], ring[1100] = "";
+  snprintf(dir, sizeof dir, "%s", db);
+  char *slash = strrchr(dir, '/');
+  snprintf(prefix, sizeof prefix, "%s-rings.", slash + 1);
+  *slash = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+      snprintf(ring, sizeof ring, "%s/%s", dir, e->d_name);
+  if (d)
+    closedir(d);
+  FILE *f = fopen(ring, "r+b");
+  cr_assert(f, "%s", ring);
+  enum { HEADER = 32 << 10, CTL = 4096 };
+  uint64_t t0, head, patched = 0;
+  cr_assert_eq(fseek(f, 32, SEEK_SET), 0); /* ringfile_hdr.session_t0 */
+  cr_assert_eq(fread(&t0, 8, 1, f), 1);
+  cr_assert_eq(fseek(f, HEADER, SEEK_SET), 0); /* slot 0: its shim_ring, head first */
+  cr_assert_eq(fread(&head, 8, 1, f), 1);
+  for (uint64_t off = 0; off < head;) {
+    uint32_t size;
+    uint8_t type;
+    cr_assert_eq(fseek(f, (long)(HEADER + CTL + off), SEEK_SET), 0);
+    cr_assert_eq(fread(&size, 4, 1, f), 1);
+    cr_assert_eq(fread(&type, 1, 1, f), 1);
+    cr_assert(size >= 16 && size % 8 == 0, "record at %llu: size %u", (unsigned long long)off,
+              size);
+    if (type == 3) { /* REC_EXIT: header, entry ticket, then t1 */
+      uint64_t t1 = t0 + 8000000000000000000ull;
+      cr_assert_eq(fseek(f, (long)(HEADER + CTL + off + 24), SEEK_SET), 0);
+      cr_assert_eq(fwrite(&t1, 8, 1, f), 1);
+      patched++;
+    }
+    off += size;
+  }
+  cr_assert_eq(fclose(f), 0);
+  cr_assert_geq(patched, 5);
+  salvage_with_pitrace(db);
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  char sql[256];
+  snprintf(sql, sizeof sql, "SELECT end_unix_ns >= start_unix_ns AND end_unix_ns <= %lld AND "
+           "duration_ns = end_unix_ns - start_unix_ns FROM sessions",
+           (long long)now.tv_sec * 1000000000 + now.tv_nsec);
+  cr_assert_eq(db_int(db, sql), 1, "%s", db_lines(db, "SELECT start_unix_ns, end_unix_ns, "
+                                                     "duration_ns FROM sessions"));
+  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "killed\n");
+}
+
 /* How many calls `record_prog count FILE` saw return (0: none yet). */
 static long long count_of(const char *file)
 {

@@ -73,9 +73,10 @@ static bool term_matches(const filter_term *t, const struct pirt_device *d)
          (t->num < 0 || t->num == (long)d->index);
 }
 
-/* Does `filter` (NULL/empty: everything) allow device d? -1: malformed. */
-static int filter_allows(const char *filter, const struct pirt_device *d,
-                         char *err, size_t errn)
+/* Does `filter` (NULL/empty: everything) allow device d? -1: malformed (see
+ * pirt_internal.h). */
+int pirt_filter_allows(const char *filter, const struct pirt_device *d,
+                       char *err, size_t errn)
 {
   if (!filter || !*filter)
     return 1;
@@ -168,7 +169,7 @@ static void add_platform_devices(pirt_global *g, struct pirt_plugin *pl,
     d.version = query_string(pl, devs[i], NULL, PI_DEVICE_INFO_VERSION);
     d.platform_name = pirt_strdup(platform_name);
     char err[256] = "";
-    int ok = filter_allows(filter, &d, err, sizeof err);
+    int ok = pirt_filter_allows(filter, &d, err, sizeof err);
     pirt_trace(PIRT_TRACE_BASIC, "Device %s:%s:%u \"%s\" on platform \"%s\" "
                "(plugin %s)%s", pirt_backend_name(d.backend), type_name(type),
                d.index, d.name ? d.name : "?",
@@ -200,7 +201,7 @@ void pirt_devices_discover(void)
   if (filter && *filter) {
     char err[256] = "";
     struct pirt_device probe = {0};
-    if (filter_allows(filter, &probe, err, sizeof err) < 0) {
+    if (pirt_filter_allows(filter, &probe, err, sizeof err) < 0) {
       snprintf(g->problem, sizeof g->problem,
                "SYCL_DEVICE_FILTER=%s is malformed: %s", filter, err);
       pirt_trace(PIRT_TRACE_BASIC, "%s", g->problem);
@@ -337,7 +338,7 @@ pi_result pirt_device_select(const char *filter, pirt_device **device)
   for (size_t i = 0; i < g->ndevices; i++) {
     struct pirt_device *d = &g->devices[i];
     char err[256] = "";
-    int ok = filter_allows(filter, d, err, sizeof err);
+    int ok = pirt_filter_allows(filter, d, err, sizeof err);
     if (ok < 0)
       return pirt_fail(PI_ERROR_INVALID_VALUE, "device filter '%s' is "
                        "malformed: %s", filter, err);

@@ -97,6 +97,12 @@ struct pirt_device {
   char *version;
 };
 
+/* Does SYCL_DEVICE_FILTER-syntax `filter` (NULL or empty: everything) allow
+ * device d (its backend, type and index)? 1 yes, 0 no, -1 malformed (the
+ * reason in err). */
+int pirt_filter_allows(const char *filter, const struct pirt_device *d, char *err,
+                       size_t errn);
+
 /* Enumerates the devices of every bound plugin (once). */
 void pirt_devices_discover(void);
 void pirt_devices_free(void);

@@ -41,6 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pirt_config.h"
 #include "pirt_internal.h"
 
 static const struct {
@@ -317,6 +318,38 @@ static bool backend_wanted(pirt_backend b)
   return wanted || !copy;
 }
 
+bool pirt_config_parse_line(char *line, const char *file, unsigned lineno,
+                            pirt_config_line *out)
+{
+  char *hash = strchr(line, '#');
+  if (hash)
+    *hash = 0;
+  out->lib[0] = out->backend[0] = out->target[0] = out->options[0] = 0;
+  size_t used = 0;
+  char *save = NULL;
+  unsigned words = 0;
+  for (char *w = strtok_r(line, " \t\r\n", &save); w;
+       w = strtok_r(NULL, " \t\r\n", &save), words++) {
+    if (words == 0)
+      snprintf(out->lib, sizeof out->lib, "%s", w);
+    else if (words == 1 && !strchr(w, '='))
+      snprintf(out->backend, sizeof out->backend, "%s", w);
+    else if (strncmp(w, "target=", 7) == 0) /* the shim's: record PLUGIN */
+      snprintf(out->target, sizeof out->target, "%s", w + 7);
+    else if (strchr(w, '=') && w[0] != '=') {
+      int n = snprintf(out->options + used, sizeof out->options - used, "%s%s",
+                       used ? " " : "", w);
+      if (n > 0 && used + (size_t)n < sizeof out->options)
+        used += (size_t)n;
+    } else {
+      pirt_trace(PIRT_TRACE_BASIC, "%s:%u: '%s' is neither a backend (the "
+                 "second word) nor a key=value option; ignored", file,
+                 lineno, w);
+    }
+  }
+  return words > 0;
+}
+
 /* Reads the config file; false when it cannot be read. A line is
  * "library [backend] [key=value ...]" (see the top of the file). */
 static bool load_config(pirt_global *g, const char *file)
@@ -325,53 +358,27 @@ static bool load_config(pirt_global *g, const char *file)
   if (!f)
     return false;
   pirt_trace(PIRT_TRACE_BASIC, "Reading plugins config %s", file);
-  char line[PATH_MAX + 1024];
+  char line[PIRT_CONFIG_LINE_MAX];
   unsigned lineno = 0;
+  pirt_config_line cl, *c = &cl;
   while (fgets(line, sizeof line, f)) {
     lineno++;
-    char *hash = strchr(line, '#');
-    if (hash)
-      *hash = 0;
-    char lib[PATH_MAX] = "", be[64] = "", target[PATH_MAX] = "";
-    char options[sizeof line] = "";
-    size_t used = 0;
-    char *save = NULL;
-    unsigned words = 0;
-    for (char *w = strtok_r(line, " \t\r\n", &save); w;
-         w = strtok_r(NULL, " \t\r\n", &save), words++) {
-      if (words == 0)
-        snprintf(lib, sizeof lib, "%s", w);
-      else if (words == 1 && !strchr(w, '='))
-        snprintf(be, sizeof be, "%s", w);
-      else if (strncmp(w, "target=", 7) == 0) /* the shim's: record PLUGIN */
-        snprintf(target, sizeof target, "%s", w + 7);
-      else if (strchr(w, '=') && w[0] != '=') {
-        int n = snprintf(options + used, sizeof options - used, "%s%s",
-                         used ? " " : "", w);
-        if (n > 0 && used + (size_t)n < sizeof options)
-          used += (size_t)n;
-      } else {
-        pirt_trace(PIRT_TRACE_BASIC, "%s:%u: '%s' is neither a backend (the "
-                   "second word) nor a key=value option; ignored", file,
-                   lineno, w);
-      }
-    }
-    if (words == 0)
+    if (!pirt_config_parse_line(line, file, lineno, c))
       continue;
-    pirt_backend b = be[0] ? pirt_backend_from_name(be) : PIRT_BACKEND_UNKNOWN;
-    if (be[0] && b == PIRT_BACKEND_UNKNOWN) {
+    pirt_backend b = c->backend[0] ? pirt_backend_from_name(c->backend) : PIRT_BACKEND_UNKNOWN;
+    if (c->backend[0] && b == PIRT_BACKEND_UNKNOWN) {
       pirt_trace(PIRT_TRACE_BASIC, "%s:%u: unknown backend '%s' (use opencl, "
-                 "level_zero or cuda); plugin %s skipped", file, lineno, be, lib);
+                 "level_zero or cuda); plugin %s skipped", file, lineno, c->backend, c->lib);
       continue;
     }
     if (!backend_wanted(b)) {
       pirt_trace(PIRT_TRACE_BASIC, "Plugin %s skipped: SYCL_DEVICE_FILTER "
-                 "selects no %s device", lib, pirt_backend_name(b));
+                 "selects no %s device", c->lib, pirt_backend_name(b));
       continue;
     }
-    struct pirt_plugin *p = bind_plugin(target[0] ? target : lib, b, options);
-    if (p && target[0])
-      wrap_with_shim(g, p, lib);
+    struct pirt_plugin *p = bind_plugin(c->target[0] ? c->target : c->lib, b, c->options);
+    if (p && c->target[0])
+      wrap_with_shim(g, p, c->lib);
     if (p)
       add_plugin(g, p);
   }

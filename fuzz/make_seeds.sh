@@ -1,0 +1,89 @@
+#!/bin/sh
+# make_seeds.sh BUILD OUT: the fuzzers' seed corpora, from real recordings
+# made with BUILD's programs (see README.md):
+#   OUT/config/    plugins config files
+#   OUT/filter/    SYCL_DEVICE_FILTER values
+#   OUT/session/   session databases: vadd 16 recorded on PoCL (data all),
+#                  record_prog's session after salvage ('_exit'), and a
+#                  stand-in plugin session; each compacted (512-byte pages)
+#   OUT/salvage/   the ring file of a recording that ended in _exit
+#                  (record_prog quickexit 5 on PoCL), its rings cut to 4 KB
+#   OUT/salvage-base.db   that recording's database, session still running
+# Needs python3 (its sqlite3 module) and PoCL's vendor file.
+set -eu
+[ $# -eq 2 ] || { echo "usage: make_seeds.sh BUILD OUT" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+out=$2
+PY=${PYTHON:-python3}
+POCL=${POCL_ICD:-/etc/OpenCL/vendors/pocl.icd}
+[ -r "$POCL" ] || { echo "make_seeds.sh: no $POCL (PoCL's vendor file)" >&2; exit 2; }
+rm -rf "$out"
+mkdir -p "$out/config" "$out/filter" "$out/session" "$out/salvage"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pitrace-seeds.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+# The fuzz build is sanitized: a recording process must exit as it would.
+export ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_abort=0:allocator_may_return_null=1
+
+printf 'libpi_opencl.so opencl\n' >"$out/config/plain"
+printf '# a comment\n/opt/x/libpi_cuda.so   cuda\nlibpi_opencl.so opencl libraries=/opt/x/libfoo.so:/opt/y/libbar.so\n' \
+  >"$out/config/options"
+printf 'libpi_shim.so opencl target=libpi_opencl.so a=b\n  \t\nlibpi_x.so bogus =x key=value # end\n' \
+  >"$out/config/shim"
+i=0
+for f in 'opencl:cpu:1' cpu 'opencl:gpu' '*:*:0' 'gpu:cuda, opencl' 'level_zero:acc:2,cuda:*' ' cpu : 0 '; do
+  i=$((i + 1))
+  printf '%s' "$f" >"$out/filter/$i"
+done
+
+# compact DB OUT: one file (no WAL), 512-byte pages, vacuumed
+compact() {
+  $PY - "$1" "$2" <<'PYEOF'
+import shutil, sqlite3, sys
+src, dst = sys.argv[1], sys.argv[2]
+shutil.copy(src, dst)
+c = sqlite3.connect(dst)
+c.execute("PRAGMA journal_mode=DELETE")
+c.execute("PRAGMA page_size=512")
+c.execute("VACUUM")
+c.close()
+PYEOF
+}
+
+OCL_ICD_VENDORS=$POCL SYCL_PI_RECORD=$tmp/vadd.db SYCL_PI_RECORD_DATA=all "$build/bin/vadd" 16 >/dev/null
+compact "$tmp/vadd.db" "$out/session/vadd16.db"
+"$build/bin/bench_replay" --make-session "$tmp/null.db" 30
+compact "$tmp/null.db" "$out/session/null30.db"
+OCL_ICD_VENDORS=$POCL SYCL_PI_RECORD=$tmp/quick.db "$build/bin/record_prog" quickexit 3 >/dev/null || true
+"$build/bin/pitrace" sessions "$tmp/quick.db" >/dev/null # salvages its rings
+compact "$tmp/quick.db" "$out/session/exit3-salvaged.db"
+
+OCL_ICD_VENDORS=$POCL SYCL_PI_RECORD=$tmp/s.db "$build/bin/record_prog" quickexit 5 >/dev/null || true
+set -- "$tmp"/s.db-rings.*
+[ -f "$1" ] || { echo "make_seeds.sh: record_prog left no ring file" >&2; exit 1; }
+$PY - "$tmp/s.db" "$1" "$out/salvage-base.db" "$out/salvage/quickexit5" <<'PYEOF'
+import shutil, sqlite3, struct, sys
+db, ring, base, seed = sys.argv[1:5]
+# The database as one file, its session still running (opened with SQLite
+# alone: nothing salvages it).
+c = sqlite3.connect(db)
+c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+c.execute("PRAGMA journal_mode=DELETE")
+assert c.execute("SELECT count(*) FROM sessions WHERE ended='running'").fetchone()[0] == 1
+c.close()
+shutil.copy(db, base)
+HEADER, CTL = 32 << 10, 4096
+f = open(ring, "rb").read()
+magic, version, state, session, start, t0, cap, slot, pid, nslots = struct.unpack_from("<QIIqqQQQiI", f, 0)
+assert magic == 0x31474E4952545050 and version == 1 and slot == CTL + cap, "not a ring file"
+heads = [struct.unpack_from("<Q", f, HEADER + k * slot)[0] for k in range(nslots)]
+new = 4 << 10
+while new < max(heads + [0]):
+    new *= 2
+hdr = bytearray(f[:HEADER])
+struct.pack_into("<QQ", hdr, 40, new, CTL + new)  # ring_cap, slot_size
+body = b"".join(f[HEADER + k * slot: HEADER + k * slot + CTL + new] for k in range(nslots))
+open(seed, "wb").write(bytes(hdr) + body)
+print("make_seeds.sh: salvage seed: %d slot(s), heads %s, rings cut to %d bytes" % (nslots, heads, new))
+PYEOF
+ls "$out"/* | wc -l >/dev/null
+echo "make_seeds.sh: seeds in $out"
