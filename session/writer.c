@@ -2246,10 +2246,30 @@ static bool open_db(void)
   /* WAL: readers while recording; a killed process leaves a consistent
    * database. synchronous=OFF: a process crash loses nothing the OS has. */
   char *err = NULL;
-  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;", NULL, NULL, &err) !=
-          SQLITE_OK ||
-      sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err) != SQLITE_OK ||
-      sqlite3_exec(db, shim_schema_sql, NULL, NULL, &err) != SQLITE_OK) {
+  /* Some of SQLite's lock steps answer SQLITE_BUSY without calling the
+   * busy handler (turning a new file to WAL while another process does,
+   * a WAL index another process is rebuilding): several processes that
+   * start recording into one path at once retry the whole start, within
+   * the same bound as every other wait for the lock. */
+  uint64_t since = shim_now();
+  bool ok;
+  for (;;) {
+    ok = sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;", NULL, NULL,
+                      &err) == SQLITE_OK &&
+         sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err) == SQLITE_OK &&
+         sqlite3_exec(db, shim_schema_sql, NULL, NULL, &err) == SQLITE_OK;
+    int code = sqlite3_errcode(db);
+    if (ok || (code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
+        shim_now() - since > (uint64_t)BUSY_MS * 1000000u)
+      break;
+    if (!sqlite3_get_autocommit(db))
+      sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_free(err);
+    err = NULL;
+    struct timespec nap = {0, 2000000};
+    nanosleep(&nap, NULL);
+  }
+  if (!ok) {
     fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
                     "unrecorded\n", path, err ? err : sqlite3_errmsg(db));
     sqlite3_free(err);
