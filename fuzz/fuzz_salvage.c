@@ -1,5 +1,5 @@
 /*
- * fuzz_salvage: salvaging a damaged ring file (interposer/writer.c:
+ * fuzz_salvage: salvaging a damaged ring file (session/writer.c:
  * writer_salvage, what pitrace does to the rings of a recording process
  * that died). The input is a ring file; beside it lies a fresh copy of a
  * valid database whose session is still "running", as a killed recording
@@ -20,7 +20,7 @@
 
 #include "fuzz_common.h"
 #include "session.h"
-#include "shim_internal.h"
+#include "recorder.h"
 
 #ifndef FUZZ_SALVAGE_DB
 #define FUZZ_SALVAGE_DB ""

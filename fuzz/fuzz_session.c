@@ -1,5 +1,5 @@
 /*
- * fuzz_session: the session reader (viewer/session.c, the pt_session
+ * fuzz_session: the session reader (session/session.c, the pitrace_session
  * library every pitrace verb reads sessions with). The input is a session
  * database file: it is written to a scratch file, opened read-only with
  * pt_open, and every session's calls are loaded (pt_load: the chunk rows
