@@ -436,33 +436,20 @@ static pi_result SHIM_FN({name})({decl_or_void})
   uint64_t argv[{n}] = {{{packs}}};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_{name}, argv))
     return fn({names});
-  pi_result r = fn({names});
+{before}  pi_result r = fn({names_ret});
   shim_end(&c, r);
   return r;
 }}
 """
 
-# The wrapper of an info query: the application need not ask how many bytes
+# What the wrapper of an info query does before the call: the application need not ask how many bytes
 # the answer took (param_value_size_ret NULL), but the shim asks, so that it
 # records those bytes only, never what the rest of the buffer held before
 # (old heap contents). The recorded arguments stay the application's.
-SHIM_INFO_BODY = """
-static pi_result SHIM_FN({name})({decl_or_void})
-{{
-  const pi_fn_{name} fn = SHIM_TARGET.{name};
-  shim_call c;
-  uint64_t argv[{n}] = {{{packs}}};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_{name}, argv))
-    return fn({names});
-  size_t shim_written = SIZE_MAX;
+SHIM_INFO_BEFORE = """  size_t shim_written = SIZE_MAX;
   if (!{ret})
     c.written = &shim_written;
-  pi_result r = fn({names_ret});
-  shim_end(&c, r);
-  return r;
-}}
 """
-
 # The wrapper of a call whose arguments or result the shim may change when
 # it collects device times (SYCL_PI_RECORD_PROFILE): device commands (their
 # event), queue calls (the profiling flag) and event profiling queries. The
@@ -558,18 +545,18 @@ def gen_shim(apis):
         packs = ", ".join(pack(p) for p in a.params) or "0"
         body = SHIM_PROF_BODY if shim_profiled(a) else SHIM_BODY
         info = [p for p in a.params if getattr(p, "pk", "") == "PI_PK_INFO"]
-        ret = ""
+        before = ""
         names_ret = names
         if body is SHIM_BODY and info:
-            body = SHIM_INFO_BODY
             ret = a.params[info[0].size_ret].name
+            before = SHIM_INFO_BEFORE.format(ret=ret)
             names_ret = ", ".join(
                 "(%s ? %s : &shim_written)" % (p.name, p.name) if p.name == ret else p.name
                 for p in a.params)
         unpacks = ", ".join(unpack(p, i) for i, p in enumerate(a.params))
         o.append(body.format(name=a.name, decl_or_void=decl, names=names,
                              packs=packs, n=max(1, len(a.params)), unpacks=unpacks,
-                             ret=ret, names_ret=names_ret))
+                             before=before, names_ret=names_ret))
     o.append("\n/* Fills a table with this instance's wrappers where the target has\n"
              " * an entry (an entry the target leaves NULL stays NULL). */\n"
              "static void SHIM_FN(fill_table)(struct pi_function_table *t)\n{\n")
