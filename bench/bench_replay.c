@@ -221,8 +221,9 @@ static void workload(const char *prog, const char *arg)
     for (int k = 0; k < NWAYS; k++) {
       int w = (int)((k + r) % NWAYS);
       char full[16400];
-      snprintf(full, sizeof full, "%s%s", cmd[w], w == ORIGINAL ? " >/dev/null" : "");
-      t[r][w] = timed(full, NULL, 0);
+      int len = snprintf(full, sizeof full, "%.16383s%s", cmd[w],
+                         w == ORIGINAL ? " >/dev/null" : "");
+      t[r][w] = len > 0 && (size_t)len < sizeof full ? timed(full, NULL, 0) : -1;
     }
   double ratio[2][1000], orig[1000];
   size_t nr[2] = {0, 0}, no = 0;
