@@ -1361,47 +1361,61 @@ Test(viewer, report_queue_lane_shows_device_times_when_recorded)
   pt_json_arena_free(&arena);
 }
 
+/* ---- record directories (pitrace record -o DIR) ------------------------------------ */
+
+/* Three processes recorded into a new directory (vadd three times under
+ * sh -c): their session files, start times and pids, by start time. */
+typedef struct three {
+  char *dir, *files[3];
+  long long start[3], pid[3];
+} three;
+
+static three record_three(void)
+{
+  three t = {.dir = tu_temp_path(".d")};
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "%s/vadd; %s/vadd; %s/vadd", BIN, BIN, BIN);
+  /* vadd makes PI calls itself (pirt.h): no OpenCL front end needed. */
+  const char *argv[] = {PITRACE, "record", "--no-opencl", "-o", t.dir, "--", "/bin/sh", "-c",
+                        cmd, NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  int n = 0;
+  DIR *d = opendir(t.dir);
+  for (struct dirent *e; (e = readdir(d));) {
+    if (!strstr(e->d_name, ".db"))
+      continue;
+    cr_assert_lt(n, 3, "more than three sessions");
+    t.files[n] = fmt("%s/%s", t.dir, e->d_name);
+    t.start[n] = sql_int(t.files[n], "SELECT start_unix_ns FROM sessions");
+    t.pid[n] = sql_int(t.files[n], "SELECT pid FROM sessions");
+    for (int k = n++; k > 0 && t.start[k] < t.start[k - 1]; k--) {
+      long long v = t.start[k];
+      t.start[k] = t.start[k - 1], t.start[k - 1] = v;
+      v = t.pid[k], t.pid[k] = t.pid[k - 1], t.pid[k - 1] = v;
+      char *f = t.files[k];
+      t.files[k] = t.files[k - 1], t.files[k - 1] = f;
+    }
+  }
+  closedir(d);
+  cr_assert_eq(n, 3);
+  return t;
+}
+
 Test(viewer, report_of_a_record_directory_shows_its_processes_on_one_clock)
 {
   if (!chromium())
     cr_skip_test("chromium is not installed (apt-get install chromium)");
-  char *dir = tu_temp_path(".d"), cmd[4200];
-  snprintf(cmd, sizeof cmd, "%s/vadd; %s/vadd; %s/vadd", BIN, BIN, BIN);
-  /* vadd makes PI calls itself (pirt.h): no OpenCL front end needed. */
-  const char *argv[] = {PITRACE, "record", "--no-opencl", "-o", dir, "--", "/bin/sh", "-c", cmd,
-                        NULL};
-  const char *env[] = {POCL, NULL};
-  char *out;
-  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  three t = record_three();
+  char *dir = t.dir, **files = t.files, *out;
+  long long *start = t.start, *pid = t.pid;
   char *html = tu_temp_path(".html"), *err;
   cr_assert_eq(pitrace(&out, &err, "report", dir, "-o", html, NULL), 0, "%s", err);
   pt_json_arena arena = {0};
   pt_json *j = drive(&arena, html, NULL, "out.lanes = window.pitrace.lanes();\n"
                                           "out.sessions = document.getElementById('sessions')"
                                           ".textContent;\n");
-  /* The three session files, by start time. */
-  char *files[3];
-  long long start[3], pid[3];
-  int n = 0;
-  DIR *d = opendir(dir);
-  for (struct dirent *e; (e = readdir(d));) {
-    if (!strstr(e->d_name, ".db"))
-      continue;
-    cr_assert_lt(n, 3, "more than three sessions");
-    files[n] = malloc(strlen(dir) + strlen(e->d_name) + 2);
-    sprintf(files[n], "%s/%s", dir, e->d_name);
-    start[n] = sql_int(files[n], "SELECT start_unix_ns FROM sessions");
-    pid[n] = sql_int(files[n], "SELECT pid FROM sessions");
-    for (int k = n++; k > 0 && start[k] < start[k - 1]; k--) {
-      long long t = start[k];
-      start[k] = start[k - 1], start[k - 1] = t;
-      t = pid[k], pid[k] = pid[k - 1], pid[k - 1] = t;
-      char *f = files[k];
-      files[k] = files[k - 1], files[k - 1] = f;
-    }
-  }
-  closedir(d);
-  cr_assert_eq(n, 3);
   /* A heading per process (pid and command), its thread and queue lanes
    * after it, each placed by its start time on one clock. */
   pt_json *lanes = member(j, "lanes");
