@@ -1469,6 +1469,74 @@ Test(viewer, report_of_a_directory_without_good_sessions_says_why_in_one_line)
   cr_assert(strstr(err, "zz-garbage.db") && lines(err) == 1, "%s", err);
 }
 
+Test(viewer, stats_of_a_record_directory_shows_each_process_and_all_of_them)
+{
+  three t = record_three();
+  char *out, *err;
+  cr_assert_eq(pitrace(&out, &err, "stats", t.dir, NULL), 0, "%s", err);
+  /* A heading per process, in start order, with its pid, command and
+   * session file, its own figures after it. */
+  const char *at = out;
+  long long sum = 0, launches = 0;
+  for (int s = 0; s < 3; s++) {
+    char *head = fmt("== process %d of 3: pid %lld: %s\n", s + 1, t.pid[s],
+                     sql(t.files[s], "SELECT command FROM sessions"));
+    const char *h = strstr(out, head);
+    cr_assert(h, "no '%s' in:\n%s", head, out);
+    cr_assert(h >= at, "process %d is out of start order:\n%s", s + 1, out);
+    at = h + strlen(head);
+    long long calls = sql_int(t.files[s], "SELECT count(*) FROM pi_calls");
+    char *line = fmt("session 1 of %s: starts at +", t.files[s]);
+    cr_assert(strncmp(at, line, strlen(line)) == 0, "no '%s' after the heading:\n%s", line, at);
+    cr_assert(strstr(at, fmt(" recorded; %lld calls, ", calls)), "%s", at);
+    sum += calls;
+    launches += sql_int(t.files[s], "SELECT count(*) FROM pi_calls WHERE api = "
+                                    "'piEnqueueKernelLaunch'");
+  }
+  /* Then all of them together: the calls of the three databases. */
+  const char *all = strstr(at, "== all 3 processes\n");
+  cr_assert(all, "%s", out);
+  cr_assert(strstr(all, fmt("3 sessions over ")), "%s", all);
+  cr_assert(strstr(all, fmt(": %lld calls, ", sum)), "want %lld calls in:\n%s", sum, all);
+  char *row = fmt("\npiEnqueueKernelLaunch %*lld ", 38 - (int)strlen("piEnqueueKernelLaunch") + 9,
+                  launches);
+  cr_assert(strstr(all, row), "no '%s' in:\n%s", row, all);
+  cr_assert(strstr(all, fmt("\nvadd %*lld ", 38 - 4 + 9, launches)), "%s", all);
+  cr_assert(strstr(all, "\nbytes moved\n"), "%s", all);
+}
+
+Test(viewer, stats_of_a_bad_directory_says_why_in_one_line)
+{
+  char *dir = tu_temp_path(".d"), *out, *err, path[4200];
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  const char *verbs[][4] = {{"stats", NULL}};
+  for (int v = 0; v < 1; v++) {
+    const char *const *x = verbs[v];
+    cr_assert_eq(pitrace(&out, &err, x[0], dir, x[1], x[2], NULL), 2);
+    cr_assert(strstr(err, "holds no session files (*.db)") && lines(err) == 1, "%s", err);
+    cr_assert(!*out, "%s", out);
+  }
+  char *db = record("vadd", POCL);
+  snprintf(path, sizeof path, "%s/run.db", dir);
+  cr_assert_eq(rename(db, path), 0);
+  for (int v = 0; v < 1; v++) {
+    const char *const *x = verbs[v];
+    cr_assert_eq(pitrace(&out, &err, x[0], dir, "--session", "1", x[1], x[2], NULL), 2);
+    cr_assert(strstr(err, "a directory was given") && lines(err) == 1, "%s", err);
+    cr_assert_eq(pitrace(&out, &err, x[0], dir, x[1], x[2], NULL), 0, "%s", err);
+  }
+  snprintf(path, sizeof path, "%s/zz-garbage.db", dir);
+  FILE *f = fopen(path, "w");
+  fputs("not a database, but long enough to look like one to a careless reader", f);
+  fclose(f);
+  for (int v = 0; v < 1; v++) {
+    const char *const *x = verbs[v];
+    cr_assert_eq(pitrace(&out, &err, x[0], dir, x[1], x[2], NULL), 2);
+    cr_assert(strstr(err, "zz-garbage.db") && lines(err) == 1, "%s", err);
+    cr_assert(!*out, "%s", out);
+  }
+}
+
 /* ---- conventions ------------------------------------------------------------------ */
 
 static void expect_one_line_error(const char *verb, const char *file)

@@ -241,10 +241,12 @@ typedef struct vw_stats {
   int64_t h2d, d2h, h2d_calls, d2h_calls;
   vw_transfer_stat *transfers; /* by device time */
   size_t ntransfers;
-  vw_kernels knames;
 } vw_stats;
 
 bool vw_stats_compute(const vw_session *s, vw_stats *st);
+/* The figures over several sessions together (ss[0..ns)): calls per API,
+ * kernels by name, device times, bytes moved. */
+bool vw_stats_compute_all(const vw_session *ss, size_t ns, vw_stats *st);
 void vw_stats_free(vw_stats *st);
 
 /* ---- Comparison (viewer_diff.c) ------------------------------------------------------ */
