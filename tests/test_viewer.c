@@ -1505,12 +1505,82 @@ Test(viewer, stats_of_a_record_directory_shows_each_process_and_all_of_them)
   cr_assert(strstr(all, "\nbytes moved\n"), "%s", all);
 }
 
-Test(viewer, stats_of_a_bad_directory_says_why_in_one_line)
+Test(viewer, export_of_a_record_directory_puts_the_processes_on_one_clock)
+{
+  three t = record_three();
+  char *out, *err, *file = tu_temp_path(".json");
+  cr_assert_eq(pitrace(&out, &err, "export", t.dir, "--format", "chrome", "-o", file, NULL), 0,
+               "%s", err);
+  pt_json_arena a = {0};
+  pt_json *events = member(parse(&a, tu_read_file(file)), "traceEvents");
+  cr_assert(events && events->type == PJ_ARRAY);
+  int named[3] = {0}, spans[3] = {0};
+  double first[3] = {-1, -1, -1};
+  for (uint32_t i = 0; i < events->n; i++) {
+    pt_json *e = events->u.items[i];
+    int s = -1;
+    for (int k = 0; k < 3; k++)
+      s = (long long)num(member(e, "pid")) == t.pid[k] ? k : s;
+    cr_assert_geq(s, 0, "an event of pid %.0f, of none of the processes", num(member(e, "pid")));
+    const char *ph = str_of(e, "ph"), *name = str_of(e, "name");
+    if (strcmp(ph, "M") == 0 && strcmp(name, "process_name") == 0) {
+      named[s]++;
+      cr_assert_str_eq(str_of(member(e, "args"), "name"),
+                       fmt("%lld %s", t.pid[s], sql(t.files[s], "SELECT command FROM sessions")));
+    } else if (strcmp(ph, "X") == 0) {
+      spans[s]++;
+      if (first[s] < 0 || num(member(e, "ts")) < first[s])
+        first[s] = num(member(e, "ts"));
+    }
+  }
+  for (int s = 0; s < 3; s++) {
+    cr_assert_eq(named[s], 1, "process %lld is named %d times", t.pid[s], named[s]);
+    cr_assert_eq(spans[s], sql_int(t.files[s], "SELECT count(*) FROM pi_calls"));
+    /* Its first call, placed by the session's start after the earliest. */
+    double want = (double)(t.start[s] - t.start[0] +
+                           sql_int(t.files[s], "SELECT min(start_ns) FROM pi_calls")) / 1000;
+    cr_assert_float_eq(first[s], want, 0.002, "pid %lld: first call at %.3f us, want %.3f",
+                       t.pid[s], first[s], want);
+    if (s)
+      cr_assert_gt(first[s], first[s - 1], "the processes ran one after the other");
+  }
+  pt_json_arena_free(&a);
+  /* JSON Lines and CSV: every call, each with its process's pid and file. */
+  long long calls = 0;
+  for (int s = 0; s < 3; s++)
+    calls += sql_int(t.files[s], "SELECT count(*) FROM pi_calls");
+  cr_assert_eq(pitrace(&out, &err, "export", t.dir, "--format", "jsonl", NULL), 0, "%s", err);
+  cr_assert_eq(lines(out), calls);
+  int per[3] = {0};
+  pt_json_arena b = {0};
+  for (char *p = out, *eol; (eol = strchr(p, '\n')); p = eol + 1) {
+    *eol = 0;
+    pt_json *j = parse(&b, p);
+    int s = -1;
+    for (int k = 0; k < 3; k++)
+      s = (long long)num(member(j, "pid")) == t.pid[k] ? k : s;
+    cr_assert_geq(s, 0, "%s", p);
+    cr_assert_str_eq(str_of(j, "file"), t.files[s]);
+    per[s]++;
+  }
+  pt_json_arena_free(&b);
+  for (int s = 0; s < 3; s++)
+    cr_assert_eq(per[s], sql_int(t.files[s], "SELECT count(*) FROM pi_calls"));
+  cr_assert_eq(pitrace(&out, &err, "export", t.dir, "--format", "csv", NULL), 0, "%s", err);
+  cr_assert_eq(lines(out), calls + 1);
+  static const char header[] = "pid,file,session,seq,thread,api,result,start_ns,dur_ns,kernel,"
+                               "args\n";
+  cr_assert(strncmp(out, header, sizeof header - 1) == 0, "%s", out);
+  for (int s = 0; s < 3; s++)
+    cr_assert(strstr(out, fmt("\n%lld,%s,1,1,", t.pid[s], t.files[s])), "%s", out);
+}
+
+Test(viewer, stats_and_export_of_a_bad_directory_say_why_in_one_line)
 {
   char *dir = tu_temp_path(".d"), *out, *err, path[4200];
   cr_assert_eq(mkdir(dir, 0700), 0);
-  const char *verbs[][4] = {{"stats", NULL}};
-  for (int v = 0; v < 1; v++) {
+  const char *verbs[][4] = {{"stats", NULL}, {"export", "--format", "chrome", NULL}};
+  for (int v = 0; v < 2; v++) {
     const char *const *x = verbs[v];
     cr_assert_eq(pitrace(&out, &err, x[0], dir, x[1], x[2], NULL), 2);
     cr_assert(strstr(err, "holds no session files (*.db)") && lines(err) == 1, "%s", err);
@@ -1519,7 +1589,7 @@ Test(viewer, stats_of_a_bad_directory_says_why_in_one_line)
   char *db = record("vadd", POCL);
   snprintf(path, sizeof path, "%s/run.db", dir);
   cr_assert_eq(rename(db, path), 0);
-  for (int v = 0; v < 1; v++) {
+  for (int v = 0; v < 2; v++) {
     const char *const *x = verbs[v];
     cr_assert_eq(pitrace(&out, &err, x[0], dir, "--session", "1", x[1], x[2], NULL), 2);
     cr_assert(strstr(err, "a directory was given") && lines(err) == 1, "%s", err);
@@ -1529,7 +1599,7 @@ Test(viewer, stats_of_a_bad_directory_says_why_in_one_line)
   FILE *f = fopen(path, "w");
   fputs("not a database, but long enough to look like one to a careless reader", f);
   fclose(f);
-  for (int v = 0; v < 1; v++) {
+  for (int v = 0; v < 2; v++) {
     const char *const *x = verbs[v];
     cr_assert_eq(pitrace(&out, &err, x[0], dir, x[1], x[2], NULL), 2);
     cr_assert(strstr(err, "zz-garbage.db") && lines(err) == 1, "%s", err);
