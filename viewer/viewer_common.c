@@ -316,9 +316,12 @@ bool vw_set_open_dir(const char *verb, vw_set *set, const char *dir, unsigned wh
   bool ok = list_dir(verb, dir, names, &nn);
   size_t first = set->n;
   for (size_t i = 0; i < nn; i++) {
-    if (set->npaths < 2 * VW_MAX_SESSIONS)
+    if (set->npaths < 2 * VW_MAX_SESSIONS) {
       set->paths[set->npaths++] = names[i]; /* the sessions point at them */
-    else {
+    } else {
+      if (ok)
+        pt_verb_error(verb, "too many session files: pitrace %s takes at most %d", verb,
+                      2 * VW_MAX_SESSIONS);
       free(names[i]);
       ok = false;
     }
