@@ -1361,47 +1361,61 @@ Test(viewer, report_queue_lane_shows_device_times_when_recorded)
   pt_json_arena_free(&arena);
 }
 
+/* ---- record directories (pitrace record -o DIR) ------------------------------------ */
+
+/* Three processes recorded into a new directory (vadd three times under
+ * sh -c): their session files, start times and pids, by start time. */
+typedef struct three {
+  char *dir, *files[3];
+  long long start[3], pid[3];
+} three;
+
+static three record_three(void)
+{
+  three t = {.dir = tu_temp_path(".d")};
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "%s/vadd; %s/vadd; %s/vadd", BIN, BIN, BIN);
+  /* vadd makes PI calls itself (pirt.h): no OpenCL front end needed. */
+  const char *argv[] = {PITRACE, "record", "--no-opencl", "-o", t.dir, "--", "/bin/sh", "-c",
+                        cmd, NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  int n = 0;
+  DIR *d = opendir(t.dir);
+  for (struct dirent *e; (e = readdir(d));) {
+    if (!strstr(e->d_name, ".db"))
+      continue;
+    cr_assert_lt(n, 3, "more than three sessions");
+    t.files[n] = fmt("%s/%s", t.dir, e->d_name);
+    t.start[n] = sql_int(t.files[n], "SELECT start_unix_ns FROM sessions");
+    t.pid[n] = sql_int(t.files[n], "SELECT pid FROM sessions");
+    for (int k = n++; k > 0 && t.start[k] < t.start[k - 1]; k--) {
+      long long v = t.start[k];
+      t.start[k] = t.start[k - 1], t.start[k - 1] = v;
+      v = t.pid[k], t.pid[k] = t.pid[k - 1], t.pid[k - 1] = v;
+      char *f = t.files[k];
+      t.files[k] = t.files[k - 1], t.files[k - 1] = f;
+    }
+  }
+  closedir(d);
+  cr_assert_eq(n, 3);
+  return t;
+}
+
 Test(viewer, report_of_a_record_directory_shows_its_processes_on_one_clock)
 {
   if (!chromium())
     cr_skip_test("chromium is not installed (apt-get install chromium)");
-  char *dir = tu_temp_path(".d"), cmd[4200];
-  snprintf(cmd, sizeof cmd, "%s/vadd; %s/vadd; %s/vadd", BIN, BIN, BIN);
-  /* vadd makes PI calls itself (pirt.h): no OpenCL front end needed. */
-  const char *argv[] = {PITRACE, "record", "--no-opencl", "-o", dir, "--", "/bin/sh", "-c", cmd,
-                        NULL};
-  const char *env[] = {POCL, NULL};
-  char *out;
-  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  three t = record_three();
+  char *dir = t.dir, **files = t.files, *out;
+  long long *start = t.start, *pid = t.pid;
   char *html = tu_temp_path(".html"), *err;
   cr_assert_eq(pitrace(&out, &err, "report", dir, "-o", html, NULL), 0, "%s", err);
   pt_json_arena arena = {0};
   pt_json *j = drive(&arena, html, NULL, "out.lanes = window.pitrace.lanes();\n"
                                           "out.sessions = document.getElementById('sessions')"
                                           ".textContent;\n");
-  /* The three session files, by start time. */
-  char *files[3];
-  long long start[3], pid[3];
-  int n = 0;
-  DIR *d = opendir(dir);
-  for (struct dirent *e; (e = readdir(d));) {
-    if (!strstr(e->d_name, ".db"))
-      continue;
-    cr_assert_lt(n, 3, "more than three sessions");
-    files[n] = malloc(strlen(dir) + strlen(e->d_name) + 2);
-    sprintf(files[n], "%s/%s", dir, e->d_name);
-    start[n] = sql_int(files[n], "SELECT start_unix_ns FROM sessions");
-    pid[n] = sql_int(files[n], "SELECT pid FROM sessions");
-    for (int k = n++; k > 0 && start[k] < start[k - 1]; k--) {
-      long long t = start[k];
-      start[k] = start[k - 1], start[k - 1] = t;
-      t = pid[k], pid[k] = pid[k - 1], pid[k - 1] = t;
-      char *f = files[k];
-      files[k] = files[k - 1], files[k - 1] = f;
-    }
-  }
-  closedir(d);
-  cr_assert_eq(n, 3);
   /* A heading per process (pid and command), its thread and queue lanes
    * after it, each placed by its start time on one clock. */
   pt_json *lanes = member(j, "lanes");
@@ -1453,6 +1467,144 @@ Test(viewer, report_of_a_directory_without_good_sessions_says_why_in_one_line)
   fclose(f);
   cr_assert_eq(pitrace(&out, &err, "report", empty, "-o", html, NULL), 2);
   cr_assert(strstr(err, "zz-garbage.db") && lines(err) == 1, "%s", err);
+}
+
+Test(viewer, stats_of_a_record_directory_shows_each_process_and_all_of_them)
+{
+  three t = record_three();
+  char *out, *err;
+  cr_assert_eq(pitrace(&out, &err, "stats", t.dir, NULL), 0, "%s", err);
+  /* A heading per process, in start order, with its pid, command and
+   * session file, its own figures after it. */
+  const char *at = out;
+  long long sum = 0, launches = 0;
+  for (int s = 0; s < 3; s++) {
+    char *head = fmt("== process %d of 3: pid %lld: %s\n", s + 1, t.pid[s],
+                     sql(t.files[s], "SELECT command FROM sessions"));
+    const char *h = strstr(out, head);
+    cr_assert(h, "no '%s' in:\n%s", head, out);
+    cr_assert(h >= at, "process %d is out of start order:\n%s", s + 1, out);
+    at = h + strlen(head);
+    long long calls = sql_int(t.files[s], "SELECT count(*) FROM pi_calls");
+    char *line = fmt("session 1 of %s: starts at +", t.files[s]);
+    cr_assert(strncmp(at, line, strlen(line)) == 0, "no '%s' after the heading:\n%s", line, at);
+    cr_assert(strstr(at, fmt(" recorded; %lld calls, ", calls)), "%s", at);
+    sum += calls;
+    launches += sql_int(t.files[s], "SELECT count(*) FROM pi_calls WHERE api = "
+                                    "'piEnqueueKernelLaunch'");
+  }
+  /* Then all of them together: the calls of the three databases. */
+  const char *all = strstr(at, "== all 3 processes\n");
+  cr_assert(all, "%s", out);
+  cr_assert(strstr(all, fmt("3 sessions over ")), "%s", all);
+  cr_assert(strstr(all, fmt(": %lld calls, ", sum)), "want %lld calls in:\n%s", sum, all);
+  char *row = fmt("\npiEnqueueKernelLaunch %*lld ", 38 - (int)strlen("piEnqueueKernelLaunch") + 9,
+                  launches);
+  cr_assert(strstr(all, row), "no '%s' in:\n%s", row, all);
+  cr_assert(strstr(all, fmt("\nvadd %*lld ", 38 - 4 + 9, launches)), "%s", all);
+  cr_assert(strstr(all, "\nbytes moved\n"), "%s", all);
+}
+
+Test(viewer, export_of_a_record_directory_puts_the_processes_on_one_clock)
+{
+  three t = record_three();
+  char *out, *err, *file = tu_temp_path(".json");
+  cr_assert_eq(pitrace(&out, &err, "export", t.dir, "--format", "chrome", "-o", file, NULL), 0,
+               "%s", err);
+  pt_json_arena a = {0};
+  pt_json *events = member(parse(&a, tu_read_file(file)), "traceEvents");
+  cr_assert(events && events->type == PJ_ARRAY);
+  int named[3] = {0}, spans[3] = {0};
+  double first[3] = {-1, -1, -1};
+  for (uint32_t i = 0; i < events->n; i++) {
+    pt_json *e = events->u.items[i];
+    int s = -1;
+    for (int k = 0; k < 3; k++)
+      s = (long long)num(member(e, "pid")) == t.pid[k] ? k : s;
+    cr_assert_geq(s, 0, "an event of pid %.0f, of none of the processes", num(member(e, "pid")));
+    const char *ph = str_of(e, "ph"), *name = str_of(e, "name");
+    if (strcmp(ph, "M") == 0 && strcmp(name, "process_name") == 0) {
+      named[s]++;
+      cr_assert_str_eq(str_of(member(e, "args"), "name"),
+                       fmt("%lld %s", t.pid[s], sql(t.files[s], "SELECT command FROM sessions")));
+    } else if (strcmp(ph, "X") == 0) {
+      spans[s]++;
+      if (first[s] < 0 || num(member(e, "ts")) < first[s])
+        first[s] = num(member(e, "ts"));
+    }
+  }
+  for (int s = 0; s < 3; s++) {
+    cr_assert_eq(named[s], 1, "process %lld is named %d times", t.pid[s], named[s]);
+    cr_assert_eq(spans[s], sql_int(t.files[s], "SELECT count(*) FROM pi_calls"));
+    /* Its first call, placed by the session's start after the earliest. */
+    double want = (double)(t.start[s] - t.start[0] +
+                           sql_int(t.files[s], "SELECT min(start_ns) FROM pi_calls")) / 1000;
+    cr_assert_float_eq(first[s], want, 0.002, "pid %lld: first call at %.3f us, want %.3f",
+                       t.pid[s], first[s], want);
+    if (s)
+      cr_assert_gt(first[s], first[s - 1], "the processes ran one after the other");
+  }
+  pt_json_arena_free(&a);
+  /* JSON Lines and CSV: every call, each with its process's pid and file. */
+  long long calls = 0;
+  for (int s = 0; s < 3; s++)
+    calls += sql_int(t.files[s], "SELECT count(*) FROM pi_calls");
+  cr_assert_eq(pitrace(&out, &err, "export", t.dir, "--format", "jsonl", NULL), 0, "%s", err);
+  cr_assert_eq(lines(out), calls);
+  int per[3] = {0};
+  pt_json_arena b = {0};
+  for (char *p = out, *eol; (eol = strchr(p, '\n')); p = eol + 1) {
+    *eol = 0;
+    pt_json *j = parse(&b, p);
+    int s = -1;
+    for (int k = 0; k < 3; k++)
+      s = (long long)num(member(j, "pid")) == t.pid[k] ? k : s;
+    cr_assert_geq(s, 0, "%s", p);
+    cr_assert_str_eq(str_of(j, "file"), t.files[s]);
+    per[s]++;
+  }
+  pt_json_arena_free(&b);
+  for (int s = 0; s < 3; s++)
+    cr_assert_eq(per[s], sql_int(t.files[s], "SELECT count(*) FROM pi_calls"));
+  cr_assert_eq(pitrace(&out, &err, "export", t.dir, "--format", "csv", NULL), 0, "%s", err);
+  cr_assert_eq(lines(out), calls + 1);
+  static const char header[] = "pid,file,session,seq,thread,api,result,start_ns,dur_ns,kernel,"
+                               "args\n";
+  cr_assert(strncmp(out, header, sizeof header - 1) == 0, "%s", out);
+  for (int s = 0; s < 3; s++)
+    cr_assert(strstr(out, fmt("\n%lld,%s,1,1,", t.pid[s], t.files[s])), "%s", out);
+}
+
+Test(viewer, stats_and_export_of_a_bad_directory_say_why_in_one_line)
+{
+  char *dir = tu_temp_path(".d"), *out, *err, path[4200];
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  const char *verbs[][4] = {{"stats", NULL}, {"export", "--format", "chrome", NULL}};
+  for (int v = 0; v < 2; v++) {
+    const char *const *x = verbs[v];
+    cr_assert_eq(pitrace(&out, &err, x[0], dir, x[1], x[2], NULL), 2);
+    cr_assert(strstr(err, "holds no session files (*.db)") && lines(err) == 1, "%s", err);
+    cr_assert(!*out, "%s", out);
+  }
+  char *db = record("vadd", POCL);
+  snprintf(path, sizeof path, "%s/run.db", dir);
+  cr_assert_eq(rename(db, path), 0);
+  for (int v = 0; v < 2; v++) {
+    const char *const *x = verbs[v];
+    cr_assert_eq(pitrace(&out, &err, x[0], dir, "--session", "1", x[1], x[2], NULL), 2);
+    cr_assert(strstr(err, "a directory was given") && lines(err) == 1, "%s", err);
+    cr_assert_eq(pitrace(&out, &err, x[0], dir, x[1], x[2], NULL), 0, "%s", err);
+  }
+  snprintf(path, sizeof path, "%s/zz-garbage.db", dir);
+  FILE *f = fopen(path, "w");
+  fputs("not a database, but long enough to look like one to a careless reader", f);
+  fclose(f);
+  for (int v = 0; v < 2; v++) {
+    const char *const *x = verbs[v];
+    cr_assert_eq(pitrace(&out, &err, x[0], dir, x[1], x[2], NULL), 2);
+    cr_assert(strstr(err, "zz-garbage.db") && lines(err) == 1, "%s", err);
+    cr_assert(!*out, "%s", out);
+  }
 }
 
 /* ---- conventions ------------------------------------------------------------------ */

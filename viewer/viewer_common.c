@@ -3,10 +3,13 @@
  * its backend and device, and the small text helpers of the viewer verbs.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pitrace_cli.h"
 #include "viewer_common.h"
@@ -228,6 +231,142 @@ void vw_session_close(vw_session *s)
   s->notes = NULL;
   s->nnotes = 0;
   pt_close(&s->db);
+}
+
+/* ---- Several sessions ------------------------------------------------------------- */
+
+bool vw_is_dir(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+  const vw_session *x = a, *y = b;
+  if (x->info.start_unix_ns != y->info.start_unix_ns)
+    return x->info.start_unix_ns < y->info.start_unix_ns ? -1 : 1;
+  int c = strcmp(x->path, y->path);
+  return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+bool vw_set_open_file(const char *verb, vw_set *set, const char *path, int64_t id, unsigned what,
+                      int group)
+{
+  if (set->n == VW_MAX_SESSIONS) {
+    pt_verb_error(verb, "too many sessions: pitrace %s takes at most %d", verb, VW_MAX_SESSIONS);
+    return false;
+  }
+  if (!vw_session_open(verb, path, id, what, &set->s[set->n]))
+    return false;
+  set->group[set->n++] = group;
+  return true;
+}
+
+/* The directory's *.db files (regular files), sorted by name, into names;
+ * false after a one-line error. */
+static bool list_dir(const char *verb, const char *dir, char **names, size_t *nn)
+{
+  DIR *d = opendir(dir);
+  if (!d) {
+    pt_verb_error(verb, "cannot read the directory %s: %s", dir, strerror(errno));
+    return false;
+  }
+  bool ok = true;
+  struct dirent *e;
+  *nn = 0;
+  while (ok && (e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (len < 4 || strcmp(e->d_name + len - 3, ".db") != 0 || e->d_name[0] == '.')
+      continue;
+    char *p;
+    struct stat st;
+    if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
+      pt_verb_error(verb, "out of memory listing %s", dir);
+      ok = false;
+    } else if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
+      free(p);
+    } else if (*nn == VW_MAX_SESSIONS) {
+      pt_verb_error(verb, "%s holds more than %d session files; pitrace %s takes at most %d "
+                    "sessions", dir, VW_MAX_SESSIONS, verb, VW_MAX_SESSIONS);
+      free(p);
+      ok = false;
+    } else {
+      names[(*nn)++] = p;
+    }
+  }
+  closedir(d);
+  if (ok && !*nn) {
+    pt_verb_error(verb, "%s holds no session files (*.db)", dir);
+    ok = false;
+  }
+  qsort(names, *nn, sizeof *names, cmp_name);
+  return ok;
+}
+
+bool vw_set_open_dir(const char *verb, vw_set *set, const char *dir, unsigned what, int group)
+{
+  char *names[VW_MAX_SESSIONS];
+  size_t nn = 0;
+  bool ok = list_dir(verb, dir, names, &nn);
+  size_t first = set->n;
+  for (size_t i = 0; i < nn; i++) {
+    if (set->npaths < 2 * VW_MAX_SESSIONS) {
+      set->paths[set->npaths++] = names[i]; /* the sessions point at them */
+    } else {
+      if (ok)
+        pt_verb_error(verb, "too many session files: pitrace %s takes at most %d", verb,
+                      2 * VW_MAX_SESSIONS);
+      free(names[i]);
+      ok = false;
+    }
+    if (!ok)
+      continue;
+    pt_db db;
+    char err[1024];
+    size_t ns = 0;
+    if (!pt_open(names[i], false, &db, err, sizeof err)) {
+      pt_verb_error(verb, "%s", err);
+      ok = false;
+      continue;
+    }
+    pt_session_info *all = pt_sessions(&db, &ns, err, sizeof err);
+    pt_close(&db);
+    if (!all) {
+      pt_verb_error(verb, "%s", err);
+      ok = false;
+    }
+    for (size_t j = 0; ok && j < ns; j++)
+      ok = vw_set_open_file(verb, set, names[i], all[j].id, what, group);
+    free(all);
+  }
+  if (ok)
+    qsort(set->s + first, set->n - first, sizeof *set->s, cmp_start);
+  return ok;
+}
+
+void vw_set_place(vw_set *set)
+{
+  for (size_t i = 0; i < set->n; i++) {
+    int64_t first = set->s[i].info.start_unix_ns;
+    for (size_t j = 0; j < set->n; j++)
+      if (set->group[j] == set->group[i] && set->s[j].info.start_unix_ns < first)
+        first = set->s[j].info.start_unix_ns;
+    set->offset_ns[i] = set->s[i].info.start_unix_ns - first;
+  }
+}
+
+void vw_set_close(vw_set *set)
+{
+  while (set->n)
+    vw_session_close(&set->s[--set->n]);
+  while (set->npaths)
+    free(set->paths[--set->npaths]);
 }
 
 void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char *out, size_t n)

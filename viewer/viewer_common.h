@@ -58,6 +58,36 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
                      vw_session *s);
 void vw_session_close(vw_session *s);
 
+/* ---- Several sessions: record directories (pitrace record -o DIR) ------------------ */
+
+#define VW_MAX_SESSIONS 64 /* sessions a verb opens at once */
+
+/* The sessions the arguments name: files, and every session of the *.db
+ * files of directories. Sessions of one group share a clock: offset_ns is
+ * where each starts after the group's earliest (sessions.start_unix_ns). */
+typedef struct vw_set {
+  vw_session s[VW_MAX_SESSIONS]; /* a directory's by start time */
+  int group[VW_MAX_SESSIONS];
+  int64_t offset_ns[VW_MAX_SESSIONS]; /* set by vw_set_place */
+  size_t n;
+  char *paths[2 * VW_MAX_SESSIONS]; /* file names made from directories */
+  size_t npaths;
+} vw_set;
+
+/* Whether `path` names a directory. */
+bool vw_is_dir(const char *path);
+/* Opens session `id` (-1: the last) of the file into the set. False after
+ * a one-line error ("pitrace VERB: ..."). */
+bool vw_set_open_file(const char *verb, vw_set *set, const char *path, int64_t id, unsigned what,
+                      int group);
+/* Opens every session of the directory's *.db files, by start time. False
+ * after a one-line error: no session files, a bad one (named), too many. */
+bool vw_set_open_dir(const char *verb, vw_set *set, const char *dir, unsigned what, int group);
+/* Sets offset_ns: each session's start after its group's earliest. */
+void vw_set_place(vw_set *set);
+/* Closes the sessions and frees the names (not the set itself). */
+void vw_set_close(vw_set *set);
+
 /* The notes of call `seq`: *n of them from the returned one (NULL when none). */
 const pt_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n);
 
@@ -211,10 +241,12 @@ typedef struct vw_stats {
   int64_t h2d, d2h, h2d_calls, d2h_calls;
   vw_transfer_stat *transfers; /* by device time */
   size_t ntransfers;
-  vw_kernels knames;
 } vw_stats;
 
 bool vw_stats_compute(const vw_session *s, vw_stats *st);
+/* The figures over several sessions together (ss[0..ns)): calls per API,
+ * kernels by name, device times, bytes moved. */
+bool vw_stats_compute_all(const vw_session *ss, size_t ns, vw_stats *st);
 void vw_stats_free(vw_stats *st);
 
 /* ---- Comparison (viewer_diff.c) ------------------------------------------------------ */

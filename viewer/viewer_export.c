@@ -13,7 +13,7 @@
 #include "viewer_common.h"
 
 static const char usage[] =
-    "usage: pitrace export DB --format chrome|jsonl|csv [--session N] [-o FILE]\n"
+    "usage: pitrace export DB|DIR... --format chrome|jsonl|csv [--session N] [-o FILE]\n"
     "\n"
     "Writes a session's calls for other tools:\n"
     "  chrome  Chrome trace-event JSON ({\"traceEvents\": [...]}) for Perfetto or\n"
@@ -23,15 +23,33 @@ static const char usage[] =
     "          dur_ns, kernel, args by parameter name)\n"
     "  csv     one row per call with a header line\n"
     "\n"
-    "  --session N   the session (default: the file's last)\n"
+    "Given a directory (pitrace record -o DIR: every session of its *.db files) or\n"
+    "several files (up to 4 arguments, 64 sessions), it writes one trace with the\n"
+    "processes side by side on one clock: times from the earliest session's start\n"
+    "(sessions.start_unix_ns). In chrome each process is a pid named \"PID command\"\n"
+    "(its device tracks inside it); jsonl and csv lead with the process's pid,\n"
+    "session file and session, and give start_ns on the shared clock.\n"
+    "\n"
+    "  --session N   the session (default: the file's last; one file only)\n"
     "  -o FILE       write there instead of standard output\n";
 
 typedef struct exporter {
-  const vw_session *s;
-  vw_kernels kernels;
+  const vw_session *s; /* the session being written */
+  vw_kernels kernels;  /* its kernel names */
   FILE *out;
   pi_sbuf b, tmp;
+  /* Several sessions (a record directory): each process its own Chrome pid
+   * (the host's, its device tracks inside it), times on the shared clock
+   * (offset_ns: where the session starts), JSON Lines and CSV with its pid
+   * and session file. */
+  bool multi;
+  int64_t pid;     /* the Chrome pid of the session's calls (1 for one session) */
+  int64_t dev_pid; /* and of its device tracks (2 for one session) */
+  int64_t offset_ns;
 } exporter;
+
+/* Device tracks inside a process: tids past any thread index. */
+#define DEVICE_TID 1000000
 
 /* Microseconds with three decimals, from nanoseconds. */
 static void put_us(pi_sbuf *b, int64_t ns)
@@ -59,42 +77,72 @@ static const char *args_string(exporter *ex, const pt_call *c)
 
 /* ---- Chrome trace events ------------------------------------------------------------ */
 
-static void chrome_metadata(exporter *ex)
+/* A device queue's track: its tid in the device's process. */
+static int64_t queue_tid(const exporter *ex, int64_t queue)
+{
+  return ex->multi ? DEVICE_TID + queue : queue;
+}
+
+/* The process's names: session `index` of the trace (in start order). */
+static void chrome_metadata(exporter *ex, size_t index)
 {
   pi_sbuf *b = &ex->b;
-  char name[1200];
-  snprintf(name, sizeof name, "%s (session %lld)", ex->s->info.command, (long long)ex->s->id);
-  pi_sbuf_puts(b, "{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
-                  "\"tid\":0,\"args\":{\"name\":");
+  char name[1300];
+  if (ex->multi)
+    snprintf(name, sizeof name, "%lld %s", (long long)ex->s->info.pid, ex->s->info.command);
+  else
+    snprintf(name, sizeof name, "%s (session %lld)", ex->s->info.command, (long long)ex->s->id);
+  pi_sbuf_puts(b, index == 0 ? "{\"traceEvents\":[\n" : ",\n");
+  pi_sbuf_printf(b, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0,"
+                    "\"args\":{\"name\":", (long long)ex->pid);
   vw_put_json_str(b, name);
   pi_sbuf_puts(b, "}}");
+  if (ex->multi) {
+    pi_sbuf_printf(b, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%lld,"
+                      "\"tid\":0,\"args\":{\"sort_index\":%zu}}", (long long)ex->pid, index);
+    pi_sbuf_printf(b, ",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":%lld,"
+                      "\"tid\":0,\"args\":{\"labels\":", (long long)ex->pid);
+    vw_put_json_str(b, ex->s->path);
+    pi_sbuf_puts(b, "}}");
+  }
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(ex->s->db.db, "SELECT idx, tid FROM threads WHERE session = ? ORDER BY "
                                        "idx", -1, &st, NULL) != SQLITE_OK)
     return;
   sqlite3_bind_int64(st, 1, ex->s->id);
   while (sqlite3_step(st) == SQLITE_ROW)
-    pi_sbuf_printf(b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":"
-                      "{\"name\":\"thread %d (tid %lld)\"}}", sqlite3_column_int(st, 0),
+    pi_sbuf_printf(b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%d,"
+                      "\"args\":{\"name\":\"thread %d (tid %lld)\"}}", (long long)ex->pid,
+                   sqlite3_column_int(st, 0),
                    sqlite3_column_int(st, 0), (long long)sqlite3_column_int64(st, 1));
   sqlite3_finalize(st);
   /* Device times: a process of its own, a track per queue. */
   if (!ex->s->ndevtimes)
     return;
-  pi_sbuf_puts(b, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"tid\":0,\"args\":"
-                  "{\"name\":\"device (commands by queue)\"}}");
+  if (!ex->multi) /* with several processes, each one's device tracks are in it */
+    pi_sbuf_puts(b, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"tid\":0,"
+                    "\"args\":{\"name\":\"device (commands by queue)\"}}");
   vw_map seen = {0};
   for (size_t i = 0; i < ex->s->ndevtimes; i++) {
     int64_t q = ex->s->devtimes[i].queue, dummy;
     if (vw_map_get(&seen, q, &dummy))
       continue;
     vw_map_put(&seen, q, 1);
-    pi_sbuf_printf(b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":%lld,"
+    pi_sbuf_printf(b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%lld,"
                       "\"args\":{\"name\":\"queue#%lld (device time%s)\"}}",
-                   (long long)q, (long long)q,
+                   (long long)ex->dev_pid, (long long)queue_tid(ex, q), (long long)q,
                    ex->s->devtimes_estimated ? ", placement estimated" : "");
   }
   vw_map_free(&seen);
+}
+
+/* A flow's id: the call's seq, made unique across processes ("PID:SEQ"). */
+static void put_flow_id(exporter *ex, const pt_call *c)
+{
+  if (ex->multi)
+    pi_sbuf_printf(&ex->b, "\"%lld:%lld\"", (long long)ex->pid, (long long)c->seq);
+  else
+    vw_put_i64(&ex->b, c->seq);
 }
 
 /* The command's span on its queue's device track, and a flow arrow from
@@ -105,10 +153,10 @@ static void chrome_device(exporter *ex, const pt_call *c, const vw_devtime *d, c
   pi_sbuf_puts(b, ",\n{\"name\":");
   vw_put_json_str(b, title);
   pi_sbuf_puts(b, vw_is_launch(c->api) ? ",\"cat\":\"device,kernel\"" : ",\"cat\":\"device\"");
-  pi_sbuf_puts(b, ",\"ph\":\"X\",\"pid\":2,\"tid\":");
-  vw_put_i64(b, d->queue);
+  pi_sbuf_printf(b, ",\"ph\":\"X\",\"pid\":%lld,\"tid\":", (long long)ex->dev_pid);
+  vw_put_i64(b, queue_tid(ex, d->queue));
   pi_sbuf_puts(b, ",\"ts\":");
-  put_us(b, d->start_ns);
+  put_us(b, ex->offset_ns + d->start_ns);
   pi_sbuf_puts(b, ",\"dur\":");
   put_us(b, d->dur_ns > 0 ? d->dur_ns : 0);
   pi_sbuf_puts(b, ",\"args\":{\"seq\":");
@@ -117,20 +165,21 @@ static void chrome_device(exporter *ex, const pt_call *c, const vw_devtime *d, c
   vw_put_i64(b, d->dur_ns);
   pi_sbuf_puts(b, ex->s->devtimes_estimated ? ",\"clock\":\"estimated\"}}"
                                             : ",\"clock\":\"session\"}}");
-  pi_sbuf_puts(b, ",\n{\"name\":\"enqueue\",\"cat\":\"flow\",\"ph\":\"s\",\"pid\":1,\"tid\":");
+  pi_sbuf_printf(b, ",\n{\"name\":\"enqueue\",\"cat\":\"flow\",\"ph\":\"s\",\"pid\":%lld,"
+                    "\"tid\":", (long long)ex->pid);
   vw_put_u64(b, c->thread);
   pi_sbuf_puts(b, ",\"ts\":");
-  put_us(b, c->start_ns);
+  put_us(b, ex->offset_ns + c->start_ns);
   pi_sbuf_puts(b, ",\"id\":");
-  vw_put_i64(b, c->seq);
+  put_flow_id(ex, c);
   pi_sbuf_puts(b, "}");
-  pi_sbuf_puts(b, ",\n{\"name\":\"enqueue\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\","
-                  "\"pid\":2,\"tid\":");
-  vw_put_i64(b, d->queue);
+  pi_sbuf_printf(b, ",\n{\"name\":\"enqueue\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\","
+                    "\"pid\":%lld,\"tid\":", (long long)ex->dev_pid);
+  vw_put_i64(b, queue_tid(ex, d->queue));
   pi_sbuf_puts(b, ",\"ts\":");
-  put_us(b, d->start_ns);
+  put_us(b, ex->offset_ns + d->start_ns);
   pi_sbuf_puts(b, ",\"id\":");
-  vw_put_i64(b, c->seq);
+  put_flow_id(ex, c);
   pi_sbuf_puts(b, "}");
 }
 
@@ -147,10 +196,10 @@ static void chrome_event(exporter *ex, const pt_call *c)
   vw_put_json_str(b, title);
   pi_sbuf_puts(b, vw_is_launch(c->api) ? ",\"cat\":\"kernel" : ",\"cat\":\"pi");
   pi_sbuf_puts(b, bad ? ",error\"" : "\"");
-  pi_sbuf_puts(b, ",\"ph\":\"X\",\"pid\":1,\"tid\":");
+  pi_sbuf_printf(b, ",\"ph\":\"X\",\"pid\":%lld,\"tid\":", (long long)ex->pid);
   vw_put_u64(b, c->thread);
   pi_sbuf_puts(b, ",\"ts\":");
-  put_us(b, c->start_ns);
+  put_us(b, ex->offset_ns + c->start_ns);
   pi_sbuf_puts(b, ",\"dur\":");
   put_us(b, dur > 0 ? dur : 0);
   pi_sbuf_puts(b, ",\"args\":{\"seq\":");
@@ -210,7 +259,17 @@ static void jsonl_line(exporter *ex, const pt_call *c)
   pi_sbuf *b = &ex->b;
   char api[32];
   const char *kernel = vw_kernel_of(&ex->kernels, c);
-  pi_sbuf_puts(b, "{\"seq\":");
+  pi_sbuf_puts(b, "{");
+  if (ex->multi) {
+    pi_sbuf_puts(b, "\"pid\":");
+    vw_put_i64(b, ex->s->info.pid);
+    pi_sbuf_puts(b, ",\"file\":");
+    vw_put_json_str(b, ex->s->path);
+    pi_sbuf_puts(b, ",\"session\":");
+    vw_put_i64(b, ex->s->id);
+    pi_sbuf_puts(b, ",");
+  }
+  pi_sbuf_puts(b, "\"seq\":");
   vw_put_i64(b, c->seq);
   pi_sbuf_puts(b, ",\"thread\":");
   vw_put_u64(b, c->thread);
@@ -219,7 +278,7 @@ static void jsonl_line(exporter *ex, const pt_call *c)
   pi_sbuf_puts(b, c->returned ? "\",\"result\":\"" : "\",\"result\":null");
   pi_sbuf_puts(b, c->returned ? pi_result_name(c->result) : "");
   pi_sbuf_puts(b, c->returned ? "\",\"start_ns\":" : ",\"start_ns\":");
-  vw_put_i64(b, c->start_ns);
+  vw_put_i64(b, ex->offset_ns + c->start_ns);
   pi_sbuf_puts(b, ",\"dur_ns\":");
   if (c->returned)
     vw_put_i64(b, c->dur_ns);
@@ -238,6 +297,14 @@ static void csv_line(exporter *ex, const pt_call *c)
   pi_sbuf *b = &ex->b;
   char api[32];
   const char *kernel = vw_kernel_of(&ex->kernels, c);
+  if (ex->multi) {
+    vw_put_i64(b, ex->s->info.pid);
+    pi_sbuf_puts(b, ",");
+    vw_put_csv(b, ex->s->path);
+    pi_sbuf_puts(b, ",");
+    vw_put_i64(b, ex->s->id);
+    pi_sbuf_puts(b, ",");
+  }
   vw_put_i64(b, c->seq);
   pi_sbuf_puts(b, ",");
   vw_put_u64(b, c->thread);
@@ -246,7 +313,7 @@ static void csv_line(exporter *ex, const pt_call *c)
   pi_sbuf_puts(b, ",");
   pi_sbuf_puts(b, c->returned ? pi_result_name(c->result) : "");
   pi_sbuf_puts(b, ",");
-  vw_put_i64(b, c->start_ns);
+  vw_put_i64(b, ex->offset_ns + c->start_ns);
   pi_sbuf_puts(b, ",");
   if (c->returned)
     vw_put_i64(b, c->dur_ns);
@@ -259,19 +326,59 @@ static void csv_line(exporter *ex, const pt_call *c)
 
 /* ---- The verb ----------------------------------------------------------------------- */
 
-static int export(exporter *ex, const char *format)
+typedef void (*line_fn)(exporter *, const pt_call *);
+
+static void write_session(exporter *ex, const vw_session *s, line_fn line)
 {
-  void (*line)(exporter *, const pt_call *) =
-      strcmp(format, "chrome") == 0 ? chrome_event : strcmp(format, "jsonl") == 0 ? jsonl_line
-                                                                                 : csv_line;
-  if (line == chrome_event)
-    chrome_metadata(ex);
-  else if (line == csv_line)
-    pi_sbuf_puts(&ex->b, "seq,thread,api,result,start_ns,dur_ns,kernel,args\n");
-  for (size_t i = 0; i < ex->s->calls.n; i++) {
-    line(ex, &ex->s->calls.v[i]);
+  ex->s = s;
+  vw_kernels_build(&s->calls, &ex->kernels);
+  for (size_t i = 0; i < s->calls.n; i++) {
+    line(ex, &s->calls.v[i]);
     if (ex->b.len > (1u << 20))
       vw_flush(&ex->b, ex->out);
+  }
+  vw_kernels_free(&ex->kernels);
+}
+
+/* The Chrome pid of process i: its own pid, unless an earlier session took
+ * it (two sessions of one process) or it is not known. */
+static int64_t chrome_pid(const vw_set *set, size_t i, const int64_t *taken)
+{
+  int64_t pid = set->s[i].info.pid > 0 ? set->s[i].info.pid : 1;
+  for (bool again = true; again;) {
+    again = false;
+    for (size_t j = 0; j < i; j++)
+      if (taken[j] == pid) {
+        pid += 1 << 22; /* past any Linux pid */
+        again = true;
+      }
+  }
+  return pid;
+}
+
+static int export(exporter *ex, const vw_set *set, const char *format)
+{
+  line_fn line = strcmp(format, "chrome") == 0  ? chrome_event
+                 : strcmp(format, "jsonl") == 0 ? jsonl_line
+                                                : csv_line;
+  int64_t pids[VW_MAX_SESSIONS] = {0};
+  if (line == csv_line)
+    pi_sbuf_puts(&ex->b, ex->multi ? "pid,file,session,seq,thread,api,result,start_ns,dur_ns,"
+                                     "kernel,args\n"
+                                   : "seq,thread,api,result,start_ns,dur_ns,kernel,args\n");
+  for (size_t i = 0; i < set->n; i++) {
+    ex->s = &set->s[i];
+    ex->offset_ns = ex->multi ? set->offset_ns[i] : 0;
+    ex->pid = ex->multi ? (pids[i] = chrome_pid(set, i, pids)) : 1;
+    ex->dev_pid = ex->multi ? ex->pid : 2;
+    if (line == chrome_event)
+      chrome_metadata(ex, i);
+  }
+  for (size_t i = 0; i < set->n; i++) {
+    ex->offset_ns = ex->multi ? set->offset_ns[i] : 0;
+    ex->pid = ex->multi ? pids[i] : 1;
+    ex->dev_pid = ex->multi ? ex->pid : 2;
+    write_session(ex, &set->s[i], line);
   }
   if (line == chrome_event)
     pi_sbuf_puts(&ex->b, "\n],\"displayTimeUnit\":\"ns\"}\n");
@@ -287,7 +394,7 @@ int pt_export(int argc, char **argv)
                          {"-o", PT_OPT_STR, &path}, {"--output", PT_OPT_STR, &path},
                          {NULL, PT_OPT_FLAG, NULL}};
   pt_args a;
-  int rc = pt_parse(argc, argv, usage, opts, 1, 1, &a);
+  int rc = pt_parse(argc, argv, usage, opts, 1, PT_ARGS_MAX, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
   if (!format || (strcmp(format, "chrome") && strcmp(format, "jsonl") && strcmp(format, "csv"))) {
@@ -295,26 +402,43 @@ int pt_export(int argc, char **argv)
                   format ? ", not " : "", format ? format : " (it is required)");
     return 2;
   }
-  vw_session s;
-  if (!vw_session_open("export", a.pos[0], session, VW_CALLS, &s))
+  bool multi = a.npos > 1 || vw_is_dir(a.pos[0]);
+  if (multi && session >= 0) {
+    pt_verb_error("export", "--session picks a session of one file, and %s",
+                  a.npos > 1 ? "several were given" : "a directory was given");
     return 2;
-  exporter ex = {.s = &s, .out = path ? fopen(path, "w") : stdout};
-  if (!ex.out) {
-    pt_verb_error("export", "cannot write %s: %s", path, strerror(errno));
-    vw_session_close(&s);
+  }
+  vw_set *set = calloc(1, sizeof *set);
+  if (!set) {
+    pt_verb_error("export", "out of memory");
+    return 2;
+  }
+  bool ok = true;
+  for (int i = 0; ok && i < a.npos; i++)
+    ok = vw_is_dir(a.pos[i]) ? vw_set_open_dir("export", set, a.pos[i], VW_CALLS, 0)
+                             : vw_set_open_file("export", set, a.pos[i], session, VW_CALLS, 0);
+  exporter ex = {.multi = multi};
+  if (ok) {
+    vw_set_place(set);
+    ex.out = path ? fopen(path, "w") : stdout;
+    if (!ex.out)
+      pt_verb_error("export", "cannot write %s: %s", path, strerror(errno));
+  }
+  if (!ok || !ex.out) {
+    vw_set_close(set);
+    free(set);
     return 2;
   }
   pi_sbuf_init(&ex.b, NULL, 0);
   pi_sbuf_init(&ex.tmp, NULL, 0);
-  vw_kernels_build(&s.calls, &ex.kernels);
-  rc = export(&ex, format);
+  rc = export(&ex, set, format);
   if ((path ? fclose(ex.out) : fflush(stdout)) != 0)
     rc = 2;
   if (rc)
     pt_verb_error("export", "writing %s failed", path ? path : "the standard output");
   pi_sbuf_free(&ex.b);
   pi_sbuf_free(&ex.tmp);
-  vw_kernels_free(&ex.kernels);
-  vw_session_close(&s);
+  vw_set_close(set);
+  free(set);
   return rc;
 }

@@ -20,11 +20,9 @@
  * each start at 0, to be compared.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "pitrace_viewer.h"
 #include "viewer_common.h"
@@ -35,7 +33,6 @@ extern const size_t vw_report_page_len;
 
 #define MARKER "/*PITRACE_DATA*/"
 #define MAX_CALLS 100000  /* calls a report holds (shared between its sessions) */
-#define MAX_SESSIONS 64   /* sessions a report holds */
 
 static const char usage[] =
     "usage: pitrace report DB|DIR [DB2] -o FILE.html [--session N] [--session-b N] [--no-info]\n"
@@ -139,9 +136,9 @@ static void intern_free(intern *t)
 typedef struct report {
   vw_session *s;
   size_t n;
-  int *group;            /* per session: the argument it came from (one clock per group) */
+  const int *group;      /* per session: the argument it came from (one clock per group) */
   size_t *held;          /* per session: the calls the report holds */
-  int64_t *offset_ns;    /* per session: where it starts on the timeline */
+  const int64_t *offset_ns; /* per session: where it starts on the timeline */
   intern strings;        /* every text the page shows */
   intern blocks;         /* show blocks: arrays of line numbers */
   int64_t api_index[PI_API_COUNT]; /* -1: not used yet */
@@ -546,19 +543,6 @@ static void share_calls(report *r)
   free(done);
 }
 
-/* Sessions of one group share a clock: each starts where its start time
- * puts it after the group's first. */
-static void place_sessions(report *r)
-{
-  for (size_t i = 0; i < r->n; i++) {
-    int64_t first = r->s[i].info.start_unix_ns;
-    for (size_t j = 0; j < r->n; j++)
-      if (r->group[j] == r->group[i] && r->s[j].info.start_unix_ns < first)
-        first = r->s[j].info.start_unix_ns;
-    r->offset_ns[i] = r->s[i].info.start_unix_ns - first;
-  }
-}
-
 static void json_strings(pi_sbuf *b, const intern *t)
 {
   pi_sbuf_puts(b, "[");
@@ -591,7 +575,6 @@ static void json_blocks(pi_sbuf *b, const intern *t)
 static bool page_data(pi_sbuf *b, report *r)
 {
   share_calls(r);
-  place_sessions(r);
   bool ok = true;
   pi_sbuf_puts(b, "{\"sessions\":[");
   for (size_t i = 0; i < r->n; i++) {
@@ -668,109 +651,6 @@ static int write_report(report *r, const char *path)
   return ok ? 0 : 2;
 }
 
-/* ---- Opening what the arguments name ---------------------------------------------- */
-
-typedef struct opened {
-  vw_session s[MAX_SESSIONS];
-  int group[MAX_SESSIONS];
-  size_t n;
-  char *paths[2 * MAX_SESSIONS]; /* file names made from directories (two at most) */
-  size_t npaths;
-} opened;
-
-static int cmp_name(const void *a, const void *b)
-{
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int cmp_start(const void *a, const void *b)
-{
-  const vw_session *x = a, *y = b;
-  if (x->info.start_unix_ns != y->info.start_unix_ns)
-    return x->info.start_unix_ns < y->info.start_unix_ns ? -1 : 1;
-  int c = strcmp(x->path, y->path);
-  return c ? c : (x->id > y->id) - (x->id < y->id);
-}
-
-static bool open_one(opened *o, const char *path, int64_t id, int group)
-{
-  if (o->n == MAX_SESSIONS) {
-    pt_verb_error("report", "too many sessions: a report holds at most %d", MAX_SESSIONS);
-    return false;
-  }
-  if (!vw_session_open("report", path, id, VW_CALLS | VW_NOTES, &o->s[o->n]))
-    return false;
-  o->group[o->n++] = group;
-  return true;
-}
-
-/* Every session of the directory's *.db files, by start time. */
-static bool open_dir(opened *o, const char *dir, int group)
-{
-  DIR *d = opendir(dir);
-  if (!d) {
-    pt_verb_error("report", "cannot read the directory %s: %s", dir, strerror(errno));
-    return false;
-  }
-  char *names[MAX_SESSIONS + 1];
-  size_t nn = 0;
-  bool ok = true;
-  struct dirent *e;
-  while (ok && (e = readdir(d))) {
-    size_t len = strlen(e->d_name);
-    if (len < 4 || strcmp(e->d_name + len - 3, ".db") != 0 || e->d_name[0] == '.')
-      continue;
-    char *p;
-    struct stat st;
-    if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
-      pt_verb_error("report", "out of memory listing %s", dir);
-      ok = false;
-    } else if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
-      free(p);
-    } else if (nn == MAX_SESSIONS) {
-      pt_verb_error("report", "%s holds more than %d session files; a report holds at most %d "
-                         "sessions", dir, MAX_SESSIONS, MAX_SESSIONS);
-      free(p);
-      ok = false;
-    } else {
-      names[nn++] = p;
-    }
-  }
-  closedir(d);
-  if (ok && !nn) {
-    pt_verb_error("report", "%s holds no session files (*.db)", dir);
-    ok = false;
-  }
-  qsort(names, nn, sizeof *names, cmp_name);
-  size_t first = o->n;
-  for (size_t i = 0; i < nn; i++) {
-    o->paths[o->npaths++] = names[i];
-    if (!ok)
-      continue;
-    pt_db db;
-    char err[1024];
-    size_t ns = 0;
-    pt_session_info *all = NULL;
-    if (!pt_open(names[i], false, &db, err, sizeof err)) {
-      pt_verb_error("report", "%s", err);
-      ok = false;
-      continue;
-    }
-    all = pt_sessions(&db, &ns, err, sizeof err);
-    pt_close(&db);
-    if (!all) {
-      pt_verb_error("report", "%s", err);
-      ok = false;
-    }
-    for (size_t j = 0; ok && j < ns; j++)
-      ok = open_one(o, names[i], all[j].id, group);
-    free(all);
-  }
-  if (ok)
-    qsort(o->s + first, o->n - first, sizeof *o->s, cmp_start);
-  return ok;
-}
-
 int pt_report(int argc, char **argv)
 {
   int64_t sa = -1, sb = -1;
@@ -787,53 +667,49 @@ int pt_report(int argc, char **argv)
     pt_verb_error("report", "say where to write the report with -o FILE.html");
     return 2;
   }
-  opened *o = calloc(1, sizeof *o);
+  vw_set *o = calloc(1, sizeof *o);
   if (!o) {
     pt_verb_error("report", "out of memory");
     return 2;
   }
   bool ok = true, dirs = false;
   for (int i = 0; ok && i < a.npos; i++) {
-    struct stat st;
     int64_t id = i ? sb : sa;
-    if (stat(a.pos[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (vw_is_dir(a.pos[i])) {
       dirs = true;
       if (id >= 0) {
         pt_verb_error("report", "%s picks a session of a file, and %s is a directory",
                  i ? "--session-b" : "--session", a.pos[i]);
         ok = false;
       } else {
-        ok = open_dir(o, a.pos[i], i);
+        ok = vw_set_open_dir("report", o, a.pos[i], VW_CALLS | VW_NOTES, i);
       }
     } else {
-      ok = open_one(o, a.pos[i], id, i);
+      ok = vw_set_open_file("report", o, a.pos[i], id, VW_CALLS | VW_NOTES, i);
     }
   }
   rc = 2;
   if (ok) {
-    report r = {.s = o->s, .n = o->n, .group = o->group, .no_info = no_info};
+    vw_set_place(o);
+    report r = {.s = o->s, .n = o->n, .group = o->group, .offset_ns = o->offset_ns,
+                .no_info = no_info};
     r.compare = a.npos == 2 && !dirs;
     r.held = calloc(o->n, sizeof *r.held);
-    r.offset_ns = calloc(o->n, sizeof *r.offset_ns);
     for (size_t i = 0; i < PI_API_COUNT; i++)
       r.api_index[i] = -1;
     pi_sbuf_init(&r.apis, NULL, 0);
-    if (!r.held || !r.offset_ns)
+    if (!r.held)
       pt_verb_error("report", "out of memory");
     else
       rc = write_report(&r, path);
     free(r.held);
-    free(r.offset_ns);
     intern_free(&r.strings);
     intern_free(&r.blocks);
     free(r.lines);
     vw_map_free(&r.other_apis);
     pi_sbuf_free(&r.apis);
   }
-  while (o->n)
-    vw_session_close(&o->s[--o->n]);
-  while (o->npaths)
-    free(o->paths[--o->npaths]);
+  vw_set_close(o);
   free(o);
   return rc;
 }

@@ -11,7 +11,7 @@
 #include "viewer_common.h"
 
 static const char usage[] =
-    "usage: pitrace stats DB [--session N]\n"
+    "usage: pitrace stats DB|DIR... [--session N]\n"
     "\n"
     "Summarises a session: per API the calls, total, mean, median (p50), p99 and\n"
     "longest time and the errors; per kernel (named by its piKernelCreate) the\n"
@@ -22,7 +22,12 @@ static const char usage[] =
     "the commands timed and their device time (total, mean, p50, p99, max), and\n"
     "per transfer API the commands, bytes, device time and GB/s.\n"
     "\n"
-    "  --session N   the session (default: the file's last)\n";
+    "Given a directory (pitrace record -o DIR: every session of its *.db files) or\n"
+    "several files (up to 4 arguments, 64 sessions), it prints per process a\n"
+    "heading (pid, command, session and label, start on the shared clock,\n"
+    "duration) with that process's figures, then the figures over all processes.\n"
+    "\n"
+    "  --session N   the session (default: the file's last; one file only)\n";
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -43,18 +48,20 @@ static int cmp_api(const void *a, const void *b)
   return x->total > y->total ? -1 : x->total < y->total ? 1 : (x->api > y->api) - (x->api < y->api);
 }
 
-/* Per-API figures: durations grouped by API, sorted, read off. */
-static bool api_stats(const pt_calls *calls, vw_stats *st)
+/* Per-API figures over the sessions' calls: durations grouped by API,
+ * sorted, read off. */
+static bool api_stats(const vw_session *ss, size_t ns, vw_stats *st)
 {
   size_t start[PI_API_COUNT + 1] = {0}, fill[PI_API_COUNT + 1];
   int64_t errors[PI_API_COUNT] = {0};
-  for (size_t i = 0; i < calls->n; i++) {
-    const pt_call *c = &calls->v[i];
-    if (c->returned && c->api < PI_API_COUNT) {
-      start[c->api + 1]++;
-      errors[c->api] += c->result != PI_SUCCESS;
+  for (size_t k = 0; k < ns; k++)
+    for (size_t i = 0; i < ss[k].calls.n; i++) {
+      const pt_call *c = &ss[k].calls.v[i];
+      if (c->returned && c->api < PI_API_COUNT) {
+        start[c->api + 1]++;
+        errors[c->api] += c->result != PI_SUCCESS;
+      }
     }
-  }
   for (size_t a = 0; a < PI_API_COUNT; a++)
     start[a + 1] += start[a];
   memcpy(fill, start, sizeof fill);
@@ -64,11 +71,12 @@ static bool api_stats(const pt_calls *calls, vw_stats *st)
     free(dur);
     return false;
   }
-  for (size_t i = 0; i < calls->n; i++) {
-    const pt_call *c = &calls->v[i];
-    if (c->returned && c->api < PI_API_COUNT)
-      dur[fill[c->api]++] = c->dur_ns;
-  }
+  for (size_t k = 0; k < ns; k++)
+    for (size_t i = 0; i < ss[k].calls.n; i++) {
+      const pt_call *c = &ss[k].calls.v[i];
+      if (c->returned && c->api < PI_API_COUNT)
+        dur[fill[c->api]++] = c->dur_ns;
+    }
   for (uint32_t a = 0; a < PI_API_COUNT; a++) {
     size_t n = start[a + 1] - start[a];
     if (!n)
@@ -101,13 +109,15 @@ static void count_calls(const pt_calls *calls, vw_stats *st)
   }
 }
 
-/* The kernel group of a launch: kernels of one name count together. */
-static int64_t kernel_group(vw_stats *st, vw_map *by_kernel, size_t *cap, const pt_call *c)
+/* The kernel group of a launch: kernels of one name count together (across
+ * sessions too); `by_kernel` maps the session's kernel ids to groups. */
+static int64_t kernel_group(vw_stats *st, const vw_kernels *names, vw_map *by_kernel,
+                            size_t *cap, const pt_call *c)
 {
   int64_t g;
   if (vw_map_get(by_kernel, vw_arg_int(c, 1), &g))
     return g;
-  const char *name = vw_kernel_of(&st->knames, c);
+  const char *name = vw_kernel_of(names, c);
   for (size_t k = 0; name && k < st->nkernels; k++)
     if (st->kernels[k].name && strcmp(st->kernels[k].name, name) == 0) {
       vw_map_put(by_kernel, vw_arg_int(c, 1), (int64_t)k);
@@ -138,52 +148,59 @@ static void dev_stat(int64_t *v, size_t n, vw_dev_stat *d)
   d->max = v[n - 1];
 }
 
-/* Device times per kernel group and per transfer API. */
-static bool device_stats(const vw_session *s, const vw_map *by_kernel, vw_stats *st)
+/* Device times, gathered over the sessions: each one's duration and its
+ * group (a kernel group k >= 0, -2 - api for a transfer API, -1 none). */
+typedef struct devtimes {
+  int64_t *dur, *group;
+  size_t n;
+} devtimes;
+
+/* The session's device times into d, grouped: launches by their kernel
+ * group, the rest by API (their bytes added to st->transfers[api]). */
+static void group_devtimes(const vw_session *s, const vw_map *by_kernel, devtimes *d,
+                           vw_stats *st)
 {
-  if (!s->ndevtimes)
-    return true;
-  int64_t *v = malloc(s->ndevtimes * sizeof *v);
-  int64_t *group = malloc(s->ndevtimes * sizeof *group);
-  st->transfers = calloc(PI_API_COUNT, sizeof *st->transfers);
-  if (!v || !group || !st->transfers) {
-    free(v);
-    free(group);
-    return false;
-  }
   /* Calls by seq: the session's calls are in seq order. */
   const pt_calls *calls = &s->calls;
   vw_map pixels = {0};
   size_t ci = 0;
   for (size_t i = 0; i < s->ndevtimes; i++) {
-    group[i] = -1;
+    int64_t group = -1;
     while (ci < calls->n && calls->v[ci].seq < s->devtimes[i].seq)
       vw_note_image(&calls->v[ci++], &pixels);
-    if (ci >= calls->n || calls->v[ci].seq != s->devtimes[i].seq)
-      continue;
-    const pt_call *c = &calls->v[ci];
-    if (vw_is_launch(c->api)) {
+    if (ci < calls->n && calls->v[ci].seq == s->devtimes[i].seq) {
+      const pt_call *c = &calls->v[ci];
       int64_t g;
-      if (vw_map_get(by_kernel, vw_arg_int(c, 1), &g))
-        group[i] = g;
-    } else if (c->api < PI_API_COUNT) {
-      group[i] = -2 - (int64_t)c->api;
-      st->transfers[c->api].bytes += vw_transfer_bytes(c, &pixels);
+      if (vw_is_launch(c->api)) {
+        if (vw_map_get(by_kernel, vw_arg_int(c, 1), &g))
+          group = g;
+      } else if (c->api < PI_API_COUNT) {
+        group = -2 - (int64_t)c->api;
+        st->transfers[c->api].bytes += vw_transfer_bytes(c, &pixels);
+      }
     }
+    d->dur[d->n] = s->devtimes[i].dur_ns;
+    d->group[d->n++] = group;
   }
   vw_map_free(&pixels);
+}
+
+/* Device-time figures per kernel group and per transfer API. */
+static void device_stats(const devtimes *d, vw_stats *st)
+{
+  int64_t *v = d->dur + d->n; /* scratch: the arrays are twice as long */
   for (size_t k = 0; k < st->nkernels; k++) {
     size_t n = 0;
-    for (size_t i = 0; i < s->ndevtimes; i++)
-      if (group[i] == (int64_t)k)
-        v[n++] = s->devtimes[i].dur_ns;
+    for (size_t i = 0; i < d->n; i++)
+      if (d->group[i] == (int64_t)k)
+        v[n++] = d->dur[i];
     dev_stat(v, n, &st->kernels[k].dev);
   }
   for (uint32_t a = 0; a < PI_API_COUNT; a++) {
     size_t n = 0;
-    for (size_t i = 0; i < s->ndevtimes; i++)
-      if (group[i] == -2 - (int64_t)a)
-        v[n++] = s->devtimes[i].dur_ns;
+    for (size_t i = 0; i < d->n; i++)
+      if (d->group[i] == -2 - (int64_t)a)
+        v[n++] = d->dur[i];
     if (!n)
       continue;
     vw_transfer_stat *t = &st->transfers[st->ntransfers++];
@@ -195,26 +212,23 @@ static bool device_stats(const vw_session *s, const vw_map *by_kernel, vw_stats 
   /* Slots past ntransfers were only sums: clear them. */
   for (size_t k = st->ntransfers; k < PI_API_COUNT; k++)
     st->transfers[k].bytes = 0;
-  free(v);
-  free(group);
-  return true;
 }
 
 /* Launches per kernel name. */
-static void kernel_stats(const pt_calls *calls, vw_stats *st, vw_map *by_kernel)
+static bool kernel_stats(const pt_calls *calls, const vw_kernels *names, vw_stats *st,
+                         vw_map *by_kernel, size_t *cap)
 {
-  vw_kernels_build(calls, &st->knames);
-  size_t cap = 0;
   for (size_t i = 0; i < calls->n; i++) {
     const pt_call *c = &calls->v[i];
     if (!vw_is_launch(c->api) || !c->returned)
       continue;
-    int64_t g = kernel_group(st, by_kernel, &cap, c);
+    int64_t g = kernel_group(st, names, by_kernel, cap, c);
     if (g < 0)
-      break;
+      return false;
     st->kernels[g].launches++;
     st->kernels[g].total += c->dur_ns;
   }
+  return true;
 }
 
 static void bytes_moved(const pt_calls *calls, vw_stats *st)
@@ -245,25 +259,52 @@ static int cmp_transfer(const void *a, const void *b)
   return x->dev.total > y->dev.total ? -1 : x->dev.total < y->dev.total;
 }
 
-bool vw_stats_compute(const vw_session *s, vw_stats *st)
+bool vw_stats_compute_all(const vw_session *ss, size_t ns, vw_stats *st)
 {
   memset(st, 0, sizeof *st);
-  if (!api_stats(&s->calls, st))
+  size_t ndev = 0, cap = 0;
+  for (size_t k = 0; k < ns; k++)
+    ndev += ss[k].ndevtimes;
+  devtimes d = {0};
+  if (ndev) {
+    d.dur = malloc(2 * ndev * sizeof *d.dur);
+    d.group = malloc(ndev * sizeof *d.group);
+    st->transfers = calloc(PI_API_COUNT, sizeof *st->transfers);
+  }
+  bool ok = (!ndev || (d.dur && d.group && st->transfers)) && api_stats(ss, ns, st);
+  for (size_t k = 0; ok && k < ns; k++) {
+    const vw_session *s = &ss[k];
+    count_calls(&s->calls, st);
+    /* Kernel ids are the session's own; their names join the groups. */
+    vw_kernels names;
+    vw_map by_kernel = {0};
+    vw_kernels_build(&s->calls, &names);
+    ok = kernel_stats(&s->calls, &names, st, &by_kernel, &cap);
+    if (ok)
+      group_devtimes(s, &by_kernel, &d, st);
+    vw_map_free(&by_kernel);
+    vw_kernels_free(&names);
+    bytes_moved(&s->calls, st);
+  }
+  if (ok && ndev)
+    device_stats(&d, st);
+  free(d.dur);
+  free(d.group);
+  if (!ok) {
+    vw_stats_free(st);
     return false;
-  count_calls(&s->calls, st);
+  }
   qsort(st->apis, st->napis, sizeof *st->apis, cmp_api);
-  vw_map by_kernel = {0};
-  kernel_stats(&s->calls, st, &by_kernel);
-  bool ok = device_stats(s, &by_kernel, st);
-  vw_map_free(&by_kernel);
-  if (!ok)
-    return false;
   if (st->nkernels)
     qsort(st->kernels, st->nkernels, sizeof *st->kernels, cmp_kernel);
   if (st->ntransfers)
     qsort(st->transfers, st->ntransfers, sizeof *st->transfers, cmp_transfer);
-  bytes_moved(&s->calls, st);
   return true;
+}
+
+bool vw_stats_compute(const vw_session *s, vw_stats *st)
+{
+  return vw_stats_compute_all(s, 1, st);
 }
 
 void vw_stats_free(vw_stats *st)
@@ -271,7 +312,6 @@ void vw_stats_free(vw_stats *st)
   free(st->apis);
   free(st->kernels);
   free(st->transfers);
-  vw_kernels_free(&st->knames);
   memset(st, 0, sizeof *st);
 }
 
@@ -345,6 +385,25 @@ static void print_transfers(const vw_stats *st, const vw_colors *k)
   }
 }
 
+/* The figures' tables: APIs, kernels, transfers (with device times), how
+ * the device times were placed, bytes moved. */
+static void print_body(const vw_stats *st, const vw_colors *k, bool devtimes,
+                       const char *clock_text)
+{
+  char b1[48], b2[48];
+  print_apis(st, k);
+  print_kernels(st, k, devtimes);
+  if (devtimes)
+    print_transfers(st, k);
+  if (clock_text)
+    printf("\n%s\n", clock_text);
+  printf("\n%sbytes moved%s\n", k->bold, k->off);
+  printf("host to device  %s in %lld call%s\n", bytes_text(b1, st->h2d),
+         (long long)st->h2d_calls, st->h2d_calls == 1 ? "" : "s");
+  printf("device to host  %s in %lld call%s\n", bytes_text(b2, st->d2h),
+         (long long)st->d2h_calls, st->d2h_calls == 1 ? "" : "s");
+}
+
 static int stats(const vw_session *s)
 {
   vw_stats st;
@@ -353,21 +412,55 @@ static int stats(const vw_session *s)
     return 2;
   }
   vw_colors k = vw_colors_for(stdout);
-  char d1[32], d2[32], b1[48], b2[48];
+  char d1[32], d2[32];
   printf("session %lld of %s: %lld calls, %s recorded, %s in PI calls; %lld failed, %lld "
          "never returned\n\n", (long long)s->id, s->path, (long long)st.calls,
          vw_dur(d1, s->info.duration_ns), vw_dur(d2, st.total_ns), (long long)st.errors,
          (long long)st.unreturned);
-  print_apis(&st, &k);
-  print_kernels(&st, &k, s->ndevtimes > 0);
-  if (s->ndevtimes)
-    print_transfers(&st, &k);
-  printf("\n%s\n", vw_devtime_clock_text(s));
-  printf("\n%sbytes moved%s\n", k.bold, k.off);
-  printf("host to device  %s in %lld call%s\n", bytes_text(b1, st.h2d), (long long)st.h2d_calls,
-         st.h2d_calls == 1 ? "" : "s");
-  printf("device to host  %s in %lld call%s\n", bytes_text(b2, st.d2h), (long long)st.d2h_calls,
-         st.d2h_calls == 1 ? "" : "s");
+  print_body(&st, &k, s->ndevtimes > 0, vw_devtime_clock_text(s));
+  vw_stats_free(&st);
+  return fflush(stdout) == 0 ? 0 : 2;
+}
+
+/* Several sessions (a record directory, several files): per process a
+ * heading and its figures, then the figures over all of them. */
+static int stats_set(const vw_set *set)
+{
+  vw_colors k = vw_colors_for(stdout);
+  bool devtimes = false;
+  int64_t end = 0;
+  for (size_t i = 0; i < set->n; i++) {
+    const vw_session *s = &set->s[i];
+    vw_stats st;
+    if (!vw_stats_compute(s, &st)) {
+      pt_verb_error("stats", "out of memory");
+      return 2;
+    }
+    char d1[32], d2[32], d3[32];
+    printf("%s%s== process %zu of %zu: pid %lld: %s%s\n", i ? "\n" : "", k.bold, i + 1, set->n,
+           (long long)s->info.pid, s->info.command, k.off);
+    printf("session %lld of %s%s%s%s: starts at +%s, %s recorded; %lld calls, %s in PI calls; "
+           "%lld failed, %lld never returned\n\n", (long long)s->id, s->path,
+           s->info.label[0] ? " (label " : "", s->info.label, s->info.label[0] ? ")" : "",
+           vw_dur(d1, set->offset_ns[i]), vw_dur(d2, s->info.duration_ns), (long long)st.calls,
+           vw_dur(d3, st.total_ns), (long long)st.errors, (long long)st.unreturned);
+    print_body(&st, &k, s->ndevtimes > 0, vw_devtime_clock_text(s));
+    vw_stats_free(&st);
+    devtimes |= s->ndevtimes > 0;
+    if (set->offset_ns[i] + s->info.duration_ns > end)
+      end = set->offset_ns[i] + s->info.duration_ns;
+  }
+  vw_stats st;
+  if (!vw_stats_compute_all(set->s, set->n, &st)) {
+    pt_verb_error("stats", "out of memory");
+    return 2;
+  }
+  char d1[32], d2[32];
+  printf("\n%s== all %zu processes%s\n", k.bold, set->n, k.off);
+  printf("%zu sessions over %s: %lld calls, %s in PI calls; %lld failed, %lld never returned\n\n",
+         set->n, vw_dur(d1, end), (long long)st.calls, vw_dur(d2, st.total_ns),
+         (long long)st.errors, (long long)st.unreturned);
+  print_body(&st, &k, devtimes, NULL);
   vw_stats_free(&st);
   return fflush(stdout) == 0 ? 0 : 2;
 }
@@ -377,13 +470,37 @@ int pt_stats(int argc, char **argv)
   int64_t session = -1;
   const pt_opt opts[] = {{"--session", PT_OPT_INT, &session}, {NULL, PT_OPT_FLAG, NULL}};
   pt_args a;
-  int rc = pt_parse(argc, argv, usage, opts, 1, 1, &a);
+  int rc = pt_parse(argc, argv, usage, opts, 1, PT_ARGS_MAX, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
-  vw_session s;
-  if (!vw_session_open("stats", a.pos[0], session, VW_CALLS, &s))
+  if (a.npos == 1 && !vw_is_dir(a.pos[0])) {
+    vw_session s;
+    if (!vw_session_open("stats", a.pos[0], session, VW_CALLS, &s))
+      return 2;
+    rc = stats(&s);
+    vw_session_close(&s);
+    return rc;
+  }
+  if (session >= 0) {
+    pt_verb_error("stats", "--session picks a session of one file, and %s",
+                  a.npos > 1 ? "several were given" : "a directory was given");
     return 2;
-  rc = stats(&s);
-  vw_session_close(&s);
+  }
+  vw_set *set = calloc(1, sizeof *set);
+  if (!set) {
+    pt_verb_error("stats", "out of memory");
+    return 2;
+  }
+  bool ok = true;
+  for (int i = 0; ok && i < a.npos; i++)
+    ok = vw_is_dir(a.pos[i]) ? vw_set_open_dir("stats", set, a.pos[i], VW_CALLS, 0)
+                             : vw_set_open_file("stats", set, a.pos[i], -1, VW_CALLS, 0);
+  rc = 2;
+  if (ok) {
+    vw_set_place(set);
+    rc = stats_set(set);
+  }
+  vw_set_close(set);
+  free(set);
   return rc;
 }
