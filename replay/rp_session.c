@@ -259,15 +259,7 @@ void rp_session_close(rp_session *s)
 
 const pt_call *rp_call_by_seq(const rp_session *s, int64_t seq)
 {
-  size_t lo = 0, hi = s->calls.n;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (s->calls.v[mid].seq < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < s->calls.n && s->calls.v[lo].seq == seq ? &s->calls.v[lo] : NULL;
+  return pt_call_by_seq(&s->calls, seq);
 }
 
 bool rp_plugin_replayed(const rp_session *s, uint32_t idx)

@@ -292,6 +292,19 @@ bool pt_load(pt_db *db, int64_t session, pt_calls *out, char *err, size_t errn)
   return true;
 }
 
+const pt_call *pt_call_by_seq(const pt_calls *calls, int64_t seq)
+{
+  size_t lo = 0, hi = calls->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (calls->v[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < calls->n && calls->v[lo].seq == seq ? &calls->v[lo] : NULL;
+}
+
 void pt_calls_free(pt_calls *c)
 {
   free(c->v);

@@ -83,19 +83,6 @@ static int cmp_devtime(const void *a, const void *b)
   return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static const pt_call *call_by_seq(const pt_calls *calls, int64_t seq)
-{
-  size_t lo = 0, hi = calls->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (calls->v[mid].seq < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < calls->n && calls->v[lo].seq == seq ? &calls->v[lo] : NULL;
-}
-
 /* The session's device times (none in a file from before them). A device
  * whose clock was not mapped is placed by the smallest offset that starts
  * no command before its enqueue call began. */
@@ -145,7 +132,7 @@ static void load_devtimes(vw_session *s)
     int64_t dev = s->devtimes[i].device, offset = INT64_MIN;
     for (size_t j = i; j < s->ndevtimes; j++)
       if (s->devtimes[j].device == dev && s->devtimes[j].start_ns == INT64_MIN) {
-        const pt_call *c = call_by_seq(&s->calls, s->devtimes[j].seq);
+        const pt_call *c = pt_call_by_seq(&s->calls, s->devtimes[j].seq);
         if (c && c->start_ns - raw[j] > offset)
           offset = c->start_ns - raw[j];
       }

@@ -385,20 +385,6 @@ static bool align(dctx *x)
 
 /* ---- The replay's own calls --------------------------------------------------------- */
 
-/* The index of the call `seq`, or -1. */
-static int64_t call_index(const vw_session *s, int64_t seq)
-{
-  size_t lo = 0, hi = s->calls.n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (s->calls.v[mid].seq < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < s->calls.n && s->calls.v[lo].seq == seq ? (int64_t)lo : -1;
-}
-
 /* The note by which a recorded replay says it made call c itself, or NULL. */
 static const pt_note *replay_note(const vw_session *s, const pt_call *c)
 {
@@ -413,9 +399,10 @@ static const pt_note *replay_note(const vw_session *s, const pt_call *c)
 static void mark_own(const vw_session *s, uint8_t *own)
 {
   for (size_t k = 0; k < s->nnotes; k++) {
-    int64_t i = strcmp(s->notes[k].kind, "replay") == 0 ? call_index(s, s->notes[k].seq) : -1;
-    if (i >= 0)
-      own[i] = 1;
+    const pt_call *c =
+        strcmp(s->notes[k].kind, "replay") == 0 ? pt_call_by_seq(&s->calls, s->notes[k].seq) : NULL;
+    if (c)
+      own[c - s->calls.v] = 1;
   }
 }
 

@@ -66,6 +66,8 @@ typedef struct pt_calls {
 /* Loads every call of `session` (sorted by seq). False with a reason. */
 bool pt_load(pt_db *db, int64_t session, pt_calls *out, char *err, size_t errn);
 void pt_calls_free(pt_calls *c);
+/* The call `seq` of loaded calls (sorted by seq), or NULL. */
+const pt_call *pt_call_by_seq(const pt_calls *calls, int64_t seq);
 
 /* A payload of call `seq`: `role` is "in", "out", "value" or "readback",
  * `position` the parameter, `idx` the element. Returns a malloc'd copy of
