@@ -37,12 +37,19 @@
 
 #include "shim_internal.h"
 
-/* Alone on its cache line: every call of every thread takes a ticket, and
- * nothing else may make that line move between cores. */
-static struct {
-  _Alignas(64) _Atomic uint64_t next;
-  char pad[64 - sizeof(uint64_t)];
-} ticket = {1, {0}};
+/* Records are ordered by their ticket: the time the record stands for
+ * (a call's start or end, else when it was written), shifted left by 12 to
+ * make room for the thread's index in the low bits (unique across threads),
+ * and kept strictly increasing per thread. No cache line is shared: a
+ * global counter made every call of every thread move one line between
+ * cores. The writer merges the rings by ticket; a call that uses what
+ * another thread's call made starts after that call returned, so its
+ * ticket is larger (docs/architecture.md, the recorder). Times count from
+ * the library's load, so 52 days of recording fit the 64 bits. */
+static uint64_t ticket_base;
+static __thread uint64_t my_last_ticket __attribute__((tls_model("initial-exec")));
+
+__attribute__((constructor)) static void set_ticket_base(void) { ticket_base = shim_now(); }
 
 static _Atomic uint32_t thread_counter;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
@@ -133,9 +140,6 @@ void *shim_reserve(size_t size)
     off = 0;
   }
   rec_hdr *h = (rec_hdr *)(r->buf + off);
-  /* The ticket is taken before the record is written: a locked add after
-   * the stores would wait for them to reach the cache. */
-  h->ticket = atomic_fetch_add_explicit(&ticket.next, 1, memory_order_relaxed);
   h->size = (uint32_t)size;
   h->flags = 0;
   my_pending = head + size;
@@ -144,7 +148,14 @@ void *shim_reserve(size_t size)
 
 void shim_commit(void *rec)
 {
-  (void)rec;
+  rec_hdr *h = rec;
+  uint64_t t = h->type == REC_ENTRY  ? ((const rec_entry *)h)->t0
+               : h->type == REC_EXIT ? ((const rec_exit *)h)->t1
+                                     : shim_now();
+  uint64_t v = ((t - ticket_base) << 12) | (my_ring->thread_index & 0xfffu);
+  if (PIRT_UNLIKELY(v <= my_last_ticket))
+    v = my_last_ticket + 0x1000u;
+  h->ticket = my_last_ticket = v;
   atomic_store_explicit(&my_ring->head, my_pending, memory_order_release);
 }
 

@@ -1472,7 +1472,7 @@ static void publish_tails(void)
   pressure = false;
 }
 
-static uint64_t next_ticket = 1;
+static uint64_t last_ticket; /* the last record processed (checkpointed) */
 
 static void handle_record(shim_ring *r, rec_hdr *h)
 {
@@ -1503,30 +1503,50 @@ static void handle_record(shim_ring *r, rec_hdr *h)
   }
 }
 
-/* Processes records in ticket order for as long as the next ticket is
- * there; with `force`, skips tickets no ring holds (a thread that died
- * between taking a ticket and publishing its record). Stops early when a
- * ring needs a commit. Returns the number processed. */
-static size_t merge(bool force)
+/* The ring whose next record has the lowest ticket, or NULL; *h set.
+ * With `only_empty`, looks only at the rings marked empty (and unmarks
+ * those that have a record now), keeping *best as the lowest so far. */
+static shim_ring *lowest(shim_ring *best, rec_hdr **bh, bool only_empty)
+{
+  for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next) {
+    if (only_empty && !r->looked_empty)
+      continue;
+    rec_hdr *h = peek(r);
+    r->looked_empty = h == NULL;
+    if (h && (!*bh || h->ticket < (*bh)->ticket)) {
+      best = r;
+      *bh = h;
+    }
+  }
+  return best;
+}
+
+/* Processes the records of every ring in ticket order, for as long as
+ * there are any; stops early when a ring needs a commit. Returns the
+ * number processed.
+ *
+ * Why this order is safe without a shared counter: a record can depend
+ * only on records published before it was made (a call uses a handle
+ * after the call that made it returned). Once the chosen record is seen,
+ * those are visible too, so the rings that looked empty are looked at
+ * again until none of them offers a lower ticket. */
+static size_t merge(void)
 {
   size_t done = 0;
   while (!pressure || draining) {
-    shim_ring *best = NULL;
     rec_hdr *bh = NULL;
-    for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next) {
-      rec_hdr *h = peek(r);
-      if (h && (!bh || h->ticket < bh->ticket)) {
-        best = r;
-        bh = h;
-      }
-    }
+    shim_ring *best = lowest(NULL, &bh, false);
     if (!bh)
       return done;
-    if (bh->ticket != next_ticket && !force)
-      return done; /* an earlier record is being written */
+    for (;;) {
+      rec_hdr *before = bh;
+      best = lowest(best, &bh, true);
+      if (bh == before)
+        break;
+    }
     handle_record(best, bh);
     consume(best, bh);
-    next_ticket = bh->ticket + 1;
+    last_ticket = bh->ticket;
     done++;
   }
   return done;
@@ -1618,7 +1638,7 @@ static void write_checkpoint(void)
   text t = {0};
   put64(&t, CKPT_MAGIC);
   uint64_t scalars[] = {seq_counter, next_handle_id, next_stack_id, (uint64_t)chunk_id,
-                        next_ticket, plugins_written, last_t};
+                        last_ticket, plugins_written, last_t};
   put64(&t, sizeof scalars / sizeof *scalars);
   for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++)
     put64(&t, scalars[i]);
@@ -1761,7 +1781,7 @@ static bool load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn
           v[i] = x;
       }
       seq_counter = v[0], next_handle_id = v[1], next_stack_id = v[2];
-      chunk_id = (int64_t)v[3], next_ticket = v[4], plugins_written = (uint32_t)v[5];
+      chunk_id = (int64_t)v[3], last_ticket = v[4], plugins_written = (uint32_t)v[5];
       last_t = v[6];
       uint64_t nr = get64(&r);
       if (nr > 1u << 20)
@@ -1927,7 +1947,7 @@ static void finish_session(void)
   if (failed)
     return;
   draining = true;
-  merge(true);
+  merge();
   write_plugins();
   flush_chunk();
   write_chunks();
@@ -1946,7 +1966,6 @@ static void *writer_main(void *arg)
 {
   (void)arg;
   uint64_t last_commit = shim_now();
-  uint64_t stuck_since = 0;
   for (;;) {
     int req = atomic_load(&finish_req);
     if (failed) {
@@ -1963,23 +1982,8 @@ static void *writer_main(void *arg)
       nanosleep(&nap, NULL);
       continue;
     }
-    size_t done = merge(false);
+    size_t done = merge();
     uint64_t now = shim_now();
-    /* A gap in the tickets that does not close: its thread died between
-     * taking a ticket and publishing. */
-    if (!done && !pressure) {
-      bool any = false;
-      for (shim_ring *r = atomic_load(&shim_rings); r && !any; r = r->next)
-        any = peek(r) != NULL;
-      if (any && !stuck_since)
-        stuck_since = now;
-      if (any && now - stuck_since > 100000000u) {
-        merge(true);
-        stuck_since = 0;
-      }
-      if (!any)
-        stuck_since = 0;
-    }
     if (req) {
       if (req == 2) {
         pressure = false;
@@ -1991,7 +1995,7 @@ static void *writer_main(void *arg)
         return NULL;
       }
       for (;;) {
-        merge(true);
+        merge();
         bool again = pressure; /* merge stopped to let the producers on */
         commit();
         if (!again || failed)
@@ -2451,7 +2455,7 @@ static void reset_state(void)
   map_free(&stacks);
   seq_counter = next_handle_id = next_stack_id = 0;
   chunk_id = 0;
-  next_ticket = 1;
+  last_ticket = 0;
   plugins_written = 0;
   last_t = 0;
   damaged = 0;
@@ -2585,7 +2589,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   }
   free(pos);
   atomic_store(&shim_rings, list);
-  merge(true);
+  merge();
   uint64_t pending = 0;
   for (pending_call *c = inflight; c; c = c->next)
     pending++;

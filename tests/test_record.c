@@ -217,6 +217,25 @@ Test(record, eight_threads_lose_and_duplicate_nothing)
                           "WHERE start_ns < prev_end"), 0);
 }
 
+/* Calls are ordered by their time and thread, not by a shared counter: a
+ * call that uses what another thread's call made just before must still
+ * come after it. */
+Test(record, an_object_made_by_one_thread_and_used_by_another_keeps_its_order)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "handoff", "4", "3000", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "handed off 12000 buffers"), "%s", out);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem'"), 12000);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem' AND "
+                          "(origin != 'created' OR released_seq IS NULL OR "
+                          "released_seq <= created_seq)"), 0);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piMemRelease' AND "
+                          "result = 'PI_SUCCESS'"), 12000);
+}
+
 Test(record, unwritable_path_warns_once_and_the_application_goes_on)
 {
   const char *argv[] = {BIN "/vadd", NULL};

@@ -7,8 +7,8 @@
  *
  * Data flow: a wrapped PI call writes an ENTRY record (before the real call,
  * so a crash still shows it) and an EXIT record (after) into its thread's
- * ring; each takes a ticket from one global counter. The writer merges the
- * rings in ticket order, so everything a call depends on (the call that
+ * ring; each carries a ticket, its time and its thread (shim.c, shim_commit).
+ * The writer merges the rings in ticket order, so everything a call depends on (the call that
  * created a handle it uses) is processed before it; it numbers calls,
  * maps handles and USM pointers to stable ids, encodes arguments and
  * writes batches to SQLite. No lock is held across the real plugin call.
@@ -170,6 +170,7 @@ typedef struct shim_ring {
   _Alignas(64) _Atomic size_t tail; /* committed to the database (monotonic) */
   size_t head_seen;                 /* consumer's copy of head */
   size_t rd;                        /* consumer: next read offset (monotonic) */
+  bool looked_empty;                /* consumer: had no record at its last look */
   _Alignas(64) unsigned char *buf;  /* this process's address of the bytes */
   size_t cap;
   struct shim_ring *next;

@@ -12,6 +12,10 @@
  *                           bytes (shared mapping): whoever kills it knows
  *                           how many calls had returned
  *   record_prog threads T M T threads making M queries each
+ *   record_prog handoff P M P pairs of threads: one makes M buffers, one
+ *                           at a time, and hands each to the other, which
+ *                           releases it at once (a call using an object
+ *                           another thread's call made just before)
  *   record_prog infojunk    the device's name into a 4 KiB buffer full of 'Z'
  *                           with no size asked back
  *   record_prog readback    a non-blocking read completed by an event wait,
@@ -78,6 +82,75 @@ static void *thread_main(void *arg)
   return (void *)(intptr_t)queries((int)(intptr_t)arg);
 }
 
+/* handoff: a one-buffer mailbox between a maker and a releaser. */
+typedef struct mailbox {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  pirt_buffer *slot;
+  int m;
+  pirt_context *ctx;
+} mailbox;
+
+static void *maker(void *arg)
+{
+  mailbox *mb = arg;
+  for (int i = 0; i < mb->m; i++) {
+    pirt_buffer *b;
+    if (pirt_buffer_create(mb->ctx, 0, 64, NULL, &b) != PI_SUCCESS)
+      return (void *)1;
+    pthread_mutex_lock(&mb->lock);
+    while (mb->slot)
+      pthread_cond_wait(&mb->cond, &mb->lock);
+    mb->slot = b;
+    pthread_cond_broadcast(&mb->cond);
+    pthread_mutex_unlock(&mb->lock);
+  }
+  return NULL;
+}
+
+static void *releaser(void *arg)
+{
+  mailbox *mb = arg;
+  for (int i = 0; i < mb->m; i++) {
+    pthread_mutex_lock(&mb->lock);
+    while (!mb->slot)
+      pthread_cond_wait(&mb->cond, &mb->lock);
+    pirt_buffer *b = mb->slot;
+    mb->slot = NULL;
+    pthread_cond_broadcast(&mb->cond);
+    pthread_mutex_unlock(&mb->lock);
+    if (pirt_buffer_release(b) != PI_SUCCESS)
+      return (void *)1;
+  }
+  return NULL;
+}
+
+static int handoff(int pairs, int m)
+{
+  pirt_context *ctx;
+  if (pirt_context_create(dev, &ctx) != PI_SUCCESS) {
+    printf("record_prog: %s\n", pirt_error_message());
+    return 2;
+  }
+  mailbox mb[32];
+  pthread_t th[64];
+  int n = 0;
+  for (int i = 0; i < pairs && i < 32; i++) {
+    mb[i] = (mailbox){PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, m, ctx};
+    pthread_create(&th[n++], NULL, maker, &mb[i]);
+    pthread_create(&th[n++], NULL, releaser, &mb[i]);
+  }
+  int bad = 0;
+  for (int i = 0; i < n; i++) {
+    void *r;
+    pthread_join(th[i], &r);
+    bad |= r != NULL;
+  }
+  pirt_context_release(ctx);
+  printf("record_prog: handed off %d buffers\n", n / 2 * m);
+  return bad ? 2 : 0;
+}
+
 static void pause_ms(int ms)
 {
   struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -117,7 +190,7 @@ static int readback(void)
 int main(int argc, char **argv)
 {
   if (argc < 2) {
-    fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | threads T M | "
+    fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | threads T M | handoff P M | "
                     "count FILE | readback\n");
     return 2;
   }
@@ -140,6 +213,8 @@ int main(int argc, char **argv)
     }
     return bad ? 2 : 0;
   }
+  if (strcmp(mode, "handoff") == 0)
+    return handoff(n, argc > 3 ? atoi(argv[3]) : 100);
   if (strcmp(mode, "readback") == 0)
     return readback();
   if (strcmp(mode, "infojunk") == 0) {
