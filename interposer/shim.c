@@ -44,12 +44,17 @@
  * global counter made every call of every thread move one line between
  * cores. The writer merges the rings by ticket; a call that uses what
  * another thread's call made starts after that call returned, so its
- * ticket is larger (docs/architecture.md, the recorder). Times count from
- * the library's load, so 52 days of recording fit the 64 bits. */
+ * ticket is larger (docs/architecture.md, the recorder). Stamps count from
+ * the library's load; the writer compares tickets by their difference, so
+ * they may wrap. */
 static uint64_t ticket_base;
 static __thread uint64_t my_last_ticket __attribute__((tls_model("initial-exec")));
 
-__attribute__((constructor)) static void set_ticket_base(void) { ticket_base = shim_now(); }
+__attribute__((constructor)) static void set_ticket_base(void)
+{
+  stamp_init();
+  ticket_base = shim_stamp();
+}
 
 static _Atomic uint32_t thread_counter;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
@@ -151,7 +156,7 @@ void shim_commit(void *rec)
   rec_hdr *h = rec;
   uint64_t t = h->type == REC_ENTRY  ? ((const rec_entry *)h)->t0
                : h->type == REC_EXIT ? ((const rec_exit *)h)->t1
-                                     : shim_now();
+                                     : shim_stamp();
   uint64_t v = ((t - ticket_base) << 12) | (my_ring->thread_index & 0xfffu);
   if (PIRT_UNLIKELY(v <= my_last_ticket))
     v = my_last_ticket + 0x1000u;
@@ -904,7 +909,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   }
   c->api = api;
   c->argv = argv;
-  e->t0 = shim_now();
+  e->t0 = shim_stamp();
   shim_commit(e);
   c->ticket = e->h.ticket;
   return true;
@@ -912,7 +917,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
 
 void shim_end(shim_call *c, pi_result r)
 {
-  uint64_t t1 = shim_now();
+  uint64_t t1 = shim_stamp();
   const pi_api_desc *api = c->api;
   captures cap;
   cap.n = 0;

@@ -85,6 +85,7 @@ bool ringfile_create(const char *db_path, int64_t session, uint64_t session_t0,
   rf_hdr->session = session;
   rf_hdr->start_unix_ns = start_unix_ns;
   rf_hdr->session_t0 = session_t0;
+  rf_hdr->stamps_tsc = shim_stamps_tsc;
   rf_hdr->ring_cap = RING_CAP;
   rf_hdr->slot_size = RINGFILE_CTL + RING_CAP;
   rf_hdr->pid = (int32_t)getpid();
@@ -102,6 +103,17 @@ fail:
 done:
   pthread_mutex_unlock(&rf_lock);
   return ok;
+}
+
+void ringfile_note_knot(stamp_knot k)
+{
+  pthread_mutex_lock(&rf_lock);
+  if (rf_hdr) {
+    uint32_t n = atomic_load_explicit(&rf_hdr->nknots, memory_order_relaxed);
+    rf_hdr->knots[n % RINGFILE_KNOTS] = k;
+    atomic_store_explicit(&rf_hdr->nknots, n + 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&rf_lock);
 }
 
 void ringfile_note_instance(uint32_t i)

@@ -988,6 +988,13 @@ static void write_note(const rec_note *n, uint64_t seq, unsigned idx)
   free(idt.p);
 }
 
+/* A knot the writer took (stamp.c): into the ring file, for salvage. */
+static void keep_knot(stamp_knot k)
+{
+  if (!salvaging)
+    ringfile_note_knot(k);
+}
+
 static void process_entry(const rec_entry *e)
 {
   const pi_api_desc *api = &pi_api_table[e->h.api];
@@ -997,11 +1004,11 @@ static void process_entry(const rec_entry *e)
     return;
   c->ticket = e->h.ticket;
   c->seq = ++seq_counter;
-  c->t0 = e->t0;
+  c->t0 = stamp_to_ns(e->t0, keep_knot);
   c->thread = e->thread;
   c->plugin = e->h.instance; /* shim_instances[i].index is i */
-  if (e->t0 > last_t)
-    last_t = e->t0;
+  if (c->t0 > last_t)
+    last_t = c->t0;
   c->api = e->h.api;
   memcpy(c->argv, e->argv, api->nparams * sizeof *e->argv);
   const uintptr_t *frames = (const uintptr_t *)(e->argv + api->nparams);
@@ -1206,8 +1213,9 @@ static void process_exit(const rec_exit *x)
   cur_api = api->name;
   text args = {0};
   build_args(&args, c, api, argv, items, n, x->result == PI_SUCCESS);
-  if (x->t1 > last_t)
-    last_t = x->t1;
+  uint64_t t1 = stamp_to_ns(x->t1, keep_knot);
+  if (t1 > last_t)
+    last_t = t1;
   for (unsigned i = 0; i < n; i++)
     if (items[i].it->position < api->nparams &&
         (items[i].it->role == ITEM_OUT || (items[i].it->role == ITEM_VALUE &&
@@ -1215,7 +1223,7 @@ static void process_exit(const rec_exit *x)
       keep_data(c, items[i].it->position,
                 items[i].it->role == ITEM_OUT ? "out" : "value", items[i].it->index,
                 items[i].data, items[i].it->size, items[i].it->full);
-  insert_call(c, &args, true, x->result, x->t1);
+  insert_call(c, &args, true, x->result, t1);
   free(args.p);
   free_heap_items(items, n);
   if (x->result == PI_SUCCESS) {
@@ -1513,7 +1521,7 @@ static shim_ring *lowest(shim_ring *best, rec_hdr **bh, bool only_empty)
       continue;
     rec_hdr *h = peek(r);
     r->looked_empty = h == NULL;
-    if (h && (!*bh || h->ticket < (*bh)->ticket)) {
+    if (h && (!*bh || (int64_t)(h->ticket - (*bh)->ticket) < 0)) {
       best = r;
       *bh = h;
     }
@@ -2348,8 +2356,10 @@ bool writer_start(void)
   /* The ring file is there before the session is: a session of a process
    * that dies after this commit always has its ring file to salvage (one
    * whose session was never committed is removed by its salvager). */
-  if (ok)
+  if (ok) {
     ringfile_create(shim_cfg.path, session_id, session_t0, start_unix_ns);
+    keep_knot(stamp_take_knot());
+  }
   /* Committed, then the lock is let go until the first commit of calls. */
   ok = ok && exec("COMMIT") && exec("BEGIN");
   if (!ok) {
@@ -2417,6 +2427,7 @@ void writer_finish(const char *how, int signo, int timeout_ms)
 /* Back to the state of a writer that never ran. */
 static void reset_state(void)
 {
+  stamp_reset();
   for (size_t i = 0; i < nthreads; i++) {
     for (size_t j = 0; j < threads[i].nnotes; j++)
       free(threads[i].notes[j]);
@@ -2549,6 +2560,11 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   salvaging = draining = true;
   salvage_error[0] = 0;
   salvage_hdr = hdr;
+  /* The process's call stamps, and the knots its writer took. */
+  shim_stamps_tsc = hdr->stamps_tsc == 1;
+  uint32_t nk = atomic_load(&hdr->nknots);
+  for (uint32_t i = nk > RINGFILE_KNOTS ? nk - RINGFILE_KNOTS : 0; i < nk; i++)
+    stamp_add_knot(hdr->knots[i % RINGFILE_KNOTS]);
   session_id = hdr->session;
   session_t0 = hdr->session_t0;
   slot_pos *pos = NULL;
@@ -2661,6 +2677,7 @@ int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, c
     snprintf(err, errn, "cannot salvage rings while recording");
     return -1;
   }
+  bool own_tsc = shim_stamps_tsc; /* each ring file says how its process stamped */
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", db_path);
   char *slash = strrchr(dir, '/');
@@ -2690,5 +2707,6 @@ int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, c
       }
     }
   closedir(dd);
+  shim_stamps_tsc = own_tsc;
   return n;
 }

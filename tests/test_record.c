@@ -217,6 +217,47 @@ Test(record, eight_threads_lose_and_duplicate_nothing)
                           "WHERE start_ns < prev_end"), 0);
 }
 
+/* Call times are stamped with the time-stamp counter where the kernel's
+ * clock runs on it, and converted by the writer: a 300 ms sleep between
+ * two calls is 300 ms in the session, on either clock. */
+static void check_gap(const char *clock)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "gap", "300", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, clock, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  long long gap = db_int(db, "SELECT b.start_ns - a.end_ns FROM pi_calls a, pi_calls b WHERE "
+                             "a.seq = (SELECT min(seq) FROM pi_calls WHERE api = "
+                             "'piDeviceGetInfo') AND b.seq = (SELECT max(seq) FROM pi_calls "
+                             "WHERE api = 'piDeviceGetInfo')");
+  cr_assert(gap >= 300000000LL && gap < 330000000LL, "%s: gap %lld ns", clock, gap);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls WHERE start_ns < 0 OR dur_ns < 0 OR "
+                          "start_ns + dur_ns > (SELECT duration_ns FROM sessions)"), 0);
+}
+
+Test(record, call_times_follow_the_monotonic_clock)
+{
+  check_gap("PITRACE_CLOCK=default");
+  check_gap("PITRACE_CLOCK=monotonic");
+}
+
+/* The same without the time-stamp counter. */
+Test(record, eight_threads_on_the_monotonic_clock_lose_and_duplicate_nothing)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "threads", "8", "2000", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "PITRACE_CLOCK=monotonic", POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+                          "thread > 1"), 8 * 2000);
+  cr_assert_eq(db_int(db, "SELECT max(seq) - min(seq) + 1 - count(*) FROM calls"), 0);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM (SELECT start_ns, lag(start_ns + dur_ns) "
+                          "OVER (PARTITION BY thread ORDER BY seq) AS prev_end FROM calls) "
+                          "WHERE start_ns < prev_end"), 0);
+}
+
 /* Calls are ordered by their time and thread, not by a shared counter: a
  * call that uses what another thread's call made just before must still
  * come after it. */

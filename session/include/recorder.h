@@ -212,6 +212,36 @@ static inline uint64_t shim_now(void)
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* ---- Call times (stamp.c) -----------------------------------------------------
+ * A call's t0 and t1 are stamps: the CPU's time-stamp counter where the
+ * kernel keeps CLOCK_MONOTONIC on it, else monotonic ns; the writer turns
+ * them into monotonic ns (stamp_to_ns). */
+extern bool shim_stamps_tsc;
+
+static inline uint64_t shim_stamp(void)
+{
+#if defined(__x86_64__)
+  if (__builtin_expect(shim_stamps_tsc, 1))
+    return __builtin_ia32_rdtsc();
+#endif
+  return shim_now();
+}
+
+typedef struct stamp_knot {
+  uint64_t stamp, ns; /* the counter and CLOCK_MONOTONIC, read together */
+} stamp_knot;
+
+/* Decides how this process stamps (once, before the first record). */
+void stamp_init(void);
+/* The writer's side (one thread): a stamp's monotonic ns. Takes a knot
+ * when no knot is later than `s` and passes it to on_knot (may be NULL). */
+uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot));
+/* Adds a knot read elsewhere (a ring file's, for salvage); takes one now. */
+void stamp_add_knot(stamp_knot k);
+stamp_knot stamp_take_knot(void);
+/* Forgets every knot. */
+void stamp_reset(void);
+
 /* ---- The ring file (ringfile.c) -------------------------------------------------
  * <database>-rings.<pid>.<random>: a header (session, clock origin, the
  * wrapped plugins) and one slot per recording thread (its shim_ring, then
@@ -223,6 +253,7 @@ static inline uint64_t shim_now(void)
 #define RINGFILE_HEADER (32u << 10)
 #define RINGFILE_CTL 4096u /* a slot's shim_ring, on its own page */
 enum { RINGFILE_LIVE = 1, RINGFILE_DONE = 2 };
+#define RINGFILE_KNOTS 64
 
 typedef struct ringfile_instance {
   char name[256], path[1024], version[32], backend[32];
@@ -242,6 +273,12 @@ typedef struct ringfile_hdr {
   int32_t pid;
   _Atomic uint32_t nslots; /* slots ready to read */
   ringfile_instance instances[SHIM_MAX_INSTANCES];
+  /* How the process stamped call times (1: time-stamp counter), and the
+   * writer's last RINGFILE_KNOTS knots (knots[i % RINGFILE_KNOTS], i <
+   * nknots), for salvage. */
+  uint32_t stamps_tsc;
+  _Atomic uint32_t nknots;
+  stamp_knot knots[RINGFILE_KNOTS];
 } ringfile_hdr;
 
 _Static_assert(sizeof(ringfile_hdr) <= RINGFILE_HEADER, "ring file header too large");
@@ -254,6 +291,8 @@ bool ringfile_create(const char *db_path, int64_t session, uint64_t session_t0,
 /* A ring for the calling thread: a new slot of the ring file, else process
  * memory; NULL when neither can be had. */
 shim_ring *ringfile_new_ring(uint32_t thread_index);
+/* Keeps a knot of the writer's in the file's header. */
+void ringfile_note_knot(stamp_knot k);
 /* Copies shim_instances[i] into the file's header. */
 void ringfile_note_instance(uint32_t i);
 /* The session ended in order: marks the file done and removes it. */

@@ -12,6 +12,7 @@
  *                           bytes (shared mapping): whoever kills it knows
  *                           how many calls had returned
  *   record_prog threads T M T threads making M queries each
+ *   record_prog gap MS      a query, MS milliseconds of sleep, a query
  *   record_prog handoff P M P pairs of threads: one makes M buffers, one
  *                           at a time, and hands each to the other, which
  *                           releases it at once (a call using an object
@@ -190,7 +191,7 @@ static int readback(void)
 int main(int argc, char **argv)
 {
   if (argc < 2) {
-    fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | threads T M | handoff P M | "
+    fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | "
                     "count FILE | readback\n");
     return 2;
   }
@@ -212,6 +213,12 @@ int main(int argc, char **argv)
       bad |= r != NULL;
     }
     return bad ? 2 : 0;
+  }
+  if (strcmp(mode, "gap") == 0) {
+    if (queries(1))
+      return 2;
+    pause_ms(n);
+    return queries(1);
   }
   if (strcmp(mode, "handoff") == 0)
     return handoff(n, argc > 3 ? atoi(argv[3]) : 100);

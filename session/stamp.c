@@ -1,0 +1,137 @@
+/*
+ * stamp.c: call times as the recorder takes them, and their conversion to
+ * monotonic nanoseconds.
+ *
+ * A recorded call reads the time twice (start and end). Where the kernel
+ * keeps CLOCK_MONOTONIC on the CPU's time-stamp counter (clocksource
+ * "tsc": constant, synchronized across cores, or the kernel would not use
+ * it), the shim reads the counter itself (rdtsc, ~15 ns on the 2-core
+ * development machine against ~38 ns for clock_gettime) and the writer
+ * turns stamps into nanoseconds. Elsewhere, or with PITRACE_CLOCK=monotonic,
+ * stamps are monotonic nanoseconds already.
+ *
+ * The conversion is piecewise linear between knots: pairs (counter,
+ * CLOCK_MONOTONIC) read back to back by the writer. A knot is taken when a
+ * stamp comes that no knot is later than, so every stamp lies between two
+ * knots and the conversion never extrapolates forward: it follows
+ * CLOCK_MONOTONIC as the kernel steers it, is monotonic (stamps that
+ * follow each other in a thread stay in order), and is off by at most the
+ * time a knot takes to read. The knots also go into the ring file, for the
+ * salvage of a process that is gone (which adds a knot of its own: the
+ * counter and the clock are the machine's, not the process's).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder.h"
+
+bool shim_stamps_tsc;
+
+void stamp_init(void)
+{
+#if defined(__x86_64__)
+  const char *force = getenv("PITRACE_CLOCK");
+  if (force && strcmp(force, "monotonic") == 0)
+    return;
+  FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+  char cs[32] = "";
+  if (f) {
+    if (!fgets(cs, sizeof cs, f))
+      cs[0] = 0;
+    fclose(f);
+  }
+  shim_stamps_tsc = strcmp(cs, "tsc\n") == 0;
+#endif
+}
+
+/* ---- Knots (the writer's; one thread) -------------------------------------- */
+
+#define MAX_KNOTS 4096 /* then the older half goes */
+
+static stamp_knot *knots;
+static size_t nknots;
+
+void stamp_reset(void)
+{
+  free(knots);
+  knots = NULL;
+  nknots = 0;
+}
+
+static void add_knot(stamp_knot k)
+{
+  if (!knots && !(knots = malloc(MAX_KNOTS * sizeof *knots)))
+    return;
+  if (nknots && (k.stamp <= knots[nknots - 1].stamp || k.ns < knots[nknots - 1].ns))
+    return; /* not later: the last one serves */
+  if (nknots == MAX_KNOTS) {
+    memmove(knots, knots + MAX_KNOTS / 2, MAX_KNOTS / 2 * sizeof *knots);
+    nknots = MAX_KNOTS / 2;
+  }
+  knots[nknots++] = k;
+}
+
+void stamp_add_knot(stamp_knot k) { add_knot(k); }
+
+/* The counter and the clock read back to back; a pair the thread was
+ * interrupted between (the counter moved more than ~10 us) is read again. */
+static stamp_knot take_knot(void)
+{
+  stamp_knot k = {0, 0};
+  for (int i = 0; i < 8; i++) {
+    uint64_t s0 = shim_stamp();
+    uint64_t ns = shim_now();
+    uint64_t s1 = shim_stamp();
+    k = (stamp_knot){s0 + (s1 - s0) / 2, ns};
+    if (s1 - s0 < 30000)
+      break;
+  }
+  return k;
+}
+
+stamp_knot stamp_take_knot(void)
+{
+  stamp_knot k = take_knot();
+  add_knot(k);
+  return k;
+}
+
+static uint64_t between(const stamp_knot *a, const stamp_knot *b, uint64_t s)
+{
+  if (b->stamp == a->stamp)
+    return a->ns;
+  return a->ns + (uint64_t)((unsigned __int128)(s - a->stamp) * (b->ns - a->ns) /
+                            (b->stamp - a->stamp));
+}
+
+uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot))
+{
+  if (!shim_stamps_tsc)
+    return s;
+  if (!nknots || s >= knots[nknots - 1].stamp) {
+    stamp_knot k = take_knot();
+    add_knot(k);
+    if (on_knot)
+      on_knot(k);
+  }
+  if (nknots < 2)
+    return nknots ? knots[0].ns : shim_now();
+  if (s >= knots[nknots - 1].stamp) /* a damaged stamp (salvage): no later than now */
+    return knots[nknots - 1].ns;
+  if (s < knots[0].stamp) { /* older than every knot kept: the first slope back */
+    uint64_t back = (uint64_t)((unsigned __int128)(knots[0].stamp - s) *
+                               (knots[1].ns - knots[0].ns) / (knots[1].stamp - knots[0].stamp));
+    return back < knots[0].ns ? knots[0].ns - back : 0;
+  }
+  size_t lo = 0, hi = nknots - 1; /* knots[lo].stamp <= s < knots[hi].stamp */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (knots[mid].stamp <= s)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return between(&knots[lo], &knots[hi], s);
+}
