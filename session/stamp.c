@@ -21,6 +21,7 @@
  * counter and the clock are the machine's, not the process's).
  */
 #define _GNU_SOURCE
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +53,17 @@ void stamp_init(void)
 
 static stamp_knot *knots;
 static size_t nknots;
+/* The segment the last stamp fell in, and its slope: stamps come mostly
+ * in order, so most need neither a search nor a division. */
+static size_t seg = SIZE_MAX;
+static double seg_slope;
 
 void stamp_reset(void)
 {
   free(knots);
   knots = NULL;
   nknots = 0;
+  seg = SIZE_MAX;
 }
 
 static void add_knot(stamp_knot k)
@@ -69,6 +75,7 @@ static void add_knot(stamp_knot k)
   if (nknots == MAX_KNOTS) {
     memmove(knots, knots + MAX_KNOTS / 2, MAX_KNOTS / 2 * sizeof *knots);
     nknots = MAX_KNOTS / 2;
+    seg = SIZE_MAX;
   }
   knots[nknots++] = k;
 }
@@ -98,12 +105,16 @@ stamp_knot stamp_take_knot(void)
   return k;
 }
 
-static uint64_t between(const stamp_knot *a, const stamp_knot *b, uint64_t s)
+
+static uint64_t in_segment(size_t i, uint64_t s)
 {
-  if (b->stamp == a->stamp)
-    return a->ns;
-  return a->ns + (uint64_t)((unsigned __int128)(s - a->stamp) * (b->ns - a->ns) /
-                            (b->stamp - a->stamp));
+  const stamp_knot *a = &knots[i], *b = &knots[i + 1];
+  if (seg != i) {
+    seg = i;
+    seg_slope = (double)(b->ns - a->ns) / (double)(b->stamp - a->stamp);
+  }
+  uint64_t ns = a->ns + (uint64_t)((double)(s - a->stamp) * seg_slope);
+  return ns < b->ns ? ns : b->ns; /* rounding never passes the next knot */
 }
 
 uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot))
@@ -121,10 +132,12 @@ uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot))
   if (s >= knots[nknots - 1].stamp) /* a damaged stamp (salvage): no later than now */
     return knots[nknots - 1].ns;
   if (s < knots[0].stamp) { /* older than every knot kept: the first slope back */
-    uint64_t back = (uint64_t)((unsigned __int128)(knots[0].stamp - s) *
-                               (knots[1].ns - knots[0].ns) / (knots[1].stamp - knots[0].stamp));
-    return back < knots[0].ns ? knots[0].ns - back : 0;
+    double back = (double)(knots[0].stamp - s) * (double)(knots[1].ns - knots[0].ns) /
+                  (double)(knots[1].stamp - knots[0].stamp);
+    return back < (double)knots[0].ns ? knots[0].ns - (uint64_t)back : 0;
   }
+  if (seg < nknots - 1 && knots[seg].stamp <= s && s < knots[seg + 1].stamp)
+    return in_segment(seg, s);
   size_t lo = 0, hi = nknots - 1; /* knots[lo].stamp <= s < knots[hi].stamp */
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
@@ -133,5 +146,5 @@ uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot))
     else
       hi = mid;
   }
-  return between(&knots[lo], &knots[hi], s);
+  return in_segment(lo, s);
 }
