@@ -845,16 +845,36 @@ static bool ensure_started(void)
   return started;
 }
 
+/* Without a session (shim_trace_only): a call is only numbered, and a
+ * device command on a known queue timed; its end runs the same
+ * synchronisation hooks as a recorded call's. */
+static _Atomic uint64_t trace_calls;
+
+static bool trace_only_begin(shim_call *c, pi_api_id id, const uint64_t *argv)
+{
+  c->trace_only = true;
+  c->api = &pi_api_table[id];
+  c->argv = argv;
+  c->number = c->ticket = atomic_fetch_add_explicit(&trace_calls, 1, memory_order_relaxed) + 1;
+  if (id == PI_API_piTearDown)
+    shim_prof_sweep(true);
+  c->devtime = (c->api->flags & PI_API_F_DEVICE_COMMAND) && shim_prof_wants(id, argv);
+  return true;
+}
+
 bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv)
 {
   c->devtime = false;
   c->written = NULL;
+  c->trace_only = false;
   if (!atomic_load_explicit(&shim_recording, memory_order_relaxed))
-    return false;
+    return PIRT_UNLIKELY(shim_trace_only) && trace_only_begin(c, id, argv);
   /* The last moment the plugins answer: the device times of what is
    * complete, and the clocks' second samples. */
   if (PIRT_UNLIKELY(shim_profiling) && id == PI_API_piTearDown)
     shim_prof_sweep(true);
+  if (PIRT_UNLIKELY(shim_devtime_sink))
+    c->number = atomic_fetch_add_explicit(&trace_calls, 1, memory_order_relaxed) + 1;
   if (!shim_cfg.api_on[id])
     return false;
   const pi_api_desc *api = &pi_api_table[id];
@@ -901,6 +921,10 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
 
 void shim_end(shim_call *c, pi_result r)
 {
+  if (PIRT_UNLIKELY(c->trace_only)) {
+    after_call(c->api, c->argv, r);
+    return;
+  }
   uint64_t t1 = shim_now();
   const pi_api_desc *api = c->api;
   captures cap;
@@ -1096,19 +1120,17 @@ static void configure(void)
   pthread_atfork(NULL, NULL, fork_child);
 }
 
-/* Wraps `target`'s table: `out` receives the shim's table for it. Returns
- * false (the runtime then uses the target directly) when no instance is
- * left or recording cannot start. */
-PI_PLUGIN_EXPORT bool pitrace_shim_wrap(const pi_plugin *target, const char *name,
-                                        const char *path, const char *backend,
-                                        pi_plugin *out)
+/* Takes the next instance for `target` and fills `out` with its wrappers;
+ * NULL when none is left. */
+static shim_instance *add_instance(const pi_plugin *target, const char *name, const char *path,
+                                   const char *backend, pi_plugin *out)
 {
   pthread_once(&config_once, configure);
   uint32_t i = atomic_load(&shim_ninstances);
   if (i >= sizeof fill_tables / sizeof *fill_tables) {
-    fprintf(stderr, "pitrace: the shim records at most %zu plugins; %s is not recorded\n",
+    fprintf(stderr, "pitrace: the shim wraps at most %zu plugins; %s is not wrapped\n",
             sizeof fill_tables / sizeof *fill_tables, name);
-    return false;
+    return NULL;
   }
   shim_instance *inst = &shim_instances[i];
   inst->target = target->PiFunctionTable;
@@ -1118,16 +1140,55 @@ PI_PLUGIN_EXPORT bool pitrace_shim_wrap(const pi_plugin *target, const char *nam
   snprintf(inst->version, sizeof inst->version, "%s", target->PluginVersion);
   snprintf(inst->backend, sizeof inst->backend, "%s", backend ? backend : "");
   atomic_store(&shim_ninstances, i + 1);
-  ringfile_note_instance(i);
   *out = *target;
   fill_tables[i](&out->PiFunctionTable);
-  if (i == 0) {
+  return inst;
+}
+
+/* Wraps `target`'s table: `out` receives the shim's table for it. Returns
+ * false (the runtime then uses the target directly) when no instance is
+ * left or recording cannot start. */
+PI_PLUGIN_EXPORT bool pitrace_shim_wrap(const pi_plugin *target, const char *name,
+                                        const char *path, const char *backend,
+                                        pi_plugin *out)
+{
+  if (shim_trace_only) /* one mode per process: the first plugin's */
+    return false;
+  shim_instance *inst = add_instance(target, name, path, backend, out);
+  if (!inst)
+    return false;
+  ringfile_note_instance(inst->index);
+  if (inst->index == 0) {
     atomic_store(&shim_recording, true);
     if (!ensure_started())
       return false;
     ensure_handlers();
   }
   return true;
+}
+
+/* Wraps `target`'s table for device times only (SYCL_PI_TRACE with
+ * SYCL_PI_RECORD_PROFILE=1 and no SYCL_PI_RECORD): no session, no rings,
+ * no crash handlers; each device command's device time goes to `sink` as
+ * one line once the application's own synchronisation finds it complete. */
+PI_PLUGIN_EXPORT bool pitrace_shim_wrap_devtimes(const pi_plugin *target, const char *name,
+                                                 const char *path, const char *backend,
+                                                 void (*sink)(const char *line),
+                                                 pi_plugin *out)
+{
+  pthread_once(&config_once, configure);
+  if (!sink || !shim_profiling || atomic_load(&shim_recording)) /* a bad PROFILE value: said */
+    return false;
+  shim_devtime_sink = sink;
+  shim_trace_only = true;
+  return add_instance(target, name, path, backend, out) != NULL;
+}
+
+/* A recording shim's device times also go to the trace (SYCL_PI_TRACE with
+ * SYCL_PI_RECORD_PROFILE=1), as pitrace_shim_wrap_devtimes prints them. */
+PI_PLUGIN_EXPORT void pitrace_shim_devtime_sink(void (*sink)(const char *line))
+{
+  shim_devtime_sink = sink;
 }
 
 /* The shim is a PI plugin too, but it only works with a target: loaded by

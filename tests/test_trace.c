@@ -9,6 +9,8 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pirt.h"
 #include "testutil.h"
@@ -77,6 +79,7 @@ Test(trace, level2_prints_every_call_with_typed_arguments)
   cr_assert(t);
   cr_assert_null(strstr(t, "<unknown>"), "an argument printed as <unknown>");
   cr_assert_null(strstr(t, "SYCL_PI_TRACE[basic]"), "level 1 lines at level 2");
+  cr_assert_null(strstr(t, "device time"), "device times without SYCL_PI_RECORD_PROFILE");
 
   char *b = block_of(t, "piPlatformsGet");
   cr_assert(strstr(b, "\tpi_uint32 num_entries : 0\n\tpi_platform * platforms : NULL\n"
@@ -333,4 +336,75 @@ Test(trace, a_crash_inside_a_call_keeps_its_entry)
   cr_assert(strstr(last, "\tvoid * param_value : 0x10\n"), "%s", last);
   cr_assert_null(strstr(last, ") --->"), "the crashing call returned?\n%s", last);
   cr_assert_eq(lines_starting(t, "---> "), lines_starting(t, ") ---> ") + 1);
+}
+
+/* Device times without recording (SYCL_PI_TRACE with SYCL_PI_RECORD_PROFILE=1):
+ * one line per launch, with its call's number and its kernel's name, once
+ * the program's own synchronisation finds it complete; no session made. */
+Test(trace, device_times_without_recording_name_each_launch)
+{
+  char *path = tu_temp_path(".trace"), *dir = tu_temp_path(".d");
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  const char *argv[] = {PITRACE_BIN_DIR "/matmul", "2", NULL};
+  char *file_kv = malloc(strlen(path) + 32);
+  sprintf(file_kv, "SYCL_PI_TRACE_FILE=%s", path);
+  const char *env[] = {"SYCL_PI_TRACE=2", "SYCL_PI_RECORD_PROFILE=1", file_kv, NULL};
+  char *out, cwd[4096];
+  cr_assert(getcwd(cwd, sizeof cwd));
+  cr_assert_eq(chdir(dir), 0); /* a recording would make pitrace-PID.db here */
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(chdir(cwd), 0);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "matmul: result verified"), "%s", out);
+  char *t = tu_read_file(path);
+  cr_assert(t);
+  /* The kernels, as the program created them. */
+  char names[8][64];
+  int nk = 0;
+  for (const char *k = strstr(t, "\tconst char * kernel_name : \""); k && nk < 8;
+       k = strstr(k + 1, "\tconst char * kernel_name : \"")) {
+    cr_assert_eq(sscanf(k, "\tconst char * kernel_name : \"%63[^\"]", names[nk]), 1);
+    nk++;
+  }
+  cr_assert_eq(nk, 4, "%d kernels created", nk);
+  /* The entry lines, numbered as the shim numbers calls. */
+  char *entries[4096];
+  int ne = 0;
+  for (const char *p = t; p && *p && ne < 4096; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+    if (strncmp(p, "---> ", 5) == 0 && strncmp(p, "---> device time: ", 18) != 0)
+      entries[ne++] = strndup(p, (size_t)(strchr(p, '\n') - p));
+  int launches = 0, timed = 0, per_kernel[8] = {0};
+  for (const char *p = t; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+    launches += strncmp(p, "---> piEnqueueKernelLaunch(", 27) == 0;
+    if (strncmp(p, "---> device time: piEnqueueKernelLaunch (call ", 46) != 0)
+      continue;
+    unsigned long long call;
+    char kernel[64];
+    double us;
+    unsigned queue;
+    cr_assert_eq(sscanf(p + 46, "%llu, kernel %63[^)]) %lf us on queue#%u", &call, kernel,
+                        &us, &queue), 4, "%.200s", p);
+    cr_assert(call >= 1 && call <= (unsigned long long)ne, "call %llu of %d", call, ne);
+    cr_assert_str_eq(entries[call - 1], "---> piEnqueueKernelLaunch(", "call %llu is %s", call,
+                     entries[call - 1]);
+    cr_assert_gt(us, 0.0, "PoCL measured %s at %g us", kernel, us);
+    cr_assert_eq(queue, 1);
+    int k = 0;
+    while (k < nk && strcmp(names[k], kernel) != 0)
+      k++;
+    cr_assert_lt(k, nk, "device time of an unknown kernel %s", kernel);
+    per_kernel[k]++;
+    timed++;
+  }
+  cr_assert_eq(launches, 8);
+  cr_assert_eq(timed, launches);
+  for (int k = 0; k < nk; k++)
+    cr_assert_eq(per_kernel[k], 2, "%s timed %d times", names[k], per_kernel[k]);
+  /* The transfers are timed too; and nothing was recorded. */
+  cr_assert_geq(tu_count(t, "---> device time: piEnqueueMemBufferRead (call "), 8);
+  char *ls = NULL;
+  const char *lsargv[] = {"/bin/ls", "-A", dir, NULL};
+  cr_assert_eq(tu_run(lsargv, NULL, &ls), 0);
+  cr_assert_str_eq(ls, "", "files made: %s", ls);
+  unlink(path);
 }

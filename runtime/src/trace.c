@@ -466,6 +466,18 @@ void pirt_trace(int level, const char *fmt, ...)
   pi_sbuf_free(&b);
 }
 
+void pirt_trace_device_time(const char *text)
+{
+  if (!pirt_trace_level)
+    return;
+  char store[512];
+  pi_sbuf b;
+  pi_sbuf_init(&b, store, sizeof store);
+  pi_sbuf_printf(&b, "---> device time: %s\n", text);
+  emit(b.p, b.len);
+  pi_sbuf_free(&b);
+}
+
 /* " [thread N]" once more than one thread has made calls, else NULL. */
 static const char *thread_tag(char *buf, size_t n)
 {
