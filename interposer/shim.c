@@ -35,6 +35,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "pi_signals.h"
 #include "shim_internal.h"
 
 /* Alone on its cache line: every call of every thread takes a ticket, and
@@ -996,29 +997,27 @@ PI_PLUGIN_EXPORT void pitrace_note_hook(const pirt_note *n)
  * entry included) and marks the session ended by the signal; then the
  * previous handler (or the default action) runs. */
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGQUIT};
-#define NSIG_FATAL (sizeof fatal_signals / sizeof *fatal_signals)
-static struct sigaction previous[NSIG_FATAL];
+static struct sigaction previous[PI_NFATAL];
 static _Atomic int crashing;
 static _Atomic bool handlers_installed;
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx);
 
-static void install_one(size_t k)
-{
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_fatal;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  sigaction(fatal_signals[k], &sa, &previous[k]);
-}
+static void install_one(size_t k) { pi_fatal_install(k, on_fatal, &previous[k]); }
+
+/* The runtime's trace writes its buffered blocks (async-signal-safe). */
+static void (*_Atomic crash_hook)(void);
+
+PI_PLUGIN_EXPORT void pitrace_shim_crash_hook(void (*hook)(void)) { atomic_store(&crash_hook, hook); }
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
   static _Atomic int passing_on; /* a signal we are handing to another handler */
+  void (*hook)(void) = atomic_load(&crash_hook);
+  if (hook) /* first: the shim's handler may end the process without chaining */
+    hook();
   size_t k = 0;
-  while (fatal_signals[k] != sig)
+  while (pi_fatal_signals[k] != sig)
     k++;
   struct sigaction *prev = &previous[k];
   bool app_handler = (prev->sa_flags & SA_SIGINFO) ? prev->sa_sigaction != NULL
@@ -1067,9 +1066,9 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
  * starts, and does not pass a re-raised abort on). */
 static void ensure_handlers(void)
 {
-  for (size_t k = 0; k < NSIG_FATAL; k++) {
+  for (size_t k = 0; k < PI_NFATAL; k++) {
     struct sigaction cur;
-    sigaction(fatal_signals[k], NULL, &cur);
+    sigaction(pi_fatal_signals[k], NULL, &cur);
     if (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != on_fatal)
       install_one(k);
   }

@@ -74,6 +74,8 @@ void pirt_trace_fini(void);
 /* One device time from the shim (SYCL_PI_RECORD_PROFILE=1), as the line
  * "---> device time: TEXT". */
 void pirt_trace_device_time(const char *text);
+/* Writes the trace's buffered blocks from a fatal signal's handler. */
+void pirt_trace_flush_at_crash(void);
 /* A level-1 (or debug) line; the prefix "SYCL_PI_TRACE[basic]: " is added. */
 void pirt_trace(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -295,6 +295,12 @@ static void wrap_with_shim(pirt_global *g, struct pirt_plugin *p, const char *sh
   pirt_trace(PIRT_TRACE_BASIC, "Plugin %s recorded by the shim %s (SYCL_PI_RECORD=%s)",
              p->name, shim_name, getenv("SYCL_PI_RECORD") ? getenv("SYCL_PI_RECORD")
                                                           : "unset: pitrace-<pid>.db");
+  /* A crash ends the session from the shim's handler, which may not hand
+   * the signal on to the trace's: the trace's buffered blocks go first. */
+  void (*set_hook)(void (*)(void)) =
+      (void (*)(void (*)(void)))(uintptr_t)dlsym(g->shim_dl, "pitrace_shim_crash_hook");
+  if (set_hook && pirt_trace_level)
+    set_hook(pirt_trace_flush_at_crash);
   /* Recorded device times are traced too. */
   void (*set_sink)(void (*)(const char *)) =
       (void (*)(void (*)(const char *)))(uintptr_t)dlsym(g->shim_dl, "pitrace_shim_devtime_sink");

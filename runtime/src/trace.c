@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pi_signals.h"
 #include "pirt_internal.h"
 
 int pirt_trace_level;
@@ -166,13 +167,10 @@ static void *flusher_main(void *arg)
   return NULL;
 }
 
-/* Fatal signals: the buffers are written (the crashing call's entry is in
+/* Fatal signals (pi_signals.h): the buffers are written (the crashing call's entry is in
  * one), then the signal goes on to the handler that was there before, or
  * its default action. Only async-signal-safe calls here. */
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
-                                    SIGTERM, SIGINT, SIGQUIT};
-#define NSIG_FATAL (sizeof fatal_signals / sizeof *fatal_signals)
-static struct sigaction previous[NSIG_FATAL];
+static struct sigaction previous[PI_NFATAL];
 static bool handlers_installed;
 
 /* Writes every buffer from a signal handler or _exit: a lock held too long
@@ -195,13 +193,15 @@ static void flush_all_now(void)
   }
 }
 
+void pirt_trace_flush_at_crash(void) { flush_all_now(); }
+
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
   flush_all_now();
   size_t k = 0;
-  while (k < NSIG_FATAL && fatal_signals[k] != sig)
+  while (k < PI_NFATAL && pi_fatal_signals[k] != sig)
     k++;
-  if (k == NSIG_FATAL)
+  if (k == PI_NFATAL)
     return;
   struct sigaction *prev = &previous[k];
   if (prev->sa_flags & SA_SIGINFO) {
@@ -223,14 +223,8 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
 
 static void install_handlers(void)
 {
-  for (size_t k = 0; k < NSIG_FATAL; k++) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fatal;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    sigaction(fatal_signals[k], &sa, &previous[k]);
-  }
+  for (size_t k = 0; k < PI_NFATAL; k++)
+    pi_fatal_install(k, on_fatal, &previous[k]);
   handlers_installed = true;
 }
 
@@ -238,13 +232,13 @@ static void remove_handlers(void)
 {
   if (!handlers_installed)
     return;
-  for (size_t k = 0; k < NSIG_FATAL; k++) {
+  for (size_t k = 0; k < PI_NFATAL; k++) {
     struct sigaction cur;
     /* Only where ours is still the one: a handler installed since keeps
      * its place (and will call ours no more once libpirt is gone). */
-    if (sigaction(fatal_signals[k], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+    if (sigaction(pi_fatal_signals[k], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
         cur.sa_sigaction == on_fatal)
-      sigaction(fatal_signals[k], &previous[k], NULL);
+      sigaction(pi_fatal_signals[k], &previous[k], NULL);
   }
   handlers_installed = false;
 }
