@@ -424,6 +424,24 @@ static void add_queue(shim_instance *inst, pi_queue q, pi_device d, bool added)
   }
 }
 
+/* A kernel's function name for the trace's line: cut to fit, with "..."
+ * (SYCL's mangled names are long); "" when the plugin does not say. */
+static void kernel_name(const struct pi_function_table *t, pi_kernel k, char *out, size_t n)
+{
+  out[0] = 0;
+  if (t->piKernelGetInfo(k, PI_KERNEL_INFO_FUNCTION_NAME, n, out, NULL) == PI_SUCCESS)
+    return;
+  size_t size = 0;
+  char *whole = NULL;
+  if (t->piKernelGetInfo(k, PI_KERNEL_INFO_FUNCTION_NAME, 0, NULL, &size) == PI_SUCCESS &&
+      size > n && (whole = malloc(size)) &&
+      t->piKernelGetInfo(k, PI_KERNEL_INFO_FUNCTION_NAME, size, whole, NULL) == PI_SUCCESS)
+    snprintf(out, n, "%.*s...", (int)(n - 4), whole);
+  else
+    out[0] = 0;
+  free(whole);
+}
+
 void shim_prof_after(shim_prof *p, shim_instance *inst, pi_api_id id, const uint64_t *argv,
                      const uint64_t *pass, pi_result *r)
 {
@@ -477,10 +495,8 @@ void shim_prof_after(shim_prof *p, shim_instance *inst, pi_api_id id, const uint
   pthread_mutex_unlock(&prof_lock);
   prof_event e = {ev, (pi_queue)(uintptr_t)argv[0], d, inst, p->ticket, p->own_event, id,
                   p->number, qn, ""};
-  if (shim_devtime_sink && (pi_api_table[id].flags & PI_API_F_LAUNCH) && ev &&
-      (t->piKernelGetInfo((pi_kernel)(uintptr_t)argv[1], PI_KERNEL_INFO_FUNCTION_NAME,
-                          sizeof e.kernel, e.kernel, NULL) != PI_SUCCESS))
-    e.kernel[0] = 0;
+  if (shim_devtime_sink && (pi_api_table[id].flags & PI_API_F_LAUNCH) && ev)
+    kernel_name(t, (pi_kernel)(uintptr_t)argv[1], e.kernel, sizeof e.kernel);
   if (!ev) { /* failed: no times will come */
     emit_time(&e, 0, 0, true);
     return;

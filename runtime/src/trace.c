@@ -51,6 +51,7 @@ static bool trace_fd_owned;
 static atomic_uint thread_counter;
 static atomic_bool multi_thread;
 static __thread unsigned thread_id;
+static __thread char my_tag[24]; /* " [thread N]", made once */
 
 /* ---- Buffered blocks (a regular trace file) ------------------------------- */
 
@@ -223,8 +224,14 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
 
 static void install_handlers(void)
 {
-  for (size_t k = 0; k < PI_NFATAL; k++)
+  for (size_t k = 0; k < PI_NFATAL; k++) {
+    /* An ignored signal stays ignored (and so for the programs it execs). */
+    struct sigaction cur;
+    if (sigaction(pi_fatal_signals[k], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+        cur.sa_handler == SIG_IGN)
+      continue;
     pi_fatal_install(k, on_fatal, &previous[k]);
+  }
   handlers_installed = true;
 }
 
@@ -473,7 +480,7 @@ void pirt_trace_device_time(const char *text)
 }
 
 /* " [thread N]" once more than one thread has made calls, else NULL. */
-static const char *thread_tag(char *buf, size_t n)
+static const char *thread_tag(void)
 {
   if (!thread_id) {
     thread_id = atomic_fetch_add(&thread_counter, 1) + 1;
@@ -482,19 +489,20 @@ static const char *thread_tag(char *buf, size_t n)
   }
   if (!atomic_load(&multi_thread))
     return NULL;
-  snprintf(buf, n, " [thread %u]", thread_id);
-  return buf;
+  if (!my_tag[0])
+    snprintf(my_tag, sizeof my_tag, " [thread %u]", thread_id);
+  return my_tag;
 }
 
 void pirt_trace_enter(const struct pirt_plugin *pl, pi_api_id id,
                       const uint64_t *argv)
 {
   (void)pl;
-  char store[2048], tagbuf[32];
+  char store[2048];
   pi_sbuf b;
   pi_sbuf_init(&b, store, sizeof store);
   pi_format_call_enter(&b, &pi_api_table[id], argv,
-                       thread_tag(tagbuf, sizeof tagbuf));
+                       thread_tag());
   emit(b.p, b.len);
   pi_sbuf_free(&b);
 }
@@ -503,11 +511,11 @@ void pirt_trace_exit(const struct pirt_plugin *pl, pi_api_id id,
                      const uint64_t *argv, pi_result r)
 {
   (void)pl;
-  char store[2048], tagbuf[32];
+  char store[2048];
   pi_sbuf b;
   pi_sbuf_init(&b, store, sizeof store);
   pi_format_call_exit(&b, &pi_api_table[id], argv, r,
-                      thread_tag(tagbuf, sizeof tagbuf));
+                      thread_tag());
   pi_sbuf_puts(&b, "\n");
   emit(b.p, b.len);
   pi_sbuf_free(&b);
