@@ -234,6 +234,7 @@ static void *load_plugin(const char *path, pi_plugin *p)
 
 /* Trace mode: the measured calls go through the runtime's pirt_piXxx. */
 static const pirt_plugin *trace_plugin;
+static void (*rt_trace_flush)(void); /* absent from runtimes that do not buffer */
 static __typeof__(pirt_piQueueFinish) *rt_finish;
 static __typeof__(pirt_piKernelSetArg) *rt_setarg;
 static __typeof__(pirt_piDeviceGetInfo) *rt_getinfo;
@@ -294,6 +295,7 @@ static void *bind_through_runtime(const char *libdir, const char *plugin_path,
   rt_getinfo = (__typeof__(rt_getinfo))(uintptr_t)dlsym(rt, "pirt_piDeviceGetInfo");
   rt_launch = (__typeof__(rt_launch))(uintptr_t)dlsym(rt, "pirt_piEnqueueKernelLaunch");
   rt_evrelease = (__typeof__(rt_evrelease))(uintptr_t)dlsym(rt, "pirt_piEventRelease");
+  rt_trace_flush = (void (*)(void))(uintptr_t)dlsym(rt, "pirt_trace_flush");
   pirt_device *dev;
   const struct pi_function_table *t;
   pi_platform plat;
@@ -426,6 +428,9 @@ static int child(const char *libdir, const char *wl_name, int mode, int threads,
     table.piDeviceGetInfo = tr_getinfo;
     table.piEnqueueKernelLaunch = tr_launch;
     table.piEventRelease = tr_evrelease;
+    /* A runtime that buffers the trace file writes set-up's blocks first. */
+    if (rt_trace_flush)
+      rt_trace_flush();
     if (truncate(out, 0) != 0) {
       fprintf(stderr, "bench_record: %s: %s\n", out, strerror(errno));
       return 2;

@@ -35,6 +35,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "pi_signals.h"
 #include "shim_internal.h"
 
 /* Records are ordered by their ticket: the time the record stands for
@@ -861,16 +862,36 @@ static bool ensure_started(void)
   return started;
 }
 
+/* Without a session (shim_trace_only): a call is only numbered, and a
+ * device command on a known queue timed; its end runs the same
+ * synchronisation hooks as a recorded call's. */
+static _Atomic uint64_t trace_calls;
+
+static bool trace_only_begin(shim_call *c, pi_api_id id, const uint64_t *argv)
+{
+  c->trace_only = true;
+  c->api = &pi_api_table[id];
+  c->argv = argv;
+  c->number = c->ticket = atomic_fetch_add_explicit(&trace_calls, 1, memory_order_relaxed) + 1;
+  if (id == PI_API_piTearDown)
+    shim_prof_sweep(true);
+  c->devtime = (c->api->flags & PI_API_F_DEVICE_COMMAND) && shim_prof_wants(id, argv);
+  return true;
+}
+
 bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv)
 {
   c->devtime = false;
   c->written = NULL;
+  c->trace_only = false;
   if (!atomic_load_explicit(&shim_recording, memory_order_relaxed))
-    return false;
+    return PIRT_UNLIKELY(shim_trace_only) && trace_only_begin(c, id, argv);
   /* The last moment the plugins answer: the device times of what is
    * complete, and the clocks' second samples. */
   if (PIRT_UNLIKELY(shim_profiling) && id == PI_API_piTearDown)
     shim_prof_sweep(true);
+  if (PIRT_UNLIKELY(shim_devtime_sink))
+    c->number = atomic_fetch_add_explicit(&trace_calls, 1, memory_order_relaxed) + 1;
   if (!shim_cfg.api_on[id])
     return false;
   const pi_api_desc *api = &pi_api_table[id];
@@ -917,6 +938,10 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
 
 void shim_end(shim_call *c, pi_result r)
 {
+  if (PIRT_UNLIKELY(c->trace_only)) {
+    after_call(c->api, c->argv, r);
+    return;
+  }
   uint64_t t1 = shim_stamp();
   const pi_api_desc *api = c->api;
   captures cap;
@@ -988,29 +1013,27 @@ PI_PLUGIN_EXPORT void pitrace_note_hook(const pirt_note *n)
  * entry included) and marks the session ended by the signal; then the
  * previous handler (or the default action) runs. */
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGQUIT};
-#define NSIG_FATAL (sizeof fatal_signals / sizeof *fatal_signals)
-static struct sigaction previous[NSIG_FATAL];
+static struct sigaction previous[PI_NFATAL];
 static _Atomic int crashing;
 static _Atomic bool handlers_installed;
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx);
 
-static void install_one(size_t k)
-{
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_fatal;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  sigaction(fatal_signals[k], &sa, &previous[k]);
-}
+static void install_one(size_t k) { pi_fatal_install(k, on_fatal, &previous[k]); }
+
+/* The runtime's trace writes its buffered blocks (async-signal-safe). */
+static void (*_Atomic crash_hook)(void);
+
+PI_PLUGIN_EXPORT void pitrace_shim_crash_hook(void (*hook)(void)) { atomic_store(&crash_hook, hook); }
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
   static _Atomic int passing_on; /* a signal we are handing to another handler */
+  void (*hook)(void) = atomic_load(&crash_hook);
+  if (hook) /* first: the shim's handler may end the process without chaining */
+    hook();
   size_t k = 0;
-  while (fatal_signals[k] != sig)
+  while (pi_fatal_signals[k] != sig)
     k++;
   struct sigaction *prev = &previous[k];
   bool app_handler = (prev->sa_flags & SA_SIGINFO) ? prev->sa_sigaction != NULL
@@ -1059,9 +1082,9 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
  * starts, and does not pass a re-raised abort on). */
 static void ensure_handlers(void)
 {
-  for (size_t k = 0; k < NSIG_FATAL; k++) {
+  for (size_t k = 0; k < PI_NFATAL; k++) {
     struct sigaction cur;
-    sigaction(fatal_signals[k], NULL, &cur);
+    sigaction(pi_fatal_signals[k], NULL, &cur);
     if (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != on_fatal)
       install_one(k);
   }
@@ -1112,19 +1135,17 @@ static void configure(void)
   pthread_atfork(NULL, NULL, fork_child);
 }
 
-/* Wraps `target`'s table: `out` receives the shim's table for it. Returns
- * false (the runtime then uses the target directly) when no instance is
- * left or recording cannot start. */
-PI_PLUGIN_EXPORT bool pitrace_shim_wrap(const pi_plugin *target, const char *name,
-                                        const char *path, const char *backend,
-                                        pi_plugin *out)
+/* Takes the next instance for `target` and fills `out` with its wrappers;
+ * NULL when none is left. */
+static shim_instance *add_instance(const pi_plugin *target, const char *name, const char *path,
+                                   const char *backend, pi_plugin *out)
 {
   pthread_once(&config_once, configure);
   uint32_t i = atomic_load(&shim_ninstances);
   if (i >= sizeof fill_tables / sizeof *fill_tables) {
-    fprintf(stderr, "pitrace: the shim records at most %zu plugins; %s is not recorded\n",
+    fprintf(stderr, "pitrace: the shim wraps at most %zu plugins; %s is not wrapped\n",
             sizeof fill_tables / sizeof *fill_tables, name);
-    return false;
+    return NULL;
   }
   shim_instance *inst = &shim_instances[i];
   inst->target = target->PiFunctionTable;
@@ -1134,16 +1155,55 @@ PI_PLUGIN_EXPORT bool pitrace_shim_wrap(const pi_plugin *target, const char *nam
   snprintf(inst->version, sizeof inst->version, "%s", target->PluginVersion);
   snprintf(inst->backend, sizeof inst->backend, "%s", backend ? backend : "");
   atomic_store(&shim_ninstances, i + 1);
-  ringfile_note_instance(i);
   *out = *target;
   fill_tables[i](&out->PiFunctionTable);
-  if (i == 0) {
+  return inst;
+}
+
+/* Wraps `target`'s table: `out` receives the shim's table for it. Returns
+ * false (the runtime then uses the target directly) when no instance is
+ * left or recording cannot start. */
+PI_PLUGIN_EXPORT bool pitrace_shim_wrap(const pi_plugin *target, const char *name,
+                                        const char *path, const char *backend,
+                                        pi_plugin *out)
+{
+  if (shim_trace_only) /* one mode per process: the first plugin's */
+    return false;
+  shim_instance *inst = add_instance(target, name, path, backend, out);
+  if (!inst)
+    return false;
+  ringfile_note_instance(inst->index);
+  if (inst->index == 0) {
     atomic_store(&shim_recording, true);
     if (!ensure_started())
       return false;
     ensure_handlers();
   }
   return true;
+}
+
+/* Wraps `target`'s table for device times only (SYCL_PI_TRACE with
+ * SYCL_PI_RECORD_PROFILE=1 and no SYCL_PI_RECORD): no session, no rings,
+ * no crash handlers; each device command's device time goes to `sink` as
+ * one line once the application's own synchronisation finds it complete. */
+PI_PLUGIN_EXPORT bool pitrace_shim_wrap_devtimes(const pi_plugin *target, const char *name,
+                                                 const char *path, const char *backend,
+                                                 void (*sink)(const char *line),
+                                                 pi_plugin *out)
+{
+  pthread_once(&config_once, configure);
+  if (!sink || !shim_profiling || atomic_load(&shim_recording)) /* a bad PROFILE value: said */
+    return false;
+  shim_devtime_sink = sink;
+  shim_trace_only = true;
+  return add_instance(target, name, path, backend, out) != NULL;
+}
+
+/* A recording shim's device times also go to the trace (SYCL_PI_TRACE with
+ * SYCL_PI_RECORD_PROFILE=1), as pitrace_shim_wrap_devtimes prints them. */
+PI_PLUGIN_EXPORT void pitrace_shim_devtime_sink(void (*sink)(const char *line))
+{
+  shim_devtime_sink = sink;
 }
 
 /* The shim is a PI plugin too, but it only works with a target: loaded by

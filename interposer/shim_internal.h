@@ -29,6 +29,8 @@ typedef struct shim_call {
   /* An info query's answer size, where the application passed no
    * param_value_size_ret and the wrapper asked for it (else NULL). */
   const size_t *written;
+  bool trace_only; /* device times for the trace, nothing recorded */
+  uint64_t number;  /* with device times traced: the Nth PI call of the process */
 } shim_call;
 
 /* Records the entry; false when the call is not recorded (recording off,
@@ -45,6 +47,12 @@ void shim_end(shim_call *c, pi_result r);
  * complete, a release, teardown) finds it complete. The shim's own calls
  * go to the plugin's table, never through the recording wrappers. */
 extern bool shim_profiling;
+/* Device times go to the runtime's trace (SYCL_PI_TRACE with
+ * SYCL_PI_RECORD_PROFILE=1): each as one line, "piXxx (call N[, kernel K])
+ * 24.4 us on queue#Q", handed to this function (NULL: not traced). */
+extern void (*shim_devtime_sink)(const char *line);
+/* The shim wraps the plugins for device times only: no session. */
+extern bool shim_trace_only;
 
 /* What the shim changed in a call's arguments, for after it. */
 typedef struct shim_prof {
@@ -52,6 +60,7 @@ typedef struct shim_prof {
   bool own_event;        /* the shim passed its own event pointer */
   bool track;            /* a device command whose event is kept */
   uint64_t ticket;       /* its entry record's */
+  uint64_t number;       /* the call's number, for the trace */
   pi_event event;        /* the shim's own event */
   pi_queue_properties props[34]; /* piextQueueCreate's list, with the flag */
 } shim_prof;

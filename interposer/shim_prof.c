@@ -22,6 +22,12 @@
  *   the queue's creation and again at teardown; the device times are mapped
  *   to the host's monotonic clock (the session's) with those samples.
  *
+ * - With SYCL_PI_TRACE as well, each time also goes to the trace as one
+ *   line (shim_devtime_sink): "piEnqueueKernelLaunch (call 57, kernel
+ *   matmul_tiled) 24.4 us on queue#1"; without SYCL_PI_RECORD the runtime
+ *   binds the shim for that alone (shim_trace_only): no session, and the
+ *   call number counts the PI calls from 1 as a session's seq would.
+ *
  * Every call made here goes to the plugin's own table, never through the
  * recording wrappers: none of them is an application call in the session.
  */
@@ -32,6 +38,8 @@
 #include "shim_internal.h"
 
 bool shim_profiling;
+void (*shim_devtime_sink)(const char *line);
+bool shim_trace_only;
 
 /* Queues created while profiling. */
 typedef struct prof_queue {
@@ -55,8 +63,13 @@ typedef struct prof_event {
   pi_queue queue;
   pi_device device;
   shim_instance *inst;
-  uint64_t ticket;
+  uint64_t ticket; /* the entry record's (recording) */
   bool own;
+  /* For the trace's line (shim_devtime_sink). */
+  pi_api_id api;
+  uint64_t number;       /* the Nth PI call of the process */
+  unsigned queue_number; /* queue#N: the queues in the order they were made */
+  char kernel[64];       /* a launch's kernel name */
 } prof_event;
 
 #define MAX_QUEUES 1024
@@ -111,8 +124,29 @@ static bool sample_clock(shim_instance *inst, pi_device d, uint64_t *dev, uint64
   return true;
 }
 
+/* The trace's line for one command. */
+static void trace_time(const prof_event *e, uint64_t start, uint64_t end, bool lost)
+{
+  char line[256];
+  int n = snprintf(line, sizeof line, "%s (call %llu%s%s) ", pi_api_table[e->api].name,
+                   (unsigned long long)e->number, e->kernel[0] ? ", kernel " : "", e->kernel);
+  if (n < 0 || (size_t)n >= sizeof line)
+    return;
+  if (lost)
+    snprintf(line + n, sizeof line - (size_t)n, "not known (the device gave no times, or the "
+             "command had not completed by teardown) on queue#%u", e->queue_number);
+  else
+    snprintf(line + n, sizeof line - (size_t)n, "%.1f us on queue#%u",
+             (double)(end - start) / 1000.0, e->queue_number);
+  shim_devtime_sink(line);
+}
+
 static void emit_time(const prof_event *e, uint64_t start, uint64_t end, bool lost)
 {
+  if (shim_devtime_sink && e->event)
+    trace_time(e, start, end, lost);
+  if (shim_trace_only)
+    return;
   rec_devtime *r = shim_reserve(sizeof *r);
   if (!r)
     return;
@@ -209,7 +243,7 @@ void shim_prof_sweep(bool teardown)
     }
     free(mine);
   }
-  if (teardown) {
+  if (teardown && !shim_trace_only) {
     pthread_mutex_lock(&prof_lock);
     unsigned n = nclocks;
     prof_clock copy[MAX_CLOCKS];
@@ -293,7 +327,7 @@ bool shim_prof_before(shim_prof *p, const shim_call *c, shim_instance *inst, pi_
 {
   p->added_flag = p->own_event = p->track = false;
   p->event = NULL;
-  if (!atomic_load_explicit(&shim_recording, memory_order_relaxed))
+  if (!atomic_load_explicit(&shim_recording, memory_order_relaxed) && !shim_trace_only)
     return false;
   switch (id) {
   case PI_API_piQueueCreate:
@@ -358,6 +392,7 @@ bool shim_prof_before(shim_prof *p, const shim_call *c, shim_instance *inst, pi_
     int ei = event_param_of(id);
     p->track = true;
     p->ticket = c->ticket;
+    p->number = c->number;
     if (ei >= 0 && !pass[ei]) {
       pass[ei] = (uint64_t)(uintptr_t)&p->event;
       p->own_event = true;
@@ -374,7 +409,7 @@ static void add_queue(shim_instance *inst, pi_queue q, pi_device d, bool added)
     pq = &queues[nqueues++];
   if (pq)
     *pq = (prof_queue){q, d, inst, added};
-  bool sample = !find_clock(d, inst) && nclocks < MAX_CLOCKS;
+  bool sample = !shim_trace_only && !find_clock(d, inst) && nclocks < MAX_CLOCKS;
   if (sample)
     clocks[nclocks++] = (prof_clock){d, inst, false, 0, 0};
   pthread_mutex_unlock(&prof_lock);
@@ -387,6 +422,24 @@ static void add_queue(shim_instance *inst, pi_queue q, pi_device d, bool added)
       *c = (prof_clock){d, inst, ok, dev0, host0};
     pthread_mutex_unlock(&prof_lock);
   }
+}
+
+/* A kernel's function name for the trace's line: cut to fit, with "..."
+ * (SYCL's mangled names are long); "" when the plugin does not say. */
+static void kernel_name(const struct pi_function_table *t, pi_kernel k, char *out, size_t n)
+{
+  out[0] = 0;
+  if (t->piKernelGetInfo(k, PI_KERNEL_INFO_FUNCTION_NAME, n, out, NULL) == PI_SUCCESS)
+    return;
+  size_t size = 0;
+  char *whole = NULL;
+  if (t->piKernelGetInfo(k, PI_KERNEL_INFO_FUNCTION_NAME, 0, NULL, &size) == PI_SUCCESS &&
+      size > n && (whole = malloc(size)) &&
+      t->piKernelGetInfo(k, PI_KERNEL_INFO_FUNCTION_NAME, size, whole, NULL) == PI_SUCCESS)
+    snprintf(out, n, "%.*s...", (int)(n - 4), whole);
+  else
+    out[0] = 0;
+  free(whole);
 }
 
 void shim_prof_after(shim_prof *p, shim_instance *inst, pi_api_id id, const uint64_t *argv,
@@ -408,7 +461,7 @@ void shim_prof_after(shim_prof *p, shim_instance *inst, pi_api_id id, const uint
                                      (pi_queue *)(uintptr_t)argv[3]);
       return;
     }
-    if (*r == PI_SUCCESS && argv[3] && atomic_load(&shim_recording))
+    if (*r == PI_SUCCESS && argv[3] && (atomic_load(&shim_recording) || shim_trace_only))
       add_queue(inst, *(pi_queue *)(uintptr_t)argv[3], (pi_device)(uintptr_t)argv[1],
                 p->added_flag);
     return;
@@ -438,8 +491,12 @@ void shim_prof_after(shim_prof *p, shim_instance *inst, pi_api_id id, const uint
   pthread_mutex_lock(&prof_lock);
   const prof_queue *pq = find_queue((pi_queue)(uintptr_t)argv[0]);
   pi_device d = pq ? pq->device : NULL;
+  unsigned qn = pq ? (unsigned)(pq - queues) + 1 : 0;
   pthread_mutex_unlock(&prof_lock);
-  prof_event e = {ev, (pi_queue)(uintptr_t)argv[0], d, inst, p->ticket, p->own_event};
+  prof_event e = {ev, (pi_queue)(uintptr_t)argv[0], d, inst, p->ticket, p->own_event, id,
+                  p->number, qn, ""};
+  if (shim_devtime_sink && (pi_api_table[id].flags & PI_API_F_LAUNCH) && ev)
+    kernel_name(t, (pi_kernel)(uintptr_t)argv[1], e.kernel, sizeof e.kernel);
   if (!ev) { /* failed: no times will come */
     emit_time(&e, 0, 0, true);
     return;

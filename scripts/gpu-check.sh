@@ -11,7 +11,10 @@
 #      same GPU, replayed there, and diffed against the CUDA sessions;
 #   5. bench_record --cuda: what recording adds to real CUDA calls; vadd_ptx
 #      on CUDA and shared_lib on NVIDIA OpenCL recorded with --profile, and
-#      pitrace stats showing their kernels' device times;
+#      pitrace stats showing their kernels' device times; matmul (four
+#      kernels: its PTX on CUDA, its OpenCL C on NVIDIA OpenCL) the same, each
+#      kernel timed, and traced on CUDA with SYCL_PI_TRACE=2 and
+#      SYCL_PI_RECORD_PROFILE=1 (a device-time line per launch, no session);
 #   6. OpenCL applications through the front end (frontends/opencl): clinfo
 #      through pitrace run agrees with clinfo on the NVIDIA OpenCL platform
 #      for every property PI can query (tests/apps/clinfo_compare.py, where
@@ -120,6 +123,42 @@ step 0 "stats of it show each kernel's device time, on the session's clock" \
 step 0 "shared_lib on NVIDIA OpenCL recorded with --profile" env SYCL_DEVICE_FILTER=opencl:gpu \
   "$B/bin/pitrace" record --no-opencl --profile -o "$OUT/prof-ocl" -- "$B/bin/shared_lib"
 step 0 "stats of it show each kernel's device time" devtime_ok "$OUT/prof-ocl"
+
+# matmul's four kernels, each with its row in stats timed on every launch
+# (3 rounds) and a device total above zero.
+four_kernels_timed() { # DIR
+  db=$(ls "$1"/*.db | head -1) && "$B/bin/pitrace" stats "$db" >"$1/stats.txt" &&
+    cat "$1/stats.txt" &&
+    for k in matmul_tiled reduce_sum scan_inclusive histogram; do
+      awk -v k="$k" '/^kernel .*timed/ {t=1; next} t && NF==0 {t=0}
+        t && $1 == k && $2 == 3 && $5 == 3 && $6 > 0 {ok=1} END {exit !ok}' "$1/stats.txt" ||
+        { echo "gpu-check: $k not timed 3 times in $1/stats.txt"; return 1; }
+    done
+}
+rm -rf "$OUT/matmul-cuda" "$OUT/matmul-ocl"
+step 0 "matmul (PTX) on CUDA recorded with --profile" env SYCL_DEVICE_FILTER=cuda \
+  "$B/bin/pitrace" record --no-opencl --profile -o "$OUT/matmul-cuda" -- "$B/bin/matmul" 3
+step 0 "stats of it time each of the four kernels" four_kernels_timed "$OUT/matmul-cuda"
+step 0 "its device clock is mapped to the session's" \
+  grep -q "^device times: .* on the session's clock" "$OUT/matmul-cuda/stats.txt"
+step 0 "matmul (OpenCL C) on NVIDIA OpenCL recorded with --profile" \
+  env SYCL_DEVICE_FILTER=opencl:gpu \
+  "$B/bin/pitrace" record --no-opencl --profile -o "$OUT/matmul-ocl" -- "$B/bin/matmul" 3
+step 0 "stats of it time each of the four kernels" four_kernels_timed "$OUT/matmul-ocl"
+# Device times in the trace, without recording: one line per launch.
+trace_times_ok() { # TRACE
+  cat "$1" | grep "^---> device time: " &&
+    [ "$(grep -c '^---> piEnqueueKernelLaunch(' "$1")" = 12 ] &&
+    for k in matmul_tiled reduce_sum scan_inclusive histogram; do
+      [ "$(grep -c "^---> device time: piEnqueueKernelLaunch (call [0-9]*, kernel $k) [0-9.]* us on queue#" "$1")" = 3 ] ||
+        { echo "gpu-check: $k has not 3 device-time lines in $1"; return 1; }
+    done
+}
+rm -f "$OUT/matmul-cuda.trace"
+step 0 "matmul on CUDA with SYCL_PI_TRACE=2 SYCL_PI_RECORD_PROFILE=1 (no recording)" \
+  env SYCL_DEVICE_FILTER=cuda SYCL_PI_TRACE=2 SYCL_PI_RECORD_PROFILE=1 \
+  SYCL_PI_TRACE_FILE="$OUT/matmul-cuda.trace" "$B/bin/matmul" 3
+step 0 "its trace has a device-time line for each launch" trace_times_ok "$OUT/matmul-cuda.trace"
 
 # ---- 6. OpenCL applications through the front end ---------------------------------
 # pitrace run reads <bin>/../etc/OpenCL/vendors/pitrace.icd, which names the

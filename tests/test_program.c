@@ -74,7 +74,7 @@ static int kernel_value(const char *name)
 Test(program, image_without_imports_is_built_directly)
 {
   cr_assert_eq(kernel_value("k_plain"), 0);
-  char *t = tu_read_file(trace);
+  char *t = (pirt_trace_flush(), tu_read_file(trace));
   cr_assert(strstr(t, "Link decision: kernel 'k_plain' on \""), "%s", t);
   cr_assert(strstr(t, "has no imports: piProgramBuild"), "%s", t);
   cr_assert(strstr(t, "---> piextDeviceSelectBinary("), "%s", t);
@@ -85,7 +85,7 @@ Test(program, image_without_imports_is_built_directly)
 Test(program, shared_library_symbol_is_compiled_and_linked)
 {
   cr_assert_eq(kernel_value("k_which"), 1);
-  char *t = tu_read_file(trace);
+  char *t = (pirt_trace_flush(), tu_read_file(trace));
   cr_assert_eq(tu_count(t, "---> piProgramCompile("), 2, "%s", t);
   cr_assert_eq(tu_count(t, "---> piProgramLink("), 1, "%s", t);
   cr_assert(strstr(t, "Link: symbol 'which_lib' imported by test_program#"), "%s", t);
@@ -95,7 +95,7 @@ Test(program, shared_library_symbol_is_compiled_and_linked)
 Test(program, odr_first_loaded_library_wins)
 {
   cr_assert_eq(kernel_value("k_which"), 1, "libodr_b.so's definition was used");
-  char *t = tu_read_file(trace);
+  char *t = (pirt_trace_flush(), tu_read_file(trace));
   cr_assert(strstr(t, "ODR: symbol 'which_lib' is exported by libodr_a.so#0 and also "
                       "by libodr_b.so#0; using libodr_a.so#0, whose module was loaded "
                       "first"), "%s", t);
@@ -111,7 +111,7 @@ Test(program, dlopened_library_is_searched_after_startup_ones)
   cr_assert(late, "%s", dlerror());
   cr_assert_eq(kernel_value("k_late"), 4);
   cr_assert_eq(kernel_value("k_which"), 1, "the late library overrode a start-up one");
-  char *t = tu_read_file(trace);
+  char *t = (pirt_trace_flush(), tu_read_file(trace));
   cr_assert(strstr(t, "using libodr_a.so#0"), "%s", t);
   cr_assert(strstr(t, "also by libodr_b.so#0, liblate.so#0"), "%s", t);
   dlclose(late);
@@ -148,7 +148,7 @@ Test(program, second_launch_does_not_build_or_link_again)
   TRY(pirt_kernel_release(k));
   TRY(pirt_bundle_release(other));
   cr_assert_eq(kernel_value("k_which"), 1);
-  char *t = tu_read_file(trace);
+  char *t = (pirt_trace_flush(), tu_read_file(trace));
   cr_assert_eq(tu_count(t, "---> piProgramCompile("), 2, "%s", t);
   cr_assert_eq(tu_count(t, "---> piProgramLink("), 1, "%s", t);
   cr_assert_eq(tu_count(t, "Program cache miss: kernel 'k_which'"), 1, "%s", t);
@@ -165,7 +165,7 @@ Test(program, a_released_context_takes_its_cached_programs_with_it)
   TRY(pirt_bundle_release(bundle));
   TRY(pirt_queue_release(q));
   TRY(pirt_context_release(ctx));
-  char *t = tu_read_file(trace);
+  char *t = (pirt_trace_flush(), tu_read_file(trace));
   char *ctx_release = strstr(t, "---> piContextRelease(");
   cr_assert(ctx_release, "%s", t);
   *ctx_release = 0;
@@ -175,7 +175,7 @@ Test(program, a_released_context_takes_its_cached_programs_with_it)
   TRY(pirt_queue_create(ctx, 0, &q));
   TRY(pirt_bundle_create(ctx, &bundle));
   cr_assert_eq(kernel_value("k_plain"), 0);
-  t = tu_read_file(trace);
+  t = (pirt_trace_flush(), tu_read_file(trace));
   cr_assert_eq(tu_count(t, "Program cache miss: kernel 'k_plain'"), 2, "%s", t);
   cr_assert_eq(tu_count(t, "Program cache hit: kernel 'k_plain'"), 0, "%s", t);
 }
@@ -261,7 +261,7 @@ Test(program, nested_struct_value_from_the_bundle_and_the_hook_sees_it)
   /* id_int (4 bytes, ID 0) comes first, so id_A sits at offset 4. */
   cr_assert(strstr(seen.text[0], "emulated: buffer offset 4, kernel argument 1"), "%s",
             seen.text[0]);
-  char *t = tu_read_file(trace);
+  char *t = (pirt_trace_flush(), tu_read_file(trace));
   cr_assert(strstr(t, "Spec constant 'id_A' of kernel 'k_spec' on \""), "%s", t);
   cr_assert(strstr(t, "numeric IDs 1,2,3 = [07 00 00 00 00 00 08 41 00 00 18 41] (12 bytes)"),
             "%s", t);

@@ -8,6 +8,9 @@
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pirt.h"
 #include "testutil.h"
@@ -72,10 +75,11 @@ Test(trace, level2_prints_every_call_with_typed_arguments)
 {
   char *path = trace_to_file("2");
   workload();
-  char *t = tu_read_file(path);
+  char *t = (pirt_trace_flush(), tu_read_file(path));
   cr_assert(t);
   cr_assert_null(strstr(t, "<unknown>"), "an argument printed as <unknown>");
   cr_assert_null(strstr(t, "SYCL_PI_TRACE[basic]"), "level 1 lines at level 2");
+  cr_assert_null(strstr(t, "device time"), "device times without SYCL_PI_RECORD_PROFILE");
 
   char *b = block_of(t, "piPlatformsGet");
   cr_assert(strstr(b, "\tpi_uint32 num_entries : 0\n\tpi_platform * platforms : NULL\n"
@@ -129,7 +133,7 @@ Test(trace, level1_names_plugins_and_the_chosen_device)
 {
   char *path = trace_to_file("1");
   workload();
-  char *t = tu_read_file(path);
+  char *t = (pirt_trace_flush(), tu_read_file(path));
   cr_assert(strstr(t, "SYCL_PI_TRACE[basic]: Plugin found and successfully loaded: "), "%s", t);
   cr_assert(strstr(t, "SYCL_PI_TRACE[basic]: Selected device: opencl:cpu:0 \""), "%s", t);
   cr_assert_null(strstr(t, "---> "), "call blocks at level 1");
@@ -140,7 +144,7 @@ Test(trace, level_minus1_adds_debug_lines)
 {
   char *path = trace_to_file("-1");
   workload();
-  char *t = tu_read_file(path);
+  char *t = (pirt_trace_flush(), tu_read_file(path));
   cr_assert(strstr(t, "SYCL_PI_TRACE[debug]: runtime state created"), "%s", t);
   cr_assert(strstr(t, "---> piKernelCreate("), "%s", t);
   cr_assert(strstr(t, "SYCL_PI_TRACE[basic]: Selected device"), "%s", t);
@@ -160,7 +164,7 @@ Test(trace, failed_calls_show_their_error)
   cr_assert_neq(pirt_kernel_create(prog, "no_such_kernel", &k), PI_SUCCESS);
   cr_assert(strstr(pirt_error_message(), "no kernel 'no_such_kernel'"), "%s",
             pirt_error_message());
-  char *t = tu_read_file(path);
+  char *t = (pirt_trace_flush(), tu_read_file(path));
   char *b = block_of(t, "piKernelCreate");
   cr_assert(strstr(b, ") ---> \tpi_result : PI_ERROR_INVALID_KERNEL_NAME\n"), "%s", b);
   cr_assert_null(strstr(b, "[out]"), "out values of a failed call: %s", b);
@@ -231,9 +235,9 @@ Test(trace, blocks_from_eight_threads_never_tear)
     pthread_join(th[i], &ret);
     cr_assert_null(ret, "a query failed");
   }
-  char *t = tu_read_file(path);
+  char *t = (pirt_trace_flush(), tu_read_file(path));
   /* Each thread's calls alternate entry, exit; every block is whole. */
-  int open_by[THREADS + 2] = {0}, seen = 0;
+  int open_by[THREADS + 2] = {0}, seen = 0, exits_by[THREADS + 2] = {0};
   char *save = NULL;
   enum { NONE, ENTRY, EXIT } in = NONE;
   bool tagged = false; /* the main thread's calls before the others start */
@@ -256,11 +260,151 @@ Test(trace, blocks_from_eight_threads_never_tear)
       open_by[tid] = 0;
       in = EXIT;
       seen++;
+      exits_by[tid]++;
     } else {
       cr_assert(line[0] == '\t' && in != NONE, "torn line: '%s'", line);
       cr_assert(strncmp(line, "\t[out]", 6) != 0 || in == EXIT, "[out] in an entry");
     }
   }
-  cr_assert_geq(seen, THREADS * CALLS);
+  /* Every call exactly once: the main thread's first call tags nothing
+   * (it was alone), each query thread made CALLS queries. */
+  int query_threads = 0;
+  for (int i = 0; i < THREADS + 2; i++) {
+    cr_assert_eq(open_by[i], 0, "thread %d's last call has no exit", i);
+    if (exits_by[i]) {
+      cr_assert_eq(exits_by[i], CALLS, "thread %d: %d exits, not %d", i, exits_by[i], CALLS);
+      query_threads++;
+    }
+  }
+  cr_assert_eq(query_threads, THREADS);
+  cr_assert_eq(seen, THREADS * CALLS);
+  unlink(path);
+}
+
+/* The trace file is buffered per thread; a program that ends with _exit
+ * (no atexit, no destructors) or crashes inside a PI call still leaves
+ * every block, the crashing call's entry included. */
+static char *run_trace_end(const char *how, int calls, int *status)
+{
+  char *path = tu_temp_path(".trace"), n[16];
+  snprintf(n, sizeof n, "%d", calls);
+  const char *argv[] = {PITRACE_BIN_DIR "/trace_end", how, n, NULL};
+  char *file_kv = malloc(strlen(path) + 32);
+  sprintf(file_kv, "SYCL_PI_TRACE_FILE=%s", path);
+  const char *env[] = {"SYCL_PI_TRACE=2", file_kv, NULL};
+  char *out;
+  *status = tu_run(argv, env, &out);
+  char *t = tu_read_file(path);
+  cr_assert(t, "no trace file; output: %s", out);
+  unlink(path);
+  return t;
+}
+
+/* Lines of t that start with `prefix`. */
+static int lines_starting(const char *t, const char *prefix)
+{
+  int n = 0;
+  size_t l = strlen(prefix);
+  for (const char *p = t; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+    n += strncmp(p, prefix, l) == 0;
+  return n;
+}
+
+Test(trace, a_program_ending_with_exit_underscore_keeps_every_line)
+{
+  int st;
+  /* The device selection's own queries, then the program's 1000. */
+  char *base = run_trace_end("exit", 0, &st);
+  cr_assert_eq(st, 7, "exit status %d", st);
+  char *t = run_trace_end("exit", 1000, &st);
+  cr_assert_eq(st, 7, "exit status %d", st);
+  const char *units = "\tpi_device_info param_name : PI_DEVICE_INFO_MAX_COMPUTE_UNITS\n";
+  cr_assert_eq(tu_count(t, units), tu_count(base, units) + 1000);
+  /* Every block whole: each entry has its exit, the file ends a block. */
+  cr_assert_eq(lines_starting(t, "---> "), lines_starting(t, ") ---> "));
+  size_t len = strlen(t);
+  cr_assert(len >= 2 && strcmp(t + len - 2, "\n\n") == 0, "the last block is cut");
+}
+
+Test(trace, a_crash_inside_a_call_keeps_its_entry)
+{
+  int st;
+  char *t = run_trace_end("crash", 100, &st);
+  cr_assert_eq(st, 128 + SIGSEGV, "status %d", st);
+  const char *last = strstr(t, "PI_DEVICE_INFO_VENDOR_ID");
+  cr_assert(last, "the crashing call's entry is missing:\n%s", t);
+  cr_assert(strstr(last, "\tvoid * param_value : 0x10\n"), "%s", last);
+  cr_assert_null(strstr(last, ") --->"), "the crashing call returned?\n%s", last);
+  cr_assert_eq(lines_starting(t, "---> "), lines_starting(t, ") ---> ") + 1);
+}
+
+/* Device times without recording (SYCL_PI_TRACE with SYCL_PI_RECORD_PROFILE=1):
+ * one line per launch, with its call's number and its kernel's name, once
+ * the program's own synchronisation finds it complete; no session made. */
+Test(trace, device_times_without_recording_name_each_launch)
+{
+  char *path = tu_temp_path(".trace"), *dir = tu_temp_path(".d");
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  const char *argv[] = {PITRACE_BIN_DIR "/matmul", "2", NULL};
+  char *file_kv = malloc(strlen(path) + 32);
+  sprintf(file_kv, "SYCL_PI_TRACE_FILE=%s", path);
+  const char *env[] = {"SYCL_PI_TRACE=2", "SYCL_PI_RECORD_PROFILE=1", file_kv, NULL};
+  char *out, cwd[4096];
+  cr_assert(getcwd(cwd, sizeof cwd));
+  cr_assert_eq(chdir(dir), 0); /* a recording would make pitrace-PID.db here */
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(chdir(cwd), 0);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "matmul: result verified"), "%s", out);
+  char *t = tu_read_file(path);
+  cr_assert(t);
+  /* The kernels, as the program created them. */
+  char names[8][64];
+  int nk = 0;
+  for (const char *k = strstr(t, "\tconst char * kernel_name : \""); k && nk < 8;
+       k = strstr(k + 1, "\tconst char * kernel_name : \"")) {
+    cr_assert_eq(sscanf(k, "\tconst char * kernel_name : \"%63[^\"]", names[nk]), 1);
+    nk++;
+  }
+  cr_assert_eq(nk, 4, "%d kernels created", nk);
+  /* The entry lines, numbered as the shim numbers calls. */
+  char *entries[4096];
+  int ne = 0;
+  for (const char *p = t; p && *p && ne < 4096; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+    if (strncmp(p, "---> ", 5) == 0 && strncmp(p, "---> device time: ", 18) != 0)
+      entries[ne++] = strndup(p, (size_t)(strchr(p, '\n') - p));
+  int launches = 0, timed = 0, per_kernel[8] = {0};
+  for (const char *p = t; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+    launches += strncmp(p, "---> piEnqueueKernelLaunch(", 27) == 0;
+    if (strncmp(p, "---> device time: piEnqueueKernelLaunch (call ", 46) != 0)
+      continue;
+    unsigned long long call;
+    char kernel[64];
+    double us;
+    unsigned queue;
+    cr_assert_eq(sscanf(p + 46, "%llu, kernel %63[^)]) %lf us on queue#%u", &call, kernel,
+                        &us, &queue), 4, "%.200s", p);
+    cr_assert(call >= 1 && call <= (unsigned long long)ne, "call %llu of %d", call, ne);
+    cr_assert_str_eq(entries[call - 1], "---> piEnqueueKernelLaunch(", "call %llu is %s", call,
+                     entries[call - 1]);
+    cr_assert_gt(us, 0.0, "PoCL measured %s at %g us", kernel, us);
+    cr_assert_eq(queue, 1);
+    int k = 0;
+    while (k < nk && strcmp(names[k], kernel) != 0)
+      k++;
+    cr_assert_lt(k, nk, "device time of an unknown kernel %s", kernel);
+    per_kernel[k]++;
+    timed++;
+  }
+  cr_assert_eq(launches, 8);
+  cr_assert_eq(timed, launches);
+  for (int k = 0; k < nk; k++)
+    cr_assert_eq(per_kernel[k], 2, "%s timed %d times", names[k], per_kernel[k]);
+  /* The transfers are timed too; and nothing was recorded. */
+  cr_assert_geq(tu_count(t, "---> device time: piEnqueueMemBufferRead (call "), 8);
+  char *ls = NULL;
+  const char *lsargv[] = {"/bin/ls", "-A", dir, NULL};
+  cr_assert_eq(tu_run(lsargv, NULL, &ls), 0);
+  cr_assert_str_eq(ls, "", "files made: %s", ls);
   unlink(path);
 }

@@ -10,6 +10,7 @@
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <math.h>
 #include <dirent.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -1972,4 +1973,77 @@ Test(viewer, diff_compares_device_time_per_kernel_without_counting_it)
   cr_assert(strstr(t, "<th class=\"num\">B/A mean</th>"), "%s", t);
   for (int i = 0; i < 3; i++)
     cr_assert(strstr(t, fmt("<tr><td>%s</td><td class=\"num\">1</td>", kernels[i])), "%s", t);
+}
+
+/* A duration as stats prints it ("26.50 ms"), in ns. */
+static double stats_ns(double v, const char *unit)
+{
+  return v * (strcmp(unit, "s") == 0 ? 1e9 : strcmp(unit, "ms") == 0 ? 1e6
+              : strcmp(unit, "us") == 0 ? 1e3 : 1);
+}
+
+/* matmul (examples/matmul: four kernels) under `pitrace record --profile`:
+ * stats gives each kernel, by the names the session created them with,
+ * its launches all timed and count, total, mean, p50, p99 and max; on PoCL
+ * the times are real and agree with the session's device_times, on
+ * rusticl 22.3 (fixed profiling values) only the structure is checked. */
+Test(viewer, matmul_device_times_per_kernel_under_record_profile)
+{
+  const char *icds[] = {POCL, RUSTICL};
+  for (int k = 0; k < 2; k++) {
+    char *dir = tu_temp_path(".d"), *out, *err;
+    cr_assert_eq(pitrace(&out, &err, "record", "--profile", "-o", dir, "--", "/usr/bin/env",
+                         icds[k], "RUSTICL_ENABLE=swrast", BIN "/matmul", "3", NULL), 0,
+                 "%s%s", out, err);
+    DIR *d = opendir(dir);
+    cr_assert(d);
+    char *db = NULL;
+    for (struct dirent *e; (e = readdir(d));)
+      if (strstr(e->d_name, ".db") && !strchr(strstr(e->d_name, ".db"), '-'))
+        db = fmt("%s/%s", dir, e->d_name);
+    closedir(d);
+    cr_assert(db, "no session in %s", dir);
+    cr_assert_eq(pitrace(&out, &err, "stats", db, NULL), 0, "%s", err);
+    cr_assert(strstr(out, "\nkernel                                  launches     enqueue     timed"
+                          "      device        mean         p50         p99         max\n"),
+              "%s", out);
+    const char *names = "SELECT group_concat(value, ' ') FROM (SELECT a.value FROM pi_args a "
+                        "JOIN pi_calls c ON c.session = a.session AND c.seq = a.seq WHERE "
+                        "c.api = 'piKernelCreate' AND a.name = 'kernel_name' ORDER BY a.seq)";
+    char *list = sql(db, names), *save = NULL;
+    int nk = 0;
+    for (char *name = strtok_r(list, " ", &save); name; name = strtok_r(NULL, " ", &save)) {
+      nk++;
+      char *row = strstr(out, fmt("\n%s ", name));
+      cr_assert(row, "no stats row for %s:\n%s", name, out);
+      long long launches, timed;
+      double enq, total, mean, p50, p99, max;
+      char u[6][8];
+      cr_assert_eq(sscanf(row + 1 + strlen(name), "%lld %lf %7s %lld %lf %7s %lf %7s %lf %7s "
+                          "%lf %7s %lf %7s", &launches, &enq, u[0], &timed, &total, u[1],
+                          &mean, u[2], &p50, u[3], &p99, u[4], &max, u[5]), 14,
+                   "%.160s", row);
+      cr_assert_eq(launches, 3, "%s", name);
+      cr_assert_eq(timed, 3, "%s: %lld of 3 launches timed", name, timed);
+      total = stats_ns(total, u[1]), mean = stats_ns(mean, u[2]), p50 = stats_ns(p50, u[3]);
+      p99 = stats_ns(p99, u[4]), max = stats_ns(max, u[5]);
+      cr_assert(p50 <= p99 && p99 <= max && mean <= max, "%s: %.160s", name, row);
+      if (k == 1)
+        continue; /* rusticl 22.3: 1 ns for every command */
+      cr_assert_gt(p50, 0.0, "%s: %.160s", name, row);
+      /* The total is the session's sum for this kernel (stats rounds to 4 digits). */
+      double sum = (double)sql_int(db, fmt(
+          "SELECT sum(d.device_ns) FROM pi_device_times d JOIN pi_args a ON a.session = "
+          "d.session AND a.seq = d.seq AND a.name = 'kernel' WHERE a.value IN (SELECT r.value "
+          "FROM pi_args r JOIN pi_args n ON n.session = r.session AND n.seq = r.seq WHERE "
+          "n.name = 'kernel_name' AND n.value = '%s' AND r.name = 'ret_kernel')", name));
+      cr_assert(fabs(total - sum) <= 0.01 * sum, "%s: stats %g ns, session %g ns", name, total,
+                sum);
+      cr_assert(fabs(3 * mean - total) <= 0.01 * total, "%s: %.160s", name, row);
+      /* Plausible: no command longer than the session. */
+      double span = (double)sql_int(db, "SELECT max(end_ns) - min(start_ns) FROM pi_calls");
+      cr_assert(max < span, "%s: max %g ns in a session of %g ns", name, max, span);
+    }
+    cr_assert_eq(nk, 4, "kernels: %s", sql(db, names));
+  }
 }

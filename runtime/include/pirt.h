@@ -43,6 +43,10 @@ typedef struct pirt_event pirt_event;
 
 /* The calling thread's message for its last failed call ("" if none). */
 const char *pirt_error_message(void);
+/* Writes out the SYCL_PI_TRACE lines still buffered for a trace file
+ * (SYCL_PI_TRACE_FILE; they are written every 100 ms anyway, and at exit,
+ * _exit and a crash): for a program that reads its own trace. */
+void pirt_trace_flush(void);
 /* "PI_ERROR_INVALID_VALUE" for a result code. */
 const char *pirt_result_name(pi_result r);
 

@@ -161,6 +161,21 @@ const char *pi_object_kind_name(uint8_t kind)
   return kind < PI_OBJ_KIND_COUNT ? names[kind] : "?";
 }
 
+/* Numbers without printf: the live trace formats several per call, and
+ * vsnprintf's set-up costs more than the digits. */
+static inline __attribute__((always_inline)) void put_unsigned(pi_sbuf *b, unsigned long long v,
+                                                            unsigned base, const char *prefix)
+{
+  char d[2 + 20], *e = d + sizeof d, *w = e;
+  do {
+    *--w = "0123456789abcdef"[v % base];
+    v /= base;
+  } while (v);
+  for (size_t n = strlen(prefix); n; n--)
+    *--w = prefix[n - 1];
+  pi_sbuf_put(b, w, (size_t)(e - w));
+}
+
 void pi_format_enum(pi_sbuf *b, const pi_enum_desc *en, int64_t v)
 {
   const pi_enum_entry *e = pi_enum_lookup(en, v);
@@ -179,13 +194,14 @@ void pi_format_enum(pi_sbuf *b, const pi_enum_desc *en, int64_t v)
   for (unsigned i = 0; i < en->count; i++) {
     uint64_t bit = (uint64_t)en->entries[i].value;
     if (bit && (bit & (bit - 1)) == 0 && (left & bit)) {
-      pi_sbuf_printf(b, "%s%s", first ? "" : "|", en->entries[i].name);
+      pi_sbuf_puts(b, first ? "" : "|");
+      pi_sbuf_puts(b, en->entries[i].name);
       left &= ~bit;
       first = false;
     }
   }
   if (left)
-    pi_sbuf_printf(b, "%s0x%llx", first ? "" : "|", (unsigned long long)left);
+    put_unsigned(b, left, 16, first ? "0x" : "|0x");
 }
 
 static void format_string(pi_sbuf *b, const char *s, size_t max_len)
@@ -215,10 +231,11 @@ static void format_string(pi_sbuf *b, const char *s, size_t max_len)
     pi_sbuf_printf(b, "...(%zu chars)", n);
 }
 
+/* As printf's %p: 0x and the hex digits; NULL by name. */
 static void format_ptr(pi_sbuf *b, const void *p)
 {
   if (p)
-    pi_sbuf_printf(b, "%p", p);
+    put_unsigned(b, (uintptr_t)p, 16, "0x");
   else
     pi_sbuf_puts(b, "NULL");
 }
@@ -271,10 +288,11 @@ static void format_elem(pi_sbuf *b, uint8_t vt, uint8_t obj,
 {
   switch (vt) {
   case PI_VT_U32: case PI_VT_U64: case PI_VT_SIZE:
-    pi_sbuf_printf(b, "%llu", (unsigned long long)v);
+    put_unsigned(b, (unsigned long long)v, 10, "");
     break;
   case PI_VT_I32:
-    pi_sbuf_printf(b, "%lld", (long long)v);
+    put_unsigned(b, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, 10,
+                 v < 0 ? "-" : "");
     break;
   case PI_VT_BOOL: case PI_VT_CBOOL:
     pi_sbuf_puts(b, v == 0 ? "false" : v == 1 ? "true" : "true(?)");
@@ -639,12 +657,26 @@ void pi_format_param(pi_sbuf *b, const pi_api_desc *api, unsigned i,
 
 /* ---- Call blocks ---------------------------------------------------------- */
 
+/* "<prefix><ctype> <name> : " of a parameter's line. */
+static void put_param_head(pi_sbuf *b, const char *prefix, const pi_param_desc *p)
+{
+  pi_sbuf_puts(b, prefix);
+  pi_sbuf_puts(b, p->ctype);
+  pi_sbuf_puts(b, " ");
+  pi_sbuf_puts(b, p->name);
+  pi_sbuf_puts(b, " : ");
+}
+
 void pi_format_call_enter(pi_sbuf *b, const pi_api_desc *api,
                           const uint64_t *argv, const char *tag)
 {
-  pi_sbuf_printf(b, "---> %s(%s\n", api->name, tag ? tag : "");
+  pi_sbuf_puts(b, "---> ");
+  pi_sbuf_puts(b, api->name);
+  pi_sbuf_puts(b, "(");
+  pi_sbuf_puts(b, tag ? tag : "");
+  pi_sbuf_puts(b, "\n");
   for (unsigned i = 0; i < api->nparams; i++) {
-    pi_sbuf_printf(b, "\t%s %s : ", api->params[i].ctype, api->params[i].name);
+    put_param_head(b, "\t", &api->params[i]);
     pi_format_param(b, api, i, argv, false);
     pi_sbuf_puts(b, "\n");
   }
@@ -653,18 +685,21 @@ void pi_format_call_enter(pi_sbuf *b, const pi_api_desc *api,
 void pi_format_call_exit(pi_sbuf *b, const pi_api_desc *api,
                          const uint64_t *argv, pi_result r, const char *tag)
 {
-  if (tag)
-    pi_sbuf_printf(b, ") ---> %s%s \tpi_result : %s\n", api->name, tag,
-                   pi_result_name(r));
-  else
-    pi_sbuf_printf(b, ") ---> \tpi_result : %s\n", pi_result_name(r));
+  pi_sbuf_puts(b, ") ---> ");
+  if (tag) {
+    pi_sbuf_puts(b, api->name);
+    pi_sbuf_puts(b, tag);
+    pi_sbuf_puts(b, " ");
+  }
+  pi_sbuf_puts(b, "\tpi_result : ");
+  pi_sbuf_puts(b, pi_result_name(r));
+  pi_sbuf_puts(b, "\n");
   if (r != PI_SUCCESS)
     return;
   for (unsigned i = 0; i < api->nparams; i++) {
     if (api->params[i].dir == PI_DIR_IN)
       continue;
-    pi_sbuf_printf(b, "\t[out]%s %s : ", api->params[i].ctype,
-                   api->params[i].name);
+    put_param_head(b, "\t[out]", &api->params[i]);
     pi_format_param(b, api, i, argv, true);
     pi_sbuf_puts(b, "\n");
   }

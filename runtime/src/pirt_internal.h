@@ -37,7 +37,7 @@ struct pirt_plugin {
   pi_plugin info;  /* what piPluginInit filled */
   struct pi_function_table table;
   void *note_hook; /* the plugin's pitrace_note_hook, if it exports one */
-  bool recorded;   /* its table is the recording shim's */
+  bool recorded;   /* its table is the shim's (recording, or device times only) */
 };
 
 /* Names: "opencl" and its SYCL_BE spelling "PI_OPENCL". */
@@ -71,6 +71,11 @@ extern bool pirt_trace_calls;
 
 void pirt_trace_init(void);
 void pirt_trace_fini(void);
+/* One device time from the shim (SYCL_PI_RECORD_PROFILE=1), as the line
+ * "---> device time: TEXT". */
+void pirt_trace_device_time(const char *text);
+/* Writes the trace's buffered blocks from a fatal signal's handler. */
+void pirt_trace_flush_at_crash(void);
 /* A level-1 (or debug) line; the prefix "SYCL_PI_TRACE[basic]: " is added. */
 void pirt_trace(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

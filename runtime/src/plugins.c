@@ -249,20 +249,39 @@ static struct pirt_plugin *bind_plugin(const char *name, pirt_backend backend,
 
 typedef bool (*shim_wrap_fn)(const pi_plugin *target, const char *name, const char *path,
                              const char *backend, pi_plugin *out);
+typedef bool (*shim_devtimes_fn)(const pi_plugin *target, const char *name, const char *path,
+                                 const char *backend, void (*sink)(const char *line),
+                                 pi_plugin *out);
+
+/* SYCL_PI_RECORD_PROFILE asks for device times (the shim says what is
+ * wrong with a value other than 0 or 1). */
+static bool profile_wanted(void)
+{
+  const char *v = getenv("SYCL_PI_RECORD_PROFILE");
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Loads the shim `shim_name` once; false (said, for `purpose`) when it
+ * cannot be loaded. */
+static bool load_shim(pirt_global *g, const char *shim_name, const char *purpose)
+{
+  if (g->shim_dl)
+    return true;
+  char path[PATH_MAX] = "", why[PATH_MAX + 256] = "";
+  g->shim_dl = load_library(shim_name, path, sizeof path, why, sizeof why);
+  if (!g->shim_dl) {
+    fprintf(stderr, "pitrace: cannot %s: the recording shim %s is not loadable (%s)\n",
+            purpose, shim_name, why);
+    pirt_trace(PIRT_TRACE_BASIC, "Recording shim %s skipped: %s", shim_name, why);
+  }
+  return g->shim_dl != NULL;
+}
 
 /* Puts the recording shim `shim_name` in front of plugin p. */
 static void wrap_with_shim(pirt_global *g, struct pirt_plugin *p, const char *shim_name)
 {
-  if (!g->shim_dl) {
-    char path[PATH_MAX] = "", why[PATH_MAX + 256] = "";
-    g->shim_dl = load_library(shim_name, path, sizeof path, why, sizeof why);
-    if (!g->shim_dl) {
-      fprintf(stderr, "pitrace: cannot record: the recording shim %s is not loadable "
-              "(%s)\n", shim_name, why);
-      pirt_trace(PIRT_TRACE_BASIC, "Recording shim %s skipped: %s", shim_name, why);
-      return;
-    }
-  }
+  if (!load_shim(g, shim_name, "record"))
+    return;
   shim_wrap_fn wrap = (shim_wrap_fn)(uintptr_t)dlsym(g->shim_dl, "pitrace_shim_wrap");
   pi_plugin out;
   if (!wrap || !wrap(&p->info, p->name, p->path, pirt_backend_name(p->backend), &out)) {
@@ -276,6 +295,38 @@ static void wrap_with_shim(pirt_global *g, struct pirt_plugin *p, const char *sh
   pirt_trace(PIRT_TRACE_BASIC, "Plugin %s recorded by the shim %s (SYCL_PI_RECORD=%s)",
              p->name, shim_name, getenv("SYCL_PI_RECORD") ? getenv("SYCL_PI_RECORD")
                                                           : "unset: pitrace-<pid>.db");
+  /* A crash ends the session from the shim's handler, which may not hand
+   * the signal on to the trace's: the trace's buffered blocks go first. */
+  void (*set_hook)(void (*)(void)) =
+      (void (*)(void (*)(void)))(uintptr_t)dlsym(g->shim_dl, "pitrace_shim_crash_hook");
+  if (set_hook && pirt_trace_level)
+    set_hook(pirt_trace_flush_at_crash);
+  /* Recorded device times are traced too. */
+  void (*set_sink)(void (*)(const char *)) =
+      (void (*)(void (*)(const char *)))(uintptr_t)dlsym(g->shim_dl, "pitrace_shim_devtime_sink");
+  if (pirt_trace_level && profile_wanted() && set_sink)
+    set_sink(pirt_trace_device_time);
+}
+
+/* SYCL_PI_TRACE with SYCL_PI_RECORD_PROFILE=1 and no recording: the shim's
+ * device-time part in front of plugin p, its times printed to the trace. */
+static void wrap_for_device_times(pirt_global *g, struct pirt_plugin *p)
+{
+  if (!load_shim(g, "libpi_shim.so", "trace device times"))
+    return;
+  shim_devtimes_fn wrap =
+      (shim_devtimes_fn)(uintptr_t)dlsym(g->shim_dl, "pitrace_shim_wrap_devtimes");
+  pi_plugin out;
+  if (!wrap || !wrap(&p->info, p->name, p->path, pirt_backend_name(p->backend),
+                     pirt_trace_device_time, &out)) {
+    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s: no device times in the trace%s", p->name,
+               wrap ? "" : ": the shim exports no pitrace_shim_wrap_devtimes");
+    return;
+  }
+  p->table = out.PiFunctionTable;
+  p->recorded = true; /* wrapped: not again */
+  pirt_trace(PIRT_TRACE_BASIC, "Plugin %s: device times traced by the shim "
+             "(SYCL_PI_RECORD_PROFILE=1)", p->name);
 }
 
 /* Appends a bound plugin to the global list. */
@@ -284,6 +335,8 @@ static void add_plugin(pirt_global *g, struct pirt_plugin *p)
   const char *rec = getenv("SYCL_PI_RECORD");
   if (rec && *rec && !p->recorded)
     wrap_with_shim(g, p, "libpi_shim.so");
+  else if (!p->recorded && pirt_trace_level && profile_wanted())
+    wrap_for_device_times(g, p);
   struct pirt_plugin **np =
       realloc(g->plugins, (g->nplugins + 1) * sizeof *np);
   if (!np) {

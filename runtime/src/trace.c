@@ -6,20 +6,41 @@
  * -1 = everything plus debug lines. SYCL_PI_TRACE_FILE=path appends to a
  * file instead of stdout.
  *
- * Each block is formatted into the calling thread's buffer and written with
- * one write(2), so blocks from different threads never tear and no lock is
- * held across the plugin call. The entry block is written before the call,
- * so a call that crashes or hangs still shows. Once a second thread makes PI
- * calls, blocks carry a " [thread N]" tag so entries and exits can be paired.
+ * Each block is formatted into the calling thread's buffer, whole, and no
+ * lock is held across the plugin call. Once a second thread makes PI calls,
+ * blocks carry a " [thread N]" tag so entries and exits can be paired.
+ *
+ * Where the block goes:
+ * - stdout, or a file that is not a regular file (a terminal, a pipe): one
+ *   write(2) per block, at once, so the trace keeps its place among the
+ *   application's own output and a reader of the pipe sees each call as it
+ *   happens.
+ * - a regular file: each thread appends its blocks to a buffer of its own
+ *   (64 KiB, behind a per-thread lock that only the flusher ever contends),
+ *   written with one write(2) when full, at the thread's exit, every 100 ms
+ *   by a background flusher, at teardown, on a fatal signal (the crashing
+ *   call's entry included) and at _exit (libpirt interposes _exit and
+ *   _Exit: the buffers are written, then the process exits as libc's would).
+ *   Buffers hold whole blocks only, so the file holds whole blocks; blocks
+ *   of different threads interleave by buffer, not by time (the tag says
+ *   whose each is). What is lost: at most the last 100 ms of a process
+ *   killed by SIGKILL or ending by a raw exit_group system call, and, where
+ *   libpirt is loaded with dlopen (the OpenCL front end), at _exit.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "pi_signals.h"
 #include "pirt_internal.h"
 
 int pirt_trace_level;
@@ -30,6 +51,268 @@ static bool trace_fd_owned;
 static atomic_uint thread_counter;
 static atomic_bool multi_thread;
 static __thread unsigned thread_id;
+static __thread char my_tag[24]; /* " [thread N]", made once */
+
+/* ---- Buffered blocks (a regular trace file) ------------------------------- */
+
+#define TRACE_BUF_SIZE (64u << 10)
+#define FLUSH_EVERY_NS 100000000L
+
+typedef struct trace_buf {
+  atomic_int lock;     /* the owner's, and the flusher's now and then */
+  atomic_int owned;    /* a live thread writes into it */
+  _Atomic size_t len;  /* bytes of whole blocks in data */
+  struct trace_buf *next;
+  char data[TRACE_BUF_SIZE];
+} trace_buf;
+
+static bool trace_buffered;          /* the trace file is a regular file */
+static _Atomic(trace_buf *) all_bufs; /* every buffer, owned or free */
+static atomic_uint trace_gen;        /* a new one at each init: buffers of an
+                                        earlier runtime are not ours */
+static __thread trace_buf *my_buf;
+static __thread unsigned my_gen;
+static pid_t trace_pid;              /* the process the buffers belong to */
+static pthread_key_t buf_key;
+static bool buf_key_made;
+static atomic_bool flusher_started;
+static pthread_t flusher;
+static pthread_mutex_t flusher_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
+static bool flusher_stop;
+
+/* Writes all of s (a full disk or closed file must not hurt the
+ * application: errors drop the block). Async-signal-safe. */
+static void write_all(int fd, const char *s, size_t n)
+{
+  while (n) {
+    ssize_t w = write(fd, s, n);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return;
+    }
+    s += w;
+    n -= (size_t)w;
+  }
+}
+
+/* The per-thread lock: uncontended but for the flusher's visit. `tries`
+ * bounds the wait (0: no bound); false when not taken. */
+static bool buf_lock(trace_buf *b, unsigned tries)
+{
+  for (unsigned i = 0; atomic_exchange_explicit(&b->lock, 1, memory_order_acquire); i++) {
+    if (tries && i >= tries)
+      return false;
+    if (i >= 64)
+      sched_yield();
+  }
+  return true;
+}
+
+static void buf_unlock(trace_buf *b)
+{
+  atomic_store_explicit(&b->lock, 0, memory_order_release);
+}
+
+/* Writes out a buffer's blocks; the caller holds its lock. */
+static void buf_drain(trace_buf *b)
+{
+  size_t n = atomic_load_explicit(&b->len, memory_order_relaxed);
+  if (n && trace_fd >= 0)
+    write_all(trace_fd, b->data, n);
+  atomic_store_explicit(&b->len, 0, memory_order_relaxed);
+}
+
+/* Writes out every thread's buffer, in list order. */
+static void flush_all(void)
+{
+  for (trace_buf *b = atomic_load(&all_bufs); b; b = b->next)
+    if (atomic_load_explicit(&b->len, memory_order_relaxed)) {
+      buf_lock(b, 0);
+      buf_drain(b);
+      buf_unlock(b);
+    }
+}
+
+/* A thread ends: its blocks are written, its buffer is free for another. */
+static void thread_done(void *p)
+{
+  trace_buf *b = p;
+  if (!b || my_gen != atomic_load(&trace_gen))
+    return;
+  buf_lock(b, 0);
+  buf_drain(b);
+  buf_unlock(b);
+  atomic_store(&b->owned, 0);
+  my_buf = NULL;
+}
+
+static void *flusher_main(void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock(&flusher_lock);
+  while (!flusher_stop) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += FLUSH_EVERY_NS;
+    if (t.tv_nsec >= 1000000000L) {
+      t.tv_sec++;
+      t.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&flusher_cond, &flusher_lock, &t);
+    if (!flusher_stop)
+      flush_all();
+  }
+  pthread_mutex_unlock(&flusher_lock);
+  return NULL;
+}
+
+/* Fatal signals (pi_signals.h): the buffers are written (the crashing call's entry is in
+ * one), then the signal goes on to the handler that was there before, or
+ * its default action. Only async-signal-safe calls here. */
+static struct sigaction previous[PI_NFATAL];
+static bool handlers_installed;
+
+/* Writes every buffer from a signal handler or _exit: a lock held too long
+ * (by the interrupted thread itself) is not waited for; its whole blocks
+ * are written anyway, and it is left as it is. */
+static void flush_all_now(void)
+{
+  if (!trace_buffered || trace_fd < 0 || getpid() != trace_pid)
+    return;
+  for (trace_buf *b = atomic_load(&all_bufs); b; b = b->next) {
+    size_t n = atomic_load_explicit(&b->len, memory_order_acquire);
+    if (!n)
+      continue;
+    if (buf_lock(b, 100000)) {
+      buf_drain(b);
+      buf_unlock(b);
+    } else {
+      write_all(trace_fd, b->data, n);
+    }
+  }
+}
+
+void pirt_trace_flush_at_crash(void) { flush_all_now(); }
+
+static void on_fatal(int sig, siginfo_t *info, void *ctx)
+{
+  flush_all_now();
+  size_t k = 0;
+  while (k < PI_NFATAL && pi_fatal_signals[k] != sig)
+    k++;
+  if (k == PI_NFATAL)
+    return;
+  struct sigaction *prev = &previous[k];
+  if (prev->sa_flags & SA_SIGINFO) {
+    if (prev->sa_sigaction) {
+      prev->sa_sigaction(sig, info, ctx);
+      return;
+    }
+  } else if (prev->sa_handler == SIG_IGN) {
+    return;
+  } else if (prev->sa_handler != SIG_DFL) {
+    prev->sa_handler(sig);
+    return;
+  }
+  /* The default action: raised again, it ends the process once this
+   * handler returns (a fault would also come back by itself). */
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_handlers(void)
+{
+  for (size_t k = 0; k < PI_NFATAL; k++) {
+    /* An ignored signal stays ignored (and so for the programs it execs). */
+    struct sigaction cur;
+    if (sigaction(pi_fatal_signals[k], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+        cur.sa_handler == SIG_IGN)
+      continue;
+    pi_fatal_install(k, on_fatal, &previous[k]);
+  }
+  handlers_installed = true;
+}
+
+static void remove_handlers(void)
+{
+  if (!handlers_installed)
+    return;
+  for (size_t k = 0; k < PI_NFATAL; k++) {
+    struct sigaction cur;
+    /* Only where ours is still the one: a handler installed since keeps
+     * its place (and will call ours no more once libpirt is gone). */
+    if (sigaction(pi_fatal_signals[k], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+        cur.sa_sigaction == on_fatal)
+      sigaction(pi_fatal_signals[k], &previous[k], NULL);
+  }
+  handlers_installed = false;
+}
+
+/* A forked child: the buffers hold its parent's blocks (the parent writes
+ * them), and there is no flusher in it; a lock held at the fork by another
+ * thread would never be released. */
+static void fork_child(void)
+{
+  for (trace_buf *b = atomic_load(&all_bufs); b; b = b->next) {
+    atomic_store(&b->len, 0);
+    atomic_store(&b->lock, 0);
+    if (b != my_buf)
+      atomic_store(&b->owned, 0);
+  }
+  atomic_store(&flusher_started, false);
+  pthread_mutex_init(&flusher_lock, NULL);
+  pthread_cond_init(&flusher_cond, NULL);
+  trace_pid = getpid();
+}
+
+static void start_flusher(void)
+{
+  pthread_mutex_lock(&flusher_lock);
+  if (!atomic_load(&flusher_started)) {
+    flusher_stop = false;
+    /* The flusher takes none of the application's signals. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    if (pthread_create(&flusher, NULL, flusher_main, NULL) == 0)
+      atomic_store(&flusher_started, true);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+  }
+  pthread_mutex_unlock(&flusher_lock);
+}
+
+/* The calling thread's buffer: a free one, or a new one; NULL when memory
+ * runs out (the block is then written at once). */
+static trace_buf *attach_buf(void)
+{
+  unsigned gen = atomic_load(&trace_gen);
+  trace_buf *b;
+  for (b = atomic_load(&all_bufs); b; b = b->next) {
+    int free_ = 0;
+    if (atomic_compare_exchange_strong(&b->owned, &free_, 1))
+      break;
+  }
+  if (!b) {
+    b = calloc(1, sizeof *b);
+    if (!b)
+      return NULL;
+    atomic_store(&b->owned, 1);
+    b->next = atomic_load(&all_bufs);
+    while (!atomic_compare_exchange_weak(&all_bufs, &b->next, b))
+      ;
+  }
+  my_buf = b;
+  my_gen = gen;
+  if (buf_key_made)
+    pthread_setspecific(buf_key, b);
+  if (!atomic_load_explicit(&flusher_started, memory_order_acquire))
+    start_flusher();
+  return b;
+}
+
+static void register_atfork(void) { pthread_atfork(NULL, NULL, fork_child); }
 
 void pirt_trace_init(void)
 {
@@ -49,6 +332,7 @@ void pirt_trace_init(void)
   }
   trace_fd = STDOUT_FILENO;
   trace_fd_owned = false;
+  trace_buffered = false;
   const char *file = getenv("SYCL_PI_TRACE_FILE");
   if (pirt_trace_level && file && *file) {
     int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -58,38 +342,111 @@ void pirt_trace_init(void)
     else {
       trace_fd = fd;
       trace_fd_owned = true;
+      struct stat st;
+      trace_buffered = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     }
   }
+  if (trace_buffered) {
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+    pthread_once(&atfork_once, register_atfork);
+    atomic_fetch_add(&trace_gen, 1);
+    trace_pid = getpid();
+    buf_key_made = pthread_key_create(&buf_key, thread_done) == 0;
+    install_handlers();
+  }
   pirt_trace_calls = (pirt_trace_level & PIRT_TRACE_CALLS) != 0;
+}
+
+void pirt_trace_flush(void)
+{
+  if (trace_buffered)
+    flush_all();
 }
 
 void pirt_trace_fini(void)
 {
   pirt_trace_calls = false;
+  if (trace_buffered) {
+    if (atomic_load(&flusher_started)) {
+      pthread_mutex_lock(&flusher_lock);
+      flusher_stop = true;
+      pthread_cond_signal(&flusher_cond);
+      pthread_mutex_unlock(&flusher_lock);
+      pthread_join(flusher, NULL);
+      atomic_store(&flusher_started, false);
+    }
+    remove_handlers();
+    if (buf_key_made)
+      pthread_key_delete(buf_key);
+    buf_key_made = false;
+    flush_all();
+    /* Buffers of threads still alive are freed too: their next block (none
+     * is traced after this) would attach a new one. */
+    trace_buf *b = atomic_exchange(&all_bufs, NULL);
+    while (b) {
+      trace_buf *n = b->next;
+      free(b);
+      b = n;
+    }
+    my_buf = NULL;
+    trace_buffered = false;
+  }
   if (trace_fd_owned)
     close(trace_fd);
   trace_fd = -1;
   trace_fd_owned = false;
 }
 
-/* Writes the whole block; stdout's stdio buffer is flushed first so the
- * trace keeps its place among the application's own output. */
+/* _exit and _Exit skip atexit and destructors: the buffered blocks are
+ * written first, then the process ends as libc's _exit ends it. */
+__attribute__((noreturn)) static void exit_now(int status)
+{
+  flush_all_now();
+  for (;;)
+    syscall(SYS_exit_group, status);
+}
+
+__attribute__((noreturn, visibility("default"))) void _exit(int status)
+{
+  exit_now(status);
+}
+
+__attribute__((noreturn, visibility("default"))) void _Exit(int status)
+{
+  exit_now(status);
+}
+
+/* Writes one whole block: at once (stdout's stdio buffer flushed first, so
+ * the trace keeps its place among the application's own output), or into
+ * the thread's buffer. */
 static void emit(const char *s, size_t n)
 {
   if (trace_fd < 0)
     return;
-  if (trace_fd == STDOUT_FILENO)
-    fflush(stdout);
-  while (n) {
-    ssize_t w = write(trace_fd, s, n);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      return; /* a full disk or closed pipe must not hurt the application */
-    }
-    s += w;
-    n -= (size_t)w;
+  if (!trace_buffered) {
+    if (trace_fd == STDOUT_FILENO)
+      fflush(stdout);
+    write_all(trace_fd, s, n);
+    return;
   }
+  trace_buf *b = my_buf;
+  if (PIRT_UNLIKELY(!b || my_gen != atomic_load_explicit(&trace_gen, memory_order_relaxed)))
+    b = attach_buf();
+  if (PIRT_UNLIKELY(!b || n > TRACE_BUF_SIZE)) {
+    if (b)
+      flush_all(); /* this thread's earlier blocks first */
+    write_all(trace_fd, s, n);
+    return;
+  }
+  buf_lock(b, 0);
+  size_t len = atomic_load_explicit(&b->len, memory_order_relaxed);
+  if (len + n > TRACE_BUF_SIZE) {
+    buf_drain(b);
+    len = 0;
+  }
+  memcpy(b->data + len, s, n);
+  atomic_store_explicit(&b->len, len + n, memory_order_release);
+  buf_unlock(b);
 }
 
 void pirt_trace(int level, const char *fmt, ...)
@@ -110,29 +467,42 @@ void pirt_trace(int level, const char *fmt, ...)
   pi_sbuf_free(&b);
 }
 
+void pirt_trace_device_time(const char *text)
+{
+  if (!pirt_trace_level)
+    return;
+  char store[512];
+  pi_sbuf b;
+  pi_sbuf_init(&b, store, sizeof store);
+  pi_sbuf_printf(&b, "---> device time: %s\n", text);
+  emit(b.p, b.len);
+  pi_sbuf_free(&b);
+}
+
 /* " [thread N]" once more than one thread has made calls, else NULL. */
-static const char *thread_tag(char *buf, size_t n)
+static const char *thread_tag(void)
 {
   if (!thread_id) {
     thread_id = atomic_fetch_add(&thread_counter, 1) + 1;
-    if (thread_id > 1)
-      atomic_store(&multi_thread, true);
+    if (thread_id > 1 && !atomic_exchange(&multi_thread, true) && trace_buffered)
+      flush_all(); /* every untagged block goes before the first tagged one */
   }
   if (!atomic_load(&multi_thread))
     return NULL;
-  snprintf(buf, n, " [thread %u]", thread_id);
-  return buf;
+  if (!my_tag[0])
+    snprintf(my_tag, sizeof my_tag, " [thread %u]", thread_id);
+  return my_tag;
 }
 
 void pirt_trace_enter(const struct pirt_plugin *pl, pi_api_id id,
                       const uint64_t *argv)
 {
   (void)pl;
-  char store[2048], tagbuf[32];
+  char store[2048];
   pi_sbuf b;
   pi_sbuf_init(&b, store, sizeof store);
   pi_format_call_enter(&b, &pi_api_table[id], argv,
-                       thread_tag(tagbuf, sizeof tagbuf));
+                       thread_tag());
   emit(b.p, b.len);
   pi_sbuf_free(&b);
 }
@@ -141,11 +511,11 @@ void pirt_trace_exit(const struct pirt_plugin *pl, pi_api_id id,
                      const uint64_t *argv, pi_result r)
 {
   (void)pl;
-  char store[2048], tagbuf[32];
+  char store[2048];
   pi_sbuf b;
   pi_sbuf_init(&b, store, sizeof store);
   pi_format_call_exit(&b, &pi_api_table[id], argv, r,
-                      thread_tag(tagbuf, sizeof tagbuf));
+                      thread_tag());
   pi_sbuf_puts(&b, "\n");
   emit(b.p, b.len);
   pi_sbuf_free(&b);

@@ -1,0 +1,31 @@
+/*
+ * pi_signals.h: the fatal signals that the trace (runtime/src/trace.c:
+ * writing its buffered blocks) and the recording shim (interposer/shim.c:
+ * ending the session) catch before handing them on, and how each puts its
+ * handler in front, keeping the one it replaces to chain to.
+ */
+#ifndef PI_SIGNALS_H
+#define PI_SIGNALS_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+
+static const int pi_fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+                                       SIGABRT, SIGTERM, SIGINT, SIGQUIT};
+#define PI_NFATAL (sizeof pi_fatal_signals / sizeof *pi_fatal_signals)
+
+/* Installs `handler` (SA_SIGINFO) for pi_fatal_signals[k]; the handler it
+ * replaces goes to *previous. */
+static inline void pi_fatal_install(size_t k, void (*handler)(int, siginfo_t *, void *),
+                                    struct sigaction *previous)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = handler;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(pi_fatal_signals[k], &sa, previous);
+}
+
+#endif /* PI_SIGNALS_H */
