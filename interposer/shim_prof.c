@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "shim_internal.h"
 
@@ -178,12 +179,27 @@ static void give_up(const prof_event *e)
 
 /* Reads the times of one kept event if it is complete; true when it is
  * done with (times sent, or lost). */
+/* At teardown the application is done with its commands, but a command
+ * its own synchronisation found finished may not say so yet (PoCL marks
+ * events complete on a thread of its own, late under load): until this
+ * moment, waited for at most 2 s in all, polling. */
+static uint64_t teardown_deadline;
+
 static bool try_event(const prof_event *e, bool teardown)
 {
   const struct pi_function_table *t = &e->inst->target;
   pi_int32 status = PI_EVENT_QUEUED;
   pi_result r = t->piEventGetInfo(e->event, PI_EVENT_INFO_COMMAND_EXECUTION_STATUS,
                                   sizeof status, &status, NULL);
+  if (teardown && !teardown_deadline)
+    teardown_deadline = shim_now() + 2000000000u;
+  while (teardown && r == PI_SUCCESS && status > PI_EVENT_COMPLETE &&
+         shim_now() < teardown_deadline) {
+    struct timespec nap = {0, 1000000};
+    nanosleep(&nap, NULL);
+    r = t->piEventGetInfo(e->event, PI_EVENT_INFO_COMMAND_EXECUTION_STATUS, sizeof status,
+                          &status, NULL);
+  }
   if (r == PI_SUCCESS && status == PI_EVENT_COMPLETE) {
     uint64_t start = 0, end = 0;
     pi_result rs = t->piEventGetProfilingInfo(e->event, PI_PROFILING_INFO_COMMAND_START,
