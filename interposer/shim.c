@@ -776,21 +776,21 @@ static void after_call(const pi_api_desc *api, const uint64_t *argv, pi_result r
   switch (id) {
   case PI_API_piQueueFinish:
     flush_reads(argv[0], NULL, 0, false);
-    shim_prof_sweep(false);
+    shim_prof_sweep(false, (pi_queue)(uintptr_t)argv[0]);
     break;
   case PI_API_piEventsWait:
     flush_reads(0, (const uint64_t *)(uintptr_t)argv[1], argv[0], false);
-    shim_prof_sweep(false);
+    shim_prof_sweep(false, NULL);
     break;
   case PI_API_piEventGetInfo:
     if (argv[1] == PI_EVENT_INFO_COMMAND_EXECUTION_STATUS && argv[3] &&
         *(const pi_int32 *)(uintptr_t)argv[3] == PI_EVENT_COMPLETE) {
       flush_reads(0, &argv[0], 1, false);
-      shim_prof_sweep(false);
+      shim_prof_sweep(false, NULL);
     }
     break;
   case PI_API_piEventRelease:
-    shim_prof_sweep(false);
+    shim_prof_sweep(false, NULL);
     break;
   case PI_API_piTearDown:
     flush_reads(0, NULL, 0, true);
@@ -798,7 +798,7 @@ static void after_call(const pi_api_desc *api, const uint64_t *argv, pi_result r
   default:
     if (blocking_param[id] >= 0 && argv[blocking_param[id]]) {
       flush_reads(argv[0], NULL, 0, false); /* a blocking command on an in-order queue */
-      shim_prof_sweep(false);
+      shim_prof_sweep(false, NULL);
     }
     break;
   }
@@ -874,7 +874,7 @@ static bool trace_only_begin(shim_call *c, pi_api_id id, const uint64_t *argv)
   c->argv = argv;
   c->number = c->ticket = atomic_fetch_add_explicit(&trace_calls, 1, memory_order_relaxed) + 1;
   if (id == PI_API_piTearDown)
-    shim_prof_sweep(true);
+    shim_prof_sweep(true, NULL);
   c->devtime = (c->api->flags & PI_API_F_DEVICE_COMMAND) && shim_prof_wants(id, argv);
   return true;
 }
@@ -889,7 +889,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   /* The last moment the plugins answer: the device times of what is
    * complete, and the clocks' second samples. */
   if (PIRT_UNLIKELY(shim_profiling) && id == PI_API_piTearDown)
-    shim_prof_sweep(true);
+    shim_prof_sweep(true, NULL);
   if (PIRT_UNLIKELY(shim_devtime_sink))
     c->number = atomic_fetch_add_explicit(&trace_calls, 1, memory_order_relaxed) + 1;
   if (!shim_cfg.api_on[id])

@@ -76,8 +76,10 @@ void shim_prof_after(shim_prof *p, shim_instance *inst, pi_api_id id, const uint
 /* Whether the device command about to be recorded will be timed. */
 bool shim_prof_wants(pi_api_id id, const uint64_t *argv);
 /* The application synchronised: reads the times of every kept event that
- * is complete (never waiting). `teardown`: the plugins are about to go;
- * every event is given up and the clocks are sampled a second time. */
-void shim_prof_sweep(bool teardown);
+ * is complete (never waiting). `finished`: the queue a piQueueFinish just
+ * finished, whose commands are complete whatever their events say.
+ * `teardown`: the plugins are about to go; every event is given up and the
+ * clocks are sampled a second time. */
+void shim_prof_sweep(bool teardown, pi_queue finished);
 
 #endif /* SHIM_INTERNAL_H */

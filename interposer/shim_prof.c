@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "shim_internal.h"
 
@@ -178,28 +177,18 @@ static void give_up(const prof_event *e)
 }
 
 /* Reads the times of one kept event if it is complete; true when it is
- * done with (times sent, or lost). */
-/* At teardown the application is done with its commands, but a command
- * its own synchronisation found finished may not say so yet (PoCL marks
- * events complete on a thread of its own, late under load): until this
- * moment, waited for at most 2 s in all, polling. */
-static uint64_t teardown_deadline;
-
-static bool try_event(const prof_event *e, bool teardown)
+ * done with (times sent, or lost). A command of a queue the application
+ * has just finished is complete (piQueueFinish returns when every command
+ * enqueued before it is), whatever its event says: rusticl 22.3 may still
+ * say "submitted" then, and would say so until teardown. */
+static bool try_event(const prof_event *e, bool teardown, pi_queue finished)
 {
   const struct pi_function_table *t = &e->inst->target;
-  pi_int32 status = PI_EVENT_QUEUED;
-  pi_result r = t->piEventGetInfo(e->event, PI_EVENT_INFO_COMMAND_EXECUTION_STATUS,
-                                  sizeof status, &status, NULL);
-  if (teardown && !teardown_deadline)
-    teardown_deadline = shim_now() + 2000000000u;
-  while (teardown && r == PI_SUCCESS && status > PI_EVENT_COMPLETE &&
-         shim_now() < teardown_deadline) {
-    struct timespec nap = {0, 1000000};
-    nanosleep(&nap, NULL);
+  pi_int32 status = PI_EVENT_COMPLETE;
+  pi_result r = PI_SUCCESS;
+  if (!finished || e->queue != finished)
     r = t->piEventGetInfo(e->event, PI_EVENT_INFO_COMMAND_EXECUTION_STATUS, sizeof status,
                           &status, NULL);
-  }
   if (r == PI_SUCCESS && status == PI_EVENT_COMPLETE) {
     uint64_t start = 0, end = 0;
     pi_result rs = t->piEventGetProfilingInfo(e->event, PI_PROFILING_INFO_COMMAND_START,
@@ -219,7 +208,7 @@ static bool try_event(const prof_event *e, bool teardown)
   return false;
 }
 
-void shim_prof_sweep(bool teardown)
+void shim_prof_sweep(bool teardown, pi_queue finished)
 {
   if (!shim_profiling)
     return;
@@ -234,7 +223,7 @@ void shim_prof_sweep(bool teardown)
     pthread_mutex_unlock(&prof_lock);
     unsigned w = 0;
     for (unsigned i = 0; i < n; i++)
-      if (!try_event(&mine[i], teardown))
+      if (!try_event(&mine[i], teardown, finished))
         mine[w++] = mine[i];
     /* Put back what is still running, before what came meanwhile. */
     pthread_mutex_lock(&prof_lock);
@@ -302,7 +291,7 @@ static void keep(const prof_event *e)
   atomic_store(&nkept_hint, nkept);
   pthread_mutex_unlock(&prof_lock);
   if (full) { /* the application never synchronises: look now, else give it up */
-    shim_prof_sweep(false);
+    shim_prof_sweep(false, NULL);
     pthread_mutex_lock(&prof_lock);
     full = nkept >= capkept;
     if (!full) {
