@@ -15,8 +15,9 @@
  *  - event callback types;
  *  - reference counts of plugin-made handles;
  *  - parameters that entry points a plugin does not offer leave unused;
- *  - the backend-neutral parts of piextDeviceSelectBinary, piPluginInit
- *    and piPluginGetBackendOption.
+ *  - the backend-neutral parts of piextDeviceSelectBinary and piPluginInit;
+ *  - the entry points defined here once for every plugin (entries.c), and
+ *    the hooks each plugin defines for them.
  *
  * A plugin defines FN, the name of the PI function it is in, before it
  * uses REQUIRE or NEED (its implementations are <prefix>_<PI name>, so FN is
@@ -63,17 +64,22 @@ pi_result out_of_memory(const char *fn);
 pi_result plugin_last_error(char **message);
 
 /* Fails with PI_ERROR_INVALID_VALUE when an argument check does not hold. */
-#define REQUIRE(cond)                                                          \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      return fail(PI_ERROR_INVALID_VALUE, "%s: invalid argument: %s", FN,      \
-                  #cond);                                                      \
-  } while (0)
+#define REQUIRE(cond) REQUIRE_TEXT_(FN, (cond), #cond)
 /* Fails with `code` when a handle argument is NULL. */
-#define NEED(handle, code)                                                     \
+#define NEED(handle, code) NEED_TEXT_(FN, (handle), code, #handle)
+/* The same in a hook or helper that is given the PI function's name, fn. */
+#define REQUIRE_IN(fn, cond) REQUIRE_TEXT_(fn, (cond), #cond)
+#define NEED_IN(fn, handle, code) NEED_TEXT_(fn, (handle), code, #handle)
+#define REQUIRE_TEXT_(fn, ok, text)                                            \
   do {                                                                         \
-    if (!(handle))                                                             \
-      return fail(code, "%s: %s is NULL", FN, #handle);                        \
+    if (!ok)                                                                   \
+      return fail(PI_ERROR_INVALID_VALUE, "%s: invalid argument: %s", (fn),    \
+                  text);                                                       \
+  } while (0)
+#define NEED_TEXT_(fn, handle, code, text)                                     \
+  do {                                                                         \
+    if (!handle)                                                               \
+      return fail(code, "%s: %s is NULL", (fn), text);                         \
   } while (0)
 /* Returns a PI result other than PI_SUCCESS. */
 #define TRY(expr)                                                              \
@@ -198,11 +204,9 @@ pi_result queue_properties_read(const char *fn, const pi_queue_properties *p,
                                 pi_queue_properties *flags,
                                 pi_queue_properties *index);
 
-/* The same for backends with one queue index: an index other than 0 fails,
- * naming the `backend` ("OpenCL", "CUDA"). */
-pi_result queue_properties_flags(const char *fn, const pi_queue_properties *p,
-                                 const char *backend,
-                                 pi_queue_properties *flags);
+/* For backends with one queue index: an index other than 0 fails, naming
+ * the backend. */
+pi_result queue_one_index(const char *fn, pi_queue_properties index);
 
 /* The queue flags PI defines. */
 #define PI_QUEUE_FLAGS_KNOWN                                                   \
@@ -274,29 +278,136 @@ const char *binaries_offered(pi_device_binary *binaries, pi_uint32 n,
 
 /* ---- Plugin ------------------------------------------------------------- */
 
-/* piextPluginGetOpaqueData of a plugin that has none: *opaque_data_return
- * is NULL, and it fails naming the `backend` plugin. */
-pi_result plugin_no_opaque_data(const char *fn, const char *backend,
-                                void **opaque_data_return);
+/* What tells the plugins apart where their entry points are shared: each
+ * plugin defines this_backend. */
+struct backend {
+  const char *name;     /* in messages: "OpenCL", "Level Zero", "CUDA" */
+  const char *revision; /* the third part of PluginVersion, bumped with
+                           every behavioural change */
+  const char *compiler; /* whose options piPluginGetBackendOption gives */
+  /* Those options for DPC++'s "", "-O0", "-O1", "-O2" and "-O3". */
+  const char *const options[5];
+};
+extern const struct backend this_backend;
 
 /* piPluginInit's part before the function table: checks the runtime's PI
  * major version and writes the plugin's version, _PI_H_VERSION_STRING
- * "." revision. `backend` names the plugin in the messages ("OpenCL"). */
-pi_result plugin_init_version(pi_plugin *plugin, const char *backend,
-                              const char *revision);
-
-/* piPluginGetBackendOption of a plugin that maps DPC++'s optimization
- * levels to its own options: map[] gives the options for "", "-O0", "-O1",
- * "-O2" and "-O3"; any other option fails, naming `backend` ("OpenCL"). */
-pi_result plugin_backend_option(const char *fn, const char *backend,
-                                const char *const map[5],
-                                const char *frontend_option,
-                                const char **backend_option);
+ * "." this_backend.revision. */
+pi_result plugin_init_version(pi_plugin *plugin);
 
 /* piclProgramCreateWithSource of a plugin whose backend compiles no OpenCL
  * C: *ret_program is NULL, and it fails saying `why`. */
 pi_result program_no_source(const char *fn, const char *why,
                             pi_program *ret_program);
+
+/* ---- Entry points defined once for every plugin ------------------------
+ * Where every backend checks a PI call's arguments alike and only the work
+ * differs, the entry point is defined here once, as common_<name>
+ * (entries.c), and calls the hook below that each plugin defines (a
+ * backend_* function) for the backend's part. COMMON_ENTRY_<name> marks
+ * those entry points; a plugin's function table takes PLUGIN_ENTRY(prefix,
+ * name) for PI function `name`: common_<name> where it is marked, the
+ * plugin's own <prefix><name> where not. */
+
+#define COMMON_ENTRY_piextPluginGetOpaqueData COMMON,
+#define COMMON_ENTRY_piPluginGetLastError COMMON,
+#define COMMON_ENTRY_piPluginGetBackendOption COMMON,
+#define COMMON_ENTRY_piQueueCreate COMMON,
+#define COMMON_ENTRY_piextQueueCreate COMMON,
+#define COMMON_ENTRY_piProgramCreateWithBinary COMMON,
+#define COMMON_ENTRY_piEnqueueKernelLaunch COMMON,
+#define COMMON_ENTRY_piextEnqueueCooperativeKernelLaunch COMMON,
+#define COMMON_ENTRY_piEnqueueMemBufferReadRect COMMON,
+#define COMMON_ENTRY_piEnqueueMemBufferWriteRect COMMON,
+#define COMMON_ENTRY_piEnqueueMemBufferCopyRect COMMON,
+#define COMMON_ENTRY_piextUSMHostAlloc COMMON,
+#define COMMON_ENTRY_piextUSMDeviceAlloc COMMON,
+#define COMMON_ENTRY_piextUSMSharedAlloc COMMON,
+#define COMMON_ENTRY_piextEnqueueDeviceGlobalVariableWrite COMMON,
+#define COMMON_ENTRY_piextEnqueueDeviceGlobalVariableRead COMMON,
+
+/* A marked name turns the first argument into "COMMON, common_<name>", so
+ * the second is common_<name>; an unmarked one leaves <prefix><name> second. */
+#define PLUGIN_ENTRY(prefix, name)                                             \
+  PLUGIN_ENTRY_PICK_(COMMON_ENTRY_##name common_##name, prefix##name, )
+#define PLUGIN_ENTRY_PICK_(...) PLUGIN_ENTRY_SECOND_(__VA_ARGS__)
+#define PLUGIN_ENTRY_SECOND_(first, second, ...) second
+
+/* piPluginInit's function table: every entry, those of the plugin's own
+ * named PLUGIN_PREFIX<name> (each plugin defines PLUGIN_PREFIX: ocl_). */
+#define PLUGIN_FILL_TABLE(plugin)                                              \
+  do {                                                                         \
+    pi_plugin *fill_ = (plugin);                                               \
+    PI_FOR_EACH_API(PLUGIN_FILL_ENTRY_)                                        \
+  } while (0)
+#define PLUGIN_FILL_ENTRY_(name)                                               \
+  fill_->PiFunctionTable.name = PLUGIN_ENTRY_OF_(PLUGIN_PREFIX, name);
+#define PLUGIN_ENTRY_OF_(prefix, name) PLUGIN_ENTRY(prefix, name)
+
+#define X(name) extern __typeof__(*(pi_fn_##name)0) common_##name;
+PI_FOR_EACH_API(X)
+#undef X
+
+/* piextUSMHostAlloc, piextUSMDeviceAlloc and piextUSMSharedAlloc (device
+ * is NULL for host memory). */
+enum usm_kind { USM_HOST, USM_DEVICE, USM_SHARED };
+pi_result backend_usm_alloc(const char *fn, enum usm_kind kind,
+                            void **result_ptr, pi_context context,
+                            pi_device device,
+                            pi_usm_mem_properties *properties, size_t size,
+                            pi_uint32 alignment);
+
+/* piEnqueueKernelLaunch, and piextEnqueueCooperativeKernelLaunch where
+ * `cooperative`. */
+pi_result backend_launch(const char *fn, bool cooperative, pi_queue queue,
+                         pi_kernel kernel, pi_uint32 work_dim,
+                         const size_t *offset, const size_t *global,
+                         const size_t *local, pi_uint32 nwait,
+                         const pi_event *wait, pi_event *event);
+
+/* piEnqueueMemBufferReadRect (`read`) and piEnqueueMemBufferWriteRect
+ * (then `ptr` is only read). pitches[]: the buffer's row and slice pitches,
+ * then the host memory's. */
+pi_result backend_buffer_rect(const char *fn, bool read, pi_queue queue,
+                              pi_mem buffer, pi_bool blocking,
+                              pi_buff_rect_offset buffer_offset,
+                              pi_buff_rect_offset host_offset,
+                              pi_buff_rect_region region,
+                              const size_t pitches[4], void *ptr,
+                              pi_uint32 nwait, const pi_event *wait,
+                              pi_event *event);
+
+/* piEnqueueMemBufferCopyRect, its origins and region read (c);
+ * pitches[]: the source's row and slice pitches, then the destination's. */
+pi_result backend_buffer_copy_rect(const char *fn, pi_queue queue,
+                                   pi_mem src, pi_mem dst,
+                                   const struct copy_coords *c,
+                                   const size_t pitches[4], pi_uint32 nwait,
+                                   const pi_event *wait, pi_event *event);
+
+/* piextEnqueueDeviceGlobalVariableWrite (`write`: from host) and
+ * piextEnqueueDeviceGlobalVariableRead (to host). */
+pi_result backend_global_copy(const char *fn, bool write, pi_queue queue,
+                              pi_program program, const char *name,
+                              pi_bool blocking, size_t count, size_t offset,
+                              void *host, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event);
+
+/* piQueueCreate and piextQueueCreate: flags and the compute index (0 from
+ * piQueueCreate) as queue_properties_read() reads them. */
+pi_result backend_queue_create(const char *fn, pi_context context,
+                               pi_device device, pi_queue_properties flags,
+                               pi_queue_properties index, pi_queue *queue);
+
+/* piProgramCreateWithBinary, less DPC++'s metadata entries, which mean
+ * nothing to a backend. */
+pi_result backend_program_with_binary(const char *fn, pi_context context,
+                                      pi_uint32 num_devices,
+                                      const pi_device *device_list,
+                                      const size_t *lengths,
+                                      const unsigned char **binaries,
+                                      pi_int32 *binary_status,
+                                      pi_program *ret_program);
 
 #pragma GCC visibility pop
 

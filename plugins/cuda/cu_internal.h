@@ -64,6 +64,9 @@
 /* Bumped with every behavioural change; the third part of PluginVersion. */
 #define PLUGIN_REVISION "2"
 
+/* What the plugin's own PI functions are named: cu_<name>. */
+#define PLUGIN_PREFIX cu_
+
 /* The name of the PI function we are in: implementations are cu_<name>. */
 #define FN (__func__ + sizeof("cu_") - 1)
 
@@ -327,8 +330,6 @@ struct rect_side {
  * reachable from every device through unified addressing), shared ones
  * cuMemAllocManaged, never larger than the device's free memory. */
 
-enum usm_kind { USM_HOST, USM_DEVICE, USM_SHARED };
-
 /* What the driver knows of a pointer; type PI_MEM_TYPE_UNKNOWN for memory
  * it does not know (pageable host memory). */
 struct usm_info {
@@ -340,7 +341,9 @@ struct usm_info {
 
 /* ---- The PI functions ------------------------------------------------------
  * cu_<name> for every PI function, each of the type pi_gen.h gives it
- * (pi_fn_<name>), so each definition is checked against the API. */
+ * (pi_fn_<name>), so each definition is checked against the API; those that
+ * plugins/common defines for every plugin (PLUGIN_ENTRY) are common_<name>
+ * instead, and the plugin defines their backend_* hooks. */
 #define X(name) extern __typeof__(*(pi_fn_##name)0) cu_##name;
 PI_FOR_EACH_API(X)
 #undef X

@@ -21,10 +21,11 @@ static size_t divisor_at_most(size_t n, size_t max) {
 /* An ND-range as a grid of blocks: block = local size (chosen when NULL:
  * the largest divisors of the global size that fit the kernel), grid =
  * global / local. Local-memory arguments become dynamic shared memory. */
-static pi_result launch(const char *fn, bool cooperative, pi_queue q,
-                        pi_kernel k, pi_uint32 dims, const size_t *offset,
-                        const size_t *global, const size_t *local,
-                        pi_uint32 nwait, const pi_event *wait, pi_event *out) {
+pi_result backend_launch(const char *fn, bool cooperative, pi_queue q,
+                         pi_kernel k, pi_uint32 dims, const size_t *offset,
+                         const size_t *global, const size_t *local,
+                         pi_uint32 nwait, const pi_event *wait,
+                         pi_event *out) {
   if (!q || !k || !global)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: the queue, the kernel and the global size must not be "
@@ -154,28 +155,6 @@ static pi_result launch(const char *fn, bool cooperative, pi_queue q,
   if (ev || r == PI_SUCCESS)
     r = cmd_finish(fn, q, r, ev, out, false);
   return r;
-}
-
-pi_result cu_piEnqueueKernelLaunch(
-    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
-    const size_t *global_work_offset, const size_t *global_work_size,
-    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return launch(FN, false, queue, kernel, work_dim, global_work_offset,
-                global_work_size, local_work_size, num_events_in_wait_list,
-                event_wait_list, event);
-}
-
-/* cuLaunchCooperativeKernel: all work-groups resident at once (at most
- * piextKernelSuggestMaxCooperativeGroupCount of them). */
-pi_result cu_piextEnqueueCooperativeKernelLaunch(
-    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
-    const size_t *global_work_offset, const size_t *global_work_size,
-    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return launch(FN, true, queue, kernel, work_dim, global_work_offset,
-                global_work_size, local_work_size, num_events_in_wait_list,
-                event_wait_list, event);
 }
 
 /* A marker: in order, it completes after every earlier command of the
@@ -329,59 +308,37 @@ static pi_result rect_copy(const char *fn, pi_queue q, pi_bool blocking,
   return cmd_finish(fn, q, r, ev, out, blocking);
 }
 
-pi_result cu_piEnqueueMemBufferReadRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_read,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  REQUIRE(buffer != NULL && buffer_offset != NULL && host_offset != NULL);
-  struct rect_side src = {buffer,
+pi_result backend_buffer_rect(const char *fn, bool read, pi_queue queue,
+                              pi_mem buffer, pi_bool blocking,
+                              pi_buff_rect_offset buffer_offset,
+                              pi_buff_rect_offset host_offset,
+                              pi_buff_rect_region region,
+                              const size_t pitches[4], void *ptr,
+                              pi_uint32 nwait, const pi_event *wait,
+                              pi_event *event) {
+  REQUIRE_IN(fn, buffer != NULL && buffer_offset != NULL &&
+                     host_offset != NULL);
+  struct rect_side mem = {buffer,
                           NULL,
                           buffer_offset->x_bytes,
                           buffer_offset->y_scalar,
                           buffer_offset->z_scalar,
-                          buffer_row_pitch,
-                          buffer_slice_pitch};
-  struct rect_side dst = {NULL,
-                          ptr,
-                          host_offset->x_bytes,
-                          host_offset->y_scalar,
-                          host_offset->z_scalar,
-                          host_row_pitch,
-                          host_slice_pitch};
-  REQUIRE(ptr != NULL);
-  return rect_copy(FN, command_queue, blocking_read, &src, &dst, region,
-                   PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT,
-                   num_events_in_wait_list, event_wait_list, event);
-}
-
-pi_result cu_piEnqueueMemBufferWriteRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_write,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    const void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  REQUIRE(buffer != NULL && buffer_offset != NULL && host_offset != NULL);
-  struct rect_side src = {NULL,
-                          ptr,
-                          host_offset->x_bytes,
-                          host_offset->y_scalar,
-                          host_offset->z_scalar,
-                          host_row_pitch,
-                          host_slice_pitch};
-  struct rect_side dst = {buffer,
-                          NULL,
-                          buffer_offset->x_bytes,
-                          buffer_offset->y_scalar,
-                          buffer_offset->z_scalar,
-                          buffer_row_pitch,
-                          buffer_slice_pitch};
-  return rect_copy(FN, command_queue, blocking_write, &src, &dst, region,
-                   PI_COMMAND_TYPE_MEM_BUFFER_WRITE_RECT,
-                   num_events_in_wait_list, event_wait_list, event);
+                          pitches[0],
+                          pitches[1]};
+  struct rect_side host = {NULL,
+                           ptr,
+                           host_offset->x_bytes,
+                           host_offset->y_scalar,
+                           host_offset->z_scalar,
+                           pitches[2],
+                           pitches[3]};
+  if (!read)
+    return rect_copy(fn, queue, blocking, &host, &mem, region,
+                     PI_COMMAND_TYPE_MEM_BUFFER_WRITE_RECT, nwait, wait,
+                     event);
+  REQUIRE_IN(fn, ptr != NULL);
+  return rect_copy(fn, queue, blocking, &mem, &host, region,
+                   PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT, nwait, wait, event);
 }
 
 pi_result cu_piEnqueueMemBufferCopy(pi_queue command_queue,
@@ -409,26 +366,20 @@ pi_result cu_piEnqueueMemBufferCopy(pi_queue command_queue,
   return cmd_finish(FN, command_queue, r, ev, event, false);
 }
 
-pi_result cu_piEnqueueMemBufferCopyRect(
-    pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer,
-    pi_buff_rect_offset src_origin, pi_buff_rect_offset dst_origin,
-    pi_buff_rect_region region, size_t src_row_pitch, size_t src_slice_pitch,
-    size_t dst_row_pitch, size_t dst_slice_pitch,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  REQUIRE(src_buffer != NULL && dst_buffer != NULL && src_origin != NULL &&
-          dst_origin != NULL);
-  struct rect_side src = {src_buffer,           NULL,
-                          src_origin->x_bytes,  src_origin->y_scalar,
-                          src_origin->z_scalar, src_row_pitch,
-                          src_slice_pitch};
-  struct rect_side dst = {dst_buffer,           NULL,
-                          dst_origin->x_bytes,  dst_origin->y_scalar,
-                          dst_origin->z_scalar, dst_row_pitch,
-                          dst_slice_pitch};
-  return rect_copy(FN, command_queue, PI_FALSE, &src, &dst, region,
-                   PI_COMMAND_TYPE_MEM_BUFFER_COPY_RECT,
-                   num_events_in_wait_list, event_wait_list, event);
+pi_result backend_buffer_copy_rect(const char *fn, pi_queue queue,
+                                   pi_mem src_buffer, pi_mem dst_buffer,
+                                   const struct copy_coords *c,
+                                   const size_t pitches[4], pi_uint32 nwait,
+                                   const pi_event *wait, pi_event *event) {
+  REQUIRE_IN(fn, src_buffer != NULL && dst_buffer != NULL);
+  struct rect_side src = {src_buffer, NULL,       c->src[0],  c->src[1],
+                          c->src[2],  pitches[0], pitches[1]};
+  struct rect_side dst = {dst_buffer, NULL,       c->dst[0],  c->dst[1],
+                          c->dst[2],  pitches[2], pitches[3]};
+  struct pi_buff_rect_region_struct region = {c->region[0], c->region[1],
+                                              c->region[2]};
+  return rect_copy(fn, queue, PI_FALSE, &src, &dst, &region,
+                   PI_COMMAND_TYPE_MEM_BUFFER_COPY_RECT, nwait, wait, event);
 }
 
 /* Fills `size` bytes at dst with a pattern, on the stream: patterns of 1, 2

@@ -43,9 +43,10 @@ static pi_result queue_new(const char *fn, pi_context ctx, pi_device dev,
 /* A stream of the context's device. Commands run in submission order (an
  * out-of-order queue is a valid in-order one); the priority flags map to
  * the device's stream priorities. */
-static pi_result create_queue(const char *fn, pi_context context,
-                              pi_device device, pi_queue_properties flags,
-                              pi_queue *queue) {
+pi_result backend_queue_create(const char *fn, pi_context context,
+                               pi_device device, pi_queue_properties flags,
+                               pi_queue_properties index, pi_queue *queue) {
+  TRY(queue_one_index(fn, index));
   if (!queue || !context)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: context and queue must not be NULL", fn);
@@ -70,21 +71,6 @@ static pi_result create_queue(const char *fn, pi_context context,
   if (r != PI_SUCCESS)
     drv.cuStreamDestroy(s);
   return r;
-}
-
-pi_result cu_piQueueCreate(pi_context context, pi_device device,
-                           pi_queue_properties properties,
-                           pi_queue *queue) {
-  return create_queue(FN, context, device, properties, queue);
-}
-
-/* properties: {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, 0, 0}. */
-pi_result cu_piextQueueCreate(pi_context context, pi_device device,
-                              pi_queue_properties *properties,
-                              pi_queue *queue) {
-  pi_queue_properties flags = 0;
-  TRY(queue_properties_flags(FN, properties, "CUDA", &flags));
-  return create_queue(FN, context, device, flags, queue);
 }
 
 pi_result cu_piQueueGetInfo(pi_queue command_queue,

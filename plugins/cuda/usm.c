@@ -8,10 +8,11 @@
 /* The placement and read-only bits of the USM properties are hints the
  * driver decides better itself; write-combining is honoured for host
  * allocations. */
-static pi_result usm_alloc(const char *fn, enum usm_kind kind,
-                           void **result_ptr, pi_context context,
-                           pi_device device, pi_usm_mem_properties *properties,
-                           size_t size, pi_uint32 alignment) {
+pi_result backend_usm_alloc(const char *fn, enum usm_kind kind,
+                            void **result_ptr, pi_context context,
+                            pi_device device,
+                            pi_usm_mem_properties *properties, size_t size,
+                            pi_uint32 alignment) {
   if (!result_ptr || !context)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: result_ptr and context must not be NULL", fn);
@@ -77,29 +78,6 @@ static pi_result usm_alloc(const char *fn, enum usm_kind kind,
   }
   *result_ptr = ptr;
   return PI_SUCCESS;
-}
-
-pi_result cu_piextUSMHostAlloc(void **result_ptr, pi_context context,
-                               pi_usm_mem_properties *properties,
-                               size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_HOST, result_ptr, context, NULL, properties, size,
-                   alignment);
-}
-
-pi_result cu_piextUSMDeviceAlloc(void **result_ptr, pi_context context,
-                                 pi_device device,
-                                 pi_usm_mem_properties *properties,
-                                 size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_DEVICE, result_ptr, context, device, properties,
-                   size, alignment);
-}
-
-pi_result cu_piextUSMSharedAlloc(void **result_ptr, pi_context context,
-                                 pi_device device,
-                                 pi_usm_mem_properties *properties,
-                                 size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_SHARED, result_ptr, context, device, properties,
-                   size, alignment);
 }
 
 static pi_result usm_lookup(const char *fn, const void *ptr,

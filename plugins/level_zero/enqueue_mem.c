@@ -81,14 +81,17 @@ static size_t rect_end(const size_t origin[3], const size_t region[3],
          (region[2] - 1) * slice + (region[1] - 1) * row + region[0];
 }
 
-/* A rectangle between a buffer and host memory (`to_host`: a read). */
-static pi_result buffer_rect(const char *fn, bool to_host, pi_queue q,
-                             pi_mem buffer, pi_bool blocking,
-                             pi_buff_rect_offset boff, pi_buff_rect_offset hoff,
-                             pi_buff_rect_region reg, size_t brow,
-                             size_t bslice, size_t hrow, size_t hslice,
-                             void *ptr, pi_uint32 nwait, const pi_event *wait,
-                             pi_event *event) {
+/* A rectangle between a buffer and host memory. */
+pi_result backend_buffer_rect(const char *fn, bool read, pi_queue q,
+                              pi_mem buffer, pi_bool blocking,
+                              pi_buff_rect_offset boff,
+                              pi_buff_rect_offset hoff,
+                              pi_buff_rect_region reg,
+                              const size_t pitches[4], void *ptr,
+                              pi_uint32 nwait, const pi_event *wait,
+                              pi_event *event) {
+  size_t brow = pitches[0], bslice = pitches[1], hrow = pitches[2],
+         hslice = pitches[3];
   if (!boff || !hoff || !reg || !ptr)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: the offsets, the region and ptr must not be NULL", fn);
@@ -103,74 +106,44 @@ static pi_result buffer_rect(const char *fn, bool to_host, pi_queue q,
              rect_end(b, r3, brow, bslice), buffer->size);
   struct rect_op op;
   if (r == PI_SUCCESS)
-    r = to_host ? rect_setup(fn, &op, ptr, h, hrow, hslice, buffer->ptr, b,
+    r = read ? rect_setup(fn, &op, ptr, h, hrow, hslice, buffer->ptr, b,
                              brow, bslice, r3)
                 : rect_setup(fn, &op, buffer->ptr, b, brow, bslice, ptr, h,
                              hrow, hslice, r3);
   if (r != PI_SUCCESS)
     return r;
   return enqueue(fn, q,
-                 to_host ? PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT
+                 read ? PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT
                          : PI_COMMAND_TYPE_MEM_BUFFER_WRITE_RECT,
                  nwait, wait, event, blocking, false, append_rect, &op, NULL);
 }
 
-pi_result lz_piEnqueueMemBufferReadRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_read,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return buffer_rect(FN, true, command_queue, buffer, blocking_read,
-                     buffer_offset, host_offset, region, buffer_row_pitch,
-                     buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
-                     num_events_in_wait_list, event_wait_list, event);
-}
-
-pi_result lz_piEnqueueMemBufferWriteRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_write,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    const void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return buffer_rect(FN, false, command_queue, buffer, blocking_write,
-                     buffer_offset, host_offset, region, buffer_row_pitch,
-                     buffer_slice_pitch, host_row_pitch, host_slice_pitch,
-                     (void *)ptr, num_events_in_wait_list, event_wait_list,
-                     event);
-}
-
-pi_result lz_piEnqueueMemBufferCopyRect(
-    pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer,
-    pi_buff_rect_offset src_origin, pi_buff_rect_offset dst_origin,
-    pi_buff_rect_region region, size_t src_row_pitch, size_t src_slice_pitch,
-    size_t dst_row_pitch, size_t dst_slice_pitch,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  struct copy_coords c;
-  TRY(buffer_copy_coords(FN, src_origin, dst_origin, region, &c));
-  const size_t *s = c.src, *d = c.dst, *r3 = c.region;
-  pi_result r = buffer_range(FN, src_buffer, 0, 0);
+pi_result backend_buffer_copy_rect(const char *fn, pi_queue queue,
+                                   pi_mem src_buffer, pi_mem dst_buffer,
+                                   const struct copy_coords *c,
+                                   const size_t pitches[4], pi_uint32 nwait,
+                                   const pi_event *wait, pi_event *event) {
+  size_t src_row_pitch = pitches[0], src_slice_pitch = pitches[1],
+         dst_row_pitch = pitches[2], dst_slice_pitch = pitches[3];
+  const size_t *s = c->src, *d = c->dst, *r3 = c->region;
+  pi_result r = buffer_range(fn, src_buffer, 0, 0);
   if (r == PI_SUCCESS)
-    r = buffer_range(FN, dst_buffer, 0, 0);
+    r = buffer_range(fn, dst_buffer, 0, 0);
   if (r == PI_SUCCESS && r3[0] && r3[1] && r3[2] &&
       (rect_end(s, r3, src_row_pitch, src_slice_pitch) > src_buffer->size ||
        rect_end(d, r3, dst_row_pitch, dst_slice_pitch) > dst_buffer->size))
     r = fail(PI_ERROR_INVALID_VALUE,
              "%s: the rectangle does not fit the source or the destination "
              "buffer",
-             FN);
+             fn);
   struct rect_op op;
   if (r == PI_SUCCESS)
-    r = rect_setup(FN, &op, dst_buffer->ptr, d, dst_row_pitch, dst_slice_pitch,
+    r = rect_setup(fn, &op, dst_buffer->ptr, d, dst_row_pitch, dst_slice_pitch,
                    src_buffer->ptr, s, src_row_pitch, src_slice_pitch, r3);
   if (r != PI_SUCCESS)
     return r;
-  return enqueue(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_COPY_RECT,
-                 num_events_in_wait_list, event_wait_list, event, false, false,
-                 append_rect, &op, NULL);
+  return enqueue(fn, queue, PI_COMMAND_TYPE_MEM_BUFFER_COPY_RECT, nwait,
+                 wait, event, false, false, append_rect, &op, NULL);
 }
 
 pi_result lz_piEnqueueMemBufferFill(

@@ -69,6 +69,9 @@
 /* Bumped with every behavioural change; the third part of PluginVersion. */
 #define PLUGIN_REVISION "1"
 
+/* What the plugin's own PI functions are named: lz_<name>. */
+#define PLUGIN_PREFIX lz_
+
 /* The name of the PI function we are in: implementations are lz_<name>. */
 #define FN (__func__ + sizeof("lz_") - 1)
 
@@ -351,8 +354,6 @@ struct image_op {
 
 /* ---- USM ------------------------------------------------------------------------ */
 
-enum usm_kind { USM_HOST, USM_DEVICE, USM_SHARED };
-
 struct hint_op {
   const void *ptr;
   size_t size;
@@ -396,7 +397,9 @@ struct callback {
 
 /* ---- The PI functions ------------------------------------------------------
  * lz_<name> for every PI function, each of the type pi_gen.h gives it
- * (pi_fn_<name>), so each definition is checked against the API. */
+ * (pi_fn_<name>), so each definition is checked against the API; those that
+ * plugins/common defines for every plugin (PLUGIN_ENTRY) are common_<name>
+ * instead, and the plugin defines their backend_* hooks. */
 #define X(name) extern __typeof__(*(pi_fn_##name)0) lz_##name;
 PI_FOR_EACH_API(X)
 #undef X

@@ -112,28 +112,27 @@ pi_result lz_piclProgramCreateWithSource(pi_context context,
 }
 UNUSED_PARAMETERS_END
 
-/* Native binaries per device; a binary that is SPIR-V makes an IL program.
- * The DPC++ metadata entries mean nothing to Level Zero. */
-pi_result lz_piProgramCreateWithBinary(
-    pi_context context, pi_uint32 num_devices, const pi_device *device_list,
-    const size_t *lengths, const unsigned char **binaries,
-    size_t num_metadata_entries, const pi_device_binary_property *metadata,
-    pi_int32 *binary_status, pi_program *ret_program) {
-  (void)num_metadata_entries;
-  (void)metadata;
-  NEED(context, PI_ERROR_INVALID_CONTEXT);
-  REQUIRE(ret_program != NULL);
+/* Native binaries per device; a binary that is SPIR-V makes an IL program. */
+pi_result backend_program_with_binary(const char *fn, pi_context context,
+                                      pi_uint32 num_devices,
+                                      const pi_device *device_list,
+                                      const size_t *lengths,
+                                      const unsigned char **binaries,
+                                      pi_int32 *binary_status,
+                                      pi_program *ret_program) {
+  NEED_IN(fn, context, PI_ERROR_INVALID_CONTEXT);
+  REQUIRE_IN(fn, ret_program != NULL);
   *ret_program = NULL;
-  REQUIRE(num_devices > 0 && device_list && lengths && binaries);
+  REQUIRE_IN(fn, num_devices > 0 && device_list && lengths && binaries);
   for (pi_uint32 i = 0; i < num_devices; ++i) {
     if (!device_list[i] || !context_has_device(context, device_list[i]))
       return fail(PI_ERROR_INVALID_DEVICE,
-                  "%s: device %u is NULL or not in the context", FN,
+                  "%s: device %u is NULL or not in the context", fn,
                   (unsigned)i);
     if (!binaries[i] || !lengths[i]) {
       if (binary_status)
         binary_status[i] = PI_ERROR_INVALID_BINARY;
-      return fail(PI_ERROR_INVALID_VALUE, "%s: binary %u is empty", FN,
+      return fail(PI_ERROR_INVALID_VALUE, "%s: binary %u is empty", fn,
                   (unsigned)i);
     }
   }
@@ -145,12 +144,12 @@ pi_result lz_piProgramCreateWithBinary(
     return r;
   }
   pi_program p = NULL;
-  pi_result r = program_new(FN, context, PROG_NATIVE, num_devices, device_list,
+  pi_result r = program_new(fn, context, PROG_NATIVE, num_devices, device_list,
                             &p);
   for (pi_uint32 i = 0; r == PI_SUCCESS && i < num_devices; ++i) {
     unsigned char *copy = malloc(lengths[i]);
     if (!copy) {
-      r = out_of_memory(FN);
+      r = out_of_memory(fn);
       break;
     }
     memcpy(copy, binaries[i], lengths[i]);
@@ -161,7 +160,7 @@ pi_result lz_piProgramCreateWithBinary(
     binary_status[i] = r;
   if (r != PI_SUCCESS) {
     if (p)
-      program_release(FN, p);
+      program_release(fn, p);
     return r;
   }
   *ret_program = p;

@@ -23,10 +23,12 @@ static pi_result usm_flags(const char *fn, const pi_usm_mem_properties *p,
   return PI_SUCCESS;
 }
 
-static pi_result usm_alloc(const char *fn, enum usm_kind kind,
-                           void **result_ptr, pi_context context,
-                           pi_device device, pi_usm_mem_properties *properties,
-                           size_t size, pi_uint32 alignment) {
+/* zeMemAllocHost, zeMemAllocDevice or zeMemAllocShared. */
+pi_result backend_usm_alloc(const char *fn, enum usm_kind kind,
+                            void **result_ptr, pi_context context,
+                            pi_device device,
+                            pi_usm_mem_properties *properties, size_t size,
+                            pi_uint32 alignment) {
   if (!result_ptr)
     return fail(PI_ERROR_INVALID_VALUE, "%s: result_ptr is NULL", fn);
   *result_ptr = NULL;
@@ -66,29 +68,6 @@ static pi_result usm_alloc(const char *fn, enum usm_kind kind,
                     zeMemAllocShared(context->ze, &dd, &hd, size, alignment,
                                      device->ze, result_ptr));
   }
-}
-
-pi_result lz_piextUSMHostAlloc(void **result_ptr, pi_context context,
-                               pi_usm_mem_properties *properties,
-                               size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_HOST, result_ptr, context, NULL, properties, size,
-                   alignment);
-}
-
-pi_result lz_piextUSMDeviceAlloc(void **result_ptr, pi_context context,
-                                 pi_device device,
-                                 pi_usm_mem_properties *properties,
-                                 size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_DEVICE, result_ptr, context, device, properties,
-                   size, alignment);
-}
-
-pi_result lz_piextUSMSharedAlloc(void **result_ptr, pi_context context,
-                                 pi_device device,
-                                 pi_usm_mem_properties *properties,
-                                 size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_SHARED, result_ptr, context, device, properties,
-                   size, alignment);
 }
 
 pi_result lz_piextUSMFree(pi_context context, void *ptr) {

@@ -8,37 +8,19 @@
 /* ---- Enqueue --------------------------------------------------------------
  */
 
-static pi_result launch(const char *fn, pi_queue queue, pi_kernel kernel,
-                        pi_uint32 work_dim, const size_t *offset,
-                        const size_t *global, const size_t *local,
-                        pi_uint32 nwait, const pi_event *wait,
-                        pi_event *event) {
+/* A cooperative launch is an ordinary one: OpenCL has no cooperative
+ * launch, and piextKernelSuggestMaxCooperativeGroupCount suggests one
+ * work-group. */
+pi_result backend_launch(const char *fn, bool cooperative, pi_queue queue,
+                         pi_kernel kernel, pi_uint32 work_dim,
+                         const size_t *offset, const size_t *global,
+                         const size_t *local, pi_uint32 nwait,
+                         const pi_event *wait, pi_event *event) {
+  (void)cooperative;
   return check_cl(fn, "clEnqueueNDRangeKernel",
                   ICD_CALL(clEnqueueNDRangeKernel, (cl_command_queue)queue,
                            (cl_kernel)kernel, work_dim, offset, global, local,
                            WAIT_ARGS(nwait, wait, event)));
-}
-
-pi_result ocl_piEnqueueKernelLaunch(
-    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
-    const size_t *global_work_offset, const size_t *global_work_size,
-    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return launch(FN, queue, kernel, work_dim, global_work_offset,
-                global_work_size, local_work_size, num_events_in_wait_list,
-                event_wait_list, event);
-}
-
-/* An ordinary launch: OpenCL has no cooperative launch, and
- * piextKernelSuggestMaxCooperativeGroupCount suggests one work-group. */
-pi_result ocl_piextEnqueueCooperativeKernelLaunch(
-    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
-    const size_t *global_work_offset, const size_t *global_work_size,
-    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return launch(FN, queue, kernel, work_dim, global_work_offset,
-                global_work_size, local_work_size, num_events_in_wait_list,
-                event_wait_list, event);
 }
 
 pi_result ocl_piEnqueueEventsWait(pi_queue command_queue,
@@ -76,15 +58,15 @@ ocl_piEnqueueMemBufferWrite(pi_queue command_queue, pi_mem buffer,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
-/* clEnqueueReadBufferRect, or clEnqueueWriteBufferRect when `write` (then
- * `ptr` is only read). pitches: buffer row, buffer slice, host row, host
- * slice. */
-static pi_result
-buffer_rect(const char *fn, int write, pi_queue queue, pi_mem buffer,
-            pi_bool blocking, pi_buff_rect_offset buffer_offset,
-            pi_buff_rect_offset host_offset, pi_buff_rect_region region,
-            const size_t pitches[4], void *ptr, pi_uint32 nwait,
-            const pi_event *wait, pi_event *event) {
+/* clEnqueueReadBufferRect, or clEnqueueWriteBufferRect. */
+pi_result backend_buffer_rect(const char *fn, bool read, pi_queue queue,
+                              pi_mem buffer, pi_bool blocking,
+                              pi_buff_rect_offset buffer_offset,
+                              pi_buff_rect_offset host_offset,
+                              pi_buff_rect_region region,
+                              const size_t pitches[4], void *ptr,
+                              pi_uint32 nwait, const pi_event *wait,
+                              pi_event *event) {
   if (!buffer_offset || !host_offset || !region)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: the offsets and the region must not be NULL", fn);
@@ -92,7 +74,7 @@ buffer_rect(const char *fn, int write, pi_queue queue, pi_mem buffer,
   const size_t h[3] = XYZ(host_offset, x_bytes, y_scalar, z_scalar);
   const size_t r[3] = XYZ(region, width_bytes, height_scalar, depth_scalar);
   cl_command_queue q = (cl_command_queue)queue;
-  if (write)
+  if (!read)
     return check_cl(fn, "clEnqueueWriteBufferRect",
                     ICD_CALL(clEnqueueWriteBufferRect, q, (cl_mem)buffer,
                              blocking, b, h, r, pitches[0], pitches[1],
@@ -102,34 +84,6 @@ buffer_rect(const char *fn, int write, pi_queue queue, pi_mem buffer,
                   ICD_CALL(clEnqueueReadBufferRect, q, (cl_mem)buffer, blocking,
                            b, h, r, pitches[0], pitches[1], pitches[2],
                            pitches[3], ptr, WAIT_ARGS(nwait, wait, event)));
-}
-
-pi_result ocl_piEnqueueMemBufferReadRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_read,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  const size_t pitches[4] = {buffer_row_pitch, buffer_slice_pitch,
-                             host_row_pitch, host_slice_pitch};
-  return buffer_rect(FN, 0, command_queue, buffer, blocking_read, buffer_offset,
-                     host_offset, region, pitches, ptr, num_events_in_wait_list,
-                     event_wait_list, event);
-}
-
-pi_result ocl_piEnqueueMemBufferWriteRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_write,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    const void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  const size_t pitches[4] = {buffer_row_pitch, buffer_slice_pitch,
-                             host_row_pitch, host_slice_pitch};
-  return buffer_rect(FN, 1, command_queue, buffer, blocking_write,
-                     buffer_offset, host_offset, region, pitches, (void *)ptr,
-                     num_events_in_wait_list, event_wait_list, event);
 }
 
 pi_result
@@ -144,19 +98,16 @@ ocl_piEnqueueMemBufferCopy(pi_queue command_queue, pi_mem src_buffer,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
-pi_result ocl_piEnqueueMemBufferCopyRect(
-    pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer,
-    pi_buff_rect_offset src_origin, pi_buff_rect_offset dst_origin,
-    pi_buff_rect_region region, size_t src_row_pitch, size_t src_slice_pitch,
-    size_t dst_row_pitch, size_t dst_slice_pitch,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  struct copy_coords c;
-  TRY(buffer_copy_coords(FN, src_origin, dst_origin, region, &c));
-  return CL_CALL(clEnqueueCopyBufferRect, (cl_command_queue)command_queue,
-                 (cl_mem)src_buffer, (cl_mem)dst_buffer, c.src, c.dst, c.region,
-                 src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+pi_result backend_buffer_copy_rect(const char *fn, pi_queue queue,
+                                   pi_mem src, pi_mem dst,
+                                   const struct copy_coords *c,
+                                   const size_t pitches[4], pi_uint32 nwait,
+                                   const pi_event *wait, pi_event *event) {
+  return check_cl(fn, "clEnqueueCopyBufferRect",
+                  ICD_CALL(clEnqueueCopyBufferRect, (cl_command_queue)queue,
+                           (cl_mem)src, (cl_mem)dst, c->src, c->dst,
+                           c->region, pitches[0], pitches[1], pitches[2],
+                           pitches[3], WAIT_ARGS(nwait, wait, event)));
 }
 
 pi_result ocl_piEnqueueMemBufferFill(pi_queue command_queue,

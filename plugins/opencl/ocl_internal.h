@@ -105,6 +105,9 @@
 /* Bumped with every behavioural change; the third part of PluginVersion. */
 #define PLUGIN_REVISION "2"
 
+/* What the plugin's own PI functions are named: ocl_<name>. */
+#define PLUGIN_PREFIX ocl_
+
 /* The name of the PI function we are in: implementations are ocl_<name>. */
 #define FN (__func__ + sizeof("ocl_") - 1)
 
@@ -362,8 +365,6 @@ enum native_kind {
  * platform exposes the entry points; elsewhere every USM call fails with
  * PI_ERROR_INVALID_OPERATION and a message saying to use buffers. */
 
-enum usm_kind { USM_HOST, USM_DEVICE, USM_SHARED };
-
 /* The USM platform state of a queue's device, with the entry point `entry`. */
 #define QUEUE_USM(queue, ps, entry)                                            \
   do {                                                                         \
@@ -400,7 +401,9 @@ struct rows {
 
 /* ---- The PI functions ------------------------------------------------------
  * ocl_<name> for every PI function, each of the type pi_gen.h gives it
- * (pi_fn_<name>), so each definition is checked against the API. */
+ * (pi_fn_<name>), so each definition is checked against the API; those that
+ * plugins/common defines for every plugin (PLUGIN_ENTRY) are common_<name>
+ * instead, and the plugin defines their backend_* hooks. */
 #define X(name) extern __typeof__(*(pi_fn_##name)0) ocl_##name;
 PI_FOR_EACH_API(X)
 #undef X

@@ -112,20 +112,19 @@ pi_result ocl_piclProgramCreateWithSource(pi_context context,
   return CL_CHECK(clCreateProgramWithSource, err);
 }
 
-/* The metadata entries (DPC++ program metadata) mean nothing to OpenCL. */
-pi_result ocl_piProgramCreateWithBinary(
-    pi_context context, pi_uint32 num_devices, const pi_device *device_list,
-    const size_t *lengths, const unsigned char **binaries,
-    size_t num_metadata_entries, const pi_device_binary_property *metadata,
-    pi_int32 *binary_status, pi_program *ret_program) {
-  (void)num_metadata_entries;
-  (void)metadata;
+pi_result backend_program_with_binary(const char *fn, pi_context context,
+                                      pi_uint32 num_devices,
+                                      const pi_device *device_list,
+                                      const size_t *lengths,
+                                      const unsigned char **binaries,
+                                      pi_int32 *binary_status,
+                                      pi_program *ret_program) {
   cl_int err;
-  REQUIRE(ret_program != NULL);
+  REQUIRE_IN(fn, ret_program != NULL);
   *ret_program = (pi_program)ICD_CREATE(
       clCreateProgramWithBinary, &err, (cl_context)context, num_devices,
       (const cl_device_id *)device_list, lengths, binaries, binary_status);
-  return CL_CHECK(clCreateProgramWithBinary, err);
+  return check_cl(fn, "clCreateProgramWithBinary", err);
 }
 
 pi_result ocl_piProgramGetInfo(pi_program program,

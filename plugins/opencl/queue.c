@@ -8,12 +8,14 @@
 /* ---- Queues ---------------------------------------------------------------
  */
 
-static pi_result create_queue(const char *fn, pi_context context,
-                              pi_device device, pi_queue_properties flags,
-                              pi_queue *queue) {
+/* One queue index (0). */
+pi_result backend_queue_create(const char *fn, pi_context context,
+                               pi_device device, pi_queue_properties flags,
+                               pi_queue_properties index, pi_queue *queue) {
   cl_device_id dev = (cl_device_id)device;
   const struct platform_state *ps = NULL;
   cl_int err;
+  TRY(queue_one_index(fn, index));
   if (!queue)
     return fail(PI_ERROR_INVALID_VALUE, "%s: queue is NULL", fn);
   *queue = NULL;
@@ -49,21 +51,6 @@ static pi_result create_queue(const char *fn, pi_context context,
   *queue = (pi_queue)ICD_CREATE(clCreateCommandQueueWithProperties, &err,
                                 (cl_context)context, dev, props);
   return check_cl(fn, "clCreateCommandQueueWithProperties", err);
-}
-
-pi_result ocl_piQueueCreate(pi_context context, pi_device device,
-                            pi_queue_properties properties,
-                            pi_queue *queue) {
-  return create_queue(FN, context, device, properties, queue);
-}
-
-/* properties: {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, index, 0}. */
-pi_result ocl_piextQueueCreate(pi_context context, pi_device device,
-                               pi_queue_properties *properties,
-                               pi_queue *queue) {
-  pi_queue_properties flags = 0;
-  pi_result r = queue_properties_flags(FN, properties, "OpenCL", &flags);
-  return r != PI_SUCCESS ? r : create_queue(FN, context, device, flags, queue);
 }
 
 pi_result ocl_piQueueGetInfo(pi_queue command_queue,

@@ -43,10 +43,12 @@ static pi_result usm_properties(const char *fn, cl_device_id dev,
   return PI_SUCCESS;
 }
 
-static pi_result usm_alloc(const char *fn, enum usm_kind kind,
-                           void **result_ptr, pi_context context,
-                           pi_device device, pi_usm_mem_properties *properties,
-                           size_t size, pi_uint32 alignment) {
+/* clHostMemAllocINTEL, clDeviceMemAllocINTEL or clSharedMemAllocINTEL. */
+pi_result backend_usm_alloc(const char *fn, enum usm_kind kind,
+                            void **result_ptr, pi_context context,
+                            pi_device device,
+                            pi_usm_mem_properties *properties, size_t size,
+                            pi_uint32 alignment) {
   static const char *const entries[] = {
       "clHostMemAllocINTEL", "clDeviceMemAllocINTEL", "clSharedMemAllocINTEL"};
   cl_context ctx = (cl_context)context;
@@ -81,29 +83,6 @@ static pi_result usm_alloc(const char *fn, enum usm_kind kind,
     *result_ptr =
         ps->ext.clSharedMemAllocINTEL(ctx, dev, props, size, alignment, &err);
   return check_cl(fn, entries[kind], err);
-}
-
-pi_result ocl_piextUSMHostAlloc(void **result_ptr, pi_context context,
-                                pi_usm_mem_properties *properties,
-                                size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_HOST, result_ptr, context, NULL, properties, size,
-                   alignment);
-}
-
-pi_result ocl_piextUSMDeviceAlloc(void **result_ptr, pi_context context,
-                                  pi_device device,
-                                  pi_usm_mem_properties *properties,
-                                  size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_DEVICE, result_ptr, context, device, properties,
-                   size, alignment);
-}
-
-pi_result ocl_piextUSMSharedAlloc(void **result_ptr, pi_context context,
-                                  pi_device device,
-                                  pi_usm_mem_properties *properties,
-                                  size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_SHARED, result_ptr, context, device, properties,
-                   size, alignment);
 }
 
 /* The USM-capable device of a context, with its platform state. */

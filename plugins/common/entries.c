@@ -1,0 +1,195 @@
+/*
+ * entries.c: the PI entry points defined once for every plugin
+ * (COMMON_ENTRY_<name> in plugin_common.h marks them): each checks what
+ * every backend checks alike, then calls the backend's hook (backend_*,
+ * defined by each plugin) for the rest. Plugin-wide calls answer from the
+ * plugin's this_backend.
+ */
+#include "plugin_common.h"
+
+#include <string.h>
+
+/* The name of the PI function we are in: these are common_<name>. */
+#define FN (__func__ + sizeof("common_") - 1)
+
+/* ---- Plugin ------------------------------------------------------------- */
+
+/* Only host-compiled device plugins have opaque data; pitrace's have none. */
+pi_result common_piextPluginGetOpaqueData(void *opaque_data_param,
+                                          void **opaque_data_return) {
+  (void)opaque_data_param;
+  if (opaque_data_return)
+    *opaque_data_return = NULL;
+  return fail(PI_ERROR_INVALID_OPERATION,
+              "%s: the %s plugin has no opaque data (only host-compiled "
+              "device plugins do)",
+              FN, this_backend.name);
+}
+
+/* The last message of this thread, and its code: PI_SUCCESS for a warning. */
+pi_result common_piPluginGetLastError(char **message) {
+  return plugin_last_error(message);
+}
+
+/* DPC++'s optimization levels, as the backend's options. */
+pi_result common_piPluginGetBackendOption(pi_platform platform,
+                                          const char *frontend_option,
+                                          const char **backend_option) {
+  static const char *const levels[] = {"", "-O0", "-O1", "-O2", "-O3"};
+  (void)platform;
+  REQUIRE(frontend_option != NULL && backend_option != NULL);
+  for (size_t i = 0; i < sizeof levels / sizeof *levels; ++i)
+    if (strcmp(frontend_option, levels[i]) == 0) {
+      *backend_option = this_backend.options[i];
+      return PI_SUCCESS;
+    }
+  return fail(PI_ERROR_INVALID_VALUE,
+              "%s: no %s option for '%s'; the plugin maps -O0 to -O3", FN,
+              this_backend.compiler, frontend_option);
+}
+
+/* ---- Queues ------------------------------------------------------------- */
+
+pi_result common_piQueueCreate(pi_context context, pi_device device,
+                               pi_queue_properties properties,
+                               pi_queue *queue) {
+  return backend_queue_create(FN, context, device, properties, 0, queue);
+}
+
+/* properties: {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, index, 0}. */
+pi_result common_piextQueueCreate(pi_context context, pi_device device,
+                                  pi_queue_properties *properties,
+                                  pi_queue *queue) {
+  pi_queue_properties flags = 0, index = 0;
+  TRY(queue_properties_read(FN, properties, &flags, &index));
+  return backend_queue_create(FN, context, device, flags, index, queue);
+}
+
+/* ---- Programs ----------------------------------------------------------- */
+
+pi_result common_piProgramCreateWithBinary(
+    pi_context context, pi_uint32 num_devices, const pi_device *device_list,
+    const size_t *lengths, const unsigned char **binaries,
+    size_t num_metadata_entries, const pi_device_binary_property *metadata,
+    pi_int32 *binary_status, pi_program *ret_program) {
+  (void)num_metadata_entries;
+  (void)metadata;
+  return backend_program_with_binary(FN, context, num_devices, device_list,
+                                     lengths, binaries, binary_status,
+                                     ret_program);
+}
+
+/* ---- Commands ----------------------------------------------------------- */
+
+pi_result common_piEnqueueKernelLaunch(
+    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
+    const size_t *global_work_offset, const size_t *global_work_size,
+    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  return backend_launch(FN, false, queue, kernel, work_dim,
+                        global_work_offset, global_work_size, local_work_size,
+                        num_events_in_wait_list, event_wait_list, event);
+}
+
+/* All work-groups resident at once, where the backend can launch so. */
+pi_result common_piextEnqueueCooperativeKernelLaunch(
+    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
+    const size_t *global_work_offset, const size_t *global_work_size,
+    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  return backend_launch(FN, true, queue, kernel, work_dim, global_work_offset,
+                        global_work_size, local_work_size,
+                        num_events_in_wait_list, event_wait_list, event);
+}
+
+pi_result common_piEnqueueMemBufferReadRect(
+    pi_queue command_queue, pi_mem buffer, pi_bool blocking_read,
+    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
+    pi_buff_rect_region region, size_t buffer_row_pitch,
+    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
+    void *ptr, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  const size_t pitches[4] = {buffer_row_pitch, buffer_slice_pitch,
+                             host_row_pitch, host_slice_pitch};
+  return backend_buffer_rect(FN, true, command_queue, buffer, blocking_read,
+                             buffer_offset, host_offset, region, pitches, ptr,
+                             num_events_in_wait_list, event_wait_list, event);
+}
+
+pi_result common_piEnqueueMemBufferWriteRect(
+    pi_queue command_queue, pi_mem buffer, pi_bool blocking_write,
+    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
+    pi_buff_rect_region region, size_t buffer_row_pitch,
+    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
+    const void *ptr, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  const size_t pitches[4] = {buffer_row_pitch, buffer_slice_pitch,
+                             host_row_pitch, host_slice_pitch};
+  return backend_buffer_rect(FN, false, command_queue, buffer, blocking_write,
+                             buffer_offset, host_offset, region, pitches,
+                             (void *)ptr, num_events_in_wait_list,
+                             event_wait_list, event);
+}
+
+pi_result common_piEnqueueMemBufferCopyRect(
+    pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer,
+    pi_buff_rect_offset src_origin, pi_buff_rect_offset dst_origin,
+    pi_buff_rect_region region, size_t src_row_pitch, size_t src_slice_pitch,
+    size_t dst_row_pitch, size_t dst_slice_pitch,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  const size_t pitches[4] = {src_row_pitch, src_slice_pitch, dst_row_pitch,
+                             dst_slice_pitch};
+  struct copy_coords c;
+  TRY(buffer_copy_coords(FN, src_origin, dst_origin, region, &c));
+  return backend_buffer_copy_rect(FN, command_queue, src_buffer, dst_buffer,
+                                  &c, pitches, num_events_in_wait_list,
+                                  event_wait_list, event);
+}
+
+/* ---- USM ---------------------------------------------------------------- */
+
+pi_result common_piextUSMHostAlloc(void **result_ptr, pi_context context,
+                                   pi_usm_mem_properties *properties,
+                                   size_t size, pi_uint32 alignment) {
+  return backend_usm_alloc(FN, USM_HOST, result_ptr, context, NULL,
+                           properties, size, alignment);
+}
+
+pi_result common_piextUSMDeviceAlloc(void **result_ptr, pi_context context,
+                                     pi_device device,
+                                     pi_usm_mem_properties *properties,
+                                     size_t size, pi_uint32 alignment) {
+  return backend_usm_alloc(FN, USM_DEVICE, result_ptr, context, device,
+                           properties, size, alignment);
+}
+
+pi_result common_piextUSMSharedAlloc(void **result_ptr, pi_context context,
+                                     pi_device device,
+                                     pi_usm_mem_properties *properties,
+                                     size_t size, pi_uint32 alignment) {
+  return backend_usm_alloc(FN, USM_SHARED, result_ptr, context, device,
+                           properties, size, alignment);
+}
+
+/* ---- Device globals ----------------------------------------------------- */
+
+pi_result common_piextEnqueueDeviceGlobalVariableWrite(
+    pi_queue queue, pi_program program, const char *name,
+    pi_bool blocking_write, size_t count, size_t offset, const void *src,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  return backend_global_copy(FN, true, queue, program, name, blocking_write,
+                             count, offset, (void *)src,
+                             num_events_in_wait_list, event_wait_list, event);
+}
+
+pi_result common_piextEnqueueDeviceGlobalVariableRead(
+    pi_queue queue, pi_program program, const char *name,
+    pi_bool blocking_read, size_t count, size_t offset, void *dst,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  return backend_global_copy(FN, false, queue, program, name, blocking_read,
+                             count, offset, dst, num_events_in_wait_list,
+                             event_wait_list, event);
+}
