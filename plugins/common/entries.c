@@ -72,11 +72,15 @@ pi_result common_piProgramCreateWithBinary(
     const size_t *lengths, const unsigned char **binaries,
     size_t num_metadata_entries, const pi_device_binary_property *metadata,
     pi_int32 *binary_status, pi_program *ret_program) {
+  const struct device_binaries b = {num_devices, device_list, lengths,
+                                    binaries, binary_status};
   (void)num_metadata_entries;
   (void)metadata;
-  return backend_program_with_binary(FN, context, num_devices, device_list,
-                                     lengths, binaries, binary_status,
-                                     ret_program);
+  REQUIRE(ret_program != NULL);
+  *ret_program = NULL;
+  REQUIRE(num_devices > 0 && device_list != NULL && lengths != NULL &&
+          binaries != NULL);
+  return backend_program_with_binary(FN, context, &b, ret_program);
 }
 
 /* ---- Commands ----------------------------------------------------------- */
@@ -102,34 +106,33 @@ pi_result common_piextEnqueueCooperativeKernelLaunch(
                         num_events_in_wait_list, event_wait_list, event);
 }
 
-pi_result common_piEnqueueMemBufferReadRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_read,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  const size_t pitches[4] = {buffer_row_pitch, buffer_slice_pitch,
-                             host_row_pitch, host_slice_pitch};
-  return backend_buffer_rect(FN, true, command_queue, buffer, blocking_read,
-                             buffer_offset, host_offset, region, pitches, ptr,
-                             num_events_in_wait_list, event_wait_list, event);
-}
-
-pi_result common_piEnqueueMemBufferWriteRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_write,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    const void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  const size_t pitches[4] = {buffer_row_pitch, buffer_slice_pitch,
-                             host_row_pitch, host_slice_pitch};
-  return backend_buffer_rect(FN, false, command_queue, buffer, blocking_write,
-                             buffer_offset, host_offset, region, pitches,
-                             (void *)ptr, num_events_in_wait_list,
-                             event_wait_list, event);
-}
+/* piEnqueueMemBufferReadRect and piEnqueueMemBufferWriteRect take the same
+ * arguments, but that a write only reads ptr. */
+#define BUFFER_RECT(name, read, ptr_type)                                      \
+  pi_result common_##name(                                                     \
+      pi_queue command_queue, pi_mem buffer, pi_bool blocking,                 \
+      pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,      \
+      pi_buff_rect_region region, size_t buffer_row_pitch,                     \
+      size_t buffer_slice_pitch, size_t host_row_pitch,                        \
+      size_t host_slice_pitch, ptr_type ptr,                                   \
+      pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,      \
+      pi_event *event) {                                                       \
+    if (!buffer_offset || !host_offset || !region)                             \
+      return fail(PI_ERROR_INVALID_VALUE,                                      \
+                  "%s: the offsets and the region must not be NULL", FN);      \
+    const struct buffer_rect r = {                                             \
+        read,        blocking,                                                 \
+        buffer,      buffer_offset,                                            \
+        host_offset, region,                                                   \
+        {buffer_row_pitch, buffer_slice_pitch, host_row_pitch,                 \
+         host_slice_pitch},                                                    \
+        (void *)ptr};                                                          \
+    return backend_buffer_rect(FN, command_queue, &r,                          \
+                               num_events_in_wait_list, event_wait_list,       \
+                               event);                                         \
+  }
+BUFFER_RECT(piEnqueueMemBufferReadRect, true, void *)
+BUFFER_RECT(piEnqueueMemBufferWriteRect, false, const void *)
 
 pi_result common_piEnqueueMemBufferCopyRect(
     pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer,
@@ -156,21 +159,17 @@ pi_result common_piextUSMHostAlloc(void **result_ptr, pi_context context,
                            properties, size, alignment);
 }
 
-pi_result common_piextUSMDeviceAlloc(void **result_ptr, pi_context context,
-                                     pi_device device,
-                                     pi_usm_mem_properties *properties,
-                                     size_t size, pi_uint32 alignment) {
-  return backend_usm_alloc(FN, USM_DEVICE, result_ptr, context, device,
-                           properties, size, alignment);
-}
-
-pi_result common_piextUSMSharedAlloc(void **result_ptr, pi_context context,
-                                     pi_device device,
-                                     pi_usm_mem_properties *properties,
-                                     size_t size, pi_uint32 alignment) {
-  return backend_usm_alloc(FN, USM_SHARED, result_ptr, context, device,
-                           properties, size, alignment);
-}
+/* piextUSMDeviceAlloc and piextUSMSharedAlloc take the same arguments. */
+#define USM_ALLOC_ON_DEVICE(name, kind)                                        \
+  pi_result common_##name(void **result_ptr, pi_context context,               \
+                          pi_device device,                                    \
+                          pi_usm_mem_properties *properties, size_t size,      \
+                          pi_uint32 alignment) {                               \
+    return backend_usm_alloc(FN, kind, result_ptr, context, device,            \
+                             properties, size, alignment);                     \
+  }
+USM_ALLOC_ON_DEVICE(piextUSMDeviceAlloc, USM_DEVICE)
+USM_ALLOC_ON_DEVICE(piextUSMSharedAlloc, USM_SHARED)
 
 /* ---- Device globals ----------------------------------------------------- */
 

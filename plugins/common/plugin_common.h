@@ -366,16 +366,20 @@ pi_result backend_launch(const char *fn, bool cooperative, pi_queue queue,
                          const pi_event *wait, pi_event *event);
 
 /* piEnqueueMemBufferReadRect (`read`) and piEnqueueMemBufferWriteRect
- * (then `ptr` is only read). pitches[]: the buffer's row and slice pitches,
- * then the host memory's. */
-pi_result backend_buffer_rect(const char *fn, bool read, pi_queue queue,
-                              pi_mem buffer, pi_bool blocking,
-                              pi_buff_rect_offset buffer_offset,
-                              pi_buff_rect_offset host_offset,
-                              pi_buff_rect_region region,
-                              const size_t pitches[4], void *ptr,
-                              pi_uint32 nwait, const pi_event *wait,
-                              pi_event *event);
+ * (then `ptr` is only read): a rectangle between a buffer and host memory. */
+struct buffer_rect {
+  bool read;
+  pi_bool blocking;
+  pi_mem buffer;
+  pi_buff_rect_offset buffer_offset, host_offset;
+  pi_buff_rect_region region;
+  /* The buffer's row and slice pitches, then the host memory's. */
+  size_t pitches[4];
+  void *ptr;
+};
+pi_result backend_buffer_rect(const char *fn, pi_queue queue,
+                              const struct buffer_rect *r, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event);
 
 /* piEnqueueMemBufferCopyRect, its origins and region read (c);
  * pitches[]: the source's row and slice pitches, then the destination's. */
@@ -400,13 +404,16 @@ pi_result backend_queue_create(const char *fn, pi_context context,
                                pi_queue_properties index, pi_queue *queue);
 
 /* piProgramCreateWithBinary, less DPC++'s metadata entries, which mean
- * nothing to a backend. */
+ * nothing to a backend: a binary for each device. */
+struct device_binaries {
+  pi_uint32 num_devices;
+  const pi_device *device_list;
+  const size_t *lengths;
+  const unsigned char **binaries;
+  pi_int32 *binary_status; /* each binary's status, where not NULL */
+};
 pi_result backend_program_with_binary(const char *fn, pi_context context,
-                                      pi_uint32 num_devices,
-                                      const pi_device *device_list,
-                                      const size_t *lengths,
-                                      const unsigned char **binaries,
-                                      pi_int32 *binary_status,
+                                      const struct device_binaries *bins,
                                       pi_program *ret_program);
 
 #pragma GCC visibility pop

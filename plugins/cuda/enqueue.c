@@ -308,36 +308,24 @@ static pi_result rect_copy(const char *fn, pi_queue q, pi_bool blocking,
   return cmd_finish(fn, q, r, ev, out, blocking);
 }
 
-pi_result backend_buffer_rect(const char *fn, bool read, pi_queue queue,
-                              pi_mem buffer, pi_bool blocking,
-                              pi_buff_rect_offset buffer_offset,
-                              pi_buff_rect_offset host_offset,
-                              pi_buff_rect_region region,
-                              const size_t pitches[4], void *ptr,
-                              pi_uint32 nwait, const pi_event *wait,
-                              pi_event *event) {
-  REQUIRE_IN(fn, buffer != NULL && buffer_offset != NULL &&
-                     host_offset != NULL);
-  struct rect_side mem = {buffer,
-                          NULL,
-                          buffer_offset->x_bytes,
-                          buffer_offset->y_scalar,
-                          buffer_offset->z_scalar,
-                          pitches[0],
-                          pitches[1]};
-  struct rect_side host = {NULL,
-                           ptr,
-                           host_offset->x_bytes,
-                           host_offset->y_scalar,
-                           host_offset->z_scalar,
-                           pitches[2],
-                           pitches[3]};
-  if (!read)
-    return rect_copy(fn, queue, blocking, &host, &mem, region,
+pi_result backend_buffer_rect(const char *fn, pi_queue queue,
+                              const struct buffer_rect *r, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event) {
+  pi_mem buffer = r->buffer;
+  pi_buff_rect_offset b = r->buffer_offset, h = r->host_offset;
+  REQUIRE_IN(fn, buffer != NULL);
+  struct rect_side mem = {buffer,       NULL,          b->x_bytes,
+                          b->y_scalar,  b->z_scalar,   r->pitches[0],
+                          r->pitches[1]};
+  struct rect_side host = {NULL,        r->ptr,        h->x_bytes,
+                           h->y_scalar, h->z_scalar,   r->pitches[2],
+                           r->pitches[3]};
+  if (!r->read)
+    return rect_copy(fn, queue, r->blocking, &host, &mem, r->region,
                      PI_COMMAND_TYPE_MEM_BUFFER_WRITE_RECT, nwait, wait,
                      event);
-  REQUIRE_IN(fn, ptr != NULL);
-  return rect_copy(fn, queue, blocking, &mem, &host, region,
+  REQUIRE_IN(fn, r->ptr != NULL);
+  return rect_copy(fn, queue, r->blocking, &mem, &host, r->region,
                    PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT, nwait, wait, event);
 }
 

@@ -290,28 +290,25 @@ UNUSED_PARAMETERS_END
 
 /* PTX text, a cubin or a fatbin for the context's device. */
 pi_result backend_program_with_binary(const char *fn, pi_context context,
-                                      pi_uint32 num_devices,
-                                      const pi_device *device_list,
-                                      const size_t *lengths,
-                                      const unsigned char **binaries,
-                                      pi_int32 *binary_status,
+                                      const struct device_binaries *bins,
                                       pi_program *ret_program) {
-  REQUIRE_IN(fn, context != NULL && ret_program != NULL);
-  *ret_program = NULL;
-  if (num_devices != 1)
+  REQUIRE_IN(fn, context != NULL);
+  if (bins->num_devices != 1)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: %u devices given; a CUDA context has one device", fn,
-                (unsigned)num_devices);
-  REQUIRE_IN(fn, lengths != NULL && binaries != NULL &&
-                     binaries[0] != NULL && lengths[0] != 0);
-  TRY(check_devices(fn, context, num_devices, device_list));
-  enum image_kind kind = image_kind_of(binaries[0], lengths[0]);
-  if (binary_status)
-    binary_status[0] =
+                (unsigned)bins->num_devices);
+  if (!bins->binaries[0] || !bins->lengths[0])
+    return fail(PI_ERROR_INVALID_VALUE, "%s: the binary is NULL or empty", fn);
+  TRY(check_devices(fn, context, bins->num_devices, bins->device_list));
+  enum image_kind kind = image_kind_of(bins->binaries[0], bins->lengths[0]);
+  if (bins->binary_status)
+    bins->binary_status[0] =
         kind == IMAGE_NONE ? PI_ERROR_INVALID_BINARY : PI_SUCCESS;
   if (kind == IMAGE_NONE)
-    return bad_image(fn, binaries[0], lengths[0], PI_ERROR_INVALID_BINARY);
-  return program_new(fn, context, binaries[0], lengths[0], kind, ret_program);
+    return bad_image(fn, bins->binaries[0], bins->lengths[0],
+                     PI_ERROR_INVALID_BINARY);
+  return program_new(fn, context, bins->binaries[0], bins->lengths[0], kind,
+                     ret_program);
 }
 
 /* The module of a built program. */

@@ -82,40 +82,35 @@ static size_t rect_end(const size_t origin[3], const size_t region[3],
 }
 
 /* A rectangle between a buffer and host memory. */
-pi_result backend_buffer_rect(const char *fn, bool read, pi_queue q,
-                              pi_mem buffer, pi_bool blocking,
-                              pi_buff_rect_offset boff,
-                              pi_buff_rect_offset hoff,
-                              pi_buff_rect_region reg,
-                              const size_t pitches[4], void *ptr,
-                              pi_uint32 nwait, const pi_event *wait,
-                              pi_event *event) {
-  size_t brow = pitches[0], bslice = pitches[1], hrow = pitches[2],
-         hslice = pitches[3];
-  if (!boff || !hoff || !reg || !ptr)
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: the offsets, the region and ptr must not be NULL", fn);
-  const size_t b[3] = XYZ(boff, x_bytes, y_scalar, z_scalar);
-  const size_t h[3] = XYZ(hoff, x_bytes, y_scalar, z_scalar);
-  const size_t r3[3] = XYZ(reg, width_bytes, height_scalar, depth_scalar);
-  pi_result r = buffer_range(fn, buffer, 0, 0);
-  if (r == PI_SUCCESS && r3[0] && r3[1] && r3[2] &&
-      rect_end(b, r3, brow, bslice) > buffer->size)
-    r = fail(PI_ERROR_INVALID_VALUE,
-             "%s: the rectangle reaches byte %zu of the %zu-byte buffer", fn,
-             rect_end(b, r3, brow, bslice), buffer->size);
+pi_result backend_buffer_rect(const char *fn, pi_queue q,
+                              const struct buffer_rect *r, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event) {
+  const size_t *p = r->pitches; /* buffer row, slice; host row, slice */
+  pi_mem buffer = r->buffer;
+  if (!r->ptr)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: ptr must not be NULL", fn);
+  const size_t b[3] = XYZ(r->buffer_offset, x_bytes, y_scalar, z_scalar);
+  const size_t h[3] = XYZ(r->host_offset, x_bytes, y_scalar, z_scalar);
+  const size_t r3[3] = XYZ(r->region, width_bytes, height_scalar, depth_scalar);
+  pi_result rc = buffer_range(fn, buffer, 0, 0);
+  if (rc == PI_SUCCESS && r3[0] && r3[1] && r3[2] &&
+      rect_end(b, r3, p[0], p[1]) > buffer->size)
+    rc = fail(PI_ERROR_INVALID_VALUE,
+              "%s: the rectangle reaches byte %zu of the %zu-byte buffer", fn,
+              rect_end(b, r3, p[0], p[1]), buffer->size);
   struct rect_op op;
-  if (r == PI_SUCCESS)
-    r = read ? rect_setup(fn, &op, ptr, h, hrow, hslice, buffer->ptr, b,
-                             brow, bslice, r3)
-                : rect_setup(fn, &op, buffer->ptr, b, brow, bslice, ptr, h,
-                             hrow, hslice, r3);
-  if (r != PI_SUCCESS)
-    return r;
+  if (rc == PI_SUCCESS)
+    rc = r->read ? rect_setup(fn, &op, r->ptr, h, p[2], p[3], buffer->ptr, b,
+                              p[0], p[1], r3)
+                 : rect_setup(fn, &op, buffer->ptr, b, p[0], p[1], r->ptr, h,
+                              p[2], p[3], r3);
+  if (rc != PI_SUCCESS)
+    return rc;
   return enqueue(fn, q,
-                 read ? PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT
+                 r->read ? PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT
                          : PI_COMMAND_TYPE_MEM_BUFFER_WRITE_RECT,
-                 nwait, wait, event, blocking, false, append_rect, &op, NULL);
+                 nwait, wait, event, r->blocking, false, append_rect, &op,
+                 NULL);
 }
 
 pi_result backend_buffer_copy_rect(const char *fn, pi_queue queue,

@@ -114,50 +114,44 @@ UNUSED_PARAMETERS_END
 
 /* Native binaries per device; a binary that is SPIR-V makes an IL program. */
 pi_result backend_program_with_binary(const char *fn, pi_context context,
-                                      pi_uint32 num_devices,
-                                      const pi_device *device_list,
-                                      const size_t *lengths,
-                                      const unsigned char **binaries,
-                                      pi_int32 *binary_status,
+                                      const struct device_binaries *bins,
                                       pi_program *ret_program) {
   NEED_IN(fn, context, PI_ERROR_INVALID_CONTEXT);
-  REQUIRE_IN(fn, ret_program != NULL);
-  *ret_program = NULL;
-  REQUIRE_IN(fn, num_devices > 0 && device_list && lengths && binaries);
-  for (pi_uint32 i = 0; i < num_devices; ++i) {
-    if (!device_list[i] || !context_has_device(context, device_list[i]))
+  for (pi_uint32 i = 0; i < bins->num_devices; ++i) {
+    if (!bins->device_list[i] ||
+        !context_has_device(context, bins->device_list[i]))
       return fail(PI_ERROR_INVALID_DEVICE,
                   "%s: device %u is NULL or not in the context", fn,
                   (unsigned)i);
-    if (!binaries[i] || !lengths[i]) {
-      if (binary_status)
-        binary_status[i] = PI_ERROR_INVALID_BINARY;
+    if (!bins->binaries[i] || !bins->lengths[i]) {
+      if (bins->binary_status)
+        bins->binary_status[i] = PI_ERROR_INVALID_BINARY;
       return fail(PI_ERROR_INVALID_VALUE, "%s: binary %u is empty", fn,
                   (unsigned)i);
     }
   }
-  if (is_spirv(binaries[0], lengths[0])) {
-    pi_result r = lz_piProgramCreate(context, binaries[0], lengths[0],
-                                     ret_program);
-    for (pi_uint32 i = 0; binary_status && i < num_devices; ++i)
-      binary_status[i] = r;
+  if (is_spirv(bins->binaries[0], bins->lengths[0])) {
+    pi_result r = lz_piProgramCreate(context, bins->binaries[0],
+                                     bins->lengths[0], ret_program);
+    for (pi_uint32 i = 0; bins->binary_status && i < bins->num_devices; ++i)
+      bins->binary_status[i] = r;
     return r;
   }
   pi_program p = NULL;
-  pi_result r = program_new(fn, context, PROG_NATIVE, num_devices, device_list,
-                            &p);
-  for (pi_uint32 i = 0; r == PI_SUCCESS && i < num_devices; ++i) {
-    unsigned char *copy = malloc(lengths[i]);
+  pi_result r = program_new(fn, context, PROG_NATIVE, bins->num_devices,
+                            bins->device_list, &p);
+  for (pi_uint32 i = 0; r == PI_SUCCESS && i < bins->num_devices; ++i) {
+    unsigned char *copy = malloc(bins->lengths[i]);
     if (!copy) {
       r = out_of_memory(fn);
       break;
     }
-    memcpy(copy, binaries[i], lengths[i]);
+    memcpy(copy, bins->binaries[i], bins->lengths[i]);
     p->devs[i].binary = copy;
-    p->devs[i].binary_size = lengths[i];
+    p->devs[i].binary_size = bins->lengths[i];
   }
-  for (pi_uint32 i = 0; binary_status && i < num_devices; ++i)
-    binary_status[i] = r;
+  for (pi_uint32 i = 0; bins->binary_status && i < bins->num_devices; ++i)
+    bins->binary_status[i] = r;
   if (r != PI_SUCCESS) {
     if (p)
       program_release(fn, p);

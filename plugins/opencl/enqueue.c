@@ -59,31 +59,23 @@ ocl_piEnqueueMemBufferWrite(pi_queue command_queue, pi_mem buffer,
 }
 
 /* clEnqueueReadBufferRect, or clEnqueueWriteBufferRect. */
-pi_result backend_buffer_rect(const char *fn, bool read, pi_queue queue,
-                              pi_mem buffer, pi_bool blocking,
-                              pi_buff_rect_offset buffer_offset,
-                              pi_buff_rect_offset host_offset,
-                              pi_buff_rect_region region,
-                              const size_t pitches[4], void *ptr,
-                              pi_uint32 nwait, const pi_event *wait,
-                              pi_event *event) {
-  if (!buffer_offset || !host_offset || !region)
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: the offsets and the region must not be NULL", fn);
-  const size_t b[3] = XYZ(buffer_offset, x_bytes, y_scalar, z_scalar);
-  const size_t h[3] = XYZ(host_offset, x_bytes, y_scalar, z_scalar);
-  const size_t r[3] = XYZ(region, width_bytes, height_scalar, depth_scalar);
+pi_result backend_buffer_rect(const char *fn, pi_queue queue,
+                              const struct buffer_rect *r, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event) {
+  const size_t b[3] = XYZ(r->buffer_offset, x_bytes, y_scalar, z_scalar);
+  const size_t h[3] = XYZ(r->host_offset, x_bytes, y_scalar, z_scalar);
+  const size_t n[3] = XYZ(r->region, width_bytes, height_scalar, depth_scalar);
+  const size_t *p = r->pitches;
   cl_command_queue q = (cl_command_queue)queue;
-  if (!read)
+  if (!r->read)
     return check_cl(fn, "clEnqueueWriteBufferRect",
-                    ICD_CALL(clEnqueueWriteBufferRect, q, (cl_mem)buffer,
-                             blocking, b, h, r, pitches[0], pitches[1],
-                             pitches[2], pitches[3], ptr,
-                             WAIT_ARGS(nwait, wait, event)));
+                    ICD_CALL(clEnqueueWriteBufferRect, q, (cl_mem)r->buffer,
+                             r->blocking, b, h, n, p[0], p[1], p[2], p[3],
+                             r->ptr, WAIT_ARGS(nwait, wait, event)));
   return check_cl(fn, "clEnqueueReadBufferRect",
-                  ICD_CALL(clEnqueueReadBufferRect, q, (cl_mem)buffer, blocking,
-                           b, h, r, pitches[0], pitches[1], pitches[2],
-                           pitches[3], ptr, WAIT_ARGS(nwait, wait, event)));
+                  ICD_CALL(clEnqueueReadBufferRect, q, (cl_mem)r->buffer,
+                           r->blocking, b, h, n, p[0], p[1], p[2], p[3],
+                           r->ptr, WAIT_ARGS(nwait, wait, event)));
 }
 
 pi_result

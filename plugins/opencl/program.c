@@ -113,24 +113,18 @@ pi_result ocl_piclProgramCreateWithSource(pi_context context,
 }
 
 pi_result backend_program_with_binary(const char *fn, pi_context context,
-                                      pi_uint32 num_devices,
-                                      const pi_device *device_list,
-                                      const size_t *lengths,
-                                      const unsigned char **binaries,
-                                      pi_int32 *binary_status,
+                                      const struct device_binaries *bins,
                                       pi_program *ret_program) {
   cl_int err;
-  REQUIRE_IN(fn, ret_program != NULL);
   *ret_program = (pi_program)ICD_CREATE(
-      clCreateProgramWithBinary, &err, (cl_context)context, num_devices,
-      (const cl_device_id *)device_list, lengths, binaries, binary_status);
+      clCreateProgramWithBinary, &err, (cl_context)context, bins->num_devices,
+      (const cl_device_id *)bins->device_list, bins->lengths, bins->binaries,
+      bins->binary_status);
   return check_cl(fn, "clCreateProgramWithBinary", err);
 }
 
-pi_result ocl_piProgramGetInfo(pi_program program,
-                               pi_program_info param_name,
-                               size_t param_value_size,
-                               void *param_value,
+pi_result ocl_piProgramGetInfo(pi_program program, pi_program_info param_name,
+                               size_t param_value_size, void *param_value,
                                size_t *param_value_size_ret) {
   struct info_out o = INFO_OUT(param_name);
   return INFO_PASS(&o, clGetProgramInfo, (cl_program)program);
