@@ -192,3 +192,38 @@ pi_result common_piextEnqueueDeviceGlobalVariableRead(
                              count, offset, dst, num_events_in_wait_list,
                              event_wait_list, event);
 }
+
+/* ---- Info queries -------------------------------------------------------- */
+
+#define X(name, handle, query, what)                                           \
+  pi_result common_##name(pi_##handle handle, pi_##query##_info param_name,    \
+                          size_t param_value_size, void *param_value,          \
+                          size_t *param_value_size_ret) {                      \
+    struct info_out o = INFO_OUT(param_name);                                  \
+    NEED(handle, PI_ERROR_INVALID_##what);                                     \
+    return backend_##query##_info(handle, &o);                                 \
+  }
+PLUGIN_INFO_ENTRIES(X)
+#undef X
+
+#define X(name, handle, query, what)                                           \
+  pi_result common_##name(pi_##handle handle, pi_device device,                \
+                          pi_##query##_info param_name,                        \
+                          size_t param_value_size, void *param_value,          \
+                          size_t *param_value_size_ret) {                      \
+    struct info_out o = INFO_OUT(param_name);                                  \
+    NEED(handle, PI_ERROR_INVALID_##what);                                     \
+    return backend_##query##_info(handle, device, &o);                         \
+  }
+PLUGIN_DEVICE_INFO_ENTRIES(X)
+#undef X
+
+pi_result common_piKernelGetSubGroupInfo(
+    pi_kernel kernel, pi_device device, pi_kernel_sub_group_info param_name,
+    size_t input_value_size, const void *input_value, size_t param_value_size,
+    void *param_value, size_t *param_value_size_ret) {
+  struct info_out o = INFO_OUT(param_name);
+  NEED(kernel, PI_ERROR_INVALID_KERNEL);
+  return backend_kernel_sub_group_info(kernel, device, input_value_size,
+                                       input_value, &o);
+}

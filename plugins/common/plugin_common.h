@@ -325,6 +325,20 @@ pi_result program_no_source(const char *fn, const char *why,
 #define COMMON_ENTRY_piextUSMSharedAlloc COMMON,
 #define COMMON_ENTRY_piextEnqueueDeviceGlobalVariableWrite COMMON,
 #define COMMON_ENTRY_piextEnqueueDeviceGlobalVariableRead COMMON,
+#define COMMON_ENTRY_piPlatformGetInfo COMMON,
+#define COMMON_ENTRY_piDeviceGetInfo COMMON,
+#define COMMON_ENTRY_piContextGetInfo COMMON,
+#define COMMON_ENTRY_piQueueGetInfo COMMON,
+#define COMMON_ENTRY_piMemGetInfo COMMON,
+#define COMMON_ENTRY_piMemImageGetInfo COMMON,
+#define COMMON_ENTRY_piProgramGetInfo COMMON,
+#define COMMON_ENTRY_piKernelGetInfo COMMON,
+#define COMMON_ENTRY_piEventGetInfo COMMON,
+#define COMMON_ENTRY_piEventGetProfilingInfo COMMON,
+#define COMMON_ENTRY_piSamplerGetInfo COMMON,
+#define COMMON_ENTRY_piProgramGetBuildInfo COMMON,
+#define COMMON_ENTRY_piKernelGetGroupInfo COMMON,
+#define COMMON_ENTRY_piKernelGetSubGroupInfo COMMON,
 
 /* A marked name turns the first argument into "COMMON, common_<name>", so
  * the second is common_<name>; an unmarked one leaves <prefix><name> second. */
@@ -333,18 +347,30 @@ pi_result program_no_source(const char *fn, const char *why,
 #define PLUGIN_ENTRY_PICK_(...) PLUGIN_ENTRY_SECOND_(__VA_ARGS__)
 #define PLUGIN_ENTRY_SECOND_(first, second, ...) second
 
-/* piPluginInit's function table: every entry, those of the plugin's own
+/* What a plugin's table takes for PI function `name`, the plugin's own
  * named PLUGIN_PREFIX<name> (each plugin defines PLUGIN_PREFIX: ocl_). */
+#define PLUGIN_TABLE_ENTRY(name) PLUGIN_TABLE_ENTRY_(PLUGIN_PREFIX, name)
+#define PLUGIN_TABLE_ENTRY_(prefix, name) PLUGIN_ENTRY(prefix, name)
+
+/* piPluginInit's function table: every entry. */
 #define PLUGIN_FILL_TABLE(plugin)                                              \
   do {                                                                         \
     pi_plugin *fill_ = (plugin);                                               \
     PI_FOR_EACH_API(PLUGIN_FILL_ENTRY_)                                        \
   } while (0)
 #define PLUGIN_FILL_ENTRY_(name)                                               \
-  fill_->PiFunctionTable.name = PLUGIN_ENTRY_OF_(PLUGIN_PREFIX, name);
-#define PLUGIN_ENTRY_OF_(prefix, name) PLUGIN_ENTRY(prefix, name)
+  fill_->PiFunctionTable.name = PLUGIN_TABLE_ENTRY(name);
 
+/* Declares every PI function as the table takes it, each of the type
+ * pi_gen.h gives it (pi_fn_<name>), so each definition is checked against
+ * the API, and a plugin's own name for one defined here is undeclared (a
+ * plugin defines PLUGIN_PREFIX before it includes this header; the library
+ * itself declares its common_<name>). */
+#ifdef PLUGIN_PREFIX
+#define X(name) extern __typeof__(*(pi_fn_##name)0) PLUGIN_TABLE_ENTRY(name);
+#else
 #define X(name) extern __typeof__(*(pi_fn_##name)0) common_##name;
+#endif
 PI_FOR_EACH_API(X)
 #undef X
 
@@ -415,6 +441,46 @@ struct device_binaries {
 pi_result backend_program_with_binary(const char *fn, pi_context context,
                                       const struct device_binaries *bins,
                                       pi_program *ret_program);
+
+/* The *GetInfo entry points: each fails where the handle is NULL
+ * (PI_ERROR_INVALID_<what>), and the hook backend_<query>_info writes the
+ * answer to o->query where `o` says. X(PI name, handle: pi_<handle>,
+ * query: pi_<query>_info, what). */
+#define PLUGIN_INFO_ENTRIES(X)                                                 \
+  X(piPlatformGetInfo, platform, platform, PLATFORM)                           \
+  X(piDeviceGetInfo, device, device, DEVICE)                                   \
+  X(piContextGetInfo, context, context, CONTEXT)                               \
+  X(piQueueGetInfo, queue, queue, QUEUE)                                       \
+  X(piMemGetInfo, mem, mem, MEM_OBJECT)                                        \
+  X(piMemImageGetInfo, mem, image, MEM_OBJECT)                                 \
+  X(piProgramGetInfo, program, program, PROGRAM)                               \
+  X(piKernelGetInfo, kernel, kernel, KERNEL)                                   \
+  X(piEventGetInfo, event, event, EVENT)                                       \
+  X(piEventGetProfilingInfo, event, profiling, EVENT)                          \
+  X(piSamplerGetInfo, sampler, sampler, SAMPLER)
+#define X(name, handle, query, what)                                           \
+  pi_result backend_##query##_info(pi_##handle handle,                         \
+                                   const struct info_out *o);
+PLUGIN_INFO_ENTRIES(X)
+#undef X
+
+/* The same for those of a handle on a device (which may be NULL where the
+ * backend allows it). */
+#define PLUGIN_DEVICE_INFO_ENTRIES(X)                                          \
+  X(piProgramGetBuildInfo, program, program_build, PROGRAM)                    \
+  X(piKernelGetGroupInfo, kernel, kernel_group, KERNEL)
+#define X(name, handle, query, what)                                           \
+  pi_result backend_##query##_info(pi_##handle handle, pi_device device,       \
+                                   const struct info_out *o);
+PLUGIN_DEVICE_INFO_ENTRIES(X)
+#undef X
+
+/* piKernelGetSubGroupInfo: its input value is the local size some queries
+ * depend on. */
+pi_result backend_kernel_sub_group_info(pi_kernel kernel, pi_device device,
+                                        size_t input_value_size,
+                                        const void *input_value,
+                                        const struct info_out *o);
 
 #pragma GCC visibility pop
 

@@ -48,6 +48,11 @@
 #define _GNU_SOURCE /* dladdr */
 #include "cuda_driver.h"
 #include "pi/pi.h"
+
+/* What the plugin's own PI functions are named: cu_<name> (plugin_common.h
+ * declares them). */
+#define PLUGIN_PREFIX cu_
+
 #include "plugin_common.h"
 
 #include <dlfcn.h>
@@ -63,9 +68,6 @@
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
 #define PLUGIN_REVISION "2"
-
-/* What the plugin's own PI functions are named: cu_<name>. */
-#define PLUGIN_PREFIX cu_
 
 /* The name of the PI function we are in: implementations are cu_<name>. */
 #define FN (__func__ + sizeof("cu_") - 1)
@@ -339,14 +341,6 @@ struct usm_info {
   int ordinal;
 };
 
-/* ---- The PI functions ------------------------------------------------------
- * cu_<name> for every PI function, each of the type pi_gen.h gives it
- * (pi_fn_<name>), so each definition is checked against the API; those that
- * plugins/common defines for every plugin (PLUGIN_ENTRY) are common_<name>
- * instead, and the plugin defines their backend_* hooks. */
-#define X(name) extern __typeof__(*(pi_fn_##name)0) cu_##name;
-PI_FOR_EACH_API(X)
-#undef X
 
 /* ---- driver.c -------------------------------------------------------------- */
 

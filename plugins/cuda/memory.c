@@ -161,31 +161,20 @@ pi_result cu_piMemImageCreate(pi_context context, pi_mem_flags flags,
   return no_images(FN);
 }
 
-pi_result cu_piMemGetInfo(pi_mem mem, pi_mem_info param_name,
-                          size_t param_value_size, void *param_value,
-                          size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  REQUIRE(mem != NULL);
-  switch (param_name) {
+pi_result backend_mem_info(pi_mem mem, const struct info_out *o) {
+  switch (o->query) {
   case PI_MEM_CONTEXT:
-    return put_ptr(&o, mem->ctx);
+    return put_ptr(o, mem->ctx);
   case PI_MEM_SIZE:
-    return put_size(&o, mem->size);
+    return put_size(o, mem->size);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 
-pi_result cu_piMemImageGetInfo(pi_mem image, pi_image_info param_name,
-                               size_t param_value_size,
-                               void *param_value,
-                               size_t *param_value_size_ret) {
+pi_result backend_image_info(pi_mem image, const struct info_out *o) {
   (void)image;
-  (void)param_name;
-  (void)param_value_size;
-  (void)param_value;
-  (void)param_value_size_ret;
-  return no_images(FN);
+  return no_images(o->fn);
 }
 
 pi_result cu_piMemRetain(pi_mem mem) {

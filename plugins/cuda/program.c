@@ -324,47 +324,42 @@ pi_result program_module(const char *fn, pi_program p, CUmodule *m) {
   return PI_SUCCESS;
 }
 
-pi_result cu_piProgramGetInfo(pi_program program,
-                              pi_program_info param_name,
-                              size_t param_value_size, void *param_value,
-                              size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_program_info(pi_program program, const struct info_out *o) {
   pi_program p = program;
   pi_result r;
-  REQUIRE(p != NULL);
   pthread_mutex_lock(&p->lock);
-  switch (param_name) {
+  switch (o->query) {
   case PI_PROGRAM_INFO_REFERENCE_COUNT:
-    r = put_u32(&o, atomic_load(&p->refs));
+    r = put_u32(o, atomic_load(&p->refs));
     break;
   case PI_PROGRAM_INFO_CONTEXT:
-    r = put_ptr(&o, p->ctx);
+    r = put_ptr(o, p->ctx);
     break;
   case PI_PROGRAM_INFO_NUM_DEVICES:
-    r = put_u32(&o, 1);
+    r = put_u32(o, 1);
     break;
   case PI_PROGRAM_INFO_DEVICES:
-    r = put_ptr(&o, p->ctx->dev);
+    r = put_ptr(o, p->ctx->dev);
     break;
   case PI_PROGRAM_INFO_SOURCE:
-    r = put_str(&o, p->kind == IMAGE_PTX ? (const char *)p->image : "");
+    r = put_str(o, p->kind == IMAGE_PTX ? (const char *)p->image : "");
     break;
   case PI_PROGRAM_INFO_BINARY_SIZES:
-    r = put_size(&o, p->image_size);
+    r = put_size(o, p->image_size);
     break;
   case PI_PROGRAM_INFO_BINARIES: {
     /* An array of one pointer, to memory of BINARY_SIZES bytes. */
     unsigned char *dst = NULL;
-    if (param_value && param_value_size < sizeof dst)
+    if (o->value && o->size < sizeof dst)
       r = fail(PI_ERROR_INVALID_VALUE,
-               "%s: PI_PROGRAM_INFO_BINARIES needs room for one pointer", FN);
+               "%s: PI_PROGRAM_INFO_BINARIES needs room for one pointer", o->fn);
     else {
-      if (param_value)
-        memcpy(&dst, param_value, sizeof dst);
+      if (o->value)
+        memcpy(&dst, o->value, sizeof dst);
       if (dst && p->image)
         memcpy(dst, p->image, p->image_size);
-      if (param_value_size_ret)
-        *param_value_size_ret = sizeof dst;
+      if (o->size_ret)
+        *o->size_ret = sizeof dst;
       r = PI_SUCCESS;
     }
     break;
@@ -373,14 +368,14 @@ pi_result cu_piProgramGetInfo(pi_program program,
   case PI_PROGRAM_INFO_KERNEL_NAMES:
     if (!p->module)
       r = fail(PI_ERROR_INVALID_PROGRAM_EXECUTABLE,
-               "%s: the program is not built, so it has no kernels yet", FN);
-    else if (param_name == PI_PROGRAM_INFO_NUM_KERNELS)
-      r = put_size(&o, p->num_kernels);
+               "%s: the program is not built, so it has no kernels yet", o->fn);
+    else if (o->query == PI_PROGRAM_INFO_NUM_KERNELS)
+      r = put_size(o, p->num_kernels);
     else
-      r = put_str(&o, p->kernel_names ? p->kernel_names : "");
+      r = put_str(o, p->kernel_names ? p->kernel_names : "");
     break;
   default:
-    r = unknown_query(&o);
+    r = unknown_query(o);
     break;
   }
   pthread_mutex_unlock(&p->lock);
@@ -639,34 +634,29 @@ cu_piProgramLink(pi_context context, pi_uint32 num_devices,
   return r;
 }
 
-pi_result cu_piProgramGetBuildInfo(pi_program program, pi_device device,
-                                   pi_program_build_info param_name,
-                                   size_t param_value_size,
-                                   void *param_value,
-                                   size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_program_build_info(pi_program program, pi_device device,
+                                     const struct info_out *o) {
   pi_program p = program;
   pi_result r;
-  REQUIRE(p != NULL);
   if (device && device != p->ctx->dev)
     return fail(PI_ERROR_INVALID_DEVICE,
-                "%s: the device is not the program's context's device", FN);
+                "%s: the device is not the program's context's device", o->fn);
   pthread_mutex_lock(&p->lock);
-  switch (param_name) {
+  switch (o->query) {
   case PI_PROGRAM_BUILD_INFO_STATUS:
-    r = put_i32(&o, p->status);
+    r = put_i32(o, p->status);
     break;
   case PI_PROGRAM_BUILD_INFO_OPTIONS:
-    r = put_str(&o, p->options ? p->options : "");
+    r = put_str(o, p->options ? p->options : "");
     break;
   case PI_PROGRAM_BUILD_INFO_LOG:
-    r = put_str(&o, p->log ? p->log : "");
+    r = put_str(o, p->log ? p->log : "");
     break;
   case PI_PROGRAM_BUILD_INFO_BINARY_TYPE:
-    r = put_u32(&o, p->binary_type);
+    r = put_u32(o, p->binary_type);
     break;
   default:
-    r = unknown_query(&o);
+    r = unknown_query(o);
     break;
   }
   pthread_mutex_unlock(&p->lock);

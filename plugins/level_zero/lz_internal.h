@@ -55,6 +55,11 @@
 #include <level_zero/ze_api.h>
 
 #include "pi/pi.h"
+
+/* What the plugin's own PI functions are named: lz_<name> (plugin_common.h
+ * declares them). */
+#define PLUGIN_PREFIX lz_
+
 #include "plugin_common.h"
 
 #include <inttypes.h>
@@ -68,9 +73,6 @@
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
 #define PLUGIN_REVISION "1"
-
-/* What the plugin's own PI functions are named: lz_<name>. */
-#define PLUGIN_PREFIX lz_
 
 /* The name of the PI function we are in: implementations are lz_<name>. */
 #define FN (__func__ + sizeof("lz_") - 1)
@@ -116,7 +118,8 @@
   X(ZE_RESULT_ERROR_OVERLAPPING_REGIONS) X(ZE_RESULT_ERROR_UNKNOWN)
 
 /* Calls a Level Zero function and checks its result. */
-#define ZE_CALL(zefn, ...) check_ze(FN, #zefn, zefn(__VA_ARGS__))
+#define ZE_CALL(zefn, ...) ZE_CALL_IN(FN, zefn, __VA_ARGS__)
+#define ZE_CALL_IN(fn, zefn, ...) check_ze(fn, #zefn, zefn(__VA_ARGS__))
 
 /* ---- Objects ---------------------------------------------------------------- */
 
@@ -395,14 +398,6 @@ struct callback {
   struct callback *next;
 };
 
-/* ---- The PI functions ------------------------------------------------------
- * lz_<name> for every PI function, each of the type pi_gen.h gives it
- * (pi_fn_<name>), so each definition is checked against the API; those that
- * plugins/common defines for every plugin (PLUGIN_ENTRY) are common_<name>
- * instead, and the plugin defines their backend_* hooks. */
-#define X(name) extern __typeof__(*(pi_fn_##name)0) lz_##name;
-PI_FOR_EACH_API(X)
-#undef X
 
 /* ---- errors.c -------------------------------------------------------------- */
 

@@ -474,47 +474,42 @@ pi_result lz_piProgramLink(
   return r;
 }
 
-pi_result lz_piProgramGetBuildInfo(pi_program program, pi_device device,
-                                   pi_program_build_info param_name,
-                                   size_t param_value_size,
-                                   void *param_value,
-                                   size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_program_build_info(pi_program program, pi_device device,
+                                     const struct info_out *o) {
   pi_program p = program;
-  NEED(p, PI_ERROR_INVALID_PROGRAM);
-  NEED(device, PI_ERROR_INVALID_DEVICE);
+  NEED_IN(o->fn, device, PI_ERROR_INVALID_DEVICE);
   pthread_mutex_lock(&p->lock);
   struct prog_dev *d = prog_dev_of(p, device);
   pi_result r;
   if (!d) {
     r = fail(PI_ERROR_INVALID_DEVICE, "%s: device '%s' is not a device of the "
-             "program", FN, dev_name(device));
-  } else if (param_name == PI_PROGRAM_BUILD_INFO_STATUS) {
+             "program", o->fn, dev_name(device));
+  } else if (o->query == PI_PROGRAM_BUILD_INFO_STATUS) {
     int32_t s = p->state == PROG_OBJECT ? PI_PROGRAM_BUILD_STATUS_SUCCESS
                                         : (int32_t)d->status;
-    r = put_info(&o, &s, sizeof s);
-  } else if (param_name == PI_PROGRAM_BUILD_INFO_OPTIONS) {
-    r = put_str(&o, p->options ? p->options : "");
-  } else if (param_name == PI_PROGRAM_BUILD_INFO_BINARY_TYPE) {
-    r = put_u32(&o, p->state == PROG_OBJECT ? PI_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+    r = put_info(o, &s, sizeof s);
+  } else if (o->query == PI_PROGRAM_BUILD_INFO_OPTIONS) {
+    r = put_str(o, p->options ? p->options : "");
+  } else if (o->query == PI_PROGRAM_BUILD_INFO_BINARY_TYPE) {
+    r = put_u32(o, p->state == PROG_OBJECT ? PI_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
                     : d->nmodules           ? PI_PROGRAM_BINARY_TYPE_EXECUTABLE
                                             : PI_PROGRAM_BINARY_TYPE_NONE);
-  } else if (param_name == PI_PROGRAM_BUILD_INFO_LOG) {
+  } else if (o->query == PI_PROGRAM_BUILD_INFO_LOG) {
     size_t size = 0;
     if (!d->log) {
-      r = put_str(&o, "");
-    } else if ((r = ZE_CALL(zeModuleBuildLogGetString, d->log, &size, NULL)) ==
+      r = put_str(o, "");
+    } else if ((r = ZE_CALL_IN(o->fn, zeModuleBuildLogGetString, d->log, &size, NULL)) ==
                PI_SUCCESS) {
       char *s = calloc(1, size + 1);
       if (!s)
-        r = out_of_memory(FN);
-      else if ((r = ZE_CALL(zeModuleBuildLogGetString, d->log, &size, s)) ==
+        r = out_of_memory(o->fn);
+      else if ((r = ZE_CALL_IN(o->fn, zeModuleBuildLogGetString, d->log, &size, s)) ==
                PI_SUCCESS)
-        r = put_str(&o, s);
+        r = put_str(o, s);
       free(s);
     }
   } else {
-    r = unknown_query(&o);
+    r = unknown_query(o);
   }
   pthread_mutex_unlock(&p->lock);
   return r;
@@ -580,65 +575,60 @@ static pi_result device_binary(const char *fn, pi_program p,
   return PI_SUCCESS;
 }
 
-pi_result lz_piProgramGetInfo(pi_program program,
-                              pi_program_info param_name,
-                              size_t param_value_size, void *param_value,
-                              size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_program_info(pi_program program, const struct info_out *o) {
   pi_program p = program;
-  NEED(p, PI_ERROR_INVALID_PROGRAM);
   pthread_mutex_lock(&p->lock);
   pi_result r = PI_SUCCESS;
-  switch (param_name) {
+  switch (o->query) {
   case PI_PROGRAM_INFO_REFERENCE_COUNT:
-    r = put_u32(&o, atomic_load(&p->refs));
+    r = put_u32(o, atomic_load(&p->refs));
     break;
   case PI_PROGRAM_INFO_CONTEXT:
-    r = put_ptr(&o, p->context);
+    r = put_ptr(o, p->context);
     break;
   case PI_PROGRAM_INFO_NUM_DEVICES:
-    r = put_u32(&o, p->ndevs);
+    r = put_u32(o, p->ndevs);
     break;
   case PI_PROGRAM_INFO_DEVICES: {
     pi_device devs[64];
     pi_uint32 n = p->ndevs < 64 ? p->ndevs : 64;
     for (pi_uint32 i = 0; i < n; ++i)
       devs[i] = p->devs[i].device;
-    r = put_info(&o, devs, n * sizeof devs[0]);
+    r = put_info(o, devs, n * sizeof devs[0]);
     break;
   }
   case PI_PROGRAM_INFO_SOURCE:
-    r = put_str(&o, ""); /* SPIR-V and binaries have no source */
+    r = put_str(o, ""); /* SPIR-V and binaries have no source */
     break;
   case PI_PROGRAM_INFO_BINARY_SIZES: {
     size_t sizes[64];
     pi_uint32 n = p->ndevs < 64 ? p->ndevs : 64;
     for (pi_uint32 i = 0; r == PI_SUCCESS && i < n; ++i)
-      r = device_binary(FN, p, &p->devs[i], NULL, &sizes[i]);
+      r = device_binary(o->fn, p, &p->devs[i], NULL, &sizes[i]);
     if (r == PI_SUCCESS)
-      r = put_info(&o, sizes, n * sizeof sizes[0]);
+      r = put_info(o, sizes, n * sizeof sizes[0]);
     break;
   }
   case PI_PROGRAM_INFO_BINARIES: {
     /* param_value is an array of one buffer per device, each as large as
      * PI_PROGRAM_INFO_BINARY_SIZES said. */
     size_t need = p->ndevs * sizeof(unsigned char *);
-    if (param_value && param_value_size < need) {
+    if (o->value && o->size < need) {
       r = fail(PI_ERROR_INVALID_VALUE,
                "%s: query 0x%x needs %zu bytes of pointers but "
-               "param_value_size is %zu",
-               FN, (unsigned)param_name, need, param_value_size);
+               "o->size is %zu",
+               o->fn, (unsigned)o->query, need, o->size);
       break;
     }
-    unsigned char **bufs = param_value;
+    unsigned char **bufs = o->value;
     for (pi_uint32 i = 0; bufs && r == PI_SUCCESS && i < p->ndevs; ++i) {
       size_t size = 0;
-      if (bufs[i] && (r = device_binary(FN, p, &p->devs[i], NULL, &size)) ==
+      if (bufs[i] && (r = device_binary(o->fn, p, &p->devs[i], NULL, &size)) ==
                          PI_SUCCESS)
-        r = device_binary(FN, p, &p->devs[i], bufs[i], &size);
+        r = device_binary(o->fn, p, &p->devs[i], bufs[i], &size);
     }
-    if (r == PI_SUCCESS && param_value_size_ret)
-      *param_value_size_ret = need;
+    if (r == PI_SUCCESS && o->size_ret)
+      *o->size_ret = need;
     break;
   }
   case PI_PROGRAM_INFO_NUM_KERNELS:
@@ -651,19 +641,19 @@ pi_result lz_piProgramGetInfo(pi_program program,
       r = fail(PI_ERROR_INVALID_PROGRAM_EXECUTABLE,
                "%s: the program is not built for any device, so it has no "
                "kernels yet",
-               FN);
+               o->fn);
       break;
     }
     char *names = NULL;
     size_t count = 0;
-    if ((r = kernel_names(FN, d, &names, &count)) == PI_SUCCESS)
-      r = param_name == PI_PROGRAM_INFO_NUM_KERNELS ? put_size(&o, count)
-                                                    : put_str(&o, names);
+    if ((r = kernel_names(o->fn, d, &names, &count)) == PI_SUCCESS)
+      r = o->query == PI_PROGRAM_INFO_NUM_KERNELS ? put_size(o, count)
+                                                    : put_str(o, names);
     free(names);
     break;
   }
   default:
-    r = unknown_query(&o);
+    r = unknown_query(o);
   }
   pthread_mutex_unlock(&p->lock);
   return r;

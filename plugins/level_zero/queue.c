@@ -195,37 +195,32 @@ pi_result backend_queue_create(const char *fn, pi_context context,
   return PI_SUCCESS;
 }
 
-pi_result lz_piQueueGetInfo(pi_queue command_queue,
-                            pi_queue_info param_name,
-                            size_t param_value_size, void *param_value,
-                            size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_queue_info(pi_queue command_queue, const struct info_out *o) {
   pi_queue q = command_queue;
-  NEED(q, PI_ERROR_INVALID_QUEUE);
-  switch (param_name) {
+  switch (o->query) {
   case PI_QUEUE_INFO_CONTEXT:
-    return put_ptr(&o, q->context);
+    return put_ptr(o, q->context);
   case PI_QUEUE_INFO_DEVICE:
-    return put_ptr(&o, q->device);
+    return put_ptr(o, q->device);
   case PI_QUEUE_INFO_PROPERTIES:
-    return put_u64(&o, q->flags);
+    return put_u64(o, q->flags);
   case PI_QUEUE_INFO_REFERENCE_COUNT:
-    return put_u32(&o, atomic_load(&q->refs));
+    return put_u32(o, atomic_load(&q->refs));
   case PI_QUEUE_INFO_DEVICE_DEFAULT:
   case PI_QUEUE_INFO_SIZE:
     return fail(PI_ERROR_INVALID_QUEUE,
                 "%s: query 0x%x is about on-device queues, which Level Zero "
                 "does not have",
-                FN, (unsigned)param_name);
+                o->fn, (unsigned)o->query);
   case PI_EXT_ONEAPI_QUEUE_INFO_EMPTY: {
     pthread_mutex_lock(&q->lock);
-    pi_result r = queue_reap(FN, q, false);
+    pi_result r = queue_reap(o->fn, q, false);
     bool empty = q->nsubs == 0;
     pthread_mutex_unlock(&q->lock);
-    return r != PI_SUCCESS ? r : put_bool(&o, empty);
+    return r != PI_SUCCESS ? r : put_bool(o, empty);
   }
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 

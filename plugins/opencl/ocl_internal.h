@@ -84,6 +84,11 @@
 #include <CL/cl_icd.h>
 
 #include "pi/pi.h"
+
+/* What the plugin's own PI functions are named: ocl_<name> (plugin_common.h
+ * declares them). */
+#define PLUGIN_PREFIX ocl_
+
 #include "plugin_common.h"
 
 #include <dirent.h>
@@ -104,9 +109,6 @@
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
 #define PLUGIN_REVISION "2"
-
-/* What the plugin's own PI functions are named: ocl_<name>. */
-#define PLUGIN_PREFIX ocl_
 
 /* The name of the PI function we are in: implementations are ocl_<name>. */
 #define FN (__func__ + sizeof("ocl_") - 1)
@@ -204,7 +206,9 @@ _Static_assert(sizeof(pi_result) == sizeof(cl_int), "PI results are CL codes");
        : (*(errcode_ret) = icd_refusal, (void *)NULL))
 
 /* Calls an OpenCL function returning cl_int and checks its result. */
-#define CL_CALL(clfn, ...) check_cl(FN, #clfn, ICD_CALL(clfn, __VA_ARGS__))
+#define CL_CALL(clfn, ...) CL_CALL_IN(FN, clfn, __VA_ARGS__)
+#define CL_CALL_IN(fn, clfn, ...)                                              \
+  check_cl(fn, #clfn, ICD_CALL(clfn, __VA_ARGS__))
 /* Checks the errcode_ret of an OpenCL function returning an object. */
 #define CL_CHECK(clfn, err) check_cl(FN, #clfn, (err))
 /* Calls an extension entry point of a platform state and checks it. */
@@ -399,14 +403,6 @@ struct rows {
       return qr_;                                                              \
   } while (0)
 
-/* ---- The PI functions ------------------------------------------------------
- * ocl_<name> for every PI function, each of the type pi_gen.h gives it
- * (pi_fn_<name>), so each definition is checked against the API; those that
- * plugins/common defines for every plugin (PLUGIN_ENTRY) are common_<name>
- * instead, and the plugin defines their backend_* hooks. */
-#define X(name) extern __typeof__(*(pi_fn_##name)0) ocl_##name;
-PI_FOR_EACH_API(X)
-#undef X
 
 /* ---- icd.c ----------------------------------------------------------------- */
 

@@ -123,11 +123,8 @@ pi_result backend_program_with_binary(const char *fn, pi_context context,
   return check_cl(fn, "clCreateProgramWithBinary", err);
 }
 
-pi_result ocl_piProgramGetInfo(pi_program program, pi_program_info param_name,
-                               size_t param_value_size, void *param_value,
-                               size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  return INFO_PASS(&o, clGetProgramInfo, (cl_program)program);
+pi_result backend_program_info(pi_program program, const struct info_out *o) {
+  return INFO_PASS(o, clGetProgramInfo, (cl_program)program);
 }
 
 pi_result ocl_piProgramCompile(
@@ -175,16 +172,12 @@ ocl_piProgramLink(pi_context context, pi_uint32 num_devices,
                       user_data);
 }
 
-pi_result ocl_piProgramGetBuildInfo(pi_program program, pi_device device,
-                                    pi_program_build_info param_name,
-                                    size_t param_value_size,
-                                    void *param_value,
-                                    size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  return info_check(&o, "clGetProgramBuildInfo",
+pi_result backend_program_build_info(pi_program program, pi_device device,
+                                     const struct info_out *o) {
+  return info_check(o, "clGetProgramBuildInfo",
                     ICD_CALL(clGetProgramBuildInfo, (cl_program)program,
-                             (cl_device_id)device, param_name, param_value_size,
-                             param_value, param_value_size_ret));
+                             (cl_device_id)device, o->query, o->size,
+                             o->value, o->size_ret));
 }
 
 pi_result ocl_piProgramRetain(pi_program program) {

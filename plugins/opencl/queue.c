@@ -53,14 +53,10 @@ pi_result backend_queue_create(const char *fn, pi_context context,
   return check_cl(fn, "clCreateCommandQueueWithProperties", err);
 }
 
-pi_result ocl_piQueueGetInfo(pi_queue command_queue,
-                             pi_queue_info param_name,
-                             size_t param_value_size, void *param_value,
-                             size_t *param_value_size_ret) {
+pi_result backend_queue_info(pi_queue command_queue, const struct info_out *o) {
   cl_command_queue q = (cl_command_queue)command_queue;
-  struct info_out o = INFO_OUT(param_name);
-  if (param_name != PI_EXT_ONEAPI_QUEUE_INFO_EMPTY)
-    return INFO_PASS(&o, clGetCommandQueueInfo, q);
+  if (o->query != PI_EXT_ONEAPI_QUEUE_INFO_EMPTY)
+    return INFO_PASS(o, clGetCommandQueueInfo, q);
   /* OpenCL cannot ask a queue whether it is empty, but a marker completes
    * only after everything enqueued before it. On an idle queue a fresh
    * marker completes within microseconds, so it gets a millisecond; a queue
@@ -68,13 +64,13 @@ pi_result ocl_piQueueGetInfo(pi_queue command_queue,
   cl_event marker;
   cl_int status = CL_QUEUED;
   struct timespec start, now;
-  pi_result r = CL_CALL(clEnqueueMarkerWithWaitList, q, 0, NULL, &marker);
+  pi_result r = CL_CALL_IN(o->fn, clEnqueueMarkerWithWaitList, q, 0, NULL, &marker);
   if (r != PI_SUCCESS)
     return r;
   ICD_CALL(clFlush, q);
   timespec_get(&start, TIME_UTC);
   do {
-    r = CL_CALL(clGetEventInfo, marker, CL_EVENT_COMMAND_EXECUTION_STATUS,
+    r = CL_CALL_IN(o->fn, clGetEventInfo, marker, CL_EVENT_COMMAND_EXECUTION_STATUS,
                 sizeof status, &status, NULL);
     timespec_get(&now, TIME_UTC);
   } while (r == PI_SUCCESS && status > CL_COMPLETE &&
@@ -83,7 +79,7 @@ pi_result ocl_piQueueGetInfo(pi_queue command_queue,
                1000000L);
   ICD_CALL(clReleaseEvent, marker);
   /* A negative status: the marker ended with an error, nothing is pending. */
-  return r != PI_SUCCESS ? r : put_bool(&o, status <= CL_COMPLETE);
+  return r != PI_SUCCESS ? r : put_bool(o, status <= CL_COMPLETE);
 }
 
 pi_result ocl_piQueueFinish(pi_queue command_queue) {
