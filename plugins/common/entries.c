@@ -152,11 +152,25 @@ pi_result common_piEnqueueMemBufferCopyRect(
 
 /* ---- USM ---------------------------------------------------------------- */
 
+static pi_result usm_alloc(const char *fn, const struct usm_alloc *a,
+                           void **result_ptr) {
+  NEED_IN(fn, result_ptr, PI_ERROR_INVALID_VALUE);
+  *result_ptr = NULL;
+  if (a->alignment & (a->alignment - 1))
+    return fail(PI_ERROR_INVALID_VALUE,
+                "%s: alignment %u is not a power of two", fn,
+                (unsigned)a->alignment);
+  if (a->size == 0)
+    return fail(PI_ERROR_INVALID_BUFFER_SIZE, "%s: size is 0", fn);
+  return backend_usm_alloc(fn, a, result_ptr);
+}
+
 pi_result common_piextUSMHostAlloc(void **result_ptr, pi_context context,
                                    pi_usm_mem_properties *properties,
                                    size_t size, pi_uint32 alignment) {
-  return backend_usm_alloc(FN, USM_HOST, result_ptr, context, NULL,
-                           properties, size, alignment);
+  const struct usm_alloc a = {USM_HOST, context, NULL, properties, size,
+                              alignment};
+  return usm_alloc(FN, &a, result_ptr);
 }
 
 /* piextUSMDeviceAlloc and piextUSMSharedAlloc take the same arguments. */
@@ -165,8 +179,9 @@ pi_result common_piextUSMHostAlloc(void **result_ptr, pi_context context,
                           pi_device device,                                    \
                           pi_usm_mem_properties *properties, size_t size,      \
                           pi_uint32 alignment) {                               \
-    return backend_usm_alloc(FN, kind, result_ptr, context, device,            \
-                             properties, size, alignment);                     \
+    const struct usm_alloc a = {kind,       context, device,                   \
+                                properties, size,    alignment};               \
+    return usm_alloc(FN, &a, result_ptr);                                      \
   }
 USM_ALLOC_ON_DEVICE(piextUSMDeviceAlloc, USM_DEVICE)
 USM_ALLOC_ON_DEVICE(piextUSMSharedAlloc, USM_SHARED)

@@ -195,6 +195,11 @@ pi_result image_copy_coords(const char *fn, pi_image_offset src_origin,
                             pi_image_offset dst_origin, pi_image_region region,
                             struct copy_coords *c);
 
+/* Fails where bytes offset..offset+size do not lie in a `total`-byte
+ * buffer. */
+pi_result buffer_bytes_check(const char *fn, size_t offset, size_t size,
+                             size_t total);
+
 /* ---- Queue property lists ------------------------------------------------ */
 
 /* Reads {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, index, 0}: flags
@@ -374,14 +379,19 @@ pi_result program_no_source(const char *fn, const char *why,
 PI_FOR_EACH_API(X)
 #undef X
 
-/* piextUSMHostAlloc, piextUSMDeviceAlloc and piextUSMSharedAlloc (device
- * is NULL for host memory). */
+/* piextUSMHostAlloc, piextUSMDeviceAlloc and piextUSMSharedAlloc, once
+ * result_ptr, the size and the alignment are checked. */
 enum usm_kind { USM_HOST, USM_DEVICE, USM_SHARED };
-pi_result backend_usm_alloc(const char *fn, enum usm_kind kind,
-                            void **result_ptr, pi_context context,
-                            pi_device device,
-                            pi_usm_mem_properties *properties, size_t size,
-                            pi_uint32 alignment);
+struct usm_alloc {
+  enum usm_kind kind;
+  pi_context context;
+  pi_device device; /* NULL for host memory */
+  pi_usm_mem_properties *properties;
+  size_t size;
+  pi_uint32 alignment;
+};
+pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
+                            void **result_ptr);
 
 /* piEnqueueKernelLaunch, and piextEnqueueCooperativeKernelLaunch where
  * `cooperative`. */

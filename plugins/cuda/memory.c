@@ -12,16 +12,12 @@
 static pi_result mem_new(const char *fn, pi_context ctx, enum mem_kind kind,
                          CUdeviceptr ptr, size_t size, void *host,
                          pi_mem_flags flags, pi_mem *out) {
-  pi_mem m = calloc(1, sizeof *m);
+  pi_mem m = malloc(sizeof *m);
   if (!m)
     return out_of_memory(fn);
+  *m = (struct _pi_mem){.ctx = ctx, .kind = kind, .ptr = ptr, .size = size,
+                        .host = host, .flags = flags};
   atomic_init(&m->refs, 1);
-  m->ctx = ctx;
-  m->kind = kind;
-  m->ptr = ptr;
-  m->size = size;
-  m->host = host;
-  m->flags = flags;
   pthread_mutex_init(&m->lock, NULL);
   cu_piContextRetain(ctx);
   *out = m;

@@ -8,65 +8,54 @@
 /* The placement and read-only bits of the USM properties are hints the
  * driver decides better itself; write-combining is honoured for host
  * allocations. */
-pi_result backend_usm_alloc(const char *fn, enum usm_kind kind,
-                            void **result_ptr, pi_context context,
-                            pi_device device,
-                            pi_usm_mem_properties *properties, size_t size,
-                            pi_uint32 alignment) {
-  if (!result_ptr || !context)
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: result_ptr and context must not be NULL", fn);
-  *result_ptr = NULL;
-  if (device && device != context->dev)
+pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
+                            void **result_ptr) {
+  if (!a->context)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: context must not be NULL", fn);
+  if (a->device && a->device != a->context->dev)
     return fail(PI_ERROR_INVALID_DEVICE,
                 "%s: the device is not the context's device", fn);
-  if (size == 0)
-    return fail(PI_ERROR_INVALID_BUFFER_SIZE, "%s: size is 0", fn);
-  if (alignment & (alignment - 1))
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: alignment %u is not a power of two", fn,
-                (unsigned)alignment);
   pi_usm_mem_properties flags = 0;
-  TRY(usm_alloc_flags(fn, properties, &flags));
-  TRY(use_context(fn, context->cu));
+  TRY(usm_alloc_flags(fn, a->properties, &flags));
+  TRY(use_context(fn, a->context->cu));
   char what[300];
   CUresult err;
   void *ptr = NULL;
   CUdeviceptr dptr = 0;
   const char *cufn;
-  if (kind == USM_HOST) {
+  if (a->kind == USM_HOST) {
     cufn = flags & PI_MEM_ALLOC_WRTITE_COMBINED ? "cuMemHostAlloc"
                                                 : "cuMemAllocHost";
     err = flags & PI_MEM_ALLOC_WRTITE_COMBINED
-              ? drv.cuMemHostAlloc(&ptr, size, CU_MEMHOSTALLOC_WRITECOMBINED)
-              : drv.cuMemAllocHost(&ptr, size);
-  } else if (kind == USM_DEVICE) {
+              ? drv.cuMemHostAlloc(&ptr, a->size, CU_MEMHOSTALLOC_WRITECOMBINED)
+              : drv.cuMemAllocHost(&ptr, a->size);
+  } else if (a->kind == USM_DEVICE) {
     cufn = "cuMemAlloc";
-    err = drv.cuMemAlloc(&dptr, size);
+    err = drv.cuMemAlloc(&dptr, a->size);
     ptr = (void *)(uintptr_t)dptr;
   } else {
     /* Never more managed memory than the device has free: oversubscribing
      * it can hang the GPU, not just this process. */
     size_t free_bytes = 0, total = 0;
     TRY(CUF(fn, cuMemGetInfo, &free_bytes, &total));
-    if (size > free_bytes)
+    if (a->size > free_bytes)
       return fail(PI_ERROR_OUT_OF_RESOURCES,
                   "%s: %zu bytes of shared memory asked for, but %s has only "
                   "%zu bytes free; the CUDA plugin never oversubscribes "
                   "managed memory",
-                  fn, size, describe(context->dev, what, sizeof what),
+                  fn, a->size, describe(a->context->dev, what, sizeof what),
                   free_bytes);
     cufn = "cuMemAllocManaged";
-    err = drv.cuMemAllocManaged(&dptr, size, CU_MEM_ATTACH_GLOBAL);
+    err = drv.cuMemAllocManaged(&dptr, a->size, CU_MEM_ATTACH_GLOBAL);
     ptr = (void *)(uintptr_t)dptr;
   }
   if (err == CUDA_ERROR_OUT_OF_MEMORY)
     return fail(PI_ERROR_OUT_OF_RESOURCES,
-                "%s: %s cannot allocate %zu bytes for %s", fn, cufn, size,
-                describe(context->dev, what, sizeof what));
+                "%s: %s cannot allocate %zu bytes for %s", fn, cufn, a->size,
+                describe(a->context->dev, what, sizeof what));
   TRY(cu_check(fn, cufn, err));
-  if (alignment && (uintptr_t)ptr % alignment) {
-    if (kind == USM_HOST)
+  if (a->alignment && (uintptr_t)ptr % a->alignment) {
+    if (a->kind == USM_HOST)
       drv.cuMemFreeHost(ptr);
     else
       drv.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
@@ -74,7 +63,7 @@ pi_result backend_usm_alloc(const char *fn, enum usm_kind kind,
                 "%s: %s returned memory aligned to less than the %u bytes "
                 "asked for; CUDA aligns allocations to 256 bytes (host ones "
                 "to a page)",
-                fn, cufn, (unsigned)alignment);
+                fn, cufn, (unsigned)a->alignment);
   }
   *result_ptr = ptr;
   return PI_SUCCESS;

@@ -16,11 +16,7 @@ static pi_result buffer_range(const char *fn, pi_mem m, size_t offset,
     return fail(PI_ERROR_INVALID_MEM_OBJECT,
                 "%s: the memory object is an image; use the image commands",
                 fn);
-  if (offset > m->size || size > m->size - offset)
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: bytes %zu..%zu are outside the %zu-byte buffer", fn,
-                offset, offset + size, m->size);
-  return PI_SUCCESS;
+  return buffer_bytes_check(fn, offset, size, m->size);
 }
 
 pi_result lz_piEnqueueMemBufferRead(pi_queue queue, pi_mem buffer,

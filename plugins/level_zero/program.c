@@ -616,7 +616,7 @@ pi_result backend_program_info(pi_program program, const struct info_out *o) {
     if (o->value && o->size < need) {
       r = fail(PI_ERROR_INVALID_VALUE,
                "%s: query 0x%x needs %zu bytes of pointers but "
-               "o->size is %zu",
+               "param_value_size is %zu",
                o->fn, (unsigned)o->query, need, o->size);
       break;
     }

@@ -24,49 +24,37 @@ static pi_result usm_flags(const char *fn, const pi_usm_mem_properties *p,
 }
 
 /* zeMemAllocHost, zeMemAllocDevice or zeMemAllocShared. */
-pi_result backend_usm_alloc(const char *fn, enum usm_kind kind,
-                            void **result_ptr, pi_context context,
-                            pi_device device,
-                            pi_usm_mem_properties *properties, size_t size,
-                            pi_uint32 alignment) {
-  if (!result_ptr)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: result_ptr is NULL", fn);
-  *result_ptr = NULL;
-  if (!context)
+pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
+                            void **result_ptr) {
+  if (!a->context)
     return fail(PI_ERROR_INVALID_CONTEXT, "%s: context is NULL", fn);
-  if (kind != USM_HOST && !device)
+  if (a->kind != USM_HOST && !a->device)
     return fail(PI_ERROR_INVALID_DEVICE, "%s: device is NULL", fn);
-  if (kind != USM_HOST && !context_has_device(context, device))
+  if (a->kind != USM_HOST && !context_has_device(a->context, a->device))
     return fail(PI_ERROR_INVALID_DEVICE, "%s: device '%s' is not in the "
-                "context", fn, dev_name(device));
-  if (alignment & (alignment - 1))
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: alignment %u is not a power of two", fn,
-                (unsigned)alignment);
-  if (size == 0)
-    return fail(PI_ERROR_INVALID_BUFFER_SIZE, "%s: size is 0", fn);
+                "context", fn, dev_name(a->device));
   ze_host_mem_alloc_flags_t hf = 0;
   ze_device_mem_alloc_flags_t df = 0;
-  pi_result r = usm_flags(fn, properties, &hf, &df);
+  pi_result r = usm_flags(fn, a->properties, &hf, &df);
   if (r != PI_SUCCESS)
     return r;
   ze_host_mem_alloc_desc_t hd = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC,
                                  .flags = hf};
   ze_device_mem_alloc_desc_t dd = {
       .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, .flags = df};
-  switch (kind) {
+  switch (a->kind) {
   case USM_HOST:
     return check_ze(fn, "zeMemAllocHost",
-                    zeMemAllocHost(context->ze, &hd, size, alignment,
+                    zeMemAllocHost(a->context->ze, &hd, a->size, a->alignment,
                                    result_ptr));
   case USM_DEVICE:
     return check_ze(fn, "zeMemAllocDevice",
-                    zeMemAllocDevice(context->ze, &dd, size, alignment,
-                                     device->ze, result_ptr));
+                    zeMemAllocDevice(a->context->ze, &dd, a->size, a->alignment,
+                                     a->device->ze, result_ptr));
   default:
     return check_ze(fn, "zeMemAllocShared",
-                    zeMemAllocShared(context->ze, &dd, &hd, size, alignment,
-                                     device->ze, result_ptr));
+                    zeMemAllocShared(a->context->ze, &dd, &hd, a->size, a->alignment,
+                                     a->device->ze, result_ptr));
   }
 }
 

@@ -44,45 +44,39 @@ static pi_result usm_properties(const char *fn, cl_device_id dev,
 }
 
 /* clHostMemAllocINTEL, clDeviceMemAllocINTEL or clSharedMemAllocINTEL. */
-pi_result backend_usm_alloc(const char *fn, enum usm_kind kind,
-                            void **result_ptr, pi_context context,
-                            pi_device device,
-                            pi_usm_mem_properties *properties, size_t size,
-                            pi_uint32 alignment) {
+pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
+                            void **result_ptr) {
   static const char *const entries[] = {
       "clHostMemAllocINTEL", "clDeviceMemAllocINTEL", "clSharedMemAllocINTEL"};
-  cl_context ctx = (cl_context)context;
-  cl_device_id dev = (cl_device_id)device;
+  cl_context ctx = (cl_context)a->context;
+  cl_device_id dev = (cl_device_id)a->device;
   const struct platform_state *ps = NULL;
   cl_mem_properties_intel props[5];
   cl_int err = CL_SUCCESS;
-  if (!result_ptr)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: result_ptr is NULL", fn);
-  *result_ptr = NULL;
   pi_result r =
-      kind == USM_HOST ? context_device(fn, ctx, USM_EXT, &dev) : PI_SUCCESS;
+      a->kind == USM_HOST ? context_device(fn, ctx, USM_EXT, &dev) : PI_SUCCESS;
   if (r == PI_SUCCESS)
     r = device_state(fn, dev, &ps);
   if (r != PI_SUCCESS)
     return r;
-  int present = kind == USM_HOST     ? ps->ext.clHostMemAllocINTEL != NULL
-                : kind == USM_DEVICE ? ps->ext.clDeviceMemAllocINTEL != NULL
+  int present = a->kind == USM_HOST     ? ps->ext.clHostMemAllocINTEL != NULL
+                : a->kind == USM_DEVICE ? ps->ext.clDeviceMemAllocINTEL != NULL
                                      : ps->ext.clSharedMemAllocINTEL != NULL;
-  r = need_feature(fn, dev, USM_EXT, entries[kind], present, USM_HINT);
+  r = need_feature(fn, dev, USM_EXT, entries[a->kind], present, USM_HINT);
   if (r == PI_SUCCESS)
-    r = usm_properties(fn, dev, properties, props);
+    r = usm_properties(fn, dev, a->properties, props);
   if (r != PI_SUCCESS)
     return r;
-  if (kind == USM_HOST)
+  if (a->kind == USM_HOST)
     *result_ptr =
-        ps->ext.clHostMemAllocINTEL(ctx, props, size, alignment, &err);
-  else if (kind == USM_DEVICE)
+        ps->ext.clHostMemAllocINTEL(ctx, props, a->size, a->alignment, &err);
+  else if (a->kind == USM_DEVICE)
     *result_ptr =
-        ps->ext.clDeviceMemAllocINTEL(ctx, dev, props, size, alignment, &err);
+        ps->ext.clDeviceMemAllocINTEL(ctx, dev, props, a->size, a->alignment, &err);
   else
     *result_ptr =
-        ps->ext.clSharedMemAllocINTEL(ctx, dev, props, size, alignment, &err);
-  return check_cl(fn, entries[kind], err);
+        ps->ext.clSharedMemAllocINTEL(ctx, dev, props, a->size, a->alignment, &err);
+  return check_cl(fn, entries[a->kind], err);
 }
 
 /* The USM-capable device of a context, with its platform state. */
