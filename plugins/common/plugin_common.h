@@ -109,6 +109,9 @@ pi_result put_u64(const struct info_out *o, uint64_t v);
 pi_result put_size(const struct info_out *o, size_t v);
 pi_result put_ptr(const struct info_out *o, const void *p);
 pi_result put_str(const struct info_out *o, const char *s);
+/* PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_{1,2,3}D: the first 1, 2 or 3
+ * of the device's limits per dimension, as o->query asks. */
+pi_result put_max_work_groups(const struct info_out *o, const size_t max[3]);
 /* Fails: the query is unknown to the `backend` plugin ("CUDA", ...). */
 pi_result put_unknown(const struct info_out *o, const char *backend);
 
@@ -121,6 +124,15 @@ pi_result put_unknown(const struct info_out *o, const char *backend);
 /* *native = obj, for the *GetNativeHandle functions of plugins whose native
  * handle is the backend's own object. */
 pi_result native_of(const char *fn, const void *obj, pi_native_handle *native);
+
+/* ---- Flags -------------------------------------------------------------- */
+
+/* One flag of a backend and the PI flag it stands for. */
+struct flag_pair {
+  uint64_t from, to;
+};
+/* The `to` flags of each pair whose `from` flag `bits` has. */
+uint64_t flags_map(uint64_t bits, const struct flag_pair *map, size_t n);
 
 /* ---- Device info queries -------------------------------------------------
  * Groups of piDeviceGetInfo queries that every plugin answers alike, as case

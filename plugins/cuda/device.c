@@ -340,12 +340,8 @@ pi_result backend_device_info(pi_device device, const struct info_out *o) {
     ATTR(MAX_GRID_DIM_X, v);
     ATTR(MAX_GRID_DIM_Y, v2);
     ATTR(MAX_GRID_DIM_Z, v3);
-    size_t max[3] = {(size_t)v, (size_t)v2, (size_t)v3};
-    size_t dims = o->query == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_1D ? 1
-                  : o->query == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D
-                      ? 2
-                      : 3;
-    return put_info(o, max, dims * sizeof max[0]);
+    const size_t max[3] = {(size_t)v, (size_t)v2, (size_t)v3};
+    return put_max_work_groups(o, max);
   }
   case PI_EXT_CODEPLAY_DEVICE_INFO_MAX_REGISTERS_PER_WORK_GROUP:
     ATTR(MAX_REGISTERS_PER_BLOCK, v);

@@ -60,16 +60,13 @@ static pi_device_fp_config fp_config(ze_device_fp_flags_t f, bool have) {
 
 /* Level Zero memory access capabilities as PI USM capabilities (same bits). */
 static pi_usm_capabilities usm_caps(ze_memory_access_cap_flags_t f) {
-  pi_usm_capabilities c = 0;
-  if (f & ZE_MEMORY_ACCESS_CAP_FLAG_RW)
-    c |= PI_USM_ACCESS;
-  if (f & ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC)
-    c |= PI_USM_ATOMIC_ACCESS;
-  if (f & ZE_MEMORY_ACCESS_CAP_FLAG_CONCURRENT)
-    c |= PI_USM_CONCURRENT_ACCESS;
-  if (f & ZE_MEMORY_ACCESS_CAP_FLAG_CONCURRENT_ATOMIC)
-    c |= PI_USM_CONCURRENT_ATOMIC_ACCESS;
-  return c;
+  static const struct flag_pair map[] = {
+      {ZE_MEMORY_ACCESS_CAP_FLAG_RW, PI_USM_ACCESS},
+      {ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC, PI_USM_ATOMIC_ACCESS},
+      {ZE_MEMORY_ACCESS_CAP_FLAG_CONCURRENT, PI_USM_CONCURRENT_ACCESS},
+      {ZE_MEMORY_ACCESS_CAP_FLAG_CONCURRENT_ATOMIC,
+       PI_USM_CONCURRENT_ATOMIC_ACCESS}};
+  return (pi_usm_capabilities)flags_map(f, map, sizeof map / sizeof *map);
 }
 
 static pi_result no_ze_answer(const struct info_out *o, pi_device d,
@@ -363,12 +360,9 @@ pi_result backend_device_info(pi_device device, const struct info_out *o) {
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_1D:
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D:
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_3D: {
-    size_t s[3] = {c->maxGroupCountX, c->maxGroupCountY, c->maxGroupCountZ};
-    size_t dims = o->query == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_1D ? 1
-                  : o->query == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D
-                      ? 2
-                      : 3;
-    return put_info(o, s, dims * sizeof s[0]);
+    const size_t max[3] = {c->maxGroupCountX, c->maxGroupCountY,
+                           c->maxGroupCountZ};
+    return put_max_work_groups(o, max);
   }
   case PI_EXT_INTEL_DEVICE_INFO_ESIMD_SUPPORT:
     return put_bool(o, p->vendorId == 0x8086 &&

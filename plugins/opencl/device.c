@@ -185,12 +185,8 @@ pi_result backend_device_info(pi_device device, const struct info_out *o) {
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D:
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_3D: {
     /* OpenCL bounds the number of work-groups only by size_t. */
-    size_t max[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
-    size_t dims = o->query == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D ? 2
-                  : o->query == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_3D
-                      ? 3
-                      : 1;
-    return put_info(o, max, dims * sizeof max[0]);
+    const size_t max[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+    return put_max_work_groups(o, max);
   }
   case PI_DEVICE_INFO_MAX_NUM_SUB_GROUPS: {
     /* OpenCL before 2.1 cannot tell, and says 0 without sub-groups; SYCL's

@@ -193,21 +193,19 @@ pi_result ocl_piEnqueueMemBufferMap(pi_queue command_queue,
                                     pi_uint32 num_events_in_wait_list,
                                     const pi_event *event_wait_list,
                                     pi_event *event, void **ret_map) {
+  static const struct flag_pair map[] = {
+      {PI_MAP_READ, CL_MAP_READ},
+      {PI_MAP_WRITE, CL_MAP_WRITE},
+      {PI_MAP_WRITE_INVALIDATE_REGION, CL_MAP_WRITE_INVALIDATE_REGION}};
   const pi_map_flags known =
       PI_MAP_READ | PI_MAP_WRITE | PI_MAP_WRITE_INVALIDATE_REGION;
-  cl_map_flags cl_flags = 0;
   cl_int err;
   REQUIRE(ret_map != NULL);
   *ret_map = NULL;
   if (map_flags & ~known)
     return fail(PI_ERROR_INVALID_VALUE, "%s: unknown map flags 0x%llx", FN,
                 (unsigned long long)(map_flags & ~known));
-  if (map_flags & PI_MAP_READ)
-    cl_flags |= CL_MAP_READ;
-  if (map_flags & PI_MAP_WRITE)
-    cl_flags |= CL_MAP_WRITE;
-  if (map_flags & PI_MAP_WRITE_INVALIDATE_REGION)
-    cl_flags |= CL_MAP_WRITE_INVALIDATE_REGION;
+  cl_map_flags cl_flags = flags_map(map_flags, map, sizeof map / sizeof *map);
   *ret_map =
       ICD_CREATE(clEnqueueMapBuffer, &err, (cl_command_queue)command_queue,
                  (cl_mem)buffer, blocking_map, cl_flags, offset, size,

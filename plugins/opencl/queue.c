@@ -23,15 +23,14 @@ pi_result backend_queue_create(const char *fn, pi_context context,
   pi_result r = device_state(fn, dev, &ps);
   if (r != PI_SUCCESS)
     return r;
-  cl_command_queue_properties cl_flags = 0;
-  if (flags & PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE)
-    cl_flags |= CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
-  if (flags & PI_QUEUE_FLAG_PROFILING_ENABLE)
-    cl_flags |= CL_QUEUE_PROFILING_ENABLE;
-  if (flags & PI_QUEUE_FLAG_ON_DEVICE)
-    cl_flags |= CL_QUEUE_ON_DEVICE;
-  if (flags & PI_QUEUE_FLAG_ON_DEVICE_DEFAULT)
-    cl_flags |= CL_QUEUE_ON_DEVICE_DEFAULT;
+  static const struct flag_pair map[] = {
+      {PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+       CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE},
+      {PI_QUEUE_FLAG_PROFILING_ENABLE, CL_QUEUE_PROFILING_ENABLE},
+      {PI_QUEUE_FLAG_ON_DEVICE, CL_QUEUE_ON_DEVICE},
+      {PI_QUEUE_FLAG_ON_DEVICE_DEFAULT, CL_QUEUE_ON_DEVICE_DEFAULT}};
+  cl_command_queue_properties cl_flags =
+      flags_map(flags, map, sizeof map / sizeof *map);
   /* Discarding events and the submission mode are hints OpenCL has no use
    * for; priorities map to cl_khr_priority_hints where the device has it. */
   if (ps->version < 20) {
