@@ -239,6 +239,6 @@ pi_result common_piKernelGetSubGroupInfo(
     void *param_value, size_t *param_value_size_ret) {
   struct info_out o = INFO_OUT(param_name);
   NEED(kernel, PI_ERROR_INVALID_KERNEL);
-  return backend_kernel_sub_group_info(kernel, device, input_value_size,
-                                       input_value, &o);
+  return backend_sub_group_info(kernel, device, &o, input_value,
+                                input_value_size);
 }

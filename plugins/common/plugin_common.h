@@ -499,10 +499,9 @@ PLUGIN_DEVICE_INFO_ENTRIES(X)
 
 /* piKernelGetSubGroupInfo: its input value is the local size some queries
  * depend on. */
-pi_result backend_kernel_sub_group_info(pi_kernel kernel, pi_device device,
-                                        size_t input_value_size,
-                                        const void *input_value,
-                                        const struct info_out *o);
+pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
+                                 const struct info_out *o, const void *input,
+                                 size_t input_size);
 
 #pragma GCC visibility pop
 

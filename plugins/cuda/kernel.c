@@ -223,14 +223,13 @@ pi_result backend_kernel_group_info(pi_kernel kernel, pi_device device,
 }
 
 /* Sub-groups are warps. Every value is a uint32_t in PI. */
-pi_result backend_kernel_sub_group_info(pi_kernel kernel, pi_device device,
-                                        size_t input_value_size,
-                                        const void *input_value,
-                                        const struct info_out *o) {
-  (void)input_value_size;
-  (void)input_value;
+pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
+                                 const struct info_out *o, const void *input,
+                                 size_t input_size) {
   pi_kernel k = kernel;
   int warp = 0, threads = 0;
+  (void)input_size; /* a warp's size is the kernel's own */
+  (void)input;
   if (device && device != k->prog->ctx->dev)
     return fail(PI_ERROR_INVALID_DEVICE,
                 "%s: the device is not the kernel's context's device", o->fn);

@@ -273,12 +273,11 @@ pi_result backend_kernel_group_info(pi_kernel kernel, pi_device device,
   }
 }
 
-pi_result backend_kernel_sub_group_info(pi_kernel kernel, pi_device device,
-                                        size_t input_value_size,
-                                        const void *input_value,
-                                        const struct info_out *o) {
-  (void)input_value_size; /* Level Zero's answers do not depend on the */
-  (void)input_value;      /* local size */
+pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
+                                 const struct info_out *o, const void *input,
+                                 size_t input_size) {
+  (void)input_size; /* Level Zero's answers do not depend on the */
+  (void)input;      /* local size */
   NEED_IN(o->fn, device, PI_ERROR_INVALID_DEVICE);
   ze_kernel_properties_t props;
   pi_result r = kernel_props(o->fn, kernel, device, &props, NULL);

@@ -53,24 +53,23 @@ static size_t max_sub_group_size(cl_device_id dev) {
 /* Every value is a uint32_t in PI (a size_t in OpenCL). Devices without
  * sub-groups answer as DPC++ does: one sub-group per work-group, of the
  * device's largest sub-group size, none fixed by the kernel. */
-pi_result backend_kernel_sub_group_info(pi_kernel kernel, pi_device device,
-                                        size_t input_value_size,
-                                        const void *input_value,
-                                        const struct info_out *o) {
+pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
+                                 const struct info_out *o, const void *input,
+                                 size_t input_size) {
   cl_device_id dev = (cl_device_id)device;
   const struct platform_state *ps = NULL;
   size_t local[16] = {0}, value = 0;
   pi_result r = device_state(o->fn, dev, &ps);
   if (r != PI_SUCCESS)
     return r;
-  if (o->query == PI_KERNEL_MAX_SUB_GROUP_SIZE && !input_value) {
+  if (o->query == PI_KERNEL_MAX_SUB_GROUP_SIZE && !input) {
     /* OpenCL needs a local size: the device's largest, in one dimension. */
     cl_int err = ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_MAX_WORK_ITEM_SIZES,
                           sizeof local, local, NULL);
     if (err != CL_SUCCESS)
       return check_cl(o->fn, "clGetDeviceInfo", err);
-    input_value = local;
-    input_value_size = sizeof local[0];
+    input = local;
+    input_size = sizeof local[0];
   }
   /* A kernel fixes its sub-group size only through the Intel extension. */
   int askable = o->query != PI_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL ||
@@ -78,11 +77,11 @@ pi_result backend_kernel_sub_group_info(pi_kernel kernel, pi_device device,
   cl_int err = CL_INVALID_OPERATION; /* what OpenCL says without sub-groups */
   if (askable && ps->version >= 21 && device_version(dev) >= 21)
     err = ICD_CALL(clGetKernelSubGroupInfo, (cl_kernel)kernel, dev, o->query,
-                   input_value_size, input_value, sizeof value, &value, NULL);
+                   input_size, input, sizeof value, &value, NULL);
   else if (askable && ps->ext.clGetKernelSubGroupInfoKHR &&
            device_has_ext(dev, "cl_khr_subgroups"))
     err = ps->ext.clGetKernelSubGroupInfoKHR((cl_kernel)kernel, dev, o->query,
-                                             input_value_size, input_value,
+                                             input_size, input,
                                              sizeof value, &value, NULL);
   if (err == CL_INVALID_OPERATION) {
     err = CL_SUCCESS;
