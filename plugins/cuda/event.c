@@ -161,7 +161,8 @@ pi_result backend_profiling_info(pi_event event,
       o->query > PI_PROFILING_INFO_COMMAND_END)
     return unknown_query(o);
   if (!e->queue || !e->start)
-    return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE, "%s: the event %s", o->fn,
+    return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE, "%s: the event %s",
+                o->fn,
                 e->queue ? "comes from a queue without "
                            "PI_QUEUE_FLAG_PROFILING_ENABLE"
                          : "is no command's (a user or native event)");

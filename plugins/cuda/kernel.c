@@ -204,7 +204,8 @@ pi_result backend_kernel_group_info(pi_kernel kernel, pi_device device,
     TRY(func_attr(o->fn, k, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &v));
     return put_u64(o, (uint64_t)v + local_args_size(k));
   case PI_KERNEL_GROUP_INFO_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
-    TRY(device_attr(o->fn, k->prog->ctx->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE, &v));
+    TRY(device_attr(o->fn, k->prog->ctx->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+                    &v));
     return put_size(o, (size_t)v);
   case PI_KERNEL_GROUP_INFO_PRIVATE_MEM_SIZE:
     TRY(func_attr(o->fn, k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &v));
@@ -234,7 +235,8 @@ pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
     return fail(PI_ERROR_INVALID_DEVICE,
                 "%s: the device is not the kernel's context's device", o->fn);
   TRY(use_context(o->fn, k->prog->ctx->cu));
-  TRY(device_attr(o->fn, k->prog->ctx->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE, &warp));
+  TRY(device_attr(o->fn, k->prog->ctx->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+                  &warp));
   switch (o->query) {
   case PI_KERNEL_MAX_SUB_GROUP_SIZE:
     return put_u32(o, (uint32_t)warp);

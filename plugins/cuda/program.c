@@ -352,7 +352,8 @@ pi_result backend_program_info(pi_program program, const struct info_out *o) {
     unsigned char *dst = NULL;
     if (o->value && o->size < sizeof dst)
       r = fail(PI_ERROR_INVALID_VALUE,
-               "%s: PI_PROGRAM_INFO_BINARIES needs room for one pointer", o->fn);
+               "%s: PI_PROGRAM_INFO_BINARIES needs room for one pointer",
+               o->fn);
     else {
       if (o->value)
         memcpy(&dst, o->value, sizeof dst);

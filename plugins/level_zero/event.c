@@ -174,7 +174,8 @@ pi_result backend_profiling_info(pi_event event,
   case PI_PROFILING_INFO_COMMAND_START:
   case PI_PROFILING_INFO_COMMAND_END: {
     ze_kernel_timestamp_result_t ts;
-    pi_result r = ZE_CALL_IN(o->fn, zeEventQueryKernelTimestamp, event->ze, &ts);
+    pi_result r =
+        ZE_CALL_IN(o->fn, zeEventQueryKernelTimestamp, event->ze, &ts);
     if (r != PI_SUCCESS)
       return r;
     uint64_t start = ts.global.kernelStart, end = ts.global.kernelEnd;

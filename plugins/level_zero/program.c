@@ -491,20 +491,21 @@ pi_result backend_program_build_info(pi_program program, pi_device device,
   } else if (o->query == PI_PROGRAM_BUILD_INFO_OPTIONS) {
     r = put_str(o, p->options ? p->options : "");
   } else if (o->query == PI_PROGRAM_BUILD_INFO_BINARY_TYPE) {
-    r = put_u32(o, p->state == PROG_OBJECT ? PI_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
-                    : d->nmodules           ? PI_PROGRAM_BINARY_TYPE_EXECUTABLE
-                                            : PI_PROGRAM_BINARY_TYPE_NONE);
+    r = put_u32(o, p->state == PROG_OBJECT
+                       ? PI_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+                   : d->nmodules ? PI_PROGRAM_BINARY_TYPE_EXECUTABLE
+                                 : PI_PROGRAM_BINARY_TYPE_NONE);
   } else if (o->query == PI_PROGRAM_BUILD_INFO_LOG) {
     size_t size = 0;
     if (!d->log) {
       r = put_str(o, "");
-    } else if ((r = ZE_CALL_IN(o->fn, zeModuleBuildLogGetString, d->log, &size, NULL)) ==
-               PI_SUCCESS) {
+    } else if ((r = ZE_CALL_IN(o->fn, zeModuleBuildLogGetString, d->log, &size,
+                               NULL)) == PI_SUCCESS) {
       char *s = calloc(1, size + 1);
       if (!s)
         r = out_of_memory(o->fn);
-      else if ((r = ZE_CALL_IN(o->fn, zeModuleBuildLogGetString, d->log, &size, s)) ==
-               PI_SUCCESS)
+      else if ((r = ZE_CALL_IN(o->fn, zeModuleBuildLogGetString, d->log, &size,
+                               s)) == PI_SUCCESS)
         r = put_str(o, s);
       free(s);
     }

@@ -53,8 +53,8 @@ pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
                                      a->device->ze, result_ptr));
   default:
     return check_ze(fn, "zeMemAllocShared",
-                    zeMemAllocShared(a->context->ze, &dd, &hd, a->size, a->alignment,
-                                     a->device->ze, result_ptr));
+                    zeMemAllocShared(a->context->ze, &dd, &hd, a->size,
+                                     a->alignment, a->device->ze, result_ptr));
   }
 }
 

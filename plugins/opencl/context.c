@@ -32,7 +32,8 @@ pi_result backend_context_info(pi_context context, const struct info_out *o) {
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMSET2D_SUPPORT:
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT: {
     /* The 2D USM calls work (row by row) where every device has USM. */
-    if ((r = context_devices(o->fn, (cl_context)context, &devs, &n)) != PI_SUCCESS)
+    if ((r = context_devices(o->fn, (cl_context)context, &devs, &n)) !=
+        PI_SUCCESS)
       return r;
     int all = n > 0;
     for (cl_uint i = 0; i < n; ++i)
@@ -56,7 +57,8 @@ pi_result backend_context_info(pi_context context, const struct info_out *o) {
     return INFO_PASS(o, clGetContextInfo, (cl_context)context);
   }
   /* A context's atomic capabilities: what all its devices have. */
-  if ((r = context_devices(o->fn, (cl_context)context, &devs, &n)) != PI_SUCCESS)
+  if ((r = context_devices(o->fn, (cl_context)context, &devs, &n)) !=
+      PI_SUCCESS)
     return r;
   pi_bitfield all = ~(pi_bitfield)0, caps = 0;
   for (cl_uint i = 0; i < n && r == PI_SUCCESS; ++i) {

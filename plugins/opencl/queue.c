@@ -63,14 +63,16 @@ pi_result backend_queue_info(pi_queue command_queue, const struct info_out *o) {
   cl_event marker;
   cl_int status = CL_QUEUED;
   struct timespec start, now;
-  pi_result r = CL_CALL_IN(o->fn, clEnqueueMarkerWithWaitList, q, 0, NULL, &marker);
+  pi_result r =
+      CL_CALL_IN(o->fn, clEnqueueMarkerWithWaitList, q, 0, NULL, &marker);
   if (r != PI_SUCCESS)
     return r;
   ICD_CALL(clFlush, q);
   timespec_get(&start, TIME_UTC);
   do {
-    r = CL_CALL_IN(o->fn, clGetEventInfo, marker, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                sizeof status, &status, NULL);
+    r = CL_CALL_IN(o->fn, clGetEventInfo, marker,
+                   CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                   NULL);
     timespec_get(&now, TIME_UTC);
   } while (r == PI_SUCCESS && status > CL_COMPLETE &&
            (now.tv_sec - start.tv_sec) * 1000000000L +

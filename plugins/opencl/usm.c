@@ -71,11 +71,11 @@ pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
     *result_ptr =
         ps->ext.clHostMemAllocINTEL(ctx, props, a->size, a->alignment, &err);
   else if (a->kind == USM_DEVICE)
-    *result_ptr =
-        ps->ext.clDeviceMemAllocINTEL(ctx, dev, props, a->size, a->alignment, &err);
+    *result_ptr = ps->ext.clDeviceMemAllocINTEL(ctx, dev, props, a->size,
+                                                a->alignment, &err);
   else
-    *result_ptr =
-        ps->ext.clSharedMemAllocINTEL(ctx, dev, props, a->size, a->alignment, &err);
+    *result_ptr = ps->ext.clSharedMemAllocINTEL(ctx, dev, props, a->size,
+                                                a->alignment, &err);
   return check_cl(fn, entries[a->kind], err);
 }
 
