@@ -186,6 +186,75 @@ pi_result common_piextUSMHostAlloc(void **result_ptr, pi_context context,
 USM_ALLOC_ON_DEVICE(piextUSMDeviceAlloc, USM_DEVICE)
 USM_ALLOC_ON_DEVICE(piextUSMSharedAlloc, USM_SHARED)
 
+/* The USM commands: the queue is checked here, the rest by the backend,
+ * whose hook takes the command (struct command) and the call's own
+ * arguments. */
+#define RUN_COMMAND(hook, queue, nwait, wait, event, ...)                      \
+  do {                                                                         \
+    NEED(queue, PI_ERROR_INVALID_QUEUE);                                       \
+    const struct command c = {FN, (queue), (nwait), (wait), (event)};          \
+    return hook(&c, __VA_ARGS__);                                              \
+  } while (0)
+
+pi_result common_piextUSMEnqueueFill(pi_queue queue, void *ptr,
+                                     const void *pattern, size_t patternSize,
+                                     size_t count,
+                                     pi_uint32 num_events_in_waitlist,
+                                     const pi_event *events_waitlist,
+                                     pi_event *event) {
+  RUN_COMMAND(backend_usm_fill, queue, num_events_in_waitlist, events_waitlist,
+              event, ptr, pattern, patternSize, count);
+}
+
+pi_result common_piextUSMEnqueueMemcpy(
+    pi_queue queue, pi_bool blocking, void *dst_ptr, const void *src_ptr,
+    size_t size, pi_uint32 num_events_in_waitlist,
+    const pi_event *events_waitlist, pi_event *event) {
+  RUN_COMMAND(backend_usm_memcpy, queue, num_events_in_waitlist,
+              events_waitlist, event, blocking, dst_ptr, src_ptr, size);
+}
+
+pi_result common_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
+                                         size_t size,
+                                         pi_usm_migration_flags flags,
+                                         pi_uint32 num_events_in_waitlist,
+                                         const pi_event *events_waitlist,
+                                         pi_event *event) {
+  TRY(usm_migration_flags_check(FN, flags));
+  RUN_COMMAND(backend_usm_prefetch, queue, num_events_in_waitlist,
+              events_waitlist, event, ptr, size);
+}
+
+pi_result common_piextUSMEnqueueFill2D(
+    pi_queue queue, void *ptr, size_t pitch, size_t pattern_size,
+    const void *pattern, size_t width, size_t height,
+    pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist,
+    pi_event *event) {
+  RUN_COMMAND(backend_usm_fill2d, queue, num_events_in_waitlist,
+              events_waitlist, event, ptr, pitch, pattern_size, pattern,
+              width, height);
+}
+
+pi_result common_piextUSMEnqueueMemset2D(pi_queue queue, void *ptr,
+                                         size_t pitch, int value,
+                                         size_t width, size_t height,
+                                         pi_uint32 num_events_in_waitlist,
+                                         const pi_event *events_waitlist,
+                                         pi_event *event) {
+  RUN_COMMAND(backend_usm_memset2d, queue, num_events_in_waitlist,
+              events_waitlist, event, ptr, pitch, value, width, height);
+}
+
+pi_result common_piextUSMEnqueueMemcpy2D(
+    pi_queue queue, pi_bool blocking, void *dst_ptr, size_t dst_pitch,
+    const void *src_ptr, size_t src_pitch, size_t width, size_t height,
+    pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist,
+    pi_event *event) {
+  RUN_COMMAND(backend_usm_memcpy2d, queue, num_events_in_waitlist,
+              events_waitlist, event, blocking, dst_ptr, dst_pitch, src_ptr,
+              src_pitch, width, height);
+}
+
 /* ---- Device globals ----------------------------------------------------- */
 
 pi_result common_piextEnqueueDeviceGlobalVariableWrite(

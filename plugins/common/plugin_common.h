@@ -356,6 +356,12 @@ pi_result program_no_source(const char *fn, const char *why,
 #define COMMON_ENTRY_piProgramGetBuildInfo COMMON,
 #define COMMON_ENTRY_piKernelGetGroupInfo COMMON,
 #define COMMON_ENTRY_piKernelGetSubGroupInfo COMMON,
+#define COMMON_ENTRY_piextUSMEnqueueFill COMMON,
+#define COMMON_ENTRY_piextUSMEnqueueMemcpy COMMON,
+#define COMMON_ENTRY_piextUSMEnqueuePrefetch COMMON,
+#define COMMON_ENTRY_piextUSMEnqueueFill2D COMMON,
+#define COMMON_ENTRY_piextUSMEnqueueMemset2D COMMON,
+#define COMMON_ENTRY_piextUSMEnqueueMemcpy2D COMMON,
 
 /* A marked name turns the first argument into "COMMON, common_<name>", so
  * the second is common_<name>; an unmarked one leaves <prefix><name> second. */
@@ -404,6 +410,39 @@ struct usm_alloc {
 };
 pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
                             void **result_ptr);
+
+/* What a command's entry point is given besides its own arguments: the PI
+ * function, the queue (not NULL), the events to wait for and where the
+ * command's event goes (NULL: nowhere). */
+struct command {
+  const char *fn;
+  pi_queue queue;
+  pi_uint32 nwait;
+  const pi_event *wait;
+  pi_event *event;
+};
+
+/* The USM commands: piextUSMEnqueueFill (count bytes of pattern),
+ * piextUSMEnqueueMemcpy, piextUSMEnqueuePrefetch (its flags checked),
+ * piextUSMEnqueueFill2D, piextUSMEnqueueMemset2D and
+ * piextUSMEnqueueMemcpy2D. */
+pi_result backend_usm_fill(const struct command *c, void *ptr,
+                           const void *pattern, size_t patternSize,
+                           size_t count);
+pi_result backend_usm_memcpy(const struct command *c, pi_bool blocking,
+                             void *dst_ptr, const void *src_ptr, size_t size);
+pi_result backend_usm_prefetch(const struct command *c, const void *ptr,
+                               size_t size);
+pi_result backend_usm_fill2d(const struct command *c, void *ptr, size_t pitch,
+                             size_t pattern_size, const void *pattern,
+                             size_t width, size_t height);
+pi_result backend_usm_memset2d(const struct command *c, void *ptr,
+                               size_t pitch, int value, size_t width,
+                               size_t height);
+pi_result backend_usm_memcpy2d(const struct command *c, pi_bool blocking,
+                               void *dst_ptr, size_t dst_pitch,
+                               const void *src_ptr, size_t src_pitch,
+                               size_t width, size_t height);
 
 /* piEnqueueKernelLaunch, and piextEnqueueCooperativeKernelLaunch where
  * `cooperative`. */

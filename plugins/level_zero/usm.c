@@ -65,27 +65,19 @@ pi_result lz_piextUSMFree(pi_context context, void *ptr) {
   return ZE_CALL(zeMemFree, context->ze, ptr);
 }
 
-pi_result lz_piextUSMEnqueueFill(pi_queue queue, void *ptr,
-                                 const void *pattern,
-                                 size_t patternSize, size_t count,
-                                 pi_uint32 num_events_in_waitlist,
-                                 const pi_event *events_waitlist,
-                                 pi_event *event) {
-  return enqueue_fill(FN, queue, PI_COMMAND_TYPE_SVM_MEMFILL, ptr, pattern,
-                      patternSize, count, num_events_in_waitlist,
-                      events_waitlist, event);
+pi_result backend_usm_fill(const struct command *c, void *ptr,
+                           const void *pattern, size_t patternSize,
+                           size_t count) {
+  return enqueue_fill(c->fn, c->queue, PI_COMMAND_TYPE_SVM_MEMFILL, ptr,
+                      pattern, patternSize, count, c->nwait, c->wait, c->event);
 }
 
-pi_result lz_piextUSMEnqueueMemcpy(pi_queue queue, pi_bool blocking,
-                                   void *dst_ptr, const void *src_ptr,
-                                   size_t size,
-                                   pi_uint32 num_events_in_waitlist,
-                                   const pi_event *events_waitlist,
-                                   pi_event *event) {
-  REQUIRE(dst_ptr != NULL && src_ptr != NULL);
+pi_result backend_usm_memcpy(const struct command *c, pi_bool blocking,
+                             void *dst_ptr, const void *src_ptr, size_t size) {
+  REQUIRE_IN(c->fn, dst_ptr != NULL && src_ptr != NULL);
   struct copy_op op = {dst_ptr, src_ptr, size};
-  return enqueue(FN, queue, PI_COMMAND_TYPE_SVM_MEMCPY, num_events_in_waitlist,
-                 events_waitlist, event, blocking, false, append_copy, &op,
+  return enqueue(c->fn, c->queue, PI_COMMAND_TYPE_SVM_MEMCPY, c->nwait,
+                 c->wait, c->event, blocking, false, append_copy, &op,
                  NULL);
 }
 
@@ -102,17 +94,12 @@ static pi_result append_hint(const struct append *a, void *op) {
   return r == PI_SUCCESS ? append_signal(a) : r;
 }
 
-pi_result lz_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
-                                     size_t size,
-                                     pi_usm_migration_flags flags,
-                                     pi_uint32 num_events_in_waitlist,
-                                     const pi_event *events_waitlist,
-                                     pi_event *event) {
-  TRY(usm_migration_flags_check(FN, flags));
-  REQUIRE(ptr != NULL);
+pi_result backend_usm_prefetch(const struct command *c, const void *ptr,
+                               size_t size) {
+  REQUIRE_IN(c->fn, ptr != NULL);
   struct hint_op op = {.ptr = ptr, .size = size, .prefetch = true};
-  return enqueue(FN, queue, PI_COMMAND_TYPE_MIGRATE_MEM_OBJECTS,
-                 num_events_in_waitlist, events_waitlist, event, false, false,
+  return enqueue(c->fn, c->queue, PI_COMMAND_TYPE_MIGRATE_MEM_OBJECTS,
+                 c->nwait, c->wait, c->event, false, false,
                  append_hint, &op, NULL);
 }
 
@@ -174,10 +161,11 @@ pi_result lz_piextUSMGetMemAllocInfo(pi_context context,
       return r;
     if (param_name == PI_MEM_ALLOC_DEVICE)
       return put_ptr(&o, zd ? find_device(context->platform, zd) : NULL);
-    return put_u32(&o, props.type == ZE_MEMORY_TYPE_HOST     ? PI_MEM_TYPE_HOST
-                       : props.type == ZE_MEMORY_TYPE_DEVICE ? PI_MEM_TYPE_DEVICE
-                       : props.type == ZE_MEMORY_TYPE_SHARED ? PI_MEM_TYPE_SHARED
-                                                             : PI_MEM_TYPE_UNKNOWN);
+    return put_u32(&o,
+                   props.type == ZE_MEMORY_TYPE_HOST     ? PI_MEM_TYPE_HOST
+                   : props.type == ZE_MEMORY_TYPE_DEVICE ? PI_MEM_TYPE_DEVICE
+                   : props.type == ZE_MEMORY_TYPE_SHARED ? PI_MEM_TYPE_SHARED
+                                                         : PI_MEM_TYPE_UNKNOWN);
   case PI_MEM_ALLOC_BASE_PTR:
   case PI_MEM_ALLOC_SIZE:
     r = ZE_CALL(zeMemGetAddressRange, context->ze, ptr, &base, &size);
@@ -225,43 +213,34 @@ static pi_result fill2d(const char *fn, pi_queue queue, void *ptr,
                  false, false, append_fill2d, &op, NULL);
 }
 
-pi_result lz_piextUSMEnqueueFill2D(pi_queue queue, void *ptr,
-                                   size_t pitch, size_t pattern_size,
-                                   const void *pattern, size_t width,
-                                   size_t height,
-                                   pi_uint32 num_events_in_waitlist,
-                                   const pi_event *events_waitlist,
-                                   pi_event *event) {
-  return fill2d(FN, queue, ptr, pitch, pattern, pattern_size, width, height,
-                num_events_in_waitlist, events_waitlist, event);
+pi_result backend_usm_fill2d(const struct command *c, void *ptr, size_t pitch,
+                             size_t pattern_size, const void *pattern,
+                             size_t width, size_t height) {
+  return fill2d(c->fn, c->queue, ptr, pitch, pattern, pattern_size, width,
+                height, c->nwait, c->wait, c->event);
 }
 
-pi_result lz_piextUSMEnqueueMemset2D(pi_queue queue, void *ptr,
-                                     size_t pitch, int value,
-                                     size_t width, size_t height,
-                                     pi_uint32 num_events_in_waitlist,
-                                     const pi_event *events_waitlist,
-                                     pi_event *event) {
+pi_result backend_usm_memset2d(const struct command *c, void *ptr, size_t pitch,
+                               int value, size_t width, size_t height) {
   unsigned char byte = (unsigned char)value;
-  return fill2d(FN, queue, ptr, pitch, &byte, 1, width, height,
-                num_events_in_waitlist, events_waitlist, event);
+  return fill2d(c->fn, c->queue, ptr, pitch, &byte, 1, width, height,
+                c->nwait, c->wait, c->event);
 }
 
 /* One region copy with both pitches. */
-pi_result lz_piextUSMEnqueueMemcpy2D(
-    pi_queue queue, pi_bool blocking, void *dst_ptr, size_t dst_pitch,
-    const void *src_ptr, size_t src_pitch, size_t width, size_t height,
-    pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist,
-    pi_event *event) {
-  REQUIRE(dst_ptr != NULL && src_ptr != NULL);
+pi_result backend_usm_memcpy2d(const struct command *c, pi_bool blocking,
+                               void *dst_ptr, size_t dst_pitch,
+                               const void *src_ptr, size_t src_pitch,
+                               size_t width, size_t height) {
+  REQUIRE_IN(c->fn, dst_ptr != NULL && src_ptr != NULL);
   const size_t zero[3] = {0, 0, 0}, region[3] = {width, height, 1};
   struct rect_op op;
-  pi_result r = rect_setup(FN, &op, dst_ptr, zero, dst_pitch, 0, src_ptr, zero,
-                           src_pitch, 0, region);
+  pi_result r = rect_setup(c->fn, &op, dst_ptr, zero, dst_pitch, 0, src_ptr,
+                           zero, src_pitch, 0, region);
   if (r != PI_SUCCESS)
     return r;
-  return enqueue(FN, queue, PI_COMMAND_TYPE_SVM_MEMCPY, num_events_in_waitlist,
-                 events_waitlist, event, blocking, false, append_rect, &op,
+  return enqueue(c->fn, c->queue, PI_COMMAND_TYPE_SVM_MEMCPY, c->nwait,
+                 c->wait, c->event, blocking, false, append_rect, &op,
                  NULL);
 }
 

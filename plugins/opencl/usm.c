@@ -114,49 +114,40 @@ pi_result queue_state(const char *fn, pi_queue queue, cl_device_id *dev,
   return r;
 }
 
-pi_result ocl_piextUSMEnqueueFill(pi_queue queue, void *ptr,
-                                  const void *pattern,
-                                  size_t patternSize, size_t count,
-                                  pi_uint32 num_events_in_waitlist,
-                                  const pi_event *events_waitlist,
-                                  pi_event *event) {
+pi_result backend_usm_fill(const struct command *c, void *ptr,
+                           const void *pattern, size_t patternSize,
+                           size_t count) {
   const struct platform_state *ps = NULL;
-  QUEUE_USM(queue, ps, clEnqueueMemFillINTEL);
-  return EXT_CALL(ps, clEnqueueMemFillINTEL, (cl_command_queue)queue, ptr,
-                  pattern, patternSize, count,
-                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+  QUEUE_USM_IN(c->fn, c->queue, ps, clEnqueueMemFillINTEL);
+  return EXT_CALL_IN(c->fn, ps, clEnqueueMemFillINTEL,
+                     (cl_command_queue)c->queue, ptr, pattern, patternSize,
+                     count, WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
-pi_result ocl_piextUSMEnqueueMemcpy(pi_queue queue, pi_bool blocking,
-                                    void *dst_ptr, const void *src_ptr,
-                                    size_t size,
-                                    pi_uint32 num_events_in_waitlist,
-                                    const pi_event *events_waitlist,
-                                    pi_event *event) {
+pi_result backend_usm_memcpy(const struct command *c, pi_bool blocking,
+                             void *dst_ptr, const void *src_ptr, size_t size) {
   const struct platform_state *ps = NULL;
-  QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL);
-  return EXT_CALL(ps, clEnqueueMemcpyINTEL, (cl_command_queue)queue, blocking,
-                  dst_ptr, src_ptr, size,
-                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+  QUEUE_USM_IN(c->fn, c->queue, ps, clEnqueueMemcpyINTEL);
+  return EXT_CALL_IN(c->fn, ps, clEnqueueMemcpyINTEL,
+                     (cl_command_queue)c->queue, blocking, dst_ptr, src_ptr,
+                     size, WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
 /* A hint: clEnqueueMigrateMemINTEL where the platform has it, else a marker
  * standing for the (empty) migration. */
-pi_result ocl_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
-                                      size_t size,
-                                      pi_usm_migration_flags flags,
-                                      pi_uint32 num_events_in_waitlist,
-                                      const pi_event *events_waitlist,
-                                      pi_event *event) {
+pi_result backend_usm_prefetch(const struct command *c, const void *ptr,
+                               size_t size) {
   const struct platform_state *ps = NULL;
-  TRY(usm_migration_flags_check(FN, flags));
-  QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL); /* any USM entry: has USM */
+  QUEUE_USM_IN(c->fn, c->queue, ps,
+               clEnqueueMemcpyINTEL); /* any USM entry: has USM */
   if (!ps->ext.clEnqueueMigrateMemINTEL)
-    return CL_CALL(clEnqueueMarkerWithWaitList, (cl_command_queue)queue,
-                   WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
-  return EXT_CALL(ps, clEnqueueMigrateMemINTEL, (cl_command_queue)queue, ptr,
-                  size, 0 /* to the queue's device */,
-                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+    return CL_CALL_IN(c->fn, clEnqueueMarkerWithWaitList,
+                      (cl_command_queue)c->queue,
+                      WAIT_ARGS(c->nwait, c->wait, c->event));
+  return EXT_CALL_IN(c->fn, ps, clEnqueueMigrateMemINTEL,
+                     (cl_command_queue)c->queue, ptr, size,
+                     0 /* to the queue's device */,
+                     WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
 /* PI's advice values are CUDA's and HIP's; cl_intel_unified_shared_memory
@@ -243,44 +234,34 @@ static pi_result enqueue_rows(const char *fn, pi_queue queue,
       fn, op->src ? "clEnqueueMemcpyINTEL" : "clEnqueueMemFillINTEL", err);
 }
 
-pi_result ocl_piextUSMEnqueueFill2D(pi_queue queue, void *ptr,
-                                    size_t pitch, size_t pattern_size,
-                                    const void *pattern, size_t width,
-                                    size_t height,
-                                    pi_uint32 num_events_in_waitlist,
-                                    const pi_event *events_waitlist,
-                                    pi_event *event) {
+pi_result backend_usm_fill2d(const struct command *c, void *ptr, size_t pitch,
+                             size_t pattern_size, const void *pattern,
+                             size_t width, size_t height) {
   struct rows op = {NULL, ptr, NULL, pitch, 0, width, pattern, pattern_size};
-  QUEUE_USM(queue, op.ps, clEnqueueMemFillINTEL);
-  return enqueue_rows(FN, queue, &op, height, PI_FALSE, num_events_in_waitlist,
-                      events_waitlist, event);
+  QUEUE_USM_IN(c->fn, c->queue, op.ps, clEnqueueMemFillINTEL);
+  return enqueue_rows(c->fn, c->queue, &op, height, PI_FALSE, c->nwait,
+                      c->wait, c->event);
 }
 
-pi_result ocl_piextUSMEnqueueMemset2D(pi_queue queue, void *ptr,
-                                      size_t pitch, int value,
-                                      size_t width, size_t height,
-                                      pi_uint32 num_events_in_waitlist,
-                                      const pi_event *events_waitlist,
-                                      pi_event *event) {
+pi_result backend_usm_memset2d(const struct command *c, void *ptr, size_t pitch,
+                               int value, size_t width, size_t height) {
   unsigned char byte = (unsigned char)value;
   struct rows op = {NULL, ptr, NULL, pitch, 0, width, &byte, 1};
-  QUEUE_USM(queue, op.ps, clEnqueueMemFillINTEL);
-  return enqueue_rows(FN, queue, &op, height, PI_FALSE, num_events_in_waitlist,
-                      events_waitlist, event);
+  QUEUE_USM_IN(c->fn, c->queue, op.ps, clEnqueueMemFillINTEL);
+  return enqueue_rows(c->fn, c->queue, &op, height, PI_FALSE, c->nwait,
+                      c->wait, c->event);
 }
 
-pi_result
-ocl_piextUSMEnqueueMemcpy2D(pi_queue queue, pi_bool blocking, void *dst_ptr,
-                            size_t dst_pitch, const void *src_ptr,
-                            size_t src_pitch, size_t width, size_t height,
-                            pi_uint32 num_events_in_waitlist,
-                            const pi_event *events_waitlist, pi_event *event) {
+pi_result backend_usm_memcpy2d(const struct command *c, pi_bool blocking,
+                               void *dst_ptr, size_t dst_pitch,
+                               const void *src_ptr, size_t src_pitch,
+                               size_t width, size_t height) {
   struct rows op = {NULL,      dst_ptr, src_ptr, dst_pitch,
                     src_pitch, width,   NULL,    0};
-  REQUIRE(src_ptr != NULL);
-  QUEUE_USM(queue, op.ps, clEnqueueMemcpyINTEL);
-  return enqueue_rows(FN, queue, &op, height, blocking, num_events_in_waitlist,
-                      events_waitlist, event);
+  REQUIRE_IN(c->fn, src_ptr != NULL);
+  QUEUE_USM_IN(c->fn, c->queue, op.ps, clEnqueueMemcpyINTEL);
+  return enqueue_rows(c->fn, c->queue, &op, height, blocking, c->nwait,
+                      c->wait, c->event);
 }
 
 /* Importing host memory only speeds up copies (pinning); OpenCL has no such
