@@ -85,6 +85,21 @@ pi_result common_piProgramCreateWithBinary(
 
 /* ---- Commands ----------------------------------------------------------- */
 
+/* A command's hook takes the command (struct command) and the call's own
+ * arguments; RUN_COMMAND checks the queue first, RUN_AS_GIVEN leaves the
+ * handles to the backend (the CUDA plugin fails every image command alike,
+ * whatever the handles). */
+#define RUN_AS_GIVEN(hook, queue, nwait, wait, event, ...)                     \
+  do {                                                                         \
+    const struct command c = {FN, (queue), (nwait), (wait), (event)};          \
+    return hook(&c, __VA_ARGS__);                                              \
+  } while (0)
+#define RUN_COMMAND(hook, queue, nwait, wait, event, ...)                      \
+  do {                                                                         \
+    NEED(queue, PI_ERROR_INVALID_QUEUE);                                       \
+    RUN_AS_GIVEN(hook, queue, nwait, wait, event, __VA_ARGS__);                \
+  } while (0)
+
 pi_result common_piEnqueueKernelLaunch(
     pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
     const size_t *global_work_offset, const size_t *global_work_size,
@@ -150,6 +165,64 @@ pi_result common_piEnqueueMemBufferCopyRect(
                                   event_wait_list, event);
 }
 
+pi_result common_piEnqueueMemBufferFill(
+    pi_queue command_queue, pi_mem buffer, const void *pattern,
+    size_t pattern_size, size_t offset, size_t size,
+    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
+    pi_event *event) {
+  RUN_COMMAND(backend_buffer_fill, command_queue, num_events_in_wait_list,
+              event_wait_list, event, buffer, pattern, pattern_size, offset,
+              size);
+}
+
+pi_result common_piEnqueueMemUnmap(pi_queue command_queue, pi_mem memobj,
+                                   void *mapped_ptr,
+                                   pi_uint32 num_events_in_wait_list,
+                                   const pi_event *event_wait_list,
+                                   pi_event *event) {
+  RUN_COMMAND(backend_unmap, command_queue, num_events_in_wait_list,
+              event_wait_list, event, memobj, mapped_ptr);
+}
+
+/* piEnqueueMemImageRead and piEnqueueMemImageWrite take the same arguments,
+ * but that a write only reads ptr. */
+#define IMAGE_RW(name, read, ptr_type)                                         \
+  pi_result common_##name(                                                     \
+      pi_queue command_queue, pi_mem image, pi_bool blocking,                  \
+      pi_image_offset origin, pi_image_region region, size_t row_pitch,        \
+      size_t slice_pitch, ptr_type ptr, pi_uint32 num_events_in_wait_list,     \
+      const pi_event *event_wait_list, pi_event *event) {                      \
+    const struct image_rw rw = {read,        blocking,  image,                 \
+                                origin,      region,    row_pitch,             \
+                                slice_pitch, (void *)ptr};                     \
+    RUN_AS_GIVEN(backend_image_rw, command_queue, num_events_in_wait_list,     \
+                 event_wait_list, event, &rw);                                 \
+  }
+IMAGE_RW(piEnqueueMemImageRead, true, void *)
+IMAGE_RW(piEnqueueMemImageWrite, false, const void *)
+
+pi_result common_piEnqueueMemImageCopy(
+    pi_queue command_queue, pi_mem src_image, pi_mem dst_image,
+    pi_image_offset src_origin, pi_image_offset dst_origin,
+    pi_image_region region, pi_uint32 num_events_in_wait_list,
+    const pi_event *event_wait_list, pi_event *event) {
+  struct copy_coords cc;
+  TRY(image_copy_coords(FN, src_origin, dst_origin, region, &cc));
+  RUN_AS_GIVEN(backend_image_copy, command_queue, num_events_in_wait_list,
+               event_wait_list, event, src_image, dst_image, &cc);
+}
+
+pi_result common_piEnqueueMemImageFill(pi_queue command_queue, pi_mem image,
+                                       const void *fill_color,
+                                       const size_t *origin,
+                                       const size_t *region,
+                                       pi_uint32 num_events_in_wait_list,
+                                       const pi_event *event_wait_list,
+                                       pi_event *event) {
+  RUN_AS_GIVEN(backend_image_fill, command_queue, num_events_in_wait_list,
+               event_wait_list, event, image, fill_color, origin, region);
+}
+
 /* ---- USM ---------------------------------------------------------------- */
 
 static pi_result usm_alloc(const char *fn, const struct usm_alloc *a,
@@ -186,15 +259,7 @@ pi_result common_piextUSMHostAlloc(void **result_ptr, pi_context context,
 USM_ALLOC_ON_DEVICE(piextUSMDeviceAlloc, USM_DEVICE)
 USM_ALLOC_ON_DEVICE(piextUSMSharedAlloc, USM_SHARED)
 
-/* The USM commands: the queue is checked here, the rest by the backend,
- * whose hook takes the command (struct command) and the call's own
- * arguments. */
-#define RUN_COMMAND(hook, queue, nwait, wait, event, ...)                      \
-  do {                                                                         \
-    NEED(queue, PI_ERROR_INVALID_QUEUE);                                       \
-    const struct command c = {FN, (queue), (nwait), (wait), (event)};          \
-    return hook(&c, __VA_ARGS__);                                              \
-  } while (0)
+/* ---- USM commands -------------------------------------------------------- */
 
 pi_result common_piextUSMEnqueueFill(pi_queue queue, void *ptr,
                                      const void *pattern, size_t patternSize,

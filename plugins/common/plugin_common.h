@@ -362,6 +362,12 @@ pi_result program_no_source(const char *fn, const char *why,
 #define COMMON_ENTRY_piextUSMEnqueueFill2D COMMON,
 #define COMMON_ENTRY_piextUSMEnqueueMemset2D COMMON,
 #define COMMON_ENTRY_piextUSMEnqueueMemcpy2D COMMON,
+#define COMMON_ENTRY_piEnqueueMemBufferFill COMMON,
+#define COMMON_ENTRY_piEnqueueMemImageRead COMMON,
+#define COMMON_ENTRY_piEnqueueMemImageWrite COMMON,
+#define COMMON_ENTRY_piEnqueueMemImageCopy COMMON,
+#define COMMON_ENTRY_piEnqueueMemImageFill COMMON,
+#define COMMON_ENTRY_piEnqueueMemUnmap COMMON,
 
 /* A marked name turns the first argument into "COMMON, common_<name>", so
  * the second is common_<name>; an unmarked one leaves <prefix><name> second. */
@@ -443,6 +449,34 @@ pi_result backend_usm_memcpy2d(const struct command *c, pi_bool blocking,
                                void *dst_ptr, size_t dst_pitch,
                                const void *src_ptr, size_t src_pitch,
                                size_t width, size_t height);
+
+/* piEnqueueMemBufferFill and piEnqueueMemUnmap. */
+pi_result backend_buffer_fill(const struct command *c, pi_mem buffer,
+                              const void *pattern, size_t pattern_size,
+                              size_t offset, size_t size);
+pi_result backend_unmap(const struct command *c, pi_mem memobj,
+                        void *mapped_ptr);
+
+/* The image commands, their handles unchecked: piEnqueueMemImageRead
+ * (`read`) and piEnqueueMemImageWrite (then `ptr` is only read), */
+struct image_rw {
+  bool read;
+  pi_bool blocking;
+  pi_mem image;
+  pi_image_offset origin;
+  pi_image_region region;
+  size_t row_pitch, slice_pitch;
+  void *ptr;
+};
+pi_result backend_image_rw(const struct command *c, const struct image_rw *rw);
+
+/* piEnqueueMemImageCopy, its origins and region read (cc), and
+ * piEnqueueMemImageFill. */
+pi_result backend_image_copy(const struct command *c, pi_mem src_image,
+                             pi_mem dst_image, const struct copy_coords *cc);
+pi_result backend_image_fill(const struct command *c, pi_mem image,
+                             const void *fill_color, const size_t *origin,
+                             const size_t *region);
 
 /* piEnqueueKernelLaunch, and piextEnqueueCooperativeKernelLaunch where
  * `cooperative`. */

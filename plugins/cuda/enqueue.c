@@ -406,64 +406,39 @@ pi_result fill(const char *fn, CUstream s, CUdeviceptr dst,
   return PI_SUCCESS;
 }
 
-pi_result cu_piEnqueueMemBufferFill(pi_queue command_queue,
-                                    pi_mem buffer, const void *pattern,
-                                    size_t pattern_size, size_t offset,
-                                    size_t size,
-                                    pi_uint32 num_events_in_wait_list,
-                                    const pi_event *event_wait_list,
-                                    pi_event *event) {
-  TRY(check_range(FN, buffer, offset, size));
-  REQUIRE(pattern != NULL && pattern_size > 0 && size % pattern_size == 0);
+pi_result backend_buffer_fill(const struct command *c, pi_mem buffer,
+                              const void *pattern, size_t pattern_size,
+                              size_t offset, size_t size) {
+  TRY(check_range(c->fn, buffer, offset, size));
+  REQUIRE_IN(c->fn,
+             pattern != NULL && pattern_size > 0 && size % pattern_size == 0);
   pi_event ev = NULL;
   pi_result r =
-      cmd_start(FN, command_queue, num_events_in_wait_list, event_wait_list,
-                event, PI_COMMAND_TYPE_MEM_BUFFER_FILL, &ev);
+      cmd_start(c->fn, c->queue, c->nwait, c->wait,
+                c->event, PI_COMMAND_TYPE_MEM_BUFFER_FILL, &ev);
   if (r != PI_SUCCESS)
     return r;
-  r = fill(FN, command_queue->stream, buffer->ptr + offset, pattern,
+  r = fill(c->fn, c->queue->stream, buffer->ptr + offset, pattern,
            pattern_size, size);
-  return cmd_finish(FN, command_queue, r, ev, event, false);
+  return cmd_finish(c->fn, c->queue, r, ev, c->event, false);
 }
 
 /* CUDA buffers only: every image command fails alike. */
 UNUSED_PARAMETERS_BEGIN
 
-pi_result cu_piEnqueueMemImageRead(
-    pi_queue command_queue, pi_mem image, pi_bool blocking_read,
-    pi_image_offset origin, pi_image_region region, size_t row_pitch,
-    size_t slice_pitch, void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return no_images(FN);
+pi_result backend_image_rw(const struct command *c, const struct image_rw *rw) {
+  return no_images(c->fn);
 }
 
-pi_result
-cu_piEnqueueMemImageWrite(pi_queue command_queue, pi_mem image,
-                          pi_bool blocking_write, pi_image_offset origin,
-                          pi_image_region region, size_t input_row_pitch,
-                          size_t input_slice_pitch, const void *ptr,
-                          pi_uint32 num_events_in_wait_list,
-                          const pi_event *event_wait_list, pi_event *event) {
-  return no_images(FN);
+pi_result backend_image_copy(const struct command *c, pi_mem src_image,
+                             pi_mem dst_image, const struct copy_coords *cc) {
+  return no_images(c->fn);
 }
 
-pi_result
-cu_piEnqueueMemImageCopy(pi_queue command_queue, pi_mem src_image,
-                         pi_mem dst_image, pi_image_offset src_origin,
-                         pi_image_offset dst_origin, pi_image_region region,
-                         pi_uint32 num_events_in_wait_list,
-                         const pi_event *event_wait_list, pi_event *event) {
-  return no_images(FN);
-}
-
-pi_result cu_piEnqueueMemImageFill(pi_queue command_queue, pi_mem image,
-                                   const void *fill_color,
-                                   const size_t *origin,
-                                   const size_t *region,
-                                   pi_uint32 num_events_in_wait_list,
-                                   const pi_event *event_wait_list,
-                                   pi_event *event) {
-  return no_images(FN);
+pi_result backend_image_fill(const struct command *c, pi_mem image,
+                             const void *fill_color, const size_t *origin,
+                             const size_t *region) {
+  return no_images(c->fn);
 }
 
 UNUSED_PARAMETERS_END
@@ -527,18 +502,15 @@ pi_result cu_piEnqueueMemBufferMap(pi_queue command_queue, pi_mem buffer,
   return PI_SUCCESS;
 }
 
-pi_result cu_piEnqueueMemUnmap(pi_queue command_queue, pi_mem memobj,
-                               void *mapped_ptr,
-                               pi_uint32 num_events_in_wait_list,
-                               const pi_event *event_wait_list,
-                               pi_event *event) {
-  REQUIRE(memobj != NULL && mapped_ptr != NULL);
+pi_result backend_unmap(const struct command *c, pi_mem memobj,
+                        void *mapped_ptr) {
+  REQUIRE_IN(c->fn, memobj != NULL && mapped_ptr != NULL);
   struct mapping *mp = NULL;
   if (memobj->host) {
     char *p = mapped_ptr;
     if (p < memobj->host || p > memobj->host + memobj->size)
       return fail(PI_ERROR_INVALID_VALUE,
-                  "%s: the pointer is not a mapping of this buffer", FN);
+                  "%s: the pointer is not a mapping of this buffer", c->fn);
   } else {
     pthread_mutex_lock(&memobj->lock);
     for (struct mapping **link = &memobj->maps; *link; link = &(*link)->next)
@@ -550,19 +522,19 @@ pi_result cu_piEnqueueMemUnmap(pi_queue command_queue, pi_mem memobj,
     pthread_mutex_unlock(&memobj->lock);
     if (!mp)
       return fail(PI_ERROR_INVALID_VALUE,
-                  "%s: the pointer is not a mapping of this buffer", FN);
+                  "%s: the pointer is not a mapping of this buffer", c->fn);
   }
   pi_event ev = NULL;
   pi_result r =
-      cmd_start(FN, command_queue, num_events_in_wait_list, event_wait_list,
-                event, PI_COMMAND_TYPE_MEM_BUFFER_UNMAP, &ev);
+      cmd_start(c->fn, c->queue, c->nwait, c->wait,
+                c->event, PI_COMMAND_TYPE_MEM_BUFFER_UNMAP, &ev);
   /* A copy from pageable memory returns once the source is taken. */
   if (r == PI_SUCCESS && mp && mp->size &&
       (mp->flags & (PI_MAP_WRITE | PI_MAP_WRITE_INVALIDATE_REGION)))
-    r = CU(cuMemcpyHtoDAsync, memobj->ptr + mp->offset, mp->ptr, mp->size,
-           command_queue->stream);
+    r = CUF(c->fn, cuMemcpyHtoDAsync, memobj->ptr + mp->offset, mp->ptr,
+            mp->size, c->queue->stream);
   if (ev || r == PI_SUCCESS)
-    r = cmd_finish(FN, command_queue, r, ev, event, false);
+    r = cmd_finish(c->fn, c->queue, r, ev, c->event, false);
   if (r != PI_SUCCESS && mp) {
     /* Still mapped: put it back. */
     pthread_mutex_lock(&memobj->lock);

@@ -102,88 +102,47 @@ pi_result backend_buffer_copy_rect(const char *fn, pi_queue queue,
                            pitches[3], WAIT_ARGS(nwait, wait, event)));
 }
 
-pi_result ocl_piEnqueueMemBufferFill(pi_queue command_queue,
-                                     pi_mem buffer, const void *pattern,
-                                     size_t pattern_size, size_t offset,
-                                     size_t size,
-                                     pi_uint32 num_events_in_wait_list,
-                                     const pi_event *event_wait_list,
-                                     pi_event *event) {
-  return CL_CALL(clEnqueueFillBuffer, (cl_command_queue)command_queue,
+pi_result backend_buffer_fill(const struct command *c, pi_mem buffer,
+                              const void *pattern, size_t pattern_size,
+                              size_t offset, size_t size) {
+  return CL_CALL_IN(c->fn, clEnqueueFillBuffer, (cl_command_queue)c->queue,
                  (cl_mem)buffer, pattern, pattern_size, offset, size,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+                 WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
-/* clEnqueueReadImage, or clEnqueueWriteImage when `write` (then `ptr` is
- * only read). */
-static pi_result image_rw(const char *fn, int write, pi_queue queue,
-                          pi_mem image, pi_bool blocking,
-                          pi_image_offset origin, pi_image_region region,
-                          size_t row_pitch, size_t slice_pitch, void *ptr,
-                          pi_uint32 nwait, const pi_event *wait,
-                          pi_event *event) {
-  if (!origin || !region)
+/* clEnqueueReadImage, or clEnqueueWriteImage. */
+pi_result backend_image_rw(const struct command *c, const struct image_rw *rw) {
+  if (!rw->origin || !rw->region)
     return fail(PI_ERROR_INVALID_VALUE,
-                "%s: the origin and the region must not be NULL", fn);
-  const size_t o[3] = XYZ(origin, x, y, z);
-  const size_t r[3] = XYZ(region, width, height, depth);
-  cl_command_queue q = (cl_command_queue)queue;
-  if (write)
-    return check_cl(fn, "clEnqueueWriteImage",
-                    ICD_CALL(clEnqueueWriteImage, q, (cl_mem)image, blocking, o,
-                             r, row_pitch, slice_pitch, ptr,
-                             WAIT_ARGS(nwait, wait, event)));
-  return check_cl(fn, "clEnqueueReadImage",
-                  ICD_CALL(clEnqueueReadImage, q, (cl_mem)image, blocking, o, r,
-                           row_pitch, slice_pitch, ptr,
-                           WAIT_ARGS(nwait, wait, event)));
+                "%s: the origin and the region must not be NULL", c->fn);
+  const size_t o[3] = XYZ(rw->origin, x, y, z);
+  const size_t r[3] = XYZ(rw->region, width, height, depth);
+  cl_command_queue q = (cl_command_queue)c->queue;
+  if (!rw->read)
+    return check_cl(c->fn, "clEnqueueWriteImage",
+                    ICD_CALL(clEnqueueWriteImage, q, (cl_mem)rw->image,
+                             rw->blocking, o, r, rw->row_pitch,
+                             rw->slice_pitch, rw->ptr,
+                             WAIT_ARGS(c->nwait, c->wait, c->event)));
+  return check_cl(c->fn, "clEnqueueReadImage",
+                  ICD_CALL(clEnqueueReadImage, q, (cl_mem)rw->image,
+                           rw->blocking, o, r, rw->row_pitch, rw->slice_pitch,
+                           rw->ptr, WAIT_ARGS(c->nwait, c->wait, c->event)));
 }
 
-pi_result ocl_piEnqueueMemImageRead(
-    pi_queue command_queue, pi_mem image, pi_bool blocking_read,
-    pi_image_offset origin, pi_image_region region, size_t row_pitch,
-    size_t slice_pitch, void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return image_rw(FN, 0, command_queue, image, blocking_read, origin, region,
-                  row_pitch, slice_pitch, ptr, num_events_in_wait_list,
-                  event_wait_list, event);
+pi_result backend_image_copy(const struct command *c, pi_mem src_image,
+                             pi_mem dst_image, const struct copy_coords *cc) {
+  return CL_CALL_IN(c->fn, clEnqueueCopyImage, (cl_command_queue)c->queue,
+                    (cl_mem)src_image, (cl_mem)dst_image, cc->src, cc->dst,
+                    cc->region, WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
-pi_result
-ocl_piEnqueueMemImageWrite(pi_queue command_queue, pi_mem image,
-                           pi_bool blocking_write, pi_image_offset origin,
-                           pi_image_region region, size_t input_row_pitch,
-                           size_t input_slice_pitch, const void *ptr,
-                           pi_uint32 num_events_in_wait_list,
-                           const pi_event *event_wait_list, pi_event *event) {
-  return image_rw(FN, 1, command_queue, image, blocking_write, origin, region,
-                  input_row_pitch, input_slice_pitch, (void *)ptr,
-                  num_events_in_wait_list, event_wait_list, event);
-}
-
-pi_result
-ocl_piEnqueueMemImageCopy(pi_queue command_queue, pi_mem src_image,
-                          pi_mem dst_image, pi_image_offset src_origin,
-                          pi_image_offset dst_origin, pi_image_region region,
-                          pi_uint32 num_events_in_wait_list,
-                          const pi_event *event_wait_list, pi_event *event) {
-  struct copy_coords c;
-  TRY(image_copy_coords(FN, src_origin, dst_origin, region, &c));
-  return CL_CALL(clEnqueueCopyImage, (cl_command_queue)command_queue,
-                 (cl_mem)src_image, (cl_mem)dst_image, c.src, c.dst, c.region,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
-}
-
-pi_result ocl_piEnqueueMemImageFill(pi_queue command_queue, pi_mem image,
-                                    const void *fill_color,
-                                    const size_t *origin,
-                                    const size_t *region,
-                                    pi_uint32 num_events_in_wait_list,
-                                    const pi_event *event_wait_list,
-                                    pi_event *event) {
-  return CL_CALL(clEnqueueFillImage, (cl_command_queue)command_queue,
+pi_result backend_image_fill(const struct command *c, pi_mem image,
+                             const void *fill_color, const size_t *origin,
+                             const size_t *region) {
+  return CL_CALL_IN(c->fn, clEnqueueFillImage, (cl_command_queue)c->queue,
                  (cl_mem)image, fill_color, origin, region,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+                 WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
 pi_result ocl_piEnqueueMemBufferMap(pi_queue command_queue,
@@ -213,12 +172,9 @@ pi_result ocl_piEnqueueMemBufferMap(pi_queue command_queue,
   return CL_CHECK(clEnqueueMapBuffer, err);
 }
 
-pi_result ocl_piEnqueueMemUnmap(pi_queue command_queue, pi_mem memobj,
-                                void *mapped_ptr,
-                                pi_uint32 num_events_in_wait_list,
-                                const pi_event *event_wait_list,
-                                pi_event *event) {
-  return CL_CALL(clEnqueueUnmapMemObject, (cl_command_queue)command_queue,
+pi_result backend_unmap(const struct command *c, pi_mem memobj,
+                        void *mapped_ptr) {
+  return CL_CALL_IN(c->fn, clEnqueueUnmapMemObject, (cl_command_queue)c->queue,
                  (cl_mem)memobj, mapped_ptr,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+                 WAIT_ARGS(c->nwait, c->wait, c->event));
 }
