@@ -83,6 +83,33 @@ pi_result common_piProgramCreateWithBinary(
   return backend_program_with_binary(FN, context, &b, ret_program);
 }
 
+/* OpenCL C source, where the backend compiles it. */
+pi_result common_piclProgramCreateWithSource(pi_context context,
+                                             pi_uint32 count,
+                                             const char **strings,
+                                             const size_t *lengths,
+                                             pi_program *ret_program) {
+  if (this_backend.program_with_source)
+    return this_backend.program_with_source(context, count, strings, lengths,
+                                            ret_program);
+  if (ret_program)
+    *ret_program = NULL;
+  return fail(PI_ERROR_INVALID_OPERATION, "%s: %s", FN,
+              this_backend.no_source);
+}
+
+pi_result common_piProgramCompile(
+    pi_program program, pi_uint32 num_devices, const pi_device *device_list,
+    const char *options, pi_uint32 num_input_headers,
+    const pi_program *input_headers, const char **header_include_names,
+    void (*pfn_notify)(pi_program program, void *user_data), void *user_data) {
+  const struct program_compile in = {
+      num_devices,          device_list, options,  num_input_headers,
+      input_headers, header_include_names, pfn_notify, user_data};
+  NEED(program, PI_ERROR_INVALID_PROGRAM);
+  return backend_program_compile(FN, program, &in);
+}
+
 /* ---- Commands ----------------------------------------------------------- */
 
 /* A command's hook takes the command (struct command) and the call's own

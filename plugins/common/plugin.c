@@ -1,6 +1,5 @@
 /*
- * plugin.c: the version check and version string of piPluginInit, and
- * piclProgramCreateWithSource of a plugin that compiles no OpenCL C.
+ * plugin.c: the version check and version string of piPluginInit.
  */
 #include "plugin_common.h"
 
@@ -24,11 +23,4 @@ pi_result plugin_init_version(pi_plugin *plugin) {
   snprintf(plugin->PluginVersion, sizeof plugin->PluginVersion, "%s.%s",
            _PI_H_VERSION_STRING, this_backend.revision);
   return PI_SUCCESS;
-}
-
-pi_result program_no_source(const char *fn, const char *why,
-                            pi_program *ret_program) {
-  if (ret_program)
-    *ret_program = NULL;
-  return fail(PI_ERROR_INVALID_OPERATION, "%s: %s", fn, why);
 }

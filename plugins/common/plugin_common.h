@@ -304,6 +304,10 @@ struct backend {
   const char *compiler; /* whose options piPluginGetBackendOption gives */
   /* Those options for DPC++'s "", "-O0", "-O1", "-O2" and "-O3". */
   const char *const options[5];
+  /* piclProgramCreateWithSource where the backend compiles OpenCL C; else
+   * NULL, and no_source says why it does not and what to do instead. */
+  pi_fn_piclProgramCreateWithSource program_with_source;
+  const char *no_source;
 };
 extern const struct backend this_backend;
 
@@ -312,10 +316,6 @@ extern const struct backend this_backend;
  * "." this_backend.revision. */
 pi_result plugin_init_version(pi_plugin *plugin);
 
-/* piclProgramCreateWithSource of a plugin whose backend compiles no OpenCL
- * C: *ret_program is NULL, and it fails saying `why`. */
-pi_result program_no_source(const char *fn, const char *why,
-                            pi_program *ret_program);
 
 /* ---- Entry points defined once for every plugin ------------------------
  * Where every backend checks a PI call's arguments alike and only the work
@@ -368,6 +368,8 @@ pi_result program_no_source(const char *fn, const char *why,
 #define COMMON_ENTRY_piEnqueueMemImageCopy COMMON,
 #define COMMON_ENTRY_piEnqueueMemImageFill COMMON,
 #define COMMON_ENTRY_piEnqueueMemUnmap COMMON,
+#define COMMON_ENTRY_piclProgramCreateWithSource COMMON,
+#define COMMON_ENTRY_piProgramCompile COMMON,
 
 /* A marked name turns the first argument into "COMMON, common_<name>", so
  * the second is common_<name>; an unmarked one leaves <prefix><name> second. */
@@ -575,6 +577,20 @@ PLUGIN_DEVICE_INFO_ENTRIES(X)
 pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
                                  const struct info_out *o, const void *input,
                                  size_t input_size);
+
+/* piProgramCompile, its program not NULL. */
+struct program_compile {
+  pi_uint32 num_devices;
+  const pi_device *device_list;
+  const char *options;
+  pi_uint32 num_input_headers;
+  const pi_program *input_headers;
+  const char **header_include_names;
+  void (*pfn_notify)(pi_program program, void *user_data);
+  void *user_data;
+};
+pi_result backend_program_compile(const char *fn, pi_program program,
+                                  const struct program_compile *in);
 
 #pragma GCC visibility pop
 

@@ -14,6 +14,9 @@ const struct backend this_backend = {
     .revision = PLUGIN_REVISION,
     .compiler = "CUDA JIT",
     .options = {"", "-O0", "-O1", "-O2", "-O3"},
+    .no_source = "the CUDA driver cannot compile OpenCL C source; compile the "
+                 "kernels to PTX (nvcc -ptx, clang --cuda-device-only) and use "
+                 "piProgramCreateWithBinary",
 };
 
 /* Frees the platform and what the plugin holds of the driver (the devices'

@@ -273,21 +273,6 @@ pi_result cu_piProgramCreate(pi_context context, const void *il,
   return program_new(FN, context, il, length, IMAGE_PTX, res_program);
 }
 
-UNUSED_PARAMETERS_BEGIN
-pi_result cu_piclProgramCreateWithSource(pi_context context,
-                                         pi_uint32 count,
-                                         const char **strings,
-                                         const size_t *lengths,
-                                         pi_program *ret_program) {
-  return program_no_source(
-      FN,
-      "the CUDA driver cannot compile OpenCL C source; compile the kernels "
-      "to PTX (nvcc -ptx, clang --cuda-device-only) and use "
-      "piProgramCreateWithBinary",
-      ret_program);
-}
-UNUSED_PARAMETERS_END
-
 /* PTX text, a cubin or a fatbin for the context's device. */
 pi_result backend_program_with_binary(const char *fn, pi_context context,
                                       const struct device_binaries *bins,
@@ -428,21 +413,15 @@ static pi_result program_kernels(const char *fn, pi_program p) {
 
 /* Checks PTX through the driver's linker (a link state takes each PTX input
  * through ptxas when it is added); cubins and fatbins are compiled already. */
-pi_result cu_piProgramCompile(
-    pi_program program, pi_uint32 num_devices, const pi_device *device_list,
-    const char *options, pi_uint32 num_input_headers,
-    const pi_program *input_headers, const char **header_include_names,
-    void (*pfn_notify)(pi_program program, void *user_data), void *user_data) {
-  (void)input_headers;
-  (void)header_include_names;
+pi_result backend_program_compile(const char *fn, pi_program program,
+                                  const struct program_compile *in) {
   pi_program p = program;
-  REQUIRE(p != NULL);
-  TRY(check_devices(FN, p->ctx, num_devices, device_list));
-  if (num_input_headers)
+  TRY(check_devices(fn, p->ctx, in->num_devices, in->device_list));
+  if (in->num_input_headers)
     return fail(PI_ERROR_INVALID_OPERATION,
-                "%s: PTX has no #include, so input headers do not apply", FN);
+                "%s: PTX has no #include, so input headers do not apply", fn);
   struct jit *j = NULL;
-  TRY(jit_start(FN, options, PI_ERROR_INVALID_COMPILER_OPTIONS, p->ctx->cu,
+  TRY(jit_start(fn, in->options, PI_ERROR_INVALID_COMPILER_OPTIONS, p->ctx->cu,
                 &j));
   pi_result r = PI_SUCCESS;
   pthread_mutex_lock(&p->lock);
@@ -452,7 +431,7 @@ pi_result cu_piProgramCompile(
     return fail(PI_ERROR_INVALID_OPERATION,
                 "%s: the program is %s; compile works on programs made from "
                 "PTX",
-                FN, p->module ? "built already" : "made from a native module");
+                fn, p->module ? "built already" : "made from a native module");
   }
   CUresult err = CUDA_SUCCESS;
   const char *cufn = "cuLinkCreate";
@@ -466,15 +445,16 @@ pi_result cu_piProgramCompile(
       drv.cuLinkDestroy(state);
     }
   }
-  program_record(p, j, options, err == CUDA_SUCCESS,
+  program_record(p, j, in->options, err == CUDA_SUCCESS,
                  PI_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
   if (err != CUDA_SUCCESS)
-    r = jit_fail(FN, jit_code(err, PI_ERROR_COMPILE_PROGRAM_FAILURE), cufn, err,
+    r = jit_fail(fn, jit_code(err, PI_ERROR_COMPILE_PROGRAM_FAILURE), cufn, err,
                  p->log);
   pthread_mutex_unlock(&p->lock);
   free(j);
-  if (pfn_notify && (r == PI_SUCCESS || r == PI_ERROR_COMPILE_PROGRAM_FAILURE))
-    pfn_notify(p, user_data);
+  if (in->pfn_notify &&
+      (r == PI_SUCCESS || r == PI_ERROR_COMPILE_PROGRAM_FAILURE))
+    in->pfn_notify(p, in->user_data);
   return r;
 }
 

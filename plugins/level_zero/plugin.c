@@ -14,6 +14,8 @@ const struct backend this_backend = {
     .compiler = "Level Zero",
     .options = {"", "-ze-opt-disable", "-ze-opt-level=1", "-ze-opt-level=1",
                 "-ze-opt-level=2"},
+    .no_source = "Level Zero compiles no OpenCL C source; give it SPIR-V "
+                 "(piProgramCreate) or a native binary",
 };
 
 /* Stops the callback threads and frees the platforms; no PI call may

@@ -99,19 +99,6 @@ pi_result lz_piProgramCreate(pi_context context, const void *il,
   return PI_SUCCESS;
 }
 
-UNUSED_PARAMETERS_BEGIN
-pi_result lz_piclProgramCreateWithSource(pi_context context,
-                                         pi_uint32 count,
-                                         const char **strings,
-                                         const size_t *lengths,
-                                         pi_program *ret_program) {
-  return program_no_source(FN,
-                           "Level Zero compiles no OpenCL C source; give it "
-                           "SPIR-V (piProgramCreate) or a native binary",
-                           ret_program);
-}
-UNUSED_PARAMETERS_END
-
 /* Native binaries per device; a binary that is SPIR-V makes an IL program. */
 pi_result backend_program_with_binary(const char *fn, pi_context context,
                                       const struct device_binaries *bins,
@@ -322,42 +309,37 @@ pi_result lz_piProgramBuild(pi_program program, pi_uint32 num_devices,
 
 /* Level Zero compiles and links in zeModuleCreate: compiling records the
  * options, and piProgramLink creates the modules. */
-pi_result lz_piProgramCompile(
-    pi_program program, pi_uint32 num_devices, const pi_device *device_list,
-    const char *options, pi_uint32 num_input_headers,
-    const pi_program *input_headers, const char **header_include_names,
-    void (*pfn_notify)(pi_program program, void *user_data), void *user_data) {
-  (void)input_headers;
-  (void)header_include_names;
+pi_result backend_program_compile(const char *fn, pi_program program,
+                                  const struct program_compile *in) {
   pi_program p = program;
-  NEED(p, PI_ERROR_INVALID_PROGRAM);
-  if (num_input_headers)
+  if (in->num_input_headers)
     return fail(PI_ERROR_INVALID_OPERATION,
                 "%s: headers are for OpenCL C source; Level Zero compiles "
                 "SPIR-V, which has none",
-                FN);
+                fn);
   bool want[64];
   if (p->ndevs > 64)
     return fail(PI_ERROR_INVALID_VALUE, "%s: programs of more than 64 devices "
-                "are not supported", FN);
+                "are not supported", fn);
   pthread_mutex_lock(&p->lock);
-  pi_result r = p->state == PROG_IL
-                    ? program_devices(FN, p, num_devices, device_list, want)
-                    : fail(PI_ERROR_INVALID_OPERATION,
-                           "%s: only a program made from SPIR-V can be "
-                           "compiled",
-                           FN);
-  char *opts = r == PI_SUCCESS ? strdup_or_empty(options) : NULL;
+  pi_result r =
+      p->state == PROG_IL
+          ? program_devices(fn, p, in->num_devices, in->device_list, want)
+          : fail(PI_ERROR_INVALID_OPERATION,
+                 "%s: only a program made from SPIR-V can be "
+                 "compiled",
+                 fn);
+  char *opts = r == PI_SUCCESS ? strdup_or_empty(in->options) : NULL;
   if (r == PI_SUCCESS && !opts)
-    r = out_of_memory(FN);
+    r = out_of_memory(fn);
   if (r == PI_SUCCESS) {
     free(p->options);
     p->options = opts;
     p->state = PROG_OBJECT;
   }
   pthread_mutex_unlock(&p->lock);
-  if (r == PI_SUCCESS && pfn_notify)
-    pfn_notify(p, user_data);
+  if (r == PI_SUCCESS && in->pfn_notify)
+    in->pfn_notify(p, in->user_data);
   return r;
 }
 

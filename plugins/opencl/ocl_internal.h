@@ -408,6 +408,12 @@ struct rows {
   } while (0)
 
 
+/* ---- program.c ------------------------------------------------------------ */
+
+/* piclProgramCreateWithSource (this_backend.program_with_source). */
+extern __typeof__(*(pi_fn_piclProgramCreateWithSource)0)
+    ocl_piclProgramCreateWithSource;
+
 /* ---- icd.c ----------------------------------------------------------------- */
 
 const char *cl_error_name(cl_int err);

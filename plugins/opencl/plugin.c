@@ -16,6 +16,7 @@ const struct backend this_backend = {
     .revision = PLUGIN_REVISION,
     .compiler = "OpenCL",
     .options = {"", "-cl-opt-disable", "", "", ""},
+    .program_with_source = ocl_piclProgramCreateWithSource,
 };
 
 /* Frees the platform cache and the discovery (and the options: the runtime

@@ -127,17 +127,15 @@ pi_result backend_program_info(pi_program program, const struct info_out *o) {
   return INFO_PASS(o, clGetProgramInfo, (cl_program)program);
 }
 
-pi_result ocl_piProgramCompile(
-    pi_program program, pi_uint32 num_devices, const pi_device *device_list,
-    const char *options, pi_uint32 num_input_headers,
-    const pi_program *input_headers, const char **header_include_names,
-    void (*pfn_notify)(pi_program program, void *user_data), void *user_data) {
-  pi_result r = CL_CALL(clCompileProgram, (cl_program)program, num_devices,
-                        (const cl_device_id *)device_list, options,
-                        num_input_headers, (const cl_program *)input_headers,
-                        header_include_names, NULL, NULL);
+pi_result backend_program_compile(const char *fn, pi_program program,
+                                  const struct program_compile *in) {
+  pi_result r =
+      CL_CALL_IN(fn, clCompileProgram, (cl_program)program, in->num_devices,
+                 (const cl_device_id *)in->device_list, in->options,
+                 in->num_input_headers, (const cl_program *)in->input_headers,
+                 in->header_include_names, NULL, NULL);
   return finish_build(r, PI_ERROR_COMPILE_PROGRAM_FAILURE, (cl_program)program,
-                      pfn_notify, user_data);
+                      in->pfn_notify, in->user_data);
 }
 
 pi_result
