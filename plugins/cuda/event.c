@@ -154,8 +154,7 @@ pi_result backend_event_info(pi_event event, const struct info_out *o) {
  * event was stamped with it, and event times are CUevent distances from
  * there. END is START plus the command's own duration, so that durations
  * keep the events' full precision. */
-pi_result backend_profiling_info(pi_event event,
-                                       const struct info_out *o) {
+pi_result backend_profiling_info(pi_event event, const struct info_out *o) {
   pi_event e = event;
   if (o->query < PI_PROFILING_INFO_COMMAND_QUEUED ||
       o->query > PI_PROFILING_INFO_COMMAND_END)

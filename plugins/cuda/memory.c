@@ -274,15 +274,12 @@ cu_piextMemCreateWithNativeHandle(pi_native_handle nativeHandle,
   return PI_SUCCESS;
 }
 
+/* CUDA buffers only. */
+UNUSED_PARAMETERS_BEGIN
 pi_result cu_piextMemImageCreateWithNativeHandle(
     pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle,
     const pi_image_format *ImageFormat, const pi_image_desc *ImageDesc,
     pi_mem *img) {
-  (void)nativeHandle;
-  (void)context;
-  (void)ownNativeHandle;
-  (void)ImageFormat;
-  (void)ImageDesc;
-  (void)img;
   return no_images(FN);
 }
+UNUSED_PARAMETERS_END

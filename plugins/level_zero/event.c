@@ -153,8 +153,7 @@ pi_result backend_event_info(pi_event event, const struct info_out *o) {
   }
 }
 
-pi_result backend_profiling_info(pi_event event,
-                                       const struct info_out *o) {
+pi_result backend_profiling_info(pi_event event, const struct info_out *o) {
   if (!event->timestamps)
     return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE,
                 "%s: the event does not come from a queue created with "

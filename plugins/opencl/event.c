@@ -27,8 +27,7 @@ pi_result backend_event_info(pi_event event, const struct info_out *o) {
   return INFO_PASS(o, clGetEventInfo, (cl_event)event);
 }
 
-pi_result backend_profiling_info(pi_event event,
-                                       const struct info_out *o) {
+pi_result backend_profiling_info(pi_event event, const struct info_out *o) {
   return INFO_PASS(o, clGetEventProfilingInfo, (cl_event)event);
 }
 
