@@ -48,6 +48,35 @@ pi_result common_piPluginGetBackendOption(pi_platform platform,
               this_backend.compiler, frontend_option);
 }
 
+/* ---- Devices ------------------------------------------------------------ */
+
+/* The image the device wants most (the backend ranks them), the first of
+ * those it wants as much. */
+pi_result common_piextDeviceSelectBinary(pi_device device,
+                                         pi_device_binary *binaries,
+                                         pi_uint32 num_binaries,
+                                         pi_uint32 *selected_binary_ind) {
+  NEED(device, PI_ERROR_INVALID_DEVICE);
+  REQUIRE(selected_binary_ind != NULL);
+  REQUIRE(binaries != NULL || num_binaries == 0);
+  *selected_binary_ind = UINT32_MAX;
+  int best = -1;
+  pi_uint32 chosen = UINT32_MAX;
+  for (pi_uint32 i = 0; i < num_binaries; ++i) {
+    int rank = -1;
+    if (binaries[i])
+      TRY(backend_binary_rank(FN, device, binaries[i], &rank));
+    if (rank >= 0 && (best < 0 || rank < best)) {
+      best = rank;
+      chosen = i;
+    }
+  }
+  if (best < 0)
+    return backend_no_binary(FN, device, binaries, num_binaries);
+  *selected_binary_ind = chosen;
+  return PI_SUCCESS;
+}
+
 /* ---- Queues ------------------------------------------------------------- */
 
 pi_result common_piQueueCreate(pi_context context, pi_device device,

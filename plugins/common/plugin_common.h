@@ -370,6 +370,7 @@ pi_result plugin_init_version(pi_plugin *plugin);
 #define COMMON_ENTRY_piEnqueueMemUnmap COMMON,
 #define COMMON_ENTRY_piclProgramCreateWithSource COMMON,
 #define COMMON_ENTRY_piProgramCompile COMMON,
+#define COMMON_ENTRY_piextDeviceSelectBinary COMMON,
 
 /* A marked name turns the first argument into "COMMON, common_<name>", so
  * the second is common_<name>; an unmarked one leaves <prefix><name> second. */
@@ -577,6 +578,16 @@ PLUGIN_DEVICE_INFO_ENTRIES(X)
 pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
                                  const struct info_out *o, const void *input,
                                  size_t input_size);
+
+/* piextDeviceSelectBinary: how much the device wants image b (*rank 0 most,
+ * then 1, 2...; -1 when it cannot take it), and the failure when it takes
+ * none of them, naming what it was offered (binaries_offered). */
+pi_result backend_binary_rank(const char *fn, pi_device device,
+                              const struct pi_device_binary_struct *b,
+                              int *rank);
+pi_result backend_no_binary(const char *fn, pi_device device,
+                            pi_device_binary *binaries,
+                            pi_uint32 num_binaries);
 
 /* piProgramCompile, its program not NULL. */
 struct program_compile {

@@ -400,34 +400,29 @@ pi_result cu_piDeviceRelease(pi_device device) {
 
 /* Picks an image for the nvptx64 target (PTX, or a cubin/fatbin built for
  * it), else any image whose format is PTX. */
-pi_result cu_piextDeviceSelectBinary(pi_device device,
-                                     pi_device_binary *binaries,
-                                     pi_uint32 num_binaries,
-                                     pi_uint32 *selected_binary_ind) {
-  REQUIRE(device != NULL && selected_binary_ind != NULL);
-  REQUIRE(binaries != NULL || num_binaries == 0);
-  *selected_binary_ind = UINT32_MAX;
-  pi_uint32 by_target = UINT32_MAX, by_format = UINT32_MAX;
-  for (pi_uint32 i = num_binaries; i-- > 0;) {
-    const struct pi_device_binary_struct *b = binaries[i];
-    if (!b)
-      continue;
-    if (target_is(b, __SYCL_PI_DEVICE_BINARY_TARGET_NVPTX64) &&
-        b->Format != PI_DEVICE_BINARY_TYPE_SPIRV &&
-        b->Format != PI_DEVICE_BINARY_TYPE_OPENCL_C &&
-        b->Format != PI_DEVICE_BINARY_TYPE_LLVMIR_BITCODE)
-      by_target = i;
-    if (b->Format == PI_DEVICE_BINARY_TYPE_PTX)
-      by_format = i;
-  }
-  *selected_binary_ind = by_target != UINT32_MAX ? by_target : by_format;
-  if (*selected_binary_ind != UINT32_MAX)
-    return PI_SUCCESS;
+pi_result backend_binary_rank(const char *fn, pi_device device,
+                              const struct pi_device_binary_struct *b,
+                              int *rank) {
+  (void)fn;
+  (void)device;
+  *rank = target_is(b, __SYCL_PI_DEVICE_BINARY_TARGET_NVPTX64) &&
+                  b->Format != PI_DEVICE_BINARY_TYPE_SPIRV &&
+                  b->Format != PI_DEVICE_BINARY_TYPE_OPENCL_C &&
+                  b->Format != PI_DEVICE_BINARY_TYPE_LLVMIR_BITCODE
+              ? 0
+          : b->Format == PI_DEVICE_BINARY_TYPE_PTX ? 1
+                                                    : -1;
+  return PI_SUCCESS;
+}
+
+pi_result backend_no_binary(const char *fn, pi_device device,
+                            pi_device_binary *binaries,
+                            pi_uint32 num_binaries) {
   char offered[512], what[300];
   return fail(PI_ERROR_INVALID_BINARY,
               "%s: no image fits %s, which takes PTX (target nvptx64 or "
               "format PI_DEVICE_BINARY_TYPE_PTX); offered: %s",
-              FN, describe(device, what, sizeof what),
+              fn, describe(device, what, sizeof what),
               binaries_offered(binaries, num_binaries, offered,
                                sizeof offered));
 }

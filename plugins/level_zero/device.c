@@ -469,45 +469,36 @@ bool is_spirv(const unsigned char *b, size_t n) {
 /* Picks a native image for the device's generation ("spir64_gen") first,
  * then SPIR-V ("spir64", or any image in SPIR-V format). OpenCL C source and
  * every other target are refused, listing what was offered. */
-pi_result lz_piextDeviceSelectBinary(pi_device device,
-                                     pi_device_binary *binaries,
-                                     pi_uint32 num_binaries,
-                                     pi_uint32 *selected_binary_ind) {
-  NEED(device, PI_ERROR_INVALID_DEVICE);
-  REQUIRE(selected_binary_ind != NULL);
-  REQUIRE(binaries != NULL || num_binaries == 0);
-  *selected_binary_ind = UINT32_MAX;
-  pi_uint32 native = UINT32_MAX, spirv = UINT32_MAX;
-  for (pi_uint32 i = num_binaries; i-- > 0;) {
-    const struct pi_device_binary_struct *b = binaries[i];
-    if (!b)
-      continue;
-    const char *t = b->DeviceTargetSpec ? b->DeviceTargetSpec : "";
-    if (strcmp(t, __SYCL_PI_DEVICE_BINARY_TARGET_SPIRV64_GEN) == 0 &&
-        (b->Format == PI_DEVICE_BINARY_TYPE_NATIVE ||
-         b->Format == PI_DEVICE_BINARY_TYPE_NONE))
-      native = i;
-    bool spirv_target =
-        strcmp(t, __SYCL_PI_DEVICE_BINARY_TARGET_SPIRV64) == 0 ||
-        strcmp(t, __SYCL_PI_DEVICE_BINARY_TARGET_SPIRV64_GEN) == 0;
-    bool spirv_format =
-        b->Format == PI_DEVICE_BINARY_TYPE_SPIRV ||
-        (b->Format == PI_DEVICE_BINARY_TYPE_NONE && b->BinaryStart &&
-         b->BinaryEnd > b->BinaryStart &&
-         is_spirv(b->BinaryStart, (size_t)(b->BinaryEnd - b->BinaryStart)));
-    if (spirv_target && spirv_format)
-      spirv = i;
-  }
-  if (native != UINT32_MAX || spirv != UINT32_MAX) {
-    *selected_binary_ind = native != UINT32_MAX ? native : spirv;
-    return PI_SUCCESS;
-  }
+pi_result backend_binary_rank(const char *fn, pi_device device,
+                              const struct pi_device_binary_struct *b,
+                              int *rank) {
+  (void)fn;
+  (void)device;
+  const char *t = b->DeviceTargetSpec ? b->DeviceTargetSpec : "";
+  bool native = strcmp(t, __SYCL_PI_DEVICE_BINARY_TARGET_SPIRV64_GEN) == 0 &&
+                (b->Format == PI_DEVICE_BINARY_TYPE_NATIVE ||
+                 b->Format == PI_DEVICE_BINARY_TYPE_NONE);
+  bool spirv_target =
+      strcmp(t, __SYCL_PI_DEVICE_BINARY_TARGET_SPIRV64) == 0 ||
+      strcmp(t, __SYCL_PI_DEVICE_BINARY_TARGET_SPIRV64_GEN) == 0;
+  bool spirv_format =
+      b->Format == PI_DEVICE_BINARY_TYPE_SPIRV ||
+      (b->Format == PI_DEVICE_BINARY_TYPE_NONE && b->BinaryStart &&
+       b->BinaryEnd > b->BinaryStart &&
+       is_spirv(b->BinaryStart, (size_t)(b->BinaryEnd - b->BinaryStart)));
+  *rank = native ? 0 : spirv_target && spirv_format ? 1 : -1;
+  return PI_SUCCESS;
+}
+
+pi_result backend_no_binary(const char *fn, pi_device device,
+                            pi_device_binary *binaries,
+                            pi_uint32 num_binaries) {
   char offered[512];
   return fail(PI_ERROR_INVALID_BINARY,
               "%s: no image fits Level Zero device '%s', which takes SPIR-V "
               "(target spir64 or spir64_gen, format SPIR-V) or native "
               "spir64_gen images, and no OpenCL C source; offered: %s",
-              FN, dev_name(device),
+              fn, dev_name(device),
               binaries_offered(binaries, num_binaries, offered,
                                sizeof offered));
 }

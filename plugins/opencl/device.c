@@ -295,49 +295,55 @@ static const char *intel_aot_target(cl_device_id dev) {
  * only), a SPIR-V image when the device takes SPIR-V, an OpenCL C source
  * image when the device has a compiler. Anything else fails, naming what
  * was offered. */
-pi_result ocl_piextDeviceSelectBinary(pi_device device,
-                                      pi_device_binary *binaries,
-                                      pi_uint32 num_binaries,
-                                      pi_uint32 *selected_binary_ind) {
-  cl_device_id dev = (cl_device_id)device;
-  REQUIRE(selected_binary_ind != NULL);
-  REQUIRE(binaries != NULL || num_binaries == 0);
-  *selected_binary_ind = UINT32_MAX;
-  cl_uint address_bits = 64;
-  cl_bool compiler = CL_FALSE;
+/* What a device takes: its address bits and whether it has a compiler. */
+static pi_result device_takes(const char *fn, cl_device_id dev,
+                              cl_uint *address_bits, cl_bool *compiler) {
+  *address_bits = 64;
+  *compiler = CL_FALSE;
   cl_int err = ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_ADDRESS_BITS,
-                        sizeof address_bits, &address_bits, NULL);
+                        sizeof *address_bits, address_bits, NULL);
   if (err == CL_SUCCESS)
     err = ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_COMPILER_AVAILABLE,
-                   sizeof compiler, &compiler, NULL);
-  if (err != CL_SUCCESS)
-    return CL_CHECK(clGetDeviceInfo, err);
+                   sizeof *compiler, compiler, NULL);
+  return err == CL_SUCCESS ? PI_SUCCESS
+                           : check_cl(fn, "clGetDeviceInfo", err);
+}
+
+pi_result backend_binary_rank(const char *fn, pi_device device,
+                              const struct pi_device_binary_struct *b,
+                              int *rank) {
+  cl_device_id dev = (cl_device_id)device;
+  cl_uint address_bits;
+  cl_bool compiler;
+  TRY(device_takes(fn, dev, &address_bits, &compiler));
   const char *aot = intel_aot_target(dev);
-  int spirv = device_takes_spirv(dev);
-  pi_uint32 choice[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
-  for (pi_uint32 i = num_binaries; i-- > 0;) {
-    const struct pi_device_binary_struct *b = binaries[i];
-    if (!b)
-      continue;
-    if (aot && b->Format == PI_DEVICE_BINARY_TYPE_NATIVE && target_is(b, aot))
-      choice[0] = i;
-    if (spirv && is_spirv_image(b) && spirv_target_fits(b, address_bits))
-      choice[1] = i;
-    if (compiler && (b->Format == PI_DEVICE_BINARY_TYPE_OPENCL_C ||
-                     target_is(b, __SYCL_PI_DEVICE_BINARY_TARGET_OPENCL_C)))
-      choice[2] = i;
-  }
-  for (int k = 0; k < 3; ++k)
-    if (choice[k] != UINT32_MAX) {
-      *selected_binary_ind = choice[k];
-      return PI_SUCCESS;
-    }
+  if (aot && b->Format == PI_DEVICE_BINARY_TYPE_NATIVE && target_is(b, aot))
+    *rank = 0;
+  else if (device_takes_spirv(dev) && is_spirv_image(b) &&
+           spirv_target_fits(b, address_bits))
+    *rank = 1;
+  else if (compiler && (b->Format == PI_DEVICE_BINARY_TYPE_OPENCL_C ||
+                        target_is(b, __SYCL_PI_DEVICE_BINARY_TARGET_OPENCL_C)))
+    *rank = 2;
+  else
+    *rank = -1;
+  return PI_SUCCESS;
+}
+
+pi_result backend_no_binary(const char *fn, pi_device device,
+                            pi_device_binary *binaries,
+                            pi_uint32 num_binaries) {
+  cl_device_id dev = (cl_device_id)device;
+  cl_uint address_bits;
+  cl_bool compiler;
+  TRY(device_takes(fn, dev, &address_bits, &compiler));
+  const char *aot = intel_aot_target(dev);
   char offered[512], what[512];
   return fail(PI_ERROR_INVALID_BINARY,
-              "%s: no image fits %s; it takes %s%s%s and was offered: %s", FN,
+              "%s: no image fits %s; it takes %s%s%s and was offered: %s", fn,
               describe_device(dev, what, sizeof what),
               aot ? "ahead-of-time images, " : "",
-              spirv ? "SPIR-V" : "no SPIR-V (no IL support)",
+              device_takes_spirv(dev) ? "SPIR-V" : "no SPIR-V (no IL support)",
               compiler ? ", OpenCL C source" : ", no OpenCL C (no compiler)",
               binaries_offered(binaries, num_binaries, offered,
                                sizeof offered));
