@@ -1,7 +1,8 @@
 /*
  * info.c: the writers of info-query answers (put_info and its typed
- * forms), with the size checks OpenCL makes, and native_of for the plugins
- * whose native handles are the backend's objects.
+ * forms), with the size checks OpenCL makes, native_of for the plugins
+ * whose native handles are the backend's objects, and flags_map for the
+ * flags a backend and PI name alike.
  */
 #include "plugin_common.h"
 
@@ -62,4 +63,19 @@ pi_result native_of(const char *fn, const void *obj, pi_native_handle *native) {
     return fail(PI_ERROR_INVALID_VALUE, "%s: nativeHandle is NULL", fn);
   *native = (pi_native_handle)obj;
   return PI_SUCCESS;
+}
+
+pi_result put_max_work_groups(const struct info_out *o, const size_t max[3]) {
+  size_t dims = o->query == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_1D   ? 1
+                : o->query == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D ? 2
+                                                                           : 3;
+  return put_info(o, max, dims * sizeof max[0]);
+}
+
+uint64_t flags_map(uint64_t bits, const struct flag_pair *map, size_t n) {
+  uint64_t out = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (bits & map[i].from)
+      out |= map[i].to;
+  return out;
 }

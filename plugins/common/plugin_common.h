@@ -15,8 +15,9 @@
  *  - event callback types;
  *  - reference counts of plugin-made handles;
  *  - parameters that entry points a plugin does not offer leave unused;
- *  - the backend-neutral parts of piextDeviceSelectBinary, piPluginInit
- *    and piPluginGetBackendOption.
+ *  - the backend-neutral parts of piextDeviceSelectBinary and piPluginInit;
+ *  - the entry points defined here once for every plugin (entries.c), and
+ *    the hooks each plugin defines for them.
  *
  * A plugin defines FN, the name of the PI function it is in, before it
  * uses REQUIRE or NEED (its implementations are <prefix>_<PI name>, so FN is
@@ -63,17 +64,22 @@ pi_result out_of_memory(const char *fn);
 pi_result plugin_last_error(char **message);
 
 /* Fails with PI_ERROR_INVALID_VALUE when an argument check does not hold. */
-#define REQUIRE(cond)                                                          \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      return fail(PI_ERROR_INVALID_VALUE, "%s: invalid argument: %s", FN,      \
-                  #cond);                                                      \
-  } while (0)
+#define REQUIRE(cond) REQUIRE_TEXT_(FN, (cond), #cond)
 /* Fails with `code` when a handle argument is NULL. */
-#define NEED(handle, code)                                                     \
+#define NEED(handle, code) NEED_TEXT_(FN, (handle), code, #handle)
+/* The same in a hook or helper that is given the PI function's name, fn. */
+#define REQUIRE_IN(fn, cond) REQUIRE_TEXT_(fn, (cond), #cond)
+#define NEED_IN(fn, handle, code) NEED_TEXT_(fn, (handle), code, #handle)
+#define REQUIRE_TEXT_(fn, ok, text)                                            \
   do {                                                                         \
-    if (!(handle))                                                             \
-      return fail(code, "%s: %s is NULL", FN, #handle);                        \
+    if (!ok)                                                                   \
+      return fail(PI_ERROR_INVALID_VALUE, "%s: invalid argument: %s", (fn),    \
+                  text);                                                       \
+  } while (0)
+#define NEED_TEXT_(fn, handle, code, text)                                     \
+  do {                                                                         \
+    if (!handle)                                                               \
+      return fail(code, "%s: %s is NULL", (fn), text);                         \
   } while (0)
 /* Returns a PI result other than PI_SUCCESS. */
 #define TRY(expr)                                                              \
@@ -103,6 +109,9 @@ pi_result put_u64(const struct info_out *o, uint64_t v);
 pi_result put_size(const struct info_out *o, size_t v);
 pi_result put_ptr(const struct info_out *o, const void *p);
 pi_result put_str(const struct info_out *o, const char *s);
+/* PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_{1,2,3}D: the first 1, 2 or 3
+ * of the device's limits per dimension, as o->query asks. */
+pi_result put_max_work_groups(const struct info_out *o, const size_t max[3]);
 /* Fails: the query is unknown to the `backend` plugin ("CUDA", ...). */
 pi_result put_unknown(const struct info_out *o, const char *backend);
 
@@ -115,6 +124,15 @@ pi_result put_unknown(const struct info_out *o, const char *backend);
 /* *native = obj, for the *GetNativeHandle functions of plugins whose native
  * handle is the backend's own object. */
 pi_result native_of(const char *fn, const void *obj, pi_native_handle *native);
+
+/* ---- Flags -------------------------------------------------------------- */
+
+/* One flag of a backend and the PI flag it stands for. */
+struct flag_pair {
+  uint64_t from, to;
+};
+/* The `to` flags of each pair whose `from` flag `bits` has. */
+uint64_t flags_map(uint64_t bits, const struct flag_pair *map, size_t n);
 
 /* ---- Device info queries -------------------------------------------------
  * Groups of piDeviceGetInfo queries that every plugin answers alike, as case
@@ -189,6 +207,11 @@ pi_result image_copy_coords(const char *fn, pi_image_offset src_origin,
                             pi_image_offset dst_origin, pi_image_region region,
                             struct copy_coords *c);
 
+/* Fails where bytes offset..offset+size do not lie in a `total`-byte
+ * buffer. */
+pi_result buffer_bytes_check(const char *fn, size_t offset, size_t size,
+                             size_t total);
+
 /* ---- Queue property lists ------------------------------------------------ */
 
 /* Reads {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, index, 0}: flags
@@ -198,11 +221,9 @@ pi_result queue_properties_read(const char *fn, const pi_queue_properties *p,
                                 pi_queue_properties *flags,
                                 pi_queue_properties *index);
 
-/* The same for backends with one queue index: an index other than 0 fails,
- * naming the `backend` ("OpenCL", "CUDA"). */
-pi_result queue_properties_flags(const char *fn, const pi_queue_properties *p,
-                                 const char *backend,
-                                 pi_queue_properties *flags);
+/* For backends with one queue index: an index other than 0 fails, naming
+ * the backend. */
+pi_result queue_one_index(const char *fn, pi_queue_properties index);
 
 /* The queue flags PI defines. */
 #define PI_QUEUE_FLAGS_KNOWN                                                   \
@@ -274,29 +295,313 @@ const char *binaries_offered(pi_device_binary *binaries, pi_uint32 n,
 
 /* ---- Plugin ------------------------------------------------------------- */
 
-/* piextPluginGetOpaqueData of a plugin that has none: *opaque_data_return
- * is NULL, and it fails naming the `backend` plugin. */
-pi_result plugin_no_opaque_data(const char *fn, const char *backend,
-                                void **opaque_data_return);
+/* What tells the plugins apart where their entry points are shared: each
+ * plugin defines this_backend. */
+struct backend {
+  const char *name;     /* in messages: "OpenCL", "Level Zero", "CUDA" */
+  const char *revision; /* the third part of PluginVersion, bumped with
+                           every behavioural change */
+  const char *compiler; /* whose options piPluginGetBackendOption gives */
+  /* Those options for DPC++'s "", "-O0", "-O1", "-O2" and "-O3". */
+  const char *const options[5];
+  /* piclProgramCreateWithSource where the backend compiles OpenCL C; else
+   * NULL, and no_source says why it does not and what to do instead. */
+  pi_fn_piclProgramCreateWithSource program_with_source;
+  const char *no_source;
+};
+extern const struct backend this_backend;
 
 /* piPluginInit's part before the function table: checks the runtime's PI
  * major version and writes the plugin's version, _PI_H_VERSION_STRING
- * "." revision. `backend` names the plugin in the messages ("OpenCL"). */
-pi_result plugin_init_version(pi_plugin *plugin, const char *backend,
-                              const char *revision);
+ * "." this_backend.revision. */
+pi_result plugin_init_version(pi_plugin *plugin);
 
-/* piPluginGetBackendOption of a plugin that maps DPC++'s optimization
- * levels to its own options: map[] gives the options for "", "-O0", "-O1",
- * "-O2" and "-O3"; any other option fails, naming `backend` ("OpenCL"). */
-pi_result plugin_backend_option(const char *fn, const char *backend,
-                                const char *const map[5],
-                                const char *frontend_option,
-                                const char **backend_option);
 
-/* piclProgramCreateWithSource of a plugin whose backend compiles no OpenCL
- * C: *ret_program is NULL, and it fails saying `why`. */
-pi_result program_no_source(const char *fn, const char *why,
-                            pi_program *ret_program);
+/* ---- Entry points defined once for every plugin ------------------------
+ * Where every backend checks a PI call's arguments alike and only the work
+ * differs, the entry point is defined here once, as common_<name>
+ * (entries.c), and calls the hook below that each plugin defines (a
+ * backend_* function) for the backend's part. COMMON_ENTRY_<name> marks
+ * those entry points; a plugin's function table takes PLUGIN_ENTRY(prefix,
+ * name) for PI function `name`: common_<name> where it is marked, the
+ * plugin's own <prefix><name> where not. */
+
+#define COMMON_ENTRY_piextPluginGetOpaqueData COMMON,
+#define COMMON_ENTRY_piPluginGetLastError COMMON,
+#define COMMON_ENTRY_piPluginGetBackendOption COMMON,
+#define COMMON_ENTRY_piQueueCreate COMMON,
+#define COMMON_ENTRY_piextQueueCreate COMMON,
+#define COMMON_ENTRY_piProgramCreateWithBinary COMMON,
+#define COMMON_ENTRY_piEnqueueKernelLaunch COMMON,
+#define COMMON_ENTRY_piextEnqueueCooperativeKernelLaunch COMMON,
+#define COMMON_ENTRY_piEnqueueMemBufferReadRect COMMON,
+#define COMMON_ENTRY_piEnqueueMemBufferWriteRect COMMON,
+#define COMMON_ENTRY_piEnqueueMemBufferCopyRect COMMON,
+#define COMMON_ENTRY_piextUSMHostAlloc COMMON,
+#define COMMON_ENTRY_piextUSMDeviceAlloc COMMON,
+#define COMMON_ENTRY_piextUSMSharedAlloc COMMON,
+#define COMMON_ENTRY_piextEnqueueDeviceGlobalVariableWrite COMMON,
+#define COMMON_ENTRY_piextEnqueueDeviceGlobalVariableRead COMMON,
+#define COMMON_ENTRY_piPlatformGetInfo COMMON,
+#define COMMON_ENTRY_piDeviceGetInfo COMMON,
+#define COMMON_ENTRY_piContextGetInfo COMMON,
+#define COMMON_ENTRY_piQueueGetInfo COMMON,
+#define COMMON_ENTRY_piMemGetInfo COMMON,
+#define COMMON_ENTRY_piMemImageGetInfo COMMON,
+#define COMMON_ENTRY_piProgramGetInfo COMMON,
+#define COMMON_ENTRY_piKernelGetInfo COMMON,
+#define COMMON_ENTRY_piEventGetInfo COMMON,
+#define COMMON_ENTRY_piEventGetProfilingInfo COMMON,
+#define COMMON_ENTRY_piSamplerGetInfo COMMON,
+#define COMMON_ENTRY_piProgramGetBuildInfo COMMON,
+#define COMMON_ENTRY_piKernelGetGroupInfo COMMON,
+#define COMMON_ENTRY_piKernelGetSubGroupInfo COMMON,
+#define COMMON_ENTRY_piextUSMEnqueueFill COMMON,
+#define COMMON_ENTRY_piextUSMEnqueueMemcpy COMMON,
+#define COMMON_ENTRY_piextUSMEnqueuePrefetch COMMON,
+#define COMMON_ENTRY_piextUSMEnqueueFill2D COMMON,
+#define COMMON_ENTRY_piextUSMEnqueueMemset2D COMMON,
+#define COMMON_ENTRY_piextUSMEnqueueMemcpy2D COMMON,
+#define COMMON_ENTRY_piEnqueueMemBufferFill COMMON,
+#define COMMON_ENTRY_piEnqueueMemImageRead COMMON,
+#define COMMON_ENTRY_piEnqueueMemImageWrite COMMON,
+#define COMMON_ENTRY_piEnqueueMemImageCopy COMMON,
+#define COMMON_ENTRY_piEnqueueMemImageFill COMMON,
+#define COMMON_ENTRY_piEnqueueMemUnmap COMMON,
+#define COMMON_ENTRY_piclProgramCreateWithSource COMMON,
+#define COMMON_ENTRY_piProgramCompile COMMON,
+#define COMMON_ENTRY_piextDeviceSelectBinary COMMON,
+
+/* A marked name turns the first argument into "COMMON, common_<name>", so
+ * the second is common_<name>; an unmarked one leaves <prefix><name> second. */
+#define PLUGIN_ENTRY(prefix, name)                                             \
+  PLUGIN_ENTRY_PICK_(COMMON_ENTRY_##name common_##name, prefix##name, )
+#define PLUGIN_ENTRY_PICK_(...) PLUGIN_ENTRY_SECOND_(__VA_ARGS__)
+#define PLUGIN_ENTRY_SECOND_(first, second, ...) second
+
+/* What a plugin's table takes for PI function `name`, the plugin's own
+ * named PLUGIN_PREFIX<name> (each plugin defines PLUGIN_PREFIX: ocl_). */
+#define PLUGIN_TABLE_ENTRY(name) PLUGIN_TABLE_ENTRY_(PLUGIN_PREFIX, name)
+#define PLUGIN_TABLE_ENTRY_(prefix, name) PLUGIN_ENTRY(prefix, name)
+
+/* piPluginInit's function table: every entry. */
+#define PLUGIN_FILL_TABLE(plugin)                                              \
+  do {                                                                         \
+    pi_plugin *fill_ = (plugin);                                               \
+    PI_FOR_EACH_API(PLUGIN_FILL_ENTRY_)                                        \
+  } while (0)
+#define PLUGIN_FILL_ENTRY_(name)                                               \
+  fill_->PiFunctionTable.name = PLUGIN_TABLE_ENTRY(name);
+
+/* Declares every PI function as the table takes it, each of the type
+ * pi_gen.h gives it (pi_fn_<name>), so each definition is checked against
+ * the API, and a plugin's own name for one defined here is undeclared (a
+ * plugin defines PLUGIN_PREFIX before it includes this header; the library
+ * itself declares its common_<name>). */
+#ifdef PLUGIN_PREFIX
+#define X(name) extern __typeof__(*(pi_fn_##name)0) PLUGIN_TABLE_ENTRY(name);
+#else
+#define X(name) extern __typeof__(*(pi_fn_##name)0) common_##name;
+#endif
+PI_FOR_EACH_API(X)
+#undef X
+
+/* piextUSMHostAlloc, piextUSMDeviceAlloc and piextUSMSharedAlloc, once
+ * result_ptr, the size and the alignment are checked. */
+enum usm_kind { USM_HOST, USM_DEVICE, USM_SHARED };
+struct usm_alloc {
+  enum usm_kind kind;
+  pi_context context;
+  pi_device device; /* NULL for host memory */
+  pi_usm_mem_properties *properties;
+  size_t size;
+  pi_uint32 alignment;
+};
+pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
+                            void **result_ptr);
+
+/* What a command's entry point is given besides its own arguments: the PI
+ * function, the queue (not NULL), the events to wait for and where the
+ * command's event goes (NULL: nowhere). */
+struct command {
+  const char *fn;
+  pi_queue queue;
+  pi_uint32 nwait;
+  const pi_event *wait;
+  pi_event *event;
+};
+
+/* The USM commands: piextUSMEnqueueFill (count bytes of pattern),
+ * piextUSMEnqueueMemcpy, piextUSMEnqueuePrefetch (its flags checked),
+ * piextUSMEnqueueFill2D, piextUSMEnqueueMemset2D and
+ * piextUSMEnqueueMemcpy2D. */
+pi_result backend_usm_fill(const struct command *c, void *ptr,
+                           const void *pattern, size_t patternSize,
+                           size_t count);
+pi_result backend_usm_memcpy(const struct command *c, pi_bool blocking,
+                             void *dst_ptr, const void *src_ptr, size_t size);
+pi_result backend_usm_prefetch(const struct command *c, const void *ptr,
+                               size_t size);
+pi_result backend_usm_fill2d(const struct command *c, void *ptr, size_t pitch,
+                             size_t pattern_size, const void *pattern,
+                             size_t width, size_t height);
+pi_result backend_usm_memset2d(const struct command *c, void *ptr,
+                               size_t pitch, int value, size_t width,
+                               size_t height);
+pi_result backend_usm_memcpy2d(const struct command *c, pi_bool blocking,
+                               void *dst_ptr, size_t dst_pitch,
+                               const void *src_ptr, size_t src_pitch,
+                               size_t width, size_t height);
+
+/* piEnqueueMemBufferFill and piEnqueueMemUnmap. */
+pi_result backend_buffer_fill(const struct command *c, pi_mem buffer,
+                              const void *pattern, size_t pattern_size,
+                              size_t offset, size_t size);
+pi_result backend_unmap(const struct command *c, pi_mem memobj,
+                        void *mapped_ptr);
+
+/* The image commands, their handles unchecked: piEnqueueMemImageRead
+ * (`read`) and piEnqueueMemImageWrite (then `ptr` is only read), */
+struct image_rw {
+  bool read;
+  pi_bool blocking;
+  pi_mem image;
+  pi_image_offset origin;
+  pi_image_region region;
+  size_t row_pitch, slice_pitch;
+  void *ptr;
+};
+pi_result backend_image_rw(const struct command *c, const struct image_rw *rw);
+
+/* piEnqueueMemImageCopy, its origins and region read (cc), and
+ * piEnqueueMemImageFill. */
+pi_result backend_image_copy(const struct command *c, pi_mem src_image,
+                             pi_mem dst_image, const struct copy_coords *cc);
+pi_result backend_image_fill(const struct command *c, pi_mem image,
+                             const void *fill_color, const size_t *origin,
+                             const size_t *region);
+
+/* piEnqueueKernelLaunch, and piextEnqueueCooperativeKernelLaunch where
+ * `cooperative`. */
+pi_result backend_launch(const char *fn, bool cooperative, pi_queue queue,
+                         pi_kernel kernel, pi_uint32 work_dim,
+                         const size_t *offset, const size_t *global,
+                         const size_t *local, pi_uint32 nwait,
+                         const pi_event *wait, pi_event *event);
+
+/* piEnqueueMemBufferReadRect (`read`) and piEnqueueMemBufferWriteRect
+ * (then `ptr` is only read): a rectangle between a buffer and host memory. */
+struct buffer_rect {
+  bool read;
+  pi_bool blocking;
+  pi_mem buffer;
+  pi_buff_rect_offset buffer_offset, host_offset;
+  pi_buff_rect_region region;
+  /* The buffer's row and slice pitches, then the host memory's. */
+  size_t pitches[4];
+  void *ptr;
+};
+pi_result backend_buffer_rect(const char *fn, pi_queue queue,
+                              const struct buffer_rect *r, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event);
+
+/* piEnqueueMemBufferCopyRect, its origins and region read (c);
+ * pitches[]: the source's row and slice pitches, then the destination's. */
+pi_result backend_buffer_copy_rect(const char *fn, pi_queue queue,
+                                   pi_mem src, pi_mem dst,
+                                   const struct copy_coords *c,
+                                   const size_t pitches[4], pi_uint32 nwait,
+                                   const pi_event *wait, pi_event *event);
+
+/* piextEnqueueDeviceGlobalVariableWrite (`write`: from host) and
+ * piextEnqueueDeviceGlobalVariableRead (to host). */
+pi_result backend_global_copy(const char *fn, bool write, pi_queue queue,
+                              pi_program program, const char *name,
+                              pi_bool blocking, size_t count, size_t offset,
+                              void *host, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event);
+
+/* piQueueCreate and piextQueueCreate: flags and the compute index (0 from
+ * piQueueCreate) as queue_properties_read() reads them. */
+pi_result backend_queue_create(const char *fn, pi_context context,
+                               pi_device device, pi_queue_properties flags,
+                               pi_queue_properties index, pi_queue *queue);
+
+/* piProgramCreateWithBinary, less DPC++'s metadata entries, which mean
+ * nothing to a backend: a binary for each device. */
+struct device_binaries {
+  pi_uint32 num_devices;
+  const pi_device *device_list;
+  const size_t *lengths;
+  const unsigned char **binaries;
+  pi_int32 *binary_status; /* each binary's status, where not NULL */
+};
+pi_result backend_program_with_binary(const char *fn, pi_context context,
+                                      const struct device_binaries *bins,
+                                      pi_program *ret_program);
+
+/* The *GetInfo entry points: each fails where the handle is NULL
+ * (PI_ERROR_INVALID_<what>), and the hook backend_<query>_info writes the
+ * answer to o->query where `o` says. X(PI name, handle: pi_<handle>,
+ * query: pi_<query>_info, what). */
+#define PLUGIN_INFO_ENTRIES(X)                                                 \
+  X(piPlatformGetInfo, platform, platform, PLATFORM)                           \
+  X(piDeviceGetInfo, device, device, DEVICE)                                   \
+  X(piContextGetInfo, context, context, CONTEXT)                               \
+  X(piQueueGetInfo, queue, queue, QUEUE)                                       \
+  X(piMemGetInfo, mem, mem, MEM_OBJECT)                                        \
+  X(piMemImageGetInfo, mem, image, MEM_OBJECT)                                 \
+  X(piProgramGetInfo, program, program, PROGRAM)                               \
+  X(piKernelGetInfo, kernel, kernel, KERNEL)                                   \
+  X(piEventGetInfo, event, event, EVENT)                                       \
+  X(piEventGetProfilingInfo, event, profiling, EVENT)                          \
+  X(piSamplerGetInfo, sampler, sampler, SAMPLER)
+#define X(name, handle, query, what)                                           \
+  pi_result backend_##query##_info(pi_##handle handle,                         \
+                                   const struct info_out *o);
+PLUGIN_INFO_ENTRIES(X)
+#undef X
+
+/* The same for those of a handle on a device (which may be NULL where the
+ * backend allows it). */
+#define PLUGIN_DEVICE_INFO_ENTRIES(X)                                          \
+  X(piProgramGetBuildInfo, program, program_build, PROGRAM)                    \
+  X(piKernelGetGroupInfo, kernel, kernel_group, KERNEL)
+#define X(name, handle, query, what)                                           \
+  pi_result backend_##query##_info(pi_##handle handle, pi_device device,       \
+                                   const struct info_out *o);
+PLUGIN_DEVICE_INFO_ENTRIES(X)
+#undef X
+
+/* piKernelGetSubGroupInfo: its input value is the local size some queries
+ * depend on. */
+pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
+                                 const struct info_out *o, const void *input,
+                                 size_t input_size);
+
+/* piextDeviceSelectBinary: how much the device wants image b (*rank 0 most,
+ * then 1, 2...; -1 when it cannot take it), and the failure when it takes
+ * none of them, naming what it was offered (binaries_offered). */
+pi_result backend_binary_rank(const char *fn, pi_device device,
+                              const struct pi_device_binary_struct *b,
+                              int *rank);
+pi_result backend_no_binary(const char *fn, pi_device device,
+                            pi_device_binary *binaries,
+                            pi_uint32 num_binaries);
+
+/* piProgramCompile, its program not NULL. */
+struct program_compile {
+  pi_uint32 num_devices;
+  const pi_device *device_list;
+  const char *options;
+  pi_uint32 num_input_headers;
+  const pi_program *input_headers;
+  const char **header_include_names;
+  void (*pfn_notify)(pi_program program, void *user_data);
+  void *user_data;
+};
+pi_result backend_program_compile(const char *fn, pi_program program,
+                                  const struct program_compile *in);
 
 #pragma GCC visibility pop
 

@@ -68,36 +68,31 @@ pi_result cu_piContextCreate(
   return PI_SUCCESS;
 }
 
-pi_result cu_piContextGetInfo(pi_context context,
-                              pi_context_info param_name,
-                              size_t param_value_size, void *param_value,
-                              size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  REQUIRE(context != NULL);
-  switch (param_name) {
+pi_result backend_context_info(pi_context context, const struct info_out *o) {
+  switch (o->query) {
   case PI_CONTEXT_INFO_DEVICES:
-    return put_ptr(&o, context->dev);
+    return put_ptr(o, context->dev);
   case PI_CONTEXT_INFO_PLATFORM:
-    return put_ptr(&o, context->dev->platform);
+    return put_ptr(o, context->dev->platform);
   case PI_CONTEXT_INFO_NUM_DEVICES:
-    return put_u32(&o, 1);
+    return put_u32(o, 1);
   case PI_CONTEXT_INFO_PROPERTIES:
-    return put_info(&o, context->props,
+    return put_info(o, context->props,
                     context->num_props * sizeof context->props[0]);
   case PI_CONTEXT_INFO_REFERENCE_COUNT:
-    return put_u32(&o, atomic_load(&context->refs));
+    return put_u32(o, atomic_load(&context->refs));
   case PI_EXT_CONTEXT_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES:
   case PI_EXT_CONTEXT_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES:
-    return put_u64(&o, atomic_orders(context->dev));
+    return put_u64(o, atomic_orders(context->dev));
   case PI_EXT_CONTEXT_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES:
   case PI_EXT_CONTEXT_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES:
-    return put_u64(&o, atomic_scopes(context->dev));
+    return put_u64(o, atomic_scopes(context->dev));
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_FILL2D_SUPPORT:
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMSET2D_SUPPORT:
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT:
-    return put_bool(&o, 1);
+    return put_bool(o, 1);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 

@@ -48,6 +48,11 @@
 #define _GNU_SOURCE /* dladdr */
 #include "cuda_driver.h"
 #include "pi/pi.h"
+
+/* What the plugin's own PI functions are named: cu_<name> (plugin_common.h
+ * declares them). */
+#define PLUGIN_PREFIX cu_
+
 #include "plugin_common.h"
 
 #include <dlfcn.h>
@@ -62,7 +67,7 @@
 #include <time.h>
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
-#define PLUGIN_REVISION "2"
+#define PLUGIN_REVISION "3"
 
 /* The name of the PI function we are in: implementations are cu_<name>. */
 #define FN (__func__ + sizeof("cu_") - 1)
@@ -327,8 +332,6 @@ struct rect_side {
  * reachable from every device through unified addressing), shared ones
  * cuMemAllocManaged, never larger than the device's free memory. */
 
-enum usm_kind { USM_HOST, USM_DEVICE, USM_SHARED };
-
 /* What the driver knows of a pointer; type PI_MEM_TYPE_UNKNOWN for memory
  * it does not know (pageable host memory). */
 struct usm_info {
@@ -338,12 +341,6 @@ struct usm_info {
   int ordinal;
 };
 
-/* ---- The PI functions ------------------------------------------------------
- * cu_<name> for every PI function, each of the type pi_gen.h gives it
- * (pi_fn_<name>), so each definition is checked against the API. */
-#define X(name) extern __typeof__(*(pi_fn_##name)0) cu_##name;
-PI_FOR_EACH_API(X)
-#undef X
 
 /* ---- driver.c -------------------------------------------------------------- */
 

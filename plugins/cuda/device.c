@@ -100,54 +100,50 @@ static pi_result usm_capabilities(const char *fn, pi_device d, unsigned query,
   return PI_SUCCESS;
 }
 
-pi_result cu_piDeviceGetInfo(pi_device device, pi_device_info param_name,
-                             size_t param_value_size, void *param_value,
-                             size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_device_info(pi_device device, const struct info_out *o) {
   pi_device d = device;
   int v = 0, v2 = 0, v3 = 0;
   char buf[128];
-  REQUIRE(device != NULL);
-#define ATTR(a, var) TRY(device_attr(FN, d, CU_DEVICE_ATTRIBUTE_##a, &(var)))
-  switch (param_name) {
+#define ATTR(a, var) TRY(device_attr(o->fn, d, CU_DEVICE_ATTRIBUTE_##a, &(var)))
+  switch (o->query) {
   case PI_DEVICE_INFO_TYPE:
-    return put_u64(&o, PI_DEVICE_TYPE_GPU);
+    return put_u64(o, PI_DEVICE_TYPE_GPU);
   case PI_DEVICE_INFO_VENDOR_ID:
-    return put_u32(&o, 0x10de); /* NVIDIA's PCI vendor id */
+    return put_u32(o, 0x10de); /* NVIDIA's PCI vendor id */
   case PI_DEVICE_INFO_MAX_COMPUTE_UNITS:
     ATTR(MULTIPROCESSOR_COUNT, v);
-    return put_u32(&o, (uint32_t)v);
+    return put_u32(o, (uint32_t)v);
   case PI_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS:
-    return put_u32(&o, 3);
+    return put_u32(o, 3);
   case PI_DEVICE_INFO_MAX_WORK_ITEM_SIZES: {
     ATTR(MAX_BLOCK_DIM_X, v);
     ATTR(MAX_BLOCK_DIM_Y, v2);
     ATTR(MAX_BLOCK_DIM_Z, v3);
     size_t sizes[3] = {(size_t)v, (size_t)v2, (size_t)v3};
-    return put_info(&o, sizes, sizeof sizes);
+    return put_info(o, sizes, sizeof sizes);
   }
   case PI_DEVICE_INFO_MAX_WORK_GROUP_SIZE:
     ATTR(MAX_THREADS_PER_BLOCK, v);
-    return put_size(&o, (size_t)v);
+    return put_size(o, (size_t)v);
   case PI_DEVICE_INFO_SINGLE_FP_CONFIG:
-    return put_u64(&o, PI_FP_DENORM | PI_FP_INF_NAN | PI_FP_ROUND_TO_NEAREST |
+    return put_u64(o, PI_FP_DENORM | PI_FP_INF_NAN | PI_FP_ROUND_TO_NEAREST |
                            PI_FP_ROUND_TO_ZERO | PI_FP_ROUND_TO_INF |
                            PI_FP_FMA | PI_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT);
   case PI_DEVICE_INFO_DOUBLE_FP_CONFIG:
-    return put_u64(&o, PI_FP_DENORM | PI_FP_INF_NAN | PI_FP_ROUND_TO_NEAREST |
+    return put_u64(o, PI_FP_DENORM | PI_FP_INF_NAN | PI_FP_ROUND_TO_NEAREST |
                            PI_FP_ROUND_TO_ZERO | PI_FP_ROUND_TO_INF |
                            PI_FP_FMA);
   case PI_DEVICE_INFO_HALF_FP_CONFIG: /* half arithmetic: sm_53 and later */
-    return put_u64(&o, d->cc_major * 10 + d->cc_minor >= 53
+    return put_u64(o, d->cc_major * 10 + d->cc_minor >= 53
                            ? PI_FP_DENORM | PI_FP_INF_NAN |
                                  PI_FP_ROUND_TO_NEAREST | PI_FP_ROUND_TO_ZERO |
                                  PI_FP_ROUND_TO_INF | PI_FP_FMA
                            : 0);
   case PI_DEVICE_INFO_QUEUE_PROPERTIES: /* = QUEUE_ON_HOST_PROPERTIES */
-    return put_u64(&o, PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
+    return put_u64(o, PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
                            PI_QUEUE_FLAG_PROFILING_ENABLE);
   case PI_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES:
-    return put_u64(&o, 0);
+    return put_u64(o, 0);
   case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR:
   case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_SHORT:
   case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_INT:
@@ -160,28 +156,28 @@ pi_result cu_piDeviceGetInfo(pi_device device, pi_device_info param_name,
   case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG:
   case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT:
   case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE:
-    return put_u32(&o, 1); /* scalar per thread: SIMT */
+    return put_u32(o, 1); /* scalar per thread: SIMT */
   case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_HALF:
   case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF:
-    return put_u32(&o, d->cc_major * 10 + d->cc_minor >= 53 ? 2 : 0);
+    return put_u32(o, d->cc_major * 10 + d->cc_minor >= 53 ? 2 : 0);
   case PI_DEVICE_INFO_MAX_CLOCK_FREQUENCY:
     ATTR(CLOCK_RATE, v); /* kHz */
-    return put_u32(&o, (uint32_t)(v / 1000));
+    return put_u32(o, (uint32_t)(v / 1000));
   case PI_DEVICE_INFO_ADDRESS_BITS:
-    return put_u32(&o, 64);
+    return put_u32(o, 64);
   case PI_DEVICE_INFO_MAX_MEM_ALLOC_SIZE:
   case PI_DEVICE_INFO_GLOBAL_MEM_SIZE: {
     size_t total = 0;
-    TRY(CU(cuDeviceTotalMem, &total, d->cu));
-    return put_u64(&o, total);
+    TRY(CUF(o->fn, cuDeviceTotalMem, &total, d->cu));
+    return put_u64(o, total);
   }
   case PI_DEVICE_INFO_IMAGE_SUPPORT:
   case PI_DEVICE_INFO_IMAGE_SRGB:
-    return put_bool(&o, 0); /* IMAGES_UNSUPPORTED */
+    return put_bool(o, 0); /* IMAGES_UNSUPPORTED */
   case PI_DEVICE_INFO_MAX_READ_IMAGE_ARGS:
   case PI_DEVICE_INFO_MAX_WRITE_IMAGE_ARGS:
   case PI_DEVICE_INFO_MAX_SAMPLERS:
-    return put_u32(&o, 0);
+    return put_u32(o, 0);
   case PI_DEVICE_INFO_IMAGE2D_MAX_WIDTH:
   case PI_DEVICE_INFO_IMAGE2D_MAX_HEIGHT:
   case PI_DEVICE_INFO_IMAGE3D_MAX_WIDTH:
@@ -189,42 +185,42 @@ pi_result cu_piDeviceGetInfo(pi_device device, pi_device_info param_name,
   case PI_DEVICE_INFO_IMAGE3D_MAX_DEPTH:
   case PI_DEVICE_INFO_IMAGE_MAX_BUFFER_SIZE:
   case PI_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE:
-    return put_size(&o, 0);
+    return put_size(o, 0);
   case PI_DEVICE_INFO_MAX_PARAMETER_SIZE:
     /* Kernel parameters: 4 KiB, 32764 bytes from CUDA 12.1 on Volta+. */
-    return put_size(&o, d->platform->driver_version >= 12010 && d->cc_major >= 7
+    return put_size(o, d->platform->driver_version >= 12010 && d->cc_major >= 7
                             ? 32764
                             : 4096);
   case PI_DEVICE_INFO_MEM_BASE_ADDR_ALIGN:
     ATTR(TEXTURE_ALIGNMENT, v); /* bytes; the query wants bits */
-    return put_u32(&o, (uint32_t)v * 8);
+    return put_u32(o, (uint32_t)v * 8);
   case PI_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE:
-    return put_u32(&o, PI_DEVICE_MEM_CACHE_TYPE_READ_WRITE_CACHE);
+    return put_u32(o, PI_DEVICE_MEM_CACHE_TYPE_READ_WRITE_CACHE);
   case PI_DEVICE_INFO_GLOBAL_MEM_CACHELINE_SIZE:
-    return put_u32(&o, 128); /* L2 line of every CUDA architecture */
+    return put_u32(o, 128); /* L2 line of every CUDA architecture */
   case PI_DEVICE_INFO_GLOBAL_MEM_CACHE_SIZE:
     ATTR(L2_CACHE_SIZE, v);
-    return put_u64(&o, (uint64_t)v);
+    return put_u64(o, (uint64_t)v);
   case PI_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE:
     ATTR(TOTAL_CONSTANT_MEMORY, v);
-    return put_u64(&o, (uint64_t)v);
+    return put_u64(o, (uint64_t)v);
   case PI_DEVICE_INFO_MAX_CONSTANT_ARGS:
-    return put_u32(&o, 9); /* as DPC++'s CUDA plugin */
+    return put_u32(o, 9); /* as DPC++'s CUDA plugin */
   case PI_DEVICE_INFO_LOCAL_MEM_TYPE:
-    return put_u32(&o, PI_DEVICE_LOCAL_MEM_TYPE_LOCAL);
+    return put_u32(o, PI_DEVICE_LOCAL_MEM_TYPE_LOCAL);
   case PI_DEVICE_INFO_LOCAL_MEM_SIZE:
     /* Launches opt in to it (cuFuncSetAttribute) when they need more than
      * the default 48 KiB. */
     ATTR(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, v);
-    return put_u64(&o, (uint64_t)v);
+    return put_u64(o, (uint64_t)v);
   case PI_DEVICE_INFO_ERROR_CORRECTION_SUPPORT:
     ATTR(ECC_ENABLED, v);
-    return put_bool(&o, v);
+    return put_bool(o, v);
   case PI_DEVICE_INFO_HOST_UNIFIED_MEMORY:
     ATTR(INTEGRATED, v);
-    return put_bool(&o, v);
+    return put_bool(o, v);
   case PI_DEVICE_INFO_PROFILING_TIMER_RESOLUTION:
-    return put_size(&o, 500); /* CUevent timing: about half a microsecond */
+    return put_size(o, 500); /* CUevent timing: about half a microsecond */
   case PI_DEVICE_INFO_ENDIAN_LITTLE:
   case PI_DEVICE_INFO_AVAILABLE:
   case PI_DEVICE_INFO_COMPILER_AVAILABLE: /* the driver's PTX JIT */
@@ -232,33 +228,33 @@ pi_result cu_piDeviceGetInfo(pi_device device, pi_device_info param_name,
   case PI_DEVICE_INFO_PREFERRED_INTEROP_USER_SYNC:
   case PI_DEVICE_INFO_ATOMIC_64:
   case PI_DEVICE_INFO_BUILD_ON_SUBDEVICE:
-    return put_bool(&o, 1);
+    return put_bool(o, 1);
   case PI_DEVICE_INFO_EXECUTION_CAPABILITIES:
-    return put_u64(&o, PI_DEVICE_EXEC_CAPABILITIES_KERNEL);
+    return put_u64(o, PI_DEVICE_EXEC_CAPABILITIES_KERNEL);
   case PI_DEVICE_INFO_BUILT_IN_KERNELS:
   case PI_DEVICE_INFO_IL_VERSION:       /* the driver takes no SPIR-V */
   case PI_DEVICE_INFO_OPENCL_C_VERSION: /* nor OpenCL C */
-    return put_str(&o, "");
+    return put_str(o, "");
   case PI_DEVICE_INFO_PLATFORM:
-    return put_ptr(&o, d->platform);
+    return put_ptr(o, d->platform);
   case PI_DEVICE_INFO_REFERENCE_COUNT:
-    return put_u32(&o, 1); /* root devices live as long as the plugin */
+    return put_u32(o, 1); /* root devices live as long as the plugin */
   case PI_DEVICE_INFO_NAME:
-    return put_str(&o, d->name);
+    return put_str(o, d->name);
   case PI_DEVICE_INFO_VENDOR:
-    return put_str(&o, "NVIDIA Corporation");
+    return put_str(o, "NVIDIA Corporation");
   case PI_DEVICE_INFO_DRIVER_VERSION:
     snprintf(buf, sizeof buf, "%d.%d", d->platform->driver_version / 1000,
              d->platform->driver_version % 1000 / 10);
-    return put_str(&o, buf);
+    return put_str(o, buf);
   case PI_DEVICE_INFO_PROFILE:
-    return put_str(&o, "CUDA");
+    return put_str(o, "CUDA");
   case PI_DEVICE_INFO_VERSION:
   case PI_DEVICE_INFO_BACKEND_VERSION: /* the compute capability */
     snprintf(buf, sizeof buf, "%d.%d", d->cc_major, d->cc_minor);
-    return put_str(&o, buf);
+    return put_str(o, buf);
   case PI_DEVICE_INFO_EXTENSIONS:
-    return put_str(&o, d->cc_major * 10 + d->cc_minor >= 53
+    return put_str(o, d->cc_major * 10 + d->cc_minor >= 53
                            ? "cl_khr_fp64 cl_khr_fp16 cl_khr_subgroups "
                              "cl_khr_int64_base_atomics "
                              "cl_khr_int64_extended_atomics"
@@ -266,29 +262,29 @@ pi_result cu_piDeviceGetInfo(pi_device device, pi_device_info param_name,
                              "cl_khr_int64_base_atomics "
                              "cl_khr_int64_extended_atomics");
   case PI_DEVICE_INFO_PRINTF_BUFFER_SIZE:
-    return put_size(&o, 1u << 20); /* the driver's default printf FIFO */
+    return put_size(o, 1u << 20); /* the driver's default printf FIFO */
   case PI_DEVICE_INFO_PARENT_DEVICE:
-    return put_ptr(&o, NULL);
+    return put_ptr(o, NULL);
   case PI_DEVICE_INFO_PARTITION_PROPERTIES:
   case PI_DEVICE_INFO_PARTITION_TYPE: {
     pi_device_partition_property none = 0; /* CUDA devices do not split */
-    return put_info(&o, &none, sizeof none);
+    return put_info(o, &none, sizeof none);
   }
   case PI_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES:
-    return put_u32(&o, 0);
+    return put_u32(o, 0);
   case PI_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN:
-    return put_u64(&o, 0);
+    return put_u64(o, 0);
   case PI_DEVICE_INFO_MAX_NUM_SUB_GROUPS:
     ATTR(MAX_THREADS_PER_BLOCK, v);
     ATTR(WARP_SIZE, v2);
-    return put_u32(&o, (uint32_t)(v / (v2 ? v2 : 32)));
+    return put_u32(o, (uint32_t)(v / (v2 ? v2 : 32)));
   case PI_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
-    return put_bool(&o, d->cc_major >= 7); /* Volta's thread scheduling */
+    return put_bool(o, d->cc_major >= 7); /* Volta's thread scheduling */
   case PI_DEVICE_INFO_SUB_GROUP_SIZES_INTEL: {
     /* size_t[], as the OpenCL plugin and DPC++ return it: one, the warp. */
     ATTR(WARP_SIZE, v);
     size_t warp = (size_t)v;
-    return put_info(&o, &warp, sizeof warp);
+    return put_info(o, &warp, sizeof warp);
   }
   case PI_DEVICE_INFO_USM_HOST_SUPPORT:
   case PI_DEVICE_INFO_USM_DEVICE_SUPPORT:
@@ -296,75 +292,71 @@ pi_result cu_piDeviceGetInfo(pi_device device, pi_device_info param_name,
   case PI_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT:
   case PI_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT: {
     pi_bitfield caps = 0;
-    TRY(usm_capabilities(FN, d, param_name, &caps));
-    return put_u64(&o, caps);
+    TRY(usm_capabilities(o->fn, d, o->query, &caps));
+    return put_u64(o, caps);
   }
   case PI_DEVICE_INFO_UUID: {
     if (!drv.cuDeviceGetUuid)
-      return no_cuda_answer(&o, d, "the driver has no cuDeviceGetUuid");
+      return no_cuda_answer(o, d, "the driver has no cuDeviceGetUuid");
     CUuuid uuid;
-    TRY(CU(cuDeviceGetUuid, &uuid, d->cu));
-    return put_info(&o, uuid.bytes, sizeof uuid.bytes);
+    TRY(CUF(o->fn, cuDeviceGetUuid, &uuid, d->cu));
+    return put_info(o, uuid.bytes, sizeof uuid.bytes);
   }
   case PI_DEVICE_INFO_PCI_ADDRESS:
-    TRY(CU(cuDeviceGetPCIBusId, buf, (int)sizeof buf, d->cu));
-    return put_str(&o, buf);
+    TRY(CUF(o->fn, cuDeviceGetPCIBusId, buf, (int)sizeof buf, d->cu));
+    return put_str(o, buf);
   case PI_DEVICE_INFO_MAX_MEM_BANDWIDTH:
     /* Bytes per second: double data rate at the peak memory clock. */
     ATTR(MEMORY_CLOCK_RATE, v);        /* kHz */
     ATTR(GLOBAL_MEMORY_BUS_WIDTH, v2); /* bits */
-    return put_u64(&o, (uint64_t)v * 1000u * 2u * (uint64_t)v2 / 8u);
+    return put_u64(o, (uint64_t)v * 1000u * 2u * (uint64_t)v2 / 8u);
   case PI_EXT_INTEL_DEVICE_INFO_FREE_MEMORY: {
     uint64_t free_bytes = 0;
-    TRY(free_memory(FN, d, &free_bytes));
-    return put_u64(&o, free_bytes);
+    TRY(free_memory(o->fn, d, &free_bytes));
+    return put_u64(o, free_bytes);
   }
   case PI_EXT_INTEL_DEVICE_INFO_MEMORY_CLOCK_RATE:
     ATTR(MEMORY_CLOCK_RATE, v); /* kHz; the query wants MHz */
-    return put_u32(&o, (uint32_t)(v / 1000));
+    return put_u32(o, (uint32_t)(v / 1000));
   case PI_EXT_INTEL_DEVICE_INFO_MEMORY_BUS_WIDTH:
     ATTR(GLOBAL_MEMORY_BUS_WIDTH, v);
-    return put_u32(&o, (uint32_t)v);
+    return put_u32(o, (uint32_t)v);
   case PI_EXT_INTEL_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES:
-    return put_i32(&o, 1);
+    return put_i32(o, 1);
   case PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES:
   case PI_EXT_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES:
-    return put_u64(&o, atomic_orders(d));
+    return put_u64(o, atomic_orders(d));
   case PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES:
   case PI_EXT_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES:
-    return put_u64(&o, atomic_scopes(d));
+    return put_u64(o, atomic_scopes(d));
   case PI_EXT_ONEAPI_DEVICE_INFO_BFLOAT16_MATH_FUNCTIONS:
   case PI_EXT_ONEAPI_DEVICE_INFO_CUDA_ASYNC_BARRIER:
-    return put_bool(&o, d->cc_major >= 8); /* Ampere */
+    return put_bool(o, d->cc_major >= 8); /* Ampere */
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_GLOBAL_WORK_GROUPS:
-    return put_size(&o, (size_t)INT_MAX);
+    return put_size(o, (size_t)INT_MAX);
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_1D:
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D:
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_3D: {
     ATTR(MAX_GRID_DIM_X, v);
     ATTR(MAX_GRID_DIM_Y, v2);
     ATTR(MAX_GRID_DIM_Z, v3);
-    size_t max[3] = {(size_t)v, (size_t)v2, (size_t)v3};
-    size_t dims = param_name == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_1D ? 1
-                  : param_name == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D
-                      ? 2
-                      : 3;
-    return put_info(&o, max, dims * sizeof max[0]);
+    const size_t max[3] = {(size_t)v, (size_t)v2, (size_t)v3};
+    return put_max_work_groups(o, max);
   }
   case PI_EXT_CODEPLAY_DEVICE_INFO_MAX_REGISTERS_PER_WORK_GROUP:
     ATTR(MAX_REGISTERS_PER_BLOCK, v);
-    return put_u32(&o, (uint32_t)v);
+    return put_u32(o, (uint32_t)v);
   /* Features this plugin does not offer. */
   CASE_FEATURES_NOT_OFFERED
   case PI_EXT_INTEL_DEVICE_INFO_MEM_CHANNEL_SUPPORT:
   case PI_EXT_INTEL_DEVICE_INFO_ESIMD_SUPPORT:
-    return put_bool(&o, 0);
+    return put_bool(o, 0);
   CASE_BINDLESS_IMAGE_LIMITS
-    return no_cuda_answer(&o, d, IMAGES_UNSUPPORTED);
+    return no_cuda_answer(o, d, IMAGES_UNSUPPORTED);
   case PI_EXT_ONEAPI_DEVICE_INFO_IP_VERSION:
   case PI_DEVICE_INFO_DEVICE_ID:
   CASE_INTEL_GPU_GEOMETRY
-    return no_cuda_answer(&o, d,
+    return no_cuda_answer(o, d,
                           "it describes Intel GPUs; use "
                           "PI_DEVICE_INFO_VERSION (the compute "
                           "capability) and MAX_COMPUTE_UNITS (SMs)");
@@ -372,11 +364,11 @@ pi_result cu_piDeviceGetInfo(pi_device device, pi_device_info param_name,
   case PI_EXT_ONEAPI_DEVICE_INFO_MATRIX_COMBINATIONS:
   case PI_EXT_ONEAPI_DEVICE_INFO_COMPONENT_DEVICES:
   case PI_EXT_ONEAPI_DEVICE_INFO_COMPOSITE_DEVICE:
-    return no_cuda_answer(&o, d,
+    return no_cuda_answer(o, d,
                           "the CUDA plugin does not implement this "
                           "oneAPI extension");
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 #undef ATTR
 }
@@ -408,34 +400,29 @@ pi_result cu_piDeviceRelease(pi_device device) {
 
 /* Picks an image for the nvptx64 target (PTX, or a cubin/fatbin built for
  * it), else any image whose format is PTX. */
-pi_result cu_piextDeviceSelectBinary(pi_device device,
-                                     pi_device_binary *binaries,
-                                     pi_uint32 num_binaries,
-                                     pi_uint32 *selected_binary_ind) {
-  REQUIRE(device != NULL && selected_binary_ind != NULL);
-  REQUIRE(binaries != NULL || num_binaries == 0);
-  *selected_binary_ind = UINT32_MAX;
-  pi_uint32 by_target = UINT32_MAX, by_format = UINT32_MAX;
-  for (pi_uint32 i = num_binaries; i-- > 0;) {
-    const struct pi_device_binary_struct *b = binaries[i];
-    if (!b)
-      continue;
-    if (target_is(b, __SYCL_PI_DEVICE_BINARY_TARGET_NVPTX64) &&
-        b->Format != PI_DEVICE_BINARY_TYPE_SPIRV &&
-        b->Format != PI_DEVICE_BINARY_TYPE_OPENCL_C &&
-        b->Format != PI_DEVICE_BINARY_TYPE_LLVMIR_BITCODE)
-      by_target = i;
-    if (b->Format == PI_DEVICE_BINARY_TYPE_PTX)
-      by_format = i;
-  }
-  *selected_binary_ind = by_target != UINT32_MAX ? by_target : by_format;
-  if (*selected_binary_ind != UINT32_MAX)
-    return PI_SUCCESS;
+pi_result backend_binary_rank(const char *fn, pi_device device,
+                              const struct pi_device_binary_struct *b,
+                              int *rank) {
+  (void)fn;
+  (void)device;
+  *rank = target_is(b, __SYCL_PI_DEVICE_BINARY_TARGET_NVPTX64) &&
+                  b->Format != PI_DEVICE_BINARY_TYPE_SPIRV &&
+                  b->Format != PI_DEVICE_BINARY_TYPE_OPENCL_C &&
+                  b->Format != PI_DEVICE_BINARY_TYPE_LLVMIR_BITCODE
+              ? 0
+          : b->Format == PI_DEVICE_BINARY_TYPE_PTX ? 1
+                                                    : -1;
+  return PI_SUCCESS;
+}
+
+pi_result backend_no_binary(const char *fn, pi_device device,
+                            pi_device_binary *binaries,
+                            pi_uint32 num_binaries) {
   char offered[512], what[300];
   return fail(PI_ERROR_INVALID_BINARY,
               "%s: no image fits %s, which takes PTX (target nvptx64 or "
               "format PI_DEVICE_BINARY_TYPE_PTX); offered: %s",
-              FN, describe(device, what, sizeof what),
+              fn, describe(device, what, sizeof what),
               binaries_offered(binaries, num_binaries, offered,
                                sizeof offered));
 }

@@ -21,10 +21,11 @@ static size_t divisor_at_most(size_t n, size_t max) {
 /* An ND-range as a grid of blocks: block = local size (chosen when NULL:
  * the largest divisors of the global size that fit the kernel), grid =
  * global / local. Local-memory arguments become dynamic shared memory. */
-static pi_result launch(const char *fn, bool cooperative, pi_queue q,
-                        pi_kernel k, pi_uint32 dims, const size_t *offset,
-                        const size_t *global, const size_t *local,
-                        pi_uint32 nwait, const pi_event *wait, pi_event *out) {
+pi_result backend_launch(const char *fn, bool cooperative, pi_queue q,
+                         pi_kernel k, pi_uint32 dims, const size_t *offset,
+                         const size_t *global, const size_t *local,
+                         pi_uint32 nwait, const pi_event *wait,
+                         pi_event *out) {
   if (!q || !k || !global)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: the queue, the kernel and the global size must not be "
@@ -156,28 +157,6 @@ static pi_result launch(const char *fn, bool cooperative, pi_queue q,
   return r;
 }
 
-pi_result cu_piEnqueueKernelLaunch(
-    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
-    const size_t *global_work_offset, const size_t *global_work_size,
-    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return launch(FN, false, queue, kernel, work_dim, global_work_offset,
-                global_work_size, local_work_size, num_events_in_wait_list,
-                event_wait_list, event);
-}
-
-/* cuLaunchCooperativeKernel: all work-groups resident at once (at most
- * piextKernelSuggestMaxCooperativeGroupCount of them). */
-pi_result cu_piextEnqueueCooperativeKernelLaunch(
-    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
-    const size_t *global_work_offset, const size_t *global_work_size,
-    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return launch(FN, true, queue, kernel, work_dim, global_work_offset,
-                global_work_size, local_work_size, num_events_in_wait_list,
-                event_wait_list, event);
-}
-
 /* A marker: in order, it completes after every earlier command of the
  * queue and after the wait list. */
 pi_result cu_piEnqueueEventsWait(pi_queue command_queue,
@@ -206,11 +185,7 @@ static pi_result check_range(const char *fn, pi_mem m, size_t offset,
                              size_t size) {
   if (!m)
     return fail(PI_ERROR_INVALID_MEM_OBJECT, "%s: the buffer is NULL", fn);
-  if (offset > m->size || size > m->size - offset)
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: bytes %zu..%zu are outside the %zu-byte buffer", fn,
-                offset, offset + size, m->size);
-  return PI_SUCCESS;
+  return buffer_bytes_check(fn, offset, size, m->size);
 }
 
 pi_result cu_piEnqueueMemBufferRead(pi_queue queue, pi_mem buffer,
@@ -329,59 +304,25 @@ static pi_result rect_copy(const char *fn, pi_queue q, pi_bool blocking,
   return cmd_finish(fn, q, r, ev, out, blocking);
 }
 
-pi_result cu_piEnqueueMemBufferReadRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_read,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  REQUIRE(buffer != NULL && buffer_offset != NULL && host_offset != NULL);
-  struct rect_side src = {buffer,
-                          NULL,
-                          buffer_offset->x_bytes,
-                          buffer_offset->y_scalar,
-                          buffer_offset->z_scalar,
-                          buffer_row_pitch,
-                          buffer_slice_pitch};
-  struct rect_side dst = {NULL,
-                          ptr,
-                          host_offset->x_bytes,
-                          host_offset->y_scalar,
-                          host_offset->z_scalar,
-                          host_row_pitch,
-                          host_slice_pitch};
-  REQUIRE(ptr != NULL);
-  return rect_copy(FN, command_queue, blocking_read, &src, &dst, region,
-                   PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT,
-                   num_events_in_wait_list, event_wait_list, event);
-}
-
-pi_result cu_piEnqueueMemBufferWriteRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_write,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    const void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  REQUIRE(buffer != NULL && buffer_offset != NULL && host_offset != NULL);
-  struct rect_side src = {NULL,
-                          ptr,
-                          host_offset->x_bytes,
-                          host_offset->y_scalar,
-                          host_offset->z_scalar,
-                          host_row_pitch,
-                          host_slice_pitch};
-  struct rect_side dst = {buffer,
-                          NULL,
-                          buffer_offset->x_bytes,
-                          buffer_offset->y_scalar,
-                          buffer_offset->z_scalar,
-                          buffer_row_pitch,
-                          buffer_slice_pitch};
-  return rect_copy(FN, command_queue, blocking_write, &src, &dst, region,
-                   PI_COMMAND_TYPE_MEM_BUFFER_WRITE_RECT,
-                   num_events_in_wait_list, event_wait_list, event);
+pi_result backend_buffer_rect(const char *fn, pi_queue queue,
+                              const struct buffer_rect *r, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event) {
+  pi_mem buffer = r->buffer;
+  pi_buff_rect_offset b = r->buffer_offset, h = r->host_offset;
+  REQUIRE_IN(fn, buffer != NULL);
+  struct rect_side mem = {buffer,       NULL,          b->x_bytes,
+                          b->y_scalar,  b->z_scalar,   r->pitches[0],
+                          r->pitches[1]};
+  struct rect_side host = {NULL,        r->ptr,        h->x_bytes,
+                           h->y_scalar, h->z_scalar,   r->pitches[2],
+                           r->pitches[3]};
+  if (!r->read)
+    return rect_copy(fn, queue, r->blocking, &host, &mem, r->region,
+                     PI_COMMAND_TYPE_MEM_BUFFER_WRITE_RECT, nwait, wait,
+                     event);
+  REQUIRE_IN(fn, r->ptr != NULL);
+  return rect_copy(fn, queue, r->blocking, &mem, &host, r->region,
+                   PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT, nwait, wait, event);
 }
 
 pi_result cu_piEnqueueMemBufferCopy(pi_queue command_queue,
@@ -409,26 +350,20 @@ pi_result cu_piEnqueueMemBufferCopy(pi_queue command_queue,
   return cmd_finish(FN, command_queue, r, ev, event, false);
 }
 
-pi_result cu_piEnqueueMemBufferCopyRect(
-    pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer,
-    pi_buff_rect_offset src_origin, pi_buff_rect_offset dst_origin,
-    pi_buff_rect_region region, size_t src_row_pitch, size_t src_slice_pitch,
-    size_t dst_row_pitch, size_t dst_slice_pitch,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  REQUIRE(src_buffer != NULL && dst_buffer != NULL && src_origin != NULL &&
-          dst_origin != NULL);
-  struct rect_side src = {src_buffer,           NULL,
-                          src_origin->x_bytes,  src_origin->y_scalar,
-                          src_origin->z_scalar, src_row_pitch,
-                          src_slice_pitch};
-  struct rect_side dst = {dst_buffer,           NULL,
-                          dst_origin->x_bytes,  dst_origin->y_scalar,
-                          dst_origin->z_scalar, dst_row_pitch,
-                          dst_slice_pitch};
-  return rect_copy(FN, command_queue, PI_FALSE, &src, &dst, region,
-                   PI_COMMAND_TYPE_MEM_BUFFER_COPY_RECT,
-                   num_events_in_wait_list, event_wait_list, event);
+pi_result backend_buffer_copy_rect(const char *fn, pi_queue queue,
+                                   pi_mem src_buffer, pi_mem dst_buffer,
+                                   const struct copy_coords *c,
+                                   const size_t pitches[4], pi_uint32 nwait,
+                                   const pi_event *wait, pi_event *event) {
+  REQUIRE_IN(fn, src_buffer != NULL && dst_buffer != NULL);
+  struct rect_side src = {src_buffer, NULL,       c->src[0],  c->src[1],
+                          c->src[2],  pitches[0], pitches[1]};
+  struct rect_side dst = {dst_buffer, NULL,       c->dst[0],  c->dst[1],
+                          c->dst[2],  pitches[2], pitches[3]};
+  struct pi_buff_rect_region_struct region = {c->region[0], c->region[1],
+                                              c->region[2]};
+  return rect_copy(fn, queue, PI_FALSE, &src, &dst, &region,
+                   PI_COMMAND_TYPE_MEM_BUFFER_COPY_RECT, nwait, wait, event);
 }
 
 /* Fills `size` bytes at dst with a pattern, on the stream: patterns of 1, 2
@@ -471,64 +406,39 @@ pi_result fill(const char *fn, CUstream s, CUdeviceptr dst,
   return PI_SUCCESS;
 }
 
-pi_result cu_piEnqueueMemBufferFill(pi_queue command_queue,
-                                    pi_mem buffer, const void *pattern,
-                                    size_t pattern_size, size_t offset,
-                                    size_t size,
-                                    pi_uint32 num_events_in_wait_list,
-                                    const pi_event *event_wait_list,
-                                    pi_event *event) {
-  TRY(check_range(FN, buffer, offset, size));
-  REQUIRE(pattern != NULL && pattern_size > 0 && size % pattern_size == 0);
+pi_result backend_buffer_fill(const struct command *c, pi_mem buffer,
+                              const void *pattern, size_t pattern_size,
+                              size_t offset, size_t size) {
+  TRY(check_range(c->fn, buffer, offset, size));
+  REQUIRE_IN(c->fn,
+             pattern != NULL && pattern_size > 0 && size % pattern_size == 0);
   pi_event ev = NULL;
   pi_result r =
-      cmd_start(FN, command_queue, num_events_in_wait_list, event_wait_list,
-                event, PI_COMMAND_TYPE_MEM_BUFFER_FILL, &ev);
+      cmd_start(c->fn, c->queue, c->nwait, c->wait,
+                c->event, PI_COMMAND_TYPE_MEM_BUFFER_FILL, &ev);
   if (r != PI_SUCCESS)
     return r;
-  r = fill(FN, command_queue->stream, buffer->ptr + offset, pattern,
+  r = fill(c->fn, c->queue->stream, buffer->ptr + offset, pattern,
            pattern_size, size);
-  return cmd_finish(FN, command_queue, r, ev, event, false);
+  return cmd_finish(c->fn, c->queue, r, ev, c->event, false);
 }
 
 /* CUDA buffers only: every image command fails alike. */
 UNUSED_PARAMETERS_BEGIN
 
-pi_result cu_piEnqueueMemImageRead(
-    pi_queue command_queue, pi_mem image, pi_bool blocking_read,
-    pi_image_offset origin, pi_image_region region, size_t row_pitch,
-    size_t slice_pitch, void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return no_images(FN);
+pi_result backend_image_rw(const struct command *c, const struct image_rw *rw) {
+  return no_images(c->fn);
 }
 
-pi_result
-cu_piEnqueueMemImageWrite(pi_queue command_queue, pi_mem image,
-                          pi_bool blocking_write, pi_image_offset origin,
-                          pi_image_region region, size_t input_row_pitch,
-                          size_t input_slice_pitch, const void *ptr,
-                          pi_uint32 num_events_in_wait_list,
-                          const pi_event *event_wait_list, pi_event *event) {
-  return no_images(FN);
+pi_result backend_image_copy(const struct command *c, pi_mem src_image,
+                             pi_mem dst_image, const struct copy_coords *cc) {
+  return no_images(c->fn);
 }
 
-pi_result
-cu_piEnqueueMemImageCopy(pi_queue command_queue, pi_mem src_image,
-                         pi_mem dst_image, pi_image_offset src_origin,
-                         pi_image_offset dst_origin, pi_image_region region,
-                         pi_uint32 num_events_in_wait_list,
-                         const pi_event *event_wait_list, pi_event *event) {
-  return no_images(FN);
-}
-
-pi_result cu_piEnqueueMemImageFill(pi_queue command_queue, pi_mem image,
-                                   const void *fill_color,
-                                   const size_t *origin,
-                                   const size_t *region,
-                                   pi_uint32 num_events_in_wait_list,
-                                   const pi_event *event_wait_list,
-                                   pi_event *event) {
-  return no_images(FN);
+pi_result backend_image_fill(const struct command *c, pi_mem image,
+                             const void *fill_color, const size_t *origin,
+                             const size_t *region) {
+  return no_images(c->fn);
 }
 
 UNUSED_PARAMETERS_END
@@ -592,18 +502,15 @@ pi_result cu_piEnqueueMemBufferMap(pi_queue command_queue, pi_mem buffer,
   return PI_SUCCESS;
 }
 
-pi_result cu_piEnqueueMemUnmap(pi_queue command_queue, pi_mem memobj,
-                               void *mapped_ptr,
-                               pi_uint32 num_events_in_wait_list,
-                               const pi_event *event_wait_list,
-                               pi_event *event) {
-  REQUIRE(memobj != NULL && mapped_ptr != NULL);
+pi_result backend_unmap(const struct command *c, pi_mem memobj,
+                        void *mapped_ptr) {
+  REQUIRE_IN(c->fn, memobj != NULL && mapped_ptr != NULL);
   struct mapping *mp = NULL;
   if (memobj->host) {
     char *p = mapped_ptr;
     if (p < memobj->host || p > memobj->host + memobj->size)
       return fail(PI_ERROR_INVALID_VALUE,
-                  "%s: the pointer is not a mapping of this buffer", FN);
+                  "%s: the pointer is not a mapping of this buffer", c->fn);
   } else {
     pthread_mutex_lock(&memobj->lock);
     for (struct mapping **link = &memobj->maps; *link; link = &(*link)->next)
@@ -615,19 +522,19 @@ pi_result cu_piEnqueueMemUnmap(pi_queue command_queue, pi_mem memobj,
     pthread_mutex_unlock(&memobj->lock);
     if (!mp)
       return fail(PI_ERROR_INVALID_VALUE,
-                  "%s: the pointer is not a mapping of this buffer", FN);
+                  "%s: the pointer is not a mapping of this buffer", c->fn);
   }
   pi_event ev = NULL;
   pi_result r =
-      cmd_start(FN, command_queue, num_events_in_wait_list, event_wait_list,
-                event, PI_COMMAND_TYPE_MEM_BUFFER_UNMAP, &ev);
+      cmd_start(c->fn, c->queue, c->nwait, c->wait,
+                c->event, PI_COMMAND_TYPE_MEM_BUFFER_UNMAP, &ev);
   /* A copy from pageable memory returns once the source is taken. */
   if (r == PI_SUCCESS && mp && mp->size &&
       (mp->flags & (PI_MAP_WRITE | PI_MAP_WRITE_INVALIDATE_REGION)))
-    r = CU(cuMemcpyHtoDAsync, memobj->ptr + mp->offset, mp->ptr, mp->size,
-           command_queue->stream);
+    r = CUF(c->fn, cuMemcpyHtoDAsync, memobj->ptr + mp->offset, mp->ptr,
+            mp->size, c->queue->stream);
   if (ev || r == PI_SUCCESS)
-    r = cmd_finish(FN, command_queue, r, ev, event, false);
+    r = cmd_finish(c->fn, c->queue, r, ev, c->event, false);
   if (r != PI_SUCCESS && mp) {
     /* Still mapped: put it back. */
     pthread_mutex_lock(&memobj->lock);

@@ -129,28 +129,24 @@ static pi_result event_status(const char *fn, pi_event e, pi_int32 *status) {
   return PI_SUCCESS;
 }
 
-pi_result cu_piEventGetInfo(pi_event event, pi_event_info param_name,
-                            size_t param_value_size, void *param_value,
-                            size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  REQUIRE(event != NULL);
-  switch (param_name) {
+pi_result backend_event_info(pi_event event, const struct info_out *o) {
+  switch (o->query) {
   case PI_EVENT_INFO_COMMAND_QUEUE:
-    return put_ptr(&o, event->queue);
+    return put_ptr(o, event->queue);
   case PI_EVENT_INFO_CONTEXT:
-    return put_ptr(&o, event->ctx);
+    return put_ptr(o, event->ctx);
   case PI_EVENT_INFO_COMMAND_TYPE:
-    return put_u32(&o, event->type);
+    return put_u32(o, event->type);
   case PI_EVENT_INFO_COMMAND_EXECUTION_STATUS: {
     pi_int32 status = PI_EVENT_QUEUED;
-    TRY(use_context(FN, event->ctx->cu));
-    TRY(event_status(FN, event, &status));
-    return put_i32(&o, status);
+    TRY(use_context(o->fn, event->ctx->cu));
+    TRY(event_status(o->fn, event, &status));
+    return put_i32(o, status);
   }
   case PI_EVENT_INFO_REFERENCE_COUNT:
-    return put_u32(&o, atomic_load(&event->refs));
+    return put_u32(o, atomic_load(&event->refs));
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 
@@ -158,49 +154,44 @@ pi_result cu_piEventGetInfo(pi_event event, pi_event_info param_name,
  * event was stamped with it, and event times are CUevent distances from
  * there. END is START plus the command's own duration, so that durations
  * keep the events' full precision. */
-pi_result cu_piEventGetProfilingInfo(pi_event event,
-                                     pi_profiling_info param_name,
-                                     size_t param_value_size,
-                                     void *param_value,
-                                     size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_profiling_info(pi_event event, const struct info_out *o) {
   pi_event e = event;
-  REQUIRE(e != NULL);
-  if (param_name < PI_PROFILING_INFO_COMMAND_QUEUED ||
-      param_name > PI_PROFILING_INFO_COMMAND_END)
-    return unknown_query(&o);
+  if (o->query < PI_PROFILING_INFO_COMMAND_QUEUED ||
+      o->query > PI_PROFILING_INFO_COMMAND_END)
+    return unknown_query(o);
   if (!e->queue || !e->start)
-    return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE, "%s: the event %s", FN,
+    return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE, "%s: the event %s",
+                o->fn,
                 e->queue ? "comes from a queue without "
                            "PI_QUEUE_FLAG_PROFILING_ENABLE"
                          : "is no command's (a user or native event)");
   if (!drv.cuEventElapsedTime)
     return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE,
-                "%s: the driver has no cuEventElapsedTime", FN);
-  TRY(use_context(FN, e->ctx->cu));
+                "%s: the driver has no cuEventElapsedTime", o->fn);
+  TRY(use_context(o->fn, e->ctx->cu));
   CUresult err = drv.cuEventQuery(e->end);
   if (err == CUDA_ERROR_NOT_READY)
     return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE,
                 "%s: the command has not completed yet; wait for the event "
                 "first",
-                FN);
-  TRY(cu_check(FN, "cuEventQuery", err));
+                o->fn);
+  TRY(cu_check(o->fn, "cuEventQuery", err));
   float to_start = 0, duration = 0;
-  TRY(CU(cuEventElapsedTime, &to_start, e->queue->base, e->start));
-  TRY(CU(cuEventElapsedTime, &duration, e->start, e->end));
+  TRY(CUF(o->fn, cuEventElapsedTime, &to_start, e->queue->base, e->start));
+  TRY(CUF(o->fn, cuEventElapsedTime, &duration, e->start, e->end));
   uint64_t start = e->queue->base_ns +
                    (uint64_t)(to_start > 0 ? (double)to_start * 1e6 : 0.0);
   uint64_t end =
       start + (uint64_t)(duration > 0 ? (double)duration * 1e6 : 0.0);
   uint64_t queued = e->queued_ns < start ? e->queued_ns : start;
-  switch (param_name) {
+  switch (o->query) {
   case PI_PROFILING_INFO_COMMAND_QUEUED:
   case PI_PROFILING_INFO_COMMAND_SUBMIT: /* submitted when enqueued */
-    return put_u64(&o, queued);
+    return put_u64(o, queued);
   case PI_PROFILING_INFO_COMMAND_START:
-    return put_u64(&o, start);
+    return put_u64(o, start);
   default:
-    return put_u64(&o, end);
+    return put_u64(o, end);
   }
 }
 

@@ -32,11 +32,11 @@ static pi_result global_range(const char *fn, pi_queue q, pi_program prog,
 }
 
 /* A copy between host memory and a global, to the global where `write`. */
-static pi_result global_copy(const char *fn, bool write, pi_queue queue,
-                             pi_program program, const char *name,
-                             pi_bool blocking, size_t count, size_t offset,
-                             void *host, pi_uint32 nwait, const pi_event *wait,
-                             pi_event *event) {
+pi_result backend_global_copy(const char *fn, bool write, pi_queue queue,
+                              pi_program program, const char *name,
+                              pi_bool blocking, size_t count, size_t offset,
+                              void *host, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event) {
   CUdeviceptr ptr = 0;
   if (!host && count != 0)
     return fail(PI_ERROR_INVALID_VALUE,
@@ -55,26 +55,6 @@ static pi_result global_copy(const char *fn, bool write, pi_queue queue,
   else if (count)
     r = CUF(fn, cuMemcpyDtoHAsync, host, ptr, count, queue->stream);
   return cmd_finish(fn, queue, r, ev, event, blocking);
-}
-
-pi_result cu_piextEnqueueDeviceGlobalVariableWrite(
-    pi_queue queue, pi_program program, const char *name,
-    pi_bool blocking_write, size_t count, size_t offset, const void *src,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  return global_copy(FN, true, queue, program, name, blocking_write, count,
-                     offset, (void *)src, num_events_in_wait_list,
-                     event_wait_list, event);
-}
-
-pi_result cu_piextEnqueueDeviceGlobalVariableRead(
-    pi_queue queue, pi_program program, const char *name,
-    pi_bool blocking_read, size_t count, size_t offset, void *dst,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  return global_copy(FN, false, queue, program, name, blocking_read, count,
-                     offset, dst, num_events_in_wait_list, event_wait_list,
-                     event);
 }
 
 static pi_result no_host_pipes(const char *fn) {

@@ -138,34 +138,30 @@ pi_result cu_piKernelSetArg(pi_kernel kernel, pi_uint32 arg_index,
   return set_arg(FN, kernel, arg_index, arg_size, arg_value, arg_value == NULL);
 }
 
-pi_result cu_piKernelGetInfo(pi_kernel kernel, pi_kernel_info param_name,
-                             size_t param_value_size, void *param_value,
-                             size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  REQUIRE(kernel != NULL);
-  switch (param_name) {
+pi_result backend_kernel_info(pi_kernel kernel, const struct info_out *o) {
+  switch (o->query) {
   case PI_KERNEL_INFO_FUNCTION_NAME:
-    return put_str(&o, kernel->name);
+    return put_str(o, kernel->name);
   case PI_KERNEL_INFO_NUM_ARGS:
     if (kernel->num_params == SIZE_MAX)
       return fail(PI_ERROR_INVALID_OPERATION,
                   "%s: the driver cannot tell a kernel's parameters (it "
                   "needs CUDA 12.4's cuFuncGetParamInfo)",
-                  FN);
-    return put_u32(&o, (uint32_t)kernel->num_params);
+                  o->fn);
+    return put_u32(o, (uint32_t)kernel->num_params);
   case PI_KERNEL_INFO_REFERENCE_COUNT:
-    return put_u32(&o, atomic_load(&kernel->refs));
+    return put_u32(o, atomic_load(&kernel->refs));
   case PI_KERNEL_INFO_CONTEXT:
-    return put_ptr(&o, kernel->prog->ctx);
+    return put_ptr(o, kernel->prog->ctx);
   case PI_KERNEL_INFO_PROGRAM:
-    return put_ptr(&o, kernel->prog);
+    return put_ptr(o, kernel->prog);
   case PI_KERNEL_INFO_ATTRIBUTES:
-    return put_str(&o, "");
+    return put_str(o, "");
   default:
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: query 0x%x is unknown to the CUDA plugin or not "
                 "implemented by it",
-                FN, (unsigned)param_name);
+                o->fn, (unsigned)o->query);
   }
 }
 
@@ -186,78 +182,72 @@ static size_t local_args_size(pi_kernel k) {
   return total;
 }
 
-pi_result cu_piKernelGetGroupInfo(pi_kernel kernel, pi_device device,
-                                  pi_kernel_group_info param_name,
-                                  size_t param_value_size,
-                                  void *param_value,
-                                  size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_kernel_group_info(pi_kernel kernel, pi_device device,
+                                    const struct info_out *o) {
   pi_kernel k = kernel;
   int v = 0;
-  REQUIRE(k != NULL);
   if (device && device != k->prog->ctx->dev)
     return fail(PI_ERROR_INVALID_DEVICE,
-                "%s: the device is not the kernel's context's device", FN);
-  TRY(use_context(FN, k->prog->ctx->cu));
-  switch (param_name) {
+                "%s: the device is not the kernel's context's device", o->fn);
+  TRY(use_context(o->fn, k->prog->ctx->cu));
+  switch (o->query) {
   case PI_KERNEL_GROUP_INFO_WORK_GROUP_SIZE:
-    TRY(func_attr(FN, k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &v));
-    return put_size(&o, (size_t)v);
+    TRY(func_attr(o->fn, k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &v));
+    return put_size(o, (size_t)v);
   case PI_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE: {
     /* PTX's .reqntid is not visible through the driver: {0, 0, 0} means
      * "not given", as in OpenCL. */
     size_t none[3] = {0, 0, 0};
-    return put_info(&o, none, sizeof none);
+    return put_info(o, none, sizeof none);
   }
   case PI_KERNEL_GROUP_INFO_LOCAL_MEM_SIZE:
-    TRY(func_attr(FN, k, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &v));
-    return put_u64(&o, (uint64_t)v + local_args_size(k));
+    TRY(func_attr(o->fn, k, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &v));
+    return put_u64(o, (uint64_t)v + local_args_size(k));
   case PI_KERNEL_GROUP_INFO_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
-    TRY(device_attr(FN, k->prog->ctx->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE, &v));
-    return put_size(&o, (size_t)v);
+    TRY(device_attr(o->fn, k->prog->ctx->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+                    &v));
+    return put_size(o, (size_t)v);
   case PI_KERNEL_GROUP_INFO_PRIVATE_MEM_SIZE:
-    TRY(func_attr(FN, k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &v));
-    return put_u64(&o, (uint64_t)v);
+    TRY(func_attr(o->fn, k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &v));
+    return put_u64(o, (uint64_t)v);
   case PI_KERNEL_GROUP_INFO_NUM_REGS:
-    TRY(func_attr(FN, k, CU_FUNC_ATTRIBUTE_NUM_REGS, &v));
-    return put_u32(&o, (uint32_t)v);
+    TRY(func_attr(o->fn, k, CU_FUNC_ATTRIBUTE_NUM_REGS, &v));
+    return put_u32(o, (uint32_t)v);
   case PI_KERNEL_GROUP_INFO_GLOBAL_WORK_SIZE:
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: PI_KERNEL_GROUP_INFO_GLOBAL_WORK_SIZE is for built-in "
                 "kernels and custom devices only",
-                FN);
+                o->fn);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 
 /* Sub-groups are warps. Every value is a uint32_t in PI. */
-pi_result cu_piKernelGetSubGroupInfo(
-    pi_kernel kernel, pi_device device, pi_kernel_sub_group_info param_name,
-    size_t input_value_size, const void *input_value, size_t param_value_size,
-    void *param_value, size_t *param_value_size_ret) {
-  (void)input_value_size;
-  (void)input_value;
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
+                                 const struct info_out *o, const void *input,
+                                 size_t input_size) {
   pi_kernel k = kernel;
   int warp = 0, threads = 0;
-  REQUIRE(k != NULL);
+  (void)input_size; /* a warp's size is the kernel's own */
+  (void)input;
   if (device && device != k->prog->ctx->dev)
     return fail(PI_ERROR_INVALID_DEVICE,
-                "%s: the device is not the kernel's context's device", FN);
-  TRY(use_context(FN, k->prog->ctx->cu));
-  TRY(device_attr(FN, k->prog->ctx->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE, &warp));
-  switch (param_name) {
+                "%s: the device is not the kernel's context's device", o->fn);
+  TRY(use_context(o->fn, k->prog->ctx->cu));
+  TRY(device_attr(o->fn, k->prog->ctx->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+                  &warp));
+  switch (o->query) {
   case PI_KERNEL_MAX_SUB_GROUP_SIZE:
-    return put_u32(&o, (uint32_t)warp);
+    return put_u32(o, (uint32_t)warp);
   case PI_KERNEL_MAX_NUM_SUB_GROUPS:
-    TRY(func_attr(FN, k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &threads));
-    return put_u32(&o, (uint32_t)((threads + warp - 1) / (warp ? warp : 1)));
+    TRY(func_attr(o->fn, k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &threads));
+    return put_u32(o, (uint32_t)((threads + warp - 1) / (warp ? warp : 1)));
   case PI_KERNEL_COMPILE_NUM_SUB_GROUPS:
   case PI_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL:
-    return put_u32(&o, 0); /* PTX fixes neither */
+    return put_u32(o, 0); /* PTX fixes neither */
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 

@@ -12,16 +12,12 @@
 static pi_result mem_new(const char *fn, pi_context ctx, enum mem_kind kind,
                          CUdeviceptr ptr, size_t size, void *host,
                          pi_mem_flags flags, pi_mem *out) {
-  pi_mem m = calloc(1, sizeof *m);
+  pi_mem m = malloc(sizeof *m);
   if (!m)
     return out_of_memory(fn);
+  *m = (struct _pi_mem){.ctx = ctx, .kind = kind, .ptr = ptr, .size = size,
+                        .host = host, .flags = flags};
   atomic_init(&m->refs, 1);
-  m->ctx = ctx;
-  m->kind = kind;
-  m->ptr = ptr;
-  m->size = size;
-  m->host = host;
-  m->flags = flags;
   pthread_mutex_init(&m->lock, NULL);
   cu_piContextRetain(ctx);
   *out = m;
@@ -161,31 +157,20 @@ pi_result cu_piMemImageCreate(pi_context context, pi_mem_flags flags,
   return no_images(FN);
 }
 
-pi_result cu_piMemGetInfo(pi_mem mem, pi_mem_info param_name,
-                          size_t param_value_size, void *param_value,
-                          size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  REQUIRE(mem != NULL);
-  switch (param_name) {
+pi_result backend_mem_info(pi_mem mem, const struct info_out *o) {
+  switch (o->query) {
   case PI_MEM_CONTEXT:
-    return put_ptr(&o, mem->ctx);
+    return put_ptr(o, mem->ctx);
   case PI_MEM_SIZE:
-    return put_size(&o, mem->size);
+    return put_size(o, mem->size);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 
-pi_result cu_piMemImageGetInfo(pi_mem image, pi_image_info param_name,
-                               size_t param_value_size,
-                               void *param_value,
-                               size_t *param_value_size_ret) {
+pi_result backend_image_info(pi_mem image, const struct info_out *o) {
   (void)image;
-  (void)param_name;
-  (void)param_value_size;
-  (void)param_value;
-  (void)param_value_size_ret;
-  return no_images(FN);
+  return no_images(o->fn);
 }
 
 pi_result cu_piMemRetain(pi_mem mem) {
@@ -289,15 +274,12 @@ cu_piextMemCreateWithNativeHandle(pi_native_handle nativeHandle,
   return PI_SUCCESS;
 }
 
+/* CUDA buffers only. */
+UNUSED_PARAMETERS_BEGIN
 pi_result cu_piextMemImageCreateWithNativeHandle(
     pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle,
     const pi_image_format *ImageFormat, const pi_image_desc *ImageDesc,
     pi_mem *img) {
-  (void)nativeHandle;
-  (void)context;
-  (void)ownNativeHandle;
-  (void)ImageFormat;
-  (void)ImageDesc;
-  (void)img;
   return no_images(FN);
 }
+UNUSED_PARAMETERS_END

@@ -30,32 +30,27 @@ pi_result cu_piPlatformsGet(pi_uint32 num_entries,
   return PI_SUCCESS;
 }
 
-pi_result cu_piPlatformGetInfo(pi_platform platform,
-                               pi_platform_info param_name,
-                               size_t param_value_size,
-                               void *param_value,
-                               size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  REQUIRE(platform != NULL);
+pi_result backend_platform_info(pi_platform platform,
+                                const struct info_out *o) {
   char version[64];
-  switch (param_name) {
+  switch (o->query) {
   case PI_PLATFORM_INFO_NAME:
-    return put_str(&o, "NVIDIA CUDA BACKEND");
+    return put_str(o, "NVIDIA CUDA BACKEND");
   case PI_PLATFORM_INFO_VENDOR:
-    return put_str(&o, "NVIDIA Corporation");
+    return put_str(o, "NVIDIA Corporation");
   case PI_PLATFORM_INFO_PROFILE:
-    return put_str(&o, "FULL PROFILE");
+    return put_str(o, "FULL PROFILE");
   case PI_PLATFORM_INFO_VERSION:
     snprintf(version, sizeof version, "CUDA %d.%d",
              platform->driver_version / 1000,
              platform->driver_version % 1000 / 10);
-    return put_str(&o, version);
+    return put_str(o, version);
   case PI_PLATFORM_INFO_EXTENSIONS:
-    return put_str(&o, "");
+    return put_str(o, "");
   case PI_EXT_PLATFORM_INFO_BACKEND:
-    return put_u32(&o, PI_EXT_PLATFORM_BACKEND_CUDA);
+    return put_u32(o, PI_EXT_PLATFORM_BACKEND_CUDA);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 

@@ -1,6 +1,6 @@
 /*
- * plugin.c: the CUDA plugin as a whole: its opaque data, last error,
- * backend options and teardown, and its exported symbol, piPluginInit (the
+ * plugin.c: the CUDA plugin as a whole: what names it and its backend options
+ * (this_backend), its teardown, and its exported symbol, piPluginInit (the
  * function table, then opening the driver).
  */
 #include "cu_internal.h"
@@ -8,26 +8,16 @@
 /* ---- Plugin ----------------------------------------------------------------
  */
 
-pi_result cu_piextPluginGetOpaqueData(void *opaque_data_param,
-                                      void **opaque_data_return) {
-  (void)opaque_data_param;
-  return plugin_no_opaque_data(FN, "CUDA", opaque_data_return);
-}
-
-/* The last message of this thread, and its code: PI_SUCCESS for a warning. */
-pi_result cu_piPluginGetLastError(char **message) {
-  return plugin_last_error(message);
-}
-
 /* -O0..-O3 pass to the JIT (piProgramBuild takes them), "" is the default. */
-pi_result cu_piPluginGetBackendOption(pi_platform platform,
-                                      const char *frontend_option,
-                                      const char **backend_option) {
-  static const char *const map[5] = {"", "-O0", "-O1", "-O2", "-O3"};
-  (void)platform;
-  return plugin_backend_option(FN, "CUDA JIT", map, frontend_option,
-                               backend_option);
-}
+const struct backend this_backend = {
+    .name = "CUDA",
+    .revision = PLUGIN_REVISION,
+    .compiler = "CUDA JIT",
+    .options = {"", "-O0", "-O1", "-O2", "-O3"},
+    .no_source = "the CUDA driver cannot compile OpenCL C source; compile the "
+                 "kernels to PTX (nvcc -ptx, clang --cuda-device-only) and use "
+                 "piProgramCreateWithBinary",
+};
 
 /* Frees the platform and what the plugin holds of the driver (the devices'
  * primary contexts and timer events; errors are ignored: the driver may
@@ -64,12 +54,8 @@ pi_result cu_piTearDown(void *PluginParameter) {
  * every entry of the function table and opens the driver. Without a driver
  * it still succeeds: piPlatformsGet then reports no platform, and why. */
 PI_PLUGIN_EXPORT pi_result piPluginInit(pi_plugin *plugin) {
-  pi_result r = plugin_init_version(plugin, "CUDA", PLUGIN_REVISION);
-  if (r != PI_SUCCESS)
-    return r;
-#define X(name) plugin->PiFunctionTable.name = cu_##name;
-  PI_FOR_EACH_API(X)
-#undef X
+  TRY(plugin_init_version(plugin));
+  PLUGIN_FILL_TABLE(plugin);
   pthread_mutex_lock(&init_lock);
   if (!driver && !driver_initialized && !driver_problem[0])
     load_driver();

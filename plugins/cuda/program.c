@@ -273,46 +273,27 @@ pi_result cu_piProgramCreate(pi_context context, const void *il,
   return program_new(FN, context, il, length, IMAGE_PTX, res_program);
 }
 
-UNUSED_PARAMETERS_BEGIN
-pi_result cu_piclProgramCreateWithSource(pi_context context,
-                                         pi_uint32 count,
-                                         const char **strings,
-                                         const size_t *lengths,
-                                         pi_program *ret_program) {
-  return program_no_source(
-      FN,
-      "the CUDA driver cannot compile OpenCL C source; compile the kernels "
-      "to PTX (nvcc -ptx, clang --cuda-device-only) and use "
-      "piProgramCreateWithBinary",
-      ret_program);
-}
-UNUSED_PARAMETERS_END
-
-/* PTX text, a cubin or a fatbin for the context's device. The metadata
- * (DPC++ program properties) mean nothing to the driver. */
-pi_result cu_piProgramCreateWithBinary(
-    pi_context context, pi_uint32 num_devices, const pi_device *device_list,
-    const size_t *lengths, const unsigned char **binaries,
-    size_t num_metadata_entries, const pi_device_binary_property *metadata,
-    pi_int32 *binary_status, pi_program *ret_program) {
-  (void)num_metadata_entries;
-  (void)metadata;
-  REQUIRE(context != NULL && ret_program != NULL);
-  *ret_program = NULL;
-  if (num_devices != 1)
+/* PTX text, a cubin or a fatbin for the context's device. */
+pi_result backend_program_with_binary(const char *fn, pi_context context,
+                                      const struct device_binaries *bins,
+                                      pi_program *ret_program) {
+  REQUIRE_IN(fn, context != NULL);
+  if (bins->num_devices != 1)
     return fail(PI_ERROR_INVALID_VALUE,
-                "%s: %u devices given; a CUDA context has one device", FN,
-                (unsigned)num_devices);
-  REQUIRE(lengths != NULL && binaries != NULL && binaries[0] != NULL &&
-          lengths[0] != 0);
-  TRY(check_devices(FN, context, num_devices, device_list));
-  enum image_kind kind = image_kind_of(binaries[0], lengths[0]);
-  if (binary_status)
-    binary_status[0] =
+                "%s: %u devices given; a CUDA context has one device", fn,
+                (unsigned)bins->num_devices);
+  if (!bins->binaries[0] || !bins->lengths[0])
+    return fail(PI_ERROR_INVALID_VALUE, "%s: the binary is NULL or empty", fn);
+  TRY(check_devices(fn, context, bins->num_devices, bins->device_list));
+  enum image_kind kind = image_kind_of(bins->binaries[0], bins->lengths[0]);
+  if (bins->binary_status)
+    bins->binary_status[0] =
         kind == IMAGE_NONE ? PI_ERROR_INVALID_BINARY : PI_SUCCESS;
   if (kind == IMAGE_NONE)
-    return bad_image(FN, binaries[0], lengths[0], PI_ERROR_INVALID_BINARY);
-  return program_new(FN, context, binaries[0], lengths[0], kind, ret_program);
+    return bad_image(fn, bins->binaries[0], bins->lengths[0],
+                     PI_ERROR_INVALID_BINARY);
+  return program_new(fn, context, bins->binaries[0], bins->lengths[0], kind,
+                     ret_program);
 }
 
 /* The module of a built program. */
@@ -328,47 +309,43 @@ pi_result program_module(const char *fn, pi_program p, CUmodule *m) {
   return PI_SUCCESS;
 }
 
-pi_result cu_piProgramGetInfo(pi_program program,
-                              pi_program_info param_name,
-                              size_t param_value_size, void *param_value,
-                              size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_program_info(pi_program program, const struct info_out *o) {
   pi_program p = program;
   pi_result r;
-  REQUIRE(p != NULL);
   pthread_mutex_lock(&p->lock);
-  switch (param_name) {
+  switch (o->query) {
   case PI_PROGRAM_INFO_REFERENCE_COUNT:
-    r = put_u32(&o, atomic_load(&p->refs));
+    r = put_u32(o, atomic_load(&p->refs));
     break;
   case PI_PROGRAM_INFO_CONTEXT:
-    r = put_ptr(&o, p->ctx);
+    r = put_ptr(o, p->ctx);
     break;
   case PI_PROGRAM_INFO_NUM_DEVICES:
-    r = put_u32(&o, 1);
+    r = put_u32(o, 1);
     break;
   case PI_PROGRAM_INFO_DEVICES:
-    r = put_ptr(&o, p->ctx->dev);
+    r = put_ptr(o, p->ctx->dev);
     break;
   case PI_PROGRAM_INFO_SOURCE:
-    r = put_str(&o, p->kind == IMAGE_PTX ? (const char *)p->image : "");
+    r = put_str(o, p->kind == IMAGE_PTX ? (const char *)p->image : "");
     break;
   case PI_PROGRAM_INFO_BINARY_SIZES:
-    r = put_size(&o, p->image_size);
+    r = put_size(o, p->image_size);
     break;
   case PI_PROGRAM_INFO_BINARIES: {
     /* An array of one pointer, to memory of BINARY_SIZES bytes. */
     unsigned char *dst = NULL;
-    if (param_value && param_value_size < sizeof dst)
+    if (o->value && o->size < sizeof dst)
       r = fail(PI_ERROR_INVALID_VALUE,
-               "%s: PI_PROGRAM_INFO_BINARIES needs room for one pointer", FN);
+               "%s: PI_PROGRAM_INFO_BINARIES needs room for one pointer",
+               o->fn);
     else {
-      if (param_value)
-        memcpy(&dst, param_value, sizeof dst);
+      if (o->value)
+        memcpy(&dst, o->value, sizeof dst);
       if (dst && p->image)
         memcpy(dst, p->image, p->image_size);
-      if (param_value_size_ret)
-        *param_value_size_ret = sizeof dst;
+      if (o->size_ret)
+        *o->size_ret = sizeof dst;
       r = PI_SUCCESS;
     }
     break;
@@ -377,14 +354,14 @@ pi_result cu_piProgramGetInfo(pi_program program,
   case PI_PROGRAM_INFO_KERNEL_NAMES:
     if (!p->module)
       r = fail(PI_ERROR_INVALID_PROGRAM_EXECUTABLE,
-               "%s: the program is not built, so it has no kernels yet", FN);
-    else if (param_name == PI_PROGRAM_INFO_NUM_KERNELS)
-      r = put_size(&o, p->num_kernels);
+               "%s: the program is not built, so it has no kernels yet", o->fn);
+    else if (o->query == PI_PROGRAM_INFO_NUM_KERNELS)
+      r = put_size(o, p->num_kernels);
     else
-      r = put_str(&o, p->kernel_names ? p->kernel_names : "");
+      r = put_str(o, p->kernel_names ? p->kernel_names : "");
     break;
   default:
-    r = unknown_query(&o);
+    r = unknown_query(o);
     break;
   }
   pthread_mutex_unlock(&p->lock);
@@ -436,21 +413,15 @@ static pi_result program_kernels(const char *fn, pi_program p) {
 
 /* Checks PTX through the driver's linker (a link state takes each PTX input
  * through ptxas when it is added); cubins and fatbins are compiled already. */
-pi_result cu_piProgramCompile(
-    pi_program program, pi_uint32 num_devices, const pi_device *device_list,
-    const char *options, pi_uint32 num_input_headers,
-    const pi_program *input_headers, const char **header_include_names,
-    void (*pfn_notify)(pi_program program, void *user_data), void *user_data) {
-  (void)input_headers;
-  (void)header_include_names;
+pi_result backend_program_compile(const char *fn, pi_program program,
+                                  const struct program_compile *in) {
   pi_program p = program;
-  REQUIRE(p != NULL);
-  TRY(check_devices(FN, p->ctx, num_devices, device_list));
-  if (num_input_headers)
+  TRY(check_devices(fn, p->ctx, in->num_devices, in->device_list));
+  if (in->num_input_headers)
     return fail(PI_ERROR_INVALID_OPERATION,
-                "%s: PTX has no #include, so input headers do not apply", FN);
+                "%s: PTX has no #include, so input headers do not apply", fn);
   struct jit *j = NULL;
-  TRY(jit_start(FN, options, PI_ERROR_INVALID_COMPILER_OPTIONS, p->ctx->cu,
+  TRY(jit_start(fn, in->options, PI_ERROR_INVALID_COMPILER_OPTIONS, p->ctx->cu,
                 &j));
   pi_result r = PI_SUCCESS;
   pthread_mutex_lock(&p->lock);
@@ -460,7 +431,7 @@ pi_result cu_piProgramCompile(
     return fail(PI_ERROR_INVALID_OPERATION,
                 "%s: the program is %s; compile works on programs made from "
                 "PTX",
-                FN, p->module ? "built already" : "made from a native module");
+                fn, p->module ? "built already" : "made from a native module");
   }
   CUresult err = CUDA_SUCCESS;
   const char *cufn = "cuLinkCreate";
@@ -474,15 +445,16 @@ pi_result cu_piProgramCompile(
       drv.cuLinkDestroy(state);
     }
   }
-  program_record(p, j, options, err == CUDA_SUCCESS,
+  program_record(p, j, in->options, err == CUDA_SUCCESS,
                  PI_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
   if (err != CUDA_SUCCESS)
-    r = jit_fail(FN, jit_code(err, PI_ERROR_COMPILE_PROGRAM_FAILURE), cufn, err,
+    r = jit_fail(fn, jit_code(err, PI_ERROR_COMPILE_PROGRAM_FAILURE), cufn, err,
                  p->log);
   pthread_mutex_unlock(&p->lock);
   free(j);
-  if (pfn_notify && (r == PI_SUCCESS || r == PI_ERROR_COMPILE_PROGRAM_FAILURE))
-    pfn_notify(p, user_data);
+  if (in->pfn_notify &&
+      (r == PI_SUCCESS || r == PI_ERROR_COMPILE_PROGRAM_FAILURE))
+    in->pfn_notify(p, in->user_data);
   return r;
 }
 
@@ -643,34 +615,29 @@ cu_piProgramLink(pi_context context, pi_uint32 num_devices,
   return r;
 }
 
-pi_result cu_piProgramGetBuildInfo(pi_program program, pi_device device,
-                                   pi_program_build_info param_name,
-                                   size_t param_value_size,
-                                   void *param_value,
-                                   size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_program_build_info(pi_program program, pi_device device,
+                                     const struct info_out *o) {
   pi_program p = program;
   pi_result r;
-  REQUIRE(p != NULL);
   if (device && device != p->ctx->dev)
     return fail(PI_ERROR_INVALID_DEVICE,
-                "%s: the device is not the program's context's device", FN);
+                "%s: the device is not the program's context's device", o->fn);
   pthread_mutex_lock(&p->lock);
-  switch (param_name) {
+  switch (o->query) {
   case PI_PROGRAM_BUILD_INFO_STATUS:
-    r = put_i32(&o, p->status);
+    r = put_i32(o, p->status);
     break;
   case PI_PROGRAM_BUILD_INFO_OPTIONS:
-    r = put_str(&o, p->options ? p->options : "");
+    r = put_str(o, p->options ? p->options : "");
     break;
   case PI_PROGRAM_BUILD_INFO_LOG:
-    r = put_str(&o, p->log ? p->log : "");
+    r = put_str(o, p->log ? p->log : "");
     break;
   case PI_PROGRAM_BUILD_INFO_BINARY_TYPE:
-    r = put_u32(&o, p->binary_type);
+    r = put_u32(o, p->binary_type);
     break;
   default:
-    r = unknown_query(&o);
+    r = unknown_query(o);
     break;
   }
   pthread_mutex_unlock(&p->lock);

@@ -43,9 +43,10 @@ static pi_result queue_new(const char *fn, pi_context ctx, pi_device dev,
 /* A stream of the context's device. Commands run in submission order (an
  * out-of-order queue is a valid in-order one); the priority flags map to
  * the device's stream priorities. */
-static pi_result create_queue(const char *fn, pi_context context,
-                              pi_device device, pi_queue_properties flags,
-                              pi_queue *queue) {
+pi_result backend_queue_create(const char *fn, pi_context context,
+                               pi_device device, pi_queue_properties flags,
+                               pi_queue_properties index, pi_queue *queue) {
+  TRY(queue_one_index(fn, index));
   if (!queue || !context)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: context and queue must not be NULL", fn);
@@ -72,53 +73,33 @@ static pi_result create_queue(const char *fn, pi_context context,
   return r;
 }
 
-pi_result cu_piQueueCreate(pi_context context, pi_device device,
-                           pi_queue_properties properties,
-                           pi_queue *queue) {
-  return create_queue(FN, context, device, properties, queue);
-}
-
-/* properties: {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, 0, 0}. */
-pi_result cu_piextQueueCreate(pi_context context, pi_device device,
-                              pi_queue_properties *properties,
-                              pi_queue *queue) {
-  pi_queue_properties flags = 0;
-  TRY(queue_properties_flags(FN, properties, "CUDA", &flags));
-  return create_queue(FN, context, device, flags, queue);
-}
-
-pi_result cu_piQueueGetInfo(pi_queue command_queue,
-                            pi_queue_info param_name,
-                            size_t param_value_size, void *param_value,
-                            size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_queue_info(pi_queue command_queue, const struct info_out *o) {
   pi_queue q = command_queue;
-  REQUIRE(q != NULL);
-  switch (param_name) {
+  switch (o->query) {
   case PI_QUEUE_INFO_CONTEXT:
-    return put_ptr(&o, q->ctx);
+    return put_ptr(o, q->ctx);
   case PI_QUEUE_INFO_DEVICE:
-    return put_ptr(&o, q->dev);
+    return put_ptr(o, q->dev);
   case PI_QUEUE_INFO_DEVICE_DEFAULT:
-    return put_ptr(&o, NULL); /* no on-device queues */
+    return put_ptr(o, NULL); /* no on-device queues */
   case PI_QUEUE_INFO_PROPERTIES:
-    return put_u64(&o, q->props);
+    return put_u64(o, q->props);
   case PI_QUEUE_INFO_REFERENCE_COUNT:
-    return put_u32(&o, atomic_load(&q->refs));
+    return put_u32(o, atomic_load(&q->refs));
   case PI_QUEUE_INFO_SIZE:
     return fail(PI_ERROR_INVALID_QUEUE,
                 "%s: PI_QUEUE_INFO_SIZE is for on-device queues, which CUDA "
                 "does not have",
-                FN);
+                o->fn);
   case PI_EXT_ONEAPI_QUEUE_INFO_EMPTY: {
-    TRY(use_context(FN, q->ctx->cu));
+    TRY(use_context(o->fn, q->ctx->cu));
     CUresult err = drv.cuStreamQuery(q->stream);
     if (err != CUDA_SUCCESS && err != CUDA_ERROR_NOT_READY)
-      return cu_check(FN, "cuStreamQuery", err);
-    return put_bool(&o, err == CUDA_SUCCESS);
+      return cu_check(o->fn, "cuStreamQuery", err);
+    return put_bool(o, err == CUDA_SUCCESS);
   }
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 

@@ -18,16 +18,9 @@ cu_piSamplerCreate(pi_context context,
   return no_samplers(FN);
 }
 
-pi_result cu_piSamplerGetInfo(pi_sampler sampler,
-                              pi_sampler_info param_name,
-                              size_t param_value_size, void *param_value,
-                              size_t *param_value_size_ret) {
+pi_result backend_sampler_info(pi_sampler sampler, const struct info_out *o) {
   (void)sampler;
-  (void)param_name;
-  (void)param_value_size;
-  (void)param_value;
-  (void)param_value_size_ret;
-  return no_samplers(FN);
+  return no_samplers(o->fn);
 }
 
 pi_result cu_piSamplerRetain(pi_sampler sampler) {

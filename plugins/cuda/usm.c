@@ -8,64 +8,54 @@
 /* The placement and read-only bits of the USM properties are hints the
  * driver decides better itself; write-combining is honoured for host
  * allocations. */
-static pi_result usm_alloc(const char *fn, enum usm_kind kind,
-                           void **result_ptr, pi_context context,
-                           pi_device device, pi_usm_mem_properties *properties,
-                           size_t size, pi_uint32 alignment) {
-  if (!result_ptr || !context)
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: result_ptr and context must not be NULL", fn);
-  *result_ptr = NULL;
-  if (device && device != context->dev)
+pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
+                            void **result_ptr) {
+  if (!a->context)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: context must not be NULL", fn);
+  if (a->device && a->device != a->context->dev)
     return fail(PI_ERROR_INVALID_DEVICE,
                 "%s: the device is not the context's device", fn);
-  if (size == 0)
-    return fail(PI_ERROR_INVALID_BUFFER_SIZE, "%s: size is 0", fn);
-  if (alignment & (alignment - 1))
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: alignment %u is not a power of two", fn,
-                (unsigned)alignment);
   pi_usm_mem_properties flags = 0;
-  TRY(usm_alloc_flags(fn, properties, &flags));
-  TRY(use_context(fn, context->cu));
+  TRY(usm_alloc_flags(fn, a->properties, &flags));
+  TRY(use_context(fn, a->context->cu));
   char what[300];
   CUresult err;
   void *ptr = NULL;
   CUdeviceptr dptr = 0;
   const char *cufn;
-  if (kind == USM_HOST) {
+  if (a->kind == USM_HOST) {
     cufn = flags & PI_MEM_ALLOC_WRTITE_COMBINED ? "cuMemHostAlloc"
                                                 : "cuMemAllocHost";
     err = flags & PI_MEM_ALLOC_WRTITE_COMBINED
-              ? drv.cuMemHostAlloc(&ptr, size, CU_MEMHOSTALLOC_WRITECOMBINED)
-              : drv.cuMemAllocHost(&ptr, size);
-  } else if (kind == USM_DEVICE) {
+              ? drv.cuMemHostAlloc(&ptr, a->size, CU_MEMHOSTALLOC_WRITECOMBINED)
+              : drv.cuMemAllocHost(&ptr, a->size);
+  } else if (a->kind == USM_DEVICE) {
     cufn = "cuMemAlloc";
-    err = drv.cuMemAlloc(&dptr, size);
+    err = drv.cuMemAlloc(&dptr, a->size);
     ptr = (void *)(uintptr_t)dptr;
   } else {
     /* Never more managed memory than the device has free: oversubscribing
      * it can hang the GPU, not just this process. */
     size_t free_bytes = 0, total = 0;
     TRY(CUF(fn, cuMemGetInfo, &free_bytes, &total));
-    if (size > free_bytes)
+    if (a->size > free_bytes)
       return fail(PI_ERROR_OUT_OF_RESOURCES,
                   "%s: %zu bytes of shared memory asked for, but %s has only "
                   "%zu bytes free; the CUDA plugin never oversubscribes "
                   "managed memory",
-                  fn, size, describe(context->dev, what, sizeof what),
+                  fn, a->size, describe(a->context->dev, what, sizeof what),
                   free_bytes);
     cufn = "cuMemAllocManaged";
-    err = drv.cuMemAllocManaged(&dptr, size, CU_MEM_ATTACH_GLOBAL);
+    err = drv.cuMemAllocManaged(&dptr, a->size, CU_MEM_ATTACH_GLOBAL);
     ptr = (void *)(uintptr_t)dptr;
   }
   if (err == CUDA_ERROR_OUT_OF_MEMORY)
     return fail(PI_ERROR_OUT_OF_RESOURCES,
-                "%s: %s cannot allocate %zu bytes for %s", fn, cufn, size,
-                describe(context->dev, what, sizeof what));
+                "%s: %s cannot allocate %zu bytes for %s", fn, cufn, a->size,
+                describe(a->context->dev, what, sizeof what));
   TRY(cu_check(fn, cufn, err));
-  if (alignment && (uintptr_t)ptr % alignment) {
-    if (kind == USM_HOST)
+  if (a->alignment && (uintptr_t)ptr % a->alignment) {
+    if (a->kind == USM_HOST)
       drv.cuMemFreeHost(ptr);
     else
       drv.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
@@ -73,33 +63,10 @@ static pi_result usm_alloc(const char *fn, enum usm_kind kind,
                 "%s: %s returned memory aligned to less than the %u bytes "
                 "asked for; CUDA aligns allocations to 256 bytes (host ones "
                 "to a page)",
-                fn, cufn, (unsigned)alignment);
+                fn, cufn, (unsigned)a->alignment);
   }
   *result_ptr = ptr;
   return PI_SUCCESS;
-}
-
-pi_result cu_piextUSMHostAlloc(void **result_ptr, pi_context context,
-                               pi_usm_mem_properties *properties,
-                               size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_HOST, result_ptr, context, NULL, properties, size,
-                   alignment);
-}
-
-pi_result cu_piextUSMDeviceAlloc(void **result_ptr, pi_context context,
-                                 pi_device device,
-                                 pi_usm_mem_properties *properties,
-                                 size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_DEVICE, result_ptr, context, device, properties,
-                   size, alignment);
-}
-
-pi_result cu_piextUSMSharedAlloc(void **result_ptr, pi_context context,
-                                 pi_device device,
-                                 pi_usm_mem_properties *properties,
-                                 size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_SHARED, result_ptr, context, device, properties,
-                   size, alignment);
 }
 
 static pi_result usm_lookup(const char *fn, const void *ptr,
@@ -142,76 +109,65 @@ pi_result cu_piextUSMFree(pi_context context, void *ptr) {
   return CU(cuMemFree, (CUdeviceptr)(uintptr_t)ptr);
 }
 
-pi_result cu_piextUSMEnqueueFill(pi_queue queue, void *ptr,
-                                 const void *pattern, size_t patternSize,
-                                 size_t count,
-                                 pi_uint32 num_events_in_waitlist,
-                                 const pi_event *events_waitlist,
-                                 pi_event *event) {
-  REQUIRE(ptr != NULL && pattern != NULL && patternSize > 0);
+pi_result backend_usm_fill(const struct command *c, void *ptr,
+                           const void *pattern, size_t patternSize,
+                           size_t count) {
+  REQUIRE_IN(c->fn, ptr != NULL && pattern != NULL && patternSize > 0);
   pi_event ev = NULL;
-  pi_result r = cmd_start(FN, queue, num_events_in_waitlist, events_waitlist,
-                          event, PI_COMMAND_TYPE_SVM_MEMFILL, &ev);
+  pi_result r = cmd_start(c->fn, c->queue, c->nwait, c->wait,
+                          c->event, PI_COMMAND_TYPE_SVM_MEMFILL, &ev);
   if (r != PI_SUCCESS)
     return r;
   /* count is in bytes, as in DPC++'s USM fill. */
-  r = fill(FN, queue->stream, (CUdeviceptr)(uintptr_t)ptr, pattern, patternSize,
-           count);
-  return cmd_finish(FN, queue, r, ev, event, false);
+  r = fill(c->fn, c->queue->stream, (CUdeviceptr)(uintptr_t)ptr, pattern,
+           patternSize, count);
+  return cmd_finish(c->fn, c->queue, r, ev, c->event, false);
 }
 
-pi_result cu_piextUSMEnqueueMemcpy(pi_queue queue, pi_bool blocking,
-                                   void *dst_ptr, const void *src_ptr,
-                                   size_t size,
-                                   pi_uint32 num_events_in_waitlist,
-                                   const pi_event *events_waitlist,
-                                   pi_event *event) {
-  REQUIRE(size == 0 || (dst_ptr != NULL && src_ptr != NULL));
+pi_result backend_usm_memcpy(const struct command *c, pi_bool blocking,
+                             void *dst_ptr, const void *src_ptr, size_t size) {
+  REQUIRE_IN(c->fn, size == 0 || (dst_ptr != NULL && src_ptr != NULL));
   pi_event ev = NULL;
-  pi_result r = cmd_start(FN, queue, num_events_in_waitlist, events_waitlist,
-                          event, PI_COMMAND_TYPE_SVM_MEMCPY, &ev);
+  pi_result r = cmd_start(c->fn, c->queue, c->nwait, c->wait,
+                          c->event, PI_COMMAND_TYPE_SVM_MEMCPY, &ev);
   if (r != PI_SUCCESS)
     return r;
   if (size)
-    r = CU(cuMemcpyAsync, (CUdeviceptr)(uintptr_t)dst_ptr,
-           (CUdeviceptr)(uintptr_t)src_ptr, size, queue->stream);
-  return cmd_finish(FN, queue, r, ev, event, blocking);
+    r = CUF(c->fn, cuMemcpyAsync, (CUdeviceptr)(uintptr_t)dst_ptr,
+           (CUdeviceptr)(uintptr_t)src_ptr, size, c->queue->stream);
+  return cmd_finish(c->fn, c->queue, r, ev, c->event, blocking);
 }
 
 /* Migrates shared memory to the queue's device; for other memory there is
  * nothing to migrate (a warning says so) and the command is a marker. */
-pi_result cu_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
-                                     size_t size,
-                                     pi_usm_migration_flags flags,
-                                     pi_uint32 num_events_in_waitlist,
-                                     const pi_event *events_waitlist,
-                                     pi_event *event) {
+pi_result backend_usm_prefetch(const struct command *c, const void *ptr,
+                               size_t size) {
   struct usm_info info = {PI_MEM_TYPE_UNKNOWN, 0, 0, -1};
   int concurrent = 0;
-  REQUIRE(queue != NULL && ptr != NULL);
-  TRY(usm_migration_flags_check(FN, flags));
-  TRY(use_context(FN, queue->ctx->cu));
-  TRY(usm_lookup(FN, ptr, &info));
-  TRY(device_attr(FN, queue->dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
-                  &concurrent));
+  REQUIRE_IN(c->fn, ptr != NULL);
+  TRY(use_context(c->fn, c->queue->ctx->cu));
+  TRY(usm_lookup(c->fn, ptr, &info));
+  TRY(device_attr(c->fn, c->queue->dev,
+                  CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, &concurrent));
   pi_event ev = NULL;
-  pi_result r = cmd_start(FN, queue, num_events_in_waitlist, events_waitlist,
-                          event, PI_COMMAND_TYPE_MIGRATE_MEM_OBJECTS, &ev);
+  pi_result r = cmd_start(c->fn, c->queue, c->nwait, c->wait,
+                          c->event, PI_COMMAND_TYPE_MIGRATE_MEM_OBJECTS, &ev);
   if (r != PI_SUCCESS)
     return r;
   bool migrate = info.type == PI_MEM_TYPE_SHARED && concurrent && size;
   if (migrate && drv.cuMemPrefetchAsync) {
-    CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, (int)queue->dev->cu};
-    r = CU(cuMemPrefetchAsync, (CUdeviceptr)(uintptr_t)ptr, size, loc, 0,
-           queue->stream);
+    CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, (int)c->queue->dev->cu};
+    r = CUF(c->fn, cuMemPrefetchAsync, (CUdeviceptr)(uintptr_t)ptr, size, loc,
+            0, c->queue->stream);
   } else if (migrate && drv.cuMemPrefetchAsync_v1) {
-    r = cu_check(FN, "cuMemPrefetchAsync",
+    r = cu_check(c->fn, "cuMemPrefetchAsync",
                  drv.cuMemPrefetchAsync_v1((CUdeviceptr)(uintptr_t)ptr, size,
-                                           queue->dev->cu, queue->stream));
+                                           c->queue->dev->cu,
+                                           c->queue->stream));
   }
-  r = cmd_finish(FN, queue, r, ev, event, false);
+  r = cmd_finish(c->fn, c->queue, r, ev, c->event, false);
   if (r == PI_SUCCESS && !migrate && size)
-    fail(PI_SUCCESS, "%s: %s; the prefetch did nothing", FN,
+    fail(PI_SUCCESS, "%s: %s; the prefetch did nothing", c->fn,
          info.type != PI_MEM_TYPE_SHARED
              ? "the memory is not shared USM, so it does not migrate"
              : "the device cannot access managed memory concurrently");
@@ -346,20 +302,18 @@ static pi_result copy_side(const char *fn, const void *ptr,
 
 /* A 2D fill: one 2D memset for patterns of 1, 2 or 4 bytes at aligned
  * addresses, else a fill per row. */
-pi_result
-cu_piextUSMEnqueueFill2D(pi_queue queue, void *ptr, size_t pitch,
-                         size_t pattern_size, const void *pattern, size_t width,
-                         size_t height, pi_uint32 num_events_in_waitlist,
-                         const pi_event *events_waitlist, pi_event *event) {
-  REQUIRE(ptr != NULL && pattern != NULL && pattern_size > 0);
+pi_result backend_usm_fill2d(const struct command *c, void *ptr, size_t pitch,
+                             size_t pattern_size, const void *pattern,
+                             size_t width, size_t height) {
+  REQUIRE_IN(c->fn, ptr != NULL && pattern != NULL && pattern_size > 0);
   if (pitch < width || width % pattern_size)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: the width (%zu bytes) must be a multiple of the pattern "
                 "size (%zu) and at most the pitch (%zu)",
-                FN, width, pattern_size, pitch);
+                c->fn, width, pattern_size, pitch);
   pi_event ev = NULL;
-  pi_result r = cmd_start(FN, queue, num_events_in_waitlist, events_waitlist,
-                          event, PI_COMMAND_TYPE_SVM_MEMFILL, &ev);
+  pi_result r = cmd_start(c->fn, c->queue, c->nwait, c->wait,
+                          c->event, PI_COMMAND_TYPE_SVM_MEMFILL, &ev);
   if (r != PI_SUCCESS)
     return r;
   CUdeviceptr dst = (CUdeviceptr)(uintptr_t)ptr;
@@ -370,72 +324,67 @@ cu_piextUSMEnqueueFill2D(pi_queue queue, void *ptr, size_t pitch,
     uint16_t v16 = 0;
     unsigned char v8 = *(const unsigned char *)pattern;
     memcpy(ps == 4 ? (void *)&v32 : (void *)&v16, pattern, ps == 1 ? 0 : ps);
-    r = ps == 4   ? CU(cuMemsetD2D32Async, dst, pitch, v32, width / 4, height,
-                       queue->stream)
-        : ps == 2 ? CU(cuMemsetD2D16Async, dst, pitch, v16, width / 2, height,
-                       queue->stream)
-                  : CU(cuMemsetD2D8Async, dst, pitch, v8, width, height,
-                       queue->stream);
+    r = ps == 4   ? CUF(c->fn, cuMemsetD2D32Async, dst, pitch, v32, width / 4,
+                        height, c->queue->stream)
+        : ps == 2 ? CUF(c->fn, cuMemsetD2D16Async, dst, pitch, v16, width / 2,
+                        height, c->queue->stream)
+                  : CUF(c->fn, cuMemsetD2D8Async, dst, pitch, v8, width, height,
+                        c->queue->stream);
   } else {
     for (size_t row = 0; r == PI_SUCCESS && row < height; ++row)
-      r = fill(FN, queue->stream, dst + row * pitch, pattern, ps, width);
+      r = fill(c->fn, c->queue->stream, dst + row * pitch, pattern, ps, width);
   }
-  return cmd_finish(FN, queue, r, ev, event, false);
+  return cmd_finish(c->fn, c->queue, r, ev, c->event, false);
 }
 
-pi_result cu_piextUSMEnqueueMemset2D(pi_queue queue, void *ptr,
-                                     size_t pitch, int value,
-                                     size_t width, size_t height,
-                                     pi_uint32 num_events_in_waitlist,
-                                     const pi_event *events_waitlist,
-                                     pi_event *event) {
-  REQUIRE(ptr != NULL && pitch >= width);
+pi_result backend_usm_memset2d(const struct command *c, void *ptr, size_t pitch,
+                               int value, size_t width, size_t height) {
+  REQUIRE_IN(c->fn, ptr != NULL && pitch >= width);
   pi_event ev = NULL;
-  pi_result r = cmd_start(FN, queue, num_events_in_waitlist, events_waitlist,
-                          event, PI_COMMAND_TYPE_SVM_MEMFILL, &ev);
+  pi_result r = cmd_start(c->fn, c->queue, c->nwait, c->wait,
+                          c->event, PI_COMMAND_TYPE_SVM_MEMFILL, &ev);
   if (r != PI_SUCCESS)
     return r;
   if (width && height)
-    r = CU(cuMemsetD2D8Async, (CUdeviceptr)(uintptr_t)ptr, pitch,
-           (unsigned char)value, width, height, queue->stream);
-  return cmd_finish(FN, queue, r, ev, event, false);
+    r = CUF(c->fn, cuMemsetD2D8Async, (CUdeviceptr)(uintptr_t)ptr, pitch,
+           (unsigned char)value, width, height, c->queue->stream);
+  return cmd_finish(c->fn, c->queue, r, ev, c->event, false);
 }
 
-pi_result
-cu_piextUSMEnqueueMemcpy2D(pi_queue queue, pi_bool blocking, void *dst_ptr,
-                           size_t dst_pitch, const void *src_ptr,
-                           size_t src_pitch, size_t width, size_t height,
-                           pi_uint32 num_events_in_waitlist,
-                           const pi_event *events_waitlist, pi_event *event) {
-  REQUIRE(queue != NULL && dst_ptr != NULL && src_ptr != NULL);
+pi_result backend_usm_memcpy2d(const struct command *c, pi_bool blocking,
+                               void *dst_ptr, size_t dst_pitch,
+                               const void *src_ptr, size_t src_pitch,
+                               size_t width, size_t height) {
+  REQUIRE_IN(c->fn, dst_ptr != NULL && src_ptr != NULL);
   if (dst_pitch < width || src_pitch < width)
     return fail(PI_ERROR_INVALID_VALUE,
-                "%s: a pitch is smaller than the width (%zu bytes)", FN, width);
-  CUDA_MEMCPY2D c;
-  memset(&c, 0, sizeof c);
-  TRY(use_context(FN, queue->ctx->cu));
-  TRY(copy_side(FN, src_ptr, &c.srcMemoryType));
-  TRY(copy_side(FN, dst_ptr, &c.dstMemoryType));
-  if (c.srcMemoryType == CU_MEMORYTYPE_HOST)
-    c.srcHost = src_ptr;
+                "%s: a pitch is smaller than the width (%zu bytes)", c->fn,
+                width);
+  CUDA_MEMCPY2D cp;
+  memset(&cp, 0, sizeof cp);
+  TRY(use_context(c->fn, c->queue->ctx->cu));
+  TRY(copy_side(c->fn, src_ptr, &cp.srcMemoryType));
+  TRY(copy_side(c->fn, dst_ptr, &cp.dstMemoryType));
+  if (cp.srcMemoryType == CU_MEMORYTYPE_HOST)
+    cp.srcHost = src_ptr;
   else
-    c.srcDevice = (CUdeviceptr)(uintptr_t)src_ptr;
-  if (c.dstMemoryType == CU_MEMORYTYPE_HOST)
-    c.dstHost = dst_ptr;
+    cp.srcDevice = (CUdeviceptr)(uintptr_t)src_ptr;
+  if (cp.dstMemoryType == CU_MEMORYTYPE_HOST)
+    cp.dstHost = dst_ptr;
   else
-    c.dstDevice = (CUdeviceptr)(uintptr_t)dst_ptr;
-  c.srcPitch = src_pitch;
-  c.dstPitch = dst_pitch;
-  c.WidthInBytes = width;
-  c.Height = height;
+    cp.dstDevice = (CUdeviceptr)(uintptr_t)dst_ptr;
+  cp.srcPitch = src_pitch;
+  cp.dstPitch = dst_pitch;
+  cp.WidthInBytes = width;
+  cp.Height = height;
   pi_event ev = NULL;
-  pi_result r = cmd_start(FN, queue, num_events_in_waitlist, events_waitlist,
-                          event, PI_COMMAND_TYPE_SVM_MEMCPY, &ev);
+  pi_result r = cmd_start(c->fn, c->queue, c->nwait, c->wait,
+                          c->event, PI_COMMAND_TYPE_SVM_MEMCPY, &ev);
   if (r != PI_SUCCESS)
     return r;
   if (width && height)
-    r = CU(cuMemcpy2DAsync, &c, queue->stream);
-  return cmd_finish(FN, queue, r, ev, event, blocking);
+    r = CUF(c->fn, cuMemcpy2DAsync, &cp, c->queue->stream);
+  return cmd_finish(c->fn, c->queue, r, ev, c->event, blocking);
 }
 
 /* Pins host memory (cuMemHostRegister) so that copies from it are fast. */

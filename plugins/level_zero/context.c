@@ -112,30 +112,24 @@ pi_result lz_piContextCreate(
 
 /* Whether the context supports an atomic capability: what all its devices
  * have (every device reports the full sets, see piDeviceGetInfo). */
-pi_result lz_piContextGetInfo(pi_context context,
-                              pi_context_info param_name,
-                              size_t param_value_size,
-                              void *param_value,
-                              size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  NEED(context, PI_ERROR_INVALID_CONTEXT);
+pi_result backend_context_info(pi_context context, const struct info_out *o) {
   pi_device_info q;
-  switch (param_name) {
+  switch (o->query) {
   case PI_CONTEXT_INFO_DEVICES:
-    return put_info(&o, context->devices,
+    return put_info(o, context->devices,
                     context->ndevices * sizeof *context->devices);
   case PI_CONTEXT_INFO_PLATFORM:
-    return put_ptr(&o, context->platform);
+    return put_ptr(o, context->platform);
   case PI_CONTEXT_INFO_NUM_DEVICES:
-    return put_u32(&o, context->ndevices);
+    return put_u32(o, context->ndevices);
   case PI_CONTEXT_INFO_PROPERTIES:
-    return put_info(&o, NULL, 0);
+    return put_info(o, NULL, 0);
   case PI_CONTEXT_INFO_REFERENCE_COUNT:
-    return put_u32(&o, atomic_load(&context->refs));
+    return put_u32(o, atomic_load(&context->refs));
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_FILL2D_SUPPORT:
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMSET2D_SUPPORT:
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT:
-    return put_bool(&o, 1); /* region copies, row-by-row fills */
+    return put_bool(o, 1); /* region copies, row-by-row fills */
   case PI_EXT_CONTEXT_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES:
     q = PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES;
     break;
@@ -149,18 +143,18 @@ pi_result lz_piContextGetInfo(pi_context context,
     q = PI_EXT_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES;
     break;
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
   pi_bitfield all = ~(pi_bitfield)0;
   for (pi_uint32 i = 0; i < context->ndevices; ++i) {
     pi_bitfield caps = 0;
-    pi_result r = lz_piDeviceGetInfo(context->devices[i], q, sizeof caps,
-                                     &caps, NULL);
+    pi_result r = common_piDeviceGetInfo(context->devices[i], q, sizeof caps,
+                                         &caps, NULL);
     if (r != PI_SUCCESS)
       return r;
     all &= caps;
   }
-  return put_u64(&o, all);
+  return put_u64(o, all);
 }
 
 pi_result lz_piContextRetain(pi_context context) {

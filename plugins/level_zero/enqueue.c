@@ -30,11 +30,11 @@ static pi_result append_launch(const struct append *a, void *op) {
   return r;
 }
 
-static pi_result launch(const char *fn, bool cooperative, pi_queue q,
-                        pi_kernel k, pi_uint32 dims, const size_t *offset,
-                        const size_t *global, const size_t *local,
-                        pi_uint32 nwait, const pi_event *wait,
-                        pi_event *event) {
+pi_result backend_launch(const char *fn, bool cooperative, pi_queue q,
+                         pi_kernel k, pi_uint32 dims, const size_t *offset,
+                         const size_t *global, const size_t *local,
+                         pi_uint32 nwait, const pi_event *wait,
+                         pi_event *event) {
   if (!q)
     return fail(PI_ERROR_INVALID_QUEUE, "%s: the queue is NULL", fn);
   if (!k)
@@ -113,26 +113,6 @@ static pi_result launch(const char *fn, bool cooperative, pi_queue q,
   op.count = (ze_group_count_t){g[0] / l[0], g[1] / l[1], g[2] / l[2]};
   return enqueue(fn, q, PI_COMMAND_TYPE_NDRANGE_KERNEL, nwait, wait, event,
                  false, false, append_launch, &op, NULL);
-}
-
-pi_result lz_piEnqueueKernelLaunch(
-    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
-    const size_t *global_work_offset, const size_t *global_work_size,
-    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return launch(FN, false, queue, kernel, work_dim, global_work_offset,
-                global_work_size, local_work_size, num_events_in_wait_list,
-                event_wait_list, event);
-}
-
-pi_result lz_piextEnqueueCooperativeKernelLaunch(
-    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
-    const size_t *global_work_offset, const size_t *global_work_size,
-    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return launch(FN, true, queue, kernel, work_dim, global_work_offset,
-                global_work_size, local_work_size, num_events_in_wait_list,
-                event_wait_list, event);
 }
 
 /* zeKernelSuggestMaxCooperativeGroupCount for a 1D group of

@@ -16,11 +16,7 @@ static pi_result buffer_range(const char *fn, pi_mem m, size_t offset,
     return fail(PI_ERROR_INVALID_MEM_OBJECT,
                 "%s: the memory object is an image; use the image commands",
                 fn);
-  if (offset > m->size || size > m->size - offset)
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: bytes %zu..%zu are outside the %zu-byte buffer", fn,
-                offset, offset + size, m->size);
-  return PI_SUCCESS;
+  return buffer_bytes_check(fn, offset, size, m->size);
 }
 
 pi_result lz_piEnqueueMemBufferRead(pi_queue queue, pi_mem buffer,
@@ -81,109 +77,75 @@ static size_t rect_end(const size_t origin[3], const size_t region[3],
          (region[2] - 1) * slice + (region[1] - 1) * row + region[0];
 }
 
-/* A rectangle between a buffer and host memory (`to_host`: a read). */
-static pi_result buffer_rect(const char *fn, bool to_host, pi_queue q,
-                             pi_mem buffer, pi_bool blocking,
-                             pi_buff_rect_offset boff, pi_buff_rect_offset hoff,
-                             pi_buff_rect_region reg, size_t brow,
-                             size_t bslice, size_t hrow, size_t hslice,
-                             void *ptr, pi_uint32 nwait, const pi_event *wait,
-                             pi_event *event) {
-  if (!boff || !hoff || !reg || !ptr)
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: the offsets, the region and ptr must not be NULL", fn);
-  const size_t b[3] = XYZ(boff, x_bytes, y_scalar, z_scalar);
-  const size_t h[3] = XYZ(hoff, x_bytes, y_scalar, z_scalar);
-  const size_t r3[3] = XYZ(reg, width_bytes, height_scalar, depth_scalar);
-  pi_result r = buffer_range(fn, buffer, 0, 0);
-  if (r == PI_SUCCESS && r3[0] && r3[1] && r3[2] &&
-      rect_end(b, r3, brow, bslice) > buffer->size)
-    r = fail(PI_ERROR_INVALID_VALUE,
-             "%s: the rectangle reaches byte %zu of the %zu-byte buffer", fn,
-             rect_end(b, r3, brow, bslice), buffer->size);
+/* A rectangle between a buffer and host memory. */
+pi_result backend_buffer_rect(const char *fn, pi_queue q,
+                              const struct buffer_rect *r, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event) {
+  const size_t *p = r->pitches; /* buffer row, slice; host row, slice */
+  pi_mem buffer = r->buffer;
+  if (!r->ptr)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: ptr must not be NULL", fn);
+  const size_t b[3] = XYZ(r->buffer_offset, x_bytes, y_scalar, z_scalar);
+  const size_t h[3] = XYZ(r->host_offset, x_bytes, y_scalar, z_scalar);
+  const size_t r3[3] = XYZ(r->region, width_bytes, height_scalar, depth_scalar);
+  pi_result rc = buffer_range(fn, buffer, 0, 0);
+  if (rc == PI_SUCCESS && r3[0] && r3[1] && r3[2] &&
+      rect_end(b, r3, p[0], p[1]) > buffer->size)
+    rc = fail(PI_ERROR_INVALID_VALUE,
+              "%s: the rectangle reaches byte %zu of the %zu-byte buffer", fn,
+              rect_end(b, r3, p[0], p[1]), buffer->size);
   struct rect_op op;
-  if (r == PI_SUCCESS)
-    r = to_host ? rect_setup(fn, &op, ptr, h, hrow, hslice, buffer->ptr, b,
-                             brow, bslice, r3)
-                : rect_setup(fn, &op, buffer->ptr, b, brow, bslice, ptr, h,
-                             hrow, hslice, r3);
-  if (r != PI_SUCCESS)
-    return r;
+  if (rc == PI_SUCCESS)
+    rc = r->read ? rect_setup(fn, &op, r->ptr, h, p[2], p[3], buffer->ptr, b,
+                              p[0], p[1], r3)
+                 : rect_setup(fn, &op, buffer->ptr, b, p[0], p[1], r->ptr, h,
+                              p[2], p[3], r3);
+  if (rc != PI_SUCCESS)
+    return rc;
   return enqueue(fn, q,
-                 to_host ? PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT
+                 r->read ? PI_COMMAND_TYPE_MEM_BUFFER_READ_RECT
                          : PI_COMMAND_TYPE_MEM_BUFFER_WRITE_RECT,
-                 nwait, wait, event, blocking, false, append_rect, &op, NULL);
+                 nwait, wait, event, r->blocking, false, append_rect, &op,
+                 NULL);
 }
 
-pi_result lz_piEnqueueMemBufferReadRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_read,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return buffer_rect(FN, true, command_queue, buffer, blocking_read,
-                     buffer_offset, host_offset, region, buffer_row_pitch,
-                     buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
-                     num_events_in_wait_list, event_wait_list, event);
-}
-
-pi_result lz_piEnqueueMemBufferWriteRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_write,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    const void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return buffer_rect(FN, false, command_queue, buffer, blocking_write,
-                     buffer_offset, host_offset, region, buffer_row_pitch,
-                     buffer_slice_pitch, host_row_pitch, host_slice_pitch,
-                     (void *)ptr, num_events_in_wait_list, event_wait_list,
-                     event);
-}
-
-pi_result lz_piEnqueueMemBufferCopyRect(
-    pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer,
-    pi_buff_rect_offset src_origin, pi_buff_rect_offset dst_origin,
-    pi_buff_rect_region region, size_t src_row_pitch, size_t src_slice_pitch,
-    size_t dst_row_pitch, size_t dst_slice_pitch,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  struct copy_coords c;
-  TRY(buffer_copy_coords(FN, src_origin, dst_origin, region, &c));
-  const size_t *s = c.src, *d = c.dst, *r3 = c.region;
-  pi_result r = buffer_range(FN, src_buffer, 0, 0);
+pi_result backend_buffer_copy_rect(const char *fn, pi_queue queue,
+                                   pi_mem src_buffer, pi_mem dst_buffer,
+                                   const struct copy_coords *c,
+                                   const size_t pitches[4], pi_uint32 nwait,
+                                   const pi_event *wait, pi_event *event) {
+  size_t src_row_pitch = pitches[0], src_slice_pitch = pitches[1],
+         dst_row_pitch = pitches[2], dst_slice_pitch = pitches[3];
+  const size_t *s = c->src, *d = c->dst, *r3 = c->region;
+  pi_result r = buffer_range(fn, src_buffer, 0, 0);
   if (r == PI_SUCCESS)
-    r = buffer_range(FN, dst_buffer, 0, 0);
+    r = buffer_range(fn, dst_buffer, 0, 0);
   if (r == PI_SUCCESS && r3[0] && r3[1] && r3[2] &&
       (rect_end(s, r3, src_row_pitch, src_slice_pitch) > src_buffer->size ||
        rect_end(d, r3, dst_row_pitch, dst_slice_pitch) > dst_buffer->size))
     r = fail(PI_ERROR_INVALID_VALUE,
              "%s: the rectangle does not fit the source or the destination "
              "buffer",
-             FN);
+             fn);
   struct rect_op op;
   if (r == PI_SUCCESS)
-    r = rect_setup(FN, &op, dst_buffer->ptr, d, dst_row_pitch, dst_slice_pitch,
+    r = rect_setup(fn, &op, dst_buffer->ptr, d, dst_row_pitch, dst_slice_pitch,
                    src_buffer->ptr, s, src_row_pitch, src_slice_pitch, r3);
   if (r != PI_SUCCESS)
     return r;
-  return enqueue(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_COPY_RECT,
-                 num_events_in_wait_list, event_wait_list, event, false, false,
-                 append_rect, &op, NULL);
+  return enqueue(fn, queue, PI_COMMAND_TYPE_MEM_BUFFER_COPY_RECT, nwait,
+                 wait, event, false, false, append_rect, &op, NULL);
 }
 
-pi_result lz_piEnqueueMemBufferFill(
-    pi_queue command_queue, pi_mem buffer, const void *pattern,
-    size_t pattern_size, size_t offset, size_t size,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  pi_result r = buffer_range(FN, buffer, offset, size);
+pi_result backend_buffer_fill(const struct command *c, pi_mem buffer,
+                              const void *pattern, size_t pattern_size,
+                              size_t offset, size_t size) {
+  pi_result r = buffer_range(c->fn, buffer, offset, size);
   if (r != PI_SUCCESS)
     return r;
-  return enqueue_fill(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_FILL,
+  return enqueue_fill(c->fn, c->queue, PI_COMMAND_TYPE_MEM_BUFFER_FILL,
                       buffer->ptr + offset, pattern, pattern_size, size,
-                      num_events_in_wait_list, event_wait_list, event);
+                      c->nwait, c->wait, c->event);
 }
 
 /* Maps go to the buffer's own memory when the host can reach it, to the
@@ -257,13 +219,10 @@ pi_result lz_piEnqueueMemBufferMap(
 
 /* Writes a written mapping back; a staging allocation is freed once the
  * copy completed. */
-pi_result lz_piEnqueueMemUnmap(pi_queue command_queue, pi_mem memobj,
-                               void *mapped_ptr,
-                               pi_uint32 num_events_in_wait_list,
-                               const pi_event *event_wait_list,
-                               pi_event *event) {
-  NEED(command_queue, PI_ERROR_INVALID_QUEUE);
-  NEED(memobj, PI_ERROR_INVALID_MEM_OBJECT);
+pi_result backend_unmap(const struct command *c, pi_mem memobj,
+                        void *mapped_ptr) {
+  NEED_IN(c->fn, c->queue, PI_ERROR_INVALID_QUEUE);
+  NEED_IN(c->fn, memobj, PI_ERROR_INVALID_MEM_OBJECT);
   pthread_mutex_lock(&memobj->lock);
   struct mapping **pp = &memobj->maps;
   while (*pp && (*pp)->ptr != mapped_ptr)
@@ -274,19 +233,19 @@ pi_result lz_piEnqueueMemUnmap(pi_queue command_queue, pi_mem memobj,
   pthread_mutex_unlock(&memobj->lock);
   if (!mp)
     return fail(PI_ERROR_INVALID_VALUE,
-                "%s: %p is not a mapping of this memory object", FN,
+                "%s: %p is not a mapping of this memory object", c->fn,
                 mapped_ptr);
   bool write_back = !mp->direct && (mp->flags & (PI_MAP_WRITE |
                                                  PI_MAP_WRITE_INVALIDATE_REGION));
   pi_result r;
   if (write_back) {
     struct copy_op op = {memobj->ptr + mp->offset, mp->ptr, mp->size};
-    r = enqueue(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_UNMAP,
-                num_events_in_wait_list, event_wait_list, event, false, false,
+    r = enqueue(c->fn, c->queue, PI_COMMAND_TYPE_MEM_BUFFER_UNMAP,
+                c->nwait, c->wait, c->event, false, false,
                 append_copy, &op, mp->staged ? mp->ptr : NULL);
   } else {
-    r = enqueue(FN, command_queue, PI_COMMAND_TYPE_MEM_BUFFER_UNMAP,
-                num_events_in_wait_list, event_wait_list, event, false, false,
+    r = enqueue(c->fn, c->queue, PI_COMMAND_TYPE_MEM_BUFFER_UNMAP,
+                c->nwait, c->wait, c->event, false, false,
                 append_barrier, NULL, mp->staged ? mp->ptr : NULL);
   }
   free(mp); /* the staging memory went to the command (freed on failure) */
@@ -341,18 +300,16 @@ static pi_result image_region(const char *fn, pi_mem img, const size_t o[3],
   return PI_SUCCESS;
 }
 
-static pi_result image_rw(const char *fn, bool to_host, pi_queue q,
-                          pi_mem image, pi_bool blocking,
-                          pi_image_offset origin, pi_image_region region,
-                          size_t row_pitch, size_t slice_pitch, void *ptr,
-                          pi_uint32 nwait, const pi_event *wait,
-                          pi_event *event) {
-  if (!origin || !region || !ptr)
+pi_result backend_image_rw(const struct command *c, const struct image_rw *rw) {
+  const char *fn = c->fn;
+  pi_mem image = rw->image;
+  if (!rw->origin || !rw->region || !rw->ptr)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: the origin, the region and ptr must not be NULL", fn);
-  const size_t o[3] = XYZ(origin, x, y, z);
-  const size_t r3[3] = XYZ(region, width, height, depth);
-  struct image_op op = {.ptr = ptr, .to_host = to_host};
+  const size_t o[3] = XYZ(rw->origin, x, y, z);
+  const size_t r3[3] = XYZ(rw->region, width, height, depth);
+  size_t row_pitch = rw->row_pitch, slice_pitch = rw->slice_pitch;
+  struct image_op op = {.ptr = rw->ptr, .to_host = rw->read};
   pi_result r = image_region(fn, image, o, r3, &op.region);
   if (r != PI_SUCCESS)
     return r;
@@ -365,73 +322,46 @@ static pi_result image_rw(const char *fn, bool to_host, pi_queue q,
     op.row = (uint32_t)(row_pitch ? row_pitch : packed);
     op.slice = (uint32_t)(slice_pitch ? slice_pitch : op.row * r3[1]);
   }
-  return enqueue(fn, q,
-                 to_host ? PI_COMMAND_TYPE_IMAGE_READ
-                         : PI_COMMAND_TYPE_IMAGE_WRITE,
-                 nwait, wait, event, blocking, false, append_image, &op, NULL);
+  return enqueue(fn, c->queue,
+                 rw->read ? PI_COMMAND_TYPE_IMAGE_READ
+                          : PI_COMMAND_TYPE_IMAGE_WRITE,
+                 c->nwait, c->wait, c->event, rw->blocking, false,
+                 append_image, &op, NULL);
 }
 
-pi_result lz_piEnqueueMemImageRead(
-    pi_queue command_queue, pi_mem image, pi_bool blocking_read,
-    pi_image_offset origin, pi_image_region region, size_t row_pitch,
-    size_t slice_pitch, void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return image_rw(FN, true, command_queue, image, blocking_read, origin,
-                  region, row_pitch, slice_pitch, ptr, num_events_in_wait_list,
-                  event_wait_list, event);
-}
-
-pi_result lz_piEnqueueMemImageWrite(
-    pi_queue command_queue, pi_mem image, pi_bool blocking_write,
-    pi_image_offset origin, pi_image_region region, size_t input_row_pitch,
-    size_t input_slice_pitch, const void *ptr,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  return image_rw(FN, false, command_queue, image, blocking_write, origin,
-                  region, input_row_pitch, input_slice_pitch, (void *)ptr,
-                  num_events_in_wait_list, event_wait_list, event);
-}
-
-pi_result lz_piEnqueueMemImageCopy(
-    pi_queue command_queue, pi_mem src_image, pi_mem dst_image,
-    pi_image_offset src_origin, pi_image_offset dst_origin,
-    pi_image_region region, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  struct copy_coords c;
-  TRY(image_copy_coords(FN, src_origin, dst_origin, region, &c));
-  const size_t *s = c.src, *d = c.dst, *r3 = c.region;
+pi_result backend_image_copy(const struct command *c, pi_mem src_image,
+                             pi_mem dst_image, const struct copy_coords *cc) {
+  const size_t *s = cc->src, *d = cc->dst, *r3 = cc->region;
   struct image_op op = {.image_to_image = true};
-  pi_result r = image_region(FN, src_image, s, r3, &op.src_region);
+  pi_result r = image_region(c->fn, src_image, s, r3, &op.src_region);
   if (r == PI_SUCCESS)
-    r = image_region(FN, dst_image, d, r3, &op.region);
+    r = image_region(c->fn, dst_image, d, r3, &op.region);
   if (r != PI_SUCCESS)
     return r;
   if (src_image->elem_size != dst_image->elem_size)
     return fail(PI_ERROR_IMAGE_FORMAT_MISMATCH,
                 "%s: the images' elements differ in size (%zu and %zu bytes)",
-                FN, src_image->elem_size, dst_image->elem_size);
+                c->fn, src_image->elem_size, dst_image->elem_size);
   op.image = dst_image->image;
   op.src_image = src_image->image;
-  return enqueue(FN, command_queue, PI_COMMAND_TYPE_IMAGE_COPY,
-                 num_events_in_wait_list, event_wait_list, event, false, false,
+  return enqueue(c->fn, c->queue, PI_COMMAND_TYPE_IMAGE_COPY,
+                 c->nwait, c->wait, c->event, false, false,
                  append_image, &op, NULL);
 }
 
-pi_result lz_piEnqueueMemImageFill(
-    pi_queue command_queue, pi_mem image, const void *fill_color,
-    const size_t *origin, const size_t *region,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  (void)command_queue;
+pi_result backend_image_fill(const struct command *c, pi_mem image,
+                             const void *fill_color, const size_t *origin,
+                             const size_t *region) {
+  (void)c->queue;
   (void)image;
   (void)fill_color;
   (void)origin;
   (void)region;
-  (void)num_events_in_wait_list;
-  (void)event_wait_list;
-  (void)event;
+  (void)c->nwait;
+  (void)c->wait;
+  (void)c->event;
   return fail(PI_ERROR_INVALID_OPERATION,
               "%s: Level Zero has no image fill; write the color with "
               "piEnqueueMemImageWrite from a host buffer holding it",
-              FN);
+              c->fn);
 }

@@ -127,20 +127,16 @@ pi_result lz_piEventCreate(pi_context context, pi_event *ret_event) {
   return PI_SUCCESS;
 }
 
-pi_result lz_piEventGetInfo(pi_event event, pi_event_info param_name,
-                            size_t param_value_size, void *param_value,
-                            size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  NEED(event, PI_ERROR_INVALID_EVENT);
-  switch (param_name) {
+pi_result backend_event_info(pi_event event, const struct info_out *o) {
+  switch (o->query) {
   case PI_EVENT_INFO_COMMAND_QUEUE:
-    return put_ptr(&o, event->queue);
+    return put_ptr(o, event->queue);
   case PI_EVENT_INFO_CONTEXT:
-    return put_ptr(&o, event->context);
+    return put_ptr(o, event->context);
   case PI_EVENT_INFO_COMMAND_TYPE:
-    return put_u32(&o, event->type);
+    return put_u32(o, event->type);
   case PI_EVENT_INFO_REFERENCE_COUNT:
-    return put_u32(&o, atomic_load(&event->refs));
+    return put_u32(o, atomic_load(&event->refs));
   case PI_EVENT_INFO_COMMAND_EXECUTION_STATUS: {
     ze_result_t zr = zeEventQueryStatus(event->ze);
     int32_t s;
@@ -149,41 +145,36 @@ pi_result lz_piEventGetInfo(pi_event event, pi_event_info param_name,
     else if (zr == ZE_RESULT_NOT_READY)
       s = PI_EVENT_SUBMITTED;
     else
-      return check_ze(FN, "zeEventQueryStatus", zr);
-    return put_info(&o, &s, sizeof s);
+      return check_ze(o->fn, "zeEventQueryStatus", zr);
+    return put_info(o, &s, sizeof s);
   }
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 
-pi_result lz_piEventGetProfilingInfo(pi_event event,
-                                     pi_profiling_info param_name,
-                                     size_t param_value_size,
-                                     void *param_value,
-                                     size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  NEED(event, PI_ERROR_INVALID_EVENT);
+pi_result backend_profiling_info(pi_event event, const struct info_out *o) {
   if (!event->timestamps)
     return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE,
                 "%s: the event does not come from a queue created with "
                 "PI_QUEUE_FLAG_PROFILING_ENABLE",
-                FN);
+                o->fn);
   ze_result_t zr = zeEventQueryStatus(event->ze);
   if (zr == ZE_RESULT_NOT_READY)
     return fail(PI_ERROR_PROFILING_INFO_NOT_AVAILABLE,
-                "%s: the command has not completed yet", FN);
+                "%s: the command has not completed yet", o->fn);
   if (zr != ZE_RESULT_SUCCESS)
-    return check_ze(FN, "zeEventQueryStatus", zr);
+    return check_ze(o->fn, "zeEventQueryStatus", zr);
   pi_device dev = event->queue->device;
-  switch (param_name) {
+  switch (o->query) {
   case PI_PROFILING_INFO_COMMAND_QUEUED:
   case PI_PROFILING_INFO_COMMAND_SUBMIT:
-    return put_u64(&o, event->queued_ns);
+    return put_u64(o, event->queued_ns);
   case PI_PROFILING_INFO_COMMAND_START:
   case PI_PROFILING_INFO_COMMAND_END: {
     ze_kernel_timestamp_result_t ts;
-    pi_result r = ZE_CALL(zeEventQueryKernelTimestamp, event->ze, &ts);
+    pi_result r =
+        ZE_CALL_IN(o->fn, zeEventQueryKernelTimestamp, event->ze, &ts);
     if (r != PI_SUCCESS)
       return r;
     uint64_t start = ts.global.kernelStart, end = ts.global.kernelEnd;
@@ -195,13 +186,13 @@ pi_result lz_piEventGetProfilingInfo(pi_event event,
       if (end < start) /* the counter wrapped */
         end += mask + 1;
     }
-    return put_u64(&o, ticks_to_ns(dev, param_name ==
+    return put_u64(o, ticks_to_ns(dev, o->query ==
                                                 PI_PROFILING_INFO_COMMAND_START
                                             ? start
                                             : end));
   }
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 

@@ -7,11 +7,11 @@
 
 /* ---- Device globals and host pipes -------------------------------------------------- */
 
-static pi_result global_copy(const char *fn, bool write, pi_queue q,
-                             pi_program program, const char *name,
-                             pi_bool blocking, size_t count, size_t offset,
-                             void *host, pi_uint32 nwait, const pi_event *wait,
-                             pi_event *event) {
+pi_result backend_global_copy(const char *fn, bool write, pi_queue q,
+                              pi_program program, const char *name,
+                              pi_bool blocking, size_t count, size_t offset,
+                              void *host, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event) {
   if (!q)
     return fail(PI_ERROR_INVALID_QUEUE, "%s: the queue is NULL", fn);
   if (!program)
@@ -46,26 +46,6 @@ static pi_result global_copy(const char *fn, bool write, pi_queue q,
                  write ? PI_COMMAND_TYPE_DEVICE_GLOBAL_VARIABLE_WRITE
                        : PI_COMMAND_TYPE_DEVICE_GLOBAL_VARIABLE_READ,
                  nwait, wait, event, blocking, false, append_copy, &op, NULL);
-}
-
-pi_result lz_piextEnqueueDeviceGlobalVariableWrite(
-    pi_queue queue, pi_program program, const char *name,
-    pi_bool blocking_write, size_t count, size_t offset, const void *src,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  return global_copy(FN, true, queue, program, name, blocking_write, count,
-                     offset, (void *)src, num_events_in_wait_list,
-                     event_wait_list, event);
-}
-
-pi_result lz_piextEnqueueDeviceGlobalVariableRead(
-    pi_queue queue, pi_program program, const char *name,
-    pi_bool blocking_read, size_t count, size_t offset, void *dst,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  return global_copy(FN, false, queue, program, name, blocking_read, count,
-                     offset, dst, num_events_in_wait_list, event_wait_list,
-                     event);
 }
 
 static pi_result no_host_pipes(const char *fn, const char *symbol) {

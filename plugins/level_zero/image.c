@@ -263,37 +263,32 @@ pi_result lz_piMemImageCreate(pi_context context, pi_mem_flags flags,
   return PI_SUCCESS;
 }
 
-pi_result lz_piMemImageGetInfo(pi_mem image, pi_image_info param_name,
-                               size_t param_value_size,
-                               void *param_value,
-                               size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  NEED(image, PI_ERROR_INVALID_MEM_OBJECT);
+pi_result backend_image_info(pi_mem image, const struct info_out *o) {
   if (image->kind != MEM_IMAGE)
     return fail(PI_ERROR_INVALID_MEM_OBJECT, "%s: the memory object is a "
-                "buffer, not an image", FN);
+                "buffer, not an image", o->fn);
   const pi_image_desc *d = &image->desc;
   size_t row = d->image_width * image->elem_size;
-  switch (param_name) {
+  switch (o->query) {
   case PI_IMAGE_INFO_FORMAT:
-    return put_info(&o, &image->format, sizeof image->format);
+    return put_info(o, &image->format, sizeof image->format);
   case PI_IMAGE_INFO_ELEMENT_SIZE:
-    return put_size(&o, image->elem_size);
+    return put_size(o, image->elem_size);
   case PI_IMAGE_INFO_ROW_PITCH:
-    return put_size(&o, row);
+    return put_size(o, row);
   case PI_IMAGE_INFO_SLICE_PITCH:
-    return put_size(&o, image_slices(d) > 1 || d->image_type ==
+    return put_size(o, image_slices(d) > 1 || d->image_type ==
                                                    PI_MEM_TYPE_IMAGE3D
                             ? row * image_rows(d)
                             : 0);
   case PI_IMAGE_INFO_WIDTH:
-    return put_size(&o, d->image_width);
+    return put_size(o, d->image_width);
   case PI_IMAGE_INFO_HEIGHT:
-    return put_size(&o, d->image_height);
+    return put_size(o, d->image_height);
   case PI_IMAGE_INFO_DEPTH:
-    return put_size(&o, d->image_depth);
+    return put_size(o, d->image_depth);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 

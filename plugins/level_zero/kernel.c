@@ -181,34 +181,30 @@ static pi_result kernel_props(const char *fn, pi_kernel k, pi_device d,
   return check_ze(fn, "zeKernelGetProperties", zeKernelGetProperties(z, props));
 }
 
-pi_result lz_piKernelGetInfo(pi_kernel kernel, pi_kernel_info param_name,
-                             size_t param_value_size, void *param_value,
-                             size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  NEED(kernel, PI_ERROR_INVALID_KERNEL);
+pi_result backend_kernel_info(pi_kernel kernel, const struct info_out *o) {
   ze_kernel_properties_t props;
   pi_result r;
-  switch (param_name) {
+  switch (o->query) {
   case PI_KERNEL_INFO_FUNCTION_NAME:
-    return put_str(&o, kernel->name);
+    return put_str(o, kernel->name);
   case PI_KERNEL_INFO_NUM_ARGS:
-    r = kernel_props(FN, kernel, NULL, &props, NULL);
-    return r != PI_SUCCESS ? r : put_u32(&o, props.numKernelArgs);
+    r = kernel_props(o->fn, kernel, NULL, &props, NULL);
+    return r != PI_SUCCESS ? r : put_u32(o, props.numKernelArgs);
   case PI_KERNEL_INFO_REFERENCE_COUNT:
-    return put_u32(&o, atomic_load(&kernel->refs));
+    return put_u32(o, atomic_load(&kernel->refs));
   case PI_KERNEL_INFO_CONTEXT:
-    return put_ptr(&o, kernel->program->context);
+    return put_ptr(o, kernel->program->context);
   case PI_KERNEL_INFO_PROGRAM:
-    return put_ptr(&o, kernel->program);
+    return put_ptr(o, kernel->program);
   case PI_KERNEL_INFO_ATTRIBUTES: {
     ze_kernel_handle_t z = NULL;
     for (pi_uint32 i = 0; !z && i < kernel->n; ++i)
       z = kernel->ze[i];
     if (!z)
       return fail(PI_ERROR_INVALID_KERNEL, "%s: kernel '%s' has no Level Zero "
-                  "kernel on any device", FN, kernel->name);
+                  "kernel on any device", o->fn, kernel->name);
     uint32_t size = 0;
-    if ((r = ZE_CALL(zeKernelGetSourceAttributes, z, &size, NULL)) !=
+    if ((r = ZE_CALL_IN(o->fn, zeKernelGetSourceAttributes, z, &size, NULL)) !=
         PI_SUCCESS)
       return r;
     /* Drivers copy into the buffer *pString points at (as Intel's does);
@@ -216,10 +212,10 @@ pi_result lz_piKernelGetInfo(pi_kernel kernel, pi_kernel_info param_name,
      * Both work here: the buffer is freed, whatever s ends up as. */
     char *buf = calloc(1, (size_t)size + 1), *s = buf;
     if (!buf)
-      return out_of_memory(FN);
-    if ((r = ZE_CALL(zeKernelGetSourceAttributes, z, &size, &s)) ==
+      return out_of_memory(o->fn);
+    if ((r = ZE_CALL_IN(o->fn, zeKernelGetSourceAttributes, z, &size, &s)) ==
         PI_SUCCESS)
-      r = put_str(&o, s ? s : "");
+      r = put_str(o, s ? s : "");
     free(buf);
     return r;
   }
@@ -232,80 +228,72 @@ pi_result lz_piKernelGetInfo(pi_kernel kernel, pi_kernel_info param_name,
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: query 0x%x: Level Zero states no forward-progress "
                 "guarantees for kernel '%s'",
-                FN, (unsigned)param_name, kernel->name);
+                o->fn, (unsigned)o->query, kernel->name);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 
-pi_result lz_piKernelGetGroupInfo(pi_kernel kernel, pi_device device,
-                                  pi_kernel_group_info param_name,
-                                  size_t param_value_size,
-                                  void *param_value,
-                                  size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  NEED(kernel, PI_ERROR_INVALID_KERNEL);
-  NEED(device, PI_ERROR_INVALID_DEVICE);
+pi_result backend_kernel_group_info(pi_kernel kernel, pi_device device,
+                                    const struct info_out *o) {
+  NEED_IN(o->fn, device, PI_ERROR_INVALID_DEVICE);
   const ze_device_compute_properties_t *c = &device->compute;
   ze_kernel_properties_t props;
   ze_kernel_preferred_group_size_properties_t pref;
-  pi_result r = kernel_props(FN, kernel, device, &props, &pref);
+  pi_result r = kernel_props(o->fn, kernel, device, &props, &pref);
   if (r != PI_SUCCESS)
     return r;
-  switch (param_name) {
+  switch (o->query) {
   case PI_KERNEL_GROUP_INFO_GLOBAL_WORK_SIZE: {
     size_t s[3] = {(size_t)c->maxGroupCountX * c->maxGroupSizeX,
                    (size_t)c->maxGroupCountY * c->maxGroupSizeY,
                    (size_t)c->maxGroupCountZ * c->maxGroupSizeZ};
-    return put_info(&o, s, sizeof s);
+    return put_info(o, s, sizeof s);
   }
   case PI_KERNEL_GROUP_INFO_WORK_GROUP_SIZE:
-    return put_size(&o, c->maxTotalGroupSize);
+    return put_size(o, c->maxTotalGroupSize);
   case PI_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE: {
     size_t s[3] = {props.requiredGroupSizeX, props.requiredGroupSizeY,
                    props.requiredGroupSizeZ};
-    return put_info(&o, s, sizeof s);
+    return put_info(o, s, sizeof s);
   }
   case PI_KERNEL_GROUP_INFO_LOCAL_MEM_SIZE:
-    return put_u64(&o, props.localMemSize);
+    return put_u64(o, props.localMemSize);
   case PI_KERNEL_GROUP_INFO_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
-    return put_size(&o, pref.preferredMultiple ? pref.preferredMultiple
+    return put_size(o, pref.preferredMultiple ? pref.preferredMultiple
                                                : props.maxSubgroupSize);
   case PI_KERNEL_GROUP_INFO_PRIVATE_MEM_SIZE:
-    return put_u64(&o, props.privateMemSize);
+    return put_u64(o, props.privateMemSize);
   case PI_KERNEL_GROUP_INFO_NUM_REGS:
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: Level Zero does not report the registers of kernel '%s'",
-                FN, kernel->name);
+                o->fn, kernel->name);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 
-pi_result lz_piKernelGetSubGroupInfo(
-    pi_kernel kernel, pi_device device, pi_kernel_sub_group_info param_name,
-    size_t input_value_size, const void *input_value, size_t param_value_size,
-    void *param_value, size_t *param_value_size_ret) {
-  (void)input_value_size; /* Level Zero's answers do not depend on the */
-  (void)input_value;      /* local size */
-  struct info_out o = INFO_OUT(param_name);
-  NEED(kernel, PI_ERROR_INVALID_KERNEL);
-  NEED(device, PI_ERROR_INVALID_DEVICE);
+pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
+                                 const struct info_out *o, const void *input,
+                                 size_t input_size) {
+  (void)input_size; /* Level Zero's answers do not depend on the */
+  (void)input;      /* local size */
+  NEED_IN(o->fn, device, PI_ERROR_INVALID_DEVICE);
   ze_kernel_properties_t props;
-  pi_result r = kernel_props(FN, kernel, device, &props, NULL);
+  pi_result r = kernel_props(o->fn, kernel, device, &props, NULL);
   if (r != PI_SUCCESS)
     return r;
-  switch (param_name) {
+  switch (o->query) {
   case PI_KERNEL_MAX_SUB_GROUP_SIZE:
-    return put_u32(&o, props.maxSubgroupSize);
+    return put_u32(o, props.maxSubgroupSize);
   case PI_KERNEL_MAX_NUM_SUB_GROUPS:
-    return put_u32(&o, props.maxNumSubgroups);
+    return put_u32(o, props.maxNumSubgroups);
   case PI_KERNEL_COMPILE_NUM_SUB_GROUPS:
-    return put_u32(&o, props.requiredNumSubGroups);
+    return put_u32(o, props.requiredNumSubGroups);
   case PI_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL:
-    return put_u32(&o, props.requiredSubgroupSize);
+    return put_u32(o, props.requiredSubgroupSize);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 

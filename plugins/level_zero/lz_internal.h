@@ -55,6 +55,11 @@
 #include <level_zero/ze_api.h>
 
 #include "pi/pi.h"
+
+/* What the plugin's own PI functions are named: lz_<name> (plugin_common.h
+ * declares them). */
+#define PLUGIN_PREFIX lz_
+
 #include "plugin_common.h"
 
 #include <inttypes.h>
@@ -67,7 +72,7 @@
 #include <string.h>
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
-#define PLUGIN_REVISION "1"
+#define PLUGIN_REVISION "2"
 
 /* The name of the PI function we are in: implementations are lz_<name>. */
 #define FN (__func__ + sizeof("lz_") - 1)
@@ -113,7 +118,8 @@
   X(ZE_RESULT_ERROR_OVERLAPPING_REGIONS) X(ZE_RESULT_ERROR_UNKNOWN)
 
 /* Calls a Level Zero function and checks its result. */
-#define ZE_CALL(zefn, ...) check_ze(FN, #zefn, zefn(__VA_ARGS__))
+#define ZE_CALL(zefn, ...) ZE_CALL_IN(FN, zefn, __VA_ARGS__)
+#define ZE_CALL_IN(fn, zefn, ...) check_ze(fn, #zefn, zefn(__VA_ARGS__))
 
 /* ---- Objects ---------------------------------------------------------------- */
 
@@ -351,8 +357,6 @@ struct image_op {
 
 /* ---- USM ------------------------------------------------------------------------ */
 
-enum usm_kind { USM_HOST, USM_DEVICE, USM_SHARED };
-
 struct hint_op {
   const void *ptr;
   size_t size;
@@ -394,12 +398,6 @@ struct callback {
   struct callback *next;
 };
 
-/* ---- The PI functions ------------------------------------------------------
- * lz_<name> for every PI function, each of the type pi_gen.h gives it
- * (pi_fn_<name>), so each definition is checked against the API. */
-#define X(name) extern __typeof__(*(pi_fn_##name)0) lz_##name;
-PI_FOR_EACH_API(X)
-#undef X
 
 /* ---- errors.c -------------------------------------------------------------- */
 

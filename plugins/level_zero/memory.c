@@ -160,18 +160,14 @@ pi_result lz_piMemBufferCreate(pi_context context, pi_mem_flags flags,
   return PI_SUCCESS;
 }
 
-pi_result lz_piMemGetInfo(pi_mem mem, pi_mem_info param_name,
-                          size_t param_value_size, void *param_value,
-                          size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  NEED(mem, PI_ERROR_INVALID_MEM_OBJECT);
-  switch (param_name) {
+pi_result backend_mem_info(pi_mem mem, const struct info_out *o) {
+  switch (o->query) {
   case PI_MEM_CONTEXT:
-    return put_ptr(&o, mem->context);
+    return put_ptr(o, mem->context);
   case PI_MEM_SIZE:
-    return put_size(&o, mem->size);
+    return put_size(o, mem->size);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 

@@ -344,35 +344,29 @@ pi_result lz_piPlatformsGet(pi_uint32 num_entries,
   return PI_SUCCESS;
 }
 
-pi_result lz_piPlatformGetInfo(pi_platform platform,
-                               pi_platform_info param_name,
-                               size_t param_value_size,
-                               void *param_value,
-                               size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_platform_info(pi_platform platform,
+                                const struct info_out *o) {
   char buf[64];
-  NEED(platform, PI_ERROR_INVALID_PLATFORM);
-  switch (param_name) {
+  switch (o->query) {
   case PI_PLATFORM_INFO_NAME:
-    return put_str(&o, "Intel(R) Level-Zero");
+    return put_str(o, "Intel(R) Level-Zero");
   case PI_PLATFORM_INFO_VENDOR:
-    return put_str(&o, "Intel(R) Corporation");
+    return put_str(o, "Intel(R) Corporation");
   case PI_PLATFORM_INFO_PROFILE:
-    return put_str(&o, "FULL_PROFILE");
+    return put_str(o, "FULL_PROFILE");
   case PI_PLATFORM_INFO_VERSION:
     snprintf(buf, sizeof buf, "%u.%u",
              (unsigned)ZE_MAJOR_VERSION(platform->api_version),
              (unsigned)ZE_MINOR_VERSION(platform->api_version));
-    return put_str(&o, buf);
+    return put_str(o, buf);
   case PI_PLATFORM_INFO_EXTENSIONS:
-    return put_str(&o, platform->extensions);
+    return put_str(o, platform->extensions);
   case PI_EXT_PLATFORM_INFO_BACKEND:
-    return put_u32(&o, PI_EXT_PLATFORM_BACKEND_LEVEL_ZERO);
+    return put_u32(o, PI_EXT_PLATFORM_BACKEND_LEVEL_ZERO);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
-
 
 pi_result lz_piextPlatformGetNativeHandle(pi_platform platform,
                                           pi_native_handle *nativeHandle) {

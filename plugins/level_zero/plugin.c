@@ -1,33 +1,22 @@
 /*
- * plugin.c: the Level Zero plugin as a whole: its opaque data, last error,
- * backend options and teardown, and its exported symbol, piPluginInit (the
- * function table).
+ * plugin.c: the Level Zero plugin as a whole: what names it and its backend
+ * options (this_backend), its teardown, and its exported symbol, piPluginInit
+ * (the function table).
  */
 #include "lz_internal.h"
 
 /* ---- Plugin -------------------------------------------------------------------------- */
 
-pi_result lz_piextPluginGetOpaqueData(void *opaque_data_param,
-                                      void **opaque_data_return) {
-  (void)opaque_data_param;
-  return plugin_no_opaque_data(FN, "Level Zero", opaque_data_return);
-}
-
-/* The last message of this thread, and its code: PI_SUCCESS for a note. */
-pi_result lz_piPluginGetLastError(char **message) {
-  return plugin_last_error(message);
-}
-
 /* Optimization levels as DPC++ maps them for Level Zero. */
-pi_result lz_piPluginGetBackendOption(pi_platform platform,
-                                      const char *frontend_option,
-                                      const char **backend_option) {
-  static const char *const map[5] = {"", "-ze-opt-disable", "-ze-opt-level=1",
-                                     "-ze-opt-level=1", "-ze-opt-level=2"};
-  (void)platform;
-  return plugin_backend_option(FN, "Level Zero", map, frontend_option,
-                               backend_option);
-}
+const struct backend this_backend = {
+    .name = "Level Zero",
+    .revision = PLUGIN_REVISION,
+    .compiler = "Level Zero",
+    .options = {"", "-ze-opt-disable", "-ze-opt-level=1", "-ze-opt-level=1",
+                "-ze-opt-level=2"},
+    .no_source = "Level Zero compiles no OpenCL C source; give it SPIR-V "
+                 "(piProgramCreate) or a native binary",
+};
 
 /* Stops the callback threads and frees the platforms; no PI call may
  * follow before piPluginInit. Objects the application still holds are its
@@ -51,11 +40,7 @@ pi_result lz_piTearDown(void *PluginParameter) {
 /* Checks the runtime's PI major version, writes the plugin's version and
  * fills every entry of the function table. */
 PI_PLUGIN_EXPORT pi_result piPluginInit(pi_plugin *plugin) {
-  pi_result r = plugin_init_version(plugin, "Level Zero", PLUGIN_REVISION);
-  if (r != PI_SUCCESS)
-    return r;
-#define X(name) plugin->PiFunctionTable.name = lz_##name;
-  PI_FOR_EACH_API(X)
-#undef X
+  TRY(plugin_init_version(plugin));
+  PLUGIN_FILL_TABLE(plugin);
   return PI_SUCCESS;
 }

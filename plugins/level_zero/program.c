@@ -99,69 +99,49 @@ pi_result lz_piProgramCreate(pi_context context, const void *il,
   return PI_SUCCESS;
 }
 
-UNUSED_PARAMETERS_BEGIN
-pi_result lz_piclProgramCreateWithSource(pi_context context,
-                                         pi_uint32 count,
-                                         const char **strings,
-                                         const size_t *lengths,
-                                         pi_program *ret_program) {
-  return program_no_source(FN,
-                           "Level Zero compiles no OpenCL C source; give it "
-                           "SPIR-V (piProgramCreate) or a native binary",
-                           ret_program);
-}
-UNUSED_PARAMETERS_END
-
-/* Native binaries per device; a binary that is SPIR-V makes an IL program.
- * The DPC++ metadata entries mean nothing to Level Zero. */
-pi_result lz_piProgramCreateWithBinary(
-    pi_context context, pi_uint32 num_devices, const pi_device *device_list,
-    const size_t *lengths, const unsigned char **binaries,
-    size_t num_metadata_entries, const pi_device_binary_property *metadata,
-    pi_int32 *binary_status, pi_program *ret_program) {
-  (void)num_metadata_entries;
-  (void)metadata;
-  NEED(context, PI_ERROR_INVALID_CONTEXT);
-  REQUIRE(ret_program != NULL);
-  *ret_program = NULL;
-  REQUIRE(num_devices > 0 && device_list && lengths && binaries);
-  for (pi_uint32 i = 0; i < num_devices; ++i) {
-    if (!device_list[i] || !context_has_device(context, device_list[i]))
+/* Native binaries per device; a binary that is SPIR-V makes an IL program. */
+pi_result backend_program_with_binary(const char *fn, pi_context context,
+                                      const struct device_binaries *bins,
+                                      pi_program *ret_program) {
+  NEED_IN(fn, context, PI_ERROR_INVALID_CONTEXT);
+  for (pi_uint32 i = 0; i < bins->num_devices; ++i) {
+    if (!bins->device_list[i] ||
+        !context_has_device(context, bins->device_list[i]))
       return fail(PI_ERROR_INVALID_DEVICE,
-                  "%s: device %u is NULL or not in the context", FN,
+                  "%s: device %u is NULL or not in the context", fn,
                   (unsigned)i);
-    if (!binaries[i] || !lengths[i]) {
-      if (binary_status)
-        binary_status[i] = PI_ERROR_INVALID_BINARY;
-      return fail(PI_ERROR_INVALID_VALUE, "%s: binary %u is empty", FN,
+    if (!bins->binaries[i] || !bins->lengths[i]) {
+      if (bins->binary_status)
+        bins->binary_status[i] = PI_ERROR_INVALID_BINARY;
+      return fail(PI_ERROR_INVALID_VALUE, "%s: binary %u is empty", fn,
                   (unsigned)i);
     }
   }
-  if (is_spirv(binaries[0], lengths[0])) {
-    pi_result r = lz_piProgramCreate(context, binaries[0], lengths[0],
-                                     ret_program);
-    for (pi_uint32 i = 0; binary_status && i < num_devices; ++i)
-      binary_status[i] = r;
+  if (is_spirv(bins->binaries[0], bins->lengths[0])) {
+    pi_result r = lz_piProgramCreate(context, bins->binaries[0],
+                                     bins->lengths[0], ret_program);
+    for (pi_uint32 i = 0; bins->binary_status && i < bins->num_devices; ++i)
+      bins->binary_status[i] = r;
     return r;
   }
   pi_program p = NULL;
-  pi_result r = program_new(FN, context, PROG_NATIVE, num_devices, device_list,
-                            &p);
-  for (pi_uint32 i = 0; r == PI_SUCCESS && i < num_devices; ++i) {
-    unsigned char *copy = malloc(lengths[i]);
+  pi_result r = program_new(fn, context, PROG_NATIVE, bins->num_devices,
+                            bins->device_list, &p);
+  for (pi_uint32 i = 0; r == PI_SUCCESS && i < bins->num_devices; ++i) {
+    unsigned char *copy = malloc(bins->lengths[i]);
     if (!copy) {
-      r = out_of_memory(FN);
+      r = out_of_memory(fn);
       break;
     }
-    memcpy(copy, binaries[i], lengths[i]);
+    memcpy(copy, bins->binaries[i], bins->lengths[i]);
     p->devs[i].binary = copy;
-    p->devs[i].binary_size = lengths[i];
+    p->devs[i].binary_size = bins->lengths[i];
   }
-  for (pi_uint32 i = 0; binary_status && i < num_devices; ++i)
-    binary_status[i] = r;
+  for (pi_uint32 i = 0; bins->binary_status && i < bins->num_devices; ++i)
+    bins->binary_status[i] = r;
   if (r != PI_SUCCESS) {
     if (p)
-      program_release(FN, p);
+      program_release(fn, p);
     return r;
   }
   *ret_program = p;
@@ -329,42 +309,37 @@ pi_result lz_piProgramBuild(pi_program program, pi_uint32 num_devices,
 
 /* Level Zero compiles and links in zeModuleCreate: compiling records the
  * options, and piProgramLink creates the modules. */
-pi_result lz_piProgramCompile(
-    pi_program program, pi_uint32 num_devices, const pi_device *device_list,
-    const char *options, pi_uint32 num_input_headers,
-    const pi_program *input_headers, const char **header_include_names,
-    void (*pfn_notify)(pi_program program, void *user_data), void *user_data) {
-  (void)input_headers;
-  (void)header_include_names;
+pi_result backend_program_compile(const char *fn, pi_program program,
+                                  const struct program_compile *in) {
   pi_program p = program;
-  NEED(p, PI_ERROR_INVALID_PROGRAM);
-  if (num_input_headers)
+  if (in->num_input_headers)
     return fail(PI_ERROR_INVALID_OPERATION,
                 "%s: headers are for OpenCL C source; Level Zero compiles "
                 "SPIR-V, which has none",
-                FN);
+                fn);
   bool want[64];
   if (p->ndevs > 64)
     return fail(PI_ERROR_INVALID_VALUE, "%s: programs of more than 64 devices "
-                "are not supported", FN);
+                "are not supported", fn);
   pthread_mutex_lock(&p->lock);
-  pi_result r = p->state == PROG_IL
-                    ? program_devices(FN, p, num_devices, device_list, want)
-                    : fail(PI_ERROR_INVALID_OPERATION,
-                           "%s: only a program made from SPIR-V can be "
-                           "compiled",
-                           FN);
-  char *opts = r == PI_SUCCESS ? strdup_or_empty(options) : NULL;
+  pi_result r =
+      p->state == PROG_IL
+          ? program_devices(fn, p, in->num_devices, in->device_list, want)
+          : fail(PI_ERROR_INVALID_OPERATION,
+                 "%s: only a program made from SPIR-V can be "
+                 "compiled",
+                 fn);
+  char *opts = r == PI_SUCCESS ? strdup_or_empty(in->options) : NULL;
   if (r == PI_SUCCESS && !opts)
-    r = out_of_memory(FN);
+    r = out_of_memory(fn);
   if (r == PI_SUCCESS) {
     free(p->options);
     p->options = opts;
     p->state = PROG_OBJECT;
   }
   pthread_mutex_unlock(&p->lock);
-  if (r == PI_SUCCESS && pfn_notify)
-    pfn_notify(p, user_data);
+  if (r == PI_SUCCESS && in->pfn_notify)
+    in->pfn_notify(p, in->user_data);
   return r;
 }
 
@@ -481,47 +456,43 @@ pi_result lz_piProgramLink(
   return r;
 }
 
-pi_result lz_piProgramGetBuildInfo(pi_program program, pi_device device,
-                                   pi_program_build_info param_name,
-                                   size_t param_value_size,
-                                   void *param_value,
-                                   size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_program_build_info(pi_program program, pi_device device,
+                                     const struct info_out *o) {
   pi_program p = program;
-  NEED(p, PI_ERROR_INVALID_PROGRAM);
-  NEED(device, PI_ERROR_INVALID_DEVICE);
+  NEED_IN(o->fn, device, PI_ERROR_INVALID_DEVICE);
   pthread_mutex_lock(&p->lock);
   struct prog_dev *d = prog_dev_of(p, device);
   pi_result r;
   if (!d) {
     r = fail(PI_ERROR_INVALID_DEVICE, "%s: device '%s' is not a device of the "
-             "program", FN, dev_name(device));
-  } else if (param_name == PI_PROGRAM_BUILD_INFO_STATUS) {
+             "program", o->fn, dev_name(device));
+  } else if (o->query == PI_PROGRAM_BUILD_INFO_STATUS) {
     int32_t s = p->state == PROG_OBJECT ? PI_PROGRAM_BUILD_STATUS_SUCCESS
                                         : (int32_t)d->status;
-    r = put_info(&o, &s, sizeof s);
-  } else if (param_name == PI_PROGRAM_BUILD_INFO_OPTIONS) {
-    r = put_str(&o, p->options ? p->options : "");
-  } else if (param_name == PI_PROGRAM_BUILD_INFO_BINARY_TYPE) {
-    r = put_u32(&o, p->state == PROG_OBJECT ? PI_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
-                    : d->nmodules           ? PI_PROGRAM_BINARY_TYPE_EXECUTABLE
-                                            : PI_PROGRAM_BINARY_TYPE_NONE);
-  } else if (param_name == PI_PROGRAM_BUILD_INFO_LOG) {
+    r = put_info(o, &s, sizeof s);
+  } else if (o->query == PI_PROGRAM_BUILD_INFO_OPTIONS) {
+    r = put_str(o, p->options ? p->options : "");
+  } else if (o->query == PI_PROGRAM_BUILD_INFO_BINARY_TYPE) {
+    r = put_u32(o, p->state == PROG_OBJECT
+                       ? PI_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+                   : d->nmodules ? PI_PROGRAM_BINARY_TYPE_EXECUTABLE
+                                 : PI_PROGRAM_BINARY_TYPE_NONE);
+  } else if (o->query == PI_PROGRAM_BUILD_INFO_LOG) {
     size_t size = 0;
     if (!d->log) {
-      r = put_str(&o, "");
-    } else if ((r = ZE_CALL(zeModuleBuildLogGetString, d->log, &size, NULL)) ==
-               PI_SUCCESS) {
+      r = put_str(o, "");
+    } else if ((r = ZE_CALL_IN(o->fn, zeModuleBuildLogGetString, d->log, &size,
+                               NULL)) == PI_SUCCESS) {
       char *s = calloc(1, size + 1);
       if (!s)
-        r = out_of_memory(FN);
-      else if ((r = ZE_CALL(zeModuleBuildLogGetString, d->log, &size, s)) ==
-               PI_SUCCESS)
-        r = put_str(&o, s);
+        r = out_of_memory(o->fn);
+      else if ((r = ZE_CALL_IN(o->fn, zeModuleBuildLogGetString, d->log, &size,
+                               s)) == PI_SUCCESS)
+        r = put_str(o, s);
       free(s);
     }
   } else {
-    r = unknown_query(&o);
+    r = unknown_query(o);
   }
   pthread_mutex_unlock(&p->lock);
   return r;
@@ -587,65 +558,60 @@ static pi_result device_binary(const char *fn, pi_program p,
   return PI_SUCCESS;
 }
 
-pi_result lz_piProgramGetInfo(pi_program program,
-                              pi_program_info param_name,
-                              size_t param_value_size, void *param_value,
-                              size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_program_info(pi_program program, const struct info_out *o) {
   pi_program p = program;
-  NEED(p, PI_ERROR_INVALID_PROGRAM);
   pthread_mutex_lock(&p->lock);
   pi_result r = PI_SUCCESS;
-  switch (param_name) {
+  switch (o->query) {
   case PI_PROGRAM_INFO_REFERENCE_COUNT:
-    r = put_u32(&o, atomic_load(&p->refs));
+    r = put_u32(o, atomic_load(&p->refs));
     break;
   case PI_PROGRAM_INFO_CONTEXT:
-    r = put_ptr(&o, p->context);
+    r = put_ptr(o, p->context);
     break;
   case PI_PROGRAM_INFO_NUM_DEVICES:
-    r = put_u32(&o, p->ndevs);
+    r = put_u32(o, p->ndevs);
     break;
   case PI_PROGRAM_INFO_DEVICES: {
     pi_device devs[64];
     pi_uint32 n = p->ndevs < 64 ? p->ndevs : 64;
     for (pi_uint32 i = 0; i < n; ++i)
       devs[i] = p->devs[i].device;
-    r = put_info(&o, devs, n * sizeof devs[0]);
+    r = put_info(o, devs, n * sizeof devs[0]);
     break;
   }
   case PI_PROGRAM_INFO_SOURCE:
-    r = put_str(&o, ""); /* SPIR-V and binaries have no source */
+    r = put_str(o, ""); /* SPIR-V and binaries have no source */
     break;
   case PI_PROGRAM_INFO_BINARY_SIZES: {
     size_t sizes[64];
     pi_uint32 n = p->ndevs < 64 ? p->ndevs : 64;
     for (pi_uint32 i = 0; r == PI_SUCCESS && i < n; ++i)
-      r = device_binary(FN, p, &p->devs[i], NULL, &sizes[i]);
+      r = device_binary(o->fn, p, &p->devs[i], NULL, &sizes[i]);
     if (r == PI_SUCCESS)
-      r = put_info(&o, sizes, n * sizeof sizes[0]);
+      r = put_info(o, sizes, n * sizeof sizes[0]);
     break;
   }
   case PI_PROGRAM_INFO_BINARIES: {
     /* param_value is an array of one buffer per device, each as large as
      * PI_PROGRAM_INFO_BINARY_SIZES said. */
     size_t need = p->ndevs * sizeof(unsigned char *);
-    if (param_value && param_value_size < need) {
+    if (o->value && o->size < need) {
       r = fail(PI_ERROR_INVALID_VALUE,
                "%s: query 0x%x needs %zu bytes of pointers but "
                "param_value_size is %zu",
-               FN, (unsigned)param_name, need, param_value_size);
+               o->fn, (unsigned)o->query, need, o->size);
       break;
     }
-    unsigned char **bufs = param_value;
+    unsigned char **bufs = o->value;
     for (pi_uint32 i = 0; bufs && r == PI_SUCCESS && i < p->ndevs; ++i) {
       size_t size = 0;
-      if (bufs[i] && (r = device_binary(FN, p, &p->devs[i], NULL, &size)) ==
+      if (bufs[i] && (r = device_binary(o->fn, p, &p->devs[i], NULL, &size)) ==
                          PI_SUCCESS)
-        r = device_binary(FN, p, &p->devs[i], bufs[i], &size);
+        r = device_binary(o->fn, p, &p->devs[i], bufs[i], &size);
     }
-    if (r == PI_SUCCESS && param_value_size_ret)
-      *param_value_size_ret = need;
+    if (r == PI_SUCCESS && o->size_ret)
+      *o->size_ret = need;
     break;
   }
   case PI_PROGRAM_INFO_NUM_KERNELS:
@@ -658,19 +624,19 @@ pi_result lz_piProgramGetInfo(pi_program program,
       r = fail(PI_ERROR_INVALID_PROGRAM_EXECUTABLE,
                "%s: the program is not built for any device, so it has no "
                "kernels yet",
-               FN);
+               o->fn);
       break;
     }
     char *names = NULL;
     size_t count = 0;
-    if ((r = kernel_names(FN, d, &names, &count)) == PI_SUCCESS)
-      r = param_name == PI_PROGRAM_INFO_NUM_KERNELS ? put_size(&o, count)
-                                                    : put_str(&o, names);
+    if ((r = kernel_names(o->fn, d, &names, &count)) == PI_SUCCESS)
+      r = o->query == PI_PROGRAM_INFO_NUM_KERNELS ? put_size(o, count)
+                                                    : put_str(o, names);
     free(names);
     break;
   }
   default:
-    r = unknown_query(&o);
+    r = unknown_query(o);
   }
   pthread_mutex_unlock(&p->lock);
   return r;

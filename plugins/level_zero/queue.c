@@ -111,9 +111,33 @@ static pi_result queue_new(const char *fn, pi_context context, pi_device device,
   return PI_SUCCESS;
 }
 
-static pi_result create_queue(const char *fn, pi_context context,
-                              pi_device device, pi_queue_properties flags,
-                              uint32_t index, pi_queue *queue) {
+/* A compute index as Level Zero takes it. */
+static pi_result queue_index(const char *fn, pi_queue_properties i,
+                             uint32_t *index) {
+  *index = 0;
+  if (i > UINT32_MAX)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: compute index %llu is too large",
+                fn, (unsigned long long)i);
+  *index = (uint32_t)i;
+  return PI_SUCCESS;
+}
+
+/* Reads {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, index, 0}. */
+static pi_result queue_properties(const char *fn, const pi_queue_properties *p,
+                                  pi_queue_properties *flags,
+                                  uint32_t *index) {
+  pi_queue_properties i;
+  *index = 0;
+  TRY(queue_properties_read(fn, p, flags, &i));
+  return queue_index(fn, i, index);
+}
+
+pi_result backend_queue_create(const char *fn, pi_context context,
+                               pi_device device, pi_queue_properties flags,
+                               pi_queue_properties compute_index,
+                               pi_queue *queue) {
+  uint32_t index;
+  TRY(queue_index(fn, compute_index, &index));
   if (!queue)
     return fail(PI_ERROR_INVALID_VALUE, "%s: queue is NULL", fn);
   *queue = NULL;
@@ -171,68 +195,32 @@ static pi_result create_queue(const char *fn, pi_context context,
   return PI_SUCCESS;
 }
 
-pi_result lz_piQueueCreate(pi_context context, pi_device device,
-                           pi_queue_properties properties,
-                           pi_queue *queue) {
-  return create_queue(FN, context, device, properties, 0, queue);
-}
-
-/* Reads {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, index, 0}. */
-static pi_result queue_properties(const char *fn, const pi_queue_properties *p,
-                                  pi_queue_properties *flags,
-                                  uint32_t *index) {
-  pi_queue_properties i;
-  *index = 0;
-  TRY(queue_properties_read(fn, p, flags, &i));
-  if (i > UINT32_MAX)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: compute index %llu is too large",
-                fn, (unsigned long long)i);
-  *index = (uint32_t)i;
-  return PI_SUCCESS;
-}
-
-pi_result lz_piextQueueCreate(pi_context context, pi_device device,
-                              pi_queue_properties *properties,
-                              pi_queue *queue) {
-  pi_queue_properties flags = 0;
-  uint32_t index;
-  pi_result r = queue_properties(FN, properties, &flags, &index);
-  return r != PI_SUCCESS ? r
-                         : create_queue(FN, context, device, flags, index,
-                                        queue);
-}
-
-pi_result lz_piQueueGetInfo(pi_queue command_queue,
-                            pi_queue_info param_name,
-                            size_t param_value_size, void *param_value,
-                            size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_queue_info(pi_queue command_queue, const struct info_out *o) {
   pi_queue q = command_queue;
-  NEED(q, PI_ERROR_INVALID_QUEUE);
-  switch (param_name) {
+  switch (o->query) {
   case PI_QUEUE_INFO_CONTEXT:
-    return put_ptr(&o, q->context);
+    return put_ptr(o, q->context);
   case PI_QUEUE_INFO_DEVICE:
-    return put_ptr(&o, q->device);
+    return put_ptr(o, q->device);
   case PI_QUEUE_INFO_PROPERTIES:
-    return put_u64(&o, q->flags);
+    return put_u64(o, q->flags);
   case PI_QUEUE_INFO_REFERENCE_COUNT:
-    return put_u32(&o, atomic_load(&q->refs));
+    return put_u32(o, atomic_load(&q->refs));
   case PI_QUEUE_INFO_DEVICE_DEFAULT:
   case PI_QUEUE_INFO_SIZE:
     return fail(PI_ERROR_INVALID_QUEUE,
                 "%s: query 0x%x is about on-device queues, which Level Zero "
                 "does not have",
-                FN, (unsigned)param_name);
+                o->fn, (unsigned)o->query);
   case PI_EXT_ONEAPI_QUEUE_INFO_EMPTY: {
     pthread_mutex_lock(&q->lock);
-    pi_result r = queue_reap(FN, q, false);
+    pi_result r = queue_reap(o->fn, q, false);
     bool empty = q->nsubs == 0;
     pthread_mutex_unlock(&q->lock);
-    return r != PI_SUCCESS ? r : put_bool(&o, empty);
+    return r != PI_SUCCESS ? r : put_bool(o, empty);
   }
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 

@@ -81,32 +81,27 @@ pi_result lz_piSamplerCreate(
   return PI_SUCCESS;
 }
 
-pi_result lz_piSamplerGetInfo(pi_sampler sampler,
-                              pi_sampler_info param_name,
-                              size_t param_value_size, void *param_value,
-                              size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  NEED(sampler, PI_ERROR_INVALID_SAMPLER);
-  switch (param_name) {
+pi_result backend_sampler_info(pi_sampler sampler, const struct info_out *o) {
+  switch (o->query) {
   case PI_SAMPLER_INFO_REFERENCE_COUNT:
-    return put_u32(&o, atomic_load(&sampler->refs));
+    return put_u32(o, atomic_load(&sampler->refs));
   case PI_SAMPLER_INFO_CONTEXT:
-    return put_ptr(&o, sampler->context);
+    return put_ptr(o, sampler->context);
   case PI_SAMPLER_INFO_NORMALIZED_COORDS:
-    return put_bool(&o, sampler->normalized);
+    return put_bool(o, sampler->normalized);
   case PI_SAMPLER_INFO_ADDRESSING_MODE:
-    return put_u32(&o, sampler->addressing);
+    return put_u32(o, sampler->addressing);
   case PI_SAMPLER_INFO_FILTER_MODE:
-    return put_u32(&o, sampler->filter);
+    return put_u32(o, sampler->filter);
   case PI_SAMPLER_INFO_MIP_FILTER_MODE:
   case PI_SAMPLER_INFO_LOD_MIN:
   case PI_SAMPLER_INFO_LOD_MAX:
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: query 0x%x is about mipmaps, which Level Zero samplers do "
                 "not have",
-                FN, (unsigned)param_name);
+                o->fn, (unsigned)o->query);
   default:
-    return unknown_query(&o);
+    return unknown_query(o);
   }
 }
 

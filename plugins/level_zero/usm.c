@@ -23,72 +23,39 @@ static pi_result usm_flags(const char *fn, const pi_usm_mem_properties *p,
   return PI_SUCCESS;
 }
 
-static pi_result usm_alloc(const char *fn, enum usm_kind kind,
-                           void **result_ptr, pi_context context,
-                           pi_device device, pi_usm_mem_properties *properties,
-                           size_t size, pi_uint32 alignment) {
-  if (!result_ptr)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: result_ptr is NULL", fn);
-  *result_ptr = NULL;
-  if (!context)
+/* zeMemAllocHost, zeMemAllocDevice or zeMemAllocShared. */
+pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
+                            void **result_ptr) {
+  if (!a->context)
     return fail(PI_ERROR_INVALID_CONTEXT, "%s: context is NULL", fn);
-  if (kind != USM_HOST && !device)
+  if (a->kind != USM_HOST && !a->device)
     return fail(PI_ERROR_INVALID_DEVICE, "%s: device is NULL", fn);
-  if (kind != USM_HOST && !context_has_device(context, device))
+  if (a->kind != USM_HOST && !context_has_device(a->context, a->device))
     return fail(PI_ERROR_INVALID_DEVICE, "%s: device '%s' is not in the "
-                "context", fn, dev_name(device));
-  if (alignment & (alignment - 1))
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: alignment %u is not a power of two", fn,
-                (unsigned)alignment);
-  if (size == 0)
-    return fail(PI_ERROR_INVALID_BUFFER_SIZE, "%s: size is 0", fn);
+                "context", fn, dev_name(a->device));
   ze_host_mem_alloc_flags_t hf = 0;
   ze_device_mem_alloc_flags_t df = 0;
-  pi_result r = usm_flags(fn, properties, &hf, &df);
+  pi_result r = usm_flags(fn, a->properties, &hf, &df);
   if (r != PI_SUCCESS)
     return r;
   ze_host_mem_alloc_desc_t hd = {.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC,
                                  .flags = hf};
   ze_device_mem_alloc_desc_t dd = {
       .stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, .flags = df};
-  switch (kind) {
+  switch (a->kind) {
   case USM_HOST:
     return check_ze(fn, "zeMemAllocHost",
-                    zeMemAllocHost(context->ze, &hd, size, alignment,
+                    zeMemAllocHost(a->context->ze, &hd, a->size, a->alignment,
                                    result_ptr));
   case USM_DEVICE:
     return check_ze(fn, "zeMemAllocDevice",
-                    zeMemAllocDevice(context->ze, &dd, size, alignment,
-                                     device->ze, result_ptr));
+                    zeMemAllocDevice(a->context->ze, &dd, a->size, a->alignment,
+                                     a->device->ze, result_ptr));
   default:
     return check_ze(fn, "zeMemAllocShared",
-                    zeMemAllocShared(context->ze, &dd, &hd, size, alignment,
-                                     device->ze, result_ptr));
+                    zeMemAllocShared(a->context->ze, &dd, &hd, a->size,
+                                     a->alignment, a->device->ze, result_ptr));
   }
-}
-
-pi_result lz_piextUSMHostAlloc(void **result_ptr, pi_context context,
-                               pi_usm_mem_properties *properties,
-                               size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_HOST, result_ptr, context, NULL, properties, size,
-                   alignment);
-}
-
-pi_result lz_piextUSMDeviceAlloc(void **result_ptr, pi_context context,
-                                 pi_device device,
-                                 pi_usm_mem_properties *properties,
-                                 size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_DEVICE, result_ptr, context, device, properties,
-                   size, alignment);
-}
-
-pi_result lz_piextUSMSharedAlloc(void **result_ptr, pi_context context,
-                                 pi_device device,
-                                 pi_usm_mem_properties *properties,
-                                 size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_SHARED, result_ptr, context, device, properties,
-                   size, alignment);
 }
 
 pi_result lz_piextUSMFree(pi_context context, void *ptr) {
@@ -98,27 +65,19 @@ pi_result lz_piextUSMFree(pi_context context, void *ptr) {
   return ZE_CALL(zeMemFree, context->ze, ptr);
 }
 
-pi_result lz_piextUSMEnqueueFill(pi_queue queue, void *ptr,
-                                 const void *pattern,
-                                 size_t patternSize, size_t count,
-                                 pi_uint32 num_events_in_waitlist,
-                                 const pi_event *events_waitlist,
-                                 pi_event *event) {
-  return enqueue_fill(FN, queue, PI_COMMAND_TYPE_SVM_MEMFILL, ptr, pattern,
-                      patternSize, count, num_events_in_waitlist,
-                      events_waitlist, event);
+pi_result backend_usm_fill(const struct command *c, void *ptr,
+                           const void *pattern, size_t patternSize,
+                           size_t count) {
+  return enqueue_fill(c->fn, c->queue, PI_COMMAND_TYPE_SVM_MEMFILL, ptr,
+                      pattern, patternSize, count, c->nwait, c->wait, c->event);
 }
 
-pi_result lz_piextUSMEnqueueMemcpy(pi_queue queue, pi_bool blocking,
-                                   void *dst_ptr, const void *src_ptr,
-                                   size_t size,
-                                   pi_uint32 num_events_in_waitlist,
-                                   const pi_event *events_waitlist,
-                                   pi_event *event) {
-  REQUIRE(dst_ptr != NULL && src_ptr != NULL);
+pi_result backend_usm_memcpy(const struct command *c, pi_bool blocking,
+                             void *dst_ptr, const void *src_ptr, size_t size) {
+  REQUIRE_IN(c->fn, dst_ptr != NULL && src_ptr != NULL);
   struct copy_op op = {dst_ptr, src_ptr, size};
-  return enqueue(FN, queue, PI_COMMAND_TYPE_SVM_MEMCPY, num_events_in_waitlist,
-                 events_waitlist, event, blocking, false, append_copy, &op,
+  return enqueue(c->fn, c->queue, PI_COMMAND_TYPE_SVM_MEMCPY, c->nwait,
+                 c->wait, c->event, blocking, false, append_copy, &op,
                  NULL);
 }
 
@@ -135,17 +94,12 @@ static pi_result append_hint(const struct append *a, void *op) {
   return r == PI_SUCCESS ? append_signal(a) : r;
 }
 
-pi_result lz_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
-                                     size_t size,
-                                     pi_usm_migration_flags flags,
-                                     pi_uint32 num_events_in_waitlist,
-                                     const pi_event *events_waitlist,
-                                     pi_event *event) {
-  TRY(usm_migration_flags_check(FN, flags));
-  REQUIRE(ptr != NULL);
+pi_result backend_usm_prefetch(const struct command *c, const void *ptr,
+                               size_t size) {
+  REQUIRE_IN(c->fn, ptr != NULL);
   struct hint_op op = {.ptr = ptr, .size = size, .prefetch = true};
-  return enqueue(FN, queue, PI_COMMAND_TYPE_MIGRATE_MEM_OBJECTS,
-                 num_events_in_waitlist, events_waitlist, event, false, false,
+  return enqueue(c->fn, c->queue, PI_COMMAND_TYPE_MIGRATE_MEM_OBJECTS,
+                 c->nwait, c->wait, c->event, false, false,
                  append_hint, &op, NULL);
 }
 
@@ -207,10 +161,11 @@ pi_result lz_piextUSMGetMemAllocInfo(pi_context context,
       return r;
     if (param_name == PI_MEM_ALLOC_DEVICE)
       return put_ptr(&o, zd ? find_device(context->platform, zd) : NULL);
-    return put_u32(&o, props.type == ZE_MEMORY_TYPE_HOST     ? PI_MEM_TYPE_HOST
-                       : props.type == ZE_MEMORY_TYPE_DEVICE ? PI_MEM_TYPE_DEVICE
-                       : props.type == ZE_MEMORY_TYPE_SHARED ? PI_MEM_TYPE_SHARED
-                                                             : PI_MEM_TYPE_UNKNOWN);
+    return put_u32(&o,
+                   props.type == ZE_MEMORY_TYPE_HOST     ? PI_MEM_TYPE_HOST
+                   : props.type == ZE_MEMORY_TYPE_DEVICE ? PI_MEM_TYPE_DEVICE
+                   : props.type == ZE_MEMORY_TYPE_SHARED ? PI_MEM_TYPE_SHARED
+                                                         : PI_MEM_TYPE_UNKNOWN);
   case PI_MEM_ALLOC_BASE_PTR:
   case PI_MEM_ALLOC_SIZE:
     r = ZE_CALL(zeMemGetAddressRange, context->ze, ptr, &base, &size);
@@ -258,43 +213,34 @@ static pi_result fill2d(const char *fn, pi_queue queue, void *ptr,
                  false, false, append_fill2d, &op, NULL);
 }
 
-pi_result lz_piextUSMEnqueueFill2D(pi_queue queue, void *ptr,
-                                   size_t pitch, size_t pattern_size,
-                                   const void *pattern, size_t width,
-                                   size_t height,
-                                   pi_uint32 num_events_in_waitlist,
-                                   const pi_event *events_waitlist,
-                                   pi_event *event) {
-  return fill2d(FN, queue, ptr, pitch, pattern, pattern_size, width, height,
-                num_events_in_waitlist, events_waitlist, event);
+pi_result backend_usm_fill2d(const struct command *c, void *ptr, size_t pitch,
+                             size_t pattern_size, const void *pattern,
+                             size_t width, size_t height) {
+  return fill2d(c->fn, c->queue, ptr, pitch, pattern, pattern_size, width,
+                height, c->nwait, c->wait, c->event);
 }
 
-pi_result lz_piextUSMEnqueueMemset2D(pi_queue queue, void *ptr,
-                                     size_t pitch, int value,
-                                     size_t width, size_t height,
-                                     pi_uint32 num_events_in_waitlist,
-                                     const pi_event *events_waitlist,
-                                     pi_event *event) {
+pi_result backend_usm_memset2d(const struct command *c, void *ptr, size_t pitch,
+                               int value, size_t width, size_t height) {
   unsigned char byte = (unsigned char)value;
-  return fill2d(FN, queue, ptr, pitch, &byte, 1, width, height,
-                num_events_in_waitlist, events_waitlist, event);
+  return fill2d(c->fn, c->queue, ptr, pitch, &byte, 1, width, height,
+                c->nwait, c->wait, c->event);
 }
 
 /* One region copy with both pitches. */
-pi_result lz_piextUSMEnqueueMemcpy2D(
-    pi_queue queue, pi_bool blocking, void *dst_ptr, size_t dst_pitch,
-    const void *src_ptr, size_t src_pitch, size_t width, size_t height,
-    pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist,
-    pi_event *event) {
-  REQUIRE(dst_ptr != NULL && src_ptr != NULL);
+pi_result backend_usm_memcpy2d(const struct command *c, pi_bool blocking,
+                               void *dst_ptr, size_t dst_pitch,
+                               const void *src_ptr, size_t src_pitch,
+                               size_t width, size_t height) {
+  REQUIRE_IN(c->fn, dst_ptr != NULL && src_ptr != NULL);
   const size_t zero[3] = {0, 0, 0}, region[3] = {width, height, 1};
   struct rect_op op;
-  pi_result r = rect_setup(FN, &op, dst_ptr, zero, dst_pitch, 0, src_ptr, zero,
-                           src_pitch, 0, region);
+  pi_result r = rect_setup(c->fn, &op, dst_ptr, zero, dst_pitch, 0, src_ptr,
+                           zero, src_pitch, 0, region);
   if (r != PI_SUCCESS)
     return r;
-  return enqueue(FN, queue, PI_COMMAND_TYPE_SVM_MEMCPY, num_events_in_waitlist,
-                 events_waitlist, event, blocking, false, append_rect, &op,
+  return enqueue(c->fn, c->queue, PI_COMMAND_TYPE_SVM_MEMCPY, c->nwait,
+                 c->wait, c->event, blocking, false, append_rect, &op,
                  NULL);
 }
 

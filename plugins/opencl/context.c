@@ -22,28 +22,24 @@ pi_result ocl_piContextCreate(
   return CL_CHECK(clCreateContext, err);
 }
 
-pi_result ocl_piContextGetInfo(pi_context context,
-                               pi_context_info param_name,
-                               size_t param_value_size,
-                               void *param_value,
-                               size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
+pi_result backend_context_info(pi_context context, const struct info_out *o) {
   cl_device_id *devs = NULL;
   cl_uint n = 0;
   pi_result r;
   unsigned device_query;
-  switch (param_name) {
+  switch (o->query) {
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_FILL2D_SUPPORT:
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMSET2D_SUPPORT:
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT: {
     /* The 2D USM calls work (row by row) where every device has USM. */
-    if ((r = context_devices(FN, (cl_context)context, &devs, &n)) != PI_SUCCESS)
+    if ((r = context_devices(o->fn, (cl_context)context, &devs, &n)) !=
+        PI_SUCCESS)
       return r;
     int all = n > 0;
     for (cl_uint i = 0; i < n; ++i)
       all &= device_has_ext(devs[i], USM_EXT);
     free(devs);
-    return put_bool(&o, all);
+    return put_bool(o, all);
   }
   case PI_EXT_CONTEXT_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES:
     device_query = PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES;
@@ -58,18 +54,19 @@ pi_result ocl_piContextGetInfo(pi_context context,
     device_query = PI_EXT_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES;
     break;
   default:
-    return INFO_PASS(&o, clGetContextInfo, (cl_context)context);
+    return INFO_PASS(o, clGetContextInfo, (cl_context)context);
   }
   /* A context's atomic capabilities: what all its devices have. */
-  if ((r = context_devices(FN, (cl_context)context, &devs, &n)) != PI_SUCCESS)
+  if ((r = context_devices(o->fn, (cl_context)context, &devs, &n)) !=
+      PI_SUCCESS)
     return r;
   pi_bitfield all = ~(pi_bitfield)0, caps = 0;
   for (cl_uint i = 0; i < n && r == PI_SUCCESS; ++i) {
-    r = atomic_capabilities(FN, devs[i], device_query, &caps);
+    r = atomic_capabilities(o->fn, devs[i], device_query, &caps);
     all &= caps;
   }
   free(devs);
-  return r != PI_SUCCESS ? r : put_u64(&o, n ? all : 0);
+  return r != PI_SUCCESS ? r : put_u64(o, n ? all : 0);
 }
 
 pi_result ocl_piContextRetain(pi_context context) {

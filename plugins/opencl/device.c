@@ -126,13 +126,9 @@ pi_result no_opencl_answer(const struct info_out *o, cl_device_id dev) {
               o->fn, o->query, describe_device(dev, what, sizeof what));
 }
 
-pi_result ocl_piDeviceGetInfo(pi_device device,
-                              pi_device_info param_name,
-                              size_t param_value_size, void *param_value,
-                              size_t *param_value_size_ret) {
+pi_result backend_device_info(pi_device device, const struct info_out *o) {
   cl_device_id dev = (cl_device_id)device;
-  struct info_out o = INFO_OUT(param_name);
-  switch (param_name) {
+  switch (o->query) {
   /* Level Zero and CUDA details that OpenCL does not report. */
   case PI_DEVICE_INFO_PCI_ADDRESS:
   CASE_INTEL_GPU_GEOMETRY
@@ -146,82 +142,78 @@ pi_result ocl_piDeviceGetInfo(pi_device device,
   case PI_EXT_ONEAPI_DEVICE_INFO_MATRIX_COMBINATIONS:
   case PI_EXT_ONEAPI_DEVICE_INFO_COMPONENT_DEVICES:
   case PI_EXT_ONEAPI_DEVICE_INFO_COMPOSITE_DEVICE:
-    return no_opencl_answer(&o, dev);
+    return no_opencl_answer(o, dev);
   /* Features this plugin does not offer on any OpenCL device. */
   case PI_EXT_ONEAPI_DEVICE_INFO_BFLOAT16_MATH_FUNCTIONS:
   case PI_EXT_ONEAPI_DEVICE_INFO_CUDA_ASYNC_BARRIER:
   CASE_FEATURES_NOT_OFFERED
   case PI_EXT_INTEL_DEVICE_INFO_ESIMD_SUPPORT:
-    return put_bool(&o, 0);
+    return put_bool(o, 0);
   case PI_DEVICE_INFO_IMAGE_SRGB:
-    return put_bool(&o, device_supports_srgb(dev));
+    return put_bool(o, device_supports_srgb(dev));
   case PI_DEVICE_INFO_BUILD_ON_SUBDEVICE: {
     /* A program built for a root GPU serves its sub-devices; CPU
      * sub-devices get their own build. */
     cl_device_type type = 0;
     ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
-    return put_bool(&o, type == CL_DEVICE_TYPE_GPU);
+    return put_bool(o, type == CL_DEVICE_TYPE_GPU);
   }
   case PI_DEVICE_INFO_ATOMIC_64:
-    return put_bool(&o,
+    return put_bool(o,
                     device_has_ext(dev, "cl_khr_int64_base_atomics") &&
                         device_has_ext(dev, "cl_khr_int64_extended_atomics"));
   case PI_EXT_INTEL_DEVICE_INFO_MEM_CHANNEL_SUPPORT:
-    return put_bool(&o, device_has_ext(dev, "cl_intel_mem_channel_property"));
+    return put_bool(o, device_has_ext(dev, "cl_intel_mem_channel_property"));
   case PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES:
   case PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES:
   case PI_EXT_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES:
   case PI_EXT_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES: {
     pi_bitfield caps = 0;
-    pi_result r = atomic_capabilities(FN, dev, param_name, &caps);
-    return r != PI_SUCCESS ? r : put_u64(&o, caps);
+    pi_result r = atomic_capabilities(o->fn, dev, o->query, &caps);
+    return r != PI_SUCCESS ? r : put_u64(o, caps);
   }
   case PI_EXT_INTEL_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES:
-    return put_u32(&o, 1); /* OpenCL has no queue indices: one. */
+    return put_u32(o, 1); /* OpenCL has no queue indices: one. */
   case PI_DEVICE_INFO_BACKEND_VERSION: {
     char version[16];
     int v = device_version(dev);
     snprintf(version, sizeof version, "%d.%d", v / 10, v % 10);
-    return put_str(&o, version);
+    return put_str(o, version);
   }
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_GLOBAL_WORK_GROUPS:
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_1D:
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D:
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_3D: {
     /* OpenCL bounds the number of work-groups only by size_t. */
-    size_t max[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
-    size_t dims = param_name == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D ? 2
-                  : param_name == PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_3D
-                      ? 3
-                      : 1;
-    return put_info(&o, max, dims * sizeof max[0]);
+    const size_t max[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+    return put_max_work_groups(o, max);
   }
   case PI_DEVICE_INFO_MAX_NUM_SUB_GROUPS: {
     /* OpenCL before 2.1 cannot tell, and says 0 without sub-groups; SYCL's
      * minimum is 1. */
     cl_uint n = 0;
     if (device_version(dev) >= 21) {
-      pi_result r = info_check(&o, "clGetDeviceInfo",
+      pi_result r = info_check(o, "clGetDeviceInfo",
                                ICD_CALL(clGetDeviceInfo, dev,
                                         CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof n,
                                         &n, NULL));
       if (r != PI_SUCCESS)
         return r;
     }
-    return put_u32(&o, n ? n : 1);
+    return put_u32(o, n ? n : 1);
   }
   case PI_DEVICE_INFO_SUB_GROUP_SIZES_INTEL:
-    return sub_group_sizes(&o, dev);
+    return sub_group_sizes(o, dev);
   case PI_DEVICE_INFO_USM_HOST_SUPPORT:
   case PI_DEVICE_INFO_USM_DEVICE_SUPPORT:
   case PI_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT:
   case PI_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT:
   case PI_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT:
     if (!device_has_ext(dev, USM_EXT))
-      return put_u64(&o, 0); /* no USM capabilities at all */
-    return INFO_PASS(&o, clGetDeviceInfo, dev);
+      return put_u64(o, 0); /* no USM capabilities at all */
+    return INFO_PASS(o, clGetDeviceInfo, dev);
   default:
-    return INFO_PASS(&o, clGetDeviceInfo, dev);
+    return INFO_PASS(o, clGetDeviceInfo, dev);
   }
 }
 
@@ -303,49 +295,55 @@ static const char *intel_aot_target(cl_device_id dev) {
  * only), a SPIR-V image when the device takes SPIR-V, an OpenCL C source
  * image when the device has a compiler. Anything else fails, naming what
  * was offered. */
-pi_result ocl_piextDeviceSelectBinary(pi_device device,
-                                      pi_device_binary *binaries,
-                                      pi_uint32 num_binaries,
-                                      pi_uint32 *selected_binary_ind) {
-  cl_device_id dev = (cl_device_id)device;
-  REQUIRE(selected_binary_ind != NULL);
-  REQUIRE(binaries != NULL || num_binaries == 0);
-  *selected_binary_ind = UINT32_MAX;
-  cl_uint address_bits = 64;
-  cl_bool compiler = CL_FALSE;
+/* What a device takes: its address bits and whether it has a compiler. */
+static pi_result device_takes(const char *fn, cl_device_id dev,
+                              cl_uint *address_bits, cl_bool *compiler) {
+  *address_bits = 64;
+  *compiler = CL_FALSE;
   cl_int err = ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_ADDRESS_BITS,
-                        sizeof address_bits, &address_bits, NULL);
+                        sizeof *address_bits, address_bits, NULL);
   if (err == CL_SUCCESS)
     err = ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_COMPILER_AVAILABLE,
-                   sizeof compiler, &compiler, NULL);
-  if (err != CL_SUCCESS)
-    return CL_CHECK(clGetDeviceInfo, err);
+                   sizeof *compiler, compiler, NULL);
+  return err == CL_SUCCESS ? PI_SUCCESS
+                           : check_cl(fn, "clGetDeviceInfo", err);
+}
+
+pi_result backend_binary_rank(const char *fn, pi_device device,
+                              const struct pi_device_binary_struct *b,
+                              int *rank) {
+  cl_device_id dev = (cl_device_id)device;
+  cl_uint address_bits;
+  cl_bool compiler;
+  TRY(device_takes(fn, dev, &address_bits, &compiler));
   const char *aot = intel_aot_target(dev);
-  int spirv = device_takes_spirv(dev);
-  pi_uint32 choice[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
-  for (pi_uint32 i = num_binaries; i-- > 0;) {
-    const struct pi_device_binary_struct *b = binaries[i];
-    if (!b)
-      continue;
-    if (aot && b->Format == PI_DEVICE_BINARY_TYPE_NATIVE && target_is(b, aot))
-      choice[0] = i;
-    if (spirv && is_spirv_image(b) && spirv_target_fits(b, address_bits))
-      choice[1] = i;
-    if (compiler && (b->Format == PI_DEVICE_BINARY_TYPE_OPENCL_C ||
-                     target_is(b, __SYCL_PI_DEVICE_BINARY_TARGET_OPENCL_C)))
-      choice[2] = i;
-  }
-  for (int k = 0; k < 3; ++k)
-    if (choice[k] != UINT32_MAX) {
-      *selected_binary_ind = choice[k];
-      return PI_SUCCESS;
-    }
+  if (aot && b->Format == PI_DEVICE_BINARY_TYPE_NATIVE && target_is(b, aot))
+    *rank = 0;
+  else if (device_takes_spirv(dev) && is_spirv_image(b) &&
+           spirv_target_fits(b, address_bits))
+    *rank = 1;
+  else if (compiler && (b->Format == PI_DEVICE_BINARY_TYPE_OPENCL_C ||
+                        target_is(b, __SYCL_PI_DEVICE_BINARY_TARGET_OPENCL_C)))
+    *rank = 2;
+  else
+    *rank = -1;
+  return PI_SUCCESS;
+}
+
+pi_result backend_no_binary(const char *fn, pi_device device,
+                            pi_device_binary *binaries,
+                            pi_uint32 num_binaries) {
+  cl_device_id dev = (cl_device_id)device;
+  cl_uint address_bits;
+  cl_bool compiler;
+  TRY(device_takes(fn, dev, &address_bits, &compiler));
+  const char *aot = intel_aot_target(dev);
   char offered[512], what[512];
   return fail(PI_ERROR_INVALID_BINARY,
-              "%s: no image fits %s; it takes %s%s%s and was offered: %s", FN,
+              "%s: no image fits %s; it takes %s%s%s and was offered: %s", fn,
               describe_device(dev, what, sizeof what),
               aot ? "ahead-of-time images, " : "",
-              spirv ? "SPIR-V" : "no SPIR-V (no IL support)",
+              device_takes_spirv(dev) ? "SPIR-V" : "no SPIR-V (no IL support)",
               compiler ? ", OpenCL C source" : ", no OpenCL C (no compiler)",
               binaries_offered(binaries, num_binaries, offered,
                                sizeof offered));

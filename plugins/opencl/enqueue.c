@@ -8,37 +8,19 @@
 /* ---- Enqueue --------------------------------------------------------------
  */
 
-static pi_result launch(const char *fn, pi_queue queue, pi_kernel kernel,
-                        pi_uint32 work_dim, const size_t *offset,
-                        const size_t *global, const size_t *local,
-                        pi_uint32 nwait, const pi_event *wait,
-                        pi_event *event) {
+/* A cooperative launch is an ordinary one: OpenCL has no cooperative
+ * launch, and piextKernelSuggestMaxCooperativeGroupCount suggests one
+ * work-group. */
+pi_result backend_launch(const char *fn, bool cooperative, pi_queue queue,
+                         pi_kernel kernel, pi_uint32 work_dim,
+                         const size_t *offset, const size_t *global,
+                         const size_t *local, pi_uint32 nwait,
+                         const pi_event *wait, pi_event *event) {
+  (void)cooperative;
   return check_cl(fn, "clEnqueueNDRangeKernel",
                   ICD_CALL(clEnqueueNDRangeKernel, (cl_command_queue)queue,
                            (cl_kernel)kernel, work_dim, offset, global, local,
                            WAIT_ARGS(nwait, wait, event)));
-}
-
-pi_result ocl_piEnqueueKernelLaunch(
-    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
-    const size_t *global_work_offset, const size_t *global_work_size,
-    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return launch(FN, queue, kernel, work_dim, global_work_offset,
-                global_work_size, local_work_size, num_events_in_wait_list,
-                event_wait_list, event);
-}
-
-/* An ordinary launch: OpenCL has no cooperative launch, and
- * piextKernelSuggestMaxCooperativeGroupCount suggests one work-group. */
-pi_result ocl_piextEnqueueCooperativeKernelLaunch(
-    pi_queue queue, pi_kernel kernel, pi_uint32 work_dim,
-    const size_t *global_work_offset, const size_t *global_work_size,
-    const size_t *local_work_size, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return launch(FN, queue, kernel, work_dim, global_work_offset,
-                global_work_size, local_work_size, num_events_in_wait_list,
-                event_wait_list, event);
 }
 
 pi_result ocl_piEnqueueEventsWait(pi_queue command_queue,
@@ -76,60 +58,24 @@ ocl_piEnqueueMemBufferWrite(pi_queue command_queue, pi_mem buffer,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
-/* clEnqueueReadBufferRect, or clEnqueueWriteBufferRect when `write` (then
- * `ptr` is only read). pitches: buffer row, buffer slice, host row, host
- * slice. */
-static pi_result
-buffer_rect(const char *fn, int write, pi_queue queue, pi_mem buffer,
-            pi_bool blocking, pi_buff_rect_offset buffer_offset,
-            pi_buff_rect_offset host_offset, pi_buff_rect_region region,
-            const size_t pitches[4], void *ptr, pi_uint32 nwait,
-            const pi_event *wait, pi_event *event) {
-  if (!buffer_offset || !host_offset || !region)
-    return fail(PI_ERROR_INVALID_VALUE,
-                "%s: the offsets and the region must not be NULL", fn);
-  const size_t b[3] = XYZ(buffer_offset, x_bytes, y_scalar, z_scalar);
-  const size_t h[3] = XYZ(host_offset, x_bytes, y_scalar, z_scalar);
-  const size_t r[3] = XYZ(region, width_bytes, height_scalar, depth_scalar);
+/* clEnqueueReadBufferRect, or clEnqueueWriteBufferRect. */
+pi_result backend_buffer_rect(const char *fn, pi_queue queue,
+                              const struct buffer_rect *r, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event) {
+  const size_t b[3] = XYZ(r->buffer_offset, x_bytes, y_scalar, z_scalar);
+  const size_t h[3] = XYZ(r->host_offset, x_bytes, y_scalar, z_scalar);
+  const size_t n[3] = XYZ(r->region, width_bytes, height_scalar, depth_scalar);
+  const size_t *p = r->pitches;
   cl_command_queue q = (cl_command_queue)queue;
-  if (write)
+  if (!r->read)
     return check_cl(fn, "clEnqueueWriteBufferRect",
-                    ICD_CALL(clEnqueueWriteBufferRect, q, (cl_mem)buffer,
-                             blocking, b, h, r, pitches[0], pitches[1],
-                             pitches[2], pitches[3], ptr,
-                             WAIT_ARGS(nwait, wait, event)));
+                    ICD_CALL(clEnqueueWriteBufferRect, q, (cl_mem)r->buffer,
+                             r->blocking, b, h, n, p[0], p[1], p[2], p[3],
+                             r->ptr, WAIT_ARGS(nwait, wait, event)));
   return check_cl(fn, "clEnqueueReadBufferRect",
-                  ICD_CALL(clEnqueueReadBufferRect, q, (cl_mem)buffer, blocking,
-                           b, h, r, pitches[0], pitches[1], pitches[2],
-                           pitches[3], ptr, WAIT_ARGS(nwait, wait, event)));
-}
-
-pi_result ocl_piEnqueueMemBufferReadRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_read,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  const size_t pitches[4] = {buffer_row_pitch, buffer_slice_pitch,
-                             host_row_pitch, host_slice_pitch};
-  return buffer_rect(FN, 0, command_queue, buffer, blocking_read, buffer_offset,
-                     host_offset, region, pitches, ptr, num_events_in_wait_list,
-                     event_wait_list, event);
-}
-
-pi_result ocl_piEnqueueMemBufferWriteRect(
-    pi_queue command_queue, pi_mem buffer, pi_bool blocking_write,
-    pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset,
-    pi_buff_rect_region region, size_t buffer_row_pitch,
-    size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
-    const void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  const size_t pitches[4] = {buffer_row_pitch, buffer_slice_pitch,
-                             host_row_pitch, host_slice_pitch};
-  return buffer_rect(FN, 1, command_queue, buffer, blocking_write,
-                     buffer_offset, host_offset, region, pitches, (void *)ptr,
-                     num_events_in_wait_list, event_wait_list, event);
+                  ICD_CALL(clEnqueueReadBufferRect, q, (cl_mem)r->buffer,
+                           r->blocking, b, h, n, p[0], p[1], p[2], p[3],
+                           r->ptr, WAIT_ARGS(nwait, wait, event)));
 }
 
 pi_result
@@ -144,103 +90,59 @@ ocl_piEnqueueMemBufferCopy(pi_queue command_queue, pi_mem src_buffer,
                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
 }
 
-pi_result ocl_piEnqueueMemBufferCopyRect(
-    pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer,
-    pi_buff_rect_offset src_origin, pi_buff_rect_offset dst_origin,
-    pi_buff_rect_region region, size_t src_row_pitch, size_t src_slice_pitch,
-    size_t dst_row_pitch, size_t dst_slice_pitch,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
-  struct copy_coords c;
-  TRY(buffer_copy_coords(FN, src_origin, dst_origin, region, &c));
-  return CL_CALL(clEnqueueCopyBufferRect, (cl_command_queue)command_queue,
-                 (cl_mem)src_buffer, (cl_mem)dst_buffer, c.src, c.dst, c.region,
-                 src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+pi_result backend_buffer_copy_rect(const char *fn, pi_queue queue,
+                                   pi_mem src, pi_mem dst,
+                                   const struct copy_coords *c,
+                                   const size_t pitches[4], pi_uint32 nwait,
+                                   const pi_event *wait, pi_event *event) {
+  return check_cl(fn, "clEnqueueCopyBufferRect",
+                  ICD_CALL(clEnqueueCopyBufferRect, (cl_command_queue)queue,
+                           (cl_mem)src, (cl_mem)dst, c->src, c->dst,
+                           c->region, pitches[0], pitches[1], pitches[2],
+                           pitches[3], WAIT_ARGS(nwait, wait, event)));
 }
 
-pi_result ocl_piEnqueueMemBufferFill(pi_queue command_queue,
-                                     pi_mem buffer, const void *pattern,
-                                     size_t pattern_size, size_t offset,
-                                     size_t size,
-                                     pi_uint32 num_events_in_wait_list,
-                                     const pi_event *event_wait_list,
-                                     pi_event *event) {
-  return CL_CALL(clEnqueueFillBuffer, (cl_command_queue)command_queue,
+pi_result backend_buffer_fill(const struct command *c, pi_mem buffer,
+                              const void *pattern, size_t pattern_size,
+                              size_t offset, size_t size) {
+  return CL_CALL_IN(c->fn, clEnqueueFillBuffer, (cl_command_queue)c->queue,
                  (cl_mem)buffer, pattern, pattern_size, offset, size,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+                 WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
-/* clEnqueueReadImage, or clEnqueueWriteImage when `write` (then `ptr` is
- * only read). */
-static pi_result image_rw(const char *fn, int write, pi_queue queue,
-                          pi_mem image, pi_bool blocking,
-                          pi_image_offset origin, pi_image_region region,
-                          size_t row_pitch, size_t slice_pitch, void *ptr,
-                          pi_uint32 nwait, const pi_event *wait,
-                          pi_event *event) {
-  if (!origin || !region)
+/* clEnqueueReadImage, or clEnqueueWriteImage. */
+pi_result backend_image_rw(const struct command *c, const struct image_rw *rw) {
+  if (!rw->origin || !rw->region)
     return fail(PI_ERROR_INVALID_VALUE,
-                "%s: the origin and the region must not be NULL", fn);
-  const size_t o[3] = XYZ(origin, x, y, z);
-  const size_t r[3] = XYZ(region, width, height, depth);
-  cl_command_queue q = (cl_command_queue)queue;
-  if (write)
-    return check_cl(fn, "clEnqueueWriteImage",
-                    ICD_CALL(clEnqueueWriteImage, q, (cl_mem)image, blocking, o,
-                             r, row_pitch, slice_pitch, ptr,
-                             WAIT_ARGS(nwait, wait, event)));
-  return check_cl(fn, "clEnqueueReadImage",
-                  ICD_CALL(clEnqueueReadImage, q, (cl_mem)image, blocking, o, r,
-                           row_pitch, slice_pitch, ptr,
-                           WAIT_ARGS(nwait, wait, event)));
+                "%s: the origin and the region must not be NULL", c->fn);
+  const size_t o[3] = XYZ(rw->origin, x, y, z);
+  const size_t r[3] = XYZ(rw->region, width, height, depth);
+  cl_command_queue q = (cl_command_queue)c->queue;
+  if (!rw->read)
+    return check_cl(c->fn, "clEnqueueWriteImage",
+                    ICD_CALL(clEnqueueWriteImage, q, (cl_mem)rw->image,
+                             rw->blocking, o, r, rw->row_pitch,
+                             rw->slice_pitch, rw->ptr,
+                             WAIT_ARGS(c->nwait, c->wait, c->event)));
+  return check_cl(c->fn, "clEnqueueReadImage",
+                  ICD_CALL(clEnqueueReadImage, q, (cl_mem)rw->image,
+                           rw->blocking, o, r, rw->row_pitch, rw->slice_pitch,
+                           rw->ptr, WAIT_ARGS(c->nwait, c->wait, c->event)));
 }
 
-pi_result ocl_piEnqueueMemImageRead(
-    pi_queue command_queue, pi_mem image, pi_bool blocking_read,
-    pi_image_offset origin, pi_image_region region, size_t row_pitch,
-    size_t slice_pitch, void *ptr, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  return image_rw(FN, 0, command_queue, image, blocking_read, origin, region,
-                  row_pitch, slice_pitch, ptr, num_events_in_wait_list,
-                  event_wait_list, event);
+pi_result backend_image_copy(const struct command *c, pi_mem src_image,
+                             pi_mem dst_image, const struct copy_coords *cc) {
+  return CL_CALL_IN(c->fn, clEnqueueCopyImage, (cl_command_queue)c->queue,
+                    (cl_mem)src_image, (cl_mem)dst_image, cc->src, cc->dst,
+                    cc->region, WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
-pi_result
-ocl_piEnqueueMemImageWrite(pi_queue command_queue, pi_mem image,
-                           pi_bool blocking_write, pi_image_offset origin,
-                           pi_image_region region, size_t input_row_pitch,
-                           size_t input_slice_pitch, const void *ptr,
-                           pi_uint32 num_events_in_wait_list,
-                           const pi_event *event_wait_list, pi_event *event) {
-  return image_rw(FN, 1, command_queue, image, blocking_write, origin, region,
-                  input_row_pitch, input_slice_pitch, (void *)ptr,
-                  num_events_in_wait_list, event_wait_list, event);
-}
-
-pi_result
-ocl_piEnqueueMemImageCopy(pi_queue command_queue, pi_mem src_image,
-                          pi_mem dst_image, pi_image_offset src_origin,
-                          pi_image_offset dst_origin, pi_image_region region,
-                          pi_uint32 num_events_in_wait_list,
-                          const pi_event *event_wait_list, pi_event *event) {
-  struct copy_coords c;
-  TRY(image_copy_coords(FN, src_origin, dst_origin, region, &c));
-  return CL_CALL(clEnqueueCopyImage, (cl_command_queue)command_queue,
-                 (cl_mem)src_image, (cl_mem)dst_image, c.src, c.dst, c.region,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
-}
-
-pi_result ocl_piEnqueueMemImageFill(pi_queue command_queue, pi_mem image,
-                                    const void *fill_color,
-                                    const size_t *origin,
-                                    const size_t *region,
-                                    pi_uint32 num_events_in_wait_list,
-                                    const pi_event *event_wait_list,
-                                    pi_event *event) {
-  return CL_CALL(clEnqueueFillImage, (cl_command_queue)command_queue,
+pi_result backend_image_fill(const struct command *c, pi_mem image,
+                             const void *fill_color, const size_t *origin,
+                             const size_t *region) {
+  return CL_CALL_IN(c->fn, clEnqueueFillImage, (cl_command_queue)c->queue,
                  (cl_mem)image, fill_color, origin, region,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+                 WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
 pi_result ocl_piEnqueueMemBufferMap(pi_queue command_queue,
@@ -250,21 +152,19 @@ pi_result ocl_piEnqueueMemBufferMap(pi_queue command_queue,
                                     pi_uint32 num_events_in_wait_list,
                                     const pi_event *event_wait_list,
                                     pi_event *event, void **ret_map) {
+  static const struct flag_pair map[] = {
+      {PI_MAP_READ, CL_MAP_READ},
+      {PI_MAP_WRITE, CL_MAP_WRITE},
+      {PI_MAP_WRITE_INVALIDATE_REGION, CL_MAP_WRITE_INVALIDATE_REGION}};
   const pi_map_flags known =
       PI_MAP_READ | PI_MAP_WRITE | PI_MAP_WRITE_INVALIDATE_REGION;
-  cl_map_flags cl_flags = 0;
   cl_int err;
   REQUIRE(ret_map != NULL);
   *ret_map = NULL;
   if (map_flags & ~known)
     return fail(PI_ERROR_INVALID_VALUE, "%s: unknown map flags 0x%llx", FN,
                 (unsigned long long)(map_flags & ~known));
-  if (map_flags & PI_MAP_READ)
-    cl_flags |= CL_MAP_READ;
-  if (map_flags & PI_MAP_WRITE)
-    cl_flags |= CL_MAP_WRITE;
-  if (map_flags & PI_MAP_WRITE_INVALIDATE_REGION)
-    cl_flags |= CL_MAP_WRITE_INVALIDATE_REGION;
+  cl_map_flags cl_flags = flags_map(map_flags, map, sizeof map / sizeof *map);
   *ret_map =
       ICD_CREATE(clEnqueueMapBuffer, &err, (cl_command_queue)command_queue,
                  (cl_mem)buffer, blocking_map, cl_flags, offset, size,
@@ -272,12 +172,9 @@ pi_result ocl_piEnqueueMemBufferMap(pi_queue command_queue,
   return CL_CHECK(clEnqueueMapBuffer, err);
 }
 
-pi_result ocl_piEnqueueMemUnmap(pi_queue command_queue, pi_mem memobj,
-                                void *mapped_ptr,
-                                pi_uint32 num_events_in_wait_list,
-                                const pi_event *event_wait_list,
-                                pi_event *event) {
-  return CL_CALL(clEnqueueUnmapMemObject, (cl_command_queue)command_queue,
+pi_result backend_unmap(const struct command *c, pi_mem memobj,
+                        void *mapped_ptr) {
+  return CL_CALL_IN(c->fn, clEnqueueUnmapMemObject, (cl_command_queue)c->queue,
                  (cl_mem)memobj, mapped_ptr,
-                 WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+                 WAIT_ARGS(c->nwait, c->wait, c->event));
 }

@@ -23,20 +23,12 @@ pi_result ocl_piEventCreate(pi_context context, pi_event *ret_event) {
   return r;
 }
 
-pi_result ocl_piEventGetInfo(pi_event event, pi_event_info param_name,
-                             size_t param_value_size, void *param_value,
-                             size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  return INFO_PASS(&o, clGetEventInfo, (cl_event)event);
+pi_result backend_event_info(pi_event event, const struct info_out *o) {
+  return INFO_PASS(o, clGetEventInfo, (cl_event)event);
 }
 
-pi_result ocl_piEventGetProfilingInfo(pi_event event,
-                                      pi_profiling_info param_name,
-                                      size_t param_value_size,
-                                      void *param_value,
-                                      size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  return INFO_PASS(&o, clGetEventProfilingInfo, (cl_event)event);
+pi_result backend_profiling_info(pi_event event, const struct info_out *o) {
+  return INFO_PASS(o, clGetEventProfilingInfo, (cl_event)event);
 }
 
 /* Waiting for no events is done at once (OpenCL calls it invalid). */

@@ -13,28 +13,34 @@ static const char GLOBALS_HINT[] =
 static const char PIPES_HINT[] =
     "host pipes need cl_intel_program_scope_host_pipe";
 
-pi_result ocl_piextEnqueueDeviceGlobalVariableWrite(
-    pi_queue queue, pi_program program, const char *name,
-    pi_bool blocking_write, size_t count, size_t offset, const void *src,
-    pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list,
-    pi_event *event) {
+/* clEnqueueWriteGlobalVariableINTEL or clEnqueueReadGlobalVariableINTEL. */
+pi_result backend_global_copy(const char *fn, bool write, pi_queue queue,
+                              pi_program program, const char *name,
+                              pi_bool blocking, size_t count, size_t offset,
+                              void *host, pi_uint32 nwait,
+                              const pi_event *wait, pi_event *event) {
+  const char *entry = write ? "clEnqueueWriteGlobalVariableINTEL"
+                            : "clEnqueueReadGlobalVariableINTEL";
   const struct platform_state *ps = NULL;
-  QUEUE_FEATURE(queue, ps, clEnqueueWriteGlobalVariableINTEL, GLOBALS_HINT);
-  return EXT_CALL(ps, clEnqueueWriteGlobalVariableINTEL,
-                  (cl_command_queue)queue, (cl_program)program, name,
-                  blocking_write, count, offset, src,
-                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
-}
-
-pi_result ocl_piextEnqueueDeviceGlobalVariableRead(
-    pi_queue queue, pi_program program, const char *name, pi_bool blocking_read,
-    size_t count, size_t offset, void *dst, pi_uint32 num_events_in_wait_list,
-    const pi_event *event_wait_list, pi_event *event) {
-  const struct platform_state *ps = NULL;
-  QUEUE_FEATURE(queue, ps, clEnqueueReadGlobalVariableINTEL, GLOBALS_HINT);
-  return EXT_CALL(ps, clEnqueueReadGlobalVariableINTEL, (cl_command_queue)queue,
-                  (cl_program)program, name, blocking_read, count, offset, dst,
-                  WAIT_ARGS(num_events_in_wait_list, event_wait_list, event));
+  cl_device_id dev;
+  pi_result r = queue_state(fn, queue, &dev, &ps);
+  if (r == PI_SUCCESS)
+    r = need_feature(fn, dev, NULL, entry,
+                     write ? ps->ext.clEnqueueWriteGlobalVariableINTEL != NULL
+                           : ps->ext.clEnqueueReadGlobalVariableINTEL != NULL,
+                     GLOBALS_HINT);
+  if (r != PI_SUCCESS)
+    return r;
+  cl_command_queue q = (cl_command_queue)queue;
+  cl_program p = (cl_program)program;
+  cl_int err =
+      write ? ps->ext.clEnqueueWriteGlobalVariableINTEL(
+                  q, p, name, blocking, count, offset, host,
+                  WAIT_ARGS(nwait, wait, event))
+            : ps->ext.clEnqueueReadGlobalVariableINTEL(
+                  q, p, name, blocking, count, offset, host,
+                  WAIT_ARGS(nwait, wait, event));
+  return check_cl(fn, entry, err);
 }
 
 pi_result ocl_piextEnqueueReadHostPipe(

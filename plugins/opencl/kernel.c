@@ -24,26 +24,18 @@ pi_result ocl_piKernelSetArg(pi_kernel kernel, pi_uint32 arg_index,
                  arg_value);
 }
 
-pi_result ocl_piKernelGetInfo(pi_kernel kernel,
-                              pi_kernel_info param_name,
-                              size_t param_value_size, void *param_value,
-                              size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  return INFO_PASS(&o, clGetKernelInfo, (cl_kernel)kernel);
+pi_result backend_kernel_info(pi_kernel kernel, const struct info_out *o) {
+  return INFO_PASS(o, clGetKernelInfo, (cl_kernel)kernel);
 }
 
-pi_result ocl_piKernelGetGroupInfo(pi_kernel kernel, pi_device device,
-                                   pi_kernel_group_info param_name,
-                                   size_t param_value_size,
-                                   void *param_value,
-                                   size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  if (param_name == PI_KERNEL_GROUP_INFO_NUM_REGS)
-    return no_opencl_answer(&o, (cl_device_id)device);
-  return info_check(&o, "clGetKernelWorkGroupInfo",
+pi_result backend_kernel_group_info(pi_kernel kernel, pi_device device,
+                                    const struct info_out *o) {
+  if (o->query == PI_KERNEL_GROUP_INFO_NUM_REGS)
+    return no_opencl_answer(o, (cl_device_id)device);
+  return info_check(o, "clGetKernelWorkGroupInfo",
                     ICD_CALL(clGetKernelWorkGroupInfo, (cl_kernel)kernel,
-                             (cl_device_id)device, param_name, param_value_size,
-                             param_value, param_value_size_ret));
+                             (cl_device_id)device, o->query, o->size,
+                             o->value, o->size_ret));
 }
 
 /* The largest sub-group size of a device, 1 for devices without
@@ -61,48 +53,46 @@ static size_t max_sub_group_size(cl_device_id dev) {
 /* Every value is a uint32_t in PI (a size_t in OpenCL). Devices without
  * sub-groups answer as DPC++ does: one sub-group per work-group, of the
  * device's largest sub-group size, none fixed by the kernel. */
-pi_result ocl_piKernelGetSubGroupInfo(
-    pi_kernel kernel, pi_device device, pi_kernel_sub_group_info param_name,
-    size_t input_value_size, const void *input_value, size_t param_value_size,
-    void *param_value, size_t *param_value_size_ret) {
+pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
+                                 const struct info_out *o, const void *input,
+                                 size_t input_size) {
   cl_device_id dev = (cl_device_id)device;
-  struct info_out o = INFO_OUT(param_name);
   const struct platform_state *ps = NULL;
   size_t local[16] = {0}, value = 0;
-  pi_result r = device_state(FN, dev, &ps);
+  pi_result r = device_state(o->fn, dev, &ps);
   if (r != PI_SUCCESS)
     return r;
-  if (param_name == PI_KERNEL_MAX_SUB_GROUP_SIZE && !input_value) {
+  if (o->query == PI_KERNEL_MAX_SUB_GROUP_SIZE && !input) {
     /* OpenCL needs a local size: the device's largest, in one dimension. */
     cl_int err = ICD_CALL(clGetDeviceInfo, dev, CL_DEVICE_MAX_WORK_ITEM_SIZES,
                           sizeof local, local, NULL);
     if (err != CL_SUCCESS)
-      return CL_CHECK(clGetDeviceInfo, err);
-    input_value = local;
-    input_value_size = sizeof local[0];
+      return check_cl(o->fn, "clGetDeviceInfo", err);
+    input = local;
+    input_size = sizeof local[0];
   }
   /* A kernel fixes its sub-group size only through the Intel extension. */
-  int askable = param_name != PI_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL ||
+  int askable = o->query != PI_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL ||
                 device_has_ext(dev, "cl_intel_required_subgroup_size");
   cl_int err = CL_INVALID_OPERATION; /* what OpenCL says without sub-groups */
   if (askable && ps->version >= 21 && device_version(dev) >= 21)
-    err = ICD_CALL(clGetKernelSubGroupInfo, (cl_kernel)kernel, dev, param_name,
-                   input_value_size, input_value, sizeof value, &value, NULL);
+    err = ICD_CALL(clGetKernelSubGroupInfo, (cl_kernel)kernel, dev, o->query,
+                   input_size, input, sizeof value, &value, NULL);
   else if (askable && ps->ext.clGetKernelSubGroupInfoKHR &&
            device_has_ext(dev, "cl_khr_subgroups"))
-    err = ps->ext.clGetKernelSubGroupInfoKHR((cl_kernel)kernel, dev, param_name,
-                                             input_value_size, input_value,
+    err = ps->ext.clGetKernelSubGroupInfoKHR((cl_kernel)kernel, dev, o->query,
+                                             input_size, input,
                                              sizeof value, &value, NULL);
   if (err == CL_INVALID_OPERATION) {
     err = CL_SUCCESS;
-    value = param_name == PI_KERNEL_MAX_NUM_SUB_GROUPS ? 1
-            : param_name == PI_KERNEL_MAX_SUB_GROUP_SIZE
+    value = o->query == PI_KERNEL_MAX_NUM_SUB_GROUPS ? 1
+            : o->query == PI_KERNEL_MAX_SUB_GROUP_SIZE
                 ? max_sub_group_size(dev)
                 : 0;
   }
   if (err != CL_SUCCESS)
-    return info_check(&o, "clGetKernelSubGroupInfo", err);
-  return put_u32(&o, value > UINT32_MAX ? UINT32_MAX : (uint32_t)value);
+    return info_check(o, "clGetKernelSubGroupInfo", err);
+  return put_u32(o, value > UINT32_MAX ? UINT32_MAX : (uint32_t)value);
 }
 
 pi_result ocl_piKernelRetain(pi_kernel kernel) {

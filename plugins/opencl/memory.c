@@ -113,21 +113,14 @@ pi_result ocl_piMemImageCreate(pi_context context, pi_mem_flags flags,
   return CL_CHECK(clCreateImage, err);
 }
 
-pi_result ocl_piMemGetInfo(pi_mem mem, pi_mem_info param_name,
-                           size_t param_value_size, void *param_value,
-                           size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  return INFO_PASS(&o, clGetMemObjectInfo, (cl_mem)mem);
+pi_result backend_mem_info(pi_mem mem, const struct info_out *o) {
+  return INFO_PASS(o, clGetMemObjectInfo, (cl_mem)mem);
 }
 
 /* PI_IMAGE_INFO_FORMAT returns a cl_image_format, which has the layout of a
  * pi_image_format. */
-pi_result ocl_piMemImageGetInfo(pi_mem image, pi_image_info param_name,
-                                size_t param_value_size,
-                                void *param_value,
-                                size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  return INFO_PASS(&o, clGetImageInfo, (cl_mem)image);
+pi_result backend_image_info(pi_mem image, const struct info_out *o) {
+  return INFO_PASS(o, clGetImageInfo, (cl_mem)image);
 }
 
 pi_result ocl_piMemRetain(pi_mem mem) {

@@ -84,6 +84,11 @@
 #include <CL/cl_icd.h>
 
 #include "pi/pi.h"
+
+/* What the plugin's own PI functions are named: ocl_<name> (plugin_common.h
+ * declares them). */
+#define PLUGIN_PREFIX ocl_
+
 #include "plugin_common.h"
 
 #include <dirent.h>
@@ -103,7 +108,7 @@
 #include <unistd.h>
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
-#define PLUGIN_REVISION "2"
+#define PLUGIN_REVISION "3"
 
 /* The name of the PI function we are in: implementations are ocl_<name>. */
 #define FN (__func__ + sizeof("ocl_") - 1)
@@ -201,11 +206,15 @@ _Static_assert(sizeof(pi_result) == sizeof(cl_int), "PI results are CL codes");
        : (*(errcode_ret) = icd_refusal, (void *)NULL))
 
 /* Calls an OpenCL function returning cl_int and checks its result. */
-#define CL_CALL(clfn, ...) check_cl(FN, #clfn, ICD_CALL(clfn, __VA_ARGS__))
+#define CL_CALL(clfn, ...) CL_CALL_IN(FN, clfn, __VA_ARGS__)
+#define CL_CALL_IN(fn, clfn, ...)                                              \
+  check_cl(fn, #clfn, ICD_CALL(clfn, __VA_ARGS__))
 /* Checks the errcode_ret of an OpenCL function returning an object. */
 #define CL_CHECK(clfn, err) check_cl(FN, #clfn, (err))
 /* Calls an extension entry point of a platform state and checks it. */
-#define EXT_CALL(ps, clfn, ...) check_cl(FN, #clfn, (ps)->ext.clfn(__VA_ARGS__))
+#define EXT_CALL(ps, clfn, ...) EXT_CALL_IN(FN, ps, clfn, __VA_ARGS__)
+#define EXT_CALL_IN(fn, ps, clfn, ...)                                         \
+  check_cl(fn, #clfn, (ps)->ext.clfn(__VA_ARGS__))
 /* The trailing wait-list and event arguments of an enqueue call. */
 #define WAIT_ARGS(n, list, ev)                                                 \
   (cl_uint)(n), (const cl_event *)(list), (cl_event *)(ev)
@@ -326,11 +335,12 @@ static const char USM_HINT[] = "use buffers";
 /* Sets `ps` to the platform state of `dev`, or returns from the calling PI
  * function with PI_ERROR_INVALID_OPERATION unless the device lists
  * cl_intel_unified_shared_memory and its platform exposes `entry`. */
-#define NEED_USM(dev, ps, entry)                                               \
+#define NEED_USM(dev, ps, entry) NEED_USM_IN(FN, dev, ps, entry)
+#define NEED_USM_IN(fn, dev, ps, entry)                                        \
   do {                                                                         \
-    pi_result need_r_ = device_state(FN, dev, &(ps));                          \
+    pi_result need_r_ = device_state(fn, dev, &(ps));                          \
     if (need_r_ == PI_SUCCESS)                                                 \
-      need_r_ = need_feature(FN, dev, USM_EXT, #entry,                         \
+      need_r_ = need_feature(fn, dev, USM_EXT, #entry,                         \
                              (ps)->ext.entry != NULL, USM_HINT);               \
     if (need_r_ != PI_SUCCESS)                                                 \
       return need_r_;                                                          \
@@ -362,16 +372,15 @@ enum native_kind {
  * platform exposes the entry points; elsewhere every USM call fails with
  * PI_ERROR_INVALID_OPERATION and a message saying to use buffers. */
 
-enum usm_kind { USM_HOST, USM_DEVICE, USM_SHARED };
-
 /* The USM platform state of a queue's device, with the entry point `entry`. */
-#define QUEUE_USM(queue, ps, entry)                                            \
+#define QUEUE_USM(queue, ps, entry) QUEUE_USM_IN(FN, queue, ps, entry)
+#define QUEUE_USM_IN(fn, queue, ps, entry)                                     \
   do {                                                                         \
     cl_device_id qdev_;                                                        \
-    pi_result qr_ = queue_device(FN, (cl_command_queue)(queue), &qdev_);       \
+    pi_result qr_ = queue_device(fn, (cl_command_queue)(queue), &qdev_);       \
     if (qr_ != PI_SUCCESS)                                                     \
       return qr_;                                                              \
-    NEED_USM(qdev_, ps, entry);                                                \
+    NEED_USM_IN(fn, qdev_, ps, entry);                                         \
   } while (0)
 
 /* The 2D operations run row by row: one USM fill or copy per row, then a
@@ -398,12 +407,12 @@ struct rows {
       return qr_;                                                              \
   } while (0)
 
-/* ---- The PI functions ------------------------------------------------------
- * ocl_<name> for every PI function, each of the type pi_gen.h gives it
- * (pi_fn_<name>), so each definition is checked against the API. */
-#define X(name) extern __typeof__(*(pi_fn_##name)0) ocl_##name;
-PI_FOR_EACH_API(X)
-#undef X
+
+/* ---- program.c ------------------------------------------------------------ */
+
+/* piclProgramCreateWithSource (this_backend.program_with_source). */
+extern __typeof__(*(pi_fn_piclProgramCreateWithSource)0)
+    ocl_piclProgramCreateWithSource;
 
 /* ---- icd.c ----------------------------------------------------------------- */
 

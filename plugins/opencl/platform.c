@@ -101,15 +101,11 @@ pi_result ocl_piPlatformsGet(pi_uint32 num_entries,
   return PI_SUCCESS;
 }
 
-pi_result ocl_piPlatformGetInfo(pi_platform platform,
-                                pi_platform_info param_name,
-                                size_t param_value_size,
-                                void *param_value,
-                                size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  if (param_name == PI_EXT_PLATFORM_INFO_BACKEND)
-    return put_u32(&o, PI_EXT_PLATFORM_BACKEND_OPENCL);
-  return INFO_PASS(&o, clGetPlatformInfo, (cl_platform_id)platform);
+pi_result backend_platform_info(pi_platform platform,
+                                const struct info_out *o) {
+  if (o->query == PI_EXT_PLATFORM_INFO_BACKEND)
+    return put_u32(o, PI_EXT_PLATFORM_BACKEND_OPENCL);
+  return INFO_PASS(o, clGetPlatformInfo, (cl_platform_id)platform);
 }
 
 /* The native handle of any object: the OpenCL handle itself. */

@@ -1,35 +1,23 @@
 /*
- * plugin.c: the OpenCL plugin as a whole: its opaque data, last error,
- * backend options and teardown, and its two exported symbols, piPluginInit
- * (the function table) and pitrace_plugin_options (the libraries= option of
- * the plugins config).
+ * plugin.c: the OpenCL plugin as a whole: what names it and its backend
+ * options (this_backend), its teardown, and its two exported symbols,
+ * piPluginInit (the function table) and pitrace_plugin_options (the libraries=
+ * option of the plugins config).
  */
 #include "ocl_internal.h"
 
 /* ---- Plugin ----------------------------------------------------------------
  */
 
-pi_result ocl_piextPluginGetOpaqueData(void *opaque_data_param,
-                                       void **opaque_data_return) {
-  (void)opaque_data_param;
-  return plugin_no_opaque_data(FN, "OpenCL", opaque_data_return);
-}
-
-/* The last message of this thread, and its code: PI_SUCCESS for a warning. */
-pi_result ocl_piPluginGetLastError(char **message) {
-  return plugin_last_error(message);
-}
-
 /* Optimization levels as DPC++ maps them for OpenCL: -O0 disables
  * optimization, -O1 to -O3 are OpenCL's default. */
-pi_result ocl_piPluginGetBackendOption(pi_platform platform,
-                                       const char *frontend_option,
-                                       const char **backend_option) {
-  static const char *const map[5] = {"", "-cl-opt-disable", "", "", ""};
-  (void)platform;
-  return plugin_backend_option(FN, "OpenCL", map, frontend_option,
-                               backend_option);
-}
+const struct backend this_backend = {
+    .name = "OpenCL",
+    .revision = PLUGIN_REVISION,
+    .compiler = "OpenCL",
+    .options = {"", "-cl-opt-disable", "", "", ""},
+    .program_with_source = ocl_piclProgramCreateWithSource,
+};
 
 /* Frees the platform cache and the discovery (and the options: the runtime
  * gives them again before the next piPluginInit); no PI call may follow
@@ -50,12 +38,8 @@ pi_result ocl_piTearDown(void *PluginParameter) {
 /* Checks the runtime's PI major version, writes the plugin's version and
  * fills every entry of the function table. */
 PI_PLUGIN_EXPORT pi_result piPluginInit(pi_plugin *plugin) {
-  pi_result r = plugin_init_version(plugin, "OpenCL", PLUGIN_REVISION);
-  if (r != PI_SUCCESS)
-    return r;
-#define X(name) plugin->PiFunctionTable.name = ocl_##name;
-  PI_FOR_EACH_API(X)
-#undef X
+  TRY(plugin_init_version(plugin));
+  PLUGIN_FILL_TABLE(plugin);
   return PI_SUCCESS;
 }
 

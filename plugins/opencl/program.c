@@ -112,42 +112,30 @@ pi_result ocl_piclProgramCreateWithSource(pi_context context,
   return CL_CHECK(clCreateProgramWithSource, err);
 }
 
-/* The metadata entries (DPC++ program metadata) mean nothing to OpenCL. */
-pi_result ocl_piProgramCreateWithBinary(
-    pi_context context, pi_uint32 num_devices, const pi_device *device_list,
-    const size_t *lengths, const unsigned char **binaries,
-    size_t num_metadata_entries, const pi_device_binary_property *metadata,
-    pi_int32 *binary_status, pi_program *ret_program) {
-  (void)num_metadata_entries;
-  (void)metadata;
+pi_result backend_program_with_binary(const char *fn, pi_context context,
+                                      const struct device_binaries *bins,
+                                      pi_program *ret_program) {
   cl_int err;
-  REQUIRE(ret_program != NULL);
   *ret_program = (pi_program)ICD_CREATE(
-      clCreateProgramWithBinary, &err, (cl_context)context, num_devices,
-      (const cl_device_id *)device_list, lengths, binaries, binary_status);
-  return CL_CHECK(clCreateProgramWithBinary, err);
+      clCreateProgramWithBinary, &err, (cl_context)context, bins->num_devices,
+      (const cl_device_id *)bins->device_list, bins->lengths, bins->binaries,
+      bins->binary_status);
+  return check_cl(fn, "clCreateProgramWithBinary", err);
 }
 
-pi_result ocl_piProgramGetInfo(pi_program program,
-                               pi_program_info param_name,
-                               size_t param_value_size,
-                               void *param_value,
-                               size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  return INFO_PASS(&o, clGetProgramInfo, (cl_program)program);
+pi_result backend_program_info(pi_program program, const struct info_out *o) {
+  return INFO_PASS(o, clGetProgramInfo, (cl_program)program);
 }
 
-pi_result ocl_piProgramCompile(
-    pi_program program, pi_uint32 num_devices, const pi_device *device_list,
-    const char *options, pi_uint32 num_input_headers,
-    const pi_program *input_headers, const char **header_include_names,
-    void (*pfn_notify)(pi_program program, void *user_data), void *user_data) {
-  pi_result r = CL_CALL(clCompileProgram, (cl_program)program, num_devices,
-                        (const cl_device_id *)device_list, options,
-                        num_input_headers, (const cl_program *)input_headers,
-                        header_include_names, NULL, NULL);
+pi_result backend_program_compile(const char *fn, pi_program program,
+                                  const struct program_compile *in) {
+  pi_result r =
+      CL_CALL_IN(fn, clCompileProgram, (cl_program)program, in->num_devices,
+                 (const cl_device_id *)in->device_list, in->options,
+                 in->num_input_headers, (const cl_program *)in->input_headers,
+                 in->header_include_names, NULL, NULL);
   return finish_build(r, PI_ERROR_COMPILE_PROGRAM_FAILURE, (cl_program)program,
-                      pfn_notify, user_data);
+                      in->pfn_notify, in->user_data);
 }
 
 pi_result
@@ -182,16 +170,12 @@ ocl_piProgramLink(pi_context context, pi_uint32 num_devices,
                       user_data);
 }
 
-pi_result ocl_piProgramGetBuildInfo(pi_program program, pi_device device,
-                                    pi_program_build_info param_name,
-                                    size_t param_value_size,
-                                    void *param_value,
-                                    size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  return info_check(&o, "clGetProgramBuildInfo",
+pi_result backend_program_build_info(pi_program program, pi_device device,
+                                     const struct info_out *o) {
+  return info_check(o, "clGetProgramBuildInfo",
                     ICD_CALL(clGetProgramBuildInfo, (cl_program)program,
-                             (cl_device_id)device, param_name, param_value_size,
-                             param_value, param_value_size_ret));
+                             (cl_device_id)device, o->query, o->size,
+                             o->value, o->size_ret));
 }
 
 pi_result ocl_piProgramRetain(pi_program program) {

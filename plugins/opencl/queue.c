@@ -8,12 +8,14 @@
 /* ---- Queues ---------------------------------------------------------------
  */
 
-static pi_result create_queue(const char *fn, pi_context context,
-                              pi_device device, pi_queue_properties flags,
-                              pi_queue *queue) {
+/* One queue index (0). */
+pi_result backend_queue_create(const char *fn, pi_context context,
+                               pi_device device, pi_queue_properties flags,
+                               pi_queue_properties index, pi_queue *queue) {
   cl_device_id dev = (cl_device_id)device;
   const struct platform_state *ps = NULL;
   cl_int err;
+  TRY(queue_one_index(fn, index));
   if (!queue)
     return fail(PI_ERROR_INVALID_VALUE, "%s: queue is NULL", fn);
   *queue = NULL;
@@ -21,15 +23,14 @@ static pi_result create_queue(const char *fn, pi_context context,
   pi_result r = device_state(fn, dev, &ps);
   if (r != PI_SUCCESS)
     return r;
-  cl_command_queue_properties cl_flags = 0;
-  if (flags & PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE)
-    cl_flags |= CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
-  if (flags & PI_QUEUE_FLAG_PROFILING_ENABLE)
-    cl_flags |= CL_QUEUE_PROFILING_ENABLE;
-  if (flags & PI_QUEUE_FLAG_ON_DEVICE)
-    cl_flags |= CL_QUEUE_ON_DEVICE;
-  if (flags & PI_QUEUE_FLAG_ON_DEVICE_DEFAULT)
-    cl_flags |= CL_QUEUE_ON_DEVICE_DEFAULT;
+  static const struct flag_pair map[] = {
+      {PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+       CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE},
+      {PI_QUEUE_FLAG_PROFILING_ENABLE, CL_QUEUE_PROFILING_ENABLE},
+      {PI_QUEUE_FLAG_ON_DEVICE, CL_QUEUE_ON_DEVICE},
+      {PI_QUEUE_FLAG_ON_DEVICE_DEFAULT, CL_QUEUE_ON_DEVICE_DEFAULT}};
+  cl_command_queue_properties cl_flags =
+      flags_map(flags, map, sizeof map / sizeof *map);
   /* Discarding events and the submission mode are hints OpenCL has no use
    * for; priorities map to cl_khr_priority_hints where the device has it. */
   if (ps->version < 20) {
@@ -51,29 +52,10 @@ static pi_result create_queue(const char *fn, pi_context context,
   return check_cl(fn, "clCreateCommandQueueWithProperties", err);
 }
 
-pi_result ocl_piQueueCreate(pi_context context, pi_device device,
-                            pi_queue_properties properties,
-                            pi_queue *queue) {
-  return create_queue(FN, context, device, properties, queue);
-}
-
-/* properties: {PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX, index, 0}. */
-pi_result ocl_piextQueueCreate(pi_context context, pi_device device,
-                               pi_queue_properties *properties,
-                               pi_queue *queue) {
-  pi_queue_properties flags = 0;
-  pi_result r = queue_properties_flags(FN, properties, "OpenCL", &flags);
-  return r != PI_SUCCESS ? r : create_queue(FN, context, device, flags, queue);
-}
-
-pi_result ocl_piQueueGetInfo(pi_queue command_queue,
-                             pi_queue_info param_name,
-                             size_t param_value_size, void *param_value,
-                             size_t *param_value_size_ret) {
+pi_result backend_queue_info(pi_queue command_queue, const struct info_out *o) {
   cl_command_queue q = (cl_command_queue)command_queue;
-  struct info_out o = INFO_OUT(param_name);
-  if (param_name != PI_EXT_ONEAPI_QUEUE_INFO_EMPTY)
-    return INFO_PASS(&o, clGetCommandQueueInfo, q);
+  if (o->query != PI_EXT_ONEAPI_QUEUE_INFO_EMPTY)
+    return INFO_PASS(o, clGetCommandQueueInfo, q);
   /* OpenCL cannot ask a queue whether it is empty, but a marker completes
    * only after everything enqueued before it. On an idle queue a fresh
    * marker completes within microseconds, so it gets a millisecond; a queue
@@ -81,14 +63,16 @@ pi_result ocl_piQueueGetInfo(pi_queue command_queue,
   cl_event marker;
   cl_int status = CL_QUEUED;
   struct timespec start, now;
-  pi_result r = CL_CALL(clEnqueueMarkerWithWaitList, q, 0, NULL, &marker);
+  pi_result r =
+      CL_CALL_IN(o->fn, clEnqueueMarkerWithWaitList, q, 0, NULL, &marker);
   if (r != PI_SUCCESS)
     return r;
   ICD_CALL(clFlush, q);
   timespec_get(&start, TIME_UTC);
   do {
-    r = CL_CALL(clGetEventInfo, marker, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                sizeof status, &status, NULL);
+    r = CL_CALL_IN(o->fn, clGetEventInfo, marker,
+                   CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                   NULL);
     timespec_get(&now, TIME_UTC);
   } while (r == PI_SUCCESS && status > CL_COMPLETE &&
            (now.tv_sec - start.tv_sec) * 1000000000L +
@@ -96,7 +80,7 @@ pi_result ocl_piQueueGetInfo(pi_queue command_queue,
                1000000L);
   ICD_CALL(clReleaseEvent, marker);
   /* A negative status: the marker ended with an error, nothing is pending. */
-  return r != PI_SUCCESS ? r : put_bool(&o, status <= CL_COMPLETE);
+  return r != PI_SUCCESS ? r : put_bool(o, status <= CL_COMPLETE);
 }
 
 pi_result ocl_piQueueFinish(pi_queue command_queue) {

@@ -68,13 +68,8 @@ ocl_piSamplerCreate(pi_context context,
   return CL_CHECK(clCreateSampler, err);
 }
 
-pi_result ocl_piSamplerGetInfo(pi_sampler sampler,
-                               pi_sampler_info param_name,
-                               size_t param_value_size,
-                               void *param_value,
-                               size_t *param_value_size_ret) {
-  struct info_out o = INFO_OUT(param_name);
-  return INFO_PASS(&o, clGetSamplerInfo, (cl_sampler)sampler);
+pi_result backend_sampler_info(pi_sampler sampler, const struct info_out *o) {
+  return INFO_PASS(o, clGetSamplerInfo, (cl_sampler)sampler);
 }
 
 pi_result ocl_piSamplerRetain(pi_sampler sampler) {

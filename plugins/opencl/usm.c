@@ -43,67 +43,40 @@ static pi_result usm_properties(const char *fn, cl_device_id dev,
   return PI_SUCCESS;
 }
 
-static pi_result usm_alloc(const char *fn, enum usm_kind kind,
-                           void **result_ptr, pi_context context,
-                           pi_device device, pi_usm_mem_properties *properties,
-                           size_t size, pi_uint32 alignment) {
+/* clHostMemAllocINTEL, clDeviceMemAllocINTEL or clSharedMemAllocINTEL. */
+pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
+                            void **result_ptr) {
   static const char *const entries[] = {
       "clHostMemAllocINTEL", "clDeviceMemAllocINTEL", "clSharedMemAllocINTEL"};
-  cl_context ctx = (cl_context)context;
-  cl_device_id dev = (cl_device_id)device;
+  cl_context ctx = (cl_context)a->context;
+  cl_device_id dev = (cl_device_id)a->device;
   const struct platform_state *ps = NULL;
   cl_mem_properties_intel props[5];
   cl_int err = CL_SUCCESS;
-  if (!result_ptr)
-    return fail(PI_ERROR_INVALID_VALUE, "%s: result_ptr is NULL", fn);
-  *result_ptr = NULL;
   pi_result r =
-      kind == USM_HOST ? context_device(fn, ctx, USM_EXT, &dev) : PI_SUCCESS;
+      a->kind == USM_HOST ? context_device(fn, ctx, USM_EXT, &dev) : PI_SUCCESS;
   if (r == PI_SUCCESS)
     r = device_state(fn, dev, &ps);
   if (r != PI_SUCCESS)
     return r;
-  int present = kind == USM_HOST     ? ps->ext.clHostMemAllocINTEL != NULL
-                : kind == USM_DEVICE ? ps->ext.clDeviceMemAllocINTEL != NULL
+  int present = a->kind == USM_HOST     ? ps->ext.clHostMemAllocINTEL != NULL
+                : a->kind == USM_DEVICE ? ps->ext.clDeviceMemAllocINTEL != NULL
                                      : ps->ext.clSharedMemAllocINTEL != NULL;
-  r = need_feature(fn, dev, USM_EXT, entries[kind], present, USM_HINT);
+  r = need_feature(fn, dev, USM_EXT, entries[a->kind], present, USM_HINT);
   if (r == PI_SUCCESS)
-    r = usm_properties(fn, dev, properties, props);
+    r = usm_properties(fn, dev, a->properties, props);
   if (r != PI_SUCCESS)
     return r;
-  if (kind == USM_HOST)
+  if (a->kind == USM_HOST)
     *result_ptr =
-        ps->ext.clHostMemAllocINTEL(ctx, props, size, alignment, &err);
-  else if (kind == USM_DEVICE)
-    *result_ptr =
-        ps->ext.clDeviceMemAllocINTEL(ctx, dev, props, size, alignment, &err);
+        ps->ext.clHostMemAllocINTEL(ctx, props, a->size, a->alignment, &err);
+  else if (a->kind == USM_DEVICE)
+    *result_ptr = ps->ext.clDeviceMemAllocINTEL(ctx, dev, props, a->size,
+                                                a->alignment, &err);
   else
-    *result_ptr =
-        ps->ext.clSharedMemAllocINTEL(ctx, dev, props, size, alignment, &err);
-  return check_cl(fn, entries[kind], err);
-}
-
-pi_result ocl_piextUSMHostAlloc(void **result_ptr, pi_context context,
-                                pi_usm_mem_properties *properties,
-                                size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_HOST, result_ptr, context, NULL, properties, size,
-                   alignment);
-}
-
-pi_result ocl_piextUSMDeviceAlloc(void **result_ptr, pi_context context,
-                                  pi_device device,
-                                  pi_usm_mem_properties *properties,
-                                  size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_DEVICE, result_ptr, context, device, properties,
-                   size, alignment);
-}
-
-pi_result ocl_piextUSMSharedAlloc(void **result_ptr, pi_context context,
-                                  pi_device device,
-                                  pi_usm_mem_properties *properties,
-                                  size_t size, pi_uint32 alignment) {
-  return usm_alloc(FN, USM_SHARED, result_ptr, context, device, properties,
-                   size, alignment);
+    *result_ptr = ps->ext.clSharedMemAllocINTEL(ctx, dev, props, a->size,
+                                                a->alignment, &err);
+  return check_cl(fn, entries[a->kind], err);
 }
 
 /* The USM-capable device of a context, with its platform state. */
@@ -141,49 +114,40 @@ pi_result queue_state(const char *fn, pi_queue queue, cl_device_id *dev,
   return r;
 }
 
-pi_result ocl_piextUSMEnqueueFill(pi_queue queue, void *ptr,
-                                  const void *pattern,
-                                  size_t patternSize, size_t count,
-                                  pi_uint32 num_events_in_waitlist,
-                                  const pi_event *events_waitlist,
-                                  pi_event *event) {
+pi_result backend_usm_fill(const struct command *c, void *ptr,
+                           const void *pattern, size_t patternSize,
+                           size_t count) {
   const struct platform_state *ps = NULL;
-  QUEUE_USM(queue, ps, clEnqueueMemFillINTEL);
-  return EXT_CALL(ps, clEnqueueMemFillINTEL, (cl_command_queue)queue, ptr,
-                  pattern, patternSize, count,
-                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+  QUEUE_USM_IN(c->fn, c->queue, ps, clEnqueueMemFillINTEL);
+  return EXT_CALL_IN(c->fn, ps, clEnqueueMemFillINTEL,
+                     (cl_command_queue)c->queue, ptr, pattern, patternSize,
+                     count, WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
-pi_result ocl_piextUSMEnqueueMemcpy(pi_queue queue, pi_bool blocking,
-                                    void *dst_ptr, const void *src_ptr,
-                                    size_t size,
-                                    pi_uint32 num_events_in_waitlist,
-                                    const pi_event *events_waitlist,
-                                    pi_event *event) {
+pi_result backend_usm_memcpy(const struct command *c, pi_bool blocking,
+                             void *dst_ptr, const void *src_ptr, size_t size) {
   const struct platform_state *ps = NULL;
-  QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL);
-  return EXT_CALL(ps, clEnqueueMemcpyINTEL, (cl_command_queue)queue, blocking,
-                  dst_ptr, src_ptr, size,
-                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+  QUEUE_USM_IN(c->fn, c->queue, ps, clEnqueueMemcpyINTEL);
+  return EXT_CALL_IN(c->fn, ps, clEnqueueMemcpyINTEL,
+                     (cl_command_queue)c->queue, blocking, dst_ptr, src_ptr,
+                     size, WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
 /* A hint: clEnqueueMigrateMemINTEL where the platform has it, else a marker
  * standing for the (empty) migration. */
-pi_result ocl_piextUSMEnqueuePrefetch(pi_queue queue, const void *ptr,
-                                      size_t size,
-                                      pi_usm_migration_flags flags,
-                                      pi_uint32 num_events_in_waitlist,
-                                      const pi_event *events_waitlist,
-                                      pi_event *event) {
+pi_result backend_usm_prefetch(const struct command *c, const void *ptr,
+                               size_t size) {
   const struct platform_state *ps = NULL;
-  TRY(usm_migration_flags_check(FN, flags));
-  QUEUE_USM(queue, ps, clEnqueueMemcpyINTEL); /* any USM entry: has USM */
+  QUEUE_USM_IN(c->fn, c->queue, ps,
+               clEnqueueMemcpyINTEL); /* any USM entry: has USM */
   if (!ps->ext.clEnqueueMigrateMemINTEL)
-    return CL_CALL(clEnqueueMarkerWithWaitList, (cl_command_queue)queue,
-                   WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
-  return EXT_CALL(ps, clEnqueueMigrateMemINTEL, (cl_command_queue)queue, ptr,
-                  size, 0 /* to the queue's device */,
-                  WAIT_ARGS(num_events_in_waitlist, events_waitlist, event));
+    return CL_CALL_IN(c->fn, clEnqueueMarkerWithWaitList,
+                      (cl_command_queue)c->queue,
+                      WAIT_ARGS(c->nwait, c->wait, c->event));
+  return EXT_CALL_IN(c->fn, ps, clEnqueueMigrateMemINTEL,
+                     (cl_command_queue)c->queue, ptr, size,
+                     0 /* to the queue's device */,
+                     WAIT_ARGS(c->nwait, c->wait, c->event));
 }
 
 /* PI's advice values are CUDA's and HIP's; cl_intel_unified_shared_memory
@@ -270,44 +234,34 @@ static pi_result enqueue_rows(const char *fn, pi_queue queue,
       fn, op->src ? "clEnqueueMemcpyINTEL" : "clEnqueueMemFillINTEL", err);
 }
 
-pi_result ocl_piextUSMEnqueueFill2D(pi_queue queue, void *ptr,
-                                    size_t pitch, size_t pattern_size,
-                                    const void *pattern, size_t width,
-                                    size_t height,
-                                    pi_uint32 num_events_in_waitlist,
-                                    const pi_event *events_waitlist,
-                                    pi_event *event) {
+pi_result backend_usm_fill2d(const struct command *c, void *ptr, size_t pitch,
+                             size_t pattern_size, const void *pattern,
+                             size_t width, size_t height) {
   struct rows op = {NULL, ptr, NULL, pitch, 0, width, pattern, pattern_size};
-  QUEUE_USM(queue, op.ps, clEnqueueMemFillINTEL);
-  return enqueue_rows(FN, queue, &op, height, PI_FALSE, num_events_in_waitlist,
-                      events_waitlist, event);
+  QUEUE_USM_IN(c->fn, c->queue, op.ps, clEnqueueMemFillINTEL);
+  return enqueue_rows(c->fn, c->queue, &op, height, PI_FALSE, c->nwait,
+                      c->wait, c->event);
 }
 
-pi_result ocl_piextUSMEnqueueMemset2D(pi_queue queue, void *ptr,
-                                      size_t pitch, int value,
-                                      size_t width, size_t height,
-                                      pi_uint32 num_events_in_waitlist,
-                                      const pi_event *events_waitlist,
-                                      pi_event *event) {
+pi_result backend_usm_memset2d(const struct command *c, void *ptr, size_t pitch,
+                               int value, size_t width, size_t height) {
   unsigned char byte = (unsigned char)value;
   struct rows op = {NULL, ptr, NULL, pitch, 0, width, &byte, 1};
-  QUEUE_USM(queue, op.ps, clEnqueueMemFillINTEL);
-  return enqueue_rows(FN, queue, &op, height, PI_FALSE, num_events_in_waitlist,
-                      events_waitlist, event);
+  QUEUE_USM_IN(c->fn, c->queue, op.ps, clEnqueueMemFillINTEL);
+  return enqueue_rows(c->fn, c->queue, &op, height, PI_FALSE, c->nwait,
+                      c->wait, c->event);
 }
 
-pi_result
-ocl_piextUSMEnqueueMemcpy2D(pi_queue queue, pi_bool blocking, void *dst_ptr,
-                            size_t dst_pitch, const void *src_ptr,
-                            size_t src_pitch, size_t width, size_t height,
-                            pi_uint32 num_events_in_waitlist,
-                            const pi_event *events_waitlist, pi_event *event) {
+pi_result backend_usm_memcpy2d(const struct command *c, pi_bool blocking,
+                               void *dst_ptr, size_t dst_pitch,
+                               const void *src_ptr, size_t src_pitch,
+                               size_t width, size_t height) {
   struct rows op = {NULL,      dst_ptr, src_ptr, dst_pitch,
                     src_pitch, width,   NULL,    0};
-  REQUIRE(src_ptr != NULL);
-  QUEUE_USM(queue, op.ps, clEnqueueMemcpyINTEL);
-  return enqueue_rows(FN, queue, &op, height, blocking, num_events_in_waitlist,
-                      events_waitlist, event);
+  REQUIRE_IN(c->fn, src_ptr != NULL);
+  QUEUE_USM_IN(c->fn, c->queue, op.ps, clEnqueueMemcpyINTEL);
+  return enqueue_rows(c->fn, c->queue, &op, height, blocking, c->nwait,
+                      c->wait, c->event);
 }
 
 /* Importing host memory only speeds up copies (pinning); OpenCL has no such
