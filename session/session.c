@@ -687,23 +687,47 @@ int64_t pt_last_call_end(pt_db *db, int64_t session)
                      session, -1);
 }
 
-pt_thread *pt_threads(pt_db *db, int64_t session, size_t *n)
+/* An integer column, or def when NULL. */
+static int64_t col_int(sqlite3_stmt *st, int col, int64_t def)
 {
-  sqlite3_stmt *st = session_query(db, "SELECT idx, tid FROM threads WHERE session = ?1 "
-                                       "ORDER BY idx", session);
-  pt_thread *v = NULL;
+  return sqlite3_column_type(st, col) == SQLITE_NULL ? def : sqlite3_column_int64(st, col);
+}
+
+/* Every row of a query on a session (?1; ?2 bound to arg2 when the query has
+ * it) into a new array of `elem`-byte elements that fill() sets from the
+ * row; *n of them (NULL when none or memory ran out). */
+static void *collect(pt_db *db, const char *sql, int64_t session, int64_t arg2, size_t elem,
+                     void (*fill)(sqlite3_stmt *st, void *out), size_t *n)
+{
+  sqlite3_stmt *st = session_query(db, sql, session);
+  char *v = NULL;
   size_t cap = 0;
   *n = 0;
+  if (st && sqlite3_bind_parameter_count(st) > 1)
+    sqlite3_bind_int64(st, 2, arg2);
   while (st && sqlite3_step(st) == SQLITE_ROW) {
-    pt_thread *nv = pt_grow(v, &cap, *n, sizeof *v);
+    char *nv = pt_grow(v, &cap, *n, elem);
     if (!nv)
       break;
     v = nv;
-    v[*n].idx = sqlite3_column_int(st, 0);
-    v[(*n)++].tid = sqlite3_column_int64(st, 1);
+    memset(v + *n * elem, 0, elem);
+    fill(st, v + (*n)++ * elem);
   }
   sqlite3_finalize(st);
   return v;
+}
+
+static void fill_thread(sqlite3_stmt *st, void *out)
+{
+  pt_thread *t = out;
+  t->idx = sqlite3_column_int(st, 0);
+  t->tid = sqlite3_column_int64(st, 1);
+}
+
+pt_thread *pt_threads(pt_db *db, int64_t session, size_t *n)
+{
+  return collect(db, "SELECT idx, tid FROM threads WHERE session = ?1 ORDER BY idx", session, 0,
+                 sizeof(pt_thread), fill_thread, n);
 }
 
 bool pt_each_stack(pt_db *db, int64_t session, void (*fn)(void *ctx, int64_t id,
@@ -729,86 +753,60 @@ int64_t pt_max_handle_id(pt_db *db, int64_t session)
   return session_int(db, "SELECT max(id) FROM handles WHERE session = ?1", session, 0);
 }
 
+static void fill_handle(sqlite3_stmt *st, void *out)
+{
+  pt_live_handle *h = out;
+  h->id = sqlite3_column_int64(st, 0);
+  copy_text(h->kind, sizeof h->kind, sqlite3_column_text(st, 1));
+  h->created_seq = sqlite3_column_int64(st, 2);
+  h->released_seq = col_int(st, 3, -1);
+}
+
 pt_live_handle *pt_live_handles(pt_db *db, int64_t session, int64_t seq, size_t *n)
 {
-  sqlite3_stmt *st = session_query(db, "SELECT id, kind, created_seq, released_seq FROM handles "
-                                       "WHERE session = ?1 AND created = 1 AND (released_seq "
-                                       "IS NULL OR released_seq > ?2) ORDER BY id DESC",
-                                   session);
-  pt_live_handle *v = NULL;
-  size_t cap = 0;
-  *n = 0;
-  if (st)
-    sqlite3_bind_int64(st, 2, seq);
-  while (st && sqlite3_step(st) == SQLITE_ROW) {
-    pt_live_handle *nv = pt_grow(v, &cap, *n, sizeof *v);
-    if (!nv)
-      break;
-    v = nv;
-    pt_live_handle *h = &v[(*n)++];
-    h->id = sqlite3_column_int64(st, 0);
-    copy_text(h->kind, sizeof h->kind, sqlite3_column_text(st, 1));
-    h->created_seq = sqlite3_column_int64(st, 2);
-    h->released_seq = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1
-                                                                : sqlite3_column_int64(st, 3);
-  }
-  sqlite3_finalize(st);
-  return v;
+  return collect(db, "SELECT id, kind, created_seq, released_seq FROM handles WHERE session = "
+                     "?1 AND created = 1 AND (released_seq IS NULL OR released_seq > ?2) ORDER "
+                     "BY id DESC", session, seq, sizeof(pt_live_handle), fill_handle, n);
+}
+
+static void fill_payload_row(sqlite3_stmt *st, void *out)
+{
+  pt_payload_row *r = out;
+  r->seq = sqlite3_column_int64(st, 0);
+  r->position = (unsigned)sqlite3_column_int(st, 1);
+  copy_text(r->role, sizeof r->role, sqlite3_column_text(st, 2));
+  r->idx = (unsigned)sqlite3_column_int(st, 3);
+  r->size = sqlite3_column_int64(st, 4);
+  r->stored = sqlite3_column_int64(st, 5);
+  r->captured_seq = col_int(st, 6, -1);
 }
 
 pt_payload_row *pt_payload_rows(pt_db *db, int64_t session, size_t *n)
 {
-  sqlite3_stmt *st = session_query(db, "SELECT seq, position, role, idx, size, stored, "
-                                       "captured_seq FROM data_rows WHERE session = ?1 ORDER BY "
-                                       "seq, position, role, idx", session);
-  pt_payload_row *v = NULL;
-  size_t cap = 0;
-  *n = 0;
-  while (st && sqlite3_step(st) == SQLITE_ROW) {
-    pt_payload_row *nv = pt_grow(v, &cap, *n, sizeof *v);
-    if (!nv)
-      break;
-    v = nv;
-    pt_payload_row *r = &v[(*n)++];
-    r->seq = sqlite3_column_int64(st, 0);
-    r->position = (unsigned)sqlite3_column_int(st, 1);
-    copy_text(r->role, sizeof r->role, sqlite3_column_text(st, 2));
-    r->idx = (unsigned)sqlite3_column_int(st, 3);
-    r->size = sqlite3_column_int64(st, 4);
-    r->stored = sqlite3_column_int64(st, 5);
-    r->captured_seq = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1
-                                                                : sqlite3_column_int64(st, 6);
-  }
-  sqlite3_finalize(st);
-  return v;
+  return collect(db, "SELECT seq, position, role, idx, size, stored, captured_seq FROM "
+                     "data_rows WHERE session = ?1 ORDER BY seq, position, role, idx", session,
+                 0, sizeof(pt_payload_row), fill_payload_row, n);
+}
+
+static void fill_device_time(sqlite3_stmt *st, void *out)
+{
+  pt_device_time *d = out;
+  d->seq = sqlite3_column_int64(st, 0);
+  d->api = sqlite3_column_int64(st, 1);
+  d->queue = sqlite3_column_int64(st, 2);
+  d->device = sqlite3_column_int64(st, 3);
+  d->mapped = sqlite3_column_type(st, 4) != SQLITE_NULL;
+  d->start_ns = sqlite3_column_int64(st, 4);
+  d->end_ns = sqlite3_column_int64(st, 5);
+  d->device_start_ns = sqlite3_column_int64(st, 6);
+  d->device_end_ns = sqlite3_column_int64(st, 7);
 }
 
 pt_device_time *pt_device_times(pt_db *db, int64_t session, size_t *n)
 {
-  sqlite3_stmt *st = session_query(db, "SELECT seq, api, queue, device, start_ns, end_ns, "
-                                       "device_start_ns, device_end_ns FROM device_times WHERE "
-                                       "session = ?1 ORDER BY seq", session);
-  pt_device_time *v = NULL;
-  size_t cap = 0;
-  *n = 0;
-  while (st && sqlite3_step(st) == SQLITE_ROW) {
-    pt_device_time *nv = pt_grow(v, &cap, *n, sizeof *v);
-    if (!nv)
-      break;
-    v = nv;
-    pt_device_time *d = &v[(*n)++];
-    d->seq = sqlite3_column_int64(st, 0);
-    d->api = sqlite3_column_int64(st, 1);
-    d->queue = sqlite3_column_int64(st, 2);
-    d->device = sqlite3_column_int64(st, 3);
-    d->mapped = sqlite3_column_type(st, 4) != SQLITE_NULL;
-    d->start_ns = sqlite3_column_int64(st, 4);
-    d->end_ns = sqlite3_column_int64(st, 5);
-    d->device_start_ns = sqlite3_column_int64(st, 6);
-    d->device_end_ns = sqlite3_column_int64(st, 7);
-  }
-  sqlite3_finalize(st);
-  return v;
+  return collect(db, "SELECT seq, api, queue, device, start_ns, end_ns, device_start_ns, "
+                     "device_end_ns FROM device_times WHERE session = ?1 ORDER BY seq", session,
+                 0, sizeof(pt_device_time), fill_device_time, n);
 }
 
 /* ---- Recorded references --------------------------------------------------------- */
