@@ -4,10 +4,13 @@
  * stats, export). Chunks hold calls in the order they returned, so a call
  * made early that returned late sits in a later chunk. Calls wait in a
  * small heap; the lowest is yielded when it is the next seq (sessions number
- * calls 1, 2, 3...), or, past a gap, once no chunk still unread can hold an
- * earlier one: then a pass over the chunks notes each one's lowest seq
- * (once; a session recorded on one thread never needs it). Each chunk's
- * parsed JSON is freed once all its calls are yielded.
+ * calls 1, 2, 3...), so a session recorded on one thread is read once, chunk
+ * after chunk. Past a gap, a pass over the chunks that does not parse them
+ * notes each one's lowest seq; from then on the unread chunk holding the
+ * lowest seq is read next (by its id), and a waiting call is yielded once
+ * no unread chunk holds an earlier one. A call that returned long after
+ * later ones thus costs one chunk read early, not every call in between
+ * held. Each chunk's parsed JSON is freed once all its calls are yielded.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -24,19 +27,28 @@ typedef struct slot {
   size_t n, cap, left;
 } slot;
 
+/* A call waiting to be yielded. */
 typedef struct pending {
   int64_t seq;
   uint32_t slot, idx;
 } pending;
 
+/* An unread chunk (once the lowest seqs are known). */
+typedef struct unread {
+  int64_t lowest, id;
+} unread;
+
 struct pt_cursor {
   const pt_db *db;
   int64_t session;
-  sqlite3_stmt *rows;
-  bool began; /* the cursor's read transaction */
-  bool ended; /* no chunk row left */
-  int64_t *bound; /* bound[k]: the lowest seq of chunks k.., INT64_MAX past them */
-  size_t nchunks, next; /* chunks (when bound is known), chunks read */
+  sqlite3_stmt *rows; /* chunk after chunk, until the lowest seqs are known */
+  sqlite3_stmt *row;  /* then one by id */
+  bool began;         /* the cursor's read transaction */
+  bool ended;         /* rows has no row left */
+  size_t read;        /* chunks rows gave */
+  bool known;         /* the lowest seqs are known: chunks come from `ahead` */
+  unread *ahead;      /* a heap of the unread chunks by lowest seq */
+  size_t nahead, cap_ahead;
   int64_t last; /* the seq yielded last */
   slot *slots;
   size_t nslots, cap_slots;
@@ -48,39 +60,60 @@ struct pt_cursor {
   pt_call cur;
 };
 
+/* Heaps (pending, unread) of `elem`-byte elements, at most 16, whose first
+ * member is their int64_t key. */
+_Static_assert(sizeof(pending) <= 16 && sizeof(unread) <= 16, "heap elements are 16 bytes");
+static int64_t key_at(const void *v, size_t elem, size_t i)
+{
+  int64_t k;
+  memcpy(&k, (const char *)v + i * elem, sizeof k);
+  return k;
+}
+
+static void sift_up(void *v, size_t elem, size_t i)
+{
+  char item[16];
+  memcpy(item, (char *)v + i * elem, elem);
+  int64_t key = key_at(item, elem, 0);
+  while (i && key_at(v, elem, (i - 1) / 2) > key) {
+    memcpy((char *)v + i * elem, (char *)v + (i - 1) / 2 * elem, elem);
+    i = (i - 1) / 2;
+  }
+  memcpy((char *)v + i * elem, item, elem);
+}
+
+/* Removes the top of a heap of *n elements into out. */
+static void heap_take(void *v, size_t elem, size_t *n, void *out)
+{
+  char last[16];
+  memcpy(out, v, elem);
+  memcpy(last, (char *)v + --*n * elem, elem);
+  int64_t key = key_at(last, elem, 0);
+  size_t i = 0;
+  for (;;) {
+    size_t k = 2 * i + 1;
+    if (k >= *n)
+      break;
+    if (k + 1 < *n && key_at(v, elem, k + 1) < key_at(v, elem, k))
+      k++;
+    if (key_at(v, elem, k) >= key)
+      break;
+    memcpy((char *)v + i * elem, (char *)v + k * elem, elem);
+    i = k;
+  }
+  if (*n)
+    memcpy((char *)v + i * elem, last, elem);
+}
+
 static bool heap_push(pt_cursor *c, pending p)
 {
   pending *h = pt_grow(c->heap, &c->cap_heap, c->nheap, sizeof *h);
   if (!h)
     return false;
   c->heap = h;
-  size_t i = c->nheap++;
-  while (i && h[(i - 1) / 2].seq > p.seq) {
-    h[i] = h[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  h[i] = p;
+  h[c->nheap] = p;
+  sift_up(h, sizeof *h, c->nheap++);
   return true;
-}
-
-static pending heap_pop(pt_cursor *c)
-{
-  pending *h = c->heap, top = h[0], last = h[--c->nheap];
-  size_t i = 0, n = c->nheap;
-  for (;;) {
-    size_t k = 2 * i + 1;
-    if (k >= n)
-      break;
-    if (k + 1 < n && h[k + 1].seq < h[k].seq)
-      k++;
-    if (h[k].seq >= last.seq)
-      break;
-    h[i] = h[k];
-    i = k;
-  }
-  if (n)
-    h[i] = last;
-  return top;
 }
 
 /* A slot to decode into (its arena empty, no calls). */
@@ -123,22 +156,28 @@ static bool queue_slot(pt_cursor *c, uint32_t k, char *err, size_t errn)
   return true;
 }
 
-/* A pass of its own over the chunk rows: each chunk's lowest seq, then the
- * lowest of each suffix. */
-static bool find_bounds(pt_cursor *c, char *err, size_t errn)
+/* A pass of its own over the chunk rows: the lowest seq of each chunk not
+ * read yet (past the first c->read), into the heap of unread chunks. */
+static bool find_lowest(pt_cursor *c, char *err, size_t errn)
 {
-  size_t cap = 0;
   int rc;
   sqlite3_stmt *rows = pt__chunk_rows(c->db, c->session, err, errn);
-  if (!rows)
+  c->row = rows ? pt__chunk_row(c->db, c->session, err, errn) : NULL;
+  if (!c->row) {
+    sqlite3_finalize(rows);
     return false;
-  while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
-    int64_t *b = pt_grow(c->bound, &cap, c->nchunks + 1, sizeof *b);
-    if (!b)
+  }
+  for (size_t k = 0; (rc = sqlite3_step(rows)) == SQLITE_ROW; k++) {
+    if (k < c->read)
+      continue;
+    unread *a = pt_grow(c->ahead, &c->cap_ahead, c->nahead, sizeof *a);
+    if (!a)
       break;
-    c->bound = b;
-    b[c->nchunks++] = pt__chunk_lowest_seq(sqlite3_column_text(rows, 0),
-                                           (size_t)sqlite3_column_bytes(rows, 0));
+    c->ahead = a;
+    a[c->nahead] = (unread){pt__chunk_lowest_seq(sqlite3_column_text(rows, 0),
+                                                 (size_t)sqlite3_column_bytes(rows, 0)),
+                            sqlite3_column_int64(rows, 1)};
+    sift_up(a, sizeof *a, c->nahead++);
   }
   sqlite3_finalize(rows);
   if (rc == SQLITE_ROW) {
@@ -150,16 +189,9 @@ static bool find_bounds(pt_cursor *c, char *err, size_t errn)
              sqlite3_errmsg(c->db->db));
     return false;
   }
-  int64_t *b = pt_grow(c->bound, &cap, c->nchunks + 1, sizeof *b);
-  if (!b) {
-    snprintf(err, errn, "out of memory reading %s", c->db->path);
-    return false;
-  }
-  c->bound = b;
-  b[c->nchunks] = INT64_MAX;
-  for (size_t k = c->nchunks; k-- > 0;)
-    if (b[k + 1] < b[k])
-      b[k] = b[k + 1];
+  sqlite3_finalize(c->rows);
+  c->rows = NULL;
+  c->known = true;
   return true;
 }
 
@@ -195,18 +227,9 @@ pt_cursor *pt_cursor_open(const pt_db *db, int64_t session, char *err, size_t er
   return c;
 }
 
-/* Decodes the next chunk row into a slot and queues its calls. */
-static bool read_chunk(pt_cursor *c, char *err, size_t errn)
+/* Decodes a chunk row (column 0 of st) into a slot and queues its calls. */
+static bool decode_row(pt_cursor *c, sqlite3_stmt *st, char *err, size_t errn)
 {
-  int rc = sqlite3_step(c->rows);
-  if (rc != SQLITE_ROW) {
-    if (rc != SQLITE_DONE)
-      snprintf(err, errn, "%s is damaged or truncated: %s", c->db->path,
-               sqlite3_errmsg(c->db->db));
-    c->ended = true;
-    return rc == SQLITE_DONE;
-  }
-  c->next++;
   int64_t k = take_slot(c);
   if (k < 0) {
     snprintf(err, errn, "out of memory reading %s", c->db->path);
@@ -214,14 +237,44 @@ static bool read_chunk(pt_cursor *c, char *err, size_t errn)
   }
   slot *s = &c->slots[k];
   char why[512];
-  if (!pt__decode_chunk(&s->arena, sqlite3_column_text(c->rows, 0),
-                        (size_t)sqlite3_column_bytes(c->rows, 0), &s->v, &s->n, &s->cap, why,
+  if (!pt__decode_chunk(&s->arena, sqlite3_column_text(st, 0),
+                        (size_t)sqlite3_column_bytes(st, 0), &s->v, &s->n, &s->cap, why,
                         sizeof why)) {
     snprintf(err, errn, "%s %s", c->db->path, why);
     give_slot(c, (uint32_t)k);
     return false;
   }
   return queue_slot(c, (uint32_t)k, err, errn);
+}
+
+/* The next chunk row, in the order they were written. */
+static bool read_next(pt_cursor *c, char *err, size_t errn)
+{
+  int rc = sqlite3_step(c->rows);
+  if (rc == SQLITE_ROW) {
+    c->read++;
+    return decode_row(c, c->rows, err, errn);
+  }
+  if (rc != SQLITE_DONE)
+    snprintf(err, errn, "%s is damaged or truncated: %s", c->db->path,
+             sqlite3_errmsg(c->db->db));
+  c->ended = true;
+  return rc == SQLITE_DONE;
+}
+
+/* The unread chunk that holds the lowest seq. */
+static bool read_lowest(pt_cursor *c, char *err, size_t errn)
+{
+  unread u;
+  heap_take(c->ahead, sizeof u, &c->nahead, &u);
+  sqlite3_reset(c->row);
+  sqlite3_bind_int64(c->row, 2, u.id);
+  int rc = sqlite3_step(c->row);
+  if (rc == SQLITE_ROW)
+    return decode_row(c, c->row, err, errn);
+  snprintf(err, errn, "%s is damaged or truncated: %s", c->db->path,
+           rc == SQLITE_DONE ? "a chunk of calls went missing" : sqlite3_errmsg(c->db->db));
+  return false;
 }
 
 const pt_call *pt_cursor_next(pt_cursor *c, char *err, size_t errn)
@@ -231,17 +284,24 @@ const pt_call *pt_cursor_next(pt_cursor *c, char *err, size_t errn)
     give_slot(c, (uint32_t)c->emptied);
     c->emptied = -1;
   }
-  while (!c->ended && (!c->nheap || c->heap[0].seq != c->last + 1)) {
-    if (c->nheap && !c->bound && !find_bounds(c, err, errn))
-      return NULL;
-    if (c->nheap && c->bound && (c->next >= c->nchunks || c->heap[0].seq < c->bound[c->next]))
+  for (bool more = true; more;) {
+    if (c->nheap && c->heap[0].seq == c->last + 1)
       break;
-    if (!read_chunk(c, err, errn))
+    if (!c->known && !c->ended && c->nheap) /* a gap: from now on by lowest seq */
+      more = find_lowest(c, err, errn);
+    else if (!c->known && !c->ended)
+      more = read_next(c, err, errn);
+    else if (c->known && c->nahead && (!c->nheap || c->heap[0].seq >= c->ahead[0].lowest))
+      more = read_lowest(c, err, errn);
+    else
+      break;
+    if (!more)
       return NULL;
   }
   if (!c->nheap)
     return NULL;
-  pending p = heap_pop(c);
+  pending p;
+  heap_take(c->heap, sizeof p, &c->nheap, &p);
   c->last = p.seq;
   slot *s = &c->slots[p.slot];
   c->cur = s->v[p.idx];
@@ -255,6 +315,7 @@ void pt_cursor_close(pt_cursor *c)
   if (!c)
     return;
   sqlite3_finalize(c->rows);
+  sqlite3_finalize(c->row);
   if (c->began)
     sqlite3_exec(c->db->db, "COMMIT", NULL, NULL, NULL);
   for (size_t k = 0; k < c->nslots; k++) {
@@ -264,6 +325,6 @@ void pt_cursor_close(pt_cursor *c)
   free(c->slots);
   free(c->unused);
   free(c->heap);
-  free(c->bound);
+  free(c->ahead);
   free(c);
 }

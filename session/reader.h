@@ -10,8 +10,12 @@
 #include "session.h"
 
 /* The statement over a session's chunk rows, in the order they were
- * written (column 0: the calls), or NULL after a reason in err. */
+ * written (column 0: the calls, 1: the chunk's id), or NULL after a reason
+ * in err. */
 sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t errn);
+/* The statement that reads one chunk row (column 0: the calls) by its id,
+ * bound as parameter 2; NULL after a reason in err. */
+sqlite3_stmt *pt__chunk_row(const pt_db *db, int64_t session, char *err, size_t errn);
 
 /* Decodes one chunk row's calls (`n` bytes at `blob`) into the growable
  * array *v (*nv of *cap used), their JSON in the arena. False with what is

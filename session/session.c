@@ -194,8 +194,20 @@ static int cmp_seq(const void *a, const void *b)
 sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t errn)
 {
   sqlite3_stmt *s;
-  if (sqlite3_prepare_v2(db->db, "SELECT calls FROM chunks WHERE session = ? ORDER BY id", -1,
-                         &s, NULL) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(db->db, "SELECT calls, id FROM chunks WHERE session = ? ORDER BY id",
+                         -1, &s, NULL) != SQLITE_OK) {
+    snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
+    return NULL;
+  }
+  sqlite3_bind_int64(s, 1, session);
+  return s;
+}
+
+sqlite3_stmt *pt__chunk_row(const pt_db *db, int64_t session, char *err, size_t errn)
+{
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->db, "SELECT calls FROM chunks WHERE session = ? AND id = ?", -1, &s,
+                         NULL) != SQLITE_OK) {
     snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
     return NULL;
   }
