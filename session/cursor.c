@@ -11,6 +11,8 @@
  * no unread chunk holds an earlier one. A call that returned long after
  * later ones thus costs one chunk read early, not every call in between
  * held. Each chunk's parsed JSON is freed once all its calls are yielded.
+ * (A damaged file whose seqs repeat still yields every call, not all of
+ * them in order.)
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -285,7 +287,7 @@ const pt_call *pt_cursor_next(pt_cursor *c, char *err, size_t errn)
     c->emptied = -1;
   }
   for (bool more = true; more;) {
-    if (c->nheap && c->heap[0].seq == c->last + 1)
+    if (c->nheap && (uint64_t)c->heap[0].seq == (uint64_t)c->last + 1)
       break;
     if (!c->known && !c->ended && c->nheap) /* a gap: from now on by lowest seq */
       more = find_lowest(c, err, errn);

@@ -360,7 +360,8 @@ bool pt__decode_chunk(pt_json_arena *a, const void *blob, size_t n, pt_call **v,
 
 /* A chunk is a JSON array of calls, each an array that starts with its
  * seq: the lowest is found by looking at the second level only, without
- * parsing (strings skipped). */
+ * parsing (strings skipped). A seq not written as plain digits makes the
+ * answer INT64_MIN (the chunk may hold any seq). */
 int64_t pt__chunk_lowest_seq(const void *blob, size_t n)
 {
   const char *p = blob, *end = p + n;
@@ -375,14 +376,16 @@ int64_t pt__chunk_lowest_seq(const void *blob, size_t n)
       if (++depth != 2)
         continue;
       const char *q = p + 1;
-      while (q < end && (*q == ' ' || *q == '\n'))
+      while (q < end && (*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r'))
         q++;
-      int64_t v = 0;
-      bool digits = false;
-      for (; q < end && *q >= '0' && *q <= '9'; q++, digits = true)
-        v = v * 10 + (*q - '0');
-      if (digits && v < lowest)
-        lowest = v;
+      uint64_t v = 0; /* wrapping as json.c does */
+      const char *digits = q;
+      for (; q < end && *q >= '0' && *q <= '9'; q++)
+        v = v * 10 + (uint64_t)(*q - '0');
+      if (q == digits || (q < end && *q != ',' && *q != ']' && *q != ' ' && *q != '\n'))
+        return INT64_MIN;
+      if ((int64_t)v < lowest)
+        lowest = (int64_t)v;
       p = q - 1;
     } else if (ch == ']') {
       depth--;
