@@ -5,7 +5,7 @@
  * per call with --compact; filters by API, thread, sequence range, errors.
  * The runtime's notes (link decisions, spec-constant values) come just
  * before the call they belong to, as the live trace prints them. Calls
- * stream from the session (pt_cursor): none is held once printed.
+ * stream from the session (vw_iter): none is held once printed.
  */
 #define _GNU_SOURCE
 #include <fnmatch.h>
@@ -174,10 +174,10 @@ static int show(vw_session *s, const filter *f, bool compact)
   pi_sbuf_init(&raw, NULL, 0);
   vw_pack *pk = vw_pack_new();
   size_t shown = 0, n = 0;
-  char err[1024];
-  pt_cursor *cur = pt_cursor_open(&s->db, s->id, err, sizeof err);
+  vw_iter it;
+  bool ok = vw_iter_open("show", s, &it);
   const pt_call *c;
-  while (cur && (c = pt_cursor_next(cur, err, sizeof err))) {
+  while (ok && (c = vw_iter_next(&it))) {
     n++;
     if (!matches(f, c))
       continue;
@@ -194,11 +194,8 @@ static int show(vw_session *s, const filter *f, bool compact)
   pi_sbuf_free(&out);
   pi_sbuf_free(&raw);
   vw_pack_free(pk);
-  pt_cursor_close(cur);
-  if (err[0]) {
-    pt_verb_error("show", "%s", err);
+  if (!ok || !vw_iter_close("show", &it))
     return 2;
-  }
   if (fflush(stdout) != 0)
     return 2;
   if (!shown && n)
