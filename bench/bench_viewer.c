@@ -7,17 +7,22 @@
  * returns at once), in a child process. The loop is what an application's
  * hot path looks like: two kernel arguments, a launch with its event, the
  * event's release, a small blocking write and read, a finish and an info
- * query. Then it times, each three times (medians shown, wall clock and the
- * CPU time the command used), the pitrace verbs on that session:
- * `show --compact` and `show` to /dev/null, `stats`, `export --format jsonl`
- * to /dev/null, and `sessions`.
+ * query. Then it times, each three times (medians shown: wall clock, the
+ * CPU time the command used and its largest resident memory), the pitrace
+ * verbs on that session: `show --compact` and `show` to /dev/null, `stats`,
+ * `export --format jsonl` to /dev/null, `diff` of the session with itself,
+ * and `sessions`.
  *
- * Usage: bench_viewer [--calls N] [--keep PATH] [--record-only]
+ * Usage: bench_viewer [--calls N] [--keep PATH] [--record-only] [--db PATH]
+ *                     [--pitrace PATH]
  *   (--keep: leave the session there; --record-only: record it, time nothing,
- *   as bench_report.sh does)
+ *   as bench_report.sh does; --db: time the verbs on that session instead of
+ *   recording one; --pitrace: time that pitrace, e.g. another commit's build,
+ *   on the same session)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,9 +309,9 @@ static double now_s(void)
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Runs argv with stdout to /dev/null; the wall time (-1 when it failed)
- * and the CPU time (user + system) it took. */
-static double timed_run(char *const *argv, double *cpu)
+/* Runs argv with stdout to /dev/null; the wall time (-1 when it failed),
+ * the CPU time (user + system) it took and its largest resident size (MiB). */
+static double timed_run(char *const *argv, double *cpu, double *rss)
 {
   double t0 = now_s();
   pid_t pid = fork();
@@ -322,6 +327,7 @@ static double timed_run(char *const *argv, double *cpu)
   double t = now_s() - t0;
   *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+  *rss = (double)ru.ru_maxrss / 1024;
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? t : -1;
 }
 
@@ -338,31 +344,35 @@ static int time_verbs(const char *pitrace, const char *db, long calls)
       {"show", NULL, NULL, NULL},
       {"stats", NULL, NULL, NULL},
       {"export", "--format", "jsonl", NULL},
+      {"diff", "DB", NULL, NULL}, /* the session with itself */
       {"sessions", NULL, NULL, NULL},
   };
   int failures = 0;
-  printf("| verb | wall s (median of 3) | CPU s (user + sys) | calls/s |\n|---|---|---|---|\n");
+  printf("| verb | wall s (median of 3) | CPU s (user + sys) | max RSS MiB | calls/s |\n"
+         "|---|---|---|---|---|\n");
   for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++) {
     char *argv[8] = {(char *)pitrace};
     int n = 1;
     for (int i = 0; i < 4 && verbs[v][i]; i++)
-      argv[n++] = (char *)verbs[v][i];
+      argv[n++] = strcmp(verbs[v][i], "DB") == 0 ? (char *)db : (char *)verbs[v][i];
     argv[n++] = (char *)db;
     char label[64] = "";
     for (int i = 1; i < n - 1; i++)
       snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s", i > 1 ? " " : "",
                argv[i]);
-    double t[3], cpu[3];
+    double t[3], cpu[3], rss[3];
     for (int r = 0; r < 3; r++)
-      t[r] = timed_run(argv, &cpu[r]);
+      t[r] = timed_run(argv, &cpu[r], &rss[r]);
     qsort(t, 3, sizeof *t, cmp_double);
     qsort(cpu, 3, sizeof *cpu, cmp_double);
+    qsort(rss, 3, sizeof *rss, cmp_double);
     if (t[0] < 0) {
-      printf("| %s | failed | | |\n", label);
+      printf("| %s | failed | | | |\n", label);
       failures++;
       continue;
     }
-    printf("| %s | %.2f | %.2f | %.2f M |\n", label, t[1], cpu[1], (double)calls / t[1] / 1e6);
+    printf("| %s | %.2f | %.2f | %.0f | %.2f M |\n", label, t[1], cpu[1], rss[1],
+           (double)calls / t[1] / 1e6);
     fflush(stdout);
   }
   return failures;
@@ -371,7 +381,7 @@ static int time_verbs(const char *pitrace, const char *db, long calls)
 int main(int argc, char **argv)
 {
   long calls = 1000000;
-  const char *keep = NULL;
+  const char *keep = NULL, *given = NULL, *other = NULL;
   bool record_only = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--record-only") == 0)
@@ -380,8 +390,13 @@ int main(int argc, char **argv)
       calls = atol(argv[++i]);
     else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc)
       keep = argv[++i];
+    else if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+      given = argv[++i];
+    else if (strcmp(argv[i], "--pitrace") == 0 && i + 1 < argc)
+      other = argv[++i];
     else {
-      fprintf(stderr, "usage: bench_viewer [--calls N] [--keep PATH] [--record-only]\n");
+      fprintf(stderr, "usage: bench_viewer [--calls N] [--keep PATH] [--record-only] "
+                      "[--db PATH] [--pitrace PATH]\n");
       return 2;
     }
   }
@@ -396,6 +411,16 @@ int main(int argc, char **argv)
   *strrchr(dir, '/') = 0;
   snprintf(libdir, sizeof libdir, "%s/../lib", dir);
   snprintf(pitrace, sizeof pitrace, "%s/pitrace", dir);
+  if (other)
+    snprintf(pitrace, sizeof pitrace, "%s", other);
+  if (given) {
+    if (access(given, R_OK) != 0) {
+      fprintf(stderr, "bench_viewer: cannot read the session %s: %s\n", given, strerror(errno));
+      return 2;
+    }
+    printf("Session: %s; pitrace: %s\n\n", given, pitrace);
+    return time_verbs(pitrace, given, calls) ? 1 : 0;
+  }
   char db[4096] = "/tmp/pitrace-bench-viewer-XXXXXX";
   if (keep)
     snprintf(db, sizeof db, "%s", keep);

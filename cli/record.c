@@ -609,24 +609,15 @@ static bool run_command(const options *o, const char *dir, const char *run_id,
 /* ---- Reading back the sessions ------------------------------------------------- */
 
 /* Whether a session's environment (a JSON object) holds this run's token. */
-static bool env_has_run(const char *env, const char *run_id)
+/* Whether session `id` was recorded by the run `run_id` (pitrace sets
+ * RUN_VAR in the environment of what it runs). */
+static bool session_of_run(pt_db *db, int64_t id, const char *run_id)
 {
-  if (!env)
-    return false;
-  pt_json_arena arena = {0};
-  char err[128];
-  pt_json *j = pt_json_parse(&arena, env, strlen(env), err, sizeof err);
-  bool found = false;
-  if (j && j->type == PJ_OBJECT)
-    for (uint32_t i = 0; i < j->n && !found; i++) {
-      const pt_json *k = j->u.items[2 * i], *v = j->u.items[2 * i + 1];
-      found = k->type == PJ_STRING && strcmp(k->u.s, RUN_VAR) == 0 &&
-              v->type == PJ_STRING && strcmp(v->u.s, run_id) == 0;
-    }
-  pt_json_arena_free(&arena);
-  return found;
+  char *v = pt_session_env_var(db, id, RUN_VAR);
+  bool ours = v && strcmp(v, run_id) == 0;
+  free(v);
+  return ours;
 }
-
 /* The status pitrace reaped for a session's process: the first reaped
  * after the session began with its pid. */
 static const reaped *find_reaped(const reaped_list *rl, const pt_session_info *info)
@@ -707,8 +698,8 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
   char serr[1200];
   if (writer_salvage(path, reaped_status, (void *)(uintptr_t)rl, serr, sizeof serr) < 0)
     fprintf(stderr, "pitrace record: %s\n", serr);
-  if (!pt_open(path, true, &db, err, sizeof err) &&
-      !pt_open(path, false, &db, err2, sizeof err2)) {
+  if (!pt_open(path, PT_OPEN_WRITABLE, &db, err, sizeof err) &&
+      !pt_open(path, 0, &db, err2, sizeof err2)) {
     rs->unreadable = grow(rs->unreadable, &rs->capu, rs->nu, sizeof *rs->unreadable);
     rs->unreadable[rs->nu++] = xasprintf("%s", err);
     free(path);
@@ -716,39 +707,28 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
   }
   size_t n = 0;
   pt_session_info *info = pt_sessions(&db, &n, err, sizeof err);
-  sqlite3_stmt *q = NULL;
-  if (!info || sqlite3_prepare_v2(db.db, "SELECT id, env, exit_status FROM sessions", -1, &q,
-                                  NULL) != SQLITE_OK) {
+  if (!info) {
     rs->unreadable = grow(rs->unreadable, &rs->capu, rs->nu, sizeof *rs->unreadable);
-    rs->unreadable[rs->nu++] = xasprintf("%s: %s", path, info ? sqlite3_errmsg(db.db) : err);
-    free(info);
+    rs->unreadable[rs->nu++] = xasprintf("%s", err);
     pt_close(&db);
     free(path);
     return;
   }
   rfile f = {path, false, false, 0};
-  while (sqlite3_step(q) == SQLITE_ROW) {
-    int64_t id = sqlite3_column_int64(q, 0);
-    if (!env_has_run((const char *)sqlite3_column_text(q, 1), run_id)) {
+  for (size_t k = 0; k < n; k++) {
+    const pt_session_info *si = &info[k];
+    if (!session_of_run(&db, si->id, run_id)) {
       f.foreign = true;
       continue;
     }
-    const pt_session_info *si = NULL;
-    for (size_t k = 0; k < n && !si; k++)
-      if (info[k].id == id)
-        si = &info[k];
-    if (!si)
-      continue;
     rs->s = grow(rs->s, &rs->caps, rs->ns, sizeof *rs->s);
     rsession *s = &rs->s[rs->ns++];
     memset(s, 0, sizeof *s);
     s->file = rs->nf;
     s->info = *si;
-    bool shim_status = sqlite3_column_type(q, 2) != SQLITE_NULL;
-    judge(s, find_reaped(rl, si), shim_status, sqlite3_column_int(q, 2));
+    judge(s, find_reaped(rl, si), si->has_exit_status, si->exit_status);
     f.ours++;
   }
-  sqlite3_finalize(q);
   free(info);
   pt_close(&db);
   if (f.ours) {
@@ -783,27 +763,18 @@ static void write_statuses(run_state *rs)
       continue;
     pt_db db;
     char err[512];
-    sqlite3_stmt *u = NULL;
-    if (!pt_open(f->path, true, &db, err, sizeof err) ||
-        sqlite3_prepare_v2(db.db, "UPDATE sessions SET exit_status = ? WHERE id = ?", -1, &u,
-                           NULL) != SQLITE_OK) {
-      fprintf(stderr, "pitrace record: cannot store exit statuses in %s: %s\n", f->path,
-              db.db ? sqlite3_errmsg(db.db) : err);
-      pt_close(&db);
+    if (!pt_open(f->path, PT_OPEN_WRITABLE, &db, err, sizeof err)) {
+      fprintf(stderr, "pitrace record: cannot store exit statuses in %s: %s\n", f->path, err);
       continue;
     }
     for (size_t i = 0; i < rs->ns; i++) {
       rsession *s = &rs->s[i];
       if (s->file != fi || !s->keep || !s->reaped_here)
         continue;
-      sqlite3_bind_int(u, 1, s->code);
-      sqlite3_bind_int64(u, 2, s->info.id);
-      if (sqlite3_step(u) != SQLITE_DONE)
+      if (!pt_set_exit_status(&db, s->info.id, s->code, err, sizeof err))
         fprintf(stderr, "pitrace record: cannot store the exit status of session %lld in "
-                "%s: %s\n", (long long)s->info.id, f->path, sqlite3_errmsg(db.db));
-      sqlite3_reset(u);
+                "%s\n", (long long)s->info.id, err);
     }
-    sqlite3_finalize(u);
     pt_close(&db);
   }
 }

@@ -5,11 +5,13 @@
  * pt_open, and every session's calls are loaded (pt_load: the chunk rows
  * and each call's JSON arguments) and their payloads read (pt_data: the
  * inline ones of every call, and each parameter's "in" and "out" rows of
- * the first 256 calls through SQL).
+ * the first 256 calls through SQL); then the calls are streamed (the
+ * cursor, session/cursor.c).
  *
  * Seeds: small real recorded sessions (fuzz/make_seeds.sh). Checks: no
  * crash, no sanitizer report, no leak; a file pt_open refuses says why;
- * the calls come in sequence order.
+ * the calls come in sequence order, and the cursor yields as many calls
+ * as pt_load holds, in the same order when no seq repeats.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -65,6 +67,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
       read_call(&db, s[i].id, &calls.v[k], k < 256);
     }
+    bool unique = true; /* seqs that repeat (a damaged file) come in some order */
+    for (size_t k = 1; k < calls.n; k++)
+      unique &= calls.v[k].seq != calls.v[k - 1].seq;
+    pt_cursor *cur = pt_cursor_open(&db, s[i].id, err, sizeof err);
+    size_t k = 0;
+    for (const pt_call *c; cur && (c = pt_cursor_next(cur, err, sizeof err)); k++)
+      if (k >= calls.n || (unique && c->seq != calls.v[k].seq))
+        abort();
+    if (cur && !err[0] && k != calls.n)
+      abort();
+    pt_cursor_close(cur);
     pt_calls_free(&calls);
   }
   free(s);

@@ -182,7 +182,7 @@ static void launch(ex *x, const pt_call *c)
 
 static void map(ex *x, const pt_call *c)
 {
-  ex_map m = {rp_ref_of(pt_json_at(c->args, 9)).id, (uint64_t)rp_arg_int(c, 1, 0),
+  ex_map m = {pt_ref_of(pt_json_at(c->args, 9)).id, (uint64_t)rp_arg_int(c, 1, 0),
               (uint64_t)rp_arg_int(c, 4, 0), (uint64_t)rp_arg_int(c, 5, 0),
               (uint64_t)rp_arg_int(c, 3, 0)};
   rp_push(&x->maps, &x->nmaps, &x->cap_maps, sizeof m, &m);
@@ -192,7 +192,7 @@ static void map(ex *x, const pt_call *c)
 
 static void unmap(ex *x, const pt_call *c)
 {
-  uint64_t id = rp_ref_of(pt_json_at(c->args, 2)).id;
+  uint64_t id = pt_ref_of(pt_json_at(c->args, 2)).id;
   for (size_t k = 0; k < x->nmaps; k++)
     if (x->maps[k].id == id && (x->maps[k].flags & (PI_MAP_WRITE | PI_MAP_WRITE_INVALIDATE_REGION)))
       from_payload(x, c, x->maps[k].mem, x->maps[k].offset, x->maps[k].size, 2, "in", true);

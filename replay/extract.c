@@ -67,7 +67,7 @@ static bool skipped(const ex *x, size_t i, const pi_param_desc *d)
 /* fn for each object id one recorded parameter names. */
 static bool ids_of(ex *x, size_t i, const pi_param_desc *d, const pt_json *j, id_fn fn)
 {
-  rp_ref r = rp_ref_of(j);
+  pt_ref r = pt_ref_of(j);
   switch (d->kind) {
   case PI_PK_HANDLE:
     return fn(x, i, d->obj, (uint64_t)pt_json_int(j, 0));
@@ -79,8 +79,8 @@ static bool ids_of(ex *x, size_t i, const pi_param_desc *d, const pt_json *j, id
   case PI_PK_IMAGE_DESC:
     return fn(x, i, PI_OBJ_MEM, (uint64_t)pt_json_int(pt_json_at(j, 9), 0));
   case PI_PK_SCALAR: case PI_PK_USMPTR: case PI_PK_USMREF:
-    if (r.kind == RP_REF_USM || r.kind == RP_REF_MAPPED)
-      return fn(x, i, r.kind == RP_REF_USM ? PI_OBJ_USM : PI_OBJ_MAPPED, r.id);
+    if (r.kind == PT_REF_OBJECT && (r.obj == PI_OBJ_USM || r.obj == PI_OBJ_MAPPED))
+      return fn(x, i, r.obj, (uint64_t)r.id);
     return true;
   default:
     return true;
@@ -113,15 +113,9 @@ static bool created(ex *x, size_t i, uint8_t kind, uint64_t id)
  * the calls name, bounds them. */
 static bool index_creators(ex *x)
 {
-  sqlite3_stmt *st;
-  int64_t max = 1 << 16;
-  if (sqlite3_prepare_v2(x->s->db.db, "SELECT max(id) FROM handles WHERE session = ?", -1, &st,
-                         NULL) == SQLITE_OK) {
-    sqlite3_bind_int64(st, 1, x->s->id);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) * 2 + 64 > max)
-      max = sqlite3_column_int64(st, 0) * 2 + 64;
-    sqlite3_finalize(st);
-  }
+  int64_t max = 1 << 16, ids = pt_max_handle_id(&x->s->db, x->s->id);
+  if (ids * 2 + 64 > max)
+    max = ids * 2 + 64;
   x->ncreator = (size_t)max;
   x->creator = calloc(x->ncreator, sizeof *x->creator);
   x->need = calloc(x->s->calls.n + 1, sizeof *x->need);

@@ -227,14 +227,14 @@ static void hex(pi_sbuf *b, const unsigned char *d, size_t n)
 
 static void rec_pointer(pi_sbuf *b, const pt_json *j)
 {
-  rp_ref r = rp_ref_of(j);
-  if (r.kind == RP_REF_NULL || r.kind == RP_REF_NUMBER) {
-    pi_sbuf_puts(b, r.kind == RP_REF_NULL ? "NULL" : "host memory");
+  pt_ref r = pt_ref_of(j);
+  if (r.kind != PT_REF_OBJECT) {
+    pi_sbuf_puts(b, r.kind == PT_REF_NULL ? "NULL" : "host memory");
     return;
   }
-  pi_sbuf_printf(b, "%s#%llu", r.kind == RP_REF_USM ? "usm" : "mapped", (unsigned long long)r.id);
+  pi_sbuf_printf(b, "%s#%lld", pi_object_kind_name(r.obj), (long long)r.id);
   if (r.offset)
-    pi_sbuf_printf(b, "+%llu", (unsigned long long)r.offset);
+    pi_sbuf_printf(b, "+%lld", (long long)r.offset);
 }
 
 static void app_pointer(pi_sbuf *b, uint64_t p, bool mapped)
@@ -378,10 +378,10 @@ static void give_list(const pi_param_desc *p, const pt_json *j, const uint64_t *
 static void give_memory(const pi_api_desc *api, const pt_call *c, unsigned i,
                         const uint64_t *argv)
 {
-  rp_ref r = rp_ref_of(pt_json_at(c->args, i));
+  pt_ref r = pt_ref_of(pt_json_at(c->args, i));
   int size = rp_param(api, "size");
   size_t n = size >= 0 ? (size_t)argv[size] : 0;
-  unsigned char *p = alloc_for(r.id, n);
+  unsigned char *p = alloc_for((uint64_t)r.id, n);
   if (p && api->params[i].creates == PI_OBJ_MAPPED)
     give_data(c, i, (uint64_t)(uintptr_t)p, n);
   put(argv[i], (uint64_t)(uintptr_t)p, sizeof p);
@@ -410,7 +410,7 @@ static void give_out(const pi_api_desc *api, const pt_call *c, unsigned i, const
     if (p->creates == PI_OBJ_USM || p->creates == PI_OBJ_MAPPED)
       give_memory(api, c, i, argv);
     else if (j && j->type != PJ_NULL)
-      put(argv[i], j->type == PJ_STRING ? rp_ref_of(j).value : (uint64_t)pt_json_int(j, 0),
+      put(argv[i], j->type == PJ_STRING ? pt_ref_of(j).value : (uint64_t)pt_json_int(j, 0),
           p->vt == PI_VT_PTR || p->vt == PI_VT_NATIVE ? 8 : pi_value_width(p->vt, p->en));
     return;
   case PI_PK_HANDLE:
@@ -444,7 +444,7 @@ static pi_result give(const pi_api_desc *api, const pt_call *c, const uint64_t *
     if (p->dir != PI_DIR_IN && argv[i])
       give_out(api, c, i, argv);
     else if (p->kind == PI_PK_USMPTR && argv[i] &&
-             rp_ref_of(pt_json_at(c->args, i)).kind == RP_REF_NUMBER)
+             pt_ref_of(pt_json_at(c->args, i)).kind == PT_REF_NUMBER)
       give_data(c, i, argv[i], SIZE_MAX); /* a USM copy's host destination */
   }
   if (api->id == PI_API_piEnqueueMemUnmap)

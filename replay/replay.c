@@ -236,33 +236,24 @@ static bool release_args(rp_engine *e, const pi_api_desc *rel, uint64_t id,
  * are discovery's platforms and devices (the chosen device's own). */
 static void release_live(rp_engine *e, int64_t last_seq)
 {
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(e->s->db.db, "SELECT id, kind, created_seq, released_seq FROM "
-                                      "handles WHERE session = ? AND created = 1 AND "
-                                      "(released_seq IS NULL OR released_seq > ?) ORDER BY id "
-                                      "DESC", -1, &st, NULL) != SQLITE_OK)
-    return;
-  sqlite3_bind_int64(st, 1, e->s->id);
-  sqlite3_bind_int64(st, 2, last_seq);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    const char *kind = (const char *)sqlite3_column_text(st, 1);
-    const pi_api_desc *rel = kind ? releaser(kind) : NULL;
-    const pt_call *creator = rp_call_by_seq(e->s, sqlite3_column_int64(st, 2));
-    const pt_call *released = sqlite3_column_type(st, 3) == SQLITE_NULL
-                                  ? NULL
-                                  : rp_call_by_seq(e->s, sqlite3_column_int64(st, 3));
+  size_t n = 0;
+  pt_live_handle *live = pt_live_handles(&e->s->db, e->s->id, last_seq, &n);
+  for (size_t i = 0; i < n; i++) {
+    const pt_live_handle *h = &live[i];
+    const pi_api_desc *rel = releaser(h->kind);
+    const pt_call *creator = rp_call_by_seq(e->s, h->created_seq);
+    const pt_call *released = h->released_seq < 0 ? NULL : rp_call_by_seq(e->s, h->released_seq);
     uint64_t argv[PI_MAX_PARAMS];
     if (!rel || (creator && rp_discovery_api(creator->api)) ||
         (released && e->ran && e->ran[released - e->s->calls.v]) ||
-        !release_args(e, rel, (uint64_t)sqlite3_column_int64(st, 0), creator, argv))
+        !release_args(e, rel, (uint64_t)h->id, creator, argv))
       continue;
     rp_own_call(e, "pitrace replay's clean-up: releases %s#%lld (made at recorded seq %lld), "
-                "which the recording %s", kind, (long long)sqlite3_column_int64(st, 0),
-                (long long)sqlite3_column_int64(st, 2),
+                "which the recording %s", h->kind, (long long)h->id, (long long)h->created_seq,
                 released ? "released only after where the replay stopped" : "never released");
     pi_api_invoke(e->t, rel->id, argv);
   }
-  sqlite3_finalize(st);
+  free(live);
 }
 
 /* The plugin table to replay through: --plugin's, or a device's. */

@@ -87,16 +87,6 @@ int64_t rp_captured_seq(rp_session *s, const pt_call *c, unsigned position);
 
 /* ---- Recorded argument values -------------------------------------------------- */
 
-typedef enum { RP_REF_NULL, RP_REF_NUMBER, RP_REF_USM, RP_REF_MAPPED } rp_ref_kind;
-
-/* A recorded pointer: null, a plain address, "usm#ID+OFF" or "mapped#ID". */
-typedef struct rp_ref {
-  rp_ref_kind kind;
-  uint64_t id, offset, value;
-} rp_ref;
-
-rp_ref rp_ref_of(const pt_json *j);
-
 /* Parameter `name` of api (or one whose name starts with "blocking" when
  * name is "blocking"); -1 if none. */
 int rp_param(const pi_api_desc *api, const char *name);

@@ -152,15 +152,15 @@ static bool resolve_param(rp_engine *e, rp_cc *cc, unsigned i, uint8_t kind, uin
 
 /* A recorded pointer: USM (+offset) or mapped resolved, NULL kept; a plain
  * address of the recorded process means nothing here (0). */
-static bool pointer(rp_engine *e, rp_cc *cc, unsigned i, rp_ref r, uint64_t *out)
+static bool pointer(rp_engine *e, rp_cc *cc, unsigned i, pt_ref r, uint64_t *out)
 {
   *out = 0;
-  if (r.kind != RP_REF_USM && r.kind != RP_REF_MAPPED)
+  if (r.kind != PT_REF_OBJECT || (r.obj != PI_OBJ_USM && r.obj != PI_OBJ_MAPPED))
     return true;
   uint64_t base;
-  if (!resolve_param(e, cc, i, r.kind == RP_REF_USM ? PI_OBJ_USM : PI_OBJ_MAPPED, r.id, &base))
+  if (!resolve_param(e, cc, i, r.obj, (uint64_t)r.id, &base))
     return false;
-  *out = base + r.offset;
+  *out = base + (uint64_t)r.offset;
   return true;
 }
 
@@ -170,7 +170,7 @@ static bool in_scalar(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
 {
   const pi_param_desc *p = &cc->api->params[i];
   if (p->vt == PI_VT_PTR)
-    return pointer(e, cc, i, rp_ref_of(j), &cc->argv[i]);
+    return pointer(e, cc, i, pt_ref_of(j), &cc->argv[i]);
   uint64_t v = (uint64_t)pt_json_int(j, 0);
   if (p->vt == PI_VT_NATIVE && v && !rp_native_get(e, v, &cc->argv[i])) {
     if (!e->stand_ins)
@@ -382,10 +382,10 @@ static void in_callback(rp_cc *cc, unsigned i, const pt_json *j)
  * the application wrote through the map), recorded data, or scratch. */
 static bool in_host(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
 {
-  rp_ref r = rp_ref_of(j);
-  if (r.kind == RP_REF_NULL)
+  pt_ref r = pt_ref_of(j);
+  if (r.kind == PT_REF_NULL)
     return true;
-  if (r.kind != RP_REF_NUMBER) {
+  if (r.kind != PT_REF_NUMBER) {
     if (!pointer(e, cc, i, r, &cc->argv[i]))
       return false;
     size_t size;
@@ -412,7 +412,7 @@ static bool in_usmref(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
 {
   if (!j || j->type == PJ_NULL)
     return true;
-  if (!pointer(e, cc, i, rp_ref_of(j), &cc->slot[i]))
+  if (!pointer(e, cc, i, pt_ref_of(j), &cc->slot[i]))
     return false;
   cc->argv[i] = (uint64_t)(uintptr_t)&cc->slot[i];
   return true;

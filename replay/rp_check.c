@@ -293,7 +293,7 @@ static int check_scalar(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
   if (!cc->argv[i])
     return RP_OK;
   if (p->creates == PI_OBJ_USM || p->creates == PI_OBJ_MAPPED) {
-    rp_ref r = rp_ref_of(j);
+    pt_ref r = pt_ref_of(j);
     if (r.id)
       rp_ids_put(e, r.id, cc->slot[i]);
     return p->creates == PI_OBJ_MAPPED ? check_map(e, cc, i) : RP_OK;

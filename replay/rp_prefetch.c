@@ -40,23 +40,18 @@ struct rp_prefetch {
 
 static bool list_rows(struct rp_prefetch *p)
 {
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(p->db.db, "SELECT seq, position, role, idx FROM data_rows WHERE "
-                                   "session = ? AND role IN ('in', 'out', 'readback') ORDER BY "
-                                   "seq, position, role, idx", -1, &st, NULL) != SQLITE_OK)
-    return false;
-  sqlite3_bind_int64(st, 1, p->s->id);
-  size_t cap = 0;
+  size_t n = 0, cap = 0;
+  pt_payload_row *rows = pt_payload_rows(&p->db, p->s->id, &n);
   bool ok = true;
-  while (ok && sqlite3_step(st) == SQLITE_ROW) {
-    pf_item it = {.seq = sqlite3_column_int64(st, 0),
-                  .position = (unsigned)sqlite3_column_int(st, 1),
-                  .idx = (unsigned)sqlite3_column_int(st, 3)};
-    const unsigned char *role = sqlite3_column_text(st, 2);
-    snprintf(it.role, sizeof it.role, "%s", role ? (const char *)role : "");
+  for (size_t i = 0; ok && i < n; i++) {
+    const char *r = rows[i].role; /* values are read with their calls */
+    if (strcmp(r, "in") != 0 && strcmp(r, "out") != 0 && strcmp(r, "readback") != 0)
+      continue;
+    pf_item it = {.seq = rows[i].seq, .position = rows[i].position, .idx = rows[i].idx};
+    snprintf(it.role, sizeof it.role, "%s", rows[i].role);
     ok = rp_push(&p->items, &p->n, &cap, sizeof it, &it);
   }
-  sqlite3_finalize(st);
+  free(rows);
   return ok;
 }
 
@@ -103,11 +98,10 @@ bool rp_prefetch_start(rp_session *s, size_t limit)
     return false;
   p->s = s;
   p->limit = limit;
-  if (!pt_open(s->db.path, false, &p->db, err, sizeof err)) {
+  if (!pt_open(s->db.path, PT_OPEN_MAPPED, &p->db, err, sizeof err)) {
     free(p);
     return false;
   }
-  sqlite3_exec(p->db.db, "PRAGMA mmap_size = 4294967296", NULL, NULL, NULL);
   pthread_mutex_init(&p->m, NULL);
   pthread_cond_init(&p->cv, NULL);
   if (!list_rows(p) || pthread_create(&p->thread, NULL, loader, p) != 0) {

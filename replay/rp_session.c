@@ -219,10 +219,9 @@ static bool check_calls(const rp_session *s, char *err, size_t errn)
 bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err, size_t errn)
 {
   memset(s, 0, sizeof *s);
-  if (!pt_open(path, false, &s->db, err, errn))
-    return false;
   /* Payloads are read straight from the mapped file, not copied twice. */
-  sqlite3_exec(s->db.db, "PRAGMA mmap_size = 4294967296", NULL, NULL, NULL);
+  if (!pt_open(path, PT_OPEN_MAPPED, &s->db, err, errn))
+    return false;
   s->id = session >= 0 ? session : pt_default_session(&s->db);
   if (s->id < 0 || !pt_session_exists(&s->db, s->id)) {
     if (session >= 0)
@@ -353,37 +352,6 @@ bool rp_push(void *vec, size_t *n, size_t *cap, size_t elem, const void *item)
 }
 
 /* ---- Recorded argument values ---------------------------------------------------- */
-
-rp_ref rp_ref_of(const pt_json *j)
-{
-  rp_ref r = {RP_REF_NULL, 0, 0, 0};
-  if (!j || j->type == PJ_NULL)
-    return r;
-  if (j->type != PJ_STRING) {
-    r.kind = RP_REF_NUMBER;
-    r.value = (uint64_t)pt_json_int(j, 0);
-    if (!r.value)
-      r.kind = RP_REF_NULL;
-    return r;
-  }
-  const char *s = j->u.s;
-  if (strncmp(s, "usm#", 4) == 0) {
-    r.kind = RP_REF_USM;
-    s += 4;
-  } else if (strncmp(s, "mapped#", 7) == 0) {
-    r.kind = RP_REF_MAPPED;
-    s += 7;
-  } else {
-    r.kind = RP_REF_NUMBER;
-    r.value = strtoull(s, NULL, 0);
-    return r;
-  }
-  char *end;
-  r.id = strtoull(s, &end, 10);
-  if (*end == '+')
-    r.offset = strtoull(end + 1, NULL, 10);
-  return r;
-}
 
 int rp_param(const pi_api_desc *api, const char *name)
 {

@@ -305,16 +305,30 @@ static pt_json *value(parser *ps)
   }
 }
 
-pt_json *pt_json_parse(pt_json_arena *a, const char *text, size_t len, char *err, size_t errn)
+pt_json *pt_json_parse_prefix(pt_json_arena *a, const char *text, size_t len, size_t *used,
+                              char *err, size_t errn)
 {
   parser ps = {text, text + len, text, a, err, errn, 0};
   if (err && errn)
     err[0] = 0;
   pt_json *j = value(&ps);
+  *used = (size_t)(ps.p - text);
+  return j;
+}
+
+pt_json *pt_json_parse(pt_json_arena *a, const char *text, size_t len, char *err, size_t errn)
+{
+  size_t used;
+  pt_json *j = pt_json_parse_prefix(a, text, len, &used, err, errn);
   if (j) {
-    skip(&ps);
-    if (ps.p != ps.end)
-      return fail(&ps, "trailing text");
+    while (used < len && (text[used] == ' ' || text[used] == '\n' || text[used] == '\t' ||
+                          text[used] == '\r'))
+      used++;
+    if (used != len) {
+      if (err && errn)
+        snprintf(err, errn, "malformed JSON: trailing text at offset %ld", (long)used);
+      return NULL;
+    }
   }
   return j;
 }

@@ -1,8 +1,10 @@
 /*
  * session.c: reading recorded sessions (session.h). Calls come from the
  * chunk rows, parsed once each, plus the calls that never returned
- * (inflight), then are sorted by sequence number. Also the runtime's
- * notes (the notes table), which the viewer and replay both read.
+ * (inflight), then are sorted by sequence number (cursor.c streams them
+ * instead). Also the runtime's notes (the notes table), which the viewer
+ * and replay both read, the other tables the verbs ask about, and the
+ * text of recorded references ("usm#3+16").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,11 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pi_api.h"
+#include "reader.h"
 #include "session.h"
 
 void (*pt_salvage_hook)(const char *path);
 
-bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn)
+bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t errn)
 {
   memset(out, 0, sizeof *out);
   if (pt_salvage_hook)
@@ -44,11 +48,11 @@ bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn
     return false;
   }
   fclose(f);
-  int flags = writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+  int mode = flags & PT_OPEN_WRITABLE ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
   sqlite3_stmt *s = NULL;
   int rc;
   for (;;) {
-    if (sqlite3_open_v2(path, &out->db, flags, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &out->db, mode, NULL) != SQLITE_OK) {
       snprintf(err, errn, "%s: cannot open: %s", path, sqlite3_errmsg(out->db));
       sqlite3_close(out->db);
       out->db = NULL;
@@ -61,12 +65,12 @@ bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn
      * be rebuilt before anyone reads, which a read-only connection may not
      * do (SQLITE_READONLY_RECOVERY): read through a read-write one then,
      * where the file allows it. */
-    if (rc == SQLITE_OK || flags != SQLITE_OPEN_READONLY ||
+    if (rc == SQLITE_OK || mode != SQLITE_OPEN_READONLY ||
         sqlite3_extended_errcode(out->db) != SQLITE_READONLY_RECOVERY || access(path, W_OK) != 0)
       break;
     sqlite3_close(out->db);
     out->db = NULL;
-    flags = SQLITE_OPEN_READWRITE;
+    mode = SQLITE_OPEN_READWRITE;
   }
   snprintf(out->path, sizeof out->path, "%s", path);
   if (rc != SQLITE_OK) {
@@ -108,6 +112,8 @@ bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn
     pt_close(out);
     return false;
   }
+  if (flags & PT_OPEN_MAPPED)
+    sqlite3_exec(out->db, "PRAGMA mmap_size = 4294967296", NULL, NULL, NULL);
   return true;
 }
 
@@ -132,8 +138,8 @@ pt_session_info *pt_sessions(pt_db *db, size_t *n, char *err, size_t errn)
   if (sqlite3_prepare_v2(db->db,
                          "SELECT id, label, command, host, ended, pid, start_unix_ns, "
                          "duration_ns, calls, signal, (SELECT group_concat(p.backend || ':' "
-                         "|| p.name, ', ') FROM plugins p WHERE p.session = s.id) FROM "
-                         "sessions s ORDER BY id", -1, &s, NULL) != SQLITE_OK) {
+                         "|| p.name, ', ') FROM plugins p WHERE p.session = s.id), "
+                         "exit_status FROM sessions s ORDER BY id", -1, &s, NULL) != SQLITE_OK) {
     snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
     return NULL;
   }
@@ -160,6 +166,8 @@ pt_session_info *pt_sessions(pt_db *db, size_t *n, char *err, size_t errn)
     i->calls = sqlite3_column_type(s, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 8);
     i->signal = sqlite3_column_int64(s, 9);
     copy_text(i->plugins, sizeof i->plugins, sqlite3_column_text(s, 10));
+    i->has_exit_status = sqlite3_column_type(s, 11) != SQLITE_NULL;
+    i->exit_status = sqlite3_column_int(s, 11);
   }
   sqlite3_finalize(s);
   return v;
@@ -183,104 +191,280 @@ static int cmp_seq(const void *a, const void *b)
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static bool push(pt_calls *c, size_t *cap, const pt_call *call)
+sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t errn)
 {
-  if (c->n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 4096;
-    pt_call *v = realloc(c->v, nc * sizeof *v);
-    if (!v)
-      return false;
-    c->v = v;
-    *cap = nc;
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->db, "SELECT calls, id FROM chunks WHERE session = ? ORDER BY id",
+                         -1, &s, NULL) != SQLITE_OK) {
+    snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
+    return NULL;
   }
-  c->v[c->n++] = *call;
+  sqlite3_bind_int64(s, 1, session);
+  return s;
+}
+
+sqlite3_stmt *pt__chunk_row(const pt_db *db, int64_t session, char *err, size_t errn)
+{
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->db, "SELECT calls FROM chunks WHERE session = ? AND id = ?", -1, &s,
+                         NULL) != SQLITE_OK) {
+    snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
+    return NULL;
+  }
+  sqlite3_bind_int64(s, 1, session);
+  return s;
+}
+
+/* The fast way through a chunk as the writer writes it: the fixed fields of
+ * each call read in place, only its arguments and inline data parsed into
+ * JSON (a call's seven numbers as JSON values were a third of a loaded
+ * session's memory). */
+typedef struct scan {
+  const char *p, *end;
+} scan;
+
+static void scan_space(scan *s)
+{
+  while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\t' || *s->p == '\r'))
+    s->p++;
+}
+
+static bool scan_char(scan *s, char c)
+{
+  scan_space(s);
+  if (s->p >= s->end || *s->p != c)
+    return false;
+  s->p++;
   return true;
 }
 
-bool pt_load(pt_db *db, int64_t session, pt_calls *out, char *err, size_t errn)
+static bool at_end(scan *s)
+{
+  scan_space(s);
+  return s->p == s->end;
+}
+
+/* An integer (64-bit wrap-around as json.c reads it) then `after`. */
+static bool scan_int(scan *s, int64_t *out, char after)
+{
+  bool neg = s->p < s->end && *s->p == '-';
+  const char *start = s->p += neg;
+  uint64_t v = 0;
+  for (; s->p < s->end && *s->p >= '0' && *s->p <= '9'; s->p++)
+    v = v * 10 + (uint64_t)(*s->p - '0');
+  *out = neg ? -(int64_t)v : (int64_t)v;
+  return s->p > start && s->p - start <= 20 && scan_char(s, after);
+}
+
+static pt_json *scan_json(pt_json_arena *a, scan *s)
+{
+  size_t used;
+  char why[8];
+  pt_json *j = pt_json_parse_prefix(a, s->p, (size_t)(s->end - s->p), &used, why, sizeof why);
+  s->p += used;
+  return j;
+}
+
+/* False (calls appended so far kept in *nv: the caller drops them) where
+ * the chunk is not in the writer's exact shape. */
+static bool decode_fast(pt_json_arena *a, const char *text, size_t n, pt_call **v, size_t *nv,
+                        size_t *cap)
+{
+  scan s = {text, text + n};
+  if (!scan_char(&s, '['))
+    return false;
+  if (scan_char(&s, ']'))
+    return at_end(&s);
+  do {
+    pt_call c = {.returned = true, .stack = -1};
+    int64_t f[7];
+    if (!scan_char(&s, '['))
+      return false;
+    for (int k = 0; k < 7; k++)
+      if (!scan_int(&s, &f[k], ','))
+        return false;
+    c.seq = f[0];
+    c.thread = (uint32_t)f[1];
+    c.plugin = (uint32_t)f[2];
+    c.api = (uint32_t)f[3];
+    c.result = (int32_t)f[4];
+    c.start_ns = f[5];
+    c.dur_ns = f[6];
+    c.args = scan_json(a, &s);
+    if (!c.args || c.args->type != PJ_ARRAY || c.seq < 0)
+      return false;
+    if (scan_char(&s, ',')) {
+      pt_json *st = scan_json(a, &s);
+      if (!st || (st->type != PJ_INT && st->type != PJ_NULL))
+        return false;
+      c.stack = st->type == PJ_INT ? st->u.i : -1;
+      if (scan_char(&s, ',') && !(c.data = scan_json(a, &s)))
+        return false;
+    }
+    if (!scan_char(&s, ']'))
+      return false;
+    pt_call *nvv = pt_grow(*v, cap, *nv, sizeof **v);
+    if (!nvv)
+      return false;
+    *v = nvv;
+    nvv[(*nv)++] = c;
+  } while (scan_char(&s, ','));
+  return scan_char(&s, ']') && at_end(&s);
+}
+
+bool pt__decode_chunk(pt_json_arena *a, const void *blob, size_t n, pt_call **v, size_t *nv,
+                      size_t *cap, char *err, size_t errn)
+{
+  size_t before = *nv;
+  if (blob && decode_fast(a, blob, n, v, nv, cap))
+    return true;
+  *nv = before; /* anything else: the general way, which also says what is wrong */
+  char why[256] = "";
+  pt_json *chunk = blob ? pt_json_parse(a, blob, n, why, sizeof why) : NULL;
+  if (!chunk || chunk->type != PJ_ARRAY) {
+    if (why[0])
+      snprintf(err, errn, "is damaged: a chunk of calls is not valid (%s)", why);
+    else
+      snprintf(err, errn, "is damaged: a chunk of calls is not an array");
+    return false;
+  }
+  for (uint32_t i = 0; i < chunk->n; i++) {
+    pt_json *e = chunk->u.items[i];
+    pt_call c = {0};
+    c.seq = pt_json_int(pt_json_at(e, 0), -1);
+    c.thread = (uint32_t)pt_json_int(pt_json_at(e, 1), 0);
+    c.plugin = (uint32_t)pt_json_int(pt_json_at(e, 2), 0);
+    c.api = (uint32_t)pt_json_int(pt_json_at(e, 3), 0);
+    c.result = (int32_t)pt_json_int(pt_json_at(e, 4), 0);
+    c.returned = true;
+    c.start_ns = pt_json_int(pt_json_at(e, 5), 0);
+    c.dur_ns = pt_json_int(pt_json_at(e, 6), 0);
+    c.args = pt_json_at(e, 7);
+    pt_json *st = pt_json_at(e, 8);
+    c.stack = st && st->type == PJ_INT ? st->u.i : -1;
+    c.data = pt_json_at(e, 9);
+    if (c.seq < 0 || !c.args || c.args->type != PJ_ARRAY) {
+      snprintf(err, errn, "is damaged: a recorded call is malformed");
+      return false;
+    }
+    pt_call *nvv = pt_grow(*v, cap, *nv, sizeof **v);
+    if (!nvv) {
+      snprintf(err, errn, "cannot be read: out of memory");
+      return false;
+    }
+    *v = nvv;
+    nvv[(*nv)++] = c;
+  }
+  return true;
+}
+
+/* A chunk is a JSON array of calls, each an array that starts with its
+ * seq: the lowest is found by looking at the second level only, without
+ * parsing (strings skipped). A seq not written as plain digits makes the
+ * answer INT64_MIN (the chunk may hold any seq). */
+int64_t pt__chunk_lowest_seq(const void *blob, size_t n)
+{
+  const char *p = blob, *end = p + n;
+  int64_t lowest = INT64_MAX;
+  int depth = 0;
+  for (; p < end; p++) {
+    char ch = *p;
+    if (ch == '"') {
+      for (p++; p < end && *p != '"'; p++)
+        p += *p == '\\';
+    } else if (ch == '[') {
+      if (++depth != 2)
+        continue;
+      const char *q = p + 1;
+      while (q < end && (*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r'))
+        q++;
+      uint64_t v = 0; /* wrapping as json.c does */
+      const char *digits = q;
+      for (; q < end && *q >= '0' && *q <= '9'; q++)
+        v = v * 10 + (uint64_t)(*q - '0');
+      if (q == digits || (q < end && *q != ',' && *q != ']' && *q != ' ' && *q != '\n'))
+        return INT64_MIN;
+      if ((int64_t)v < lowest)
+        lowest = (int64_t)v;
+      p = q - 1;
+    } else if (ch == ']') {
+      depth--;
+    }
+  }
+  return lowest;
+}
+
+bool pt__inflight_calls(const pt_db *db, int64_t session, pt_json_arena *a, pt_call **v, size_t *nv,
+                        size_t *cap, char *err, size_t errn)
+{
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->db, "SELECT seq, thread, plugin, api, start_ns, args, stack, data "
+                                 "FROM inflight WHERE session = ? ORDER BY seq", -1, &s,
+                         NULL) != SQLITE_OK)
+    return true; /* a file from before calls in flight were kept */
+  sqlite3_bind_int64(s, 1, session);
+  bool ok = true;
+  while (ok && sqlite3_step(s) == SQLITE_ROW) {
+    pt_call c = {0};
+    c.seq = sqlite3_column_int64(s, 0);
+    c.thread = (uint32_t)sqlite3_column_int(s, 1);
+    c.plugin = (uint32_t)sqlite3_column_int(s, 2);
+    c.api = (uint32_t)sqlite3_column_int(s, 3);
+    c.start_ns = sqlite3_column_int64(s, 4);
+    c.returned = false;
+    char why[256];
+    const char *t = (const char *)sqlite3_column_text(s, 5);
+    c.args = t ? pt_json_parse(a, t, strlen(t), why, sizeof why) : NULL;
+    c.stack = sqlite3_column_type(s, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 6);
+    const char *d = (const char *)sqlite3_column_text(s, 7);
+    c.data = d ? pt_json_parse(a, d, strlen(d), why, sizeof why) : NULL;
+    if (!c.args)
+      continue;
+    pt_call *nvv = pt_grow(*v, cap, *nv, sizeof **v);
+    if (!nvv) {
+      snprintf(err, errn, "out of memory loading %s", db->path);
+      ok = false;
+      break;
+    }
+    *v = nvv;
+    nvv[(*nv)++] = c;
+  }
+  sqlite3_finalize(s);
+  return ok;
+}
+
+/* Calls of the first `chunks` chunk rows (SIZE_MAX: all, and the calls in
+ * flight), sorted by seq. */
+static bool load(pt_db *db, int64_t session, size_t chunks, pt_calls *out, char *err,
+                 size_t errn)
 {
   memset(out, 0, sizeof *out);
   size_t cap = 0;
-  sqlite3_stmt *s;
-  if (sqlite3_prepare_v2(db->db, "SELECT calls FROM chunks WHERE session = ? ORDER BY id", -1,
-                         &s, NULL) != SQLITE_OK) {
-    snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
+  sqlite3_stmt *s = pt__chunk_rows(db, session, err, errn);
+  if (!s)
     return false;
-  }
-  sqlite3_bind_int64(s, 1, session);
-  int rc;
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    const char *text = (const char *)sqlite3_column_text(s, 0);
-    int len = sqlite3_column_bytes(s, 0);
-    pt_json *chunk = text ? pt_json_parse(&out->arena, text, (size_t)len, err, errn) : NULL;
-    if (!chunk || chunk->type != PJ_ARRAY) {
-      if (!chunk && err[0]) {
-        char why[256];
-        snprintf(why, sizeof why, "%s", err);
-        snprintf(err, errn, "%s is damaged: a chunk of calls is not valid (%s)", db->path, why);
-      } else {
-        snprintf(err, errn, "%s is damaged: a chunk of calls is not an array", db->path);
-      }
+  int rc = SQLITE_DONE;
+  char why[512];
+  for (size_t k = 0; k < chunks && (rc = sqlite3_step(s)) == SQLITE_ROW; k++) {
+    if (!pt__decode_chunk(&out->arena, sqlite3_column_text(s, 0),
+                          (size_t)sqlite3_column_bytes(s, 0), &out->v, &out->n, &cap, why,
+                          sizeof why)) {
+      snprintf(err, errn, "%s %s", db->path, why);
       sqlite3_finalize(s);
       pt_calls_free(out);
       return false;
     }
-    for (uint32_t i = 0; i < chunk->n; i++) {
-      pt_json *e = chunk->u.items[i];
-      pt_call c = {0};
-      c.seq = pt_json_int(pt_json_at(e, 0), -1);
-      c.thread = (uint32_t)pt_json_int(pt_json_at(e, 1), 0);
-      c.plugin = (uint32_t)pt_json_int(pt_json_at(e, 2), 0);
-      c.api = (uint32_t)pt_json_int(pt_json_at(e, 3), 0);
-      c.result = (int32_t)pt_json_int(pt_json_at(e, 4), 0);
-      c.returned = true;
-      c.start_ns = pt_json_int(pt_json_at(e, 5), 0);
-      c.dur_ns = pt_json_int(pt_json_at(e, 6), 0);
-      c.args = pt_json_at(e, 7);
-      pt_json *st = pt_json_at(e, 8);
-      c.stack = st && st->type == PJ_INT ? st->u.i : -1;
-      c.data = pt_json_at(e, 9);
-      if (c.seq < 0 || !c.args || c.args->type != PJ_ARRAY) {
-        snprintf(err, errn, "%s is damaged: a recorded call is malformed", db->path);
-        sqlite3_finalize(s);
-        pt_calls_free(out);
-        return false;
-      }
-      if (!push(out, &cap, &c)) {
-        snprintf(err, errn, "out of memory loading %s", db->path);
-        sqlite3_finalize(s);
-        pt_calls_free(out);
-        return false;
-      }
-    }
   }
   sqlite3_finalize(s);
-  if (rc != SQLITE_DONE) {
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
     snprintf(err, errn, "%s is damaged or truncated: %s", db->path, sqlite3_errmsg(db->db));
     pt_calls_free(out);
     return false;
   }
-  /* Calls that never returned. */
-  if (sqlite3_prepare_v2(db->db, "SELECT seq, thread, plugin, api, start_ns, args, stack, data "
-                                 "FROM inflight WHERE session = ?", -1, &s, NULL) == SQLITE_OK) {
-    sqlite3_bind_int64(s, 1, session);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-      pt_call c = {0};
-      c.seq = sqlite3_column_int64(s, 0);
-      c.thread = (uint32_t)sqlite3_column_int(s, 1);
-      c.plugin = (uint32_t)sqlite3_column_int(s, 2);
-      c.api = (uint32_t)sqlite3_column_int(s, 3);
-      c.start_ns = sqlite3_column_int64(s, 4);
-      c.returned = false;
-      const char *a = (const char *)sqlite3_column_text(s, 5);
-      c.args = a ? pt_json_parse(&out->arena, a, strlen(a), err, errn) : NULL;
-      c.stack = sqlite3_column_type(s, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 6);
-      const char *d = (const char *)sqlite3_column_text(s, 7);
-      c.data = d ? pt_json_parse(&out->arena, d, strlen(d), err, errn) : NULL;
-      if (c.args && !push(out, &cap, &c))
-        break;
-    }
-    sqlite3_finalize(s);
+  if (chunks == SIZE_MAX &&
+      !pt__inflight_calls(db, session, &out->arena, &out->v, &out->n, &cap, err, errn)) {
+    pt_calls_free(out);
+    return false;
   }
   /* Chunks hold calls in the order they returned: sort only when needed. */
   bool sorted = true;
@@ -290,6 +474,17 @@ bool pt_load(pt_db *db, int64_t session, pt_calls *out, char *err, size_t errn)
     qsort(out->v, out->n, sizeof *out->v, cmp_seq);
   err[0] = 0;
   return true;
+}
+
+bool pt_load(pt_db *db, int64_t session, pt_calls *out, char *err, size_t errn)
+{
+  return load(db, session, SIZE_MAX, out, err, errn);
+}
+
+bool pt_load_first(pt_db *db, int64_t session, size_t chunks, pt_calls *out, char *err,
+                   size_t errn)
+{
+  return load(db, session, chunks, out, err, errn);
 }
 
 const pt_call *pt_call_by_seq(const pt_calls *calls, int64_t seq)
@@ -524,4 +719,244 @@ void *pt_grow(void *v, size_t *cap, size_t n, size_t elem)
   if (nv)
     *cap = nc;
   return nv;
+}
+
+/* ---- What the verbs ask besides the calls ------------------------------------------ */
+
+/* A statement with the session bound as ?1, or NULL. */
+static sqlite3_stmt *session_query(pt_db *db, const char *sql, int64_t session)
+{
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return NULL;
+  sqlite3_bind_int64(st, 1, session);
+  return st;
+}
+
+/* The integer the query answers (def when none or NULL). */
+static int64_t session_int(pt_db *db, const char *sql, int64_t session, int64_t def)
+{
+  sqlite3_stmt *st = session_query(db, sql, session);
+  int64_t v = def;
+  if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+void pt_incomplete_reason(pt_db *db, int64_t session, char *out, size_t n)
+{
+  sqlite3_stmt *st = session_query(db, "SELECT incomplete_reason FROM sessions WHERE id = ?1",
+                                   session);
+  *out = 0;
+  if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+    snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+}
+
+char *pt_session_env_var(pt_db *db, int64_t session, const char *name)
+{
+  sqlite3_stmt *st = session_query(db, "SELECT env FROM sessions WHERE id = ?1", session);
+  const char *env = st && sqlite3_step(st) == SQLITE_ROW
+                        ? (const char *)sqlite3_column_text(st, 0) : NULL;
+  pt_json_arena arena = {0};
+  char err[128], *value = NULL;
+  pt_json *j = env ? pt_json_parse(&arena, env, strlen(env), err, sizeof err) : NULL;
+  if (j && j->type == PJ_OBJECT) /* {"NAME": "value", ...} */
+    for (uint32_t i = 0; i < j->n && !value; i++) {
+      const pt_json *k = j->u.items[2 * i], *v = j->u.items[2 * i + 1];
+      if (k->type == PJ_STRING && strcmp(k->u.s, name) == 0 && v->type == PJ_STRING)
+        value = strdup(v->u.s);
+    }
+  pt_json_arena_free(&arena);
+  sqlite3_finalize(st);
+  return value;
+}
+
+bool pt_set_exit_status(pt_db *db, int64_t session, int status, char *err, size_t errn)
+{
+  sqlite3_stmt *st = session_query(db, "UPDATE sessions SET exit_status = ?2 WHERE id = ?1",
+                                   session);
+  bool ok = st != NULL;
+  if (st) {
+    sqlite3_bind_int(st, 2, status);
+    ok = sqlite3_step(st) == SQLITE_DONE;
+  }
+  if (!ok)
+    snprintf(err, errn, "%s: %s", db->path, sqlite3_errmsg(db->db));
+  sqlite3_finalize(st);
+  return ok;
+}
+
+int64_t pt_count_calls(pt_db *db, int64_t session)
+{
+  return session_int(db, "SELECT (SELECT coalesce(sum(json_array_length(calls)), 0) FROM "
+                         "chunks WHERE session = ?1) + (SELECT count(*) FROM inflight WHERE "
+                         "session = ?1)", session, -1);
+}
+
+int64_t pt_last_call_end(pt_db *db, int64_t session)
+{
+  return session_int(db, "SELECT max(json_extract(j.value, '$[5]') + json_extract(j.value, "
+                         "'$[6]')) FROM chunks c, json_each(c.calls) j WHERE c.session = ?1 "
+                         "AND c.id = (SELECT max(id) FROM chunks WHERE session = ?1)",
+                     session, -1);
+}
+
+/* An integer column, or def when NULL. */
+static int64_t col_int(sqlite3_stmt *st, int col, int64_t def)
+{
+  return sqlite3_column_type(st, col) == SQLITE_NULL ? def : sqlite3_column_int64(st, col);
+}
+
+/* Every row of a query on a session (?1; ?2 bound to arg2 when the query has
+ * it) into a new array of `elem`-byte elements that fill() sets from the
+ * row; *n of them (NULL when none or memory ran out). */
+static void *collect(pt_db *db, const char *sql, int64_t session, int64_t arg2, size_t elem,
+                     void (*fill)(sqlite3_stmt *st, void *out), size_t *n)
+{
+  sqlite3_stmt *st = session_query(db, sql, session);
+  char *v = NULL;
+  size_t cap = 0;
+  *n = 0;
+  if (st && sqlite3_bind_parameter_count(st) > 1)
+    sqlite3_bind_int64(st, 2, arg2);
+  while (st && sqlite3_step(st) == SQLITE_ROW) {
+    char *nv = pt_grow(v, &cap, *n, elem);
+    if (!nv)
+      break;
+    v = nv;
+    memset(v + *n * elem, 0, elem);
+    fill(st, v + (*n)++ * elem);
+  }
+  sqlite3_finalize(st);
+  return v;
+}
+
+static void fill_thread(sqlite3_stmt *st, void *out)
+{
+  pt_thread *t = out;
+  t->idx = sqlite3_column_int(st, 0);
+  t->tid = sqlite3_column_int64(st, 1);
+}
+
+pt_thread *pt_threads(pt_db *db, int64_t session, size_t *n)
+{
+  return collect(db, "SELECT idx, tid FROM threads WHERE session = ?1 ORDER BY idx", session, 0,
+                 sizeof(pt_thread), fill_thread, n);
+}
+
+bool pt_each_stack(pt_db *db, int64_t session, void (*fn)(void *ctx, int64_t id,
+                                                           const char *frames),
+                   void *ctx, char *err, size_t errn)
+{
+  sqlite3_stmt *st = session_query(db, "SELECT id, frames FROM stacks WHERE session = ?1",
+                                   session);
+  if (!st) {
+    snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
+    return false;
+  }
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *frames = (const char *)sqlite3_column_text(st, 1);
+    fn(ctx, sqlite3_column_int64(st, 0), frames ? frames : "");
+  }
+  sqlite3_finalize(st);
+  return true;
+}
+
+int64_t pt_max_handle_id(pt_db *db, int64_t session)
+{
+  return session_int(db, "SELECT max(id) FROM handles WHERE session = ?1", session, 0);
+}
+
+static void fill_handle(sqlite3_stmt *st, void *out)
+{
+  pt_live_handle *h = out;
+  h->id = sqlite3_column_int64(st, 0);
+  copy_text(h->kind, sizeof h->kind, sqlite3_column_text(st, 1));
+  h->created_seq = sqlite3_column_int64(st, 2);
+  h->released_seq = col_int(st, 3, -1);
+}
+
+pt_live_handle *pt_live_handles(pt_db *db, int64_t session, int64_t seq, size_t *n)
+{
+  return collect(db, "SELECT id, kind, created_seq, released_seq FROM handles WHERE session = "
+                     "?1 AND created = 1 AND (released_seq IS NULL OR released_seq > ?2) ORDER "
+                     "BY id DESC", session, seq, sizeof(pt_live_handle), fill_handle, n);
+}
+
+static void fill_payload_row(sqlite3_stmt *st, void *out)
+{
+  pt_payload_row *r = out;
+  r->seq = sqlite3_column_int64(st, 0);
+  r->position = (unsigned)sqlite3_column_int(st, 1);
+  copy_text(r->role, sizeof r->role, sqlite3_column_text(st, 2));
+  r->idx = (unsigned)sqlite3_column_int(st, 3);
+  r->size = sqlite3_column_int64(st, 4);
+  r->stored = sqlite3_column_int64(st, 5);
+  r->captured_seq = col_int(st, 6, -1);
+}
+
+pt_payload_row *pt_payload_rows(pt_db *db, int64_t session, size_t *n)
+{
+  return collect(db, "SELECT seq, position, role, idx, size, stored, captured_seq FROM "
+                     "data_rows WHERE session = ?1 ORDER BY seq, position, role, idx", session,
+                 0, sizeof(pt_payload_row), fill_payload_row, n);
+}
+
+static void fill_device_time(sqlite3_stmt *st, void *out)
+{
+  pt_device_time *d = out;
+  d->seq = sqlite3_column_int64(st, 0);
+  d->api = sqlite3_column_int64(st, 1);
+  d->queue = sqlite3_column_int64(st, 2);
+  d->device = sqlite3_column_int64(st, 3);
+  d->mapped = sqlite3_column_type(st, 4) != SQLITE_NULL;
+  d->start_ns = sqlite3_column_int64(st, 4);
+  d->end_ns = sqlite3_column_int64(st, 5);
+  d->device_start_ns = sqlite3_column_int64(st, 6);
+  d->device_end_ns = sqlite3_column_int64(st, 7);
+}
+
+pt_device_time *pt_device_times(pt_db *db, int64_t session, size_t *n)
+{
+  return collect(db, "SELECT seq, api, queue, device, start_ns, end_ns, device_start_ns, "
+                     "device_end_ns FROM device_times WHERE session = ?1 ORDER BY seq", session,
+                 0, sizeof(pt_device_time), fill_device_time, n);
+}
+
+/* ---- Recorded references --------------------------------------------------------- */
+
+bool pt_ref_parse(const char *s, pt_ref *r)
+{
+  for (uint8_t k = PI_OBJ_PLATFORM; k < PI_OBJ_KIND_COUNT; k++) {
+    const char *name = pi_object_kind_name(k);
+    size_t n = strlen(name);
+    if (strncmp(s, name, n) != 0 || s[n] != '#' || s[n + 1] < '0' || s[n + 1] > '9')
+      continue;
+    char *end;
+    memset(r, 0, sizeof *r);
+    r->kind = PT_REF_OBJECT;
+    r->obj = k;
+    r->id = strtoll(s + n + 1, &end, 10);
+    if (*end == '+' && end[1] >= '0' && end[1] <= '9')
+      r->offset = strtoll(end + 1, &end, 10);
+    r->len = (size_t)(end - s);
+    return true;
+  }
+  return false;
+}
+
+pt_ref pt_ref_of(const pt_json *j)
+{
+  pt_ref r = {.kind = PT_REF_NULL};
+  if (!j || j->type == PJ_NULL)
+    return r;
+  if (j->type == PJ_STRING && pt_ref_parse(j->u.s, &r))
+    return r;
+  r.kind = PT_REF_NUMBER;
+  r.value = j->type == PJ_STRING ? strtoull(j->u.s, NULL, 0) : (uint64_t)pt_json_int(j, 0);
+  if (!r.value && j->type != PJ_STRING)
+    r.kind = PT_REF_NULL;
+  return r;
 }

@@ -921,6 +921,77 @@ Test(viewer, export_jsonl_and_csv_have_a_line_per_call)
   cr_assert(strstr(out, ",vadd,\"queue#"), "%s", out);
 }
 
+/* ---- Calls streamed in seq order ---------------------------------------------------- */
+
+/* The seq at the start of each line (after `skip` characters), or of each
+ * "seq" member: strictly increasing, and as many as the session has. */
+static void assert_seq_order(const char *out, const char *key, long long calls)
+{
+  long long last = 0, n = 0;
+  for (const char *p = out; (p = key ? strstr(p, key) : p) && *p; n++) {
+    long long seq = atoll(p + (key ? strlen(key) : 0));
+    cr_assert_gt(seq, last, "seq %lld after %lld", seq, last);
+    last = seq;
+    p = strchr(p, '\n');
+    if (!p)
+      break;
+    p++;
+  }
+  cr_assert_eq(n, calls, "%lld calls in order, the session has %lld", n, calls);
+}
+
+Test(viewer, show_stats_export_stream_calls_in_seq_order_from_chunks_out_of_order)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "slowcall", "1500", NULL};
+  cr_assert_eq(record_into(db, argv, POCL, NULL), 0);
+  /* The build's call returned after the queries of a later chunk: a chunk
+   * holds an earlier call than one before it. */
+  cr_assert_gt(sql_int(db, "SELECT count(*) FROM chunks a, chunks b WHERE b.session = "
+                           "a.session AND b.id > a.id AND (SELECT min(json_extract(value, "
+                           "'$[0]')) FROM json_each(b.calls)) < (SELECT max(json_extract(value, "
+                           "'$[0]')) FROM json_each(a.calls))"), 0,
+               "the recording has no chunk out of seq order");
+  long long calls = sql_int(db, "SELECT count(*) FROM pi_calls");
+  cr_assert_gt(calls, 1500);
+  /* The cursor yields what pt_load holds, call by call. */
+  pt_db h;
+  pt_calls all;
+  char e[512];
+  cr_assert(pt_open(db, 0, &h, e, sizeof e), "%s", e);
+  int64_t id = pt_default_session(&h);
+  cr_assert(pt_load(&h, id, &all, e, sizeof e), "%s", e);
+  pt_cursor *cur = pt_cursor_open(&h, id, e, sizeof e);
+  cr_assert(cur, "%s", e);
+  size_t n = 0;
+  for (const pt_call *c; (c = pt_cursor_next(cur, e, sizeof e)); n++) {
+    cr_assert_lt(n, all.n);
+    const pt_call *w = &all.v[n];
+    cr_assert(c->seq == w->seq && c->api == w->api && c->thread == w->thread &&
+              c->result == w->result && c->start_ns == w->start_ns && c->dur_ns == w->dur_ns &&
+              c->returned == w->returned && c->args->n == w->args->n,
+              "call %zu: seq %lld, want %lld", n, (long long)c->seq, (long long)w->seq);
+  }
+  cr_assert_eq(e[0], 0, "%s", e);
+  cr_assert_eq(n, all.n);
+  pt_cursor_close(cur);
+  pt_calls_free(&all);
+  pt_close(&h);
+  char *out, *err;
+  cr_assert_eq(pitrace(&out, &err, "show", "--compact", db, NULL), 0, "%s", err);
+  assert_seq_order(out, NULL, calls);
+  cr_assert_eq(pitrace(&out, &err, "show", db, NULL), 0, "%s", err);
+  cr_assert_eq(tu_count(out, "\n---> "), calls - 1, "a block per call");
+  cr_assert_eq(pitrace(&out, &err, "export", "--format", "jsonl", db, NULL), 0, "%s", err);
+  assert_seq_order(out, "{\"seq\":", calls);
+  cr_assert_eq(pitrace(&out, &err, "export", "--format", "csv", db, NULL), 0, "%s", err);
+  assert_seq_order(strchr(out, '\n') + 1, NULL, calls);
+  cr_assert_eq(pitrace(&out, &err, "stats", db, NULL), 0, "%s", err);
+  char *want = fmt(": %lld calls, ", calls);
+  cr_assert(strstr(out, want), "no '%s' in\n%s", want, out);
+  cr_assert(strstr(out, "\npiProgramBuild "), "%s", out);
+}
+
 /* ---- report ----------------------------------------------------------------------- */
 
 static const char *chromium(void)

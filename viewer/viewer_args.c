@@ -90,25 +90,6 @@ int64_t vw_arg_int(const pt_call *c, unsigned i)
   return pt_json_int(pt_json_at(c->args, i), 0);
 }
 
-bool vw_parse_ref(const char *s, uint8_t *kind, int64_t *id, int64_t *offset, size_t *len)
-{
-  for (uint8_t k = PI_OBJ_PLATFORM; k < PI_OBJ_KIND_COUNT; k++) {
-    const char *name = pi_object_kind_name(k);
-    size_t n = strlen(name);
-    if (strncmp(s, name, n) != 0 || s[n] != '#' || s[n + 1] < '0' || s[n + 1] > '9')
-      continue;
-    char *end;
-    *id = strtoll(s + n + 1, &end, 10);
-    *offset = 0;
-    if (*end == '+' && end[1] >= '0' && end[1] <= '9')
-      *offset = strtoll(end + 1, &end, 10);
-    *kind = k;
-    *len = (size_t)(end - s);
-    return true;
-  }
-  return false;
-}
-
 static unsigned max_elems(const vw_textopt *o) { return o && o->max_elems ? o->max_elems : 8; }
 static unsigned max_chars(const vw_textopt *o) { return o && o->max_chars ? o->max_chars : 60; }
 
@@ -133,11 +114,9 @@ static void put_handle(pi_sbuf *b, const vw_textopt *o, uint8_t kind, int64_t id
  * masked), NULL. */
 static void put_address(pi_sbuf *b, const vw_textopt *o, const pt_json *j)
 {
-  uint8_t kind;
-  int64_t id, off;
-  size_t len;
-  if (j && j->type == PJ_STRING && vw_parse_ref(j->u.s, &kind, &id, &off, &len))
-    put_handle(b, o, kind, id, off);
+  pt_ref r;
+  if (j && j->type == PJ_STRING && pt_ref_parse(j->u.s, &r))
+    put_handle(b, o, r.obj, r.id, r.offset);
   else if (j && j->type == PJ_STRING)
     vw_put_quoted(b, j->u.s, max_chars(o));
   else if (!j || pt_json_int(j, 0) == 0)
@@ -279,12 +258,10 @@ static void put_info(pi_sbuf *b, const vw_textopt *o, const pi_param_desc *p, co
   const char *s = j->u.s;
   size_t len = j->n, max = max_chars(o) * 2, shown = len < max ? len : max;
   for (size_t k = 0; k < shown;) {
-    uint8_t kind;
-    int64_t id, off;
-    size_t n;
-    if (e && e->vt == PI_VT_HANDLE && vw_parse_ref(s + k, &kind, &id, &off, &n)) {
-      put_handle(b, o, kind, id, off);
-      k += n;
+    pt_ref r;
+    if (e && e->vt == PI_VT_HANDLE && pt_ref_parse(s + k, &r)) {
+      put_handle(b, o, r.obj, r.id, r.offset);
+      k += r.len;
     } else {
       pi_sbuf_put(b, s + k++, 1);
     }
@@ -421,27 +398,34 @@ void vw_args_text(pi_sbuf *b, const vw_textopt *o, const pi_api_desc *api, const
 
 bool vw_is_launch(uint32_t api) { return pi_api_flags(api) & PI_API_F_LAUNCH; }
 
+void vw_kernels_note(vw_kernels *k, const pt_call *c)
+{
+  const pt_json *name = pt_json_at(c->args, 1);
+  if (c->api != PI_API_piKernelCreate || !c->returned || c->result != PI_SUCCESS || !name ||
+      name->type != PJ_STRING)
+    return;
+  char **v = pt_grow(k->names, &k->cap, k->n, sizeof *v);
+  char *copy = v ? strdup(name->u.s) : NULL;
+  if (v)
+    k->names = v;
+  if (!copy)
+    return;
+  vw_map_put(&k->ids, vw_arg_int(c, 2), (int64_t)k->n);
+  k->names[k->n++] = copy;
+}
+
 void vw_kernels_build(const pt_calls *calls, vw_kernels *k)
 {
   memset(k, 0, sizeof *k);
-  for (size_t i = 0; i < calls->n; i++) {
-    const pt_call *c = &calls->v[i];
-    const pt_json *name = pt_json_at(c->args, 1);
-    if (c->api != PI_API_piKernelCreate || !c->returned || c->result != PI_SUCCESS || !name ||
-        name->type != PJ_STRING)
-      continue;
-    const char **v = pt_grow(k->names, &k->cap, k->n, sizeof *v);
-    if (!v)
-      return;
-    k->names = v;
-    vw_map_put(&k->ids, vw_arg_int(c, 2), (int64_t)k->n);
-    k->names[k->n++] = name->u.s;
-  }
+  for (size_t i = 0; i < calls->n; i++)
+    vw_kernels_note(k, &calls->v[i]);
 }
 
 void vw_kernels_free(vw_kernels *k)
 {
   vw_map_free(&k->ids);
+  for (size_t i = 0; i < k->n; i++)
+    free(k->names[i]);
   free(k->names);
   memset(k, 0, sizeof *k);
 }

@@ -5,7 +5,6 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,39 +47,38 @@ static bool find_session(const char *verb, vw_session *s, int64_t id)
   return found;
 }
 
-void vw_incomplete_reason(pt_db *db, int64_t session, char *out, size_t n)
-{
-  sqlite3_stmt *st;
-  *out = 0;
-  if (sqlite3_prepare_v2(db->db, "SELECT incomplete_reason FROM sessions WHERE id = ?", -1, &st,
-                         NULL) != SQLITE_OK)
-    return;
-  sqlite3_bind_int64(st, 1, session);
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-    snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
-}
-
+/* The threads that made calls, as the session lists them. */
 static void count_threads(vw_session *s)
 {
-  uint32_t max = 0;
-  for (size_t i = 0; i < s->calls.n; i++)
-    if (s->calls.v[i].thread > max)
-      max = s->calls.v[i].thread;
-  unsigned char *seen = calloc((size_t)max + 1, 1);
-  s->nthreads = 0;
-  for (size_t i = 0; seen && i < s->calls.n; i++)
-    if (!seen[s->calls.v[i].thread]) {
-      seen[s->calls.v[i].thread] = 1;
-      s->nthreads++;
-    }
-  free(seen);
+  size_t n = 0;
+  free(pt_threads(&s->db, s->id, &n));
+  s->nthreads = (uint32_t)n;
 }
 
-static int cmp_devtime(const void *a, const void *b)
+/* The start of the calls whose seq devtimes[0..n) name (sorted by seq), in
+ * start[]: from the loaded calls, or from one pass of a cursor. */
+static void call_starts(vw_session *s, const vw_devtime *d, size_t n, int64_t *start)
 {
-  const vw_devtime *x = a, *y = b;
-  return (x->seq > y->seq) - (x->seq < y->seq);
+  for (size_t i = 0; i < n; i++)
+    start[i] = INT64_MIN;
+  if (s->calls.n) {
+    for (size_t i = 0; i < n; i++) {
+      const pt_call *c = pt_call_by_seq(&s->calls, d[i].seq);
+      start[i] = c ? c->start_ns : INT64_MIN;
+    }
+    return;
+  }
+  char err[256];
+  pt_cursor *cur = pt_cursor_open(&s->db, s->id, err, sizeof err);
+  const pt_call *c;
+  size_t i = 0;
+  while (cur && i < n && (c = pt_cursor_next(cur, err, sizeof err))) {
+    while (i < n && d[i].seq < c->seq)
+      i++;
+    if (i < n && d[i].seq == c->seq)
+      start[i++] = c->start_ns;
+  }
+  pt_cursor_close(cur);
 }
 
 /* The session's device times (none in a file from before them). A device
@@ -88,64 +86,50 @@ static int cmp_devtime(const void *a, const void *b)
  * no command before its enqueue call began. */
 static void load_devtimes(vw_session *s)
 {
-  sqlite3_stmt *q;
-  if (sqlite3_prepare_v2(s->db.db,
-                         "SELECT seq, api, queue, device, start_ns, end_ns, device_start_ns, "
-                         "device_end_ns FROM device_times WHERE session=? ORDER BY seq",
-                         -1, &q, NULL) != SQLITE_OK)
+  size_t n = 0;
+  pt_device_time *raw = pt_device_times(&s->db, s->id, &n);
+  s->devtimes = n ? calloc(n, sizeof *s->devtimes) : NULL;
+  int64_t *start = n ? malloc(n * sizeof *start) : NULL;
+  if (!s->devtimes || !start) {
+    free(s->devtimes);
+    s->devtimes = NULL;
+    free(start);
+    free(raw);
     return;
-  sqlite3_bind_int64(q, 1, s->id);
-  size_t cap = 0;
-  int64_t *raw = NULL;
-  while (sqlite3_step(q) == SQLITE_ROW) {
-    vw_devtime *v = pt_grow(s->devtimes, &cap, s->ndevtimes, sizeof *v);
-    int64_t *r = v ? realloc(raw, (s->ndevtimes + 1) * sizeof *r) : NULL;
-    if (!v || !r) {
-      if (v)
-        s->devtimes = v;
-      break;
-    }
-    s->devtimes = v;
-    raw = r;
-    vw_devtime *d = &v[s->ndevtimes];
-    d->seq = sqlite3_column_int64(q, 0);
-    d->api = sqlite3_column_int64(q, 1);
-    d->queue = sqlite3_column_int64(q, 2);
-    d->device = sqlite3_column_int64(q, 3);
-    int64_t ds = sqlite3_column_int64(q, 6), de = sqlite3_column_int64(q, 7);
-    d->dur_ns = de - ds;
-    if (sqlite3_column_type(q, 4) == SQLITE_NULL) {
-      d->start_ns = INT64_MIN; /* placed below */
-      d->end_ns = de - ds;
-      raw[s->ndevtimes] = ds;
-    } else {
-      d->start_ns = sqlite3_column_int64(q, 4);
-      d->end_ns = sqlite3_column_int64(q, 5);
-    }
-    s->ndevtimes++;
   }
-  sqlite3_finalize(q);
-  for (size_t i = 0; i < s->ndevtimes; i++) {
+  s->ndevtimes = n;
+  bool estimate = false;
+  for (size_t i = 0; i < n; i++) {
+    vw_devtime *d = &s->devtimes[i];
+    d->seq = raw[i].seq;
+    d->api = raw[i].api;
+    d->queue = raw[i].queue;
+    d->device = raw[i].device;
+    d->dur_ns = raw[i].device_end_ns - raw[i].device_start_ns;
+    d->start_ns = raw[i].mapped ? raw[i].start_ns : INT64_MIN; /* placed below */
+    d->end_ns = raw[i].mapped ? raw[i].end_ns : d->dur_ns;
+    estimate |= !raw[i].mapped;
+  }
+  if (estimate)
+    call_starts(s, s->devtimes, n, start);
+  for (size_t i = 0; i < n; i++) {
     if (s->devtimes[i].start_ns != INT64_MIN)
       continue;
     s->devtimes_estimated = true;
     int64_t dev = s->devtimes[i].device, offset = INT64_MIN;
-    for (size_t j = i; j < s->ndevtimes; j++)
-      if (s->devtimes[j].device == dev && s->devtimes[j].start_ns == INT64_MIN) {
-        const pt_call *c = pt_call_by_seq(&s->calls, s->devtimes[j].seq);
-        if (c && c->start_ns - raw[j] > offset)
-          offset = c->start_ns - raw[j];
-      }
-    for (size_t j = i; j < s->ndevtimes; j++)
+    for (size_t j = i; j < n; j++)
+      if (s->devtimes[j].device == dev && s->devtimes[j].start_ns == INT64_MIN &&
+          start[j] != INT64_MIN && start[j] - raw[j].device_start_ns > offset)
+        offset = start[j] - raw[j].device_start_ns;
+    for (size_t j = i; j < n; j++)
       if (s->devtimes[j].device == dev && s->devtimes[j].start_ns == INT64_MIN) {
         vw_devtime *d = &s->devtimes[j];
-        d->start_ns = offset == INT64_MIN ? 0 : raw[j] + offset;
+        d->start_ns = offset == INT64_MIN ? 0 : raw[j].device_start_ns + offset;
         d->end_ns = d->start_ns + d->dur_ns;
       }
   }
   free(raw);
-  if (s->ndevtimes > 1)
-    qsort(s->devtimes, s->ndevtimes, sizeof *s->devtimes, cmp_devtime);
+  free(start);
 }
 
 const vw_devtime *vw_devtime_of(const vw_session *s, int64_t seq)
@@ -194,14 +178,15 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
     pt_close(&s->db);
     return false;
   }
-  vw_incomplete_reason(&s->db, s->id, s->incomplete_reason, sizeof s->incomplete_reason);
+  pt_incomplete_reason(&s->db, s->id, s->incomplete_reason, sizeof s->incomplete_reason);
   if ((what & VW_CALLS) && !pt_load(&s->db, s->id, &s->calls, err, sizeof err)) {
     pt_verb_error(verb, "%s", err);
     pt_close(&s->db);
     return false;
   }
+  s->loaded = what & VW_CALLS;
   count_threads(s);
-  if (what & VW_CALLS)
+  if (what & (VW_CALLS | VW_STREAM))
     load_devtimes(s);
   if (what & VW_NOTES)
     s->notes = pt_load_notes(&s->db, s->id, &s->nnotes);
@@ -218,6 +203,34 @@ void vw_session_close(vw_session *s)
   s->notes = NULL;
   s->nnotes = 0;
   pt_close(&s->db);
+}
+
+bool vw_iter_open(const char *verb, const vw_session *s, vw_iter *it)
+{
+  memset(it, 0, sizeof *it);
+  it->s = s;
+  if (s->loaded)
+    return true;
+  it->cur = pt_cursor_open(&s->db, s->id, it->err, sizeof it->err);
+  if (!it->cur)
+    pt_verb_error(verb, "%s", it->err);
+  return it->cur != NULL;
+}
+
+const pt_call *vw_iter_next(vw_iter *it)
+{
+  if (!it->cur)
+    return it->i < it->s->calls.n ? &it->s->calls.v[it->i++] : NULL;
+  return pt_cursor_next(it->cur, it->err, sizeof it->err);
+}
+
+bool vw_iter_close(const char *verb, vw_iter *it)
+{
+  pt_cursor_close(it->cur);
+  it->cur = NULL;
+  if (it->err[0])
+    pt_verb_error(verb, "%s", it->err);
+  return !it->err[0];
 }
 
 /* ---- Several sessions ------------------------------------------------------------- */
@@ -386,11 +399,11 @@ typedef struct devscan {
   int64_t context_dev, context_plugin, devices_plugin;
 } devscan;
 
-static void scan_call(devscan *d, const pt_json *e)
+static void scan_call(devscan *d, const pt_call *c)
 {
-  int64_t api = pt_json_int(pt_json_at(e, 3), -1), result = pt_json_int(pt_json_at(e, 4), -1);
-  const pt_json *args = pt_json_at(e, 7);
-  if (result != PI_SUCCESS)
+  int64_t api = c->api;
+  const pt_json *args = c->args;
+  if (!c->returned || c->result != PI_SUCCESS)
     return;
   if (api == PI_API_piDeviceGetInfo && pt_json_int(pt_json_at(args, 1), 0) == PI_DEVICE_INFO_NAME) {
     const pt_json *v = pt_json_at(args, 3);
@@ -401,24 +414,22 @@ static void scan_call(devscan *d, const pt_json *e)
   } else if (api == PI_API_piDevicesGet && d->devices_plugin < 0) {
     const pt_json *devs = pt_json_at(args, 3);
     if (devs && devs->type == PJ_ARRAY && devs->n)
-      d->devices_plugin = pt_json_int(pt_json_at(e, 2), -1);
+      d->devices_plugin = c->plugin;
   } else if (api == PI_API_piContextCreate && d->context_dev < 0) {
     d->context_dev = pt_json_int(pt_json_at(pt_json_at(args, 2), 0), -1);
-    d->context_plugin = pt_json_int(pt_json_at(e, 2), -1);
+    d->context_plugin = c->plugin;
   }
 }
 
+/* The backend of plugin `plugin` (the first plugin's when not known). */
 static void plugin_backend(pt_db *db, int64_t session, int64_t plugin, char *out, size_t n)
 {
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(db->db, "SELECT backend FROM plugins WHERE session = ? ORDER BY "
-                                 "idx = ? DESC, idx LIMIT 1", -1, &st, NULL) != SQLITE_OK)
-    return;
-  sqlite3_bind_int64(st, 1, session);
-  sqlite3_bind_int64(st, 2, plugin);
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-    snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
+  pt_plugin p[64];
+  size_t np = pt_plugins(db, session, p, 64), k = 0;
+  while (k < np && p[k].idx != plugin)
+    k++;
+  if (np)
+    snprintf(out, n, "%s", p[k < np ? k : 0].backend);
 }
 
 /* "\"name\"" as the decoder printed it -> name. */
@@ -436,21 +447,13 @@ void vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, cha
 {
   *backend = *device = 0;
   devscan d = {.context_dev = -1, .context_plugin = -1, .devices_plugin = -1};
-  pt_json_arena arena = {0};
-  sqlite3_stmt *st;
+  pt_calls first;
+  char err[256];
   /* Devices are looked at first: the first chunks suffice. */
-  if (sqlite3_prepare_v2(db->db, "SELECT calls FROM chunks WHERE session = ? ORDER BY id "
-                                 "LIMIT 8", -1, &st, NULL) == SQLITE_OK) {
-    sqlite3_bind_int64(st, 1, session);
-    char err[256];
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      const char *t = (const char *)sqlite3_column_text(st, 0);
-      pt_json *chunk = t ? pt_json_parse(&arena, t, strlen(t), err, sizeof err) : NULL;
-      for (uint32_t i = 0; chunk && chunk->type == PJ_ARRAY && i < chunk->n; i++)
-        scan_call(&d, chunk->u.items[i]);
-    }
-    sqlite3_finalize(st);
-  }
+  if (!pt_load_first(db, session, 8, &first, err, sizeof err))
+    return;
+  for (size_t i = 0; i < first.n; i++)
+    scan_call(&d, &first.v[i]);
   int64_t k = -1;
   if (d.ntext && !vw_map_get(&d.names, d.context_dev, &k))
     k = 0;
@@ -459,7 +462,7 @@ void vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, cha
   plugin_backend(db, session, d.context_plugin >= 0 ? d.context_plugin : d.devices_plugin,
                  backend, bn);
   vw_map_free(&d.names);
-  pt_json_arena_free(&arena);
+  pt_calls_free(&first);
 }
 
 /* ---- Text ------------------------------------------------------------------------- */

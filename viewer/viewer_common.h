@@ -32,7 +32,8 @@ typedef struct vw_session {
   int64_t id;
   pt_session_info info;
   char incomplete_reason[256];
-  pt_calls calls;
+  pt_calls calls;     /* loaded with VW_CALLS */
+  bool loaded;        /* calls holds the session's calls */
   uint32_t nthreads; /* threads that made calls */
   pt_note *notes;    /* sorted by seq */
   size_t nnotes;
@@ -49,14 +50,33 @@ const vw_devtime *vw_devtime_of(const vw_session *s, int64_t seq);
 /* One line saying how the device times were placed (or that there are none). */
 const char *vw_devtime_clock_text(const vw_session *s);
 
-enum { VW_CALLS = 1, VW_NOTES = 2 };
+/* What vw_session_open loads: the calls (into s->calls), the notes, or
+ * what a verb that streams the calls (vw_each_call) needs besides them. */
+enum { VW_CALLS = 1, VW_NOTES = 2, VW_STREAM = 4 };
 
 /* Opens `path` and loads session `id` (-1: the file's default, the last);
- * `what` says what to load (VW_CALLS, VW_NOTES). On failure prints one line
+ * `what` says what to load (VW_*). On failure prints one line
  * "pitrace VERB: ..." and returns false. */
 bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned what,
                      vw_session *s);
 void vw_session_close(vw_session *s);
+
+/* The calls of a session in seq order, one at a time: the loaded ones, or
+ * streamed from the file (pt_cursor) when the session was opened without
+ * VW_CALLS. */
+typedef struct vw_iter {
+  const vw_session *s;
+  size_t i;
+  pt_cursor *cur;
+  char err[1024];
+} vw_iter;
+/* False after a one-line error ("pitrace VERB: ..."). */
+bool vw_iter_open(const char *verb, const vw_session *s, vw_iter *it);
+/* The next call (valid until the next one), or NULL at the end or when the
+ * file is damaged: vw_iter_close says which. */
+const pt_call *vw_iter_next(vw_iter *it);
+/* False after a one-line error when the calls could not all be read. */
+bool vw_iter_close(const char *verb, vw_iter *it);
 
 /* ---- Several sessions: record directories (pitrace record -o DIR) ------------------ */
 
@@ -90,9 +110,6 @@ void vw_set_close(vw_set *set);
 
 /* The notes of call `seq`: *n of them from the returned one (NULL when none). */
 const pt_note *vw_notes_of(const vw_session *s, int64_t seq, size_t *n);
-
-/* Why recording of a session stopped early ("" when it did not). */
-void vw_incomplete_reason(pt_db *db, int64_t session, char *out, size_t n);
 
 /* How a session ended, in words: "teardown", "signal 11", "killed or
  * _exit: ... N calls salvaged ...", "not known (killed?)", "incomplete:
@@ -157,8 +174,6 @@ void vw_arg_text(pi_sbuf *b, const vw_textopt *o, const pi_api_desc *api, unsign
 void vw_args_text(pi_sbuf *b, const vw_textopt *o, const pi_api_desc *api, const pt_call *c);
 /* A parameter's recorded integer value (0 when not a number). */
 int64_t vw_arg_int(const pt_call *c, unsigned i);
-/* Parses "usm#3+16" / "mapped#2" / "device#4": kind, id and offset. */
-bool vw_parse_ref(const char *s, uint8_t *kind, int64_t *id, int64_t *offset, size_t *len);
 
 /* ---- Kernel names, bytes moved ------------------------------------------------------- */
 
@@ -174,10 +189,13 @@ void vw_map_free(vw_map *m);
 /* Kernel names: keys are kernel ids, values index `names`. */
 typedef struct vw_kernels {
   vw_map ids;
-  const char **names; /* point into the calls' JSON */
+  char **names; /* copies */
   size_t n, cap;
 } vw_kernels;
 void vw_kernels_build(const pt_calls *calls, vw_kernels *k);
+/* Adds the kernel call c created, if it is a piKernelCreate that succeeded
+ * (calls read one at a time: names are copied). */
+void vw_kernels_note(vw_kernels *k, const pt_call *c);
 void vw_kernels_free(vw_kernels *k);
 /* The kernel a launch ran (NULL when the call is no launch or not known). */
 const char *vw_kernel_of(const vw_kernels *k, const pt_call *c);
@@ -220,7 +238,7 @@ typedef struct vw_dev_stat {
 } vw_dev_stat;
 
 typedef struct vw_kernel_stat {
-  const char *name;
+  char *name; /* a copy; NULL: not known */
   int64_t launches, total;
   vw_dev_stat dev;
 } vw_kernel_stat;
@@ -243,10 +261,12 @@ typedef struct vw_stats {
   size_t ntransfers;
 } vw_stats;
 
-bool vw_stats_compute(const vw_session *s, vw_stats *st);
+/* The figures of a session, reading its calls once (vw_iter). False after a
+ * one-line error ("pitrace VERB: ..."). */
+bool vw_stats_compute(const char *verb, const vw_session *s, vw_stats *st);
 /* The figures over several sessions together (ss[0..ns)): calls per API,
  * kernels by name, device times, bytes moved. */
-bool vw_stats_compute_all(const vw_session *ss, size_t ns, vw_stats *st);
+bool vw_stats_compute_all(const char *verb, const vw_session *ss, size_t ns, vw_stats *st);
 void vw_stats_free(vw_stats *st);
 
 /* ---- Comparison (viewer_diff.c) ------------------------------------------------------ */

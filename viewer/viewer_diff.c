@@ -442,13 +442,11 @@ static void param_refs(const pi_api_desc *api, unsigned i, const pt_call *c, ref
   if (!j || (p->dir != PI_DIR_IN && !(c->returned && c->result == PI_SUCCESS)))
     return;
   if (j->type == PJ_STRING && p->kind != PI_PK_STRING) {
-    uint8_t kind;
-    int64_t id, off;
-    size_t len;
+    pt_ref ref;
     for (const char *s = j->u.s; *s;)
-      if (vw_parse_ref(s, &kind, &id, &off, &len)) {
-        refs_add(r, kind, id);
-        s += len;
+      if (pt_ref_parse(s, &ref)) {
+        refs_add(r, ref.obj, ref.id);
+        s += ref.len;
       } else {
         s++;
       }
@@ -940,7 +938,7 @@ static void devcmp_compute(const vw_session *a, const vw_session *b, devcmp *c)
   c->ok = true;
   if (!c->has_a || !c->has_b)
     return;
-  bool sa = vw_stats_compute(a, &c->sa), sb = vw_stats_compute(b, &c->sb);
+  bool sa = vw_stats_compute("diff", a, &c->sa), sb = vw_stats_compute("diff", b, &c->sb);
   if (!sa || !sb) {
     if (sa)
       vw_stats_free(&c->sa);

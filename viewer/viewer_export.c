@@ -2,7 +2,7 @@
  * viewer_export.c: `pitrace export`: a session as Chrome trace-event JSON
  * (opens in Perfetto and chrome://tracing: a track per thread, a span per
  * call, kernel launches marked), as JSON Lines (one object per call) or as
- * CSV (one row per call).
+ * CSV (one row per call). Calls stream from the session, none held.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,7 +34,7 @@ static const char usage[] =
     "  -o FILE       write there instead of standard output\n";
 
 typedef struct exporter {
-  const vw_session *s; /* the session being written */
+  vw_session *s;     /* the session being written */
   vw_kernels kernels;  /* its kernel names */
   FILE *out;
   pi_sbuf b, tmp;
@@ -105,17 +105,13 @@ static void chrome_metadata(exporter *ex, size_t index)
     vw_put_json_str(b, ex->s->path);
     pi_sbuf_puts(b, "}}");
   }
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(ex->s->db.db, "SELECT idx, tid FROM threads WHERE session = ? ORDER BY "
-                                       "idx", -1, &st, NULL) != SQLITE_OK)
-    return;
-  sqlite3_bind_int64(st, 1, ex->s->id);
-  while (sqlite3_step(st) == SQLITE_ROW)
+  size_t nt = 0;
+  pt_thread *threads = pt_threads(&ex->s->db, ex->s->id, &nt);
+  for (size_t i = 0; i < nt; i++)
     pi_sbuf_printf(b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%d,"
                       "\"args\":{\"name\":\"thread %d (tid %lld)\"}}", (long long)ex->pid,
-                   sqlite3_column_int(st, 0),
-                   sqlite3_column_int(st, 0), (long long)sqlite3_column_int64(st, 1));
-  sqlite3_finalize(st);
+                   threads[i].idx, threads[i].idx, (long long)threads[i].tid);
+  free(threads);
   /* Device times: a process of its own, a track per queue. */
   if (!ex->s->ndevtimes)
     return;
@@ -328,16 +324,24 @@ static void csv_line(exporter *ex, const pt_call *c)
 
 typedef void (*line_fn)(exporter *, const pt_call *);
 
-static void write_session(exporter *ex, const vw_session *s, line_fn line)
+/* The session's calls, read once in seq order (a launch's kernel was named
+ * by a piKernelCreate before it). */
+static bool write_session(exporter *ex, vw_session *s, line_fn line)
 {
   ex->s = s;
-  vw_kernels_build(&s->calls, &ex->kernels);
-  for (size_t i = 0; i < s->calls.n; i++) {
-    line(ex, &s->calls.v[i]);
+  memset(&ex->kernels, 0, sizeof ex->kernels);
+  vw_iter it;
+  if (!vw_iter_open("export", s, &it))
+    return false;
+  const pt_call *c;
+  while ((c = vw_iter_next(&it))) {
+    vw_kernels_note(&ex->kernels, c);
+    line(ex, c);
     if (ex->b.len > (1u << 20))
       vw_flush(&ex->b, ex->out);
   }
   vw_kernels_free(&ex->kernels);
+  return vw_iter_close("export", &it);
 }
 
 /* The Chrome pid of process i: its own pid, unless an earlier session took
@@ -356,7 +360,7 @@ static int64_t chrome_pid(const vw_set *set, size_t i, const int64_t *taken)
   return pid;
 }
 
-static int export(exporter *ex, const vw_set *set, const char *format)
+static int export(exporter *ex, vw_set *set, const char *format)
 {
   line_fn line = strcmp(format, "chrome") == 0  ? chrome_event
                  : strcmp(format, "jsonl") == 0 ? jsonl_line
@@ -378,7 +382,8 @@ static int export(exporter *ex, const vw_set *set, const char *format)
     ex->offset_ns = ex->multi ? set->offset_ns[i] : 0;
     ex->pid = ex->multi ? pids[i] : 1;
     ex->dev_pid = ex->multi ? ex->pid : 2;
-    write_session(ex, &set->s[i], line);
+    if (!write_session(ex, &set->s[i], line))
+      return 3; /* said */
   }
   if (line == chrome_event)
     pi_sbuf_puts(&ex->b, "\n],\"displayTimeUnit\":\"ns\"}\n");
@@ -415,8 +420,8 @@ int pt_export(int argc, char **argv)
   }
   bool ok = true;
   for (int i = 0; ok && i < a.npos; i++)
-    ok = vw_is_dir(a.pos[i]) ? vw_set_open_dir("export", set, a.pos[i], VW_CALLS, 0)
-                             : vw_set_open_file("export", set, a.pos[i], session, VW_CALLS, 0);
+    ok = vw_is_dir(a.pos[i]) ? vw_set_open_dir("export", set, a.pos[i], VW_STREAM, 0)
+                             : vw_set_open_file("export", set, a.pos[i], session, VW_STREAM, 0);
   exporter ex = {.multi = multi};
   if (ok) {
     vw_set_place(set);
@@ -432,10 +437,11 @@ int pt_export(int argc, char **argv)
   pi_sbuf_init(&ex.b, NULL, 0);
   pi_sbuf_init(&ex.tmp, NULL, 0);
   rc = export(&ex, set, format);
-  if ((path ? fclose(ex.out) : fflush(stdout)) != 0)
+  if ((path ? fclose(ex.out) : fflush(stdout)) != 0 && !rc)
     rc = 2;
-  if (rc)
+  if (rc == 2)
     pt_verb_error("export", "writing %s failed", path ? path : "the standard output");
+  rc = rc ? 2 : 0;
   pi_sbuf_free(&ex.b);
   pi_sbuf_free(&ex.tmp);
   vw_set_close(set);

@@ -320,12 +320,10 @@ static uint64_t handles_in_text(vw_pack *p, const char *text)
   size_t cap = MIN_ELEMS, n = 0;
   uint64_t *v = scratch(p, cap * 8, NULL);
   for (const char *s = text; *s && n < cap;) {
-    uint8_t kind;
-    int64_t id, off;
-    size_t len;
-    if (vw_parse_ref(s, &kind, &id, &off, &len)) {
-      v[n++] = tag_handle(kind, id);
-      s += len;
+    pt_ref r;
+    if (pt_ref_parse(s, &r)) {
+      v[n++] = tag_handle(r.obj, r.id);
+      s += r.len;
     } else {
       s++;
     }

@@ -253,22 +253,27 @@ static int64_t show_block(report *r, vw_session *s, const pt_call *c, vw_pack *p
   return intern_put(&r->blocks, r->lines, nl * sizeof *r->lines);
 }
 
+typedef struct stack_ctx {
+  report *r;
+  vw_map *stacks;
+} stack_ctx;
+
+static void put_stack(void *ctx, int64_t id, const char *frames)
+{
+  stack_ctx *c = ctx;
+  vw_map_put(c->stacks, id, intern_str(&c->r->strings, frames));
+}
+
 /* Stack id -> string number, for the session's stacks (backtraces). */
 static bool load_stacks(report *r, vw_session *s, vw_map *stacks)
 {
-  sqlite3_stmt *q;
-  if (sqlite3_prepare_v2(s->db.db, "SELECT id, frames FROM stacks WHERE session = ?", -1, &q,
-                         NULL) != SQLITE_OK) {
-    pt_verb_error("report", "%s is damaged: %s", s->path, sqlite3_errmsg(s->db.db));
+  char err[1024];
+  stack_ctx c = {r, stacks};
+  if (!pt_each_stack(&s->db, s->id, put_stack, &c, err, sizeof err)) {
+    pt_verb_error("report", "%s", err);
     r->said = true;
     return false;
   }
-  sqlite3_bind_int64(q, 1, s->id);
-  while (sqlite3_step(q) == SQLITE_ROW) {
-    const char *frames = (const char *)sqlite3_column_text(q, 1);
-    vw_map_put(stacks, sqlite3_column_int64(q, 0), intern_str(&r->strings, frames ? frames : ""));
-  }
-  sqlite3_finalize(q);
   return true;
 }
 
@@ -292,17 +297,8 @@ static void put_payload(report *r, columns *k, int64_t *last, int64_t call, int6
  * (up to 64 bytes) merged with the stored rows. */
 static bool payloads(report *r, vw_session *s, size_t held, columns *k)
 {
-  sqlite3_stmt *q;
-  if (sqlite3_prepare_v2(s->db.db,
-                         "SELECT seq, position, role, idx, size, stored, captured_seq FROM "
-                         "data_rows WHERE session = ? ORDER BY seq, position, idx",
-                         -1, &q, NULL) != SQLITE_OK) {
-    pt_verb_error("report", "%s is damaged: %s", s->path, sqlite3_errmsg(s->db.db));
-    r->said = true;
-    return false;
-  }
-  sqlite3_bind_int64(q, 1, s->id);
-  int rc = sqlite3_step(q);
+  size_t nrows = 0, q = 0;
+  pt_payload_row *rows = pt_payload_rows(&s->db, s->id, &nrows);
   int64_t last = 0;
   for (size_t i = 0; i < held; i++) {
     const pt_call *c = &s->calls.v[i];
@@ -314,16 +310,12 @@ static bool payloads(report *r, vw_session *s, size_t held, columns *k)
                   hex && hex->type == PJ_STRING ? hex->n / 2 : 0, -1);
     }
     /* Rows of calls the report does not hold (or that are not loaded) are skipped. */
-    for (; rc == SQLITE_ROW && sqlite3_column_int64(q, 0) <= c->seq; rc = sqlite3_step(q)) {
-      if (sqlite3_column_int64(q, 0) != c->seq)
-        continue;
-      put_payload(r, k, &last, (int64_t)i, sqlite3_column_int64(q, 1),
-                  (const char *)sqlite3_column_text(q, 2), sqlite3_column_int64(q, 3),
-                  sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
-                  sqlite3_column_type(q, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 6));
-    }
+    for (; q < nrows && rows[q].seq <= c->seq; q++)
+      if (rows[q].seq == c->seq)
+        put_payload(r, k, &last, (int64_t)i, rows[q].position, rows[q].role, rows[q].idx,
+                    rows[q].size, rows[q].stored, rows[q].captured_seq);
   }
-  sqlite3_finalize(q);
+  free(rows);
   return true;
 }
 
@@ -360,17 +352,13 @@ static bool devtimes(report *r, const vw_session *s, size_t held, pi_sbuf *out)
 /* Thread number -> the thread's id in the system, [[idx, tid], ...]. */
 static void json_tids(pi_sbuf *b, vw_session *s)
 {
-  sqlite3_stmt *q;
+  size_t n = 0;
+  pt_thread *t = pt_threads(&s->db, s->id, &n);
   pi_sbuf_puts(b, "[");
-  if (sqlite3_prepare_v2(s->db.db, "SELECT idx, tid FROM threads WHERE session = ? ORDER BY idx",
-                         -1, &q, NULL) == SQLITE_OK) {
-    sqlite3_bind_int64(q, 1, s->id);
-    for (int i = 0; sqlite3_step(q) == SQLITE_ROW; i++)
-      pi_sbuf_printf(b, "%s[%lld,%lld]", i ? "," : "", (long long)sqlite3_column_int64(q, 0),
-                     (long long)sqlite3_column_int64(q, 1));
-    sqlite3_finalize(q);
-  }
+  for (size_t i = 0; i < n; i++)
+    pi_sbuf_printf(b, "%s[%lld,%lld]", i ? "," : "", (long long)t[i].idx, (long long)t[i].tid);
   pi_sbuf_puts(b, "]");
+  free(t);
 }
 
 /* One session's calls as columns (see the page's decodeRun). */
@@ -477,7 +465,7 @@ static void json_session(pi_sbuf *b, vw_session *s, int group)
 static bool json_stats(pi_sbuf *b, const vw_session *s)
 {
   vw_stats st;
-  if (!vw_stats_compute(s, &st))
+  if (!vw_stats_compute("report", s, &st))
     return false;
   pi_sbuf_printf(b, "{\"calls\":%lld,\"errors\":%lld,\"unreturned\":%lld,\"total_ns\":%lld,"
                     "\"h2d\":%lld,\"d2h\":%lld,\"h2d_calls\":%lld,\"d2h_calls\":%lld,\"apis\":[",

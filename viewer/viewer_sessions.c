@@ -23,40 +23,6 @@ typedef struct row {
       command[1024];
 } row;
 
-/* Calls of a session whose count was never written (a killed process). */
-static int64_t count_calls(pt_db *db, int64_t session)
-{
-  sqlite3_stmt *st;
-  int64_t n = -1;
-  if (sqlite3_prepare_v2(db->db, "SELECT (SELECT coalesce(sum(json_array_length(calls)), 0) "
-                                 "FROM chunks WHERE session = ?1) + (SELECT count(*) FROM "
-                                 "inflight WHERE session = ?1)", -1, &st, NULL) != SQLITE_OK)
-    return -1;
-  sqlite3_bind_int64(st, 1, session);
-  if (sqlite3_step(st) == SQLITE_ROW)
-    n = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return n;
-}
-
-/* How long a session that never wrote its duration (a killed process) ran
- * at least: until the end of the last call it stored. */
-static int64_t last_call_end(pt_db *db, int64_t session)
-{
-  sqlite3_stmt *st;
-  int64_t end = -1;
-  if (sqlite3_prepare_v2(db->db, "SELECT max(json_extract(j.value, '$[5]') + json_extract("
-                                 "j.value, '$[6]')) FROM chunks c, json_each(c.calls) j WHERE "
-                                 "c.session = ?1 AND c.id = (SELECT max(id) FROM chunks WHERE "
-                                 "session = ?1)", -1, &st, NULL) != SQLITE_OK)
-    return -1;
-  sqlite3_bind_int64(st, 1, session);
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-    end = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return end;
-}
-
 static void fill_row(pt_db *db, const pt_session_info *i, row *r)
 {
   char reason[256];
@@ -64,15 +30,15 @@ static void fill_row(pt_db *db, const pt_session_info *i, row *r)
   /* The column holds the label's start. */
   snprintf(r->label, sizeof r->label, "%.*s", (int)sizeof r->label - 1,
            *i->label ? i->label : "-");
-  int64_t calls = i->calls >= 0 ? i->calls : count_calls(db, i->id);
+  int64_t calls = i->calls >= 0 ? i->calls : pt_count_calls(db, i->id);
   snprintf(r->calls, sizeof r->calls, "%lld", (long long)calls);
-  int64_t at_least = i->duration_ns < 0 ? last_call_end(db, i->id) : -1;
+  int64_t at_least = i->duration_ns < 0 ? pt_last_call_end(db, i->id) : -1;
   vw_dur(r->dur, i->duration_ns >= 0 ? i->duration_ns : at_least);
   if (at_least >= 0) { /* ">=1.23 ms" */
     memmove(r->dur + 2, r->dur, strlen(r->dur) + 1);
     memcpy(r->dur, ">=", 2);
   }
-  vw_incomplete_reason(db, i->id, reason, sizeof reason);
+  pt_incomplete_reason(db, i->id, reason, sizeof reason);
   vw_ended_text(i, reason, r->ended, sizeof r->ended);
   vw_backend_device(db, i->id, r->backend, sizeof r->backend, r->device, sizeof r->device);
   if (!*r->backend)

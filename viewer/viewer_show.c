@@ -4,7 +4,8 @@
  * pi_format_call_exit over arguments rebuilt by viewer_pack.c), or one line
  * per call with --compact; filters by API, thread, sequence range, errors.
  * The runtime's notes (link decisions, spec-constant values) come just
- * before the call they belong to, as the live trace prints them.
+ * before the call they belong to, as the live trace prints them. Calls
+ * stream from the session (vw_iter): none is held once printed.
  */
 #define _GNU_SOURCE
 #include <fnmatch.h>
@@ -172,9 +173,12 @@ static int show(vw_session *s, const filter *f, bool compact)
   pi_sbuf_init(&out, NULL, 0);
   pi_sbuf_init(&raw, NULL, 0);
   vw_pack *pk = vw_pack_new();
-  size_t shown = 0;
-  for (size_t i = 0; i < s->calls.n; i++) {
-    const pt_call *c = &s->calls.v[i];
+  size_t shown = 0, n = 0;
+  vw_iter it;
+  bool ok = vw_iter_open("show", s, &it);
+  const pt_call *c;
+  while (ok && (c = vw_iter_next(&it))) {
+    n++;
     if (!matches(f, c))
       continue;
     shown++;
@@ -190,10 +194,12 @@ static int show(vw_session *s, const filter *f, bool compact)
   pi_sbuf_free(&out);
   pi_sbuf_free(&raw);
   vw_pack_free(pk);
+  if (!ok || !vw_iter_close("show", &it))
+    return 2;
   if (fflush(stdout) != 0)
     return 2;
-  if (!shown && s->calls.n)
-    fprintf(stderr, "pitrace show: no call of the %zu matches the filters\n", s->calls.n);
+  if (!shown && n)
+    fprintf(stderr, "pitrace show: no call of the %zu matches the filters\n", n);
   return 0;
 }
 
@@ -227,7 +233,7 @@ int pt_show(int argc, char **argv)
     return 2;
   }
   vw_session s;
-  if (!vw_session_open("show", a.pos[0], session, VW_CALLS | VW_NOTES, &s))
+  if (!vw_session_open("show", a.pos[0], session, VW_STREAM | VW_NOTES, &s))
     return 2;
   rc = show(&s, &f, compact);
   vw_session_close(&s);

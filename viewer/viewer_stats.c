@@ -2,6 +2,7 @@
  * viewer_stats.c: `pitrace stats`: per API the count, total, mean, p50, p99
  * and max time and the errors; per kernel the launches and their time; the
  * bytes moved each way. The report shows the same numbers (vw_stats_compute).
+ * The calls are read once, in seq order, and not held (vw_iter).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -48,45 +49,42 @@ static int cmp_api(const void *a, const void *b)
   return x->total > y->total ? -1 : x->total < y->total ? 1 : (x->api > y->api) - (x->api < y->api);
 }
 
-/* Per-API figures over the sessions' calls: durations grouped by API,
- * sorted, read off. */
-static bool api_stats(const vw_session *ss, size_t ns, vw_stats *st)
+/* Durations of returned calls, grouped by API, and errors per API. */
+typedef struct durations {
+  int64_t *v[PI_API_COUNT];
+  size_t n[PI_API_COUNT], cap[PI_API_COUNT];
+  int64_t errors[PI_API_COUNT];
+} durations;
+
+static bool add_duration(durations *d, const pt_call *c)
 {
-  size_t start[PI_API_COUNT + 1] = {0}, fill[PI_API_COUNT + 1];
-  int64_t errors[PI_API_COUNT] = {0};
-  for (size_t k = 0; k < ns; k++)
-    for (size_t i = 0; i < ss[k].calls.n; i++) {
-      const pt_call *c = &ss[k].calls.v[i];
-      if (c->returned && c->api < PI_API_COUNT) {
-        start[c->api + 1]++;
-        errors[c->api] += c->result != PI_SUCCESS;
-      }
-    }
-  for (size_t a = 0; a < PI_API_COUNT; a++)
-    start[a + 1] += start[a];
-  memcpy(fill, start, sizeof fill);
-  int64_t *dur = malloc((start[PI_API_COUNT] ? start[PI_API_COUNT] : 1) * sizeof *dur);
-  st->apis = calloc(PI_API_COUNT, sizeof *st->apis);
-  if (!dur || !st->apis) {
-    free(dur);
+  if (!c->returned || c->api >= PI_API_COUNT)
+    return true;
+  int64_t *v = pt_grow(d->v[c->api], &d->cap[c->api], d->n[c->api], sizeof *v);
+  if (!v)
     return false;
-  }
-  for (size_t k = 0; k < ns; k++)
-    for (size_t i = 0; i < ss[k].calls.n; i++) {
-      const pt_call *c = &ss[k].calls.v[i];
-      if (c->returned && c->api < PI_API_COUNT)
-        dur[fill[c->api]++] = c->dur_ns;
-    }
+  d->v[c->api] = v;
+  v[d->n[c->api]++] = c->dur_ns;
+  d->errors[c->api] += c->result != PI_SUCCESS;
+  return true;
+}
+
+/* Per-API figures: each API's durations sorted, read off. */
+static bool api_stats(durations *d, vw_stats *st)
+{
+  st->apis = calloc(PI_API_COUNT, sizeof *st->apis);
+  if (!st->apis)
+    return false;
   for (uint32_t a = 0; a < PI_API_COUNT; a++) {
-    size_t n = start[a + 1] - start[a];
+    size_t n = d->n[a];
     if (!n)
       continue;
-    int64_t *v = dur + start[a];
+    int64_t *v = d->v[a];
     qsort(v, n, sizeof *v, cmp_i64);
     vw_api_stat *s = &st->apis[st->napis++];
     s->api = a;
     s->count = (int64_t)n;
-    s->errors = errors[a];
+    s->errors = d->errors[a];
     for (size_t k = 0; k < n; k++)
       s->total += v[k];
     s->mean = s->total / (int64_t)n;
@@ -94,19 +92,15 @@ static bool api_stats(const vw_session *ss, size_t ns, vw_stats *st)
     s->p99 = percentile(v, n, 99);
     s->max = v[n - 1];
   }
-  free(dur);
   return true;
 }
 
-static void count_calls(const pt_calls *calls, vw_stats *st)
+static void count_call(const pt_call *c, vw_stats *st)
 {
-  for (size_t i = 0; i < calls->n; i++) {
-    const pt_call *c = &calls->v[i];
-    st->calls++;
-    st->unreturned += !c->returned;
-    st->errors += c->returned && c->result != PI_SUCCESS;
-    st->total_ns += c->returned ? c->dur_ns : 0;
-  }
+  st->calls++;
+  st->unreturned += !c->returned;
+  st->errors += c->returned && c->result != PI_SUCCESS;
+  st->total_ns += c->returned ? c->dur_ns : 0;
 }
 
 /* The kernel group of a launch: kernels of one name count together (across
@@ -127,7 +121,8 @@ static int64_t kernel_group(vw_stats *st, const vw_kernels *names, vw_map *by_ke
   if (!v)
     return -1;
   st->kernels = v;
-  st->kernels[st->nkernels] = (vw_kernel_stat){name, 0, 0, {0, 0, 0, 0, 0, 0}};
+  st->kernels[st->nkernels] = (vw_kernel_stat){name ? strdup(name) : NULL, 0, 0,
+                                               {0, 0, 0, 0, 0, 0}};
   vw_map_put(by_kernel, vw_arg_int(c, 1), (int64_t)st->nkernels);
   return (int64_t)st->nkernels++;
 }
@@ -155,34 +150,27 @@ typedef struct devtimes {
   size_t n;
 } devtimes;
 
-/* The session's device times into d, grouped: launches by their kernel
- * group, the rest by API (their bytes added to st->transfers[api]). */
-static void group_devtimes(const vw_session *s, const vw_map *by_kernel, devtimes *d,
+/* The device times of the session up to call c (c included when c is
+ * given) into d, grouped: launches by their kernel group, the rest by API
+ * (their bytes added to st->transfers[api]); *next is the first not added. */
+static void group_devtimes(const vw_session *s, size_t *next, const pt_call *c,
+                           const vw_map *by_kernel, const vw_map *pixels, devtimes *d,
                            vw_stats *st)
 {
-  /* Calls by seq: the session's calls are in seq order. */
-  const pt_calls *calls = &s->calls;
-  vw_map pixels = {0};
-  size_t ci = 0;
-  for (size_t i = 0; i < s->ndevtimes; i++) {
-    int64_t group = -1;
-    while (ci < calls->n && calls->v[ci].seq < s->devtimes[i].seq)
-      vw_note_image(&calls->v[ci++], &pixels);
-    if (ci < calls->n && calls->v[ci].seq == s->devtimes[i].seq) {
-      const pt_call *c = &calls->v[ci];
-      int64_t g;
+  for (; *next < s->ndevtimes && (!c || s->devtimes[*next].seq <= c->seq); ++*next) {
+    int64_t group = -1, g;
+    if (c && c->seq == s->devtimes[*next].seq) {
       if (vw_is_launch(c->api)) {
         if (vw_map_get(by_kernel, vw_arg_int(c, 1), &g))
           group = g;
       } else if (c->api < PI_API_COUNT) {
         group = -2 - (int64_t)c->api;
-        st->transfers[c->api].bytes += vw_transfer_bytes(c, &pixels);
+        st->transfers[c->api].bytes += vw_transfer_bytes(c, pixels);
       }
     }
-    d->dur[d->n] = s->devtimes[i].dur_ns;
+    d->dur[d->n] = s->devtimes[*next].dur_ns;
     d->group[d->n++] = group;
   }
-  vw_map_free(&pixels);
 }
 
 /* Device-time figures per kernel group and per transfer API. */
@@ -214,37 +202,61 @@ static void device_stats(const devtimes *d, vw_stats *st)
     st->transfers[k].bytes = 0;
 }
 
-/* Launches per kernel name. */
-static bool kernel_stats(const pt_calls *calls, const vw_kernels *names, vw_stats *st,
-                         vw_map *by_kernel, size_t *cap)
+/* A launch, counted for its kernel's name. */
+static bool kernel_launch(const pt_call *c, const vw_kernels *names, vw_stats *st,
+                          vw_map *by_kernel, size_t *cap)
 {
-  for (size_t i = 0; i < calls->n; i++) {
-    const pt_call *c = &calls->v[i];
-    if (!vw_is_launch(c->api) || !c->returned)
-      continue;
-    int64_t g = kernel_group(st, names, by_kernel, cap, c);
-    if (g < 0)
-      return false;
-    st->kernels[g].launches++;
-    st->kernels[g].total += c->dur_ns;
-  }
+  if (!vw_is_launch(c->api) || !c->returned)
+    return true;
+  int64_t g = kernel_group(st, names, by_kernel, cap, c);
+  if (g < 0)
+    return false;
+  st->kernels[g].launches++;
+  st->kernels[g].total += c->dur_ns;
   return true;
 }
 
-static void bytes_moved(const pt_calls *calls, vw_stats *st)
+static void bytes_moved(const pt_call *c, const vw_map *pixels, vw_stats *st)
 {
-  vw_map pixels = {0};
-  for (size_t i = 0; i < calls->n; i++) {
-    const pt_call *c = &calls->v[i];
-    int64_t up, down;
+  int64_t up, down;
+  vw_call_bytes(c, pixels, &up, &down);
+  st->h2d += up;
+  st->d2h += down;
+  st->h2d_calls += up > 0;
+  st->d2h_calls += down > 0;
+}
+
+/* One session's calls, read once, into the figures. */
+static bool session_stats(const char *verb, const vw_session *s, vw_stats *st, durations *dur,
+                          devtimes *d, size_t *cap)
+{
+  vw_iter it;
+  if (!vw_iter_open(verb, s, &it))
+    return false;
+  /* Kernel ids are the session's own; their names join the groups. */
+  vw_kernels names = {0};
+  vw_map by_kernel = {0}, pixels = {0};
+  size_t next_dev = 0;
+  bool ok = true;
+  const pt_call *c;
+  while (ok && (c = vw_iter_next(&it))) {
+    count_call(c, st);
+    vw_kernels_note(&names, c);
+    ok = add_duration(dur, c) && kernel_launch(c, &names, st, &by_kernel, cap);
+    if (ok && d->dur)
+      group_devtimes(s, &next_dev, c, &by_kernel, &pixels, d, st);
     vw_note_image(c, &pixels);
-    vw_call_bytes(c, &pixels, &up, &down);
-    st->h2d += up;
-    st->d2h += down;
-    st->h2d_calls += up > 0;
-    st->d2h_calls += down > 0;
+    bytes_moved(c, &pixels, st);
   }
+  if (ok && d->dur)
+    group_devtimes(s, &next_dev, NULL, &by_kernel, &pixels, d, st);
+  if (!ok)
+    pt_verb_error(verb, "out of memory reading %s", s->path);
+  ok = vw_iter_close(verb, &it) && ok;
+  vw_map_free(&by_kernel);
   vw_map_free(&pixels);
+  vw_kernels_free(&names);
+  return ok;
 }
 
 static int cmp_kernel(const void *a, const void *b)
@@ -259,37 +271,36 @@ static int cmp_transfer(const void *a, const void *b)
   return x->dev.total > y->dev.total ? -1 : x->dev.total < y->dev.total;
 }
 
-bool vw_stats_compute_all(const vw_session *ss, size_t ns, vw_stats *st)
+bool vw_stats_compute_all(const char *verb, const vw_session *ss, size_t ns, vw_stats *st)
 {
   memset(st, 0, sizeof *st);
   size_t ndev = 0, cap = 0;
   for (size_t k = 0; k < ns; k++)
     ndev += ss[k].ndevtimes;
   devtimes d = {0};
-  if (ndev) {
+  durations *dur = calloc(1, sizeof *dur);
+  bool ok = dur != NULL;
+  if (ok && ndev) {
     d.dur = malloc(2 * ndev * sizeof *d.dur);
     d.group = malloc(ndev * sizeof *d.group);
     st->transfers = calloc(PI_API_COUNT, sizeof *st->transfers);
+    ok = d.dur && d.group && st->transfers;
   }
-  bool ok = (!ndev || (d.dur && d.group && st->transfers)) && api_stats(ss, ns, st);
-  for (size_t k = 0; ok && k < ns; k++) {
-    const vw_session *s = &ss[k];
-    count_calls(&s->calls, st);
-    /* Kernel ids are the session's own; their names join the groups. */
-    vw_kernels names;
-    vw_map by_kernel = {0};
-    vw_kernels_build(&s->calls, &names);
-    ok = kernel_stats(&s->calls, &names, st, &by_kernel, &cap);
-    if (ok)
-      group_devtimes(s, &by_kernel, &d, st);
-    vw_map_free(&by_kernel);
-    vw_kernels_free(&names);
-    bytes_moved(&s->calls, st);
+  if (!ok)
+    pt_verb_error(verb, "out of memory");
+  for (size_t k = 0; ok && k < ns; k++)
+    ok = session_stats(verb, &ss[k], st, dur, &d, &cap);
+  if (ok && !api_stats(dur, st)) {
+    pt_verb_error(verb, "out of memory");
+    ok = false;
   }
   if (ok && ndev)
     device_stats(&d, st);
   free(d.dur);
   free(d.group);
+  for (uint32_t a = 0; dur && a < PI_API_COUNT; a++)
+    free(dur->v[a]);
+  free(dur);
   if (!ok) {
     vw_stats_free(st);
     return false;
@@ -302,13 +313,15 @@ bool vw_stats_compute_all(const vw_session *ss, size_t ns, vw_stats *st)
   return true;
 }
 
-bool vw_stats_compute(const vw_session *s, vw_stats *st)
+bool vw_stats_compute(const char *verb, const vw_session *s, vw_stats *st)
 {
-  return vw_stats_compute_all(s, 1, st);
+  return vw_stats_compute_all(verb, s, 1, st);
 }
 
 void vw_stats_free(vw_stats *st)
 {
+  for (size_t k = 0; k < st->nkernels; k++)
+    free(st->kernels[k].name);
   free(st->apis);
   free(st->kernels);
   free(st->transfers);
@@ -404,13 +417,11 @@ static void print_body(const vw_stats *st, const vw_colors *k, bool devtimes,
          (long long)st->d2h_calls, st->d2h_calls == 1 ? "" : "s");
 }
 
-static int stats(const vw_session *s)
+static int stats(vw_session *s)
 {
   vw_stats st;
-  if (!vw_stats_compute(s, &st)) {
-    pt_verb_error("stats", "out of memory");
+  if (!vw_stats_compute("stats", s, &st))
     return 2;
-  }
   vw_colors k = vw_colors_for(stdout);
   char d1[32], d2[32];
   printf("session %lld of %s: %lld calls, %s recorded, %s in PI calls; %lld failed, %lld "
@@ -424,18 +435,16 @@ static int stats(const vw_session *s)
 
 /* Several sessions (a record directory, several files): per process a
  * heading and its figures, then the figures over all of them. */
-static int stats_set(const vw_set *set)
+static int stats_set(vw_set *set)
 {
   vw_colors k = vw_colors_for(stdout);
   bool devtimes = false;
   int64_t end = 0;
   for (size_t i = 0; i < set->n; i++) {
-    const vw_session *s = &set->s[i];
+    vw_session *s = &set->s[i];
     vw_stats st;
-    if (!vw_stats_compute(s, &st)) {
-      pt_verb_error("stats", "out of memory");
+    if (!vw_stats_compute("stats", s, &st))
       return 2;
-    }
     char d1[32], d2[32], d3[32];
     printf("%s%s== process %zu of %zu: pid %lld: %s%s\n", i ? "\n" : "", k.bold, i + 1, set->n,
            (long long)s->info.pid, s->info.command, k.off);
@@ -451,10 +460,8 @@ static int stats_set(const vw_set *set)
       end = set->offset_ns[i] + s->info.duration_ns;
   }
   vw_stats st;
-  if (!vw_stats_compute_all(set->s, set->n, &st)) {
-    pt_verb_error("stats", "out of memory");
+  if (!vw_stats_compute_all("stats", set->s, set->n, &st))
     return 2;
-  }
   char d1[32], d2[32];
   printf("\n%s== all %zu processes%s\n", k.bold, set->n, k.off);
   printf("%zu sessions over %s: %lld calls, %s in PI calls; %lld failed, %lld never returned\n\n",
@@ -475,7 +482,7 @@ int pt_stats(int argc, char **argv)
     return rc == 1 ? 0 : 2;
   if (a.npos == 1 && !vw_is_dir(a.pos[0])) {
     vw_session s;
-    if (!vw_session_open("stats", a.pos[0], session, VW_CALLS, &s))
+    if (!vw_session_open("stats", a.pos[0], session, VW_STREAM, &s))
       return 2;
     rc = stats(&s);
     vw_session_close(&s);
@@ -493,8 +500,8 @@ int pt_stats(int argc, char **argv)
   }
   bool ok = true;
   for (int i = 0; ok && i < a.npos; i++)
-    ok = vw_is_dir(a.pos[i]) ? vw_set_open_dir("stats", set, a.pos[i], VW_CALLS, 0)
-                             : vw_set_open_file("stats", set, a.pos[i], -1, VW_CALLS, 0);
+    ok = vw_is_dir(a.pos[i]) ? vw_set_open_dir("stats", set, a.pos[i], VW_STREAM, 0)
+                             : vw_set_open_file("stats", set, a.pos[i], -1, VW_STREAM, 0);
   rc = 2;
   if (ok) {
     vw_set_place(set);

@@ -36,6 +36,9 @@ typedef struct pt_json_arena {
 /* Parses `len` bytes of text; NULL (with err set) when malformed. */
 pt_json *pt_json_parse(pt_json_arena *a, const char *text, size_t len, char *err,
                        size_t errn);
+/* Parses the one value that `text` begins with; *used: the bytes it took. */
+pt_json *pt_json_parse_prefix(pt_json_arena *a, const char *text, size_t len, size_t *used,
+                              char *err, size_t errn);
 void pt_json_arena_free(pt_json_arena *a);
 
 /* Element i of an array, or NULL. */

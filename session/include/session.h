@@ -6,7 +6,11 @@
  * and says why not in one line (missing, empty, not SQLite, not pitrace, a
  * newer schema, damaged). pt_load reads one session's calls, in sequence
  * order, straight from the chunk rows (no per-call SQL), with each call's
- * arguments parsed from its JSON; pt_data finds a call's payloads.
+ * arguments parsed from its JSON; a cursor (pt_cursor_*, cursor.c) yields
+ * them in the same order without holding the session; pt_data finds a
+ * call's payloads. The other questions the verbs ask of a session (its
+ * threads, stacks, handles, payload rows, device times, exit status) are
+ * answered here too, so that no code outside this library knows a table.
  */
 #ifndef PT_SESSION_H
 #define PT_SESSION_H
@@ -30,9 +34,14 @@ typedef struct pt_db {
  * files beside the database (ringfile.c). */
 extern void (*pt_salvage_hook)(const char *path);
 
-/* Opens a session database read-only (read-write when `writable`). On
- * failure returns false with a one-line reason in err. */
-bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn);
+/* How pt_open opens: read-only unless PT_OPEN_WRITABLE; PT_OPEN_MAPPED
+ * reads the file through a memory mapping (payloads are not copied twice:
+ * replay). */
+enum { PT_OPEN_WRITABLE = 1, PT_OPEN_MAPPED = 2 };
+
+/* Opens a session database (`flags`: PT_OPEN_*; true is PT_OPEN_WRITABLE).
+ * On failure returns false with a one-line reason in err. */
+bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t errn);
 void pt_close(pt_db *db);
 
 typedef struct pt_session_info {
@@ -40,6 +49,8 @@ typedef struct pt_session_info {
   char label[256], command[1024], host[256], ended[64];
   int64_t pid, start_unix_ns, duration_ns, calls, signal;
   char plugins[1024]; /* "backend:name, ..." */
+  bool has_exit_status; /* the exit status the shim or pitrace record stored */
+  int exit_status;
 } pt_session_info;
 
 /* The sessions in the file, by id; *n set. Caller frees. */
@@ -66,8 +77,23 @@ typedef struct pt_calls {
 /* Loads every call of `session` (sorted by seq). False with a reason. */
 bool pt_load(pt_db *db, int64_t session, pt_calls *out, char *err, size_t errn);
 void pt_calls_free(pt_calls *c);
+/* The calls of the first `chunks` chunks the recorder stored (sorted by
+ * seq): what a session began with, read cheaply. */
+bool pt_load_first(pt_db *db, int64_t session, size_t chunks, pt_calls *out, char *err,
+                   size_t errn);
 /* The call `seq` of loaded calls (sorted by seq), or NULL. */
 const pt_call *pt_call_by_seq(const pt_calls *calls, int64_t seq);
+
+/* A session's calls one at a time in seq order, as pt_load sorts them,
+ * holding only the chunks whose calls are not all yielded yet (cursor.c). */
+typedef struct pt_cursor pt_cursor;
+/* NULL with a one-line reason in err. */
+pt_cursor *pt_cursor_open(const pt_db *db, int64_t session, char *err, size_t errn);
+/* The next call, or NULL at the end (err "") or when the file is damaged
+ * (err says why). The call and its JSON stay valid until the next
+ * pt_cursor_next or pt_cursor_close. */
+const pt_call *pt_cursor_next(pt_cursor *c, char *err, size_t errn);
+void pt_cursor_close(pt_cursor *c);
 
 /* A payload of call `seq`: `role` is "in", "out", "value" or "readback",
  * `position` the parameter, `idx` the element. Returns a malloc'd copy of
@@ -98,6 +124,89 @@ size_t pt_plugins(pt_db *db, int64_t session, pt_plugin *out, size_t max);
 
 /* The default session of a file: the only one, or the last. -1 if none. */
 int64_t pt_default_session(pt_db *db);
+
+/* ---- What the verbs ask besides the calls ------------------------------------------ */
+
+/* Why recording of a session stopped early ("" when it did not). */
+void pt_incomplete_reason(pt_db *db, int64_t session, char *out, size_t n);
+/* The value variable `name` had in the environment the session was
+ * recorded in (NULL when not recorded). Caller frees. */
+char *pt_session_env_var(pt_db *db, int64_t session, const char *name);
+/* Stores the exit status of a session's process (the file opened writable).
+ * False with a reason. */
+bool pt_set_exit_status(pt_db *db, int64_t session, int status, char *err, size_t errn);
+/* The calls stored for a session, counted from its chunks and its calls in
+ * flight (for a session that never wrote its count); -1 when unreadable. */
+int64_t pt_count_calls(pt_db *db, int64_t session);
+/* The end of the last call of the session's last chunk, from the session's
+ * start (how long a killed session ran at least); -1 when none. */
+int64_t pt_last_call_end(pt_db *db, int64_t session);
+
+/* A thread that made calls: its number in the session and its system id. */
+typedef struct pt_thread {
+  int idx;
+  int64_t tid;
+} pt_thread;
+/* The session's threads by number (*n; NULL when none). Caller frees. */
+pt_thread *pt_threads(pt_db *db, int64_t session, size_t *n);
+
+/* Calls fn for each recorded call stack (backtrace) of the session: its id
+ * and its frames, one per line. False with a reason when unreadable. */
+bool pt_each_stack(pt_db *db, int64_t session, void (*fn)(void *ctx, int64_t id,
+                                                           const char *frames),
+                   void *ctx, char *err, size_t errn);
+
+/* The largest handle id the recorder gave out in a session (0: none). */
+int64_t pt_max_handle_id(pt_db *db, int64_t session);
+
+/* A handle the session created and had not released by some call. */
+typedef struct pt_live_handle {
+  int64_t id, created_seq;
+  int64_t released_seq; /* -1: never released */
+  char kind[16];        /* "mem", "kernel", ... (pi_object_kind_name) */
+} pt_live_handle;
+/* The handles the session created itself that were not released at or
+ * before call `seq`, newest first (*n; NULL when none). Caller frees. */
+pt_live_handle *pt_live_handles(pt_db *db, int64_t session, int64_t seq, size_t *n);
+
+/* A stored payload row (not the inline payloads of a call's JSON). */
+typedef struct pt_payload_row {
+  int64_t seq, size, stored;
+  int64_t captured_seq; /* -1: none */
+  unsigned position, idx;
+  char role[12]; /* "in", "out", "value", "readback" */
+} pt_payload_row;
+/* The session's stored payload rows, by seq, position, role and element
+ * (*n; NULL when none or out of memory: *n 0). Caller frees. */
+pt_payload_row *pt_payload_rows(pt_db *db, int64_t session, size_t *n);
+
+/* A device command's times as recorded (SYCL_PI_RECORD_PROFILE). */
+typedef struct pt_device_time {
+  int64_t seq, api, queue, device;
+  bool mapped;             /* start_ns/end_ns on the session's clock */
+  int64_t start_ns, end_ns; /* when mapped */
+  int64_t device_start_ns, device_end_ns; /* on the device's clock */
+} pt_device_time;
+/* The session's device times by seq (*n; NULL when none). Caller frees. */
+pt_device_time *pt_device_times(pt_db *db, int64_t session, size_t *n);
+
+/* ---- Recorded references --------------------------------------------------------- */
+
+/* A recorded pointer or handle argument: NULL, a plain number (an address
+ * of the recorded process), or an object "KIND#ID[+OFFSET]" (usm#3+16,
+ * mapped#2, mem#4: the kinds of pi_object_kind_name). */
+typedef enum { PT_REF_NULL, PT_REF_NUMBER, PT_REF_OBJECT } pt_ref_kind;
+typedef struct pt_ref {
+  pt_ref_kind kind;
+  uint8_t obj;     /* PT_REF_OBJECT: PI_OBJ_* */
+  int64_t id, offset;
+  uint64_t value;  /* PT_REF_NUMBER: the number */
+  size_t len;      /* characters of the object reference */
+} pt_ref;
+/* Parses an object reference at the start of s; false when there is none. */
+bool pt_ref_parse(const char *s, pt_ref *r);
+/* The reference a recorded argument value holds. */
+pt_ref pt_ref_of(const pt_json *j);
 
 /* A note of the runtime (a link decision, a spec-constant value): it comes
  * just before the call `seq`. */

@@ -17,6 +17,10 @@
  *                           at a time, and hands each to the other, which
  *                           releases it at once (a call using an object
  *                           another thread's call made just before)
+ *   record_prog slowcall M  a program built from source (a new one each run,
+ *                           so nothing is cached: a long call) on one thread
+ *                           while the main thread makes M queries: the
+ *                           build's call returns after many later calls
  *   record_prog infojunk    the device's name into a 4 KiB buffer full of 'Z'
  *                           with no size asked back
  *   record_prog readback    a non-blocking read completed by an event wait,
@@ -26,6 +30,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -152,6 +157,27 @@ static int handoff(int pairs, int m)
   return bad ? 2 : 0;
 }
 
+static atomic_bool build_begun;
+
+static void *build_main(void *arg)
+{
+  (void)arg;
+  char src[256];
+  snprintf(src, sizeof src, "kernel void k%ld(global int *p) { p[get_global_id(0)] = %ld; }\n",
+           (long)getpid(), (long)time(NULL));
+  pirt_context *ctx;
+  pirt_program *prog = NULL;
+  pi_result r = pirt_context_create(dev, &ctx);
+  atomic_store(&build_begun, true);
+  if (r == PI_SUCCESS)
+    r = pirt_program_create_source(ctx, src, NULL, &prog);
+  if (prog)
+    pirt_program_release(prog);
+  if (r == PI_SUCCESS)
+    pirt_context_release(ctx);
+  return (void *)(intptr_t)(r != PI_SUCCESS);
+}
+
 static void pause_ms(int ms)
 {
   struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -222,6 +248,17 @@ int main(int argc, char **argv)
   }
   if (strcmp(mode, "handoff") == 0)
     return handoff(n, argc > 3 ? atoi(argv[3]) : 100);
+  if (strcmp(mode, "slowcall") == 0) {
+    pthread_t th;
+    pthread_create(&th, NULL, build_main, NULL);
+    while (!atomic_load(&build_begun))
+      sched_yield();
+    pause_ms(2); /* the build has begun */
+    int rc = queries(n);
+    void *r;
+    pthread_join(th, &r);
+    return rc || r ? 2 : 0;
+  }
   if (strcmp(mode, "readback") == 0)
     return readback();
   if (strcmp(mode, "infojunk") == 0) {

@@ -1,0 +1,332 @@
+/*
+ * cursor.c: a session's calls in seq order without holding the session
+ * (pt_cursor_*, session.h), for the verbs that read every call once (show,
+ * stats, export). Chunks hold calls in the order they returned, so a call
+ * made early that returned late sits in a later chunk. Calls wait in a
+ * small heap; the lowest is yielded when it is the next seq (sessions number
+ * calls 1, 2, 3...), so a session recorded on one thread is read once, chunk
+ * after chunk. Past a gap, a pass over the chunks that does not parse them
+ * notes each one's lowest seq; from then on the unread chunk holding the
+ * lowest seq is read next (by its id), and a waiting call is yielded once
+ * no unread chunk holds an earlier one. A call that returned long after
+ * later ones thus costs one chunk read early, not every call in between
+ * held. Each chunk's parsed JSON is freed once all its calls are yielded.
+ * (A damaged file whose seqs repeat still yields every call, not all of
+ * them in order.)
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader.h"
+#include "session.h"
+
+/* One decoded chunk (or the calls in flight) with calls not all yielded. */
+typedef struct slot {
+  pt_json_arena arena;
+  pt_call *v;
+  size_t n, cap, left;
+} slot;
+
+/* A call waiting to be yielded. */
+typedef struct pending {
+  int64_t seq;
+  uint32_t slot, idx;
+} pending;
+
+/* An unread chunk (once the lowest seqs are known). */
+typedef struct unread {
+  int64_t lowest, id;
+} unread;
+
+struct pt_cursor {
+  const pt_db *db;
+  int64_t session;
+  sqlite3_stmt *rows; /* chunk after chunk, until the lowest seqs are known */
+  sqlite3_stmt *row;  /* then one by id */
+  bool began;         /* the cursor's read transaction */
+  bool ended;         /* rows has no row left */
+  size_t read;        /* chunks rows gave */
+  bool known;         /* the lowest seqs are known: chunks come from `ahead` */
+  unread *ahead;      /* a heap of the unread chunks by lowest seq */
+  size_t nahead, cap_ahead;
+  int64_t last; /* the seq yielded last */
+  slot *slots;
+  size_t nslots, cap_slots;
+  uint32_t *unused;
+  size_t nunused, cap_unused;
+  pending *heap;
+  size_t nheap, cap_heap;
+  int64_t emptied; /* the slot whose last call was yielded last: freed next time */
+  pt_call cur;
+};
+
+/* Heaps (pending, unread) of `elem`-byte elements, at most 16, whose first
+ * member is their int64_t key. */
+_Static_assert(sizeof(pending) <= 16 && sizeof(unread) <= 16, "heap elements are 16 bytes");
+static int64_t key_at(const void *v, size_t elem, size_t i)
+{
+  int64_t k;
+  memcpy(&k, (const char *)v + i * elem, sizeof k);
+  return k;
+}
+
+static void sift_up(void *v, size_t elem, size_t i)
+{
+  char item[16];
+  memcpy(item, (char *)v + i * elem, elem);
+  int64_t key = key_at(item, elem, 0);
+  while (i && key_at(v, elem, (i - 1) / 2) > key) {
+    memcpy((char *)v + i * elem, (char *)v + (i - 1) / 2 * elem, elem);
+    i = (i - 1) / 2;
+  }
+  memcpy((char *)v + i * elem, item, elem);
+}
+
+/* Removes the top of a heap of *n elements into out. */
+static void heap_take(void *v, size_t elem, size_t *n, void *out)
+{
+  char last[16];
+  memcpy(out, v, elem);
+  memcpy(last, (char *)v + --*n * elem, elem);
+  int64_t key = key_at(last, elem, 0);
+  size_t i = 0;
+  for (;;) {
+    size_t k = 2 * i + 1;
+    if (k >= *n)
+      break;
+    if (k + 1 < *n && key_at(v, elem, k + 1) < key_at(v, elem, k))
+      k++;
+    if (key_at(v, elem, k) >= key)
+      break;
+    memcpy((char *)v + i * elem, (char *)v + k * elem, elem);
+    i = k;
+  }
+  if (*n)
+    memcpy((char *)v + i * elem, last, elem);
+}
+
+static bool heap_push(pt_cursor *c, pending p)
+{
+  pending *h = pt_grow(c->heap, &c->cap_heap, c->nheap, sizeof *h);
+  if (!h)
+    return false;
+  c->heap = h;
+  h[c->nheap] = p;
+  sift_up(h, sizeof *h, c->nheap++);
+  return true;
+}
+
+/* A slot to decode into (its arena empty, no calls). */
+static int64_t take_slot(pt_cursor *c)
+{
+  if (c->nunused)
+    return c->unused[--c->nunused];
+  slot *v = pt_grow(c->slots, &c->cap_slots, c->nslots, sizeof *v);
+  if (!v)
+    return -1;
+  c->slots = v;
+  memset(&v[c->nslots], 0, sizeof *v);
+  return (int64_t)c->nslots++;
+}
+
+static void give_slot(pt_cursor *c, uint32_t k)
+{
+  slot *s = &c->slots[k];
+  pt_json_arena_free(&s->arena);
+  s->n = s->left = 0;
+  uint32_t *u = pt_grow(c->unused, &c->cap_unused, c->nunused, sizeof *u);
+  if (u) { /* else the slot is only not reused */
+    c->unused = u;
+    u[c->nunused++] = k;
+  }
+}
+
+/* Puts a filled slot's calls in the heap. */
+static bool queue_slot(pt_cursor *c, uint32_t k, char *err, size_t errn)
+{
+  slot *s = &c->slots[k];
+  s->left = s->n;
+  for (size_t i = 0; i < s->n; i++)
+    if (!heap_push(c, (pending){s->v[i].seq, k, (uint32_t)i})) {
+      snprintf(err, errn, "out of memory reading %s", c->db->path);
+      return false;
+    }
+  if (!s->n)
+    give_slot(c, k);
+  return true;
+}
+
+/* A pass of its own over the chunk rows: the lowest seq of each chunk not
+ * read yet (past the first c->read), into the heap of unread chunks. */
+static bool find_lowest(pt_cursor *c, char *err, size_t errn)
+{
+  int rc;
+  sqlite3_stmt *rows = pt__chunk_rows(c->db, c->session, err, errn);
+  c->row = rows ? pt__chunk_row(c->db, c->session, err, errn) : NULL;
+  if (!c->row) {
+    sqlite3_finalize(rows);
+    return false;
+  }
+  for (size_t k = 0; (rc = sqlite3_step(rows)) == SQLITE_ROW; k++) {
+    if (k < c->read)
+      continue;
+    unread *a = pt_grow(c->ahead, &c->cap_ahead, c->nahead, sizeof *a);
+    if (!a)
+      break;
+    c->ahead = a;
+    a[c->nahead] = (unread){pt__chunk_lowest_seq(sqlite3_column_text(rows, 0),
+                                                 (size_t)sqlite3_column_bytes(rows, 0)),
+                            sqlite3_column_int64(rows, 1)};
+    sift_up(a, sizeof *a, c->nahead++);
+  }
+  sqlite3_finalize(rows);
+  if (rc == SQLITE_ROW) {
+    snprintf(err, errn, "out of memory reading %s", c->db->path);
+    return false;
+  }
+  if (rc != SQLITE_DONE) {
+    snprintf(err, errn, "%s is damaged or truncated: %s", c->db->path,
+             sqlite3_errmsg(c->db->db));
+    return false;
+  }
+  sqlite3_finalize(c->rows);
+  c->rows = NULL;
+  c->known = true;
+  return true;
+}
+
+pt_cursor *pt_cursor_open(const pt_db *db, int64_t session, char *err, size_t errn)
+{
+  err[0] = 0;
+  pt_cursor *c = calloc(1, sizeof *c);
+  if (!c) {
+    snprintf(err, errn, "out of memory reading %s", db->path);
+    return NULL;
+  }
+  c->db = db;
+  c->session = session;
+  c->emptied = -1;
+  /* Both passes and the calls in flight see one state of a file that a
+   * recording process may still be writing. */
+  if (sqlite3_get_autocommit(db->db))
+    c->began = sqlite3_exec(db->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+  c->rows = pt__chunk_rows(db, session, err, errn);
+  if (!c->rows) {
+    pt_cursor_close(c);
+    return NULL;
+  }
+  int64_t k = take_slot(c);
+  if (k < 0 || !pt__inflight_calls(db, session, &c->slots[k].arena, &c->slots[k].v,
+                                   &c->slots[k].n, &c->slots[k].cap, err, errn) ||
+      !queue_slot(c, (uint32_t)k, err, errn)) {
+    if (!err[0])
+      snprintf(err, errn, "out of memory reading %s", db->path);
+    pt_cursor_close(c);
+    return NULL;
+  }
+  return c;
+}
+
+/* Decodes a chunk row (column 0 of st) into a slot and queues its calls. */
+static bool decode_row(pt_cursor *c, sqlite3_stmt *st, char *err, size_t errn)
+{
+  int64_t k = take_slot(c);
+  if (k < 0) {
+    snprintf(err, errn, "out of memory reading %s", c->db->path);
+    return false;
+  }
+  slot *s = &c->slots[k];
+  char why[512];
+  if (!pt__decode_chunk(&s->arena, sqlite3_column_text(st, 0),
+                        (size_t)sqlite3_column_bytes(st, 0), &s->v, &s->n, &s->cap, why,
+                        sizeof why)) {
+    snprintf(err, errn, "%s %s", c->db->path, why);
+    give_slot(c, (uint32_t)k);
+    return false;
+  }
+  return queue_slot(c, (uint32_t)k, err, errn);
+}
+
+/* The next chunk row, in the order they were written. */
+static bool read_next(pt_cursor *c, char *err, size_t errn)
+{
+  int rc = sqlite3_step(c->rows);
+  if (rc == SQLITE_ROW) {
+    c->read++;
+    return decode_row(c, c->rows, err, errn);
+  }
+  if (rc != SQLITE_DONE)
+    snprintf(err, errn, "%s is damaged or truncated: %s", c->db->path,
+             sqlite3_errmsg(c->db->db));
+  c->ended = true;
+  return rc == SQLITE_DONE;
+}
+
+/* The unread chunk that holds the lowest seq. */
+static bool read_lowest(pt_cursor *c, char *err, size_t errn)
+{
+  unread u;
+  heap_take(c->ahead, sizeof u, &c->nahead, &u);
+  sqlite3_reset(c->row);
+  sqlite3_bind_int64(c->row, 2, u.id);
+  int rc = sqlite3_step(c->row);
+  if (rc == SQLITE_ROW)
+    return decode_row(c, c->row, err, errn);
+  snprintf(err, errn, "%s is damaged or truncated: %s", c->db->path,
+           rc == SQLITE_DONE ? "a chunk of calls went missing" : sqlite3_errmsg(c->db->db));
+  return false;
+}
+
+const pt_call *pt_cursor_next(pt_cursor *c, char *err, size_t errn)
+{
+  err[0] = 0;
+  if (c->emptied >= 0) {
+    give_slot(c, (uint32_t)c->emptied);
+    c->emptied = -1;
+  }
+  for (bool more = true; more;) {
+    if (c->nheap && (uint64_t)c->heap[0].seq == (uint64_t)c->last + 1)
+      break;
+    if (!c->known && !c->ended && c->nheap) /* a gap: from now on by lowest seq */
+      more = find_lowest(c, err, errn);
+    else if (!c->known && !c->ended)
+      more = read_next(c, err, errn);
+    else if (c->known && c->nahead && (!c->nheap || c->heap[0].seq >= c->ahead[0].lowest))
+      more = read_lowest(c, err, errn);
+    else
+      break;
+    if (!more)
+      return NULL;
+  }
+  if (!c->nheap)
+    return NULL;
+  pending p;
+  heap_take(c->heap, sizeof p, &c->nheap, &p);
+  c->last = p.seq;
+  slot *s = &c->slots[p.slot];
+  c->cur = s->v[p.idx];
+  if (--s->left == 0)
+    c->emptied = p.slot;
+  return &c->cur;
+}
+
+void pt_cursor_close(pt_cursor *c)
+{
+  if (!c)
+    return;
+  sqlite3_finalize(c->rows);
+  sqlite3_finalize(c->row);
+  if (c->began)
+    sqlite3_exec(c->db->db, "COMMIT", NULL, NULL, NULL);
+  for (size_t k = 0; k < c->nslots; k++) {
+    pt_json_arena_free(&c->slots[k].arena);
+    free(c->slots[k].v);
+  }
+  free(c->slots);
+  free(c->unused);
+  free(c->heap);
+  free(c->ahead);
+  free(c);
+}

@@ -1,0 +1,36 @@
+/*
+ * reader.h: what the two readers of calls in session.c (pt_load, which
+ * holds a session) and cursor.c (which streams one) share, private to the
+ * session library: the decoding of one chunk row, where a chunk's lowest
+ * seq comes from, and the calls that never returned.
+ */
+#ifndef PT_READER_H
+#define PT_READER_H
+
+#include "session.h"
+
+/* The statement over a session's chunk rows, in the order they were
+ * written (column 0: the calls, 1: the chunk's id), or NULL after a reason
+ * in err. */
+sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t errn);
+/* The statement that reads one chunk row (column 0: the calls) by its id,
+ * bound as parameter 2; NULL after a reason in err. */
+sqlite3_stmt *pt__chunk_row(const pt_db *db, int64_t session, char *err, size_t errn);
+
+/* Decodes one chunk row's calls (`n` bytes at `blob`) into the growable
+ * array *v (*nv of *cap used), their JSON in the arena. False with what is
+ * wrong in err ("a chunk of calls is not an array"...). */
+bool pt__decode_chunk(pt_json_arena *a, const void *blob, size_t n, pt_call **v, size_t *nv,
+                      size_t *cap, char *err, size_t errn);
+
+/* The lowest seq of the calls of one chunk row (INT64_MAX when it holds
+ * none): chunks hold calls in the order they returned, so a later chunk may
+ * still hold an earlier call. */
+int64_t pt__chunk_lowest_seq(const void *blob, size_t n);
+
+/* Appends the session's calls that never returned to *v as pt__decode_chunk
+ * does. False when memory ran out. */
+bool pt__inflight_calls(const pt_db *db, int64_t session, pt_json_arena *a, pt_call **v, size_t *nv,
+                        size_t *cap, char *err, size_t errn);
+
+#endif /* PT_READER_H */
