@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chunk.h"
 #include "session.h"
 
 void (*pt_salvage_hook)(const char *path);
@@ -55,6 +56,7 @@ bool pt_open(const char *path, bool writable, pt_db *out, char *err, size_t errn
       return false;
     }
     sqlite3_busy_timeout(out->db, 5000);
+    pt_sqlite_register(out->db);
     rc = sqlite3_prepare_v2(out->db, "SELECT value FROM pitrace_meta WHERE key = "
                                      "'schema_version'", -1, &s, NULL);
     /* A process killed while it recorded can leave a WAL index that must
@@ -197,68 +199,59 @@ static bool push(pt_calls *c, size_t *cap, const pt_call *call)
   return true;
 }
 
+typedef struct load_ctx {
+  pt_calls *out;
+  size_t *cap;
+} load_ctx;
+
+static bool push_loaded(void *ctx, const pt_call *c)
+{
+  load_ctx *l = ctx;
+  return push(l->out, l->cap, c);
+}
+
 bool pt_load(pt_db *db, int64_t session, pt_calls *out, char *err, size_t errn)
 {
   memset(out, 0, sizeof *out);
   size_t cap = 0;
+  load_ctx ctx = {out, &cap};
   sqlite3_stmt *s;
-  if (sqlite3_prepare_v2(db->db, "SELECT calls FROM chunks WHERE session = ? ORDER BY id", -1,
-                         &s, NULL) != SQLITE_OK) {
-    snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
-    return false;
-  }
-  sqlite3_bind_int64(s, 1, session);
-  int rc;
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    const char *text = (const char *)sqlite3_column_text(s, 0);
-    int len = sqlite3_column_bytes(s, 0);
-    pt_json *chunk = text ? pt_json_parse(&out->arena, text, (size_t)len, err, errn) : NULL;
-    if (!chunk || chunk->type != PJ_ARRAY) {
-      if (!chunk && err[0]) {
-        char why[256];
-        snprintf(why, sizeof why, "%s", err);
-        snprintf(err, errn, "%s is damaged: a chunk of calls is not valid (%s)", db->path, why);
-      } else {
-        snprintf(err, errn, "%s is damaged: a chunk of calls is not an array", db->path);
-      }
-      sqlite3_finalize(s);
+  /* Version-1 chunks, then version-2 ones (a file upgraded from version 1
+   * has both tables; one of version 1 has no call_chunks). */
+  for (int version = 1; version <= 2; version++) {
+    const char *q = version == 1 ? "SELECT id, calls FROM chunks WHERE session = ? ORDER BY id"
+                                 : "SELECT id, calls FROM call_chunks WHERE session = ? ORDER BY id";
+    if (sqlite3_prepare_v2(db->db, q, -1, &s, NULL) != SQLITE_OK) {
+      if (version == 2 && strstr(sqlite3_errmsg(db->db), "no such table"))
+        break;
+      snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
       pt_calls_free(out);
       return false;
     }
-    for (uint32_t i = 0; i < chunk->n; i++) {
-      pt_json *e = chunk->u.items[i];
-      pt_call c = {0};
-      c.seq = pt_json_int(pt_json_at(e, 0), -1);
-      c.thread = (uint32_t)pt_json_int(pt_json_at(e, 1), 0);
-      c.plugin = (uint32_t)pt_json_int(pt_json_at(e, 2), 0);
-      c.api = (uint32_t)pt_json_int(pt_json_at(e, 3), 0);
-      c.result = (int32_t)pt_json_int(pt_json_at(e, 4), 0);
-      c.returned = true;
-      c.start_ns = pt_json_int(pt_json_at(e, 5), 0);
-      c.dur_ns = pt_json_int(pt_json_at(e, 6), 0);
-      c.args = pt_json_at(e, 7);
-      pt_json *st = pt_json_at(e, 8);
-      c.stack = st && st->type == PJ_INT ? st->u.i : -1;
-      c.data = pt_json_at(e, 9);
-      if (c.seq < 0 || !c.args || c.args->type != PJ_ARRAY) {
-        snprintf(err, errn, "%s is damaged: a recorded call is malformed", db->path);
-        sqlite3_finalize(s);
-        pt_calls_free(out);
-        return false;
-      }
-      if (!push(out, &cap, &c)) {
-        snprintf(err, errn, "out of memory loading %s", db->path);
+    sqlite3_bind_int64(s, 1, session);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      const void *blob = version == 1 ? (const void *)sqlite3_column_text(s, 1)
+                                      : sqlite3_column_blob(s, 1);
+      char why[512];
+      if (!pt_chunk_decode(&out->arena, version, blob, (size_t)sqlite3_column_bytes(s, 1),
+                           push_loaded, &ctx, why, sizeof why)) {
+        if (strcmp(why, "out of memory") == 0)
+          snprintf(err, errn, "out of memory loading %s", db->path);
+        else
+          snprintf(err, errn, "%s is damaged: session %lld, chunk %lld: %s", db->path,
+                   (long long)session, (long long)sqlite3_column_int64(s, 0), why);
         sqlite3_finalize(s);
         pt_calls_free(out);
         return false;
       }
     }
-  }
-  sqlite3_finalize(s);
-  if (rc != SQLITE_DONE) {
-    snprintf(err, errn, "%s is damaged or truncated: %s", db->path, sqlite3_errmsg(db->db));
-    pt_calls_free(out);
-    return false;
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+      snprintf(err, errn, "%s is damaged or truncated: %s", db->path, sqlite3_errmsg(db->db));
+      pt_calls_free(out);
+      return false;
+    }
   }
   /* Calls that never returned. */
   if (sqlite3_prepare_v2(db->db, "SELECT seq, thread, plugin, api, start_ns, args, stack, data "

@@ -22,7 +22,7 @@ static const char *const pocl_env[] = {POCL, NULL};
 /* sqlite3's output for `text` on db, without its last newline. */
 static char *sql(const char *db, const char *text)
 {
-  const char *argv[] = {"/usr/bin/sqlite3", db, text, NULL};
+  const char *argv[] = {"/usr/bin/sqlite3", "-cmd", TU_SQLITE_LOAD, db, text, NULL};
   char *out;
   cr_assert_eq(tu_run(argv, NULL, &out), 0, "sqlite3 %s: %s", text, out);
   size_t n = strlen(out);

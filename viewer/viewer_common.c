@@ -438,9 +438,13 @@ void vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, cha
   devscan d = {.context_dev = -1, .context_plugin = -1, .devices_plugin = -1};
   pt_json_arena arena = {0};
   sqlite3_stmt *st;
-  /* Devices are looked at first: the first chunks suffice. */
-  if (sqlite3_prepare_v2(db->db, "SELECT calls FROM chunks WHERE session = ? ORDER BY id "
-                                 "LIMIT 8", -1, &st, NULL) == SQLITE_OK) {
+  /* Devices are looked at first: the first calls suffice (through the
+   * calls view, which reads chunks of both versions, as one v1-shaped
+   * chunk). */
+  if (sqlite3_prepare_v2(db->db, "SELECT json_group_array(json_array(seq, thread, plugin, api, "
+                                 "result, start_ns, dur_ns, json(args))) FROM (SELECT * FROM "
+                                 "calls WHERE session = ? LIMIT 4096)", -1, &st, NULL) ==
+      SQLITE_OK) {
     sqlite3_bind_int64(st, 1, session);
     char err[256];
     while (sqlite3_step(st) == SQLITE_ROW) {

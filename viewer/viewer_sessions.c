@@ -28,9 +28,7 @@ static int64_t count_calls(pt_db *db, int64_t session)
 {
   sqlite3_stmt *st;
   int64_t n = -1;
-  if (sqlite3_prepare_v2(db->db, "SELECT (SELECT coalesce(sum(json_array_length(calls)), 0) "
-                                 "FROM chunks WHERE session = ?1) + (SELECT count(*) FROM "
-                                 "inflight WHERE session = ?1)", -1, &st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db->db, "SELECT count(*) FROM calls WHERE session = ?1", -1, &st, NULL) != SQLITE_OK)
     return -1;
   sqlite3_bind_int64(st, 1, session);
   if (sqlite3_step(st) == SQLITE_ROW)
@@ -45,10 +43,7 @@ static int64_t last_call_end(pt_db *db, int64_t session)
 {
   sqlite3_stmt *st;
   int64_t end = -1;
-  if (sqlite3_prepare_v2(db->db, "SELECT max(json_extract(j.value, '$[5]') + json_extract("
-                                 "j.value, '$[6]')) FROM chunks c, json_each(c.calls) j WHERE "
-                                 "c.session = ?1 AND c.id = (SELECT max(id) FROM chunks WHERE "
-                                 "session = ?1)", -1, &st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db->db, "SELECT max(start_ns + dur_ns) FROM calls WHERE session = ?1", -1, &st, NULL) != SQLITE_OK)
     return -1;
   sqlite3_bind_int64(st, 1, session);
   if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
