@@ -461,11 +461,14 @@ static void call_free(pending_call *c)
 
 static const char hexdigits[] = "0123456789ABCDEF";
 
-/* A payload: inline in the call when small, else a data row (by hash). */
+/* A payload: inline in the call when small, else a data row (by hash).
+ * With data none, an info query's answer (the only payload then) stays in
+ * its call whatever its size: no payload row for a call whose data the
+ * user did not ask for. */
 static void keep_data(pending_call *c, unsigned position, const char *role, unsigned index,
                       const void *bytes, uint64_t size, uint64_t full)
 {
-  if (size > PT_INLINE_DATA) {
+  if (size > PT_INLINE_DATA && !(shim_cfg.data_mode == DATA_NONE && strcmp(role, "value") == 0)) {
     store_data(c->seq, position, role, index, bytes, size, full, -1);
     return;
   }
