@@ -43,6 +43,9 @@ struct pt_chunk_row {
 
 static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+/* a - b and a + b wrapping (deltas of whatever a damaged chunk holds). */
+static int64_t sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static int64_t add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 
 static unsigned char *put_varint(unsigned char *p, uint64_t v)
 {
@@ -130,7 +133,7 @@ bool pt_chunk_enc_finish(pt_chunk_enc *e, const void **blob, size_t *n, char *er
   unsigned char *p = put_varint(e->raw, e->n);
   int64_t prev = 0;
   for (size_t i = 0; i < e->n; prev = e->rows[i++].seq)
-    p = put_varint(p, zigzag(e->rows[i].seq - prev));
+    p = put_varint(p, zigzag(sub(e->rows[i].seq, prev)));
   for (size_t i = 0; i < e->n; i++)
     p = put_varint(p, e->rows[i].thread);
   for (size_t i = 0; i < e->n; i++)
@@ -141,7 +144,7 @@ bool pt_chunk_enc_finish(pt_chunk_enc *e, const void **blob, size_t *n, char *er
     p = put_varint(p, zigzag(e->rows[i].result));
   prev = 0;
   for (size_t i = 0; i < e->n; prev = e->rows[i++].start)
-    p = put_varint(p, zigzag(e->rows[i].start - prev));
+    p = put_varint(p, zigzag(sub(e->rows[i].start, prev)));
   for (size_t i = 0; i < e->n; i++)
     p = put_varint(p, zigzag(e->rows[i].dur));
   for (size_t i = 0; i < e->n; i++)
@@ -274,8 +277,8 @@ static bool walk(const unsigned char *body, size_t len,
     for (int k = 0; k < NCOLS; k++)
       get_varint(&col[k], end, &f[k]); /* checked above */
     pt_chunk_call c;
-    seq += unzigzag(f[0]);
-    start += unzigzag(f[5]);
+    seq = add(seq, unzigzag(f[0]));
+    start = add(start, unzigzag(f[5]));
     int64_t result = unzigzag(f[4]);
     if (seq < 0 || f[1] > UINT32_MAX || f[2] > UINT32_MAX || f[3] > UINT32_MAX ||
         result < INT32_MIN || result > INT32_MAX || f[7] > INT64_MAX || f[8] == 0) {

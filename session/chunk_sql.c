@@ -199,14 +199,16 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
   case COL_RESULT: sqlite3_result_int64(ctx, r->result); break;
   case COL_START: sqlite3_result_int64(ctx, r->start_ns); break;
   case COL_DUR: sqlite3_result_int64(ctx, r->dur_ns); break;
-  case COL_ARGS: sqlite3_result_text(ctx, r->args, (int)r->args_len, SQLITE_TRANSIENT); break;
+  case COL_ARGS:
+    sqlite3_result_text64(ctx, r->args, r->args_len, SQLITE_TRANSIENT, SQLITE_UTF8);
+    break;
   case COL_STACK:
     if (r->stack >= 0)
       sqlite3_result_int64(ctx, r->stack);
     break;
   case COL_DATA:
     if (r->data_len)
-      sqlite3_result_text(ctx, r->data, (int)r->data_len, SQLITE_TRANSIENT);
+      sqlite3_result_text64(ctx, r->data, r->data_len, SQLITE_TRANSIENT, SQLITE_UTF8);
     break;
   default: break; /* the hidden arguments */
   }

@@ -1757,7 +1757,7 @@ Test(viewer, a_damaged_chunk_gives_one_line_naming_session_and_chunk)
 
 Test(viewer, every_verb_has_help)
 {
-  const char *verbs[] = {"sessions", "show", "stats", "diff", "export", "report"};
+  const char *verbs[] = {"sessions", "show", "stats", "diff", "export", "report", "sql"};
   for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++) {
     char *out, *err, want[64];
     cr_assert_eq(pitrace(&out, &err, verbs[v], "--help", NULL), 0, "%s", err);
