@@ -7,7 +7,7 @@
 #                  record_prog's session after salvage ('_exit'), and a
 #                  stand-in plugin session, each compacted (512-byte
 #                  pages); the version-1 fixture (tests/fixtures); vadd
-#                  16's first chunk as stored (a zstd blob) and its body
+#                  16's largest chunk as stored (a zstd blob) and its body
 #                  ("B" and the decoded body: fuzz_session.c)
 #   OUT/salvage/   the ring file of a recording that ended in _exit
 #                  (record_prog quickexit 5 on PoCL), its rings cut to 4 KB
@@ -58,7 +58,7 @@ cp "$(dirname "$0")/../tests/fixtures/session-v1.db" "$out/session/v1-fixture.db
 $PY - "$tmp/vadd.db" "$out/session/chunk-vadd16.bin" <<'PYEOF'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-blob = c.execute("SELECT calls FROM call_chunks ORDER BY id LIMIT 1").fetchone()[0]
+blob = c.execute("SELECT calls FROM call_chunks ORDER BY ncalls DESC, id LIMIT 1").fetchone()[0]
 assert blob[0] == 1, "not a zstd chunk"
 open(sys.argv[2], "wb").write(blob)
 PYEOF
