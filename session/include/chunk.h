@@ -33,8 +33,11 @@ typedef struct pt_chunk_call {
 /* ---- Writing (version 2) ------------------------------------------------------------ */
 
 /* Calls in a chunk, at most: a row's cost spreads over many calls, and a
- * reader decodes a chunk at a time. */
-#define PT_CHUNK_CALLS 512
+ * reader decodes a chunk at a time. Not fewer: call_chunks is a WITHOUT
+ * ROWID table, whose rows over about 1 KB (4 KB pages) spill into
+ * overflow pages of their own, and 512 calls compress to about that (the
+ * table then took twice the bytes of its blobs; bench_viewer). */
+#define PT_CHUNK_CALLS 4096
 
 /* Calls gathered for one chunk, column by column; pt_chunk_enc_finish
  * encodes and compresses them into one blob. Zero-initialise; reusable
