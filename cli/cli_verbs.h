@@ -1,6 +1,6 @@
 /*
  * cli_verbs.h: the verbs the command itself holds (record.c,
- * route_opencl.c) and the OpenCL routing they share; the other verbs come
+ * route_opencl.c, sql.c) and the OpenCL routing they share; the other verbs come
  * from the viewer (pitrace_viewer.h) and replay (pitrace_replay.h)
  * libraries.
  */
@@ -11,6 +11,7 @@
 
 int pt_record(int argc, char **argv); /* record.c */
 int pt_run(int argc, char **argv);    /* route_opencl.c */
+int pt_sql(int argc, char **argv);    /* sql.c */
 
 /* The OpenCL front end's vendor file beside this program's tree (malloc'd),
  * or NULL with a reason in err. */

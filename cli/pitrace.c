@@ -39,6 +39,7 @@ static const struct {
     {"diff", pt_diff, "compare two sessions call by call"},
     {"export", pt_export, "Chrome trace JSON, JSON Lines or CSV"},
     {"report", pt_report, "one self-contained HTML report"},
+    {"sql", pt_sql, "the sqlite3 shell on a session, its views answering (read-only)"},
 };
 
 static void usage(FILE *f)

@@ -61,8 +61,9 @@ install(TARGETS pirt pi_headers EXPORT pitraceTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS pitrace_embed pitrace EXPORT pitraceTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# Plugins, the shim and the replay plugin are loaded with dlopen: no export.
-foreach(module pi_opencl pi_level_zero pi_cuda pi_shim pi_replay pitrace_opencl)
+# Plugins, the shim, the replay plugin and the SQLite extension are loaded with
+# dlopen: no export.
+foreach(module pi_opencl pi_level_zero pi_cuda pi_shim pi_replay pitrace_opencl pitrace_sqlite)
   if(TARGET ${module})
     install(TARGETS ${module} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   endif()

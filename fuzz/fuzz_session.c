@@ -8,16 +8,28 @@
  * the first 256 calls through SQL); then the calls are streamed (the
  * cursor, session/cursor.c).
  *
- * Seeds: small real recorded sessions (fuzz/make_seeds.sh). Checks: no
- * crash, no sanitizer report, no leak; a file pt_open refuses says why;
- * the calls come in sequence order, and the cursor yields as many calls
- * as pt_load holds, in the same order when no seq repeats.
+ * An input that is no SQLite file is one chunk of calls (session/chunk.c),
+ * decoded as the reader decodes a call_chunks row (pt_chunk_decode), so
+ * that mutations reach the version-2 decoder itself: "B" and an encoded
+ * body, which is compressed here first (mutations land on its varints,
+ * columns and lengths), or else a stored blob as it is (its zstd frame).
+ * A body that decodes is encoded again and must decode to the same calls.
+ *
+ * Seeds: small real recorded sessions of both schema versions, a chunk
+ * blob and a chunk body of one (fuzz/make_seeds.sh). Checks: no crash, no
+ * sanitizer report, no leak; a file pt_open refuses, or a chunk
+ * pt_chunk_decode refuses, says why; the calls come in sequence order,
+ * and the cursor yields as many calls as pt_load holds, in the same order
+ * when no seq repeats; a chunk survives its round trip.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
+#include "chunk.h"
 #include "fuzz_common.h"
 #include "session.h"
 
@@ -41,8 +53,103 @@ static void read_call(pt_db *db, int64_t session, const pt_call *c, bool sql)
   }
 }
 
+/* The calls of a chunk, their text copied. */
+typedef struct calls_copy {
+  pt_chunk_call v[4096];
+  size_t n;
+  char *text[4096];
+} calls_copy;
+
+static bool copy_call(void *ctx, const pt_chunk_call *c)
+{
+  calls_copy *k = ctx;
+  if (k->n == 4096)
+    return false;
+  char *t = malloc(c->args_len + c->data_len + 1);
+  if (!t)
+    abort();
+  memcpy(t, c->args, c->args_len);
+  if (c->data_len)
+    memcpy(t + c->args_len, c->data, c->data_len);
+  k->text[k->n] = t;
+  k->v[k->n] = *c;
+  k->v[k->n].args = t;
+  k->v[k->n].data = c->data_len ? t + c->args_len : NULL;
+  k->n++;
+  return true;
+}
+
+static void free_copy(calls_copy *k)
+{
+  for (size_t i = 0; i < k->n; i++)
+    free(k->text[i]);
+  k->n = 0;
+}
+
+static bool count_call(void *ctx, const pt_call *c)
+{
+  (void)c;
+  ++*(size_t *)ctx;
+  return true;
+}
+
+/* One chunk: decoded as pt_load decodes it; a body that decodes is
+ * encoded again and must decode to the same calls. */
+static void fuzz_chunk(const uint8_t *data, size_t size)
+{
+  unsigned char *blob = NULL;
+  size_t n = size;
+  if (size && data[0] == 'B') {
+    size_t cap = 1 + ZSTD_compressBound(size - 1);
+    blob = malloc(cap);
+    if (!blob)
+      abort();
+    blob[0] = 1;
+    size_t z = ZSTD_compress(blob + 1, cap - 1, data + 1, size - 1, 1);
+    if (ZSTD_isError(z))
+      abort();
+    n = 1 + z;
+  }
+  const void *in = blob ? (const void *)blob : (const void *)data;
+  pt_json_arena arena = {0};
+  char err[512] = "";
+  size_t got = 0;
+  if (!pt_chunk_decode(&arena, 2, in, n, count_call, &got, err, sizeof err) && !err[0])
+    abort(); /* refused without a reason */
+  pt_json_arena_free(&arena);
+  static calls_copy a, b;
+  if (pt_chunk_each(in, n, copy_call, &a, err, sizeof err) && a.n) {
+    pt_chunk_enc enc = {0};
+    for (size_t i = 0; i < a.n; i++)
+      if (!pt_chunk_enc_add(&enc, &a.v[i]))
+        abort();
+    const void *again;
+    size_t an;
+    if (!pt_chunk_enc_finish(&enc, &again, &an, err, sizeof err) ||
+        !pt_chunk_each(again, an, copy_call, &b, err, sizeof err) || b.n != a.n)
+      abort();
+    for (size_t i = 0; i < a.n; i++) {
+      const pt_chunk_call *x = &a.v[i], *y = &b.v[i];
+      if (x->seq != y->seq || x->thread != y->thread || x->plugin != y->plugin ||
+          x->api != y->api || x->result != y->result || x->start_ns != y->start_ns ||
+          x->dur_ns != y->dur_ns || x->stack != y->stack || x->args_len != y->args_len ||
+          x->data_len != y->data_len || memcmp(x->args, y->args, x->args_len) != 0 ||
+          (x->data_len && memcmp(x->data, y->data, x->data_len) != 0))
+        abort(); /* the round trip changed a call */
+    }
+    pt_chunk_enc_free(&enc);
+  }
+  free_copy(&a);
+  free_copy(&b);
+  free(blob);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+  if (size < 16 || memcmp(data, "SQLite format 3", 16) != 0) {
+    fuzz_chunk(data, size);
+    return 0;
+  }
   static char path[512];
   if (!path[0])
     snprintf(path, sizeof path, "%s/session.db", fuzz_scratch());

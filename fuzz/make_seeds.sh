@@ -5,11 +5,14 @@
 #   OUT/filter/    SYCL_DEVICE_FILTER values
 #   OUT/session/   session databases: vadd 16 recorded on PoCL (data all),
 #                  record_prog's session after salvage ('_exit'), and a
-#                  stand-in plugin session; each compacted (512-byte pages)
+#                  stand-in plugin session, each compacted (512-byte
+#                  pages); the version-1 fixture (tests/fixtures); vadd
+#                  16's largest chunk as stored (a zstd blob) and its body
+#                  ("B" and the decoded body: fuzz_session.c)
 #   OUT/salvage/   the ring file of a recording that ended in _exit
 #                  (record_prog quickexit 5 on PoCL), its rings cut to 4 KB
 #   OUT/salvage-base.db   that recording's database, session still running
-# Needs python3 (its sqlite3 module) and PoCL's vendor file.
+# Needs python3 (its sqlite3 module), the zstd command and PoCL's vendor file.
 set -eu
 [ $# -eq 2 ] || { echo "usage: make_seeds.sh BUILD OUT" >&2; exit 2; }
 build=$(cd "$1" && pwd)
@@ -51,6 +54,15 @@ PYEOF
 
 OCL_ICD_VENDORS=$POCL SYCL_PI_RECORD=$tmp/vadd.db SYCL_PI_RECORD_DATA=all "$build/bin/vadd" 16 >/dev/null
 compact "$tmp/vadd.db" "$out/session/vadd16.db"
+cp "$(dirname "$0")/../tests/fixtures/session-v1.db" "$out/session/v1-fixture.db"
+$PY - "$tmp/vadd.db" "$out/session/chunk-vadd16.bin" <<'PYEOF'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+blob = c.execute("SELECT calls FROM call_chunks ORDER BY ncalls DESC, id LIMIT 1").fetchone()[0]
+assert blob[0] == 1, "not a zstd chunk"
+open(sys.argv[2], "wb").write(blob)
+PYEOF
+{ printf B; tail -c +2 "$out/session/chunk-vadd16.bin" | zstd -d -c; } >"$out/session/body-vadd16.bin"
 "$build/bin/bench_replay" --make-session "$tmp/null.db" 30
 compact "$tmp/null.db" "$out/session/null30.db"
 OCL_ICD_VENDORS=$POCL SYCL_PI_RECORD=$tmp/quick.db "$build/bin/record_prog" quickexit 3 >/dev/null || true

@@ -1,14 +1,13 @@
 /*
- * ex_write.c: the repro of `pitrace extract` as a new session database of
- * the recorder's schema (session/schema.c's SQL, the API description
- * copied from the source file): one session, one thread, the calls in
- * chunks renumbered from 1, their payloads (copied rows, or new ones
- * stored as the recorder stores them: inline up to 64 bytes, else once by
- * XXH3-128 hash in blobs) and the handles they create.
+ * ex_write.c: the repro of `pitrace extract` as a new session database,
+ * written through the session library (session_out.h, which alone knows
+ * the storage format): one session, one thread, the calls renumbered from
+ * 1 with their payloads (the recorded ones', or those of the writes and
+ * reads made up around the launch) and the handles they create. Written
+ * beside the target and renamed over it once complete.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +15,10 @@
 #include <unistd.h>
 
 #include "ex.h"
-
-#define CHUNK_CALLS 512
+#include "session_out.h"
 
 typedef struct wr {
   ex *x;
-  sqlite3 *db;
   int64_t *newseq; /* orig call index -> seq in the repro */
 } wr;
 
@@ -64,196 +61,88 @@ void ex_json(pi_sbuf *b, const pt_json *j)
   }
 }
 
-/* ---- SQL ------------------------------------------------------------------------------ */
+/* ---- The repro ------------------------------------------------------------------------ */
 
-static bool sql(wr *w, const char *text)
-{
-  char *err = NULL;
-  if (sqlite3_exec(w->db, text, NULL, NULL, &err) == SQLITE_OK)
-    return true;
-  ex_fail(w->x, "writing the repro: %s", err ? err : sqlite3_errmsg(w->db));
-  sqlite3_free(err);
-  return false;
-}
-
-/* Runs a statement with integer and text bindings: 'i' takes an int64_t,
- * 't' a string, 'b' a blob (pointer, size). */
-static bool run(wr *w, const char *text, const char *types, ...)
-{
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(w->db, text, -1, &st, NULL) != SQLITE_OK)
-    return ex_fail(w->x, "writing the repro: %s", sqlite3_errmsg(w->db));
-  va_list ap;
-  va_start(ap, types);
-  for (int k = 0; types[k]; k++) {
-    if (types[k] == 'i') {
-      sqlite3_bind_int64(st, k + 1, va_arg(ap, int64_t));
-    } else if (types[k] == 't') {
-      sqlite3_bind_text(st, k + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
-    } else {
-      const void *p = va_arg(ap, const void *);
-      sqlite3_bind_blob64(st, k + 1, p, va_arg(ap, uint64_t), SQLITE_TRANSIENT);
-    }
-  }
-  va_end(ap);
-  int rc = sqlite3_step(st);
-  sqlite3_finalize(st);
-  return rc == SQLITE_DONE || rc == SQLITE_ROW ||
-         ex_fail(w->x, "writing the repro: %s", sqlite3_errmsg(w->db));
-}
-
-/* ---- Calls ---------------------------------------------------------------------------------- */
-
-/* A made-up call's payload: inline in the call when small, else a row. */
-static bool new_payload(wr *w, const ex_call *c, int64_t seq, pi_sbuf *inl)
-{
-  if (!c->data)
-    return true;
-  if (c->data_size <= PT_INLINE_DATA) {
-    pi_sbuf_printf(inl, ",null,[[%u,\"%s\",0,%zu,\"", c->data_pos, c->data_role, c->data_size);
-    for (size_t k = 0; k < c->data_size; k++)
-      pi_sbuf_printf(inl, "%02X", c->data[k]);
-    pi_sbuf_puts(inl, "\"]]");
-    return true;
-  }
-  unsigned char key[PT_BLOB_KEY];
-  pt_blob_key(c->data, c->data_size, key);
-  return run(w, "INSERT OR IGNORE INTO blobs(hash, size, content) VALUES (?,?,?)", "bib", key,
-             (uint64_t)PT_BLOB_KEY, (int64_t)c->data_size, c->data, (uint64_t)c->data_size) &&
-         run(w, "INSERT INTO data_rows(session, seq, position, role, idx, size, hash, stored) "
-                "VALUES (1,?,?,?,0,?,?,?)", "iitibi", seq, (int64_t)c->data_pos, c->data_role,
-             (int64_t)c->data_size, key, (uint64_t)PT_BLOB_KEY, (int64_t)c->data_size);
-}
-
-/* A recorded call's payload rows, under its new seq. */
-static bool copy_payloads(wr *w, const pt_call *o, int64_t seq)
-{
-  return run(w, "INSERT INTO data_rows SELECT 1, ?, position, role, idx, size, hash, content, "
-                "NULL, stored FROM src.data_rows WHERE session = ? AND seq = ? AND role <> "
-                "'readback'", "iii", seq, w->x->s->id, o->seq);
-}
-
-/* Appends call k of the repro, numbered seq, to the chunk text. */
-static bool add_call(wr *w, size_t k, int64_t seq, pi_sbuf *chunk)
+/* Adds call k of the repro, numbered seq: a recorded one with its payload
+ * rows, or a made-up one with its payload. */
+static bool add_call(wr *w, pt_out *o, size_t k, int64_t seq)
 {
   const ex_call *c = &w->x->out[k];
-  const pt_call *o = c->orig, *l = &w->x->s->calls.v[w->x->launch];
-  pi_sbuf_printf(chunk, "%s[%lld,1,%u,%u,%d,%lld,%lld,", chunk->len > 1 ? "," : "",
-                 (long long)seq, (o ? o : l)->plugin, c->api, o ? o->result : 0,
-                 (long long)(o ? o->start_ns : c->start_ns), (long long)(o ? o->dur_ns : 0));
+  const pt_call *oc = c->orig, *l = &w->x->s->calls.v[w->x->launch];
+  pi_sbuf args, data;
+  pi_sbuf_init(&args, NULL, 0);
+  pi_sbuf_init(&data, NULL, 0);
   if (c->args)
-    pi_sbuf_puts(chunk, c->args);
+    pi_sbuf_puts(&args, c->args);
   else
-    ex_json(chunk, o->args);
-  if (o && o->data) {
-    pi_sbuf_puts(chunk, ",null,");
-    ex_json(chunk, o->data);
-  }
-  bool ok = o ? copy_payloads(w, o, seq) : new_payload(w, c, seq, chunk);
-  pi_sbuf_puts(chunk, "]");
-  return ok;
+    ex_json(&args, oc->args);
+  if (oc && oc->data)
+    ex_json(&data, oc->data);
+  pt_chunk_call cc = {.seq = seq, .plugin = (oc ? oc : l)->plugin, .api = c->api,
+                      .result = oc ? oc->result : 0, .start_ns = oc ? oc->start_ns : c->start_ns,
+                      .dur_ns = oc ? oc->dur_ns : 0, .stack = -1, .args = args.p,
+                      .args_len = args.len, .data = data.p, .data_len = data.len};
+  pt_out_payload made = {c->data_pos, c->data_role, c->data, c->data_size};
+  bool ok = pt_out_call(o, &cc, oc ? oc->seq : -1, &made);
+  pi_sbuf_free(&args);
+  pi_sbuf_free(&data);
+  return ok || ex_fail(w->x, "writing the repro: %s", pt_out_error(o));
 }
 
-static bool flush_chunk(wr *w, int64_t id, pi_sbuf *chunk)
+static bool write_calls(wr *w, pt_out *o)
 {
-  pi_sbuf_puts(chunk, "]");
-  bool ok = run(w, "INSERT INTO chunks(session, id, calls) VALUES (1,?,?)", "it", id, chunk->p);
-  pi_sbuf_reset(chunk);
-  pi_sbuf_puts(chunk, "[");
-  return ok;
-}
-
-static bool write_calls(wr *w)
-{
-  pi_sbuf chunk;
-  pi_sbuf_init(&chunk, NULL, 0);
-  pi_sbuf_puts(&chunk, "[");
   bool ok = true;
-  int64_t id = 0;
   for (size_t k = 0; ok && k < w->x->nout; k++) {
     int64_t seq = (int64_t)k + 1;
     if (w->x->out[k].orig)
       w->newseq[w->x->out[k].orig - w->x->s->calls.v] = seq;
-    ok = add_call(w, k, seq, &chunk);
-    if (ok && (seq % CHUNK_CALLS == 0 || k + 1 == w->x->nout))
-      ok = flush_chunk(w, ++id, &chunk);
+    ok = add_call(w, o, k, seq);
   }
-  pi_sbuf_free(&chunk);
   return ok;
 }
 
 /* The handles the repro's calls create, created by them. */
-static bool write_handles(wr *w)
+static bool write_handles(wr *w, pt_out *o)
 {
   const ex *x = w->x;
   for (size_t id = 1; id < x->ncreator; id++) {
     size_t c = x->creator[id];
-    if (!c || !w->newseq[c - 1])
-      continue;
-    if (!run(w, "INSERT OR IGNORE INTO handles SELECT 1, id, kind, ?, created, created_by, "
-                "NULL, NULL FROM src.handles WHERE session = ? AND id = ?", "iii",
-             w->newseq[c - 1], x->s->id, (int64_t)id))
-      return false;
+    if (c && w->newseq[c - 1] && !pt_out_handle(o, id, w->newseq[c - 1]))
+      return ex_fail(w->x, "writing the repro: %s", pt_out_error(o));
   }
   return true;
 }
 
-static bool write_session(wr *w, int kernel)
+/* The repro into `tmp` (an empty file). A recording whose payload's blob
+ * is gone gives no repro that cannot replay, but the reason. */
+static bool write_all(wr *w, const char *tmp, int kernel)
 {
   const ex *x = w->x;
   const pt_call *l = &x->s->calls.v[x->launch];
-  char label[4400];
+  char label[4400], err[1200];
   snprintf(label, sizeof label, "extract: kernel launch %d (seq %lld) of %.4000s session %lld",
            kernel, (long long)l->seq, x->s->db.path, (long long)x->s->id);
-  return run(w, "INSERT INTO sessions(id, label, pid, command, cwd, host, start_unix_ns, "
-                "end_unix_ns, duration_ns, pi_version, env, ended, data_mode, filter, calls, "
-                "schema_version) SELECT 1, ?, pid, command, cwd, host, start_unix_ns, "
-                "end_unix_ns, duration_ns, pi_version, env, 'exit', data_mode, filter, ?, "
-                "schema_version FROM src.sessions WHERE id = ?", "tii", label,
-             (int64_t)x->nout, x->s->id) &&
-         run(w, "INSERT INTO plugins SELECT 1, idx, name, path, version, backend FROM "
-                "src.plugins WHERE session = ?", "i", x->s->id) &&
-         run(w, "INSERT INTO threads VALUES (1, 1, coalesce((SELECT tid FROM src.threads WHERE "
-                "session = ? AND idx = ?), 0))", "ii", x->s->id, (int64_t)l->thread);
-}
-
-/* Every payload the repro refers to has its blob: a recording whose blob
- * is gone gives no repro that cannot replay, but the reason. */
-static bool blobs_present(wr *w)
-{
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(w->db, "SELECT r.seq, r.position, r.role FROM main.data_rows r WHERE "
-                                "r.hash IS NOT NULL AND r.content IS NULL AND NOT EXISTS "
-                                "(SELECT 1 FROM main.blobs b WHERE b.hash = r.hash) LIMIT 1",
-                         -1, &st, NULL) != SQLITE_OK)
-    return ex_fail(w->x, "writing the repro: %s", sqlite3_errmsg(w->db));
-  bool ok = true;
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    int64_t seq = sqlite3_column_int64(st, 0);
+  pt_out *o = pt_out_create(tmp, x->s->db.path, x->s->id, label, (int64_t)x->nout, l->thread,
+                            err, sizeof err);
+  if (!o)
+    return ex_fail(w->x, "writing the repro: %s", err);
+  bool ok = write_calls(w, o) && write_handles(w, o);
+  if (ok) {
+    int64_t seq = 0;
+    unsigned pos = 0;
+    char role[16];
+    pt_out_status st = pt_out_finish(o, &seq, &pos, role);
     const ex_call *c = seq >= 1 && (size_t)seq <= w->x->nout ? &w->x->out[seq - 1] : NULL;
-    const char *role = (const char *)sqlite3_column_text(st, 2);
-    if (c && c->orig)
-      rp_payload_problem(w->x->s, c->orig, (unsigned)sqlite3_column_int(st, 1),
-                         role ? role : "?", RP_DATA_MISSING_BLOB, w->x->err, sizeof w->x->err);
-    else
-      ex_fail(w->x, "%s is damaged: a payload's blob is gone", w->x->s->db.path);
-    ok = false;
+    if (st == PT_OUT_ERROR)
+      ok = ex_fail(w->x, "writing the repro: %s", pt_out_error(o));
+    else if (st == PT_OUT_BLOB_GONE && c && c->orig)
+      ok = (rp_payload_problem(w->x->s, c->orig, pos, role, RP_DATA_MISSING_BLOB, w->x->err,
+                               sizeof w->x->err), false);
+    else if (st == PT_OUT_BLOB_GONE)
+      ok = ex_fail(w->x, "%s is damaged: a payload's blob is gone", w->x->s->db.path);
   }
-  sqlite3_finalize(st);
+  pt_out_free(o);
   return ok;
-}
-
-static bool write_all(wr *w, int kernel)
-{
-  return sql(w, "PRAGMA journal_mode=DELETE") && sql(w, shim_schema_sql) &&
-         run(w, "ATTACH DATABASE ? AS src", "t", w->x->s->db.path) && sql(w, "BEGIN") &&
-         sql(w, "INSERT OR IGNORE INTO pi_api SELECT * FROM src.pi_api;"
-                "INSERT OR IGNORE INTO pi_params SELECT * FROM src.pi_params;"
-                "INSERT OR IGNORE INTO pi_enums SELECT * FROM src.pi_enums;") &&
-         write_session(w, kernel) && write_calls(w) && write_handles(w) &&
-         sql(w, "INSERT OR IGNORE INTO blobs SELECT b.hash, b.size, b.content FROM src.blobs b "
-                "WHERE b.hash IN (SELECT hash FROM main.data_rows WHERE hash IS NOT NULL)") &&
-         blobs_present(w) && sql(w, "COMMIT");
 }
 
 bool ex_write(ex *x, const char *path, int kernel)
@@ -281,11 +170,7 @@ bool ex_write(ex *x, const char *path, int kernel)
                  : ex_fail(x, "cannot write beside %s: %s", path, strerror(errno));
   }
   close(fd);
-  bool ok = sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK;
-  if (!ok)
-    ex_fail(x, "cannot write %s: %s", tmp, w.db ? sqlite3_errmsg(w.db) : "out of memory");
-  ok = ok && write_all(&w, kernel);
-  ok = sqlite3_close(w.db) == SQLITE_OK && ok;
+  bool ok = write_all(&w, tmp, kernel);
   if (ok && rename(tmp, path) != 0)
     ok = ex_fail(x, "cannot write %s: %s", path, strerror(errno));
   if (!ok)

@@ -13,7 +13,7 @@ packages="build-essential clang cmake ninja-build pkg-config python3
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
   pocl-opencl-icd mesa-opencl-icd
   libcriterion-dev valgrind chromium libclang-rt-dev
-  libsqlite3-dev sqlite3 libunwind-dev libxxhash-dev
+  libsqlite3-dev sqlite3 libunwind-dev libxxhash-dev libzstd-dev zstd
   libze1 libze-dev
   clpeak python3-pyopencl python3-numpy libclblast-dev"
 

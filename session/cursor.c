@@ -176,9 +176,7 @@ static bool find_lowest(pt_cursor *c, char *err, size_t errn)
     if (!a)
       break;
     c->ahead = a;
-    a[c->nahead] = (unread){pt__chunk_lowest_seq(sqlite3_column_text(rows, 0),
-                                                 (size_t)sqlite3_column_bytes(rows, 0)),
-                            sqlite3_column_int64(rows, 1)};
+    a[c->nahead] = (unread){pt__chunk_lowest_seq(rows), sqlite3_column_int64(rows, 1)};
     sift_up(a, sizeof *a, c->nahead++);
   }
   sqlite3_finalize(rows);
@@ -239,9 +237,7 @@ static bool decode_row(pt_cursor *c, sqlite3_stmt *st, char *err, size_t errn)
   }
   slot *s = &c->slots[k];
   char why[512];
-  if (!pt__decode_chunk(&s->arena, sqlite3_column_text(st, 0),
-                        (size_t)sqlite3_column_bytes(st, 0), &s->v, &s->n, &s->cap, why,
-                        sizeof why)) {
+  if (!pt__decode_chunk(&s->arena, st, c->session, &s->v, &s->n, &s->cap, why, sizeof why)) {
     snprintf(err, errn, "%s %s", c->db->path, why);
     give_slot(c, (uint32_t)k);
     return false;

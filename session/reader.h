@@ -10,23 +10,26 @@
 #include "session.h"
 
 /* The statement over a session's chunk rows, in the order they were
- * written (column 0: the calls, 1: the chunk's id), or NULL after a reason
- * in err. */
+ * written: column 0 the calls (version 1: JSON text; 2: a binary blob,
+ * chunk.h), 1 the chunk's id (version 2's past every version-1 id), 2 the
+ * version, 3 the lowest seq where the row says it (version 2), else NULL.
+ * NULL after a reason in err. */
 sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t errn);
-/* The statement that reads one chunk row (column 0: the calls) by its id,
- * bound as parameter 2; NULL after a reason in err. */
+/* The statement that reads one chunk row by its id (as pt__chunk_rows
+ * gives it), bound as parameter 2: columns 0 to 2 as pt__chunk_rows's.
+ * NULL after a reason in err. */
 sqlite3_stmt *pt__chunk_row(const pt_db *db, int64_t session, char *err, size_t errn);
 
-/* Decodes one chunk row's calls (`n` bytes at `blob`) into the growable
- * array *v (*nv of *cap used), their JSON in the arena. False with what is
- * wrong in err ("a chunk of calls is not an array"...). */
-bool pt__decode_chunk(pt_json_arena *a, const void *blob, size_t n, pt_call **v, size_t *nv,
-                      size_t *cap, char *err, size_t errn);
+/* Decodes the chunk row a statement of the two above stands on into the
+ * growable array *v (*nv of *cap used), their JSON in the arena. False
+ * with what is wrong in err, after the file's name ("is damaged: ..."). */
+bool pt__decode_chunk(pt_json_arena *a, sqlite3_stmt *st, int64_t session, pt_call **v,
+                      size_t *nv, size_t *cap, char *err, size_t errn);
 
-/* The lowest seq of the calls of one chunk row (INT64_MAX when it holds
- * none): chunks hold calls in the order they returned, so a later chunk may
- * still hold an earlier call. */
-int64_t pt__chunk_lowest_seq(const void *blob, size_t n);
+/* The lowest seq of the calls of the chunk row pt__chunk_rows stands on
+ * (INT64_MAX when it holds none): chunks hold calls in the order they
+ * returned, so a later chunk may still hold an earlier call. */
+int64_t pt__chunk_lowest_seq(sqlite3_stmt *rows);
 
 /* Appends the session's calls that never returned to *v as pt__decode_chunk
  * does. False when memory ran out. */

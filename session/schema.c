@@ -1,18 +1,41 @@
 /*
- * schema.c: the SQL schema of a pitrace session database, version 1
- * (docs/schema.md explains every table and view). Tables hold compact
- * data; the pi_* views give readable names and values for plain sqlite3.
- * Created with IF NOT EXISTS, so several sessions share one file.
+ * schema.c: the SQL schema of a pitrace session database, version 2
+ * (docs/schema.md explains every table and view), and the upgrade of a
+ * version-1 file to it. Tables hold compact data; the pi_* views give
+ * readable names and values in sqlite3 (`pitrace sql`: version-2 chunks are
+ * read through pitrace_calls, chunk_sql.c). Created with IF NOT EXISTS, so
+ * several sessions share one file.
  */
 #include <string.h>
 #include <xxhash.h>
 
 #include "schema.h"
 
+/* What version 2 adds to version 1: the binary chunks and the calls view
+ * that reads them too. */
+#define CALLS_V2_SQL                                                                      \
+  "CREATE TABLE IF NOT EXISTS call_chunks(session INTEGER, id INTEGER, first_seq INTEGER,\n" \
+  "  last_seq INTEGER, ncalls INTEGER, calls BLOB, PRIMARY KEY(session, id)) WITHOUT ROWID;\n" \
+  "CREATE VIEW IF NOT EXISTS calls AS\n"                                                   \
+  "  SELECT ch.session, json_extract(j.value, '$[0]') AS seq,\n"                          \
+  "    json_extract(j.value, '$[1]') AS thread, json_extract(j.value, '$[2]') AS plugin,\n" \
+  "    json_extract(j.value, '$[3]') AS api, json_extract(j.value, '$[4]') AS result,\n"  \
+  "    json_extract(j.value, '$[5]') AS start_ns, json_extract(j.value, '$[6]') AS dur_ns,\n" \
+  "    json_extract(j.value, '$[7]') AS args, json_extract(j.value, '$[8]') AS stack,\n"  \
+  "    json_extract(j.value, '$[9]') AS data\n"                                           \
+  "  FROM chunks ch, json_each(ch.calls) j\n"                                             \
+  "  UNION ALL\n"                                                                         \
+  "  SELECT cc.session, c.seq, c.thread, c.plugin, c.api, c.result, c.start_ns, c.dur_ns,\n" \
+  "    c.args, c.stack, c.data\n"                                                         \
+  "  FROM call_chunks cc, pitrace_calls(cc.calls, cc.session, cc.id) c\n"                 \
+  "  UNION ALL\n"                                                                         \
+  "  SELECT session, seq, thread, plugin, api, NULL, start_ns, NULL, args, stack, data\n" \
+  "  FROM inflight;\n"
+
 const char shim_schema_sql[] =
     "CREATE TABLE IF NOT EXISTS pitrace_meta(key TEXT PRIMARY KEY, value TEXT);\n"
     "INSERT OR IGNORE INTO pitrace_meta VALUES ('format', 'pitrace session');\n"
-    "INSERT OR IGNORE INTO pitrace_meta VALUES ('schema_version', '1');\n"
+    "INSERT OR IGNORE INTO pitrace_meta VALUES ('schema_version', '2');\n"
     /* One process run. */
     "CREATE TABLE IF NOT EXISTS sessions(\n"
     "  id INTEGER PRIMARY KEY, label TEXT, pid INTEGER, command TEXT, cwd TEXT, host TEXT,\n"
@@ -24,27 +47,21 @@ const char shim_schema_sql[] =
     "  version TEXT, backend TEXT, PRIMARY KEY(session, idx)) WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS threads(session INTEGER, idx INTEGER, tid INTEGER,\n"
     "  PRIMARY KEY(session, idx)) WITHOUT ROWID;\n"
-    /* Calls, in chunks: each row a JSON array of calls, each call
-     * [seq, thread, plugin, api, result, start_ns, dur_ns, args, stack] with
-     * args a JSON array, one element per parameter. Calls that had not
+    /* Calls, in chunks. Version 2: call_chunks, each row a binary chunk
+     * (chunk.c) with its lowest and highest seq and its count in plain
+     * columns, read in SQL through pitrace_calls. Version 1 (files of
+     * older recorders): chunks, each row a JSON array of calls [seq,
+     * thread, plugin, api, result, start_ns, dur_ns, args, stack, data].
+     * A session's chunks are all in the table of its schema_version; a
+     * file upgraded from version 1 holds both. Calls that had not
      * returned at the last commit are in inflight. The calls view unpacks
-     * both. */
+     * all three. */
     "CREATE TABLE IF NOT EXISTS chunks(session INTEGER, id INTEGER, calls TEXT,\n"
     "  PRIMARY KEY(session, id)) WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS inflight(session INTEGER, seq INTEGER, thread INTEGER,\n"
     "  plugin INTEGER, api INTEGER, start_ns INTEGER, args TEXT, stack INTEGER, data TEXT,\n"
     "  PRIMARY KEY(session, seq)) WITHOUT ROWID;\n"
-    "CREATE VIEW IF NOT EXISTS calls AS\n"
-    "  SELECT ch.session, json_extract(j.value, '$[0]') AS seq,\n"
-    "    json_extract(j.value, '$[1]') AS thread, json_extract(j.value, '$[2]') AS plugin,\n"
-    "    json_extract(j.value, '$[3]') AS api, json_extract(j.value, '$[4]') AS result,\n"
-    "    json_extract(j.value, '$[5]') AS start_ns, json_extract(j.value, '$[6]') AS dur_ns,\n"
-    "    json_extract(j.value, '$[7]') AS args, json_extract(j.value, '$[8]') AS stack,\n"
-    "    json_extract(j.value, '$[9]') AS data\n"
-    "  FROM chunks ch, json_each(ch.calls) j\n"
-    "  UNION ALL\n"
-    "  SELECT session, seq, thread, plugin, api, NULL, start_ns, NULL, args, stack, data\n"
-    "  FROM inflight;\n"
+    CALLS_V2_SQL
     "CREATE TABLE IF NOT EXISTS handles(session INTEGER, id INTEGER, kind TEXT,\n"
     "  created_seq INTEGER, created INTEGER, created_by TEXT, released_seq INTEGER,\n"
     "  released_by TEXT,\n"
@@ -179,6 +196,10 @@ const char shim_schema_sql[] =
     "    hex(n.value) AS value_hex, length(n.value) AS size,\n"
     "    CASE n.native WHEN 1 THEN 'native' ELSE 'emulated' END AS how, n.text\n"
     "  FROM notes n WHERE n.kind = 'spec_constant';\n";
+
+const char pt_schema_upgrade_sql[] =
+    "DROP VIEW IF EXISTS calls;\n" CALLS_V2_SQL
+    "UPDATE pitrace_meta SET value = '2' WHERE key = 'schema_version';\n";
 
 void pt_blob_key(const void *bytes, size_t size, unsigned char key[PT_BLOB_KEY])
 {

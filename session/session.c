@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chunk.h"
 #include "pi_api.h"
 #include "reader.h"
 #include "session.h"
@@ -59,6 +60,7 @@ bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t err
       return false;
     }
     sqlite3_busy_timeout(out->db, 5000);
+    pt_sqlite_register(out->db);
     rc = sqlite3_prepare_v2(out->db, "SELECT value FROM pitrace_meta WHERE key = "
                                      "'schema_version'", -1, &s, NULL);
     /* A process killed while it recorded can leave a WAL index that must
@@ -191,11 +193,18 @@ static int cmp_seq(const void *a, const void *b)
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t errn)
+/* Version-2 chunks' ids in the chunk statements: past every version-1
+ * id, so that one id names one row of either table. */
+#define V2_IDS "1099511627776"
+
+/* One of two statements: over both tables where the file has call_chunks,
+ * else over chunks alone (a version-1 file opened read-only). */
+static sqlite3_stmt *chunk_stmt(const pt_db *db, const char *both, const char *v1,
+                                int64_t session, char *err, size_t errn)
 {
   sqlite3_stmt *s;
-  if (sqlite3_prepare_v2(db->db, "SELECT calls, id FROM chunks WHERE session = ? ORDER BY id",
-                         -1, &s, NULL) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(db->db, both, -1, &s, NULL) != SQLITE_OK &&
+      sqlite3_prepare_v2(db->db, v1, -1, &s, NULL) != SQLITE_OK) {
     snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
     return NULL;
   }
@@ -203,16 +212,26 @@ sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t
   return s;
 }
 
+sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t errn)
+{
+  /* A session's chunks are in the table of its version (docs/schema.md);
+   * each arm goes in id order. */
+  return chunk_stmt(db,
+                    "SELECT calls, id, 1, NULL FROM chunks WHERE session = ?1 UNION ALL "
+                    "SELECT calls, id + " V2_IDS ", 2, first_seq FROM call_chunks WHERE "
+                    "session = ?1",
+                    "SELECT calls, id, 1, NULL FROM chunks WHERE session = ?1 ORDER BY id",
+                    session, err, errn);
+}
+
 sqlite3_stmt *pt__chunk_row(const pt_db *db, int64_t session, char *err, size_t errn)
 {
-  sqlite3_stmt *s;
-  if (sqlite3_prepare_v2(db->db, "SELECT calls FROM chunks WHERE session = ? AND id = ?", -1, &s,
-                         NULL) != SQLITE_OK) {
-    snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
-    return NULL;
-  }
-  sqlite3_bind_int64(s, 1, session);
-  return s;
+  return chunk_stmt(db,
+                    "SELECT calls, id, 1 FROM chunks WHERE session = ?1 AND id = ?2 UNION ALL "
+                    "SELECT calls, id + " V2_IDS ", 2 FROM call_chunks WHERE session = ?1 AND "
+                    "id = ?2 - " V2_IDS,
+                    "SELECT calls, id, 1 FROM chunks WHERE session = ?1 AND id = ?2", session,
+                    err, errn);
 }
 
 /* The fast way through a chunk as the writer writes it: the fixed fields of
@@ -312,9 +331,39 @@ static bool decode_fast(pt_json_arena *a, const char *text, size_t n, pt_call **
   return scan_char(&s, ']') && at_end(&s);
 }
 
-bool pt__decode_chunk(pt_json_arena *a, const void *blob, size_t n, pt_call **v, size_t *nv,
-                      size_t *cap, char *err, size_t errn)
+typedef struct grow_ctx {
+  pt_call **v;
+  size_t *nv, *cap;
+} grow_ctx;
+
+static bool push_grow(void *ctx, const pt_call *c)
 {
+  grow_ctx *g = ctx;
+  pt_call *v = pt_grow(*g->v, g->cap, *g->nv, sizeof *v);
+  if (!v)
+    return false;
+  *g->v = v;
+  v[(*g->nv)++] = *c;
+  return true;
+}
+
+bool pt__decode_chunk(pt_json_arena *a, sqlite3_stmt *st, int64_t session, pt_call **v,
+                      size_t *nv, size_t *cap, char *err, size_t errn)
+{
+  const void *blob = sqlite3_column_blob(st, 0);
+  size_t n = (size_t)sqlite3_column_bytes(st, 0);
+  if (sqlite3_column_int(st, 2) == 2) {
+    char why[400];
+    grow_ctx g = {v, nv, cap};
+    if (pt_chunk_decode(a, 2, blob, n, push_grow, &g, why, sizeof why))
+      return true;
+    if (strcmp(why, "out of memory") == 0)
+      snprintf(err, errn, "cannot be read: out of memory");
+    else
+      snprintf(err, errn, "is damaged: session %lld, chunk %lld: %s", (long long)session,
+               (long long)(sqlite3_column_int64(st, 1) - 1099511627776LL), why);
+    return false;
+  }
   size_t before = *nv;
   if (blob && decode_fast(a, blob, n, v, nv, cap))
     return true;
@@ -362,9 +411,11 @@ bool pt__decode_chunk(pt_json_arena *a, const void *blob, size_t n, pt_call **v,
  * seq: the lowest is found by looking at the second level only, without
  * parsing (strings skipped). A seq not written as plain digits makes the
  * answer INT64_MIN (the chunk may hold any seq). */
-int64_t pt__chunk_lowest_seq(const void *blob, size_t n)
+int64_t pt__chunk_lowest_seq(sqlite3_stmt *rows)
 {
-  const char *p = blob, *end = p + n;
+  if (sqlite3_column_type(rows, 3) != SQLITE_NULL) /* version 2: first_seq */
+    return sqlite3_column_int64(rows, 3);
+  const char *p = sqlite3_column_blob(rows, 0), *end = p + sqlite3_column_bytes(rows, 0);
   int64_t lowest = INT64_MAX;
   int depth = 0;
   for (; p < end; p++) {
@@ -446,9 +497,7 @@ static bool load(pt_db *db, int64_t session, size_t chunks, pt_calls *out, char 
   int rc = SQLITE_DONE;
   char why[512];
   for (size_t k = 0; k < chunks && (rc = sqlite3_step(s)) == SQLITE_ROW; k++) {
-    if (!pt__decode_chunk(&out->arena, sqlite3_column_text(s, 0),
-                          (size_t)sqlite3_column_bytes(s, 0), &out->v, &out->n, &cap, why,
-                          sizeof why)) {
+    if (!pt__decode_chunk(&out->arena, s, session, &out->v, &out->n, &cap, why, sizeof why)) {
       snprintf(err, errn, "%s %s", db->path, why);
       sqlite3_finalize(s);
       pt_calls_free(out);
@@ -788,15 +837,34 @@ bool pt_set_exit_status(pt_db *db, int64_t session, int status, char *err, size_
   return ok;
 }
 
+/* Whether the file has version-2 chunks' table (a version-1 file read
+ * as it is has not). */
+static bool has_call_chunks(pt_db *db)
+{
+  return session_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'call_chunks' AND "
+                         "?1 = ?1", 0, 0) > 0;
+}
+
 int64_t pt_count_calls(pt_db *db, int64_t session)
 {
-  return session_int(db, "SELECT (SELECT coalesce(sum(json_array_length(calls)), 0) FROM "
-                         "chunks WHERE session = ?1) + (SELECT count(*) FROM inflight WHERE "
-                         "session = ?1)", session, -1);
+  int64_t v2 = has_call_chunks(db) ? session_int(db, "SELECT coalesce(sum(ncalls), 0) FROM "
+                                                     "call_chunks WHERE session = ?1", session, 0)
+                                   : 0;
+  return v2 + session_int(db, "SELECT (SELECT coalesce(sum(json_array_length(calls)), 0) FROM "
+                              "chunks WHERE session = ?1) + (SELECT count(*) FROM inflight WHERE "
+                              "session = ?1)", session, -1);
 }
 
 int64_t pt_last_call_end(pt_db *db, int64_t session)
 {
+  if (has_call_chunks(db)) {
+    int64_t end = session_int(db, "SELECT max(c.start_ns + c.dur_ns) FROM call_chunks cc, "
+                                  "pitrace_calls(cc.calls, cc.session, cc.id) c WHERE "
+                                  "cc.session = ?1 AND cc.id = (SELECT max(id) FROM call_chunks "
+                                  "WHERE session = ?1)", session, -1);
+    if (end >= 0)
+      return end;
+  }
   return session_int(db, "SELECT max(json_extract(j.value, '$[5]') + json_extract(j.value, "
                          "'$[6]')) FROM chunks c, json_each(c.calls) j WHERE c.session = ?1 "
                          "AND c.id = (SELECT max(id) FROM chunks WHERE session = ?1)",

@@ -2,8 +2,9 @@
  * writer.c: the recording shim's writer thread. It merges the per-thread
  * rings in ticket order, numbers calls, gives handles, USM allocations and
  * mapped pointers stable ids, encodes each call's arguments as a compact
- * JSON array, stores payloads once by content hash, and writes it all to
- * SQLite in transactions committed at least every 50 ms (so a killed
+ * JSON array and the calls into binary chunks (chunk.c), stores payloads
+ * once by content hash, and writes it all to SQLite in transactions
+ * committed at least every 50 ms (so a killed
  * process loses at most that much, and the database, in WAL mode, is never
  * corrupt). The schema and its views are in schema.c (docs/schema.md).
  *
@@ -28,6 +29,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "chunk.h"
 #include "recorder.h"
 #include "schema.h"
 
@@ -459,11 +461,14 @@ static void call_free(pending_call *c)
 
 static const char hexdigits[] = "0123456789ABCDEF";
 
-/* A payload: inline in the call when small, else a data row (by hash). */
+/* A payload: inline in the call when small, else a data row (by hash).
+ * With data none, an info query's answer (the only payload then) stays in
+ * its call whatever its size: no payload row for a call whose data the
+ * user did not ask for. */
 static void keep_data(pending_call *c, unsigned position, const char *role, unsigned index,
                       const void *bytes, uint64_t size, uint64_t full)
 {
-  if (size > PT_INLINE_DATA) {
+  if (size > PT_INLINE_DATA && !(shim_cfg.data_mode == DATA_NONE && strcmp(role, "value") == 0)) {
     store_data(c->seq, position, role, index, bytes, size, full, -1);
     return;
   }
@@ -1079,41 +1084,51 @@ static void build_args(text *out, pending_call *c, const pi_api_desc *api, const
   t_c(out, ']');
 }
 
-/* Completed calls are stored in chunks: one row holds a JSON array of up to
- * CHUNK_CALLS calls, [seq, thread, plugin, api, result, start_ns, dur_ns,
- * args, stack] each, so that a row's cost spreads over many calls (the
- * `calls` view unpacks them). Calls still running at a commit go to
- * `inflight` until they return. */
-#define CHUNK_CALLS 512
-static text chunk;
-static unsigned chunk_calls;
+/* Completed calls are stored in chunks: one call_chunks row holds up to
+ * PT_CHUNK_CALLS calls (or CHUNK_BYTES of their text), encoded column by
+ * column and compressed (chunk.c), so that a row's cost spreads over many
+ * calls (the `calls` view unpacks them). Calls still running at a commit
+ * go to `inflight` until they return. */
+#define CHUNK_BYTES (4u << 20)
+static pt_chunk_enc chunk;
 static int64_t chunk_id;
 
 /* Full chunks wait in memory for the commit, so that the database's write
  * lock is taken at the commit only: between commits other processes
  * recording into the same file get their turn. */
-static text *ready;
+typedef struct ready_chunk {
+  text blob;
+  int64_t first_seq, last_seq, ncalls;
+} ready_chunk;
+static ready_chunk *ready;
 static size_t nready, cap_ready;
 
 static void flush_chunk(void)
 {
-  if (!chunk_calls || failed)
+  if (!chunk.n || failed)
     return;
-  t_c(&chunk, ']');
   if (nready == cap_ready) {
     size_t cap = cap_ready ? cap_ready * 2 : 16;
-    text *v = realloc(ready, cap * sizeof *v);
+    ready_chunk *v = realloc(ready, cap * sizeof *v);
     if (!v)
       abort(); /* as t_reserve: the writer cannot go on without memory */
     memset(v + cap_ready, 0, (cap - cap_ready) * sizeof *v);
     ready = v;
     cap_ready = cap;
   }
-  text t = ready[nready]; /* reuse its buffer */
-  ready[nready++] = chunk;
-  chunk = t;
-  chunk.len = 0;
-  chunk_calls = 0;
+  ready_chunk *r = &ready[nready++];
+  r->first_seq = chunk.first_seq;
+  r->last_seq = chunk.last_seq;
+  r->ncalls = (int64_t)chunk.n;
+  const void *blob;
+  size_t n;
+  char why[256];
+  if (!pt_chunk_enc_finish(&chunk, &blob, &n, why, sizeof why)) {
+    fprintf(stderr, "pitrace: %s\n", why);
+    abort(); /* as t_reserve: out of memory */
+  }
+  r->blob.len = 0;
+  t_put(&r->blob, blob, n);
 }
 
 static void write_chunks(void)
@@ -1121,9 +1136,12 @@ static void write_chunks(void)
   for (size_t i = 0; i < nready && !failed; i++) {
     sqlite3_bind_int64(st_chunk, 1, session_id);
     sqlite3_bind_int64(st_chunk, 2, ++chunk_id);
-    sqlite3_bind_text(st_chunk, 3, ready[i].p, (int)ready[i].len, SQLITE_STATIC);
+    sqlite3_bind_int64(st_chunk, 3, ready[i].first_seq);
+    sqlite3_bind_int64(st_chunk, 4, ready[i].last_seq);
+    sqlite3_bind_int64(st_chunk, 5, ready[i].ncalls);
+    sqlite3_bind_blob(st_chunk, 6, ready[i].blob.p, (int)ready[i].blob.len, SQLITE_STATIC);
     step(st_chunk, "storing calls");
-    ready[i].len = 0;
+    ready[i].blob.len = 0;
   }
   nready = 0;
 }
@@ -1131,6 +1149,13 @@ static void write_chunks(void)
 static void insert_call(pending_call *c, const text *args, bool complete, int32_t result,
                         uint64_t t1)
 {
+  static text data; /* the inline payloads' JSON array (the writer is one thread) */
+  data.len = 0;
+  if (c->inl.len) {
+    t_c(&data, '[');
+    t_put(&data, c->inl.p, c->inl.len);
+    t_c(&data, ']');
+  }
   if (!complete) { /* still running: the inflight table, until it returns */
     sqlite3_stmt *s = st_inflight;
     sqlite3_bind_int64(s, 1, session_id);
@@ -1142,14 +1167,8 @@ static void insert_call(pending_call *c, const text *args, bool complete, int32_
     sqlite3_bind_text(s, 7, args->p, (int)args->len, SQLITE_TRANSIENT);
     if (c->stack >= 0)
       sqlite3_bind_int64(s, 8, c->stack);
-    if (c->inl.len) {
-      text d = {0};
-      t_c(&d, '[');
-      t_put(&d, c->inl.p, c->inl.len);
-      t_c(&d, ']');
-      sqlite3_bind_text(s, 9, d.p, (int)d.len, SQLITE_TRANSIENT);
-      free(d.p);
-    }
+    if (data.len)
+      sqlite3_bind_text(s, 9, data.p, (int)data.len, SQLITE_TRANSIENT);
     step(s, "storing a running call");
     c->inserted = true;
     return;
@@ -1159,37 +1178,14 @@ static void insert_call(pending_call *c, const text *args, bool complete, int32_
     sqlite3_bind_int64(st_inflight_done, 2, (int64_t)c->seq);
     step(st_inflight_done, "storing a call");
   }
-  t_c(&chunk, chunk_calls ? ',' : '[');
-  t_c(&chunk, '[');
-  t_u64(&chunk, c->seq);
-  t_c(&chunk, ',');
-  t_u64(&chunk, c->thread);
-  t_c(&chunk, ',');
-  t_u64(&chunk, c->plugin);
-  t_c(&chunk, ',');
-  t_u64(&chunk, c->api);
-  t_c(&chunk, ',');
-  t_i64(&chunk, result);
-  t_c(&chunk, ',');
-  t_u64(&chunk, c->t0 - session_t0);
-  t_c(&chunk, ',');
-  t_u64(&chunk, t1 - c->t0);
-  t_c(&chunk, ',');
-  t_put(&chunk, args->p, args->len);
-  if (c->stack >= 0 || c->inl.len) {
-    t_c(&chunk, ',');
-    if (c->stack >= 0)
-      t_i64(&chunk, c->stack);
-    else
-      t_put(&chunk, "null", 4);
-  }
-  if (c->inl.len) {
-    t_put(&chunk, ",[", 2);
-    t_put(&chunk, c->inl.p, c->inl.len);
-    t_c(&chunk, ']');
-  }
-  t_c(&chunk, ']');
-  if (++chunk_calls == CHUNK_CALLS)
+  pt_chunk_call cc = {.seq = (int64_t)c->seq, .thread = c->thread, .plugin = c->plugin,
+                      .api = c->api, .result = result,
+                      .start_ns = (int64_t)(c->t0 - session_t0), .dur_ns = (int64_t)(t1 - c->t0),
+                      .stack = c->stack, .args = args->p, .args_len = args->len,
+                      .data = data.p, .data_len = data.len};
+  if (!pt_chunk_enc_add(&chunk, &cc))
+    abort(); /* as t_reserve: the writer cannot go on without memory */
+  if (chunk.n == PT_CHUNK_CALLS || pt_chunk_enc_bytes(&chunk) >= CHUNK_BYTES)
     flush_chunk();
 }
 
@@ -2183,12 +2179,14 @@ static sqlite3 *open_rw(const char *path, bool create, char *err, size_t errn)
     return NULL;
   }
   sqlite3_busy_handler(d, busy_wait, NULL);
+  pt_sqlite_register(d);
   return d;
 }
 
 static bool prepare_statements(void)
 {
-  st_chunk = prepare("INSERT INTO chunks(session, id, calls) VALUES (?,?,?)");
+  st_chunk = prepare("INSERT INTO call_chunks(session, id, first_seq, last_seq, ncalls, calls) "
+                     "VALUES (?,?,?,?,?,?)");
   st_inflight = prepare("INSERT OR REPLACE INTO inflight(session, seq, thread, plugin, api, "
                         "start_ns, args, stack, data) VALUES (?,?,?,?,?,?,?,?,?)");
   st_inflight_done = prepare("DELETE FROM inflight WHERE session=? AND seq=?");
@@ -2233,6 +2231,20 @@ static void finalize_statements(void)
     sqlite3_finalize(*all[i]);
     *all[i] = NULL;
   }
+}
+
+/* The file's schema version, in the write transaction: one of version 1
+ * becomes version 2 first, its sessions kept as they are (a newer one is
+ * not written to). */
+static int schema_version(void)
+{
+  sqlite3_stmt *v = prepare("SELECT value FROM pitrace_meta WHERE key='schema_version'");
+  int version = v && sqlite3_step(v) == SQLITE_ROW ? sqlite3_column_int(v, 0) : 0;
+  sqlite3_finalize(v);
+  if (version == 1 && sqlite3_exec(db, shim_schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
+      sqlite3_exec(db, pt_schema_upgrade_sql, NULL, NULL, NULL) == SQLITE_OK)
+    version = PT_SCHEMA_VERSION;
+  return version;
 }
 
 /* Opens the database and leaves a write transaction open (BEGIN
@@ -2289,10 +2301,7 @@ static bool open_db(void)
     db = NULL;
     return false;
   }
-  /* A database of another schema version is not written to. */
-  sqlite3_stmt *v = prepare("SELECT value FROM pitrace_meta WHERE key='schema_version'");
-  int version = v && sqlite3_step(v) == SQLITE_ROW ? sqlite3_column_int(v, 0) : 0;
-  sqlite3_finalize(v);
+  int version = schema_version();
   if (version != PT_SCHEMA_VERSION) {
     fprintf(stderr, "pitrace: %s holds pitrace schema version %d, this recorder writes "
                     "version %d; record to another file\n", path, version, PT_SCHEMA_VERSION);
@@ -2436,11 +2445,9 @@ static void reset_state(void)
   free(threads);
   threads = NULL;
   nthreads = 0;
-  free(chunk.p);
-  chunk = (text){0};
-  chunk_calls = 0;
+  pt_chunk_enc_free(&chunk);
   for (size_t i = 0; i < cap_ready; i++)
-    free(ready[i].p);
+    free(ready[i].blob.p);
   free(ready);
   ready = NULL;
   nready = cap_ready = 0;
@@ -2539,6 +2546,12 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   }
   sqlite3_finalize(q);
   q = NULL;
+  if (schema_version() != PT_SCHEMA_VERSION) {
+    snprintf(err, errn, "%s: cannot salvage %s into it: its schema version is not %d", db_path,
+             file, PT_SCHEMA_VERSION);
+    ret = -1;
+    goto out;
+  }
   if (sqlite3_prepare_v2(db, "SELECT ended, pid, start_unix_ns FROM sessions WHERE id=?", -1,
                          &q, NULL) != SQLITE_OK) {
     snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, sqlite3_errmsg(db));

@@ -1398,7 +1398,7 @@ Test(replay, sessions_recorded_through_the_test_double_replay_against_it, .timeo
       continue;
     char *db = NULL;
     cr_assert_geq(asprintf(&db, "%s/%s", dir, e->d_name), 0);
-    const char *count[] = {"/usr/bin/sqlite3", db,
+    const char *count[] = {"/usr/bin/sqlite3", "-cmd", TU_SQLITE_LOAD, db,
                            "SELECT count(*) FROM pi_calls WHERE api = 'piEnqueueKernelLaunch' "
                            "AND result = 'PI_SUCCESS'", NULL};
     cr_assert_eq(tu_run(count, NULL, &out), 0, "%s", out);
@@ -1436,7 +1436,7 @@ Test(replay, a_replay_cut_short_frees_its_usm_allocations_then_the_context, .tim
       cr_assert_geq(asprintf(&db, "%s/%s", dir, e->d_name), 0);
   closedir(d);
   cr_assert(db, "no session recorded in %s", dir);
-  const char *q[] = {"/usr/bin/sqlite3", db,
+  const char *q[] = {"/usr/bin/sqlite3", "-cmd", TU_SQLITE_LOAD, db,
                      "SELECT min(seq) - 1 FROM pi_calls WHERE api = 'piextUSMFree'", NULL};
   cr_assert_eq(tu_run(q, NULL, &out), 0, "%s", out);
   out[strcspn(out, "\n")] = 0;

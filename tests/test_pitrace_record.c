@@ -96,6 +96,7 @@ static long long db_int(const char *path, const char *sql)
   sqlite3 *db;
   cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK,
                "cannot open %s", path);
+  tu_sqlite_views(db);
   sqlite3_stmt *s;
   cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
                sqlite3_errmsg(db));
@@ -112,6 +113,7 @@ static char *db_lines(const char *path, const char *sql)
 {
   sqlite3 *db;
   cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  tu_sqlite_views(db);
   sqlite3_stmt *s;
   cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
                sqlite3_errmsg(db));

@@ -25,10 +25,11 @@ static char *kv(const char *name, const char *value)
   return s;
 }
 
-/* Runs SQL on a database with the sqlite3 shell; its output. */
+/* Runs SQL on a database with the sqlite3 shell (the session library's
+ * extension loaded: the views of version-2 sessions); its output. */
 static char *sql(const char *db, const char *text)
 {
-  const char *argv[] = {"/usr/bin/sqlite3", db, text, NULL};
+  const char *argv[] = {"/usr/bin/sqlite3", "-cmd", TU_SQLITE_LOAD, db, text, NULL};
   char *out;
   cr_assert_eq(tu_run(argv, NULL, &out), 0, "sqlite3 %s: %s", text, out);
   return out;
@@ -38,6 +39,9 @@ static long long sql_int(const char *db, const char *text)
 {
   return atoll(sql(db, text));
 }
+
+/* The session's chunks as version-1 ones (testutil.h), for edits. */
+static void as_v1_chunks(const char *db) { sql(db, TU_AS_V1_CHUNKS); }
 
 /* The seq of the first call of `api` in a session. Seqs count every call
  * the runtime made, plugin discovery included, so they depend on how many
@@ -167,6 +171,7 @@ Test(replay, a_changed_byte_of_an_inline_read_back_diverges)
   char *hex = readback_hex(db), *bad = strdup(hex), *upd = NULL;
   cr_assert_eq(strlen(hex), 64, "%s", hex); /* 8 floats, inline in the call */
   bad[9] = bad[9] == '1' ? '2' : '1';        /* byte 4: element 1 */
+  as_v1_chunks(db);
   cr_assert_geq(asprintf(&upd, "UPDATE chunks SET calls = replace(calls, '%s', '%s')", hex, bad),
                 0);
   sql(db, upd);
@@ -181,6 +186,7 @@ Test(replay, tolerance_accepts_a_last_bit_difference_and_not_more)
   char *hex = readback_hex(db), *near = strdup(hex), *far = strdup(hex), *upd = NULL;
   near[9] = near[9] == '0' ? '1' : '0'; /* the lowest bits of element 1's mantissa */
   far[14] = far[14] == '4' ? '3' : '4'; /* its exponent */
+  as_v1_chunks(db);
   cr_assert_geq(asprintf(&upd, "UPDATE chunks SET calls = replace(calls, '%s', '%s')", hex, near),
                 0);
   sql(db, upd);
@@ -240,8 +246,8 @@ Test(replay, bad_files_are_refused_in_one_line)
   refused(foreign, "not a pitrace session (no pitrace_meta table)");
   /* A newer schema. */
   char *newer = record("vadd", NULL, NULL);
-  sql(newer, "UPDATE pitrace_meta SET value = '2' WHERE key = 'schema_version'");
-  refused(newer, "schema version 2; this pitrace reads version 1");
+  sql(newer, "UPDATE pitrace_meta SET value = '3' WHERE key = 'schema_version'");
+  refused(newer, "schema version 3; this pitrace reads version 2");
   /* Data blobs gone. */
   sql(vadd, "DELETE FROM blobs");
   refused(vadd, "is missing from the file (its blob is gone");
@@ -297,6 +303,7 @@ static char *damaged(const char *db, const char *api, const char *at, const char
   char *copy = tu_temp_path(".db"), *cmd = NULL, *update = NULL;
   cr_assert_geq(asprintf(&cmd, "cp %s %s", db, copy), 0);
   cr_assert_eq(system(cmd), 0);
+  as_v1_chunks(copy);
   const char *match = "json_extract(value, '$[3]') = (SELECT id FROM pi_api WHERE name = '%s')";
   char *m = NULL;
   cr_assert_geq(asprintf(&m, match, api), 0);
@@ -363,7 +370,7 @@ Test(replay, damaged_counts_and_arguments_are_refused_in_one_line)
 Test(replay, extract_never_writes_over_the_session_it_reads)
 {
   char *db = record("vadd", NULL, NULL), *out, *same = NULL, *link = tu_temp_path(".db");
-  char *before = sql(db, "SELECT count(*) || ' ' || sum(length(calls)) FROM chunks");
+  char *before = sql(db, "SELECT count(*) || ' ' || sum(length(calls)) FROM call_chunks");
   const char *slash = strrchr(db, '/');
   cr_assert_geq(asprintf(&same, "/tmp/./%s", slash + 1), 0);
   cr_assert_eq(symlink(db, link), 0);
@@ -372,7 +379,7 @@ Test(replay, extract_never_writes_over_the_session_it_reads)
     cr_assert_eq(extract(db, "1", aliases[k], &out), 2, "%s: %s", aliases[k], out);
     cr_assert(strstr(out, "is the session being extracted from"), "%s", out);
   }
-  cr_assert_str_eq(sql(db, "SELECT count(*) || ' ' || sum(length(calls)) FROM chunks"), before);
+  cr_assert_str_eq(sql(db, "SELECT count(*) || ' ' || sum(length(calls)) FROM call_chunks"), before);
   cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
 }
 

@@ -22,7 +22,7 @@ static const char *const pocl_env[] = {POCL, NULL};
 /* sqlite3's output for `text` on db, without its last newline. */
 static char *sql(const char *db, const char *text)
 {
-  const char *argv[] = {"/usr/bin/sqlite3", db, text, NULL};
+  const char *argv[] = {"/usr/bin/sqlite3", "-cmd", TU_SQLITE_LOAD, db, text, NULL};
   char *out;
   cr_assert_eq(tu_run(argv, NULL, &out), 0, "sqlite3 %s: %s", text, out);
   size_t n = strlen(out);
@@ -259,4 +259,31 @@ Test(session_v1, its_first_launch_extracted_replays_and_matches)
   cr_assert(strstr(out, "matched: "), "%s", out);
   cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
   assert_unchanged(db);
+}
+
+/* Recording into a version-1 file makes it a version-2 one that keeps the
+ * version-1 session as it was: both sessions read by every verb and by
+ * the views. */
+Test(session_v1, recording_into_it_adds_a_v2_session_beside_the_v1_one)
+{
+  char *db = copy_of_fixture(), *out, *rec = NULL;
+  cr_assert_geq(asprintf(&rec, "SYCL_PI_RECORD=%s", db), 0);
+  const char *env[] = {POCL, rec, NULL}, *argv[] = {BIN "/vadd", "64", NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert_str_eq(sql(db, "SELECT value FROM pitrace_meta WHERE key = 'schema_version'"), "2");
+  cr_assert_str_eq(sql(db, "SELECT group_concat(id || ':' || schema_version, ' ') FROM sessions"),
+                   "1:1 2:2");
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM chunks WHERE session = 2"), 0);
+  cr_assert_gt(sql_int(db, "SELECT count(*) FROM call_chunks WHERE session = 2"), 0);
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM pi_calls WHERE session = 1"), 45);
+  long long v2 = sql_int(db, "SELECT count(*) FROM pi_calls WHERE session = 2");
+  cr_assert_eq(v2, sql_int(db, "SELECT calls FROM sessions WHERE id = 2"));
+  char n2[32];
+  snprintf(n2, sizeof n2, "%lld calls", v2);
+  cr_assert_eq(PT(NULL, &out, "stats", "--session", "1", db), 0, "%s", out);
+  cr_assert(strstr(out, "45 calls"), "%s", out);
+  cr_assert_eq(PT(NULL, &out, "stats", "--session", "2", db), 0, "%s", out);
+  cr_assert(strstr(out, n2), "%s", out);
+  cr_assert_eq(PT(NULL, &out, "diff", "--session-a", "1", db, FIXTURE), 0, "%s", out);
+  cr_assert_eq(PT(pocl_env, &out, "replay", "--session", "2", db), 0, "%s", out);
 }

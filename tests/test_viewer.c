@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <zstd.h>
 
 #include "json.h"
 #include "pi_api.h"
@@ -89,6 +90,7 @@ static char *sql(const char *db, const char *query)
 {
   sqlite3 *h;
   cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  tu_sqlite_views(h);
   sqlite3_stmt *s;
   cr_assert_eq(sqlite3_prepare_v2(h, query, -1, &s, NULL), SQLITE_OK, "%s: %s", query,
                sqlite3_errmsg(h));
@@ -623,16 +625,18 @@ static void sql_exec(const char *db, const char *query)
 {
   sqlite3 *h;
   cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  tu_sqlite_views(h);
   char *msg = NULL;
   cr_assert_eq(sqlite3_exec(h, query, NULL, NULL, &msg), SQLITE_OK, "%s: %s", query, msg);
   sqlite3_close(h);
 }
 
 /* Sets element PATH (a JSON path inside the call) of call `seq` of a
- * session's chunks. */
+ * session's chunks (made version-1 ones first: JSON to edit). */
 static void set_in_call(const char *db, long long seq, const char *path, const char *value)
 {
   char *q;
+  sql_exec(db, TU_AS_V1_CHUNKS);
   cr_assert(asprintf(&q, "UPDATE chunks SET calls = json_set(calls, '$[' || (SELECT j.key FROM "
                          "json_each(chunks.calls) j WHERE json_extract(j.value, '$[0]') = %lld) "
                          "|| ']%s', json(%s)) WHERE EXISTS (SELECT 1 FROM json_each(chunks.calls) "
@@ -660,6 +664,7 @@ static int args_naming(const char *db, const char *value, long long *seqs, int *
   sqlite3 *h;
   sqlite3_stmt *st;
   cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  tu_sqlite_views(h);
   cr_assert_eq(sqlite3_prepare_v2(h, "SELECT seq, position, value FROM pi_args WHERE value = ?1 "
                                      "OR value = '[' || ?1 || ']' ORDER BY seq", -1, &st, NULL),
                SQLITE_OK);
@@ -734,6 +739,7 @@ Test(viewer, diff_reports_calls_out_of_order)
   cr_assert_eq(p, k + 1);
   char q[256], v[1024];
   /* B releases the program first (each call keeps its place's seq). */
+  sql_exec(a, TU_AS_V1_CHUNKS);
   for (int i = 0; i < 2; i++) {
     snprintf(q, sizeof q, "SELECT j.value FROM chunks, json_each(chunks.calls) j WHERE "
              "json_extract(j.value, '$[0]') = %lld", i ? k : p);
@@ -754,6 +760,7 @@ static void corrupt_readback(const char *db)
 {
   sqlite3 *h;
   cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  tu_sqlite_views(h);
   sqlite3_stmt *s;
   cr_assert_eq(sqlite3_prepare_v2(h, "SELECT hash, content FROM blobs WHERE hash = (SELECT hash "
                                      "FROM data_rows WHERE role = 'out')", -1, &s, NULL),
@@ -1349,6 +1356,7 @@ Test(viewer, report_queue_lane_shows_device_times_when_recorded)
   sqlite3 *h;
   sqlite3_stmt *st;
   cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  tu_sqlite_views(h);
   cr_assert_eq(sqlite3_prepare_v2(h, placed, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
   for (; sqlite3_step(st) == SQLITE_ROW && n < 64; n++) {
     seqs[n] = sqlite3_column_int64(st, 0);
@@ -1727,9 +1735,101 @@ Test(viewer, bad_files_give_one_line_and_exit_2)
   cr_assert_eq(lines(err), 1, "%s", err);
 }
 
+/* ---- sql and the stored chunks ---------------------------------------------------------- */
+
+/* pitrace sql answers the views over version-2 chunks as show prints the
+ * calls; plain sqlite3 reads every table but not the calls views. */
+Test(viewer, sql_answers_pi_calls_as_show_prints_them)
+{
+  char *db = record("vadd", POCL), *out, *err;
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM chunks"), 0);
+  cr_assert_gt(sql_int(db, "SELECT count(*) FROM call_chunks"), 0);
+  cr_assert_eq(sql_int(db, "SELECT sum(ncalls) FROM call_chunks"),
+               sql_int(db, "SELECT calls FROM sessions"));
+  cr_assert_eq(pitrace(&out, &err, "sql", db, "SELECT api || ' ' || result FROM pi_calls ORDER "
+                       "BY seq", NULL), 0, "%s", err);
+  char *shown, *serr;
+  cr_assert_eq(pitrace(&shown, &serr, "show", "--compact", db, NULL), 0, "%s", serr);
+  /* "   SEQ Tn api(args) = RESULT  time" -> "api RESULT" */
+  size_t cap = strlen(shown) + 1, len = 0;
+  char *want = calloc(1, cap);
+  for (char *line = strtok(shown, "\n"); line; line = strtok(NULL, "\n")) {
+    char *api = strstr(line, " T"), *paren, *res;
+    cr_assert(api && (api = strchr(api + 1, ' ')) && (paren = strchr(api, '(')) &&
+              (res = strstr(paren, ") = ")), "%s", line);
+    res += 4;
+    len += (size_t)snprintf(want + len, cap - len, "%.*s %.*s\n", (int)(paren - api - 1),
+                            api + 1, (int)strcspn(res, " "), res);
+  }
+  cr_assert_gt(lines(out), 40);
+  cr_assert_str_eq(out, want);
+  /* Without the extension: the tables, and one line on the calls view. */
+  const char *plain[] = {"/usr/bin/sqlite3", db, "SELECT count(*) FROM call_chunks", NULL};
+  cr_assert_eq(tu_run(plain, NULL, &out), 0, "%s", out);
+  const char *views[] = {"/usr/bin/sqlite3", db, "SELECT count(*) FROM pi_calls", NULL};
+  cr_assert_neq(tu_run(views, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "no such table: main.pitrace_calls"), "%s", out);
+  /* Not a session; no sqlite3 shell. */
+  cr_assert_eq(pitrace(&out, &err, "sql", "/etc/passwd", "SELECT 1", NULL), 2);
+  cr_assert(strstr(err, "pitrace sql: /etc/passwd is not a pitrace session") && lines(err) == 1,
+            "%s", err);
+}
+
+/* Sets the first chunk of a session to `blob` (n bytes). */
+static void set_chunk(const char *db, const void *blob, size_t n)
+{
+  sqlite3 *h;
+  sqlite3_stmt *st;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_prepare_v2(h, "UPDATE call_chunks SET calls = ? WHERE session = 1 AND "
+                                     "id = 1", -1, &st, NULL), SQLITE_OK);
+  sqlite3_bind_blob(st, 1, blob, (int)n, SQLITE_TRANSIENT);
+  cr_assert_eq(sqlite3_step(st), SQLITE_DONE, "%s", sqlite3_errmsg(h));
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+}
+
+/* A damaged chunk: one line naming the session and the chunk from every
+ * verb and from pitrace sql, never a crash. */
+Test(viewer, a_damaged_chunk_gives_one_line_naming_session_and_chunk)
+{
+  char *db = record("vadd", POCL);
+  /* A zstd frame cut short; bytes that are no frame; a frame whose body's
+   * text lengths (5) do not add up to its text ("[1]"). */
+  char *cut = copy_db(db), *noise = copy_db(db), *counts = copy_db(db);
+  sql_exec(cut, "UPDATE call_chunks SET calls = substr(calls, 1, length(calls) - 9) WHERE id = 1");
+  set_chunk(noise, "\x01 this is not zstd at all", 26);
+  const unsigned char body[] = {1, 2, 1, 0, 1, 0, 0, 0, 0, 5, 0, '[', '1', ']'};
+  unsigned char frame[128];
+  frame[0] = 1;
+  size_t z = ZSTD_compress(frame + 1, sizeof frame - 1, body, sizeof body, 1);
+  cr_assert(!ZSTD_isError(z));
+  set_chunk(counts, frame, z + 1);
+  const char *files[] = {cut, noise, counts};
+  const char *why[] = {"zstd frame", "not a whole zstd frame", "text lengths add up to 5 bytes"};
+  for (int i = 0; i < 3; i++) {
+    const char *verbs[] = {"show", "stats", "export", "diff"};
+    for (int v = 0; v < 4; v++) {
+      char *out, *err;
+      int rc = v == 3   ? pitrace(&out, &err, "diff", files[i], db, NULL)
+               : v == 2 ? pitrace(&out, &err, "export", "--format", "jsonl", files[i], NULL)
+                        : pitrace(&out, &err, verbs[v], files[i], NULL);
+      cr_assert_eq(rc, 2, "%s %s: %s", verbs[v], files[i], err);
+      cr_assert_eq(lines(err), 1, "%s", err);
+      cr_assert(strstr(err, "is damaged: session 1, chunk 1: ") && strstr(err, why[i]),
+                "%s: %s", verbs[v], err);
+    }
+    char *out, *err;
+    cr_assert_neq(pitrace(&out, &err, "sql", files[i], "SELECT count(*) FROM pi_calls", NULL),
+                  0);
+    cr_assert(strstr(out, "session 1, chunk 1 is damaged: ") || strstr(err, "session 1, chunk 1 "
+              "is damaged: "), "%s%s", out, err);
+  }
+}
+
 Test(viewer, every_verb_has_help)
 {
-  const char *verbs[] = {"sessions", "show", "stats", "diff", "export", "report"};
+  const char *verbs[] = {"sessions", "show", "stats", "diff", "export", "report", "sql"};
   for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++) {
     char *out, *err, want[64];
     cr_assert_eq(pitrace(&out, &err, verbs[v], "--help", NULL), 0, "%s", err);

@@ -1,6 +1,8 @@
 /*
  * testutil.h: helpers the test suites share: running a program and
- * capturing its output, reading files, temporary paths. Paths to the build
+ * capturing its output, reading files, temporary paths, the views of
+ * version-2 sessions in SQLite (the session library's extension, which
+ * gives the calls view pitrace_calls). Paths to the build
  * come from compile definitions (PITRACE_BIN_DIR, PITRACE_LIB_DIR,
  * PITRACE_TEST_DIR).
  */
@@ -158,5 +160,35 @@ static inline int tu_count(const char *hay, const char *needle)
     n++;
   return n;
 }
+
+/* SQL that turns a session database's version-2 chunks into version-1
+ * ones (JSON text, which tests edit with SQL's JSON functions to damage or
+ * change a recording); pitrace reads both. Needs the extension. */
+#define TU_AS_V1_CHUNKS                                                                      \
+  "INSERT INTO chunks SELECT cc.session, cc.id, (SELECT json_group_array(json(CASE "          \
+  "WHEN c.data IS NOT NULL THEN json_array(c.seq, c.thread, c.plugin, c.api, c.result, "      \
+  "c.start_ns, c.dur_ns, json(c.args), c.stack, json(c.data)) WHEN c.stack IS NOT NULL "      \
+  "THEN json_array(c.seq, c.thread, c.plugin, c.api, c.result, c.start_ns, c.dur_ns, "        \
+  "json(c.args), c.stack) ELSE json_array(c.seq, c.thread, c.plugin, c.api, c.result, "       \
+  "c.start_ns, c.dur_ns, json(c.args)) END)) FROM pitrace_calls(cc.calls) c) FROM "           \
+  "call_chunks cc; DELETE FROM call_chunks;"
+
+/* The sqlite3 shell's "-cmd" that loads the extension. */
+#define TU_SQLITE_LOAD ".load " PITRACE_LIB_DIR "/libpitrace_sqlite"
+
+#ifdef SQLITE_VERSION
+/* Loads the extension into a connection a test opened. */
+static inline void tu_sqlite_views(sqlite3 *db)
+{
+  char *err = NULL;
+  sqlite3_enable_load_extension(db, 1);
+  if (sqlite3_load_extension(db, PITRACE_LIB_DIR "/libpitrace_sqlite.so", NULL, &err) !=
+      SQLITE_OK) {
+    fprintf(stderr, "cannot load %s/libpitrace_sqlite.so: %s\n", PITRACE_LIB_DIR,
+            err ? err : "?");
+    abort();
+  }
+}
+#endif
 
 #endif

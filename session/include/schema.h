@@ -1,6 +1,7 @@
 /*
  * schema.h: the session database's schema (schema.c, docs/schema.md): its
- * version, the SQL that creates its tables and views, and how payloads are
+ * version, the SQL that creates its tables and views (and upgrades a
+ * version-1 file), and how payloads are
  * stored, for whatever writes a session database (the recorder's writer,
  * pitrace extract).
  */
@@ -10,11 +11,15 @@
 #include <stddef.h>
 
 /* The schema version this build writes and reads. */
-#define PT_SCHEMA_VERSION 1
+#define PT_SCHEMA_VERSION 2
 
 /* Creates the tables and views (IF NOT EXISTS: several sessions share one
  * file). */
 extern const char shim_schema_sql[];
+/* Turns a version-1 file into a version-2 one that still holds its
+ * version-1 sessions (the calls view reads both), for a writer that opens
+ * one: run in the write transaction, after shim_schema_sql. */
+extern const char pt_schema_upgrade_sql[];
 
 /* Payloads up to this many bytes are stored in their call (or data row);
  * larger ones once, in blobs, by the key pt_blob_key gives. */

@@ -5,7 +5,9 @@
 # program with LD_LIBRARY_PATH and SYCL_PI_CONFIG unset on PoCL: each must
 # verify its result, with SYCL_PI_TRACE=1 showing the installed plugins
 # config read and the installed plugins loaded. Last, the installed
-# `pitrace record` records a consumer through the installed shim; the
+# `pitrace record` records a consumer through the installed shim (and the
+# installed `pitrace sql` reads its calls through the installed SQLite
+# extension); the
 # installed `pitrace run` finds the installed pitrace.icd (which names the
 # installed front end) and runs an OpenCL application (clinfo) through it;
 # and a staged install (DESTDIR) writes pitrace.icd naming the final path,
@@ -34,7 +36,7 @@ fail() {
 for f in bin/pitrace bin/pitrace_embed \
          lib/libpirt.so lib/libpirt.so.0 \
          lib/libpi_opencl.so lib/libpi_level_zero.so lib/libpi_shim.so \
-         lib/libpitrace_opencl.so etc/OpenCL/vendors/pitrace.icd include/pirt_pi.h \
+         lib/libpitrace_opencl.so lib/libpitrace_sqlite.so etc/OpenCL/vendors/pitrace.icd include/pirt_pi.h \
          include/pirt.h include/pi/pi.h include/pi/pi_gen.h include/pi/pi_desc.h \
          etc/pitrace/plugins.conf lib/pkgconfig/pitrace.pc \
          lib/cmake/pitrace/pitraceConfig.cmake \
@@ -111,6 +113,13 @@ if command -v sqlite3 >/dev/null; then
   [ "$ended" = "teardown 1" ] || fail "the recorded session ended '$ended'"
 fi
 echo "install test: the installed pitrace recorded $1"
+# The installed pitrace sql finds the installed SQLite extension: the views answer.
+if command -v sqlite3 >/dev/null; then
+  n=$("$prefix/bin/pitrace" sql "$1" "SELECT count(*) FROM pi_calls WHERE result = 'PI_SUCCESS'") ||
+    fail "the installed pitrace sql failed: $n"
+  [ "$n" -gt 0 ] || fail "the installed pitrace sql found no calls ($n)"
+  echo "install test: the installed pitrace sql answered pi_calls ($n calls)"
+fi
 
 # ---- The installed front end: an OpenCL application through pitrace run ------------
 [ "$(cat "$prefix/etc/OpenCL/vendors/pitrace.icd")" = "$prefix/lib/libpitrace_opencl.so" ] ||

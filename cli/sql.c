@@ -1,0 +1,105 @@
+/*
+ * sql.c: `pitrace sql FILE [SQL]`: the sqlite3 shell on a session database
+ * (read-only) with pitrace's SQLite extension loaded, so that the calls
+ * view and the views on it (pi_calls, pi_args, data) read version-2 chunks
+ * (docs/schema.md). The extension, libpitrace_sqlite.so, lies in the lib
+ * folder beside this program's bin folder: lib/ in the build tree, the
+ * install's libdir (PITRACE_INSTALL_LIBDIR) in an installed one.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_verbs.h"
+#include "pitrace_cli.h"
+#include "session.h"
+
+#define EXTENSION "libpitrace_sqlite.so"
+
+static const char usage[] =
+    "usage: pitrace sql SESSION.db [SQL]\n"
+    "The sqlite3 shell on a session database, read-only, with pitrace's SQLite\n"
+    "extension loaded: the views (pi_sessions, pi_calls, pi_args, pi_handles, ...,\n"
+    "docs/schema.md) answer for sessions of every schema version. With SQL, runs it\n"
+    "and exits; without, an interactive shell.\n";
+
+/* The first executable `name` on PATH, into out. */
+static bool on_path(const char *name, char *out, size_t n)
+{
+  const char *path = getenv("PATH");
+  if (!path || !*path)
+    path = "/usr/bin:/bin";
+  for (const char *p = path; *p;) {
+    size_t len = strcspn(p, ":");
+    snprintf(out, n, "%.*s/%s", (int)len, p, name);
+    if (len && access(out, X_OK) == 0)
+      return true;
+    p += len + (p[len] == ':');
+  }
+  return false;
+}
+
+/* The extension beside this program's tree, into out; false when none. */
+static bool extension(char *out, size_t n, char *tried, size_t tn)
+{
+  char self[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len < 0)
+    return false;
+  self[len] = 0;
+  char *slash = strrchr(self, '/');
+  if (slash)
+    *slash = 0;
+  const char *dirs[] = {"lib", PITRACE_INSTALL_LIBDIR};
+  tried[0] = 0;
+  for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+    snprintf(out, n, "%s/../%s/%s", self, dirs[i], EXTENSION);
+    struct stat st;
+    if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
+      return true;
+    size_t used = strlen(tried);
+    snprintf(tried + used, tn - used, "%s%s", used ? ", " : "", out);
+  }
+  return false;
+}
+
+int pt_sql(int argc, char **argv)
+{
+  pt_args a;
+  int rc = pt_parse(argc, argv, usage, NULL, 1, 2, &a);
+  if (rc)
+    return rc == 1 ? 0 : 2;
+  const char *file = a.pos[0];
+  char err[5000];
+  pt_db db;
+  if (!pt_open(file, false, &db, err, sizeof err)) {
+    pt_verb_error("sql", "%s", err);
+    return 2;
+  }
+  pt_close(&db);
+  char shell[PATH_MAX + 16];
+  if (!on_path("sqlite3", shell, sizeof shell)) {
+    pt_verb_error("sql", "the sqlite3 shell is not on PATH: install it (Debian: apt-get install "
+                  "sqlite3)");
+    return 2;
+  }
+  char ext[PATH_MAX + 64], tried[3 * PATH_MAX];
+  if (!extension(ext, sizeof ext, tried, sizeof tried)) {
+    pt_verb_error("sql", "pitrace's SQLite extension %s is missing (looked at %s): build the "
+                  "pitrace_sqlite target, or install pitrace", EXTENSION, tried);
+    return 2;
+  }
+  char load[PATH_MAX + 80];
+  snprintf(load, sizeof load, ".load \"%s\"", ext);
+  const char *args[] = {shell, "-readonly", "-cmd", load, file, a.npos > 1 ? a.pos[1] : NULL,
+                        NULL};
+  fflush(NULL);
+  execv(shell, (char *const *)args);
+  pt_verb_error("sql", "cannot run %s: %s", shell, strerror(errno));
+  return 2;
+}
