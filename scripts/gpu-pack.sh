@@ -29,6 +29,6 @@ cp -r /usr/include/CL "$out/include/"
 # load here. The C library and the driver's own stay the machine's.
 for f in "$out"/bin/* "$out"/lib/*.so; do ldd "$f" 2>/dev/null; done |
   awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
-  grep -E '^(libsqlite3|libxxhash|libunwind|liblzma|libOpenCL|libclblast)\.' | sort -u |
+  grep -E '^(libsqlite3|libxxhash|libunwind|liblzma|libzstd|libOpenCL|libclblast)\.' | sort -u |
   while read -r soname path; do cp -L "$path" "$out/lib/$soname"; done
 du -sh "$out"
