@@ -61,6 +61,7 @@ static unsigned char *put_varint(unsigned char *p, uint64_t v)
 static bool get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
   uint64_t r = 0;
+  *v = 0; /* set whatever happens: callers that checked the column before read on */
   for (unsigned shift = 0; shift < 64; shift += 7) {
     if (*p == end)
       return false;
