@@ -195,7 +195,10 @@ static int cmp_seq(const void *a, const void *b)
 
 /* Version-2 chunks' ids in the chunk statements: past every version-1
  * id, so that one id names one row of either table. */
-#define V2_IDS "1099511627776"
+#define V2_ID_BASE 1099511627776
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define V2_IDS STR(V2_ID_BASE)
 
 /* One of two statements: over both tables where the file has call_chunks,
  * else over chunks alone (a version-1 file opened read-only). */
@@ -352,59 +355,23 @@ bool pt__decode_chunk(pt_json_arena *a, sqlite3_stmt *st, int64_t session, pt_ca
 {
   const void *blob = sqlite3_column_blob(st, 0);
   size_t n = (size_t)sqlite3_column_bytes(st, 0);
-  if (sqlite3_column_int(st, 2) == 2) {
-    char why[400];
-    grow_ctx g = {v, nv, cap};
-    if (pt_chunk_decode(a, 2, blob, n, push_grow, &g, why, sizeof why))
-      return true;
-    if (strcmp(why, "out of memory") == 0)
-      snprintf(err, errn, "cannot be read: out of memory");
-    else
-      snprintf(err, errn, "is damaged: session %lld, chunk %lld: %s", (long long)session,
-               (long long)(sqlite3_column_int64(st, 1) - 1099511627776LL), why);
-    return false;
-  }
+  int version = sqlite3_column_int(st, 2);
   size_t before = *nv;
-  if (blob && decode_fast(a, blob, n, v, nv, cap))
+  if (version < 2 && blob && decode_fast(a, blob, n, v, nv, cap))
     return true;
-  *nv = before; /* anything else: the general way, which also says what is wrong */
-  char why[256] = "";
-  pt_json *chunk = blob ? pt_json_parse(a, blob, n, why, sizeof why) : NULL;
-  if (!chunk || chunk->type != PJ_ARRAY) {
-    if (why[0])
-      snprintf(err, errn, "is damaged: a chunk of calls is not valid (%s)", why);
-    else
-      snprintf(err, errn, "is damaged: a chunk of calls is not an array");
-    return false;
-  }
-  for (uint32_t i = 0; i < chunk->n; i++) {
-    pt_json *e = chunk->u.items[i];
-    pt_call c = {0};
-    c.seq = pt_json_int(pt_json_at(e, 0), -1);
-    c.thread = (uint32_t)pt_json_int(pt_json_at(e, 1), 0);
-    c.plugin = (uint32_t)pt_json_int(pt_json_at(e, 2), 0);
-    c.api = (uint32_t)pt_json_int(pt_json_at(e, 3), 0);
-    c.result = (int32_t)pt_json_int(pt_json_at(e, 4), 0);
-    c.returned = true;
-    c.start_ns = pt_json_int(pt_json_at(e, 5), 0);
-    c.dur_ns = pt_json_int(pt_json_at(e, 6), 0);
-    c.args = pt_json_at(e, 7);
-    pt_json *st = pt_json_at(e, 8);
-    c.stack = st && st->type == PJ_INT ? st->u.i : -1;
-    c.data = pt_json_at(e, 9);
-    if (c.seq < 0 || !c.args || c.args->type != PJ_ARRAY) {
-      snprintf(err, errn, "is damaged: a recorded call is malformed");
-      return false;
-    }
-    pt_call *nvv = pt_grow(*v, cap, *nv, sizeof **v);
-    if (!nvv) {
-      snprintf(err, errn, "cannot be read: out of memory");
-      return false;
-    }
-    *v = nvv;
-    nvv[(*nv)++] = c;
-  }
-  return true;
+  *nv = before; /* anything else: the codec's own way, which says what is wrong */
+  char why[400];
+  grow_ctx g = {v, nv, cap};
+  if (pt_chunk_decode(a, version, blob, n, push_grow, &g, why, sizeof why))
+    return true;
+  if (strcmp(why, "out of memory") == 0)
+    snprintf(err, errn, "cannot be read: out of memory");
+  else if (version < 2)
+    snprintf(err, errn, "is damaged: %s", why);
+  else
+    snprintf(err, errn, "is damaged: session %lld, chunk %lld: %s", (long long)session,
+             (long long)(sqlite3_column_int64(st, 1) - V2_ID_BASE), why);
+  return false;
 }
 
 /* A chunk is a JSON array of calls, each an array that starts with its
