@@ -179,6 +179,24 @@ static pt_json *number(parser *ps)
   return j;
 }
 
+/* Adds v to a container's items, which start in `stack` and move to the
+ * heap when it is full. False when memory ran out (items unchanged). */
+static bool push_item(pt_json ***items, pt_json **stack, size_t *n, size_t *cap, pt_json *v)
+{
+  if (*n == *cap) {
+    pt_json **ni = malloc(2 * *cap * sizeof *ni);
+    if (!ni)
+      return false;
+    memcpy(ni, *items, *n * sizeof *ni);
+    if (*items != stack)
+      free(*items);
+    *items = ni;
+    *cap *= 2;
+  }
+  (*items)[(*n)++] = v;
+  return true;
+}
+
 static pt_json *container(parser *ps, char close)
 {
   if (++ps->depth > 64)
@@ -201,53 +219,25 @@ static pt_json *container(parser *ps, char close)
     pt_json *v;
     if (close == '}') {
       if (ps->p >= ps->end || *ps->p != '"') {
-        if (items != stack)
-          free(items);
-        return fail(ps, "expected a key");
+        j = fail(ps, "expected a key");
+        goto out;
       }
-      v = string(ps);
-      if (!v) {
-        if (items != stack)
-          free(items);
-        return NULL;
+      if (!(v = string(ps)) || !push_item(&items, stack, &n, &cap, v)) {
+        j = NULL;
+        goto out;
       }
-      if (n == cap) {
-        pt_json **ni = malloc(2 * cap * sizeof *ni);
-        if (!ni)
-          return NULL;
-        memcpy(ni, items, n * sizeof *ni);
-        if (items != stack)
-          free(items);
-        items = ni;
-        cap *= 2;
-      }
-      items[n++] = v;
       skip(ps);
       if (ps->p >= ps->end || *ps->p != ':') {
-        if (items != stack)
-          free(items);
-        return fail(ps, "expected ':'");
+        j = fail(ps, "expected ':'");
+        goto out;
       }
       ps->p++;
       skip(ps);
     }
-    v = value(ps);
-    if (!v) {
-      if (items != stack)
-        free(items);
-      return NULL;
+    if (!(v = value(ps)) || !push_item(&items, stack, &n, &cap, v)) {
+      j = NULL;
+      goto out;
     }
-    if (n == cap) {
-      pt_json **ni = malloc(2 * cap * sizeof *ni);
-      if (!ni)
-        return NULL;
-      memcpy(ni, items, n * sizeof *ni);
-      if (items != stack)
-        free(items);
-      items = ni;
-      cap *= 2;
-    }
-    items[n++] = v;
     skip(ps);
     if (ps->p < ps->end && *ps->p == ',') {
       ps->p++;
@@ -257,18 +247,20 @@ static pt_json *container(parser *ps, char close)
       ps->p++;
       break;
     }
-    if (items != stack)
-      free(items);
-    return fail(ps, close == ']' ? "expected ',' or ']'" : "expected ',' or '}'");
+    j = fail(ps, close == ']' ? "expected ',' or ']'" : "expected ',' or '}'");
+    goto out;
   }
   j->u.items = arena_alloc(ps->a, n * sizeof *items);
-  if (!j->u.items)
-    return NULL;
+  if (!j->u.items) {
+    j = NULL;
+    goto out;
+  }
   memcpy(j->u.items, items, n * sizeof *items);
   j->n = (uint32_t)(close == ']' ? n : n / 2);
+  ps->depth--;
+out:
   if (items != stack)
     free(items);
-  ps->depth--;
   return j;
 }
 

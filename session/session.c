@@ -503,17 +503,15 @@ bool pt_load_first(pt_db *db, int64_t session, size_t chunks, pt_calls *out, cha
   return load(db, session, chunks, out, err, errn);
 }
 
+static int seq_vs_call(const void *key, const void *elem)
+{
+  int64_t k = *(const int64_t *)key, s = ((const pt_call *)elem)->seq;
+  return (k > s) - (k < s);
+}
+
 const pt_call *pt_call_by_seq(const pt_calls *calls, int64_t seq)
 {
-  size_t lo = 0, hi = calls->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (calls->v[mid].seq < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < calls->n && calls->v[lo].seq == seq ? &calls->v[lo] : NULL;
+  return calls->n ? bsearch(&seq, calls->v, calls->n, sizeof *calls->v, seq_vs_call) : NULL;
 }
 
 void pt_calls_free(pt_calls *c)

@@ -519,15 +519,11 @@ static thread_state *thread_of(uint32_t index)
   return &threads[nthreads++];
 }
 
-/* The stable id of a handle (0 for NULL), seen first now if unknown. */
-static uint64_t handle_id(uint64_t ptr, uint8_t kind, uint64_t seq)
+/* A fresh id for the object at ptr, stored in the handles table:
+ * `created` when its call made it, else first seen now. */
+static uint64_t handle_store(uint64_t ptr, uint8_t kind, uint64_t seq, bool created)
 {
-  if (!ptr)
-    return 0;
-  map_slot *s = map_find(&handles, ptr);
-  if (s)
-    return s->a;
-  s = map_put(&handles, ptr);
+  map_slot *s = map_put(&handles, ptr);
   if (!s)
     return 0;
   s->a = ++next_handle_id;
@@ -537,10 +533,19 @@ static uint64_t handle_id(uint64_t ptr, uint8_t kind, uint64_t seq)
   sqlite3_bind_int64(st_handle, 2, (int64_t)s->a);
   sqlite3_bind_text(st_handle, 3, pi_object_kind_name(kind), -1, SQLITE_STATIC);
   sqlite3_bind_int64(st_handle, 4, (int64_t)seq);
-  sqlite3_bind_int(st_handle, 5, 0); /* first seen, not created */
+  sqlite3_bind_int(st_handle, 5, created);
   sqlite3_bind_text(st_handle, 6, cur_api, -1, SQLITE_STATIC);
   step(st_handle, "storing a handle");
   return s->a;
+}
+
+/* The stable id of a handle (0 for NULL), seen first now if unknown. */
+static uint64_t handle_id(uint64_t ptr, uint8_t kind, uint64_t seq)
+{
+  if (!ptr)
+    return 0;
+  map_slot *s = map_find(&handles, ptr);
+  return s ? s->a : handle_store(ptr, kind, seq, false);
 }
 
 /* A new object: a fresh id, unless a platform or device seen before. */
@@ -551,20 +556,7 @@ static uint64_t handle_new(uint64_t ptr, uint8_t kind, uint64_t seq)
   map_slot *s = map_find(&handles, ptr);
   if (s && (kind == PI_OBJ_PLATFORM || kind == PI_OBJ_DEVICE) && s->b == kind)
     return s->a;
-  s = map_put(&handles, ptr);
-  if (!s)
-    return 0;
-  s->a = ++next_handle_id;
-  s->b = kind;
-  s->c = 1;
-  sqlite3_bind_int64(st_handle, 1, session_id);
-  sqlite3_bind_int64(st_handle, 2, (int64_t)s->a);
-  sqlite3_bind_text(st_handle, 3, pi_object_kind_name(kind), -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st_handle, 4, (int64_t)seq);
-  sqlite3_bind_int(st_handle, 5, 1);
-  sqlite3_bind_text(st_handle, 6, cur_api, -1, SQLITE_STATIC);
-  step(st_handle, "storing a handle");
-  return s->a;
+  return handle_store(ptr, kind, seq, true);
 }
 
 static void usm_free(uint64_t ptr, uint64_t seq)

@@ -132,17 +132,17 @@ static void load_devtimes(vw_session *s)
   free(start);
 }
 
+static int seq_vs_devtime(const void *key, const void *elem)
+{
+  int64_t k = *(const int64_t *)key, s = ((const vw_devtime *)elem)->seq;
+  return (k > s) - (k < s);
+}
+
 const vw_devtime *vw_devtime_of(const vw_session *s, int64_t seq)
 {
-  size_t lo = 0, hi = s->ndevtimes;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (s->devtimes[mid].seq < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < s->ndevtimes && s->devtimes[lo].seq == seq ? &s->devtimes[lo] : NULL;
+  return s->ndevtimes ? bsearch(&seq, s->devtimes, s->ndevtimes, sizeof *s->devtimes,
+                                seq_vs_devtime)
+                      : NULL;
 }
 
 const char *vw_devtime_clock_text(const vw_session *s)
