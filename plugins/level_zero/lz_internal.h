@@ -126,7 +126,7 @@
 struct _pi_platform {
   ze_driver_handle_t ze;
   ze_api_version_t api_version;
-  char version[16]; /* api_version as "<major>.<minor>" */
+  char version[32]; /* api_version as "<major>.<minor>" */
   uint32_t driver_version;
   char *extensions; /* the driver's extensions, space-separated */
   bool global_offset; /* ZE_experimental_global_offset */

@@ -349,7 +349,6 @@ pi_result lz_piPlatformsGet(pi_uint32 num_entries,
 
 /* The platform's facts answer every platform query; its version is the
  * driver's API version. */
-/* The platform's facts answer every platform query. */
 DEFINE_FACTS(platform, p, .name = "Intel(R) Level-Zero",
              .vendor = "Intel(R) Corporation", .profile = "FULL_PROFILE",
              .version = p->version, .extensions = p->extensions,
