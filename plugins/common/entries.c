@@ -3,7 +3,8 @@
  * (COMMON_ENTRY_<name> in plugin_common.h marks them): each checks what
  * every backend checks alike, then calls the backend's hook (backend_*,
  * defined by each plugin) for the rest. Plugin-wide calls answer from the
- * plugin's this_backend.
+ * plugin's this_backend; the *GetInfo calls answer what a handle holds and
+ * belongs to from the facts the plugin keeps of it (HANDLE_FACTS).
  */
 #include "plugin_common.h"
 

@@ -5,14 +5,17 @@
  *
  *  - errors: fail() keeps a result code and a message for
  *    piPluginGetLastError in thread-local storage; REQUIRE, NEED and TRY
- *    check arguments and results in PI functions;
+ *    check arguments and results in PI functions; RETURN_CODE_NAME names a
+ *    backend's result codes;
  *  - info queries: an info_out names where a *GetInfo call puts its
  *    answer, and put_*() write a value with the size checks OpenCL makes;
+ *  - the facts a plugin keeps of its own handles, from which the *GetInfo
+ *    entry points answer what a handle holds and belongs to;
  *  - queue property lists ({PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX,
- *    index, 0});
+ *    index, 0}), and what a plugin's own queues support;
  *  - rectangle and image coordinates;
  *  - USM allocation properties and migration flags;
- *  - event callback types;
+ *  - event callbacks and their types;
  *  - reference counts of plugin-made handles;
  *  - parameters that entry points a plugin does not offer leave unused;
  *  - the backend-neutral parts of piextDeviceSelectBinary and piPluginInit;
