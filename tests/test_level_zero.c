@@ -854,8 +854,17 @@ Test(direct, platform_and_device_answer_from_level_zero)
   OK(PI(piPlatformGetInfo)(plat, PI_EXT_PLATFORM_INFO_BACKEND, sizeof be, &be, NULL));
   cr_assert_eq(be, PI_EXT_PLATFORM_BACKEND_LEVEL_ZERO);
   char s[256];
-  OK(PI(piPlatformGetInfo)(plat, PI_PLATFORM_INFO_VERSION, sizeof s, s, NULL));
-  cr_assert_str_eq(s, "1.4");
+  static const struct {
+    pi_platform_info query;
+    const char *answer;
+  } names[] = {{PI_PLATFORM_INFO_NAME, "Intel(R) Level-Zero"},
+               {PI_PLATFORM_INFO_VENDOR, "Intel(R) Corporation"},
+               {PI_PLATFORM_INFO_PROFILE, "FULL_PROFILE"},
+               {PI_PLATFORM_INFO_VERSION, "1.4"}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    OK(PI(piPlatformGetInfo)(plat, names[i].query, sizeof s, s, NULL));
+    cr_assert_str_eq(s, names[i].answer);
+  }
   OK(PI(piPlatformGetInfo)(plat, PI_PLATFORM_INFO_EXTENSIONS, sizeof s, s, NULL));
   cr_assert(strstr(s, "ZE_experimental_global_offset"), "%s", s);
   OK(PI(piDeviceGetInfo)(dev0, PI_DEVICE_INFO_IL_VERSION, sizeof s, s, NULL));
@@ -864,6 +873,8 @@ Test(direct, platform_and_device_answer_from_level_zero)
   cr_assert_str_eq(s, "0000:42:00.0");
   OK(PI(piDeviceGetInfo)(dev0, PI_DEVICE_INFO_DRIVER_VERSION, sizeof s, s, NULL));
   cr_assert_str_eq(s, "1.2.3");
+  OK(PI(piDeviceGetInfo)(dev0, PI_DEVICE_INFO_VERSION, sizeof s, s, NULL));
+  cr_assert_str_eq(s, "1.4", "the device's version is the platform's API version");
   pi_uint32 cu = 0;
   OK(PI(piDeviceGetInfo)(dev0, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL));
   cr_assert_eq(cu, 2 * 4 * 8);
@@ -1246,6 +1257,104 @@ Test(direct, kernel_queries_offsets_and_cooperative_launches)
   OK(PI(piKernelRelease)(k2));
   OK(PI(piKernelRelease)(k));
   OK(PI(piProgramRelease)(p));
+}
+
+/* Asserts that `query` of handle h answers `want` (through pi<Kind>GetInfo,
+ * in a value of want's type). */
+#define EXPECT_ANSWER(Kind, h, query, want)                                              \
+  do {                                                                                   \
+    __typeof__(want) got_;                                                               \
+    OK(PI(pi##Kind##GetInfo)((h), (query), sizeof got_, &got_, NULL));                   \
+    cr_assert_eq(got_, (want), "%s", "pi" #Kind "GetInfo " #query);                      \
+  } while (0)
+
+/* A handle's relations and reference count come from the facts the plugin
+ * keeps of it (plugin_common.h; a platform's names are checked above): each
+ * query of each kind, and none of another kind's. */
+Test(direct, relations_and_counts_are_answered_from_the_handles_facts)
+{
+  pi_uint32 one_ref = 1, two_refs = 2, one_device = 1;
+  pi_queue_properties profiling = PI_QUEUE_FLAG_PROFILING_ENABLE;
+  pi_queue_properties on_host = PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE | profiling;
+  pi_queue_properties no_flags = 0;
+  pi_command_type fill = PI_COMMAND_TYPE_MEM_BUFFER_FILL;
+  size_t size = 96;
+  pi_queue pq = make_queue(profiling);
+  pi_mem b;
+  OK(PI(piMemBufferCreate)(ctx0, PI_MEM_FLAGS_ACCESS_RW, size, NULL, &b, NULL));
+  pi_program p = build_program("");
+  pi_kernel k;
+  OK(PI(piKernelCreate)(p, "scale", &k));
+  pi_event e;
+  int pattern = 1;
+  OK(PI(piEnqueueMemBufferFill)(pq, b, &pattern, sizeof pattern, 0, size, 0, NULL, &e));
+  pi_uint32 event_refs = 0, ctx_refs = 0;
+  OK(PI(piEventGetInfo)(e, PI_EVENT_INFO_REFERENCE_COUNT, sizeof event_refs, &event_refs,
+                        NULL));
+  OK(PI(piEventRetain)(e));
+  event_refs++;
+  pi_sampler_properties sp[] = {PI_SAMPLER_PROPERTIES_ADDRESSING_MODE,
+                                PI_SAMPLER_ADDRESSING_MODE_REPEAT, 0};
+  pi_sampler sm;
+  OK(PI(piSamplerCreate)(ctx0, sp, &sm));
+  OK(PI(piContextGetInfo)(ctx0, PI_CONTEXT_INFO_REFERENCE_COUNT, sizeof ctx_refs,
+                          &ctx_refs, NULL));
+  OK(PI(piContextRetain)(ctx0));
+  ctx_refs++;
+  pi_device devs[2] = {NULL, NULL};
+  size_t devs_size = 0;
+  OK(PI(piContextGetInfo)(ctx0, PI_CONTEXT_INFO_DEVICES, sizeof devs, devs, &devs_size));
+  cr_assert(devs_size == sizeof devs[0] && devs[0] == dev0);
+
+  EXPECT_ANSWER(Context, ctx0, PI_CONTEXT_INFO_REFERENCE_COUNT, ctx_refs);
+  EXPECT_ANSWER(Context, ctx0, PI_CONTEXT_INFO_PLATFORM, plat);
+  EXPECT_ANSWER(Context, ctx0, PI_CONTEXT_INFO_NUM_DEVICES, one_device);
+  EXPECT_ANSWER(Queue, pq, PI_QUEUE_INFO_CONTEXT, ctx0);
+  EXPECT_ANSWER(Queue, pq, PI_QUEUE_INFO_DEVICE, dev0);
+  EXPECT_ANSWER(Queue, pq, PI_QUEUE_INFO_PROPERTIES, profiling);
+  EXPECT_ANSWER(Queue, pq, PI_QUEUE_INFO_REFERENCE_COUNT, one_ref);
+  EXPECT_ANSWER(Mem, b, PI_MEM_CONTEXT, ctx0);
+  EXPECT_ANSWER(Mem, b, PI_MEM_SIZE, size);
+  EXPECT_ANSWER(Program, p, PI_PROGRAM_INFO_CONTEXT, ctx0);
+  EXPECT_ANSWER(Program, p, PI_PROGRAM_INFO_NUM_DEVICES, one_device);
+  EXPECT_ANSWER(Program, p, PI_PROGRAM_INFO_REFERENCE_COUNT, two_refs); /* k holds one */
+  EXPECT_ANSWER(Kernel, k, PI_KERNEL_INFO_PROGRAM, p);
+  EXPECT_ANSWER(Kernel, k, PI_KERNEL_INFO_CONTEXT, ctx0);
+  EXPECT_ANSWER(Kernel, k, PI_KERNEL_INFO_REFERENCE_COUNT, one_ref);
+  EXPECT_ANSWER(Event, e, PI_EVENT_INFO_COMMAND_QUEUE, pq);
+  EXPECT_ANSWER(Event, e, PI_EVENT_INFO_CONTEXT, ctx0);
+  EXPECT_ANSWER(Event, e, PI_EVENT_INFO_COMMAND_TYPE, fill);
+  EXPECT_ANSWER(Event, e, PI_EVENT_INFO_REFERENCE_COUNT, event_refs);
+  EXPECT_ANSWER(Sampler, sm, PI_SAMPLER_INFO_CONTEXT, ctx0);
+  EXPECT_ANSWER(Sampler, sm, PI_SAMPLER_INFO_REFERENCE_COUNT, one_ref);
+  EXPECT_ANSWER(Device, dev0, PI_DEVICE_INFO_QUEUE_PROPERTIES, on_host);
+  EXPECT_ANSWER(Device, dev0, PI_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES, no_flags);
+
+  /* a query of another kind is unknown, though its value is a fact's */
+  pi_context pc;
+  cr_assert_eq(PI(piEventGetInfo)(e, (pi_event_info)PI_KERNEL_INFO_CONTEXT, sizeof pc, &pc,
+                                  NULL),
+               PI_ERROR_INVALID_VALUE);
+  cr_assert(strstr(plugin_message(), "unknown to the Level Zero plugin"), "%s",
+            plugin_message());
+  /* a value too small for the answer fails as OpenCL does */
+  cr_assert_eq(PI(piEventGetInfo)(e, PI_EVENT_INFO_CONTEXT, 1, &pc, NULL),
+               PI_ERROR_INVALID_VALUE);
+  pi_context none;
+  cr_assert_eq(PI(piContextCreate)(NULL, 0, NULL, NULL, NULL, &none),
+               PI_ERROR_INVALID_VALUE);
+  cr_assert(strstr(plugin_message(), "piContextCreate: a context needs devices"), "%s",
+            plugin_message());
+
+  OK(PI(piContextRelease)(ctx0));
+  OK(PI(piSamplerRelease)(sm));
+  OK(PI(piEventRelease)(e));
+  OK(PI(piEventRelease)(e));
+  OK(PI(piKernelRelease)(k));
+  OK(PI(piProgramRelease)(p));
+  OK(PI(piMemRelease)(b));
+  OK(PI(piQueueFinish)(pq));
+  OK(PI(piQueueRelease)(pq));
 }
 
 Test(direct, unsupported_calls_fail_with_a_clear_message)

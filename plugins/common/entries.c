@@ -3,7 +3,8 @@
  * (COMMON_ENTRY_<name> in plugin_common.h marks them): each checks what
  * every backend checks alike, then calls the backend's hook (backend_*,
  * defined by each plugin) for the rest. Plugin-wide calls answer from the
- * plugin's this_backend.
+ * plugin's this_backend; the *GetInfo calls answer what a handle holds and
+ * belongs to from the facts the plugin keeps of it (HANDLE_FACTS).
  */
 #include "plugin_common.h"
 
@@ -75,6 +76,23 @@ pi_result common_piextDeviceSelectBinary(pi_device device,
     return backend_no_binary(FN, device, binaries, num_binaries);
   *selected_binary_ind = chosen;
   return PI_SUCCESS;
+}
+
+/* ---- Contexts ----------------------------------------------------------- */
+
+pi_result common_piContextCreate(
+    const pi_context_properties *properties, pi_uint32 num_devices,
+    const pi_device *devices,
+    void (*pfn_notify)(const char *errinfo, const void *private_info,
+                       size_t cb, void *user_data),
+    void *user_data, pi_context *ret_context) {
+  const struct context_create in = {properties, num_devices, devices,
+                                    pfn_notify, user_data};
+  REQUIRE(ret_context != NULL);
+  *ret_context = NULL;
+  if (num_devices == 0 || !devices)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: a context needs devices", FN);
+  return backend_context_create(FN, &in, ret_context);
 }
 
 /* ---- Queues ------------------------------------------------------------- */
@@ -400,12 +418,50 @@ pi_result common_piextEnqueueDeviceGlobalVariableRead(
 
 /* ---- Info queries -------------------------------------------------------- */
 
-#define X(name, handle, query, what)                                           \
+/* The kinds of handles that *GetInfo entry points take. */
+enum handle_kind {
+#define X(name, handle, query, what, facts) KIND_##query,
+  PLUGIN_INFO_ENTRIES(X)
+#undef X
+};
+
+/* Answers o->query in *r from the facts of a handle of `kind`; false where
+ * those facts do not answer it. (Each query names the kind it asks about:
+ * the compiler rejects a value listed twice.) */
+static bool answer_fact(enum handle_kind kind, const struct handle_facts *f,
+                        const struct info_out *o, pi_result *r) {
+  switch (o->query) {
+#define X(of, query, how, fact)                                                \
+  case query:                                                                  \
+    if (kind != KIND_##of)                                                     \
+      return false;                                                            \
+    *r = put_##how(o, f->fact);                                                \
+    return true;
+    HANDLE_FACTS(X)
+#undef X
+  default:
+    return false;
+  }
+}
+
+/* Where a handle's kind has facts, the queries they answer. */
+#define ANSWER_FACTS(handle, query)                                            \
+  do {                                                                         \
+    struct handle_facts f;                                                     \
+    pi_result r;                                                               \
+    if (backend_##query##_facts(handle, &f) &&                                 \
+        answer_fact(KIND_##query, &f, &o, &r))                                 \
+      return r;                                                                \
+  } while (0);
+#define ANSWER_NO_FACTS(handle, query)
+
+#define X(name, handle, query, what, facts)                                    \
   pi_result common_##name(pi_##handle handle, pi_##query##_info param_name,    \
                           size_t param_value_size, void *param_value,          \
                           size_t *param_value_size_ret) {                      \
     struct info_out o = INFO_OUT(param_name);                                  \
     NEED(handle, PI_ERROR_INVALID_##what);                                     \
+    ANSWER_##facts(handle, query)                                              \
     return backend_##query##_info(handle, &o);                                 \
   }
 PLUGIN_INFO_ENTRIES(X)

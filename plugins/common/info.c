@@ -79,3 +79,11 @@ uint64_t flags_map(uint64_t bits, const struct flag_pair *map, size_t n) {
       out |= map[i].to;
   return out;
 }
+
+pi_result put_devices(const struct info_out *o, struct device_list d) {
+  return put_info(o, d.list, d.n * sizeof *d.list);
+}
+
+pi_result put_device_count(const struct info_out *o, struct device_list d) {
+  return put_u32(o, d.n);
+}

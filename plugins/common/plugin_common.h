@@ -5,14 +5,17 @@
  *
  *  - errors: fail() keeps a result code and a message for
  *    piPluginGetLastError in thread-local storage; REQUIRE, NEED and TRY
- *    check arguments and results in PI functions;
+ *    check arguments and results in PI functions; RETURN_CODE_NAME names a
+ *    backend's result codes;
  *  - info queries: an info_out names where a *GetInfo call puts its
  *    answer, and put_*() write a value with the size checks OpenCL makes;
+ *  - the facts a plugin keeps of its own handles, from which the *GetInfo
+ *    entry points answer what a handle holds and belongs to;
  *  - queue property lists ({PI_QUEUE_FLAGS, flags, PI_QUEUE_COMPUTE_INDEX,
- *    index, 0});
+ *    index, 0}), and what a plugin's own queues support;
  *  - rectangle and image coordinates;
  *  - USM allocation properties and migration flags;
- *  - event callback types;
+ *  - event callbacks and their types;
  *  - reference counts of plugin-made handles;
  *  - parameters that entry points a plugin does not offer leave unused;
  *  - the backend-neutral parts of piextDeviceSelectBinary and piPluginInit;
@@ -62,6 +65,21 @@ pi_result out_of_memory(const char *fn);
 
 /* piPluginGetLastError: the last message of this thread, and its code. */
 pi_result plugin_last_error(char **message);
+
+/* Returns, in a function that names a backend's result codes, the name of
+ * `code` from list(X), an X-macro of the backend's codes, or `other` for a
+ * code the list lacks. */
+#define RETURN_CODE_NAME(code, list, other)                                    \
+  do {                                                                         \
+    switch (code) {                                                            \
+      list(RETURN_CODE_NAME_CASE_)                                             \
+    default:                                                                   \
+      return other;                                                            \
+    }                                                                          \
+  } while (0)
+#define RETURN_CODE_NAME_CASE_(name)                                           \
+  case name:                                                                   \
+    return #name;
 
 /* Fails with PI_ERROR_INVALID_VALUE when an argument check does not hold. */
 #define REQUIRE(cond) REQUIRE_TEXT_(FN, (cond), #cond)
@@ -124,6 +142,96 @@ pi_result put_unknown(const struct info_out *o, const char *backend);
 /* *native = obj, for the *GetNativeHandle functions of plugins whose native
  * handle is the backend's own object. */
 pi_result native_of(const char *fn, const void *obj, pi_native_handle *native);
+
+/* ---- Facts of handles ----------------------------------------------------
+ * A plugin that makes its own handles (CUDA's, Level Zero's) knows from its
+ * own fields what they hold and belong to. The *GetInfo entry points answer
+ * those queries from the facts the hook backend_<kind>_facts gives, alike
+ * for every such plugin (entries.c); the hook of a plugin that keeps none
+ * (OpenCL's, which asks the implementation) returns false. */
+
+/* Devices: put_devices writes the list (PI_CONTEXT_INFO_DEVICES),
+ * put_device_count their number. */
+struct device_list {
+  const pi_device *list;
+  pi_uint32 n;
+};
+pi_result put_devices(const struct info_out *o, struct device_list d);
+pi_result put_device_count(const struct info_out *o, struct device_list d);
+
+/* What a kind's hook fills: the facts HANDLE_FACTS lists for that kind. */
+struct handle_facts {
+  pi_uint32 refs;       /* the reference count */
+  pi_platform platform; /* a context's */
+  pi_context context;   /* that of anything else but a platform */
+  pi_device device;     /* a queue's */
+  pi_queue queue;       /* an event's; NULL for user and native events */
+  pi_program program;   /* a kernel's */
+  /* A context's devices; a program's count only (the plugin gives the
+   * list of a program's devices itself). */
+  struct device_list devices;
+  pi_queue_properties flags; /* a queue's, as it was made */
+  pi_command_type type;      /* an event's */
+  size_t size;               /* memory's */
+  const char *name;          /* a kernel's or a platform's */
+  /* A platform's. */
+  const char *vendor, *profile, *version, *extensions;
+  pi_platform_backend backend;
+};
+
+/* The queries that facts answer: X(kind of handle, query, how: put_<how>,
+ * fact). */
+#define HANDLE_FACTS(X)                                                        \
+  X(platform, PI_PLATFORM_INFO_NAME, str, name)                                \
+  X(platform, PI_PLATFORM_INFO_VENDOR, str, vendor)                            \
+  X(platform, PI_PLATFORM_INFO_PROFILE, str, profile)                          \
+  X(platform, PI_PLATFORM_INFO_VERSION, str, version)                          \
+  X(platform, PI_PLATFORM_INFO_EXTENSIONS, str, extensions)                    \
+  X(platform, PI_EXT_PLATFORM_INFO_BACKEND, u32, backend)                      \
+  X(context, PI_CONTEXT_INFO_REFERENCE_COUNT, u32, refs)                       \
+  X(context, PI_CONTEXT_INFO_PLATFORM, ptr, platform)                          \
+  X(context, PI_CONTEXT_INFO_NUM_DEVICES, device_count, devices)               \
+  X(context, PI_CONTEXT_INFO_DEVICES, devices, devices)                        \
+  X(queue, PI_QUEUE_INFO_REFERENCE_COUNT, u32, refs)                           \
+  X(queue, PI_QUEUE_INFO_CONTEXT, ptr, context)                                \
+  X(queue, PI_QUEUE_INFO_DEVICE, ptr, device)                                  \
+  X(queue, PI_QUEUE_INFO_PROPERTIES, u64, flags)                               \
+  X(mem, PI_MEM_CONTEXT, ptr, context)                                         \
+  X(mem, PI_MEM_SIZE, size, size)                                              \
+  X(program, PI_PROGRAM_INFO_REFERENCE_COUNT, u32, refs)                       \
+  X(program, PI_PROGRAM_INFO_CONTEXT, ptr, context)                            \
+  X(program, PI_PROGRAM_INFO_NUM_DEVICES, device_count, devices)               \
+  X(kernel, PI_KERNEL_INFO_REFERENCE_COUNT, u32, refs)                         \
+  X(kernel, PI_KERNEL_INFO_CONTEXT, ptr, context)                              \
+  X(kernel, PI_KERNEL_INFO_PROGRAM, ptr, program)                              \
+  X(kernel, PI_KERNEL_INFO_FUNCTION_NAME, str, name)                           \
+  X(event, PI_EVENT_INFO_REFERENCE_COUNT, u32, refs)                           \
+  X(event, PI_EVENT_INFO_CONTEXT, ptr, context)                                \
+  X(event, PI_EVENT_INFO_COMMAND_QUEUE, ptr, queue)                            \
+  X(event, PI_EVENT_INFO_COMMAND_TYPE, u32, type)                              \
+  X(sampler, PI_SAMPLER_INFO_REFERENCE_COUNT, u32, refs)                       \
+  X(sampler, PI_SAMPLER_INFO_CONTEXT, ptr, context)
+
+/* Defines backend_<kind>_facts: the facts of handle h, as designated
+ * initializers of struct handle_facts over h. */
+#define DEFINE_FACTS(kind, h, ...)                                             \
+  bool backend_##kind##_facts(pi_##kind h, struct handle_facts *f) {          \
+    *f = (struct handle_facts){__VA_ARGS__};                                   \
+    return true;                                                               \
+  }
+/* Defines the hook of a plugin that keeps no facts of `kind`'s handles. */
+#define DEFINE_NO_FACTS(kind)                                                  \
+  bool backend_##kind##_facts(pi_##kind h, struct handle_facts *f) {          \
+    (void)h;                                                                   \
+    (void)f;                                                                   \
+    return false;                                                              \
+  }
+/* Defines every kind's hook so, for a plugin that keeps no facts at all. */
+#define DEFINE_NO_FACTS_AT_ALL PLUGIN_INFO_ENTRIES(NO_FACTS_ENTRY_)
+#define NO_FACTS_ENTRY_(name, handle, query, what, facts)                      \
+  NO_FACTS_ENTRY_##facts(query)
+#define NO_FACTS_ENTRY_FACTS(query) DEFINE_NO_FACTS(query)
+#define NO_FACTS_ENTRY_NO_FACTS(query)
 
 /* ---- Flags -------------------------------------------------------------- */
 
@@ -235,6 +343,11 @@ pi_result queue_one_index(const char *fn, pi_queue_properties index);
    PI_EXT_QUEUE_FLAG_SUBMISSION_NO_IMMEDIATE |                                 \
    PI_EXT_QUEUE_FLAG_SUBMISSION_IMMEDIATE)
 
+/* PI_DEVICE_INFO_QUEUE_PROPERTIES (= QUEUE_ON_HOST_PROPERTIES) and
+ * PI_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES for a plugin that makes its own
+ * queues: out-of-order execution and profiling, on the host only. */
+pi_result put_queue_support(const struct info_out *o);
+
 /* Checks a queue's flags: none PI does not define, no on-device queue where
  * `no_on_device` names a backend that has none (NULL lets them through),
  * not both priorities. */
@@ -259,6 +372,15 @@ pi_result usm_migration_flags_check(const char *fn,
 /* Fails on a piEventSetCallback type other than PI_EVENT_COMPLETE,
  * PI_EVENT_RUNNING and PI_EVENT_SUBMITTED. */
 pi_result event_callback_type_check(const char *fn, pi_int32 type);
+
+/* A piEventSetCallback call: fn(event, status, user_data) is due when the
+ * event reaches status `type`. */
+struct event_callback {
+  pi_event event;
+  pi_int32 type;
+  void (*fn)(pi_event, pi_int32, void *);
+  void *user_data;
+};
 
 /* ---- Reference counts ---------------------------------------------------- */
 
@@ -329,6 +451,7 @@ pi_result plugin_init_version(pi_plugin *plugin);
 #define COMMON_ENTRY_piextPluginGetOpaqueData COMMON,
 #define COMMON_ENTRY_piPluginGetLastError COMMON,
 #define COMMON_ENTRY_piPluginGetBackendOption COMMON,
+#define COMMON_ENTRY_piContextCreate COMMON,
 #define COMMON_ENTRY_piQueueCreate COMMON,
 #define COMMON_ENTRY_piextQueueCreate COMMON,
 #define COMMON_ENTRY_piProgramCreateWithBinary COMMON,
@@ -521,6 +644,20 @@ pi_result backend_global_copy(const char *fn, bool write, pi_queue queue,
                               void *host, pi_uint32 nwait,
                               const pi_event *wait, pi_event *event);
 
+/* piContextCreate, once ret_context is checked (and set to NULL) and the
+ * devices are given. */
+struct context_create {
+  const pi_context_properties *properties;
+  pi_uint32 num_devices;
+  const pi_device *devices; /* num_devices of them, not checked */
+  void (*pfn_notify)(const char *errinfo, const void *private_info,
+                     size_t cb, void *user_data);
+  void *user_data;
+};
+pi_result backend_context_create(const char *fn,
+                                 const struct context_create *in,
+                                 pi_context *ret_context);
+
 /* piQueueCreate and piextQueueCreate: flags and the compute index (0 from
  * piQueueCreate) as queue_properties_read() reads them. */
 pi_result backend_queue_create(const char *fn, pi_context context,
@@ -541,26 +678,34 @@ pi_result backend_program_with_binary(const char *fn, pi_context context,
                                       pi_program *ret_program);
 
 /* The *GetInfo entry points: each fails where the handle is NULL
- * (PI_ERROR_INVALID_<what>), and the hook backend_<query>_info writes the
- * answer to o->query where `o` says. X(PI name, handle: pi_<handle>,
- * query: pi_<query>_info, what). */
+ * (PI_ERROR_INVALID_<what>); where the handle's kind has FACTS, answers the
+ * queries that HANDLE_FACTS lists from those the hook backend_<query>_facts
+ * gives; and leaves the rest to the hook backend_<query>_info, which writes
+ * the answer to o->query where `o` says. X(PI name, handle: pi_<handle>,
+ * query: pi_<query>_info, what, FACTS or NO_FACTS). */
 #define PLUGIN_INFO_ENTRIES(X)                                                 \
-  X(piPlatformGetInfo, platform, platform, PLATFORM)                           \
-  X(piDeviceGetInfo, device, device, DEVICE)                                   \
-  X(piContextGetInfo, context, context, CONTEXT)                               \
-  X(piQueueGetInfo, queue, queue, QUEUE)                                       \
-  X(piMemGetInfo, mem, mem, MEM_OBJECT)                                        \
-  X(piMemImageGetInfo, mem, image, MEM_OBJECT)                                 \
-  X(piProgramGetInfo, program, program, PROGRAM)                               \
-  X(piKernelGetInfo, kernel, kernel, KERNEL)                                   \
-  X(piEventGetInfo, event, event, EVENT)                                       \
-  X(piEventGetProfilingInfo, event, profiling, EVENT)                          \
-  X(piSamplerGetInfo, sampler, sampler, SAMPLER)
-#define X(name, handle, query, what)                                           \
+  X(piPlatformGetInfo, platform, platform, PLATFORM, FACTS)                    \
+  X(piDeviceGetInfo, device, device, DEVICE, NO_FACTS)                         \
+  X(piContextGetInfo, context, context, CONTEXT, FACTS)                        \
+  X(piQueueGetInfo, queue, queue, QUEUE, FACTS)                                \
+  X(piMemGetInfo, mem, mem, MEM_OBJECT, FACTS)                                 \
+  X(piMemImageGetInfo, mem, image, MEM_OBJECT, NO_FACTS)                       \
+  X(piProgramGetInfo, program, program, PROGRAM, FACTS)                        \
+  X(piKernelGetInfo, kernel, kernel, KERNEL, FACTS)                            \
+  X(piEventGetInfo, event, event, EVENT, FACTS)                                \
+  X(piEventGetProfilingInfo, event, profiling, EVENT, NO_FACTS)                \
+  X(piSamplerGetInfo, sampler, sampler, SAMPLER, FACTS)
+#define X(name, handle, query, what, facts)                                    \
+  DECLARE_##facts(handle, query)                                               \
   pi_result backend_##query##_info(pi_##handle handle,                         \
                                    const struct info_out *o);
+#define DECLARE_FACTS(handle, query)                                           \
+  bool backend_##query##_facts(pi_##handle handle, struct handle_facts *f);
+#define DECLARE_NO_FACTS(handle, query)
 PLUGIN_INFO_ENTRIES(X)
 #undef X
+#undef DECLARE_FACTS
+#undef DECLARE_NO_FACTS
 
 /* The same for those of a handle on a device (which may be NULL where the
  * backend allows it). */

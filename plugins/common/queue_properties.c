@@ -1,7 +1,8 @@
 /*
  * queue_properties.c: reading the property lists of piextQueueCreate and
  * piextQueueCreateWithNativeHandle ({PI_QUEUE_FLAGS, flags,
- * PI_QUEUE_COMPUTE_INDEX, index, 0}), and checking a queue's flags.
+ * PI_QUEUE_COMPUTE_INDEX, index, 0}), checking a queue's flags, and what
+ * the queues of a plugin that makes its own support.
  */
 #include "plugin_common.h"
 
@@ -46,4 +47,11 @@ pi_result queue_one_index(const char *fn, pi_queue_properties index) {
                 "queue index (0)",
                 fn, (unsigned long long)index, this_backend.name);
   return PI_SUCCESS;
+}
+
+pi_result put_queue_support(const struct info_out *o) {
+  if (o->query == PI_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES)
+    return put_u64(o, 0);
+  return put_u64(o, PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
+                        PI_QUEUE_FLAG_PROFILING_ENABLE);
 }

@@ -27,21 +27,17 @@ static pi_result context_new(pi_device d, CUcontext cu, bool primary, bool owns,
  * Properties: __SYCL_PI_CONTEXT_PROPERTIES_CUDA_PRIMARY (any value: the
  * primary context is always used). CUDA reports errors at calls, never
  * asynchronously, so pfn_notify is never called. */
-pi_result cu_piContextCreate(
-    const pi_context_properties *properties, pi_uint32 num_devices,
-    const pi_device *devices,
-    void (*pfn_notify)(const char *errinfo, const void *private_info, size_t cb,
-                       void *user_data),
-    void *user_data, pi_context *ret_context) {
-  (void)pfn_notify;
-  (void)user_data;
-  REQUIRE(ret_context != NULL && devices != NULL && devices[0] != NULL);
-  *ret_context = NULL;
-  if (num_devices != 1)
+pi_result backend_context_create(const char *fn,
+                                 const struct context_create *in,
+                                 pi_context *ret_context) {
+  const pi_context_properties *properties = in->properties;
+  if (!in->devices[0])
+    return fail(PI_ERROR_INVALID_VALUE, "%s: devices[0] is NULL", fn);
+  if (in->num_devices != 1)
     return fail(PI_ERROR_INVALID_VALUE,
                 "%s: %u devices given; a CUDA context holds exactly one "
                 "device (make one context per device)",
-                FN, (unsigned)num_devices);
+                fn, (unsigned)in->num_devices);
   pi_context_properties props[3] = {0, 0, 0};
   size_t nprops = 0;
   for (size_t i = 0; properties && properties[i]; i += 2) {
@@ -49,18 +45,18 @@ pi_result cu_piContextCreate(
       return fail(PI_ERROR_INVALID_VALUE,
                   "%s: unknown context property 0x%llx; the CUDA plugin "
                   "knows __SYCL_PI_CONTEXT_PROPERTIES_CUDA_PRIMARY",
-                  FN, (unsigned long long)properties[i]);
+                  fn, (unsigned long long)properties[i]);
     props[0] = properties[0];
     props[1] = properties[1];
     nprops = 3;
   }
-  pi_device d = devices[0];
+  pi_device d = in->devices[0];
   CUcontext cu = NULL;
-  TRY(CU(cuDevicePrimaryCtxRetain, &cu, d->cu));
+  TRY(CUF(fn, cuDevicePrimaryCtxRetain, &cu, d->cu));
   pi_context c = NULL;
   if (context_new(d, cu, true, false, &c) != PI_SUCCESS) {
     drv.cuDevicePrimaryCtxRelease(d->cu);
-    return out_of_memory(FN);
+    return out_of_memory(fn);
   }
   memcpy(c->props, props, sizeof props);
   c->num_props = nprops;
@@ -68,19 +64,15 @@ pi_result cu_piContextCreate(
   return PI_SUCCESS;
 }
 
+/* A context holds one device. */
+DEFINE_FACTS(context, c, .refs = atomic_load(&c->refs),
+             .platform = c->dev->platform, .devices = {&c->dev, 1})
+
 pi_result backend_context_info(pi_context context, const struct info_out *o) {
   switch (o->query) {
-  case PI_CONTEXT_INFO_DEVICES:
-    return put_ptr(o, context->dev);
-  case PI_CONTEXT_INFO_PLATFORM:
-    return put_ptr(o, context->dev->platform);
-  case PI_CONTEXT_INFO_NUM_DEVICES:
-    return put_u32(o, 1);
   case PI_CONTEXT_INFO_PROPERTIES:
     return put_info(o, context->props,
                     context->num_props * sizeof context->props[0]);
-  case PI_CONTEXT_INFO_REFERENCE_COUNT:
-    return put_u32(o, atomic_load(&context->refs));
   case PI_EXT_CONTEXT_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES:
   case PI_EXT_CONTEXT_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES:
     return put_u64(o, atomic_orders(context->dev));

@@ -179,6 +179,7 @@ struct _pi_platform {
   pi_uint32 num_devices;
   struct _pi_device *devices;
   int driver_version; /* cuDriverGetVersion: 1000 * major + 10 * minor */
+  char version[32];   /* "CUDA <major>.<minor>" */
 };
 
 struct _pi_device {
@@ -301,13 +302,6 @@ struct _pi_kernel {
   pthread_mutex_t lock; /* the arguments */
   size_t num_args;
   struct karg *args;
-};
-
-struct callback {
-  pi_event event;
-  pi_int32 status;
-  void (*fn)(pi_event, pi_int32, void *);
-  void *user_data;
 };
 
 /* JIT options with the error and info log buffers. */

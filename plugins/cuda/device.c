@@ -139,11 +139,9 @@ pi_result backend_device_info(pi_device device, const struct info_out *o) {
                                  PI_FP_ROUND_TO_NEAREST | PI_FP_ROUND_TO_ZERO |
                                  PI_FP_ROUND_TO_INF | PI_FP_FMA
                            : 0);
-  case PI_DEVICE_INFO_QUEUE_PROPERTIES: /* = QUEUE_ON_HOST_PROPERTIES */
-    return put_u64(o, PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
-                           PI_QUEUE_FLAG_PROFILING_ENABLE);
+  case PI_DEVICE_INFO_QUEUE_PROPERTIES:
   case PI_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES:
-    return put_u64(o, 0);
+    return put_queue_support(o);
   case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR:
   case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_SHORT:
   case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_INT:

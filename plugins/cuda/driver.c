@@ -124,6 +124,8 @@ static void init_platform(void) {
   }
   plat->devices = devs;
   plat->driver_version = version;
+  snprintf(plat->version, sizeof plat->version, "CUDA %d.%d", version / 1000,
+           version % 1000 / 10);
   for (int i = 0; i < count; ++i) {
     struct _pi_device *d = &devs[plat->num_devices];
     memset(d, 0, sizeof *d);

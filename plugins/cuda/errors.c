@@ -6,16 +6,9 @@
  */
 #include "cu_internal.h"
 
+/* The name of a driver result the plugin knows; NULL for another. */
 static const char *cu_known_name(CUresult err) {
-  switch (err) {
-#define X(name)                                                                \
-  case name:                                                                   \
-    return #name;
-    CU_KNOWN_ERRORS(X)
-#undef X
-  default:
-    return NULL;
-  }
+  RETURN_CODE_NAME(err, CU_KNOWN_ERRORS, NULL);
 }
 
 /* "CUDA_ERROR_INVALID_VALUE (1): invalid argument" for a driver result. */

@@ -129,22 +129,17 @@ static pi_result event_status(const char *fn, pi_event e, pi_int32 *status) {
   return PI_SUCCESS;
 }
 
+DEFINE_FACTS(event, e, .refs = atomic_load(&e->refs), .context = e->ctx,
+             .queue = e->queue, .type = e->type)
+
 pi_result backend_event_info(pi_event event, const struct info_out *o) {
   switch (o->query) {
-  case PI_EVENT_INFO_COMMAND_QUEUE:
-    return put_ptr(o, event->queue);
-  case PI_EVENT_INFO_CONTEXT:
-    return put_ptr(o, event->ctx);
-  case PI_EVENT_INFO_COMMAND_TYPE:
-    return put_u32(o, event->type);
   case PI_EVENT_INFO_COMMAND_EXECUTION_STATUS: {
     pi_int32 status = PI_EVENT_QUEUED;
     TRY(use_context(o->fn, event->ctx->cu));
     TRY(event_status(o->fn, event, &status));
     return put_i32(o, status);
   }
-  case PI_EVENT_INFO_REFERENCE_COUNT:
-    return put_u32(o, atomic_load(&event->refs));
   default:
     return unknown_query(o);
   }
@@ -214,9 +209,9 @@ pi_result cu_piEventsWait(pi_uint32 num_events,
 /* Waits (for PI_EVENT_COMPLETE) and calls the callback, in its own thread
  * so that the callback may make PI calls. */
 static void *callback_thread(void *arg) {
-  struct callback *cb = arg;
-  pi_int32 status = cb->status;
-  if (cb->status == PI_EVENT_COMPLETE && cb->event->end) {
+  struct event_callback *cb = arg;
+  pi_int32 status = cb->type;
+  if (cb->type == PI_EVENT_COMPLETE && cb->event->end) {
     CUresult err = drv.cuEventSynchronize(cb->event->end);
     if (err != CUDA_SUCCESS)
       status = pi_from_cu(err);
@@ -237,13 +232,11 @@ pi_result cu_piEventSetCallback(
     void *user_data) {
   REQUIRE(event != NULL && pfn_notify != NULL);
   TRY(event_callback_type_check(FN, command_exec_callback_type));
-  struct callback *cb = malloc(sizeof *cb);
+  struct event_callback *cb = malloc(sizeof *cb);
   if (!cb)
     return out_of_memory(FN);
-  cb->event = event;
-  cb->status = command_exec_callback_type;
-  cb->fn = pfn_notify;
-  cb->user_data = user_data;
+  *cb = (struct event_callback){event, command_exec_callback_type, pfn_notify,
+                                user_data};
   cu_piEventRetain(event);
   pthread_t t;
   pthread_attr_t attr;

@@ -138,10 +138,11 @@ pi_result cu_piKernelSetArg(pi_kernel kernel, pi_uint32 arg_index,
   return set_arg(FN, kernel, arg_index, arg_size, arg_value, arg_value == NULL);
 }
 
+DEFINE_FACTS(kernel, k, .refs = atomic_load(&k->refs),
+             .context = k->prog->ctx, .program = k->prog, .name = k->name)
+
 pi_result backend_kernel_info(pi_kernel kernel, const struct info_out *o) {
   switch (o->query) {
-  case PI_KERNEL_INFO_FUNCTION_NAME:
-    return put_str(o, kernel->name);
   case PI_KERNEL_INFO_NUM_ARGS:
     if (kernel->num_params == SIZE_MAX)
       return fail(PI_ERROR_INVALID_OPERATION,
@@ -149,12 +150,6 @@ pi_result backend_kernel_info(pi_kernel kernel, const struct info_out *o) {
                   "needs CUDA 12.4's cuFuncGetParamInfo)",
                   o->fn);
     return put_u32(o, (uint32_t)kernel->num_params);
-  case PI_KERNEL_INFO_REFERENCE_COUNT:
-    return put_u32(o, atomic_load(&kernel->refs));
-  case PI_KERNEL_INFO_CONTEXT:
-    return put_ptr(o, kernel->prog->ctx);
-  case PI_KERNEL_INFO_PROGRAM:
-    return put_ptr(o, kernel->prog);
   case PI_KERNEL_INFO_ATTRIBUTES:
     return put_str(o, "");
   default:

@@ -309,20 +309,15 @@ pi_result program_module(const char *fn, pi_program p, CUmodule *m) {
   return PI_SUCCESS;
 }
 
+/* A program has its context's one device. */
+DEFINE_FACTS(program, p, .refs = atomic_load(&p->refs), .context = p->ctx,
+             .devices.n = 1)
+
 pi_result backend_program_info(pi_program program, const struct info_out *o) {
   pi_program p = program;
   pi_result r;
   pthread_mutex_lock(&p->lock);
   switch (o->query) {
-  case PI_PROGRAM_INFO_REFERENCE_COUNT:
-    r = put_u32(o, atomic_load(&p->refs));
-    break;
-  case PI_PROGRAM_INFO_CONTEXT:
-    r = put_ptr(o, p->ctx);
-    break;
-  case PI_PROGRAM_INFO_NUM_DEVICES:
-    r = put_u32(o, 1);
-    break;
   case PI_PROGRAM_INFO_DEVICES:
     r = put_ptr(o, p->ctx->dev);
     break;

@@ -9,6 +9,9 @@
 /* ---- Queues ---------------------------------------------------------------
  */
 
+DEFINE_FACTS(queue, q, .refs = atomic_load(&q->refs), .context = q->ctx,
+             .device = q->dev, .flags = q->props)
+
 static pi_result queue_new(const char *fn, pi_context ctx, pi_device dev,
                            CUstream stream, pi_queue_properties props,
                            bool owns, pi_queue *out) {
@@ -76,16 +79,8 @@ pi_result backend_queue_create(const char *fn, pi_context context,
 pi_result backend_queue_info(pi_queue command_queue, const struct info_out *o) {
   pi_queue q = command_queue;
   switch (o->query) {
-  case PI_QUEUE_INFO_CONTEXT:
-    return put_ptr(o, q->ctx);
-  case PI_QUEUE_INFO_DEVICE:
-    return put_ptr(o, q->dev);
   case PI_QUEUE_INFO_DEVICE_DEFAULT:
     return put_ptr(o, NULL); /* no on-device queues */
-  case PI_QUEUE_INFO_PROPERTIES:
-    return put_u64(o, q->props);
-  case PI_QUEUE_INFO_REFERENCE_COUNT:
-    return put_u32(o, atomic_load(&q->refs));
   case PI_QUEUE_INFO_SIZE:
     return fail(PI_ERROR_INVALID_QUEUE,
                 "%s: PI_QUEUE_INFO_SIZE is for on-device queues, which CUDA "

@@ -18,6 +18,9 @@ cu_piSamplerCreate(pi_context context,
   return no_samplers(FN);
 }
 
+/* No samplers, so no facts of them: every query fails. */
+DEFINE_NO_FACTS(sampler)
+
 pi_result backend_sampler_info(pi_sampler sampler, const struct info_out *o) {
   (void)sampler;
   return no_samplers(o->fn);

@@ -75,57 +75,46 @@ pi_result context_release(const char *fn, pi_context c) {
 }
 
 /* The context's devices are those given; Level Zero's context is created
- * for them with zeContextCreateEx. No context properties are known. */
-pi_result lz_piContextCreate(
-    const pi_context_properties *properties, pi_uint32 num_devices,
-    const pi_device *devices,
-    void (*pfn_notify)(const char *errinfo, const void *private_info,
-                       size_t cb, void *user_data),
-    void *user_data, pi_context *ret_context) {
-  (void)pfn_notify; /* Level Zero reports errors by result, not callback */
-  (void)user_data;
-  REQUIRE(ret_context != NULL);
-  *ret_context = NULL;
-  if (properties && properties[0])
+ * for them with zeContextCreateEx. No context properties are known, and
+ * Level Zero reports errors by result, not by pfn_notify. */
+pi_result backend_context_create(const char *fn,
+                                 const struct context_create *in,
+                                 pi_context *ret_context) {
+  pi_uint32 n = in->num_devices;
+  if (in->properties && in->properties[0])
     return fail(PI_ERROR_INVALID_VALUE,
-                "%s: context property 0x%llx means nothing to Level Zero", FN,
-                (unsigned long long)properties[0]);
-  pi_result r = context_check_devices(FN, num_devices, devices);
+                "%s: context property 0x%llx means nothing to Level Zero", fn,
+                (unsigned long long)in->properties[0]);
+  pi_result r = context_check_devices(fn, n, in->devices);
   if (r != PI_SUCCESS)
     return r;
-  ze_device_handle_t *zd = calloc(num_devices, sizeof *zd);
+  ze_device_handle_t *zd = calloc(n, sizeof *zd);
   if (!zd)
-    return out_of_memory(FN);
-  for (pi_uint32 i = 0; i < num_devices; ++i)
-    zd[i] = devices[i]->ze;
+    return out_of_memory(fn);
+  for (pi_uint32 i = 0; i < n; ++i)
+    zd[i] = in->devices[i]->ze;
   ze_context_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
   ze_context_handle_t ze = NULL;
-  r = ZE_CALL(zeContextCreateEx, devices[0]->platform->ze, &desc, num_devices,
-              zd, &ze);
+  r = ZE_CALL_IN(fn, zeContextCreateEx, in->devices[0]->platform->ze, &desc, n,
+                 zd, &ze);
   free(zd);
   if (r == PI_SUCCESS &&
-      (r = context_new(FN, ze, num_devices, devices, true, ret_context)) !=
+      (r = context_new(fn, ze, n, in->devices, true, ret_context)) !=
           PI_SUCCESS)
     zeContextDestroy(ze);
   return r;
 }
+
+DEFINE_FACTS(context, c, .refs = atomic_load(&c->refs),
+             .platform = c->platform, .devices = {c->devices, c->ndevices})
 
 /* Whether the context supports an atomic capability: what all its devices
  * have (every device reports the full sets, see piDeviceGetInfo). */
 pi_result backend_context_info(pi_context context, const struct info_out *o) {
   pi_device_info q;
   switch (o->query) {
-  case PI_CONTEXT_INFO_DEVICES:
-    return put_info(o, context->devices,
-                    context->ndevices * sizeof *context->devices);
-  case PI_CONTEXT_INFO_PLATFORM:
-    return put_ptr(o, context->platform);
-  case PI_CONTEXT_INFO_NUM_DEVICES:
-    return put_u32(o, context->ndevices);
   case PI_CONTEXT_INFO_PROPERTIES:
     return put_info(o, NULL, 0);
-  case PI_CONTEXT_INFO_REFERENCE_COUNT:
-    return put_u32(o, atomic_load(&context->refs));
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_FILL2D_SUPPORT:
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMSET2D_SUPPORT:
   case PI_EXT_ONEAPI_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT:

@@ -110,11 +110,9 @@ pi_result backend_device_info(pi_device device, const struct info_out *o) {
     return put_u64(o, fp_config(m->fp16flags, fp16));
   case PI_DEVICE_INFO_DOUBLE_FP_CONFIG:
     return put_u64(o, fp_config(m->fp64flags, fp64));
-  case PI_DEVICE_INFO_QUEUE_PROPERTIES: /* == QUEUE_ON_HOST_PROPERTIES */
-    return put_u64(o, PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE |
-                           PI_QUEUE_FLAG_PROFILING_ENABLE);
+  case PI_DEVICE_INFO_QUEUE_PROPERTIES:
   case PI_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES:
-    return put_u64(o, 0);
+    return put_queue_support(o);
   case PI_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR:
   case PI_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR:
     return put_u32(o, 16);
@@ -229,10 +227,7 @@ pi_result backend_device_info(pi_device device, const struct info_out *o) {
     return put_str(o, "FULL_PROFILE");
   case PI_DEVICE_INFO_VERSION:
   case PI_DEVICE_INFO_BACKEND_VERSION:
-    snprintf(buf, sizeof buf, "%u.%u",
-             (unsigned)ZE_MAJOR_VERSION(d->platform->api_version),
-             (unsigned)ZE_MINOR_VERSION(d->platform->api_version));
-    return put_str(o, buf);
+    return put_str(o, d->platform->version);
   case PI_DEVICE_INFO_EXTENSIONS:
     /* The OpenCL names of what the device's SPIR-V consumer supports. */
     snprintf(buf, sizeof buf,

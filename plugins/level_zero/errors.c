@@ -6,15 +6,8 @@
 #include "lz_internal.h"
 
 const char *ze_result_name(ze_result_t r) {
-  switch (r) {
-#define X(name)                                                                \
-  case name:                                                                   \
-    return #name;
-    ZE_RESULTS(X)
-#undef X
-  default:
-    return "a Level Zero result this plugin does not know";
-  }
+  RETURN_CODE_NAME(r, ZE_RESULTS,
+                   "a Level Zero result this plugin does not know");
 }
 
 /* The PI result for a Level Zero error. */

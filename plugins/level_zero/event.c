@@ -127,16 +127,11 @@ pi_result lz_piEventCreate(pi_context context, pi_event *ret_event) {
   return PI_SUCCESS;
 }
 
+DEFINE_FACTS(event, e, .refs = atomic_load(&e->refs),
+             .context = e->context, .queue = e->queue, .type = e->type)
+
 pi_result backend_event_info(pi_event event, const struct info_out *o) {
   switch (o->query) {
-  case PI_EVENT_INFO_COMMAND_QUEUE:
-    return put_ptr(o, event->queue);
-  case PI_EVENT_INFO_CONTEXT:
-    return put_ptr(o, event->context);
-  case PI_EVENT_INFO_COMMAND_TYPE:
-    return put_u32(o, event->type);
-  case PI_EVENT_INFO_REFERENCE_COUNT:
-    return put_u32(o, atomic_load(&event->refs));
   case PI_EVENT_INFO_COMMAND_EXECUTION_STATUS: {
     ze_result_t zr = zeEventQueryStatus(event->ze);
     int32_t s;
@@ -218,11 +213,12 @@ atomic_bool stopping;
 
 static void *callback_main(void *arg) {
   struct callback *cb = arg;
-  pi_int32 status = cb->type;
+  const struct event_callback *c = &cb->call;
+  pi_int32 status = c->type;
   bool call = true;
-  if (cb->type == PI_EVENT_COMPLETE) {
+  if (c->type == PI_EVENT_COMPLETE) {
     ze_result_t zr;
-    while ((zr = zeEventHostSynchronize(cb->event->ze, 10000000ull)) ==
+    while ((zr = zeEventHostSynchronize(c->event->ze, 10000000ull)) ==
                ZE_RESULT_NOT_READY &&
            !atomic_load(&stopping))
       ;
@@ -231,8 +227,8 @@ static void *callback_main(void *arg) {
                                      : (pi_int32)pi_from_ze(zr);
   }
   if (call)
-    cb->fn(cb->event, status, cb->user_data);
-  event_release("piEventSetCallback", cb->event);
+    c->fn(c->event, status, c->user_data);
+  event_release("piEventSetCallback", c->event);
   atomic_store(&cb->done, true);
   return NULL;
 }
@@ -266,10 +262,8 @@ pi_result lz_piEventSetCallback(
   struct callback *cb = calloc(1, sizeof *cb);
   if (!cb)
     return out_of_memory(FN);
-  cb->event = event;
-  cb->type = command_exec_callback_type;
-  cb->fn = pfn_notify;
-  cb->user_data = user_data;
+  cb->call = (struct event_callback){event, command_exec_callback_type,
+                                     pfn_notify, user_data};
   event_retain(event);
   pthread_mutex_lock(&callbacks_lock);
   int err = pthread_create(&cb->thread, NULL, callback_main, cb);

@@ -181,21 +181,17 @@ static pi_result kernel_props(const char *fn, pi_kernel k, pi_device d,
   return check_ze(fn, "zeKernelGetProperties", zeKernelGetProperties(z, props));
 }
 
+DEFINE_FACTS(kernel, k, .refs = atomic_load(&k->refs),
+             .context = k->program->context, .program = k->program,
+             .name = k->name)
+
 pi_result backend_kernel_info(pi_kernel kernel, const struct info_out *o) {
   ze_kernel_properties_t props;
   pi_result r;
   switch (o->query) {
-  case PI_KERNEL_INFO_FUNCTION_NAME:
-    return put_str(o, kernel->name);
   case PI_KERNEL_INFO_NUM_ARGS:
     r = kernel_props(o->fn, kernel, NULL, &props, NULL);
     return r != PI_SUCCESS ? r : put_u32(o, props.numKernelArgs);
-  case PI_KERNEL_INFO_REFERENCE_COUNT:
-    return put_u32(o, atomic_load(&kernel->refs));
-  case PI_KERNEL_INFO_CONTEXT:
-    return put_ptr(o, kernel->program->context);
-  case PI_KERNEL_INFO_PROGRAM:
-    return put_ptr(o, kernel->program);
   case PI_KERNEL_INFO_ATTRIBUTES: {
     ze_kernel_handle_t z = NULL;
     for (pi_uint32 i = 0; !z && i < kernel->n; ++i)

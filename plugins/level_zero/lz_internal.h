@@ -126,6 +126,7 @@
 struct _pi_platform {
   ze_driver_handle_t ze;
   ze_api_version_t api_version;
+  char version[32]; /* api_version as "<major>.<minor>" */
   uint32_t driver_version;
   char *extensions; /* the driver's extensions, space-separated */
   bool global_offset; /* ZE_experimental_global_offset */
@@ -391,10 +392,7 @@ struct launch_op {
 struct callback {
   pthread_t thread;
   atomic_bool done;
-  pi_event event;
-  pi_int32 type;
-  void (*fn)(pi_event, pi_int32, void *);
-  void *user_data;
+  struct event_callback call;
   struct callback *next;
 };
 

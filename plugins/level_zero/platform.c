@@ -146,6 +146,9 @@ static pi_result platform_load(const char *fn, ze_driver_handle_t drv,
     r = check_ze(fn, "zeDriverGetExtensionProperties",
                  zeDriverGetExtensionProperties(drv, &next, NULL));
   p->driver_version = dp.driverVersion;
+  snprintf(p->version, sizeof p->version, "%u.%u",
+           (unsigned)ZE_MAJOR_VERSION(p->api_version),
+           (unsigned)ZE_MINOR_VERSION(p->api_version));
   ze_driver_extension_properties_t *ext =
       r == PI_SUCCESS ? calloc(next ? next : 1, sizeof *ext) : NULL;
   if (r == PI_SUCCESS && !ext)
@@ -344,28 +347,17 @@ pi_result lz_piPlatformsGet(pi_uint32 num_entries,
   return PI_SUCCESS;
 }
 
+/* The platform's facts answer every platform query; its version is the
+ * driver's API version. */
+DEFINE_FACTS(platform, p, .name = "Intel(R) Level-Zero",
+             .vendor = "Intel(R) Corporation", .profile = "FULL_PROFILE",
+             .version = p->version, .extensions = p->extensions,
+             .backend = PI_EXT_PLATFORM_BACKEND_LEVEL_ZERO)
+
 pi_result backend_platform_info(pi_platform platform,
                                 const struct info_out *o) {
-  char buf[64];
-  switch (o->query) {
-  case PI_PLATFORM_INFO_NAME:
-    return put_str(o, "Intel(R) Level-Zero");
-  case PI_PLATFORM_INFO_VENDOR:
-    return put_str(o, "Intel(R) Corporation");
-  case PI_PLATFORM_INFO_PROFILE:
-    return put_str(o, "FULL_PROFILE");
-  case PI_PLATFORM_INFO_VERSION:
-    snprintf(buf, sizeof buf, "%u.%u",
-             (unsigned)ZE_MAJOR_VERSION(platform->api_version),
-             (unsigned)ZE_MINOR_VERSION(platform->api_version));
-    return put_str(o, buf);
-  case PI_PLATFORM_INFO_EXTENSIONS:
-    return put_str(o, platform->extensions);
-  case PI_EXT_PLATFORM_INFO_BACKEND:
-    return put_u32(o, PI_EXT_PLATFORM_BACKEND_LEVEL_ZERO);
-  default:
-    return unknown_query(o);
-  }
+  (void)platform;
+  return unknown_query(o);
 }
 
 pi_result lz_piextPlatformGetNativeHandle(pi_platform platform,

@@ -558,20 +558,15 @@ static pi_result device_binary(const char *fn, pi_program p,
   return PI_SUCCESS;
 }
 
+/* A program's devices are fixed when it is made. */
+DEFINE_FACTS(program, p, .refs = atomic_load(&p->refs),
+             .context = p->context, .devices.n = p->ndevs)
+
 pi_result backend_program_info(pi_program program, const struct info_out *o) {
   pi_program p = program;
   pthread_mutex_lock(&p->lock);
   pi_result r = PI_SUCCESS;
   switch (o->query) {
-  case PI_PROGRAM_INFO_REFERENCE_COUNT:
-    r = put_u32(o, atomic_load(&p->refs));
-    break;
-  case PI_PROGRAM_INFO_CONTEXT:
-    r = put_ptr(o, p->context);
-    break;
-  case PI_PROGRAM_INFO_NUM_DEVICES:
-    r = put_u32(o, p->ndevs);
-    break;
   case PI_PROGRAM_INFO_DEVICES: {
     pi_device devs[64];
     pi_uint32 n = p->ndevs < 64 ? p->ndevs : 64;

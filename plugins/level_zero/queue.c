@@ -95,6 +95,9 @@ void queue_drop(pi_queue q) {
   context_release("piQueueRelease", c);
 }
 
+DEFINE_FACTS(queue, q, .refs = atomic_load(&q->refs), .context = q->context,
+             .device = q->device, .flags = q->flags)
+
 static pi_result queue_new(const char *fn, pi_context context, pi_device device,
                            pi_queue_properties flags, pi_queue *out) {
   pi_queue q = calloc(1, sizeof *q);
@@ -198,14 +201,6 @@ pi_result backend_queue_create(const char *fn, pi_context context,
 pi_result backend_queue_info(pi_queue command_queue, const struct info_out *o) {
   pi_queue q = command_queue;
   switch (o->query) {
-  case PI_QUEUE_INFO_CONTEXT:
-    return put_ptr(o, q->context);
-  case PI_QUEUE_INFO_DEVICE:
-    return put_ptr(o, q->device);
-  case PI_QUEUE_INFO_PROPERTIES:
-    return put_u64(o, q->flags);
-  case PI_QUEUE_INFO_REFERENCE_COUNT:
-    return put_u32(o, atomic_load(&q->refs));
   case PI_QUEUE_INFO_DEVICE_DEFAULT:
   case PI_QUEUE_INFO_SIZE:
     return fail(PI_ERROR_INVALID_QUEUE,

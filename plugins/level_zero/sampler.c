@@ -81,12 +81,11 @@ pi_result lz_piSamplerCreate(
   return PI_SUCCESS;
 }
 
+DEFINE_FACTS(sampler, s, .refs = atomic_load(&s->refs),
+             .context = s->context)
+
 pi_result backend_sampler_info(pi_sampler sampler, const struct info_out *o) {
   switch (o->query) {
-  case PI_SAMPLER_INFO_REFERENCE_COUNT:
-    return put_u32(o, atomic_load(&sampler->refs));
-  case PI_SAMPLER_INFO_CONTEXT:
-    return put_ptr(o, sampler->context);
   case PI_SAMPLER_INFO_NORMALIZED_COORDS:
     return put_bool(o, sampler->normalized);
   case PI_SAMPLER_INFO_ADDRESSING_MODE:

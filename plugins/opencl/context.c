@@ -8,18 +8,14 @@
 /* ---- Contexts -------------------------------------------------------------
  */
 
-pi_result ocl_piContextCreate(
-    const pi_context_properties *properties, pi_uint32 num_devices,
-    const pi_device *devices,
-    void (*pfn_notify)(const char *errinfo, const void *private_info, size_t cb,
-                       void *user_data),
-    void *user_data, pi_context *ret_context) {
+pi_result backend_context_create(const char *fn,
+                                 const struct context_create *in,
+                                 pi_context *ret_context) {
   cl_int err;
-  REQUIRE(ret_context != NULL);
   *ret_context = (pi_context)icd_create_context(
-      (const cl_context_properties *)properties, num_devices,
-      (const cl_device_id *)devices, pfn_notify, user_data, &err);
-  return CL_CHECK(clCreateContext, err);
+      (const cl_context_properties *)in->properties, in->num_devices,
+      (const cl_device_id *)in->devices, in->pfn_notify, in->user_data, &err);
+  return check_cl(fn, "clCreateContext", err);
 }
 
 pi_result backend_context_info(pi_context context, const struct info_out *o) {

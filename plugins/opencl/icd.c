@@ -2,24 +2,18 @@
  * icd.c: the OpenCL plugin's errors and calls: the CL -> PI result mapping
  * and check_cl, the calls that have no object argument to dispatch on
  * (clCreateContext, clWaitForEvents, extension look-ups), info_check for the
- * queries passed through to OpenCL, and small OpenCL query helpers (string
- * queries, a device's version, platform and description, the devices of a
- * context). The dispatch macros themselves are in ocl_internal.h.
+ * queries passed through to OpenCL (those of handle facts too: the plugin
+ * keeps none), and small OpenCL query helpers (string queries, a device's
+ * version, platform and description, the devices of a context). The
+ * dispatch macros themselves are in ocl_internal.h.
  */
 #include "ocl_internal.h"
 
 const char *cl_error_name(cl_int err) {
-  switch (err) {
-  case ICD_MISSING_ENTRY:
+  if (err == ICD_MISSING_ENTRY)
     return "a NULL entry in the implementation's ICD dispatch table";
-#define X(name)                                                                \
-  case name:                                                                   \
-    return #name;
-    CL_ERROR_CODES(X)
-#undef X
-  default:
-    return "an OpenCL error code this plugin does not know";
-  }
+  RETURN_CODE_NAME(err, CL_ERROR_CODES,
+                   "an OpenCL error code this plugin does not know");
 }
 
 /* The PI result for an OpenCL error code. PI took its codes from OpenCL, so
@@ -132,6 +126,11 @@ pi_result info_check(const struct info_out *o, const char *clfn,
                 o->fn, o->query, clfn, o->size);
   return check_cl(o->fn, clfn, err);
 }
+
+/* The plugin keeps no facts of OpenCL's handles: the relations the other
+ * plugins answer from their own fields (plugin_common.h) are the
+ * implementation's queries too, and pass through with the rest. */
+DEFINE_NO_FACTS_AT_ALL
 
 /* ---- OpenCL helpers -------------------------------------------------------
  */
