@@ -44,6 +44,7 @@ struct pt_seek {
   size_t nranges;
   held inflight;     /* the calls that never returned */
   held slots[SEEK_SLOTS];
+  int last;          /* the slot that served last */
   uint64_t clock;
 };
 
@@ -79,6 +80,10 @@ static void held_sort(held *h)
 
 static const pt_call *held_find(const held *h, int64_t seq)
 {
+  /* Most chunks hold seqs one after the other: seq's place first. */
+  uint64_t at = (uint64_t)seq - (uint64_t)(h->n ? h->v[0].seq : 0);
+  if (at < h->n && h->v[at].seq == seq)
+    return &h->v[at];
   pt_call key = {.seq = seq};
   return h->n ? bsearch(&key, h->v, h->n, sizeof *h->v, cmp_call) : NULL;
 }
@@ -211,10 +216,12 @@ const pt_call *pt_seek_call(pt_seek *s, int64_t seq, char *err, size_t errn)
 {
   err[0] = 0;
   s->clock++;
-  for (int k = 0; k < SEEK_SLOTS; k++) {
+  for (int j = 0; j < SEEK_SLOTS; j++) {
+    int k = (s->last + j) % SEEK_SLOTS; /* the slot that served last first */
     const pt_call *c = s->slots[k].id >= 0 ? held_find(&s->slots[k], seq) : NULL;
     if (c) {
       s->slots[k].used = s->clock;
+      s->last = k;
       return c;
     }
   }
@@ -250,6 +257,7 @@ const pt_call *pt_seek_call(pt_seek *s, int64_t seq, char *err, size_t errn)
     if (!h)
       return NULL;
     h->used = s->clock;
+    s->last = (int)(h - s->slots);
     if ((c = held_find(h, seq)))
       return c;
   }
