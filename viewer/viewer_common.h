@@ -298,12 +298,12 @@ typedef struct vw_diff {
   size_t ignored; /* items left out by vw_diff_filter */
   bool per_thread;
   size_t calls_a, calls_b; /* the sessions' calls */
-  char why[1024];          /* why vw_diff_compute failed */
+  char why[1024];          /* why vw_diff_compute failed ("": said already) */
 } vw_diff;
 
 /* Aligns and compares two sessions, loaded (VW_CALLS) or not (VW_STREAM;
  * their calls are then read twice, not held), with their notes. False with
- * a one-line reason in d->why. */
+ * a one-line reason in d->why, or after printing one (why ""). */
 bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d);
 void vw_diff_free(vw_diff *d);
 /* The differences counted toward "different". */

@@ -615,14 +615,13 @@ static bool note_call(side *sd, size_t ci, const pt_call *c)
   return note_makers(sd, ci, c);
 }
 
-/* The first pass over a session's calls. False with the reason in why. */
+/* The first pass over a session's calls. False with the reason in why, or
+ * with why empty when vw_iter_open has told it. */
 static bool first_pass(side *sd, char *why, size_t whyn)
 {
   vw_iter it;
-  if (!vw_iter_open("diff", sd->s, &it)) {
-    snprintf(why, whyn, "%s", it.err);
+  if (!vw_iter_open("diff", sd->s, &it))
     return false;
-  }
   bool ok = true;
   const pt_call *c;
   for (sd->n = 0; ok && (c = vw_iter_next(&it)); sd->n++)
@@ -1067,6 +1066,7 @@ bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d)
   dctx x = {.a = a, .b = b, .sa = {.s = a, .letter = 'A'}, .sb = {.s = b, .letter = 'B'},
             .no_info = no_info, .d = d, .bind = true};
   bool ok = first_pass(&x.sa, d->why, sizeof d->why) && first_pass(&x.sb, d->why, sizeof d->why);
+  bool told = !ok && !d->why[0];
   d->calls_a = x.sa.n;
   d->calls_b = x.sb.n;
   ok = ok && align(&x);
@@ -1094,7 +1094,7 @@ bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d)
                                                    : is_own(&x.sb, (size_t)w->ib));
   }
   ok = ok && !x.failed;
-  if (!ok && !d->why[0])
+  if (!ok && !d->why[0] && !told)
     snprintf(d->why, sizeof d->why, "out of memory comparing the sessions");
   free(x.rows);
   side_free(&x.sa);
@@ -1427,7 +1427,8 @@ int pt_diff(int argc, char **argv)
   }
   vw_diff d;
   if (!vw_diff_compute(&a, &b, no_info, &d)) {
-    pt_verb_error("diff", "%s", d.why);
+    if (d.why[0]) /* else told */
+      pt_verb_error("diff", "%s", d.why);
     rc = 2;
   } else {
     vw_diff_filter(&d, ignore, nignore, only, nonly);
