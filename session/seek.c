@@ -21,9 +21,11 @@
  * each chunk about once. */
 #define SEEK_SLOTS 4
 
-/* A chunk row: its id (as pt__chunk_rows gives it) and range of seqs. */
+/* A chunk row: its id (as pt__chunk_rows gives it), range of seqs and
+ * version. */
 typedef struct range {
   int64_t id, first, last;
+  int version;
 } range;
 
 /* Decoded calls, sorted by seq. */
@@ -60,6 +62,12 @@ static int cmp_range(const void *a, const void *b)
   return x->first < y->first ? -1 : x->first > y->first;
 }
 
+static int cmp_range_id(const void *a, const void *b)
+{
+  const range *x = a, *y = b;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static void held_free(held *h)
 {
   pt_json_arena_free(&h->arena);
@@ -88,15 +96,15 @@ static const pt_call *held_find(const held *h, int64_t seq)
   return h->n ? bsearch(&key, h->v, h->n, sizeof *h->v, cmp_call) : NULL;
 }
 
-/* The range of the chunk row `rows` stands on: version 2 keeps it in the
- * row (`last` from the parallel statement `lasts`), version 1 by decoding. */
-static bool row_range(pt_seek *s, sqlite3_stmt *rows, sqlite3_stmt *lasts, range *r, char *err,
-                      size_t errn)
+/* The range of the chunk row `rows` stands on: version 2 keeps its first
+ * seq in the row (its last comes from last_seqs), version 1 by decoding. */
+static bool row_range(pt_seek *s, sqlite3_stmt *rows, range *r, char *err, size_t errn)
 {
   r->id = sqlite3_column_int64(rows, 1);
-  if (sqlite3_column_int(rows, 2) >= 2) {
+  r->version = sqlite3_column_int(rows, 2);
+  if (r->version >= 2) {
     r->first = sqlite3_column_int64(rows, 3);
-    r->last = sqlite3_step(lasts) == SQLITE_ROW ? sqlite3_column_int64(lasts, 0) : INT64_MAX;
+    r->last = INT64_MAX; /* until last_seqs says */
     return true;
   }
   held h = {.id = -1};
@@ -116,17 +124,30 @@ static bool row_range(pt_seek *s, sqlite3_stmt *rows, sqlite3_stmt *lasts, range
   return true;
 }
 
+/* The last seqs of the version-2 rows (s->ranges sorted by id): the
+ * chunk statements number version 2's rows past version 1's, in the order
+ * of their own ids, so the k-th of them by id is the k-th call_chunks row
+ * by id. A row it does not find keeps a range open at the top. */
+static void last_seqs(pt_seek *s)
+{
+  sqlite3_stmt *lasts;
+  if (sqlite3_prepare_v2(s->db->db, "SELECT last_seq FROM call_chunks WHERE session = ? ORDER BY "
+                                    "id", -1, &lasts, NULL) != SQLITE_OK)
+    return; /* a version-1 file: none */
+  sqlite3_bind_int64(lasts, 1, s->session);
+  for (size_t i = 0; i < s->nranges; i++)
+    if (s->ranges[i].version >= 2 && sqlite3_step(lasts) == SQLITE_ROW &&
+        sqlite3_column_type(lasts, 0) == SQLITE_INTEGER)
+      s->ranges[i].last = sqlite3_column_int64(lasts, 0);
+  sqlite3_finalize(lasts);
+}
+
 /* Each chunk row's range, by first seq. */
 static bool find_ranges(pt_seek *s, char *err, size_t errn)
 {
-  sqlite3_stmt *rows = pt__chunk_rows(s->db, s->session, err, errn), *lasts = NULL;
+  sqlite3_stmt *rows = pt__chunk_rows(s->db, s->session, err, errn);
   if (!rows)
     return false;
-  /* Version 2's rows come in id order after version 1's: their last seqs
-   * in the same order. (A version-1 file has no call_chunks: none.) */
-  if (sqlite3_prepare_v2(s->db->db, "SELECT last_seq FROM call_chunks WHERE session = ? ORDER BY "
-                                    "id", -1, &lasts, NULL) == SQLITE_OK)
-    sqlite3_bind_int64(lasts, 1, s->session);
   size_t cap = 0;
   int rc;
   bool ok = true;
@@ -138,7 +159,7 @@ static bool find_ranges(pt_seek *s, char *err, size_t errn)
       break;
     }
     s->ranges = v;
-    ok = row_range(s, rows, lasts, &v[s->nranges], err, errn);
+    ok = row_range(s, rows, &v[s->nranges], err, errn);
     s->nranges += ok;
   }
   if (ok && rc != SQLITE_DONE) {
@@ -147,9 +168,11 @@ static bool find_ranges(pt_seek *s, char *err, size_t errn)
     ok = false;
   }
   sqlite3_finalize(rows);
-  sqlite3_finalize(lasts);
-  if (ok)
+  if (ok) {
+    qsort(s->ranges, s->nranges, sizeof *s->ranges, cmp_range_id);
+    last_seqs(s);
     qsort(s->ranges, s->nranges, sizeof *s->ranges, cmp_range);
+  }
   return ok;
 }
 

@@ -353,6 +353,9 @@ static bool keys_of(const side *sd, const uint32_t *ia, size_t n, uint32_t **k, 
   return true;
 }
 
+/* Position i of keys_of's positions (i itself when all were kept). */
+static uint32_t pos_at(const uint32_t *f, size_t i) { return f ? f[i] : (uint32_t)i; }
+
 /* Aligns the calls ia[0..na) of A with ib[0..nb) of B into rows. Calls a
  * replay made itself take no part: they get rows of their own where they
  * are. */
@@ -369,17 +372,15 @@ static bool align_part(dctx *x, const uint32_t *ia, size_t na, const uint32_t *i
   for (size_t i = 0; ok && i < nfa; i++)
     matched += m[i] >= 0;
   ok = ok && reserve_rows(x, na + nb - matched);
-#define FA(i) (fa ? fa[i] : (uint32_t)(i))
-#define FB(j) (fb ? fb[j] : (uint32_t)(j))
   size_t j = 0, pa = 0, pb = 0;
   for (size_t i = 0; ok && i < nfa; i++) {
     for (; m[i] >= 0 && j < (size_t)m[i]; j++) { /* B's calls before the match */
-      rows_before(x, ib, &pb, FB(j), false);
+      rows_before(x, ib, &pb, pos_at(fb, j), false);
       push_row(x, -1, (int64_t)ib[pb++]);
     }
-    rows_before(x, ia, &pa, FA(i), true);
+    rows_before(x, ia, &pa, pos_at(fa, i), true);
     if (m[i] >= 0) {
-      rows_before(x, ib, &pb, FB(j), false);
+      rows_before(x, ib, &pb, pos_at(fb, j), false);
       push_row(x, (int64_t)ia[pa++], (int64_t)ib[pb++]);
       j++;
     } else {
@@ -387,11 +388,9 @@ static bool align_part(dctx *x, const uint32_t *ia, size_t na, const uint32_t *i
     }
   }
   for (; ok && j < nfb; j++) {
-    rows_before(x, ib, &pb, FB(j), false);
+    rows_before(x, ib, &pb, pos_at(fb, j), false);
     push_row(x, -1, (int64_t)ib[pb++]);
   }
-#undef FA
-#undef FB
   if (ok) {
     rows_before(x, ia, &pa, na, true);
     rows_before(x, ib, &pb, nb, false);
