@@ -10,20 +10,25 @@
  * query. Then it times, each three times (medians shown: wall clock, the
  * CPU time the command used and its largest resident memory), the pitrace
  * verbs on that session: `show --compact` and `show` to /dev/null, `stats`,
- * `export --format jsonl` to /dev/null, `diff` of the session with itself,
- * and `sessions`.
+ * `export --format jsonl` to /dev/null, `diff` of the session with itself
+ * (and with another one, --diff-with), and `sessions`.
  *
  * Usage: bench_viewer [--calls N] [--keep PATH] [--record-only] [--db PATH]
- *                     [--pitrace PATH]
+ *                     [--pitrace PATH] [--vary N] [--threads T] [--diff-with PATH]
  *   (--keep: leave the session there; --record-only: record it, time nothing,
  *   as bench_report.sh does; --db: time the verbs on that session instead of
  *   recording one; --pitrace: time that pitrace, e.g. another commit's build,
- *   on the same session)
+ *   on the same session; --vary N: every N-th round of the loop passes
+ *   another kernel argument value and, half-way between, queries another
+ *   device property, for a session slightly different from the plain one;
+ *   --threads T: the loop runs in T threads (at most 64), each on the same
+ *   objects; --diff-with: also time `diff` of the session with that one)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,7 +177,7 @@ static pi_result launch(pi_queue q, pi_kernel k, pi_uint32 dim, const size_t *of
   (void)n;
   (void)wait;
   if (ev)
-    *ev = (pi_event)&events[next_event++ % 4096];
+    *ev = (pi_event)&events[__atomic_fetch_add(&next_event, 1, __ATOMIC_RELAXED) % 4096];
   return PI_SUCCESS;
 }
 
@@ -244,7 +249,42 @@ static void fill_table(pi_plugin *p)
 
 /* ---- Recording the session ------------------------------------------------------------ */
 
-static int record(const char *libdir, const char *db, long calls)
+/* One thread's share of the loop. */
+typedef struct loop_arg {
+  struct pi_function_table *t;
+  pi_device dev;
+  pi_queue q;
+  pi_kernel k;
+  pi_mem buf;
+  long rounds, vary;
+} loop_arg;
+
+static void *loop(void *p)
+{
+  const loop_arg *a = p;
+  struct pi_function_table *t = a->t;
+  size_t global = 1024;
+  unsigned char data[64] = {1, 2, 3, 4};
+  pi_uint32 units;
+  for (long round = 1; round <= a->rounds; round++) {
+    pi_event ev;
+    int value = a->vary && round % a->vary == 0 ? 8 : 7;
+    pi_device_info query = a->vary && round % a->vary == a->vary / 2
+                               ? PI_DEVICE_INFO_MAX_CLOCK_FREQUENCY
+                               : PI_DEVICE_INFO_MAX_COMPUTE_UNITS;
+    t->piKernelSetArg(a->k, 0, sizeof value, &value);
+    t->piKernelSetArg(a->k, 1, sizeof value, &value);
+    t->piEnqueueKernelLaunch(a->q, a->k, 1, NULL, &global, NULL, 0, NULL, &ev);
+    t->piEventRelease(ev);
+    t->piEnqueueMemBufferWrite(a->q, a->buf, 1, 0, sizeof data, data, 0, NULL, NULL);
+    t->piEnqueueMemBufferRead(a->q, a->buf, 1, 0, sizeof data, data, 0, NULL, NULL);
+    t->piQueueFinish(a->q);
+    t->piDeviceGetInfo(a->dev, query, sizeof units, &units, NULL);
+  }
+  return NULL;
+}
+
+static int record(const char *libdir, const char *db, long calls, long vary, int threads)
 {
   char path[4300];
   snprintf(path, sizeof path, "%s/libpi_shim.so", libdir);
@@ -267,7 +307,7 @@ static int record(const char *libdir, const char *db, long calls)
   pi_kernel k;
   pi_mem buf;
   const char *src = "__kernel void bench_kernel(int v, __global int *o) { o[0] = v; }";
-  size_t len = strlen(src), global = 1024;
+  size_t len = strlen(src);
   char name[64];
   t->piPlatformsGet(1, &plat, NULL);
   t->piDevicesGet(plat, PI_DEVICE_TYPE_ALL, 1, &dev, NULL);
@@ -279,21 +319,20 @@ static int record(const char *libdir, const char *db, long calls)
   t->piProgramBuild(prog, 1, &dev, "", NULL, NULL);
   t->piKernelCreate(prog, "bench_kernel", &k);
   long made = 10; /* the setup calls and the final piTearDown */
-  int value = 7;
-  unsigned char data[64] = {1, 2, 3, 4};
-  pi_uint32 units;
-  while (made + 8 <= calls) {
-    pi_event ev;
-    t->piKernelSetArg(k, 0, sizeof value, &value);
-    t->piKernelSetArg(k, 1, sizeof value, &value);
-    t->piEnqueueKernelLaunch(q, k, 1, NULL, &global, NULL, 0, NULL, &ev);
-    t->piEventRelease(ev);
-    t->piEnqueueMemBufferWrite(q, buf, 1, 0, sizeof data, data, 0, NULL, NULL);
-    t->piEnqueueMemBufferRead(q, buf, 1, 0, sizeof data, data, 0, NULL, NULL);
-    t->piQueueFinish(q);
-    t->piDeviceGetInfo(dev, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
-    made += 8;
+  /* The loop's rounds of 8 calls, shared by the threads (the first takes
+   * what does not divide). */
+  long rounds = (calls - made) / 8;
+  pthread_t tid[64];
+  loop_arg args[64];
+  for (int i = 0; i < threads; i++) {
+    args[i] = (loop_arg){t, dev, q, k, buf, rounds / threads + (i ? 0 : rounds % threads), vary};
+    if (i && pthread_create(&tid[i], NULL, loop, &args[i]) != 0)
+      return 2;
   }
+  loop(&args[0]);
+  for (int i = 1; i < threads; i++)
+    pthread_join(tid[i], NULL);
+  made += 8 * rounds;
   while (made++ < calls)
     t->piQueueFinish(q);
   t->piTearDown(NULL); /* closes the session once everything is stored */
@@ -309,9 +348,10 @@ static double now_s(void)
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Runs argv with stdout to /dev/null; the wall time (-1 when it failed),
- * the CPU time (user + system) it took and its largest resident size (MiB). */
-static double timed_run(char *const *argv, double *cpu, double *rss)
+/* Runs argv with stdout to /dev/null; the wall time (-1 when it failed:
+ * an exit status other than 0 or `also_ok`), the CPU time (user + system)
+ * it took and its largest resident size (MiB). */
+static double timed_run(char *const *argv, int also_ok, double *cpu, double *rss)
 {
   double t0 = now_s();
   pid_t pid = fork();
@@ -328,7 +368,8 @@ static double timed_run(char *const *argv, double *cpu, double *rss)
   *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
   *rss = (double)ru.ru_maxrss / 1024;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? t : -1;
+  bool ok = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == also_ok);
+  return ok ? t : -1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -337,14 +378,15 @@ static int cmp_double(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static int time_verbs(const char *pitrace, const char *db, long calls)
+static int time_verbs(const char *pitrace, const char *db, const char *diff_with, long calls)
 {
-  static const char *const verbs[][4] = {
+  const char *const verbs[][4] = {
       {"show", "--compact", NULL, NULL},
       {"show", NULL, NULL, NULL},
       {"stats", NULL, NULL, NULL},
       {"export", "--format", "jsonl", NULL},
       {"diff", "DB", NULL, NULL}, /* the session with itself */
+      {"diff", NULL, NULL, NULL}, /* the other session with it (exit 1: different) */
       {"sessions", NULL, NULL, NULL},
   };
   int failures = 0;
@@ -353,8 +395,13 @@ static int time_verbs(const char *pitrace, const char *db, long calls)
   for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++) {
     char *argv[8] = {(char *)pitrace};
     int n = 1;
+    bool other = strcmp(verbs[v][0], "diff") == 0 && !verbs[v][1];
+    if (other && !diff_with)
+      continue;
     for (int i = 0; i < 4 && verbs[v][i]; i++)
       argv[n++] = strcmp(verbs[v][i], "DB") == 0 ? (char *)db : (char *)verbs[v][i];
+    if (other)
+      argv[n++] = (char *)diff_with;
     argv[n++] = (char *)db;
     char label[64] = "";
     for (int i = 1; i < n - 1; i++)
@@ -362,7 +409,7 @@ static int time_verbs(const char *pitrace, const char *db, long calls)
                argv[i]);
     double t[3], cpu[3], rss[3];
     for (int r = 0; r < 3; r++)
-      t[r] = timed_run(argv, &cpu[r], &rss[r]);
+      t[r] = timed_run(argv, other ? 1 : 0, &cpu[r], &rss[r]);
     qsort(t, 3, sizeof *t, cmp_double);
     qsort(cpu, 3, sizeof *cpu, cmp_double);
     qsort(rss, 3, sizeof *rss, cmp_double);
@@ -381,7 +428,9 @@ static int time_verbs(const char *pitrace, const char *db, long calls)
 int main(int argc, char **argv)
 {
   long calls = 1000000;
-  const char *keep = NULL, *given = NULL, *other = NULL;
+  long vary = 0;
+  int threads = 1;
+  const char *keep = NULL, *given = NULL, *other = NULL, *diff_with = NULL;
   bool record_only = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--record-only") == 0)
@@ -394,9 +443,17 @@ int main(int argc, char **argv)
       given = argv[++i];
     else if (strcmp(argv[i], "--pitrace") == 0 && i + 1 < argc)
       other = argv[++i];
+    else if (strcmp(argv[i], "--vary") == 0 && i + 1 < argc)
+      vary = atol(argv[++i]);
+    else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
+             atoi(argv[i + 1]) <= 64)
+      threads = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--diff-with") == 0 && i + 1 < argc)
+      diff_with = argv[++i];
     else {
       fprintf(stderr, "usage: bench_viewer [--calls N] [--keep PATH] [--record-only] "
-                      "[--db PATH] [--pitrace PATH]\n");
+                      "[--db PATH] [--pitrace PATH] [--vary N] [--threads T] "
+                      "[--diff-with PATH]\n");
       return 2;
     }
   }
@@ -419,7 +476,7 @@ int main(int argc, char **argv)
       return 2;
     }
     printf("Session: %s; pitrace: %s\n\n", given, pitrace);
-    return time_verbs(pitrace, given, calls) ? 1 : 0;
+    return time_verbs(pitrace, given, diff_with, calls) ? 1 : 0;
   }
   char db[4096] = "/tmp/pitrace-bench-viewer-XXXXXX";
   if (keep)
@@ -431,7 +488,7 @@ int main(int argc, char **argv)
   double t0 = now_s();
   pid_t pid = fork();
   if (pid == 0)
-    _exit(record(libdir, db, calls));
+    _exit(record(libdir, db, calls, vary, threads));
   int status = 0;
   waitpid(pid, &status, 0);
   struct stat st;
@@ -443,7 +500,7 @@ int main(int argc, char **argv)
          (double)st.st_size / 1e6, db);
   if (record_only && keep)
     return 0;
-  int failures = record_only ? 0 : time_verbs(pitrace, db, calls);
+  int failures = record_only ? 0 : time_verbs(pitrace, db, diff_with, calls);
   if (!keep)
     unlink(db);
   return failures ? 1 : 0;

@@ -947,36 +947,56 @@ static void assert_seq_order(const char *out, const char *key, long long calls)
   cr_assert_eq(n, calls, "%lld calls in order, the session has %lld", n, calls);
 }
 
-Test(viewer, show_stats_export_stream_calls_in_seq_order_from_chunks_out_of_order)
+/* A new session whose program build returned after the queries of a
+ * later chunk: a chunk holds an earlier call than one before it. */
+static char *record_chunks_out_of_order(void)
 {
   char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "slowcall", "1500", NULL};
   cr_assert_eq(record_into(db, argv, POCL, NULL), 0);
-  /* The build's call returned after the queries of a later chunk: a chunk
-   * holds an earlier call than one before it. */
   cr_assert_gt(sql_int(db, "SELECT count(*) FROM call_chunks a, call_chunks b WHERE "
                            "b.session = a.session AND b.id > a.id AND b.first_seq < a.last_seq"),
                0,
                "the recording has no chunk out of seq order");
+  return db;
+}
+
+/* Whether a call read one way is the call w read another. */
+static bool same_recorded_call(const pt_call *c, const pt_call *w)
+{
+  return c->seq == w->seq && c->api == w->api && c->thread == w->thread &&
+         c->result == w->result && c->start_ns == w->start_ns && c->dur_ns == w->dur_ns &&
+         c->returned == w->returned && c->args->n == w->args->n;
+}
+
+/* Opens db and loads its default session's calls (pt_load); its id. */
+static int64_t open_and_load(const char *db, pt_db *h, pt_calls *all)
+{
+  char e[512];
+  cr_assert(pt_open(db, 0, h, e, sizeof e), "%s", e);
+  int64_t id = pt_default_session(h);
+  cr_assert(pt_load(h, id, all, e, sizeof e), "%s", e);
+  return id;
+}
+
+Test(viewer, show_stats_export_stream_calls_in_seq_order_from_chunks_out_of_order)
+{
+  char *db = record_chunks_out_of_order();
   long long calls = sql_int(db, "SELECT count(*) FROM pi_calls");
   cr_assert_gt(calls, 1500);
   /* The cursor yields what pt_load holds, call by call. */
   pt_db h;
   pt_calls all;
   char e[512];
-  cr_assert(pt_open(db, 0, &h, e, sizeof e), "%s", e);
-  int64_t id = pt_default_session(&h);
-  cr_assert(pt_load(&h, id, &all, e, sizeof e), "%s", e);
+  int64_t id = open_and_load(db, &h, &all);
   pt_cursor *cur = pt_cursor_open(&h, id, e, sizeof e);
   cr_assert(cur, "%s", e);
   size_t n = 0;
   for (const pt_call *c; (c = pt_cursor_next(cur, e, sizeof e)); n++) {
     cr_assert_lt(n, all.n);
     const pt_call *w = &all.v[n];
-    cr_assert(c->seq == w->seq && c->api == w->api && c->thread == w->thread &&
-              c->result == w->result && c->start_ns == w->start_ns && c->dur_ns == w->dur_ns &&
-              c->returned == w->returned && c->args->n == w->args->n,
-              "call %zu: seq %lld, want %lld", n, (long long)c->seq, (long long)w->seq);
+    cr_assert(same_recorded_call(c, w), "call %zu: seq %lld, want %lld", n, (long long)c->seq,
+              (long long)w->seq);
   }
   cr_assert_eq(e[0], 0, "%s", e);
   cr_assert_eq(n, all.n);
@@ -996,6 +1016,52 @@ Test(viewer, show_stats_export_stream_calls_in_seq_order_from_chunks_out_of_orde
   char *want = fmt(": %lld calls, ", calls);
   cr_assert(strstr(out, want), "no '%s' in\n%s", want, out);
   cr_assert(strstr(out, "\npiProgramBuild "), "%s", out);
+}
+
+/* pt_seek finds every call of the session in db by its seq, whatever the
+ * order they are asked in, as pt_load holds it; none past the last. */
+static void assert_seek_finds_every_call(const char *db)
+{
+  pt_db h;
+  pt_calls all;
+  char e[512];
+  int64_t id = open_and_load(db, &h, &all);
+  cr_assert_gt(all.n, 0);
+  pt_seek *s = pt_seek_open(&h, id, e, sizeof e);
+  cr_assert(s, "%s", e);
+  /* Last to first, then a stride that jumps between chunks. */
+  for (size_t pass = 0; pass < 2; pass++)
+    for (size_t k = 0; k < all.n; k++) {
+      const pt_call *w = &all.v[pass ? k * 7919 % all.n : all.n - 1 - k];
+      const pt_call *c = pt_seek_call(s, w->seq, e, sizeof e);
+      cr_assert(c, "%s: seq %lld not found: %s", db, (long long)w->seq, e);
+      cr_assert(same_recorded_call(c, w), "%s: seq %lld read as seq %lld", db,
+                (long long)w->seq, (long long)c->seq);
+    }
+  cr_assert_null(pt_seek_call(s, all.v[all.n - 1].seq + 1, e, sizeof e));
+  cr_assert_str_eq(e, "");
+  cr_assert_null(pt_seek_call(s, 0, e, sizeof e));
+  pt_seek_close(s);
+  pt_calls_free(&all);
+  pt_close(&h);
+}
+
+/* A session whose chunks hold calls out of seq order, in version-2 chunks
+ * and turned into version-1 ones: pt_seek reads each call by its seq, and
+ * diff, which reads the calls by seq in the order it aligned them, finds
+ * the two the same. */
+Test(viewer, seek_and_diff_read_calls_by_seq_from_chunks_out_of_order)
+{
+  char *db = record_chunks_out_of_order();
+  assert_seek_finds_every_call(db);
+  char *v1 = copy_db(db), *out, *err;
+  sql_exec(v1, TU_AS_V1_CHUNKS);
+  cr_assert_eq(sql_int(v1, "SELECT count(*) FROM call_chunks"), 0);
+  assert_seek_finds_every_call(v1);
+  cr_assert_eq(pitrace(&out, &err, "diff", db, v1, NULL), 0, "%s%s", out, err);
+  cr_assert(strstr(out, SAME_SUMMARY ": same"), "%s", out);
+  char *want = fmt("(%lld calls)", sql_int(db, "SELECT count(*) FROM pi_calls"));
+  cr_assert(strstr(out, want), "no '%s' in\n%s", want, out);
 }
 
 /* ---- report ----------------------------------------------------------------------- */

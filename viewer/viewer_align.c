@@ -19,7 +19,7 @@ typedef struct box {
 
 typedef struct aligner {
   const uint32_t *a, *b;
-  int64_t *match_a; /* a index -> b index, or -1 */
+  int32_t *match_a; /* a index -> b index, or -1 */
   int64_t *vf, *vb; /* indexed by k + off */
   int64_t off;
 } aligner;
@@ -95,7 +95,7 @@ static bool midpoint(aligner *al, const box *bx, snake *s)
 static void diagonal(aligner *al, int64_t *x, int64_t *y, int64_t x1, int64_t y1)
 {
   while (*x < x1 && *y < y1 && al->a[*x] == al->b[*y]) {
-    al->match_a[*x] = *y;
+    al->match_a[*x] = (int32_t)*y;
     (*x)++, (*y)++;
   }
 }
@@ -116,10 +116,10 @@ static void find_path(aligner *al, box bx)
 {
   /* Common prefix and suffix first: most of two similar sessions. */
   while (bx.left < bx.right && bx.top < bx.bottom && al->a[bx.left] == al->b[bx.top])
-    al->match_a[bx.left++] = bx.top++;
+    al->match_a[bx.left++] = (int32_t)bx.top++;
   while (bx.left < bx.right && bx.top < bx.bottom &&
          al->a[bx.right - 1] == al->b[bx.bottom - 1])
-    al->match_a[--bx.right] = --bx.bottom;
+    al->match_a[--bx.right] = (int32_t)--bx.bottom;
   snake s;
   if (!midpoint(al, &bx, &s))
     return;
@@ -128,7 +128,7 @@ static void find_path(aligner *al, box bx)
   find_path(al, (box){s.x1, s.y1, bx.right, bx.bottom});
 }
 
-bool vw_align(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, int64_t *match_a)
+bool vw_align(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, int32_t *match_a)
 {
   aligner al = {a, b, match_a, NULL, NULL, 0};
   for (size_t i = 0; i < na; i++)

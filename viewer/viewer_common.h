@@ -273,7 +273,7 @@ void vw_stats_free(vw_stats *st);
 
 /* Aligns b to a on equal elements (a longest common subsequence, Myers):
  * match_a[i] is the index in b that a[i] pairs with, or -1. */
-bool vw_align(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, int64_t *match_a);
+bool vw_align(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, int32_t *match_a);
 
 /* What differs. VD_REPLAY (a call a recorded replay made itself, marked by
  * its `replay` note) and VD_TEARDOWN (piTearDown in one session only) are
@@ -297,9 +297,13 @@ typedef struct vw_diff {
   size_t matched;
   size_t ignored; /* items left out by vw_diff_filter */
   bool per_thread;
+  size_t calls_a, calls_b; /* the sessions' calls */
+  char why[1024];          /* why vw_diff_compute failed ("": said already) */
 } vw_diff;
 
-/* Aligns and compares two loaded sessions (calls and notes). */
+/* Aligns and compares two sessions, loaded (VW_CALLS) or not (VW_STREAM;
+ * their calls are then read twice, not held), with their notes. False with
+ * a one-line reason in d->why, or after printing one (why ""). */
 bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d);
 void vw_diff_free(vw_diff *d);
 /* The differences counted toward "different". */

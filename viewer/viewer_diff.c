@@ -18,6 +18,13 @@
  * `replay` notes: its clean-up of what the application never released,
  * its data checks) and teardowns present in one session only are listed
  * but are no differences. --ignore and --only filter by API and kind.
+ *
+ * Neither session is held: a first pass over each (vw_iter) keeps a few
+ * bytes per call (its key, thread, seq) and what the pairing of handles
+ * needs (the handles each call made, which call made each handle, the
+ * devices' names); the alignment gives rows of call indexes; a second
+ * pass reads the calls of each row by seq (pt_seek, or the loaded calls)
+ * and compares them.
  */
 #define _GNU_SOURCE
 #include <fnmatch.h>
@@ -61,22 +68,67 @@ static const char usage[] =
     "  teardown   piTearDown in one session only (never counted)\n";
 
 typedef struct diff_row {
-  int64_t ia, ib; /* call indexes, -1 for a gap */
+  int32_t ia, ib; /* call indexes, -1 for a gap */
   bool moved;     /* a pair found apart from where the alignment put them */
   bool gone;      /* a gap row whose call moved into another row */
 } diff_row;
 
+/* What the first pass keeps of each call: its alignment key, and its
+ * thread with OWN set for a call a replay made itself. */
+#define OWN 0x80000000u
+typedef struct call_key {
+  uint32_t key, thread;
+} call_key;
+
+/* A handle a call made through a parameter (one per handle, by call). */
+typedef struct made_ref {
+  uint32_t call;
+  uint16_t api;
+  uint8_t param, kind;
+  int64_t id;
+} made_ref;
+
+/* Where the calls' seqs stop counting up by one: call `index` has `seq`. */
+typedef struct seq_jump {
+  size_t index;
+  int64_t seq;
+} seq_jump;
+
+/* One session as the diff sees it between its two passes. */
+typedef struct side {
+  vw_session *s;
+  char letter;    /* 'A' or 'B' */
+  size_t n;       /* calls */
+  call_key *ck;   /* by call index (seq order) */
+  size_t capck;
+  seq_jump *jumps;
+  size_t njumps, capjumps;
+  made_ref *made; /* by call */
+  size_t nmade, capmade;
+  vw_map maker;   /* handle id -> MAKER(call index, api, made) of the call that
+                     made it (or first named it) */
+  vw_map name;    /* device id -> index in names */
+  char **names;   /* the devices' recorded names (copies) */
+  size_t nnames, capnames;
+  pt_seek *seek;  /* the second pass's reads, when the calls are not loaded */
+} side;
+
+/* A maker map value: the call, its API, whether it made the handle (else
+ * it only named it first). */
+#define MAKER(call, api, made) ((int64_t)(call) << 17 | (int64_t)(api) << 1 | (made))
+#define MAKER_CALL(v) ((size_t)((v) >> 17))
+#define MAKER_API(v) ((uint32_t)((v) >> 1 & 0xffff))
+
 typedef struct dctx {
   vw_session *a, *b;
+  side sa, sb;
   bool no_info;
   vw_diff *d;
   diff_row *rows;
   size_t nrows, caprows;
-  uint8_t *own_a, *own_b; /* call index -> made by a replay itself */
   vw_map ab, ba;          /* A handle id <-> B handle id: corresponding objects */
-  vw_map made_a, made_b;  /* handle id -> index of the call that made (or first named) it */
-  vw_map name_a, name_b;  /* device id -> index of a call that answered its name */
   bool bind;              /* comparing may pair handles first seen there */
+  bool failed;            /* a call could not be read: d->why says why */
 } dctx;
 
 /* ---- Items ------------------------------------------------------------------------ */
@@ -250,53 +302,85 @@ static uint32_t align_key(const pt_call *c)
   return k;
 }
 
-static void push_row(dctx *x, int64_t ia, int64_t ib)
+/* Room for `more` rows: grown to what is needed, not doubled (a row per
+ * call of two large sessions). */
+static bool reserve_rows(dctx *x, size_t more)
 {
-  diff_row *v = pt_grow(x->rows, &x->caprows, x->nrows, sizeof *v);
+  if (x->nrows + more <= x->caprows)
+    return true;
+  diff_row *v = realloc(x->rows, (x->nrows + more) * sizeof *v);
   if (!v)
-    return;
+    return false;
   x->rows = v;
-  x->rows[x->nrows++] = (diff_row){ia, ib, false, false};
+  x->caprows = x->nrows + more;
+  return true;
 }
 
-/* Rows for A's calls at positions [*pa, upto) of ia (the replay's own,
+static void push_row(dctx *x, int64_t ia, int64_t ib)
+{
+  x->rows[x->nrows++] = (diff_row){(int32_t)ia, (int32_t)ib, false, false};
+}
+
+/* Rows for the calls at positions [*pa, upto) of ia (the replay's own,
  * skipped by the alignment), then *pa = upto. */
-static void rows_before(dctx *x, const size_t *ia, size_t *pa, size_t upto, bool in_a)
+static void rows_before(dctx *x, const uint32_t *ia, size_t *pa, size_t upto, bool in_a)
 {
   for (; *pa < upto; (*pa)++)
     push_row(x, in_a ? (int64_t)ia[*pa] : -1, in_a ? -1 : (int64_t)ia[*pa]);
 }
 
+static bool is_own(const side *sd, size_t i) { return sd->ck[i].thread & OWN; }
+
+/* The keys of the calls ia[0..n) that a replay did not make itself, into
+ * k (their positions in ia into f, NULL when all are kept); *nk set. */
+static bool keys_of(const side *sd, const uint32_t *ia, size_t n, uint32_t **k, uint32_t **f,
+                    size_t *nk)
+{
+  size_t own = 0;
+  for (size_t i = 0; i < n; i++)
+    own += is_own(sd, ia[i]);
+  *k = malloc((n ? n : 1) * sizeof **k);
+  *f = own ? malloc((n ? n : 1) * sizeof **f) : NULL;
+  if (!*k || (own && !*f))
+    return false;
+  *nk = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!is_own(sd, ia[i])) {
+      if (*f)
+        (*f)[*nk] = (uint32_t)i;
+      (*k)[(*nk)++] = sd->ck[ia[i]].key;
+    }
+  return true;
+}
+
+/* Position i of keys_of's positions (i itself when all were kept). */
+static uint32_t pos_at(const uint32_t *f, size_t i) { return f ? f[i] : (uint32_t)i; }
+
 /* Aligns the calls ia[0..na) of A with ib[0..nb) of B into rows. Calls a
  * replay made itself take no part: they get rows of their own where they
  * are. */
-static bool align_part(dctx *x, const size_t *ia, size_t na, const size_t *ib, size_t nb)
+static bool align_part(dctx *x, const uint32_t *ia, size_t na, const uint32_t *ib, size_t nb)
 {
-  size_t *fa = malloc((na ? na : 1) * sizeof *fa), *fb = malloc((nb ? nb : 1) * sizeof *fb);
-  uint32_t *ka = malloc((na ? na : 1) * sizeof *ka), *kb = malloc((nb ? nb : 1) * sizeof *kb);
-  int64_t *m = malloc((na ? na : 1) * sizeof *m);
-  bool ok = fa && fb && ka && kb && m;
+  uint32_t *ka = NULL, *kb = NULL, *fa = NULL, *fb = NULL;
   size_t nfa = 0, nfb = 0;
-  for (size_t i = 0; ok && i < na; i++)
-    if (!x->own_a[ia[i]]) {
-      ka[nfa] = align_key(&x->a->calls.v[ia[i]]);
-      fa[nfa++] = i;
-    }
-  for (size_t j = 0; ok && j < nb; j++)
-    if (!x->own_b[ib[j]]) {
-      kb[nfb] = align_key(&x->b->calls.v[ib[j]]);
-      fb[nfb++] = j;
-    }
-  ok = ok && vw_align(ka, nfa, kb, nfb, m);
+  int32_t *m = NULL;
+  bool ok = keys_of(&x->sa, ia, na, &ka, &fa, &nfa) && keys_of(&x->sb, ib, nb, &kb, &fb, &nfb) &&
+            (m = malloc((nfa ? nfa : 1) * sizeof *m)) && vw_align(ka, nfa, kb, nfb, m);
+  free(ka);
+  free(kb);
+  size_t matched = 0;
+  for (size_t i = 0; ok && i < nfa; i++)
+    matched += m[i] >= 0;
+  ok = ok && reserve_rows(x, na + nb - matched);
   size_t j = 0, pa = 0, pb = 0;
   for (size_t i = 0; ok && i < nfa; i++) {
     for (; m[i] >= 0 && j < (size_t)m[i]; j++) { /* B's calls before the match */
-      rows_before(x, ib, &pb, fb[j], false);
+      rows_before(x, ib, &pb, pos_at(fb, j), false);
       push_row(x, -1, (int64_t)ib[pb++]);
     }
-    rows_before(x, ia, &pa, fa[i], true);
+    rows_before(x, ia, &pa, pos_at(fa, i), true);
     if (m[i] >= 0) {
-      rows_before(x, ib, &pb, fb[j], false);
+      rows_before(x, ib, &pb, pos_at(fb, j), false);
       push_row(x, (int64_t)ia[pa++], (int64_t)ib[pb++]);
       j++;
     } else {
@@ -304,7 +388,7 @@ static bool align_part(dctx *x, const size_t *ia, size_t na, const size_t *ib, s
     }
   }
   for (; ok && j < nfb; j++) {
-    rows_before(x, ib, &pb, fb[j], false);
+    rows_before(x, ib, &pb, pos_at(fb, j), false);
     push_row(x, -1, (int64_t)ib[pb++]);
   }
   if (ok) {
@@ -313,62 +397,60 @@ static bool align_part(dctx *x, const size_t *ia, size_t na, const size_t *ib, s
   }
   free(fa);
   free(fb);
-  free(ka);
-  free(kb);
   free(m);
   return ok;
 }
 
 /* The session's call indexes grouped by thread (in thread order, each in
  * sequence order): order[start[t]..start[t+1]) for the t-th thread. */
-static size_t *by_thread(const vw_session *s, size_t **start, size_t *nt)
+static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt)
 {
   uint32_t max = 0;
-  for (size_t i = 0; i < s->calls.n; i++)
-    max = s->calls.v[i].thread > max ? s->calls.v[i].thread : max;
-  size_t *count = calloc((size_t)max + 2, sizeof *count);
-  size_t *order = malloc((s->calls.n ? s->calls.n : 1) * sizeof *order);
+  for (size_t i = 0; i < sd->n; i++)
+    max = (sd->ck[i].thread & ~OWN) > max ? sd->ck[i].thread & ~OWN : max;
+  size_t *next = calloc((size_t)max + 2, sizeof *next);
+  uint32_t *order = malloc((sd->n ? sd->n : 1) * sizeof *order);
   *start = calloc((size_t)max + 2, sizeof **start);
-  if (!count || !order || !*start) {
-    free(count);
+  if (!next || !order || !*start) {
+    free(next);
     free(order);
     free(*start);
     return NULL;
   }
-  for (size_t i = 0; i < s->calls.n; i++)
-    count[s->calls.v[i].thread]++;
+  for (size_t i = 0; i < sd->n; i++)
+    next[sd->ck[i].thread & ~OWN]++;
   size_t pos = 0;
   *nt = 0;
   for (uint32_t t = 0; t <= max; t++) { /* threads that made calls, in order */
-    if (!count[t])
+    if (!next[t])
       continue;
     (*start)[(*nt)++] = pos;
-    size_t base = pos;
-    for (size_t i = 0; i < s->calls.n; i++)
-      if (s->calls.v[i].thread == t)
-        order[base++] = i;
-    pos = base;
+    size_t count = next[t];
+    next[t] = pos; /* where the thread's next call goes */
+    pos += count;
   }
   (*start)[*nt] = pos;
-  free(count);
+  for (size_t i = 0; i < sd->n; i++)
+    order[next[sd->ck[i].thread & ~OWN]++] = (uint32_t)i;
+  free(next);
   return order;
 }
 
 static bool align(dctx *x)
 {
   size_t *sa, *sb, nta, ntb;
-  size_t *oa = by_thread(x->a, &sa, &nta), *ob = by_thread(x->b, &sb, &ntb);
+  uint32_t *oa = by_thread(&x->sa, &sa, &nta), *ob = by_thread(&x->sb, &sb, &ntb);
   bool ok = oa && ob;
   x->d->per_thread = ok && nta == ntb && nta > 1;
   if (ok && nta != ntb) { /* globally, in sequence order */
     nta = ntb = 1;
     sa[0] = sb[0] = 0;
-    sa[1] = x->a->calls.n;
-    sb[1] = x->b->calls.n;
-    for (size_t i = 0; i < x->a->calls.n; i++)
-      oa[i] = i;
-    for (size_t i = 0; i < x->b->calls.n; i++)
-      ob[i] = i;
+    sa[1] = x->sa.n;
+    sb[1] = x->sb.n;
+    for (size_t i = 0; i < x->sa.n; i++)
+      oa[i] = (uint32_t)i;
+    for (size_t i = 0; i < x->sb.n; i++)
+      ob[i] = (uint32_t)i;
   }
   for (size_t t = 0; ok && t < nta; t++)
     ok = align_part(x, oa + sa[t], sa[t + 1] - sa[t], ob + sb[t], sb[t + 1] - sb[t]);
@@ -394,16 +476,6 @@ static const pt_note *replay_note(const vw_session *s, const pt_call *c)
     if (strcmp(v[k].kind, "replay") == 0)
       return &v[k];
   return NULL;
-}
-
-static void mark_own(const vw_session *s, uint8_t *own)
-{
-  for (size_t k = 0; k < s->nnotes; k++) {
-    const pt_call *c =
-        strcmp(s->notes[k].kind, "replay") == 0 ? pt_call_by_seq(&s->calls, s->notes[k].seq) : NULL;
-    if (c)
-      own[c - s->calls.v] = 1;
-  }
 }
 
 /* ---- Handles and what they correspond to -------------------------------------------- */
@@ -465,35 +537,152 @@ static bool makes(const pi_api_desc *api, unsigned i)
   return api->params[i].dir != PI_DIR_IN && !is_info(api, i);
 }
 
-/* Which call made each handle of a session: the first that returned it,
- * else the first that passed it; and which told each device's name. */
-static void find_makers(const vw_session *s, vw_map *made, vw_map *names)
+/* ---- The first pass: what is kept of each call ------------------------------------- */
+
+/* The seq of call i. */
+static int64_t seq_of(const side *sd, size_t i)
 {
-  const pi_api_desc *dev = pi_api_get(PI_API_piDeviceGetInfo);
-  int q = dev ? info_param(dev) : -1;
-  for (size_t c = 0; q >= 0 && c < s->calls.n; c++) {
-    const pt_call *call = &s->calls.v[c];
-    const pt_json *v = pt_json_at(call->args, (unsigned)q);
-    int64_t seen;
-    if (call->api == PI_API_piDeviceGetInfo && call->returned && call->result == PI_SUCCESS &&
-        vw_arg_int(call, (unsigned)dev->params[q].query) == PI_DEVICE_INFO_NAME && v &&
-        v->type == PJ_STRING && !vw_map_get(names, vw_arg_int(call, 0), &seen))
-      vw_map_put(names, vw_arg_int(call, 0), (int64_t)c);
+  size_t lo = 0, hi = sd->njumps; /* the last jump at or before i */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (sd->jumps[mid].index <= i)
+      lo = mid;
+    else
+      hi = mid;
   }
-  for (int pass = 0; pass < 2; pass++)
-    for (size_t c = 0; c < s->calls.n; c++) {
-      const pi_api_desc *api = pi_api_get(s->calls.v[c].api);
-      for (unsigned i = 0; api && i < api->nparams; i++) {
-        if (pass == 0 && !makes(api, i))
-          continue;
-        refs r;
-        param_refs(api, i, &s->calls.v[c], &r);
-        int64_t v;
-        for (size_t k = 0; k < r.n; k++)
-          if (!vw_map_get(made, r.v[k].id, &v))
-            vw_map_put(made, r.v[k].id, (int64_t)c);
-      }
+  return sd->jumps[lo].seq + (int64_t)(i - sd->jumps[lo].index);
+}
+
+/* Which call made each handle: the first that returned it, else the first
+ * that passed it; the handles each call made, for pairing; which name
+ * each device told first. */
+static bool note_makers(side *sd, size_t ci, const pt_call *c)
+{
+  const pi_api_desc *api = pi_api_get(c->api), *dev = pi_api_get(PI_API_piDeviceGetInfo);
+  int q = dev ? info_param(dev) : -1;
+  if (!api)
+    return true;
+  if (q >= 0 && c->api == PI_API_piDeviceGetInfo && c->returned && c->result == PI_SUCCESS &&
+      vw_arg_int(c, (unsigned)dev->params[q].query) == PI_DEVICE_INFO_NAME) {
+    const pt_json *v = pt_json_at(c->args, (unsigned)q);
+    int64_t seen;
+    if (v && v->type == PJ_STRING && !vw_map_get(&sd->name, vw_arg_int(c, 0), &seen)) {
+      char **names = pt_grow(sd->names, &sd->capnames, sd->nnames, sizeof *names);
+      if (!names || !(names[sd->nnames] = strdup(v->u.s)))
+        return false;
+      sd->names = names;
+      vw_map_put(&sd->name, vw_arg_int(c, 0), (int64_t)sd->nnames++);
     }
+  }
+  for (unsigned i = 0; i < api->nparams; i++) {
+    bool made = makes(api, i);
+    refs r;
+    param_refs(api, i, c, &r);
+    for (size_t k = 0; k < r.n; k++) {
+      int64_t v;
+      bool has = vw_map_get(&sd->maker, r.v[k].id, &v);
+      if (made ? !has || !(v & 1) : !has)
+        vw_map_put(&sd->maker, r.v[k].id, MAKER(ci, c->api, made));
+      if (!made)
+        continue;
+      made_ref *m = pt_grow(sd->made, &sd->capmade, sd->nmade, sizeof *m);
+      if (!m)
+        return false;
+      sd->made = m;
+      m[sd->nmade++] = (made_ref){(uint32_t)ci, (uint16_t)c->api, (uint8_t)i, r.v[k].kind,
+                                  r.v[k].id};
+    }
+  }
+  return true;
+}
+
+/* Keeps what the alignment and the pairing need of call ci. */
+static bool note_call(side *sd, size_t ci, const pt_call *c)
+{
+  call_key *ck = pt_grow(sd->ck, &sd->capck, ci, sizeof *ck);
+  if (!ck)
+    return false;
+  sd->ck = ck;
+  ck[ci] = (call_key){align_key(c), (c->thread & ~OWN) | (replay_note(sd->s, c) ? OWN : 0)};
+  if (!ci || seq_of(sd, ci - 1) + 1 != c->seq) {
+    seq_jump *j = pt_grow(sd->jumps, &sd->capjumps, sd->njumps, sizeof *j);
+    if (!j)
+      return false;
+    sd->jumps = j;
+    j[sd->njumps++] = (seq_jump){ci, c->seq};
+  }
+  return note_makers(sd, ci, c);
+}
+
+/* The first pass over a session's calls. False with the reason in why, or
+ * with why empty when vw_iter_open has told it. */
+static bool first_pass(side *sd, char *why, size_t whyn)
+{
+  vw_iter it;
+  if (!vw_iter_open("diff", sd->s, &it))
+    return false;
+  bool ok = true;
+  const pt_call *c;
+  for (sd->n = 0; ok && (c = vw_iter_next(&it)); sd->n++)
+    ok = note_call(sd, sd->n, c);
+  if (!ok)
+    snprintf(why, whyn, "out of memory comparing the sessions");
+  else if (it.err[0])
+    snprintf(why, whyn, "%s", it.err);
+  ok = ok && !it.err[0];
+  it.err[0] = 0; /* told by the caller */
+  vw_iter_close("diff", &it);
+  return ok;
+}
+
+static void side_free(side *sd)
+{
+  free(sd->ck);
+  free(sd->jumps);
+  free(sd->made);
+  vw_map_free(&sd->maker);
+  vw_map_free(&sd->name);
+  for (size_t i = 0; i < sd->nnames; i++)
+    free(sd->names[i]);
+  free(sd->names);
+  pt_seek_close(sd->seek);
+}
+
+/* Call i of a side, from the loaded calls or read by its seq; NULL after
+ * the reason in x->d->why. Valid until the side's next call_at. */
+static const pt_call *call_at(dctx *x, side *sd, int64_t i)
+{
+  if (sd->s->loaded)
+    return &sd->s->calls.v[i];
+  char *why = x->d->why;
+  size_t whyn = sizeof x->d->why;
+  if (!sd->seek && !(sd->seek = pt_seek_open(&sd->s->db, sd->s->id, why, whyn))) {
+    x->failed = true;
+    return NULL;
+  }
+  int64_t seq = seq_of(sd, (size_t)i);
+  const pt_call *c = pt_seek_call(sd->seek, seq, why, whyn);
+  if (!c && !why[0])
+    snprintf(why, whyn, "%s changed while it was read: call %lld of session %lld went missing",
+             sd->s->path, (long long)seq, (long long)sd->s->id);
+  x->failed |= !c;
+  return c;
+}
+
+/* The handles call i made, from its first (*n of them; NULL when none). */
+static const made_ref *made_by(const side *sd, size_t i, size_t *n)
+{
+  size_t lo = 0, hi = sd->nmade;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (sd->made[mid].call < i)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (*n = 0; lo + *n < sd->nmade && sd->made[lo + *n].call == i; (*n)++)
+    ;
+  return *n ? &sd->made[lo] : NULL;
 }
 
 /* Pairs handle a of A with handle b of B when neither has a partner yet. */
@@ -524,6 +713,25 @@ static void pair_call(dctx *x, const pt_call *ca, const pt_call *cb, bool made_o
   }
 }
 
+/* pair_call(made_only) from what the first pass kept of calls ia and ib. */
+static void pair_made(dctx *x, size_t ia, size_t ib)
+{
+  size_t na, nb;
+  const made_ref *a = made_by(&x->sa, ia, &na), *b = made_by(&x->sb, ib, &nb);
+  if (!a || !b || a->api != b->api)
+    return;
+  for (size_t i = 0, j = 0; i < na; i++) { /* the k-th handle of a parameter with the k-th */
+    while (j < nb && b[j].param < a[i].param)
+      j++;
+    size_t k = 0; /* a[i]'s place among its parameter's */
+    while (k < i && a[i - k - 1].param == a[i].param)
+      k++;
+    size_t jb = j + k;
+    if (jb < nb && b[jb].param == a[i].param)
+      pair(x, &(ref){a[i].kind, a[i].id}, &(ref){b[jb].kind, b[jb].id});
+  }
+}
+
 /* A's handles print as their B partners, so that text compares. */
 static void text_a(pi_sbuf *b, uint8_t kind, int64_t id, int64_t off, void *ctx)
 {
@@ -548,21 +756,18 @@ static void text_b(pi_sbuf *b, uint8_t kind, int64_t id, int64_t off, void *ctx)
 }
 
 /* "mem#6 (made by A 21 piMemBufferCreate)"; a device's recorded name too. */
-static void describe(pi_sbuf *b, const dctx *x, char side, const ref *r)
+static void describe(pi_sbuf *b, const side *sd, const ref *r)
 {
-  const vw_session *s = side == 'A' ? x->a : x->b;
-  const pi_api_desc *dev = pi_api_get(PI_API_piDeviceGetInfo);
-  int64_t c;
+  int64_t v;
   char name[32];
-  pi_sbuf_printf(b, "%c's %s#%lld", side, pi_object_kind_name(r->kind), (long long)r->id);
-  if (vw_map_get(side == 'A' ? &x->made_a : &x->made_b, r->id, &c))
-    pi_sbuf_printf(b, " (made by %c %lld %s", side, (long long)s->calls.v[c].seq,
-                   vw_api_name(s->calls.v[c].api, name));
+  pi_sbuf_printf(b, "%c's %s#%lld", sd->letter, pi_object_kind_name(r->kind), (long long)r->id);
+  if (vw_map_get(&sd->maker, r->id, &v))
+    pi_sbuf_printf(b, " (made by %c %lld %s", sd->letter, (long long)seq_of(sd, MAKER_CALL(v)),
+                   vw_api_name(MAKER_API(v), name));
   else
     pi_sbuf_puts(b, " (never made");
-  if (dev && r->kind == PI_OBJ_DEVICE &&
-      vw_map_get(side == 'A' ? &x->name_a : &x->name_b, r->id, &c))
-    pi_sbuf_printf(b, ": %s", pt_json_at(s->calls.v[c].args, (unsigned)info_param(dev))->u.s);
+  if (r->kind == PI_OBJ_DEVICE && vw_map_get(&sd->name, r->id, &v))
+    pi_sbuf_printf(b, ": %s", sd->names[v]);
   pi_sbuf_puts(b, ")");
 }
 
@@ -581,9 +786,9 @@ static bool explain_objects(pi_sbuf *b, const dctx *x, const pi_api_desc *api, u
     if (has_a && pa == rb.v[k].id)
       continue;
     pi_sbuf_puts(b, ": different objects: ");
-    describe(b, x, 'A', &ra.v[k]);
+    describe(b, &x->sa, &ra.v[k]);
     pi_sbuf_puts(b, " vs ");
-    describe(b, x, 'B', &rb.v[k]);
+    describe(b, &x->sb, &rb.v[k]);
     if (has_a)
       pi_sbuf_printf(b, "; A's corresponds to B's %s#%lld", pi_object_kind_name(ra.v[k].kind),
                      (long long)pa);
@@ -788,8 +993,7 @@ static bool same_call(dctx *x, const pt_call *ca, const pt_call *cb)
 }
 
 typedef struct gap {
-  uint32_t key;
-  size_t row;
+  uint32_t key, row;
 } gap;
 
 static int gap_cmp(const void *p, const void *q)
@@ -803,22 +1007,22 @@ static int gap_cmp(const void *p, const void *q)
  * that compares equal, trying a few. */
 static void find_moves(dctx *x)
 {
-  gap *g = malloc((x->nrows ? x->nrows : 1) * sizeof *g);
   size_t n = 0;
-  for (size_t r = 0; g && r < x->nrows; r++)
-    if (x->rows[r].ia < 0 && !x->own_b[x->rows[r].ib])
-      g[n++] = (gap){align_key(&x->b->calls.v[x->rows[r].ib]), r};
-  if (!g || !n) {
-    free(g);
+  for (size_t r = 0; r < x->nrows; r++)
+    n += x->rows[r].ia < 0 && !is_own(&x->sb, (size_t)x->rows[r].ib);
+  gap *g = n ? malloc(n * sizeof *g) : NULL;
+  if (!g)
     return;
-  }
+  n = 0;
+  for (size_t r = 0; r < x->nrows; r++)
+    if (x->rows[r].ia < 0 && !is_own(&x->sb, (size_t)x->rows[r].ib))
+      g[n++] = (gap){x->sb.ck[x->rows[r].ib].key, (uint32_t)r};
   qsort(g, n, sizeof *g, gap_cmp);
-  for (size_t r = 0; r < x->nrows; r++) {
+  for (size_t r = 0; r < x->nrows && !x->failed; r++) {
     diff_row *w = &x->rows[r];
-    if (w->ib >= 0 || x->own_a[w->ia])
+    if (w->ib >= 0 || is_own(&x->sa, (size_t)w->ia))
       continue;
-    const pt_call *ca = &x->a->calls.v[w->ia];
-    uint32_t key = align_key(ca);
+    uint32_t key = x->sa.ck[w->ia].key;
     size_t lo = 0, hi = n;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
@@ -827,12 +1031,15 @@ static void find_moves(dctx *x)
       else
         hi = mid;
     }
+    const pt_call *ca = NULL; /* read once a call of B may be it */
     for (int tries = 0; lo < n && g[lo].key == key && tries < 8; lo++) {
       diff_row *o = &x->rows[g[lo].row];
       if (o->gone)
         continue;
       tries++;
-      const pt_call *cb = &x->b->calls.v[o->ib];
+      const pt_call *cb;
+      if ((!ca && !(ca = call_at(x, &x->sa, w->ia))) || !(cb = call_at(x, &x->sb, o->ib)))
+        break;
       if (same_call(x, ca, cb)) {
         w->ib = o->ib;
         w->moved = o->gone = true;
@@ -855,46 +1062,44 @@ static void report_move(dctx *x, const pt_call *ca, const pt_call *cb)
 bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d)
 {
   memset(d, 0, sizeof *d);
-  dctx x = {.a = a, .b = b, .no_info = no_info, .d = d, .bind = true};
-  x.own_a = calloc(a->calls.n ? a->calls.n : 1, 1);
-  x.own_b = calloc(b->calls.n ? b->calls.n : 1, 1);
-  bool ok = x.own_a && x.own_b;
+  dctx x = {.a = a, .b = b, .sa = {.s = a, .letter = 'A'}, .sb = {.s = b, .letter = 'B'},
+            .no_info = no_info, .d = d, .bind = true};
+  bool ok = first_pass(&x.sa, d->why, sizeof d->why) && first_pass(&x.sb, d->why, sizeof d->why);
+  bool told = !ok && !d->why[0];
+  d->calls_a = x.sa.n;
+  d->calls_b = x.sb.n;
+  ok = ok && align(&x);
   if (ok) {
-    mark_own(a, x.own_a);
-    mark_own(b, x.own_b);
-    ok = align(&x);
-  }
-  if (ok) {
-    find_makers(a, &x.made_a, &x.name_a);
-    find_makers(b, &x.made_b, &x.name_b);
     /* The objects aligned calls made correspond, whatever their ids. */
     for (size_t r = 0; r < x.nrows; r++)
       if (x.rows[r].ia >= 0 && x.rows[r].ib >= 0)
-        pair_call(&x, &a->calls.v[x.rows[r].ia], &b->calls.v[x.rows[r].ib], true);
+        pair_made(&x, (size_t)x.rows[r].ia, (size_t)x.rows[r].ib);
     find_moves(&x);
   }
-  for (size_t r = 0; ok && r < x.nrows; r++) {
+  for (size_t r = 0; ok && !x.failed && r < x.nrows; r++) {
     const diff_row *w = &x.rows[r];
-    const pt_call *ca = w->ia >= 0 ? &a->calls.v[w->ia] : NULL;
-    const pt_call *cb = w->ib >= 0 ? &b->calls.v[w->ib] : NULL;
     if (w->gone)
       continue;
+    const pt_call *ca = w->ia >= 0 ? call_at(&x, &x.sa, w->ia) : NULL;
+    const pt_call *cb = w->ib >= 0 ? call_at(&x, &x.sb, w->ib) : NULL;
+    if (x.failed)
+      break;
     if (w->moved)
       report_move(&x, ca, cb);
     if (ca && cb)
       compare_pair(&x, ca, cb);
     else if (ca || cb)
-      only_in_one(&x, ca ? ca : cb, ca != NULL, ca ? x.own_a[w->ia] : x.own_b[w->ib]);
+      only_in_one(&x, ca ? ca : cb, ca != NULL, ca ? is_own(&x.sa, (size_t)w->ia)
+                                                   : is_own(&x.sb, (size_t)w->ib));
   }
+  ok = ok && !x.failed;
+  if (!ok && !d->why[0] && !told)
+    snprintf(d->why, sizeof d->why, "out of memory comparing the sessions");
   free(x.rows);
-  free(x.own_a);
-  free(x.own_b);
+  side_free(&x.sa);
+  side_free(&x.sb);
   vw_map_free(&x.ab);
   vw_map_free(&x.ba);
-  vw_map_free(&x.made_a);
-  vw_map_free(&x.made_b);
-  vw_map_free(&x.name_a);
-  vw_map_free(&x.name_b);
   return ok;
 }
 
@@ -1062,12 +1267,12 @@ static void print_devcmp(const vw_session *a, const vw_session *b, const vw_colo
 
 /* ---- Output ----------------------------------------------------------------------- */
 
-static void json_side(pi_sbuf *b, const char *key, const vw_session *s)
+static void json_side(pi_sbuf *b, const char *key, const vw_session *s, size_t calls)
 {
   pi_sbuf_printf(b, "\"%s\":{\"path\":", key);
   vw_put_json_str(b, s->path);
   pi_sbuf_printf(b, ",\"session\":%lld,\"calls\":%zu,\"command\":", (long long)s->id,
-                 s->calls.n);
+                 calls);
   vw_put_json_str(b, s->info.command);
   pi_sbuf_puts(b, "}");
 }
@@ -1075,9 +1280,9 @@ static void json_side(pi_sbuf *b, const char *key, const vw_session *s)
 void vw_diff_json(pi_sbuf *b, const vw_session *a, const vw_session *b2, const vw_diff *d)
 {
   pi_sbuf_puts(b, "{");
-  json_side(b, "a", a);
+  json_side(b, "a", a, d->calls_a);
   pi_sbuf_puts(b, ",");
-  json_side(b, "b", b2);
+  json_side(b, "b", b2, d->calls_b);
   pi_sbuf_printf(b, ",\"aligned\":\"%s\",\"same\":%s,\"summary\":{\"matched\":%zu",
                  d->per_thread ? "per thread" : "globally", vw_diff_total(d) ? "false" : "true",
                  d->matched);
@@ -1136,9 +1341,9 @@ static void print_text(const vw_session *a, const vw_session *b, const vw_diff *
 {
   vw_colors k = vw_colors_for(stdout);
   printf("%s--- A: %s session %lld: %s (%zu calls)%s\n", k.bold, a->path, (long long)a->id,
-         a->info.command, a->calls.n, k.off);
+         a->info.command, d->calls_a, k.off);
   printf("%s+++ B: %s session %lld: %s (%zu calls)%s\n", k.bold, b->path, (long long)b->id,
-         b->info.command, b->calls.n, k.off);
+         b->info.command, d->calls_b, k.off);
   for (size_t i = 0; i < d->n; i++)
     print_item(&d->v[i], &k);
   printf("summary: %zu matched calls (aligned %s); only in A %zu, only in B %zu; differences: "
@@ -1210,8 +1415,9 @@ int pt_diff(int argc, char **argv)
     return 2;
   }
   vw_session a, b;
-  bool open_a = vw_session_open("diff", args.pos[0], sa, VW_CALLS | VW_NOTES, &a);
-  if (!open_a || !vw_session_open("diff", args.pos[1], sb, VW_CALLS | VW_NOTES, &b)) {
+  /* Neither session is held: the diff reads each twice (VW_STREAM). */
+  bool open_a = vw_session_open("diff", args.pos[0], sa, VW_STREAM | VW_NOTES, &a);
+  if (!open_a || !vw_session_open("diff", args.pos[1], sb, VW_STREAM | VW_NOTES, &b)) {
     if (open_a)
       vw_session_close(&a);
     vw_diff_terms_free(ignore, nignore);
@@ -1220,7 +1426,8 @@ int pt_diff(int argc, char **argv)
   }
   vw_diff d;
   if (!vw_diff_compute(&a, &b, no_info, &d)) {
-    pt_verb_error("diff", "out of memory comparing the sessions");
+    if (d.why[0]) /* else told */
+      pt_verb_error("diff", "%s", d.why);
     rc = 2;
   } else {
     vw_diff_filter(&d, ignore, nignore, only, nonly);

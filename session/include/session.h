@@ -95,6 +95,19 @@ pt_cursor *pt_cursor_open(const pt_db *db, int64_t session, char *err, size_t er
 const pt_call *pt_cursor_next(pt_cursor *c, char *err, size_t errn);
 void pt_cursor_close(pt_cursor *c);
 
+/* ---- seek.c: calls by seq, without holding the session ---------------------------- */
+
+/* A session's calls looked up by seq in any order, holding a few decoded
+ * chunks (seek.c): for a verb that reads calls in an order of its own. */
+typedef struct pt_seek pt_seek;
+/* NULL with a one-line reason in err. */
+pt_seek *pt_seek_open(const pt_db *db, int64_t session, char *err, size_t errn);
+/* The call `seq`, or NULL when the session has none (err "") or the file is
+ * damaged (err says why). The call and its JSON stay valid until the next
+ * pt_seek_call or pt_seek_close. */
+const pt_call *pt_seek_call(pt_seek *s, int64_t seq, char *err, size_t errn);
+void pt_seek_close(pt_seek *s);
+
 /* A payload of call `seq`: `role` is "in", "out", "value" or "readback",
  * `position` the parameter, `idx` the element. Returns a malloc'd copy of
  * its bytes (size in *size, the size the call really had in *full), or
