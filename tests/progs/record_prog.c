@@ -12,7 +12,11 @@
  *                           bytes (shared mapping): whoever kills it knows
  *                           how many calls had returned
  *   record_prog threads T M T threads making M queries each
- *   record_prog gap MS      a query, MS milliseconds of sleep, a query
+ *   record_prog gap MS      a query, MS milliseconds of sleep, a query; prints the
+ *                           gap between the two as the program saw it on
+ *                           CLOCK_MONOTONIC: "gap INNER OUTER" (ns, from the first
+ *                           query's return to the second's call, and from the
+ *                           first's call to the second's return)
  *   record_prog handoff P M P pairs of threads: one makes M buffers, one
  *                           at a time, and hands each to the other, which
  *                           releases it at once (a call using an object
@@ -178,6 +182,13 @@ static void *build_main(void *arg)
   return (void *)(intptr_t)(r != PI_SUCCESS);
 }
 
+static uint64_t now_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static void pause_ms(int ms)
 {
   struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -241,10 +252,17 @@ int main(int argc, char **argv)
     return bad ? 2 : 0;
   }
   if (strcmp(mode, "gap") == 0) {
+    uint64_t before = now_ns();
     if (queries(1))
       return 2;
+    uint64_t returned = now_ns();
     pause_ms(n);
-    return queries(1);
+    uint64_t calling = now_ns();
+    int rc = queries(1);
+    uint64_t after = now_ns();
+    printf("gap %llu %llu\n", (unsigned long long)(calling - returned),
+           (unsigned long long)(after - before));
+    return rc;
   }
   if (strcmp(mode, "handoff") == 0)
     return handoff(n, argc > 3 ? atoi(argv[3]) : 100);
