@@ -1,5 +1,6 @@
 /*
- * bench_viewer: how fast the viewer verbs read a big session.
+ * bench_viewer: how fast the viewer verbs and replay's load read a big
+ * session.
  *
  * It records a session of N calls (default one million) by driving a loop of
  * cheap PI calls through the recording shim (libpi_shim.so) in front of a
@@ -7,18 +8,22 @@
  * returns at once), in a child process. The loop is what an application's
  * hot path looks like: two kernel arguments, a launch with its event, the
  * event's release, a small blocking write and read, a finish and an info
- * query. Then it times, each three times (medians shown: wall clock, the
- * CPU time the command used and its largest resident memory), the pitrace
- * verbs on that session: `show --compact` and `show` to /dev/null, `stats`,
- * `export --format jsonl` to /dev/null, `diff` of the session with itself,
- * and `sessions`.
+ * query. Then it times, each over a number of rounds (medians shown: wall
+ * clock, the CPU time the command used and its largest resident memory),
+ * on that session: replay's load alone (bench_load: every call read and
+ * parsed as `pitrace replay` loads them, no plugin called), the pitrace
+ * verbs `show --compact` and `show` to /dev/null, `stats`, `export --format
+ * jsonl` to /dev/null, `diff` of the session with itself, and `sessions`.
  *
  * Usage: bench_viewer [--calls N] [--keep PATH] [--record-only] [--db PATH]
- *                     [--pitrace PATH]
+ *                     [--pitrace PATH] [--against PATH] [--rounds N]
+ *                     [--only load,compact,show,stats,jsonl,diff,sessions]
  *   (--keep: leave the session there; --record-only: record it, time nothing,
- *   as bench_report.sh does; --db: time the verbs on that session instead of
- *   recording one; --pitrace: time that pitrace, e.g. another commit's build,
- *   on the same session)
+ *   as bench_report.sh does; --db: time on that session instead of recording
+ *   one; --pitrace: time that pitrace, e.g. another commit's build, and the
+ *   bench_load beside it; --against: time that one too, its rounds
+ *   alternating with this one's, the two side by side; --rounds: rounds of
+ *   each (default 3); --only: those measurements only)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -337,42 +342,99 @@ static int cmp_double(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static int time_verbs(const char *pitrace, const char *db, long calls)
+/* What is timed: its key for --only, its label and its arguments after
+ * the program (DB: the session; the session is the last argument too,
+ * except for load, whose program is bench_load). */
+static const struct measure {
+  const char *key, *label;
+  const char *args[4];
+} measures[] = {
+    {"load", "replay's load (bench_load)", {NULL}},
+    {"compact", "show --compact", {"show", "--compact", NULL}},
+    {"show", "show", {"show", NULL}},
+    {"stats", "stats", {"stats", NULL}},
+    {"jsonl", "export --format jsonl", {"export", "--format", "jsonl", NULL}},
+    {"diff", "diff (the session with itself)", {"diff", "DB", NULL}},
+    {"sessions", "sessions", {"sessions", NULL}},
+};
+#define NMEASURES (sizeof measures / sizeof *measures)
+
+/* The medians of one program's rounds of one measure (wall -1: a round
+ * failed). */
+typedef struct figures {
+  double wall, cpu, rss;
+} figures;
+
+static double median(double *v, int n)
 {
-  static const char *const verbs[][4] = {
-      {"show", "--compact", NULL, NULL},
-      {"show", NULL, NULL, NULL},
-      {"stats", NULL, NULL, NULL},
-      {"export", "--format", "jsonl", NULL},
-      {"diff", "DB", NULL, NULL}, /* the session with itself */
-      {"sessions", NULL, NULL, NULL},
-  };
-  int failures = 0;
-  printf("| verb | wall s (median of 3) | CPU s (user + sys) | max RSS MiB | calls/s |\n"
-         "|---|---|---|---|---|\n");
-  for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++) {
-    char *argv[8] = {(char *)pitrace};
-    int n = 1;
-    for (int i = 0; i < 4 && verbs[v][i]; i++)
-      argv[n++] = strcmp(verbs[v][i], "DB") == 0 ? (char *)db : (char *)verbs[v][i];
-    argv[n++] = (char *)db;
-    char label[64] = "";
-    for (int i = 1; i < n - 1; i++)
-      snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s", i > 1 ? " " : "",
-               argv[i]);
-    double t[3], cpu[3], rss[3];
-    for (int r = 0; r < 3; r++)
-      t[r] = timed_run(argv, &cpu[r], &rss[r]);
-    qsort(t, 3, sizeof *t, cmp_double);
-    qsort(cpu, 3, sizeof *cpu, cmp_double);
-    qsort(rss, 3, sizeof *rss, cmp_double);
-    if (t[0] < 0) {
-      printf("| %s | failed | | | |\n", label);
-      failures++;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The argv of measure m for the pitrace at `pitrace` (bench_load beside it
+ * for load) on db; label and program in the caller's buffers. */
+static void measure_argv(const struct measure *m, const char *pitrace, const char *db,
+                         char *prog, size_t progn, char **argv)
+{
+  snprintf(prog, progn, "%s", pitrace);
+  if (strcmp(m->key, "load") == 0) {
+    char *slash = strrchr(prog, '/');
+    snprintf(slash ? slash + 1 : prog, progn - (size_t)(slash ? slash + 1 - prog : 0),
+             "bench_load");
+  }
+  int n = 0;
+  argv[n++] = prog;
+  for (int i = 0; i < 4 && m->args[i]; i++)
+    argv[n++] = strcmp(m->args[i], "DB") == 0 ? (char *)db : (char *)m->args[i];
+  argv[n++] = (char *)db;
+  argv[n] = NULL;
+}
+
+static void print_figures(const figures *f, long calls)
+{
+  if (f->wall < 0)
+    printf(" failed | | | |");
+  else
+    printf(" %.2f | %.2f | %.0f | %.2f M |", f->wall, f->cpu, f->rss,
+           (double)calls / f->wall / 1e6);
+}
+
+/* Times the measures `only` names (NULL: all) of `pitrace`, and of
+ * `against` (NULL: none) in alternating rounds; one table row per measure.
+ * The failures. */
+static int time_verbs(const char *pitrace, const char *against, const char *db, long calls,
+                      int rounds, const char *only)
+{
+  const char *progs[2] = {pitrace, against};
+  int nprogs = against ? 2 : 1, failures = 0;
+  if (against)
+    printf("| what | A wall s | A CPU s | A max RSS MiB | A calls/s | B wall s | B CPU s | "
+           "B max RSS MiB | B calls/s |\n|---|---|---|---|---|---|---|---|---|\n");
+  else
+    printf("| what | wall s | CPU s (user + sys) | max RSS MiB | calls/s |\n"
+           "|---|---|---|---|---|\n");
+  for (size_t v = 0; v < NMEASURES; v++) {
+    const struct measure *m = &measures[v];
+    if (only && !strstr(only, m->key))
       continue;
+    double t[2][64], cpu[2][64], rss[2][64];
+    figures f[2];
+    bool failed[2] = {false, false};
+    for (int r = 0; r < rounds; r++)
+      for (int k = 0; k < nprogs; k++) {
+        char prog[4300], *argv[8];
+        measure_argv(m, progs[k], db, prog, sizeof prog, argv);
+        t[k][r] = timed_run(argv, &cpu[k][r], &rss[k][r]);
+        failed[k] |= t[k][r] < 0;
+      }
+    printf("| %s |", m->label);
+    for (int k = 0; k < nprogs; k++) {
+      f[k] = (figures){failed[k] ? -1 : median(t[k], rounds), median(cpu[k], rounds),
+                       median(rss[k], rounds)};
+      failures += failed[k];
+      print_figures(&f[k], calls);
     }
-    printf("| %s | %.2f | %.2f | %.0f | %.2f M |\n", label, t[1], cpu[1], rss[1],
-           (double)calls / t[1] / 1e6);
+    printf("\n");
     fflush(stdout);
   }
   return failures;
@@ -381,8 +443,9 @@ static int time_verbs(const char *pitrace, const char *db, long calls)
 int main(int argc, char **argv)
 {
   long calls = 1000000;
-  const char *keep = NULL, *given = NULL, *other = NULL;
+  const char *keep = NULL, *given = NULL, *other = NULL, *against = NULL, *only = NULL;
   bool record_only = false;
+  int rounds = 3;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--record-only") == 0)
       record_only = true;
@@ -394,11 +457,22 @@ int main(int argc, char **argv)
       given = argv[++i];
     else if (strcmp(argv[i], "--pitrace") == 0 && i + 1 < argc)
       other = argv[++i];
+    else if (strcmp(argv[i], "--against") == 0 && i + 1 < argc)
+      against = argv[++i];
+    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+      only = argv[++i];
+    else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+      rounds = atoi(argv[++i]);
     else {
       fprintf(stderr, "usage: bench_viewer [--calls N] [--keep PATH] [--record-only] "
-                      "[--db PATH] [--pitrace PATH]\n");
+                      "[--db PATH] [--pitrace PATH] [--against PATH] [--rounds N] "
+                      "[--only load,compact,show,stats,jsonl,diff,sessions]\n");
       return 2;
     }
+  }
+  if (rounds < 1 || rounds > 64) {
+    fprintf(stderr, "bench_viewer: --rounds takes 1 to 64\n");
+    return 2;
   }
   if (calls < 16)
     calls = 16;
@@ -418,8 +492,12 @@ int main(int argc, char **argv)
       fprintf(stderr, "bench_viewer: cannot read the session %s: %s\n", given, strerror(errno));
       return 2;
     }
-    printf("Session: %s; pitrace: %s\n\n", given, pitrace);
-    return time_verbs(pitrace, given, calls) ? 1 : 0;
+    printf("Session: %s; medians of %d rounds\n%s: %s\n", given, rounds,
+           against ? "A" : "pitrace", pitrace);
+    if (against)
+      printf("B: %s (rounds alternating with A's)\n", against);
+    printf("\n");
+    return time_verbs(pitrace, against, given, calls, rounds, only) ? 1 : 0;
   }
   char db[4096] = "/tmp/pitrace-bench-viewer-XXXXXX";
   if (keep)
@@ -443,7 +521,7 @@ int main(int argc, char **argv)
          (double)st.st_size / 1e6, db);
   if (record_only && keep)
     return 0;
-  int failures = record_only ? 0 : time_verbs(pitrace, db, calls);
+  int failures = record_only ? 0 : time_verbs(pitrace, against, db, calls, rounds, only);
   if (!keep)
     unlink(db);
   return failures ? 1 : 0;
