@@ -10,7 +10,11 @@
  * lowest seq is read next (by its id), and a waiting call is yielded once
  * no unread chunk holds an earlier one. A call that returned long after
  * later ones thus costs one chunk read early, not every call in between
- * held. Each chunk's parsed JSON is freed once all its calls are yielded.
+ * held. Each chunk's parsed JSON is freed once all its calls are yielded
+ * (its arena's largest block kept for the next chunk). A chunk whose calls
+ * are the next seqs in a row, none waiting before them (every chunk of a
+ * session recorded on one thread), is yielded straight from its slot,
+ * without the heap.
  * (A damaged file whose seqs repeat still yields every call, not all of
  * them in order.)
  */
@@ -59,6 +63,9 @@ struct pt_cursor {
   pending *heap;
   size_t nheap, cap_heap;
   int64_t emptied; /* the slot whose last call was yielded last: freed next time */
+  int64_t run;     /* the slot yielded in a row, without the heap (-1: none) */
+  size_t run_idx;  /* its next call */
+  pt_chunk_dec dec;
   pt_call cur;
 };
 
@@ -134,7 +141,7 @@ static int64_t take_slot(pt_cursor *c)
 static void give_slot(pt_cursor *c, uint32_t k)
 {
   slot *s = &c->slots[k];
-  pt_json_arena_free(&s->arena);
+  pt_json_arena_reset(&s->arena);
   s->n = s->left = 0;
   uint32_t *u = pt_grow(c->unused, &c->cap_unused, c->nunused, sizeof *u);
   if (u) { /* else the slot is only not reused */
@@ -143,10 +150,28 @@ static void give_slot(pt_cursor *c, uint32_t k)
   }
 }
 
-/* Puts a filled slot's calls in the heap. */
+/* Whether a slot's calls are the next seqs in a row, none waiting before
+ * their last. */
+static bool in_a_row(const pt_cursor *c, const slot *s)
+{
+  if (!s->n || (uint64_t)s->v[0].seq != (uint64_t)c->last + 1 ||
+      (c->nheap && c->heap[0].seq <= s->v[s->n - 1].seq))
+    return false;
+  for (size_t i = 1; i < s->n; i++)
+    if ((uint64_t)s->v[i].seq != (uint64_t)s->v[i - 1].seq + 1)
+      return false;
+  return true;
+}
+
+/* Puts a filled slot's calls in the heap, or yields them in a row. */
 static bool queue_slot(pt_cursor *c, uint32_t k, char *err, size_t errn)
 {
   slot *s = &c->slots[k];
+  if (c->run < 0 && in_a_row(c, s)) {
+    c->run = k;
+    c->run_idx = 0;
+    return true;
+  }
   s->left = s->n;
   for (size_t i = 0; i < s->n; i++)
     if (!heap_push(c, (pending){s->v[i].seq, k, (uint32_t)i})) {
@@ -205,7 +230,7 @@ pt_cursor *pt_cursor_open(const pt_db *db, int64_t session, char *err, size_t er
   }
   c->db = db;
   c->session = session;
-  c->emptied = -1;
+  c->emptied = c->run = -1;
   /* Both passes and the calls in flight see one state of a file that a
    * recording process may still be writing. */
   if (sqlite3_get_autocommit(db->db))
@@ -237,7 +262,8 @@ static bool decode_row(pt_cursor *c, sqlite3_stmt *st, char *err, size_t errn)
   }
   slot *s = &c->slots[k];
   char why[512];
-  if (!pt__decode_chunk(&s->arena, st, c->session, &s->v, &s->n, &s->cap, why, sizeof why)) {
+  if (!pt__decode_chunk(&c->dec, &s->arena, st, c->session, &s->v, &s->n, &s->cap, why,
+                        sizeof why)) {
     snprintf(err, errn, "%s %s", c->db->path, why);
     give_slot(c, (uint32_t)k);
     return false;
@@ -283,7 +309,7 @@ const pt_call *pt_cursor_next(pt_cursor *c, char *err, size_t errn)
     c->emptied = -1;
   }
   for (bool more = true; more;) {
-    if (c->nheap && (uint64_t)c->heap[0].seq == (uint64_t)c->last + 1)
+    if (c->run >= 0 || (c->nheap && (uint64_t)c->heap[0].seq == (uint64_t)c->last + 1))
       break;
     if (!c->known && !c->ended && c->nheap) /* a gap: from now on by lowest seq */
       more = find_lowest(c, err, errn);
@@ -295,6 +321,16 @@ const pt_call *pt_cursor_next(pt_cursor *c, char *err, size_t errn)
       break;
     if (!more)
       return NULL;
+  }
+  if (c->run >= 0) {
+    slot *s = &c->slots[c->run];
+    c->cur = s->v[c->run_idx++];
+    c->last = c->cur.seq;
+    if (c->run_idx == s->n) {
+      c->emptied = c->run;
+      c->run = -1;
+    }
+    return &c->cur;
   }
   if (!c->nheap)
     return NULL;
@@ -321,6 +357,7 @@ void pt_cursor_close(pt_cursor *c)
     free(c->slots[k].v);
   }
   free(c->slots);
+  pt_chunk_dec_free(&c->dec);
   free(c->unused);
   free(c->heap);
   free(c->ahead);

@@ -10,14 +10,19 @@
 
 #include "json.h"
 
+/* Blocks start at BLOCK and double up to MAX_BLOCK: a loaded session's
+ * hundreds of megabytes take few allocations, a small document little. */
 #define BLOCK (256u << 10)
+#define MAX_BLOCK (4u << 20)
 
 static void *arena_alloc(pt_json_arena *a, size_t size)
 {
   size = (size + 15) & ~(size_t)15;
   pt_json_block *b = a->head;
   if (!b || b->used + size > b->cap) {
-    size_t cap = size > BLOCK ? size : BLOCK;
+    size_t cap = !b ? BLOCK : b->cap >= MAX_BLOCK ? MAX_BLOCK : 2 * b->cap;
+    if (cap < size)
+      cap = size;
     b = malloc(sizeof *b + cap);
     if (!b)
       return NULL;
@@ -38,6 +43,30 @@ void pt_json_arena_free(pt_json_arena *a)
     free(b);
   }
   a->head = NULL;
+}
+
+void pt_json_arena_reset(pt_json_arena *a)
+{
+  if (!a->head)
+    return;
+  pt_json_block *keep = a->head; /* the last block, the largest */
+  a->head = keep->next;
+  pt_json_arena_free(a);
+  keep->next = NULL;
+  keep->used = 0;
+  a->head = keep;
+}
+
+void pt_json_arena_move(pt_json_arena *to, pt_json_arena *from)
+{
+  pt_json_block *last = from->head;
+  if (!last)
+    return;
+  while (last->next)
+    last = last->next;
+  last->next = to->head;
+  to->head = from->head;
+  from->head = NULL;
 }
 
 typedef struct parser {
