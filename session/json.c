@@ -17,7 +17,7 @@
 
 static void *arena_alloc(pt_json_arena *a, size_t size)
 {
-  size = (size + 15) & ~(size_t)15;
+  size = (size + 7) & ~(size_t)7; /* a pt_json's alignment */
   pt_json_block *b = a->head;
   if (!b || b->used + size > b->cap) {
     size_t cap = !b ? BLOCK : b->cap >= MAX_BLOCK ? MAX_BLOCK : 2 * b->cap;
@@ -92,6 +92,20 @@ static pt_json *fail(parser *ps, const char *what)
 }
 
 static pt_json *value(parser *ps);
+
+/* The values most often recorded (null, false, true, small integers) are
+ * not allocated: every parse hands out these, which nobody changes. A
+ * loaded session is mostly such arguments. */
+#define SHARED_INTS 4096
+static pt_json shared_null = {.type = PJ_NULL}, shared_bool[2] = {{.type = PJ_BOOL},
+                                                                  {.type = PJ_BOOL, .u.i = 1}};
+static pt_json shared_int[SHARED_INTS + 1]; /* -1 to SHARED_INTS - 1 */
+
+__attribute__((constructor)) static void init_shared(void)
+{
+  for (int64_t i = 0; i <= SHARED_INTS; i++)
+    shared_int[i] = (pt_json){.type = PJ_INT, .u.i = i - 1};
+}
 
 static pt_json *new_value(parser *ps, pj_type t)
 {
@@ -188,23 +202,27 @@ static pt_json *number(parser *ps)
       real = true;
     ps->p++;
   }
-  char buf[64];
   size_t len = (size_t)(ps->p - start);
-  if (!len || len >= sizeof buf)
+  if (!len || len >= 64)
     return fail(ps, "bad number");
-  memcpy(buf, start, len);
-  buf[len] = 0;
-  pt_json *j = new_value(ps, real ? PJ_REAL : PJ_INT);
-  if (!j)
-    return NULL;
   if (real) {
-    j->u.d = strtod(buf, NULL);
-  } else { /* by hand: this is the hot loop of loading a session */
-    uint64_t v = 0;
-    for (const char *c = buf + neg; *c; c++)
-      v = v * 10 + (uint64_t)(*c - '0');
-    j->u.i = neg ? -(int64_t)v : (int64_t)v;
+    char buf[64];
+    memcpy(buf, start, len);
+    buf[len] = 0;
+    pt_json *j = new_value(ps, PJ_REAL);
+    if (j)
+      j->u.d = strtod(buf, NULL);
+    return j;
   }
+  uint64_t v = 0; /* by hand: this is the hot loop of loading a session */
+  for (const char *c = start + neg; c < ps->p; c++)
+    v = v * 10 + (uint64_t)(*c - '0');
+  int64_t i = neg ? -(int64_t)v : (int64_t)v;
+  if (i >= -1 && i < SHARED_INTS)
+    return &shared_int[i + 1];
+  pt_json *j = new_value(ps, PJ_INT);
+  if (j)
+    j->u.i = i;
   return j;
 }
 
@@ -305,7 +323,7 @@ static pt_json *value(parser *ps)
   case 'n':
     if (ps->end - ps->p >= 4 && memcmp(ps->p, "null", 4) == 0) {
       ps->p += 4;
-      return new_value(ps, PJ_NULL);
+      return &shared_null;
     }
     return fail(ps, "bad literal");
   case 't':
@@ -314,10 +332,7 @@ static pt_json *value(parser *ps)
     size_t len = t ? 4 : 5;
     if ((size_t)(ps->end - ps->p) >= len && memcmp(ps->p, t ? "true" : "false", len) == 0) {
       ps->p += len;
-      pt_json *j = new_value(ps, PJ_BOOL);
-      if (j)
-        j->u.i = t;
-      return j;
+      return &shared_bool[t];
     }
     return fail(ps, "bad literal");
   }

@@ -1,7 +1,9 @@
 /*
  * json.h: a small JSON reader for what the recorder writes: arrays,
  * numbers (64-bit integers, and doubles), strings, null, true, false (and
- * objects, read as key/value lists). Values live in an arena freed at once.
+ * objects, read as key/value lists). Values live in an arena freed at once,
+ * except null, true, false and small integers, which every parse shares:
+ * values are read, never changed.
  */
 #ifndef PT_JSON_H
 #define PT_JSON_H
