@@ -58,8 +58,12 @@ static unsigned char *put_varint(unsigned char *p, uint64_t v)
 }
 
 /* Reads a varint at *p (before end): false when truncated or over 64 bits. */
-static bool get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+static inline bool get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
+  if (*p < end && **p < 0x80) { /* one byte: most values of a column */
+    *v = *(*p)++;
+    return true;
+  }
   uint64_t r = 0;
   *v = 0; /* set whatever happens: callers that checked the column before read on */
   for (unsigned shift = 0; shift < 64; shift += 7) {

@@ -125,21 +125,19 @@ static int hexval(char c)
 
 static pt_json *string(parser *ps)
 {
-  ps->p++; /* the quote */
-  const char *start = ps->p;
-  size_t n = 0;
-  bool plain = true;
-  while (ps->p < ps->end && *ps->p != '"') {
-    if (*ps->p == '\\') {
-      plain = false;
-      ps->p++;
-    }
-    ps->p++;
-    n++;
-  }
-  if (ps->p >= ps->end)
+  const char *start = ++ps->p, *q = start; /* past the quote */
+  /* The closing quote: the first one no backslash escapes (memchr finds
+   * candidates; escapes are rare). */
+  const char *stop = memchr(q, '"', (size_t)(ps->end - q));
+  bool plain = stop && !memchr(q, '\\', (size_t)(stop - q));
+  if (!plain)
+    for (stop = q; stop < ps->end && *stop != '"'; stop++)
+      stop += *stop == '\\';
+  if (stop >= ps->end) {
+    ps->p = stop;
     return fail(ps, "unterminated string");
-  const char *stop = ps->p++;
+  }
+  ps->p = stop + 1;
   pt_json *j = new_value(ps, PJ_STRING);
   char *s = j ? arena_alloc(ps->a, (size_t)(stop - start) + 1) : NULL;
   if (!s)
@@ -185,7 +183,6 @@ static pt_json *string(parser *ps)
     s[w] = 0;
     j->n = (uint32_t)w;
   }
-  (void)n;
   j->u.s = s;
   return j;
 }
