@@ -407,6 +407,10 @@ static int time_verbs(const char *pitrace, const char *against, const char *db, 
 {
   const char *progs[2] = {pitrace, against};
   int nprogs = against ? 2 : 1, failures = 0;
+  printf("Medians of %d rounds; %s: %s\n", rounds, against ? "A" : "pitrace", pitrace);
+  if (against)
+    printf("B: %s (its rounds alternating with A's)\n", against);
+  printf("\n");
   if (against)
     printf("| what | A wall s | A CPU s | A max RSS MiB | A calls/s | B wall s | B CPU s | "
            "B max RSS MiB | B calls/s |\n|---|---|---|---|---|---|---|---|---|\n");
@@ -492,11 +496,7 @@ int main(int argc, char **argv)
       fprintf(stderr, "bench_viewer: cannot read the session %s: %s\n", given, strerror(errno));
       return 2;
     }
-    printf("Session: %s; medians of %d rounds\n%s: %s\n", given, rounds,
-           against ? "A" : "pitrace", pitrace);
-    if (against)
-      printf("B: %s (rounds alternating with A's)\n", against);
-    printf("\n");
+    printf("Session: %s\n", given);
     return time_verbs(pitrace, against, given, calls, rounds, only) ? 1 : 0;
   }
   char db[4096] = "/tmp/pitrace-bench-viewer-XXXXXX";
@@ -517,7 +517,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_viewer: recording the session failed\n");
     return 2;
   }
-  printf("Session: %ld calls recorded in %.2f s, %.1f MB (%s)\n\n", calls, now_s() - t0,
+  printf("Session: %ld calls recorded in %.2f s, %.1f MB (%s)\n", calls, now_s() - t0,
          (double)st.st_size / 1e6, db);
   if (record_only && keep)
     return 0;

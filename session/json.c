@@ -15,22 +15,30 @@
 #define BLOCK (256u << 10)
 #define MAX_BLOCK (4u << 20)
 
-static void *arena_alloc(pt_json_arena *a, size_t size)
+/* A new block for an allocation of `size` (rounded) bytes; NULL when
+ * memory ran out. */
+static __attribute__((noinline)) void *arena_grow(pt_json_arena *a, size_t size)
+{
+  pt_json_block *b = a->head;
+  size_t cap = !b ? BLOCK : b->cap >= MAX_BLOCK ? MAX_BLOCK : 2 * b->cap;
+  if (cap < size)
+    cap = size;
+  b = malloc(sizeof *b + cap);
+  if (!b)
+    return NULL;
+  b->cap = cap;
+  b->used = size;
+  b->next = a->head;
+  a->head = b;
+  return b->mem;
+}
+
+static inline void *arena_alloc(pt_json_arena *a, size_t size)
 {
   size = (size + 7) & ~(size_t)7; /* a pt_json's alignment */
   pt_json_block *b = a->head;
-  if (!b || b->used + size > b->cap) {
-    size_t cap = !b ? BLOCK : b->cap >= MAX_BLOCK ? MAX_BLOCK : 2 * b->cap;
-    if (cap < size)
-      cap = size;
-    b = malloc(sizeof *b + cap);
-    if (!b)
-      return NULL;
-    b->cap = cap;
-    b->used = 0;
-    b->next = a->head;
-    a->head = b;
-  }
+  if (!b || b->used + size > b->cap)
+    return arena_grow(a, size);
   void *p = b->mem + b->used;
   b->used += size;
   return p;
@@ -110,10 +118,8 @@ __attribute__((constructor)) static void init_shared(void)
 static pt_json *new_value(parser *ps, pj_type t)
 {
   pt_json *j = arena_alloc(ps->a, sizeof *j);
-  if (j) {
-    memset(j, 0, sizeof *j);
-    j->type = t;
-  }
+  if (j)
+    *j = (pt_json){.type = t};
   return j;
 }
 
@@ -225,9 +231,10 @@ static pt_json *number(parser *ps)
 
 /* Adds v to a container's items, which start in `stack` and move to the
  * heap when it is full. False when memory ran out (items unchanged). */
-static bool push_item(pt_json ***items, pt_json **stack, size_t *n, size_t *cap, pt_json *v)
+static inline bool push_item(pt_json ***items, pt_json **stack, size_t *n, size_t *cap,
+                             pt_json *v)
 {
-  if (*n == *cap) {
+  if (__builtin_expect(*n == *cap, 0)) {
     pt_json **ni = malloc(2 * *cap * sizeof *ni);
     if (!ni)
       return false;
