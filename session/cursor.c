@@ -285,12 +285,13 @@ static void *read_ahead(void *p)
   return NULL;
 }
 
-/* Starts the reading thread where it can help (several processors, an
- * SQLite that lets two threads use one connection); without it the rows
- * are read as they are needed. */
+/* Starts the reading thread where it can help (several processors, a
+ * connection that two threads may use at once: SQLite's serialized mode,
+ * where the connection has a mutex); without it the rows are read as they
+ * are needed. */
 static void start_ahead(pt_cursor *c)
 {
-  if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !sqlite3_threadsafe())
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !sqlite3_db_mutex(c->db->db))
     return;
   reader *r = calloc(1, sizeof *r);
   if (!r)
