@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "json.h"
 
@@ -14,6 +15,22 @@
  * hundreds of megabytes take few allocations, a small document little. */
 #define BLOCK (256u << 10)
 #define MAX_BLOCK (4u << 20)
+
+/* Faults in the whole pages of [p, p + n) at once, where the kernel can
+ * (Linux 5.14): a block is filled from start to end anyway, and a fault a
+ * page cost more than the parsing. */
+static void populate(void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+  uintptr_t page = 4096, from = ((uintptr_t)p + page - 1) & ~(page - 1);
+  uintptr_t to = ((uintptr_t)p + n) & ~(page - 1);
+  if (to > from)
+    madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
 
 /* A new block for an allocation of `size` (rounded) bytes; NULL when
  * memory ran out. */
@@ -26,6 +43,8 @@ static __attribute__((noinline)) void *arena_grow(pt_json_arena *a, size_t size)
   b = malloc(sizeof *b + cap);
   if (!b)
     return NULL;
+  if (cap > BLOCK) /* an arena past its first block: a big document, or many */
+    populate(b, sizeof *b + cap);
   b->cap = cap;
   b->used = size;
   b->next = a->head;
