@@ -555,8 +555,9 @@ static void *load_jobs(void *p)
     decode_job(l, &dec, &t->arena, j);
     free(j->blob);
     j->blob = NULL;
-    for (size_t f = atomic_load(&l->failed); j->err[0] && k < f;)
-      atomic_compare_exchange_weak(&l->failed, &f, k);
+    size_t f = atomic_load(&l->failed); /* the lowest failed job wins */
+    while (j->err[0] && k < f && !atomic_compare_exchange_weak(&l->failed, &f, k))
+      ;
   }
   pt_chunk_dec_free(&dec);
   return NULL;
@@ -598,9 +599,11 @@ static bool read_jobs(loader *l, size_t chunks, char *err, size_t errn)
   }
   sqlite3_finalize(s);
   if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-    snprintf(err, errn, rc == SQLITE_NOMEM ? "out of memory loading %s"
-                                           : "%s is damaged or truncated: %s",
-             l->db->path, sqlite3_errmsg(l->db->db));
+    if (rc == SQLITE_NOMEM)
+      snprintf(err, errn, "out of memory loading %s", l->db->path);
+    else
+      snprintf(err, errn, "%s is damaged or truncated: %s", l->db->path,
+               sqlite3_errmsg(l->db->db));
     return false;
   }
   if (counted && total)
