@@ -1,5 +1,6 @@
 /*
- * bench_viewer: how fast the viewer verbs read a big session.
+ * bench_viewer: how fast the viewer verbs and replay's load read a big
+ * session.
  *
  * It records a session of N calls (default one million) by driving a loop of
  * cheap PI calls through the recording shim (libpi_shim.so) in front of a
@@ -7,22 +8,30 @@
  * returns at once), in a child process. The loop is what an application's
  * hot path looks like: two kernel arguments, a launch with its event, the
  * event's release, a small blocking write and read, a finish and an info
- * query. Then it times, each three times (medians shown: wall clock, the
- * CPU time the command used and its largest resident memory), the pitrace
- * verbs on that session: `show --compact` and `show` to /dev/null, `stats`,
- * `export --format jsonl` to /dev/null, `diff` of the session with itself
- * (and with another one, --diff-with), and `sessions`.
+ * query. Then it times, each over a number of rounds (medians shown: wall
+ * clock, the CPU time the command used and its largest resident memory),
+ * on that session: replay's load alone (bench_load: every call read and
+ * parsed as `pitrace replay` loads them, no plugin called), the pitrace
+ * verbs `show --compact` and `show` to /dev/null, `stats`, `export --format
+ * jsonl` to /dev/null, `diff` of the session with itself (and with another
+ * one, --diff-with), and `sessions`.
  *
  * Usage: bench_viewer [--calls N] [--keep PATH] [--record-only] [--db PATH]
- *                     [--pitrace PATH] [--vary N] [--threads T] [--diff-with PATH]
+ *                     [--pitrace PATH] [--against PATH] [--rounds N]
+ *                     [--only load,compact,show,stats,jsonl,diff,diffwith,sessions]
+ *                     [--vary N] [--threads T] [--diff-with PATH]
  *   (--keep: leave the session there; --record-only: record it, time nothing,
- *   as bench_report.sh does; --db: time the verbs on that session instead of
- *   recording one; --pitrace: time that pitrace, e.g. another commit's build,
- *   on the same session; --vary N: every N-th round of the loop passes
- *   another kernel argument value and, half-way between, queries another
- *   device property, for a session slightly different from the plain one;
- *   --threads T: the loop runs in T threads (at most 64), each on the same
- *   objects; --diff-with: also time `diff` of the session with that one)
+ *   as bench_report.sh does; --db: time on that session instead of recording
+ *   one; --pitrace: time that pitrace, e.g. another commit's build, and the
+ *   bench_load beside it; --against: time that one too, its rounds
+ *   alternating with this one's, the two side by side; --rounds: rounds of
+ *   each (default 3); --only: those measurements only; --vary N: every N-th
+ *   round of the loop passes another kernel argument value and, half-way
+ *   between, queries another device property, for a session slightly
+ *   different from the plain one; --threads T: the loop runs in T threads
+ *   (at most 64), each on the same objects; --diff-with: also time `diff` of
+ *   that session with this one, "diffwith", where exit 1 (different) counts
+ *   as success)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -378,48 +387,117 @@ static int cmp_double(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static int time_verbs(const char *pitrace, const char *db, const char *diff_with, long calls)
+/* What is timed: its key for --only, its label and its arguments after
+ * the program (DB: the session, OTHER: --diff-with's; the session is the
+ * last argument too; load's program is bench_load). */
+static const struct measure {
+  const char *key, *label;
+  const char *args[4];
+} measures[] = {
+    {"load", "replay's load (bench_load)", {NULL}},
+    {"compact", "show --compact", {"show", "--compact", NULL}},
+    {"show", "show", {"show", NULL}},
+    {"stats", "stats", {"stats", NULL}},
+    {"jsonl", "export --format jsonl", {"export", "--format", "jsonl", NULL}},
+    {"diff", "diff (the session with itself)", {"diff", "DB", NULL}},
+    {"diffwith", "diff (--diff-with's session with it)", {"diff", "OTHER", NULL}},
+    {"sessions", "sessions", {"sessions", NULL}},
+};
+#define NMEASURES (sizeof measures / sizeof *measures)
+
+/* The medians of one program's rounds of one measure (wall -1: a round
+ * failed). */
+typedef struct figures {
+  double wall, cpu, rss;
+} figures;
+
+static double median(double *v, int n)
 {
-  const char *const verbs[][4] = {
-      {"show", "--compact", NULL, NULL},
-      {"show", NULL, NULL, NULL},
-      {"stats", NULL, NULL, NULL},
-      {"export", "--format", "jsonl", NULL},
-      {"diff", "DB", NULL, NULL}, /* the session with itself */
-      {"diff", NULL, NULL, NULL}, /* the other session with it (exit 1: different) */
-      {"sessions", NULL, NULL, NULL},
-  };
-  int failures = 0;
-  printf("| verb | wall s (median of 3) | CPU s (user + sys) | max RSS MiB | calls/s |\n"
-         "|---|---|---|---|---|\n");
-  for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++) {
-    char *argv[8] = {(char *)pitrace};
-    int n = 1;
-    bool other = strcmp(verbs[v][0], "diff") == 0 && !verbs[v][1];
-    if (other && !diff_with)
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The argv of measure m for the pitrace at `pitrace` (bench_load beside it
+ * for load) on db; label and program in the caller's buffers. */
+static void measure_argv(const struct measure *m, const char *pitrace, const char *db,
+                         const char *diff_with, char *prog, size_t progn, char **argv)
+{
+  snprintf(prog, progn, "%s", pitrace);
+  if (strcmp(m->key, "load") == 0) {
+    char *slash = strrchr(prog, '/');
+    snprintf(slash ? slash + 1 : prog, progn - (size_t)(slash ? slash + 1 - prog : 0),
+             "bench_load");
+  }
+  int n = 0;
+  argv[n++] = prog;
+  for (int i = 0; i < 4 && m->args[i]; i++)
+    argv[n++] = strcmp(m->args[i], "DB") == 0      ? (char *)db
+                : strcmp(m->args[i], "OTHER") == 0 ? (char *)diff_with
+                                                   : (char *)m->args[i];
+  argv[n++] = (char *)db;
+  argv[n] = NULL;
+}
+
+/* Whether `key` is one of the comma-separated names in `list`. */
+static bool in_list(const char *list, const char *key)
+{
+  size_t n = strlen(key);
+  for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+    if (strncmp(p, key, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+      return true;
+  return false;
+}
+
+static void print_figures(const figures *f, long calls)
+{
+  if (f->wall < 0)
+    printf(" failed | | | |");
+  else
+    printf(" %.2f | %.2f | %.0f | %.2f M |", f->wall, f->cpu, f->rss,
+           (double)calls / f->wall / 1e6);
+}
+
+/* Times the measures `only` names (NULL: all) of `pitrace`, and of
+ * `against` (NULL: none) in alternating rounds; one table row per measure.
+ * The failures. */
+static int time_verbs(const char *pitrace, const char *against, const char *db,
+                      const char *diff_with, long calls, int rounds, const char *only)
+{
+  const char *progs[2] = {pitrace, against};
+  int nprogs = against ? 2 : 1, failures = 0;
+  printf("Medians of %d rounds; %s: %s\n", rounds, against ? "A" : "pitrace", pitrace);
+  if (against)
+    printf("B: %s (its rounds alternating with A's)\n", against);
+  printf("\n");
+  if (against)
+    printf("| what | A wall s | A CPU s | A max RSS MiB | A calls/s | B wall s | B CPU s | "
+           "B max RSS MiB | B calls/s |\n|---|---|---|---|---|---|---|---|---|\n");
+  else
+    printf("| what | wall s | CPU s (user + sys) | max RSS MiB | calls/s |\n"
+           "|---|---|---|---|---|\n");
+  for (size_t v = 0; v < NMEASURES; v++) {
+    const struct measure *m = &measures[v];
+    bool other = strcmp(m->key, "diffwith") == 0;
+    if ((only && !in_list(only, m->key)) || (other && !diff_with))
       continue;
-    for (int i = 0; i < 4 && verbs[v][i]; i++)
-      argv[n++] = strcmp(verbs[v][i], "DB") == 0 ? (char *)db : (char *)verbs[v][i];
-    if (other)
-      argv[n++] = (char *)diff_with;
-    argv[n++] = (char *)db;
-    char label[64] = "";
-    for (int i = 1; i < n - 1; i++)
-      snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s", i > 1 ? " " : "",
-               argv[i]);
-    double t[3], cpu[3], rss[3];
-    for (int r = 0; r < 3; r++)
-      t[r] = timed_run(argv, other ? 1 : 0, &cpu[r], &rss[r]);
-    qsort(t, 3, sizeof *t, cmp_double);
-    qsort(cpu, 3, sizeof *cpu, cmp_double);
-    qsort(rss, 3, sizeof *rss, cmp_double);
-    if (t[0] < 0) {
-      printf("| %s | failed | | | |\n", label);
-      failures++;
-      continue;
+    double t[2][64], cpu[2][64], rss[2][64];
+    figures f[2];
+    bool failed[2] = {false, false};
+    for (int r = 0; r < rounds; r++)
+      for (int k = 0; k < nprogs; k++) {
+        char prog[4300], *argv[8];
+        measure_argv(m, progs[k], db, diff_with, prog, sizeof prog, argv);
+        t[k][r] = timed_run(argv, other ? 1 : 0, &cpu[k][r], &rss[k][r]);
+        failed[k] |= t[k][r] < 0;
+      }
+    printf("| %s |", m->label);
+    for (int k = 0; k < nprogs; k++) {
+      f[k] = (figures){failed[k] ? -1 : median(t[k], rounds), median(cpu[k], rounds),
+                       median(rss[k], rounds)};
+      failures += failed[k];
+      print_figures(&f[k], calls);
     }
-    printf("| %s | %.2f | %.2f | %.0f | %.2f M |\n", label, t[1], cpu[1], rss[1],
-           (double)calls / t[1] / 1e6);
+    printf("\n");
     fflush(stdout);
   }
   return failures;
@@ -430,8 +508,10 @@ int main(int argc, char **argv)
   long calls = 1000000;
   long vary = 0;
   int threads = 1;
-  const char *keep = NULL, *given = NULL, *other = NULL, *diff_with = NULL;
+  const char *keep = NULL, *given = NULL, *other = NULL, *against = NULL, *only = NULL,
+             *diff_with = NULL;
   bool record_only = false;
+  int rounds = 3;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--record-only") == 0)
       record_only = true;
@@ -443,6 +523,12 @@ int main(int argc, char **argv)
       given = argv[++i];
     else if (strcmp(argv[i], "--pitrace") == 0 && i + 1 < argc)
       other = argv[++i];
+    else if (strcmp(argv[i], "--against") == 0 && i + 1 < argc)
+      against = argv[++i];
+    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+      only = argv[++i];
+    else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+      rounds = atoi(argv[++i]);
     else if (strcmp(argv[i], "--vary") == 0 && i + 1 < argc)
       vary = atol(argv[++i]);
     else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
@@ -452,10 +538,15 @@ int main(int argc, char **argv)
       diff_with = argv[++i];
     else {
       fprintf(stderr, "usage: bench_viewer [--calls N] [--keep PATH] [--record-only] "
-                      "[--db PATH] [--pitrace PATH] [--vary N] [--threads T] "
-                      "[--diff-with PATH]\n");
+                      "[--db PATH] [--pitrace PATH] [--against PATH] [--rounds N] "
+                      "[--only load,compact,show,stats,jsonl,diff,diffwith,sessions] "
+                      "[--vary N] [--threads T] [--diff-with PATH]\n");
       return 2;
     }
+  }
+  if (rounds < 1 || rounds > 64) {
+    fprintf(stderr, "bench_viewer: --rounds takes 1 to 64\n");
+    return 2;
   }
   if (calls < 16)
     calls = 16;
@@ -475,8 +566,8 @@ int main(int argc, char **argv)
       fprintf(stderr, "bench_viewer: cannot read the session %s: %s\n", given, strerror(errno));
       return 2;
     }
-    printf("Session: %s; pitrace: %s\n\n", given, pitrace);
-    return time_verbs(pitrace, given, diff_with, calls) ? 1 : 0;
+    printf("Session: %s\n", given);
+    return time_verbs(pitrace, against, given, diff_with, calls, rounds, only) ? 1 : 0;
   }
   char db[4096] = "/tmp/pitrace-bench-viewer-XXXXXX";
   if (keep)
@@ -496,11 +587,12 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_viewer: recording the session failed\n");
     return 2;
   }
-  printf("Session: %ld calls recorded in %.2f s, %.1f MB (%s)\n\n", calls, now_s() - t0,
+  printf("Session: %ld calls recorded in %.2f s, %.1f MB (%s)\n", calls, now_s() - t0,
          (double)st.st_size / 1e6, db);
   if (record_only && keep)
     return 0;
-  int failures = record_only ? 0 : time_verbs(pitrace, db, diff_with, calls);
+  int failures =
+      record_only ? 0 : time_verbs(pitrace, against, db, diff_with, calls, rounds, only);
   if (!keep)
     unlink(db);
   return failures ? 1 : 0;

@@ -58,8 +58,12 @@ static unsigned char *put_varint(unsigned char *p, uint64_t v)
 }
 
 /* Reads a varint at *p (before end): false when truncated or over 64 bits. */
-static bool get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+static inline bool get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
+  if (*p < end && **p < 0x80) { /* one byte: most values of a column */
+    *v = *(*p)++;
+    return true;
+  }
   uint64_t r = 0;
   *v = 0; /* set whatever happens: callers that checked the column before read on */
   for (unsigned shift = 0; shift < 64; shift += 7) {
@@ -201,9 +205,17 @@ void pt_chunk_enc_free(pt_chunk_enc *e)
 
 /* ---- Reading version 2 ------------------------------------------------------------------- */
 
-/* The decompressed body of a blob (malloc'd), or NULL with err set. */
-static unsigned char *inflate_blob(const unsigned char *b, size_t n, size_t *len, char *err,
-                                   size_t errn)
+void pt_chunk_dec_free(pt_chunk_dec *d)
+{
+  ZSTD_freeDCtx(d->zctx);
+  free(d->body);
+  memset(d, 0, sizeof *d);
+}
+
+/* The decompressed body of a blob, in d's buffer (grown to fit), or NULL
+ * with err set. */
+static unsigned char *inflate_blob(pt_chunk_dec *d, const unsigned char *b, size_t n,
+                                   size_t *len, char *err, size_t errn)
 {
   if (n < 1 || b[0] != 1) {
     snprintf(err, errn, n ? "unknown chunk encoding %u (this pitrace knows 1, zstd)"
@@ -219,20 +231,20 @@ static unsigned char *inflate_blob(const unsigned char *b, size_t n, size_t *len
     snprintf(err, errn, "the chunk claims %llu bytes decoded, more than any chunk holds", size);
     return NULL;
   }
-  unsigned char *body = malloc(size ? (size_t)size : 1);
-  if (!body) {
+  if (!d->zctx)
+    d->zctx = ZSTD_createDCtx();
+  if (!d->zctx || !reserve(&d->body, &d->cap, size ? (size_t)size : 1)) {
     snprintf(err, errn, "out of memory decoding a chunk of calls");
     return NULL;
   }
-  size_t got = ZSTD_decompress(body, (size_t)size, b + 1, n - 1);
+  size_t got = ZSTD_decompressDCtx(d->zctx, d->body, (size_t)size, b + 1, n - 1);
   if (ZSTD_isError(got) || got != size) {
     snprintf(err, errn, "the chunk's zstd frame is damaged (%s)",
              ZSTD_isError(got) ? ZSTD_getErrorName(got) : "its size does not match");
-    free(body);
     return NULL;
   }
   *len = (size_t)size;
-  return body;
+  return d->body;
 }
 
 static bool walk(const unsigned char *body, size_t len,
@@ -306,15 +318,21 @@ static bool walk(const unsigned char *body, size_t len,
   return true;
 }
 
+bool pt_chunk_each_with(pt_chunk_dec *d, const void *blob, size_t n,
+                        bool (*fn)(void *ctx, const pt_chunk_call *c), void *ctx, char *err,
+                        size_t errn)
+{
+  size_t len;
+  unsigned char *body = inflate_blob(d, blob, n, &len, err, errn);
+  return body && walk(body, len, fn, ctx, err, errn);
+}
+
 bool pt_chunk_each(const void *blob, size_t n, bool (*fn)(void *ctx, const pt_chunk_call *c),
                    void *ctx, char *err, size_t errn)
 {
-  size_t len;
-  unsigned char *body = inflate_blob(blob, n, &len, err, errn);
-  if (!body)
-    return false;
-  bool ok = walk(body, len, fn, ctx, err, errn);
-  free(body);
+  pt_chunk_dec d = {0};
+  bool ok = pt_chunk_each_with(&d, blob, n, fn, ctx, err, errn);
+  pt_chunk_dec_free(&d);
   return ok;
 }
 
@@ -389,14 +407,25 @@ static bool decode_v1(pt_json_arena *a, const char *text, size_t n, decode_ctx *
   return true;
 }
 
+bool pt_chunk_decode_with(pt_chunk_dec *dec, pt_json_arena *a, int version, const void *blob,
+                          size_t n, bool (*push)(void *ctx, const pt_call *c), void *ctx,
+                          char *err, size_t errn)
+{
+  decode_ctx d = {a, push, ctx, err, errn, false};
+  err[0] = 0;
+  bool ok = version < 2 ? decode_v1(a, blob, n, &d)
+                        : pt_chunk_each_with(dec, blob, n, push_v2, &d, err, errn);
+  if (d.nomem)
+    snprintf(err, errn, "out of memory");
+  return ok;
+}
+
 bool pt_chunk_decode(pt_json_arena *a, int version, const void *blob, size_t n,
                      bool (*push)(void *ctx, const pt_call *c), void *ctx, char *err,
                      size_t errn)
 {
-  decode_ctx d = {a, push, ctx, err, errn, false};
-  err[0] = 0;
-  bool ok = version < 2 ? decode_v1(a, blob, n, &d) : pt_chunk_each(blob, n, push_v2, &d, err, errn);
-  if (d.nomem)
-    snprintf(err, errn, "out of memory");
+  pt_chunk_dec d = {0};
+  bool ok = pt_chunk_decode_with(&d, a, version, blob, n, push, ctx, err, errn);
+  pt_chunk_dec_free(&d);
   return ok;
 }

@@ -28,6 +28,7 @@ typedef struct cursor {
   size_t n, cap, i;
   unsigned char *text; /* the rows' args and data, copied */
   size_t text_len, text_cap;
+  pt_chunk_dec dec;    /* kept from chunk to chunk (a join reads many) */
 } cursor;
 
 static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
@@ -100,6 +101,7 @@ static int vt_close(sqlite3_vtab_cursor *cur)
   cursor *c = (cursor *)cur;
   free(c->rows);
   free(c->text);
+  pt_chunk_dec_free(&c->dec);
   sqlite3_free(c);
   return SQLITE_OK;
 }
@@ -150,7 +152,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx, const char *idxs, int ar
   const void *blob = sqlite3_value_blob(argv[0]);
   size_t n = (size_t)sqlite3_value_bytes(argv[0]);
   char err[256];
-  if (!pt_chunk_each(blob, n, keep, c, err, sizeof err)) {
+  if (!pt_chunk_each_with(&c->dec, blob, n, keep, c, err, sizeof err)) {
     int k = 1;
     long long session = -1, chunk = -1;
     if (idx & 2)

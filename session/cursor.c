@@ -10,17 +10,30 @@
  * lowest seq is read next (by its id), and a waiting call is yielded once
  * no unread chunk holds an earlier one. A call that returned long after
  * later ones thus costs one chunk read early, not every call in between
- * held. Each chunk's parsed JSON is freed once all its calls are yielded.
+ * held. Each chunk's parsed JSON is freed once all its calls are yielded
+ * (its arena's largest block kept for the next chunk). A chunk whose calls
+ * are the next seqs in a row, none waiting before them (every chunk of a
+ * session recorded on one thread), is yielded straight from its slot,
+ * without the heap. Where more than one processor is online, a thread of
+ * the cursor's own reads and decodes the chunks ahead, in the order they
+ * were written, while the caller uses the calls (a gap stops it: the chunks
+ * it decoded are taken, then the pass that finds the lowest seqs runs as
+ * without it).
  * (A damaged file whose seqs repeat still yields every call, not all of
  * them in order.)
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "reader.h"
 #include "session.h"
+
+/* Chunks the reading thread decodes ahead, at most. */
+#define AHEAD 3
 
 /* One decoded chunk (or the calls in flight) with calls not all yielded. */
 typedef struct slot {
@@ -39,6 +52,23 @@ typedef struct pending {
 typedef struct unread {
   int64_t lowest, id;
 } unread;
+
+/* The thread that reads the chunk rows ahead: decoded chunks in buf
+ * (ready: count of them from head, in order), given to slots by swapping
+ * their arenas and arrays. Everything but the thread's own chunk (the one
+ * after the ready ones) is the caller's, under lock. */
+typedef struct reader {
+  pthread_t tid;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  slot buf[AHEAD];
+  size_t head, count;
+  size_t rows; /* chunk rows decoded */
+  bool stop;   /* the caller asks the thread to end */
+  bool done;   /* no row left, or err says what went wrong */
+  char err[sizeof ((pt_db *)0)->path + 700]; /* the file's name, what is wrong */
+  pt_chunk_dec dec;
+} reader;
 
 struct pt_cursor {
   const pt_db *db;
@@ -59,6 +89,10 @@ struct pt_cursor {
   pending *heap;
   size_t nheap, cap_heap;
   int64_t emptied; /* the slot whose last call was yielded last: freed next time */
+  reader *ahead_thread; /* reads rows ahead, or NULL */
+  int64_t run;     /* the slot yielded in a row, without the heap (-1: none) */
+  size_t run_idx;  /* its next call */
+  pt_chunk_dec dec;
   pt_call cur;
 };
 
@@ -134,7 +168,7 @@ static int64_t take_slot(pt_cursor *c)
 static void give_slot(pt_cursor *c, uint32_t k)
 {
   slot *s = &c->slots[k];
-  pt_json_arena_free(&s->arena);
+  pt_json_arena_reset(&s->arena);
   s->n = s->left = 0;
   uint32_t *u = pt_grow(c->unused, &c->cap_unused, c->nunused, sizeof *u);
   if (u) { /* else the slot is only not reused */
@@ -143,10 +177,28 @@ static void give_slot(pt_cursor *c, uint32_t k)
   }
 }
 
-/* Puts a filled slot's calls in the heap. */
+/* Whether a slot's calls are the next seqs in a row, none waiting before
+ * their last. */
+static bool in_a_row(const pt_cursor *c, const slot *s)
+{
+  if (!s->n || (uint64_t)s->v[0].seq != (uint64_t)c->last + 1 ||
+      (c->nheap && c->heap[0].seq <= s->v[s->n - 1].seq))
+    return false;
+  for (size_t i = 1; i < s->n; i++)
+    if ((uint64_t)s->v[i].seq != (uint64_t)s->v[i - 1].seq + 1)
+      return false;
+  return true;
+}
+
+/* Puts a filled slot's calls in the heap, or yields them in a row. */
 static bool queue_slot(pt_cursor *c, uint32_t k, char *err, size_t errn)
 {
   slot *s = &c->slots[k];
+  if (c->run < 0 && in_a_row(c, s)) {
+    c->run = k;
+    c->run_idx = 0;
+    return true;
+  }
   s->left = s->n;
   for (size_t i = 0; i < s->n; i++)
     if (!heap_push(c, (pending){s->v[i].seq, k, (uint32_t)i})) {
@@ -195,6 +247,124 @@ static bool find_lowest(pt_cursor *c, char *err, size_t errn)
   return true;
 }
 
+/* ---- Reading ahead ------------------------------------------------------------------- */
+
+static void *read_ahead(void *p)
+{
+  pt_cursor *c = p;
+  reader *r = c->ahead_thread;
+  char why[512];
+  for (bool done = false; !done;) {
+    pthread_mutex_lock(&r->lock);
+    while (r->count == AHEAD && !r->stop)
+      pthread_cond_wait(&r->cond, &r->lock);
+    slot *d = &r->buf[(r->head + r->count) % AHEAD];
+    done = r->stop;
+    pthread_mutex_unlock(&r->lock);
+    if (done)
+      break;
+    d->n = 0;
+    int rc = sqlite3_step(c->rows);
+    bool ok = rc == SQLITE_ROW && pt__decode_chunk(&r->dec, &d->arena, c->rows, c->session,
+                                                   &d->v, &d->n, &d->cap, why, sizeof why);
+    pthread_mutex_lock(&r->lock);
+    if (ok) {
+      r->count++;
+      r->rows++;
+    } else {
+      if (rc == SQLITE_ROW)
+        snprintf(r->err, sizeof r->err, "%s %s", c->db->path, why);
+      else if (rc != SQLITE_DONE)
+        snprintf(r->err, sizeof r->err, "%s is damaged or truncated: %s", c->db->path,
+                 sqlite3_errmsg(c->db->db));
+      r->done = done = true;
+    }
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+  }
+  return NULL;
+}
+
+/* Starts the reading thread where it can help (several processors, a
+ * connection that two threads may use at once: SQLite's serialized mode,
+ * where the connection has a mutex); without it the rows are read as they
+ * are needed. */
+static void start_ahead(pt_cursor *c)
+{
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !sqlite3_db_mutex(c->db->db))
+    return;
+  reader *r = calloc(1, sizeof *r);
+  if (!r)
+    return;
+  pthread_mutex_init(&r->lock, NULL);
+  pthread_cond_init(&r->cond, NULL);
+  c->ahead_thread = r;
+  if (pthread_create(&r->tid, NULL, read_ahead, c) != 0) {
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->cond);
+    free(r);
+    c->ahead_thread = NULL;
+  }
+}
+
+/* Moves the reading thread's next decoded chunk into slot s (whose arena
+ * and array the thread gets back to decode into); false when it has none.
+ * Called under r->lock. */
+static bool take_ahead(reader *r, slot *s)
+{
+  if (!r->count)
+    return false;
+  slot *d = &r->buf[r->head], t = *s;
+  s->arena = d->arena;
+  s->v = d->v;
+  s->cap = d->cap;
+  s->n = d->n;
+  d->arena = t.arena;
+  d->v = t.v;
+  d->cap = t.cap;
+  d->n = 0;
+  r->head = (r->head + 1) % AHEAD;
+  r->count--;
+  pthread_cond_broadcast(&r->cond);
+  return true;
+}
+
+/* Ends the reading thread (if any). With `keep`, the chunks it decoded are
+ * queued into slots and counted as read (false when memory ran out), and
+ * the rows it stepped are left to find_lowest's pass (stepped again past
+ * their end, they would start over); else dropped. */
+static bool stop_ahead(pt_cursor *c, bool keep, char *err, size_t errn)
+{
+  reader *r = c->ahead_thread;
+  if (!r)
+    return true;
+  pthread_mutex_lock(&r->lock);
+  r->stop = true;
+  pthread_cond_broadcast(&r->cond);
+  pthread_mutex_unlock(&r->lock);
+  pthread_join(r->tid, NULL);
+  c->ahead_thread = NULL;
+  bool ok = true;
+  if (keep) {
+    c->read = r->rows;
+    while (ok && r->count) {
+      int64_t k = take_slot(c);
+      ok = k >= 0 && take_ahead(r, &c->slots[k]) && queue_slot(c, (uint32_t)k, err, errn);
+    }
+    if (!ok && !err[0])
+      snprintf(err, errn, "out of memory reading %s", c->db->path);
+  }
+  for (int k = 0; k < AHEAD; k++) {
+    pt_json_arena_free(&r->buf[k].arena);
+    free(r->buf[k].v);
+  }
+  pt_chunk_dec_free(&r->dec);
+  pthread_mutex_destroy(&r->lock);
+  pthread_cond_destroy(&r->cond);
+  free(r);
+  return ok;
+}
+
 pt_cursor *pt_cursor_open(const pt_db *db, int64_t session, char *err, size_t errn)
 {
   err[0] = 0;
@@ -205,7 +375,7 @@ pt_cursor *pt_cursor_open(const pt_db *db, int64_t session, char *err, size_t er
   }
   c->db = db;
   c->session = session;
-  c->emptied = -1;
+  c->emptied = c->run = -1;
   /* Both passes and the calls in flight see one state of a file that a
    * recording process may still be writing. */
   if (sqlite3_get_autocommit(db->db))
@@ -224,6 +394,7 @@ pt_cursor *pt_cursor_open(const pt_db *db, int64_t session, char *err, size_t er
     pt_cursor_close(c);
     return NULL;
   }
+  start_ahead(c);
   return c;
 }
 
@@ -237,7 +408,8 @@ static bool decode_row(pt_cursor *c, sqlite3_stmt *st, char *err, size_t errn)
   }
   slot *s = &c->slots[k];
   char why[512];
-  if (!pt__decode_chunk(&s->arena, st, c->session, &s->v, &s->n, &s->cap, why, sizeof why)) {
+  if (!pt__decode_chunk(&c->dec, &s->arena, st, c->session, &s->v, &s->n, &s->cap, why,
+                        sizeof why)) {
     snprintf(err, errn, "%s %s", c->db->path, why);
     give_slot(c, (uint32_t)k);
     return false;
@@ -248,6 +420,27 @@ static bool decode_row(pt_cursor *c, sqlite3_stmt *st, char *err, size_t errn)
 /* The next chunk row, in the order they were written. */
 static bool read_next(pt_cursor *c, char *err, size_t errn)
 {
+  reader *r = c->ahead_thread;
+  if (r) {
+    int64_t k = take_slot(c);
+    if (k < 0) {
+      snprintf(err, errn, "out of memory reading %s", c->db->path);
+      return false;
+    }
+    pthread_mutex_lock(&r->lock);
+    while (!r->count && !r->done)
+      pthread_cond_wait(&r->cond, &r->lock);
+    bool took = take_ahead(r, &c->slots[k]);
+    pthread_mutex_unlock(&r->lock);
+    if (took) {
+      c->read++;
+      return queue_slot(c, (uint32_t)k, err, errn);
+    }
+    give_slot(c, (uint32_t)k);
+    c->ended = true;
+    snprintf(err, errn, "%s", r->err);
+    return !r->err[0];
+  }
   int rc = sqlite3_step(c->rows);
   if (rc == SQLITE_ROW) {
     c->read++;
@@ -283,10 +476,10 @@ const pt_call *pt_cursor_next(pt_cursor *c, char *err, size_t errn)
     c->emptied = -1;
   }
   for (bool more = true; more;) {
-    if (c->nheap && (uint64_t)c->heap[0].seq == (uint64_t)c->last + 1)
+    if (c->run >= 0 || (c->nheap && (uint64_t)c->heap[0].seq == (uint64_t)c->last + 1))
       break;
     if (!c->known && !c->ended && c->nheap) /* a gap: from now on by lowest seq */
-      more = find_lowest(c, err, errn);
+      more = stop_ahead(c, true, err, errn) && find_lowest(c, err, errn);
     else if (!c->known && !c->ended)
       more = read_next(c, err, errn);
     else if (c->known && c->nahead && (!c->nheap || c->heap[0].seq >= c->ahead[0].lowest))
@@ -295,6 +488,16 @@ const pt_call *pt_cursor_next(pt_cursor *c, char *err, size_t errn)
       break;
     if (!more)
       return NULL;
+  }
+  if (c->run >= 0) {
+    slot *s = &c->slots[c->run];
+    c->cur = s->v[c->run_idx++];
+    c->last = c->cur.seq;
+    if (c->run_idx == s->n) {
+      c->emptied = c->run;
+      c->run = -1;
+    }
+    return &c->cur;
   }
   if (!c->nheap)
     return NULL;
@@ -312,6 +515,8 @@ void pt_cursor_close(pt_cursor *c)
 {
   if (!c)
     return;
+  char err[8];
+  stop_ahead(c, false, err, sizeof err);
   sqlite3_finalize(c->rows);
   sqlite3_finalize(c->row);
   if (c->began)
@@ -321,6 +526,7 @@ void pt_cursor_close(pt_cursor *c)
     free(c->slots[k].v);
   }
   free(c->slots);
+  pt_chunk_dec_free(&c->dec);
   free(c->unused);
   free(c->heap);
   free(c->ahead);

@@ -7,25 +7,57 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "json.h"
 
+/* Blocks start at BLOCK and double up to MAX_BLOCK: a loaded session's
+ * hundreds of megabytes take few allocations, a small document little. */
 #define BLOCK (256u << 10)
+#define MAX_BLOCK (4u << 20)
 
-static void *arena_alloc(pt_json_arena *a, size_t size)
+/* Faults in the whole pages of [p, p + n) at once, where the kernel can
+ * (Linux 5.14): a block is filled from start to end anyway, and a fault a
+ * page cost more than the parsing. */
+static void populate(void *p, size_t n)
 {
-  size = (size + 15) & ~(size_t)15;
+#ifdef MADV_POPULATE_WRITE
+  uintptr_t page = 4096, from = ((uintptr_t)p + page - 1) & ~(page - 1);
+  uintptr_t to = ((uintptr_t)p + n) & ~(page - 1);
+  if (to > from)
+    madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
+/* A new block for an allocation of `size` (rounded) bytes; NULL when
+ * memory ran out. */
+static __attribute__((noinline)) void *arena_grow(pt_json_arena *a, size_t size)
+{
   pt_json_block *b = a->head;
-  if (!b || b->used + size > b->cap) {
-    size_t cap = size > BLOCK ? size : BLOCK;
-    b = malloc(sizeof *b + cap);
-    if (!b)
-      return NULL;
-    b->cap = cap;
-    b->used = 0;
-    b->next = a->head;
-    a->head = b;
-  }
+  size_t cap = !b ? BLOCK : b->cap >= MAX_BLOCK ? MAX_BLOCK : 2 * b->cap;
+  if (cap < size)
+    cap = size;
+  b = malloc(sizeof *b + cap);
+  if (!b)
+    return NULL;
+  if (cap > BLOCK) /* an arena past its first block: a big document, or many */
+    populate(b, sizeof *b + cap);
+  b->cap = cap;
+  b->used = size;
+  b->next = a->head;
+  a->head = b;
+  return b->mem;
+}
+
+static inline void *arena_alloc(pt_json_arena *a, size_t size)
+{
+  size = (size + 7) & ~(size_t)7; /* a pt_json's alignment */
+  pt_json_block *b = a->head;
+  if (!b || b->used + size > b->cap)
+    return arena_grow(a, size);
   void *p = b->mem + b->used;
   b->used += size;
   return p;
@@ -38,6 +70,30 @@ void pt_json_arena_free(pt_json_arena *a)
     free(b);
   }
   a->head = NULL;
+}
+
+void pt_json_arena_reset(pt_json_arena *a)
+{
+  if (!a->head)
+    return;
+  pt_json_block *keep = a->head; /* the last block, the largest */
+  a->head = keep->next;
+  pt_json_arena_free(a);
+  keep->next = NULL;
+  keep->used = 0;
+  a->head = keep;
+}
+
+void pt_json_arena_move(pt_json_arena *to, pt_json_arena *from)
+{
+  pt_json_block *last = from->head;
+  if (!last)
+    return;
+  while (last->next)
+    last = last->next;
+  last->next = to->head;
+  to->head = from->head;
+  from->head = NULL;
 }
 
 typedef struct parser {
@@ -64,13 +120,25 @@ static pt_json *fail(parser *ps, const char *what)
 
 static pt_json *value(parser *ps);
 
+/* The values most often recorded (null, false, true, small integers) are
+ * not allocated: every parse hands out these, which nobody changes. A
+ * loaded session is mostly such arguments. */
+#define SHARED_INTS 4096
+static pt_json shared_null = {.type = PJ_NULL}, shared_bool[2] = {{.type = PJ_BOOL},
+                                                                  {.type = PJ_BOOL, .u.i = 1}};
+static pt_json shared_int[SHARED_INTS + 1]; /* -1 to SHARED_INTS - 1 */
+
+__attribute__((constructor)) static void init_shared(void)
+{
+  for (int64_t i = 0; i <= SHARED_INTS; i++)
+    shared_int[i] = (pt_json){.type = PJ_INT, .u.i = i - 1};
+}
+
 static pt_json *new_value(parser *ps, pj_type t)
 {
   pt_json *j = arena_alloc(ps->a, sizeof *j);
-  if (j) {
-    memset(j, 0, sizeof *j);
-    j->type = t;
-  }
+  if (j)
+    *j = (pt_json){.type = t};
   return j;
 }
 
@@ -82,21 +150,19 @@ static int hexval(char c)
 
 static pt_json *string(parser *ps)
 {
-  ps->p++; /* the quote */
-  const char *start = ps->p;
-  size_t n = 0;
-  bool plain = true;
-  while (ps->p < ps->end && *ps->p != '"') {
-    if (*ps->p == '\\') {
-      plain = false;
-      ps->p++;
-    }
-    ps->p++;
-    n++;
-  }
-  if (ps->p >= ps->end)
+  const char *start = ++ps->p, *q = start; /* past the quote */
+  /* The closing quote: the first one no backslash escapes (memchr finds
+   * candidates; escapes are rare). */
+  const char *stop = memchr(q, '"', (size_t)(ps->end - q));
+  bool plain = stop && !memchr(q, '\\', (size_t)(stop - q));
+  if (!plain)
+    for (stop = q; stop < ps->end && *stop != '"'; stop++)
+      stop += *stop == '\\';
+  if (stop >= ps->end) {
+    ps->p = stop;
     return fail(ps, "unterminated string");
-  const char *stop = ps->p++;
+  }
+  ps->p = stop + 1;
   pt_json *j = new_value(ps, PJ_STRING);
   char *s = j ? arena_alloc(ps->a, (size_t)(stop - start) + 1) : NULL;
   if (!s)
@@ -142,7 +208,6 @@ static pt_json *string(parser *ps)
     s[w] = 0;
     j->n = (uint32_t)w;
   }
-  (void)n;
   j->u.s = s;
   return j;
 }
@@ -159,31 +224,36 @@ static pt_json *number(parser *ps)
       real = true;
     ps->p++;
   }
-  char buf[64];
   size_t len = (size_t)(ps->p - start);
-  if (!len || len >= sizeof buf)
+  if (!len || len >= 64)
     return fail(ps, "bad number");
-  memcpy(buf, start, len);
-  buf[len] = 0;
-  pt_json *j = new_value(ps, real ? PJ_REAL : PJ_INT);
-  if (!j)
-    return NULL;
   if (real) {
-    j->u.d = strtod(buf, NULL);
-  } else { /* by hand: this is the hot loop of loading a session */
-    uint64_t v = 0;
-    for (const char *c = buf + neg; *c; c++)
-      v = v * 10 + (uint64_t)(*c - '0');
-    j->u.i = neg ? -(int64_t)v : (int64_t)v;
+    char buf[64];
+    memcpy(buf, start, len);
+    buf[len] = 0;
+    pt_json *j = new_value(ps, PJ_REAL);
+    if (j)
+      j->u.d = strtod(buf, NULL);
+    return j;
   }
+  uint64_t v = 0; /* by hand: this is the hot loop of loading a session */
+  for (const char *c = start + neg; c < ps->p; c++)
+    v = v * 10 + (uint64_t)(*c - '0');
+  int64_t i = neg ? -(int64_t)v : (int64_t)v;
+  if (i >= -1 && i < SHARED_INTS)
+    return &shared_int[i + 1];
+  pt_json *j = new_value(ps, PJ_INT);
+  if (j)
+    j->u.i = i;
   return j;
 }
 
 /* Adds v to a container's items, which start in `stack` and move to the
  * heap when it is full. False when memory ran out (items unchanged). */
-static bool push_item(pt_json ***items, pt_json **stack, size_t *n, size_t *cap, pt_json *v)
+static inline bool push_item(pt_json ***items, pt_json **stack, size_t *n, size_t *cap,
+                             pt_json *v)
 {
-  if (*n == *cap) {
+  if (__builtin_expect(*n == *cap, 0)) {
     pt_json **ni = malloc(2 * *cap * sizeof *ni);
     if (!ni)
       return false;
@@ -276,7 +346,7 @@ static pt_json *value(parser *ps)
   case 'n':
     if (ps->end - ps->p >= 4 && memcmp(ps->p, "null", 4) == 0) {
       ps->p += 4;
-      return new_value(ps, PJ_NULL);
+      return &shared_null;
     }
     return fail(ps, "bad literal");
   case 't':
@@ -285,10 +355,7 @@ static pt_json *value(parser *ps)
     size_t len = t ? 4 : 5;
     if ((size_t)(ps->end - ps->p) >= len && memcmp(ps->p, t ? "true" : "false", len) == 0) {
       ps->p += len;
-      pt_json *j = new_value(ps, PJ_BOOL);
-      if (j)
-        j->u.i = t;
-      return j;
+      return &shared_bool[t];
     }
     return fail(ps, "bad literal");
   }

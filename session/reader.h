@@ -7,12 +7,14 @@
 #ifndef PT_READER_H
 #define PT_READER_H
 
+#include "chunk.h"
 #include "session.h"
 
 /* The statement over a session's chunk rows, in the order they were
  * written: column 0 the calls (version 1: JSON text; 2: a binary blob,
  * chunk.h), 1 the chunk's id (version 2's past every version-1 id), 2 the
- * version, 3 the lowest seq where the row says it (version 2), else NULL.
+ * version, 3 the lowest seq and 4 the count of calls where the row says
+ * them (version 2), else NULL.
  * NULL after a reason in err. */
 sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t errn);
 /* The statement that reads one chunk row by its id (as pt__chunk_rows
@@ -21,10 +23,11 @@ sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t
 sqlite3_stmt *pt__chunk_row(const pt_db *db, int64_t session, char *err, size_t errn);
 
 /* Decodes the chunk row a statement of the two above stands on into the
- * growable array *v (*nv of *cap used), their JSON in the arena. False
- * with what is wrong in err, after the file's name ("is damaged: ..."). */
-bool pt__decode_chunk(pt_json_arena *a, sqlite3_stmt *st, int64_t session, pt_call **v,
-                      size_t *nv, size_t *cap, char *err, size_t errn);
+ * growable array *v (*nv of *cap used), their JSON in the arena, with
+ * dec's zstd context and buffer. False with what is wrong in err, after
+ * the file's name ("is damaged: ..."). */
+bool pt__decode_chunk(pt_chunk_dec *dec, pt_json_arena *a, sqlite3_stmt *st, int64_t session,
+                      pt_call **v, size_t *nv, size_t *cap, char *err, size_t errn);
 
 /* The lowest seq of the calls of the chunk row pt__chunk_rows stands on
  * (INT64_MAX when it holds none): chunks hold calls in the order they

@@ -48,6 +48,7 @@ struct pt_seek {
   held slots[SEEK_SLOTS];
   int last;          /* the slot that served last */
   uint64_t clock;
+  pt_chunk_dec dec;  /* zstd context and body buffer, reused from chunk to chunk */
 };
 
 static int cmp_call(const void *a, const void *b)
@@ -109,7 +110,7 @@ static bool row_range(pt_seek *s, sqlite3_stmt *rows, range *r, char *err, size_
   }
   held h = {.id = -1};
   char why[512];
-  if (!pt__decode_chunk(&h.arena, rows, s->session, &h.v, &h.n, &h.cap, why, sizeof why)) {
+  if (!pt__decode_chunk(&s->dec, &h.arena, rows, s->session, &h.v, &h.n, &h.cap, why, sizeof why)) {
     snprintf(err, errn, "%s %s", s->db->path, why);
     held_free(&h);
     return false;
@@ -225,7 +226,7 @@ static held *decode(pt_seek *s, int64_t id, char *err, size_t errn)
              rc == SQLITE_DONE ? "a chunk of calls went missing" : sqlite3_errmsg(s->db->db));
     return NULL;
   }
-  if (!pt__decode_chunk(&h->arena, s->row, s->session, &h->v, &h->n, &h->cap, why, sizeof why)) {
+  if (!pt__decode_chunk(&s->dec, &h->arena, s->row, s->session, &h->v, &h->n, &h->cap, why, sizeof why)) {
     snprintf(err, errn, "%s %s", s->db->path, why);
     h->n = 0;
     return NULL;
@@ -297,5 +298,6 @@ void pt_seek_close(pt_seek *s)
   for (int k = 0; k < SEEK_SLOTS; k++)
     held_free(&s->slots[k]);
   free(s->ranges);
+  pt_chunk_dec_free(&s->dec);
   free(s);
 }

@@ -8,6 +8,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,11 +222,11 @@ sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t
   /* A session's chunks are in the table of its version (docs/schema.md);
    * each arm goes in id order. */
   return chunk_stmt(db,
-                    "SELECT calls, id, 1, NULL FROM chunks WHERE session = ?1 UNION ALL "
-                    "SELECT calls, id + " V2_IDS ", 2, first_seq FROM call_chunks WHERE "
-                    "session = ?1",
-                    "SELECT calls, id, 1, NULL FROM chunks WHERE session = ?1 ORDER BY id",
-                    session, err, errn);
+                    "SELECT calls, id, 1, NULL, NULL FROM chunks WHERE session = ?1 UNION ALL "
+                    "SELECT calls, id + " V2_IDS ", 2, first_seq, ncalls FROM call_chunks "
+                    "WHERE session = ?1",
+                    "SELECT calls, id, 1, NULL, NULL FROM chunks WHERE session = ?1 ORDER BY "
+                    "id", session, err, errn);
 }
 
 sqlite3_stmt *pt__chunk_row(const pt_db *db, int64_t session, char *err, size_t errn)
@@ -350,19 +352,15 @@ static bool push_grow(void *ctx, const pt_call *c)
   return true;
 }
 
-bool pt__decode_chunk(pt_json_arena *a, sqlite3_stmt *st, int64_t session, pt_call **v,
-                      size_t *nv, size_t *cap, char *err, size_t errn)
+/* Decodes a chunk row's calls (its blob, version and id as pt__chunk_rows
+ * gives them) as pt__decode_chunk does, with push. */
+static bool decode_blob(pt_chunk_dec *dec, pt_json_arena *a, const void *blob, size_t n,
+                        int version, int64_t id, int64_t session,
+                        bool (*push)(void *ctx, const pt_call *c), void *ctx, char *err,
+                        size_t errn)
 {
-  const void *blob = sqlite3_column_blob(st, 0);
-  size_t n = (size_t)sqlite3_column_bytes(st, 0);
-  int version = sqlite3_column_int(st, 2);
-  size_t before = *nv;
-  if (version < 2 && blob && decode_fast(a, blob, n, v, nv, cap))
-    return true;
-  *nv = before; /* anything else: the codec's own way, which says what is wrong */
   char why[400];
-  grow_ctx g = {v, nv, cap};
-  if (pt_chunk_decode(a, version, blob, n, push_grow, &g, why, sizeof why))
+  if (pt_chunk_decode_with(dec, a, version, blob, n, push, ctx, why, sizeof why))
     return true;
   if (strcmp(why, "out of memory") == 0)
     snprintf(err, errn, "cannot be read: out of memory");
@@ -370,8 +368,29 @@ bool pt__decode_chunk(pt_json_arena *a, sqlite3_stmt *st, int64_t session, pt_ca
     snprintf(err, errn, "is damaged: %s", why);
   else
     snprintf(err, errn, "is damaged: session %lld, chunk %lld: %s", (long long)session,
-             (long long)(sqlite3_column_int64(st, 1) - V2_ID_BASE), why);
+             (long long)(id - V2_ID_BASE), why);
   return false;
+}
+
+/* A chunk row's calls appended to *v as pt__decode_chunk says. */
+static bool decode_listed(pt_chunk_dec *dec, pt_json_arena *a, const void *blob, size_t n,
+                          int version, int64_t id, int64_t session, pt_call **v, size_t *nv,
+                          size_t *cap, char *err, size_t errn)
+{
+  size_t before = *nv;
+  if (version < 2 && blob && decode_fast(a, blob, n, v, nv, cap))
+    return true;
+  *nv = before; /* anything else: the codec's own way, which says what is wrong */
+  grow_ctx g = {v, nv, cap};
+  return decode_blob(dec, a, blob, n, version, id, session, push_grow, &g, err, errn);
+}
+
+bool pt__decode_chunk(pt_chunk_dec *dec, pt_json_arena *a, sqlite3_stmt *st, int64_t session,
+                      pt_call **v, size_t *nv, size_t *cap, char *err, size_t errn)
+{
+  return decode_listed(dec, a, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                       sqlite3_column_int(st, 2), sqlite3_column_int64(st, 1), session, v, nv,
+                       cap, err, errn);
 }
 
 /* A chunk is a JSON array of calls, each an array that starts with its
@@ -451,34 +470,228 @@ bool pt__inflight_calls(const pt_db *db, int64_t session, pt_json_arena *a, pt_c
   return ok;
 }
 
+/* ---- Loading: chunks decoded on several threads ----------------------------------- */
+
+/* At most this many threads decode a session's chunks (the calling one
+ * included), never more than the processors online. */
+#define MAX_LOADERS 16
+
+/* One chunk row to decode: a copy of its blob, and where its calls went. */
+typedef struct job {
+  void *blob;
+  size_t n;
+  int version;
+  int64_t id;
+  int64_t ncalls; /* the row's count of calls (version 2), else -1 */
+  size_t at;      /* the first of its places in loader.calls */
+  bool nomem;     /* its blob could not be copied */
+  bool placed;    /* its calls are there, else in v */
+  pt_call *v;
+  size_t nv, cap;
+  char err[512]; /* why it could not be decoded ("" when it was) */
+} job;
+
+typedef struct loader {
+  const pt_db *db;
+  int64_t session;
+  job *jobs;
+  size_t njobs;
+  pt_call *calls; /* every call, when every row said its count (else NULL) */
+  _Atomic size_t next;   /* the next job to take */
+  _Atomic size_t failed; /* the first job that failed (njobs: none) */
+} loader;
+
+/* Each thread's own: its arena (moved into the calls' when done). */
+typedef struct loader_thread {
+  loader *l;
+  pt_json_arena arena;
+  pthread_t tid;
+} loader_thread;
+
+/* Puts calls in the places a row's count gave them; false past the last. */
+typedef struct place_ctx {
+  pt_call *at;
+  size_t n, max;
+} place_ctx;
+
+static bool push_placed(void *ctx, const pt_call *c)
+{
+  place_ctx *p = ctx;
+  if (p->n == p->max)
+    return false;
+  p->at[p->n++] = *c;
+  return true;
+}
+
+static void decode_job(loader *l, pt_chunk_dec *dec, pt_json_arena *a, job *j)
+{
+  if (j->nomem) {
+    snprintf(j->err, sizeof j->err, "cannot be read: out of memory");
+    return;
+  }
+  if (l->calls) {
+    place_ctx p = {l->calls + j->at, 0, (size_t)j->ncalls};
+    char why[512];
+    if (decode_blob(dec, a, j->blob, j->n, j->version, j->id, l->session, push_placed, &p, why,
+                    sizeof why) && p.n == p.max) {
+      j->placed = true;
+      j->nv = p.n;
+      return;
+    }
+    /* Its count is not its calls' (or the chunk is damaged): its calls go
+     * in a list of their own, and the decoding says what is wrong. */
+  }
+  decode_listed(dec, a, j->blob, j->n, j->version, j->id, l->session, &j->v, &j->nv, &j->cap,
+                j->err, sizeof j->err);
+}
+
+static void *load_jobs(void *p)
+{
+  loader_thread *t = p;
+  loader *l = t->l;
+  pt_chunk_dec dec = {0};
+  for (size_t k; (k = atomic_fetch_add(&l->next, 1)) < l->njobs && k < atomic_load(&l->failed);) {
+    job *j = &l->jobs[k];
+    decode_job(l, &dec, &t->arena, j);
+    free(j->blob);
+    j->blob = NULL;
+    size_t f = atomic_load(&l->failed); /* the lowest failed job wins */
+    while (j->err[0] && k < f && !atomic_compare_exchange_weak(&l->failed, &f, k))
+      ;
+  }
+  pt_chunk_dec_free(&dec);
+  return NULL;
+}
+
+/* The chunk rows (at most `chunks`) as jobs, their blobs copied; false
+ * with err set. */
+static bool read_jobs(loader *l, size_t chunks, char *err, size_t errn)
+{
+  size_t cap = 0, total = 0;
+  bool counted = true;
+  sqlite3_stmt *s = pt__chunk_rows(l->db, l->session, err, errn);
+  if (!s)
+    return false;
+  int rc = SQLITE_DONE;
+  while (l->njobs < chunks && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+    job *v = pt_grow(l->jobs, &cap, l->njobs, sizeof *v);
+    if (!v) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    l->jobs = v;
+    job *j = &v[l->njobs++];
+    memset(j, 0, sizeof *j);
+    const void *blob = sqlite3_column_blob(s, 0);
+    j->n = (size_t)sqlite3_column_bytes(s, 0);
+    j->version = sqlite3_column_int(s, 2);
+    j->id = sqlite3_column_int64(s, 1);
+    j->ncalls = sqlite3_column_type(s, 4) == SQLITE_INTEGER ? sqlite3_column_int64(s, 4) : -1;
+    /* No blob (NULL) is decoded as the codec says; a failed copy is out
+     * of memory when its turn comes. */
+    if (blob && (j->blob = malloc(j->n ? j->n : 1)))
+      memcpy(j->blob, blob, j->n);
+    j->nomem = blob && !j->blob;
+    j->at = total;
+    counted &= j->ncalls >= 0 && j->ncalls <= (int64_t)(SIZE_MAX / 2 / sizeof(pt_call) - total);
+    if (counted)
+      total += (size_t)j->ncalls;
+  }
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+    if (rc == SQLITE_NOMEM)
+      snprintf(err, errn, "out of memory loading %s", l->db->path);
+    else
+      snprintf(err, errn, "%s is damaged or truncated: %s", l->db->path,
+               sqlite3_errmsg(l->db->db));
+    return false;
+  }
+  if (counted && total)
+    l->calls = malloc(total * sizeof *l->calls);
+  return true;
+}
+
+/* The decoded jobs' calls in one array, in job order, into out (v, n; *cap
+ * its room); false when memory ran out. */
+static bool gather(loader *l, pt_calls *out, size_t *cap)
+{
+  bool all_placed = l->calls != NULL;
+  size_t total = 0;
+  for (size_t k = 0; k < l->njobs; k++) {
+    all_placed &= l->jobs[k].placed;
+    total += l->jobs[k].nv;
+  }
+  if (all_placed) {
+    out->v = l->calls;
+    out->n = *cap = total;
+    l->calls = NULL;
+    return true;
+  }
+  out->v = malloc((total ? total : 1) * sizeof *out->v);
+  if (!out->v)
+    return false;
+  for (size_t k = 0; k < l->njobs; k++) {
+    job *j = &l->jobs[k];
+    memcpy(out->v + out->n, j->placed ? l->calls + j->at : j->v, j->nv * sizeof *out->v);
+    out->n += j->nv;
+  }
+  *cap = total ? total : 1;
+  return true;
+}
+
+static void loader_free(loader *l)
+{
+  for (size_t k = 0; k < l->njobs; k++) {
+    free(l->jobs[k].blob);
+    free(l->jobs[k].v);
+  }
+  free(l->jobs);
+  free(l->calls);
+}
+
 /* Calls of the first `chunks` chunk rows (SIZE_MAX: all, and the calls in
- * flight), sorted by seq. */
+ * flight), sorted by seq. The rows are read here, then decoded by up to
+ * MAX_LOADERS threads, each taking the next row not taken (each call is
+ * parsed into its thread's arena, in its place in the array when the rows
+ * say how many calls each holds). */
 static bool load(pt_db *db, int64_t session, size_t chunks, pt_calls *out, char *err,
                  size_t errn)
 {
   memset(out, 0, sizeof *out);
-  size_t cap = 0;
-  sqlite3_stmt *s = pt__chunk_rows(db, session, err, errn);
-  if (!s)
-    return false;
-  int rc = SQLITE_DONE;
-  char why[512];
-  for (size_t k = 0; k < chunks && (rc = sqlite3_step(s)) == SQLITE_ROW; k++) {
-    if (!pt__decode_chunk(&out->arena, s, session, &out->v, &out->n, &cap, why, sizeof why)) {
-      snprintf(err, errn, "%s %s", db->path, why);
-      sqlite3_finalize(s);
-      pt_calls_free(out);
-      return false;
-    }
-  }
-  sqlite3_finalize(s);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-    snprintf(err, errn, "%s is damaged or truncated: %s", db->path, sqlite3_errmsg(db->db));
-    pt_calls_free(out);
+  loader l = {.db = db, .session = session};
+  if (!read_jobs(&l, chunks, err, errn)) {
+    loader_free(&l);
     return false;
   }
-  if (chunks == SIZE_MAX &&
-      !pt__inflight_calls(db, session, &out->arena, &out->v, &out->n, &cap, err, errn)) {
+  atomic_init(&l.next, 0);
+  atomic_init(&l.failed, l.njobs);
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t nthreads = cpus < 1 ? 1 : cpus > MAX_LOADERS ? MAX_LOADERS : (size_t)cpus;
+  if (nthreads > l.njobs / 2)
+    nthreads = l.njobs / 2 ? l.njobs / 2 : 1;
+  loader_thread t[MAX_LOADERS];
+  size_t started = 1;
+  for (size_t k = 0; k < nthreads; k++)
+    t[k] = (loader_thread){.l = &l};
+  for (; started < nthreads; started++)
+    if (pthread_create(&t[started].tid, NULL, load_jobs, &t[started]) != 0)
+      break;
+  load_jobs(&t[0]);
+  for (size_t k = 0; k < started; k++) {
+    if (k)
+      pthread_join(t[k].tid, NULL);
+    pt_json_arena_move(&out->arena, &t[k].arena);
+  }
+  size_t failed = atomic_load(&l.failed), cap = 0;
+  if (failed < l.njobs)
+    snprintf(err, errn, "%s %s", db->path, l.jobs[failed].err);
+  else if (!gather(&l, out, &cap))
+    snprintf(err, errn, "out of memory loading %s", db->path);
+  bool ok = failed == l.njobs && out->v;
+  loader_free(&l);
+  if (ok && chunks == SIZE_MAX)
+    ok = pt__inflight_calls(db, session, &out->arena, &out->v, &out->n, &cap, err, errn);
+  if (!ok) {
     pt_calls_free(out);
     return false;
   }

@@ -18,3 +18,6 @@ add_test(NAME bench_real_programs_smoke
 set_tests_properties(bench_real_programs_smoke PROPERTIES
   ENVIRONMENT "VADD_N=1024"
   FAIL_REGULAR_EXPRESSION "FAILED")
+add_test(NAME bench_viewer_smoke COMMAND bench_viewer --calls 3000 --rounds 1
+  --only load,compact,stats --against $<TARGET_FILE:pitrace>)
+set_tests_properties(bench_viewer_smoke PROPERTIES FAIL_REGULAR_EXPRESSION "failed")

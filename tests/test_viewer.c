@@ -1064,6 +1064,51 @@ Test(viewer, seek_and_diff_read_calls_by_seq_from_chunks_out_of_order)
   cr_assert(strstr(out, want), "no '%s' in\n%s", want, out);
 }
 
+/* pt_load decodes chunks on several threads, each call put in its place by
+ * the rows' counts of calls: where a count is wrong the calls are the same,
+ * and of two damaged chunks the first is named whichever thread failed
+ * first. */
+Test(viewer, pt_load_takes_wrong_counts_and_names_the_first_damaged_chunk)
+{
+  char *db = tu_temp_path(".db");
+  /* Over 9000 calls: at least three chunks of at most 4096 (PT_CHUNK_CALLS). */
+  const char *argv[] = {BIN "/record_prog", "slowcall", "9000", NULL};
+  cr_assert_eq(record_into(db, argv, POCL, NULL), 0);
+  cr_assert_geq(sql_int(db, "SELECT count(*) FROM call_chunks"), 3);
+  pt_db h;
+  pt_calls want, got;
+  char e[512];
+  cr_assert(pt_open(db, 0, &h, e, sizeof e), "%s", e);
+  int64_t id = pt_default_session(&h);
+  cr_assert(pt_load(&h, id, &want, e, sizeof e), "%s", e);
+  pt_close(&h);
+  /* A count too high (the others right), then one too low. */
+  static const char *const edits[] = {
+      "UPDATE call_chunks SET ncalls = ncalls + 5 WHERE id = 2",
+      "UPDATE call_chunks SET ncalls = ncalls - 5 WHERE id = 2; "
+      "UPDATE call_chunks SET ncalls = ncalls - 1 WHERE id = 3"};
+  for (int k = 0; k < 2; k++) {
+    sql_exec(db, edits[k]);
+    cr_assert(pt_open(db, 0, &h, e, sizeof e), "%s", e);
+    cr_assert(pt_load(&h, id, &got, e, sizeof e), "%s", e);
+    cr_assert_eq(got.n, want.n);
+    for (size_t i = 0; i < got.n; i++)
+      cr_assert(got.v[i].seq == want.v[i].seq && got.v[i].api == want.v[i].api &&
+                got.v[i].start_ns == want.v[i].start_ns &&
+                got.v[i].args->n == want.v[i].args->n, "edit %d, call %zu: seq %lld, want %lld",
+                k, i, (long long)got.v[i].seq, (long long)want.v[i].seq);
+    pt_calls_free(&got);
+    pt_close(&h);
+  }
+  sql_exec(db, "UPDATE call_chunks SET calls = substr(calls, 1, 10) WHERE id IN (2, (SELECT "
+               "max(id) FROM call_chunks))");
+  cr_assert(pt_open(db, 0, &h, e, sizeof e), "%s", e);
+  cr_assert_not(pt_load(&h, id, &got, e, sizeof e));
+  cr_assert(strstr(e, "is damaged: session 1, chunk 2: "), "%s", e);
+  pt_close(&h);
+  pt_calls_free(&want);
+}
+
 /* ---- report ----------------------------------------------------------------------- */
 
 static const char *chromium(void)

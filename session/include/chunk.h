@@ -67,12 +67,25 @@ void pt_chunk_enc_free(pt_chunk_enc *e);
 
 /* ---- Reading (versions 1 and 2) ------------------------------------------------------- */
 
+/* What decoding chunk after chunk keeps: a zstd context and the buffer of
+ * the decoded body. Zero-initialise; one per thread; pt_chunk_dec_free
+ * releases it. The functions without _with make one for the call. */
+typedef struct pt_chunk_dec {
+  void *zctx;          /* ZSTD_DCtx */
+  unsigned char *body; /* the last chunk's decoded body */
+  size_t cap;
+} pt_chunk_dec;
+void pt_chunk_dec_free(pt_chunk_dec *d);
+
 /* Calls every call of a version-2 chunk blob, in stored order, with fn;
  * fn returning false stops (and pt_chunk_each returns false with err
  * untouched). A damaged blob (a bad zstd frame, truncated varints, counts
  * that do not add up) returns false with a one-line reason in err. */
 bool pt_chunk_each(const void *blob, size_t n, bool (*fn)(void *ctx, const pt_chunk_call *c),
                    void *ctx, char *err, size_t errn);
+bool pt_chunk_each_with(pt_chunk_dec *d, const void *blob, size_t n,
+                        bool (*fn)(void *ctx, const pt_chunk_call *c), void *ctx, char *err,
+                        size_t errn);
 
 /* Decodes one chunk row: version 1 (a JSON array of calls, the text of
  * chunks.calls) or 2 (a blob of call_chunks.calls), each call's args and
@@ -82,6 +95,9 @@ bool pt_chunk_each(const void *blob, size_t n, bool (*fn)(void *ctx, const pt_ch
 bool pt_chunk_decode(pt_json_arena *a, int version, const void *blob, size_t n,
                      bool (*push)(void *ctx, const pt_call *c), void *ctx, char *err,
                      size_t errn);
+bool pt_chunk_decode_with(pt_chunk_dec *dec, pt_json_arena *a, int version, const void *blob,
+                          size_t n, bool (*push)(void *ctx, const pt_call *c), void *ctx,
+                          char *err, size_t errn);
 
 /* ---- SQLite ------------------------------------------------------------------------ */
 

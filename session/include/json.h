@@ -1,7 +1,9 @@
 /*
  * json.h: a small JSON reader for what the recorder writes: arrays,
  * numbers (64-bit integers, and doubles), strings, null, true, false (and
- * objects, read as key/value lists). Values live in an arena freed at once.
+ * objects, read as key/value lists). Values live in an arena freed at once,
+ * except null, true, false and small integers, which every parse shares:
+ * values are read, never changed.
  */
 #ifndef PT_JSON_H
 #define PT_JSON_H
@@ -40,6 +42,11 @@ pt_json *pt_json_parse(pt_json_arena *a, const char *text, size_t len, char *err
 pt_json *pt_json_parse_prefix(pt_json_arena *a, const char *text, size_t len, size_t *used,
                               char *err, size_t errn);
 void pt_json_arena_free(pt_json_arena *a);
+/* Frees every value of an arena but keeps its largest block for the next
+ * values (a reader that parses chunk after chunk). */
+void pt_json_arena_reset(pt_json_arena *a);
+/* Gives every value of `from` to `to` (from is left empty). */
+void pt_json_arena_move(pt_json_arena *to, pt_json_arena *from);
 
 /* Element i of an array, or NULL. */
 static inline pt_json *pt_json_at(const pt_json *j, size_t i)
