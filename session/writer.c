@@ -1422,14 +1422,14 @@ static bool record_ok(rec_hdr *h, size_t avail, size_t to_end)
   }
 }
 
-/* The next record of a ring, or NULL; skips WRAP markers. Reads at rd;
- * the producer may reuse bytes only up to tail, which moves at commits. */
-static rec_hdr *peek(shim_ring *r)
+/* The next record of a ring among those already seen published (up to
+ * head_seen), or NULL; skips WRAP markers. Reads at rd; the producer may
+ * reuse bytes only up to tail, which moves at commits. */
+static rec_hdr *next_seen(shim_ring *r)
 {
   for (;;) {
     size_t rd = r->rd;
-    if (rd == r->head_seen &&
-        rd == (r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire)))
+    if (rd == r->head_seen)
       return NULL;
     size_t off = rd % r->cap;
     if (r->cap - off < sizeof(rec_hdr)) {
@@ -1448,6 +1448,26 @@ static rec_hdr *peek(shim_ring *r)
     }
     return h;
   }
+}
+
+/* Looks at a ring's head again (the only read of a line its producer
+ * writes): whether more records were published since the last look. */
+static bool look_again(shim_ring *r)
+{
+  size_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+  if (head == r->head_seen)
+    return false;
+  r->head_seen = head;
+  return true;
+}
+
+/* The next record of a ring, looking at its head when none is seen yet. */
+static rec_hdr *peek(shim_ring *r)
+{
+  rec_hdr *h = next_seen(r);
+  if (!h && look_again(r))
+    h = next_seen(r);
+  return h;
 }
 
 static void consume(shim_ring *r, rec_hdr *h)
@@ -1499,22 +1519,99 @@ static void handle_record(shim_ring *r, rec_hdr *h)
   }
 }
 
-/* The ring whose next record has the lowest ticket, or NULL; *h set.
- * With `only_empty`, looks only at the rings marked empty (and unmarks
- * those that have a record now), keeping *best as the lowest so far. */
-static shim_ring *lowest(shim_ring *best, rec_hdr **bh, bool only_empty)
+/* ---- Merging the rings --------------------------------------------------------------------
+ * The rings as the merge keeps them: each one's next record seen (NULL:
+ * none yet) and when it was seen, counted in looks at the heads (`looks`).
+ * A binary heap orders the rings with a record seen by that record's
+ * ticket; the others wait for the next sweep. */
+typedef struct mring {
+  shim_ring *r;
+  rec_hdr *h;    /* its next record, seen published; NULL: none */
+  uint64_t seen; /* the look that revealed the records seen */
+} mring;
+
+static mring *mrings;
+static size_t nmrings, cap_mrings;
+static shim_ring *mrings_from; /* the list head they were taken from */
+static mring **heap;
+static size_t nheap;
+static uint64_t looks;
+
+static bool before(const mring *a, const mring *b)
 {
-  for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next) {
-    if (only_empty && !r->looked_empty)
-      continue;
-    rec_hdr *h = peek(r);
-    r->looked_empty = h == NULL;
-    if (h && (!*bh || (int64_t)(h->ticket - (*bh)->ticket) < 0)) {
-      best = r;
-      *bh = h;
-    }
+  return (int64_t)(a->h->ticket - b->h->ticket) < 0;
+}
+
+static void heap_down(size_t i)
+{
+  for (;;) {
+    size_t l = 2 * i + 1, m = i;
+    if (l < nheap && before(heap[l], heap[m]))
+      m = l;
+    if (l + 1 < nheap && before(heap[l + 1], heap[m]))
+      m = l + 1;
+    if (m == i)
+      return;
+    mring *t = heap[i];
+    heap[i] = heap[m];
+    heap[m] = t;
+    i = m;
   }
-  return best;
+}
+
+static void heap_push(mring *m)
+{
+  size_t i = nheap++;
+  heap[i] = m;
+  while (i && before(heap[i], heap[(i - 1) / 2])) {
+    mring *t = heap[i];
+    heap[i] = heap[(i - 1) / 2];
+    heap[(i - 1) / 2] = t;
+    i = (i - 1) / 2;
+  }
+}
+
+/* Takes in the rings that threads added since the last sweep (a ring is
+ * only ever pushed at the list's head). */
+static void take_new_rings(void)
+{
+  shim_ring *head = atomic_load(&shim_rings);
+  if (head == mrings_from)
+    return;
+  size_t n = 0;
+  for (shim_ring *r = head; r && r != mrings_from; r = r->next)
+    n++;
+  if (nmrings + n > cap_mrings) {
+    size_t cap = (nmrings + n) * 2;
+    mring *v = realloc(mrings, cap * sizeof *v);
+    mring **hp = v ? realloc(heap, cap * sizeof *hp) : NULL;
+    if (v)
+      mrings = v;
+    if (!hp)
+      abort(); /* as t_reserve: the writer cannot go on without memory */
+    heap = hp;
+    /* The heap points into mrings: it moved. */
+    nheap = 0;
+    for (size_t i = 0; i < nmrings; i++)
+      if (mrings[i].h)
+        heap_push(&mrings[i]);
+    cap_mrings = cap;
+  }
+  for (shim_ring *r = head; r && r != mrings_from; r = r->next)
+    mrings[nmrings++] = (mring){r, NULL, 0};
+  mrings_from = head;
+}
+
+/* Forgets the rings (their list is replaced: salvage, a new writer). */
+static void forget_rings(void)
+{
+  free(mrings);
+  free(heap);
+  mrings = NULL;
+  heap = NULL;
+  nmrings = cap_mrings = nheap = 0;
+  mrings_from = NULL;
+  looks = 0;
 }
 
 /* Processes the records of every ring in ticket order, for as long as
@@ -1523,27 +1620,53 @@ static shim_ring *lowest(shim_ring *best, rec_hdr **bh, bool only_empty)
  *
  * Why this order is safe without a shared counter: a record can depend
  * only on records published before it was made (a call uses a handle
- * after the call that made it returned). Once the chosen record is seen,
- * those are visible too, so the rings that looked empty are looked at
- * again until none of them offers a lower ticket. */
+ * after the call that made it returned), and those have lower tickets.
+ * Once a record is seen, they are visible too. So a record seen at look
+ * L is processed only after a sweep that began after L looked again at
+ * every ring with nothing seen: a record it depends on is then either
+ * seen (and, lower, comes out of the heap first) or in a ring whose next
+ * seen record is lower still (and comes first, its own successors
+ * behind it). Between sweeps a ring gives a run of records without any
+ * look at the others while its tickets stay below the next ring's. */
 static size_t merge(void)
 {
   size_t done = 0;
   while (!pressure || draining) {
-    rec_hdr *bh = NULL;
-    shim_ring *best = lowest(NULL, &bh, false);
-    if (!bh)
-      return done;
-    for (;;) {
-      rec_hdr *before = bh;
-      best = lowest(best, &bh, true);
-      if (bh == before)
-        break;
+    uint64_t sweep = ++looks;
+    /* A ring is in the list before its first record is published: a
+     * thread whose record another's depends on is found here. */
+    take_new_rings();
+    for (size_t i = 0; i < nmrings; i++) {
+      mring *m = &mrings[i];
+      if (!m->h && look_again(m->r) && (m->h = next_seen(m->r))) {
+        m->seen = sweep;
+        heap_push(m);
+      }
     }
-    handle_record(best, bh);
-    consume(best, bh);
-    last_ticket = bh->ticket;
-    done++;
+    if (!nheap)
+      return done;
+    while (nheap && (!pressure || draining)) {
+      mring *m = heap[0];
+      if (m->seen >= sweep)
+        break; /* seen at or after this sweep: look at the others again first */
+      mring *next = nheap > 2 && before(heap[2], heap[1]) ? heap[2] : nheap > 1 ? heap[1] : NULL;
+      rec_hdr *h = m->h;
+      do {
+        handle_record(m->r, h);
+        consume(m->r, h);
+        last_ticket = h->ticket;
+        done++;
+        m->h = h = next_seen(m->r);
+      } while (h && (!next || before(m, next)) && (!pressure || draining));
+      if (!h && look_again(m->r) && (m->h = next_seen(m->r)))
+        m->seen = ++looks;
+      if (m->h) {
+        heap_down(0);
+      } else {
+        heap[0] = heap[--nheap];
+        heap_down(0);
+      }
+    }
   }
   return done;
 }
@@ -1904,6 +2027,9 @@ static void discard(void)
       consume(r, h);
     }
   }
+  for (size_t i = 0; i < nmrings; i++)
+    mrings[i].h = NULL; /* consumed: the merge sees them no more */
+  nheap = 0;
   publish_tails();
 }
 
@@ -2473,6 +2599,7 @@ static void reset_state(void)
   maps_dirty = true;
   salvage_hdr = NULL;
   cur_api = "";
+  forget_rings();
 }
 
 /* Salvages one ring file: 1 done, 0 nothing to do (its process lives, or
