@@ -53,10 +53,11 @@ void stamp_init(void)
 
 static stamp_knot *knots;
 static size_t nknots;
-/* The segment the last stamp fell in, and its slope: stamps come mostly
- * in order, so most need neither a search nor a division. */
+/* The segment the last stamp fell in, and its slope (ns per count, in
+ * 32.32 fixed point): stamps come mostly in order, so most need neither
+ * a search nor a division, and an integer multiply serves the rest. */
 static size_t seg = SIZE_MAX;
-static double seg_slope;
+static unsigned __int128 seg_slope;
 
 void stamp_reset(void)
 {
@@ -111,10 +112,10 @@ static uint64_t in_segment(size_t i, uint64_t s)
   const stamp_knot *a = &knots[i], *b = &knots[i + 1];
   if (seg != i) {
     seg = i;
-    seg_slope = (double)(b->ns - a->ns) / (double)(b->stamp - a->stamp);
+    seg_slope = ((unsigned __int128)(b->ns - a->ns) << 32) / (b->stamp - a->stamp);
   }
-  uint64_t ns = a->ns + (uint64_t)((double)(s - a->stamp) * seg_slope);
-  return ns < b->ns ? ns : b->ns; /* rounding never passes the next knot */
+  unsigned __int128 d = ((unsigned __int128)(s - a->stamp) * seg_slope) >> 32;
+  return d < b->ns - a->ns ? a->ns + (uint64_t)d : b->ns; /* never past the next knot */
 }
 
 uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot))

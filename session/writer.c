@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -441,12 +442,9 @@ static pending_call *free_calls; /* reused, with their buffers */
 static pending_call *call_new(void)
 {
   pending_call *c = free_calls;
-  if (c) {
+  if (c) { /* its fields are all set by whoever takes it; its buffers kept */
     free_calls = c->next;
-    text in = c->in, inl = c->inl;
-    memset(c, 0, sizeof *c);
-    c->in = in;
-    c->inl = inl;
+    c->inserted = false;
     c->in.len = c->inl.len = 0;
     return c;
   }
@@ -505,6 +503,7 @@ typedef struct thread_state {
 
 static thread_state *threads;
 static size_t nthreads;
+static size_t notes_waiting; /* in all threads */
 
 static thread_state *thread_of(uint32_t index)
 {
@@ -992,6 +991,22 @@ static void keep_knot(stamp_knot k)
     ringfile_note_knot(k);
 }
 
+/* The parameters of a function that say whether it blocks (blocking_*),
+ * as a mask, found once from the description. */
+static uint32_t blocking_params(const pi_api_desc *api)
+{
+  static uint32_t masks[PI_API_COUNT];
+  static bool found;
+  if (!found) {
+    for (unsigned id = 0; id < PI_API_COUNT; id++)
+      for (unsigned i = 0; i < pi_api_table[id].nparams; i++)
+        if (strncmp(pi_api_table[id].params[i].name, "blocking", 8) == 0)
+          masks[id] |= 1u << i;
+    found = true;
+  }
+  return masks[api->id];
+}
+
 static void process_entry(const rec_entry *e)
 {
   const pi_api_desc *api = &pi_api_table[e->h.api];
@@ -1025,8 +1040,8 @@ static void process_entry(const rec_entry *e)
                 items[i].it->size, items[i].it->full);
   free_heap_items(items, n);
   /* Data of a call that may come later (a non-blocking read). */
-  for (unsigned i = 0; i < api->nparams; i++)
-    if (strncmp(api->params[i].name, "blocking", 8) == 0 && e->argv[i] == 0) {
+  for (uint32_t m = blocking_params(api); m; m &= m - 1)
+    if (e->argv[__builtin_ctz(m)] == 0) {
       map_slot *s = map_put(&memo, c->ticket);
       if (s)
         s->a = c->seq;
@@ -1046,12 +1061,13 @@ static void process_entry(const rec_entry *e)
       maps_dirty = true;
     }
   }
-  thread_state *ts = thread_of(e->thread);
+  thread_state *ts = notes_waiting ? thread_of(e->thread) : NULL;
   if (ts && ts->nnotes) {
     for (size_t i = 0; i < ts->nnotes; i++) {
       write_note(ts->notes[i], c->seq, (unsigned)i);
       free(ts->notes[i]);
     }
+    notes_waiting -= ts->nnotes;
     ts->nnotes = 0;
   }
   c->next = inflight;
@@ -1076,66 +1092,249 @@ static void build_args(text *out, pending_call *c, const pi_api_desc *api, const
   t_c(out, ']');
 }
 
+/* The rings as the merge keeps them (the merge, below, says how): each
+ * one's next record seen (NULL: none yet) and when it was seen, counted
+ * in looks at the heads (`looks`). A binary heap orders the rings with a
+ * record seen by that record's ticket; the others wait for the next
+ * sweep. */
+typedef struct mring {
+  shim_ring *r;
+  rec_hdr *h;    /* its next record, seen published; NULL: none */
+  uint64_t seen; /* the look that revealed the records seen */
+} mring;
+
+static mring *mrings;
+static size_t nmrings, cap_mrings;
+static shim_ring *mrings_from; /* the list head they were taken from */
+static mring **heap;
+static size_t nheap;
+static uint64_t looks;
+
 /* Completed calls are stored in chunks: one call_chunks row holds up to
  * PT_CHUNK_CALLS calls (or CHUNK_BYTES of their text), encoded column by
  * column and compressed (chunk.c), so that a row's cost spreads over many
  * calls (the `calls` view unpacks them). Calls still running at a commit
- * go to `inflight` until they return. */
+ * go to `inflight` until they return.
+ *
+ * Only gathering a chunk's calls needs their order; encoding and
+ * compressing it does not, so it runs on encoder threads: the merge
+ * thread adds each call's text to a job (pt_chunk_enc_add), hands a full
+ * job over, and goes on merging with another; an encoder turns the job
+ * into its blob (pt_chunk_enc_finish). An encoder is started when a job is
+ * handed over and every encoder is busy, up to one per recording thread
+ * and one fewer than the processors online (at least one), so that they
+ * grow with the threads that record. Salvage encodes on its own thread. */
 #define CHUNK_BYTES (4u << 20)
-static pt_chunk_enc chunk;
-static int64_t chunk_id;
+#define MAX_ENCODERS 16
+#define MAX_JOBS (2 * MAX_ENCODERS + 2)
 
-/* Full chunks wait in memory for the commit, so that the database's write
- * lock is taken at the commit only: between commits other processes
- * recording into the same file get their turn. */
+typedef struct chunk_job {
+  pt_chunk_enc enc;
+  size_t order; /* its chunk among those handed over since the commit */
+  struct chunk_job *next;
+} chunk_job;
+
+/* Chunks handed over wait in memory for the commit, so that the
+ * database's write lock is taken at the commit only: between commits
+ * other processes recording into the same file get their turn. The commit
+ * waits for those still being encoded, and stores them in the order they
+ * were handed over (seq order), with the checkpoint that says the rings
+ * were read past them. */
 typedef struct ready_chunk {
   text blob;
   int64_t first_seq, last_seq, ncalls;
 } ready_chunk;
+
+static chunk_job *cur_job; /* the merge thread's, being filled */
+static int64_t chunk_id;
+
+/* Between the merge thread and the encoders: everything below. */
+static pthread_mutex_t enc_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t enc_work = PTHREAD_COND_INITIALIZER; /* a job queued, or stop */
+static pthread_cond_t enc_done = PTHREAD_COND_INITIALIZER; /* a job encoded */
 static ready_chunk *ready;
 static size_t nready, cap_ready;
+static chunk_job *queued, **queued_tail = &queued, *free_jobs;
+static size_t njobs, nbusy, npending; /* made; encoders at work; handed over, not done */
+static pthread_t encoders[MAX_ENCODERS];
+static size_t nencoders;
+static bool enc_stop;
 
+/* Encodes a job into its ready chunk, then frees the job (any thread). */
+static void encode_job(chunk_job *j)
+{
+  const void *blob;
+  size_t n;
+  char why[256];
+  if (!pt_chunk_enc_finish(&j->enc, &blob, &n, why, sizeof why)) {
+    fprintf(stderr, "pitrace: %s\n", why);
+    abort(); /* as t_reserve: out of memory */
+  }
+  text t = {0};
+  t_put(&t, blob, n);
+  pthread_mutex_lock(&enc_lock);
+  ready[j->order].blob = t;
+  j->next = free_jobs;
+  free_jobs = j;
+  pthread_cond_broadcast(&enc_done);
+  pthread_mutex_unlock(&enc_lock);
+}
+
+static void *encoder_main(void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock(&enc_lock);
+  for (;;) {
+    while (!queued && !enc_stop)
+      pthread_cond_wait(&enc_work, &enc_lock);
+    chunk_job *j = queued;
+    if (!j)
+      break; /* stopped, and nothing left */
+    if (!(queued = j->next))
+      queued_tail = &queued;
+    nbusy++;
+    pthread_mutex_unlock(&enc_lock);
+    encode_job(j);
+    pthread_mutex_lock(&enc_lock);
+    nbusy--;
+    npending--;
+    pthread_cond_broadcast(&enc_done);
+  }
+  pthread_mutex_unlock(&enc_lock);
+  return NULL;
+}
+
+/* Starts one more encoder when every one is busy and the limits allow
+ * (enc_lock held); false when none runs at all. Encoders take no signal:
+ * the application's threads handle them (a crash handler that waits for
+ * the writer, run on an encoder, would wait for itself). */
+static bool more_encoders(void)
+{
+  static long cpus;
+  if (!cpus)
+    cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t most = cpus > 2 ? (size_t)cpus - 1 : 1;
+  if (most > nmrings)
+    most = nmrings ? nmrings : 1;
+  if (most > MAX_ENCODERS)
+    most = MAX_ENCODERS;
+  if (salvaging || nencoders >= most || nbusy < nencoders)
+    return nencoders > 0;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  if (pthread_create(&encoders[nencoders], NULL, encoder_main, NULL) == 0)
+    nencoders++;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return nencoders > 0;
+}
+
+/* A job to fill: a free one, a new one, or (all MAX_JOBS at work) the
+ * first to come free. */
+static chunk_job *take_job(void)
+{
+  pthread_mutex_lock(&enc_lock);
+  while (!free_jobs && njobs >= MAX_JOBS)
+    pthread_cond_wait(&enc_done, &enc_lock);
+  chunk_job *j = free_jobs;
+  if (j)
+    free_jobs = j->next;
+  else if ((j = calloc(1, sizeof *j)))
+    njobs++;
+  pthread_mutex_unlock(&enc_lock);
+  if (!j)
+    abort(); /* as t_reserve: the writer cannot go on without memory */
+  return j;
+}
+
+/* Hands the chunk being filled over to the encoders (or encodes it here
+ * when none runs). */
 static void flush_chunk(void)
 {
-  if (!chunk.n || failed)
+  chunk_job *j = cur_job;
+  if (!j || !j->enc.n || failed)
     return;
+  cur_job = NULL;
+  pthread_mutex_lock(&enc_lock);
   if (nready == cap_ready) {
     size_t cap = cap_ready ? cap_ready * 2 : 16;
     ready_chunk *v = realloc(ready, cap * sizeof *v);
     if (!v)
       abort(); /* as t_reserve: the writer cannot go on without memory */
-    memset(v + cap_ready, 0, (cap - cap_ready) * sizeof *v);
     ready = v;
     cap_ready = cap;
   }
-  ready_chunk *r = &ready[nready++];
-  r->first_seq = chunk.first_seq;
-  r->last_seq = chunk.last_seq;
-  r->ncalls = (int64_t)chunk.n;
-  const void *blob;
-  size_t n;
-  char why[256];
-  if (!pt_chunk_enc_finish(&chunk, &blob, &n, why, sizeof why)) {
-    fprintf(stderr, "pitrace: %s\n", why);
-    abort(); /* as t_reserve: out of memory */
+  j->order = nready++;
+  ready[j->order] = (ready_chunk){{NULL, 0, 0}, j->enc.first_seq, j->enc.last_seq,
+                                  (int64_t)j->enc.n};
+  bool inline_ = !more_encoders();
+  if (!inline_) {
+    j->next = NULL;
+    *queued_tail = j;
+    queued_tail = &j->next;
+    npending++;
+    pthread_cond_signal(&enc_work);
   }
-  r->blob.len = 0;
-  t_put(&r->blob, blob, n);
+  pthread_mutex_unlock(&enc_lock);
+  if (inline_)
+    encode_job(j);
 }
 
+/* Stores the chunks handed over since the last commit, once encoded. */
 static void write_chunks(void)
 {
-  for (size_t i = 0; i < nready && !failed; i++) {
-    sqlite3_bind_int64(st_chunk, 1, session_id);
-    sqlite3_bind_int64(st_chunk, 2, ++chunk_id);
-    sqlite3_bind_int64(st_chunk, 3, ready[i].first_seq);
-    sqlite3_bind_int64(st_chunk, 4, ready[i].last_seq);
-    sqlite3_bind_int64(st_chunk, 5, ready[i].ncalls);
-    sqlite3_bind_blob(st_chunk, 6, ready[i].blob.p, (int)ready[i].blob.len, SQLITE_STATIC);
-    step(st_chunk, "storing calls");
-    ready[i].blob.len = 0;
+  pthread_mutex_lock(&enc_lock);
+  while (npending)
+    pthread_cond_wait(&enc_done, &enc_lock);
+  pthread_mutex_unlock(&enc_lock);
+  for (size_t i = 0; i < nready; i++) {
+    if (!failed) {
+      sqlite3_bind_int64(st_chunk, 1, session_id);
+      sqlite3_bind_int64(st_chunk, 2, ++chunk_id);
+      sqlite3_bind_int64(st_chunk, 3, ready[i].first_seq);
+      sqlite3_bind_int64(st_chunk, 4, ready[i].last_seq);
+      sqlite3_bind_int64(st_chunk, 5, ready[i].ncalls);
+      sqlite3_bind_blob(st_chunk, 6, ready[i].blob.p, (int)ready[i].blob.len, SQLITE_STATIC);
+      step(st_chunk, "storing calls");
+    }
+    free(ready[i].blob.p);
   }
   nready = 0;
+}
+
+/* Lets the encoders finish what is queued, and ends them. */
+static void stop_encoders(void)
+{
+  pthread_mutex_lock(&enc_lock);
+  enc_stop = true;
+  pthread_cond_broadcast(&enc_work);
+  pthread_mutex_unlock(&enc_lock);
+  for (size_t i = 0; i < nencoders; i++)
+    pthread_join(encoders[i], NULL);
+  nencoders = 0;
+  enc_stop = false;
+}
+
+/* Frees the jobs and the chunks not stored (the encoders are stopped). */
+static void free_chunks(void)
+{
+  if (cur_job) {
+    cur_job->next = free_jobs;
+    free_jobs = cur_job;
+    cur_job = NULL;
+  }
+  for (chunk_job *j = free_jobs, *n; j; j = n) {
+    n = j->next;
+    pt_chunk_enc_free(&j->enc);
+    free(j);
+  }
+  free_jobs = NULL;
+  njobs = 0;
+  for (size_t i = 0; i < nready; i++)
+    free(ready[i].blob.p);
+  free(ready);
+  ready = NULL;
+  nready = cap_ready = 0;
 }
 
 static void insert_call(pending_call *c, const text *args, bool complete, int32_t result,
@@ -1175,9 +1374,11 @@ static void insert_call(pending_call *c, const text *args, bool complete, int32_
                       .start_ns = (int64_t)(c->t0 - session_t0), .dur_ns = (int64_t)(t1 - c->t0),
                       .stack = c->stack, .args = args->p, .args_len = args->len,
                       .data = data.p, .data_len = data.len};
-  if (!pt_chunk_enc_add(&chunk, &cc))
+  if (!cur_job)
+    cur_job = take_job();
+  if (!pt_chunk_enc_add(&cur_job->enc, &cc))
     abort(); /* as t_reserve: the writer cannot go on without memory */
-  if (chunk.n == PT_CHUNK_CALLS || pt_chunk_enc_bytes(&chunk) >= CHUNK_BYTES)
+  if (cur_job->enc.n == PT_CHUNK_CALLS || pt_chunk_enc_bytes(&cur_job->enc) >= CHUNK_BYTES)
     flush_chunk();
 }
 
@@ -1199,7 +1400,8 @@ static void process_exit(const rec_exit *x)
   const pi_api_desc *api = &pi_api_table[c->api];
   const uint64_t *argv = c->argv;
   cur_api = api->name;
-  text args = {0};
+  static text args; /* reused: the writer is one thread */
+  args.len = 0;
   build_args(&args, c, api, argv, items, n, x->result == PI_SUCCESS);
   uint64_t t1 = stamp_to_ns(x->t1, keep_knot);
   if (t1 > last_t)
@@ -1212,7 +1414,6 @@ static void process_exit(const rec_exit *x)
                 items[i].it->role == ITEM_OUT ? "out" : "value", items[i].it->index,
                 items[i].data, items[i].it->size, items[i].it->full);
   insert_call(c, &args, true, x->result, t1);
-  free(args.p);
   free_heap_items(items, n);
   if (x->result == PI_SUCCESS) {
     if (api->retains >= 0) {
@@ -1265,6 +1466,7 @@ static void process_note(const rec_note *n, uint32_t thread)
   memcpy(copy, n, n->h.size);
   ts->notes = v;
   ts->notes[ts->nnotes++] = copy;
+  notes_waiting++;
 }
 
 /* A device command's device times (docs/schema.md: device_times). */
@@ -1519,23 +1721,7 @@ static void handle_record(shim_ring *r, rec_hdr *h)
   }
 }
 
-/* ---- Merging the rings --------------------------------------------------------------------
- * The rings as the merge keeps them: each one's next record seen (NULL:
- * none yet) and when it was seen, counted in looks at the heads (`looks`).
- * A binary heap orders the rings with a record seen by that record's
- * ticket; the others wait for the next sweep. */
-typedef struct mring {
-  shim_ring *r;
-  rec_hdr *h;    /* its next record, seen published; NULL: none */
-  uint64_t seen; /* the look that revealed the records seen */
-} mring;
-
-static mring *mrings;
-static size_t nmrings, cap_mrings;
-static shim_ring *mrings_from; /* the list head they were taken from */
-static mring **heap;
-static size_t nheap;
-static uint64_t looks;
+/* ---- Merging the rings -------------------------------------------------------------------- */
 
 static bool before(const mring *a, const mring *b)
 {
@@ -2093,8 +2279,10 @@ static void *writer_main(void *arg)
     if (failed) {
       discard();
       if (req) {
-        if (req == 2)
+        if (req == 2) {
+          stop_encoders();
           ringfile_remove();
+        }
         atomic_store(&finish_done, atomic_load(&finish_gen));
         if (req == 2)
           return NULL;
@@ -2110,6 +2298,7 @@ static void *writer_main(void *arg)
       if (req == 2) {
         pressure = false;
         finish_session();
+        stop_encoders();
         /* Everything is in the database (or recording failed): nobody
          * needs the rings any more. */
         ringfile_remove();
@@ -2562,13 +2751,9 @@ static void reset_state(void)
   }
   free(threads);
   threads = NULL;
-  nthreads = 0;
-  pt_chunk_enc_free(&chunk);
-  for (size_t i = 0; i < cap_ready; i++)
-    free(ready[i].blob.p);
-  free(ready);
-  ready = NULL;
-  nready = cap_ready = 0;
+  nthreads = notes_waiting = 0;
+  stop_encoders();
+  free_chunks();
   for (pending_call *c = inflight, *n; c; c = n) {
     n = c->next;
     call_free(c);
