@@ -220,10 +220,10 @@ typedef struct text {
   size_t len, cap;
 } text;
 
-static void t_reserve(text *t, size_t n)
+/* Room for n more bytes and the NUL: the check inline (every byte of every
+ * call's text passes it), the growth out of line. */
+__attribute__((noinline)) static void t_grow(text *t, size_t n)
 {
-  if (t->len + n + 1 <= t->cap)
-    return;
   size_t cap = t->cap ? t->cap : 256;
   while (cap < t->len + n + 1)
     cap *= 2;
@@ -232,6 +232,12 @@ static void t_reserve(text *t, size_t n)
     abort(); /* the writer cannot go on without memory */
   t->p = p;
   t->cap = cap;
+}
+
+static inline void t_reserve(text *t, size_t n)
+{
+  if (__builtin_expect(t->len + n + 1 > t->cap, 0))
+    t_grow(t, n);
 }
 
 static void t_put(text *t, const char *s, size_t n)
@@ -264,24 +270,33 @@ static void t_i64(text *t, int64_t v)
   }
 }
 
-/* A JSON string. */
+/* A JSON string: room for the plain case taken once, more only at an
+ * escape. */
 static void t_str(text *t, const char *s, size_t n)
 {
-  t_c(t, '"');
-  for (size_t i = 0; i < n && s[i]; i++) {
+  n = strnlen(s, n);
+  t_reserve(t, n + 2);
+  t->p[t->len++] = '"';
+  for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      t->p[t->len++] = (char)c;
+      continue;
+    }
+    t_reserve(t, 6 + n - i); /* this escape, the rest, the closing quote */
     if (c == '"' || c == '\\') {
-      t_c(t, '\\');
-      t_c(t, (char)c);
-    } else if (c < 0x20) {
-      char e[8];
-      snprintf(e, sizeof e, "\\u%04x", c);
-      t_put(t, e, 6);
+      t->p[t->len++] = '\\';
+      t->p[t->len++] = (char)c;
     } else {
-      t_c(t, (char)c);
+      static const char hex[] = "0123456789abcdef";
+      memcpy(t->p + t->len, "\\u00", 4);
+      t->p[t->len + 4] = hex[c >> 4];
+      t->p[t->len + 5] = hex[c & 15];
+      t->len += 6;
     }
   }
-  t_c(t, '"');
+  t->p[t->len++] = '"';
+  t->p[t->len] = 0;
 }
 
 /* ---- SQL helpers --------------------------------------------------------------------- */
