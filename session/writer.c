@@ -2,7 +2,8 @@
  * writer.c: the recording shim's writer thread. It merges the per-thread
  * rings in ticket order, numbers calls, gives handles, USM allocations and
  * mapped pointers stable ids, encodes each call's arguments as a compact
- * JSON array and the calls into binary chunks (chunk.c), stores payloads
+ * JSON array and gathers the calls into chunks, which encoder threads
+ * turn into binary chunks (chunk.c) beside it; it stores payloads
  * once by content hash, and writes it all to SQLite in transactions
  * committed at least every 50 ms (so a killed
  * process loses at most that much, and the database, in WAL mode, is never
