@@ -28,7 +28,12 @@
  *             per second until stored = all threads' calls / the time from
  *             the first call until the session is closed (piTearDown
  *             returned: the writer has stored every call); bytes per call =
- *             the database's (trace: the trace file's) size / calls
+ *             the database's (trace: the trace file's) size / calls;
+ *             recorder CPU per call = the CPU time of the process's other
+ *             threads (the writer's merge and encoder threads) / calls
+ *             stored: the process's CPU time less the calling threads' and
+ *             the main thread's own, so that a loaded machine, which
+ *             stretches every wall-clock figure, changes it little
  *
  * Workloads: see `workloads` below (--list prints them).
  *
@@ -183,7 +188,15 @@ typedef struct {
   int index;
   uint64_t start; /* when its first timed call began */
   uint64_t ns;    /* paced: the calls' own time; flooding: the whole loop's */
+  uint64_t cpu;   /* the thread's CPU time, all of it */
 } thread_result;
+
+static uint64_t cpu_now(clockid_t clock)
+{
+  struct timespec t;
+  clock_gettime(clock, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 static void *run(void *arg)
 {
@@ -212,6 +225,7 @@ static void *run(void *arg)
       one_call(t, (unsigned long)i);
     res->ns = now() - t0;
   }
+  res->cpu = cpu_now(CLOCK_THREAD_CPUTIME_ID);
   return NULL;
 }
 
@@ -380,7 +394,8 @@ static int set_up(enum plugin_kind kind, void *dl, int threads)
   return 0;
 }
 
-/* Prints "RESULT ns_per_call calls_per_s_until_stored bytes_per_call". */
+/* Prints "RESULT ns_per_call calls_per_s_until_stored bytes_per_call
+ * recorder_cpu_ns_per_call". */
 static int child(const char *libdir, const char *wl_name, int mode, int threads,
                  const char *out)
 {
@@ -438,6 +453,7 @@ static int child(const char *libdir, const char *wl_name, int mode, int threads,
   }
   thread_result res[MAX_THREADS];
   pthread_t th[MAX_THREADS];
+  uint64_t cpu0 = cpu_now(CLOCK_PROCESS_CPUTIME_ID), main0 = cpu_now(CLOCK_THREAD_CPUTIME_ID);
   pthread_barrier_init(&start_line, NULL, (unsigned)threads + 1);
   for (int i = 0; i < threads; i++) {
     res[i] = (thread_result){.index = i};
@@ -457,14 +473,19 @@ static int child(const char *libdir, const char *wl_name, int mode, int threads,
   if (mode != MODE_TRACE)
     table.piTearDown(NULL);
   uint64_t t1 = now();
+  /* Every other thread's CPU time: the writer's (exited threads count). */
+  uint64_t other = cpu_now(CLOCK_PROCESS_CPUTIME_ID) - cpu0 -
+                   (cpu_now(CLOCK_THREAD_CPUTIME_ID) - main0);
   if (atomic_load(&call_failed)) {
     fprintf(stderr, "bench_record: %s: a measured call failed (%d)\n", wl_name,
             atomic_load(&call_failed));
     return 1;
   }
   uint64_t sum = 0;
-  for (int i = 0; i < threads; i++)
+  for (int i = 0; i < threads; i++) {
     sum += res[i].ns;
+    other -= res[i].cpu < other ? res[i].cpu : other;
+  }
   double total = (double)calls * threads, stored = (double)(calls + WARMUP) * threads, bytes = 0;
   if (mode != MODE_DIRECT && mode != MODE_SHIM) {
     static const char *const side[] = {"", "-wal"};
@@ -475,15 +496,15 @@ static int child(const char *libdir, const char *wl_name, int mode, int threads,
         bytes += (double)s.st_size;
     }
   }
-  printf("RESULT %.3f %.1f %.2f\n", (double)sum / total, total * 1e9 / (double)(t1 - t0),
-         bytes / stored);
+  printf("RESULT %.3f %.1f %.2f %.1f\n", (double)sum / total, total * 1e9 / (double)(t1 - t0),
+         bytes / stored, (double)other / stored);
   return 0;
 }
 
 /* ---- The parent: rounds of children, then the tables --------------------------- */
 
 typedef struct {
-  double ns, rate, bytes;
+  double ns, rate, bytes, cpu;
   bool ok;
 } sample;
 
@@ -517,7 +538,7 @@ static bool measure(const char *self, const char *libdir, const char *dir, const
   char line[1024];
   s->ok = false;
   while (p && fgets(line, sizeof line, p)) {
-    if (sscanf(line, "RESULT %lf %lf %lf", &s->ns, &s->rate, &s->bytes) == 3)
+    if (sscanf(line, "RESULT %lf %lf %lf %lf", &s->ns, &s->rate, &s->bytes, &s->cpu) == 4)
       s->ok = true;
     else if (strncmp(line, "DEVICE ", 7) == 0 && !device_line[kind][0])
       snprintf(device_line[kind], sizeof device_line[kind], "%.*s", (int)strcspn(line + 7, "\n"),
@@ -713,7 +734,9 @@ int main(int argc, char **argv)
          paced_calls, pace);
   printf("flooding: %ld calls per thread back to back; ns/call = each thread's loop time / its\n"
          "  calls, every wait for the writer included; calls/s until stored = all calls / (first\n"
-         "  call .. session closed); bytes/call = database (trace: file) size / calls\n",
+         "  call .. session closed); bytes/call = database (trace: file) size / calls;\n"
+         "  recorder CPU ns/call = CPU time of the process's threads other than the calling\n"
+         "  and main ones (the writer's) / calls stored\n",
          calls);
   printf("ways:\n");
   for (int k = 0; k < nmodes; k++)
@@ -757,14 +780,14 @@ int main(int argc, char **argv)
   if (any_ocl && !device_line[1][0] && !device_line[2][0])
     printf("device: none answered\n");
   printf("\n| workload | threads | way | paced ns/call | paced added ns | flooding ns/call | "
-         "flooding added ns | calls/s until stored | bytes/call |\n"
-         "|---|---|---|---|---|---|---|---|---|\n");
+         "flooding added ns | calls/s until stored | recorder CPU ns/call | bytes/call |\n"
+         "|---|---|---|---|---|---|---|---|---|---|\n");
   double *v = malloc((size_t)rounds * sizeof *v);
   for (int w = 0; w < nwl; w++)
     for (int t = 0; t < nthr; t++)
       for (int k = 0; k < nmodes; k++) {
         int m = modes[k];
-        char cells[6][128];
+        char cells[7][128];
         for (int pass = 0; pass < 2; pass++) {
           const sample *s = &samples[CELL(w, t, pass, m)], *d = &samples[CELL(w, t, pass, 0)];
           size_t nv = 0;
@@ -804,9 +827,17 @@ int main(int argc, char **argv)
           snprintf(cells[5], sizeof cells[5], "%.1f", med);
         } else
           snprintf(cells[5], sizeof cells[5], "failed");
-        printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n",
+        nv = 0;
+        for (long r = 0; r < rounds; r++)
+          if (s[r].ok)
+            v[nv++] = s[r].cpu;
+        if (m == MODE_REC_NONE || m == MODE_REC_ALL)
+          mmm_cell(cells[6], sizeof cells[6], v, nv, "%.1f", 1);
+        else
+          snprintf(cells[6], sizeof cells[6], "-");
+        printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
                k == 0 ? workloads[wl_idx[w]].name : "", thr[t], mode_names[m], cells[0],
-               cells[1], cells[2], cells[3], cells[4], cells[5]);
+               cells[1], cells[2], cells[3], cells[4], cells[6], cells[5]);
       }
   printf("\nns/call and bytes/call: median over the rounds. calls/s for direct and shim: the "
          "calls' own rate.\n%.0f s in all; load average %.2f at the end%s\n",

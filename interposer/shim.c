@@ -49,7 +49,6 @@
  * the library's load; the writer compares tickets by their difference, so
  * they may wrap. */
 static uint64_t ticket_base;
-static __thread uint64_t my_last_ticket __attribute__((tls_model("initial-exec")));
 
 __attribute__((constructor)) static void set_ticket_base(void)
 {
@@ -68,10 +67,16 @@ static _Atomic uint32_t torn_down;
 
 /* ---- Rings -------------------------------------------------------------------- */
 
-/* initial-exec: these are read on every call, and the general dynamic
- * model of a dlopened library goes through __tls_get_addr each time. */
-static __thread shim_ring *my_ring __attribute__((tls_model("initial-exec")));
-static __thread size_t my_pending __attribute__((tls_model("initial-exec")));
+/* The calling thread's recording state, in one block: a call finds it
+ * with one address computation. initial-exec: it is read on every call,
+ * and the general dynamic model of a dlopened library goes through
+ * __tls_get_addr each time. */
+typedef struct thread_rec {
+  shim_ring *ring;
+  size_t pending;       /* the ring's head once the reserved record is committed */
+  uint64_t last_ticket; /* of the thread's last record */
+} thread_rec;
+static __thread thread_rec me __attribute__((tls_model("initial-exec")));
 static pthread_key_t ring_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
@@ -85,8 +90,8 @@ static void make_key(void) { pthread_key_create(&ring_key, ring_thread_exit); }
 
 shim_ring *shim_thread_ring(void)
 {
-  if (PIRT_LIKELY(my_ring != NULL))
-    return my_ring;
+  if (PIRT_LIKELY(me.ring != NULL))
+    return me.ring;
   shim_ring *r = ringfile_new_ring(atomic_fetch_add(&thread_counter, 1) + 1);
   if (!r)
     return NULL;
@@ -96,7 +101,7 @@ shim_ring *shim_thread_ring(void)
   do
     r->next = head;
   while (!atomic_compare_exchange_weak(&shim_rings, &head, r));
-  my_ring = r;
+  me.ring = r;
   rec_thread *t = shim_reserve(sizeof *t);
   if (t) {
     t->h.type = REC_THREAD;
@@ -109,14 +114,12 @@ shim_ring *shim_thread_ring(void)
 
 #define ALIGN8(n) (((n) + 7u) & ~(size_t)7u)
 
-void *shim_reserve(size_t size)
+/* A record of `size` bytes (aligned) at the ring's head `head` that does
+ * not fit before the ring's end, or not before what the writer still
+ * holds: the wrap, the wait for the writer. */
+__attribute__((noinline)) static void *reserve_slow(shim_ring *r, size_t head, size_t size)
 {
-  shim_ring *r = my_ring ? my_ring : shim_thread_ring();
-  if (!r)
-    return NULL;
-  size = ALIGN8(size);
-  size_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-  size_t off = head % r->cap;
+  size_t off = head & (r->cap - 1);
   size_t need = size;
   bool wrap = off + size > r->cap;
   if (wrap)
@@ -148,21 +151,47 @@ void *shim_reserve(size_t size)
   rec_hdr *h = (rec_hdr *)(r->buf + off);
   h->size = (uint32_t)size;
   h->flags = 0;
-  my_pending = head + size;
+  me.pending = head + size;
   return h;
+}
+
+/* The fast path of shim_reserve: the record fits, no wrap, no wait. The
+ * ring's capacity is a power of two (ringfile.c). */
+static inline void *reserve(size_t size)
+{
+  shim_ring *r = me.ring;
+  if (PIRT_UNLIKELY(!r) && !(r = shim_thread_ring()))
+    return NULL;
+  size = ALIGN8(size);
+  size_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+  size_t off = head & (r->cap - 1);
+  if (PIRT_UNLIKELY(off + size > r->cap || head + size - r->tail_seen > r->cap))
+    return reserve_slow(r, head, size);
+  rec_hdr *h = (rec_hdr *)(r->buf + off);
+  h->size = (uint32_t)size;
+  h->flags = 0;
+  me.pending = head + size;
+  return h;
+}
+
+void *shim_reserve(size_t size) { return reserve(size); }
+
+/* Publishes the reserved record with its ticket, from its stamp t. */
+static inline void commit_at(rec_hdr *h, uint64_t t)
+{
+  uint64_t v = ((t - ticket_base) << 12) | (me.ring->thread_index & 0xfffu);
+  if (PIRT_UNLIKELY(v <= me.last_ticket))
+    v = me.last_ticket + 0x1000u;
+  h->ticket = me.last_ticket = v;
+  atomic_store_explicit(&me.ring->head, me.pending, memory_order_release);
 }
 
 void shim_commit(void *rec)
 {
   rec_hdr *h = rec;
-  uint64_t t = h->type == REC_ENTRY  ? ((const rec_entry *)h)->t0
+  commit_at(h, h->type == REC_ENTRY  ? ((const rec_entry *)h)->t0
                : h->type == REC_EXIT ? ((const rec_exit *)h)->t1
-                                     : shim_stamp();
-  uint64_t v = ((t - ticket_base) << 12) | (my_ring->thread_index & 0xfffu);
-  if (PIRT_UNLIKELY(v <= my_last_ticket))
-    v = my_last_ticket + 0x1000u;
-  h->ticket = my_last_ticket = v;
-  atomic_store_explicit(&my_ring->head, my_pending, memory_order_release);
+                                     : shim_stamp());
 }
 
 /* ---- Configuration --------------------------------------------------------------- */
@@ -907,22 +936,26 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   }
   size_t size = sizeof(rec_entry) + api->nparams * sizeof(uint64_t) +
                 (size_t)nframes * sizeof(void *) + items_size(&cap);
-  rec_entry *e = shim_reserve(size);
+  rec_entry *e = reserve(size);
   if (!e)
     return false;
   e->h.type = REC_ENTRY;
   e->h.api = (uint8_t)id;
   e->h.instance = (uint8_t)(inst - shim_instances);
-  e->thread = my_ring->thread_index;
+  e->thread = me.ring->thread_index;
   e->nitems = (uint16_t)cap.n;
   e->nframes = (uint16_t)nframes;
-  memcpy(e->argv, argv, api->nparams * sizeof *argv);
+  /* A few words: a loop, not memcpy's setup (a rep movs here, slow to
+   * start on some processors). */
+  for (unsigned i = 0; i < api->nparams; i++)
+    e->argv[i] = argv[i];
   unsigned char *w = (unsigned char *)(e->argv + api->nparams);
   if (nframes) {
     memcpy(w, frames + 2, (size_t)nframes * sizeof(void *));
     w += (size_t)nframes * sizeof(void *);
   }
-  write_items(w, &cap);
+  if (cap.n)
+    write_items(w, &cap);
   if (PIRT_UNLIKELY(shim_profiling) && (api->flags & PI_API_F_DEVICE_COMMAND) &&
       shim_prof_wants(id, argv)) {
     e->h.flags |= REC_F_DEVTIME;
@@ -931,7 +964,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   c->api = api;
   c->argv = argv;
   e->t0 = shim_stamp();
-  shim_commit(e);
+  commit_at(&e->h, e->t0);
   c->ticket = e->h.ticket;
   return true;
 }
@@ -948,7 +981,7 @@ void shim_end(shim_call *c, pi_result r)
   cap.n = 0;
   if (r == PI_SUCCESS)
     capture_out(c, api, c->argv, &cap);
-  rec_exit *x = shim_reserve(sizeof *x + items_size(&cap));
+  rec_exit *x = reserve(sizeof *x + items_size(&cap));
   if (x) {
     x->h.type = REC_EXIT;
     x->h.api = (uint8_t)api->id;
@@ -956,8 +989,9 @@ void shim_end(shim_call *c, pi_result r)
     x->t1 = t1;
     x->result = r;
     x->nitems = (uint16_t)cap.n;
-    write_items((unsigned char *)(x + 1), &cap);
-    shim_commit(x);
+    if (cap.n)
+      write_items((unsigned char *)(x + 1), &cap);
+    commit_at(&x->h, t1);
   }
   after_call(api, c->argv, r);
   /* Calls that may start an implementation (and its signal handlers). */

@@ -38,6 +38,9 @@ _Atomic bool shim_recording;
 _Atomic(shim_ring *) shim_rings;
 
 #define RING_CAP (4u << 20)
+/* A power of two: positions become offsets with a mask, not a division
+ * (the shim's reserve, the writer's read). */
+_Static_assert((RING_CAP & (RING_CAP - 1)) == 0, "RING_CAP is not a power of two");
 
 static pthread_mutex_t rf_lock = PTHREAD_MUTEX_INITIALIZER;
 static int rf_fd = -1;

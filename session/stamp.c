@@ -52,30 +52,45 @@ void stamp_init(void)
 #define MAX_KNOTS 4096 /* then the older half goes */
 
 static stamp_knot *knots;
+/* slopes[i]: ns per count from knots[i] to knots[i + 1], in 32.32 fixed
+ * point, found when knots[i + 1] came: a stamp's conversion is a multiply,
+ * never a division (the merge of many threads' rings goes back and forth
+ * between segments). */
+static uint64_t *slopes;
 static size_t nknots;
-/* The segment the last stamp fell in, and its slope: stamps come mostly
- * in order, so most need neither a search nor a division. */
+/* The segment the last stamp fell in: stamps come mostly in order, so
+ * most need no search. */
 static size_t seg = SIZE_MAX;
-static double seg_slope;
 
 void stamp_reset(void)
 {
   free(knots);
+  free(slopes);
   knots = NULL;
+  slopes = NULL;
   nknots = 0;
   seg = SIZE_MAX;
 }
 
 static void add_knot(stamp_knot k)
 {
-  if (!knots && !(knots = malloc(MAX_KNOTS * sizeof *knots)))
+  if (!knots && (!(knots = malloc(MAX_KNOTS * sizeof *knots)) ||
+                 !(slopes = malloc(MAX_KNOTS * sizeof *slopes)))) {
+    stamp_reset();
     return;
+  }
   if (nknots && (k.stamp <= knots[nknots - 1].stamp || k.ns < knots[nknots - 1].ns))
     return; /* not later: the last one serves */
   if (nknots == MAX_KNOTS) {
     memmove(knots, knots + MAX_KNOTS / 2, MAX_KNOTS / 2 * sizeof *knots);
+    memmove(slopes, slopes + MAX_KNOTS / 2, MAX_KNOTS / 2 * sizeof *slopes);
     nknots = MAX_KNOTS / 2;
     seg = SIZE_MAX;
+  }
+  if (nknots) {
+    const stamp_knot *a = &knots[nknots - 1];
+    slopes[nknots - 1] =
+        (uint64_t)(((unsigned __int128)(k.ns - a->ns) << 32) / (k.stamp - a->stamp));
   }
   knots[nknots++] = k;
 }
@@ -109,12 +124,9 @@ stamp_knot stamp_take_knot(void)
 static uint64_t in_segment(size_t i, uint64_t s)
 {
   const stamp_knot *a = &knots[i], *b = &knots[i + 1];
-  if (seg != i) {
-    seg = i;
-    seg_slope = (double)(b->ns - a->ns) / (double)(b->stamp - a->stamp);
-  }
-  uint64_t ns = a->ns + (uint64_t)((double)(s - a->stamp) * seg_slope);
-  return ns < b->ns ? ns : b->ns; /* rounding never passes the next knot */
+  seg = i;
+  unsigned __int128 d = ((unsigned __int128)(s - a->stamp) * slopes[i]) >> 32;
+  return d < b->ns - a->ns ? a->ns + (uint64_t)d : b->ns; /* never past the next knot */
 }
 
 uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot))

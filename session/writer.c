@@ -2,7 +2,8 @@
  * writer.c: the recording shim's writer thread. It merges the per-thread
  * rings in ticket order, numbers calls, gives handles, USM allocations and
  * mapped pointers stable ids, encodes each call's arguments as a compact
- * JSON array and the calls into binary chunks (chunk.c), stores payloads
+ * JSON array and gathers the calls into chunks, which encoder threads
+ * turn into binary chunks (chunk.c) beside it; it stores payloads
  * once by content hash, and writes it all to SQLite in transactions
  * committed at least every 50 ms (so a killed
  * process loses at most that much, and the database, in WAL mode, is never
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,10 +221,10 @@ typedef struct text {
   size_t len, cap;
 } text;
 
-static void t_reserve(text *t, size_t n)
+/* Room for n more bytes and the NUL: the check inline (every byte of every
+ * call's text passes it), the growth out of line. */
+__attribute__((noinline)) static void t_grow(text *t, size_t n)
 {
-  if (t->len + n + 1 <= t->cap)
-    return;
   size_t cap = t->cap ? t->cap : 256;
   while (cap < t->len + n + 1)
     cap *= 2;
@@ -231,6 +233,12 @@ static void t_reserve(text *t, size_t n)
     abort(); /* the writer cannot go on without memory */
   t->p = p;
   t->cap = cap;
+}
+
+static inline void t_reserve(text *t, size_t n)
+{
+  if (__builtin_expect(t->len + n + 1 > t->cap, 0))
+    t_grow(t, n);
 }
 
 static void t_put(text *t, const char *s, size_t n)
@@ -263,24 +271,33 @@ static void t_i64(text *t, int64_t v)
   }
 }
 
-/* A JSON string. */
+/* A JSON string: room for the plain case taken once, more only at an
+ * escape. */
 static void t_str(text *t, const char *s, size_t n)
 {
-  t_c(t, '"');
-  for (size_t i = 0; i < n && s[i]; i++) {
+  n = strnlen(s, n);
+  t_reserve(t, n + 2);
+  t->p[t->len++] = '"';
+  for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      t->p[t->len++] = (char)c;
+      continue;
+    }
+    t_reserve(t, 6 + n - i); /* this escape, the rest, the closing quote */
     if (c == '"' || c == '\\') {
-      t_c(t, '\\');
-      t_c(t, (char)c);
-    } else if (c < 0x20) {
-      char e[8];
-      snprintf(e, sizeof e, "\\u%04x", c);
-      t_put(t, e, 6);
+      t->p[t->len++] = '\\';
+      t->p[t->len++] = (char)c;
     } else {
-      t_c(t, (char)c);
+      static const char hex[] = "0123456789abcdef";
+      memcpy(t->p + t->len, "\\u00", 4);
+      t->p[t->len + 4] = hex[c >> 4];
+      t->p[t->len + 5] = hex[c & 15];
+      t->len += 6;
     }
   }
-  t_c(t, '"');
+  t->p[t->len++] = '"';
+  t->p[t->len] = 0;
 }
 
 /* ---- SQL helpers --------------------------------------------------------------------- */
@@ -441,12 +458,9 @@ static pending_call *free_calls; /* reused, with their buffers */
 static pending_call *call_new(void)
 {
   pending_call *c = free_calls;
-  if (c) {
+  if (c) { /* its fields are all set by whoever takes it; its buffers kept */
     free_calls = c->next;
-    text in = c->in, inl = c->inl;
-    memset(c, 0, sizeof *c);
-    c->in = in;
-    c->inl = inl;
+    c->inserted = false;
     c->in.len = c->inl.len = 0;
     return c;
   }
@@ -505,6 +519,7 @@ typedef struct thread_state {
 
 static thread_state *threads;
 static size_t nthreads;
+static size_t notes_waiting; /* in all threads */
 
 static thread_state *thread_of(uint32_t index)
 {
@@ -992,6 +1007,22 @@ static void keep_knot(stamp_knot k)
     ringfile_note_knot(k);
 }
 
+/* The parameters of a function that say whether it blocks (blocking_*),
+ * as a mask, found once from the description. */
+static uint32_t blocking_params(const pi_api_desc *api)
+{
+  static uint32_t masks[PI_API_COUNT];
+  static bool found;
+  if (!found) {
+    for (unsigned id = 0; id < PI_API_COUNT; id++)
+      for (unsigned i = 0; i < pi_api_table[id].nparams; i++)
+        if (strncmp(pi_api_table[id].params[i].name, "blocking", 8) == 0)
+          masks[id] |= 1u << i;
+    found = true;
+  }
+  return masks[api->id];
+}
+
 static void process_entry(const rec_entry *e)
 {
   const pi_api_desc *api = &pi_api_table[e->h.api];
@@ -1007,7 +1038,10 @@ static void process_entry(const rec_entry *e)
   if (c->t0 > last_t)
     last_t = c->t0;
   c->api = e->h.api;
-  memcpy(c->argv, e->argv, api->nparams * sizeof *e->argv);
+  /* A few words: a loop, not memcpy's setup (a rep movs here, slow to
+   * start on some processors). */
+  for (unsigned i = 0; i < api->nparams; i++)
+    c->argv[i] = e->argv[i];
   const uintptr_t *frames = (const uintptr_t *)(e->argv + api->nparams);
   c->stack = stack_id(frames, e->nframes);
   item_view items[MAX_ITEMS_VIEW];
@@ -1025,8 +1059,8 @@ static void process_entry(const rec_entry *e)
                 items[i].it->size, items[i].it->full);
   free_heap_items(items, n);
   /* Data of a call that may come later (a non-blocking read). */
-  for (unsigned i = 0; i < api->nparams; i++)
-    if (strncmp(api->params[i].name, "blocking", 8) == 0 && e->argv[i] == 0) {
+  for (uint32_t m = blocking_params(api); m; m &= m - 1)
+    if (e->argv[__builtin_ctz(m)] == 0) {
       map_slot *s = map_put(&memo, c->ticket);
       if (s)
         s->a = c->seq;
@@ -1046,12 +1080,13 @@ static void process_entry(const rec_entry *e)
       maps_dirty = true;
     }
   }
-  thread_state *ts = thread_of(e->thread);
+  thread_state *ts = notes_waiting ? thread_of(e->thread) : NULL;
   if (ts && ts->nnotes) {
     for (size_t i = 0; i < ts->nnotes; i++) {
       write_note(ts->notes[i], c->seq, (unsigned)i);
       free(ts->notes[i]);
     }
+    notes_waiting -= ts->nnotes;
     ts->nnotes = 0;
   }
   c->next = inflight;
@@ -1076,66 +1111,249 @@ static void build_args(text *out, pending_call *c, const pi_api_desc *api, const
   t_c(out, ']');
 }
 
+/* The rings as the merge keeps them (the merge, below, says how): each
+ * one's next record seen (NULL: none yet) and when it was seen, counted
+ * in looks at the heads (`looks`). A binary heap orders the rings with a
+ * record seen by that record's ticket; the others wait for the next
+ * sweep. */
+typedef struct mring {
+  shim_ring *r;
+  rec_hdr *h;    /* its next record, seen published; NULL: none */
+  uint64_t seen; /* the look that revealed the records seen */
+} mring;
+
+static mring *mrings;
+static size_t nmrings, cap_mrings;
+static shim_ring *mrings_from; /* the list head they were taken from */
+static mring **heap;
+static size_t nheap;
+static uint64_t looks;
+
 /* Completed calls are stored in chunks: one call_chunks row holds up to
  * PT_CHUNK_CALLS calls (or CHUNK_BYTES of their text), encoded column by
  * column and compressed (chunk.c), so that a row's cost spreads over many
  * calls (the `calls` view unpacks them). Calls still running at a commit
- * go to `inflight` until they return. */
+ * go to `inflight` until they return.
+ *
+ * Only gathering a chunk's calls needs their order; encoding and
+ * compressing it does not, so it runs on encoder threads: the merge
+ * thread adds each call's text to a job (pt_chunk_enc_add), hands a full
+ * job over, and goes on merging with another; an encoder turns the job
+ * into its blob (pt_chunk_enc_finish). An encoder is started when a job is
+ * handed over and every encoder is busy, up to one per recording thread
+ * and one fewer than the processors online (at least one), so that they
+ * grow with the threads that record. Salvage encodes on its own thread. */
 #define CHUNK_BYTES (4u << 20)
-static pt_chunk_enc chunk;
-static int64_t chunk_id;
+#define MAX_ENCODERS 16
+#define MAX_JOBS (2 * MAX_ENCODERS + 2)
 
-/* Full chunks wait in memory for the commit, so that the database's write
- * lock is taken at the commit only: between commits other processes
- * recording into the same file get their turn. */
+typedef struct chunk_job {
+  pt_chunk_enc enc;
+  size_t order; /* its chunk among those handed over since the commit */
+  struct chunk_job *next;
+} chunk_job;
+
+/* Chunks handed over wait in memory for the commit, so that the
+ * database's write lock is taken at the commit only: between commits
+ * other processes recording into the same file get their turn. The commit
+ * waits for those still being encoded, and stores them in the order they
+ * were handed over (seq order), with the checkpoint that says the rings
+ * were read past them. */
 typedef struct ready_chunk {
   text blob;
   int64_t first_seq, last_seq, ncalls;
 } ready_chunk;
+
+static chunk_job *cur_job; /* the merge thread's, being filled */
+static int64_t chunk_id;
+
+/* Between the merge thread and the encoders: everything below. */
+static pthread_mutex_t enc_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t enc_work = PTHREAD_COND_INITIALIZER; /* a job queued, or stop */
+static pthread_cond_t enc_done = PTHREAD_COND_INITIALIZER; /* a job encoded */
 static ready_chunk *ready;
 static size_t nready, cap_ready;
+static chunk_job *queued, **queued_tail = &queued, *free_jobs;
+static size_t njobs, nbusy, npending; /* made; encoders at work; handed over, not done */
+static pthread_t encoders[MAX_ENCODERS];
+static size_t nencoders;
+static bool enc_stop;
 
+/* Encodes a job into its ready chunk, then frees the job (any thread). */
+static void encode_job(chunk_job *j)
+{
+  const void *blob;
+  size_t n;
+  char why[256];
+  if (!pt_chunk_enc_finish(&j->enc, &blob, &n, why, sizeof why)) {
+    fprintf(stderr, "pitrace: %s\n", why);
+    abort(); /* as t_reserve: out of memory */
+  }
+  text t = {0};
+  t_put(&t, blob, n);
+  pthread_mutex_lock(&enc_lock);
+  ready[j->order].blob = t;
+  j->next = free_jobs;
+  free_jobs = j;
+  pthread_cond_broadcast(&enc_done);
+  pthread_mutex_unlock(&enc_lock);
+}
+
+static void *encoder_main(void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock(&enc_lock);
+  for (;;) {
+    while (!queued && !enc_stop)
+      pthread_cond_wait(&enc_work, &enc_lock);
+    chunk_job *j = queued;
+    if (!j)
+      break; /* stopped, and nothing left */
+    if (!(queued = j->next))
+      queued_tail = &queued;
+    nbusy++;
+    pthread_mutex_unlock(&enc_lock);
+    encode_job(j);
+    pthread_mutex_lock(&enc_lock);
+    nbusy--;
+    npending--;
+    pthread_cond_broadcast(&enc_done);
+  }
+  pthread_mutex_unlock(&enc_lock);
+  return NULL;
+}
+
+/* Starts one more encoder when every one is busy and the limits allow
+ * (enc_lock held); false when none runs at all. Encoders take no signal:
+ * the application's threads handle them (a crash handler that waits for
+ * the writer, run on an encoder, would wait for itself). */
+static bool more_encoders(void)
+{
+  static long cpus;
+  if (!cpus)
+    cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t most = cpus > 2 ? (size_t)cpus - 1 : 1;
+  if (most > nmrings)
+    most = nmrings ? nmrings : 1;
+  if (most > MAX_ENCODERS)
+    most = MAX_ENCODERS;
+  if (salvaging || nencoders >= most || nbusy < nencoders)
+    return nencoders > 0;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  if (pthread_create(&encoders[nencoders], NULL, encoder_main, NULL) == 0)
+    nencoders++;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return nencoders > 0;
+}
+
+/* A job to fill: a free one, a new one, or (all MAX_JOBS at work) the
+ * first to come free. */
+static chunk_job *take_job(void)
+{
+  pthread_mutex_lock(&enc_lock);
+  while (!free_jobs && njobs >= MAX_JOBS)
+    pthread_cond_wait(&enc_done, &enc_lock);
+  chunk_job *j = free_jobs;
+  if (j)
+    free_jobs = j->next;
+  else if ((j = calloc(1, sizeof *j)))
+    njobs++;
+  pthread_mutex_unlock(&enc_lock);
+  if (!j)
+    abort(); /* as t_reserve: the writer cannot go on without memory */
+  return j;
+}
+
+/* Hands the chunk being filled over to the encoders (or encodes it here
+ * when none runs). */
 static void flush_chunk(void)
 {
-  if (!chunk.n || failed)
+  chunk_job *j = cur_job;
+  if (!j || !j->enc.n || failed)
     return;
+  cur_job = NULL;
+  pthread_mutex_lock(&enc_lock);
   if (nready == cap_ready) {
     size_t cap = cap_ready ? cap_ready * 2 : 16;
     ready_chunk *v = realloc(ready, cap * sizeof *v);
     if (!v)
       abort(); /* as t_reserve: the writer cannot go on without memory */
-    memset(v + cap_ready, 0, (cap - cap_ready) * sizeof *v);
     ready = v;
     cap_ready = cap;
   }
-  ready_chunk *r = &ready[nready++];
-  r->first_seq = chunk.first_seq;
-  r->last_seq = chunk.last_seq;
-  r->ncalls = (int64_t)chunk.n;
-  const void *blob;
-  size_t n;
-  char why[256];
-  if (!pt_chunk_enc_finish(&chunk, &blob, &n, why, sizeof why)) {
-    fprintf(stderr, "pitrace: %s\n", why);
-    abort(); /* as t_reserve: out of memory */
+  j->order = nready++;
+  ready[j->order] = (ready_chunk){{NULL, 0, 0}, j->enc.first_seq, j->enc.last_seq,
+                                  (int64_t)j->enc.n};
+  bool inline_ = !more_encoders();
+  if (!inline_) {
+    j->next = NULL;
+    *queued_tail = j;
+    queued_tail = &j->next;
+    npending++;
+    pthread_cond_signal(&enc_work);
   }
-  r->blob.len = 0;
-  t_put(&r->blob, blob, n);
+  pthread_mutex_unlock(&enc_lock);
+  if (inline_)
+    encode_job(j);
 }
 
+/* Stores the chunks handed over since the last commit, once encoded. */
 static void write_chunks(void)
 {
-  for (size_t i = 0; i < nready && !failed; i++) {
-    sqlite3_bind_int64(st_chunk, 1, session_id);
-    sqlite3_bind_int64(st_chunk, 2, ++chunk_id);
-    sqlite3_bind_int64(st_chunk, 3, ready[i].first_seq);
-    sqlite3_bind_int64(st_chunk, 4, ready[i].last_seq);
-    sqlite3_bind_int64(st_chunk, 5, ready[i].ncalls);
-    sqlite3_bind_blob(st_chunk, 6, ready[i].blob.p, (int)ready[i].blob.len, SQLITE_STATIC);
-    step(st_chunk, "storing calls");
-    ready[i].blob.len = 0;
+  pthread_mutex_lock(&enc_lock);
+  while (npending)
+    pthread_cond_wait(&enc_done, &enc_lock);
+  pthread_mutex_unlock(&enc_lock);
+  for (size_t i = 0; i < nready; i++) {
+    if (!failed) {
+      sqlite3_bind_int64(st_chunk, 1, session_id);
+      sqlite3_bind_int64(st_chunk, 2, ++chunk_id);
+      sqlite3_bind_int64(st_chunk, 3, ready[i].first_seq);
+      sqlite3_bind_int64(st_chunk, 4, ready[i].last_seq);
+      sqlite3_bind_int64(st_chunk, 5, ready[i].ncalls);
+      sqlite3_bind_blob(st_chunk, 6, ready[i].blob.p, (int)ready[i].blob.len, SQLITE_STATIC);
+      step(st_chunk, "storing calls");
+    }
+    free(ready[i].blob.p);
   }
   nready = 0;
+}
+
+/* Lets the encoders finish what is queued, and ends them. */
+static void stop_encoders(void)
+{
+  pthread_mutex_lock(&enc_lock);
+  enc_stop = true;
+  pthread_cond_broadcast(&enc_work);
+  pthread_mutex_unlock(&enc_lock);
+  for (size_t i = 0; i < nencoders; i++)
+    pthread_join(encoders[i], NULL);
+  nencoders = 0;
+  enc_stop = false;
+}
+
+/* Frees the jobs and the chunks not stored (the encoders are stopped). */
+static void free_chunks(void)
+{
+  if (cur_job) {
+    cur_job->next = free_jobs;
+    free_jobs = cur_job;
+    cur_job = NULL;
+  }
+  for (chunk_job *j = free_jobs, *n; j; j = n) {
+    n = j->next;
+    pt_chunk_enc_free(&j->enc);
+    free(j);
+  }
+  free_jobs = NULL;
+  njobs = 0;
+  for (size_t i = 0; i < nready; i++)
+    free(ready[i].blob.p);
+  free(ready);
+  ready = NULL;
+  nready = cap_ready = 0;
 }
 
 static void insert_call(pending_call *c, const text *args, bool complete, int32_t result,
@@ -1175,9 +1393,11 @@ static void insert_call(pending_call *c, const text *args, bool complete, int32_
                       .start_ns = (int64_t)(c->t0 - session_t0), .dur_ns = (int64_t)(t1 - c->t0),
                       .stack = c->stack, .args = args->p, .args_len = args->len,
                       .data = data.p, .data_len = data.len};
-  if (!pt_chunk_enc_add(&chunk, &cc))
+  if (!cur_job)
+    cur_job = take_job();
+  if (!pt_chunk_enc_add(&cur_job->enc, &cc))
     abort(); /* as t_reserve: the writer cannot go on without memory */
-  if (chunk.n == PT_CHUNK_CALLS || pt_chunk_enc_bytes(&chunk) >= CHUNK_BYTES)
+  if (cur_job->enc.n == PT_CHUNK_CALLS || pt_chunk_enc_bytes(&cur_job->enc) >= CHUNK_BYTES)
     flush_chunk();
 }
 
@@ -1199,7 +1419,8 @@ static void process_exit(const rec_exit *x)
   const pi_api_desc *api = &pi_api_table[c->api];
   const uint64_t *argv = c->argv;
   cur_api = api->name;
-  text args = {0};
+  static text args; /* reused: the writer is one thread */
+  args.len = 0;
   build_args(&args, c, api, argv, items, n, x->result == PI_SUCCESS);
   uint64_t t1 = stamp_to_ns(x->t1, keep_knot);
   if (t1 > last_t)
@@ -1212,7 +1433,6 @@ static void process_exit(const rec_exit *x)
                 items[i].it->role == ITEM_OUT ? "out" : "value", items[i].it->index,
                 items[i].data, items[i].it->size, items[i].it->full);
   insert_call(c, &args, true, x->result, t1);
-  free(args.p);
   free_heap_items(items, n);
   if (x->result == PI_SUCCESS) {
     if (api->retains >= 0) {
@@ -1265,6 +1485,7 @@ static void process_note(const rec_note *n, uint32_t thread)
   memcpy(copy, n, n->h.size);
   ts->notes = v;
   ts->notes[ts->nnotes++] = copy;
+  notes_waiting++;
 }
 
 /* A device command's device times (docs/schema.md: device_times). */
@@ -1422,16 +1643,16 @@ static bool record_ok(rec_hdr *h, size_t avail, size_t to_end)
   }
 }
 
-/* The next record of a ring, or NULL; skips WRAP markers. Reads at rd;
- * the producer may reuse bytes only up to tail, which moves at commits. */
-static rec_hdr *peek(shim_ring *r)
+/* The next record of a ring among those already seen published (up to
+ * head_seen), or NULL; skips WRAP markers. Reads at rd; the producer may
+ * reuse bytes only up to tail, which moves at commits. */
+static rec_hdr *next_seen(shim_ring *r)
 {
   for (;;) {
     size_t rd = r->rd;
-    if (rd == r->head_seen &&
-        rd == (r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire)))
+    if (rd == r->head_seen)
       return NULL;
-    size_t off = rd % r->cap;
+    size_t off = rd & (r->cap - 1); /* a power of two (ringfile.c) */
     if (r->cap - off < sizeof(rec_hdr)) {
       r->rd = rd + (r->cap - off);
       continue;
@@ -1446,8 +1667,31 @@ static rec_hdr *peek(shim_ring *r)
       r->rd = rd + h->size;
       continue;
     }
+    /* The next record, written on another core: on its way while this
+     * one is processed (a prefetch past the ring's end does no harm). */
+    __builtin_prefetch((const unsigned char *)h + h->size);
     return h;
   }
+}
+
+/* Looks at a ring's head again (the only read of a line its producer
+ * writes): whether more records were published since the last look. */
+static bool look_again(shim_ring *r)
+{
+  size_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+  if (head == r->head_seen)
+    return false;
+  r->head_seen = head;
+  return true;
+}
+
+/* The next record of a ring, looking at its head when none is seen yet. */
+static rec_hdr *peek(shim_ring *r)
+{
+  rec_hdr *h = next_seen(r);
+  if (!h && look_again(r))
+    h = next_seen(r);
+  return h;
 }
 
 static void consume(shim_ring *r, rec_hdr *h)
@@ -1499,22 +1743,83 @@ static void handle_record(shim_ring *r, rec_hdr *h)
   }
 }
 
-/* The ring whose next record has the lowest ticket, or NULL; *h set.
- * With `only_empty`, looks only at the rings marked empty (and unmarks
- * those that have a record now), keeping *best as the lowest so far. */
-static shim_ring *lowest(shim_ring *best, rec_hdr **bh, bool only_empty)
+/* ---- Merging the rings -------------------------------------------------------------------- */
+
+static bool before(const mring *a, const mring *b)
 {
-  for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next) {
-    if (only_empty && !r->looked_empty)
-      continue;
-    rec_hdr *h = peek(r);
-    r->looked_empty = h == NULL;
-    if (h && (!*bh || (int64_t)(h->ticket - (*bh)->ticket) < 0)) {
-      best = r;
-      *bh = h;
-    }
+  return (int64_t)(a->h->ticket - b->h->ticket) < 0;
+}
+
+static void heap_down(size_t i)
+{
+  for (;;) {
+    size_t l = 2 * i + 1, m = i;
+    if (l < nheap && before(heap[l], heap[m]))
+      m = l;
+    if (l + 1 < nheap && before(heap[l + 1], heap[m]))
+      m = l + 1;
+    if (m == i)
+      return;
+    mring *t = heap[i];
+    heap[i] = heap[m];
+    heap[m] = t;
+    i = m;
   }
-  return best;
+}
+
+static void heap_push(mring *m)
+{
+  size_t i = nheap++;
+  heap[i] = m;
+  while (i && before(heap[i], heap[(i - 1) / 2])) {
+    mring *t = heap[i];
+    heap[i] = heap[(i - 1) / 2];
+    heap[(i - 1) / 2] = t;
+    i = (i - 1) / 2;
+  }
+}
+
+/* Takes in the rings that threads added since the last sweep (a ring is
+ * only ever pushed at the list's head). */
+static void take_new_rings(void)
+{
+  shim_ring *head = atomic_load(&shim_rings);
+  if (head == mrings_from)
+    return;
+  size_t n = 0;
+  for (shim_ring *r = head; r && r != mrings_from; r = r->next)
+    n++;
+  if (nmrings + n > cap_mrings) {
+    size_t cap = (nmrings + n) * 2;
+    mring *v = realloc(mrings, cap * sizeof *v);
+    mring **hp = v ? realloc(heap, cap * sizeof *hp) : NULL;
+    if (v)
+      mrings = v;
+    if (!hp)
+      abort(); /* as t_reserve: the writer cannot go on without memory */
+    heap = hp;
+    /* The heap points into mrings: it moved. */
+    nheap = 0;
+    for (size_t i = 0; i < nmrings; i++)
+      if (mrings[i].h)
+        heap_push(&mrings[i]);
+    cap_mrings = cap;
+  }
+  for (shim_ring *r = head; r && r != mrings_from; r = r->next)
+    mrings[nmrings++] = (mring){r, NULL, 0};
+  mrings_from = head;
+}
+
+/* Forgets the rings (their list is replaced: salvage, a new writer). */
+static void forget_rings(void)
+{
+  free(mrings);
+  free(heap);
+  mrings = NULL;
+  heap = NULL;
+  nmrings = cap_mrings = nheap = 0;
+  mrings_from = NULL;
+  looks = 0;
 }
 
 /* Processes the records of every ring in ticket order, for as long as
@@ -1523,27 +1828,53 @@ static shim_ring *lowest(shim_ring *best, rec_hdr **bh, bool only_empty)
  *
  * Why this order is safe without a shared counter: a record can depend
  * only on records published before it was made (a call uses a handle
- * after the call that made it returned). Once the chosen record is seen,
- * those are visible too, so the rings that looked empty are looked at
- * again until none of them offers a lower ticket. */
+ * after the call that made it returned), and those have lower tickets.
+ * Once a record is seen, they are visible too. So a record seen at look
+ * L is processed only after a sweep that began after L looked again at
+ * every ring with nothing seen: a record it depends on is then either
+ * seen (and, lower, comes out of the heap first) or in a ring whose next
+ * seen record is lower still (and comes first, its own successors
+ * behind it). Between sweeps a ring gives a run of records without any
+ * look at the others while its tickets stay below the next ring's. */
 static size_t merge(void)
 {
   size_t done = 0;
   while (!pressure || draining) {
-    rec_hdr *bh = NULL;
-    shim_ring *best = lowest(NULL, &bh, false);
-    if (!bh)
-      return done;
-    for (;;) {
-      rec_hdr *before = bh;
-      best = lowest(best, &bh, true);
-      if (bh == before)
-        break;
+    uint64_t sweep = ++looks;
+    /* A ring is in the list before its first record is published: a
+     * thread whose record another's depends on is found here. */
+    take_new_rings();
+    for (size_t i = 0; i < nmrings; i++) {
+      mring *m = &mrings[i];
+      if (!m->h && look_again(m->r) && (m->h = next_seen(m->r))) {
+        m->seen = sweep;
+        heap_push(m);
+      }
     }
-    handle_record(best, bh);
-    consume(best, bh);
-    last_ticket = bh->ticket;
-    done++;
+    if (!nheap)
+      return done;
+    while (nheap && (!pressure || draining)) {
+      mring *m = heap[0];
+      if (m->seen >= sweep)
+        break; /* seen at or after this sweep: look at the others again first */
+      mring *next = nheap > 2 && before(heap[2], heap[1]) ? heap[2] : nheap > 1 ? heap[1] : NULL;
+      rec_hdr *h = m->h;
+      do {
+        handle_record(m->r, h);
+        consume(m->r, h);
+        last_ticket = h->ticket;
+        done++;
+        m->h = h = next_seen(m->r);
+      } while (h && (!next || before(m, next)) && (!pressure || draining));
+      if (!h && look_again(m->r) && (m->h = next_seen(m->r)))
+        m->seen = ++looks;
+      if (m->h) {
+        heap_down(0);
+      } else {
+        heap[0] = heap[--nheap];
+        heap_down(0);
+      }
+    }
   }
   return done;
 }
@@ -1904,6 +2235,9 @@ static void discard(void)
       consume(r, h);
     }
   }
+  for (size_t i = 0; i < nmrings; i++)
+    mrings[i].h = NULL; /* consumed: the merge sees them no more */
+  nheap = 0;
   publish_tails();
 }
 
@@ -1967,8 +2301,10 @@ static void *writer_main(void *arg)
     if (failed) {
       discard();
       if (req) {
-        if (req == 2)
+        if (req == 2) {
+          stop_encoders();
           ringfile_remove();
+        }
         atomic_store(&finish_done, atomic_load(&finish_gen));
         if (req == 2)
           return NULL;
@@ -1984,6 +2320,7 @@ static void *writer_main(void *arg)
       if (req == 2) {
         pressure = false;
         finish_session();
+        stop_encoders();
         /* Everything is in the database (or recording failed): nobody
          * needs the rings any more. */
         ringfile_remove();
@@ -2436,13 +2773,9 @@ static void reset_state(void)
   }
   free(threads);
   threads = NULL;
-  nthreads = 0;
-  pt_chunk_enc_free(&chunk);
-  for (size_t i = 0; i < cap_ready; i++)
-    free(ready[i].blob.p);
-  free(ready);
-  ready = NULL;
-  nready = cap_ready = 0;
+  nthreads = notes_waiting = 0;
+  stop_encoders();
+  free_chunks();
   for (pending_call *c = inflight, *n; c; c = n) {
     n = c->next;
     call_free(c);
@@ -2473,6 +2806,7 @@ static void reset_state(void)
   maps_dirty = true;
   salvage_hdr = NULL;
   cur_api = "";
+  forget_rings();
 }
 
 /* Salvages one ring file: 1 done, 0 nothing to do (its process lives, or
@@ -2507,7 +2841,8 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   sqlite3 *d = NULL;
   if (hdr->magic != RINGFILE_MAGIC || hdr->version != 1 ||
       atomic_load(&hdr->state) != RINGFILE_LIVE || hdr->ring_cap == 0 ||
-      hdr->ring_cap > (1u << 30) || hdr->ring_cap % 8 || hdr->slot_size != RINGFILE_CTL + hdr->ring_cap) {
+      hdr->ring_cap > (1u << 30) || hdr->ring_cap % 8 ||
+      (hdr->ring_cap & (hdr->ring_cap - 1)) || hdr->slot_size != RINGFILE_CTL + hdr->ring_cap) {
     unlink(file); /* done already, or never begun: nothing in it */
     goto out;
   }

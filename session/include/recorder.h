@@ -170,7 +170,6 @@ typedef struct shim_ring {
   _Alignas(64) _Atomic size_t tail; /* committed to the database (monotonic) */
   size_t head_seen;                 /* consumer's copy of head */
   size_t rd;                        /* consumer: next read offset (monotonic) */
-  bool looked_empty;                /* consumer: had no record at its last look */
   _Alignas(64) unsigned char *buf;  /* this process's address of the bytes */
   size_t cap;
   struct shim_ring *next;
