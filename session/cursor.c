@@ -398,8 +398,12 @@ pt_cursor *pt_cursor_open(const pt_db *db, int64_t session, char *err, size_t er
   return c;
 }
 
-/* Decodes a chunk row (column 0 of st) into a slot and queues its calls. */
-static bool decode_row(pt_cursor *c, sqlite3_stmt *st, char *err, size_t errn)
+/* Decodes a chunk row (column 0 of st) into a slot and queues its calls.
+ * A chunk read by id (u: not NULL) must hold the lowest seq the pass over
+ * the rows found in the row of that id: where it does not, the file is
+ * damaged (ids that repeat, an index that points elsewhere), and reading
+ * on would yield one chunk twice and another never. */
+static bool decode_row(pt_cursor *c, sqlite3_stmt *st, const unread *u, char *err, size_t errn)
 {
   int64_t k = take_slot(c);
   if (k < 0) {
@@ -411,6 +415,16 @@ static bool decode_row(pt_cursor *c, sqlite3_stmt *st, char *err, size_t errn)
   if (!pt__decode_chunk(&c->dec, &s->arena, st, c->session, &s->v, &s->n, &s->cap, why,
                         sizeof why)) {
     snprintf(err, errn, "%s %s", c->db->path, why);
+    give_slot(c, (uint32_t)k);
+    return false;
+  }
+  int64_t lowest = INT64_MAX;
+  for (size_t i = 0; u && i < s->n; i++)
+    lowest = s->v[i].seq < lowest ? s->v[i].seq : lowest;
+  if (u && lowest != u->lowest) {
+    snprintf(err, errn, "%s is damaged: session %lld, chunk %lld: its lowest call is %lld, "
+             "not %lld as the list of chunks says", c->db->path, (long long)c->session,
+             (long long)u->id, (long long)lowest, (long long)u->lowest);
     give_slot(c, (uint32_t)k);
     return false;
   }
@@ -444,7 +458,7 @@ static bool read_next(pt_cursor *c, char *err, size_t errn)
   int rc = sqlite3_step(c->rows);
   if (rc == SQLITE_ROW) {
     c->read++;
-    return decode_row(c, c->rows, err, errn);
+    return decode_row(c, c->rows, NULL, err, errn);
   }
   if (rc != SQLITE_DONE)
     snprintf(err, errn, "%s is damaged or truncated: %s", c->db->path,
@@ -462,7 +476,7 @@ static bool read_lowest(pt_cursor *c, char *err, size_t errn)
   sqlite3_bind_int64(c->row, 2, u.id);
   int rc = sqlite3_step(c->row);
   if (rc == SQLITE_ROW)
-    return decode_row(c, c->row, err, errn);
+    return decode_row(c, c->row, &u, err, errn);
   snprintf(err, errn, "%s is damaged or truncated: %s", c->db->path,
            rc == SQLITE_DONE ? "a chunk of calls went missing" : sqlite3_errmsg(c->db->db));
   return false;
