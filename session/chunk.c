@@ -293,7 +293,7 @@ static bool walk(const unsigned char *body, size_t len,
     seq = add(seq, unzigzag(f[0]));
     start = add(start, unzigzag(f[5]));
     int64_t result = unzigzag(f[4]);
-    if (seq < 0 || f[1] > UINT32_MAX || f[2] > UINT32_MAX || f[3] > UINT32_MAX ||
+    if (seq < 1 || f[1] > UINT32_MAX || f[2] > UINT32_MAX || f[3] > UINT32_MAX ||
         result < INT32_MIN || result > INT32_MAX || f[7] > INT64_MAX || f[8] == 0) {
       snprintf(err, errn, "call %llu of the chunk is malformed", (unsigned long long)i + 1);
       return false;
@@ -395,7 +395,7 @@ static bool decode_v1(pt_json_arena *a, const char *text, size_t n, decode_ctx *
     pt_json *st = pt_json_at(e, 8);
     c.stack = st && st->type == PJ_INT ? st->u.i : -1;
     c.data = pt_json_at(e, 9);
-    if (c.seq < 0 || !c.args || c.args->type != PJ_ARRAY) {
+    if (c.seq < 1 || !c.args || c.args->type != PJ_ARRAY) {
       snprintf(d->err, d->errn, "a recorded call is malformed");
       return false;
     }

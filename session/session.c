@@ -315,7 +315,7 @@ static bool decode_fast(pt_json_arena *a, const char *text, size_t n, pt_call **
     c.start_ns = f[5];
     c.dur_ns = f[6];
     c.args = scan_json(a, &s);
-    if (!c.args || c.args->type != PJ_ARRAY || c.seq < 0)
+    if (!c.args || c.args->type != PJ_ARRAY || c.seq < 1)
       return false;
     if (scan_char(&s, ',')) {
       pt_json *st = scan_json(a, &s);
