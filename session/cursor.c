@@ -376,10 +376,7 @@ pt_cursor *pt_cursor_open(const pt_db *db, int64_t session, char *err, size_t er
   c->db = db;
   c->session = session;
   c->emptied = c->run = -1;
-  /* Both passes and the calls in flight see one state of a file that a
-   * recording process may still be writing. */
-  if (sqlite3_get_autocommit(db->db))
-    c->began = sqlite3_exec(db->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+  c->began = pt__read_begin(db); /* both passes and the calls in flight */
   c->rows = pt__chunk_rows(db, session, err, errn);
   if (!c->rows) {
     pt_cursor_close(c);
@@ -533,8 +530,7 @@ void pt_cursor_close(pt_cursor *c)
   stop_ahead(c, false, err, sizeof err);
   sqlite3_finalize(c->rows);
   sqlite3_finalize(c->row);
-  if (c->began)
-    sqlite3_exec(c->db->db, "COMMIT", NULL, NULL, NULL);
+  pt__read_end(c->db, c->began);
   for (size_t k = 0; k < c->nslots; k++) {
     pt_json_arena_free(&c->slots[k].arena);
     free(c->slots[k].v);

@@ -34,6 +34,12 @@ bool pt__decode_chunk(pt_chunk_dec *dec, pt_json_arena *a, sqlite3_stmt *st, int
  * returned, so a later chunk may still hold an earlier call. */
 int64_t pt__chunk_lowest_seq(sqlite3_stmt *rows);
 
+/* Begins a read transaction where none is open, so that every read of a
+ * cursor or seek sees one state of a file a recording process may still be
+ * writing; whether it began one (then pt__read_end ends it). */
+bool pt__read_begin(const pt_db *db);
+void pt__read_end(const pt_db *db, bool began);
+
 /* Appends the session's calls that never returned to *v as pt__decode_chunk
  * does. False when memory ran out. */
 bool pt__inflight_calls(const pt_db *db, int64_t session, pt_json_arena *a, pt_call **v, size_t *nv,

@@ -190,10 +190,7 @@ pt_seek *pt_seek_open(const pt_db *db, int64_t session, char *err, size_t errn)
   s->inflight.id = -1;
   for (int k = 0; k < SEEK_SLOTS; k++)
     s->slots[k].id = -1;
-  /* Every read sees one state of a file a recording process may still be
-   * writing. */
-  if (sqlite3_get_autocommit(db->db))
-    s->began = sqlite3_exec(db->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+  s->began = pt__read_begin(db);
   s->row = pt__chunk_row(db, session, err, errn);
   if (!s->row || !find_ranges(s, err, errn) ||
       !pt__inflight_calls(db, session, &s->inflight.arena, &s->inflight.v, &s->inflight.n,
@@ -292,8 +289,7 @@ void pt_seek_close(pt_seek *s)
   if (!s)
     return;
   sqlite3_finalize(s->row);
-  if (s->began)
-    sqlite3_exec(s->db->db, "COMMIT", NULL, NULL, NULL);
+  pt__read_end(s->db, s->began);
   held_free(&s->inflight);
   for (int k = 0; k < SEEK_SLOTS; k++)
     held_free(&s->slots[k]);

@@ -397,6 +397,18 @@ bool pt__decode_chunk(pt_chunk_dec *dec, pt_json_arena *a, sqlite3_stmt *st, int
  * seq: the lowest is found by looking at the second level only, without
  * parsing (strings skipped). A seq not written as plain digits makes the
  * answer INT64_MIN (the chunk may hold any seq). */
+bool pt__read_begin(const pt_db *db)
+{
+  return sqlite3_get_autocommit(db->db) &&
+         sqlite3_exec(db->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+}
+
+void pt__read_end(const pt_db *db, bool began)
+{
+  if (began)
+    sqlite3_exec(db->db, "COMMIT", NULL, NULL, NULL);
+}
+
 int64_t pt__chunk_lowest_seq(sqlite3_stmt *rows)
 {
   if (sqlite3_column_type(rows, 3) != SQLITE_NULL) /* version 2: first_seq */
