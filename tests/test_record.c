@@ -197,6 +197,19 @@ Test(record, exit_without_teardown_keeps_the_calls)
   cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
+/* `record_prog threads 8 2000` recorded into db: every thread's 2000
+ * queries are there, from 9 threads, and in each thread the calls follow
+ * each other in time as in sequence. */
+static void assert_eight_threads_whole(const char *db)
+{
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+                          "thread > 1"), 8 * 2000);
+  cr_assert_eq(db_int(db, "SELECT count(DISTINCT thread) FROM calls"), 9);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM (SELECT start_ns, lag(start_ns + dur_ns) "
+                          "OVER (PARTITION BY thread ORDER BY seq) AS prev_end FROM calls) "
+                          "WHERE start_ns < prev_end"), 0);
+}
+
 Test(record, eight_threads_lose_and_duplicate_nothing)
 {
   char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");
@@ -210,13 +223,7 @@ Test(record, eight_threads_lose_and_duplicate_nothing)
   cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
   cr_assert_eq(db_int(db, "SELECT count(DISTINCT seq) FROM pi_calls"), traced);
   cr_assert_eq(db_int(db, "SELECT max(seq) - min(seq) + 1 FROM pi_calls"), traced, "gaps in seq");
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
-                          "thread > 1"), 8 * 2000);
-  cr_assert_eq(db_int(db, "SELECT count(DISTINCT thread) FROM calls"), 9);
-  /* In each thread, calls follow each other in time as in sequence. */
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM (SELECT start_ns, lag(start_ns + dur_ns) "
-                          "OVER (PARTITION BY thread ORDER BY seq) AS prev_end FROM calls) "
-                          "WHERE start_ns < prev_end"), 0);
+  assert_eight_threads_whole(db);
 }
 
 /* Call times are stamped with the time-stamp counter where the kernel's
@@ -262,12 +269,8 @@ Test(record, eight_threads_on_the_monotonic_clock_lose_and_duplicate_nothing)
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), "PITRACE_CLOCK=monotonic", POCL, NULL};
   char *out;
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
-                          "thread > 1"), 8 * 2000);
   cr_assert_eq(db_int(db, "SELECT max(seq) - min(seq) + 1 - count(*) FROM calls"), 0);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM (SELECT start_ns, lag(start_ns + dur_ns) "
-                          "OVER (PARTITION BY thread ORDER BY seq) AS prev_end FROM calls) "
-                          "WHERE start_ns < prev_end"), 0);
+  assert_eight_threads_whole(db);
 }
 
 /* Calls are ordered by their time and thread, not by a shared counter: a
