@@ -142,7 +142,7 @@ static shim_ring *heap_ring(void)
   shim_ring *r = aligned_alloc(64, sizeof *r);
   if (r)
     memset(r, 0, sizeof *r);
-  if (!r || !(r->buf = malloc(RING_CAP))) {
+  if (!r || !(r->buf = calloc(1, RING_CAP))) {
     free(r);
     return NULL;
   }
@@ -182,9 +182,31 @@ shim_ring *ringfile_new_ring(uint32_t thread_index)
     if (r)
       r->thread_index = thread_index;
   }
-  if (r)
-    memset(r->buf, 0, r->cap); /* fault the pages in now, not on the calls */
   return r;
+}
+
+/* The pages of a ring are faulted in by the writer, ahead of its
+ * producer: a few hundred microseconds' work per megabyte, which the
+ * application's thread did on its first call (a memset of the whole ring)
+ * or else a page at a time among its calls. MADV_POPULATE_WRITE (Linux
+ * 5.14) maps them writable without touching the bytes, so the producer
+ * may write meanwhile; where the kernel lacks it, the producer faults
+ * them in as it goes. */
+#define POPULATE_AHEAD ((size_t)1 << 20)
+
+void ringfile_populate(shim_ring *r)
+{
+  if (r->populated >= r->cap || r->head_seen + POPULATE_AHEAD <= r->populated)
+    return;
+  size_t to = r->head_seen + 2 * POPULATE_AHEAD;
+  if (to > r->cap)
+    to = r->cap;
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t from = ((uintptr_t)r->buf + r->populated) & ~(page - 1);
+  if (madvise((void *)from, (uintptr_t)r->buf + to - from, MADV_POPULATE_WRITE) != 0 &&
+      errno == EINVAL)
+    to = r->cap; /* not this kernel: the producer faults them in */
+  r->populated = to;
 }
 
 void ringfile_remove(void)

@@ -6,9 +6,12 @@
  * read through pitrace_calls, chunk_sql.c). Created with IF NOT EXISTS, so
  * several sessions share one file.
  */
+#include <sqlite3.h>
+#include <stdio.h>
 #include <string.h>
 #include <xxhash.h>
 
+#include "pi_api.h"
 #include "schema.h"
 
 /* What version 2 adds to version 1: the binary chunks and the calls view
@@ -206,4 +209,121 @@ void pt_blob_key(const void *bytes, size_t size, unsigned char key[PT_BLOB_KEY])
   XXH128_hash_t h = XXH3_128bits(bytes, size);
   memcpy(key, &h.high64, 8);
   memcpy(key + 8, &h.low64, 8);
+}
+
+/* The static tables the views read: the API description itself (pi_api,
+ * pi_params, pi_enums), from the one description (runtime/api/pi.api). */
+static bool write_description(sqlite3 *db)
+{
+  sqlite3_stmt *a = NULL, *p = NULL, *en = NULL;
+  bool ok =
+      sqlite3_prepare_v2(db, "INSERT INTO pi_api(id, name, grp) VALUES (?,?,?)", -1, &a,
+                         NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, "INSERT INTO pi_params(api, position, name, direction, type, "
+                             "kind, elem, obj, enum, flags) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                         -1, &p, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO pi_enums(type, value, name) VALUES (?,?,?)",
+                         -1, &en, NULL) == SQLITE_OK;
+  static const char *const elems[] = {"", "u32", "i32", "u64", "size", "bool", "cbool",
+                                      "native", "ptr", "string", "enum", "flags", "handle",
+                                      "props", "bytes"};
+  static const char *const kinds[] = {"scalar", "handle", "handles", "string", "strings",
+                                      "bytes", "array", "info", "props", "binaries",
+                                      "blobs", "properties", "image_format", "image_desc",
+                                      "mem_obj_property", "fnptr", "hostptr", "usmptr",
+                                      "usmref"};
+  static const char *const dirs[] = {"in", "out", "inout"};
+  for (uint32_t id = 0; ok && id < PI_API_COUNT; id++) {
+    const pi_api_desc *d = &pi_api_table[id];
+    sqlite3_bind_int(a, 1, (int)id);
+    sqlite3_bind_text(a, 2, d->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(a, 3, d->group, -1, SQLITE_STATIC);
+    ok = sqlite3_step(a) == SQLITE_DONE && sqlite3_reset(a) == SQLITE_OK;
+    for (unsigned i = 0; ok && i < d->nparams; i++) {
+      const pi_param_desc *pd = &d->params[i];
+      sqlite3_clear_bindings(p);
+      sqlite3_bind_int(p, 1, (int)id);
+      sqlite3_bind_int(p, 2, (int)i);
+      sqlite3_bind_text(p, 3, pd->name, -1, SQLITE_STATIC);
+      sqlite3_bind_text(p, 4, dirs[pd->dir], -1, SQLITE_STATIC);
+      sqlite3_bind_text(p, 5, pd->ctype, -1, SQLITE_STATIC);
+      sqlite3_bind_text(p, 6, kinds[pd->kind], -1, SQLITE_STATIC);
+      if (pd->vt)
+        sqlite3_bind_text(p, 7, elems[pd->vt], -1, SQLITE_STATIC);
+      if (pd->obj)
+        sqlite3_bind_text(p, 8, pi_object_kind_name(pd->obj), -1, SQLITE_STATIC);
+      else if (pd->creates)
+        sqlite3_bind_text(p, 8, pi_object_kind_name(pd->creates), -1, SQLITE_STATIC);
+      if (pd->en && pd->kind != PI_PK_INFO) {
+        sqlite3_bind_text(p, 9, pd->en->name, -1, SQLITE_STATIC);
+        sqlite3_bind_int(p, 10, pd->en->is_flags);
+      }
+      ok = sqlite3_step(p) == SQLITE_DONE && sqlite3_reset(p) == SQLITE_OK;
+    }
+  }
+  for (size_t i = 0; ok && i < pi_enum_table_count; i++) {
+    const pi_enum_desc *d = pi_enum_table[i];
+    for (unsigned j = 0; ok && j < d->count; j++) {
+      sqlite3_bind_text(en, 1, d->name, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(en, 2, d->entries[j].value);
+      sqlite3_bind_text(en, 3, d->entries[j].name, -1, SQLITE_STATIC);
+      ok = sqlite3_step(en) == SQLITE_DONE && sqlite3_reset(en) == SQLITE_OK;
+    }
+  }
+  sqlite3_finalize(a);
+  sqlite3_finalize(p);
+  sqlite3_finalize(en);
+  return ok;
+}
+
+/* The value pitrace_meta's schema_sql holds in a file whose tables and
+ * views shim_schema_sql made, and that holds the description. */
+static void schema_stamp(char out[17])
+{
+  snprintf(out, 17, "%016llx",
+           (unsigned long long)XXH3_64bits(shim_schema_sql, sizeof shim_schema_sql - 1));
+}
+
+bool pt_schema_create(sqlite3 *db, char *err, size_t errn)
+{
+  char stamp[17];
+  schema_stamp(stamp);
+  sqlite3_stmt *q = NULL;
+  bool current = false;
+  if (sqlite3_prepare_v2(db, "SELECT value = ? FROM pitrace_meta WHERE key = 'schema_sql'", -1,
+                         &q, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(q, 1, stamp, -1, SQLITE_STATIC);
+    current = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 1;
+  }
+  sqlite3_finalize(q);
+  if (current) /* the template, or a file this schema was made in */
+    return true;
+  q = NULL;
+  bool ok = sqlite3_exec(db, shim_schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
+            sqlite3_prepare_v2(db, "SELECT count(*) FROM pi_api", -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW;
+  bool described = ok && sqlite3_column_int(q, 0) > 0;
+  sqlite3_finalize(q);
+  ok = ok && (described || write_description(db));
+  q = NULL;
+  ok = ok &&
+       sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO pitrace_meta VALUES ('schema_sql', ?)",
+                          -1, &q, NULL) == SQLITE_OK &&
+       sqlite3_bind_text(q, 1, stamp, -1, SQLITE_STATIC) == SQLITE_OK &&
+       sqlite3_step(q) == SQLITE_DONE;
+  sqlite3_finalize(q);
+  if (!ok)
+    snprintf(err, errn, "creating the schema: %s", sqlite3_errmsg(db));
+  return ok;
+}
+
+int pt_schema_stored_version(sqlite3 *db)
+{
+  sqlite3_stmt *v = NULL;
+  int version = 0;
+  if (sqlite3_prepare_v2(db, "SELECT value FROM pitrace_meta WHERE key='schema_version'", -1,
+                         &v, NULL) == SQLITE_OK && sqlite3_step(v) == SQLITE_ROW)
+    version = sqlite3_column_int(v, 0);
+  sqlite3_finalize(v);
+  return version;
 }

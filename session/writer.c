@@ -1682,6 +1682,8 @@ static bool look_again(shim_ring *r)
   if (head == r->head_seen)
     return false;
   r->head_seen = head;
+  if (!salvaging)
+    ringfile_populate(r);
   return true;
 }
 
@@ -2412,72 +2414,6 @@ static char *command_line(void)
   return strdup(buf);
 }
 
-/* The static tables the views read: the API description itself. */
-static bool write_description(void)
-{
-  sqlite3_stmt *q = prepare("SELECT count(*) FROM pi_api");
-  if (!q)
-    return false;
-  int have = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
-  sqlite3_finalize(q);
-  if (have)
-    return true;
-  sqlite3_stmt *a = prepare("INSERT INTO pi_api(id, name, grp) VALUES (?,?,?)");
-  sqlite3_stmt *p = prepare("INSERT INTO pi_params(api, position, name, direction, type, "
-                            "kind, elem, obj, enum, flags) VALUES (?,?,?,?,?,?,?,?,?,?)");
-  static const char *const elems[] = {"", "u32", "i32", "u64", "size", "bool", "cbool",
-                                      "native", "ptr", "string", "enum", "flags", "handle",
-                                      "props", "bytes"};
-  sqlite3_stmt *en = prepare("INSERT OR IGNORE INTO pi_enums(type, value, name) VALUES (?,?,?)");
-  static const char *const kinds[] = {"scalar", "handle", "handles", "string", "strings",
-                                      "bytes", "array", "info", "props", "binaries",
-                                      "blobs", "properties", "image_format", "image_desc",
-                                      "mem_obj_property", "fnptr", "hostptr", "usmptr",
-                                      "usmref"};
-  static const char *const dirs[] = {"in", "out", "inout"};
-  bool ok = a && p && en;
-  for (uint32_t id = 0; ok && id < PI_API_COUNT; id++) {
-    const pi_api_desc *d = &pi_api_table[id];
-    sqlite3_bind_int(a, 1, (int)id);
-    sqlite3_bind_text(a, 2, d->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(a, 3, d->group, -1, SQLITE_STATIC);
-    ok = step(a, "describing the API");
-    for (unsigned i = 0; ok && i < d->nparams; i++) {
-      const pi_param_desc *pd = &d->params[i];
-      sqlite3_bind_int(p, 1, (int)id);
-      sqlite3_bind_int(p, 2, (int)i);
-      sqlite3_bind_text(p, 3, pd->name, -1, SQLITE_STATIC);
-      sqlite3_bind_text(p, 4, dirs[pd->dir], -1, SQLITE_STATIC);
-      sqlite3_bind_text(p, 5, pd->ctype, -1, SQLITE_STATIC);
-      sqlite3_bind_text(p, 6, kinds[pd->kind], -1, SQLITE_STATIC);
-      if (pd->vt)
-        sqlite3_bind_text(p, 7, elems[pd->vt], -1, SQLITE_STATIC);
-      if (pd->obj)
-        sqlite3_bind_text(p, 8, pi_object_kind_name(pd->obj), -1, SQLITE_STATIC);
-      else if (pd->creates)
-        sqlite3_bind_text(p, 8, pi_object_kind_name(pd->creates), -1, SQLITE_STATIC);
-      if (pd->en && pd->kind != PI_PK_INFO) {
-        sqlite3_bind_text(p, 9, pd->en->name, -1, SQLITE_STATIC);
-        sqlite3_bind_int(p, 10, pd->en->is_flags);
-      }
-      ok = step(p, "describing the API");
-    }
-  }
-  for (size_t i = 0; ok && i < pi_enum_table_count; i++) {
-    const pi_enum_desc *d = pi_enum_table[i];
-    for (unsigned j = 0; ok && j < d->count; j++) {
-      sqlite3_bind_text(en, 1, d->name, -1, SQLITE_STATIC);
-      sqlite3_bind_int64(en, 2, d->entries[j].value);
-      sqlite3_bind_text(en, 3, d->entries[j].name, -1, SQLITE_STATIC);
-      ok = step(en, "describing the API");
-    }
-  }
-  sqlite3_finalize(a);
-  sqlite3_finalize(p);
-  sqlite3_finalize(en);
-  return ok;
-}
-
 /* SQLite's busy handler: other processes recording into the same file
  * hold its write lock while they commit. Polls often (their commits are
  * short, and a waiter that sleeps long misses its turn), for at most
@@ -2576,6 +2512,34 @@ static int schema_version(void)
   return version;
 }
 
+/* Puts the template of a new database (schema.h) at `path` when nothing
+ * is there: written beside it, then linked into place, so that a process
+ * opening the path at the same moment sees nothing or all of it. Where
+ * that fails (a file there already, a file system without links, a full
+ * disk), the schema is created statement by statement as before. */
+static void create_from_template(const char *path)
+{
+  struct stat st;
+  if (lstat(path, &st) == 0 || errno != ENOENT)
+    return;
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.new.XXXXXX", path);
+  int fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
+  if (fd < 0)
+    return;
+  size_t done = 0;
+  while (done < pt_schema_template_size) {
+    ssize_t w = write(fd, pt_schema_template + done, pt_schema_template_size - done);
+    if (w <= 0 && errno != EINTR)
+      break;
+    if (w > 0)
+      done += (size_t)w;
+  }
+  if (close(fd) == 0 && done == pt_schema_template_size)
+    (void)link(tmp, path);
+  unlink(tmp);
+}
+
 /* Opens the database and leaves a write transaction open (BEGIN
  * IMMEDIATE: it waits its turn behind other recording processes, and
  * nothing read in it goes stale) with the schema in place. */
@@ -2584,7 +2548,9 @@ static bool open_db(void)
   char path[4096];
   resolve_path(path, sizeof path);
   snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", path);
-  /* Created readable by its owner only, before SQLite opens it. */
+  /* A new file is the template, put in place whole; created readable by
+   * its owner only, before SQLite opens it. */
+  create_from_template(path);
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd >= 0)
     close(fd);
@@ -2608,12 +2574,13 @@ static bool open_db(void)
    * start recording into one path at once retry the whole start, within
    * the same bound as every other wait for the lock. */
   uint64_t since = shim_now();
+  char schema_err[512] = "";
   bool ok;
   for (;;) {
     ok = sqlite3_exec(db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL;", NULL, NULL,
                       &err) == SQLITE_OK &&
          sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err) == SQLITE_OK &&
-         sqlite3_exec(db, shim_schema_sql, NULL, NULL, &err) == SQLITE_OK;
+         pt_schema_create(db, schema_err, sizeof schema_err);
     int code = sqlite3_errcode(db);
     if (ok || (code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
         shim_now() - since > (uint64_t)BUSY_MS * 1000000u)
@@ -2622,12 +2589,14 @@ static bool open_db(void)
       sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_free(err);
     err = NULL;
+    schema_err[0] = 0;
     struct timespec nap = {0, 2000000};
     nanosleep(&nap, NULL);
   }
   if (!ok) {
     fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
-                    "unrecorded\n", path, err ? err : sqlite3_errmsg(db));
+                    "unrecorded\n", path, err ? err : schema_err[0] ? schema_err
+                                                                    : sqlite3_errmsg(db));
     sqlite3_free(err);
     sqlite3_close(db);
     db = NULL;
@@ -2655,11 +2624,6 @@ bool writer_start(void)
   }
   if (!open_db())
     return false;
-  if (!write_description()) {
-    sqlite3_close(db);
-    db = NULL;
-    return false;
-  }
   text env = {0};
   json_env(&env);
   char *cmd = command_line();
@@ -2716,10 +2680,16 @@ bool writer_start(void)
   return true;
 }
 
+/* Waits for the writer to be done with request `gen`, at most timeout_ms.
+ * Naps of 50 µs: a process's end waits for its writer, which takes a
+ * millisecond or so; waking every millisecond added up to one more to
+ * every recorded run. Only clock_gettime and nanosleep: it also runs in
+ * signal handlers. */
 static void wait_done(int gen, int timeout_ms)
 {
-  struct timespec nap = {0, 1000000};
-  for (int waited = 0; waited < timeout_ms && atomic_load(&finish_done) < gen; waited++)
+  struct timespec nap = {0, 50000};
+  uint64_t until = shim_now() + (uint64_t)timeout_ms * 1000000u;
+  while (atomic_load(&finish_done) < gen && shim_now() < until)
     nanosleep(&nap, NULL);
 }
 

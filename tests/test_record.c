@@ -302,6 +302,57 @@ Test(record, unwritable_path_warns_once_and_the_application_goes_on)
   cr_assert_eq(tu_count(out, "pitrace: cannot record to /nonexistent/dir/s.db"), 1, "%s", out);
 }
 
+/* Rows of `table` in one database and not in the other, both ways. */
+static long long rows_not_in_both(sqlite3 *db, const char *table, const char *cols)
+{
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "SELECT (SELECT count(*) FROM (SELECT %s FROM main.%s EXCEPT SELECT %s FROM o.%s))"
+           " + (SELECT count(*) FROM (SELECT %s FROM o.%s EXCEPT SELECT %s FROM main.%s))",
+           cols, table, cols, table, cols, table, cols, table);
+  sqlite3_stmt *s;
+  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
+               sqlite3_errmsg(db));
+  cr_assert_eq(sqlite3_step(s), SQLITE_ROW);
+  long long n = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  return n;
+}
+
+/* A recording into a new path copies the template made at build time; one
+ * into a file that is there but empty creates the schema and the API
+ * description statement by statement: the two hold the same. */
+Test(record, a_new_file_holds_what_the_schema_statements_make)
+{
+  char *made = tu_temp_path(".db"), *from_sql = tu_write_temp(".db", "");
+  const char *argv[] = {BIN "/vadd", "64", NULL};
+  char *out;
+  const char *env1[] = {env_kv("SYCL_PI_RECORD", made), POCL, NULL};
+  cr_assert_eq(tu_run(argv, env1, &out), 0, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  const char *env2[] = {env_kv("SYCL_PI_RECORD", from_sql), POCL, NULL};
+  cr_assert_eq(tu_run(argv, env2, &out), 0, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  struct stat st;
+  cr_assert_eq(stat(made, &st), 0);
+  cr_assert_eq(st.st_mode & 0777, 0600, "%s has mode %o", made, st.st_mode & 0777);
+  cr_assert_gt(db_int(made, "SELECT count(*) FROM pi_params"), 500);
+  cr_assert_gt(db_int(made, "SELECT count(*) FROM sqlite_master WHERE type = 'view'"), 5);
+  cr_assert_eq(db_int(made, "SELECT count(*) FROM pi_calls"),
+               db_int(from_sql, "SELECT count(*) FROM pi_calls"));
+  sqlite3 *db;
+  cr_assert_eq(sqlite3_open_v2(made, &db, DB_READ, NULL), SQLITE_OK);
+  char attach[600];
+  snprintf(attach, sizeof attach, "ATTACH '%s' AS o", from_sql);
+  cr_assert_eq(sqlite3_exec(db, attach, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+  cr_assert_eq(rows_not_in_both(db, "sqlite_master", "type, name, tbl_name, sql"), 0);
+  cr_assert_eq(rows_not_in_both(db, "pi_api", "*"), 0);
+  cr_assert_eq(rows_not_in_both(db, "pi_params", "*"), 0);
+  cr_assert_eq(rows_not_in_both(db, "pi_enums", "*"), 0);
+  cr_assert_eq(rows_not_in_both(db, "pitrace_meta", "*"), 0);
+  sqlite3_close(db);
+}
+
 Test(record, full_disk_stops_recording_not_the_application)
 {
   /* A 1 MiB tmpfs fills up long before vadd's 12 MB of buffers are stored. */

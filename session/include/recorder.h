@@ -170,6 +170,7 @@ typedef struct shim_ring {
   _Alignas(64) _Atomic size_t tail; /* committed to the database (monotonic) */
   size_t head_seen;                 /* consumer's copy of head */
   size_t rd;                        /* consumer: next read offset (monotonic) */
+  size_t populated;                 /* consumer: bytes of buf faulted in (ringfile_populate) */
   _Alignas(64) unsigned char *buf;  /* this process's address of the bytes */
   size_t cap;
   struct shim_ring *next;
@@ -290,6 +291,8 @@ bool ringfile_create(const char *db_path, int64_t session, uint64_t session_t0,
 /* A ring for the calling thread: a new slot of the ring file, else process
  * memory; NULL when neither can be had. */
 shim_ring *ringfile_new_ring(uint32_t thread_index);
+/* The writer's side: faults in the ring's pages ahead of its head. */
+void ringfile_populate(shim_ring *r);
 /* Keeps a knot of the writer's in the file's header. */
 void ringfile_note_knot(stamp_knot k);
 /* Copies shim_instances[i] into the file's header. */

@@ -8,7 +8,10 @@
 #ifndef PT_SCHEMA_H
 #define PT_SCHEMA_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+typedef struct sqlite3 sqlite3;
 
 /* The schema version this build writes and reads. */
 #define PT_SCHEMA_VERSION 2
@@ -20,6 +23,23 @@ extern const char shim_schema_sql[];
  * version-1 sessions (the calls view reads both), for a writer that opens
  * one: run in the write transaction, after shim_schema_sql. */
 extern const char pt_schema_upgrade_sql[];
+
+/* Creates the tables and views and the API description the views read
+ * (pi_api, pi_params, pi_enums) where they are missing, in db's open
+ * write transaction; false with the reason in err. A file that says
+ * (pitrace_meta: schema_sql) it was made by this very schema is left as it
+ * is, without running the SQL. */
+bool pt_schema_create(sqlite3 *db, char *err, size_t errn);
+/* The schema version db says it holds (pitrace_meta), 0 when none. */
+int pt_schema_stored_version(sqlite3 *db);
+
+/* A new session database, empty, holding what pt_schema_create makes and
+ * in WAL mode: made when this library was built (make_template.c), so
+ * that a recording into a new file copies it instead of creating the
+ * schema and the description statement by statement (milliseconds on
+ * every recorded run's start). */
+extern const unsigned char pt_schema_template[];
+extern const size_t pt_schema_template_size;
 
 /* Payloads up to this many bytes are stored in their call (or data row);
  * larger ones once, in blobs, by the key pt_blob_key gives. */
