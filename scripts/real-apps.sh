@@ -3,8 +3,11 @@
 # README's figures (the CI tests, tests/apps/app_test.sh, keep them short).
 #
 #   scripts/real-apps.sh [--rounds N] [--apps "clpeak pyopencl clblast vadd pipeline"]
-#                        [--icd FILE] [--keep] [BUILD]
+#                        [--icd FILE] [--ways "direct rec-none ..."] [--keep] [BUILD]
 #
+# --ways runs only the ways named (direct among them; default all), so that
+# more rounds of the ratio that matters fit in the same time: the median
+# ratio over 10 rounds or more comes with its 95 % interval.
 # BUILD is the build directory (default build/). --icd names the vendor file
 # of the OpenCL implementation to run on (default PoCL's,
 # /etc/OpenCL/vendors/pocl.icd; NVIDIA's on a GPU host: scripts/gpu-check.sh
@@ -44,6 +47,7 @@ set -u
 me=real-apps.sh
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=build rounds=3 keep=0 apps="clpeak pyopencl clblast" POCL=/etc/OpenCL/vendors/pocl.icd
+only_ways="direct pitrace rec-none rec-all traced"
 while [ $# -gt 0 ]; do
   case $1 in
   --rounds) [ $# -ge 2 ] || { echo "$me: --rounds needs a number" >&2; exit 2; }
@@ -52,6 +56,8 @@ while [ $# -gt 0 ]; do
             apps=$2; shift 2 ;;
   --icd)    [ $# -ge 2 ] || { echo "$me: --icd needs a vendor file" >&2; exit 2; }
             POCL=$2; shift 2 ;;
+  --ways)   [ $# -ge 2 ] || { echo "$me: --ways needs a list" >&2; exit 2; }
+            only_ways=$2; shift 2 ;;
   --keep)   keep=1; shift ;;
   -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
   -*)       echo "$me: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -59,6 +65,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $rounds in ''|*[!0-9]*|0) echo "$me: --rounds must be a positive number" >&2; exit 2 ;; esac
+for w in $only_ways; do
+  case $w in direct|pitrace|rec-none|rec-all|traced) ;;
+  *) echo "$me: unknown way '$w' (direct, pitrace, rec-none, rec-all, traced)" >&2; exit 2 ;;
+  esac
+done
+case " $only_ways " in *" direct "*) ;;
+*) echo "$me: --ways must include direct (the ratios are to it)" >&2; exit 2 ;;
+esac
 for a in $apps; do
   case $a in clpeak|pyopencl|clblast|vadd|pipeline) ;;
   *) echo "$me: unknown application '$a' (clpeak, pyopencl, clblast, vadd, pipeline)" >&2; exit 2 ;;
@@ -121,6 +135,11 @@ cmd_of() {
   esac
 }
 ways_of() {
+  for w in $(all_ways_of "$1"); do
+    case " $only_ways " in *" $w "*) echo "$w" ;; esac
+  done
+}
+all_ways_of() {
   case $1 in
   clpeak) echo "direct pitrace rec-none traced" ;;
   vadd|pipeline) echo "direct rec-none rec-all traced" ;;
@@ -248,7 +267,16 @@ def mmm(v, fmt):
         return "-"
     if len(v) == 1:
         return fmt % v[0]
-    return (fmt + " / " + fmt + " / " + fmt) % (v[0], statistics.median(v), v[-1])
+    out = (fmt + " / " + fmt + " / " + fmt) % (v[0], statistics.median(v), v[-1])
+    # With 10 rounds or more, the median's 95 % interval from the order
+    # statistics (no assumption about the noise's shape): ranks
+    # n/2 -+ 0.98 sqrt(n).
+    n = len(v)
+    if n >= 10:
+        lo = max(0, int(n / 2 - 0.98 * n ** 0.5))
+        hi = min(n - 1, int(n / 2 + 0.98 * n ** 0.5 + 0.5))
+        out += (" (median in " + fmt + ".." + fmt + ")") % (v[lo], v[hi])
+    return out
 
 def size(b):
     b = float(b)
