@@ -303,7 +303,8 @@ typedef struct vw_diff {
 
 /* Aligns and compares two sessions, loaded (VW_CALLS) or not (VW_STREAM;
  * their calls are then read twice, not held), with their notes. False with
- * a one-line reason in d->why, or after printing one (why ""). */
+ * a one-line reason in d->why, or after printing one (why ""); d then
+ * holds nothing to free. */
 bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d);
 void vw_diff_free(vw_diff *d);
 /* The differences counted toward "different". */

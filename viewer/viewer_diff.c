@@ -1095,6 +1095,12 @@ bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d)
   ok = ok && !x.failed;
   if (!ok && !d->why[0] && !told)
     snprintf(d->why, sizeof d->why, "out of memory comparing the sessions");
+  if (!ok) { /* the differences found before it failed go: only why stays */
+    char why[sizeof d->why];
+    memcpy(why, d->why, sizeof why);
+    vw_diff_free(d);
+    memcpy(d->why, why, sizeof why);
+  }
   free(x.rows);
   side_free(&x.sa);
   side_free(&x.sb);
