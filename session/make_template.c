@@ -38,7 +38,7 @@ int main(int argc, char **argv)
   char err[512];
   if (sqlite3_open(scratch, &db) != SQLITE_OK)
     return fail(scratch, db);
-  if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+  if (sqlite3_exec(db, PT_PAGE_SIZE_SQL "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
       !pt_schema_create(db, err, sizeof err) ||
       sqlite3_exec(db, "COMMIT; VACUUM; PRAGMA journal_mode=WAL;", NULL, NULL, NULL) !=
           SQLITE_OK)
@@ -56,9 +56,12 @@ int main(int argc, char **argv)
     bytes[n++] = (unsigned char)c;
   }
   fclose(f);
-  /* WAL mode is in the header (bytes 18 and 19): a copy opens in it. */
+  /* WAL mode is in the header (bytes 18 and 19): a copy opens in it; the
+   * page size too (bytes 16 and 17, big-endian). */
   if (n < 100 || bytes[18] != 2 || bytes[19] != 2)
     return fail("the scratch database is not in WAL mode", NULL);
+  if ((bytes[16] << 8 | bytes[17]) != PT_PAGE_SIZE)
+    return fail("the scratch database does not have pitrace's page size", NULL);
   FILE *o = fopen(out, "w");
   if (!o)
     return fail(out, NULL);

@@ -89,7 +89,7 @@ pt_out *pt_out_create(const char *path, const char *src_path, int64_t src_sessio
   }
   pt_sqlite_register(o->db);
   bool ok =
-      sql(o, "PRAGMA journal_mode=DELETE") && sql(o, shim_schema_sql) &&
+      sql(o, PT_PAGE_SIZE_SQL "PRAGMA journal_mode=DELETE") && sql(o, shim_schema_sql) &&
       run(o, "ATTACH DATABASE ? AS src", "t", src_path) && sql(o, "BEGIN") &&
       sql(o, "INSERT OR IGNORE INTO pi_api SELECT * FROM src.pi_api;"
              "INSERT OR IGNORE INTO pi_params SELECT * FROM src.pi_params;"

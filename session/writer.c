@@ -2577,8 +2577,8 @@ static bool open_db(void)
   char schema_err[512] = "";
   bool ok;
   for (;;) {
-    ok = sqlite3_exec(db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL;", NULL, NULL,
-                      &err) == SQLITE_OK &&
+    ok = sqlite3_exec(db, PT_PAGE_SIZE_SQL "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL;",
+                      NULL, NULL, &err) == SQLITE_OK &&
          sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err) == SQLITE_OK &&
          pt_schema_create(db, schema_err, sizeof schema_err);
     int code = sqlite3_errcode(db);

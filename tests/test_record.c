@@ -336,6 +336,8 @@ Test(record, a_new_file_holds_what_the_schema_statements_make)
   struct stat st;
   cr_assert_eq(stat(made, &st), 0);
   cr_assert_eq(st.st_mode & 0777, 0600, "%s has mode %o", made, st.st_mode & 0777);
+  cr_assert_eq(db_int(made, "PRAGMA page_size"), db_int(from_sql, "PRAGMA page_size"));
+  cr_assert_eq(db_int(made, "PRAGMA page_size"), 16384);
   cr_assert_gt(db_int(made, "SELECT count(*) FROM pi_params"), 500);
   cr_assert_gt(db_int(made, "SELECT count(*) FROM sqlite_master WHERE type = 'view'"), 5);
   cr_assert_eq(db_int(made, "SELECT count(*) FROM pi_calls"),
