@@ -1109,6 +1109,54 @@ Test(viewer, pt_load_takes_wrong_counts_and_names_the_first_damaged_chunk)
   pt_calls_free(&want);
 }
 
+/* A database held in memory (the fuzzers' way in) reads as its file does:
+ * the same calls, also from the image of a file in WAL mode (which is
+ * never written to), and bad images are refused in one line. */
+Test(viewer, pt_open_image_reads_a_database_held_in_memory_as_pt_open_reads_the_file)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/vadd", "16", NULL};
+  cr_assert_eq(record_into(db, argv, POCL, "SYCL_PI_RECORD_DATA=all"), 0);
+  pt_db h;
+  pt_calls want, got;
+  char e[512];
+  cr_assert(pt_open(db, 0, &h, e, sizeof e), "%s", e);
+  int64_t id = pt_default_session(&h);
+  cr_assert(pt_load(&h, id, &want, e, sizeof e), "%s", e);
+  pt_close(&h);
+  cr_assert_gt(want.n, 10);
+  struct stat st;
+  cr_assert_eq(stat(db, &st), 0);
+  size_t n = (size_t)st.st_size;
+  unsigned char *image = (unsigned char *)tu_read_file(db);
+  cr_assert(image && n > 4096);
+  for (int wal = 0; wal < 2; wal++) {
+    if (wal)
+      image[18] = image[19] = 2;
+    cr_assert(pt_open_image("the image", image, n, &h, e, sizeof e), "%s", e);
+    cr_assert_eq(pt_default_session(&h), id);
+    cr_assert(pt_load(&h, id, &got, e, sizeof e), "%s", e);
+    cr_assert_eq(got.n, want.n);
+    for (size_t i = 0; i < got.n; i++)
+      cr_assert(got.v[i].seq == want.v[i].seq && got.v[i].api == want.v[i].api &&
+                got.v[i].start_ns == want.v[i].start_ns &&
+                got.v[i].args->n == want.v[i].args->n, "wal %d, call %zu", wal, i);
+    pt_calls_free(&got);
+    pt_close(&h);
+  }
+  cr_assert(image[18] == 2 && image[19] == 2, "pt_open_image wrote into the image");
+  cr_assert_not(pt_open_image("the image", "SQLite", 6, &h, e, sizeof e));
+  cr_assert_str_eq(e, "the image is not a pitrace session (not an SQLite database: too short)");
+  cr_assert_not(pt_open_image("the image", image, 0, &h, e, sizeof e));
+  cr_assert_str_eq(e, "the image is empty: no session was recorded into it");
+  /* Cut after its first pages: refused with SQLite's reason. */
+  cr_assert_not(pt_open_image("the image", image, 2048, &h, e, sizeof e));
+  cr_assert(strncmp(e, "the image is damaged or truncated: ", 35) == 0 && !strchr(e, '\n'), "%s",
+            e);
+  free(image);
+  pt_calls_free(&want);
+}
+
 /* ---- report ----------------------------------------------------------------------- */
 
 static const char *chromium(void)
