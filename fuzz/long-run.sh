@@ -53,9 +53,14 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
 # (what OUT/LABEL/ and its findings are named by) into bin, name, label.
 target() {
   case $1 in
-    */*) bin=$1; name=$(basename "$1"); name=${name#fuzz_}
+    /*) bin=$1 ;;
+    */*) bin=$PWD/$1 ;;
+    *) bin=$FUZZ_BIN/fuzz_$1 ;;
+  esac
+  case $1 in
+    */*) name=$(basename "$1"); name=${name#fuzz_}
          label=$(basename "$(dirname "$1")")-$name ;;
-    *) bin=$FUZZ_BIN/fuzz_$1; name=$1; label=$1 ;;
+    *) name=$1; label=$1 ;;
   esac
 }
 
