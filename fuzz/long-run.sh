@@ -15,7 +15,8 @@
 # seconds. Where the files are: in a pack (fuzz/pack.sh) the folders
 # beside this script (bin/, lib/, seeds/, dict/); in a source tree
 # build-fuzz/ and fuzz/dict; FUZZ_BIN, FUZZ_LIB, FUZZ_SEEDS and FUZZ_DICT
-# override. OUT/TARGET/ keeps each target's corpus and log.
+# override; FUZZ_FLAGS adds libFuzzer flags (-max_len=N, ...). OUT/TARGET/
+# keeps each target's corpus and log.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 workers=8
@@ -85,7 +86,8 @@ for t in "$@"; do
   [ -f "$FUZZ_DICT/$name.dict" ] && dict=-dict=$FUZZ_DICT/$name.dict
   # -timeout: an input takes milliseconds; one that takes 25 s is a hang.
   (cd "$d" && exec "$bin" -fork="$workers" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-     -max_total_time="$secs" -timeout=25 -artifact_prefix="$d/artifacts/" $dict corpus \
+     -max_total_time="$secs" -timeout=25 -artifact_prefix="$d/artifacts/" $dict \
+     ${FUZZ_FLAGS:-} corpus \
      >log 2>&1) &
   pids="$pids $!"
 done
