@@ -1,8 +1,10 @@
 /*
  * fuzz_session: the session reader (session/session.c, the pitrace_session
  * library every pitrace verb reads sessions with). The input is a session
- * database file: it is written to a scratch file, opened read-only with
- * pt_open, and every session's calls are loaded (pt_load: the chunk rows
+ * database file: it is opened read-only where it lies, in memory, with
+ * pt_open_image (the checks pt_open makes once SQLite has a file, without
+ * writing each input to a file, whose locks and checks SQLite repeats on
+ * every statement), and every session's calls are loaded (pt_load: the chunk rows
  * and each call's JSON arguments) and their payloads read (pt_data: the
  * inline ones of every call, and each parameter's "in" and "out" rows of
  * the first 256 calls through SQL); then the calls are streamed (the
@@ -30,7 +32,6 @@
 #include <zstd.h>
 
 #include "chunk.h"
-#include "fuzz_common.h"
 #include "session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -93,10 +94,13 @@ static bool count_call(void *ctx, const pt_call *c)
   return true;
 }
 
-/* One chunk: decoded as pt_load decodes it; a body that decodes is
- * encoded again and must decode to the same calls. */
+/* One chunk: decoded as pt_load decodes it (with one decoder kept from
+ * chunk to chunk, as each of its threads keeps one); a body that decodes
+ * is encoded again and must decode to the same calls. */
 static void fuzz_chunk(const uint8_t *data, size_t size)
 {
+  static ZSTD_CCtx *zc;
+  static pt_chunk_dec dec;
   unsigned char *blob = NULL;
   size_t n = size;
   if (size && data[0] == 'B') {
@@ -105,7 +109,9 @@ static void fuzz_chunk(const uint8_t *data, size_t size)
     if (!blob)
       abort();
     blob[0] = 1;
-    size_t z = ZSTD_compress(blob + 1, cap - 1, data + 1, size - 1, 1);
+    if (!zc && !(zc = ZSTD_createCCtx()))
+      abort();
+    size_t z = ZSTD_compressCCtx(zc, blob + 1, cap - 1, data + 1, size - 1, 1);
     if (ZSTD_isError(z))
       abort();
     n = 1 + z;
@@ -114,11 +120,12 @@ static void fuzz_chunk(const uint8_t *data, size_t size)
   pt_json_arena arena = {0};
   char err[512] = "";
   size_t got = 0;
-  if (!pt_chunk_decode(&arena, 2, in, n, count_call, &got, err, sizeof err) && !err[0])
+  if (!pt_chunk_decode_with(&dec, &arena, 2, in, n, count_call, &got, err, sizeof err) &&
+      !err[0])
     abort(); /* refused without a reason */
   pt_json_arena_free(&arena);
   static calls_copy a, b;
-  if (pt_chunk_each(in, n, copy_call, &a, err, sizeof err) && a.n) {
+  if (pt_chunk_each_with(&dec, in, n, copy_call, &a, err, sizeof err) && a.n) {
     pt_chunk_enc enc = {0};
     for (size_t i = 0; i < a.n; i++)
       if (!pt_chunk_enc_add(&enc, &a.v[i]))
@@ -126,7 +133,7 @@ static void fuzz_chunk(const uint8_t *data, size_t size)
     const void *again;
     size_t an;
     if (!pt_chunk_enc_finish(&enc, &again, &an, err, sizeof err) ||
-        !pt_chunk_each(again, an, copy_call, &b, err, sizeof err) || b.n != a.n)
+        !pt_chunk_each_with(&dec, again, an, copy_call, &b, err, sizeof err) || b.n != a.n)
       abort();
     for (size_t i = 0; i < a.n; i++) {
       const pt_chunk_call *x = &a.v[i], *y = &b.v[i];
@@ -150,17 +157,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_chunk(data, size);
     return 0;
   }
-  static char path[512];
-  if (!path[0])
-    snprintf(path, sizeof path, "%s/session.db", fuzz_scratch());
-  fuzz_remove_db(path);
-  fuzz_write_file(path, data, size);
   pt_db db;
   char err[512] = "";
-  if (!pt_open(path, false, &db, err, sizeof err)) {
+  if (!pt_open_image("the input", data, size, &db, err, sizeof err)) {
     if (!err[0])
       abort();
-    fuzz_remove_db(path);
     return 0;
   }
   size_t ns = 0;
@@ -190,6 +191,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   free(s);
   (void)pt_default_session(&db);
   pt_close(&db);
-  fuzz_remove_db(path);
   return 0;
 }

@@ -5,8 +5,9 @@
 #   OUT/filter/    SYCL_DEVICE_FILTER values
 #   OUT/session/   session databases: vadd 16 recorded on PoCL (data all),
 #                  record_prog's session after salvage ('_exit'), and a
-#                  stand-in plugin session, each compacted (512-byte
-#                  pages); the version-1 fixture (tests/fixtures); vadd
+#                  stand-in plugin session, and the version-1 fixture
+#                  (tests/fixtures), each compacted (512-byte pages:
+#                  about 100 KB, libFuzzer's -max_len); vadd
 #                  16's largest chunk as stored (a zstd blob) and its body
 #                  ("B" and the decoded body: fuzz_session.c)
 #   OUT/salvage/   the ring file of a recording that ended in _exit
@@ -54,7 +55,7 @@ PYEOF
 
 OCL_ICD_VENDORS=$POCL SYCL_PI_RECORD=$tmp/vadd.db SYCL_PI_RECORD_DATA=all "$build/bin/vadd" 16 >/dev/null
 compact "$tmp/vadd.db" "$out/session/vadd16.db"
-cp "$(dirname "$0")/../tests/fixtures/session-v1.db" "$out/session/v1-fixture.db"
+compact "$(dirname "$0")/../tests/fixtures/session-v1.db" "$out/session/v1-fixture.db"
 $PY - "$tmp/vadd.db" "$out/session/chunk-vadd16.bin" <<'PYEOF'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])

@@ -23,60 +23,35 @@
 
 void (*pt_salvage_hook)(const char *path);
 
-bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t errn)
+/* False with err set unless the first bytes of `name` (16 of them, of a
+ * file of `size` bytes) are an SQLite database's. */
+static bool sqlite_magic(const char *name, const void *head, size_t size, char *err,
+                         size_t errn)
 {
-  memset(out, 0, sizeof *out);
-  if (pt_salvage_hook)
-    pt_salvage_hook(path);
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    snprintf(err, errn, "%s: %s", path, strerror(errno));
-    return false;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    snprintf(err, errn, "%s is a directory, not a session database", path);
-    return false;
-  }
-  if (st.st_size == 0) {
-    snprintf(err, errn, "%s is empty: no session was recorded into it", path);
-    return false;
-  }
-  FILE *f = fopen(path, "rb");
-  char magic[16] = "";
-  if (!f || fread(magic, 1, 16, f) != 16 || memcmp(magic, "SQLite format 3", 16) != 0) {
-    if (f)
-      fclose(f);
-    snprintf(err, errn, "%s is not a pitrace session (not an SQLite database%s)", path,
-             st.st_size < 100 ? ": too short" : "");
-    return false;
-  }
-  fclose(f);
-  int mode = flags & PT_OPEN_WRITABLE ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
-  sqlite3_stmt *s = NULL;
-  int rc;
-  for (;;) {
-    if (sqlite3_open_v2(path, &out->db, mode, NULL) != SQLITE_OK) {
-      snprintf(err, errn, "%s: cannot open: %s", path, sqlite3_errmsg(out->db));
-      sqlite3_close(out->db);
-      out->db = NULL;
-      return false;
-    }
-    sqlite3_busy_timeout(out->db, 5000);
-    pt_sqlite_register(out->db);
-    rc = sqlite3_prepare_v2(out->db, "SELECT value FROM pitrace_meta WHERE key = "
-                                     "'schema_version'", -1, &s, NULL);
-    /* A process killed while it recorded can leave a WAL index that must
-     * be rebuilt before anyone reads, which a read-only connection may not
-     * do (SQLITE_READONLY_RECOVERY): read through a read-write one then,
-     * where the file allows it. */
-    if (rc == SQLITE_OK || mode != SQLITE_OPEN_READONLY ||
-        sqlite3_extended_errcode(out->db) != SQLITE_READONLY_RECOVERY || access(path, W_OK) != 0)
-      break;
-    sqlite3_close(out->db);
-    out->db = NULL;
-    mode = SQLITE_OPEN_READWRITE;
-  }
-  snprintf(out->path, sizeof out->path, "%s", path);
+  if (size >= 16 && memcmp(head, "SQLite format 3", 16) == 0)
+    return true;
+  snprintf(err, errn, "%s is not a pitrace session (not an SQLite database%s)", name,
+           size < 100 ? ": too short" : "");
+  return false;
+}
+
+/* The first statement on a connection out->db just opened (its schema
+ * read, with pitrace's SQL functions registered): SQLite's result code. */
+static int prepare_version(pt_db *out, sqlite3_stmt **s)
+{
+  sqlite3_busy_timeout(out->db, 5000);
+  pt_sqlite_register(out->db);
+  return sqlite3_prepare_v2(out->db, "SELECT value FROM pitrace_meta WHERE key = "
+                                     "'schema_version'", -1, s, NULL);
+}
+
+/* What pt_open and pt_open_image check once SQLite has the database (rc
+ * and s: prepare_version's): a pitrace session of a schema version this
+ * build reads, whose tables are there. False (out closed) with err set. */
+static bool check_session(pt_db *out, int rc, sqlite3_stmt *s, unsigned flags, char *err,
+                          size_t errn)
+{
+  const char *path = out->path;
   if (rc != SQLITE_OK) {
     const char *why = sqlite3_errmsg(out->db);
     if (strstr(why, "no such table"))
@@ -119,6 +94,102 @@ bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t err
   if (flags & PT_OPEN_MAPPED)
     sqlite3_exec(out->db, "PRAGMA mmap_size = 4294967296", NULL, NULL, NULL);
   return true;
+}
+
+bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t errn)
+{
+  memset(out, 0, sizeof *out);
+  if (pt_salvage_hook)
+    pt_salvage_hook(path);
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    snprintf(err, errn, "%s: %s", path, strerror(errno));
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    snprintf(err, errn, "%s is a directory, not a session database", path);
+    return false;
+  }
+  if (st.st_size == 0) {
+    snprintf(err, errn, "%s is empty: no session was recorded into it", path);
+    return false;
+  }
+  FILE *f = fopen(path, "rb");
+  char magic[16] = ""; /* zeros where it cannot be read */
+  if (f) {
+    if (fread(magic, 1, 16, f) != 16)
+      magic[0] = 0;
+    fclose(f);
+  }
+  if (!sqlite_magic(path, magic, (size_t)st.st_size, err, errn))
+    return false;
+  int mode = flags & PT_OPEN_WRITABLE ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+  sqlite3_stmt *s = NULL;
+  int rc;
+  for (;;) {
+    if (sqlite3_open_v2(path, &out->db, mode, NULL) != SQLITE_OK) {
+      snprintf(err, errn, "%s: cannot open: %s", path, sqlite3_errmsg(out->db));
+      sqlite3_close(out->db);
+      out->db = NULL;
+      return false;
+    }
+    rc = prepare_version(out, &s);
+    /* A process killed while it recorded can leave a WAL index that must
+     * be rebuilt before anyone reads, which a read-only connection may not
+     * do (SQLITE_READONLY_RECOVERY): read through a read-write one then,
+     * where the file allows it. */
+    if (rc == SQLITE_OK || mode != SQLITE_OPEN_READONLY ||
+        sqlite3_extended_errcode(out->db) != SQLITE_READONLY_RECOVERY || access(path, W_OK) != 0)
+      break;
+    sqlite3_close(out->db);
+    out->db = NULL;
+    mode = SQLITE_OPEN_READWRITE;
+  }
+  snprintf(out->path, sizeof out->path, "%s", path);
+  return check_session(out, rc, s, flags, err, errn);
+}
+
+bool pt_open_image(const char *name, const void *bytes, size_t n, pt_db *out, char *err,
+                   size_t errn)
+{
+  memset(out, 0, sizeof *out);
+  snprintf(out->path, sizeof out->path, "%s", name);
+  if (n == 0) {
+    snprintf(err, errn, "%s is empty: no session was recorded into it", name);
+    return false;
+  }
+  if (!sqlite_magic(name, bytes, n, err, errn))
+    return false;
+  if (sqlite3_open_v2(":memory:", &out->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    snprintf(err, errn, "%s: cannot open: %s", name, sqlite3_errmsg(out->db));
+    pt_close(out);
+    return false;
+  }
+  /* SQLite keeps a database in memory without a WAL: a file in WAL mode
+   * (bytes 18 and 19 are 2) without its -wal file holds the same pages as
+   * in rollback mode, so such an image is read as that, from a copy. */
+  unsigned char *data = (unsigned char *)(uintptr_t)bytes; /* read-only: never written */
+  unsigned flags = SQLITE_DESERIALIZE_READONLY;
+  if (n > 19 && (data[18] == 2 || data[19] == 2)) {
+    if (!(data = sqlite3_malloc64(n))) {
+      snprintf(err, errn, "out of memory reading %s", name);
+      pt_close(out);
+      return false;
+    }
+    memcpy(data, bytes, n);
+    data[18] = data[18] == 2 ? 1 : data[18];
+    data[19] = data[19] == 2 ? 1 : data[19];
+    flags |= SQLITE_DESERIALIZE_FREEONCLOSE;
+  }
+  if (sqlite3_deserialize(out->db, "main", data, (sqlite3_int64)n, (sqlite3_int64)n, flags) !=
+      SQLITE_OK) {
+    snprintf(err, errn, "%s: cannot open: %s", name, sqlite3_errmsg(out->db));
+    pt_close(out);
+    return false;
+  }
+  sqlite3_stmt *s = NULL;
+  int rc = prepare_version(out, &s);
+  return check_session(out, rc, s, 0, err, errn);
 }
 
 void pt_close(pt_db *db)

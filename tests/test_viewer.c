@@ -1064,6 +1064,34 @@ Test(viewer, seek_and_diff_read_calls_by_seq_from_chunks_out_of_order)
   cr_assert(strstr(out, want), "no '%s' in\n%s", want, out);
 }
 
+/* The default session of the file db, loaded into *want: its id. */
+static int64_t load_default_session(const char *db, pt_calls *want)
+{
+  pt_db h;
+  char e[512];
+  cr_assert(pt_open(db, 0, &h, e, sizeof e), "%s", e);
+  int64_t id = pt_default_session(&h);
+  cr_assert(pt_load(&h, id, want, e, sizeof e), "%s", e);
+  pt_close(&h);
+  return id;
+}
+
+/* The session h holds, loaded, has the calls of want (`what` says which
+ * try); got is freed. */
+static void assert_loads_the_same(pt_db *h, int64_t id, const pt_calls *want, const char *what)
+{
+  pt_calls got;
+  char e[512];
+  cr_assert(pt_load(h, id, &got, e, sizeof e), "%s: %s", what, e);
+  cr_assert_eq(got.n, want->n, "%s", what);
+  for (size_t i = 0; i < got.n; i++)
+    cr_assert(got.v[i].seq == want->v[i].seq && got.v[i].api == want->v[i].api &&
+              got.v[i].start_ns == want->v[i].start_ns &&
+              got.v[i].args->n == want->v[i].args->n, "%s, call %zu: seq %lld, want %lld",
+              what, i, (long long)got.v[i].seq, (long long)want->v[i].seq);
+  pt_calls_free(&got);
+}
+
 /* pt_load decodes chunks on several threads, each call put in its place by
  * the rows' counts of calls: where a count is wrong the calls are the same,
  * and of two damaged chunks the first is named whichever thread failed
@@ -1075,13 +1103,10 @@ Test(viewer, pt_load_takes_wrong_counts_and_names_the_first_damaged_chunk)
   const char *argv[] = {BIN "/record_prog", "slowcall", "9000", NULL};
   cr_assert_eq(record_into(db, argv, POCL, NULL), 0);
   cr_assert_geq(sql_int(db, "SELECT count(*) FROM call_chunks"), 3);
-  pt_db h;
   pt_calls want, got;
+  int64_t id = load_default_session(db, &want);
+  pt_db h;
   char e[512];
-  cr_assert(pt_open(db, 0, &h, e, sizeof e), "%s", e);
-  int64_t id = pt_default_session(&h);
-  cr_assert(pt_load(&h, id, &want, e, sizeof e), "%s", e);
-  pt_close(&h);
   /* A count too high (the others right), then one too low. */
   static const char *const edits[] = {
       "UPDATE call_chunks SET ncalls = ncalls + 5 WHERE id = 2",
@@ -1090,14 +1115,7 @@ Test(viewer, pt_load_takes_wrong_counts_and_names_the_first_damaged_chunk)
   for (int k = 0; k < 2; k++) {
     sql_exec(db, edits[k]);
     cr_assert(pt_open(db, 0, &h, e, sizeof e), "%s", e);
-    cr_assert(pt_load(&h, id, &got, e, sizeof e), "%s", e);
-    cr_assert_eq(got.n, want.n);
-    for (size_t i = 0; i < got.n; i++)
-      cr_assert(got.v[i].seq == want.v[i].seq && got.v[i].api == want.v[i].api &&
-                got.v[i].start_ns == want.v[i].start_ns &&
-                got.v[i].args->n == want.v[i].args->n, "edit %d, call %zu: seq %lld, want %lld",
-                k, i, (long long)got.v[i].seq, (long long)want.v[i].seq);
-    pt_calls_free(&got);
+    assert_loads_the_same(&h, id, &want, k ? "a count too low" : "a count too high");
     pt_close(&h);
   }
   sql_exec(db, "UPDATE call_chunks SET calls = substr(calls, 1, 10) WHERE id IN (2, (SELECT "
@@ -1106,6 +1124,45 @@ Test(viewer, pt_load_takes_wrong_counts_and_names_the_first_damaged_chunk)
   cr_assert_not(pt_load(&h, id, &got, e, sizeof e));
   cr_assert(strstr(e, "is damaged: session 1, chunk 2: "), "%s", e);
   pt_close(&h);
+  pt_calls_free(&want);
+}
+
+/* A database held in memory (the fuzzers' way in) reads as its file does:
+ * the same calls, also from the image of a file in WAL mode (which is
+ * never written to), and bad images are refused in one line. */
+Test(viewer, pt_open_image_reads_a_database_held_in_memory_as_pt_open_reads_the_file)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/vadd", "16", NULL};
+  cr_assert_eq(record_into(db, argv, POCL, "SYCL_PI_RECORD_DATA=all"), 0);
+  pt_calls want;
+  int64_t id = load_default_session(db, &want);
+  cr_assert_gt(want.n, 10);
+  pt_db h;
+  char e[512];
+  struct stat st;
+  cr_assert_eq(stat(db, &st), 0);
+  size_t n = (size_t)st.st_size;
+  unsigned char *image = (unsigned char *)tu_read_file(db);
+  cr_assert(image && n > 4096);
+  for (int wal = 0; wal < 2; wal++) {
+    if (wal)
+      image[18] = image[19] = 2;
+    cr_assert(pt_open_image("the image", image, n, &h, e, sizeof e), "%s", e);
+    cr_assert_eq(pt_default_session(&h), id);
+    assert_loads_the_same(&h, id, &want, wal ? "in WAL mode" : "in rollback mode");
+    pt_close(&h);
+  }
+  cr_assert(image[18] == 2 && image[19] == 2, "pt_open_image wrote into the image");
+  cr_assert_not(pt_open_image("the image", "SQLite", 6, &h, e, sizeof e));
+  cr_assert_str_eq(e, "the image is not a pitrace session (not an SQLite database: too short)");
+  cr_assert_not(pt_open_image("the image", image, 0, &h, e, sizeof e));
+  cr_assert_str_eq(e, "the image is empty: no session was recorded into it");
+  /* Cut after its first pages: refused with SQLite's reason. */
+  cr_assert_not(pt_open_image("the image", image, 2048, &h, e, sizeof e));
+  cr_assert(strncmp(e, "the image is damaged or truncated: ", 35) == 0 && !strchr(e, '\n'), "%s",
+            e);
+  free(image);
   pt_calls_free(&want);
 }
 

@@ -42,6 +42,13 @@ enum { PT_OPEN_WRITABLE = 1, PT_OPEN_MAPPED = 2 };
 /* Opens a session database (`flags`: PT_OPEN_*; true is PT_OPEN_WRITABLE).
  * On failure returns false with a one-line reason in err. */
 bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t errn);
+/* Opens the image of a session database file held in memory (n bytes,
+ * which must stay as they are until pt_close), read-only, with the checks
+ * pt_open makes after the file's own (`name` stands for the file in
+ * messages): what reads a database it has whole without writing it to a
+ * file first (the fuzzers). */
+bool pt_open_image(const char *name, const void *bytes, size_t n, pt_db *out, char *err,
+                   size_t errn);
 void pt_close(pt_db *db);
 
 typedef struct pt_session_info {
