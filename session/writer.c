@@ -1202,6 +1202,7 @@ static void encode_job(chunk_job *j)
 static void *encoder_main(void *arg)
 {
   (void)arg;
+  pthread_setname_np(pthread_self(), "pitrace-enc"); /* for top, perf, bench_record */
   pthread_mutex_lock(&enc_lock);
   for (;;) {
     while (!queued && !enc_stop)
@@ -2295,6 +2296,7 @@ static void reset_state(void);
 static void *writer_main(void *arg)
 {
   (void)arg;
+  pthread_setname_np(pthread_self(), "pitrace-merge"); /* for top, perf, bench_record */
   uint64_t last_commit = shim_now();
   for (;;) {
     int req = atomic_load(&finish_req);
