@@ -241,24 +241,61 @@ static inline void t_reserve(text *t, size_t n)
     t_grow(t, n);
 }
 
+/* n bytes from s to d, which do not overlap: most pieces of a call's
+ * text are a few bytes, copied here in two loads and two stores each, not
+ * by a call to memcpy. */
+static inline void copy_bytes(char *d, const char *s, size_t n)
+{
+  if (n >= 8 && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+  } else if (n && n < 4) {
+    char a = s[0], b = s[n / 2], c = s[n - 1];
+    d[0] = a;
+    d[n / 2] = b;
+    d[n - 1] = c;
+  } else if (n) {
+    memcpy(d, s, n);
+  }
+}
+
 static void t_put(text *t, const char *s, size_t n)
 {
   t_reserve(t, n);
-  memcpy(t->p + t->len, s, n);
+  copy_bytes(t->p + t->len, s, n);
   t->len += n;
   t->p[t->len] = 0;
 }
 
-static void t_c(text *t, char c) { t_put(t, &c, 1); }
+static void t_c(text *t, char c)
+{
+  t_reserve(t, 1);
+  t->p[t->len++] = c;
+  t->p[t->len] = 0;
+}
 
+/* A number, its digits written in place from the last. */
 static void t_u64(text *t, uint64_t v)
 {
-  char b[24];
-  int i = 24;
+  unsigned n = 1;
+  for (uint64_t x = v; x >= 10; x /= 10)
+    n++;
+  t_reserve(t, n);
+  char *d = t->p + t->len + n;
+  *d = 0;
   do
-    b[--i] = (char)('0' + v % 10);
+    *--d = (char)('0' + v % 10);
   while (v /= 10);
-  t_put(t, b + i, (size_t)(24 - i));
+  t->len += n;
 }
 
 static void t_i64(text *t, int64_t v)
@@ -1357,33 +1394,43 @@ static void free_chunks(void)
   nready = cap_ready = 0;
 }
 
-static void insert_call(pending_call *c, const text *args, bool complete, int32_t result,
+/* The inline payloads' JSON array of a call onto t (nothing when none). */
+static void put_data(text *t, const pending_call *c)
+{
+  if (c->inl.len) {
+    t_c(t, '[');
+    t_put(t, c->inl.p, c->inl.len);
+    t_c(t, ']');
+  }
+}
+
+/* A call still running: the inflight table, until it returns. */
+static void insert_running(pending_call *c, const text *args)
+{
+  static text data; /* the writer is one thread */
+  data.len = 0;
+  put_data(&data, c);
+  sqlite3_stmt *s = st_inflight;
+  sqlite3_bind_int64(s, 1, session_id);
+  sqlite3_bind_int64(s, 2, (int64_t)c->seq);
+  sqlite3_bind_int(s, 3, (int)c->thread);
+  sqlite3_bind_int(s, 4, (int)c->plugin);
+  sqlite3_bind_int(s, 5, c->api);
+  sqlite3_bind_int64(s, 6, (int64_t)(c->t0 - session_t0));
+  sqlite3_bind_text(s, 7, args->p, (int)args->len, SQLITE_TRANSIENT);
+  if (c->stack >= 0)
+    sqlite3_bind_int64(s, 8, c->stack);
+  if (data.len)
+    sqlite3_bind_text(s, 9, data.p, (int)data.len, SQLITE_TRANSIENT);
+  step(s, "storing a running call");
+  c->inserted = true;
+}
+
+/* A call that returned, whose text (args_len bytes of args, data_len of
+ * payloads) process_exit printed at the end of the chunk job's. */
+static void insert_call(pending_call *c, size_t args_len, size_t data_len, int32_t result,
                         uint64_t t1)
 {
-  static text data; /* the inline payloads' JSON array (the writer is one thread) */
-  data.len = 0;
-  if (c->inl.len) {
-    t_c(&data, '[');
-    t_put(&data, c->inl.p, c->inl.len);
-    t_c(&data, ']');
-  }
-  if (!complete) { /* still running: the inflight table, until it returns */
-    sqlite3_stmt *s = st_inflight;
-    sqlite3_bind_int64(s, 1, session_id);
-    sqlite3_bind_int64(s, 2, (int64_t)c->seq);
-    sqlite3_bind_int(s, 3, (int)c->thread);
-    sqlite3_bind_int(s, 4, (int)c->plugin);
-    sqlite3_bind_int(s, 5, c->api);
-    sqlite3_bind_int64(s, 6, (int64_t)(c->t0 - session_t0));
-    sqlite3_bind_text(s, 7, args->p, (int)args->len, SQLITE_TRANSIENT);
-    if (c->stack >= 0)
-      sqlite3_bind_int64(s, 8, c->stack);
-    if (data.len)
-      sqlite3_bind_text(s, 9, data.p, (int)data.len, SQLITE_TRANSIENT);
-    step(s, "storing a running call");
-    c->inserted = true;
-    return;
-  }
   if (c->inserted) {
     sqlite3_bind_int64(st_inflight_done, 1, session_id);
     sqlite3_bind_int64(st_inflight_done, 2, (int64_t)c->seq);
@@ -1392,11 +1439,8 @@ static void insert_call(pending_call *c, const text *args, bool complete, int32_
   pt_chunk_call cc = {.seq = (int64_t)c->seq, .thread = c->thread, .plugin = c->plugin,
                       .api = c->api, .result = result,
                       .start_ns = (int64_t)(c->t0 - session_t0), .dur_ns = (int64_t)(t1 - c->t0),
-                      .stack = c->stack, .args = args->p, .args_len = args->len,
-                      .data = data.p, .data_len = data.len};
-  if (!cur_job)
-    cur_job = take_job();
-  if (!pt_chunk_enc_add(&cur_job->enc, &cc))
+                      .stack = c->stack, .args_len = args_len, .data_len = data_len};
+  if (!pt_chunk_enc_add_written(&cur_job->enc, &cc))
     abort(); /* as t_reserve: the writer cannot go on without memory */
   if (cur_job->enc.n == PT_CHUNK_CALLS || pt_chunk_enc_bytes(&cur_job->enc) >= CHUNK_BYTES)
     flush_chunk();
@@ -1420,9 +1464,13 @@ static void process_exit(const rec_exit *x)
   const pi_api_desc *api = &pi_api_table[c->api];
   const uint64_t *argv = c->argv;
   cur_api = api->name;
-  static text args; /* reused: the writer is one thread */
-  args.len = 0;
-  build_args(&args, c, api, argv, items, n, x->result == PI_SUCCESS);
+  /* The call's text goes straight to the end of its chunk's (no copy). */
+  if (!cur_job)
+    cur_job = take_job();
+  pt_chunk_enc *e = &cur_job->enc;
+  text t = {(char *)e->text, e->text_len, e->text_cap};
+  build_args(&t, c, api, argv, items, n, x->result == PI_SUCCESS);
+  size_t args_len = t.len - e->text_len;
   uint64_t t1 = stamp_to_ns(x->t1, keep_knot);
   if (t1 > last_t)
     last_t = t1;
@@ -1433,7 +1481,10 @@ static void process_exit(const rec_exit *x)
       keep_data(c, items[i].it->position,
                 items[i].it->role == ITEM_OUT ? "out" : "value", items[i].it->index,
                 items[i].data, items[i].it->size, items[i].it->full);
-  insert_call(c, &args, true, x->result, t1);
+  put_data(&t, c);
+  e->text = (unsigned char *)t.p;
+  e->text_cap = t.cap;
+  insert_call(c, args_len, t.len - e->text_len - args_len, x->result, t1);
   free_heap_items(items, n);
   if (x->result == PI_SUCCESS) {
     if (api->retains >= 0) {
@@ -1584,7 +1635,8 @@ static bool items_ok(unsigned char *p, const unsigned char *end, unsigned n)
   return true;
 }
 
-static bool record_ok(rec_hdr *h, size_t avail, size_t to_end)
+/* Out of line: only salvage checks records, and next_seen is inlined. */
+__attribute__((noinline)) static bool record_ok(rec_hdr *h, size_t avail, size_t to_end)
 {
   if (to_end < sizeof *h || avail < sizeof *h || h->size < sizeof *h || h->size % 8 ||
       h->size > avail || h->size > to_end)
@@ -1644,10 +1696,14 @@ static bool record_ok(rec_hdr *h, size_t avail, size_t to_end)
   }
 }
 
+/* How far ahead of the record read next_seen fetches (two lines, from
+ * there): a scalar call's two records are 80 bytes. */
+#define PREFETCH_AHEAD 512u
+
 /* The next record of a ring among those already seen published (up to
  * head_seen), or NULL; skips WRAP markers. Reads at rd; the producer may
  * reuse bytes only up to tail, which moves at commits. */
-static rec_hdr *next_seen(shim_ring *r)
+static inline rec_hdr *next_seen(shim_ring *r)
 {
   for (;;) {
     size_t rd = r->rd;
@@ -1659,7 +1715,7 @@ static rec_hdr *next_seen(shim_ring *r)
       continue;
     }
     rec_hdr *h = (rec_hdr *)(r->buf + off);
-    if (salvaging && !record_ok(h, r->head_seen - rd, r->cap - off)) {
+    if (__builtin_expect(salvaging, 0) && !record_ok(h, r->head_seen - rd, r->cap - off)) {
       damaged++;
       r->rd = r->head_seen; /* the rest of this ring cannot be trusted */
       return NULL;
@@ -1668,9 +1724,15 @@ static rec_hdr *next_seen(shim_ring *r)
       r->rd = rd + h->size;
       continue;
     }
-    /* The next record, written on another core: on its way while this
-     * one is processed (a prefetch past the ring's end does no harm). */
-    __builtin_prefetch((const unsigned char *)h + h->size);
+    /* Records further on, written on another core: on their way while
+     * the ones before them are processed (reading a line from another
+     * core takes longer than a call's processing). Only lines published
+     * whole, or the producer's next write would find them taken away. */
+    size_t ahead = rd + PREFETCH_AHEAD;
+    if (((ahead + 64) | 63) < r->head_seen) {
+      __builtin_prefetch(r->buf + (ahead & (r->cap - 1)));
+      __builtin_prefetch(r->buf + ((ahead + 64) & (r->cap - 1)));
+    }
     return h;
   }
 }
@@ -1889,7 +1951,7 @@ static void write_inflight(void)
     const pi_api_desc *api = &pi_api_table[c->api];
     text args = {0};
     build_args(&args, c, api, NULL, NULL, 0, false);
-    insert_call(c, &args, false, 0, 0);
+    insert_running(c, &args);
     free(args.p);
   }
 }
