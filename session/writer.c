@@ -268,7 +268,7 @@ static inline void copy_bytes(char *d, const char *s, size_t n)
   }
 }
 
-static void t_put(text *t, const char *s, size_t n)
+static inline void t_put(text *t, const char *s, size_t n)
 {
   t_reserve(t, n);
   copy_bytes(t->p + t->len, s, n);
@@ -730,8 +730,11 @@ static void t_opt_str(text *t, const item_view *is)
 static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
                       const item_view *items, unsigned nitems, uint64_t seq)
 {
-  const item_view *iv = find_item(items, nitems, pos, ITEM_VALUE);
-  const item_view *is = find_item(items, nitems, pos, ITEM_STRING);
+  /* The scalars and handles, most parameters, need no item: none looked
+   * for. */
+  bool has_items = p->kind != PI_PK_SCALAR && p->kind != PI_PK_HANDLE;
+  const item_view *iv = has_items ? find_item(items, nitems, pos, ITEM_VALUE) : NULL;
+  const item_view *is = has_items ? find_item(items, nitems, pos, ITEM_STRING) : NULL;
   switch (p->kind) {
   case PI_PK_SCALAR:
     if (p->vt == PI_VT_I32)
