@@ -283,18 +283,29 @@ static void t_c(text *t, char c)
   t->p[t->len] = 0;
 }
 
-/* A number, its digits written in place from the last. */
+/* A number, its digits written in place from the last, two at a time. */
 static void t_u64(text *t, uint64_t v)
 {
+  static const char pairs[] =
+    "0001020304050607080910111213141516171819"
+    "2021222324252627282930313233343536373839"
+    "4041424344454647484950515253545556575859"
+    "6061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
   unsigned n = 1;
-  for (uint64_t x = v; x >= 10; x /= 10)
+  for (uint64_t p = 10; n < 20 && v >= p; p *= 10)
     n++;
   t_reserve(t, n);
   char *d = t->p + t->len + n;
   *d = 0;
-  do
-    *--d = (char)('0' + v % 10);
-  while (v /= 10);
+  for (; v >= 100; v /= 100) {
+    d -= 2;
+    memcpy(d, pairs + 2 * (v % 100), 2);
+  }
+  if (v >= 10)
+    memcpy(d - 2, pairs + 2 * v, 2);
+  else
+    d[-1] = (char)('0' + v);
   t->len += n;
 }
 
@@ -309,32 +320,38 @@ static void t_i64(text *t, int64_t v)
 }
 
 /* A JSON string: room for the plain case taken once, more only at an
- * escape. */
+ * escape; written through a local pointer (a store through t->p could
+ * change t itself, for all the compiler knows, so it would reload it at
+ * every character). */
 static void t_str(text *t, const char *s, size_t n)
 {
   n = strnlen(s, n);
   t_reserve(t, n + 2);
-  t->p[t->len++] = '"';
+  char *d = t->p + t->len;
+  *d++ = '"';
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     if (c >= 0x20 && c != '"' && c != '\\') {
-      t->p[t->len++] = (char)c;
+      *d++ = (char)c;
       continue;
     }
+    t->len = (size_t)(d - t->p);
     t_reserve(t, 6 + n - i); /* this escape, the rest, the closing quote */
+    d = t->p + t->len;
     if (c == '"' || c == '\\') {
-      t->p[t->len++] = '\\';
-      t->p[t->len++] = (char)c;
+      *d++ = '\\';
+      *d++ = (char)c;
     } else {
       static const char hex[] = "0123456789abcdef";
-      memcpy(t->p + t->len, "\\u00", 4);
-      t->p[t->len + 4] = hex[c >> 4];
-      t->p[t->len + 5] = hex[c & 15];
-      t->len += 6;
+      memcpy(d, "\\u00", 4);
+      d[4] = hex[c >> 4];
+      d[5] = hex[c & 15];
+      d += 6;
     }
   }
-  t->p[t->len++] = '"';
-  t->p[t->len] = 0;
+  *d++ = '"';
+  *d = 0;
+  t->len = (size_t)(d - t->p);
 }
 
 /* ---- SQL helpers --------------------------------------------------------------------- */
@@ -537,11 +554,13 @@ static void keep_data(pending_call *c, unsigned position, const char *role, unsi
   t_put(t, ",\"", 2);
   t_reserve(t, 2 * size);
   const unsigned char *b = bytes;
+  char *d = t->p + t->len; /* a local pointer: as in t_str */
   for (uint64_t i = 0; b && i < size; i++) {
-    t->p[t->len++] = hexdigits[b[i] >> 4];
-    t->p[t->len++] = hexdigits[b[i] & 15];
+    *d++ = hexdigits[b[i] >> 4];
+    *d++ = hexdigits[b[i] & 15];
   }
-  t->p[t->len] = 0;
+  *d = 0;
+  t->len = (size_t)(d - t->p);
   t_put(t, "\"]", 2);
 }
 /* The function of the call being processed (for handles' created_by). */

@@ -214,6 +214,17 @@ static void format_string(pi_sbuf *b, const char *s, size_t max_len)
   size_t shown = n < MAX_STRING ? n : MAX_STRING;
   pi_sbuf_puts(b, "\"");
   for (size_t i = 0; i < shown; i++) {
+    /* A run of characters shown as they are, in one piece (the recorder
+     * prints every string an info query answers). */
+    size_t run = i;
+    while (run < shown && (unsigned char)s[run] >= 0x20 && s[run] != 0x7f && s[run] != '"' &&
+           s[run] != '\\')
+      run++;
+    if (run > i) {
+      pi_sbuf_put(b, s + i, run - i);
+      i = run - 1;
+      continue;
+    }
     unsigned char c = (unsigned char)s[i];
     if (c == '\n')
       pi_sbuf_puts(b, "\\n");
@@ -221,10 +232,8 @@ static void format_string(pi_sbuf *b, const char *s, size_t max_len)
       pi_sbuf_puts(b, "\\t");
     else if (c == '"' || c == '\\')
       pi_sbuf_printf(b, "\\%c", c);
-    else if (c < 0x20 || c == 0x7f)
+    else /* below 0x20, or 0x7f */
       pi_sbuf_printf(b, "\\x%02x", c);
-    else
-      pi_sbuf_put(b, (const char *)&c, 1);
   }
   pi_sbuf_puts(b, "\"");
   if (shown < n)
