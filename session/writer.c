@@ -503,11 +503,49 @@ typedef struct pending_call {
   text in;       /* the in-parameters' JSON, per position */
   text inl;      /* small payloads, inline: [position, role, idx, size, hex],... */
   uint32_t start[PI_MAX_PARAMS], end[PI_MAX_PARAMS];
-  struct pending_call *next;
+  struct pending_call *prev, *next; /* in inflight */
+  struct pending_call *outer;       /* its ring's next call out (mring.open) */
 } pending_call;
 
-static pending_call *inflight;
+static pending_call *inflight;   /* doubly linked (prev, next) */
 static pending_call *free_calls; /* reused, with their buffers */
+
+static void inflight_push(pending_call *c)
+{
+  c->prev = NULL;
+  c->next = inflight;
+  if (inflight)
+    inflight->prev = c;
+  inflight = c;
+}
+
+static void inflight_unlink(pending_call *c)
+{
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    inflight = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+}
+
+/* The rings as the merge keeps them (the merge, below, says how): each
+ * one's next record seen (NULL: none yet), its ticket, and when it was
+ * seen, counted in looks at the heads (`looks`). A binary heap orders the
+ * rings with a record seen by that record's ticket; the others wait for
+ * the next sweep. A ring is one thread's, whose calls nest: `open` is its
+ * innermost call in flight (the others through their `outer`), which the
+ * thread's next exit returns from, found without a search. */
+typedef struct mring {
+  shim_ring *r;
+  rec_hdr *h;      /* its next record, seen published; NULL: none */
+  uint64_t ticket; /* h's */
+  uint64_t seen;   /* the look that revealed the records seen */
+  struct pending_call *open;
+} mring;
+
+static mring *mrings;
+static size_t nmrings, cap_mrings;
 
 static pending_call *call_new(void)
 {
@@ -1082,7 +1120,7 @@ static uint32_t blocking_params(const pi_api_desc *api)
   return masks[api->id];
 }
 
-static void process_entry(const rec_entry *e)
+static void process_entry(const rec_entry *e, mring *m)
 {
   const pi_api_desc *api = &pi_api_table[e->h.api];
   cur_api = api->name;
@@ -1148,8 +1186,9 @@ static void process_entry(const rec_entry *e)
     notes_waiting -= ts->nnotes;
     ts->nnotes = 0;
   }
-  c->next = inflight;
-  inflight = c;
+  inflight_push(c);
+  c->outer = m->open;
+  m->open = c;
 }
 
 /* The args JSON of a call: in-values from the entry, out-values now. */
@@ -1170,19 +1209,6 @@ static void build_args(text *out, pending_call *c, const pi_api_desc *api, const
   t_c(out, ']');
 }
 
-/* The rings as the merge keeps them (the merge, below, says how): each
- * one's next record seen (NULL: none yet) and when it was seen, counted
- * in looks at the heads (`looks`). A binary heap orders the rings with a
- * record seen by that record's ticket; the others wait for the next
- * sweep. */
-typedef struct mring {
-  shim_ring *r;
-  rec_hdr *h;    /* its next record, seen published; NULL: none */
-  uint64_t seen; /* the look that revealed the records seen */
-} mring;
-
-static mring *mrings;
-static size_t nmrings, cap_mrings;
 static shim_ring *mrings_from; /* the list head they were taken from */
 static mring **heap;
 static size_t nheap;
@@ -1468,15 +1494,32 @@ static void insert_call(pending_call *c, size_t args_len, size_t data_len, int32
     flush_chunk();
 }
 
-static void process_exit(const rec_exit *x)
+/* The call in flight that an exit from ring m returns from, taken out of
+ * inflight and its ring's calls; NULL when there is none. */
+static pending_call *returning(mring *m, uint64_t entry_ticket)
 {
-  pending_call **pp = &inflight, *c = NULL;
-  for (; *pp; pp = &(*pp)->next)
-    if ((*pp)->ticket == x->entry_ticket) {
-      c = *pp;
-      *pp = c->next;
-      break;
-    }
+  pending_call *c = m->open;
+  if (c && c->ticket == entry_ticket) {
+    m->open = c->outer;
+  } else { /* not the thread's innermost (a record lost), or from a checkpoint */
+    for (c = inflight; c && c->ticket != entry_ticket; c = c->next)
+      ;
+    if (!c)
+      return NULL;
+    for (size_t i = 0; i < nmrings; i++)
+      for (pending_call **pp = &mrings[i].open; *pp; pp = &(*pp)->outer)
+        if (*pp == c) {
+          *pp = c->outer;
+          break;
+        }
+  }
+  inflight_unlink(c);
+  return c;
+}
+
+static void process_exit(const rec_exit *x, mring *m)
+{
+  pending_call *c = returning(m, x->entry_ticket);
   static item_view items[MAX_ITEMS_VIEW]; /* the writer is one thread */
   unsigned n = read_items((const unsigned char *)(x + 1), x->nitems, items, MAX_ITEMS_VIEW);
   if (!c) { /* its entry was filtered or lost: nothing to pair with */
@@ -1799,14 +1842,15 @@ static void publish_tails(void)
 
 static uint64_t last_ticket; /* the last record processed (checkpointed) */
 
-static void handle_record(shim_ring *r, rec_hdr *h)
+static void handle_record(mring *m, rec_hdr *h)
 {
+  shim_ring *r = m->r;
   switch (h->type) {
   case REC_ENTRY:
-    process_entry((const rec_entry *)h);
+    process_entry((const rec_entry *)h, m);
     break;
   case REC_EXIT:
-    process_exit((const rec_exit *)h);
+    process_exit((const rec_exit *)h, m);
     break;
   case REC_READBACK:
     process_readback((const rec_readback *)h, seq_counter);
@@ -1832,7 +1876,16 @@ static void handle_record(shim_ring *r, rec_hdr *h)
 
 static bool before(const mring *a, const mring *b)
 {
-  return (int64_t)(a->h->ticket - b->h->ticket) < 0;
+  return (int64_t)(a->ticket - b->ticket) < 0;
+}
+
+/* The ring's next record seen, into m->h (and its ticket): false when none. */
+static inline bool next_of(mring *m)
+{
+  m->h = next_seen(m->r);
+  if (m->h)
+    m->ticket = m->h->ticket;
+  return m->h != NULL;
 }
 
 static void heap_down(size_t i)
@@ -1891,7 +1944,7 @@ static void take_new_rings(void)
     cap_mrings = cap;
   }
   for (shim_ring *r = head; r && r != mrings_from; r = r->next)
-    mrings[nmrings++] = (mring){r, NULL, 0};
+    mrings[nmrings++] = (mring){r, NULL, 0, 0, NULL};
   mrings_from = head;
 }
 
@@ -1931,7 +1984,7 @@ static size_t merge(void)
     take_new_rings();
     for (size_t i = 0; i < nmrings; i++) {
       mring *m = &mrings[i];
-      if (!m->h && look_again(m->r) && (m->h = next_seen(m->r))) {
+      if (!m->h && look_again(m->r) && next_of(m)) {
         m->seen = sweep;
         heap_push(m);
       }
@@ -1945,13 +1998,13 @@ static size_t merge(void)
       mring *next = nheap > 2 && before(heap[2], heap[1]) ? heap[2] : nheap > 1 ? heap[1] : NULL;
       rec_hdr *h = m->h;
       do {
-        handle_record(m->r, h);
+        handle_record(m, h);
         consume(m->r, h);
         last_ticket = h->ticket;
         done++;
-        m->h = h = next_seen(m->r);
+        h = next_of(m) ? m->h : NULL;
       } while (h && (!next || before(m, next)) && (!pressure || draining));
-      if (!h && look_again(m->r) && (m->h = next_seen(m->r)))
+      if (!h && look_again(m->r) && next_of(m))
         m->seen = ++looks;
       if (m->h) {
         heap_down(0);
@@ -2232,8 +2285,8 @@ static bool load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn
         for (unsigned k = 0; k < n; k++)
           if (c->start[k] > c->end[k] || c->end[k] > c->in.len)
             c->start[k] = c->end[k] = 0;
-        c->next = inflight;
-        inflight = c;
+        inflight_push(c); /* in no ring's calls: an exit finds it by search */
+        c->outer = NULL;
       }
       uint64_t nn = get64(&r);
       for (uint64_t i = 0; i < nn && !r.bad; i++) {
