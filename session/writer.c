@@ -330,6 +330,13 @@ static void t_str(text *t, const char *s, size_t n)
   char *d = t->p + t->len;
   *d++ = '"';
   for (size_t i = 0; i < n; i++) {
+    size_t run = n - i >= 16 ? pi_plain_prefix(s + i, n - i) : 0; /* eight at a time */
+    if (run) {
+      memcpy(d, s + i, run);
+      d += run;
+      i += run - 1;
+      continue;
+    }
     unsigned char c = (unsigned char)s[i];
     if (c >= 0x20 && c != '"' && c != '\\') {
       *d++ = (char)c;
@@ -565,7 +572,6 @@ static void call_free(pending_call *c)
   free_calls = c;
 }
 
-static const char hexdigits[] = "0123456789ABCDEF";
 
 /* A payload: inline in the call when small, else a data row (by hash).
  * With data none, an info query's answer (the only payload then) stays in
@@ -592,11 +598,18 @@ static void keep_data(pending_call *c, unsigned position, const char *role, unsi
   t_put(t, ",\"", 2);
   t_reserve(t, 2 * size);
   const unsigned char *b = bytes;
+  static const char pairs[] = /* each byte's two digits */
+      "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F"
+      "202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F"
+      "404142434445464748494A4B4C4D4E4F505152535455565758595A5B5C5D5E5F"
+      "606162636465666768696A6B6C6D6E6F707172737475767778797A7B7C7D7E7F"
+      "808182838485868788898A8B8C8D8E8F909192939495969798999A9B9C9D9E9F"
+      "A0A1A2A3A4A5A6A7A8A9AAABACADAEAFB0B1B2B3B4B5B6B7B8B9BABBBCBDBEBF"
+      "C0C1C2C3C4C5C6C7C8C9CACBCCCDCECFD0D1D2D3D4D5D6D7D8D9DADBDCDDDEDF"
+      "E0E1E2E3E4E5E6E7E8E9EAEBECEDEEEFF0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF";
   char *d = t->p + t->len; /* a local pointer: as in t_str */
-  for (uint64_t i = 0; b && i < size; i++) {
-    *d++ = hexdigits[b[i] >> 4];
-    *d++ = hexdigits[b[i] & 15];
-  }
+  for (uint64_t i = 0; b && i < size; i++, d += 2)
+    memcpy(d, pairs + 2 * b[i], 2);
   *d = 0;
   t->len = (size_t)(d - t->p);
   t_put(t, "\"]", 2);
@@ -921,6 +934,24 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
   }
 }
 
+/* pi_enum_lookup, remembered: it scans the enumeration (over a hundred
+ * device queries), and an info query's answer needs its entry. */
+static const pi_enum_entry *enum_entry(const pi_enum_desc *en, int64_t v)
+{
+  static struct {
+    const pi_enum_desc *en;
+    int64_t v;
+    const pi_enum_entry *e;
+  } seen[64]; /* the writer is one thread */
+  size_t k = mix((uint64_t)(uintptr_t)en ^ (uint64_t)v) & 63;
+  if (seen[k].en != en || seen[k].v != v) {
+    seen[k].en = en;
+    seen[k].v = v;
+    seen[k].e = pi_enum_lookup(en, v);
+  }
+  return seen[k].e;
+}
+
 /* The JSON of an out-parameter after a successful call; creates ids. */
 static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint64_t *argv,
                        const item_view *items, unsigned nitems, uint64_t seq)
@@ -988,7 +1019,7 @@ static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint
       t_put(t, "null", 4);
       return;
     }
-    const pi_enum_entry *e = pi_enum_lookup(p->en, (int64_t)argv[p->query]);
+    const pi_enum_entry *e = enum_entry(p->en, (int64_t)argv[p->query]);
     char store[512];
     pi_sbuf b;
     pi_sbuf_init(&b, store, sizeof store);

@@ -77,6 +77,28 @@ void pi_sbuf_put(pi_sbuf *b, const char *s, size_t n)
 
 void pi_sbuf_puts(pi_sbuf *b, const char *s) { pi_sbuf_put(b, s, strlen(s)); }
 
+size_t pi_plain_prefix(const char *s, size_t n)
+{
+  /* Eight at a time: (x - 0x01..) & ~x & 0x80.. is not zero exactly when
+   * a byte of x is zero (below 0x20 with 0x20..), so x is w itself and w
+   * xor each character looked for. */
+  const uint64_t ones = 0x0101010101010101u, highs = ones * 0x80;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w, q, bs, del;
+    memcpy(&w, s + i, 8);
+    q = w ^ (ones * '"');
+    bs = w ^ (ones * '\\');
+    del = w ^ (ones * 0x7f);
+    if ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs) |
+         ((del - ones) & ~del)) & highs)
+      break;
+  }
+  while (i < n && (unsigned char)s[i] >= 0x20 && s[i] != 0x7f && s[i] != '"' && s[i] != '\\')
+    i++;
+  return i;
+}
+
 void pi_sbuf_vprintf(pi_sbuf *b, const char *fmt, va_list ap)
 {
   va_list ap2;
@@ -216,13 +238,10 @@ static void format_string(pi_sbuf *b, const char *s, size_t max_len)
   for (size_t i = 0; i < shown; i++) {
     /* A run of characters shown as they are, in one piece (the recorder
      * prints every string an info query answers). */
-    size_t run = i;
-    while (run < shown && (unsigned char)s[run] >= 0x20 && s[run] != 0x7f && s[run] != '"' &&
-           s[run] != '\\')
-      run++;
-    if (run > i) {
-      pi_sbuf_put(b, s + i, run - i);
-      i = run - 1;
+    size_t run = pi_plain_prefix(s + i, shown - i);
+    if (run) {
+      pi_sbuf_put(b, s + i, run);
+      i += run - 1;
       continue;
     }
     unsigned char c = (unsigned char)s[i];
