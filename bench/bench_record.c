@@ -219,11 +219,13 @@ static int nsampled;
 static pid_t main_tid;
 static _Atomic int sampler_fast, sampler_stop;
 
-/* A thread's CPU clock by its id (what pthread_getcpuclockid builds). */
+/* A thread's CPU clock by its id (what pthread_getcpuclockid builds:
+ * ~tid << 3 | 6, the shift written as a product, a negative's shift being
+ * undefined). */
 static bool thread_cpu(pid_t tid, uint64_t *ns)
 {
   struct timespec t;
-  if (clock_gettime(((~(clockid_t)tid) << 3) | 6, &t) != 0)
+  if (clock_gettime(~(clockid_t)tid * 8 | 6, &t) != 0)
     return false;
   *ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
   return true;
