@@ -1136,19 +1136,25 @@ static void keep_knot(stamp_knot k)
 }
 
 /* The parameters of a function that say whether it blocks (blocking_*),
- * as a mask, found once from the description. */
-static uint32_t blocking_params(const pi_api_desc *api)
+ * as a mask, found once from the description (out of line: every entry
+ * asks). */
+static uint32_t blocking_masks[PI_API_COUNT];
+static bool blocking_found;
+
+__attribute__((noinline)) static void find_blocking(void)
 {
-  static uint32_t masks[PI_API_COUNT];
-  static bool found;
-  if (!found) {
-    for (unsigned id = 0; id < PI_API_COUNT; id++)
-      for (unsigned i = 0; i < pi_api_table[id].nparams; i++)
-        if (strncmp(pi_api_table[id].params[i].name, "blocking", 8) == 0)
-          masks[id] |= 1u << i;
-    found = true;
-  }
-  return masks[api->id];
+  for (unsigned id = 0; id < PI_API_COUNT; id++)
+    for (unsigned i = 0; i < pi_api_table[id].nparams; i++)
+      if (strncmp(pi_api_table[id].params[i].name, "blocking", 8) == 0)
+        blocking_masks[id] |= 1u << i;
+  blocking_found = true;
+}
+
+static inline uint32_t blocking_params(const pi_api_desc *api)
+{
+  if (__builtin_expect(!blocking_found, 0))
+    find_blocking();
+  return blocking_masks[api->id];
 }
 
 static void process_entry(const rec_entry *e, mring *m)
@@ -1171,7 +1177,7 @@ static void process_entry(const rec_entry *e, mring *m)
   for (unsigned i = 0; i < api->nparams; i++)
     c->argv[i] = e->argv[i];
   const uintptr_t *frames = (const uintptr_t *)(e->argv + api->nparams);
-  c->stack = stack_id(frames, e->nframes);
+  c->stack = e->nframes ? stack_id(frames, e->nframes) : -1; /* the call only with a stack */
   item_view items[MAX_ITEMS_VIEW];
   unsigned n = read_items((const unsigned char *)(frames + e->nframes), e->nitems, items,
                           MAX_ITEMS_VIEW);
@@ -1792,8 +1798,8 @@ __attribute__((noinline)) static bool record_ok(rec_hdr *h, size_t avail, size_t
   }
 }
 
-/* How far ahead of the record read next_seen fetches (two lines, from
- * there): a scalar call's two records are 80 bytes. */
+/* How far ahead of the record read next_seen fetches (a line a record:
+ * a scalar call's two records are 80 bytes). */
 #define PREFETCH_AHEAD 512u
 
 /* The next record of a ring among those already seen published (up to
@@ -1825,10 +1831,8 @@ static inline rec_hdr *next_seen(shim_ring *r)
      * core takes longer than a call's processing). Only lines published
      * whole, or the producer's next write would find them taken away. */
     size_t ahead = rd + PREFETCH_AHEAD;
-    if (((ahead + 64) | 63) < r->head_seen) {
+    if ((ahead | 63) < r->head_seen)
       __builtin_prefetch(r->buf + (ahead & (r->cap - 1)));
-      __builtin_prefetch(r->buf + ((ahead + 64) & (r->cap - 1)));
-    }
     return h;
   }
 }
