@@ -198,6 +198,102 @@ static uint64_t cpu_now(clockid_t clock)
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* ---- The recorder's threads' CPU time, by name ------------------------------------
+ * The writer names its threads (session/writer.c): "pitrace-merge" merges
+ * the rings, "pitrace-enc" encodes chunks. They end inside piTearDown,
+ * after which the kernel keeps no time of theirs apart: a sampler thread
+ * reads each one's CPU clock every 10 ms while the calls run and every
+ * 0.2 ms while the session closes, keeping the last reading. */
+
+enum { ROLE_MERGE, ROLE_ENC, NROLES };
+#define MAX_SAMPLED 256
+
+typedef struct {
+  pid_t tid;
+  int role; /* -1: not (yet) named as one of the recorder's */
+  uint64_t cpu;
+} sampled_thread;
+
+static sampled_thread sampled[MAX_SAMPLED];
+static int nsampled;
+static pid_t main_tid;
+static _Atomic int sampler_fast, sampler_stop;
+
+/* A thread's CPU clock by its id (what pthread_getcpuclockid builds:
+ * ~tid << 3 | 6, the shift written as a product, a negative's shift being
+ * undefined). */
+static bool thread_cpu(pid_t tid, uint64_t *ns)
+{
+  struct timespec t;
+  if (clock_gettime(~(clockid_t)tid * 8 | 6, &t) != 0)
+    return false;
+  *ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+  return true;
+}
+
+static int role_of(pid_t tid)
+{
+  char path[64], name[32] = "";
+  snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+  FILE *f = fopen(path, "r");
+  if (f) {
+    if (!fgets(name, sizeof name, f))
+      name[0] = 0;
+    fclose(f);
+  }
+  name[strcspn(name, "\n")] = 0;
+  return strcmp(name, "pitrace-merge") == 0 ? ROLE_MERGE
+         : strcmp(name, "pitrace-enc") == 0 ? ROLE_ENC
+                                            : -1;
+}
+
+static void sample_threads(pid_t self)
+{
+  DIR *d = opendir("/proc/self/task");
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    pid_t tid = (pid_t)atoi(e->d_name);
+    if (tid <= 0 || tid == self || tid == main_tid)
+      continue;
+    int i = 0;
+    while (i < nsampled && sampled[i].tid != tid)
+      i++;
+    if (i == nsampled) {
+      if (nsampled == MAX_SAMPLED)
+        continue;
+      sampled[nsampled++] = (sampled_thread){tid, -1, 0};
+    }
+    /* A thread names itself once it runs; until then an encoder has the
+     * name of the merge thread, which made it (found first: its id is
+     * lower, and it ran before the calls). */
+    if (sampled[i].role < 0) {
+      sampled[i].role = role_of(tid);
+      for (int j = 0; j < i && sampled[i].role == ROLE_MERGE; j++)
+        if (sampled[j].role == ROLE_MERGE)
+          sampled[i].role = -1;
+    }
+    uint64_t ns;
+    if (sampled[i].role >= 0 && thread_cpu(tid, &ns))
+      sampled[i].cpu = ns;
+  }
+  if (d)
+    closedir(d);
+}
+
+static void *sampler(void *arg)
+{
+  uint64_t *own = arg;
+  pid_t self = gettid();
+  while (!atomic_load(&sampler_stop)) {
+    sample_threads(self);
+    struct timespec nap = {0, atomic_load(&sampler_fast) ? 200000 : 10000000};
+    nanosleep(&nap, NULL);
+  }
+  sample_threads(self);
+  *own = cpu_now(CLOCK_THREAD_CPUTIME_ID);
+  return NULL;
+}
+
 static void *run(void *arg)
 {
   thread_result *res = arg;
@@ -395,7 +491,7 @@ static int set_up(enum plugin_kind kind, void *dl, int threads)
 }
 
 /* Prints "RESULT ns_per_call calls_per_s_until_stored bytes_per_call
- * recorder_cpu_ns_per_call". */
+ * recorder_cpu_ns_per_call merge_cpu_ns_per_call encoders_cpu_ns_per_call". */
 static int child(const char *libdir, const char *wl_name, int mode, int threads,
                  const char *out)
 {
@@ -454,6 +550,14 @@ static int child(const char *libdir, const char *wl_name, int mode, int threads,
   thread_result res[MAX_THREADS];
   pthread_t th[MAX_THREADS];
   uint64_t cpu0 = cpu_now(CLOCK_PROCESS_CPUTIME_ID), main0 = cpu_now(CLOCK_THREAD_CPUTIME_ID);
+  bool recorded = mode == MODE_REC_NONE || mode == MODE_REC_ALL;
+  pthread_t sampler_th;
+  uint64_t sampler_cpu = 0;
+  main_tid = gettid();
+  if (recorded && pthread_create(&sampler_th, NULL, sampler, &sampler_cpu) != 0) {
+    fprintf(stderr, "bench_record: cannot start the sampler thread\n");
+    return 2;
+  }
   pthread_barrier_init(&start_line, NULL, (unsigned)threads + 1);
   for (int i = 0; i < threads; i++) {
     res[i] = (thread_result){.index = i};
@@ -470,9 +574,14 @@ static int child(const char *libdir, const char *wl_name, int mode, int threads,
     t0 = res[i].start < t0 ? res[i].start : t0;
   /* Recorded: piTearDown closes the session once the writer has stored
    * every call. Traced: every call was written (write(2)) as it returned. */
+  atomic_store(&sampler_fast, 1);
   if (mode != MODE_TRACE)
     table.piTearDown(NULL);
   uint64_t t1 = now();
+  if (recorded) {
+    atomic_store(&sampler_stop, 1);
+    pthread_join(sampler_th, NULL);
+  }
   /* Every other thread's CPU time: the writer's (exited threads count). */
   uint64_t other = cpu_now(CLOCK_PROCESS_CPUTIME_ID) - cpu0 -
                    (cpu_now(CLOCK_THREAD_CPUTIME_ID) - main0);
@@ -486,6 +595,14 @@ static int child(const char *libdir, const char *wl_name, int mode, int threads,
     sum += res[i].ns;
     other -= res[i].cpu < other ? res[i].cpu : other;
   }
+  other -= sampler_cpu < other ? sampler_cpu : other;
+  /* The encoders' as sampled; the merge thread's the rest (its last
+   * moments, the session's close, go unsampled otherwise). */
+  uint64_t enc = 0;
+  for (int i = 0; i < nsampled; i++)
+    if (sampled[i].role == ROLE_ENC)
+      enc += sampled[i].cpu;
+  enc = enc < other ? enc : other;
   double total = (double)calls * threads, stored = (double)(calls + WARMUP) * threads, bytes = 0;
   if (mode != MODE_DIRECT && mode != MODE_SHIM) {
     static const char *const side[] = {"", "-wal"};
@@ -496,15 +613,16 @@ static int child(const char *libdir, const char *wl_name, int mode, int threads,
         bytes += (double)s.st_size;
     }
   }
-  printf("RESULT %.3f %.1f %.2f %.1f\n", (double)sum / total, total * 1e9 / (double)(t1 - t0),
-         bytes / stored, (double)other / stored);
+  printf("RESULT %.3f %.1f %.2f %.1f %.1f %.1f\n", (double)sum / total,
+         total * 1e9 / (double)(t1 - t0), bytes / stored, (double)other / stored,
+         (double)(other - enc) / stored, (double)enc / stored);
   return 0;
 }
 
 /* ---- The parent: rounds of children, then the tables --------------------------- */
 
 typedef struct {
-  double ns, rate, bytes, cpu;
+  double ns, rate, bytes, cpu, merge_cpu, enc_cpu;
   bool ok;
 } sample;
 
@@ -538,7 +656,8 @@ static bool measure(const char *self, const char *libdir, const char *dir, const
   char line[1024];
   s->ok = false;
   while (p && fgets(line, sizeof line, p)) {
-    if (sscanf(line, "RESULT %lf %lf %lf %lf", &s->ns, &s->rate, &s->bytes, &s->cpu) == 4)
+    if (sscanf(line, "RESULT %lf %lf %lf %lf %lf %lf", &s->ns, &s->rate, &s->bytes, &s->cpu,
+               &s->merge_cpu, &s->enc_cpu) == 6)
       s->ok = true;
     else if (strncmp(line, "DEVICE ", 7) == 0 && !device_line[kind][0])
       snprintf(device_line[kind], sizeof device_line[kind], "%.*s", (int)strcspn(line + 7, "\n"),
@@ -736,7 +855,9 @@ int main(int argc, char **argv)
          "  calls, every wait for the writer included; calls/s until stored = all calls / (first\n"
          "  call .. session closed); bytes/call = database (trace: file) size / calls;\n"
          "  recorder CPU ns/call = CPU time of the process's threads other than the calling\n"
-         "  and main ones (the writer's) / calls stored\n",
+         "  and main ones (the writer's) / calls stored; of it, encoders = the encoder\n"
+         "  threads' (\"pitrace-enc\", sampled every 0.2 ms as the session closes), merge =\n"
+         "  the rest: the merge thread's (\"pitrace-merge\")\n",
          calls);
   printf("ways:\n");
   for (int k = 0; k < nmodes; k++)
@@ -780,14 +901,15 @@ int main(int argc, char **argv)
   if (any_ocl && !device_line[1][0] && !device_line[2][0])
     printf("device: none answered\n");
   printf("\n| workload | threads | way | paced ns/call | paced added ns | flooding ns/call | "
-         "flooding added ns | calls/s until stored | recorder CPU ns/call | bytes/call |\n"
-         "|---|---|---|---|---|---|---|---|---|---|\n");
+         "flooding added ns | calls/s until stored | recorder CPU ns/call | merge | encoders | "
+         "bytes/call |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   double *v = malloc((size_t)rounds * sizeof *v);
   for (int w = 0; w < nwl; w++)
     for (int t = 0; t < nthr; t++)
       for (int k = 0; k < nmodes; k++) {
         int m = modes[k];
-        char cells[7][128];
+        char cells[9][128];
         for (int pass = 0; pass < 2; pass++) {
           const sample *s = &samples[CELL(w, t, pass, m)], *d = &samples[CELL(w, t, pass, 0)];
           size_t nv = 0;
@@ -827,17 +949,19 @@ int main(int argc, char **argv)
           snprintf(cells[5], sizeof cells[5], "%.1f", med);
         } else
           snprintf(cells[5], sizeof cells[5], "failed");
-        nv = 0;
-        for (long r = 0; r < rounds; r++)
-          if (s[r].ok)
-            v[nv++] = s[r].cpu;
-        if (m == MODE_REC_NONE || m == MODE_REC_ALL)
-          mmm_cell(cells[6], sizeof cells[6], v, nv, "%.1f", 1);
-        else
-          snprintf(cells[6], sizeof cells[6], "-");
-        printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+        for (int part = 0; part < 3; part++) { /* the recorder's, merge thread's, encoders' */
+          nv = 0;
+          for (long r = 0; r < rounds; r++)
+            if (s[r].ok)
+              v[nv++] = part == 0 ? s[r].cpu : part == 1 ? s[r].merge_cpu : s[r].enc_cpu;
+          if (m == MODE_REC_NONE || m == MODE_REC_ALL)
+            mmm_cell(cells[6 + part], sizeof cells[0], v, nv, "%.1f", 1);
+          else
+            snprintf(cells[6 + part], sizeof cells[0], "-");
+        }
+        printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
                k == 0 ? workloads[wl_idx[w]].name : "", thr[t], mode_names[m], cells[0],
-               cells[1], cells[2], cells[3], cells[4], cells[6], cells[5]);
+               cells[1], cells[2], cells[3], cells[4], cells[6], cells[7], cells[8], cells[5]);
       }
   printf("\nns/call and bytes/call: median over the rounds. calls/s for direct and shim: the "
          "calls' own rate.\n%.0f s in all; load average %.2f at the end%s\n",

@@ -58,9 +58,11 @@ static stamp_knot *knots;
  * between segments). */
 static uint64_t *slopes;
 static size_t nknots;
-/* The segment the last stamp fell in: stamps come mostly in order, so
- * most need no search. */
-static size_t seg = SIZE_MAX;
+/* The segment the last stamp fell in, by value: stamps come mostly in
+ * order, so most need one test and a multiply (span 0: none). */
+static struct {
+  uint64_t stamp, span, ns, slope, gap;
+} last;
 
 void stamp_reset(void)
 {
@@ -69,7 +71,7 @@ void stamp_reset(void)
   knots = NULL;
   slopes = NULL;
   nknots = 0;
-  seg = SIZE_MAX;
+  last.span = 0;
 }
 
 static void add_knot(stamp_knot k)
@@ -85,7 +87,7 @@ static void add_knot(stamp_knot k)
     memmove(knots, knots + MAX_KNOTS / 2, MAX_KNOTS / 2 * sizeof *knots);
     memmove(slopes, slopes + MAX_KNOTS / 2, MAX_KNOTS / 2 * sizeof *slopes);
     nknots = MAX_KNOTS / 2;
-    seg = SIZE_MAX;
+    last.span = 0;
   }
   if (nknots) {
     const stamp_knot *a = &knots[nknots - 1];
@@ -121,15 +123,27 @@ stamp_knot stamp_take_knot(void)
 }
 
 
+/* A stamp of the segment `last` holds (s - last.stamp < last.span). */
+static inline uint64_t in_last(uint64_t s)
+{
+  unsigned __int128 d = ((unsigned __int128)(s - last.stamp) * last.slope) >> 32;
+  return d < last.gap ? last.ns + (uint64_t)d : last.ns + last.gap; /* never past the next knot */
+}
+
 static uint64_t in_segment(size_t i, uint64_t s)
 {
   const stamp_knot *a = &knots[i], *b = &knots[i + 1];
-  seg = i;
-  unsigned __int128 d = ((unsigned __int128)(s - a->stamp) * slopes[i]) >> 32;
-  return d < b->ns - a->ns ? a->ns + (uint64_t)d : b->ns; /* never past the next knot */
+  last.stamp = a->stamp;
+  last.span = b->stamp - a->stamp;
+  last.ns = a->ns;
+  last.slope = slopes[i];
+  last.gap = b->ns - a->ns;
+  return in_last(s);
 }
 
-uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot))
+/* A stamp outside the last one's segment (out of line: the common case
+ * then saves no registers). */
+__attribute__((noinline)) static uint64_t convert(uint64_t s, void (*on_knot)(stamp_knot))
 {
   if (!shim_stamps_tsc)
     return s;
@@ -148,8 +162,6 @@ uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot))
                   (double)(knots[1].stamp - knots[0].stamp);
     return back < (double)knots[0].ns ? knots[0].ns - (uint64_t)back : 0;
   }
-  if (seg < nknots - 1 && knots[seg].stamp <= s && s < knots[seg + 1].stamp)
-    return in_segment(seg, s);
   size_t lo = 0, hi = nknots - 1; /* knots[lo].stamp <= s < knots[hi].stamp */
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
@@ -159,4 +171,13 @@ uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot))
       hi = mid;
   }
   return in_segment(lo, s);
+}
+
+uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot))
+{
+  /* The segment of the last stamp: no knot is needed (a later one exists),
+   * and no search. */
+  if (s - last.stamp < last.span)
+    return in_last(s);
+  return convert(s, on_knot);
 }

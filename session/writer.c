@@ -241,24 +241,72 @@ static inline void t_reserve(text *t, size_t n)
     t_grow(t, n);
 }
 
-static void t_put(text *t, const char *s, size_t n)
+/* n bytes from s to d, which do not overlap: most pieces of a call's
+ * text are a few bytes, copied here in two loads and two stores each, not
+ * by a call to memcpy. */
+static inline void copy_bytes(char *d, const char *s, size_t n)
+{
+  if (n >= 8 && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+  } else if (n && n < 4) {
+    char a = s[0], b = s[n / 2], c = s[n - 1];
+    d[0] = a;
+    d[n / 2] = b;
+    d[n - 1] = c;
+  } else if (n) {
+    memcpy(d, s, n);
+  }
+}
+
+static inline void t_put(text *t, const char *s, size_t n)
 {
   t_reserve(t, n);
-  memcpy(t->p + t->len, s, n);
+  copy_bytes(t->p + t->len, s, n);
   t->len += n;
   t->p[t->len] = 0;
 }
 
-static void t_c(text *t, char c) { t_put(t, &c, 1); }
+static void t_c(text *t, char c)
+{
+  t_reserve(t, 1);
+  t->p[t->len++] = c;
+  t->p[t->len] = 0;
+}
 
+/* A number, its digits written in place from the last, two at a time. */
 static void t_u64(text *t, uint64_t v)
 {
-  char b[24];
-  int i = 24;
-  do
-    b[--i] = (char)('0' + v % 10);
-  while (v /= 10);
-  t_put(t, b + i, (size_t)(24 - i));
+  static const char pairs[] =
+    "0001020304050607080910111213141516171819"
+    "2021222324252627282930313233343536373839"
+    "4041424344454647484950515253545556575859"
+    "6061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+  unsigned n = 1;
+  for (uint64_t p = 10; n < 20 && v >= p; p *= 10)
+    n++;
+  t_reserve(t, n);
+  char *d = t->p + t->len + n;
+  *d = 0;
+  for (; v >= 100; v /= 100) {
+    d -= 2;
+    memcpy(d, pairs + 2 * (v % 100), 2);
+  }
+  if (v >= 10)
+    memcpy(d - 2, pairs + 2 * v, 2);
+  else
+    d[-1] = (char)('0' + v);
+  t->len += n;
 }
 
 static void t_i64(text *t, int64_t v)
@@ -272,32 +320,45 @@ static void t_i64(text *t, int64_t v)
 }
 
 /* A JSON string: room for the plain case taken once, more only at an
- * escape. */
+ * escape; written through a local pointer (a store through t->p could
+ * change t itself, for all the compiler knows, so it would reload it at
+ * every character). */
 static void t_str(text *t, const char *s, size_t n)
 {
   n = strnlen(s, n);
   t_reserve(t, n + 2);
-  t->p[t->len++] = '"';
+  char *d = t->p + t->len;
+  *d++ = '"';
   for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c >= 0x20 && c != '"' && c != '\\') {
-      t->p[t->len++] = (char)c;
+    size_t run = n - i >= 16 ? pi_plain_prefix(s + i, n - i) : 0; /* eight at a time */
+    if (run) {
+      memcpy(d, s + i, run);
+      d += run;
+      i += run - 1;
       continue;
     }
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      *d++ = (char)c;
+      continue;
+    }
+    t->len = (size_t)(d - t->p);
     t_reserve(t, 6 + n - i); /* this escape, the rest, the closing quote */
+    d = t->p + t->len;
     if (c == '"' || c == '\\') {
-      t->p[t->len++] = '\\';
-      t->p[t->len++] = (char)c;
+      *d++ = '\\';
+      *d++ = (char)c;
     } else {
       static const char hex[] = "0123456789abcdef";
-      memcpy(t->p + t->len, "\\u00", 4);
-      t->p[t->len + 4] = hex[c >> 4];
-      t->p[t->len + 5] = hex[c & 15];
-      t->len += 6;
+      memcpy(d, "\\u00", 4);
+      d[4] = hex[c >> 4];
+      d[5] = hex[c & 15];
+      d += 6;
     }
   }
-  t->p[t->len++] = '"';
-  t->p[t->len] = 0;
+  *d++ = '"';
+  *d = 0;
+  t->len = (size_t)(d - t->p);
 }
 
 /* ---- SQL helpers --------------------------------------------------------------------- */
@@ -449,11 +510,49 @@ typedef struct pending_call {
   text in;       /* the in-parameters' JSON, per position */
   text inl;      /* small payloads, inline: [position, role, idx, size, hex],... */
   uint32_t start[PI_MAX_PARAMS], end[PI_MAX_PARAMS];
-  struct pending_call *next;
+  struct pending_call *prev, *next; /* in inflight */
+  struct pending_call *outer;       /* its ring's next call out (mring.open) */
 } pending_call;
 
-static pending_call *inflight;
+static pending_call *inflight;   /* doubly linked (prev, next) */
 static pending_call *free_calls; /* reused, with their buffers */
+
+static void inflight_push(pending_call *c)
+{
+  c->prev = NULL;
+  c->next = inflight;
+  if (inflight)
+    inflight->prev = c;
+  inflight = c;
+}
+
+static void inflight_unlink(pending_call *c)
+{
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    inflight = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+}
+
+/* The rings as the merge keeps them (the merge, below, says how): each
+ * one's next record seen (NULL: none yet), its ticket, and when it was
+ * seen, counted in looks at the heads (`looks`). A binary heap orders the
+ * rings with a record seen by that record's ticket; the others wait for
+ * the next sweep. A ring is one thread's, whose calls nest: `open` is its
+ * innermost call in flight (the others through their `outer`), which the
+ * thread's next exit returns from, found without a search. */
+typedef struct mring {
+  shim_ring *r;
+  rec_hdr *h;      /* its next record, seen published; NULL: none */
+  uint64_t ticket; /* h's */
+  uint64_t seen;   /* the look that revealed the records seen */
+  struct pending_call *open;
+} mring;
+
+static mring *mrings;
+static size_t nmrings, cap_mrings;
 
 static pending_call *call_new(void)
 {
@@ -473,7 +572,6 @@ static void call_free(pending_call *c)
   free_calls = c;
 }
 
-static const char hexdigits[] = "0123456789ABCDEF";
 
 /* A payload: inline in the call when small, else a data row (by hash).
  * With data none, an info query's answer (the only payload then) stays in
@@ -500,11 +598,20 @@ static void keep_data(pending_call *c, unsigned position, const char *role, unsi
   t_put(t, ",\"", 2);
   t_reserve(t, 2 * size);
   const unsigned char *b = bytes;
-  for (uint64_t i = 0; b && i < size; i++) {
-    t->p[t->len++] = hexdigits[b[i] >> 4];
-    t->p[t->len++] = hexdigits[b[i] & 15];
-  }
-  t->p[t->len] = 0;
+  static const char pairs[] = /* each byte's two digits */
+      "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F"
+      "202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F"
+      "404142434445464748494A4B4C4D4E4F505152535455565758595A5B5C5D5E5F"
+      "606162636465666768696A6B6C6D6E6F707172737475767778797A7B7C7D7E7F"
+      "808182838485868788898A8B8C8D8E8F909192939495969798999A9B9C9D9E9F"
+      "A0A1A2A3A4A5A6A7A8A9AAABACADAEAFB0B1B2B3B4B5B6B7B8B9BABBBCBDBEBF"
+      "C0C1C2C3C4C5C6C7C8C9CACBCCCDCECFD0D1D2D3D4D5D6D7D8D9DADBDCDDDEDF"
+      "E0E1E2E3E4E5E6E7E8E9EAEBECEDEEEFF0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF";
+  char *d = t->p + t->len; /* a local pointer: as in t_str */
+  for (uint64_t i = 0; b && i < size; i++, d += 2)
+    memcpy(d, pairs + 2 * b[i], 2);
+  *d = 0;
+  t->len = (size_t)(d - t->p);
   t_put(t, "\"]", 2);
 }
 /* The function of the call being processed (for handles' created_by). */
@@ -693,8 +800,11 @@ static void t_opt_str(text *t, const item_view *is)
 static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
                       const item_view *items, unsigned nitems, uint64_t seq)
 {
-  const item_view *iv = find_item(items, nitems, pos, ITEM_VALUE);
-  const item_view *is = find_item(items, nitems, pos, ITEM_STRING);
+  /* The scalars and handles, most parameters, need no item: none looked
+   * for. */
+  bool has_items = p->kind != PI_PK_SCALAR && p->kind != PI_PK_HANDLE;
+  const item_view *iv = has_items ? find_item(items, nitems, pos, ITEM_VALUE) : NULL;
+  const item_view *is = has_items ? find_item(items, nitems, pos, ITEM_STRING) : NULL;
   switch (p->kind) {
   case PI_PK_SCALAR:
     if (p->vt == PI_VT_I32)
@@ -824,6 +934,24 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
   }
 }
 
+/* pi_enum_lookup, remembered: it scans the enumeration (over a hundred
+ * device queries), and an info query's answer needs its entry. */
+static const pi_enum_entry *enum_entry(const pi_enum_desc *en, int64_t v)
+{
+  static struct {
+    const pi_enum_desc *en;
+    int64_t v;
+    const pi_enum_entry *e;
+  } seen[64]; /* the writer is one thread */
+  size_t k = mix((uint64_t)(uintptr_t)en ^ (uint64_t)v) & 63;
+  if (seen[k].en != en || seen[k].v != v) {
+    seen[k].en = en;
+    seen[k].v = v;
+    seen[k].e = pi_enum_lookup(en, v);
+  }
+  return seen[k].e;
+}
+
 /* The JSON of an out-parameter after a successful call; creates ids. */
 static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint64_t *argv,
                        const item_view *items, unsigned nitems, uint64_t seq)
@@ -891,7 +1019,7 @@ static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint
       t_put(t, "null", 4);
       return;
     }
-    const pi_enum_entry *e = pi_enum_lookup(p->en, (int64_t)argv[p->query]);
+    const pi_enum_entry *e = enum_entry(p->en, (int64_t)argv[p->query]);
     char store[512];
     pi_sbuf b;
     pi_sbuf_init(&b, store, sizeof store);
@@ -1008,22 +1136,28 @@ static void keep_knot(stamp_knot k)
 }
 
 /* The parameters of a function that say whether it blocks (blocking_*),
- * as a mask, found once from the description. */
-static uint32_t blocking_params(const pi_api_desc *api)
+ * as a mask, found once from the description (out of line: every entry
+ * asks). */
+static uint32_t blocking_masks[PI_API_COUNT];
+static bool blocking_found;
+
+__attribute__((noinline)) static void find_blocking(void)
 {
-  static uint32_t masks[PI_API_COUNT];
-  static bool found;
-  if (!found) {
-    for (unsigned id = 0; id < PI_API_COUNT; id++)
-      for (unsigned i = 0; i < pi_api_table[id].nparams; i++)
-        if (strncmp(pi_api_table[id].params[i].name, "blocking", 8) == 0)
-          masks[id] |= 1u << i;
-    found = true;
-  }
-  return masks[api->id];
+  for (unsigned id = 0; id < PI_API_COUNT; id++)
+    for (unsigned i = 0; i < pi_api_table[id].nparams; i++)
+      if (strncmp(pi_api_table[id].params[i].name, "blocking", 8) == 0)
+        blocking_masks[id] |= 1u << i;
+  blocking_found = true;
 }
 
-static void process_entry(const rec_entry *e)
+static inline uint32_t blocking_params(const pi_api_desc *api)
+{
+  if (__builtin_expect(!blocking_found, 0))
+    find_blocking();
+  return blocking_masks[api->id];
+}
+
+static void process_entry(const rec_entry *e, mring *m)
 {
   const pi_api_desc *api = &pi_api_table[e->h.api];
   cur_api = api->name;
@@ -1043,7 +1177,7 @@ static void process_entry(const rec_entry *e)
   for (unsigned i = 0; i < api->nparams; i++)
     c->argv[i] = e->argv[i];
   const uintptr_t *frames = (const uintptr_t *)(e->argv + api->nparams);
-  c->stack = stack_id(frames, e->nframes);
+  c->stack = e->nframes ? stack_id(frames, e->nframes) : -1; /* the call only with a stack */
   item_view items[MAX_ITEMS_VIEW];
   unsigned n = read_items((const unsigned char *)(frames + e->nframes), e->nitems, items,
                           MAX_ITEMS_VIEW);
@@ -1089,8 +1223,9 @@ static void process_entry(const rec_entry *e)
     notes_waiting -= ts->nnotes;
     ts->nnotes = 0;
   }
-  c->next = inflight;
-  inflight = c;
+  inflight_push(c);
+  c->outer = m->open;
+  m->open = c;
 }
 
 /* The args JSON of a call: in-values from the entry, out-values now. */
@@ -1111,19 +1246,6 @@ static void build_args(text *out, pending_call *c, const pi_api_desc *api, const
   t_c(out, ']');
 }
 
-/* The rings as the merge keeps them (the merge, below, says how): each
- * one's next record seen (NULL: none yet) and when it was seen, counted
- * in looks at the heads (`looks`). A binary heap orders the rings with a
- * record seen by that record's ticket; the others wait for the next
- * sweep. */
-typedef struct mring {
-  shim_ring *r;
-  rec_hdr *h;    /* its next record, seen published; NULL: none */
-  uint64_t seen; /* the look that revealed the records seen */
-} mring;
-
-static mring *mrings;
-static size_t nmrings, cap_mrings;
 static shim_ring *mrings_from; /* the list head they were taken from */
 static mring **heap;
 static size_t nheap;
@@ -1202,6 +1324,7 @@ static void encode_job(chunk_job *j)
 static void *encoder_main(void *arg)
 {
   (void)arg;
+  pthread_setname_np(pthread_self(), "pitrace-enc"); /* for top, perf, bench_record */
   pthread_mutex_lock(&enc_lock);
   for (;;) {
     while (!queued && !enc_stop)
@@ -1356,33 +1479,43 @@ static void free_chunks(void)
   nready = cap_ready = 0;
 }
 
-static void insert_call(pending_call *c, const text *args, bool complete, int32_t result,
+/* The inline payloads' JSON array of a call onto t (nothing when none). */
+static void put_data(text *t, const pending_call *c)
+{
+  if (c->inl.len) {
+    t_c(t, '[');
+    t_put(t, c->inl.p, c->inl.len);
+    t_c(t, ']');
+  }
+}
+
+/* A call still running: the inflight table, until it returns. */
+static void insert_running(pending_call *c, const text *args)
+{
+  static text data; /* the writer is one thread */
+  data.len = 0;
+  put_data(&data, c);
+  sqlite3_stmt *s = st_inflight;
+  sqlite3_bind_int64(s, 1, session_id);
+  sqlite3_bind_int64(s, 2, (int64_t)c->seq);
+  sqlite3_bind_int(s, 3, (int)c->thread);
+  sqlite3_bind_int(s, 4, (int)c->plugin);
+  sqlite3_bind_int(s, 5, c->api);
+  sqlite3_bind_int64(s, 6, (int64_t)(c->t0 - session_t0));
+  sqlite3_bind_text(s, 7, args->p, (int)args->len, SQLITE_TRANSIENT);
+  if (c->stack >= 0)
+    sqlite3_bind_int64(s, 8, c->stack);
+  if (data.len)
+    sqlite3_bind_text(s, 9, data.p, (int)data.len, SQLITE_TRANSIENT);
+  step(s, "storing a running call");
+  c->inserted = true;
+}
+
+/* A call that returned, whose text (args_len bytes of args, data_len of
+ * payloads) process_exit printed at the end of the chunk job's. */
+static void insert_call(pending_call *c, size_t args_len, size_t data_len, int32_t result,
                         uint64_t t1)
 {
-  static text data; /* the inline payloads' JSON array (the writer is one thread) */
-  data.len = 0;
-  if (c->inl.len) {
-    t_c(&data, '[');
-    t_put(&data, c->inl.p, c->inl.len);
-    t_c(&data, ']');
-  }
-  if (!complete) { /* still running: the inflight table, until it returns */
-    sqlite3_stmt *s = st_inflight;
-    sqlite3_bind_int64(s, 1, session_id);
-    sqlite3_bind_int64(s, 2, (int64_t)c->seq);
-    sqlite3_bind_int(s, 3, (int)c->thread);
-    sqlite3_bind_int(s, 4, (int)c->plugin);
-    sqlite3_bind_int(s, 5, c->api);
-    sqlite3_bind_int64(s, 6, (int64_t)(c->t0 - session_t0));
-    sqlite3_bind_text(s, 7, args->p, (int)args->len, SQLITE_TRANSIENT);
-    if (c->stack >= 0)
-      sqlite3_bind_int64(s, 8, c->stack);
-    if (data.len)
-      sqlite3_bind_text(s, 9, data.p, (int)data.len, SQLITE_TRANSIENT);
-    step(s, "storing a running call");
-    c->inserted = true;
-    return;
-  }
   if (c->inserted) {
     sqlite3_bind_int64(st_inflight_done, 1, session_id);
     sqlite3_bind_int64(st_inflight_done, 2, (int64_t)c->seq);
@@ -1391,25 +1524,39 @@ static void insert_call(pending_call *c, const text *args, bool complete, int32_
   pt_chunk_call cc = {.seq = (int64_t)c->seq, .thread = c->thread, .plugin = c->plugin,
                       .api = c->api, .result = result,
                       .start_ns = (int64_t)(c->t0 - session_t0), .dur_ns = (int64_t)(t1 - c->t0),
-                      .stack = c->stack, .args = args->p, .args_len = args->len,
-                      .data = data.p, .data_len = data.len};
-  if (!cur_job)
-    cur_job = take_job();
-  if (!pt_chunk_enc_add(&cur_job->enc, &cc))
+                      .stack = c->stack, .args_len = args_len, .data_len = data_len};
+  if (!pt_chunk_enc_add_written(&cur_job->enc, &cc))
     abort(); /* as t_reserve: the writer cannot go on without memory */
   if (cur_job->enc.n == PT_CHUNK_CALLS || pt_chunk_enc_bytes(&cur_job->enc) >= CHUNK_BYTES)
     flush_chunk();
 }
 
-static void process_exit(const rec_exit *x)
+/* The call in flight that an exit from ring m returns from, taken out of
+ * inflight and its ring's calls; NULL when there is none. */
+static pending_call *returning(mring *m, uint64_t entry_ticket)
 {
-  pending_call **pp = &inflight, *c = NULL;
-  for (; *pp; pp = &(*pp)->next)
-    if ((*pp)->ticket == x->entry_ticket) {
-      c = *pp;
-      *pp = c->next;
-      break;
-    }
+  pending_call *c = m->open;
+  if (c && c->ticket == entry_ticket) {
+    m->open = c->outer;
+  } else { /* not the thread's innermost (a record lost), or from a checkpoint */
+    for (c = inflight; c && c->ticket != entry_ticket; c = c->next)
+      ;
+    if (!c)
+      return NULL;
+    for (size_t i = 0; i < nmrings; i++)
+      for (pending_call **pp = &mrings[i].open; *pp; pp = &(*pp)->outer)
+        if (*pp == c) {
+          *pp = c->outer;
+          break;
+        }
+  }
+  inflight_unlink(c);
+  return c;
+}
+
+static void process_exit(const rec_exit *x, mring *m)
+{
+  pending_call *c = returning(m, x->entry_ticket);
   static item_view items[MAX_ITEMS_VIEW]; /* the writer is one thread */
   unsigned n = read_items((const unsigned char *)(x + 1), x->nitems, items, MAX_ITEMS_VIEW);
   if (!c) { /* its entry was filtered or lost: nothing to pair with */
@@ -1419,9 +1566,13 @@ static void process_exit(const rec_exit *x)
   const pi_api_desc *api = &pi_api_table[c->api];
   const uint64_t *argv = c->argv;
   cur_api = api->name;
-  static text args; /* reused: the writer is one thread */
-  args.len = 0;
-  build_args(&args, c, api, argv, items, n, x->result == PI_SUCCESS);
+  /* The call's text goes straight to the end of its chunk's (no copy). */
+  if (!cur_job)
+    cur_job = take_job();
+  pt_chunk_enc *e = &cur_job->enc;
+  text t = {(char *)e->text, e->text_len, e->text_cap};
+  build_args(&t, c, api, argv, items, n, x->result == PI_SUCCESS);
+  size_t args_len = t.len - e->text_len;
   uint64_t t1 = stamp_to_ns(x->t1, keep_knot);
   if (t1 > last_t)
     last_t = t1;
@@ -1432,7 +1583,10 @@ static void process_exit(const rec_exit *x)
       keep_data(c, items[i].it->position,
                 items[i].it->role == ITEM_OUT ? "out" : "value", items[i].it->index,
                 items[i].data, items[i].it->size, items[i].it->full);
-  insert_call(c, &args, true, x->result, t1);
+  put_data(&t, c);
+  e->text = (unsigned char *)t.p;
+  e->text_cap = t.cap;
+  insert_call(c, args_len, t.len - e->text_len - args_len, x->result, t1);
   free_heap_items(items, n);
   if (x->result == PI_SUCCESS) {
     if (api->retains >= 0) {
@@ -1583,7 +1737,8 @@ static bool items_ok(unsigned char *p, const unsigned char *end, unsigned n)
   return true;
 }
 
-static bool record_ok(rec_hdr *h, size_t avail, size_t to_end)
+/* Out of line: only salvage checks records, and next_seen is inlined. */
+__attribute__((noinline)) static bool record_ok(rec_hdr *h, size_t avail, size_t to_end)
 {
   if (to_end < sizeof *h || avail < sizeof *h || h->size < sizeof *h || h->size % 8 ||
       h->size > avail || h->size > to_end)
@@ -1643,10 +1798,14 @@ static bool record_ok(rec_hdr *h, size_t avail, size_t to_end)
   }
 }
 
+/* How far ahead of the record read next_seen fetches (a line a record:
+ * a scalar call's two records are 80 bytes). */
+#define PREFETCH_AHEAD 512u
+
 /* The next record of a ring among those already seen published (up to
  * head_seen), or NULL; skips WRAP markers. Reads at rd; the producer may
  * reuse bytes only up to tail, which moves at commits. */
-static rec_hdr *next_seen(shim_ring *r)
+static inline rec_hdr *next_seen(shim_ring *r)
 {
   for (;;) {
     size_t rd = r->rd;
@@ -1658,7 +1817,7 @@ static rec_hdr *next_seen(shim_ring *r)
       continue;
     }
     rec_hdr *h = (rec_hdr *)(r->buf + off);
-    if (salvaging && !record_ok(h, r->head_seen - rd, r->cap - off)) {
+    if (__builtin_expect(salvaging, 0) && !record_ok(h, r->head_seen - rd, r->cap - off)) {
       damaged++;
       r->rd = r->head_seen; /* the rest of this ring cannot be trusted */
       return NULL;
@@ -1667,9 +1826,13 @@ static rec_hdr *next_seen(shim_ring *r)
       r->rd = rd + h->size;
       continue;
     }
-    /* The next record, written on another core: on its way while this
-     * one is processed (a prefetch past the ring's end does no harm). */
-    __builtin_prefetch((const unsigned char *)h + h->size);
+    /* Records further on, written on another core: on their way while
+     * the ones before them are processed (reading a line from another
+     * core takes longer than a call's processing). Only lines published
+     * whole, or the producer's next write would find them taken away. */
+    size_t ahead = rd + PREFETCH_AHEAD;
+    if ((ahead | 63) < r->head_seen)
+      __builtin_prefetch(r->buf + (ahead & (r->cap - 1)));
     return h;
   }
 }
@@ -1716,14 +1879,15 @@ static void publish_tails(void)
 
 static uint64_t last_ticket; /* the last record processed (checkpointed) */
 
-static void handle_record(shim_ring *r, rec_hdr *h)
+static void handle_record(mring *m, rec_hdr *h)
 {
+  shim_ring *r = m->r;
   switch (h->type) {
   case REC_ENTRY:
-    process_entry((const rec_entry *)h);
+    process_entry((const rec_entry *)h, m);
     break;
   case REC_EXIT:
-    process_exit((const rec_exit *)h);
+    process_exit((const rec_exit *)h, m);
     break;
   case REC_READBACK:
     process_readback((const rec_readback *)h, seq_counter);
@@ -1749,7 +1913,16 @@ static void handle_record(shim_ring *r, rec_hdr *h)
 
 static bool before(const mring *a, const mring *b)
 {
-  return (int64_t)(a->h->ticket - b->h->ticket) < 0;
+  return (int64_t)(a->ticket - b->ticket) < 0;
+}
+
+/* The ring's next record seen, into m->h (and its ticket): false when none. */
+static inline bool next_of(mring *m)
+{
+  m->h = next_seen(m->r);
+  if (m->h)
+    m->ticket = m->h->ticket;
+  return m->h != NULL;
 }
 
 static void heap_down(size_t i)
@@ -1808,7 +1981,7 @@ static void take_new_rings(void)
     cap_mrings = cap;
   }
   for (shim_ring *r = head; r && r != mrings_from; r = r->next)
-    mrings[nmrings++] = (mring){r, NULL, 0};
+    mrings[nmrings++] = (mring){r, NULL, 0, 0, NULL};
   mrings_from = head;
 }
 
@@ -1848,7 +2021,7 @@ static size_t merge(void)
     take_new_rings();
     for (size_t i = 0; i < nmrings; i++) {
       mring *m = &mrings[i];
-      if (!m->h && look_again(m->r) && (m->h = next_seen(m->r))) {
+      if (!m->h && look_again(m->r) && next_of(m)) {
         m->seen = sweep;
         heap_push(m);
       }
@@ -1862,13 +2035,13 @@ static size_t merge(void)
       mring *next = nheap > 2 && before(heap[2], heap[1]) ? heap[2] : nheap > 1 ? heap[1] : NULL;
       rec_hdr *h = m->h;
       do {
-        handle_record(m->r, h);
+        handle_record(m, h);
         consume(m->r, h);
         last_ticket = h->ticket;
         done++;
-        m->h = h = next_seen(m->r);
+        h = next_of(m) ? m->h : NULL;
       } while (h && (!next || before(m, next)) && (!pressure || draining));
-      if (!h && look_again(m->r) && (m->h = next_seen(m->r)))
+      if (!h && look_again(m->r) && next_of(m))
         m->seen = ++looks;
       if (m->h) {
         heap_down(0);
@@ -1890,7 +2063,7 @@ static void write_inflight(void)
     const pi_api_desc *api = &pi_api_table[c->api];
     text args = {0};
     build_args(&args, c, api, NULL, NULL, 0, false);
-    insert_call(c, &args, false, 0, 0);
+    insert_running(c, &args);
     free(args.p);
   }
 }
@@ -2149,8 +2322,8 @@ static bool load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn
         for (unsigned k = 0; k < n; k++)
           if (c->start[k] > c->end[k] || c->end[k] > c->in.len)
             c->start[k] = c->end[k] = 0;
-        c->next = inflight;
-        inflight = c;
+        inflight_push(c); /* in no ring's calls: an exit finds it by search */
+        c->outer = NULL;
       }
       uint64_t nn = get64(&r);
       for (uint64_t i = 0; i < nn && !r.bad; i++) {
@@ -2297,6 +2470,7 @@ static void reset_state(void);
 static void *writer_main(void *arg)
 {
   (void)arg;
+  pthread_setname_np(pthread_self(), "pitrace-merge"); /* for top, perf, bench_record */
   uint64_t last_commit = shim_now();
   unsigned idle = 0; /* rounds in a row that found nothing */
   for (;;) {

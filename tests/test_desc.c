@@ -225,6 +225,27 @@ Test(decode, long_strings_are_cut_with_their_length)
   cr_assert_lt(strlen(s), 300);
 }
 
+Test(decode, plain_runs_end_at_the_first_character_escaped)
+{
+  /* Every character that ends a run, at every place of an eight-byte word
+   * and beyond, among characters of every other kind (UTF-8 bytes too). */
+  static const char enders[] = {'"', '\\', 0x7f, 0x1f, '\n', 0x01};
+  static const char others[] = {'a', ' ', '~', (char)0x80, (char)0xc3, (char)0xff, '!', '#'};
+  char s[40];
+  for (size_t e = 0; e < sizeof enders; e++)
+    for (size_t at = 0; at < sizeof s; at++) {
+      for (size_t i = 0; i < sizeof s; i++)
+        s[i] = others[(i + at) % sizeof others];
+      s[at] = enders[e];
+      cr_assert_eq(pi_plain_prefix(s, sizeof s), at, "0x%02x at %zu", (unsigned char)enders[e],
+                   at);
+      cr_assert_eq(pi_plain_prefix(s, at), at);
+    }
+  for (size_t i = 0; i < sizeof s; i++)
+    s[i] = others[i % sizeof others];
+  cr_assert_eq(pi_plain_prefix(s, sizeof s), sizeof s);
+}
+
 Test(decode, call_blocks_have_the_dpcpp_shape)
 {
   char buf[4096];

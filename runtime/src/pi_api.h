@@ -67,6 +67,10 @@ void pi_sbuf_init(pi_sbuf *b, char *storage, size_t cap);
 void pi_sbuf_free(pi_sbuf *b);
 void pi_sbuf_reset(pi_sbuf *b);
 void pi_sbuf_put(pi_sbuf *b, const char *s, size_t n);
+/* The length of the run that s (n bytes) starts with of characters a
+ * quoted string shows as they are, here and in JSON: none below 0x20, no
+ * 0x7f, '"' or '\\'. */
+size_t pi_plain_prefix(const char *s, size_t n);
 void pi_sbuf_puts(pi_sbuf *b, const char *s);
 void pi_sbuf_printf(pi_sbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

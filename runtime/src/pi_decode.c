@@ -77,6 +77,28 @@ void pi_sbuf_put(pi_sbuf *b, const char *s, size_t n)
 
 void pi_sbuf_puts(pi_sbuf *b, const char *s) { pi_sbuf_put(b, s, strlen(s)); }
 
+size_t pi_plain_prefix(const char *s, size_t n)
+{
+  /* Eight at a time: (x - 0x01..) & ~x & 0x80.. is not zero exactly when
+   * a byte of x is zero (below 0x20 with 0x20..), so x is w itself and w
+   * xor each character looked for. */
+  const uint64_t ones = 0x0101010101010101u, highs = ones * 0x80;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w, q, bs, del;
+    memcpy(&w, s + i, 8);
+    q = w ^ (ones * '"');
+    bs = w ^ (ones * '\\');
+    del = w ^ (ones * 0x7f);
+    if ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs) |
+         ((del - ones) & ~del)) & highs)
+      break;
+  }
+  while (i < n && (unsigned char)s[i] >= 0x20 && s[i] != 0x7f && s[i] != '"' && s[i] != '\\')
+    i++;
+  return i;
+}
+
 void pi_sbuf_vprintf(pi_sbuf *b, const char *fmt, va_list ap)
 {
   va_list ap2;
@@ -214,6 +236,14 @@ static void format_string(pi_sbuf *b, const char *s, size_t max_len)
   size_t shown = n < MAX_STRING ? n : MAX_STRING;
   pi_sbuf_puts(b, "\"");
   for (size_t i = 0; i < shown; i++) {
+    /* A run of characters shown as they are, in one piece (the recorder
+     * prints every string an info query answers). */
+    size_t run = pi_plain_prefix(s + i, shown - i);
+    if (run) {
+      pi_sbuf_put(b, s + i, run);
+      i += run - 1;
+      continue;
+    }
     unsigned char c = (unsigned char)s[i];
     if (c == '\n')
       pi_sbuf_puts(b, "\\n");
@@ -221,10 +251,8 @@ static void format_string(pi_sbuf *b, const char *s, size_t max_len)
       pi_sbuf_puts(b, "\\t");
     else if (c == '"' || c == '\\')
       pi_sbuf_printf(b, "\\%c", c);
-    else if (c < 0x20 || c == 0x7f)
+    else /* below 0x20, or 0x7f */
       pi_sbuf_printf(b, "\\x%02x", c);
-    else
-      pi_sbuf_put(b, (const char *)&c, 1);
   }
   pi_sbuf_puts(b, "\"");
   if (shown < n)

@@ -57,6 +57,12 @@ typedef struct pt_chunk_enc {
  * count (n) and lowest and highest seq of the calls gathered are to be
  * read before pt_chunk_enc_finish. */
 bool pt_chunk_enc_add(pt_chunk_enc *e, const pt_chunk_call *c);
+/* Adds a call whose text the caller has appended to e->text itself (a
+ * buffer from malloc: its args_len bytes of args, then data_len bytes of
+ * data, after text_len, which this moves past them; c->args and c->data
+ * are not read): the recorder prints each call's text straight into its
+ * chunk instead of copying it there. False as pt_chunk_enc_add. */
+bool pt_chunk_enc_add_written(pt_chunk_enc *e, const pt_chunk_call *c);
 /* The bytes gathered so far (args and data text), to bound a chunk. */
 static inline size_t pt_chunk_enc_bytes(const pt_chunk_enc *e) { return e->text_len; }
 /* Encodes the gathered calls into *blob (*n bytes, owned by e until the
