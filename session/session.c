@@ -484,7 +484,8 @@ int64_t pt__chunk_lowest_seq(sqlite3_stmt *rows)
 {
   if (sqlite3_column_type(rows, 3) != SQLITE_NULL) /* version 2: first_seq */
     return sqlite3_column_int64(rows, 3);
-  const char *p = sqlite3_column_blob(rows, 0), *end = p + sqlite3_column_bytes(rows, 0);
+  const char *p = sqlite3_column_blob(rows, 0);
+  const char *end = p ? p + sqlite3_column_bytes(rows, 0) : NULL; /* empty: NULL */
   int64_t lowest = INT64_MAX;
   int depth = 0;
   for (; p < end; p++) {
@@ -868,7 +869,8 @@ unsigned char *pt_data(pt_db *db, int64_t session, const pt_call *call, unsigned
     int n = sqlite3_column_bytes(s, 1);
     out = malloc(n ? (size_t)n : 1);
     if (out) {
-      memcpy(out, sqlite3_column_blob(s, 1), (size_t)n);
+      if (n) /* an empty blob's pointer is NULL */
+        memcpy(out, sqlite3_column_blob(s, 1), (size_t)n);
       *size = (size_t)n;
     }
   }

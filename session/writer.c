@@ -2270,7 +2270,7 @@ static bool load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn
   while (ok && sqlite3_step(q) == SQLITE_ROW) {
     int part = sqlite3_column_int(q, 0);
     reader r = {sqlite3_column_blob(q, 1), NULL, false};
-    r.end = r.p + sqlite3_column_bytes(q, 1);
+    r.end = r.p ? r.p + sqlite3_column_bytes(q, 1) : NULL; /* empty: NULL */
     if (!r.p || get64(&r) != CKPT_MAGIC) {
       ok = false;
       break;

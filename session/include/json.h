@@ -53,11 +53,16 @@ static inline pt_json *pt_json_at(const pt_json *j, size_t i)
 {
   return j && j->type == PJ_ARRAY && i < j->n ? j->u.items[i] : NULL;
 }
-/* An integer element (def when missing or not a number). */
+/* An integer element (def when missing, not a number, or a real no
+ * int64_t holds: NaN, infinities, beyond 2^63). */
 static inline int64_t pt_json_int(const pt_json *j, int64_t def)
 {
-  return j && (j->type == PJ_INT || j->type == PJ_BOOL) ? j->u.i
-         : j && j->type == PJ_REAL ? (int64_t)j->u.d : def;
+  if (j && (j->type == PJ_INT || j->type == PJ_BOOL))
+    return j->u.i;
+  if (j && j->type == PJ_REAL && j->u.d >= -9223372036854775808.0 &&
+      j->u.d < 9223372036854775808.0)
+    return (int64_t)j->u.d;
+  return def;
 }
 
 #endif /* PT_JSON_H */
