@@ -28,12 +28,12 @@ int main(int argc, char **argv)
     return 2;
   }
   const char *out = argv[1], *scratch = argv[2];
-  char side[4200];
-  unlink(scratch);
-  snprintf(side, sizeof side, "%s-wal", scratch);
-  unlink(side);
-  snprintf(side, sizeof side, "%s-journal", scratch);
-  unlink(side);
+  static const char *const leftovers[] = {"", "-wal", "-journal"}; /* of an earlier build */
+  for (size_t i = 0; i < sizeof leftovers / sizeof *leftovers; i++) {
+    char f[4200];
+    snprintf(f, sizeof f, "%s%s", scratch, leftovers[i]);
+    unlink(f);
+  }
   sqlite3 *db = NULL;
   char err[512];
   if (sqlite3_open(scratch, &db) != SQLITE_OK)
