@@ -493,13 +493,52 @@ static int ring_files(const char *db)
 }
 
 /* Opens the session with a pitrace verb, which salvages what a process
- * that is gone left in its ring file. */
-static void salvage_with_pitrace(const char *db)
+ * that is gone left in its ring file; what it said (malloc'd). */
+static char *salvage_with_pitrace(const char *db)
 {
   const char *argv[] = {BIN "/pitrace", "sessions", db, NULL};
   char *out;
   cr_assert_eq(tu_run(argv, NULL, &out), 0, "%s", out);
   cr_assert_eq(tu_count(out, "cannot salvage"), 0, "%s", out);
+  return out;
+}
+
+/* A ring file left after a salvage: its size, its state word and whether
+ * a second salvage takes it (one failure in a fresh-machine run, not
+ * reproduced in 64 runs here: this says more next time). */
+static void assert_no_ring_left(const char *db, const char *said, unsigned seed, int kill_no)
+{
+  int left = ring_files(db);
+  if (!left)
+    return;
+  char dir[512], prefix[512], what[1024] = "";
+  snprintf(dir, sizeof dir, "%s", db);
+  char *slash = strrchr(dir, '/');
+  snprintf(prefix, sizeof prefix, "%s-rings.", slash + 1);
+  *slash = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+      char f[1100];
+      snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
+      struct stat sb;
+      uint32_t state = 0;
+      FILE *fp = fopen(f, "rb");
+      if (fp) {
+        fseek(fp, 12, SEEK_SET); /* ringfile_hdr: magic (8), version (4), state */
+        if (fread(&state, 4, 1, fp) != 1)
+          state = UINT32_MAX;
+        fclose(fp);
+      }
+      snprintf(what + strlen(what), sizeof what - strlen(what), " %s (%lld bytes, state %u)",
+               e->d_name, stat(f, &sb) == 0 ? (long long)sb.st_size : -1LL, state);
+    }
+  if (d)
+    closedir(d);
+  char *again = salvage_with_pitrace(db);
+  cr_assert_fail("seed %u, kill %d: %d ring file(s) left after the salvage:%s; pitrace said "
+                 "'%s'; a second salvage left %d, saying '%s'", seed, kill_no, left, what, said,
+                 ring_files(db), again);
 }
 
 /* An info query whose caller does not ask how many bytes the answer took
@@ -690,8 +729,7 @@ Test(record, sigkill_at_random_points_keeps_every_call_that_returned)
       cr_assert_eq(ring_files(db), 0, "seed %u", seed);
       continue; /* killed before recording began */
     }
-    salvage_with_pitrace(db);
-    cr_assert_eq(ring_files(db), 0, "seed %u", seed);
+    assert_no_ring_left(db, salvage_with_pitrace(db), seed, i);
     cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n", "seed %u", seed);
     if (db_int(db, "SELECT count(*) FROM sessions") == 0)
       continue; /* killed before its session was stored */
