@@ -475,22 +475,43 @@ static pid_t spawn(const char *const *argv, const char *const *env)
   return pid;
 }
 
-/* Ring files left beside `db`. */
-static int ring_files(const char *db)
+/* Ring files left beside `db`; with `what`, each one's name, size and
+ * state word (ringfile_hdr: magic (8), version (4), state) too. */
+static int ring_files_said(const char *db, char *what, size_t n)
 {
   char dir[512], prefix[512];
   snprintf(dir, sizeof dir, "%s", db);
   char *slash = strrchr(dir, '/');
   snprintf(prefix, sizeof prefix, "%s-rings.", slash + 1);
   *slash = 0;
-  int n = 0;
+  int count = 0;
   DIR *d = opendir(dir);
-  for (struct dirent *e; d && (e = readdir(d));)
-    n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+      continue;
+    count++;
+    if (!what)
+      continue;
+    char f[1100];
+    snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
+    struct stat sb;
+    uint32_t state = UINT32_MAX;
+    FILE *fp = fopen(f, "rb");
+    if (fp) {
+      if (fseek(fp, 12, SEEK_SET) != 0 || fread(&state, 4, 1, fp) != 1)
+        state = UINT32_MAX;
+      fclose(fp);
+    }
+    size_t used = strlen(what);
+    snprintf(what + used, n - used, " %s (%lld bytes, state %u)", e->d_name,
+             stat(f, &sb) == 0 ? (long long)sb.st_size : -1LL, state);
+  }
   if (d)
     closedir(d);
-  return n;
+  return count;
 }
+
+static int ring_files(const char *db) { return ring_files_said(db, NULL, 0); }
 
 /* Opens the session with a pitrace verb, which salvages what a process
  * that is gone left in its ring file; what it said (malloc'd). */
@@ -508,33 +529,10 @@ static char *salvage_with_pitrace(const char *db)
  * reproduced in 64 runs here: this says more next time). */
 static void assert_no_ring_left(const char *db, const char *said, unsigned seed, int kill_no)
 {
-  int left = ring_files(db);
+  char what[1024] = "";
+  int left = ring_files_said(db, what, sizeof what);
   if (!left)
     return;
-  char dir[512], prefix[512], what[1024] = "";
-  snprintf(dir, sizeof dir, "%s", db);
-  char *slash = strrchr(dir, '/');
-  snprintf(prefix, sizeof prefix, "%s-rings.", slash + 1);
-  *slash = 0;
-  DIR *d = opendir(dir);
-  for (struct dirent *e; d && (e = readdir(d));)
-    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
-      char f[1100];
-      snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
-      struct stat sb;
-      uint32_t state = 0;
-      FILE *fp = fopen(f, "rb");
-      if (fp) {
-        fseek(fp, 12, SEEK_SET); /* ringfile_hdr: magic (8), version (4), state */
-        if (fread(&state, 4, 1, fp) != 1)
-          state = UINT32_MAX;
-        fclose(fp);
-      }
-      snprintf(what + strlen(what), sizeof what - strlen(what), " %s (%lld bytes, state %u)",
-               e->d_name, stat(f, &sb) == 0 ? (long long)sb.st_size : -1LL, state);
-    }
-  if (d)
-    closedir(d);
   char *again = salvage_with_pitrace(db);
   cr_assert_fail("seed %u, kill %d: %d ring file(s) left after the salvage:%s; pitrace said "
                  "'%s'; a second salvage left %d, saying '%s'", seed, kill_no, left, what, said,
