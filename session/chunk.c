@@ -136,6 +136,20 @@ bool pt_chunk_enc_add_written(pt_chunk_enc *e, const pt_chunk_call *c)
   return true;
 }
 
+size_t pt_chunk_enc_text_of(const pt_chunk_enc *e, size_t i)
+{
+  return (size_t)e->rows[i].args_len + e->rows[i].data_len;
+}
+
+bool pt_chunk_enc_set_text_of(pt_chunk_enc *e, size_t i, size_t args_len, size_t data_len)
+{
+  if (args_len > UINT32_MAX || data_len > UINT32_MAX)
+    return false;
+  e->rows[i].args_len = (uint32_t)args_len;
+  e->rows[i].data_len = (uint32_t)data_len;
+  return true;
+}
+
 bool pt_chunk_enc_finish(pt_chunk_enc *e, const void **blob, size_t *n, char *err, size_t errn)
 {
   /* The body: at most 10 bytes a varint, NCOLS a call, then the text. */

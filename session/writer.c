@@ -454,16 +454,16 @@ static void store_data(uint64_t seq, unsigned position, const char *role, unsign
 
 /* ---- Records ---------------------------------------------------------------------------- */
 
-struct pending_call;
-static void keep_data(struct pending_call *c, unsigned position, const char *role,
-                      unsigned index, const void *bytes, uint64_t size, uint64_t full);
 
 typedef struct item_view {
   const rec_item *it;
   const unsigned char *data;
 } item_view;
 
-static unsigned read_items(const unsigned char *p, unsigned n, item_view *out, unsigned max)
+/* A record's items; `foreign`: another process's records (salvage), whose
+ * heap pointers are not ours. */
+static unsigned read_items_of(const unsigned char *p, unsigned n, item_view *out, unsigned max,
+                              bool foreign)
 {
   unsigned k = 0;
   for (unsigned i = 0; i < n; i++) {
@@ -473,7 +473,7 @@ static unsigned read_items(const unsigned char *p, unsigned n, item_view *out, u
     if (it->heap) {
       void *ptr;
       memcpy(&ptr, p, sizeof ptr);
-      d = salvaging ? NULL : ptr; /* salvaged: another process's heap */
+      d = foreign ? NULL : ptr;
       p += sizeof(void *);
     } else {
       p += (it->size + 7) & ~(uint64_t)7;
@@ -482,6 +482,13 @@ static unsigned read_items(const unsigned char *p, unsigned n, item_view *out, u
       out[k++] = (item_view){it, d};
   }
   return k;
+}
+
+/* On the merge thread (an encoder reads no variable the merge thread
+ * writes often: `salvaging` shares its cache line with some). */
+static unsigned read_items(const unsigned char *p, unsigned n, item_view *out, unsigned max)
+{
+  return read_items_of(p, n, out, max, salvaging);
 }
 
 static void free_heap_items(item_view *v, unsigned n)
@@ -499,6 +506,57 @@ static const item_view *find_item(const item_view *v, unsigned n, unsigned pos, 
   return NULL;
 }
 
+/* Values a call's text needs from the writer's maps (handle ids, USM and
+ * mapped pointers), in the order the text asks for them. */
+typedef struct ids {
+  uint64_t *v;
+  size_t n, cap;
+} ids;
+
+static void ids_push(ids *d, uint64_t v)
+{
+  if (d->n == d->cap) {
+    size_t cap = d->cap ? d->cap * 2 : 16;
+    uint64_t *p = realloc(d->v, cap * sizeof *p);
+    if (!p)
+      abort(); /* as t_grow: the writer cannot go on without memory */
+    d->v = p;
+    d->cap = cap;
+  }
+  d->v[d->n++] = v;
+}
+
+/* How a call's text is made. Its order-dependent part is what the maps
+ * say (an id is handed out, a handle released, a pointer found in a USM
+ * allocation) at the call's place in the merged order: only the merge
+ * thread can ask them. The rest (printing numbers, strings, payloads as
+ * hex, an info query's answer) is most of the work, and the encoder
+ * threads do it: the merge thread *finds* the values (FMT_FIND: asks the
+ * maps, keeps the answers, prints nothing it need not), and an encoder
+ * *prints* the call from its ring records with them (FMT_PRINT: the same
+ * functions, in the same order, the answers taken instead of asked).
+ * FMT_NOW does both at once on the merge thread: salvage, calls whose
+ * payloads are on the heap, a call still running at a commit. */
+typedef enum { FMT_NOW, FMT_FIND, FMT_PRINT } fmt_mode;
+
+typedef struct fmt {
+  fmt_mode mode;
+  ids *found;        /* FIND: appended to; PRINT: read from */
+  size_t at;         /* PRINT: the next to read */
+} fmt;
+
+/* A value found now (NOW, FIND: kept) or earlier (PRINT). */
+static inline uint64_t f_value(fmt *f, uint64_t (*ask)(uint64_t, uint8_t, uint64_t), uint64_t a,
+                               uint8_t b, uint64_t c)
+{
+  if (f->mode == FMT_PRINT)
+    return f->at < f->found->n ? f->found->v[f->at++] : 0;
+  uint64_t v = ask(a, b, c);
+  if (f->mode == FMT_FIND)
+    ids_push(f->found, v);
+  return v;
+}
+
 /* A call between its entry and its exit. */
 typedef struct pending_call {
   uint64_t ticket, seq, t0;
@@ -510,6 +568,11 @@ typedef struct pending_call {
   text in;       /* the in-parameters' JSON, per position */
   text inl;      /* small payloads, inline: [position, role, idx, size, hex],... */
   uint32_t start[PI_MAX_PARAMS], end[PI_MAX_PARAMS];
+  /* Printed later (FMT_FIND at its entry): its entry record, still in
+   * its ring, and the values found; NULL when `in` and `inl` hold its
+   * text already. */
+  const rec_entry *entry;
+  ids found;
   struct pending_call *prev, *next; /* in inflight */
   struct pending_call *outer;       /* its ring's next call out (mring.open) */
 } pending_call;
@@ -561,6 +624,8 @@ static pending_call *call_new(void)
     free_calls = c->next;
     c->inserted = false;
     c->in.len = c->inl.len = 0;
+    c->entry = NULL;
+    c->found.n = 0;
     return c;
   }
   return calloc(1, sizeof *c);
@@ -573,17 +638,21 @@ static void call_free(pending_call *c)
 }
 
 
-/* A payload: inline in the call when small, else a data row (by hash).
- * With data none, an info query's answer (the only payload then) stays in
- * its call whatever its size: no payload row for a call whose data the
- * user did not ask for. */
-static void keep_data(pending_call *c, unsigned position, const char *role, unsigned index,
-                      const void *bytes, uint64_t size, uint64_t full)
+/* A payload: inline in the call when small (printed with the call's
+ * text), else a data row by hash (stored by the merge thread, which owns
+ * the database). With data none, an info query's answer (the only payload
+ * then) stays in its call whatever its size: no payload row for a call
+ * whose data the user did not ask for. */
+static void keep_data(const fmt *f, pending_call *c, unsigned position, const char *role,
+                      unsigned index, const void *bytes, uint64_t size, uint64_t full)
 {
   if (size > PT_INLINE_DATA && !(shim_cfg.data_mode == DATA_NONE && strcmp(role, "value") == 0)) {
-    store_data(c->seq, position, role, index, bytes, size, full, -1);
+    if (f->mode != FMT_PRINT)
+      store_data(c->seq, position, role, index, bytes, size, full, -1);
     return;
   }
+  if (f->mode == FMT_FIND)
+    return;
   text *t = &c->inl;
   if (t->len)
     t_c(t, ',');
@@ -712,28 +781,59 @@ static void handle_release(uint64_t ptr, uint64_t seq)
   map_del(&handles, ptr);
 }
 
-/* A pointer as USM "usm#id+offset", a mapped pointer, or a plain number. */
-static void t_pointer(text *t, uint64_t p)
+/* What a pointer is: a mapped pointer's id (1), a USM allocation's id
+ * and the offset into it (2), or neither (0). */
+enum { PTR_PLAIN, PTR_MAPPED, PTR_USM };
+
+static uint64_t pointer_kind(uint64_t p, uint64_t id_off[2])
 {
   map_slot *m = map_find(&mapped, p);
   if (m) {
-    t_put(t, "\"mapped#", 8);
-    t_u64(t, m->a);
-    t_c(t, '"');
-    return;
+    id_off[0] = m->a;
+    return PTR_MAPPED;
   }
   const usm_alloc *u = p ? usm_find(p) : NULL;
   if (u) {
+    id_off[0] = u->id;
+    id_off[1] = p - u->base;
+    return PTR_USM;
+  }
+  return PTR_PLAIN;
+}
+
+/* A pointer as USM "usm#id+offset", a mapped pointer, or a plain number. */
+static void t_pointer(fmt *f, text *t, uint64_t p)
+{
+  uint64_t kind, id_off[2] = {0, 0};
+  if (f->mode == FMT_PRINT) {
+    size_t left = f->found->n - f->at;
+    kind = left ? f->found->v[f->at++] : PTR_PLAIN;
+    for (unsigned i = 0; i < (kind == PTR_USM ? 2u : kind == PTR_MAPPED ? 1u : 0u); i++)
+      id_off[i] = f->at < f->found->n ? f->found->v[f->at++] : 0;
+  } else {
+    kind = pointer_kind(p, id_off);
+    if (f->mode == FMT_FIND) {
+      ids_push(f->found, kind);
+      for (unsigned i = 0; i < (kind == PTR_USM ? 2u : kind == PTR_MAPPED ? 1u : 0u); i++)
+        ids_push(f->found, id_off[i]);
+      return;
+    }
+  }
+  if (kind == PTR_MAPPED) {
+    t_put(t, "\"mapped#", 8);
+    t_u64(t, id_off[0]);
+    t_c(t, '"');
+  } else if (kind == PTR_USM) {
     t_put(t, "\"usm#", 5);
-    t_u64(t, u->id);
-    if (p != u->base) {
+    t_u64(t, id_off[0]);
+    if (id_off[1]) {
       t_c(t, '+');
-      t_u64(t, p - u->base);
+      t_u64(t, id_off[1]);
     }
     t_c(t, '"');
-    return;
+  } else {
+    t_u64(t, p);
   }
-  t_u64(t, p);
 }
 
 static uint64_t load(const unsigned char *p, size_t w)
@@ -765,7 +865,7 @@ static size_t elem_width(const pi_param_desc *p)
 }
 
 /* An array of handles (ids from `id_of`: known or new) or of numbers. */
-static void t_array(text *t, const pi_param_desc *p, const item_view *iv, uint64_t seq,
+static void t_array(fmt *f, text *t, const pi_param_desc *p, const item_view *iv, uint64_t seq,
                     uint64_t (*id_of)(uint64_t, uint8_t, uint64_t))
 {
   if (!iv) {
@@ -779,7 +879,7 @@ static void t_array(text *t, const pi_param_desc *p, const item_view *iv, uint64
       t_c(t, ',');
     uint64_t e = load(iv->data + i, w);
     if (p->kind == PI_PK_HANDLES)
-      t_u64(t, id_of(e, p->obj, seq));
+      t_u64(t, f_value(f, id_of, e, p->obj, seq));
     else if (p->vt == PI_VT_I32)
       t_i64(t, (int32_t)e);
     else
@@ -796,10 +896,33 @@ static void t_opt_str(text *t, const item_view *is)
     t_put(t, "null", 4);
 }
 
-/* The JSON of an in-parameter. */
-static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
+/* Whether a parameter's text (as an in-, or an out-parameter) asks the
+ * writer's maps anything: the only parameters that finding a call's
+ * values (FMT_FIND) looks at. */
+static bool asks_maps(const pi_param_desc *p, bool out)
+{
+  switch (p->kind) {
+  case PI_PK_SCALAR:
+    return p->vt == PI_VT_PTR ||
+           (out && (p->creates == PI_OBJ_USM || p->creates == PI_OBJ_MAPPED));
+  case PI_PK_HANDLE: case PI_PK_HANDLES:
+    return true;
+  case PI_PK_IMAGE_DESC: case PI_PK_USMREF: case PI_PK_USMPTR: case PI_PK_HOSTPTR:
+    return !out;
+  case PI_PK_INFO:
+    return out;
+  default:
+    return false;
+  }
+}
+
+/* The JSON of an in-parameter (inlined: on the merge thread's path of
+ * every call). */
+static inline __attribute__((always_inline)) void encode_in(fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
                       const item_view *items, unsigned nitems, uint64_t seq)
 {
+  if (f->mode == FMT_FIND && !asks_maps(p, false))
+    return;
   /* The scalars and handles, most parameters, need no item: none looked
    * for. */
   bool has_items = p->kind != PI_PK_SCALAR && p->kind != PI_PK_HANDLE;
@@ -810,12 +933,12 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
     if (p->vt == PI_VT_I32)
       t_i64(t, (int32_t)v);
     else if (p->vt == PI_VT_PTR)
-      t_pointer(t, v);
+      t_pointer(f, t, v);
     else
       t_u64(t, p->vt == PI_VT_CBOOL ? (v & 0xff) : v);
     return;
   case PI_PK_HANDLE:
-    t_u64(t, handle_id(v, p->obj, seq));
+    t_u64(t, f_value(f, handle_id, v, p->obj, seq));
     return;
   case PI_PK_HANDLES:
   case PI_PK_ARRAY:
@@ -824,7 +947,7 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
       t_put(t, "null", 4);
       return;
     }
-    t_array(t, p, iv, seq, handle_id);
+    t_array(f, t, p, iv, seq, handle_id);
     return;
   case PI_PK_STRING:
     t_opt_str(t, is);
@@ -884,15 +1007,15 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
     if ((iv = sized(iv, sizeof(pi_image_desc)))) {
       pi_image_desc d;
       memcpy(&d, iv->data, sizeof d);
-      uint64_t f[10] = {(uint64_t)d.image_type, d.image_width, d.image_height, d.image_depth,
+      uint64_t w[10] = {(uint64_t)d.image_type, d.image_width, d.image_height, d.image_depth,
                         d.image_array_size, d.image_row_pitch, d.image_slice_pitch,
                         d.num_mip_levels, d.num_samples,
-                        handle_id((uint64_t)(uintptr_t)d.buffer, PI_OBJ_MEM, seq)};
+                        f_value(f, handle_id, (uint64_t)(uintptr_t)d.buffer, PI_OBJ_MEM, seq)};
       t_c(t, '[');
       for (int i = 0; i < 10; i++) {
         if (i)
           t_c(t, ',');
-        t_u64(t, f[i]);
+        t_u64(t, w[i]);
       }
       t_c(t, ']');
     } else {
@@ -914,13 +1037,13 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
     return;
   case PI_PK_USMREF:
     if ((iv = sized(iv, sizeof(void *))))
-      t_pointer(t, load(iv->data, sizeof(void *)));
+      t_pointer(f, t, load(iv->data, sizeof(void *)));
     else
       t_put(t, "null", 4);
     return;
   case PI_PK_USMPTR:
   case PI_PK_HOSTPTR:
-    t_pointer(t, v);
+    t_pointer(f, t, v);
     return;
   case PI_PK_FNPTR:
     t_u64(t, v != 0);
@@ -938,11 +1061,11 @@ static void encode_in(text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
  * device queries), and an info query's answer needs its entry. */
 static const pi_enum_entry *enum_entry(const pi_enum_desc *en, int64_t v)
 {
-  static struct {
+  static __thread struct {
     const pi_enum_desc *en;
     int64_t v;
     const pi_enum_entry *e;
-  } seen[64]; /* the writer is one thread */
+  } seen[64]; /* each thread's: the merge thread's and every encoder's */
   size_t k = mix((uint64_t)(uintptr_t)en ^ (uint64_t)v) & 63;
   if (seen[k].en != en || seen[k].v != v) {
     seen[k].en = en;
@@ -953,10 +1076,13 @@ static const pi_enum_entry *enum_entry(const pi_enum_desc *en, int64_t v)
 }
 
 /* The JSON of an out-parameter after a successful call; creates ids. */
-static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint64_t *argv,
-                       const item_view *items, unsigned nitems, uint64_t seq)
+static void encode_out(fmt *f, text *t, const pi_api_desc *api, unsigned pos,
+                       const uint64_t *argv, const item_view *items, unsigned nitems,
+                       uint64_t seq)
 {
   const pi_param_desc *p = &api->params[pos];
+  if (f->mode == FMT_FIND && !asks_maps(p, true))
+    return;
   const item_view *iv = find_item(items, nitems, pos, ITEM_VALUE);
   const item_view *is = find_item(items, nitems, pos, ITEM_STRING);
   if (!argv[pos]) {
@@ -971,7 +1097,7 @@ static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint
     }
     {
       uint64_t v = load(iv->data, iv->it->size);
-      if (p->creates == PI_OBJ_USM) {
+      if (p->creates == PI_OBJ_USM && f->mode != FMT_PRINT) {
         int sz = -1;
         for (unsigned i = 0; i < api->nparams; i++)
           if (strcmp(api->params[i].name, "size") == 0)
@@ -987,16 +1113,20 @@ static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint
   sqlite3_bind_text(st_handle, 6, cur_api, -1, SQLITE_STATIC);
           step(st_handle, "storing a USM allocation");
         }
-        t_pointer(t, v);
+        t_pointer(f, t, v);
+      } else if (p->creates == PI_OBJ_USM) {
+        t_pointer(f, t, v);
       } else if (p->creates == PI_OBJ_MAPPED) {
-        map_slot *s = map_put(&mapped, v);
-        if (s)
-          s->a = ++next_handle_id;
-        t_pointer(t, v);
+        if (f->mode != FMT_PRINT) {
+          map_slot *s = map_put(&mapped, v);
+          if (s)
+            s->a = ++next_handle_id;
+        }
+        t_pointer(f, t, v);
       } else if (p->vt == PI_VT_I32) {
         t_i64(t, (int32_t)v);
       } else if (p->vt == PI_VT_PTR) {
-        t_pointer(t, v);
+        t_pointer(f, t, v);
       } else {
         t_u64(t, v);
       }
@@ -1004,11 +1134,11 @@ static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint
     return;
   case PI_PK_HANDLE:
     iv = sized(iv, sizeof(void *));
-    t_u64(t, iv ? handle_new(load(iv->data, sizeof(void *)), p->obj, seq) : 0);
+    t_u64(t, iv ? f_value(f, handle_new, load(iv->data, sizeof(void *)), p->obj, seq) : 0);
     return;
   case PI_PK_HANDLES:
   case PI_PK_ARRAY:
-    t_array(t, p, iv, seq, handle_new);
+    t_array(f, t, p, iv, seq, handle_new);
     return;
   case PI_PK_STRING:
     t_opt_str(t, is);
@@ -1020,6 +1150,11 @@ static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint
       return;
     }
     const pi_enum_entry *e = enum_entry(p->en, (int64_t)argv[p->query]);
+    if (f->mode == FMT_FIND) { /* only handles ask the maps */
+      for (size_t i = 0; e && e->vt == PI_VT_HANDLE && i < iv->it->size / sizeof(void *); i++)
+        f_value(f, handle_new, load(iv->data + i * 8, 8), e->obj, seq);
+      return;
+    }
     char store[512];
     pi_sbuf b;
     pi_sbuf_init(&b, store, sizeof store);
@@ -1028,7 +1163,7 @@ static void encode_out(text *t, const pi_api_desc *api, unsigned pos, const uint
       if (e->is_array)
         pi_sbuf_puts(&b, "[");
       for (size_t i = 0; i < n; i++) {
-        uint64_t id = handle_new(load(iv->data + i * 8, 8), e->obj, seq);
+        uint64_t id = f_value(f, handle_new, load(iv->data + i * 8, 8), e->obj, seq);
         pi_sbuf_printf(&b, "%s%s#%llu", i ? ", " : "", pi_object_kind_name(e->obj),
                        (unsigned long long)id);
       }
@@ -1139,22 +1274,118 @@ static void keep_knot(stamp_knot k)
  * as a mask, found once from the description (out of line: every entry
  * asks). */
 static uint32_t blocking_masks[PI_API_COUNT];
-static bool blocking_found;
+/* Functions whose calls' text costs more to print than to find (an info
+ * query's answer, strings): printed by the encoders, where there are
+ * processors for them (printing_later). The others (numbers, handles, a
+ * kernel argument's few bytes) print as fast as their values are found:
+ * measured, moving them only added the encoders' work. */
+static bool print_later_api[PI_API_COUNT];
+static bool api_facts_found;
+/* Whether the encoders print calls (PITRACE_PRINT_LATER: 1, 0, or by
+ * default with 4 or more processors: an encoder prints a call in about
+ * twice the merge thread's time, as it reads the call's records again,
+ * which pays only where it runs beside the merge thread and the
+ * application instead of taking their processor). */
+static bool printing_later;
 
-__attribute__((noinline)) static void find_blocking(void)
+static void decide_printing(void)
+{
+  const char *v = getenv("PITRACE_PRINT_LATER");
+  if (v && strcmp(v, "1") == 0)
+    printing_later = true;
+  else if (v && strcmp(v, "0") == 0)
+    printing_later = false;
+  else
+    printing_later = sysconf(_SC_NPROCESSORS_ONLN) >= 4;
+}
+
+__attribute__((noinline)) static void find_api_facts(void)
 {
   for (unsigned id = 0; id < PI_API_COUNT; id++)
-    for (unsigned i = 0; i < pi_api_table[id].nparams; i++)
-      if (strncmp(pi_api_table[id].params[i].name, "blocking", 8) == 0)
+    for (unsigned i = 0; i < pi_api_table[id].nparams; i++) {
+      const pi_param_desc *p = &pi_api_table[id].params[i];
+      if (strncmp(p->name, "blocking", 8) == 0)
         blocking_masks[id] |= 1u << i;
-  blocking_found = true;
+      switch (p->kind) {
+      case PI_PK_INFO: case PI_PK_STRING: case PI_PK_STRINGS: case PI_PK_BINARIES:
+      case PI_PK_BLOBS: case PI_PK_PROPERTIES:
+        print_later_api[id] = true;
+        break;
+      default:
+        break;
+      }
+    }
+  api_facts_found = true;
 }
 
 static inline uint32_t blocking_params(const pi_api_desc *api)
 {
-  if (__builtin_expect(!blocking_found, 0))
-    find_blocking();
+  if (__builtin_expect(!api_facts_found, 0))
+    find_api_facts();
   return blocking_masks[api->id];
+}
+
+static inline bool prints_much(const pi_api_desc *api)
+{
+  if (__builtin_expect(!api_facts_found, 0))
+    find_api_facts();
+  return print_later_api[api->id];
+}
+
+/* Where an entry record's items begin: after its arguments and frames. */
+static const unsigned char *entry_items(const rec_entry *e)
+{
+  return (const unsigned char *)((const uintptr_t *)(e->argv + pi_api_table[e->h.api].nparams) +
+                                 e->nframes);
+}
+
+static bool any_heap(const item_view *v, unsigned n)
+{
+  for (unsigned i = 0; i < n; i++)
+    if (v[i].it->heap)
+      return true;
+  return false;
+}
+
+/* A call's in-parameters' text into c->in (each one's span in start and
+ * end) and the payloads it read into c->inl, from its entry's items. */
+static inline __attribute__((always_inline)) void
+entry_text(fmt *f, pending_call *c, const pi_api_desc *api, const item_view *items, unsigned n)
+{
+  static text scratch; /* what finding prints (the merge thread), dropped */
+  text *t = f->mode == FMT_FIND ? &scratch : &c->in;
+  for (unsigned i = 0; i < api->nparams; i++) {
+    c->start[i] = (uint32_t)t->len;
+    if (api->params[i].dir != PI_DIR_OUT)
+      encode_in(f, t, &api->params[i], i, c->argv[i], items, n, c->seq);
+    c->end[i] = (uint32_t)t->len;
+  }
+  if (f->mode == FMT_FIND) {
+    scratch.len = 0;
+    c->in.len = 0;
+  }
+  for (unsigned i = 0; i < n; i++)
+    if (items[i].it->role == ITEM_IN)
+      keep_data(f, c, items[i].it->position, "in", items[i].it->index, items[i].data,
+                items[i].it->size, items[i].it->full);
+}
+
+/* A call to be printed later prints its in-parameters now, with the
+ * values found at its entry: its entry record goes back to its ring (a
+ * commit), or its exit carries payloads on the heap, which the merge
+ * thread prints and frees. */
+static void materialize(pending_call *c)
+{
+  const rec_entry *e = c->entry;
+  if (!e)
+    return;
+  item_view items[MAX_ITEMS_VIEW];
+  unsigned n = read_items(entry_items(e), e->nitems, items, MAX_ITEMS_VIEW);
+  fmt f = {FMT_PRINT, &c->found, 0};
+  c->in.len = c->inl.len = 0;
+  entry_text(&f, c, &pi_api_table[c->api], items, n);
+  c->entry = NULL;
+  c->found.n = 0;
 }
 
 static void process_entry(const rec_entry *e, mring *m)
@@ -1179,18 +1410,19 @@ static void process_entry(const rec_entry *e, mring *m)
   const uintptr_t *frames = (const uintptr_t *)(e->argv + api->nparams);
   c->stack = e->nframes ? stack_id(frames, e->nframes) : -1; /* the call only with a stack */
   item_view items[MAX_ITEMS_VIEW];
-  unsigned n = read_items((const unsigned char *)(frames + e->nframes), e->nitems, items,
-                          MAX_ITEMS_VIEW);
-  for (unsigned i = 0; i < api->nparams; i++) {
-    c->start[i] = (uint32_t)c->in.len;
-    if (api->params[i].dir != PI_DIR_OUT)
-      encode_in(&c->in, &api->params[i], i, e->argv[i], items, n, c->seq);
-    c->end[i] = (uint32_t)c->in.len;
+  unsigned n = read_items(entry_items(e), e->nitems, items, MAX_ITEMS_VIEW);
+  /* Printed later by an encoder, from this record, where that saves the
+   * merge thread work; not when salvaging (one thread, another process's
+   * rings) or for heap payloads. */
+  bool later = printing_later && prints_much(api) && !salvaging && !any_heap(items, n);
+  c->entry = later ? e : NULL;
+  if (later) { /* two copies, each with its mode known to the compiler */
+    fmt f = {FMT_FIND, &c->found, 0};
+    entry_text(&f, c, api, items, n);
+  } else {
+    fmt f = {FMT_NOW, NULL, 0};
+    entry_text(&f, c, api, items, n);
   }
-  for (unsigned i = 0; i < n; i++)
-    if (items[i].it->role == ITEM_IN)
-      keep_data(c, items[i].it->position, "in", items[i].it->index, items[i].data,
-                items[i].it->size, items[i].it->full);
   free_heap_items(items, n);
   /* Data of a call that may come later (a non-blocking read). */
   for (uint32_t m = blocking_params(api); m; m &= m - 1)
@@ -1228,10 +1460,18 @@ static void process_entry(const rec_entry *e, mring *m)
   m->open = c;
 }
 
-/* The args JSON of a call: in-values from the entry, out-values now. */
-static void build_args(text *out, pending_call *c, const pi_api_desc *api, const uint64_t *argv,
-                       const item_view *items, unsigned n, bool ok)
+/* The args JSON of a call: in-values from the entry, out-values now
+ * (finding: only the out-values' lookups). */
+static inline __attribute__((always_inline)) void
+build_args(fmt *f, text *out, pending_call *c, const pi_api_desc *api, const uint64_t *argv,
+           const item_view *items, unsigned n, bool ok)
 {
+  if (f->mode == FMT_FIND) {
+    for (unsigned i = 0; ok && argv && i < api->nparams; i++)
+      if (api->params[i].dir != PI_DIR_IN)
+        encode_out(f, out, api, i, argv, items, n, c->seq);
+    return;
+  }
   t_c(out, '[');
   for (unsigned i = 0; i < api->nparams; i++) {
     if (i)
@@ -1239,7 +1479,7 @@ static void build_args(text *out, pending_call *c, const pi_api_desc *api, const
     if (api->params[i].dir == PI_DIR_IN)
       t_put(out, c->in.p + c->start[i], c->end[i] - c->start[i]);
     else if (ok && argv)
-      encode_out(out, api, i, argv, items, n, c->seq);
+      encode_out(f, out, api, i, argv, items, n, c->seq);
     else
       t_put(out, "null", 4);
   }
@@ -1269,9 +1509,24 @@ static uint64_t looks;
 #define MAX_ENCODERS 16
 #define MAX_JOBS (2 * MAX_ENCODERS + 2)
 
+/* A call gathered into a chunk to be printed by the encoder (FMT_PRINT):
+ * its row, its two records (in their rings until the commit, which waits
+ * for the encoders), and the values the merge thread found for it (in its
+ * job's `found`). */
+typedef struct later_call {
+  size_t row;
+  const rec_entry *entry;
+  const rec_exit *exit;
+  size_t found_at, nfound;
+} later_call;
+
 typedef struct chunk_job {
   pt_chunk_enc enc;
   size_t order; /* its chunk among those handed over since the commit */
+  later_call *later;
+  size_t nlater, cap_later;
+  ids found;
+  size_t later_bytes; /* its later calls' records: a bound on their text */
   struct chunk_job *next;
 } chunk_job;
 
@@ -1301,9 +1556,81 @@ static pthread_t encoders[MAX_ENCODERS];
 static size_t nencoders;
 static bool enc_stop;
 
-/* Encodes a job into its ready chunk, then frees the job (any thread). */
-static void encode_job(chunk_job *j)
+/* What an encoder prints calls with; its own (and the merge thread's
+ * when it encodes a chunk itself). */
+typedef struct printer {
+  text out;       /* the chunk's text, made again */
+  pending_call c; /* the call being printed */
+} printer;
+
+static printer merge_printer; /* the merge thread's, for a chunk it encodes itself */
+
+static void printer_free(printer *p)
 {
+  free(p->out.p);
+  free(p->c.in.p);
+  free(p->c.inl.p);
+  *p = (printer){0};
+}
+
+static inline void exit_text(fmt *f, text *out, pending_call *c, const pi_api_desc *api,
+                             const item_view *items, unsigned n, bool ok, size_t *args_len);
+
+/* Prints a job's later calls where they belong among the text of those
+ * printed already: the text is made again in row order. */
+static void print_later(chunk_job *j, printer *pr)
+{
+  pt_chunk_enc *e = &j->enc;
+  text *out = &pr->out;
+  out->len = 0;
+  size_t from = 0, k = 0;
+  for (size_t i = 0; i < e->n; i++) {
+    if (k == j->nlater || j->later[k].row != i) {
+      size_t len = pt_chunk_enc_text_of(e, i);
+      t_put(out, (const char *)e->text + from, len);
+      from += len;
+      continue;
+    }
+    const later_call *l = &j->later[k++];
+    const rec_entry *en = l->entry;
+    const pi_api_desc *api = &pi_api_table[en->h.api];
+    pending_call *c = &pr->c;
+    c->api = en->h.api;
+    for (unsigned a = 0; a < api->nparams; a++)
+      c->argv[a] = en->argv[a];
+    c->in.len = c->inl.len = 0;
+    ids found = {j->found.v + l->found_at, l->nfound, l->nfound};
+    fmt f = {FMT_PRINT, &found, 0};
+    item_view items[MAX_ITEMS_VIEW];
+    /* Encoders run only for this process's records: never salvaging. */
+    unsigned n = read_items_of(entry_items(en), en->nitems, items, MAX_ITEMS_VIEW, false);
+    entry_text(&f, c, api, items, n);
+    n = read_items_of((const unsigned char *)(l->exit + 1), l->exit->nitems, items,
+                      MAX_ITEMS_VIEW, false);
+    size_t at = out->len, args_len;
+    exit_text(&f, out, c, api, items, n, l->exit->result == PI_SUCCESS, &args_len);
+    if (!pt_chunk_enc_set_text_of(e, i, args_len, out->len - at - args_len))
+      abort(); /* a call's text over 4 GiB: as t_reserve */
+  }
+  /* The text made is the chunk's now; its old buffer, the next one's. */
+  unsigned char *old = e->text;
+  size_t old_cap = e->text_cap;
+  e->text = (unsigned char *)out->p;
+  e->text_len = out->len;
+  e->text_cap = out->cap;
+  out->p = (char *)old;
+  out->cap = old_cap;
+  out->len = 0;
+  j->nlater = 0;
+  j->found.n = 0;
+  j->later_bytes = 0;
+}
+
+/* Encodes a job into its ready chunk, then frees the job (any thread). */
+static void encode_job(chunk_job *j, printer *pr)
+{
+  if (j->nlater)
+    print_later(j, pr);
   const void *blob;
   size_t n;
   char why[256];
@@ -1325,6 +1652,7 @@ static void *encoder_main(void *arg)
 {
   (void)arg;
   pthread_setname_np(pthread_self(), "pitrace-enc"); /* for top, perf, bench_record */
+  printer pr = {0};
   pthread_mutex_lock(&enc_lock);
   for (;;) {
     while (!queued && !enc_stop)
@@ -1336,13 +1664,14 @@ static void *encoder_main(void *arg)
       queued_tail = &queued;
     nbusy++;
     pthread_mutex_unlock(&enc_lock);
-    encode_job(j);
+    encode_job(j, &pr);
     pthread_mutex_lock(&enc_lock);
     nbusy--;
     npending--;
     pthread_cond_broadcast(&enc_done);
   }
   pthread_mutex_unlock(&enc_lock);
+  printer_free(&pr);
   return NULL;
 }
 
@@ -1419,16 +1748,23 @@ static void flush_chunk(void)
   }
   pthread_mutex_unlock(&enc_lock);
   if (inline_)
-    encode_job(j);
+    encode_job(j, &merge_printer);
 }
 
-/* Stores the chunks handed over since the last commit, once encoded. */
-static void write_chunks(void)
+/* Waits for the encoders to finish the chunks handed over: until then
+ * they may read the records of the calls they print in the rings. */
+static void wait_encoders(void)
 {
   pthread_mutex_lock(&enc_lock);
   while (npending)
     pthread_cond_wait(&enc_done, &enc_lock);
   pthread_mutex_unlock(&enc_lock);
+}
+
+/* Stores the chunks handed over since the last commit, once encoded. */
+static void write_chunks(void)
+{
+  wait_encoders();
   for (size_t i = 0; i < nready; i++) {
     if (!failed) {
       sqlite3_bind_int64(st_chunk, 1, session_id);
@@ -1468,8 +1804,11 @@ static void free_chunks(void)
   for (chunk_job *j = free_jobs, *n; j; j = n) {
     n = j->next;
     pt_chunk_enc_free(&j->enc);
+    free(j->later);
+    free(j->found.v);
     free(j);
   }
+  printer_free(&merge_printer);
   free_jobs = NULL;
   njobs = 0;
   for (size_t i = 0; i < nready; i++)
@@ -1527,7 +1866,8 @@ static void insert_call(pending_call *c, size_t args_len, size_t data_len, int32
                       .stack = c->stack, .args_len = args_len, .data_len = data_len};
   if (!pt_chunk_enc_add_written(&cur_job->enc, &cc))
     abort(); /* as t_reserve: the writer cannot go on without memory */
-  if (cur_job->enc.n == PT_CHUNK_CALLS || pt_chunk_enc_bytes(&cur_job->enc) >= CHUNK_BYTES)
+  if (cur_job->enc.n == PT_CHUNK_CALLS ||
+      pt_chunk_enc_bytes(&cur_job->enc) + cur_job->later_bytes >= CHUNK_BYTES)
     flush_chunk();
 }
 
@@ -1554,10 +1894,30 @@ static pending_call *returning(mring *m, uint64_t entry_ticket)
   return c;
 }
 
+/* A returned call's text onto out: its args (args_len bytes), then the
+ * payloads kept inline; finding prints nothing. */
+static inline __attribute__((always_inline)) void
+exit_text(fmt *f, text *out, pending_call *c, const pi_api_desc *api, const item_view *items,
+          unsigned n, bool ok, size_t *args_len)
+{
+  size_t at = out->len;
+  build_args(f, out, c, api, c->argv, items, n, ok);
+  *args_len = out->len - at;
+  for (unsigned i = 0; i < n; i++)
+    if (items[i].it->position < api->nparams &&
+        (items[i].it->role == ITEM_OUT || (items[i].it->role == ITEM_VALUE &&
+                                           api->params[items[i].it->position].kind == PI_PK_INFO)))
+      keep_data(f, c, items[i].it->position,
+                items[i].it->role == ITEM_OUT ? "out" : "value", items[i].it->index,
+                items[i].data, items[i].it->size, items[i].it->full);
+  if (f->mode != FMT_FIND)
+    put_data(out, c);
+}
+
 static void process_exit(const rec_exit *x, mring *m)
 {
   pending_call *c = returning(m, x->entry_ticket);
-  static item_view items[MAX_ITEMS_VIEW]; /* the writer is one thread */
+  static item_view items[MAX_ITEMS_VIEW]; /* the merge thread's */
   unsigned n = read_items((const unsigned char *)(x + 1), x->nitems, items, MAX_ITEMS_VIEW);
   if (!c) { /* its entry was filtered or lost: nothing to pair with */
     free_heap_items(items, n);
@@ -1566,27 +1926,44 @@ static void process_exit(const rec_exit *x, mring *m)
   const pi_api_desc *api = &pi_api_table[c->api];
   const uint64_t *argv = c->argv;
   cur_api = api->name;
-  /* The call's text goes straight to the end of its chunk's (no copy). */
+  if (c->entry && any_heap(items, n))
+    materialize(c);
   if (!cur_job)
     cur_job = take_job();
   pt_chunk_enc *e = &cur_job->enc;
-  text t = {(char *)e->text, e->text_len, e->text_cap};
-  build_args(&t, c, api, argv, items, n, x->result == PI_SUCCESS);
-  size_t args_len = t.len - e->text_len;
+  bool ok = x->result == PI_SUCCESS;
+  size_t args_len = 0, data_len = 0;
+  if (c->entry) { /* the encoder prints it: the values it needs found now */
+    static text none; /* finding prints nothing */
+    chunk_job *j = cur_job;
+    fmt f = {FMT_FIND, &c->found, 0};
+    exit_text(&f, &none, c, api, items, n, ok, &args_len);
+    none.len = 0;
+    if (j->nlater == j->cap_later) {
+      size_t cap = j->cap_later ? j->cap_later * 2 : 256;
+      later_call *v = realloc(j->later, cap * sizeof *v);
+      if (!v)
+        abort(); /* as t_reserve: the writer cannot go on without memory */
+      j->later = v;
+      j->cap_later = cap;
+    }
+    j->later[j->nlater++] = (later_call){e->n, c->entry, x, j->found.n, c->found.n};
+    for (size_t i = 0; i < c->found.n; i++)
+      ids_push(&j->found, c->found.v[i]);
+    j->later_bytes += 2u * (c->entry->h.size + x->h.size);
+    args_len = 0;
+  } else { /* printed now, straight to the end of its chunk's text (no copy) */
+    text t = {(char *)e->text, e->text_len, e->text_cap};
+    fmt f = {FMT_NOW, NULL, 0};
+    exit_text(&f, &t, c, api, items, n, ok, &args_len);
+    data_len = t.len - e->text_len - args_len;
+    e->text = (unsigned char *)t.p;
+    e->text_cap = t.cap;
+  }
   uint64_t t1 = stamp_to_ns(x->t1, keep_knot);
   if (t1 > last_t)
     last_t = t1;
-  for (unsigned i = 0; i < n; i++)
-    if (items[i].it->position < api->nparams &&
-        (items[i].it->role == ITEM_OUT || (items[i].it->role == ITEM_VALUE &&
-                                           api->params[items[i].it->position].kind == PI_PK_INFO)))
-      keep_data(c, items[i].it->position,
-                items[i].it->role == ITEM_OUT ? "out" : "value", items[i].it->index,
-                items[i].data, items[i].it->size, items[i].it->full);
-  put_data(&t, c);
-  e->text = (unsigned char *)t.p;
-  e->text_cap = t.cap;
-  insert_call(c, args_len, t.len - e->text_len - args_len, x->result, t1);
+  insert_call(c, args_len, data_len, x->result, t1);
   free_heap_items(items, n);
   if (x->result == PI_SUCCESS) {
     if (api->retains >= 0) {
@@ -2062,7 +2439,8 @@ static void write_inflight(void)
       continue;
     const pi_api_desc *api = &pi_api_table[c->api];
     text args = {0};
-    build_args(&args, c, api, NULL, NULL, 0, false);
+    fmt f = {FMT_NOW, NULL, 0};
+    build_args(&f, &args, c, api, NULL, NULL, 0, false);
     insert_running(c, &args);
     free(args.p);
   }
@@ -2364,10 +2742,19 @@ static bool load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn
   return ok;
 }
 
+/* Every call in flight printed to be printed later prints its
+ * in-parameters now: its entry record is about to go back to its ring. */
+static void materialize_inflight(void)
+{
+  for (pending_call *c = inflight; c; c = c->next)
+    materialize(c);
+}
+
 static void commit(void)
 {
   if (failed)
     return;
+  materialize_inflight();
   write_plugins();
   flush_chunk();
   write_chunks();
@@ -2384,6 +2771,8 @@ static void commit(void)
 /* Drops whatever the rings hold (after a failure: keep producers moving). */
 static void discard(void)
 {
+  wait_encoders();
+  materialize_inflight();
   for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next) {
     rec_hdr *h;
     while ((h = peek(r))) {
@@ -2392,10 +2781,8 @@ static void discard(void)
         const unsigned char *p;
         unsigned nitems;
         if (h->type == REC_ENTRY) {
-          const rec_entry *e = (const rec_entry *)h;
-          p = (const unsigned char *)((const uintptr_t *)(e->argv + pi_api_table[e->h.api].nparams) +
-                                      e->nframes);
-          nitems = e->nitems;
+          p = entry_items((const rec_entry *)h);
+          nitems = ((const rec_entry *)h)->nitems;
         } else {
           p = (const unsigned char *)((const rec_exit *)h + 1);
           nitems = ((const rec_exit *)h)->nitems;
@@ -2453,6 +2840,7 @@ static void finish_session(void)
     return;
   draining = true;
   merge();
+  materialize_inflight();
   write_plugins();
   flush_chunk();
   write_chunks();
@@ -2796,6 +3184,7 @@ static bool open_db(void)
 
 bool writer_start(void)
 {
+  decide_printing();
   /* Sessions of processes that recorded here and ended without a word. */
   {
     char path[4096], err[600];
@@ -2939,6 +3328,7 @@ static void reset_state(void)
     n = c->next;
     free(c->in.p);
     free(c->inl.p);
+    free(c->found.v);
     free(c);
   }
   free_calls = NULL;

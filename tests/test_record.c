@@ -434,6 +434,48 @@ Test(record, readback_of_a_non_blocking_read_and_payloads_stored_once)
                "the same data stored twice");
 }
 
+/* Calls whose text the encoder threads print (info queries, strings:
+ * PITRACE_PRINT_LATER=1; by default only with 4 or more processors) are
+ * stored as the merge thread prints them at once: the same arguments
+ * (handle ids, USM and mapped pointers found in the merged order),
+ * payloads inline and in data rows, and handles. vadd and matmul store
+ * their data; record_prog's info queries run with data none. */
+Test(record, calls_printed_by_the_encoders_read_as_those_printed_at_once)
+{
+  static const char *const progs[][3] = {
+      {"vadd", NULL, "all"}, {"matmul", NULL, "all"}, {"record_prog", "infojunk", "none"}};
+  static const char *const queries[] = {
+      "SELECT seq || ' ' || thread || ' ' || api || ' ' || coalesce(result, 'running') || ' ' "
+      "|| args || ' ' || coalesce(data, '-') FROM calls ORDER BY seq",
+      "SELECT id || ' ' || kind || ' ' || created_seq || ' ' || created_by || ' ' || "
+      "coalesce(released_seq, '-') || ' ' || coalesce(released_by, '-') "
+      "FROM handles ORDER BY id",
+      "SELECT seq || ' ' || position || ' ' || role || ' ' || idx || ' ' || size || ' ' || "
+      "stored || ' ' || coalesce(hex(hash), '-') FROM data ORDER BY seq, position, role, idx"};
+  for (size_t p = 0; p < sizeof progs / sizeof *progs; p++) {
+    char *prog = malloc(strlen(BIN) + strlen(progs[p][0]) + 2);
+    sprintf(prog, "%s/%s", BIN, progs[p][0]);
+    const char *argv[] = {prog, progs[p][1], NULL};
+    char *db[2];
+    for (int later = 0; later < 2; later++) {
+      db[later] = tu_temp_path(".db");
+      char *out;
+      const char *env[] = {env_kv("SYCL_PI_RECORD", db[later]),
+                           env_kv("SYCL_PI_RECORD_DATA", progs[p][2]),
+                           later ? "PITRACE_PRINT_LATER=1" : "PITRACE_PRINT_LATER=0", POCL, NULL};
+      cr_assert_eq(tu_run(argv, env, &out), 0, "%s: %s", prog, out);
+    }
+    cr_assert_gt(db_int(db[0], "SELECT count(*) FROM calls"), 10, "%s", prog);
+    for (size_t q = 0; q < sizeof queries / sizeof *queries; q++) {
+      char *now = db_lines(db[0], queries[q]), *later = db_lines(db[1], queries[q]);
+      cr_assert_str_eq(later, now, "%s, %s", prog, queries[q]);
+      free(now);
+      free(later);
+    }
+    free(prog);
+  }
+}
+
 Test(record, link_decisions_and_spec_constants_are_stored)
 {
   char *db = tu_temp_path(".db"), *out;

@@ -63,6 +63,13 @@ bool pt_chunk_enc_add(pt_chunk_enc *e, const pt_chunk_call *c);
  * are not read): the recorder prints each call's text straight into its
  * chunk instead of copying it there. False as pt_chunk_enc_add. */
 bool pt_chunk_enc_add_written(pt_chunk_enc *e, const pt_chunk_call *c);
+/* Call i's text as gathered (its args and data lengths, summed), and a
+ * call's lengths set after it was gathered: the recorder gathers some
+ * calls with no text (lengths 0) and prints them later, making the text
+ * again in row order (text and text_len are then the caller's to set).
+ * pt_chunk_enc_set_text_of is false for lengths over 4 GiB. */
+size_t pt_chunk_enc_text_of(const pt_chunk_enc *e, size_t i);
+bool pt_chunk_enc_set_text_of(pt_chunk_enc *e, size_t i, size_t args_len, size_t data_len);
 /* The bytes gathered so far (args and data text), to bound a chunk. */
 static inline size_t pt_chunk_enc_bytes(const pt_chunk_enc *e) { return e->text_len; }
 /* Encodes the gathered calls into *blob (*n bytes, owned by e until the
