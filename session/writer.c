@@ -545,6 +545,9 @@ typedef struct fmt {
   size_t at;         /* PRINT: the next to read */
 } fmt;
 
+/* Printing at once: one for every call (nothing in it changes). */
+static fmt fmt_now = {FMT_NOW, NULL, 0};
+
 /* A value found now (NOW, FIND: kept) or earlier (PRINT). */
 static inline uint64_t f_value(fmt *f, uint64_t (*ask)(uint64_t, uint8_t, uint64_t), uint64_t a,
                                uint8_t b, uint64_t c)
@@ -1420,8 +1423,7 @@ static void process_entry(const rec_entry *e, mring *m)
     fmt f = {FMT_FIND, &c->found, 0};
     entry_text(&f, c, api, items, n);
   } else {
-    fmt f = {FMT_NOW, NULL, 0};
-    entry_text(&f, c, api, items, n);
+    entry_text(&fmt_now, c, api, items, n);
   }
   free_heap_items(items, n);
   /* Data of a call that may come later (a non-blocking read). */
@@ -1487,7 +1489,14 @@ build_args(fmt *f, text *out, pending_call *c, const pi_api_desc *api, const uin
 }
 
 static shim_ring *mrings_from; /* the list head they were taken from */
-static mring **heap;
+/* The heap's nodes carry their ring's ticket: ordering them reads no
+ * mring. One slot more than the rings, so that heap_down may read a right
+ * child past the end and drop the answer instead of branching first. */
+typedef struct hnode {
+  uint64_t ticket;
+  mring *m;
+} hnode;
+static hnode *heap;
 static size_t nheap;
 static uint64_t looks;
 
@@ -1954,8 +1963,7 @@ static void process_exit(const rec_exit *x, mring *m)
     args_len = 0;
   } else { /* printed now, straight to the end of its chunk's text (no copy) */
     text t = {(char *)e->text, e->text_len, e->text_cap};
-    fmt f = {FMT_NOW, NULL, 0};
-    exit_text(&f, &t, c, api, items, n, ok, &args_len);
+    exit_text(&fmt_now, &t, c, api, items, n, ok, &args_len);
     data_len = t.len - e->text_len - args_len;
     e->text = (unsigned char *)t.p;
     e->text_cap = t.cap;
@@ -2288,10 +2296,7 @@ static void handle_record(mring *m, rec_hdr *h)
 
 /* ---- Merging the rings -------------------------------------------------------------------- */
 
-static bool before(const mring *a, const mring *b)
-{
-  return (int64_t)(a->ticket - b->ticket) < 0;
-}
+static inline bool before(uint64_t a, uint64_t b) { return (int64_t)(a - b) < 0; }
 
 /* The ring's next record seen, into m->h (and its ticket): false when none. */
 static inline bool next_of(mring *m)
@@ -2302,33 +2307,34 @@ static inline bool next_of(mring *m)
   return m->h != NULL;
 }
 
+/* Sinks node i to its place: the lower child chosen without a branch
+ * (with many threads each record comes from another ring than the last,
+ * and which child is lower is a coin toss the processor would mispredict
+ * at every level), the node moved once, not swapped at each level. */
 static void heap_down(size_t i)
 {
+  hnode x = heap[i];
   for (;;) {
-    size_t l = 2 * i + 1, m = i;
-    if (l < nheap && before(heap[l], heap[m]))
-      m = l;
-    if (l + 1 < nheap && before(heap[l + 1], heap[m]))
-      m = l + 1;
-    if (m == i)
-      return;
-    mring *t = heap[i];
-    heap[i] = heap[m];
-    heap[m] = t;
-    i = m;
+    size_t l = 2 * i + 1;
+    if (l >= nheap)
+      break;
+    size_t c = l + ((l + 1 < nheap) & before(heap[l + 1].ticket, heap[l].ticket));
+    if (!before(heap[c].ticket, x.ticket))
+      break;
+    heap[i] = heap[c];
+    i = c;
   }
+  heap[i] = x;
 }
 
 static void heap_push(mring *m)
 {
   size_t i = nheap++;
-  heap[i] = m;
-  while (i && before(heap[i], heap[(i - 1) / 2])) {
-    mring *t = heap[i];
+  while (i && before(m->ticket, heap[(i - 1) / 2].ticket)) {
     heap[i] = heap[(i - 1) / 2];
-    heap[(i - 1) / 2] = t;
     i = (i - 1) / 2;
   }
+  heap[i] = (hnode){m->ticket, m};
 }
 
 /* Takes in the rings that threads added since the last sweep (a ring is
@@ -2344,11 +2350,12 @@ static void take_new_rings(void)
   if (nmrings + n > cap_mrings) {
     size_t cap = (nmrings + n) * 2;
     mring *v = realloc(mrings, cap * sizeof *v);
-    mring **hp = v ? realloc(heap, cap * sizeof *hp) : NULL;
+    hnode *hp = v ? realloc(heap, (cap + 1) * sizeof *hp) : NULL;
     if (v)
       mrings = v;
     if (!hp)
       abort(); /* as t_reserve: the writer cannot go on without memory */
+    memset(hp + cap_mrings, 0, (cap + 1 - cap_mrings) * sizeof *hp); /* read, never used */
     heap = hp;
     /* The heap points into mrings: it moved. */
     nheap = 0;
@@ -2406,10 +2413,13 @@ static size_t merge(void)
     if (!nheap)
       return done;
     while (nheap && (!pressure || draining)) {
-      mring *m = heap[0];
+      mring *m = heap[0].m;
       if (m->seen >= sweep)
         break; /* seen at or after this sweep: look at the others again first */
-      mring *next = nheap > 2 && before(heap[2], heap[1]) ? heap[2] : nheap > 1 ? heap[1] : NULL;
+      /* The next ring's ticket: this one's records run up to it. */
+      uint64_t next = nheap > 2 && before(heap[2].ticket, heap[1].ticket) ? heap[2].ticket
+                                                                          : heap[1].ticket;
+      bool alone = nheap == 1;
       rec_hdr *h = m->h;
       do {
         handle_record(m, h);
@@ -2417,15 +2427,14 @@ static size_t merge(void)
         last_ticket = h->ticket;
         done++;
         h = next_of(m) ? m->h : NULL;
-      } while (h && (!next || before(m, next)) && (!pressure || draining));
+      } while (h && (alone || before(m->ticket, next)) && (!pressure || draining));
       if (!h && look_again(m->r) && next_of(m))
         m->seen = ++looks;
-      if (m->h) {
-        heap_down(0);
-      } else {
+      if (m->h)
+        heap[0].ticket = m->ticket;
+      else
         heap[0] = heap[--nheap];
-        heap_down(0);
-      }
+      heap_down(0);
     }
   }
   return done;
@@ -2439,8 +2448,7 @@ static void write_inflight(void)
       continue;
     const pi_api_desc *api = &pi_api_table[c->api];
     text args = {0};
-    fmt f = {FMT_NOW, NULL, 0};
-    build_args(&f, &args, c, api, NULL, NULL, 0, false);
+    build_args(&fmt_now, &args, c, api, NULL, NULL, 0, false);
     insert_running(c, &args);
     free(args.p);
   }
