@@ -48,6 +48,16 @@ static ringfile_hdr *rf_hdr;
 static char rf_path[4200];
 static bool rf_warned;
 
+/* A slot the writer makes ahead (ringfile_make_spare), so that a thread's
+ * first call does not wait for the file to grow by a slot (posix_fallocate
+ * of 4 MiB: 0.5 to 1.7 ms on the GPU host's disk): none, being made (its
+ * index reserved, made outside the lock), or ready to take. */
+enum { SPARE_NONE, SPARE_MAKING, SPARE_READY };
+static int spare_state;
+static uint32_t spare_k;
+static void *spare_map;
+static pthread_cond_t spare_made = PTHREAD_COND_INITIALIZER;
+
 static void rf_warn(const char *what, int err)
 {
   if (rf_warned)
@@ -151,20 +161,61 @@ static shim_ring *heap_ring(void)
   return r;
 }
 
+/* Slot k of the file, its space allocated and mapped; NULL (errno set)
+ * when it cannot be. Its pages are faulted in as its ring fills, by the
+ * writer ahead of the producer (ringfile_populate). */
+static void *make_slot(int fd, uint32_t k, uint64_t slot_size)
+{
+  off_t off = (off_t)RINGFILE_HEADER + (off_t)k * (off_t)slot_size;
+  int err = posix_fallocate(fd, off, (off_t)slot_size);
+  if (err != 0) {
+    errno = err;
+    return NULL;
+  }
+  void *m = mmap(NULL, slot_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+  if (m == MAP_FAILED)
+    return NULL;
+  return m;
+}
+
+void ringfile_make_spare(void)
+{
+  pthread_mutex_lock(&rf_lock);
+  if (!rf_hdr || spare_state != SPARE_NONE || atomic_load(&rf_hdr->state) != RINGFILE_LIVE) {
+    pthread_mutex_unlock(&rf_lock);
+    return;
+  }
+  spare_state = SPARE_MAKING;
+  spare_k = atomic_load(&rf_hdr->nslots);
+  int fd = rf_fd;
+  uint64_t size = rf_hdr->slot_size;
+  pthread_mutex_unlock(&rf_lock);
+  /* The file stays open meanwhile: ringfile_remove waits for this. */
+  void *m = make_slot(fd, spare_k, size);
+  pthread_mutex_lock(&rf_lock);
+  spare_map = m;
+  spare_state = m ? SPARE_READY : SPARE_NONE; /* none: a thread makes its own */
+  pthread_cond_broadcast(&spare_made);
+  pthread_mutex_unlock(&rf_lock);
+}
+
 shim_ring *ringfile_new_ring(uint32_t thread_index)
 {
   shim_ring *r = NULL;
   pthread_mutex_lock(&rf_lock);
+  while (spare_state == SPARE_MAKING) /* being made: no slower than making one */
+    pthread_cond_wait(&spare_made, &rf_lock);
   if (rf_hdr && atomic_load(&rf_hdr->state) == RINGFILE_LIVE) {
     uint32_t k = atomic_load(&rf_hdr->nslots);
-    off_t off = (off_t)RINGFILE_HEADER + (off_t)k * (off_t)rf_hdr->slot_size;
-    int err = posix_fallocate(rf_fd, off, (off_t)rf_hdr->slot_size);
-    void *m = MAP_FAILED;
-    if (err == 0)
-      m = mmap(NULL, rf_hdr->slot_size, PROT_READ | PROT_WRITE, MAP_SHARED, rf_fd, off);
-    else
-      errno = err;
-    if (m != MAP_FAILED) {
+    void *m;
+    if (spare_state == SPARE_READY) { /* its index is nslots: nobody took one since */
+      m = spare_map;
+      spare_map = NULL;
+      spare_state = SPARE_NONE;
+    } else {
+      m = make_slot(rf_fd, k, rf_hdr->slot_size);
+    }
+    if (m) {
       r = m;
       memset(r, 0, sizeof *r);
       r->buf = (unsigned char *)m + RINGFILE_CTL;
@@ -212,6 +263,13 @@ void ringfile_populate(shim_ring *r)
 void ringfile_remove(void)
 {
   pthread_mutex_lock(&rf_lock);
+  while (spare_state == SPARE_MAKING) /* it uses the file's descriptor */
+    pthread_cond_wait(&spare_made, &rf_lock);
+  if (spare_state == SPARE_READY) {
+    munmap(spare_map, (size_t)rf_hdr->slot_size);
+    spare_map = NULL;
+    spare_state = SPARE_NONE;
+  }
   if (rf_hdr) {
     atomic_store(&rf_hdr->state, RINGFILE_DONE);
     unlink(rf_path);

@@ -2367,6 +2367,8 @@ static void take_new_rings(void)
   for (shim_ring *r = head; r && r != mrings_from; r = r->next)
     mrings[nmrings++] = (mring){r, NULL, 0, 0, NULL};
   mrings_from = head;
+  if (!salvaging) /* a thread took the spare slot: the next thread's */
+    ringfile_make_spare();
 }
 
 /* Forgets the rings (their list is replaced: salvage, a new writer). */
@@ -2867,6 +2869,7 @@ static void *writer_main(void *arg)
 {
   (void)arg;
   pthread_setname_np(pthread_self(), "pitrace-merge"); /* for top, perf, bench_record */
+  ringfile_make_spare(); /* the application's first thread's slot */
   uint64_t last_commit = shim_now();
   unsigned idle = 0; /* rounds in a row that found nothing */
   for (;;) {

@@ -637,6 +637,29 @@ Test(record, exit_right_after_n_calls_keeps_all_of_them)
   cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
 }
 
+/* Every thread's ring is a slot of the ring file (the first ones made
+ * ahead by the writer): _exit right after four threads' calls keeps them
+ * all, each thread's as its own. */
+Test(record, exit_after_four_threads_keeps_every_threads_calls)
+{
+  char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");
+  const char *argv[] = {BIN "/record_prog", "threadsexit", "4", "300", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_TRACE=2",
+                       env_kv("SYCL_PI_TRACE_FILE", trace), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
+  cr_assert(strstr(out, "made 1200 calls"), "%s", out);
+  int traced = tu_count(tu_read_file(trace), "\n---> ") + 1;
+  salvage_with_pitrace(db);
+  cr_assert_eq(ring_files(db), 0, "the ring file was not removed after salvage");
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM (SELECT thread FROM calls GROUP BY thread "
+                          "HAVING count(*) >= 300)"), 4);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE result IS NULL"), 0);
+  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "killed\n");
+  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+}
+
 Test(record, the_next_recording_process_salvages_the_last_one)
 {
   char *db = tu_temp_path(".db");

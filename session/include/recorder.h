@@ -291,6 +291,9 @@ bool ringfile_create(const char *db_path, int64_t session, uint64_t session_t0,
 /* A ring for the calling thread: a new slot of the ring file, else process
  * memory; NULL when neither can be had. */
 shim_ring *ringfile_new_ring(uint32_t thread_index);
+/* The writer's side: makes the next thread's slot ahead (the file grown
+ * by a slot, mapped), unless one is made already. */
+void ringfile_make_spare(void);
 /* The writer's side: faults in the ring's pages ahead of its head. */
 void ringfile_populate(shim_ring *r);
 /* Keeps a knot of the writer's in the file's header. */
