@@ -513,16 +513,22 @@ typedef struct ids {
   size_t n, cap;
 } ids;
 
+/* An array that doubles, grown by one element's room (`first`: its first
+ * capacity); the writer cannot go on without memory (as t_grow). */
+static void *grow_array(void *p, size_t *cap, size_t elem, size_t first)
+{
+  size_t c = *cap ? *cap * 2 : first;
+  void *q = realloc(p, c * elem);
+  if (!q)
+    abort();
+  *cap = c;
+  return q;
+}
+
 static void ids_push(ids *d, uint64_t v)
 {
-  if (d->n == d->cap) {
-    size_t cap = d->cap ? d->cap * 2 : 16;
-    uint64_t *p = realloc(d->v, cap * sizeof *p);
-    if (!p)
-      abort(); /* as t_grow: the writer cannot go on without memory */
-    d->v = p;
-    d->cap = cap;
-  }
+  if (d->n == d->cap)
+    d->v = grow_array(d->v, &d->cap, sizeof *d->v, 16);
   d->v[d->n++] = v;
 }
 
@@ -1948,14 +1954,8 @@ static void process_exit(const rec_exit *x, mring *m)
     fmt f = {FMT_FIND, &c->found, 0};
     exit_text(&f, &none, c, api, items, n, ok, &args_len);
     none.len = 0;
-    if (j->nlater == j->cap_later) {
-      size_t cap = j->cap_later ? j->cap_later * 2 : 256;
-      later_call *v = realloc(j->later, cap * sizeof *v);
-      if (!v)
-        abort(); /* as t_reserve: the writer cannot go on without memory */
-      j->later = v;
-      j->cap_later = cap;
-    }
+    if (j->nlater == j->cap_later)
+      j->later = grow_array(j->later, &j->cap_later, sizeof *j->later, 256);
     j->later[j->nlater++] = (later_call){e->n, c->entry, x, j->found.n, c->found.n};
     for (size_t i = 0; i < c->found.n; i++)
       ids_push(&j->found, c->found.v[i]);

@@ -94,6 +94,20 @@ static char *trace_apis(const char *trace)
   return out;
 }
 
+/* Runs argv recorded into db with every call traced to a file; checks its
+ * exit status and that it printed `made` (NULL: nothing to check), and
+ * returns the number of calls the trace shows. */
+static int run_traced(const char *const *argv, const char *db, int status, const char *made)
+{
+  char *trace = tu_temp_path(".trace"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_TRACE=2",
+                       env_kv("SYCL_PI_TRACE_FILE", trace), POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), status, "%s", out);
+  if (made)
+    cr_assert(strstr(out, made), "%s", out);
+  return tu_count(tu_read_file(trace), "\n---> ") + 1;
+}
+
 Test(record, every_traced_call_is_recorded_in_order_with_readable_arguments)
 {
   char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");
@@ -148,14 +162,9 @@ Test(record, crash_keeps_every_call_and_the_entry_of_the_crashing_one)
 
 Test(record, crash_after_n_calls_keeps_all_of_them)
 {
-  char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");
+  char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "crash", "500", NULL};
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_TRACE=2",
-                       env_kv("SYCL_PI_TRACE_FILE", trace), POCL, NULL};
-  char *out;
-  cr_assert_eq(tu_run(argv, env, &out), 128 + SIGSEGV, "%s", out);
-  cr_assert(strstr(out, "made 500 calls"), "%s", out);
-  int traced = tu_count(tu_read_file(trace), "\n---> ") + 1;
+  int traced = run_traced(argv, db, 128 + SIGSEGV, "made 500 calls");
   cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
   cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 500);
   cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 11\n");
@@ -212,14 +221,9 @@ static void assert_eight_threads_whole(const char *db)
 
 Test(record, eight_threads_lose_and_duplicate_nothing)
 {
-  char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");
+  char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "threads", "8", "2000", NULL};
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_TRACE=2",
-                       env_kv("SYCL_PI_TRACE_FILE", trace), POCL, NULL};
-  char *out;
-  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
-  char *t = tu_read_file(trace);
-  int traced = tu_count(t, "\n---> ") + 1;
+  int traced = run_traced(argv, db, 0, NULL);
   cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
   cr_assert_eq(db_int(db, "SELECT count(DISTINCT seq) FROM pi_calls"), traced);
   cr_assert_eq(db_int(db, "SELECT max(seq) - min(seq) + 1 FROM pi_calls"), traced, "gaps in seq");
@@ -612,14 +616,9 @@ Test(record, an_info_answer_is_stored_without_the_rest_of_the_buffer)
 
 Test(record, exit_right_after_n_calls_keeps_all_of_them)
 {
-  char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");
+  char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "quickexit", "1000", NULL};
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_TRACE=2",
-                       env_kv("SYCL_PI_TRACE_FILE", trace), POCL, NULL};
-  char *out;
-  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
-  cr_assert(strstr(out, "made 1000 calls"), "%s", out);
-  int traced = tu_count(tu_read_file(trace), "\n---> ") + 1;
+  int traced = run_traced(argv, db, 3, "made 1000 calls");
   /* Nothing was committed after the last calls: they are in the ring file. */
   cr_assert_eq(ring_files(db), 1);
   salvage_with_pitrace(db);
@@ -642,14 +641,9 @@ Test(record, exit_right_after_n_calls_keeps_all_of_them)
  * all, each thread's as its own. */
 Test(record, exit_after_four_threads_keeps_every_threads_calls)
 {
-  char *db = tu_temp_path(".db"), *trace = tu_temp_path(".trace");
+  char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "threadsexit", "4", "300", NULL};
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_TRACE=2",
-                       env_kv("SYCL_PI_TRACE_FILE", trace), POCL, NULL};
-  char *out;
-  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
-  cr_assert(strstr(out, "made 1200 calls"), "%s", out);
-  int traced = tu_count(tu_read_file(trace), "\n---> ") + 1;
+  int traced = run_traced(argv, db, 3, "made 1200 calls");
   salvage_with_pitrace(db);
   cr_assert_eq(ring_files(db), 0, "the ring file was not removed after salvage");
   cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
