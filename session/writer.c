@@ -1602,7 +1602,8 @@ static void print_later(chunk_job *j, printer *pr)
   for (size_t i = 0; i < e->n; i++) {
     if (k == j->nlater || j->later[k].row != i) {
       size_t len = pt_chunk_enc_text_of(e, i);
-      t_put(out, (const char *)e->text + from, len);
+      if (len)
+        t_put(out, (const char *)e->text + from, len);
       from += len;
       continue;
     }
@@ -1614,7 +1615,7 @@ static void print_later(chunk_job *j, printer *pr)
     for (unsigned a = 0; a < api->nparams; a++)
       c->argv[a] = en->argv[a];
     c->in.len = c->inl.len = 0;
-    ids found = {j->found.v + l->found_at, l->nfound, l->nfound};
+    ids found = {j->found.v ? j->found.v + l->found_at : NULL, l->nfound, l->nfound};
     fmt f = {FMT_PRINT, &found, 0};
     item_view items[MAX_ITEMS_VIEW];
     /* Encoders run only for this process's records: never salvaging. */
