@@ -548,18 +548,18 @@ typedef enum { FMT_NOW, FMT_FIND, FMT_PRINT } fmt_mode;
 typedef struct fmt {
   fmt_mode mode;
   ids *found;        /* FIND: appended to; PRINT: read from */
-  size_t at;         /* PRINT: the next to read */
+  size_t *at;        /* PRINT: the next to read */
 } fmt;
 
 /* Printing at once: one for every call (nothing in it changes). */
-static fmt fmt_now = {FMT_NOW, NULL, 0};
+static const fmt fmt_now = {FMT_NOW, NULL, NULL}; /* const: the compiler folds its mode */
 
 /* A value found now (NOW, FIND: kept) or earlier (PRINT). */
-static inline uint64_t f_value(fmt *f, uint64_t (*ask)(uint64_t, uint8_t, uint64_t), uint64_t a,
+static inline uint64_t f_value(const fmt *f, uint64_t (*ask)(uint64_t, uint8_t, uint64_t), uint64_t a,
                                uint8_t b, uint64_t c)
 {
   if (f->mode == FMT_PRINT)
-    return f->at < f->found->n ? f->found->v[f->at++] : 0;
+    return *f->at < f->found->n ? f->found->v[(*f->at)++] : 0;
   uint64_t v = ask(a, b, c);
   if (f->mode == FMT_FIND)
     ids_push(f->found, v);
@@ -811,14 +811,14 @@ static uint64_t pointer_kind(uint64_t p, uint64_t id_off[2])
 }
 
 /* A pointer as USM "usm#id+offset", a mapped pointer, or a plain number. */
-static void t_pointer(fmt *f, text *t, uint64_t p)
+static void t_pointer(const fmt *f, text *t, uint64_t p)
 {
   uint64_t kind, id_off[2] = {0, 0};
   if (f->mode == FMT_PRINT) {
-    size_t left = f->found->n - f->at;
-    kind = left ? f->found->v[f->at++] : PTR_PLAIN;
+    size_t left = f->found->n - *f->at;
+    kind = left ? f->found->v[(*f->at)++] : PTR_PLAIN;
     for (unsigned i = 0; i < (kind == PTR_USM ? 2u : kind == PTR_MAPPED ? 1u : 0u); i++)
-      id_off[i] = f->at < f->found->n ? f->found->v[f->at++] : 0;
+      id_off[i] = *f->at < f->found->n ? f->found->v[(*f->at)++] : 0;
   } else {
     kind = pointer_kind(p, id_off);
     if (f->mode == FMT_FIND) {
@@ -874,7 +874,7 @@ static size_t elem_width(const pi_param_desc *p)
 }
 
 /* An array of handles (ids from `id_of`: known or new) or of numbers. */
-static void t_array(fmt *f, text *t, const pi_param_desc *p, const item_view *iv, uint64_t seq,
+static void t_array(const fmt *f, text *t, const pi_param_desc *p, const item_view *iv, uint64_t seq,
                     uint64_t (*id_of)(uint64_t, uint8_t, uint64_t))
 {
   if (!iv) {
@@ -927,7 +927,7 @@ static bool asks_maps(const pi_param_desc *p, bool out)
 
 /* The JSON of an in-parameter (inlined: on the merge thread's path of
  * every call). */
-static inline __attribute__((always_inline)) void encode_in(fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
+static inline __attribute__((always_inline)) void encode_in(const fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
                       const item_view *items, unsigned nitems, uint64_t seq)
 {
   if (f->mode == FMT_FIND && !asks_maps(p, false))
@@ -1085,7 +1085,7 @@ static const pi_enum_entry *enum_entry(const pi_enum_desc *en, int64_t v)
 }
 
 /* The JSON of an out-parameter after a successful call; creates ids. */
-static void encode_out(fmt *f, text *t, const pi_api_desc *api, unsigned pos,
+static void encode_out(const fmt *f, text *t, const pi_api_desc *api, unsigned pos,
                        const uint64_t *argv, const item_view *items, unsigned nitems,
                        uint64_t seq)
 {
@@ -1359,7 +1359,7 @@ static bool any_heap(const item_view *v, unsigned n)
 /* A call's in-parameters' text into c->in (each one's span in start and
  * end) and the payloads it read into c->inl, from its entry's items. */
 static inline __attribute__((always_inline)) void
-entry_text(fmt *f, pending_call *c, const pi_api_desc *api, const item_view *items, unsigned n)
+entry_text(const fmt *f, pending_call *c, const pi_api_desc *api, const item_view *items, unsigned n)
 {
   static text scratch; /* what finding prints (the merge thread), dropped */
   text *t = f->mode == FMT_FIND ? &scratch : &c->in;
@@ -1390,7 +1390,8 @@ static void materialize(pending_call *c)
     return;
   item_view items[MAX_ITEMS_VIEW];
   unsigned n = read_items(entry_items(e), e->nitems, items, MAX_ITEMS_VIEW);
-  fmt f = {FMT_PRINT, &c->found, 0};
+  size_t at = 0;
+  const fmt f = {FMT_PRINT, &c->found, &at};
   c->in.len = c->inl.len = 0;
   entry_text(&f, c, &pi_api_table[c->api], items, n);
   c->entry = NULL;
@@ -1426,7 +1427,7 @@ static void process_entry(const rec_entry *e, mring *m)
   bool later = printing_later && prints_much(api) && !salvaging && !any_heap(items, n);
   c->entry = later ? e : NULL;
   if (later) { /* two copies, each with its mode known to the compiler */
-    fmt f = {FMT_FIND, &c->found, 0};
+    const fmt f = {FMT_FIND, &c->found, NULL};
     entry_text(&f, c, api, items, n);
   } else {
     entry_text(&fmt_now, c, api, items, n);
@@ -1471,7 +1472,7 @@ static void process_entry(const rec_entry *e, mring *m)
 /* The args JSON of a call: in-values from the entry, out-values now
  * (finding: only the out-values' lookups). */
 static inline __attribute__((always_inline)) void
-build_args(fmt *f, text *out, pending_call *c, const pi_api_desc *api, const uint64_t *argv,
+build_args(const fmt *f, text *out, pending_call *c, const pi_api_desc *api, const uint64_t *argv,
            const item_view *items, unsigned n, bool ok)
 {
   if (f->mode == FMT_FIND) {
@@ -1588,7 +1589,7 @@ static void printer_free(printer *p)
   *p = (printer){0};
 }
 
-static inline void exit_text(fmt *f, text *out, pending_call *c, const pi_api_desc *api,
+static inline void exit_text(const fmt *f, text *out, pending_call *c, const pi_api_desc *api,
                              const item_view *items, unsigned n, bool ok, size_t *args_len);
 
 /* Prints a job's later calls where they belong among the text of those
@@ -1616,7 +1617,8 @@ static void print_later(chunk_job *j, printer *pr)
       c->argv[a] = en->argv[a];
     c->in.len = c->inl.len = 0;
     ids found = {j->found.v ? j->found.v + l->found_at : NULL, l->nfound, l->nfound};
-    fmt f = {FMT_PRINT, &found, 0};
+    size_t next = 0;
+    const fmt f = {FMT_PRINT, &found, &next};
     item_view items[MAX_ITEMS_VIEW];
     /* Encoders run only for this process's records: never salvaging. */
     unsigned n = read_items_of(entry_items(en), en->nitems, items, MAX_ITEMS_VIEW, false);
@@ -1913,7 +1915,7 @@ static pending_call *returning(mring *m, uint64_t entry_ticket)
 /* A returned call's text onto out: its args (args_len bytes), then the
  * payloads kept inline; finding prints nothing. */
 static inline __attribute__((always_inline)) void
-exit_text(fmt *f, text *out, pending_call *c, const pi_api_desc *api, const item_view *items,
+exit_text(const fmt *f, text *out, pending_call *c, const pi_api_desc *api, const item_view *items,
           unsigned n, bool ok, size_t *args_len)
 {
   size_t at = out->len;
@@ -1952,7 +1954,7 @@ static void process_exit(const rec_exit *x, mring *m)
   if (c->entry) { /* the encoder prints it: the values it needs found now */
     static text none; /* finding prints nothing */
     chunk_job *j = cur_job;
-    fmt f = {FMT_FIND, &c->found, 0};
+    const fmt f = {FMT_FIND, &c->found, NULL};
     exit_text(&f, &none, c, api, items, n, ok, &args_len);
     none.len = 0;
     if (j->nlater == j->cap_later)
