@@ -1300,12 +1300,18 @@ static bool printing_later;
 static void decide_printing(void)
 {
   const char *v = getenv("PITRACE_PRINT_LATER");
-  if (v && strcmp(v, "1") == 0)
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (v && strcmp(v, "1") == 0) {
     printing_later = true;
-  else if (v && strcmp(v, "0") == 0)
+  } else if (v && strcmp(v, "0") == 0) {
     printing_later = false;
-  else
-    printing_later = sysconf(_SC_NPROCESSORS_ONLN) >= 4;
+  } else {
+    printing_later = cpus >= 4;
+    if (v && *v)
+      fprintf(stderr, "pitrace: PITRACE_PRINT_LATER=%s is not 0 or 1; %s (%ld processors)\n",
+              v, printing_later ? "the encoder threads print info queries and strings"
+                                : "every call is printed on the merge thread", cpus);
+  }
 }
 
 __attribute__((noinline)) static void find_api_facts(void)

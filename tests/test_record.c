@@ -480,6 +480,18 @@ Test(record, calls_printed_by_the_encoders_read_as_those_printed_at_once)
   }
 }
 
+/* A setting that is neither 0 nor 1: one line says so and what is done
+ * instead, and the program is recorded as by default. */
+Test(record, a_bad_print_later_setting_warns_and_records)
+{
+  const char *argv[] = {BIN "/vadd", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "PITRACE_PRINT_LATER=yes", POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert_eq(tu_count(out, "PITRACE_PRINT_LATER=yes is not 0 or 1; "), 1, "%s", out);
+  cr_assert_gt(db_int(db, "SELECT count(*) FROM calls"), 10);
+}
+
 Test(record, link_decisions_and_spec_constants_are_stored)
 {
   char *db = tu_temp_path(".db"), *out;
