@@ -1502,14 +1502,7 @@ build_args(const fmt *f, text *out, pending_call *c, const pi_api_desc *api, con
 }
 
 static shim_ring *mrings_from; /* the list head they were taken from */
-/* The heap's nodes carry their ring's ticket: ordering them reads no
- * mring. One slot more than the rings, so that heap_down may read a right
- * child past the end and drop the answer instead of branching first. */
-typedef struct hnode {
-  uint64_t ticket;
-  mring *m;
-} hnode;
-static hnode *heap;
+static mring **heap;
 static size_t nheap;
 static uint64_t looks;
 
@@ -2305,7 +2298,10 @@ static void handle_record(mring *m, rec_hdr *h)
 
 /* ---- Merging the rings -------------------------------------------------------------------- */
 
-static inline bool before(uint64_t a, uint64_t b) { return (int64_t)(a - b) < 0; }
+static bool before(const mring *a, const mring *b)
+{
+  return (int64_t)(a->ticket - b->ticket) < 0;
+}
 
 /* The ring's next record seen, into m->h (and its ticket): false when none. */
 static inline bool next_of(mring *m)
@@ -2316,34 +2312,33 @@ static inline bool next_of(mring *m)
   return m->h != NULL;
 }
 
-/* Sinks node i to its place: the lower child chosen without a branch
- * (with many threads each record comes from another ring than the last,
- * and which child is lower is a coin toss the processor would mispredict
- * at every level), the node moved once, not swapped at each level. */
 static void heap_down(size_t i)
 {
-  hnode x = heap[i];
   for (;;) {
-    size_t l = 2 * i + 1;
-    if (l >= nheap)
-      break;
-    size_t c = l + ((l + 1 < nheap) & before(heap[l + 1].ticket, heap[l].ticket));
-    if (!before(heap[c].ticket, x.ticket))
-      break;
-    heap[i] = heap[c];
-    i = c;
+    size_t l = 2 * i + 1, m = i;
+    if (l < nheap && before(heap[l], heap[m]))
+      m = l;
+    if (l + 1 < nheap && before(heap[l + 1], heap[m]))
+      m = l + 1;
+    if (m == i)
+      return;
+    mring *t = heap[i];
+    heap[i] = heap[m];
+    heap[m] = t;
+    i = m;
   }
-  heap[i] = x;
 }
 
 static void heap_push(mring *m)
 {
   size_t i = nheap++;
-  while (i && before(m->ticket, heap[(i - 1) / 2].ticket)) {
+  heap[i] = m;
+  while (i && before(heap[i], heap[(i - 1) / 2])) {
+    mring *t = heap[i];
     heap[i] = heap[(i - 1) / 2];
+    heap[(i - 1) / 2] = t;
     i = (i - 1) / 2;
   }
-  heap[i] = (hnode){m->ticket, m};
 }
 
 /* Takes in the rings that threads added since the last sweep (a ring is
@@ -2359,12 +2354,11 @@ static void take_new_rings(void)
   if (nmrings + n > cap_mrings) {
     size_t cap = (nmrings + n) * 2;
     mring *v = realloc(mrings, cap * sizeof *v);
-    hnode *hp = v ? realloc(heap, (cap + 1) * sizeof *hp) : NULL;
+    mring **hp = v ? realloc(heap, cap * sizeof *hp) : NULL;
     if (v)
       mrings = v;
     if (!hp)
       abort(); /* as t_reserve: the writer cannot go on without memory */
-    memset(hp + cap_mrings, 0, (cap + 1 - cap_mrings) * sizeof *hp); /* read, never used */
     heap = hp;
     /* The heap points into mrings: it moved. */
     nheap = 0;
@@ -2424,13 +2418,10 @@ static size_t merge(void)
     if (!nheap)
       return done;
     while (nheap && (!pressure || draining)) {
-      mring *m = heap[0].m;
+      mring *m = heap[0];
       if (m->seen >= sweep)
         break; /* seen at or after this sweep: look at the others again first */
-      /* The next ring's ticket: this one's records run up to it. */
-      uint64_t next = nheap > 2 && before(heap[2].ticket, heap[1].ticket) ? heap[2].ticket
-                                                                          : heap[1].ticket;
-      bool alone = nheap == 1;
+      mring *next = nheap > 2 && before(heap[2], heap[1]) ? heap[2] : nheap > 1 ? heap[1] : NULL;
       rec_hdr *h = m->h;
       do {
         handle_record(m, h);
@@ -2438,14 +2429,15 @@ static size_t merge(void)
         last_ticket = h->ticket;
         done++;
         h = next_of(m) ? m->h : NULL;
-      } while (h && (alone || before(m->ticket, next)) && (!pressure || draining));
+      } while (h && (!next || before(m, next)) && (!pressure || draining));
       if (!h && look_again(m->r) && next_of(m))
         m->seen = ++looks;
-      if (m->h)
-        heap[0].ticket = m->ticket;
-      else
+      if (m->h) {
+        heap_down(0);
+      } else {
         heap[0] = heap[--nheap];
-      heap_down(0);
+        heap_down(0);
+      }
     }
   }
   return done;
