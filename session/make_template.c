@@ -35,13 +35,16 @@ int main(int argc, char **argv)
     unlink(f);
   }
   sqlite3 *db = NULL;
-  char err[512];
+  char err[512] = "";
   if (sqlite3_open(scratch, &db) != SQLITE_OK)
     return fail(scratch, db);
-  if (sqlite3_exec(db, PT_PAGE_SIZE_SQL "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-      !pt_schema_create(db, err, sizeof err) ||
-      sqlite3_exec(db, "COMMIT; VACUUM; PRAGMA journal_mode=WAL;", NULL, NULL, NULL) !=
-          SQLITE_OK)
+  if (sqlite3_exec(db, PT_PAGE_SIZE_SQL "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+    return fail(scratch, db);
+  if (!pt_schema_create(db, err, sizeof err)) {
+    fprintf(stderr, "make_session_template: %s: %s\n", scratch, err);
+    return 1;
+  }
+  if (sqlite3_exec(db, "COMMIT; VACUUM; PRAGMA journal_mode=WAL;", NULL, NULL, NULL) != SQLITE_OK)
     return fail(scratch, db);
   if (sqlite3_close(db) != SQLITE_OK)
     return fail("closing", db);

@@ -554,12 +554,23 @@ typedef struct fmt {
 /* Printing at once: one for every call (nothing in it changes). */
 static const fmt fmt_now = {FMT_NOW, NULL, NULL}; /* const: the compiler folds its mode */
 
+/* Printing: the next value found (0 past the last, which printing a call
+ * whose values were all found never reaches). */
+static inline uint64_t f_take(const fmt *f)
+{
+  return *f->at < f->found->n ? f->found->v[(*f->at)++] : 0;
+}
+
+/* What finding prints on its way (the few pieces it does not skip; the
+ * merge thread's only), dropped after each call. */
+static text find_scratch;
+
 /* A value found now (NOW, FIND: kept) or earlier (PRINT). */
 static inline uint64_t f_value(const fmt *f, uint64_t (*ask)(uint64_t, uint8_t, uint64_t), uint64_t a,
                                uint8_t b, uint64_t c)
 {
   if (f->mode == FMT_PRINT)
-    return *f->at < f->found->n ? f->found->v[(*f->at)++] : 0;
+    return f_take(f);
   uint64_t v = ask(a, b, c);
   if (f->mode == FMT_FIND)
     ids_push(f->found, v);
@@ -791,7 +802,8 @@ static void handle_release(uint64_t ptr, uint64_t seq)
 }
 
 /* What a pointer is: a mapped pointer's id (1), a USM allocation's id
- * and the offset into it (2), or neither (0). */
+ * and the offset into it (2), or neither (0); as many words follow it
+ * among the values found. */
 enum { PTR_PLAIN, PTR_MAPPED, PTR_USM };
 
 static uint64_t pointer_kind(uint64_t p, uint64_t id_off[2])
@@ -815,15 +827,14 @@ static void t_pointer(const fmt *f, text *t, uint64_t p)
 {
   uint64_t kind, id_off[2] = {0, 0};
   if (f->mode == FMT_PRINT) {
-    size_t left = f->found->n - *f->at;
-    kind = left ? f->found->v[(*f->at)++] : PTR_PLAIN;
-    for (unsigned i = 0; i < (kind == PTR_USM ? 2u : kind == PTR_MAPPED ? 1u : 0u); i++)
-      id_off[i] = *f->at < f->found->n ? f->found->v[(*f->at)++] : 0;
+    kind = f_take(f);
+    for (uint64_t i = 0; i < kind && i < 2; i++)
+      id_off[i] = f_take(f);
   } else {
     kind = pointer_kind(p, id_off);
     if (f->mode == FMT_FIND) {
       ids_push(f->found, kind);
-      for (unsigned i = 0; i < (kind == PTR_USM ? 2u : kind == PTR_MAPPED ? 1u : 0u); i++)
+      for (uint64_t i = 0; i < kind; i++)
         ids_push(f->found, id_off[i]);
       return;
     }
@@ -1367,8 +1378,7 @@ static bool any_heap(const item_view *v, unsigned n)
 static inline __attribute__((always_inline)) void
 entry_text(const fmt *f, pending_call *c, const pi_api_desc *api, const item_view *items, unsigned n)
 {
-  static text scratch; /* what finding prints (the merge thread), dropped */
-  text *t = f->mode == FMT_FIND ? &scratch : &c->in;
+  text *t = f->mode == FMT_FIND ? &find_scratch : &c->in;
   for (unsigned i = 0; i < api->nparams; i++) {
     c->start[i] = (uint32_t)t->len;
     if (api->params[i].dir != PI_DIR_OUT)
@@ -1376,7 +1386,7 @@ entry_text(const fmt *f, pending_call *c, const pi_api_desc *api, const item_vie
     c->end[i] = (uint32_t)t->len;
   }
   if (f->mode == FMT_FIND) {
-    scratch.len = 0;
+    find_scratch.len = 0;
     c->in.len = 0;
   }
   for (unsigned i = 0; i < n; i++)
@@ -1951,11 +1961,10 @@ static void process_exit(const rec_exit *x, mring *m)
   bool ok = x->result == PI_SUCCESS;
   size_t args_len = 0, data_len = 0;
   if (c->entry) { /* the encoder prints it: the values it needs found now */
-    static text none; /* finding prints nothing */
     chunk_job *j = cur_job;
     const fmt f = {FMT_FIND, &c->found, NULL};
-    exit_text(&f, &none, c, api, items, n, ok, &args_len);
-    none.len = 0;
+    exit_text(&f, &find_scratch, c, api, items, n, ok, &args_len);
+    find_scratch.len = 0;
     if (j->nlater == j->cap_later)
       j->later = grow_array(j->later, &j->cap_later, sizeof *j->later, 256);
     j->later[j->nlater++] = (later_call){e->n, c->entry, x, j->found.n, c->found.n};
@@ -3084,9 +3093,7 @@ static void finalize_statements(void)
  * not written to). */
 static int schema_version(void)
 {
-  sqlite3_stmt *v = prepare("SELECT value FROM pitrace_meta WHERE key='schema_version'");
-  int version = v && sqlite3_step(v) == SQLITE_ROW ? sqlite3_column_int(v, 0) : 0;
-  sqlite3_finalize(v);
+  int version = pt_schema_stored_version(db);
   if (version == 1 && sqlite3_exec(db, shim_schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
       sqlite3_exec(db, pt_schema_upgrade_sql, NULL, NULL, NULL) == SQLITE_OK)
     version = PT_SCHEMA_VERSION;
@@ -3111,10 +3118,11 @@ static void create_from_template(const char *path)
   size_t done = 0;
   while (done < pt_schema_template_size) {
     ssize_t w = write(fd, pt_schema_template + done, pt_schema_template_size - done);
-    if (w <= 0 && errno != EINTR)
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
       break;
-    if (w > 0)
-      done += (size_t)w;
+    done += (size_t)w;
   }
   if (close(fd) == 0 && done == pt_schema_template_size)
     (void)link(tmp, path);
