@@ -167,7 +167,7 @@ run_one() {
   app=$1 way=$2 tag=$3 out=$work/$1.$2.$3.out db=$work/$1.$2.$3.db
   cmd=$(cmd_of "$app")
   trace=$work/$1.$2.$3.trace
-  rm -f "$db" "$db-wal" "$db-shm" "$trace"
+  rm -f "$db" "$db-wal" "$db-shm" "$db-journal" "$trace"
   t0=$(now)
   case $way in
   direct)   case $app in
@@ -193,7 +193,7 @@ run_one() {
   if [ -f "$db" ]; then
     calls=$($PY -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select sum(calls) from sessions").fetchone()[0])' "$db" 2>/dev/null || echo "?")
     bytes=$(stat -c %s "$db")
-    rm -f "$db" "$db-wal" "$db-shm"
+    rm -f "$db" "$db-wal" "$db-shm" "$db-journal"
   elif [ "${way#rec}" != "$way" ]; then
     calls=0 ok=0 # recorded nothing
   fi

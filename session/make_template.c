@@ -2,8 +2,9 @@
  * make_template.c: writes the C source of pt_schema_template (schema.h), a
  * new session database made at build time by the same code a recorder
  * runs on a file that holds none (pt_schema_create: the tables, the views,
- * the API description), vacuumed and in WAL mode. The recorder copies it
- * into place when it records into a path where nothing is yet.
+ * the API description), vacuumed, with a rollback journal (writer.c says
+ * why not WAL). The recorder copies it into place when it records into a
+ * path where nothing is yet.
  *
  *   make_session_template OUT.c SCRATCH.db
  */
@@ -44,7 +45,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "make_session_template: %s: %s\n", scratch, err);
     return 1;
   }
-  if (sqlite3_exec(db, "COMMIT; VACUUM; PRAGMA journal_mode=WAL;", NULL, NULL, NULL) != SQLITE_OK)
+  if (sqlite3_exec(db, "COMMIT; VACUUM;", NULL, NULL, NULL) != SQLITE_OK)
     return fail(scratch, db);
   if (sqlite3_close(db) != SQLITE_OK)
     return fail("closing", db);
@@ -59,10 +60,11 @@ int main(int argc, char **argv)
     bytes[n++] = (unsigned char)c;
   }
   fclose(f);
-  /* WAL mode is in the header (bytes 18 and 19): a copy opens in it; the
-   * page size too (bytes 16 and 17, big-endian). */
-  if (n < 100 || bytes[18] != 2 || bytes[19] != 2)
-    return fail("the scratch database is not in WAL mode", NULL);
+  /* The journal kind is in the header (bytes 18 and 19, 1: rollback; 2:
+   * WAL): a copy opens in it; the page size too (bytes 16 and 17,
+   * big-endian). */
+  if (n < 100 || bytes[18] != 1 || bytes[19] != 1)
+    return fail("the scratch database is in WAL mode", NULL);
   if ((bytes[16] << 8 | bytes[17]) != PT_PAGE_SIZE)
     return fail("the scratch database does not have pitrace's page size", NULL);
   FILE *o = fopen(out, "w");

@@ -54,9 +54,15 @@ static bool check_session(pt_db *out, int rc, sqlite3_stmt *s, unsigned flags, c
   const char *path = out->path;
   if (rc != SQLITE_OK) {
     const char *why = sqlite3_errmsg(out->db);
+    int ext = sqlite3_extended_errcode(out->db);
     if (strstr(why, "no such table"))
       snprintf(err, errn, "%s is an SQLite database but not a pitrace session (no "
                "pitrace_meta table)", path);
+    else if (ext == SQLITE_READONLY_ROLLBACK || ext == SQLITE_READONLY_RECOVERY)
+      snprintf(err, errn, "%s was left mid-write by a process that was killed, and this "
+               "user cannot write it to undo that: open it once as a user who can "
+               "(or copy it with its %s file)", path,
+               ext == SQLITE_READONLY_ROLLBACK ? "-journal" : "-wal");
     else
       snprintf(err, errn, "%s is damaged or truncated: %s", path, why);
     sqlite3_finalize(s);
@@ -134,12 +140,15 @@ bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t err
       return false;
     }
     rc = prepare_version(out, &s);
-    /* A process killed while it recorded can leave a WAL index that must
-     * be rebuilt before anyone reads, which a read-only connection may not
-     * do (SQLITE_READONLY_RECOVERY): read through a read-write one then,
-     * where the file allows it. */
+    /* A process killed while it wrote can leave a journal that must be
+     * rolled back (SQLITE_READONLY_ROLLBACK), or, from a recorder of
+     * before, a WAL index that must be rebuilt (SQLITE_READONLY_RECOVERY),
+     * before anyone reads, which a read-only connection may not do: read
+     * through a read-write one then, where the file allows it. */
+    int ext = sqlite3_extended_errcode(out->db);
     if (rc == SQLITE_OK || mode != SQLITE_OPEN_READONLY ||
-        sqlite3_extended_errcode(out->db) != SQLITE_READONLY_RECOVERY || access(path, W_OK) != 0)
+        (ext != SQLITE_READONLY_RECOVERY && ext != SQLITE_READONLY_ROLLBACK) ||
+        access(path, W_OK) != 0)
       break;
     sqlite3_close(out->db);
     out->db = NULL;
@@ -1087,16 +1096,24 @@ char *pt_session_env_var(pt_db *db, int64_t session, const char *name)
 
 bool pt_set_exit_status(pt_db *db, int64_t session, int status, char *err, size_t errn)
 {
-  sqlite3_stmt *st = session_query(db, "UPDATE sessions SET exit_status = ?2 WHERE id = ?1",
-                                   session);
+  /* The write lock first (BEGIN IMMEDIATE): an update that read first
+   * would hold a read lock that a recorder's commit into the same file
+   * waits for, while it waited for that recorder's write lock. */
+  bool began = sqlite3_exec(db->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+  sqlite3_stmt *st = began ? session_query(db, "UPDATE sessions SET exit_status = ?2 "
+                                               "WHERE id = ?1", session)
+                           : NULL;
   bool ok = st != NULL;
   if (st) {
     sqlite3_bind_int(st, 2, status);
     ok = sqlite3_step(st) == SQLITE_DONE;
   }
+  sqlite3_finalize(st);
+  ok = ok && sqlite3_exec(db->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
   if (!ok)
     snprintf(err, errn, "%s: %s", db->path, sqlite3_errmsg(db->db));
-  sqlite3_finalize(st);
+  if (began && !sqlite3_get_autocommit(db->db))
+    sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
   return ok;
 }
 

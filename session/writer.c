@@ -5,8 +5,8 @@
  * JSON array and gathers the calls into chunks, which encoder threads
  * turn into binary chunks (chunk.c) beside it; it stores payloads
  * once by content hash, and writes it all to SQLite in transactions
- * committed at least every 50 ms (so a killed
- * process loses at most that much, and the database, in WAL mode, is never
+ * committed at least every 50 ms (so a killed process loses at most
+ * that much, and the database, with its rollback journal, is never
  * corrupt). The schema and its views are in schema.c (docs/schema.md).
  *
  * When writing fails (a full disk, an unwritable path) recording stops with
@@ -363,6 +363,8 @@ static void t_str(text *t, const char *s, size_t n)
 
 /* ---- SQL helpers --------------------------------------------------------------------- */
 
+#define BUSY_MS 30000u /* the longest wait for another process's lock (busy_wait) */
+
 static void fail_sql(const char *what)
 {
   if (failed)
@@ -374,9 +376,16 @@ static void fail_sql(const char *what)
     return;
   }
   atomic_store(&shim_recording, false);
+  /* Locked: say by whom it can be, and for how long it was waited for. */
+  char why[256];
+  if (db && (sqlite3_errcode(db) == SQLITE_BUSY || sqlite3_errcode(db) == SQLITE_LOCKED))
+    snprintf(why, sizeof why, "another process held the file for %u s: a reader inside a "
+             "transaction, or another recorder", BUSY_MS / 1000);
+  else
+    snprintf(why, sizeof why, "%s", db ? sqlite3_errmsg(db) : "no database");
   fprintf(stderr, "pitrace: recording to %s stopped (%s: %s); the application "
                   "goes on unrecorded, and the session is marked incomplete\n",
-          shim_cfg.path, what, db ? sqlite3_errmsg(db) : "no database");
+          shim_cfg.path, what, why);
   if (db) {
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     char sql[256];
@@ -387,8 +396,28 @@ static void fail_sql(const char *what)
   }
 }
 
+/* The write lock is taken when there is something to write, not held
+ * between commits: a transaction begins (IMMEDIATE: the lock first, so
+ * that two processes never each hold a read lock the other's commit waits
+ * for) at the first statement after a commit. */
+static bool begin_writing(const char *what)
+{
+  if (!sqlite3_get_autocommit(db))
+    return true;
+  if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    fail_sql(what);
+    return false;
+  }
+  return true;
+}
+
 static bool step(sqlite3_stmt *s, const char *what)
 {
+  if (!begin_writing(what)) {
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    return false;
+  }
   int rc = sqlite3_step(s);
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
@@ -399,11 +428,12 @@ static bool step(sqlite3_stmt *s, const char *what)
   return true;
 }
 
-static bool exec(const char *sql)
+/* Commits what was written since the last commit (nothing: true). */
+static bool commit_writes(void)
 {
-  char *err = NULL;
-  if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
-    sqlite3_free(err);
+  if (sqlite3_get_autocommit(db))
+    return true;
+  if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
     fail_sql("writing the session");
     return false;
   }
@@ -2782,10 +2812,8 @@ static void commit(void)
   write_checkpoint();
   if (failed)
     return;
-  if (exec("COMMIT")) {
+  if (commit_writes())
     publish_tails();
-    exec("BEGIN");
-  }
 }
 
 /* Drops whatever the rings hold (after a failure: keep producers moving). */
@@ -2870,7 +2898,7 @@ static void finish_session(void)
   end_session(finish_how[0] ? finish_how : "exit", finish_signo,
               (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, shim_now() - session_t0, NULL,
               -1);
-  exec("COMMIT");
+  commit_writes();
 }
 
 static void reset_state(void);
@@ -3005,10 +3033,10 @@ static char *command_line(void)
 }
 
 /* SQLite's busy handler: other processes recording into the same file
- * hold its write lock while they commit. Polls often (their commits are
- * short, and a waiter that sleeps long misses its turn), for at most
- * BUSY_MS in all; then the caller says the database stayed locked. */
-#define BUSY_MS 30000u
+ * hold its write lock while they commit, and readers hold off a commit
+ * while they read. Polls often (their commits are short, and a waiter
+ * that sleeps long misses its turn), for at most BUSY_MS in all; then the
+ * caller says the database stayed locked. */
 static int busy_wait(void *arg, int n)
 {
   (void)arg;
@@ -3151,22 +3179,32 @@ static bool open_db(void)
     return false;
   }
   chmod(path, 0600);
-  /* WAL: readers while recording; a killed process leaves a consistent
-   * database. synchronous=OFF: a process crash loses nothing the OS has;
-   * set first, so that turning a new file to WAL does not flush it to the
-   * disk four times (fdatasync of the file, its journal and the folder:
-   * milliseconds each on some disks, on every recorded run's start). */
+  /* A rollback journal, not WAL: a commit writes the pages it adds (the
+   * payloads, the chunks) once, into the database, where WAL writes them
+   * to its log (with a checksum over every byte) and copies them into the
+   * database again at each checkpoint: recording vadd 4194304 with data
+   * all (50 MB moved) added 93 ms to the plain run through WAL, 56 ms with
+   * the journal (2-core machine, 10 rounds; 70 and 33 ms on the GPU host:
+   * bench/results/2026-11-26-h100-round8/). The journal holds only the
+   * pages a commit changes that were there before (a few b-tree pages),
+   * truncated after each commit. What it costs: a reader's
+   * open read transaction holds off a commit until it ends (the recorder
+   * waits, at most BUSY_MS; the application only once its ring is full).
+   * A killed process leaves a consistent database either way (a journal
+   * left behind is rolled back by the next connection that writes, as
+   * the salvage does). synchronous=OFF: a process crash loses nothing the
+   * OS has. */
   char *err = NULL;
   /* Some of SQLite's lock steps answer SQLITE_BUSY without calling the
-   * busy handler (turning a new file to WAL while another process does,
-   * a WAL index another process is rebuilding): several processes that
+   * busy handler (taking a file out of WAL mode, as an older recorder
+   * left it, while another process has it open): several processes that
    * start recording into one path at once retry the whole start, within
    * the same bound as every other wait for the lock. */
   uint64_t since = shim_now();
   char schema_err[512] = "";
   bool ok;
   for (;;) {
-    ok = sqlite3_exec(db, PT_PAGE_SIZE_SQL "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL;",
+    ok = sqlite3_exec(db, PT_PAGE_SIZE_SQL "PRAGMA synchronous=OFF; PRAGMA journal_mode=TRUNCATE;",
                       NULL, NULL, &err) == SQLITE_OK &&
          sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err) == SQLITE_OK &&
          pt_schema_create(db, schema_err, sizeof schema_err);
@@ -3256,7 +3294,7 @@ bool writer_start(void)
     keep_knot(stamp_take_knot());
   }
   /* Committed, then the lock is let go until the first commit of calls. */
-  ok = ok && exec("COMMIT") && exec("BEGIN");
+  ok = ok && commit_writes();
   if (!ok) {
     ringfile_remove();
     return false;

@@ -865,3 +865,95 @@ Test(record, four_processes_into_one_path_are_all_kept)
     cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
   }
 }
+
+/* A reader that holds the file open in a read transaction (`pitrace show`
+ * of a session still being recorded, a sqlite3 shell in BEGIN) holds off
+ * the recorder's commits (the journal is a rollback journal: writer.c says
+ * why): the recorder waits, its application goes on until its rings are
+ * full and then waits too; when the reader lets go, every call is stored,
+ * nobody gave up, and the file is one file again at the end. */
+Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
+{
+  char *db = tu_temp_path(".db");
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  const char *first[] = {BIN "/record_prog", "threads", "1", "10", NULL};
+  char *out;
+  cr_assert_eq(tu_run(first, env, &out), 0, "%s", out);
+  sqlite3 *r;
+  cr_assert_eq(sqlite3_open_v2(db, &r, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(r, "BEGIN; SELECT count(*) FROM sessions;", NULL, NULL, NULL),
+               SQLITE_OK, "%s", sqlite3_errmsg(r));
+  /* 2 x 100000 queries: more than a thread's ring holds (4 MiB). */
+  char *log = tu_temp_path(".out");
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    setenv("SYCL_PI_RECORD", db, 1);
+    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(BIN "/record_prog", BIN "/record_prog", "threads", "2", "100000", (char *)NULL);
+    _exit(127);
+  }
+  struct timespec hold = {1, 500000000};
+  nanosleep(&hold, NULL);
+  cr_assert_eq(sqlite3_exec(r, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(r);
+  int st;
+  waitpid(pid, &st, 0);
+  out = tu_read_file(log);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
+  cr_assert_eq(tu_count(out, "pitrace:"), 0, "%s", out);
+  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "teardown\nteardown\n");
+  long long calls = db_int(db, "SELECT calls FROM sessions WHERE id = 2");
+  cr_assert_gt(calls, 200000);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls WHERE session = 2"), calls);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 2 AND api = "
+                          "'piDeviceGetInfo'"),
+               db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 1 AND api = "
+                          "'piDeviceGetInfo'") - 10 + 200000);
+  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  char *journal = malloc(strlen(db) + 16);
+  sprintf(journal, "%s-journal", db);
+  cr_assert(access(journal, F_OK) != 0, "%s is left", journal);
+}
+
+/* A process killed while it wrote into the file (mid-commit) leaves a
+ * journal that must be rolled back before anyone reads: a verb, which
+ * reads through a read-only connection, does it through a read-write one
+ * and reads the session as it was before that write. */
+Test(record, a_journal_left_by_a_killed_writer_is_rolled_back_by_the_next_reader)
+{
+  char *db = tu_temp_path(".db");
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  const char *prog[] = {BIN "/record_prog", "threads", "1", "10", NULL};
+  char *out;
+  cr_assert_eq(tu_run(prog, env, &out), 0, "%s", out);
+  const char *argv[] = {BIN "/pitrace", "stats", db, NULL};
+  char *before;
+  cr_assert_eq(tu_run(argv, NULL, &before), 0, "%s", before);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) { /* a writer whose pages spill into the file, then killed */
+    sqlite3 *w;
+    if (sqlite3_open(db, &w) != SQLITE_OK ||
+        sqlite3_exec(w, "PRAGMA cache_size=2; BEGIN IMMEDIATE; DELETE FROM call_chunks; "
+                        "CREATE TABLE junk(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
+                        "SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO junk SELECT "
+                        "randomblob(2000) FROM n;", NULL, NULL, NULL) != SQLITE_OK)
+      _exit(1);
+    kill(getpid(), SIGKILL);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  cr_assert(WIFSIGNALED(st), "the writer did not get as far as its kill");
+  char *journal = malloc(strlen(db) + 16);
+  sprintf(journal, "%s-journal", db);
+  cr_assert_eq(access(journal, F_OK), 0, "no journal was left to roll back");
+  char *after;
+  cr_assert_eq(tu_run(argv, NULL, &after), 0, "%s", after);
+  cr_assert_str_eq(after, before);
+  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'junk'"), 0);
+}
