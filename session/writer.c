@@ -613,6 +613,9 @@ typedef struct pending_call {
   uint32_t thread, plugin;
   uint8_t api;
   bool inserted; /* already written as incomplete */
+  /* What it releases was released already (release_in_flight): its exit
+   * releases nothing. */
+  bool released_early;
   int64_t stack;
   uint64_t argv[PI_MAX_PARAMS]; /* the call's packed arguments */
   text in;       /* the in-parameters' JSON, per position */
@@ -672,7 +675,7 @@ static pending_call *call_new(void)
   pending_call *c = free_calls;
   if (c) { /* its fields are all set by whoever takes it; its buffers kept */
     free_calls = c->next;
-    c->inserted = false;
+    c->inserted = c->released_early = false;
     c->in.len = c->inl.len = 0;
     c->entry = NULL;
     c->found.n = 0;
@@ -829,6 +832,56 @@ static void handle_release(uint64_t ptr, uint64_t seq)
   sqlite3_bind_int64(st_handle_release, 4, (int64_t)s->a);
   step(st_handle_release, "storing a release");
   map_del(&handles, ptr);
+}
+
+/* An address that a live object has came back from a call that makes a
+ * new one: the old object is gone (its memory was reused), and the call
+ * that released it is still in flight: it returned after the new object's
+ * maker did, so its exit comes later in the order, where it would release
+ * the new object (seen with two threads handing buffers to each other:
+ * record::an_object_made_by_one_thread_and_used_by_another_keeps_its_order).
+ * Its release takes effect now, as its own (its seq and function), and
+ * its exit releases nothing. `what`: a handle, a USM allocation (ptr its
+ * base) or a mapped pointer. Nothing in flight: the old object went some
+ * other way, and the new one replaces it, as before. */
+enum { GONE_HANDLE, GONE_USM, GONE_MAPPED };
+
+static void release_in_flight(uint64_t ptr, int what)
+{
+  for (pending_call *c = inflight; c; c = c->next) {
+    const pi_api_desc *api = &pi_api_table[c->api];
+    bool usm = c->api == PI_API_piextUSMFree, unmap = c->api == PI_API_piEnqueueMemUnmap;
+    bool hit = what == GONE_USM      ? usm && c->argv[1] == ptr
+               : what == GONE_MAPPED ? unmap && c->argv[2] == ptr
+                                     : api->releases >= 0 && !usm && c->argv[api->releases] == ptr;
+    if (!hit || c->released_early)
+      continue;
+    c->released_early = true;
+    const char *maker = cur_api;
+    cur_api = api->name;
+    if (what == GONE_USM) {
+      usm_free(ptr, c->seq);
+    } else if (what == GONE_MAPPED) {
+      map_del(&mapped, ptr);
+    } else {
+      map_slot *h = map_find(&handles, ptr);
+      if (h)
+        h->c = 1; /* gone, however often it was retained */
+      handle_release(ptr, c->seq);
+    }
+    cur_api = maker;
+    return;
+  }
+}
+
+/* A handle a call made (its out-parameter): a fresh id, the object that
+ * had its address before released if its release is in flight. */
+static uint64_t handle_made(uint64_t ptr, uint8_t kind, uint64_t seq)
+{
+  map_slot *s = ptr ? map_find(&handles, ptr) : NULL;
+  if (s && !((kind == PI_OBJ_PLATFORM || kind == PI_OBJ_DEVICE) && s->b == kind))
+    release_in_flight(ptr, GONE_HANDLE);
+  return handle_new(ptr, kind, seq);
 }
 
 /* What a pointer is: a mapped pointer's id (1), a USM allocation's id
@@ -1153,6 +1206,9 @@ static void encode_out(const fmt *f, text *t, const pi_api_desc *api, unsigned p
           if (strcmp(api->params[i].name, "size") == 0)
             sz = (int)i;
         uint64_t id = ++next_handle_id;
+        const usm_alloc *old = usm_find(v);
+        if (old)
+          release_in_flight(old->base, GONE_USM);
         usm_add(v, sz >= 0 ? argv[sz] : 1, id);
         {
           sqlite3_bind_int64(st_handle, 1, session_id);
@@ -1168,6 +1224,8 @@ static void encode_out(const fmt *f, text *t, const pi_api_desc *api, unsigned p
         t_pointer(f, t, v);
       } else if (p->creates == PI_OBJ_MAPPED) {
         if (f->mode != FMT_PRINT) {
+          if (map_find(&mapped, v))
+            release_in_flight(v, GONE_MAPPED);
           map_slot *s = map_put(&mapped, v);
           if (s)
             s->a = ++next_handle_id;
@@ -1184,7 +1242,7 @@ static void encode_out(const fmt *f, text *t, const pi_api_desc *api, unsigned p
     return;
   case PI_PK_HANDLE:
     iv = sized(iv, sizeof(void *));
-    t_u64(t, iv ? f_value(f, handle_new, load(iv->data, sizeof(void *)), p->obj, seq) : 0);
+    t_u64(t, iv ? f_value(f, handle_made, load(iv->data, sizeof(void *)), p->obj, seq) : 0);
     return;
   case PI_PK_HANDLES:
   case PI_PK_ARRAY:
@@ -2022,11 +2080,11 @@ static void process_exit(const rec_exit *x, mring *m)
         maps_dirty = true;
       }
     }
-    if (api->releases >= 0 && c->api != PI_API_piextUSMFree)
+    if (api->releases >= 0 && c->api != PI_API_piextUSMFree && !c->released_early)
       handle_release(argv[api->releases], c->seq);
-    if (c->api == PI_API_piextUSMFree)
+    if (c->api == PI_API_piextUSMFree && !c->released_early)
       usm_free(argv[1], c->seq);
-    if (c->api == PI_API_piEnqueueMemUnmap)
+    if (c->api == PI_API_piEnqueueMemUnmap && !c->released_early)
       map_del(&mapped, argv[2]);
   }
   call_free(c);
@@ -2587,7 +2645,10 @@ static void write_checkpoint(void)
   put64(&t, np);
   for (pending_call *c = inflight; c; c = c->next) {
     unsigned n = pi_api_table[c->api].nparams;
-    uint64_t f[] = {c->ticket, c->seq, c->t0, c->thread, c->plugin, c->api, c->inserted,
+    /* inserted and released_early share a word (bits 0 and 1): a
+     * checkpoint of before has 0 or 1 there. */
+    uint64_t f[] = {c->ticket, c->seq, c->t0, c->thread, c->plugin, c->api,
+                    (uint64_t)c->inserted | (uint64_t)c->released_early << 1,
                     (uint64_t)c->stack, c->in.len, c->inl.len};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)
       put64(&t, f[i]);
@@ -2741,7 +2802,7 @@ static bool load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn
           break;
         c->ticket = f[0], c->seq = f[1], c->t0 = f[2];
         c->thread = (uint32_t)f[3], c->plugin = (uint32_t)f[4], c->api = (uint8_t)f[5];
-        c->inserted = f[6] != 0, c->stack = (int64_t)f[7];
+        c->inserted = f[6] & 1, c->released_early = f[6] >> 1 & 1, c->stack = (int64_t)f[7];
         memcpy(c->argv, argv, n * 8u);
         memcpy(c->start, start, n * 4u);
         memcpy(c->end, end, n * 4u);

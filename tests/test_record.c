@@ -534,8 +534,9 @@ static pid_t spawn(const char *const *argv, const char *const *env)
 }
 
 /* Ring files left beside `db`; with `what`, each one's name, size and
- * state word (ringfile_hdr: magic (8), version (4), state) too. */
-static int ring_files_said(const char *db, char *what, size_t n)
+ * state word (ringfile_hdr: magic (8), version (4), state) too; with
+ * `last`, the path of the last one found. */
+static int ring_files_at(const char *db, char *what, size_t n, char *last, size_t lastn)
 {
   char dir[512], prefix[512];
   snprintf(dir, sizeof dir, "%s", db);
@@ -548,10 +549,12 @@ static int ring_files_said(const char *db, char *what, size_t n)
     if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
       continue;
     count++;
-    if (!what)
-      continue;
     char f[1100];
     snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
+    if (last)
+      snprintf(last, lastn, "%s", f);
+    if (!what)
+      continue;
     struct stat sb;
     uint32_t state = UINT32_MAX;
     FILE *fp = fopen(f, "rb");
@@ -569,7 +572,12 @@ static int ring_files_said(const char *db, char *what, size_t n)
   return count;
 }
 
-static int ring_files(const char *db) { return ring_files_said(db, NULL, 0); }
+static int ring_files_said(const char *db, char *what, size_t n)
+{
+  return ring_files_at(db, what, n, NULL, 0);
+}
+
+static int ring_files(const char *db) { return ring_files_at(db, NULL, 0, NULL, 0); }
 
 /* Opens the session with a pitrace verb, which salvages what a process
  * that is gone left in its ring file; what it said (malloc'd). */
@@ -693,19 +701,9 @@ Test(record, salvage_of_damaged_call_times_ends_the_session_by_now)
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
   char *out;
   cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
-  cr_assert_eq(ring_files(db), 1);
   /* Every exit record's return time 8e18 ns after the clock origin. */
-  char dir[512], prefix[512], ring[1100] = "";
-  snprintf(dir, sizeof dir, "%s", db);
-  char *slash = strrchr(dir, '/');
-  snprintf(prefix, sizeof prefix, "%s-rings.", slash + 1);
-  *slash = 0;
-  DIR *d = opendir(dir);
-  for (struct dirent *e; d && (e = readdir(d));)
-    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
-      snprintf(ring, sizeof ring, "%s/%s", dir, e->d_name);
-  if (d)
-    closedir(d);
+  char ring[1100] = "";
+  cr_assert_eq(ring_files_at(db, NULL, 0, ring, sizeof ring), 1);
   FILE *f = fopen(ring, "r+b");
   cr_assert(f, "%s", ring);
   enum { HEADER = 32 << 10, CTL = 4096 };
@@ -742,6 +740,106 @@ Test(record, salvage_of_damaged_call_times_ends_the_session_by_now)
   cr_assert_eq(db_int(db, sql), 1, "%s", db_lines(db, "SELECT start_unix_ns, end_unix_ns, "
                                                      "duration_ns FROM sessions"));
   cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "killed\n");
+}
+
+/* The race behind the rare failures of
+ * record::an_object_made_by_one_thread_and_used_by_another_keeps_its_order,
+ * made certain: thread R's
+ * release of buffer P returns after thread M made a new buffer at the same
+ * address (the allocator reused P inside the release). record_prog reuse
+ * makes the calls in their natural order and leaves its rings; the test
+ * moves the release's return (its exit record's ticket) to right after the
+ * second buffer's creation, and the salvage must still give each buffer
+ * its own handle, released by its own release. */
+typedef struct ring_rec {
+  unsigned char *p; /* the record in the file's image */
+  uint8_t type;
+} ring_rec;
+
+static unsigned ring_records(unsigned char *img, uint64_t slot, ring_rec *out, unsigned max)
+{
+  enum { HEADER = 32 << 10, CTL = 4096 };
+  uint64_t slot_size, head;
+  memcpy(&slot_size, img + 48, 8); /* ringfile_hdr.slot_size */
+  unsigned char *base = img + HEADER + slot * slot_size;
+  memcpy(&head, base, 8); /* shim_ring.head */
+  unsigned n = 0;
+  for (uint64_t off = 0; off < head && n < max;) {
+    uint32_t size;
+    memcpy(&size, base + CTL + off, 4);
+    cr_assert(size >= 16 && size % 8 == 0);
+    out[n++] = (ring_rec){base + CTL + off, base[CTL + off + 4]};
+    off += size;
+  }
+  return n;
+}
+
+Test(record, a_release_that_returns_after_its_address_is_reused_releases_its_own_object)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "reuse", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
+  char ring[1100];
+  cr_assert_eq(ring_files_at(db, NULL, 0, ring, sizeof ring), 1);
+  size_t len;
+  unsigned char *img = (unsigned char *)tu_read_file_n(ring, &len);
+  uint32_t nslots;
+  memcpy(&nslots, img + 60, 4); /* ringfile_hdr.nslots */
+  /* M's ring: make, make, release (entries 2, exits 3, and a thread record
+   * 6); R's: release. Their records: [thread, entry, exit, ...]. */
+  ring_rec m[16] = {{0}}, r[16] = {{0}}, v[16];
+  unsigned nm = 0, nr = 0;
+  for (uint32_t i = 0; i < nslots; i++) {
+    unsigned n = ring_records(img, i, v, 16);
+    if (n == 7 && v[0].type == 6) {
+      memcpy(m, v, sizeof v);
+      nm = n;
+    } else if (n == 3 && v[0].type == 6) {
+      memcpy(r, v, sizeof v);
+      nr = n;
+    }
+  }
+  cr_assert(nm == 7 && nr == 3, "no maker's or releaser's ring among %u slots", nslots);
+  uint64_t p1, p2; /* the released buffers: argv[0] of each release's entry */
+  memcpy(&p1, r[1].p + 32, 8);
+  memcpy(&p2, m[5].p + 32, 8);
+  if (p2 != p1) { /* the allocator gave another address: make it the same */
+    uint32_t size;
+    memcpy(&size, m[4].p, 4);
+    int found = 0;
+    for (uint32_t o = 40; o + 8 <= size; o += 8) /* the second make's out-value */
+      if (memcmp(m[4].p + o, &p2, 8) == 0) {
+        memcpy(m[4].p + o, &p1, 8);
+        found++;
+      }
+    cr_assert_eq(found, 1);
+    memcpy(m[5].p + 32, &p1, 8);
+  }
+  uint64_t made2, release2, moved;
+  memcpy(&made2, m[4].p + 8, 8); /* rec_hdr.ticket */
+  memcpy(&release2, m[5].p + 8, 8);
+  moved = made2 + 1;
+  cr_assert_lt(moved, release2);
+  memcpy(r[2].p + 8, &moved, 8);
+  FILE *f = fopen(ring, "r+b");
+  cr_assert(f && fwrite(img, 1, len, f) == len && fclose(f) == 0);
+  salvage_with_pitrace(db);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem'"), 2,
+               "%s", db_lines(db, "SELECT handle || ' ' || origin || ' ' || created_seq || "
+                                  "' ' || coalesce(released_seq, '-') FROM pi_handles WHERE "
+                                  "kind = 'mem'"));
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem' AND "
+                          "origin = 'created' AND released_by = 'piMemRelease' AND "
+                          "released_seq > created_seq"), 2);
+  /* Each released at its own release's call (the earlier release first). */
+  cr_assert_str_eq(db_lines(db, "SELECT h.released_seq = c.seq FROM pi_handles h JOIN "
+                                "(SELECT seq, row_number() OVER (ORDER BY seq) AS k FROM "
+                                "pi_calls WHERE api = 'piMemRelease') c ON c.k = (SELECT "
+                                "count(*) FROM pi_handles g WHERE g.kind = 'mem' AND g.id <= "
+                                "h.id) WHERE h.kind = 'mem' ORDER BY h.id"),
+                   "1\n1\n");
 }
 
 /* How many calls `record_prog count FILE` saw return (0: none yet). */

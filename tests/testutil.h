@@ -20,8 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The whole file as a NUL-terminated string (malloc'd), or NULL. */
-static inline char *tu_read_file(const char *path)
+/* The whole file as a NUL-terminated string (malloc'd), or NULL; its
+ * length (without the NUL) into *n_out where that is not NULL. */
+static inline char *tu_read_file_n(const char *path, size_t *n_out)
 {
   FILE *f = fopen(path, "rb");
   if (!f)
@@ -43,8 +44,12 @@ static inline char *tu_read_file(const char *path)
   fclose(f);
   if (buf)
     buf[len] = 0;
+  if (n_out)
+    *n_out = len;
   return buf;
 }
+
+static inline char *tu_read_file(const char *path) { return tu_read_file_n(path, NULL); }
 
 /* Every temporary path this process handed out: removed when it exits,
  * with SQLite's side files and, for a directory, all it holds; set

@@ -27,6 +27,10 @@
  *                           so nothing is cached: a long call) on one thread
  *                           while the main thread makes M queries: the
  *                           build's call returns after many later calls
+ *   record_prog reuse       a thread makes a buffer, another releases it, then
+ *                           the first makes a second one and releases it; then
+ *                           _exit(3) (the rings left to salvage: a test puts
+ *                           their records in the order of a race)
  *   record_prog infojunk    the device's name into a 4 KiB buffer full of 'Z'
  *                           with no size asked back
  *   record_prog readback    a non-blocking read completed by an event wait,
@@ -163,6 +167,70 @@ static int handoff(int pairs, int m)
   return bad ? 2 : 0;
 }
 
+/* reuse: the first buffer goes from the maker to the releaser, which says
+ * when it released it. */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  pirt_context *ctx;
+  pirt_buffer *made;
+  bool released;
+} reuse_box = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, false};
+
+static void *reuse_maker(void *arg)
+{
+  (void)arg;
+  pirt_buffer *b;
+  if (pirt_buffer_create(reuse_box.ctx, 0, 64, NULL, &b) != PI_SUCCESS)
+    return (void *)1;
+  pthread_mutex_lock(&reuse_box.lock);
+  reuse_box.made = b;
+  pthread_cond_broadcast(&reuse_box.cond);
+  while (!reuse_box.released)
+    pthread_cond_wait(&reuse_box.cond, &reuse_box.lock);
+  pthread_mutex_unlock(&reuse_box.lock);
+  if (pirt_buffer_create(reuse_box.ctx, 0, 64, NULL, &b) != PI_SUCCESS ||
+      pirt_buffer_release(b) != PI_SUCCESS)
+    return (void *)1;
+  return NULL;
+}
+
+static void *reuse_releaser(void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock(&reuse_box.lock);
+  while (!reuse_box.made)
+    pthread_cond_wait(&reuse_box.cond, &reuse_box.lock);
+  pthread_mutex_unlock(&reuse_box.lock);
+  pi_result r = pirt_buffer_release(reuse_box.made);
+  pthread_mutex_lock(&reuse_box.lock);
+  reuse_box.released = true;
+  pthread_cond_broadcast(&reuse_box.cond);
+  pthread_mutex_unlock(&reuse_box.lock);
+  return (void *)(intptr_t)(r != PI_SUCCESS);
+}
+
+static int reuse(void)
+{
+  if (pirt_context_create(dev, &reuse_box.ctx) != PI_SUCCESS) {
+    printf("record_prog: %s\n", pirt_error_message());
+    return 2;
+  }
+  pthread_t m, r;
+  void *rm, *rr;
+  pthread_create(&m, NULL, reuse_maker, NULL);
+  pthread_create(&r, NULL, reuse_releaser, NULL);
+  pthread_join(m, &rm);
+  pthread_join(r, &rr);
+  if (rm || rr) {
+    printf("record_prog: %s\n", pirt_error_message());
+    return 2;
+  }
+  printf("record_prog: made 2 buffers on one thread, released 1 on another\n");
+  fflush(stdout);
+  _exit(3);
+}
+
 static atomic_bool build_begun;
 
 static void *build_main(void *arg)
@@ -230,7 +298,7 @@ static int readback(void)
 int main(int argc, char **argv)
 {
   if (argc < 2) {
-    fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | "
+    fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
                     "count FILE | readback\n");
     return 2;
   }
@@ -286,6 +354,8 @@ int main(int argc, char **argv)
   }
   if (strcmp(mode, "readback") == 0)
     return readback();
+  if (strcmp(mode, "reuse") == 0)
+    return reuse();
   if (strcmp(mode, "infojunk") == 0) {
     /* The device's name into a large buffer full of 'Z', without asking
      * how many bytes the answer took (as clinfo does). */
