@@ -94,6 +94,16 @@ static char *trace_apis(const char *trace)
   return out;
 }
 
+/* Runs argv recorded into db on PoCL; checks that it exits with status;
+ * its output (malloc'd). */
+static char *run_recorded(const char *const *argv, const char *db, int status)
+{
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), status, "%s", out);
+  return out;
+}
+
 /* Runs argv recorded into db with every call traced to a file; checks its
  * exit status and that it printed `made` (NULL: nothing to check), and
  * returns the number of calls the trace shows. */
@@ -613,9 +623,7 @@ Test(record, an_info_answer_is_stored_without_the_rest_of_the_buffer)
 {
   char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "infojunk", NULL};
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
-  char *out;
-  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  char *out = run_recorded(argv, db, 0);
   const char *size = strstr(out, " bytes)");
   cr_assert(size, "%s", out);
   while (size > out && size[-1] >= '0' && size[-1] <= '9')
@@ -778,9 +786,7 @@ Test(record, a_release_that_returns_after_its_address_is_reused_releases_its_own
 {
   char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "reuse", NULL};
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
-  char *out;
-  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
+  run_recorded(argv, db, 3);
   char ring[1100];
   cr_assert_eq(ring_files_at(db, NULL, 0, ring, sizeof ring), 1);
   size_t len;
@@ -973,10 +979,8 @@ Test(record, four_processes_into_one_path_are_all_kept)
 Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
 {
   char *db = tu_temp_path(".db");
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
   const char *first[] = {BIN "/record_prog", "threads", "1", "10", NULL};
-  char *out;
-  cr_assert_eq(tu_run(first, env, &out), 0, "%s", out);
+  run_recorded(first, db, 0);
   sqlite3 *r;
   cr_assert_eq(sqlite3_open_v2(db, &r, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
   cr_assert_eq(sqlite3_exec(r, "BEGIN; SELECT count(*) FROM sessions;", NULL, NULL, NULL),
@@ -1000,7 +1004,7 @@ Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
   sqlite3_close(r);
   int st;
   waitpid(pid, &st, 0);
-  out = tu_read_file(log);
+  char *out = tu_read_file(log);
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
   cr_assert_eq(tu_count(out, "pitrace:"), 0, "%s", out);
   cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "teardown\nteardown\n");
@@ -1024,10 +1028,8 @@ Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
 Test(record, a_journal_left_by_a_killed_writer_is_rolled_back_by_the_next_reader)
 {
   char *db = tu_temp_path(".db");
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
   const char *prog[] = {BIN "/record_prog", "threads", "1", "10", NULL};
-  char *out;
-  cr_assert_eq(tu_run(prog, env, &out), 0, "%s", out);
+  run_recorded(prog, db, 0);
   const char *argv[] = {BIN "/pitrace", "stats", db, NULL};
   char *before;
   cr_assert_eq(tu_run(argv, NULL, &before), 0, "%s", before);
