@@ -963,7 +963,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   }
   c->api = api;
   c->argv = argv;
-  e->t0 = shim_stamp();
+  e->t0 = shim_stamp_after_loads();
   commit_at(&e->h, e->t0);
   c->ticket = e->h.ticket;
   return true;

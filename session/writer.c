@@ -2489,7 +2489,11 @@ static void forget_rings(void)
  *
  * Why this order is safe without a shared counter: a record can depend
  * only on records published before it was made (a call uses a handle
- * after the call that made it returned), and those have lower tickets.
+ * after the call that made it returned), and those have lower tickets
+ * (a return stamp is read before its record is published; an entry stamp
+ * only after every earlier load, shim_stamp_after_loads). Two returns are
+ * ordered as the calls returned, which is not always the order of their
+ * effects: release_in_flight says when that matters.
  * Once a record is seen, they are visible too. So a record seen at look
  * L is processed only after a sweep that began after L looked again at
  * every ring with nothing seen: a record it depends on is then either

@@ -227,6 +227,21 @@ static inline uint64_t shim_stamp(void)
   return shim_now();
 }
 
+/* A call's entry stamp: read only once every load before it is done (the
+ * processor may otherwise read the counter early), so that a call using
+ * what another thread's call made (handed over through memory) is stamped
+ * after that call's return stamp, and comes after it in the order. */
+static inline uint64_t shim_stamp_after_loads(void)
+{
+#if defined(__x86_64__)
+  if (__builtin_expect(shim_stamps_tsc, 1)) {
+    __builtin_ia32_lfence();
+    return __builtin_ia32_rdtsc();
+  }
+#endif
+  return shim_now();
+}
+
 typedef struct stamp_knot {
   uint64_t stamp, ns; /* the counter and CLOCK_MONOTONIC, read together */
 } stamp_knot;
