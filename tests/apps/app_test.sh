@@ -8,7 +8,7 @@
 # portable a replay on the other CPU device (rusticl), and a PoCL-vs-rusticl
 # diff that runs.
 #
-#   app_test.sh BUILD SRC APP        APP: clinfo clpeak pyopencl clblast
+#   app_test.sh BUILD SRC APP        APP: clinfo clpeak pyopencl clblast hashcat
 #
 # Exit 0 when every step passed; each failing step is named on stderr.
 set -u
@@ -31,6 +31,16 @@ pyopencl) # No compiler cache: cached programs are device binaries, which
           export PYOPENCL_NO_CACHE=1
           cmd="/usr/bin/python3 $src/tests/apps/pyopencl_check.py 20000"; portable=1 ;;
 clblast)  cmd="$build/bin/clblast_client"; portable=1 ;;
+hashcat)  # MD5 of "hashcat" against a four-word list; its kernel cache, its
+          # session and restore files in a home of its own (the first run
+          # builds the kernel from source, ~40 s on PoCL; the routed runs load
+          # the binary it cached, so the session replays only on PoCL).
+          mkdir -p "$tmp/home"
+          export HOME="$tmp/home" XDG_CACHE_HOME="$tmp/home/.cache" XDG_DATA_HOME="$tmp/home/.local/share"
+          printf '8743b52063cd84097a65d1633f5c74f5\n' >"$tmp/hash.txt"
+          printf 'foo\nbar\nhashcat\nbaz\n' >"$tmp/words.txt"
+          cmd="hashcat -m 0 -a 0 --force --potfile-disable --restore-disable --quiet -D 1,2 $tmp/hash.txt $tmp/words.txt"
+          portable=0 ;;
 *) echo "app_test.sh: unknown application '$app'" >&2; exit 2 ;;
 esac
 
@@ -65,6 +75,9 @@ verify() {
     grep -E '^ +[A-Za-z].*: [0-9.]+' "$routed" | sed 's/:.*//' | sort >"$tmp/got"
     [ -s "$tmp/want" ] || fail "$what: clpeak printed no figure directly"
     cmp -s "$tmp/want" "$tmp/got" || { fail "$what: clpeak's tests differ"; diff "$tmp/want" "$tmp/got" >&2; } ;;
+  hashcat)
+    grep -q '^8743b52063cd84097a65d1633f5c74f5:hashcat$' "$routed" ||
+      fail "$what: hashcat did not crack the hash" ;;
   *)
     grep -q "all verified" "$routed" || fail "$what: results not verified" ;;
   esac
