@@ -96,8 +96,11 @@ int pt_sql(int argc, char **argv)
   }
   char load[PATH_MAX + 80];
   snprintf(load, sizeof load, ".load \"%s\"", ext);
-  const char *args[] = {shell, "-readonly", "-cmd", load, file, a.npos > 1 ? a.pos[1] : NULL,
-                        NULL};
+  /* A busy timeout: a recorder commits into the file every 50 ms while it
+   * records, holding readers off for as long (its rollback journal), and
+   * the shell would answer "database is locked" at once. */
+  const char *args[] = {shell, "-readonly", "-cmd", ".timeout 5000", "-cmd", load, file,
+                        a.npos > 1 ? a.pos[1] : NULL, NULL};
   fflush(NULL);
   execv(shell, (char *const *)args);
   pt_verb_error("sql", "cannot run %s: %s", shell, strerror(errno));

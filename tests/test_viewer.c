@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <zstd.h>
 
 #include "json.h"
@@ -1940,6 +1941,48 @@ Test(viewer, sql_answers_pi_calls_as_show_prints_them)
   cr_assert_eq(pitrace(&out, &err, "sql", "/etc/passwd", "SELECT 1", NULL), 2);
   cr_assert(strstr(err, "pitrace sql: /etc/passwd is not a pitrace session") && lines(err) == 1,
             "%s", err);
+}
+
+/* A file a recorder commits into (it holds readers off while it commits):
+ * a helper process takes the write lock for 30 ms out of every 33, for
+ * three seconds, and pitrace sql answers eight queries, waiting for the
+ * lock where it has to, where a shell without a busy timeout says
+ * "database is locked". */
+Test(viewer, sql_waits_for_a_recorder_that_commits_into_the_file)
+{
+  char *db = record("vadd", POCL), *out, *err;
+  long long calls = sql_int(db, "SELECT calls FROM sessions");
+  int ready[2];
+  cr_assert_eq(pipe(ready), 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    sqlite3 *w;
+    if (sqlite3_open(db, &w) != SQLITE_OK)
+      _exit(1);
+    sqlite3_busy_timeout(w, 5000); /* pitrace's own reads hold it off too */
+    struct timespec hold = {0, 30000000}, gap = {0, 3000000};
+    for (int i = 0; i < 90; i++) {
+      if (sqlite3_exec(w, "BEGIN EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK)
+        _exit(1);
+      if (i == 0 && write(ready[1], "x", 1) != 1)
+        _exit(1);
+      nanosleep(&hold, NULL);
+      sqlite3_exec(w, "COMMIT", NULL, NULL, NULL);
+      nanosleep(&gap, NULL);
+    }
+    _exit(0);
+  }
+  char x;
+  cr_assert_eq(read(ready[0], &x, 1), 1);
+  for (int i = 0; i < 8; i++) {
+    cr_assert_eq(pitrace(&out, &err, "sql", db, "SELECT calls FROM sessions", NULL), 0, "%s",
+                 err);
+    cr_assert_eq(atoll(out), calls, "%s", out);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 /* Sets the first chunk of a session to `blob` (n bytes). */
