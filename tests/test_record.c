@@ -14,11 +14,13 @@
 #include <sqlite3.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "recorder.h" /* the ring file's layout, for tests that damage or reorder one */
 #include "testutil.h"
 
 #define BIN PITRACE_BIN_DIR
@@ -698,6 +700,47 @@ Test(record, the_next_recording_process_salvages_the_last_one)
                            "'piDeviceGetInfo' AND result = 'PI_SUCCESS'"), 300);
 }
 
+/* A ring file read whole (its image, *len bytes), for a test to change
+ * and write back with ring_image_put. */
+static unsigned char *ring_image(const char *db, char *path, size_t pathn, size_t *len)
+{
+  cr_assert_eq(ring_files_at(db, NULL, 0, path, pathn), 1);
+  unsigned char *img = (unsigned char *)tu_read_file_n(path, len);
+  cr_assert(img && *len >= RINGFILE_HEADER, "%s", path);
+  return img;
+}
+
+static void ring_image_put(const char *path, const unsigned char *img, size_t len)
+{
+  FILE *f = fopen(path, "r+b");
+  cr_assert(f && fwrite(img, 1, len, f) == len && fclose(f) == 0, "%s", path);
+}
+
+/* The records of a slot of a ring file's image, in order (at most max). */
+typedef struct ring_rec {
+  unsigned char *p; /* the record in the image */
+  uint8_t type;     /* REC_ENTRY, REC_EXIT, ... */
+} ring_rec;
+
+static unsigned ring_records(unsigned char *img, uint64_t slot, ring_rec *out, unsigned max)
+{
+  ringfile_hdr h;
+  memcpy(&h, img, sizeof h);
+  unsigned char *base = img + RINGFILE_HEADER + slot * h.slot_size;
+  size_t head;
+  memcpy(&head, base + offsetof(shim_ring, head), sizeof head);
+  unsigned n = 0;
+  for (uint64_t off = 0; off < head && n < max;) {
+    rec_hdr r;
+    memcpy(&r, base + RINGFILE_CTL + off, sizeof r);
+    cr_assert(r.size >= sizeof r && r.size % 8 == 0, "record at %llu: size %u",
+              (unsigned long long)off, r.size);
+    out[n++] = (ring_rec){base + RINGFILE_CTL + off, r.type};
+    off += r.size;
+  }
+  return n;
+}
+
 /* Found by fuzz/fuzz_salvage: a ring file whose call times are damaged
  * made the session's duration anything, and its end time (start + that
  * duration) overflowed. The calls were made between the session's start
@@ -710,33 +753,20 @@ Test(record, salvage_of_damaged_call_times_ends_the_session_by_now)
   char *out;
   cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
   /* Every exit record's return time 8e18 ns after the clock origin. */
-  char ring[1100] = "";
-  cr_assert_eq(ring_files_at(db, NULL, 0, ring, sizeof ring), 1);
-  FILE *f = fopen(ring, "r+b");
-  cr_assert(f, "%s", ring);
-  enum { HEADER = 32 << 10, CTL = 4096 };
-  uint64_t t0, head, patched = 0;
-  cr_assert_eq(fseek(f, 32, SEEK_SET), 0); /* ringfile_hdr.session_t0 */
-  cr_assert_eq(fread(&t0, 8, 1, f), 1);
-  cr_assert_eq(fseek(f, HEADER, SEEK_SET), 0); /* slot 0: its shim_ring, head first */
-  cr_assert_eq(fread(&head, 8, 1, f), 1);
-  for (uint64_t off = 0; off < head;) {
-    uint32_t size;
-    uint8_t type;
-    cr_assert_eq(fseek(f, (long)(HEADER + CTL + off), SEEK_SET), 0);
-    cr_assert_eq(fread(&size, 4, 1, f), 1);
-    cr_assert_eq(fread(&type, 1, 1, f), 1);
-    cr_assert(size >= 16 && size % 8 == 0, "record at %llu: size %u", (unsigned long long)off,
-              size);
-    if (type == 3) { /* REC_EXIT: header, entry ticket, then t1 */
-      uint64_t t1 = t0 + 8000000000000000000ull;
-      cr_assert_eq(fseek(f, (long)(HEADER + CTL + off + 24), SEEK_SET), 0);
-      cr_assert_eq(fwrite(&t1, 8, 1, f), 1);
+  char ring[1100];
+  size_t len;
+  unsigned char *img = ring_image(db, ring, sizeof ring, &len);
+  ringfile_hdr h;
+  memcpy(&h, img, sizeof h);
+  static ring_rec v[4096];
+  unsigned n = ring_records(img, 0, v, 4096), patched = 0;
+  for (unsigned i = 0; i < n; i++)
+    if (v[i].type == REC_EXIT) {
+      uint64_t t1 = h.session_t0 + 8000000000000000000ull;
+      memcpy(v[i].p + offsetof(rec_exit, t1), &t1, sizeof t1);
       patched++;
     }
-    off += size;
-  }
-  cr_assert_eq(fclose(f), 0);
+  ring_image_put(ring, img, len);
   cr_assert_geq(patched, 5);
   salvage_with_pitrace(db);
   struct timespec now;
@@ -759,78 +789,54 @@ Test(record, salvage_of_damaged_call_times_ends_the_session_by_now)
  * moves the release's return (its exit record's ticket) to right after the
  * second buffer's creation, and the salvage must still give each buffer
  * its own handle, released by its own release. */
-typedef struct ring_rec {
-  unsigned char *p; /* the record in the file's image */
-  uint8_t type;
-} ring_rec;
-
-static unsigned ring_records(unsigned char *img, uint64_t slot, ring_rec *out, unsigned max)
-{
-  enum { HEADER = 32 << 10, CTL = 4096 };
-  uint64_t slot_size, head;
-  memcpy(&slot_size, img + 48, 8); /* ringfile_hdr.slot_size */
-  unsigned char *base = img + HEADER + slot * slot_size;
-  memcpy(&head, base, 8); /* shim_ring.head */
-  unsigned n = 0;
-  for (uint64_t off = 0; off < head && n < max;) {
-    uint32_t size;
-    memcpy(&size, base + CTL + off, 4);
-    cr_assert(size >= 16 && size % 8 == 0);
-    out[n++] = (ring_rec){base + CTL + off, base[CTL + off + 4]};
-    off += size;
-  }
-  return n;
-}
-
 Test(record, a_release_that_returns_after_its_address_is_reused_releases_its_own_object)
 {
   char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "reuse", NULL};
   run_recorded(argv, db, 3);
   char ring[1100];
-  cr_assert_eq(ring_files_at(db, NULL, 0, ring, sizeof ring), 1);
   size_t len;
-  unsigned char *img = (unsigned char *)tu_read_file_n(ring, &len);
-  uint32_t nslots;
-  memcpy(&nslots, img + 60, 4); /* ringfile_hdr.nslots */
-  /* M's ring: make, make, release (entries 2, exits 3, and a thread record
-   * 6); R's: release. Their records: [thread, entry, exit, ...]. */
+  unsigned char *img = ring_image(db, ring, sizeof ring, &len);
+  ringfile_hdr h;
+  memcpy(&h, img, sizeof h);
+  uint32_t nslots = h.nslots;
+  /* M's ring: make, make, release; R's: release. Their records: [thread,
+   * entry, exit, ...]. */
   ring_rec m[16] = {{0}}, r[16] = {{0}}, v[16];
   unsigned nm = 0, nr = 0;
   for (uint32_t i = 0; i < nslots; i++) {
     unsigned n = ring_records(img, i, v, 16);
-    if (n == 7 && v[0].type == 6) {
+    if (n == 7 && v[0].type == REC_THREAD) {
       memcpy(m, v, sizeof v);
       nm = n;
-    } else if (n == 3 && v[0].type == 6) {
+    } else if (n == 3 && v[0].type == REC_THREAD) {
       memcpy(r, v, sizeof v);
       nr = n;
     }
   }
   cr_assert(nm == 7 && nr == 3, "no maker's or releaser's ring among %u slots", nslots);
   uint64_t p1, p2; /* the released buffers: argv[0] of each release's entry */
-  memcpy(&p1, r[1].p + 32, 8);
-  memcpy(&p2, m[5].p + 32, 8);
+  memcpy(&p1, r[1].p + offsetof(rec_entry, argv), 8);
+  memcpy(&p2, m[5].p + offsetof(rec_entry, argv), 8);
   if (p2 != p1) { /* the allocator gave another address: make it the same */
-    uint32_t size;
-    memcpy(&size, m[4].p, 4);
+    rec_hdr x;
+    memcpy(&x, m[4].p, sizeof x);
     int found = 0;
-    for (uint32_t o = 40; o + 8 <= size; o += 8) /* the second make's out-value */
+    for (uint32_t o = sizeof(rec_exit); o + 8 <= x.size; o += 8) /* the second make's out-value */
       if (memcmp(m[4].p + o, &p2, 8) == 0) {
         memcpy(m[4].p + o, &p1, 8);
         found++;
       }
     cr_assert_eq(found, 1);
-    memcpy(m[5].p + 32, &p1, 8);
+    memcpy(m[5].p + offsetof(rec_entry, argv), &p1, 8);
   }
   uint64_t made2, release2, moved;
-  memcpy(&made2, m[4].p + 8, 8); /* rec_hdr.ticket */
-  memcpy(&release2, m[5].p + 8, 8);
+  memcpy(&made2, m[4].p + offsetof(rec_hdr, ticket), 8);
+  memcpy(&release2, m[5].p + offsetof(rec_hdr, ticket), 8);
   moved = made2 + 1;
   cr_assert_lt(moved, release2);
-  memcpy(r[2].p + 8, &moved, 8);
-  FILE *f = fopen(ring, "r+b");
-  cr_assert(f && fwrite(img, 1, len, f) == len && fclose(f) == 0);
+  memcpy(r[2].p + offsetof(rec_hdr, ticket), &moved, 8);
+  ring_image_put(ring, img, len);
   salvage_with_pitrace(db);
   cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem'"), 2,
                "%s", db_lines(db, "SELECT handle || ' ' || origin || ' ' || created_seq || "
