@@ -596,8 +596,8 @@ static inline uint64_t f_take(const fmt *f)
 static text find_scratch;
 
 /* A value found now (NOW, FIND: kept) or earlier (PRINT). */
-static inline uint64_t f_value(const fmt *f, uint64_t (*ask)(uint64_t, uint8_t, uint64_t), uint64_t a,
-                               uint8_t b, uint64_t c)
+static inline uint64_t f_value(const fmt *f, uint64_t (*ask)(uint64_t, uint8_t, uint64_t),
+                               uint64_t a, uint8_t b, uint64_t c)
 {
   if (f->mode == FMT_PRINT)
     return f_take(f);
@@ -968,8 +968,8 @@ static size_t elem_width(const pi_param_desc *p)
 }
 
 /* An array of handles (ids from `id_of`: known or new) or of numbers. */
-static void t_array(const fmt *f, text *t, const pi_param_desc *p, const item_view *iv, uint64_t seq,
-                    uint64_t (*id_of)(uint64_t, uint8_t, uint64_t))
+static void t_array(const fmt *f, text *t, const pi_param_desc *p, const item_view *iv,
+                    uint64_t seq, uint64_t (*id_of)(uint64_t, uint8_t, uint64_t))
 {
   if (!iv) {
     t_put(t, "[]", 2);
@@ -1021,8 +1021,9 @@ static bool asks_maps(const pi_param_desc *p, bool out)
 
 /* The JSON of an in-parameter (inlined: on the merge thread's path of
  * every call). */
-static inline __attribute__((always_inline)) void encode_in(const fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
-                      const item_view *items, unsigned nitems, uint64_t seq)
+static inline __attribute__((always_inline)) void
+encode_in(const fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t v,
+          const item_view *items, unsigned nitems, uint64_t seq)
 {
   if (f->mode == FMT_FIND && !asks_maps(p, false))
     return;

@@ -34,10 +34,10 @@ bool pt_schema_create(sqlite3 *db, char *err, size_t errn);
 int pt_schema_stored_version(sqlite3 *db);
 
 /* A new session database, empty, holding what pt_schema_create makes,
- * with a rollback journal (writer.c says why not WAL): made when this library was built (make_template.c), so
- * that a recording into a new file copies it instead of creating the
- * schema and the description statement by statement (milliseconds on
- * every recorded run's start). */
+ * with a rollback journal (writer.c says why not WAL): made when this
+ * library was built (make_template.c), so that a recording into a new file
+ * copies it instead of creating the schema and the description statement
+ * by statement (milliseconds on every recorded run's start). */
 extern const unsigned char pt_schema_template[];
 extern const size_t pt_schema_template_size;
 
@@ -46,8 +46,8 @@ extern const size_t pt_schema_template_size;
  * on the GPU host, when the recorder wrote through a WAL, 48 MB took
  * 104-154 ms to store with 4 KiB pages and 80 ms with 16 KiB (73 with 32
  * KiB, 54 + 21 to checkpoint with 64 KiB), which every recording with
- * data waits for at its end. 16 KiB keeps
- * an empty session database under half a megabyte. */
+ * data waits for at its end. 16 KiB keeps an empty session database
+ * under half a megabyte. */
 #define PT_PAGE_SIZE 16384
 #define PT_PAGE_SIZE_SQL "PRAGMA page_size=16384;"
 
