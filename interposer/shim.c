@@ -131,7 +131,10 @@ __attribute__((noinline)) static void *reserve_slow(shim_ring *r, size_t head, s
     if (!atomic_load_explicit(&shim_recording, memory_order_relaxed))
       return NULL;
     /* The writer is behind: wait rather than lose calls, leaving it the
-     * processor (a spinning producer would slow it down). */
+     * processor (a spinning producer would slow it down); it may be
+     * napping. */
+    if (spins == 0)
+      writer_wake();
     if (spins < 16) {
       sched_yield();
     } else {

@@ -329,6 +329,9 @@ void writer_finish(const char *how, int signo, int timeout_ms);
 /* Asks the writer to write everything so far now (waits at most
  * timeout_ms); recording goes on. */
 void writer_flush(int timeout_ms);
+/* Wakes the writer from its nap (a producer whose ring is full; a flush,
+ * the end): one system call, async-signal-safe. */
+void writer_wake(void);
 
 /* How a process whose rings are salvaged ended, when the caller knows
  * (pitrace record reaped it): fills *wait_status (as waitpid gives it) and
