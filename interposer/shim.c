@@ -21,6 +21,7 @@
  * SYCL_PI_RECORD_PROFILE=1 (device times: shim_prof.c).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <sched.h>
@@ -113,6 +114,26 @@ shim_ring *shim_thread_ring(void)
 }
 
 #define ALIGN8(n) (((n) + 7u) & ~(size_t)7u)
+
+/* libunwind's unw_backtrace, loaded only when stacks are recorded: a
+ * recording process without them does not load libunwind and liblzma
+ * (part of the recorder's fixed cost, bench_fixed). */
+static int (*unwind_backtrace)(void **, int);
+
+static bool load_unwind(const char *setting)
+{
+  void *h = dlopen(PITRACE_UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+  __typeof__(unw_backtrace) *f = h ? (__typeof__(unw_backtrace) *)(uintptr_t)dlsym(h, "unw_backtrace")
+                                   : NULL;
+  if (!f) {
+    fprintf(stderr, "pitrace: SYCL_PI_RECORD_BACKTRACE=%s: cannot load unw_backtrace from %s "
+                    "(%s); calls are recorded without their stacks\n", setting,
+            PITRACE_UNWIND_SONAME, dlerror());
+    return false;
+  }
+  unwind_backtrace = f;
+  return true;
+}
 
 /* A record of `size` bytes (aligned) at the ring's head `head` that does
  * not fit before the ring's end, or not before what the writer still
@@ -242,7 +263,7 @@ static void read_config(void)
   }
   shim_profiling = shim_cfg.profile;
   const char *bt = getenv("SYCL_PI_RECORD_BACKTRACE");
-  shim_cfg.backtrace = bt && *bt && strcmp(bt, "0") != 0;
+  shim_cfg.backtrace = bt && *bt && strcmp(bt, "0") != 0 && load_unwind(bt);
   /* The filter: comma-separated glob patterns; a leading '-' excludes. */
   const char *f = getenv("SYCL_PI_RECORD_FILTER");
   memset(shim_cfg.api_on, 1, sizeof shim_cfg.api_on);
@@ -933,7 +954,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   void *frames[SHIM_MAX_FRAMES + 2];
   int nframes = 0;
   if (shim_cfg.backtrace) {
-    nframes = unw_backtrace(frames, SHIM_MAX_FRAMES + 2) - 2; /* not the shim's */
+    nframes = unwind_backtrace(frames, SHIM_MAX_FRAMES + 2) - 2; /* not the shim's */
     if (nframes < 0)
       nframes = 0;
   }

@@ -12,7 +12,7 @@ build=${1:-build}
 out=build-gpu
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-progs="test_cuda_plain check_cuda_driver vadd vadd_ptx pipeline shared_lib spec_const matmul pitrace bench_record bench_replay
+progs="test_cuda_plain check_cuda_driver vadd vadd_ptx pipeline shared_lib spec_const matmul pitrace bench_record bench_replay bench_fixed
   bench_frontend clblast_client"
 for p in $progs; do
   [ -x "$build/bin/$p" ] || { echo "gpu-pack: $build/bin/$p is missing: build first" >&2; exit 2; }
@@ -26,8 +26,12 @@ cp /usr/bin/clinfo /usr/bin/clpeak "$out/bin/"
 mkdir -p "$out/include"
 cp -r /usr/include/CL "$out/include/"
 # Third-party libraries, found by soname among what the programs and plugins
-# load here. The C library and the driver's own stay the machine's.
-for f in "$out"/bin/* "$out"/lib/*.so; do ldd "$f" 2>/dev/null; done |
+# load here. The C library and the driver's own stay the machine's. The
+# shim loads libunwind itself (for SYCL_PI_RECORD_BACKTRACE=1): it and what
+# it loads are taken too.
+unwind=$(ldconfig -p | awk '$1 ~ /^libunwind\.so\.[0-9]+$/ {print $NF; exit}')
+{ for f in "$out"/bin/* "$out"/lib/*.so $unwind; do ldd "$f" 2>/dev/null; done
+  [ -n "$unwind" ] && echo "$(basename "$unwind") => $unwind (0)"; } |
   awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
   grep -E '^(libsqlite3|libxxhash|libunwind|liblzma|libzstd|libOpenCL|libclblast)\.' | sort -u |
   while read -r soname path; do cp -L "$path" "$out/lib/$soname"; done

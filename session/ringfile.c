@@ -257,11 +257,11 @@ shim_ring *ringfile_new_ring(uint32_t thread_index)
  * may write meanwhile; where the kernel lacks it, the producer faults
  * them in as it goes. */
 #define POPULATE_AHEAD ((size_t)1 << 20)
-#define POPULATE_MIN ((size_t)64 << 10)
+#define POPULATE_MIN ((size_t)16 << 10)
 
 void ringfile_populate(shim_ring *r)
 {
-  /* As far ahead as the ring has been written, from 64 KiB up to
+  /* As far ahead as the ring has been written, from 16 KiB up to
    * POPULATE_AHEAD: a thread that makes a few calls (most of an
    * application's threads) does not have a megabyte of file pages
    * allocated and zeroed for it. */

@@ -81,6 +81,12 @@ static uint64_t session_t0; /* monotonic ns at start */
 static bool salvaging;
 static bool pressure;          /* a ring fills up: commit (and free it) now */
 static bool draining;          /* reading everything before the end: no stop */
+/* The session is ending (the application waits): nothing is written into
+ * the rings any more, so none of their pages are faulted in ahead and no
+ * spare slot is made, and a last chunk is encoded here rather than on an
+ * encoder started for it (at the end of a short program those were half
+ * a millisecond of the application's wait on the 2-core machine). */
+static bool ending;
 static bool maps_dirty = true; /* the id maps changed since the checkpoint */
 static uint64_t last_t;        /* the latest call time seen (monotonic ns) */
 static uint64_t damaged;       /* records found damaged while salvaging */
@@ -1877,7 +1883,9 @@ static void flush_chunk(void)
   j->order = nready++;
   ready[j->order] = (ready_chunk){{NULL, 0, 0}, j->enc.first_seq, j->enc.last_seq,
                                   (int64_t)j->enc.n};
-  bool inline_ = !more_encoders();
+  /* The last chunk of a session that started no encoder: encoded here
+   * rather than on a thread started for it, whose end is waited for. */
+  bool inline_ = (ending && !nencoders) || !more_encoders();
   if (!inline_) {
     j->next = NULL;
     *queued_tail = j;
@@ -2353,7 +2361,7 @@ static bool look_again(shim_ring *r)
   if (head == r->head_seen)
     return false;
   r->head_seen = head;
-  if (!salvaging)
+  if (!salvaging && !ending)
     ringfile_populate(r);
   return true;
 }
@@ -2491,7 +2499,7 @@ static void take_new_rings(void)
   for (shim_ring *r = head; r && r != mrings_from; r = r->next)
     mrings[nmrings++] = (mring){r, NULL, 0, 0, NULL};
   mrings_from = head;
-  if (!salvaging) /* a thread took the spare slot: the next thread's */
+  if (!salvaging && !ending) /* a thread took the spare slot: the next thread's */
     ringfile_make_spare();
 }
 
@@ -3018,6 +3026,7 @@ static void *writer_main(void *arg)
       writer_nap(bell, 1000000);
       continue;
     }
+    ending = req == 2;
     size_t done = merge();
     since_commit += done;
     uint64_t now = shim_now();
@@ -3503,7 +3512,7 @@ static void reset_state(void)
   plugins_written = 0;
   last_t = 0;
   damaged = 0;
-  failed = salvaging = draining = pressure = false;
+  failed = salvaging = draining = ending = pressure = false;
   maps_dirty = true;
   salvage_hdr = NULL;
   cur_api = "";
