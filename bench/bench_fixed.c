@@ -29,6 +29,7 @@
  * own entry.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdbool.h>
@@ -74,6 +75,24 @@ static int child(long calls)
     }
   }
   return 0;
+}
+
+/* Removes a child's directory: the files it left (the session, its ring
+ * file or journal if any, the trace, the plugins config), then itself. */
+static void remove_dir(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[4400];
+  while (d && (e = readdir(d)))
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      unlink(path);
+    }
+  if (d)
+    closedir(d);
+  if (rmdir(dir) != 0)
+    fprintf(stderr, "bench_fixed: could not remove %s: %s\n", dir, strerror(errno));
 }
 
 /* Runs one child the way `way` says (with the runtime of `base`'s lib/
@@ -132,10 +151,7 @@ static void run(const char *self, const char *libdir, const char *base, const ch
     fprintf(stderr, "bench_fixed: the %s child left no session at %s\n", way_names[way], db);
     exit(1);
   }
-  char cmd[4300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0)
-    fprintf(stderr, "bench_fixed: could not remove %s\n", dir);
+  remove_dir(dir);
 }
 
 static long number(const char *opt, const char *v)
