@@ -1,6 +1,7 @@
 /*
  * bench_common.h: what every benchmark says about where it ran (the header
- * of its output) and the min / median / max it reports over rounds.
+ * of its output), the min / median / max it reports over rounds, and its
+ * numeric options.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -13,6 +14,19 @@
 #include <unistd.h>
 
 #include "bench_version.h" /* PITRACE_BENCH_COMMIT, written at build time */
+
+/* A command-line option's positive number, or the program exits (2) with
+ * one line naming the option. */
+static inline long bench_positive(const char *prog, const char *opt, const char *v)
+{
+  char *end;
+  long n = v ? strtol(v, &end, 10) : 0;
+  if (!v || *end || n <= 0) {
+    fprintf(stderr, "%s: %s needs a positive number, not '%s'\n", prog, opt, v ? v : "");
+    exit(2);
+  }
+  return n;
+}
 
 /* The first line of /proc/cpuinfo's "model name", or "?". */
 static inline void bench_cpu_model(char *out, size_t n)

@@ -156,13 +156,7 @@ static void run(const char *self, const char *libdir, const char *base, const ch
 
 static long number(const char *opt, const char *v)
 {
-  char *end;
-  long n = v ? strtol(v, &end, 10) : 0;
-  if (!v || *end || n <= 0) {
-    fprintf(stderr, "bench_fixed: %s needs a positive number, not '%s'\n", opt, v ? v : "");
-    exit(2);
-  }
-  return n;
+  return bench_positive("bench_fixed", opt, v);
 }
 
 int main(int argc, char **argv)

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "pirt.h"
 
 static double now_s(void)
@@ -137,13 +138,7 @@ static int cmp_d(const void *a, const void *b)
 
 static long number(const char *opt, const char *v)
 {
-  char *end;
-  long n = v ? strtol(v, &end, 10) : 0;
-  if (!v || *end || n <= 0) {
-    fprintf(stderr, "bench_profile: %s needs a positive number, not '%s'\n", opt, v ? v : "");
-    exit(2);
-  }
-  return n;
+  return bench_positive("bench_profile", opt, v);
 }
 
 int main(int argc, char **argv)
