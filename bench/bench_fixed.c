@@ -176,8 +176,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[i], "--base") == 0 && i + 1 < argc)
       base = argv[++i];
     else {
-      fprintf(stderr, "bench_fixed: unknown argument '%s' (usage: bench_fixed [--rounds R] "
-                      "[--calls N] [--ways plain,rec-none,rec-all,trace] [--base LIBDIR])\n", argv[i]);
+      fprintf(stderr,
+              "bench_fixed: unknown argument '%s' (usage: bench_fixed [--rounds R] "
+              "[--calls N] [--ways plain,rec-none,rec-all,trace] [--base LIBDIR])\n", argv[i]);
       return 2;
     }
   }

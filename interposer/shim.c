@@ -122,9 +122,9 @@ static int (*unwind_backtrace)(void **, int);
 
 static bool load_unwind(const char *setting)
 {
+  typedef __typeof__(unw_backtrace) backtrace_fn;
   void *h = dlopen(PITRACE_UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
-  __typeof__(unw_backtrace) *f = h ? (__typeof__(unw_backtrace) *)(uintptr_t)dlsym(h, "unw_backtrace")
-                                   : NULL;
+  backtrace_fn *f = h ? (backtrace_fn *)(uintptr_t)dlsym(h, "unw_backtrace") : NULL;
   if (!f) {
     fprintf(stderr, "pitrace: SYCL_PI_RECORD_BACKTRACE=%s: cannot load unw_backtrace from %s "
                     "(%s); calls are recorded without their stacks\n", setting,

@@ -69,9 +69,9 @@ static void rf_warn(const char *what, int err)
 }
 
 /* A fault in a file mapping reads the pages around it in too, as far as
- * the disk's read-ahead (8 MiB on this 2-core machine's disk): the first
- * write into a new slot had its whole 4 MiB allocated and zeroed, about
- * 3 ms of the recording thread's first call (bench_fixed). The writer
+ * the disk's read-ahead (8 MiB on the 2-core machine and the GPU hosts):
+ * the first write into a new slot had its whole 4 MiB allocated and
+ * zeroed, about 3 ms of the recording thread's first call (bench_fixed). The writer
  * faults a ring's pages in ahead of its producer itself, as far as it is
  * written (ringfile_populate): a fault reads only its own page. */
 static void no_read_around(void *m, size_t size)

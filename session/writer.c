@@ -19,13 +19,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <linux/futex.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -3064,7 +3064,7 @@ static void *writer_main(void *arg)
       continue;
     }
     /* Nothing came: nap, twice as long each round that finds nothing,
-     * from 0.25 ms up to NAP_MAX_NS. A wake-up is what an idle recorder
+     * from NAP_MIN_NS (0.25 ms) up to 4 ms. A wake-up is what an idle recorder
      * costs (the timer and two context switches: 10-20 us on a virtual
      * machine); waking every 0.2 ms for 50 ms after each call, as before,
      * cost vadd 1024 (60 ms, 39 calls) some 4 ms of a processor on the
