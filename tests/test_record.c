@@ -545,6 +545,49 @@ static pid_t spawn(const char *const *argv, const char *const *env)
   return pid;
 }
 
+/* A recorder with nothing new to store leaves its file alone while the
+ * application sleeps: it used to commit the same checkpoint every 50 ms,
+ * a file changing all the time for whatever watches it (and 20 commits a
+ * second of a processor). A reader counts the database's changes every 20
+ * ms for the whole run: the start, the runtime's discovery, the first
+ * query and the end are a few; 2.5 s of sleep made some fifty more. */
+Test(record, an_idle_recorder_leaves_its_file_alone)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "gap", "2500", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_DATA=none", POCL, NULL};
+  pid_t pid = spawn(argv, env);
+  sqlite3 *r = NULL;
+  int changes = 0, status = 0;
+  long long last = -1;
+  for (;;) {
+    pid_t done = waitpid(pid, &status, WNOHANG);
+    if (!r && access(db, F_OK) == 0 &&
+        sqlite3_open_v2(db, &r, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+      sqlite3_close(r);
+      r = NULL;
+    }
+    sqlite3_stmt *s = NULL;
+    if (r && (sqlite3_busy_timeout(r, 2000), 1) &&
+        sqlite3_prepare_v2(r, "PRAGMA data_version", -1, &s, NULL) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 0) != last) {
+      last = sqlite3_column_int64(s, 0);
+      changes++;
+    }
+    sqlite3_finalize(s);
+    if (done == pid)
+      break;
+    struct timespec nap = {0, 20000000};
+    nanosleep(&nap, NULL);
+  }
+  sqlite3_close(r);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "record_prog gap: status %d", status);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+                          "result = 'PI_SUCCESS'") >= 2, 1);
+  cr_assert(changes >= 2 && changes <= 20, "the file changed %d times in a run that slept 2.5 s",
+            changes);
+}
+
 /* Ring files left beside `db`; with `what`, each one's name, size and
  * state word (ringfile_hdr: magic (8), version (4), state) too; with
  * `last`, the path of the last one found. */
