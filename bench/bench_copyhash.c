@@ -1,0 +1,137 @@
+/*
+ * bench_copyhash: the floor of recording data (SYCL_PI_RECORD_DATA=all):
+ * what copying the bytes a program moves into fresh memory and hashing
+ * them costs on this machine, against which what recording with data adds
+ * to a real program is read (the issue's target: no more than that).
+ *
+ *   bench_copyhash [--rounds R] [--sizes LIST]
+ *
+ * A recorder keeps a snapshot of each payload a call moves (the caller may
+ * change its memory once the call returns), so each payload is copied once
+ * into memory of its own, and hashed (payloads are stored once by content:
+ * pt_blob_key, XXH3-128, the recorder's own function). Each round takes the
+ * payloads of LIST in turn (default: vadd 4194304's, three of 16 MiB):
+ * fresh memory (malloc, as the shim does; glibc's adaptive mmap threshold
+ * is pinned at its default so that every round gets fresh pages, as a
+ * process recording its first payloads does), a copy from the program's
+ * (already touched) buffer, the hash. Reported: min / median / max over the
+ * rounds of the whole, and of its parts measured the same way on their own
+ * (the copy into memory already touched; the hash alone).
+ */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_common.h"
+#include "schema.h"
+
+#define MAX_SIZES 16
+
+static double now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+int main(int argc, char **argv)
+{
+  long rounds = 20;
+  size_t sizes[MAX_SIZES] = {16u << 20, 16u << 20, 16u << 20};
+  size_t nsizes = 3;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--rounds") == 0) {
+      rounds = bench_positive("bench_copyhash", argv[i], argv[i + 1]);
+      i++;
+    } else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+      nsizes = 0;
+      for (char *s = argv[++i], *end; *s; s = *end ? end + 1 : end) {
+        long long v = strtoll(s, &end, 10);
+        if (v <= 0 || (*end && *end != ',') || nsizes == MAX_SIZES) {
+          fprintf(stderr, "bench_copyhash: --sizes wants up to %d positive byte counts, "
+                          "comma-separated, not '%s'\n", MAX_SIZES, argv[i]);
+          return 2;
+        }
+        sizes[nsizes++] = (size_t)v;
+      }
+    } else {
+      fprintf(stderr, "bench_copyhash: unknown argument '%s' (usage: bench_copyhash "
+                      "[--rounds R] [--sizes BYTES,...])\n", argv[i]);
+      return 2;
+    }
+  }
+  if (rounds > 100000) {
+    fprintf(stderr, "bench_copyhash: --rounds %ld: at most 100000\n", rounds);
+    return 2;
+  }
+  /* Fresh pages in every round, as in a process's first payloads. */
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  size_t total = 0;
+  unsigned char *src[MAX_SIZES], *copy[MAX_SIZES], *warm[MAX_SIZES];
+  for (size_t k = 0; k < nsizes; k++) {
+    src[k] = malloc(sizes[k]);
+    warm[k] = malloc(sizes[k]);
+    if (!src[k] || !warm[k]) {
+      fprintf(stderr, "bench_copyhash: out of memory for %zu bytes\n", sizes[k]);
+      return 2;
+    }
+    for (size_t j = 0; j < sizes[k]; j++)
+      src[k][j] = (unsigned char)(j * 131u + k);
+    memset(warm[k], 0, sizes[k]);
+    total += sizes[k];
+  }
+  double *whole = calloc((size_t)rounds, sizeof *whole);
+  double *cp = calloc((size_t)rounds, sizeof *cp);
+  double *hash = calloc((size_t)rounds, sizeof *hash);
+  if (!whole || !cp || !hash)
+    return 2;
+  unsigned char key[PT_BLOB_KEY];
+  unsigned sink = 0;
+  for (long r = 0; r < rounds; r++) {
+    double t0 = now_ms();
+    for (size_t k = 0; k < nsizes; k++) {
+      copy[k] = malloc(sizes[k]);
+      if (!copy[k]) {
+        fprintf(stderr, "bench_copyhash: out of memory for %zu bytes\n", sizes[k]);
+        return 2;
+      }
+      memcpy(copy[k], src[k], sizes[k]);
+      pt_blob_key(copy[k], sizes[k], key);
+      sink += key[0];
+    }
+    whole[r] = now_ms() - t0;
+    for (size_t k = 0; k < nsizes; k++)
+      free(copy[k]);
+    t0 = now_ms();
+    for (size_t k = 0; k < nsizes; k++)
+      memcpy(warm[k], src[k], sizes[k]);
+    cp[r] = now_ms() - t0;
+    t0 = now_ms();
+    for (size_t k = 0; k < nsizes; k++) {
+      pt_blob_key(warm[k], sizes[k], key);
+      sink += key[0];
+    }
+    hash[r] = now_ms() - t0;
+  }
+  bench_print_machine("bench_copyhash");
+  printf("%zu payloads, %zu bytes in all, %ld rounds (ms: min / median / max)\n", nsizes, total,
+         rounds);
+  double mn, md, mx;
+  bench_mmm(whole, (size_t)rounds, &mn, &md, &mx);
+  printf("  copied into fresh memory and hashed: %.2f / %.2f / %.2f\n", mn, md, mx);
+  bench_mmm(cp, (size_t)rounds, &mn, &md, &mx);
+  printf("  copied into memory already touched:  %.2f / %.2f / %.2f\n", mn, md, mx);
+  bench_mmm(hash, (size_t)rounds, &mn, &md, &mx);
+  printf("  hashed (XXH3-128, pt_blob_key):       %.2f / %.2f / %.2f\n", mn, md, mx);
+  for (size_t k = 0; k < nsizes; k++) {
+    free(src[k]);
+    free(warm[k]);
+  }
+  free(whole);
+  free(cp);
+  free(hash);
+  return sink == 0xffffffffu; /* keeps the hashes */
+}
