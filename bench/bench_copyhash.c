@@ -89,7 +89,7 @@ int main(int argc, char **argv)
   if (!whole || !cp || !hash)
     return 2;
   unsigned char key[PT_BLOB_KEY];
-  unsigned sink = 0;
+  volatile unsigned sink = 0; /* the hashes are used: not optimised away */
   for (long r = 0; r < rounds; r++) {
     double t0 = now_ms();
     for (size_t k = 0; k < nsizes; k++) {
@@ -133,5 +133,5 @@ int main(int argc, char **argv)
   free(whole);
   free(cp);
   free(hash);
-  return sink == 0xffffffffu; /* keeps the hashes */
+  return 0;
 }

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -149,6 +150,11 @@ static void run(const char *self, const char *libdir, const char *base, const ch
   }
   if ((way == REC_NONE || way == REC_ALL) && access(db, F_OK) != 0) {
     fprintf(stderr, "bench_fixed: the %s child left no session at %s\n", way_names[way], db);
+    exit(1);
+  }
+  struct stat st;
+  if (way == TRACE && (stat(trace, &st) != 0 || st.st_size == 0)) {
+    fprintf(stderr, "bench_fixed: the trace child left no trace at %s\n", trace);
     exit(1);
   }
   remove_dir(dir);

@@ -583,8 +583,8 @@ Test(record, an_idle_recorder_leaves_its_file_alone)
   }
   sqlite3_close(r);
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "record_prog gap: status %d", status);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
-                          "result = 'PI_SUCCESS'") >= 2, 1);
+  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+                           "result = 'PI_SUCCESS'"), 2);
   cr_assert(changes >= 2 && changes <= 20, "the file changed %d times in a run that slept 2.5 s",
             changes);
 }
