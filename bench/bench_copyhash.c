@@ -133,5 +133,6 @@ int main(int argc, char **argv)
   free(whole);
   free(cp);
   free(hash);
+  (void)sink;
   return 0;
 }
