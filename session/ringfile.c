@@ -79,8 +79,8 @@ static void no_read_around(void *m, size_t size)
   (void)madvise(m, size, MADV_RANDOM);
 }
 
-bool ringfile_create(const char *db_path, int64_t session, uint64_t session_t0,
-                     int64_t start_unix_ns)
+bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_unix_ns,
+                     const void *desc, uint32_t desc_len)
 {
   pthread_mutex_lock(&rf_lock);
   bool ok = false;
@@ -106,8 +106,13 @@ bool ringfile_create(const char *db_path, int64_t session, uint64_t session_t0,
   no_read_around(m, RINGFILE_HEADER);
   fchmod(fd, 0600);
   rf_hdr = m;
-  rf_hdr->version = 1;
-  rf_hdr->session = session;
+  rf_hdr->version = 2;
+  rf_hdr->session = 0;
+  if (desc_len > RINGFILE_DESC)
+    desc_len = 0;
+  if (desc_len)
+    memcpy(rf_hdr->desc, desc, desc_len);
+  rf_hdr->desc_len = desc_len;
   rf_hdr->start_unix_ns = start_unix_ns;
   rf_hdr->session_t0 = session_t0;
   rf_hdr->stamps_tsc = shim_stamps_tsc;
@@ -128,6 +133,14 @@ fail:
 done:
   pthread_mutex_unlock(&rf_lock);
   return ok;
+}
+
+void ringfile_set_session(int64_t session)
+{
+  pthread_mutex_lock(&rf_lock);
+  if (rf_hdr)
+    rf_hdr->session = session;
+  pthread_mutex_unlock(&rf_lock);
 }
 
 void ringfile_note_knot(stamp_knot k)

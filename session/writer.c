@@ -2999,12 +2999,26 @@ static void finish_session(void)
 }
 
 static void reset_state(void);
+static bool writer_open(void);
+static void finalize_statements(void);
 
 static void *writer_main(void *arg)
 {
   (void)arg;
   pthread_setname_np(pthread_self(), "pitrace-merge"); /* for top, perf, bench_record */
   ringfile_make_spare(); /* the application's first thread's slot */
+  if (!writer_open()) {
+    /* Said why; the calls made meanwhile are dropped (discard), as after
+     * any failure, and the ring file goes. */
+    failed = true;
+    atomic_store(&shim_recording, false);
+    finalize_statements();
+    if (db) {
+      sqlite3_close(db); /* an open transaction is rolled back */
+      db = NULL;
+    }
+    ringfile_remove();
+  }
   uint64_t last_commit = shim_now();
   unsigned idle = 0; /* rounds in a row that found nothing */
   size_t since_commit = 0; /* records processed since the last commit */
@@ -3267,15 +3281,7 @@ static void create_from_template(const char *path)
  * nothing read in it goes stale) with the schema in place. */
 static bool open_db(void)
 {
-  char path[4096];
-  resolve_path(path, sizeof path);
-  snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", path);
-  /* A new file is the template, put in place whole; created readable by
-   * its owner only, before SQLite opens it. */
-  create_from_template(path);
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd >= 0)
-    close(fd);
+  const char *path = shim_cfg.path;
   char why[512];
   db = open_rw(path, true, why, sizeof why);
   if (!db) {
@@ -3283,7 +3289,6 @@ static bool open_db(void)
                     "unrecorded\n", path, why);
     return false;
   }
-  chmod(path, 0600);
   /* A rollback journal, not WAL: a commit writes the pages it adds (the
    * payloads, the chunks) once, into the database, where WAL writes them
    * to its log (with a checksum over every byte) and copies them into the
@@ -3345,69 +3350,203 @@ static bool open_db(void)
   return true;
 }
 
+/* ---- The session's row ------------------------------------------------------------------------
+ * What a session's row says of its process: gathered on the application's
+ * thread at the start, and packed into the ring file (ringfile_hdr.desc),
+ * so that the row is made from the same description by the writer (once
+ * the database is open, on its own thread) or, when the process died
+ * before that, by whoever salvages its rings. */
+
+enum { DESC_LABEL, DESC_COMMAND, DESC_CWD, DESC_HOST, DESC_ENV, DESC_FILTER, DESC_NSTR };
+
+typedef struct session_desc {
+  int64_t pid, start_unix_ns;
+  uint32_t data_mode;
+  struct {
+    const char *p;
+    uint32_t n;
+  } s[DESC_NSTR];
+} session_desc;
+
+/* The most each field keeps in the ring file (the writer's row has them
+ * whole): the environment (pitrace's and the runtime's variables only) goes
+ * in whole or not at all (half a JSON object is not one). */
+static const uint32_t desc_most[DESC_NSTR] = {256, 4096, 4096, 256, 6144, 512};
+
+/* Packs d into out (at most RINGFILE_DESC bytes): data_mode, then each
+ * string as its length and bytes (all little-endian u32). */
+static uint32_t desc_pack(const session_desc *d, unsigned char *out)
+{
+  uint32_t at = 0;
+  memcpy(out, &d->data_mode, 4);
+  at += 4;
+  for (int i = 0; i < DESC_NSTR; i++) {
+    uint32_t n = d->s[i].n;
+    const char *p = d->s[i].p;
+    if (n > desc_most[i]) {
+      if (i == DESC_ENV)
+        p = "{}", n = 2;
+      else
+        n = desc_most[i];
+    }
+    memcpy(out + at, &n, 4);
+    if (n)
+      memcpy(out + at + 4, p, n);
+    at += 4 + n;
+  }
+  return at;
+}
+
+_Static_assert(4 + 4 * DESC_NSTR + 256 + 4096 + 4096 + 256 + 6144 + 512 <= RINGFILE_DESC,
+               "a packed description may not fit the ring file");
+
+/* The description a ring file holds (its strings point into it); false
+ * when it has none (version 1) or it is damaged. */
+static bool desc_unpack(const ringfile_hdr *h, session_desc *d)
+{
+  if (h->version < 2 || h->desc_len < 4 || h->desc_len > RINGFILE_DESC)
+    return false;
+  const unsigned char *p = h->desc, *end = h->desc + h->desc_len;
+  memcpy(&d->data_mode, p, 4);
+  p += 4;
+  for (int i = 0; i < DESC_NSTR; i++) {
+    uint32_t n;
+    if (end - p < 4)
+      return false;
+    memcpy(&n, p, 4);
+    p += 4;
+    if ((size_t)(end - p) < n)
+      return false;
+    d->s[i].p = (const char *)p;
+    d->s[i].n = n;
+    p += n;
+  }
+  d->pid = h->pid;
+  d->start_unix_ns = h->start_unix_ns;
+  return true;
+}
+
+/* Makes the session's row, running, in the open write transaction; its id,
+ * or 0 (failed: fail_sql said why). */
+static int64_t insert_session(const session_desc *d)
+{
+  static const char *const modes[] = {"none", "meta", "all"};
+  sqlite3_stmt *s = prepare(
+      "INSERT INTO sessions(label, pid, command, cwd, host, start_unix_ns, pi_version, "
+      "env, ended, data_mode, filter, schema_version) VALUES (?,?,?,?,?,?,?,?,'running',?,?,?)");
+  if (!s)
+    return 0;
+  sqlite3_bind_text(s, 1, d->s[DESC_LABEL].p, (int)d->s[DESC_LABEL].n, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s, 2, d->pid);
+  sqlite3_bind_text(s, 3, d->s[DESC_COMMAND].p, (int)d->s[DESC_COMMAND].n, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, 4, d->s[DESC_CWD].p, (int)d->s[DESC_CWD].n, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, 5, d->s[DESC_HOST].p, (int)d->s[DESC_HOST].n, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s, 6, d->start_unix_ns);
+  sqlite3_bind_text(s, 7, _PI_H_VERSION_STRING, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 8, d->s[DESC_ENV].n ? d->s[DESC_ENV].p : "{}",
+                    d->s[DESC_ENV].n ? (int)d->s[DESC_ENV].n : 2, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, 9, modes[d->data_mode <= DATA_ALL ? d->data_mode : DATA_ALL], -1,
+                    SQLITE_STATIC);
+  sqlite3_bind_text(s, 10, d->s[DESC_FILTER].p, (int)d->s[DESC_FILTER].n, SQLITE_TRANSIENT);
+  sqlite3_bind_int(s, 11, PT_SCHEMA_VERSION);
+  bool ok = step(s, "starting the session");
+  sqlite3_finalize(s);
+  return ok ? sqlite3_last_insert_rowid(db) : 0;
+}
+
+/* This process's description, made by writer_start for the writer's
+ * thread (which frees it once the row is made). */
+static session_desc start_desc;
+static text start_env;
+static char *start_cmd;
+static char start_cwd[4096], start_host[256];
+
+static void start_desc_free(void)
+{
+  free(start_env.p);
+  free(start_cmd);
+  start_env = (text){0};
+  start_cmd = NULL;
+}
+
+/* The writer's first work, on its own thread: the database opened (which
+ * may wait for another process's lock, at most BUSY_MS: the application's
+ * calls wait in their rings meanwhile, not in the call), the session's
+ * row made and committed. False (having said why) when recording cannot
+ * go on. */
+static bool writer_open(void)
+{
+  bool ok = open_db();
+  if (ok && !(session_id = insert_session(&start_desc)))
+    ok = false;
+  start_desc_free();
+  ok = ok && prepare_statements();
+  if (ok) {
+    /* Before the commit: a salvager that finds no row of this id (the
+     * process died before the commit) makes the row from the description. */
+    ringfile_set_session(session_id);
+  }
+  /* Committed, then the lock is let go until the first commit of calls. */
+  ok = ok && commit_writes();
+  if (!ok && db && !failed)
+    fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
+                    "unrecorded\n", shim_cfg.path, sqlite3_errmsg(db));
+  return ok;
+}
+
 bool writer_start(void)
 {
   decide_printing();
+  char path[4096];
+  resolve_path(path, sizeof path);
   /* Sessions of processes that recorded here and ended without a word. */
   {
-    char path[4096], err[600];
-    resolve_path(path, sizeof path);
+    char err[600];
     if (writer_salvage(path, NULL, NULL, err, sizeof err) < 0)
       fprintf(stderr, "pitrace: %s\n", err);
   }
-  if (!open_db())
-    return false;
-  text env = {0};
-  json_env(&env);
-  char *cmd = command_line();
-  char cwd[4096] = "", host[256] = "";
-  if (!getcwd(cwd, sizeof cwd))
-    cwd[0] = 0;
-  gethostname(host, sizeof host);
+  snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", path);
+  /* A new file is the template, put in place whole; created readable by
+   * its owner only, before SQLite opens it. The database is there before
+   * the ring file is: a salvager finds it beside. */
+  create_from_template(path);
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    fchmod(fd, 0600);
+    close(fd);
+  }
+  start_desc_free();
+  start_env = (text){0};
+  json_env(&start_env);
+  start_cmd = command_line();
+  if (!getcwd(start_cwd, sizeof start_cwd))
+    start_cwd[0] = 0;
+  gethostname(start_host, sizeof start_host);
+  start_host[sizeof start_host - 1] = 0;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   int64_t start_unix_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
   session_t0 = shim_now();
-  sqlite3_stmt *s = prepare(
-      "INSERT INTO sessions(label, pid, command, cwd, host, start_unix_ns, pi_version, "
-      "env, ended, data_mode, filter, schema_version) VALUES (?,?,?,?,?,?,?,?,'running',?,?,?)");
-  static const char *const modes[] = {"none", "meta", "all"};
-  if (s) {
-    sqlite3_bind_text(s, 1, shim_cfg.label, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(s, 2, (int)getpid());
-    sqlite3_bind_text(s, 3, cmd, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 4, cwd, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 5, host, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s, 6, start_unix_ns);
-    sqlite3_bind_text(s, 7, _PI_H_VERSION_STRING, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 8, env.p ? env.p : "{}", -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 9, modes[shim_cfg.data_mode], -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 10, shim_cfg.filter, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(s, 11, PT_SCHEMA_VERSION);
+  start_desc = (session_desc){.pid = getpid(), .start_unix_ns = start_unix_ns,
+                              .data_mode = (uint32_t)shim_cfg.data_mode};
+  const char *strs[DESC_NSTR] = {shim_cfg.label, start_cmd, start_cwd, start_host,
+                                 start_env.p ? start_env.p : "{}", shim_cfg.filter};
+  for (int i = 0; i < DESC_NSTR; i++) {
+    start_desc.s[i].p = strs[i];
+    start_desc.s[i].n = (uint32_t)strlen(strs[i]);
   }
-  bool ok = s && step(s, "starting the session");
-  sqlite3_finalize(s);
-  free(cmd);
-  free(env.p);
-  session_id = sqlite3_last_insert_rowid(db);
-  ok = ok && prepare_statements();
-  /* The ring file is there before the session is: a session of a process
-   * that dies after this commit always has its ring file to salvage (one
-   * whose session was never committed is removed by its salvager). */
-  if (ok) {
-    ringfile_create(shim_cfg.path, session_id, session_t0, start_unix_ns);
-    keep_knot(stamp_take_knot());
-  }
-  /* Committed, then the lock is let go until the first commit of calls. */
-  ok = ok && commit_writes();
-  if (!ok) {
-    ringfile_remove();
-    return false;
-  }
+  static unsigned char packed[RINGFILE_DESC];
+  uint32_t packed_len = desc_pack(&start_desc, packed);
+  /* The ring file is there before the session's row is (which the
+   * writer's thread makes): whatever the process records is in a file
+   * from its first call on. */
+  ringfile_create(path, session_t0, start_unix_ns, packed, packed_len);
+  keep_knot(stamp_take_knot()); /* for a salvager: how its stamps were counting */
   writer_running = pthread_create(&writer_thread, NULL, writer_main, NULL) == 0;
   if (!writer_running) {
     fprintf(stderr, "pitrace: cannot start the recording thread; not recording\n");
     ringfile_remove();
+    start_desc_free();
     return false;
   }
   return true;
@@ -3461,10 +3600,12 @@ void writer_finish(const char *how, int signo, int timeout_ms)
     /* One file again when this process is the last one using it: the
      * journal mode changes only with nobody else there (no waiting for
      * processes that still record into it). */
-    sqlite3_busy_handler(db, NULL, NULL);
-    sqlite3_exec(db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
-    sqlite3_close(db);
-    db = NULL;
+    if (db) { /* none when it could not be opened */
+      sqlite3_busy_handler(db, NULL, NULL);
+      sqlite3_exec(db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
+      sqlite3_close(db);
+      db = NULL;
+    }
   }
   reset_state();
 }
@@ -3549,13 +3690,16 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   ringfile_hdr *hdr = (ringfile_hdr *)base;
   int ret = 0;
   sqlite3 *d = NULL;
-  if (hdr->magic != RINGFILE_MAGIC || hdr->version != 1 ||
+  if (hdr->magic != RINGFILE_MAGIC || hdr->version < 1 || hdr->version > 2 ||
       atomic_load(&hdr->state) != RINGFILE_LIVE || hdr->ring_cap == 0 ||
       hdr->ring_cap > (1u << 30) || hdr->ring_cap % 8 ||
       (hdr->ring_cap & (hdr->ring_cap - 1)) || hdr->slot_size != RINGFILE_CTL + hdr->ring_cap) {
     unlink(file); /* done already, or never begun: nothing in it */
     goto out;
   }
+  /* Version 2: the process's description, for a row it did not make. */
+  session_desc desc;
+  bool has_desc = desc_unpack(hdr, &desc);
   char why[512];
   if (!(d = open_rw(db_path, false, why, sizeof why))) {
     snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, why);
@@ -3571,15 +3715,23 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
     ret = -1;
     goto out;
   }
-  /* The schema and the session are committed together, after the ring
-   * file is made: a database without its tables belongs to a process that
-   * died before its session began, so the ring file holds nothing. */
+  /* A database without its tables: its process died before its writer
+   * made them, so an old ring file (no description) holds nothing; with a
+   * description, they are made, as its writer would have. */
   if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = 'sessions'", -1, &q,
                          NULL) == SQLITE_OK &&
       sqlite3_step(q) == SQLITE_DONE) {
     sqlite3_finalize(q);
-    unlink(file);
-    goto out;
+    q = NULL;
+    if (!has_desc) {
+      unlink(file);
+      goto out;
+    }
+    if (!pt_schema_create(db, why, sizeof why)) {
+      snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, why);
+      ret = -1;
+      goto out;
+    }
   }
   sqlite3_finalize(q);
   q = NULL;
@@ -3595,20 +3747,40 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
     ret = -1;
     goto out;
   }
+  /* Its session: the row of that id made by this process (a row of the id
+   * that another process made after this one's was rolled back is not). */
   sqlite3_bind_int64(q, 1, hdr->session);
-  if (sqlite3_step(q) == SQLITE_ROW) {
+  bool found = false, running = false;
+  if (hdr->session > 0 && sqlite3_step(q) == SQLITE_ROW) {
     ended = (const char *)sqlite3_column_text(q, 0);
     pid = sqlite3_column_int64(q, 1);
     start_ns = sqlite3_column_int64(q, 2);
+    found = pid == hdr->pid && start_ns == hdr->start_unix_ns;
+    running = found && ended && strcmp(ended, "running") == 0;
   }
-  bool running = ended && strcmp(ended, "running") == 0;
   sqlite3_finalize(q);
+  q = NULL;
+  salvaging = true; /* a failure from here on is this salvage's (fail_sql) */
+  salvage_error[0] = 0;
+  if (!found && has_desc) {
+    /* It died before its row was committed: the row made now. */
+    session_id = insert_session(&desc);
+    if (!session_id) {
+      snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file,
+               salvage_error[0] ? salvage_error : sqlite3_errmsg(db));
+      ret = -1;
+      goto out;
+    }
+    hdr->session = session_id;
+    pid = desc.pid;
+    start_ns = desc.start_unix_ns;
+    running = true;
+  }
   if (!running) { /* its session ended, or is not in this file */
     unlink(file);
     goto out;
   }
-  salvaging = draining = true;
-  salvage_error[0] = 0;
+  draining = true;
   salvage_hdr = hdr;
   /* The process's call stamps, and the knots its writer took. */
   shim_stamps_tsc = hdr->stamps_tsc == 1;

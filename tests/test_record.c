@@ -1118,6 +1118,68 @@ Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
   cr_assert(access(journal, F_OK) != 0, "%s is left", journal);
 }
 
+/* The database is opened on the writer's thread: a process whose file
+ * another process holds (here, a writer inside its transaction) goes on
+ * with its calls meanwhile (the old start waited in the first call, up to
+ * 30 s), and one that ends before its writer could make its session's row
+ * keeps its calls anyway: the salvager makes the row from the description
+ * in the ring file. Without that, this run would sit in its first call
+ * until the kill below and leave nothing, or a ring file that no session
+ * claims. */
+Test(record, a_process_that_ends_before_its_writer_opened_the_file_keeps_its_calls)
+{
+  char *db = tu_temp_path(".db");
+  const char *first[] = {BIN "/record_prog", "threads", "1", "10", NULL};
+  run_recorded(first, db, 0);
+  sqlite3 *w;
+  cr_assert_eq(sqlite3_open(db, &w), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK, "%s",
+               sqlite3_errmsg(w));
+  char *log = tu_temp_path(".out");
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    setenv("SYCL_PI_RECORD", db, 1);
+    setenv("SYCL_PI_RECORD_LABEL", "held out", 1);
+    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(BIN "/record_prog", BIN "/record_prog", "quickexit", "300", (char *)NULL);
+    _exit(127);
+  }
+  /* It ends (_exit(3)) within seconds unless its calls wait for the lock. */
+  int st = 0;
+  for (int i = 0; i < 200 && waitpid(pid, &st, WNOHANG) == 0; i++) {
+    struct timespec nap = {0, 50000000};
+    nanosleep(&nap, NULL);
+  }
+  if (waitpid(pid, &st, WNOHANG) == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+  }
+  cr_assert_eq(sqlite3_exec(w, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(w);
+  char *out = tu_read_file(log);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d: %s", st, out);
+  cr_assert(strstr(out, "made 300 calls"), "%s", out);
+  cr_assert_eq(ring_files(db), 1, "%s", out);
+  salvage_with_pitrace(db);
+  cr_assert_eq(ring_files(db), 0, "the ring file was not removed after salvage");
+  cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || label || ' ' || data_mode FROM sessions "
+                                "ORDER BY id"), "teardown  all\nkilled held out all\n");
+  cr_assert_eq(db_int(db, "SELECT pid FROM sessions WHERE id = 2"), pid);
+  cr_assert(strstr(db_lines(db, "SELECT command FROM sessions WHERE id = 2"), "quickexit 300"));
+  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 2 AND api = "
+                           "'piDeviceGetInfo' AND result = 'PI_SUCCESS'"), 300);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls WHERE session = 2"),
+               db_int(db, "SELECT calls FROM sessions WHERE id = 2"));
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM plugins WHERE session = 2"),
+               db_int(db, "SELECT count(*) FROM plugins WHERE session = 1"), "%s",
+               db_lines(db, "SELECT session, name FROM plugins"));
+  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+}
+
 /* A process killed while it wrote into the file (mid-commit) leaves a
  * journal that must be rolled back before anyone reads: a verb, which
  * reads through a read-only connection, does it through a read-write one

@@ -269,6 +269,8 @@ void stamp_reset(void);
 #define RINGFILE_CTL 4096u /* a slot's shim_ring, on its own page */
 enum { RINGFILE_LIVE = 1, RINGFILE_DONE = 2 };
 #define RINGFILE_KNOTS 64
+/* The session's description (writer.c packs it): room for its fields. */
+#define RINGFILE_DESC (16u << 10)
 
 typedef struct ringfile_instance {
   char name[256], path[1024], version[32], backend[32];
@@ -294,15 +296,25 @@ typedef struct ringfile_hdr {
   uint32_t stamps_tsc;
   _Atomic uint32_t nknots;
   stamp_knot knots[RINGFILE_KNOTS];
+  /* Version 2: what the session's row says of the process (label,
+   * command, ...), packed by the writer, so that a salvager can make the
+   * row of a process that died before its writer made it (the database is
+   * opened on the writer's thread, after the ring file exists); `session`
+   * is 0 until the writer has made the row, and is set before its commit. */
+  uint32_t desc_len;
+  unsigned char desc[RINGFILE_DESC];
 } ringfile_hdr;
 
 _Static_assert(sizeof(ringfile_hdr) <= RINGFILE_HEADER, "ring file header too large");
 _Static_assert(sizeof(shim_ring) <= RINGFILE_CTL, "ring control too large");
 
-/* Creates the ring file beside `db_path` for `session`; false (with one
- * warning) when it cannot: rings then stay in process memory. */
-bool ringfile_create(const char *db_path, int64_t session, uint64_t session_t0,
-                     int64_t start_unix_ns);
+/* Creates the ring file beside `db_path`, with the session's description
+ * (desc_len bytes, at most RINGFILE_DESC) and no session yet; false (with
+ * one warning) when it cannot: rings then stay in process memory. */
+bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_unix_ns,
+                     const void *desc, uint32_t desc_len);
+/* The session's row is made (its id, set before the row's commit). */
+void ringfile_set_session(int64_t session);
 /* A ring for the calling thread: a new slot of the ring file, else process
  * memory; NULL when neither can be had. */
 shim_ring *ringfile_new_ring(uint32_t thread_index);
