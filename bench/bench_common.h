@@ -17,15 +17,21 @@
 
 /* A command-line option's positive number, or the program exits (2) with
  * one line naming the option. */
-static inline long bench_positive(const char *prog, const char *opt, const char *v)
+static inline long bench_number_from(const char *prog, const char *opt, const char *v, long least)
 {
   char *end;
-  long n = v ? strtol(v, &end, 10) : 0;
-  if (!v || *end || n <= 0) {
-    fprintf(stderr, "%s: %s needs a positive number, not '%s'\n", prog, opt, v ? v : "");
+  long n = v && *v ? strtol(v, &end, 10) : least - 1;
+  if (!v || !*v || *end || n < least) {
+    fprintf(stderr, "%s: %s needs a %s number, not '%s'\n", prog, opt,
+            least > 0 ? "positive" : "non-negative", v ? v : "");
     exit(2);
   }
   return n;
+}
+
+static inline long bench_positive(const char *prog, const char *opt, const char *v)
+{
+  return bench_number_from(prog, opt, v, 1);
 }
 
 /* The first line of /proc/cpuinfo's "model name", or "?". */

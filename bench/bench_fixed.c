@@ -6,13 +6,18 @@
  * 60 ms, 39 calls), and it is what decides whether recording stays within
  * a few percent of a plain run.
  *
- *   bench_fixed [--rounds R] [--calls N] [--ways LIST] [--base LIBDIR]
+ *   bench_fixed [--rounds R] [--calls N] [--work MS] [--ways LIST] [--base LIBDIR]
  *
  * A child is a whole program: it selects the device through the runtime
  * (the null plugin, bench/pi_null.c, named by SYCL_PI_CONFIG: no driver's
  * start-up noise), makes N device info queries (default 40, about what
  * vadd makes) and ends; the runtime's teardown ends the session, as in any
- * application. The parent times each child from fork to its exit (wall)
+ * application. --work MS: between the device's selection (the first
+ * recorded call) and the queries, the child computes for MS ms on its
+ * thread (a loop reading the clock), as a program does its own work
+ * between calls: what the recorder does on its own threads meanwhile
+ * (opening the database) is then off the program's path where a
+ * processor is free. The parent times each child from fork to its exit (wall)
  * and its CPU time (user + system, every thread), the ways interleaved
  * round by round in a rotating order; what a way adds is its figure minus
  * plain's of the same round, reported as min / median / max over the
@@ -56,7 +61,15 @@ static double now_ms(void)
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static int child(long calls)
+/* The program's own work: ms milliseconds of its processor. */
+static void compute(long ms)
+{
+  double until = now_ms() + (double)ms;
+  while (now_ms() < until)
+    ;
+}
+
+static int child(long calls, long work_ms)
 {
   pirt_device *dev;
   const pirt_plugin *pl;
@@ -67,6 +80,7 @@ static int child(long calls)
     fprintf(stderr, "bench_fixed: no device through the runtime: %s\n", pirt_error_message());
     return 2;
   }
+  compute(work_ms);
   for (long i = 0; i < calls; i++) {
     pi_uint32 units = 0;
     if (pirt_piDeviceGetInfo(pl, d, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units, &units,
@@ -99,9 +113,9 @@ static void remove_dir(const char *dir)
 /* Runs one child the way `way` says (with the runtime of `base`'s lib/
  * when not NULL); its wall and CPU time in ms. */
 static void run(const char *self, const char *libdir, const char *base, const char *tmp, int way,
-                long calls, double *wall, double *cpu)
+                long calls, long work_ms, double *wall, double *cpu)
 {
-  char dir[4096], db[4200], conf[4200], trace[4200], n[32];
+  char dir[4096], db[4200], conf[4200], trace[4200], n[32], work[32];
   snprintf(dir, sizeof dir, "%s/bench_fixed.XXXXXX", tmp);
   if (!mkdtemp(dir)) {
     fprintf(stderr, "bench_fixed: cannot make a directory in %s: %s\n", tmp, strerror(errno));
@@ -111,6 +125,7 @@ static void run(const char *self, const char *libdir, const char *base, const ch
   snprintf(conf, sizeof conf, "%s/plugins.conf", dir);
   snprintf(trace, sizeof trace, "%s/trace.txt", dir);
   snprintf(n, sizeof n, "%ld", calls);
+  snprintf(work, sizeof work, "%ld", work_ms);
   FILE *f = fopen(conf, "w");
   if (!f || fprintf(f, "%s/libpi_null.so\n", libdir) < 0 || fclose(f) != 0) {
     fprintf(stderr, "bench_fixed: cannot write %s\n", conf);
@@ -132,7 +147,7 @@ static void run(const char *self, const char *libdir, const char *base, const ch
       setenv("SYCL_PI_TRACE", "2", 1);
       setenv("SYCL_PI_TRACE_FILE", trace, 1);
     }
-    execl(self, self, "--child", n, (char *)NULL);
+    execl(self, self, "--child", n, work, (char *)NULL);
     _exit(127);
   }
   int status = 0;
@@ -167,16 +182,19 @@ static long number(const char *opt, const char *v)
 
 int main(int argc, char **argv)
 {
-  long rounds = 30, calls = 40;
+  long rounds = 30, calls = 40, work_ms = 0;
   enum { MAX_ROUNDS = 100000 };
   const char *ways_arg = "plain,rec-none,rec-all,trace", *base = NULL;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--child") == 0 && i + 1 < argc)
-      return child(number("--child", argv[i + 1]));
+    if (strcmp(argv[i], "--child") == 0 && i + 2 < argc)
+      return child(number("--child", argv[i + 1]),
+                   bench_number_from("bench_fixed", "--child", argv[i + 2], 0));
     if (strcmp(argv[i], "--rounds") == 0)
       rounds = number(argv[i], argv[i + 1]), i++;
     else if (strcmp(argv[i], "--calls") == 0)
       calls = number(argv[i], argv[i + 1]), i++;
+    else if (strcmp(argv[i], "--work") == 0)
+      work_ms = bench_number_from("bench_fixed", argv[i], argv[i + 1], 0), i++;
     else if (strcmp(argv[i], "--ways") == 0 && i + 1 < argc)
       ways_arg = argv[++i];
     else if (strcmp(argv[i], "--base") == 0 && i + 1 < argc)
@@ -184,7 +202,7 @@ int main(int argc, char **argv)
     else {
       fprintf(stderr,
               "bench_fixed: unknown argument '%s' (usage: bench_fixed [--rounds R] "
-              "[--calls N] [--ways plain,rec-none,rec-all,trace] [--base LIBDIR])\n", argv[i]);
+              "[--calls N] [--work MS] [--ways plain,rec-none,rec-all,trace] [--base LIBDIR])\n", argv[i]);
       return 2;
     }
   }
@@ -239,9 +257,9 @@ int main(int argc, char **argv)
   bench_print_machine("bench_fixed");
   if (base)
     printf("base: the runtime and shim of %s\n", base);
-  printf("a whole process: device selected through the runtime (null plugin), %ld info "
-         "queries, the end; %ld rounds, the ways interleaved in a rotating order\n\n",
-         calls, rounds);
+  printf("a whole process: device selected through the runtime (null plugin), %ld ms of its "
+         "own work, %ld info queries, the end; %ld rounds, the ways interleaved in a rotating "
+         "order\n\n", work_ms, calls, rounds);
   size_t cells = (size_t)rounds * (size_t)nways;
   double *wall = calloc(cells, sizeof *wall);
   double *cpu = calloc(cells, sizeof *cpu);
@@ -253,7 +271,7 @@ int main(int argc, char **argv)
   for (long r = 0; r < rounds; r++)
     for (int j = 0; j < nways; j++) {
       int k = (int)((j + r) % nways);
-      run(self, libdir, from[k], tmp, ways[k], calls, &wall[r * nways + k],
+      run(self, libdir, from[k], tmp, ways[k], calls, work_ms, &wall[r * nways + k],
           &cpu[r * nways + k]);
     }
   printf("| way | wall ms (median) | added wall ms: min / median / max | CPU ms (median) | "

@@ -21,6 +21,6 @@ set_tests_properties(bench_real_programs_smoke PROPERTIES
 add_test(NAME bench_viewer_smoke COMMAND bench_viewer --calls 3000 --rounds 1
   --only load,compact,stats --against $<TARGET_FILE:pitrace>)
 set_tests_properties(bench_viewer_smoke PROPERTIES FAIL_REGULAR_EXPRESSION "failed")
-add_test(NAME bench_fixed_smoke COMMAND bench_fixed --rounds 2 --calls 10)
+add_test(NAME bench_fixed_smoke COMMAND bench_fixed --rounds 2 --calls 10 --work 1)
 set_tests_properties(bench_fixed_smoke PROPERTIES FAIL_REGULAR_EXPRESSION "failed|left no")
 add_test(NAME bench_copyhash_smoke COMMAND bench_copyhash --rounds 2 --sizes 1000000,70000)
