@@ -1125,10 +1125,10 @@ Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
  * keeps its calls anyway: the salvager makes the row from the description
  * in the ring file. Without that, this run would sit in its first call
  * until the kill below and leave nothing, or a ring file that no session
- * claims. */
-Test(record, a_process_that_ends_before_its_writer_opened_the_file_keeps_its_calls)
+ * claims. Runs `record_prog quickexit 300` so into db (which holds one
+ * session already); returns its pid, its ring file left to salvage. */
+static pid_t run_held_out(const char *db)
 {
-  char *db = tu_temp_path(".db");
   const char *first[] = {BIN "/record_prog", "threads", "1", "10", NULL};
   run_recorded(first, db, 0);
   sqlite3 *w;
@@ -1164,6 +1164,12 @@ Test(record, a_process_that_ends_before_its_writer_opened_the_file_keeps_its_cal
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d: %s", st, out);
   cr_assert(strstr(out, "made 300 calls"), "%s", out);
   cr_assert_eq(ring_files(db), 1, "%s", out);
+  return pid;
+}
+
+/* Session 2 of db: the held-out run's, made by the salvage, whole. */
+static void assert_held_out_salvaged(const char *db, pid_t pid)
+{
   salvage_with_pitrace(db);
   cr_assert_eq(ring_files(db), 0, "the ring file was not removed after salvage");
   cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || label || ' ' || data_mode FROM sessions "
@@ -1178,6 +1184,38 @@ Test(record, a_process_that_ends_before_its_writer_opened_the_file_keeps_its_cal
                db_int(db, "SELECT count(*) FROM plugins WHERE session = 1"), "%s",
                db_lines(db, "SELECT session, name FROM plugins"));
   cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+}
+
+Test(record, a_process_that_ends_before_its_writer_opened_the_file_keeps_its_calls)
+{
+  char *db = tu_temp_path(".db");
+  pid_t pid = run_held_out(db);
+  assert_held_out_salvaged(db, pid);
+}
+
+/* A writer that made its row, said so in the ring file and died before
+ * the commit: the row is rolled back, and its id may be another
+ * process's row by the time of the salvage (here, the ring file names
+ * session 1, the first run's). That row is not this process's (its pid and
+ * start differ): the salvage leaves it alone and makes this one's. */
+Test(record, a_ring_file_naming_another_process_session_gets_its_own)
+{
+  char *db = tu_temp_path(".db");
+  long long calls1 = 0;
+  pid_t pid = run_held_out(db);
+  calls1 = db_int(db, "SELECT calls FROM sessions WHERE id = 1");
+  char path[4096];
+  size_t len;
+  unsigned char *img = ring_image(db, path, sizeof path, &len);
+  ringfile_hdr h;
+  memcpy(&h, img, sizeof h);
+  cr_assert_eq(h.session, 0, "its writer never made its row");
+  h.session = 1;
+  memcpy(img, &h, sizeof h);
+  ring_image_put(path, img, len);
+  assert_held_out_salvaged(db, pid);
+  cr_assert_eq(db_int(db, "SELECT calls FROM sessions WHERE id = 1"), calls1);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls WHERE session = 1"), calls1);
 }
 
 /* A process killed while it wrote into the file (mid-commit) leaves a
