@@ -3511,10 +3511,13 @@ bool writer_start(void)
    * the ring file is: a salvager finds it beside. */
   create_from_template(path);
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd >= 0) {
-    fchmod(fd, 0600);
-    close(fd);
+  if (fd < 0) { /* one line, before a ring file beside it is tried */
+    fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
+                    "unrecorded\n", path, strerror(errno));
+    return false;
   }
+  fchmod(fd, 0600);
+  close(fd);
   start_desc_free();
   start_env = (text){0};
   json_env(&start_env);

@@ -318,6 +318,7 @@ Test(record, unwritable_path_warns_once_and_the_application_goes_on)
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
   cr_assert(strstr(out, "result verified"), "%s", out);
   cr_assert_eq(tu_count(out, "pitrace: cannot record to /nonexistent/dir/s.db"), 1, "%s", out);
+  cr_assert_eq(tu_count(out, "pitrace:"), 1, "%s", out);
 }
 
 /* Rows of `table` in one database and not in the other, both ways. */
