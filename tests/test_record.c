@@ -1074,6 +1074,27 @@ Test(record, four_processes_into_one_path_are_all_kept)
  * why): the recorder waits, its application goes on until its rings are
  * full and then waits too; when the reader lets go, every call is stored,
  * nobody gave up, and the file is one file again at the end. */
+/* Starts argv recorded into db on PoCL (with a label, when not NULL), its
+ * output into the file log; returns at once, the child's pid. */
+static pid_t spawn_recording(const char *const *argv, const char *db, const char *label,
+                             const char *log)
+{
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    setenv("SYCL_PI_RECORD", db, 1);
+    if (label)
+      setenv("SYCL_PI_RECORD_LABEL", label, 1);
+    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  return pid;
+}
+
 Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
 {
   char *db = tu_temp_path(".db");
@@ -1085,17 +1106,8 @@ Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
                SQLITE_OK, "%s", sqlite3_errmsg(r));
   /* 2 x 100000 queries: more than a thread's ring holds (4 MiB). */
   char *log = tu_temp_path(".out");
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    setenv("SYCL_PI_RECORD", db, 1);
-    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execl(BIN "/record_prog", BIN "/record_prog", "threads", "2", "100000", (char *)NULL);
-    _exit(127);
-  }
+  const char *prog[] = {BIN "/record_prog", "threads", "2", "100000", NULL};
+  pid_t pid = spawn_recording(prog, db, NULL, log);
   struct timespec hold = {1, 500000000};
   nanosleep(&hold, NULL);
   cr_assert_eq(sqlite3_exec(r, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
@@ -1137,18 +1149,8 @@ static pid_t run_held_out(const char *db)
   cr_assert_eq(sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK, "%s",
                sqlite3_errmsg(w));
   char *log = tu_temp_path(".out");
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    setenv("SYCL_PI_RECORD", db, 1);
-    setenv("SYCL_PI_RECORD_LABEL", "held out", 1);
-    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execl(BIN "/record_prog", BIN "/record_prog", "quickexit", "300", (char *)NULL);
-    _exit(127);
-  }
+  const char *prog[] = {BIN "/record_prog", "quickexit", "300", NULL};
+  pid_t pid = spawn_recording(prog, db, "held out", log);
   /* It ends (_exit(3)) within seconds unless its calls wait for the lock. */
   int st = 0;
   for (int i = 0; i < 200 && waitpid(pid, &st, WNOHANG) == 0; i++) {
