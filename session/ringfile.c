@@ -135,6 +135,16 @@ done:
   return ok;
 }
 
+bool ringfile_is_own(const struct stat *st)
+{
+  pthread_mutex_lock(&rf_lock);
+  struct stat own;
+  bool is = rf_fd >= 0 && fstat(rf_fd, &own) == 0 && own.st_dev == st->st_dev &&
+            own.st_ino == st->st_ino;
+  pthread_mutex_unlock(&rf_lock);
+  return is;
+}
+
 void ringfile_set_session(int64_t session)
 {
   pthread_mutex_lock(&rf_lock);

@@ -29,6 +29,10 @@
 #include "recorder.h"
 
 bool shim_stamps_tsc;
+/* How the stamps the writer converts were taken: this process's way
+ * (shim_stamps_tsc), or a salvaged ring file's (stamp_set_mode), which
+ * the application's threads, stamping meanwhile, must not see. */
+static bool convert_tsc;
 
 void stamp_init(void)
 {
@@ -43,9 +47,11 @@ void stamp_init(void)
       cs[0] = 0;
     fclose(f);
   }
-  shim_stamps_tsc = strcmp(cs, "tsc\n") == 0;
+  shim_stamps_tsc = convert_tsc = strcmp(cs, "tsc\n") == 0;
 #endif
 }
+
+void stamp_set_mode(bool tsc) { convert_tsc = tsc; }
 
 /* ---- Knots (the writer's; one thread) -------------------------------------- */
 
@@ -72,6 +78,7 @@ void stamp_reset(void)
   slopes = NULL;
   nknots = 0;
   last.span = 0;
+  convert_tsc = shim_stamps_tsc;
 }
 
 static void add_knot(stamp_knot k)
@@ -99,15 +106,26 @@ static void add_knot(stamp_knot k)
 
 void stamp_add_knot(stamp_knot k) { add_knot(k); }
 
+/* The counter the stamps being converted count (a salvaged file's may not
+ * be this process's). */
+static inline uint64_t counter(void)
+{
+#if defined(__x86_64__)
+  if (convert_tsc)
+    return __builtin_ia32_rdtsc();
+#endif
+  return shim_now();
+}
+
 /* The counter and the clock read back to back; a pair the thread was
  * interrupted between (the counter moved more than ~10 us) is read again. */
 static stamp_knot take_knot(void)
 {
   stamp_knot k = {0, 0};
   for (int i = 0; i < 8; i++) {
-    uint64_t s0 = shim_stamp();
+    uint64_t s0 = counter();
     uint64_t ns = shim_now();
-    uint64_t s1 = shim_stamp();
+    uint64_t s1 = counter();
     k = (stamp_knot){s0 + (s1 - s0) / 2, ns};
     if (s1 - s0 < 30000)
       break;
@@ -145,7 +163,7 @@ static uint64_t in_segment(size_t i, uint64_t s)
  * then saves no registers). */
 __attribute__((noinline)) static uint64_t convert(uint64_t s, void (*on_knot)(stamp_knot))
 {
-  if (!shim_stamps_tsc)
+  if (!convert_tsc)
     return s;
   if (!nknots || s >= knots[nknots - 1].stamp) {
     stamp_knot k = take_knot();

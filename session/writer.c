@@ -87,6 +87,15 @@ static bool draining;          /* reading everything before the end: no stop */
  * encoder started for it (at the end of a short program those were half
  * a millisecond of the application's wait on the 2-core machine). */
 static bool ending;
+/* The rings the writer reads: this process's (shim_rings), or while it
+ * salvages, the salvaged file's (the application's threads go on adding
+ * theirs to shim_rings meanwhile: the writer salvages before its own
+ * session starts). */
+static shim_ring *salvage_list;
+static inline shim_ring *rings_head(void)
+{
+  return salvaging ? salvage_list : atomic_load(&shim_rings);
+}
 static bool maps_dirty = true; /* the id maps changed since the checkpoint */
 static uint64_t last_t;        /* the latest call time seen (monotonic ns) */
 static uint64_t damaged;       /* records found damaged while salvaging */
@@ -2388,7 +2397,7 @@ static void consume(shim_ring *r, rec_hdr *h)
  * may reuse what was read. */
 static void publish_tails(void)
 {
-  for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next)
+  for (shim_ring *r = rings_head(); r; r = r->next)
     atomic_store_explicit(&r->tail, r->rd, memory_order_release);
   pressure = false;
 }
@@ -2474,7 +2483,7 @@ static void heap_push(mring *m)
  * only ever pushed at the list's head). */
 static void take_new_rings(void)
 {
-  shim_ring *head = atomic_load(&shim_rings);
+  shim_ring *head = rings_head();
   if (head == mrings_from)
     return;
   size_t n = 0;
@@ -2667,10 +2676,10 @@ static void write_checkpoint(void)
   for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++)
     put64(&t, scalars[i]);
   size_t nr = 0;
-  for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next)
+  for (shim_ring *r = rings_head(); r; r = r->next)
     nr += r->slot != RING_NO_SLOT;
   put64(&t, nr);
-  for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next)
+  for (shim_ring *r = rings_head(); r; r = r->next)
     if (r->slot != RING_NO_SLOT) {
       put64(&t, r->slot);
       put64(&t, r->rd);
@@ -2918,7 +2927,7 @@ static void discard(void)
 {
   wait_encoders();
   materialize_inflight();
-  for (shim_ring *r = atomic_load(&shim_rings); r; r = r->next) {
+  for (shim_ring *r = rings_head(); r; r = r->next) {
     rec_hdr *h;
     while ((h = peek(r))) {
       if (h->type == REC_ENTRY || h->type == REC_EXIT) {
@@ -3456,7 +3465,10 @@ static int64_t insert_session(const session_desc *d)
 
 /* This process's description, made by writer_start for the writer's
  * thread (which frees it once the row is made). */
+static int salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
+                       size_t errn);
 static session_desc start_desc;
+static stamp_knot start_knot; /* taken as the ring file was made */
 static text start_env;
 static char *start_cmd;
 static char start_cwd[4096], start_host[256];
@@ -3476,6 +3488,19 @@ static void start_desc_free(void)
  * go on. */
 static bool writer_open(void)
 {
+  /* First, sessions of processes that recorded here and ended without a
+   * word (the next process to record salvages them: up to a fraction of a
+   * second for a large one, which the application's first call used to
+   * wait for). The salvage uses the writer's state: this process's start
+   * is kept aside meanwhile. */
+  {
+    uint64_t t0 = session_t0;
+    char err[600];
+    if (salvage_dir(shim_cfg.path, NULL, NULL, err, sizeof err) < 0)
+      fprintf(stderr, "pitrace: %s\n", err);
+    session_t0 = t0;
+    stamp_add_knot(start_knot);
+  }
   bool ok = open_db();
   if (ok && !(session_id = insert_session(&start_desc)))
     ok = false;
@@ -3499,12 +3524,6 @@ bool writer_start(void)
   decide_printing();
   char path[4096];
   resolve_path(path, sizeof path);
-  /* Sessions of processes that recorded here and ended without a word. */
-  {
-    char err[600];
-    if (writer_salvage(path, NULL, NULL, err, sizeof err) < 0)
-      fprintf(stderr, "pitrace: %s\n", err);
-  }
   snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", path);
   /* A new file is the template, put in place whole; created readable by
    * its owner only, before SQLite opens it. The database is there before
@@ -3544,7 +3563,8 @@ bool writer_start(void)
    * writer's thread makes): whatever the process records is in a file
    * from its first call on. */
   ringfile_create(path, session_t0, start_unix_ns, packed, packed_len);
-  keep_knot(stamp_take_knot()); /* for a salvager: how its stamps were counting */
+  start_knot = stamp_take_knot();
+  keep_knot(start_knot); /* for a salvager: how its stamps were counting */
   writer_running = pthread_create(&writer_thread, NULL, writer_main, NULL) == 0;
   if (!writer_running) {
     fprintf(stderr, "pitrace: cannot start the recording thread; not recording\n");
@@ -3786,7 +3806,8 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   draining = true;
   salvage_hdr = hdr;
   /* The process's call stamps, and the knots its writer took. */
-  shim_stamps_tsc = hdr->stamps_tsc == 1;
+  stamp_reset(); /* its knots, not this process's */
+  stamp_set_mode(hdr->stamps_tsc == 1);
   uint32_t nk = atomic_load(&hdr->nknots);
   for (uint32_t i = nk > RINGFILE_KNOTS ? nk - RINGFILE_KNOTS : 0; i < nk; i++)
     stamp_add_knot(hdr->knots[i % RINGFILE_KNOTS]);
@@ -3829,7 +3850,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
     list = r;
   }
   free(pos);
-  atomic_store(&shim_rings, list);
+  salvage_list = list;
   merge();
   uint64_t pending = 0;
   for (pending_call *c = inflight; c; c = c->next)
@@ -3884,7 +3905,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
     ret = -1;
   }
 out:
-  atomic_store(&shim_rings, NULL);
+  salvage_list = NULL;
   finalize_statements();
   if (d)
     sqlite3_close(d); /* an open transaction is rolled back */
@@ -3895,14 +3916,10 @@ out:
   return ret;
 }
 
-int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
-                   size_t errn)
+/* Salvages every ring file beside db_path but this process's own. */
+static int salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
+                       size_t errn)
 {
-  if (writer_running) {
-    snprintf(err, errn, "cannot salvage rings while recording");
-    return -1;
-  }
-  bool own_tsc = shim_stamps_tsc; /* each ring file says how its process stamped */
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", db_path);
   char *slash = strrchr(dir, '/');
@@ -3922,6 +3939,12 @@ int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, c
       char file[8400];
       snprintf(file, sizeof file, "%s%s%s", slash ? (*dir ? dir : "") : "", slash ? "/" : "",
                e->d_name);
+      /* Not this process's own, which it has locked: a lock taken again
+       * by the same process is granted, and closing the file then would
+       * let go of the process's own lock. */
+      struct stat st;
+      if (stat(file, &st) == 0 && ringfile_is_own(&st))
+        continue;
       char one[1024];
       int r = salvage_file(db_path, file, status_of, ctx, one, sizeof one);
       if (r < 0 && n >= 0) {
@@ -3932,6 +3955,15 @@ int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, c
       }
     }
   closedir(dd);
-  shim_stamps_tsc = own_tsc;
   return n;
+}
+
+int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
+                   size_t errn)
+{
+  if (writer_running) {
+    snprintf(err, errn, "cannot salvage rings while recording");
+    return -1;
+  }
+  return salvage_dir(db_path, status_of, ctx, err, errn);
 }

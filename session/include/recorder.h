@@ -254,8 +254,11 @@ uint64_t stamp_to_ns(uint64_t s, void (*on_knot)(stamp_knot));
 /* Adds a knot read elsewhere (a ring file's, for salvage); takes one now. */
 void stamp_add_knot(stamp_knot k);
 stamp_knot stamp_take_knot(void);
-/* Forgets every knot. */
+/* Forgets every knot; stamps converted are this process's again. */
 void stamp_reset(void);
+/* The writer's side: the stamps converted next were taken as a salvaged
+ * ring file says (tsc: the time-stamp counter), not as this process's. */
+void stamp_set_mode(bool tsc);
 
 /* ---- The ring file (ringfile.c) -------------------------------------------------
  * <database>-rings.<pid>.<random>: a header (session, clock origin, the
@@ -315,6 +318,9 @@ bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_uni
                      const void *desc, uint32_t desc_len);
 /* The session's row is made (its id, set before the row's commit). */
 void ringfile_set_session(int64_t session);
+/* Whether the file st describes is this process's ring file. */
+struct stat;
+bool ringfile_is_own(const struct stat *st);
 /* A ring for the calling thread: a new slot of the ring file, else process
  * memory; NULL when neither can be had. */
 shim_ring *ringfile_new_ring(uint32_t thread_index);
