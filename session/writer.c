@@ -3713,7 +3713,15 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   ringfile_hdr *hdr = (ringfile_hdr *)base;
   int ret = 0;
   sqlite3 *d = NULL;
-  if (hdr->magic != RINGFILE_MAGIC || hdr->version < 1 || hdr->version > 2 ||
+  if (hdr->magic == RINGFILE_MAGIC && hdr->version > 2) {
+    /* A newer recorder's: left for a pitrace that reads it (an older one
+     * that took it for done removed it, calls and all). */
+    snprintf(err, errn, "%s: a ring file of version %u, newer than this pitrace reads (2); "
+             "left for a newer pitrace to salvage", file, hdr->version);
+    ret = -1;
+    goto out;
+  }
+  if (hdr->magic != RINGFILE_MAGIC || hdr->version < 1 ||
       atomic_load(&hdr->state) != RINGFILE_LIVE || hdr->ring_cap == 0 ||
       hdr->ring_cap > (1u << 30) || hdr->ring_cap % 8 ||
       (hdr->ring_cap & (hdr->ring_cap - 1)) || hdr->slot_size != RINGFILE_CTL + hdr->ring_cap) {

@@ -833,6 +833,38 @@ static unsigned ring_records(unsigned char *img, uint64_t slot, ring_rec *out, u
   return n;
 }
 
+/* A ring file of a newer version than this pitrace reads is left where it
+ * is, with one line saying so (an older pitrace that took it for one done
+ * already removed it, and the calls in it with it); read as its own
+ * version again, it is salvaged whole. */
+Test(record, a_newer_ring_file_is_left_for_a_newer_pitrace)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "quickexit", "50", NULL};
+  run_recorded(argv, db, 3);
+  char path[4096];
+  size_t len;
+  unsigned char *img = ring_image(db, path, sizeof path, &len);
+  ringfile_hdr h;
+  memcpy(&h, img, sizeof h);
+  uint32_t version = h.version;
+  h.version = 9;
+  memcpy(img, &h, sizeof h);
+  ring_image_put(path, img, len);
+  const char *sessions[] = {BIN "/pitrace", "sessions", db, NULL};
+  char *out;
+  tu_run(sessions, NULL, &out);
+  cr_assert(strstr(out, "a ring file of version 9, newer than this pitrace reads"), "%s", out);
+  cr_assert_eq(ring_files(db), 1, "%s", out);
+  h.version = version;
+  memcpy(img, &h, sizeof h);
+  ring_image_put(path, img, len);
+  salvage_with_pitrace(db);
+  cr_assert_eq(ring_files(db), 0);
+  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+                           "result = 'PI_SUCCESS'"), 50);
+}
+
 /* Found by fuzz/fuzz_salvage: a ring file whose call times are damaged
  * made the session's duration anything, and its end time (start + that
  * duration) overflowed. The calls were made between the session's start
