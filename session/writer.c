@@ -737,6 +737,11 @@ static void call_free(pending_call *c)
 static void keep_data(const fmt *f, pending_call *c, unsigned position, const char *role,
                       unsigned index, const void *bytes, uint64_t size, uint64_t full)
 {
+  if (!bytes) { /* another process's heap (salvage): its size is all there is */
+    if (f->mode != FMT_PRINT)
+      store_data(c->seq, position, role, index, NULL, size, full, -1);
+    return;
+  }
   if (size > PT_INLINE_DATA && !(shim_cfg.data_mode == DATA_NONE && strcmp(role, "value") == 0)) {
     if (f->mode != FMT_PRINT)
       store_data(c->seq, position, role, index, bytes, size, full, -1);
@@ -1009,7 +1014,7 @@ static size_t elem_width(const pi_param_desc *p)
 static void t_array(const fmt *f, text *t, const pi_param_desc *p, const item_view *iv,
                     uint64_t seq, uint64_t (*id_of)(uint64_t, uint8_t, uint64_t))
 {
-  if (!iv) {
+  if (!iv || !iv->data) { /* none, or another process's heap (salvage): lost */
     t_put(t, "[]", 2);
     return;
   }
@@ -1031,7 +1036,7 @@ static void t_array(const fmt *f, text *t, const pi_param_desc *p, const item_vi
 
 static void t_opt_str(text *t, const item_view *is)
 {
-  if (is)
+  if (is && is->data) /* not another process's heap (salvage): lost */
     t_str(t, (const char *)is->data, is->it->size);
   else
     t_put(t, "null", 4);
@@ -1100,7 +1105,10 @@ encode_in(const fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t 
       if (items[i].it->position == pos && items[i].it->role == ITEM_STRING) {
         if (k++)
           t_c(t, ',');
-        t_str(t, (const char *)items[i].data, items[i].it->size);
+        if (items[i].data)
+          t_str(t, (const char *)items[i].data, items[i].it->size);
+        else /* another process's heap (salvage): lost */
+          t_put(t, "null", 4);
       }
     t_c(t, ']');
     return;
@@ -1120,7 +1128,7 @@ encode_in(const fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t 
         if (k++)
           t_c(t, ',');
         t_c(t, '[');
-        if (tg)
+        if (tg && tg->data)
           t_str(t, (const char *)tg->data, tg->it->size);
         else
           t_put(t, "null", 4);
@@ -1233,7 +1241,7 @@ static void encode_out(const fmt *f, text *t, const pi_api_desc *api, unsigned p
   }
   switch (p->kind) {
   case PI_PK_SCALAR:
-    if (!iv) {
+    if (!iv || !iv->data) {
       t_put(t, "null", 4);
       return;
     }
