@@ -794,12 +794,24 @@ Test(record, the_next_recording_process_salvages_the_last_one)
 
 /* A ring file read whole (its image, *len bytes), for a test to change
  * and write back with ring_image_put. */
-static unsigned char *ring_image(const char *db, char *path, size_t pathn, size_t *len)
+static unsigned char *ring_image(const char *db, char *path, size_t pathn, size_t *len,
+                                 ringfile_hdr *h)
 {
   cr_assert_eq(ring_files_at(db, NULL, 0, path, pathn), 1);
   unsigned char *img = (unsigned char *)tu_read_file_n(path, len);
   cr_assert(img && *len >= RINGFILE_HEADER, "%s", path);
+  memcpy(h, img, sizeof *h);
   return img;
+}
+
+/* Runs argv (which ends with _exit(3)) recorded into a new database
+ * (*db), and reads the ring file it left, as ring_image. */
+static unsigned char *left_ring(const char *const *argv, char **db, char *path, size_t pathn,
+                                size_t *len, ringfile_hdr *h)
+{
+  *db = tu_temp_path(".db");
+  run_recorded(argv, *db, 3);
+  return ring_image(*db, path, pathn, len, h);
 }
 
 static void ring_image_put(const char *path, const unsigned char *img, size_t len)
@@ -839,14 +851,11 @@ static unsigned ring_records(unsigned char *img, uint64_t slot, ring_rec *out, u
  * version again, it is salvaged whole. */
 Test(record, a_newer_ring_file_is_left_for_a_newer_pitrace)
 {
-  char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "quickexit", "50", NULL};
-  run_recorded(argv, db, 3);
-  char path[4096];
+  char *db, path[4096];
   size_t len;
-  unsigned char *img = ring_image(db, path, sizeof path, &len);
   ringfile_hdr h;
-  memcpy(&h, img, sizeof h);
+  unsigned char *img = left_ring(argv, &db, path, sizeof path, &len, &h);
   uint32_t version = h.version;
   h.version = 9;
   memcpy(img, &h, sizeof h);
@@ -879,9 +888,8 @@ Test(record, salvage_of_damaged_call_times_ends_the_session_by_now)
   /* Every exit record's return time 8e18 ns after the clock origin. */
   char ring[1100];
   size_t len;
-  unsigned char *img = ring_image(db, ring, sizeof ring, &len);
   ringfile_hdr h;
-  memcpy(&h, img, sizeof h);
+  unsigned char *img = ring_image(db, ring, sizeof ring, &len, &h);
   static ring_rec v[4096];
   unsigned n = ring_records(img, 0, v, 4096), patched = 0;
   for (unsigned i = 0; i < n; i++)
@@ -915,14 +923,11 @@ Test(record, salvage_of_damaged_call_times_ends_the_session_by_now)
  * its own handle, released by its own release. */
 Test(record, a_release_that_returns_after_its_address_is_reused_releases_its_own_object)
 {
-  char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "reuse", NULL};
-  run_recorded(argv, db, 3);
-  char ring[1100];
+  char *db, ring[1100];
   size_t len;
-  unsigned char *img = ring_image(db, ring, sizeof ring, &len);
   ringfile_hdr h;
-  memcpy(&h, img, sizeof h);
+  unsigned char *img = left_ring(argv, &db, ring, sizeof ring, &len, &h);
   uint32_t nslots = h.nslots;
   /* M's ring: make, make, release; R's: release. Their records: [thread,
    * entry, exit, ...]. */
@@ -1241,9 +1246,8 @@ Test(record, a_ring_file_naming_another_process_session_gets_its_own)
   calls1 = db_int(db, "SELECT calls FROM sessions WHERE id = 1");
   char path[4096];
   size_t len;
-  unsigned char *img = ring_image(db, path, sizeof path, &len);
   ringfile_hdr h;
-  memcpy(&h, img, sizeof h);
+  unsigned char *img = ring_image(db, path, sizeof path, &len, &h);
   cr_assert_eq(h.session, 0, "its writer never made its row");
   h.session = 1;
   memcpy(img, &h, sizeof h);
