@@ -1176,11 +1176,17 @@ Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
  * in the ring file. Without that, this run would sit in its first call
  * until the kill below and leave nothing, or a ring file that no session
  * claims. Runs `record_prog quickexit 300` so into db (which holds one
- * session already); returns its pid, its ring file left to salvage. */
-static pid_t run_held_out(const char *db)
+ * session already, and with `dead` calls a killed process's ring file
+ * too); returns its pid, its ring file left to salvage. */
+static pid_t run_held_out(const char *db, int dead)
 {
   const char *first[] = {BIN "/record_prog", "threads", "1", "10", NULL};
   run_recorded(first, db, 0);
+  char n[16];
+  snprintf(n, sizeof n, "%d", dead);
+  const char *quick[] = {BIN "/record_prog", "quickexit", n, NULL};
+  if (dead)
+    run_recorded(quick, db, 3);
   sqlite3 *w;
   cr_assert_eq(sqlite3_open(db, &w), SQLITE_OK);
   cr_assert_eq(sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK, "%s",
@@ -1203,7 +1209,7 @@ static pid_t run_held_out(const char *db)
   char *out = tu_read_file(log);
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d: %s", st, out);
   cr_assert(strstr(out, "made 300 calls"), "%s", out);
-  cr_assert_eq(ring_files(db), 1, "%s", out);
+  cr_assert_eq(ring_files(db), dead ? 2 : 1, "%s", out);
   return pid;
 }
 
@@ -1229,8 +1235,28 @@ static void assert_held_out_salvaged(const char *db, pid_t pid)
 Test(record, a_process_that_ends_before_its_writer_opened_the_file_keeps_its_calls)
 {
   char *db = tu_temp_path(".db");
-  pid_t pid = run_held_out(db);
+  pid_t pid = run_held_out(db, 0);
   assert_held_out_salvaged(db, pid);
+}
+
+/* The next process to record into a path salvages what a killed one left
+ * there, on its writer's thread: while another process holds the file,
+ * that salvage waits for it there, and the application's calls go on (the
+ * salvage used to run in the application's first call, which waited). */
+Test(record, the_next_process_salvages_on_its_writer_thread_not_in_its_first_call)
+{
+  char *db = tu_temp_path(".db");
+  pid_t pid = run_held_out(db, 120);
+  salvage_with_pitrace(db);
+  cr_assert_eq(ring_files(db), 0);
+  cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || label FROM sessions ORDER BY id"),
+                   "teardown \nkilled \nkilled held out\n");
+  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 2 AND api = "
+                           "'piDeviceGetInfo' AND result = 'PI_SUCCESS'"), 120);
+  cr_assert_eq(db_int(db, "SELECT pid FROM sessions WHERE id = 3"), pid);
+  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 3 AND api = "
+                           "'piDeviceGetInfo' AND result = 'PI_SUCCESS'"), 300);
+  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
 /* A writer that made its row, said so in the ring file and died before
@@ -1242,7 +1268,7 @@ Test(record, a_ring_file_naming_another_process_session_gets_its_own)
 {
   char *db = tu_temp_path(".db");
   long long calls1 = 0;
-  pid_t pid = run_held_out(db);
+  pid_t pid = run_held_out(db, 0);
   calls1 = db_int(db, "SELECT calls FROM sessions WHERE id = 1");
   char path[4096];
   size_t len;
