@@ -15,8 +15,8 @@
 
 #include "bench_version.h" /* PITRACE_BENCH_COMMIT, written at build time */
 
-/* A command-line option's positive number, or the program exits (2) with
- * one line naming the option. */
+/* A command-line option's number, at least `least`, or the program exits
+ * (2) with one line naming the option; bench_positive: at least 1. */
 static inline long bench_number_from(const char *prog, const char *opt, const char *v, long least)
 {
   char *end;

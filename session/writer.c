@@ -3296,14 +3296,19 @@ static void create_from_template(const char *path)
 /* Opens the database and leaves a write transaction open (BEGIN
  * IMMEDIATE: it waits its turn behind other recording processes, and
  * nothing read in it goes stale) with the schema in place. */
+static void say_cannot_record(const char *why)
+{
+  fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on unrecorded\n",
+          shim_cfg.path, why);
+}
+
 static bool open_db(void)
 {
   const char *path = shim_cfg.path;
   char why[512];
   db = open_rw(path, true, why, sizeof why);
   if (!db) {
-    fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
-                    "unrecorded\n", path, why);
+    say_cannot_record(why);
     return false;
   }
   /* A rollback journal, not WAL: a commit writes the pages it adds (the
@@ -3348,9 +3353,7 @@ static bool open_db(void)
     nanosleep(&nap, NULL);
   }
   if (!ok) {
-    fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
-                    "unrecorded\n", path, err ? err : schema_err[0] ? schema_err
-                                                                    : sqlite3_errmsg(db));
+    say_cannot_record(err ? err : schema_err[0] ? schema_err : sqlite3_errmsg(db));
     sqlite3_free(err);
     sqlite3_close(db);
     db = NULL;
@@ -3388,7 +3391,10 @@ typedef struct session_desc {
 /* The most each field keeps in the ring file (the writer's row has them
  * whole): the environment (pitrace's and the runtime's variables only) goes
  * in whole or not at all (half a JSON object is not one). */
-static const uint32_t desc_most[DESC_NSTR] = {256, 4096, 4096, 256, 6144, 512};
+enum { MOST_LABEL = 256, MOST_COMMAND = 4096, MOST_CWD = 4096, MOST_HOST = 256, MOST_ENV = 6144,
+       MOST_FILTER = 512 };
+static const uint32_t desc_most[DESC_NSTR] = {MOST_LABEL, MOST_COMMAND, MOST_CWD,
+                                              MOST_HOST,  MOST_ENV,     MOST_FILTER};
 
 /* Packs d into out (at most RINGFILE_DESC bytes): data_mode, then each
  * string as its length and bytes (all little-endian u32). */
@@ -3414,7 +3420,8 @@ static uint32_t desc_pack(const session_desc *d, unsigned char *out)
   return at;
 }
 
-_Static_assert(4 + 4 * DESC_NSTR + 256 + 4096 + 4096 + 256 + 6144 + 512 <= RINGFILE_DESC,
+_Static_assert(4 + 4 * DESC_NSTR + MOST_LABEL + MOST_COMMAND + MOST_CWD + MOST_HOST + MOST_ENV +
+                       MOST_FILTER <= RINGFILE_DESC,
                "a packed description may not fit the ring file");
 
 /* The description a ring file holds (its strings point into it); false
@@ -3522,8 +3529,7 @@ static bool writer_open(void)
   /* Committed, then the lock is let go until the first commit of calls. */
   ok = ok && commit_writes();
   if (!ok && db && !failed)
-    fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
-                    "unrecorded\n", shim_cfg.path, sqlite3_errmsg(db));
+    say_cannot_record(sqlite3_errmsg(db));
   return ok;
 }
 
@@ -3539,14 +3545,12 @@ bool writer_start(void)
   create_from_template(path);
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) { /* one line, before a ring file beside it is tried */
-    fprintf(stderr, "pitrace: cannot record to %s (%s); the application goes on "
-                    "unrecorded\n", path, strerror(errno));
+    say_cannot_record(strerror(errno));
     return false;
   }
   fchmod(fd, 0600);
   close(fd);
   start_desc_free();
-  start_env = (text){0};
   json_env(&start_env);
   start_cmd = command_line();
   if (!getcwd(start_cwd, sizeof start_cwd))
