@@ -2,7 +2,7 @@
  * make_template.c: writes the C source of pt_schema_template (schema.h), a
  * new session database made at build time by the same code a recorder
  * runs on a file that holds none (pt_schema_create: the tables, the views,
- * the API description), vacuumed, with a rollback journal (writer.c says
+ * the API description), vacuumed, with a rollback journal (writer_db.c says
  * why not WAL). The recorder copies it into place when it records into a
  * path where nothing is yet.
  *

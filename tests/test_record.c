@@ -1107,7 +1107,7 @@ Test(record, four_processes_into_one_path_are_all_kept)
 
 /* A reader that holds the file open in a read transaction (`pitrace show`
  * of a session still being recorded, a sqlite3 shell in BEGIN) holds off
- * the recorder's commits (the journal is a rollback journal: writer.c says
+ * the recorder's commits (the journal is a rollback journal: writer_db.c says
  * why): the recorder waits, its application goes on until its rings are
  * full and then waits too; when the reader lets go, every call is stored,
  * nobody gave up, and the file is one file again at the end. */

@@ -272,7 +272,7 @@ void stamp_set_mode(bool tsc);
 #define RINGFILE_CTL 4096u /* a slot's shim_ring, on its own page */
 enum { RINGFILE_LIVE = 1, RINGFILE_DONE = 2 };
 #define RINGFILE_KNOTS 64
-/* The session's description (writer.c packs it): room for its fields. */
+/* The session's description (writer_db.c packs it): room for its fields. */
 #define RINGFILE_DESC (16u << 10)
 
 typedef struct ringfile_instance {
@@ -336,7 +336,7 @@ void ringfile_note_instance(uint32_t i);
 /* The session ended in order: marks the file done and removes it. */
 void ringfile_remove(void);
 
-/* ---- The writer (writer.c) ------------------------------------------------------- */
+/* ---- The writer (writer.c; writer_internal.h lists its files) -------------------- */
 
 /* Opens the database and starts the writer thread; false (after one
  * warning) when recording cannot start. */

@@ -34,7 +34,7 @@ bool pt_schema_create(sqlite3 *db, char *err, size_t errn);
 int pt_schema_stored_version(sqlite3 *db);
 
 /* A new session database, empty, holding what pt_schema_create makes,
- * with a rollback journal (writer.c says why not WAL): made when this
+ * with a rollback journal (writer_db.c says why not WAL): made when this
  * library was built (make_template.c), so that a recording into a new file
  * copies it instead of creating the schema and the description statement
  * by statement (milliseconds on every recorded run's start). */

@@ -1,0 +1,301 @@
+/*
+ * writer_salvage.c: the rings a recording process left when it died
+ * (killed, _exit, a crash that took the writer with it), salvaged into
+ * the database beside them by whoever comes next: the next recording
+ * process (on its writer's thread), `pitrace record` when its child ends,
+ * or any pitrace verb that opens the session.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "writer_internal.h"
+
+/* Salvages one ring file: 1 done, 0 nothing to do (its process lives, or
+ * it was done already), -1 failed (err says why; the file stays). */
+__attribute__((noinline)) static int salvage_file(const char *db_path, const char *file,
+                                                 writer_status_fn status_of,
+                                                 void *ctx, char *err, size_t errn)
+{
+  int fd = open(file, O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : (snprintf(err, errn, "%s: %s", file, strerror(errno)), -1);
+  /* The recording process holds this lock until it is gone. */
+  struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  struct stat st;
+  if (fcntl(fd, F_SETLK, &lk) != 0 || fstat(fd, &st) != 0) {
+    close(fd);
+    return 0;
+  }
+  if (st.st_size < (off_t)RINGFILE_HEADER) { /* its process died creating it */
+    unlink(file);
+    close(fd);
+    return 0;
+  }
+  unsigned char *base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    snprintf(err, errn, "%s: cannot map it: %s", file, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  ringfile_hdr *hdr = (ringfile_hdr *)base;
+  int ret = 0;
+  sqlite3 *d = NULL;
+  if (hdr->magic == RINGFILE_MAGIC && hdr->version > 2) {
+    /* A newer recorder's: left for a pitrace that reads it (an older one
+     * that took it for done removed it, calls and all). */
+    snprintf(err, errn, "%s: a ring file of version %u, newer than this pitrace reads (2); "
+             "left for a newer pitrace to salvage", file, hdr->version);
+    ret = -1;
+    goto out;
+  }
+  if (hdr->magic != RINGFILE_MAGIC || hdr->version < 1 ||
+      atomic_load(&hdr->state) != RINGFILE_LIVE || hdr->ring_cap == 0 ||
+      hdr->ring_cap > (1u << 30) || hdr->ring_cap % 8 ||
+      (hdr->ring_cap & (hdr->ring_cap - 1)) || hdr->slot_size != RINGFILE_CTL + hdr->ring_cap) {
+    unlink(file); /* done already, or never begun: nothing in it */
+    goto out;
+  }
+  /* Version 2: the process's description, for a row it did not make. */
+  session_desc desc;
+  bool has_desc = wr__desc_unpack(hdr, &desc);
+  char why[512];
+  if (!(d = wr__open_rw(db_path, false, why, sizeof why))) {
+    snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, why);
+    ret = -1;
+    goto out;
+  }
+  wr.db = d;
+  sqlite3_stmt *q = NULL;
+  const char *ended = NULL;
+  int64_t pid = 0, start_ns = 0;
+  if (sqlite3_exec(wr.db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, sqlite3_errmsg(wr.db));
+    ret = -1;
+    goto out;
+  }
+  /* A database without its tables: its process died before its writer
+   * made them, so an old ring file (no description) holds nothing; with a
+   * description, they are made, as its writer would have. */
+  if (sqlite3_prepare_v2(wr.db, "SELECT 1 FROM sqlite_master WHERE name = 'sessions'", -1, &q,
+                         NULL) == SQLITE_OK &&
+      sqlite3_step(q) == SQLITE_DONE) {
+    sqlite3_finalize(q);
+    q = NULL;
+    if (!has_desc) {
+      unlink(file);
+      goto out;
+    }
+    if (!pt_schema_create(wr.db, why, sizeof why)) {
+      snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, why);
+      ret = -1;
+      goto out;
+    }
+  }
+  sqlite3_finalize(q);
+  q = NULL;
+  if (wr__schema_version() != PT_SCHEMA_VERSION) {
+    snprintf(err, errn, "%s: cannot salvage %s into it: its schema version is not %d", db_path,
+             file, PT_SCHEMA_VERSION);
+    ret = -1;
+    goto out;
+  }
+  if (sqlite3_prepare_v2(wr.db, "SELECT ended, pid, start_unix_ns FROM sessions WHERE id=?", -1,
+                         &q, NULL) != SQLITE_OK) {
+    snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, sqlite3_errmsg(wr.db));
+    ret = -1;
+    goto out;
+  }
+  /* Its session: the row of that id made by this process (a row of the id
+   * that another process made after this one's was rolled back is not). */
+  sqlite3_bind_int64(q, 1, hdr->session);
+  bool found = false, running = false;
+  if (hdr->session > 0 && sqlite3_step(q) == SQLITE_ROW) {
+    ended = (const char *)sqlite3_column_text(q, 0);
+    pid = sqlite3_column_int64(q, 1);
+    start_ns = sqlite3_column_int64(q, 2);
+    found = pid == hdr->pid && start_ns == hdr->start_unix_ns;
+    running = found && ended && strcmp(ended, "running") == 0;
+  }
+  sqlite3_finalize(q);
+  q = NULL;
+  wr.salvaging = true; /* a failure from here on is this salvage's (fail_sql) */
+  wr.salvage_error[0] = 0;
+  if (!found && has_desc) {
+    /* It died before its row was committed: the row made now. */
+    wr.session_id = wr__insert_session(&desc);
+    if (!wr.session_id) {
+      snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file,
+               wr.salvage_error[0] ? wr.salvage_error : sqlite3_errmsg(wr.db));
+      ret = -1;
+      goto out;
+    }
+    hdr->session = wr.session_id;
+    pid = desc.pid;
+    start_ns = desc.start_unix_ns;
+    running = true;
+  }
+  if (!running) { /* its session ended, or is not in this file */
+    unlink(file);
+    goto out;
+  }
+  wr.draining = true;
+  wr.salvage_hdr = hdr;
+  /* The process's call stamps, and the knots its writer took. */
+  stamp_reset(); /* its knots, not this process's */
+  stamp_set_mode(hdr->stamps_tsc == 1);
+  uint32_t nk = atomic_load(&hdr->nknots);
+  for (uint32_t i = nk > RINGFILE_KNOTS ? nk - RINGFILE_KNOTS : 0; i < nk; i++)
+    stamp_add_knot(hdr->knots[i % RINGFILE_KNOTS]);
+  wr.session_id = hdr->session;
+  wr.session_t0 = hdr->session_t0;
+  slot_pos *pos = NULL;
+  size_t npos = 0;
+  if (!wr__prepare_statements())
+    snprintf(why, sizeof why, "%s", sqlite3_errmsg(wr.db));
+  else if (wr__load_checkpoint(&pos, &npos, why, sizeof why))
+    why[0] = 0;
+  if (why[0]) {
+    snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, why);
+    free(pos);
+    ret = -1;
+    goto out;
+  }
+  uint64_t committed = wr.seq_counter;
+  uint32_t nslots = atomic_load(&hdr->nslots);
+  uint64_t fit = ((uint64_t)st.st_size - RINGFILE_HEADER) / hdr->slot_size;
+  if (nslots > fit)
+    nslots = (uint32_t)fit;
+  shim_ring *list = NULL;
+  for (uint32_t k = 0; k < nslots; k++) {
+    shim_ring *r = (shim_ring *)(base + RINGFILE_HEADER + (size_t)k * hdr->slot_size);
+    size_t rd = 0;
+    for (size_t i = 0; i < npos; i++)
+      if (pos[i].slot == k)
+        rd = pos[i].rd;
+    size_t head = atomic_load(&r->head);
+    r->buf = (unsigned char *)r + RINGFILE_CTL;
+    r->cap = hdr->ring_cap;
+    r->slot = k;
+    if (head < rd || head - rd > r->cap || rd % 8) { /* damaged: nothing to trust */
+      wr.damaged++;
+      rd = head;
+    }
+    r->rd = r->head_seen = rd;
+    r->next = list;
+    list = r;
+  }
+  free(pos);
+  wr.salvage_list = list;
+  wr__merge();
+  uint64_t pending = 0;
+  for (pending_call *c = wr.inflight; c; c = c->next)
+    pending++;
+  wr__write_plugins();
+  wr__flush_chunk();
+  wr__write_chunks();
+  wr__write_inflight();
+  int ws = 0;
+  const char *how = "killed";
+  int signo = 0, code = -1;
+  if (status_of && status_of(ctx, (int)pid, start_ns, &ws)) {
+    if (WIFSIGNALED(ws)) {
+      signo = WTERMSIG(ws);
+      code = 128 + signo;
+    } else if (WIFEXITED(ws)) {
+      how = "_exit";
+      code = WEXITSTATUS(ws);
+    }
+  }
+  char reason[256];
+  int len = snprintf(reason, sizeof reason, "the process ended without a word; %llu call%s "
+                     "salvaged from its rings", (unsigned long long)(wr.seq_counter - committed),
+                     wr.seq_counter - committed == 1 ? "" : "s");
+  if (pending)
+    len += snprintf(reason + len, sizeof reason - (size_t)len, ", %llu never returned",
+                    (unsigned long long)pending);
+  if (wr.damaged)
+    snprintf(reason + len, sizeof reason - (size_t)len, "; %llu damaged record%s skipped",
+             (unsigned long long)wr.damaged, wr.damaged == 1 ? "" : "s");
+  uint64_t dur = wr.last_t > wr.session_t0 ? wr.last_t - wr.session_t0 : 0;
+  /* Damaged call times can make that anything (and start + it overflow):
+   * the calls were made between the session's start and now. */
+  struct timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  int64_t now_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+  uint64_t most = start_ns >= 0 && now_ns > start_ns ? (uint64_t)(now_ns - start_ns) : 0;
+  if (dur > most)
+    dur = most;
+  wr__end_session(how, signo, start_ns + (int64_t)dur, dur, reason, code);
+  if (!wr.failed && sqlite3_exec(wr.db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
+    atomic_store(&hdr->state, RINGFILE_DONE);
+    unlink(file);
+    ret = 1;
+    /* One file again, as a session that ended in order, unless another
+     * process still uses the database. */
+    sqlite3_busy_handler(wr.db, NULL, NULL);
+    sqlite3_exec(wr.db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
+  } else {
+    snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file,
+             wr.salvage_error[0] ? wr.salvage_error : sqlite3_errmsg(wr.db));
+    ret = -1;
+  }
+out:
+  wr.salvage_list = NULL;
+  wr__finalize_statements();
+  if (d)
+    sqlite3_close(d); /* an open transaction is rolled back */
+  wr.db = NULL;
+  wr__reset_state();
+  munmap(base, (size_t)st.st_size);
+  close(fd);
+  return ret;
+}
+
+/* Salvages every ring file beside db_path but this process's own. */
+int wr__salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
+                    size_t errn)
+{
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", db_path);
+  char *slash = strrchr(dir, '/');
+  const char *base = slash ? slash + 1 : dir;
+  char prefix[4200];
+  snprintf(prefix, sizeof prefix, "%s-rings.", base);
+  if (slash)
+    *slash = 0;
+  DIR *dd = opendir(slash ? (*dir ? dir : "/") : ".");
+  if (!dd)
+    return 0;
+  int n = 0;
+  size_t plen = strlen(prefix);
+  struct dirent *e;
+  while ((e = readdir(dd)))
+    if (strncmp(e->d_name, prefix, plen) == 0) {
+      char file[8400];
+      snprintf(file, sizeof file, "%s%s%s", slash ? (*dir ? dir : "") : "", slash ? "/" : "",
+               e->d_name);
+      /* Not this process's own, which it has locked: a lock taken again
+       * by the same process is granted, and closing the file then would
+       * let go of the process's own lock. */
+      struct stat st;
+      if (stat(file, &st) == 0 && ringfile_is_own(&st))
+        continue;
+      char one[1024];
+      int r = salvage_file(db_path, file, status_of, ctx, one, sizeof one);
+      if (r < 0 && n >= 0) {
+        snprintf(err, errn, "%s", one);
+        n = -1;
+      } else if (r > 0 && n >= 0) {
+        n++;
+      }
+    }
+  closedir(dd);
+  return n;
+}
