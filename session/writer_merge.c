@@ -7,7 +7,11 @@
 #define _GNU_SOURCE
 #include "writer_internal.h"
 
-static shim_ring *mrings_from; /* the list head they were taken from */
+/* The merge's own, beside wr.mrings (the rings as it keeps them): the
+ * list head those were taken from, the binary heap of the rings with a
+ * record seen (by that record's ticket), and the looks at the rings'
+ * heads counted (merge, below, says what for). */
+static shim_ring *mrings_from;
 static mring **heap;
 static size_t nheap;
 static uint64_t looks;
