@@ -252,6 +252,8 @@ static char *command_line(void)
   return strdup(buf);
 }
 
+/* This process's description, made by writer_start for the writer's
+ * thread (which frees it once the row is made). */
 static session_desc start_desc;
 static stamp_knot start_knot; /* taken as the ring file was made */
 static text start_env;
