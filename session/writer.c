@@ -111,7 +111,7 @@ static void *writer_main(void *arg)
   pthread_setname_np(pthread_self(), "pitrace-merge"); /* for top, perf, bench_record */
   ringfile_make_spare(); /* the application's first thread's slot */
   if (!writer_open()) {
-    /* Said why; the calls made meanwhile are dropped (discard), as after
+    /* Said why; the calls made meanwhile are dropped (wr__discard), as after
      * any failure, and the ring file goes. */
     wr.failed = true;
     atomic_store(&shim_recording, false);
@@ -269,10 +269,10 @@ static void start_desc_free(void)
 }
 
 /* The writer's first work, on its own thread: the database opened (which
- * may wait for another process's lock, at most BUSY_MS: the application's
- * calls wait in their rings meanwhile, not in the call), the session's
- * row made and committed. False (having said why) when recording cannot
- * go on. */
+ * may wait for another process's lock, at most BUSY_MS of writer_db.c:
+ * the application's calls wait in their rings meanwhile, not in the
+ * call), the session's row made and committed. False (having said why)
+ * when recording cannot go on. */
 static bool writer_open(void)
 {
   /* First, sessions of processes that recorded here and ended without a

@@ -6,12 +6,44 @@
  * it are ids (writer_ids.c), found at the call's place in the merged
  * order. Payloads are kept inline when small, else stored once by hash.
  * Also here: the other records (read-backs, runtime notes, threads,
- * device times and clocks), and the calls still in flight.
+ * device times and clocks), and the calls still in flight. Everything
+ * here runs on the merge thread but the printing of later calls
+ * (wr__print_later and what it calls with FMT_PRINT), which encoders do.
  */
 #define _GNU_SOURCE
 #include <unistd.h>
 
 #include "writer_internal.h"
+
+/* How a call's text is made. Its order-dependent part is what the maps
+ * say (an id is handed out, a handle released, a pointer found in a USM
+ * allocation) at the call's place in the merged order: only the merge
+ * thread can ask them. The rest (printing numbers, strings, payloads as
+ * hex, an info query's answer) is most of the work, and the encoder
+ * threads do it: the merge thread *finds* the values (FMT_FIND: asks the
+ * maps, keeps the answers, prints nothing it need not), and an encoder
+ * *prints* the call from its ring records with them (FMT_PRINT: the same
+ * functions, in the same order, the answers taken instead of asked).
+ * FMT_NOW does both at once on the merge thread: salvage, calls whose
+ * payloads are on the heap, a call still running at a commit. */
+typedef enum { FMT_NOW, FMT_FIND, FMT_PRINT } fmt_mode;
+
+typedef struct fmt {
+  fmt_mode mode;
+  ids *found;        /* FIND: appended to; PRINT: read from */
+  size_t *at;        /* PRINT: the next to read */
+} fmt;
+
+/* The stable id of a handle (0 for NULL), seen first now if unknown
+ * (wr__handle_store, writer_ids.c): inline, as most arguments of most
+ * calls are handles the map knows. */
+static inline uint64_t handle_id(uint64_t ptr, uint8_t kind, uint64_t seq)
+{
+  if (!ptr)
+    return 0;
+  map_slot *s = map_find(&wr.handles, ptr);
+  return s ? s->a : wr__handle_store(ptr, kind, seq, false);
+}
 
 /* A record's items; `foreign`: another process's records (salvage), whose
  * heap pointers are not ours. */
@@ -123,7 +155,7 @@ pending_call *wr__call_new(void)
   return calloc(1, sizeof *c);
 }
 
-/* Keeps a call, with its buffers, for the next call_new. */
+/* Keeps a call, with its buffers, for the next wr__call_new. */
 void wr__call_free(pending_call *c)
 {
   c->next = wr.free_calls;
@@ -331,7 +363,7 @@ encode_in(const fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t 
       t_u64(t, p->vt == PI_VT_CBOOL ? (v & 0xff) : v);
     return;
   case PI_PK_HANDLE:
-    t_u64(t, f_value(f, wr__handle_id, v, p->obj, seq));
+    t_u64(t, f_value(f, handle_id, v, p->obj, seq));
     return;
   case PI_PK_HANDLES:
   case PI_PK_ARRAY:
@@ -340,7 +372,7 @@ encode_in(const fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t 
       t_put(t, "null", 4);
       return;
     }
-    t_array(f, t, p, iv, seq, wr__handle_id);
+    t_array(f, t, p, iv, seq, handle_id);
     return;
   case PI_PK_STRING:
     t_opt_str(t, is);
@@ -406,7 +438,7 @@ encode_in(const fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t 
       uint64_t w[10] = {(uint64_t)d.image_type, d.image_width, d.image_height, d.image_depth,
                         d.image_array_size, d.image_row_pitch, d.image_slice_pitch,
                         d.num_mip_levels, d.num_samples,
-                        f_value(f, wr__handle_id, (uint64_t)(uintptr_t)d.buffer, PI_OBJ_MEM, seq)};
+                        f_value(f, handle_id, (uint64_t)(uintptr_t)d.buffer, PI_OBJ_MEM, seq)};
       t_c(t, '[');
       for (int i = 0; i < 10; i++) {
         if (i)
@@ -509,7 +541,7 @@ static void encode_out(const fmt *f, text *t, const pi_api_desc *api, unsigned p
           sqlite3_bind_text(wr.st_handle, 3, "usm", -1, SQLITE_STATIC);
           sqlite3_bind_int64(wr.st_handle, 4, (int64_t)seq);
           sqlite3_bind_int(wr.st_handle, 5, 1);
-  sqlite3_bind_text(wr.st_handle, 6, wr.cur_api, -1, SQLITE_STATIC);
+          sqlite3_bind_text(wr.st_handle, 6, wr.cur_api, -1, SQLITE_STATIC);
           wr__step(wr.st_handle, "storing a USM allocation");
         }
         t_pointer(f, t, v);
@@ -714,9 +746,9 @@ static bool any_heap(const item_view *v, unsigned n)
 
 /* A call's in-parameters' text into c->in (each one's span in start and
  * end) and the payloads it read into c->inl, from its entry's items. */
-static inline __attribute__((always_inline)) void entry_text(const fmt *f, pending_call *c,
-                                                             const pi_api_desc *api,
-                                                             const item_view *items, unsigned n)
+static inline __attribute__((always_inline)) void
+entry_text(const fmt *f, pending_call *c, const pi_api_desc *api, const item_view *items,
+           unsigned n)
 {
   text *t = f->mode == FMT_FIND ? &find_scratch : &c->in;
   for (unsigned i = 0; i < api->nparams; i++) {
@@ -886,7 +918,9 @@ exit_text(const fmt *f, text *out, pending_call *c, const pi_api_desc *api, cons
 }
 
 /* Prints a job's later calls where they belong among the text of those
- * printed already: the text is made again in row order. */
+ * printed already: the text is made again in row order. Runs on an
+ * encoder thread (or the merge thread when none runs): it reads the job,
+ * the calls' records and the values found, nothing of `wr`. */
 void wr__print_later(chunk_job *j, printer *pr)
 {
   pt_chunk_enc *e = &j->enc;

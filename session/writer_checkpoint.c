@@ -1,18 +1,15 @@
 /*
- * writer_checkpoint.c: what the writer knows that the rings' unread
- * records need, stored with each commit and read back by a salvager.
+ * writer_checkpoint.c: the checkpoint. Each commit also stores, in
+ * recorder_state, what the writer knows that the rings' unread records
+ * need (sequence and id counters, the calls in flight, the handle, USM,
+ * map and stack ids, pending notes) and how far each ring of the ring
+ * file was read: the database and the read positions change in one
+ * transaction, so a salvager resumes exactly where the commit left off.
+ * Part 0 every commit (small); part 1, the id maps, when they changed.
  */
 #define _GNU_SOURCE
 #include "writer_internal.h"
 
-/* ---- The checkpoint -------------------------------------------------------------------
- * Each commit also stores, in recorder_state, what the writer knows that
- * the rings' unread records need (sequence and id counters, the calls in
- * flight, the handle, USM, map and stack ids, pending notes) and how far
- * each ring of the ring file was read: the database and the read
- * positions change in one transaction, so a salvager resumes exactly
- * where the commit left off. Part 0 every commit (small); part 1, the id
- * maps, when they changed. */
 #define CKPT_MAGIC 0x3130544b43505450ULL /* "PTPCKT01" */
 
 static void put64(text *t, uint64_t v) { t_put(t, (const char *)&v, 8); }
@@ -238,7 +235,7 @@ bool wr__load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn)
           r.bad = true;
           break;
         }
-        /* process_note copies what it is given */
+        /* wr__process_note (writer_calls.c) copies what it is given */
         rec_note *copy = malloc(size);
         if (copy) {
           memcpy(copy, note, size);

@@ -38,7 +38,7 @@ typedef struct ready_chunk {
   int64_t first_seq, last_seq, ncalls;
 } ready_chunk;
 
-/* Between the merge thread and the encoders: everything below. */
+/* Shared with the encoders, under enc_lock: */
 static pthread_mutex_t enc_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t enc_work = PTHREAD_COND_INITIALIZER; /* a job queued, or stop */
 static pthread_cond_t enc_done = PTHREAD_COND_INITIALIZER; /* a job encoded */
@@ -50,6 +50,7 @@ static pthread_t encoders[MAX_ENCODERS];
 static size_t nencoders;
 static bool enc_stop;
 
+/* The merge thread's own: */
 static printer merge_printer; /* the merge thread's, for a chunk it encodes itself */
 
 static void printer_free(printer *p)

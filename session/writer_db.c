@@ -360,7 +360,8 @@ void wr__say_cannot_record(const char *why)
 
 /* Opens the database and leaves a write transaction open (BEGIN
  * IMMEDIATE: it waits its turn behind other recording processes, and
- * nothing read in it goes stale) with the schema in place; false after one line that says why. */
+ * nothing read in it goes stale) with the schema in place; false after
+ * one line that says why. */
 bool wr__open_db(void)
 {
   const char *path = shim_cfg.path;

@@ -46,8 +46,6 @@
 #include "recorder.h"
 #include "schema.h"
 
-#define BUSY_MS 30000u /* the longest wait for another process's lock (writer_db.c) */
-
 #define MAX_ITEMS_VIEW 64 /* the items of one record the writer looks at */
 /* A chunk's text is flushed at this size (or PT_CHUNK_CALLS calls). */
 #define CHUNK_BYTES (4u << 20)
@@ -66,7 +64,8 @@ typedef struct map {
   size_t cap, n;
 } map;
 
-/* USM allocations, sorted by base, for pointers into their middle. */
+/* One USM allocation (wr.usm_allocs keeps them sorted by base, for
+ * pointers into their middle). */
 typedef struct usm_alloc {
   uint64_t base, size, id;
 } usm_alloc;
@@ -88,32 +87,13 @@ typedef struct ids {
   size_t n, cap;
 } ids;
 
-/* How a call's text is made. Its order-dependent part is what the maps
- * say (an id is handed out, a handle released, a pointer found in a USM
- * allocation) at the call's place in the merged order: only the merge
- * thread can ask them. The rest (printing numbers, strings, payloads as
- * hex, an info query's answer) is most of the work, and the encoder
- * threads do it: the merge thread *finds* the values (FMT_FIND: asks the
- * maps, keeps the answers, prints nothing it need not), and an encoder
- * *prints* the call from its ring records with them (FMT_PRINT: the same
- * functions, in the same order, the answers taken instead of asked).
- * FMT_NOW does both at once on the merge thread: salvage, calls whose
- * payloads are on the heap, a call still running at a commit. */
-typedef enum { FMT_NOW, FMT_FIND, FMT_PRINT } fmt_mode;
-
-typedef struct fmt {
-  fmt_mode mode;
-  ids *found;        /* FIND: appended to; PRINT: read from */
-  size_t *at;        /* PRINT: the next to read */
-} fmt;
-
 /* A call between its entry and its exit. */
 typedef struct pending_call {
   uint64_t ticket, seq, t0;
   uint32_t thread, plugin;
   uint8_t api;
   bool inserted; /* already written as incomplete */
-  /* What it releases was released already (release_in_flight): its exit
+  /* What it releases was released already (wr__release_in_flight): its exit
    * releases nothing. */
   bool released_early;
   int64_t stack;
@@ -132,7 +112,7 @@ typedef struct pending_call {
 
 /* The rings as the merge keeps them (writer_merge.c says how): each
  * one's next record seen (NULL: none yet), its ticket, and when it was
- * seen, counted in looks at the heads (`looks`). A binary heap orders the
+ * seen, counted in looks at the heads (`looks`, writer_merge.c). A binary heap orders the
  * rings with a record seen by that record's ticket; the others wait for
  * the next sweep. A ring is one thread's, whose calls nest: `open` is its
  * innermost call in flight (the others through their `outer`), which the
@@ -157,7 +137,7 @@ typedef struct thread_state {
  * among the values found. */
 enum { PTR_PLAIN, PTR_MAPPED, PTR_USM };
 
-/* What release_in_flight finds gone (writer_ids.c). */
+/* What wr__release_in_flight finds gone (writer_ids.c). */
 enum { GONE_HANDLE, GONE_USM, GONE_MAPPED };
 
 /* A call gathered into a chunk to be printed by the encoder (FMT_PRINT):
@@ -220,7 +200,7 @@ typedef struct writer_state {
       *st_devclock, *st_drift;
   int64_t session_id;
   uint64_t session_t0; /* monotonic ns at start */
-  bool failed;         /* writing failed: recording stopped (fail_sql said why) */
+  bool failed; /* writing failed: recording stopped (writer_db.c's fail_sql said why) */
   /* Decoding the rings of a process that is gone (writer_salvage): its
    * heap pointers and code addresses mean nothing here, and its records
    * are checked before they are read. */
@@ -239,8 +219,8 @@ typedef struct writer_state {
    * theirs to shim_rings meanwhile: the writer salvages before its own
    * session starts). */
   shim_ring *salvage_list;
-  /* Plugins from this process's instances, or (salvaging) from the ring
-   * file's copy of them. */
+  /* The header of the ring file being salvaged (NULL while recording):
+   * wr__write_plugins takes the plugins from its copy of them. */
   const ringfile_hdr *salvage_hdr;
   bool maps_dirty;   /* the id maps changed since the checkpoint */
   uint64_t last_t;   /* the latest call time seen (monotonic ns) */
@@ -604,18 +584,5 @@ bool wr__open_db(void);
 uint32_t wr__desc_pack(const session_desc *d, unsigned char *out);
 bool wr__desc_unpack(const ringfile_hdr *h, session_desc *d);
 int64_t wr__insert_session(const session_desc *d);
-
-/* ---- Inline, on the merge thread's path of every call ---------------------------- */
-
-/* The stable id of a handle (0 for NULL), seen first now if unknown
- * (writer_ids.c stores it): inline, as most arguments of most calls are
- * handles the map knows. */
-static inline uint64_t wr__handle_id(uint64_t ptr, uint8_t kind, uint64_t seq)
-{
-  if (!ptr)
-    return 0;
-  map_slot *s = map_find(&wr.handles, ptr);
-  return s ? s->a : wr__handle_store(ptr, kind, seq, false);
-}
 
 #endif

@@ -10,16 +10,13 @@
 /* The merge's own, beside wr.mrings (the rings as it keeps them): the
  * list head those were taken from, the binary heap of the rings with a
  * record seen (by that record's ticket), and the looks at the rings'
- * heads counted (merge, below, says what for). */
+ * heads counted (wr__merge, below, says what for). */
 static shim_ring *mrings_from;
 static mring **heap;
 static size_t nheap;
 static uint64_t looks;
 
-/* In a salvaged ring: whether the record at h (avail bytes published
- * from it, to_end bytes to the ring's end) is whole and sound, so that
- * decoding it reads nothing outside it. Heap payloads (pointers into the
- * dead process) are marked empty in place. */
+/* Whether a record's n items fit between p and end (record_ok). */
 static bool items_ok(unsigned char *p, const unsigned char *end, unsigned n)
 {
   if (n > MAX_ITEMS_VIEW)
@@ -45,7 +42,11 @@ static bool items_ok(unsigned char *p, const unsigned char *end, unsigned n)
   return true;
 }
 
-/* Out of line: only salvage checks records, and next_seen is inlined. */
+/* In a salvaged ring: whether the record at h (avail bytes published
+ * from it, to_end bytes to the ring's end) is whole and sound, so that
+ * decoding it reads nothing outside it. Heap payloads (pointers into the
+ * dead process) are marked empty in place. Out of line: only salvage
+ * checks records, and next_seen is inlined. */
 __attribute__((noinline)) bool wr__record_ok(rec_hdr *h, size_t avail, size_t to_end)
 {
   if (to_end < sizeof *h || avail < sizeof *h || h->size < sizeof *h || h->size % 8 ||
@@ -283,7 +284,7 @@ void wr__forget_rings(void)
  * (a return stamp is read before its record is published; an entry stamp
  * only after every earlier load, shim_stamp_after_loads). Two returns are
  * ordered as the calls returned, which is not always the order of their
- * effects: release_in_flight says when that matters.
+ * effects: wr__release_in_flight (writer_ids.c) says when that matters.
  * Once a record is seen, they are visible too. So a record seen at look
  * L is processed only after a sweep that began after L looked again at
  * every ring with nothing seen: a record it depends on is then either
