@@ -84,21 +84,14 @@ bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_uni
 {
   pthread_mutex_lock(&rf_lock);
   bool ok = false;
-  /* Made under a name salvagers do not take (-rings-new.), locked, its
-   * header written, then renamed to the name they look for: a salvager
-   * that locked a file another process had just made, before that process
-   * locked it, took it for one whose process died making it and removed
-   * it (seen with four processes starting into one path at once). A
-   * -rings-new. file whose process is gone is removed by salvage_dir. */
-  char made[sizeof rf_path];
-  snprintf(made, sizeof made, "%s-rings-new.%d.XXXXXX", db_path, (int)getpid());
-  int fd = mkostemp(made, O_CLOEXEC);
+  snprintf(rf_path, sizeof rf_path, "%s-rings.%d.XXXXXX", db_path, (int)getpid());
+  int fd = mkostemp(rf_path, O_CLOEXEC);
   if (fd < 0) {
     rf_warn("creating it", errno);
     goto done;
   }
-  snprintf(rf_path, sizeof rf_path, "%s-rings.%d.%s", db_path, (int)getpid(),
-           made + strlen(made) - 6);
+  /* Locked before anything is in it: a salvager skips a file it cannot
+   * lock, and one without a header. */
   struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
   int err = fcntl(fd, F_SETLK, &lk) != 0 ? errno : posix_fallocate(fd, 0, RINGFILE_HEADER);
   if (err != 0) {
@@ -128,12 +121,6 @@ bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_uni
   rf_hdr->pid = (int32_t)getpid();
   atomic_store(&rf_hdr->state, RINGFILE_LIVE);
   __atomic_store_n(&rf_hdr->magic, RINGFILE_MAGIC, __ATOMIC_RELEASE);
-  if (rename(made, rf_path) != 0) {
-    rf_warn("naming it", errno);
-    munmap(m, RINGFILE_HEADER);
-    rf_hdr = NULL;
-    goto fail;
-  }
   rf_fd = fd;
   ok = true;
   pthread_mutex_unlock(&rf_lock);
@@ -141,7 +128,7 @@ bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_uni
     ringfile_note_instance(i);
   return ok;
 fail:
-  unlink(made);
+  unlink(rf_path);
   close(fd);
 done:
   pthread_mutex_unlock(&rf_lock);

@@ -9,7 +9,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -267,31 +266,21 @@ int wr__salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, 
   snprintf(dir, sizeof dir, "%s", db_path);
   char *slash = strrchr(dir, '/');
   const char *base = slash ? slash + 1 : dir;
-  char prefix[4200], prefix_new[4200];
+  char prefix[4200];
   snprintf(prefix, sizeof prefix, "%s-rings.", base);
-  snprintf(prefix_new, sizeof prefix_new, "%s-rings-new.", base);
   if (slash)
     *slash = 0;
   DIR *dd = opendir(slash ? (*dir ? dir : "/") : ".");
   if (!dd)
     return 0;
   int n = 0;
-  size_t plen = strlen(prefix), plen_new = strlen(prefix_new);
+  size_t plen = strlen(prefix);
   struct dirent *e;
-  while ((e = readdir(dd))) {
-    char file[8400];
-    snprintf(file, sizeof file, "%s%s%s", slash ? (*dir ? dir : "") : "", slash ? "/" : "",
-             e->d_name);
-    /* A ring file being made (ringfile_create): its process's until it is
-     * renamed; removed only when that process is gone (it died making
-     * the file, before anything was in it). */
-    if (strncmp(e->d_name, prefix_new, plen_new) == 0) {
-      long pid = strtol(e->d_name + plen_new, NULL, 10);
-      if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-        unlink(file);
-      continue;
-    }
+  while ((e = readdir(dd)))
     if (strncmp(e->d_name, prefix, plen) == 0) {
+      char file[8400];
+      snprintf(file, sizeof file, "%s%s%s", slash ? (*dir ? dir : "") : "", slash ? "/" : "",
+               e->d_name);
       /* Not this process's own, which it has locked: a lock taken again
        * by the same process is granted, and closing the file then would
        * let go of the process's own lock. */
@@ -307,7 +296,6 @@ int wr__salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, 
         n++;
       }
     }
-  }
   closedir(dd);
   return n;
 }

@@ -874,42 +874,6 @@ Test(record, a_newer_ring_file_is_left_for_a_newer_pitrace)
                            "result = 'PI_SUCCESS'"), 50);
 }
 
-/* A ring file is made under a name salvagers do not take (-rings-new.),
- * and renamed once it is locked and its header written: a salvager that
- * locked a just-made file before its process did took it for one whose
- * process died making it, and removed it (four processes starting into
- * one path at once: record::four_processes_into_one_path_are_all_kept,
- * now and then). A -rings-new. file of a process that is gone is removed
- * by the next salvage; one of a live process stays. */
-Test(record, a_ring_file_being_made_is_left_to_its_process)
-{
-  char *db = tu_temp_path(".db");
-  pid_t dead = fork();
-  if (dead == 0)
-    _exit(0);
-  cr_assert_gt(dead, 0);
-  waitpid(dead, NULL, 0);
-  char gone[4200], live[4200];
-  snprintf(gone, sizeof gone, "%s-rings-new.%d.AbCdEf", db, (int)dead);
-  snprintf(live, sizeof live, "%s-rings-new.%d.GhIjKl", db, (int)getpid());
-  for (int i = 0; i < 2; i++) {
-    FILE *f = fopen(i ? live : gone, "w");
-    cr_assert(f, "%s", strerror(errno));
-    fclose(f);
-  }
-  const char *argv[] = {BIN "/record_prog", "quickexit", "5", NULL};
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
-  char *out;
-  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
-  salvage_with_pitrace(db); /* the recording process's own ring file */
-  struct stat st;
-  cr_assert_neq(stat(gone, &st), 0, "a -rings-new. file of a process that is gone stayed");
-  cr_assert_eq(stat(live, &st), 0, "a -rings-new. file of a live process was removed");
-  unlink(live);
-  cr_assert_eq(ring_files(db), 0);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM sessions"), 1);
-}
-
 /* Found by fuzz/fuzz_salvage: a ring file whose call times are damaged
  * made the session's duration anything, and its end time (start + that
  * duration) overflowed. The calls were made between the session's start
