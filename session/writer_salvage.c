@@ -9,6 +9,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,6 +18,26 @@
 #include <unistd.h>
 
 #include "writer_internal.h"
+
+/* Whether the process that made a ring file, by the pid in its name
+ * (DB-rings.PID.XXXXXX, ringfile.c), may still be running: true unless
+ * the name has no pid or no process has it now. A pid used again by
+ * another process only leaves an empty file for a later salvage. */
+static bool maker_lives(const char *file)
+{
+  const char *p = strrchr(file, '/');
+  p = p ? p + 1 : file;
+  const char *at = NULL;
+  for (const char *q = p; (q = strstr(q, "-rings.")); q++)
+    at = q;
+  if (!at)
+    return false;
+  char *end;
+  long pid = strtol(at + strlen("-rings."), &end, 10);
+  if (end == at + strlen("-rings.") || *end != '.' || pid <= 0 || pid > INT32_MAX)
+    return false;
+  return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
 
 /* Salvages one ring file: 1 done, 0 nothing to do (its process lives, or
  * it was done already), -1 failed (err says why; the file stays). */
@@ -26,10 +48,15 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   int fd = open(file, O_RDWR | O_CLOEXEC);
   if (fd < 0)
     return errno == ENOENT ? 0 : (snprintf(err, errn, "%s: %s", file, strerror(errno)), -1);
-  /* The recording process holds this lock until it is gone. */
+  /* The recording process holds this lock until it is gone, from before
+   * its file has a header; a file without one may be in the moment
+   * between its making and its lock, and is not touched while the process
+   * its name gives lives (a lock taken there would make the maker's fail,
+   * and the file's removal leave it recording without one). */
   struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
   struct stat st;
-  if (fcntl(fd, F_SETLK, &lk) != 0 || fstat(fd, &st) != 0) {
+  if (fstat(fd, &st) != 0 || (st.st_size < (off_t)RINGFILE_HEADER && maker_lives(file)) ||
+      fcntl(fd, F_SETLK, &lk) != 0 || fstat(fd, &st) != 0) {
     close(fd);
     return 0;
   }

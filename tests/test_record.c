@@ -874,6 +874,44 @@ Test(record, a_newer_ring_file_is_left_for_a_newer_pitrace)
                            "result = 'PI_SUCCESS'"), 50);
 }
 
+/* A ring file without a header is one whose process died making it, or
+ * one being made now, between mkostemp and its process's lock: a
+ * salvager that locked it then and removed it made the maker's lock fail
+ * and left it recording without a ring file (four processes starting
+ * into one path at once: record::four_processes_into_one_path_are_all_kept
+ * failed so once). Such a file stays while the process its name gives
+ * lives, and goes with the next salvage once it is gone. */
+Test(record, a_ring_file_being_made_is_left_to_its_process)
+{
+  char *db = tu_temp_path(".db");
+  pid_t dead = fork();
+  if (dead == 0)
+    _exit(0);
+  cr_assert_gt(dead, 0);
+  waitpid(dead, NULL, 0);
+  char gone[4200], live[4200];
+  snprintf(gone, sizeof gone, "%s-rings.%d.AbCdEf", db, (int)dead);
+  snprintf(live, sizeof live, "%s-rings.%d.GhIjKl", db, (int)getpid());
+  for (int i = 0; i < 2; i++) {
+    FILE *f = fopen(i ? live : gone, "w");
+    cr_assert(f, "%s", strerror(errno));
+    fclose(f);
+  }
+  const char *argv[] = {BIN "/record_prog", "quickexit", "5", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
+  salvage_with_pitrace(db); /* the recording process's own ring file */
+  struct stat st;
+  cr_assert_neq(stat(gone, &st), 0, "an empty ring file of a process that is gone stayed");
+  cr_assert_eq(stat(live, &st), 0, "an empty ring file of a live process was removed");
+  unlink(live);
+  cr_assert_eq(ring_files(db), 0);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM sessions"), 1);
+  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+                           "result = 'PI_SUCCESS'"), 5);
+}
+
 /* Found by fuzz/fuzz_salvage: a ring file whose call times are damaged
  * made the session's duration anything, and its end time (start + that
  * duration) overflowed. The calls were made between the session's start
