@@ -14,11 +14,11 @@
  * parsed as `pitrace replay` loads them, no plugin called), the pitrace
  * verbs `show --compact` and `show` to /dev/null, `stats`, `export --format
  * jsonl` to /dev/null, `diff` of the session with itself (and with another
- * one, --diff-with), and `sessions`.
+ * one, --diff-with), `sessions`, and `report` to /dev/null.
  *
  * Usage: bench_viewer [--calls N] [--keep PATH] [--record-only] [--db PATH]
  *                     [--pitrace PATH] [--against PATH] [--rounds N]
- *                     [--only load,compact,show,stats,jsonl,diff,diffwith,sessions]
+ *                     [--only load,compact,show,stats,jsonl,diff,diffwith,sessions,report]
  *                     [--vary N] [--threads T] [--diff-with PATH]
  *   (--keep: leave the session there; --record-only: record it, time nothing,
  *   as bench_report.sh does; --db: time on that session instead of recording
@@ -402,6 +402,7 @@ static const struct measure {
     {"diff", "diff (the session with itself)", {"diff", "DB", NULL}},
     {"diffwith", "diff (--diff-with's session with it)", {"diff", "OTHER", NULL}},
     {"sessions", "sessions", {"sessions", NULL}},
+    {"report", "report -o - (to /dev/null)", {"report", "-o", "-", NULL}},
 };
 #define NMEASURES (sizeof measures / sizeof *measures)
 
@@ -539,7 +540,7 @@ int main(int argc, char **argv)
     else {
       fprintf(stderr, "usage: bench_viewer [--calls N] [--keep PATH] [--record-only] "
                       "[--db PATH] [--pitrace PATH] [--against PATH] [--rounds N] "
-                      "[--only load,compact,show,stats,jsonl,diff,diffwith,sessions] "
+                      "[--only load,compact,show,stats,jsonl,diff,diffwith,sessions,report] "
                       "[--vary N] [--threads T] [--diff-with PATH]\n");
       return 2;
     }

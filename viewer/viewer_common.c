@@ -56,18 +56,11 @@ static void count_threads(vw_session *s)
 }
 
 /* The start of the calls whose seq devtimes[0..n) name (sorted by seq), in
- * start[]: from the loaded calls, or from one pass of a cursor. */
+ * start[]: from one pass of a cursor. */
 static void call_starts(vw_session *s, const vw_devtime *d, size_t n, int64_t *start)
 {
   for (size_t i = 0; i < n; i++)
     start[i] = INT64_MIN;
-  if (s->calls.n) {
-    for (size_t i = 0; i < n; i++) {
-      const pt_call *c = pt_call_by_seq(&s->calls, d[i].seq);
-      start[i] = c ? c->start_ns : INT64_MIN;
-    }
-    return;
-  }
   char err[256];
   pt_cursor *cur = pt_cursor_open(&s->db, s->id, err, sizeof err);
   const pt_call *c;
@@ -179,14 +172,8 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
     return false;
   }
   pt_incomplete_reason(&s->db, s->id, s->incomplete_reason, sizeof s->incomplete_reason);
-  if ((what & VW_CALLS) && !pt_load(&s->db, s->id, &s->calls, err, sizeof err)) {
-    pt_verb_error(verb, "%s", err);
-    pt_close(&s->db);
-    return false;
-  }
-  s->loaded = what & VW_CALLS;
   count_threads(s);
-  if (what & (VW_CALLS | VW_STREAM))
+  if (what & VW_STREAM)
     load_devtimes(s);
   if (what & VW_NOTES)
     s->notes = pt_load_notes(&s->db, s->id, &s->nnotes);
@@ -195,7 +182,6 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
 
 void vw_session_close(vw_session *s)
 {
-  pt_calls_free(&s->calls);
   pt_free_notes(s->notes, s->nnotes);
   free(s->devtimes);
   s->devtimes = NULL;
@@ -209,8 +195,6 @@ bool vw_iter_open(const char *verb, const vw_session *s, vw_iter *it)
 {
   memset(it, 0, sizeof *it);
   it->s = s;
-  if (s->loaded)
-    return true;
   it->cur = pt_cursor_open(&s->db, s->id, it->err, sizeof it->err);
   if (!it->cur)
     pt_verb_error(verb, "%s", it->err);
@@ -220,7 +204,7 @@ bool vw_iter_open(const char *verb, const vw_session *s, vw_iter *it)
 const pt_call *vw_iter_next(vw_iter *it)
 {
   if (!it->cur)
-    return it->i < it->s->calls.n ? &it->s->calls.v[it->i++] : NULL;
+    return NULL;
   return pt_cursor_next(it->cur, it->err, sizeof it->err);
 }
 

@@ -32,12 +32,10 @@ typedef struct vw_session {
   int64_t id;
   pt_session_info info;
   char incomplete_reason[256];
-  pt_calls calls;     /* loaded with VW_CALLS */
-  bool loaded;        /* calls holds the session's calls */
   uint32_t nthreads; /* threads that made calls */
   pt_note *notes;    /* sorted by seq */
   size_t nnotes;
-  vw_devtime *devtimes; /* sorted by seq (loaded with the calls) */
+  vw_devtime *devtimes; /* sorted by seq (loaded with VW_STREAM) */
   size_t ndevtimes;
   /* Devices whose clock could not be mapped to the session's (the plugin
    * has no device and host timers): their commands are placed at the
@@ -50,9 +48,10 @@ const vw_devtime *vw_devtime_of(const vw_session *s, int64_t seq);
 /* One line saying how the device times were placed (or that there are none). */
 const char *vw_devtime_clock_text(const vw_session *s);
 
-/* What vw_session_open loads: the calls (into s->calls), the notes, or
- * what a verb that streams the calls (vw_each_call) needs besides them. */
-enum { VW_CALLS = 1, VW_NOTES = 2, VW_STREAM = 4 };
+/* What vw_session_open loads besides the session's row: the notes, and
+ * what a verb that reads the calls (vw_iter) needs besides them (the
+ * device times). No verb holds a session's calls: they stream. */
+enum { VW_NOTES = 2, VW_STREAM = 4 };
 
 /* Opens `path` and loads session `id` (-1: the file's default, the last);
  * `what` says what to load (VW_*). On failure prints one line
@@ -61,12 +60,10 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
                      vw_session *s);
 void vw_session_close(vw_session *s);
 
-/* The calls of a session in seq order, one at a time: the loaded ones, or
- * streamed from the file (pt_cursor) when the session was opened without
- * VW_CALLS. */
+/* The calls of a session in seq order, one at a time, streamed from the
+ * file (pt_cursor). */
 typedef struct vw_iter {
   const vw_session *s;
-  size_t i;
   pt_cursor *cur;
   char err[1024];
 } vw_iter;
@@ -301,8 +298,8 @@ typedef struct vw_diff {
   char why[1024];          /* why vw_diff_compute failed ("": said already) */
 } vw_diff;
 
-/* Aligns and compares two sessions, loaded (VW_CALLS) or not (VW_STREAM;
- * their calls are then read twice, not held), with their notes. False with
+/* Aligns and compares two sessions opened with VW_STREAM (their calls are
+ * read twice, not held), with their notes. False with
  * a one-line reason in d->why, or after printing one (why ""); d then
  * holds nothing to free. */
 bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d);

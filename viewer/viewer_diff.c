@@ -648,12 +648,10 @@ static void side_free(side *sd)
   pt_seek_close(sd->seek);
 }
 
-/* Call i of a side, from the loaded calls or read by its seq; NULL after
- * the reason in x->d->why. Valid until the side's next call_at. */
+/* Call i of a side, read by its seq; NULL after the reason in x->d->why.
+ * Valid until the side's next call_at. */
 static const pt_call *call_at(dctx *x, side *sd, int64_t i)
 {
-  if (sd->s->loaded)
-    return &sd->s->calls.v[i];
   char *why = x->d->why;
   size_t whyn = sizeof x->d->why;
   if (!sd->seek && !(sd->seek = pt_seek_open(&sd->s->db, sd->s->id, why, whyn))) {

@@ -137,6 +137,7 @@ typedef struct report {
   vw_session *s;
   size_t n;
   const int *group;      /* per session: the argument it came from (one clock per group) */
+  size_t *ncalls;        /* per session: its calls (counted by its statistics) */
   size_t *held;          /* per session: the calls the report holds */
   const int64_t *offset_ns; /* per session: where it starts on the timeline */
   intern strings;        /* every text the page shows */
@@ -293,25 +294,65 @@ static void put_payload(report *r, columns *k, int64_t *last, int64_t call, int6
   put(k, C_DATA, captured);
 }
 
-/* The payloads of the held calls, in call order: those inline in the calls
- * (up to 64 bytes) merged with the stored rows. */
-static bool payloads(report *r, vw_session *s, size_t held, columns *k)
+/* A payload kept inline in a held call (up to 64 bytes), saved as the
+ * calls stream by (their JSON does not outlive the next call). */
+typedef struct inline_payload {
+  size_t call;
+  int64_t position, idx, size, stored;
+  char *role;
+} inline_payload;
+
+typedef struct held_calls {
+  int64_t *seq; /* per held call */
+  inline_payload *inl;
+  size_t ninl, cap_inl;
+  bool oom;
+} held_calls;
+
+static void hold_call(held_calls *h, size_t i, const pt_call *c)
 {
-  size_t nrows = 0, q = 0;
+  h->seq[i] = c->seq;
+  for (uint32_t d = 0; c->data && c->data->type == PJ_ARRAY && d < c->data->n; d++) {
+    const pt_json *e = pt_json_at(c->data, d), *role = pt_json_at(e, 1), *hex = pt_json_at(e, 4);
+    inline_payload *v = pt_grow(h->inl, &h->cap_inl, h->ninl, sizeof *v);
+    char *r = role && role->type == PJ_STRING ? strdup(role->u.s) : NULL;
+    if (!v || (role && role->type == PJ_STRING && !r)) {
+      free(r);
+      h->oom = true;
+      return;
+    }
+    h->inl = v;
+    h->inl[h->ninl++] = (inline_payload){i, pt_json_int(pt_json_at(e, 0), 0),
+                                         pt_json_int(pt_json_at(e, 2), 0),
+                                         pt_json_int(pt_json_at(e, 3), 0),
+                                         hex && hex->type == PJ_STRING ? (int64_t)hex->n / 2 : 0,
+                                         r};
+  }
+}
+
+static void held_free(held_calls *h)
+{
+  for (size_t i = 0; i < h->ninl; i++)
+    free(h->inl[i].role);
+  free(h->inl);
+  free(h->seq);
+}
+
+/* The payloads of the held calls, in call order: those inline in the calls
+ * merged with the stored rows. */
+static bool payloads(report *r, vw_session *s, const held_calls *h, size_t held, columns *k)
+{
+  size_t nrows = 0, q = 0, p = 0;
   pt_payload_row *rows = pt_payload_rows(&s->db, s->id, &nrows);
   int64_t last = 0;
   for (size_t i = 0; i < held; i++) {
-    const pt_call *c = &s->calls.v[i];
-    for (uint32_t d = 0; c->data && c->data->type == PJ_ARRAY && d < c->data->n; d++) {
-      const pt_json *e = pt_json_at(c->data, d), *role = pt_json_at(e, 1), *hex = pt_json_at(e, 4);
-      put_payload(r, k, &last, (int64_t)i, pt_json_int(pt_json_at(e, 0), 0),
-                  role && role->type == PJ_STRING ? role->u.s : NULL,
-                  pt_json_int(pt_json_at(e, 2), 0), pt_json_int(pt_json_at(e, 3), 0),
-                  hex && hex->type == PJ_STRING ? hex->n / 2 : 0, -1);
+    for (; p < h->ninl && h->inl[p].call == i; p++) {
+      const inline_payload *v = &h->inl[p];
+      put_payload(r, k, &last, (int64_t)i, v->position, v->role, v->idx, v->size, v->stored, -1);
     }
-    /* Rows of calls the report does not hold (or that are not loaded) are skipped. */
-    for (; q < nrows && rows[q].seq <= c->seq; q++)
-      if (rows[q].seq == c->seq)
+    /* Rows of calls the report does not hold are skipped. */
+    for (; q < nrows && rows[q].seq <= h->seq[i]; q++)
+      if (rows[q].seq == h->seq[i])
         put_payload(r, k, &last, (int64_t)i, rows[q].position, rows[q].role, rows[q].idx,
                     rows[q].size, rows[q].stored, rows[q].captured_seq);
   }
@@ -324,17 +365,18 @@ static bool payloads(report *r, vw_session *s, size_t held, columns *k)
  * session's clock (mapped or placed: difference from the one before), its
  * end minus its start, the duration the device measured, and that
  * duration as `pitrace show` prints it (a string). */
-static bool devtimes(report *r, const vw_session *s, size_t held, pi_sbuf *out)
+static bool devtimes(report *r, const vw_session *s, const int64_t *seqs, size_t held,
+                     pi_sbuf *out)
 {
   int64_t last_call = 0, last_start = 0;
   size_t ci = 0;
   for (size_t i = 0; i < s->ndevtimes; i++) {
     const vw_devtime *d = &s->devtimes[i];
-    while (ci < held && s->calls.v[ci].seq < d->seq)
+    while (ci < held && seqs[ci] < d->seq)
       ci++;
     if (ci >= held)
       break;
-    if (s->calls.v[ci].seq != d->seq)
+    if (seqs[ci] != d->seq)
       continue;
     char text[32];
     int64_t str = intern_str(&r->strings, vw_dur(text, d->dur_ns));
@@ -361,7 +403,8 @@ static void json_tids(pi_sbuf *b, vw_session *s)
   free(t);
 }
 
-/* One session's calls as columns (see the page's decodeRun). */
+/* One session's first `held` calls as columns (see the page's decodeRun),
+ * read one at a time: the report holds what it prints, not the session. */
 static bool json_run(report *r, pi_sbuf *b, size_t si)
 {
   vw_session *s = &r->s[si];
@@ -369,8 +412,7 @@ static bool json_run(report *r, pi_sbuf *b, size_t si)
   columns k;
   for (int i = 0; i < C_COUNT; i++)
     pi_sbuf_init(&k.c[i], NULL, 0);
-  vw_kernels kn;
-  vw_kernels_build(&s->calls, &kn);
+  vw_kernels kn = {0};
   vw_map stacks = {0};
   vw_pack *pk = vw_pack_new();
   pi_sbuf raw, text, tmp, dev;
@@ -378,13 +420,22 @@ static bool json_run(report *r, pi_sbuf *b, size_t si)
   pi_sbuf_init(&raw, NULL, 0);
   pi_sbuf_init(&text, NULL, 0);
   pi_sbuf_init(&tmp, NULL, 0);
+  held_calls h = {.seq = malloc((held ? held : 1) * sizeof *h.seq)};
   char ended[320];
   vw_ended_text(&s->info, s->incomplete_reason, ended, sizeof ended);
-  bool ok = pk && load_stacks(r, s, &stacks);
+  vw_iter it;
+  bool ok = pk && h.seq && load_stacks(r, s, &stacks);
+  bool iter = ok && vw_iter_open("report", s, &it); /* says why when it cannot */
+  if (ok && !iter) {
+    r->said = true;
+    ok = false;
+  }
   int64_t seq = 0, start = 0;
-  for (size_t i = 0; ok && i < held; i++) {
-    const pt_call *c = &s->calls.v[i];
+  size_t n = 0;
+  const pt_call *c;
+  for (; ok && n < held && (c = vw_iter_next(&it)); n++) {
     const pi_api_desc *api = pi_api_get(c->api);
+    vw_kernels_note(&kn, c); /* a kernel is made before it is launched */
     put(&k, C_SEQ, c->seq - seq);
     seq = c->seq;
     put(&k, C_THREAD, c->thread);
@@ -405,9 +456,15 @@ static bool json_run(report *r, pi_sbuf *b, size_t si)
     put(&k, C_SHOW, show_block(r, s, c, pk, &raw, &text, ended));
     int64_t frames = -1;
     put(&k, C_STACK, c->stack >= 0 && vw_map_get(&stacks, c->stack, &frames) ? frames : -1);
+    hold_call(&h, n, c);
   }
-  ok = ok && payloads(r, s, held, &k);
-  ok = ok && devtimes(r, s, held, &dev);
+  if (iter && !vw_iter_close("report", &it)) {
+    r->said = true;
+    ok = false;
+  }
+  held = n; /* fewer when the session changed since it was counted */
+  ok = ok && !h.oom && payloads(r, s, &h, held, &k);
+  ok = ok && devtimes(r, s, h.seq, held, &dev);
   ok = ok && !r->strings.oom && !r->blocks.oom;
   if (ok) {
     pi_sbuf_printf(b, "{\"held\":%zu,\"offset_ns\":%lld,\"dev_clock\":\"%s\",\"dev\":[", held,
@@ -429,6 +486,7 @@ static bool json_run(report *r, pi_sbuf *b, size_t si)
   pi_sbuf_free(&raw);
   pi_sbuf_free(&text);
   pi_sbuf_free(&tmp);
+  held_free(&h);
   vw_pack_free(pk);
   vw_map_free(&stacks);
   vw_kernels_free(&kn);
@@ -443,14 +501,14 @@ static void json_field_str(pi_sbuf *b, const char *key, const char *v)
   vw_put_json_str(b, v);
 }
 
-static void json_session(pi_sbuf *b, vw_session *s, int group)
+static void json_session(pi_sbuf *b, vw_session *s, size_t ncalls, int group)
 {
   char backend[64], device[256], ended[320];
   vw_backend_device(&s->db, s->id, backend, sizeof backend, device, sizeof device);
   vw_ended_text(&s->info, s->incomplete_reason, ended, sizeof ended);
   pi_sbuf_printf(b, "{\"id\":%lld,\"calls\":%zu,\"threads\":%u,\"duration_ns\":%lld,"
                     "\"pid\":%lld,\"start_unix_ns\":%lld,\"group\":%d",
-                 (long long)s->id, s->calls.n, s->nthreads, (long long)s->info.duration_ns,
+                 (long long)s->id, ncalls, s->nthreads, (long long)s->info.duration_ns,
                  (long long)s->info.pid, (long long)s->info.start_unix_ns, group);
   json_field_str(b, "path", s->path);
   json_field_str(b, "label", s->info.label);
@@ -462,11 +520,14 @@ static void json_session(pi_sbuf *b, vw_session *s, int group)
   pi_sbuf_puts(b, "}");
 }
 
-static bool json_stats(pi_sbuf *b, const vw_session *s)
+/* The statistics of a session (one pass over its calls), and its calls
+ * counted (*ncalls). */
+static bool json_stats(pi_sbuf *b, const vw_session *s, size_t *ncalls)
 {
   vw_stats st;
   if (!vw_stats_compute("report", s, &st))
     return false;
+  *ncalls = (size_t)st.calls;
   pi_sbuf_printf(b, "{\"calls\":%lld,\"errors\":%lld,\"unreturned\":%lld,\"total_ns\":%lld,"
                     "\"h2d\":%lld,\"d2h\":%lld,\"h2d_calls\":%lld,\"d2h_calls\":%lld,\"apis\":[",
                  (long long)st.calls, (long long)st.errors, (long long)st.unreturned,
@@ -516,11 +577,11 @@ static void share_calls(report *r)
   while (todo) {
     size_t share = left / todo, smallest = SIZE_MAX, at = 0;
     for (size_t i = 0; i < r->n; i++)
-      if (!(done && done[i]) && r->s[i].calls.n < smallest)
-        smallest = r->s[(at = i)].calls.n;
+      if (!(done && done[i]) && r->ncalls[i] < smallest)
+        smallest = r->ncalls[(at = i)];
     if (!done) { /* no memory for the bookkeeping: even shares */
       for (size_t i = 0; i < r->n; i++)
-        r->held[i] = r->s[i].calls.n < MAX_CALLS / r->n ? r->s[i].calls.n : MAX_CALLS / r->n;
+        r->held[i] = r->ncalls[i] < MAX_CALLS / r->n ? r->ncalls[i] : MAX_CALLS / r->n;
       return;
     }
     r->held[at] = smallest < share ? smallest : share;
@@ -562,18 +623,29 @@ static void json_blocks(pi_sbuf *b, const intern *t)
 /* Everything the page shows, as one JSON object. */
 static bool page_data(pi_sbuf *b, report *r)
 {
-  share_calls(r);
+  /* The statistics first: they count the calls that the sessions' rows
+   * and the sharing of the held calls need. */
+  pi_sbuf stats;
+  pi_sbuf_init(&stats, NULL, 0);
   bool ok = true;
+  for (size_t i = 0; ok && i < r->n; i++) {
+    pi_sbuf_puts(&stats, i ? "," : "");
+    ok = json_stats(&stats, &r->s[i], &r->ncalls[i]);
+  }
+  if (!ok) {
+    r->said = true; /* vw_stats_compute said why */
+    pi_sbuf_free(&stats);
+    return false;
+  }
+  share_calls(r);
   pi_sbuf_puts(b, "{\"sessions\":[");
   for (size_t i = 0; i < r->n; i++) {
     pi_sbuf_puts(b, i ? "," : "");
-    json_session(b, &r->s[i], r->group[i]);
+    json_session(b, &r->s[i], r->ncalls[i], r->group[i]);
   }
   pi_sbuf_puts(b, "],\"stats\":[");
-  for (size_t i = 0; ok && i < r->n; i++) {
-    pi_sbuf_puts(b, i ? "," : "");
-    ok = json_stats(b, &r->s[i]);
-  }
+  pi_sbuf_put(b, stats.p ? stats.p : "", stats.len);
+  pi_sbuf_free(&stats);
   pi_sbuf_puts(b, "],\"notes\":[");
   for (size_t i = 0; i < r->n; i++) {
     pi_sbuf_puts(b, i ? "," : "");
@@ -670,10 +742,10 @@ int pt_report(int argc, char **argv)
                  i ? "--session-b" : "--session", a.pos[i]);
         ok = false;
       } else {
-        ok = vw_set_open_dir("report", o, a.pos[i], VW_CALLS | VW_NOTES, i);
+        ok = vw_set_open_dir("report", o, a.pos[i], VW_STREAM | VW_NOTES, i);
       }
     } else {
-      ok = vw_set_open_file("report", o, a.pos[i], id, VW_CALLS | VW_NOTES, i);
+      ok = vw_set_open_file("report", o, a.pos[i], id, VW_STREAM | VW_NOTES, i);
     }
   }
   rc = 2;
@@ -683,14 +755,16 @@ int pt_report(int argc, char **argv)
                 .no_info = no_info};
     r.compare = a.npos == 2 && !dirs;
     r.held = calloc(o->n, sizeof *r.held);
+    r.ncalls = calloc(o->n, sizeof *r.ncalls);
     for (size_t i = 0; i < PI_API_COUNT; i++)
       r.api_index[i] = -1;
     pi_sbuf_init(&r.apis, NULL, 0);
-    if (!r.held)
+    if (!r.held || !r.ncalls)
       pt_verb_error("report", "out of memory");
     else
       rc = write_report(&r, path);
     free(r.held);
+    free(r.ncalls);
     intern_free(&r.strings);
     intern_free(&r.blocks);
     free(r.lines);
