@@ -1000,6 +1000,19 @@ static int gap_cmp(const void *p, const void *q)
   return a->key != b->key ? (a->key < b->key ? -1 : 1) : (a->row > b->row) - (a->row < b->row);
 }
 
+/* The first of g[i..] whose row is not gone (n when none): `next` skips
+ * those that are, halving the paths it follows (a key's rows only in B
+ * are tried in order by every call of A with that key, and the ones
+ * matched already would otherwise be walked past again each time). */
+static size_t live_from(size_t *next, size_t i)
+{
+  while (next[i] != i) {
+    next[i] = next[next[i]];
+    i = next[i];
+  }
+  return i;
+}
+
 /* Calls in one session only that the other has elsewhere (the order
  * differs): each of A's is paired with the first of B's with the same key
  * that compares equal, trying a few. */
@@ -1009,13 +1022,18 @@ static void find_moves(dctx *x)
   for (size_t r = 0; r < x->nrows; r++)
     n += x->rows[r].ia < 0 && !is_own(&x->sb, (size_t)x->rows[r].ib);
   gap *g = n ? malloc(n * sizeof *g) : NULL;
-  if (!g)
+  size_t *next = g ? malloc((n + 1) * sizeof *next) : NULL;
+  if (!next) {
+    free(g);
     return;
+  }
   n = 0;
   for (size_t r = 0; r < x->nrows; r++)
     if (x->rows[r].ia < 0 && !is_own(&x->sb, (size_t)x->rows[r].ib))
       g[n++] = (gap){x->sb.ck[x->rows[r].ib].key, (uint32_t)r};
   qsort(g, n, sizeof *g, gap_cmp);
+  for (size_t i = 0; i <= n; i++)
+    next[i] = i;
   for (size_t r = 0; r < x->nrows && !x->failed; r++) {
     diff_row *w = &x->rows[r];
     if (w->ib >= 0 || is_own(&x->sa, (size_t)w->ia))
@@ -1030,10 +1048,8 @@ static void find_moves(dctx *x)
         hi = mid;
     }
     const pt_call *ca = NULL; /* read once a call of B may be it */
-    for (int tries = 0; lo < n && g[lo].key == key && tries < 8; lo++) {
+    for (int tries = 0; (lo = live_from(next, lo)) < n && g[lo].key == key && tries < 8; lo++) {
       diff_row *o = &x->rows[g[lo].row];
-      if (o->gone)
-        continue;
       tries++;
       const pt_call *cb;
       if ((!ca && !(ca = call_at(x, &x->sa, w->ia))) || !(cb = call_at(x, &x->sb, o->ib)))
@@ -1041,11 +1057,13 @@ static void find_moves(dctx *x)
       if (same_call(x, ca, cb)) {
         w->ib = o->ib;
         w->moved = o->gone = true;
+        next[lo] = lo + 1;
         pair_call(x, ca, cb, true);
         break;
       }
     }
   }
+  free(next);
   free(g);
 }
 
