@@ -22,7 +22,10 @@
 /* Whether the process that made a ring file, by the pid in its name
  * (DB-rings.PID.XXXXXX, ringfile.c), may still be running: true unless
  * the name has no pid or no process has it now. A pid used again by
- * another process only leaves an empty file for a later salvage. */
+ * another process only leaves an empty file for a later salvage. The pid
+ * is the maker's in its pid namespace: a salvager in another (a container
+ * and its host recording into one shared directory) may see another
+ * process or none there, and the race this guards against is back. */
 static bool maker_lives(const char *file)
 {
   const char *p = strrchr(file, '/');

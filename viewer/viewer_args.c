@@ -414,13 +414,6 @@ void vw_kernels_note(vw_kernels *k, const pt_call *c)
   k->names[k->n++] = copy;
 }
 
-void vw_kernels_build(const pt_calls *calls, vw_kernels *k)
-{
-  memset(k, 0, sizeof *k);
-  for (size_t i = 0; i < calls->n; i++)
-    vw_kernels_note(k, &calls->v[i]);
-}
-
 void vw_kernels_free(vw_kernels *k)
 {
   vw_map_free(&k->ids);

@@ -189,7 +189,6 @@ typedef struct vw_kernels {
   char **names; /* copies */
   size_t n, cap;
 } vw_kernels;
-void vw_kernels_build(const pt_calls *calls, vw_kernels *k);
 /* Adds the kernel call c created, if it is a piKernelCreate that succeeded
  * (calls read one at a time: names are copied). */
 void vw_kernels_note(vw_kernels *k, const pt_call *c);

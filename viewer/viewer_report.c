@@ -664,11 +664,19 @@ static bool page_data(pi_sbuf *b, report *r)
   json_blocks(b, &r->blocks);
   pi_sbuf_puts(b, ",\n\"diff\":");
   vw_diff d;
-  if (ok && r->compare && (ok = vw_diff_compute(&r->s[0], &r->s[1], r->no_info, &d))) {
+  bool compared = ok && r->compare;
+  if (compared && (ok = vw_diff_compute(&r->s[0], &r->s[1], r->no_info, &d))) {
     vw_diff_json(b, &r->s[0], &r->s[1], &d);
     vw_diff_free(&d);
   } else {
     pi_sbuf_puts(b, "null");
+    /* The comparison reads the files again: it can fail for more than
+     * memory (a session changed or damaged since), and says why. */
+    if (compared && !ok) {
+      if (d.why[0])
+        pt_verb_error("report", "%s", d.why);
+      r->said = true; /* or vw_diff_compute said it */
+    }
   }
   pi_sbuf_puts(b, "}");
   return ok;
