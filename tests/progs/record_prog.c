@@ -25,7 +25,8 @@
  *                           another thread's call made just before)
  *   record_prog slowcall M  a program built from source (a new one each run,
  *                           so nothing is cached: a long call) on one thread
- *                           while the main thread makes M queries: the
+ *                           while the main thread makes M queries, then 16
+ *                           a millisecond until the build has returned: the
  *                           build's call returns after many later calls
  *   record_prog reuse       a thread makes a buffer, another releases it, then
  *                           the first makes a second one and releases it; then
@@ -55,7 +56,8 @@
 
 static pirt_device *dev;
 
-static int queries(int n)
+/* n info queries; 0, or 2 after saying why one failed. */
+static int queries_quiet(int n)
 {
   for (int i = 0; i < n; i++) {
     pi_uint32 units = 0;
@@ -65,6 +67,13 @@ static int queries(int n)
       return 2;
     }
   }
+  return 0;
+}
+
+static int queries(int n)
+{
+  if (queries_quiet(n))
+    return 2;
   printf("record_prog: made %d calls\n", n);
   fflush(stdout);
   return 0;
@@ -231,7 +240,7 @@ static int reuse(void)
   _exit(3);
 }
 
-static atomic_bool build_begun;
+static atomic_bool build_begun, build_done;
 
 static void *build_main(void *arg)
 {
@@ -249,6 +258,7 @@ static void *build_main(void *arg)
     pirt_program_release(prog);
   if (r == PI_SUCCESS)
     pirt_context_release(ctx);
+  atomic_store(&build_done, true);
   return (void *)(intptr_t)(r != PI_SUCCESS);
 }
 
@@ -348,6 +358,15 @@ int main(int argc, char **argv)
       sched_yield();
     pause_ms(2); /* the build has begun */
     int rc = queries(n);
+    /* And more, a few each millisecond, until the build has returned: its
+     * call may have begun only after the first n (a loaded machine can
+     * hold its thread back longer than those take), and the writer must
+     * commit queries made while it is in flight (every 50 ms) for it to
+     * land in a later chunk than calls after it. */
+    while (!rc && !atomic_load(&build_done)) {
+      rc = queries_quiet(16);
+      pause_ms(1);
+    }
     void *r;
     pthread_join(th, &r);
     return rc || r ? 2 : 0;
