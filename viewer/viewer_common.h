@@ -283,12 +283,23 @@ typedef struct vw_diff_item {
   vw_diff_kind kind;
   int64_t seq_a, seq_b; /* -1: none */
   uint32_t api;
-  char *what, *a, *b;
+  const char *what, *a, *b; /* in the diff's texts */
 } vw_diff_item;
+
+/* The items' texts, one block after another (a million differences are
+ * a million short strings: one malloc each cost more than their text). */
+typedef struct vw_text_block {
+  struct vw_text_block *next;
+  size_t used, cap;
+  char data[];
+} vw_text_block;
 
 typedef struct vw_diff {
   vw_diff_item *v;
   size_t n, cap;
+  vw_text_block *texts;
+  const char *whats[4]; /* the last few `what` texts kept, shared by the items */
+  unsigned next_what;
   size_t count[VD_KINDS];
   size_t matched;
   size_t ignored; /* items left out by vw_diff_filter */

@@ -151,6 +151,44 @@ static const char *kind_word(vw_diff_kind k)
 
 bool vw_diff_counts(vw_diff_kind k) { return k != VD_REPLAY && k != VD_TEARDOWN; }
 
+/* A copy of s among d's texts; NULL when memory ran out. */
+static const char *keep_text(vw_diff *d, const char *s)
+{
+  size_t n = strlen(s) + 1;
+  if (n == 1)
+    return "";
+  vw_text_block *b = d->texts;
+  if (!b || b->cap - b->used < n) {
+    /* Blocks grow from 4 KiB: diff's trial comparisons (same_call) fill
+     * a diff of a few items and free it, many times. */
+    size_t cap = b ? (b->cap < (1u << 20) ? 2 * b->cap : b->cap) : 4096;
+    if (cap < n)
+      cap = n;
+    vw_text_block *nb = malloc(sizeof *nb + cap);
+    if (!nb)
+      return NULL;
+    *nb = (vw_text_block){b, 0, cap};
+    d->texts = b = nb;
+  }
+  char *p = b->data + b->used;
+  memcpy(p, s, n);
+  b->used += n;
+  return p;
+}
+
+/* `what` among d's texts, shared with an item before it that said the
+ * same (most say one of a few things: "call", a parameter's name). */
+static const char *keep_what(vw_diff *d, const char *what)
+{
+  for (unsigned i = 0; i < 4; i++)
+    if (d->whats[i] && strcmp(d->whats[i], what) == 0)
+      return d->whats[i];
+  const char *k = keep_text(d, what);
+  if (k)
+    d->whats[d->next_what++ % 4] = k;
+  return k;
+}
+
 static void add(vw_diff *d, vw_diff_kind kind, const pt_call *ca, const pt_call *cb,
                 const char *what, const char *a, const char *b)
 {
@@ -158,18 +196,20 @@ static void add(vw_diff *d, vw_diff_kind kind, const pt_call *ca, const pt_call 
   if (!v)
     return;
   d->v = v;
+  const char *kw = keep_what(d, what), *ka = keep_text(d, a ? a : ""),
+             *kb = keep_text(d, b ? b : "");
+  if (!kw || !ka || !kb)
+    return;
   d->v[d->n++] = (vw_diff_item){kind, ca ? ca->seq : -1, cb ? cb->seq : -1,
-                                ca ? ca->api : cb->api, strdup(what), strdup(a ? a : ""),
-                                strdup(b ? b : "")};
+                                ca ? ca->api : cb->api, kw, ka, kb};
   d->count[kind]++;
 }
 
 void vw_diff_free(vw_diff *d)
 {
-  for (size_t i = 0; i < d->n; i++) {
-    free(d->v[i].what);
-    free(d->v[i].a);
-    free(d->v[i].b);
+  for (vw_text_block *b = d->texts, *next; b; b = next) {
+    next = b->next;
+    free(b);
   }
   free(d->v);
   memset(d, 0, sizeof *d);
@@ -265,10 +305,7 @@ void vw_diff_filter(vw_diff *d, const vw_diff_term *ignore, size_t nignore,
   for (size_t i = 0; i < d->n; i++) {
     vw_diff_item *it = &d->v[i];
     if ((nonly && !term_match(only, nonly, it)) || term_match(ignore, nignore, it)) {
-      free(it->what);
-      free(it->a);
-      free(it->b);
-      d->ignored++;
+      d->ignored++; /* its texts stay among the diff's until it is freed */
       continue;
     }
     d->count[it->kind]++;

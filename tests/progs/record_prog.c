@@ -25,9 +25,10 @@
  *                           another thread's call made just before)
  *   record_prog slowcall M  a program built from source (a new one each run,
  *                           so nothing is cached: a long call) on one thread
- *                           while the main thread makes M queries, then 16
- *                           a millisecond until the build has returned: the
- *                           build's call returns after many later calls
+ *                           while the main thread makes M queries, then one
+ *                           a millisecond until the build has returned (at
+ *                           most 3000): the build's call returns after many
+ *                           later calls
  *   record_prog reuse       a thread makes a buffer, another releases it, then
  *                           the first makes a second one and releases it; then
  *                           _exit(3) (the rings left to salvage: a test puts
@@ -358,13 +359,14 @@ int main(int argc, char **argv)
       sched_yield();
     pause_ms(2); /* the build has begun */
     int rc = queries(n);
-    /* And more, a few each millisecond, until the build has returned: its
-     * call may have begun only after the first n (a loaded machine can
-     * hold its thread back longer than those take), and the writer must
-     * commit queries made while it is in flight (every 50 ms) for it to
-     * land in a later chunk than calls after it. */
-    while (!rc && !atomic_load(&build_done)) {
-      rc = queries_quiet(16);
+    /* And more, one a millisecond, until the build has returned (at most
+     * 3000): its call may have begun only after the first n (a loaded
+     * machine can hold its thread back longer than those take), and the
+     * writer must commit queries made while it is in flight (every 50 ms)
+     * for it to land in a later chunk than calls after it. Bounded: a
+     * loaded machine also makes the build itself slower. */
+    for (int extra = 0; !rc && !atomic_load(&build_done) && extra < 3000; extra++) {
+      rc = queries_quiet(1);
       pause_ms(1);
     }
     void *r;
