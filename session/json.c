@@ -63,6 +63,16 @@ static inline void *arena_alloc(pt_json_arena *a, size_t size)
   return p;
 }
 
+char *pt_json_arena_copy(pt_json_arena *a, const char *s, size_t n)
+{
+  char *p = arena_alloc(a, n + 1);
+  if (p) {
+    memcpy(p, s, n);
+    p[n] = 0;
+  }
+  return p;
+}
+
 void pt_json_arena_free(pt_json_arena *a)
 {
   for (pt_json_block *b = a->head, *n; b; b = n) {

@@ -286,18 +286,13 @@ typedef struct vw_diff_item {
   const char *what, *a, *b; /* in the diff's texts */
 } vw_diff_item;
 
-/* The items' texts, one block after another (a million differences are
- * a million short strings: one malloc each cost more than their text). */
-typedef struct vw_text_block {
-  struct vw_text_block *next;
-  size_t used, cap;
-  char data[];
-} vw_text_block;
-
 typedef struct vw_diff {
   vw_diff_item *v;
   size_t n, cap;
-  vw_text_block *texts;
+  /* The items' texts, in the blocks of an arena (a million differences
+   * are a million short strings: one malloc each cost more than their
+   * text). */
+  pt_json_arena texts;
   const char *whats[4]; /* the last few `what` texts kept, shared by the items */
   unsigned next_what;
   size_t count[VD_KINDS];

@@ -154,26 +154,7 @@ bool vw_diff_counts(vw_diff_kind k) { return k != VD_REPLAY && k != VD_TEARDOWN;
 /* A copy of s among d's texts; NULL when memory ran out. */
 static const char *keep_text(vw_diff *d, const char *s)
 {
-  size_t n = strlen(s) + 1;
-  if (n == 1)
-    return "";
-  vw_text_block *b = d->texts;
-  if (!b || b->cap - b->used < n) {
-    /* Blocks grow from 4 KiB: diff's trial comparisons (same_call) fill
-     * a diff of a few items and free it, many times. */
-    size_t cap = b ? (b->cap < (1u << 20) ? 2 * b->cap : b->cap) : 4096;
-    if (cap < n)
-      cap = n;
-    vw_text_block *nb = malloc(sizeof *nb + cap);
-    if (!nb)
-      return NULL;
-    *nb = (vw_text_block){b, 0, cap};
-    d->texts = b = nb;
-  }
-  char *p = b->data + b->used;
-  memcpy(p, s, n);
-  b->used += n;
-  return p;
+  return *s ? pt_json_arena_copy(&d->texts, s, strlen(s)) : "";
 }
 
 /* `what` among d's texts, shared with an item before it that said the
@@ -207,10 +188,7 @@ static void add(vw_diff *d, vw_diff_kind kind, const pt_call *ca, const pt_call 
 
 void vw_diff_free(vw_diff *d)
 {
-  for (vw_text_block *b = d->texts, *next; b; b = next) {
-    next = b->next;
-    free(b);
-  }
+  pt_json_arena_free(&d->texts);
   free(d->v);
   memset(d, 0, sizeof *d);
 }

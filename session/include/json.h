@@ -47,6 +47,9 @@ void pt_json_arena_free(pt_json_arena *a);
 void pt_json_arena_reset(pt_json_arena *a);
 /* Gives every value of `from` to `to` (from is left empty). */
 void pt_json_arena_move(pt_json_arena *to, pt_json_arena *from);
+/* A copy of the n bytes at s, NUL-terminated, kept with the arena's values
+ * (for texts a reader holds as long as them); NULL when memory ran out. */
+char *pt_json_arena_copy(pt_json_arena *a, const char *s, size_t n);
 
 /* Element i of an array, or NULL. */
 static inline pt_json *pt_json_at(const pt_json *j, size_t i)
