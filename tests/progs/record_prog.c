@@ -37,7 +37,8 @@
  *                           with no size asked back
  *   record_prog readback    a non-blocking read completed by an event wait,
  *                           and the same buffer written twice
- * It prints "made K calls" (K: the queries it made) before it ends.
+ * It prints "made K calls" (K: the queries it made; slowcall: the first M)
+ * before it ends.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
