@@ -353,49 +353,24 @@ static uint64_t rect_extent(const size_t *origin, const size_t *region, size_t r
          (region[2] - 1) * slice + (region[1] - 1) * row + region[0];
 }
 
-/* Per-mem pixel sizes of images, recorded at piMemImageCreate. */
+/* The pixel size of every live image (how many bytes its transfers move),
+ * from its piMemImageCreate until its last piMemRelease: the application's
+ * references counted, as a program that makes images all the time (an
+ * image editor) would fill any fixed table, and an image not in it would
+ * have its data recorded as nothing. */
 typedef struct image_info {
   uint64_t mem;
   size_t pixel;
+  uint64_t refs;
 } image_info;
-static image_info images[256];
-static unsigned nimages;
+static image_info *images;
+static unsigned nimages, cap_images;
 static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static size_t channel_bytes(uint32_t type)
-{
-  switch (type) {
-  case PI_IMAGE_CHANNEL_TYPE_SNORM_INT8: case PI_IMAGE_CHANNEL_TYPE_UNORM_INT8:
-  case PI_IMAGE_CHANNEL_TYPE_SIGNED_INT8: case PI_IMAGE_CHANNEL_TYPE_UNSIGNED_INT8:
-    return 1;
-  case PI_IMAGE_CHANNEL_TYPE_FLOAT: case PI_IMAGE_CHANNEL_TYPE_SIGNED_INT32:
-  case PI_IMAGE_CHANNEL_TYPE_UNSIGNED_INT32:
-    return 4;
-  default:
-    return 2;
-  }
-}
-
+/* Bytes of one pixel of an image format (NULL: none). */
 static size_t pixel_size(const pi_image_format *f)
 {
-  if (!f)
-    return 0;
-  size_t channels;
-  switch (f->image_channel_order) {
-  case PI_IMAGE_CHANNEL_ORDER_RGBA: case PI_IMAGE_CHANNEL_ORDER_BGRA:
-  case PI_IMAGE_CHANNEL_ORDER_ARGB: case PI_IMAGE_CHANNEL_ORDER_ABGR:
-    channels = 4;
-    break;
-  case PI_IMAGE_CHANNEL_ORDER_RG: case PI_IMAGE_CHANNEL_ORDER_RA:
-    channels = 2;
-    break;
-  case PI_IMAGE_CHANNEL_ORDER_RGB: case PI_IMAGE_CHANNEL_ORDER_RGBx:
-    channels = 3;
-    break;
-  default:
-    channels = 1;
-  }
-  return channels * channel_bytes(f->image_channel_data_type);
+  return f ? pi_image_element_size(f->image_channel_order, f->image_channel_data_type) : 0;
 }
 
 static size_t image_pixel(uint64_t mem)
@@ -789,13 +764,41 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
     pthread_mutex_unlock(&side_lock);
     break;
   case PI_API_piMemImageCreate: {
-    size_t px = pixel_size((const pi_image_format *)(uintptr_t)argv[2]);
+    image_info im = {(uint64_t)(uintptr_t)*(void **)(uintptr_t)argv[5],
+                     pixel_size((const pi_image_format *)(uintptr_t)argv[2]), 1};
     pthread_mutex_lock(&side_lock);
-    if (nimages < sizeof images / sizeof *images)
-      images[nimages++] = (image_info){(uint64_t)(uintptr_t)*(void **)(uintptr_t)argv[5], px};
+    unsigned i = 0;
+    while (i < nimages && images[i].mem != im.mem) /* an address reused: that one is gone */
+      i++;
+    if (i == nimages && nimages == cap_images) {
+      unsigned cap = cap_images ? cap_images * 2 : 64;
+      image_info *v = realloc(images, cap * sizeof *v);
+      if (v) {
+        images = v;
+        cap_images = cap;
+      }
+    }
+    if (i < cap_images) {
+      images[i] = im;
+      if (i == nimages)
+        nimages++;
+    }
     pthread_mutex_unlock(&side_lock);
     break;
   }
+  case PI_API_piMemRetain:
+  case PI_API_piMemRelease:
+    pthread_mutex_lock(&side_lock);
+    for (unsigned i = 0; i < nimages; i++)
+      if (images[i].mem == argv[0]) {
+        if (id == PI_API_piMemRetain)
+          images[i].refs++;
+        else if (--images[i].refs == 0)
+          images[i] = images[--nimages];
+        break;
+      }
+    pthread_mutex_unlock(&side_lock);
+    break;
   case PI_API_piEnqueueMemBufferMap: {
     void *mapped = *(void **)(uintptr_t)argv[9];
     pthread_mutex_lock(&side_lock);

@@ -267,3 +267,39 @@ Test(decode, call_blocks_have_the_dpcpp_shape)
            (void *)&n, (void *)&n);
   cr_assert_str_eq(buf, want);
 }
+
+/* Bytes per pixel, as the OpenCL specification's image format table gives
+ * them (its values are PI's): what the front end checks, the recorder
+ * captures and extract rebuilds. The recorder used to count three
+ * two-byte channels for a 565 pixel (6 bytes: it read past the
+ * application's data) and one channel for sRGBA. */
+Test(desc, image_pixel_sizes_follow_the_opencl_table)
+{
+  static const struct {
+    uint32_t order, type;
+    size_t bytes;
+  } cases[] = {
+      {PI_IMAGE_CHANNEL_ORDER_RGBA, PI_IMAGE_CHANNEL_TYPE_FLOAT, 16},
+      {PI_IMAGE_CHANNEL_ORDER_R, PI_IMAGE_CHANNEL_TYPE_FLOAT, 4},
+      {PI_IMAGE_CHANNEL_ORDER_BGRA, PI_IMAGE_CHANNEL_TYPE_UNORM_INT8, 4},
+      {PI_IMAGE_CHANNEL_ORDER_RG, PI_IMAGE_CHANNEL_TYPE_HALF_FLOAT, 4},
+      {PI_IMAGE_CHANNEL_ORDER_RGB, PI_IMAGE_CHANNEL_TYPE_UNORM_SHORT_565, 2},
+      {PI_IMAGE_CHANNEL_ORDER_RGBx, PI_IMAGE_CHANNEL_TYPE_UNORM_SHORT_555, 2},
+      {PI_IMAGE_CHANNEL_ORDER_RGB, PI_IMAGE_CHANNEL_TYPE_UNORM_INT_101010, 4},
+      {PI_IMAGE_CHANNEL_ORDER_sRGBA, PI_IMAGE_CHANNEL_TYPE_UNORM_INT8, 4},
+      {PI_IMAGE_CHANNEL_ORDER_Rx, PI_IMAGE_CHANNEL_TYPE_SIGNED_INT16, 4},
+      {PI_IMAGE_CHANNEL_ORDER_INTENSITY, PI_IMAGE_CHANNEL_TYPE_UNORM_INT16, 2},
+      {0x10BD /* CL_DEPTH */, PI_IMAGE_CHANNEL_TYPE_FLOAT, 4},
+      {0x10BE /* CL_DEPTH_STENCIL */, 0x10DF /* CL_UNORM_INT24 */, 4},
+      {PI_IMAGE_CHANNEL_ORDER_RGBA, 0x10E0 /* CL_UNORM_INT_101010_2 */, 4},
+      /* Combinations the specification does not define, and unknown values. */
+      {PI_IMAGE_CHANNEL_ORDER_RGBA, PI_IMAGE_CHANNEL_TYPE_UNORM_SHORT_565, 0},
+      {0x10BE /* CL_DEPTH_STENCIL */, PI_IMAGE_CHANNEL_TYPE_UNORM_INT8, 0},
+      {0x1234, PI_IMAGE_CHANNEL_TYPE_FLOAT, 0},
+      {PI_IMAGE_CHANNEL_ORDER_R, 0x1234, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    cr_expect_eq(pi_image_element_size(cases[i].order, cases[i].type), cases[i].bytes,
+                 "order 0x%x type 0x%x: %zu bytes, expected %zu", cases[i].order, cases[i].type,
+                 pi_image_element_size(cases[i].order, cases[i].type), cases[i].bytes);
+}

@@ -15,82 +15,15 @@
 #include <string.h>
 
 #include "fe_mem.h"
+#include "pi_api.h"
 
 /* ---- Formats ------------------------------------------------------------------- */
 
-/* Channels of an image channel order; 0 for an unknown order. The "x"
- * orders count their ignored channel (the spec calls CL_Rx a two-channel
- * format). */
-static size_t channels(cl_channel_order o)
-{
-  switch (o) {
-  case CL_R:
-  case CL_A:
-  case CL_DEPTH:
-  case CL_LUMINANCE:
-  case CL_INTENSITY:
-    return 1;
-  case CL_RG:
-  case CL_RA:
-  case CL_Rx:
-  case CL_DEPTH_STENCIL:
-    return 2;
-  case CL_RGB:
-  case CL_RGx:
-  case CL_sRGB:
-    return 3;
-  case CL_RGBA:
-  case CL_ARGB:
-  case CL_BGRA:
-  case CL_ABGR:
-  case CL_RGBx:
-  case CL_sRGBA:
-  case CL_sBGRA:
-  case CL_sRGBx:
-    return 4;
-  default:
-    return 0;
-  }
-}
-
-/* Bytes per pixel of a format (fe_mem.h). */
+/* Bytes per pixel of a format (fe_mem.h): the table PI's description
+ * keeps, whose values are OpenCL's. */
 size_t fe_image_element_size(const cl_image_format *f)
 {
-  const cl_channel_order o = f->image_channel_order;
-  const cl_channel_type t = f->image_channel_data_type;
-  size_t n = channels(o);
-  if (n == 0)
-    return 0;
-  switch (t) {
-  case CL_SNORM_INT8:
-  case CL_UNORM_INT8:
-  case CL_SIGNED_INT8:
-  case CL_UNSIGNED_INT8:
-    return o == CL_DEPTH_STENCIL ? 0 : n;
-  case CL_SNORM_INT16:
-  case CL_UNORM_INT16:
-  case CL_SIGNED_INT16:
-  case CL_UNSIGNED_INT16:
-  case CL_HALF_FLOAT:
-    return o == CL_DEPTH_STENCIL ? 0 : 2 * n;
-  case CL_SIGNED_INT32:
-  case CL_UNSIGNED_INT32:
-    return o == CL_DEPTH_STENCIL ? 0 : 4 * n;
-  case CL_FLOAT:
-    return o == CL_DEPTH_STENCIL ? 8 : 4 * n; /* depth float, stencil, padding */
-  /* Packed formats: the whole pixel in one short or int. */
-  case CL_UNORM_SHORT_565:
-  case CL_UNORM_SHORT_555:
-    return o == CL_RGB || o == CL_RGBx ? 2 : 0;
-  case CL_UNORM_INT_101010:
-    return o == CL_RGB || o == CL_RGBx ? 4 : 0;
-  case CL_UNORM_INT_101010_2:
-    return o == CL_RGBA ? 4 : 0;
-  case CL_UNORM_INT24:
-    return o == CL_DEPTH_STENCIL ? 4 : 0; /* 24-bit depth, 8-bit stencil */
-  default:
-    return 0;
-  }
+  return pi_image_element_size(f->image_channel_order, f->image_channel_data_type);
 }
 
 static bool same_format(const cl_image_format *a, const cl_image_format *b)

@@ -47,6 +47,14 @@ const pi_enum_desc *pi_enum_find(const char *name);
 /* Bytes of one value of type vt (enum: the enumeration's width). */
 size_t pi_value_width(uint8_t vt, const pi_enum_desc *en);
 
+/* Bytes of one pixel of an image of channel order `order` and channel type
+ * `type` (pi_image_format, whose values are OpenCL's: the depth, stencil
+ * and sRGB orders and the UNORM_INT24 / UNORM_INT_101010_2 types OpenCL
+ * added count too); 0 for a combination the OpenCL specification does not
+ * define. The front end, the recorder (how many bytes an image transfer
+ * moves) and extract (an image's contents) share it. */
+size_t pi_image_element_size(uint32_t order, uint32_t type);
+
 /* "platform", "device", ... for a pi_object_kind. */
 const char *pi_object_kind_name(uint8_t kind);
 /* The name a session stores for a runtime note's kind (pirt_note_kind:

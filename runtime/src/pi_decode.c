@@ -175,6 +175,68 @@ const char *pi_note_kind_name(unsigned kind)
   return kind < sizeof names / sizeof *names ? names[kind] : "?";
 }
 
+/* OpenCL's image channel orders and types that PI does not name (cl.h). */
+enum {
+  CL_DEPTH_ = 0x10BD, CL_DEPTH_STENCIL_ = 0x10BE, CL_sRGB_ = 0x10BF, CL_sRGBx_ = 0x10C0,
+  CL_sBGRA_ = 0x10C2, CL_UNORM_INT24_ = 0x10DF, CL_UNORM_INT_101010_2_ = 0x10E0
+};
+
+/* Channels of an image channel order; 0 for an unknown order. The "x"
+ * orders count their ignored channel (the specification calls CL_Rx a
+ * two-channel format). */
+static size_t image_channels(uint32_t o)
+{
+  switch (o) {
+  case PI_IMAGE_CHANNEL_ORDER_R: case PI_IMAGE_CHANNEL_ORDER_A: case CL_DEPTH_:
+  case PI_IMAGE_CHANNEL_ORDER_LUMINANCE: case PI_IMAGE_CHANNEL_ORDER_INTENSITY:
+    return 1;
+  case PI_IMAGE_CHANNEL_ORDER_RG: case PI_IMAGE_CHANNEL_ORDER_RA: case PI_IMAGE_CHANNEL_ORDER_Rx:
+  case CL_DEPTH_STENCIL_:
+    return 2;
+  case PI_IMAGE_CHANNEL_ORDER_RGB: case PI_IMAGE_CHANNEL_ORDER_RGx: case CL_sRGB_:
+    return 3;
+  case PI_IMAGE_CHANNEL_ORDER_RGBA: case PI_IMAGE_CHANNEL_ORDER_ARGB:
+  case PI_IMAGE_CHANNEL_ORDER_BGRA: case PI_IMAGE_CHANNEL_ORDER_ABGR:
+  case PI_IMAGE_CHANNEL_ORDER_RGBx: case PI_IMAGE_CHANNEL_ORDER_sRGBA: case CL_sBGRA_:
+  case CL_sRGBx_:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+size_t pi_image_element_size(uint32_t o, uint32_t t)
+{
+  size_t n = image_channels(o);
+  if (n == 0)
+    return 0;
+  const bool rgb = o == PI_IMAGE_CHANNEL_ORDER_RGB || o == PI_IMAGE_CHANNEL_ORDER_RGBx;
+  switch (t) {
+  case PI_IMAGE_CHANNEL_TYPE_SNORM_INT8: case PI_IMAGE_CHANNEL_TYPE_UNORM_INT8:
+  case PI_IMAGE_CHANNEL_TYPE_SIGNED_INT8: case PI_IMAGE_CHANNEL_TYPE_UNSIGNED_INT8:
+    return o == CL_DEPTH_STENCIL_ ? 0 : n;
+  case PI_IMAGE_CHANNEL_TYPE_SNORM_INT16: case PI_IMAGE_CHANNEL_TYPE_UNORM_INT16:
+  case PI_IMAGE_CHANNEL_TYPE_SIGNED_INT16: case PI_IMAGE_CHANNEL_TYPE_UNSIGNED_INT16:
+  case PI_IMAGE_CHANNEL_TYPE_HALF_FLOAT:
+    return o == CL_DEPTH_STENCIL_ ? 0 : 2 * n;
+  case PI_IMAGE_CHANNEL_TYPE_SIGNED_INT32: case PI_IMAGE_CHANNEL_TYPE_UNSIGNED_INT32:
+    return o == CL_DEPTH_STENCIL_ ? 0 : 4 * n;
+  case PI_IMAGE_CHANNEL_TYPE_FLOAT:
+    return o == CL_DEPTH_STENCIL_ ? 8 : 4 * n; /* depth float, stencil, padding */
+  /* Packed formats: the whole pixel in one short or int. */
+  case PI_IMAGE_CHANNEL_TYPE_UNORM_SHORT_565: case PI_IMAGE_CHANNEL_TYPE_UNORM_SHORT_555:
+    return rgb ? 2 : 0;
+  case PI_IMAGE_CHANNEL_TYPE_UNORM_INT_101010:
+    return rgb ? 4 : 0;
+  case CL_UNORM_INT_101010_2_:
+    return o == PI_IMAGE_CHANNEL_ORDER_RGBA ? 4 : 0;
+  case CL_UNORM_INT24_:
+    return o == CL_DEPTH_STENCIL_ ? 4 : 0; /* 24-bit depth, 8-bit stencil */
+  default:
+    return 0;
+  }
+}
+
 const char *pi_object_kind_name(uint8_t kind)
 {
   static const char *const names[PI_OBJ_KIND_COUNT] = {
