@@ -28,6 +28,10 @@ typedef struct ex_buffer {
   uint64_t id;
   size_t size;
   unsigned char *data, *state;
+  /* An image: its pixel size and extent (width, rows, slices: a 1D image
+   * array's images are its slices); its bytes are kept packed, row after
+   * row, whatever pitches the transfers used. es 0: a buffer. */
+  size_t es, w, h, d;
   bool modified;      /* changed since its creation */
   int64_t why_seq;    /* the last call that made bytes unknown */
   const char *why_api;

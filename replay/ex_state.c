@@ -10,6 +10,12 @@
  * are left as they are (uninitialised in the original run too). A read
  * after the launch cannot stand in for the moment before it: the launch
  * may have written the buffer.
+ *
+ * Images the same way, pixel by pixel: their creation's host data, image
+ * writes and reads (any origin, region and pitches) make pixels known;
+ * image copies and fills, and launches, make them unknown. Their bytes are
+ * kept packed (row after row, slice after slice), and the repro writes the
+ * pixels the launch needs with image writes.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -94,6 +100,146 @@ static bool create(ex *x, const pt_call *c)
     x->bufs[x->nbufs - 1].modified = false;
   }
   return true;
+}
+
+/* An image's extent as (width, rows, slices) from its descriptor
+ * [type, width, height, depth, array size, ...]: a 1D image array's images
+ * are slices of one row (its transfers' origin[1] names the image). */
+static void image_extent(const pt_json *desc, size_t *w, size_t *h, size_t *d, bool *array1d)
+{
+  int64_t type = pt_json_int(pt_json_at(desc, 0), 0);
+  size_t width = (size_t)pt_json_int(pt_json_at(desc, 1), 0);
+  size_t height = (size_t)pt_json_int(pt_json_at(desc, 2), 0);
+  size_t depth = (size_t)pt_json_int(pt_json_at(desc, 3), 0);
+  size_t layers = (size_t)pt_json_int(pt_json_at(desc, 4), 0);
+  *array1d = type == PI_MEM_TYPE_IMAGE1D_ARRAY;
+  *w = width;
+  *h = type == PI_MEM_TYPE_IMAGE2D || type == PI_MEM_TYPE_IMAGE3D ||
+       type == PI_MEM_TYPE_IMAGE2D_ARRAY ? height : 1;
+  *d = type == PI_MEM_TYPE_IMAGE3D ? depth
+       : type == PI_MEM_TYPE_IMAGE2D_ARRAY || *array1d ? layers : 1;
+  if (!*h)
+    *h = 1;
+  if (!*d)
+    *d = 1;
+}
+
+/* Pixels [o, o + r) of image b (origin and region as a transfer gives
+ * them: for a 1D image array, o[1] and r[1] count images) from host bytes
+ * laid out with row pitch rp and slice pitch sp (0: packed), now known.
+ * False when the box is outside the image or the host bytes are fewer
+ * than it needs. */
+static bool image_box(ex_buffer *b, size_t o[3], size_t r[3], size_t rp, size_t sp, bool array1d,
+                      const unsigned char *host, size_t host_size, const pt_call *c)
+{
+  if (array1d) { /* images are slices here */
+    o[2] = o[1], r[2] = r[1];
+    o[1] = 0, r[1] = 1;
+    if (!sp)
+      sp = rp;
+    rp = 0;
+  }
+  if (!r[0] || !r[1] || !r[2] || o[0] > b->w || r[0] > b->w - o[0] || o[1] > b->h ||
+      r[1] > b->h - o[1] || o[2] > b->d || r[2] > b->d - o[2])
+    return false;
+  size_t row = r[0] * b->es;
+  if (!rp)
+    rp = row;
+  if (!sp)
+    sp = rp * r[1];
+  if (rp < row || sp < rp * (r[1] - 1) + row ||
+      (r[2] - 1) * sp + (r[1] - 1) * rp + row > host_size)
+    return false;
+  for (size_t z = 0; z < r[2]; z++)
+    for (size_t y = 0; y < r[1]; y++) {
+      size_t at = (((o[2] + z) * b->h + o[1] + y) * b->w + o[0]) * b->es;
+      known(b, at, host + z * sp + y * rp, row, c);
+    }
+  return true;
+}
+
+static bool create_image(ex *x, const pt_call *c)
+{
+  const pt_json *fmt = pt_json_at(c->args, 2), *desc = pt_json_at(c->args, 3);
+  ex_buffer b = {.id = (uint64_t)rp_arg_int(c, 5, 0),
+                 .es = pi_image_element_size((uint32_t)pt_json_int(pt_json_at(fmt, 0), 0),
+                                             (uint32_t)pt_json_int(pt_json_at(fmt, 1), 0))};
+  bool array1d;
+  image_extent(desc, &b.w, &b.h, &b.d, &array1d);
+  if (!b.es || !b.w || b.w > SIZE_MAX / b.es / b.h / b.d)
+    return true; /* a format this table does not know: not followed (a launch using it is refused) */
+  b.size = b.w * b.h * b.d * b.es;
+  b.data = calloc(1, b.size);
+  b.state = calloc(1, b.size);
+  if (!b.data || !b.state || !rp_push(&x->bufs, &x->nbufs, &x->cap_bufs, sizeof b, &b)) {
+    free(b.data);
+    free(b.state);
+    return ex_fail(x, "out of memory following image mem#%llu", (unsigned long long)b.id);
+  }
+  if (rp_arg_int(c, 1, 0) & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE)) {
+    ex_buffer *im = &x->bufs[x->nbufs - 1];
+    size_t size;
+    rp_data_status st;
+    unsigned char *d = rp_payload(x->s, c, 4, "in", 0, &size, &st);
+    size_t o[3] = {0, 0, 0}, r[3] = {im->w, array1d ? im->d : im->h, array1d ? 1 : im->d};
+    if (st == RP_DATA_MISSING_BLOB)
+      rp_payload_problem(x->s, c, 4, "in", st, x->err, sizeof x->err);
+    if (!d || !image_box(im, o, r, (size_t)pt_json_int(pt_json_at(desc, 5), 0),
+                         (size_t)pt_json_int(pt_json_at(desc, 6), 0), array1d, d, size, c))
+      mark(im, 0, im->size, EX_UNRECORDED, c);
+    im->modified = false; /* the repro's own creation gives these contents */
+    free(d);
+  }
+  return true;
+}
+
+/* The image mem names, and whether it is a 1D image array; NULL when not
+ * followed. */
+static ex_buffer *image_of(ex *x, uint64_t mem, bool *array1d)
+{
+  ex_buffer *b = root_of(x, mem);
+  if (!b || !b->es)
+    return NULL;
+  *array1d = false;
+  for (size_t i = 0; i < x->s->calls.n; i++) { /* its creation says */
+    const pt_call *c = &x->s->calls.v[i];
+    if (c->api == PI_API_piMemImageCreate && (uint64_t)rp_arg_int(c, 5, 0) == mem) {
+      *array1d = pt_json_int(pt_json_at(pt_json_at(c->args, 3), 0), 0) == PI_MEM_TYPE_IMAGE1D_ARRAY;
+      break;
+    }
+  }
+  return b;
+}
+
+static void triple(const pt_json *j, size_t v[3])
+{
+  for (size_t k = 0; k < 3; k++)
+    v[k] = (size_t)pt_json_int(pt_json_at(j, k), 0);
+}
+
+/* piEnqueueMemImageWrite / Read (args: queue, image, blocking, origin,
+ * region, row pitch, slice pitch, ptr): the pixels they moved become
+ * known; a write without its data makes them unrecorded. */
+static void image_transfer(ex *x, const pt_call *c, bool write)
+{
+  bool array1d;
+  ex_buffer *b = image_of(x, (uint64_t)rp_arg_int(c, 1, 0), &array1d);
+  if (!b)
+    return;
+  size_t o[3], r[3], size = 0;
+  triple(pt_json_at(c->args, 3), o);
+  triple(pt_json_at(c->args, 4), r);
+  rp_data_status st;
+  const char *role = write ? "in" : rp_arg_int(c, 2, 1) ? "out" : "readback";
+  unsigned char *d = rp_payload(x->s, c, 7, role, 0, &size, &st);
+  if (st == RP_DATA_MISSING_BLOB)
+    rp_payload_problem(x->s, c, 7, role, st, x->err, sizeof x->err);
+  size_t rp = (size_t)rp_arg_int(c, 5, 0), sp = (size_t)rp_arg_int(c, 6, 0);
+  if (!d || !image_box(b, o, r, rp, sp, array1d, d, size, c)) {
+    if (write) /* the pixels it wrote, unrecorded (the whole image when the box is odd) */
+      mark(b, 0, b->size, EX_UNRECORDED, c);
+  }
+  free(d);
 }
 
 static bool partition(ex *x, const pt_call *c)
@@ -233,6 +379,11 @@ static bool follow(ex *x, const pt_call *c)
   case PI_API_piEnqueueMemBufferRead: read_back(x, c); return true;
   case PI_API_piEnqueueMemBufferMap: map(x, c); return true;
   case PI_API_piEnqueueMemUnmap: unmap(x, c); return true;
+  case PI_API_piMemImageCreate: return create_image(x, c);
+  case PI_API_piEnqueueMemImageWrite: image_transfer(x, c, true); return true;
+  case PI_API_piEnqueueMemImageRead: image_transfer(x, c, false); return true;
+  case PI_API_piEnqueueMemImageCopy: whole(x, c, (uint64_t)rp_arg_int(c, 2, 0)); return true;
+  case PI_API_piEnqueueMemImageFill: whole(x, c, (uint64_t)rp_arg_int(c, 1, 0)); return true;
   default:
     return true;
   }
@@ -247,8 +398,9 @@ static bool check_known(ex *x, uint64_t mem, unsigned index)
       size = x->subs[k].size;
   ex_buffer *b = region(x, mem, 0, size, &at);
   if (!b)
-    return ex_fail(x, "kernel argument %u is mem#%llu, which extract did not follow (an image, "
-                   "or made from a native handle): cannot extract", index,
+    return ex_fail(x, "kernel argument %u is mem#%llu, which extract did not follow (made from "
+                   "a native handle, or an image of a format it does not know): cannot extract",
+                   index,
                    (unsigned long long)mem);
   if (!size)
     size = b->size;
@@ -352,6 +504,75 @@ static bool emit_transfer(ex *x, uint32_t api, const ex_buffer *b, uint64_t off,
   return emit(x, api, args, 5, api == PI_API_piEnqueueMemBufferWrite ? "in" : "out", d, n, start);
 }
 
+/* A blocking image write or read on the launch's queue of box [o, o + r)
+ * (a 1D image array's as its transfers name it), its host bytes packed. */
+static bool emit_image_transfer(ex *x, uint32_t api, const ex_buffer *b, const size_t o[3],
+                                const size_t r[3], size_t rp, size_t sp, const unsigned char *d,
+                                size_t n, int64_t start)
+{
+  char *args = NULL;
+  if (asprintf(&args, "[%llu,%llu,1,[%zu,%zu,%zu],[%zu,%zu,%zu],%zu,%zu,%s,0,null,null]",
+               (unsigned long long)x->queue, (unsigned long long)b->id, o[0], o[1], o[2], r[0],
+               r[1], r[2], rp, sp, api == PI_API_piEnqueueMemImageWrite ? "1" : "null") < 0)
+    args = NULL;
+  return emit(x, api, args, 7, api == PI_API_piEnqueueMemImageWrite ? "in" : "out", d, n, start);
+}
+
+/* Whether every byte of b in [at, at + n) is known. */
+static bool all_known(const ex_buffer *b, size_t at, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    if (b->state[at + k] != EX_KNOWN)
+      return false;
+  return true;
+}
+
+/* The known pixels of image b as image writes: the whole image at once
+ * when every pixel is known, else per slice each band of whole rows
+ * known at once, and the runs of known pixels of the other rows. */
+static bool emit_image_writes(ex *x, ex_buffer *b, int64_t start)
+{
+  bool array1d;
+  image_of(x, b->id, &array1d);
+  size_t k = 0;
+  while (k < b->size && b->state[k] == EX_KNOWN)
+    k++;
+  if (k == b->size) {
+    size_t o[3] = {0, 0, 0}, r[3] = {b->w, array1d ? b->d : b->h, array1d ? 1 : b->d};
+    return emit_image_transfer(x, PI_API_piEnqueueMemImageWrite, b, o, r, 0, 0, b->data,
+                               b->size, start);
+  }
+  size_t row = b->w * b->es;
+  for (size_t z = 0; z < b->d; z++)
+    for (size_t y = 0; y < b->h; y++) {
+      const size_t at = (z * b->h + y) * row;
+      size_t band = 0;
+      while (!array1d && y + band < b->h && all_known(b, at + band * row, row))
+        band++;
+      if (band) {
+        size_t o[3] = {0, y, z}, r[3] = {b->w, band, 1};
+        if (!emit_image_transfer(x, PI_API_piEnqueueMemImageWrite, b, o, r, 0, 0, b->data + at,
+                                 band * row, start))
+          return false;
+        y += band - 1;
+        continue;
+      }
+      for (size_t p = 0; p < b->w;) {
+        size_t e = p;
+        while (e < b->w && b->state[at + e * b->es] == EX_KNOWN)
+          e++;
+        if (e > p) {
+          size_t o[3] = {p, array1d ? z : y, array1d ? 0 : z}, r[3] = {e - p, 1, 1};
+          if (!emit_image_transfer(x, PI_API_piEnqueueMemImageWrite, b, o, r, 0, 0,
+                                   b->data + at + p * b->es, (e - p) * b->es, start))
+            return false;
+        }
+        p = e > p ? e : p + 1;
+      }
+    }
+  return true;
+}
+
 bool ex_emit_writes(ex *x)
 {
   ex_buffer *roots[256];
@@ -359,6 +580,11 @@ bool ex_emit_writes(ex *x)
   int64_t start = call_at(x, x->launch)->start_ns;
   for (size_t r = 0; r < n; r++) {
     ex_buffer *b = roots[r];
+    if (b->es) {
+      if (b->modified && !emit_image_writes(x, b, start))
+        return false;
+      continue;
+    }
     for (size_t k = 0; b->modified && k < b->size;) {
       size_t end = k;
       while (end < b->size && b->state[end] == EX_KNOWN)
@@ -381,7 +607,8 @@ static bool changes(ex *x, const pt_call *c, const ex_buffer *b)
   } writers[] = {{PI_API_piEnqueueMemBufferWrite, 1}, {PI_API_piEnqueueMemBufferFill, 1},
                  {PI_API_piEnqueueMemBufferCopy, 2}, {PI_API_piEnqueueMemBufferWriteRect, 1},
                  {PI_API_piEnqueueMemBufferCopyRect, 2}, {PI_API_piEnqueueMemUnmap, 1},
-                 {PI_API_piMemRelease, 0}};
+                 {PI_API_piEnqueueMemImageWrite, 1}, {PI_API_piEnqueueMemImageCopy, 2},
+                 {PI_API_piEnqueueMemImageFill, 1}, {PI_API_piMemRelease, 0}};
   uint64_t at;
   for (size_t k = 0; k < sizeof writers / sizeof *writers; k++)
     if (c->api == writers[k].api &&
@@ -397,9 +624,60 @@ static bool changes(ex *x, const pt_call *c, const ex_buffer *b)
   return false;
 }
 
+/* Host bytes d (size of them) of a transfer of box r with row pitch rp
+ * and slice pitch sp (0: packed), packed into out (r[0] * es * r[1] * r[2]
+ * bytes); false when d is too short. For a 1D image array, r[1] counts
+ * images, each one row, sp (else rp) apart. */
+static bool pack_box(const unsigned char *d, size_t size, const size_t r[3], size_t es,
+                     size_t rp, size_t sp, bool array1d, unsigned char *out)
+{
+  size_t row = r[0] * es, rows = r[1], slices = r[2];
+  if (array1d) {
+    rows = 1, slices = r[1];
+    sp = sp ? sp : rp;
+    rp = 0;
+  }
+  rp = rp ? rp : row;
+  sp = sp ? sp : rp * rows;
+  if (!rows || !slices || rp < row || (slices - 1) * sp + (rows - 1) * rp + row > size)
+    return false;
+  for (size_t z = 0; z < slices; z++)
+    for (size_t y = 0; y < rows; y++)
+      memcpy(out + (z * rows + y) * row, d + z * sp + y * rp, row);
+  return true;
+}
+
+/* A recorded image read of b after the launch: the same read, blocking,
+ * its data packed. */
+static bool image_read_of(ex *x, const pt_call *c, ex_buffer *b)
+{
+  bool array1d;
+  if (c->api != PI_API_piEnqueueMemImageRead || root_of(x, (uint64_t)rp_arg_int(c, 1, 0)) != b ||
+      !image_of(x, b->id, &array1d))
+    return true;
+  size_t o[3], r[3], size;
+  triple(pt_json_at(c->args, 3), o);
+  triple(pt_json_at(c->args, 4), r);
+  rp_data_status st;
+  unsigned char *d = rp_payload(x->s, c, 7, rp_arg_int(c, 2, 1) ? "out" : "readback", 0, &size,
+                                &st);
+  size_t n = r[0] * b->es * r[1] * r[2];
+  unsigned char *packed = d && n ? malloc(n) : NULL;
+  bool ok = !packed ||
+            !pack_box(d, size, r, b->es, (size_t)rp_arg_int(c, 5, 0),
+                      (size_t)rp_arg_int(c, 6, 0), array1d, packed) ||
+            emit_image_transfer(x, PI_API_piEnqueueMemImageRead, b, o, r, 0, 0, packed, n,
+                                c->start_ns);
+  free(packed);
+  free(d);
+  return ok;
+}
+
 /* A recorded read of b after the launch: the same read, blocking. */
 static bool read_of(ex *x, const pt_call *c, ex_buffer *b)
 {
+  if (b->es)
+    return image_read_of(x, c, b);
   bool map = c->api == PI_API_piEnqueueMemBufferMap;
   if ((c->api != PI_API_piEnqueueMemBufferRead && !map) ||
       (map && !(rp_arg_int(c, 3, 0) & PI_MAP_READ)))

@@ -4,7 +4,7 @@
  * calls that created every object the launch uses, closed over what those
  * calls use in turn (context, queue, devices and their discovery, the
  * program with its build, compile, link and spec constants, the kernel
- * with its arguments as set at the launch, the buffers), the buffers'
+ * with its arguments as set at the launch, the buffers and images), their
  * contents at that moment as writes, the launch without its wait list,
  * and the reads of what it left in its buffers where the session read
  * them. The result is a new session database that replays on its own.
@@ -162,9 +162,9 @@ static bool need_id(ex *x, size_t user, uint8_t kind, uint64_t id)
                    "the launch (a filtered recording?): cannot extract", k,
                    (unsigned long long)id, (long long)u->seq, rp_api(u)->name);
   const pt_call *cr = call_at(x, c - 1);
-  if (made_from_native(cr->api) || cr->api == PI_API_piMemImageCreate)
+  if (made_from_native(cr->api))
     return ex_fail(x, "%s#%llu comes from seq %lld %s, which extract cannot reproduce (native "
-                   "handles and images are not followed)", k, (unsigned long long)id,
+                   "handles are not followed)", k, (unsigned long long)id,
                    (long long)cr->seq, rp_api(cr)->name);
   need(x, c - 1);
   bool discovery = rp_discovery_api(cr->api);

@@ -1,0 +1,187 @@
+/*
+ * image_app: an OpenCL application (plain OpenCL 1.2, run through the
+ * front end) whose kernels read and write images, for extract and replay
+ * of image work. Checked on the host.
+ *
+ *   A  37x23 RGBA float, made from host data laid out with a padded row
+ *      pitch (CL_MEM_COPY_HOST_PTR)
+ *   B  37x30 R float, of which only rows 0..19 are ever written: rows 0..9
+ *      by one write with a padded row pitch, rows 10..19 by another with a
+ *      packed one (the kernel reads no other row)
+ *   blend    C[x,y] = A[x,y] * (y < 20 ? B[x,y] : 1)   (an image written)
+ *   C is read back with a padded row pitch
+ *   row_sum  s[y] = sum over x of C[x,y].x             (a buffer)
+ *   s is read back
+ *
+ *   image_app [churn]
+ *
+ * churn: first makes and releases 300 small images (a recorder that kept
+ * a fixed table of images lost the data of every image after the 256th).
+ * Exit status: 0 verified, 1 a wrong result, 2 OpenCL failed.
+ */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define W 37
+#define H 23
+#define HB 30
+#define ROWS_B 20
+
+static const char *source =
+    "__constant sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE |\n"
+    "                           CLK_FILTER_NEAREST;\n"
+    "__kernel void blend(__read_only image2d_t a, __read_only image2d_t b,\n"
+    "                  __write_only image2d_t c, int rows_b) {\n"
+    "  int2 p = (int2)(get_global_id(0), get_global_id(1));\n"
+    "  float k = p.y < rows_b ? read_imagef(b, smp, p).x : 1.0f;\n"
+    "  write_imagef(c, p, read_imagef(a, smp, p) * k);\n"
+    "}\n"
+    "__kernel void row_sum(__read_only image2d_t c, int width, __global float *s) {\n"
+    "  int y = get_global_id(0);\n"
+    "  float t = 0.0f;\n"
+    "  for (int x = 0; x < width; x++)\n"
+    "    t += read_imagef(c, smp, (int2)(x, y)).x;\n"
+    "  s[y] = t;\n"
+    "}\n";
+
+#define TRY(what, call)                                                        \
+  do {                                                                         \
+    cl_int e_ = (call);                                                        \
+    if (e_ != CL_SUCCESS) {                                                    \
+      fprintf(stderr, "image_app: %s failed: %d\n", what, e_);                 \
+      return 2;                                                                \
+    }                                                                          \
+  } while (0)
+
+static float a_at(int x, int y, int ch) { return (float)((x * 7 + y * 3 + ch) % 11) * 0.5f; }
+static float b_at(int x, int y) { return (float)((x + 2 * y) % 5) + 1.0f; }
+
+int main(int argc, char **argv)
+{
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_int err;
+  TRY("clGetPlatformIDs", clGetPlatformIDs(1, &platform, NULL));
+  TRY("clGetDeviceIDs", clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
+  cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+  TRY("clCreateContext", err);
+  cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
+  TRY("clCreateCommandQueue", err);
+
+  if (argc > 1 && strcmp(argv[1], "churn") == 0) {
+    cl_image_format f = {CL_R, CL_FLOAT};
+    cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = 4, .image_height = 4};
+    for (int i = 0; i < 300; i++) {
+      cl_mem m = clCreateImage(ctx, CL_MEM_READ_WRITE, &f, &d, NULL, &err);
+      TRY("clCreateImage(churn)", err);
+      TRY("clReleaseMemObject(churn)", clReleaseMemObject(m));
+    }
+  }
+
+  /* A from host data with a padded row pitch. */
+  const size_t pitch_a = W * 4 * sizeof(float) + 64;
+  unsigned char *host_a = calloc(H, pitch_a);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++)
+      for (int ch = 0; ch < 4; ch++)
+        ((float *)(host_a + y * pitch_a))[x * 4 + ch] = a_at(x, y, ch);
+  cl_image_format rgba = {CL_RGBA, CL_FLOAT}, r = {CL_R, CL_FLOAT};
+  cl_image_desc da = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = W, .image_height = H,
+                      .image_row_pitch = pitch_a};
+  cl_mem a = clCreateImage(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &rgba, &da, host_a, &err);
+  TRY("clCreateImage(A)", err);
+
+  /* B: rows 0..9 with a padded pitch, rows 10..19 packed. */
+  cl_image_desc db = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = W, .image_height = HB};
+  cl_mem b = clCreateImage(ctx, CL_MEM_READ_ONLY, &r, &db, NULL, &err);
+  TRY("clCreateImage(B)", err);
+  const size_t pitch_b = W * sizeof(float) + 32;
+  unsigned char *host_b = calloc(ROWS_B, pitch_b);
+  float packed_b[10 * W];
+  for (int y = 0; y < ROWS_B; y++)
+    for (int x = 0; x < W; x++) {
+      if (y < 10)
+        ((float *)(host_b + y * pitch_b))[x] = b_at(x, y);
+      else
+        packed_b[(y - 10) * W + x] = b_at(x, y);
+    }
+  size_t o0[3] = {0, 0, 0}, o10[3] = {0, 10, 0}, r10[3] = {W, 10, 1};
+  TRY("clEnqueueWriteImage(B rows 0..9)",
+      clEnqueueWriteImage(q, b, CL_TRUE, o0, r10, pitch_b, 0, host_b, 0, NULL, NULL));
+  TRY("clEnqueueWriteImage(B rows 10..19)",
+      clEnqueueWriteImage(q, b, CL_TRUE, o10, r10, 0, 0, packed_b, 0, NULL, NULL));
+
+  cl_image_desc dc = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = W, .image_height = H};
+  cl_mem c = clCreateImage(ctx, CL_MEM_READ_WRITE, &rgba, &dc, NULL, &err);
+  TRY("clCreateImage(C)", err);
+  cl_mem s = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, H * sizeof(float), NULL, &err);
+  TRY("clCreateBuffer(s)", err);
+
+  cl_program prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
+  TRY("clCreateProgramWithSource", err);
+  TRY("clBuildProgram", clBuildProgram(prog, 1, &device, "", NULL, NULL));
+  cl_kernel mix = clCreateKernel(prog, "blend", &err);
+  TRY("clCreateKernel(blend)", err);
+  cl_kernel row_sum = clCreateKernel(prog, "row_sum", &err);
+  TRY("clCreateKernel(row_sum)", err);
+  int rows_b = ROWS_B, width = W;
+  TRY("clSetKernelArg", clSetKernelArg(mix, 0, sizeof a, &a));
+  TRY("clSetKernelArg", clSetKernelArg(mix, 1, sizeof b, &b));
+  TRY("clSetKernelArg", clSetKernelArg(mix, 2, sizeof c, &c));
+  TRY("clSetKernelArg", clSetKernelArg(mix, 3, sizeof rows_b, &rows_b));
+  TRY("clSetKernelArg", clSetKernelArg(row_sum, 0, sizeof c, &c));
+  TRY("clSetKernelArg", clSetKernelArg(row_sum, 1, sizeof width, &width));
+  TRY("clSetKernelArg", clSetKernelArg(row_sum, 2, sizeof s, &s));
+
+  size_t g2[2] = {W, H}, g1 = H;
+  TRY("clEnqueueNDRangeKernel(mix)",
+      clEnqueueNDRangeKernel(q, mix, 2, NULL, g2, NULL, 0, NULL, NULL));
+  const size_t pitch_c = W * 4 * sizeof(float) + 16;
+  unsigned char *host_c = calloc(H, pitch_c);
+  size_t rc[3] = {W, H, 1};
+  TRY("clEnqueueReadImage(C)",
+      clEnqueueReadImage(q, c, CL_TRUE, o0, rc, pitch_c, 0, host_c, 0, NULL, NULL));
+  TRY("clEnqueueNDRangeKernel(row_sum)",
+      clEnqueueNDRangeKernel(q, row_sum, 1, NULL, &g1, NULL, 0, NULL, NULL));
+  float sums[H];
+  TRY("clEnqueueReadBuffer(s)",
+      clEnqueueReadBuffer(q, s, CL_TRUE, 0, sizeof sums, sums, 0, NULL, NULL));
+
+  int bad = 0;
+  for (int y = 0; y < H; y++) {
+    double want_sum = 0;
+    for (int x = 0; x < W; x++) {
+      float k = y < ROWS_B ? b_at(x, y) : 1.0f;
+      for (int ch = 0; ch < 4; ch++) {
+        float want = a_at(x, y, ch) * k, got = ((float *)(host_c + y * pitch_c))[x * 4 + ch];
+        if (got != want && bad++ < 3)
+          fprintf(stderr, "image_app: C[%d,%d].%d = %g, expected %g\n", x, y, ch, got, want);
+      }
+      want_sum += a_at(x, y, 0) * k;
+    }
+    if (fabs(sums[y] - want_sum) > 1e-3 * want_sum && bad++ < 3)
+      fprintf(stderr, "image_app: s[%d] = %g, expected %g\n", y, sums[y], want_sum);
+  }
+  clReleaseKernel(mix);
+  clReleaseKernel(row_sum);
+  clReleaseProgram(prog);
+  clReleaseMemObject(a);
+  clReleaseMemObject(b);
+  clReleaseMemObject(c);
+  clReleaseMemObject(s);
+  clReleaseCommandQueue(q);
+  clReleaseContext(ctx);
+  free(host_a);
+  free(host_b);
+  free(host_c);
+  if (bad) {
+    printf("image_app: MISMATCH: %d wrong values\n", bad);
+    return 1;
+  }
+  printf("image_app: result verified: %d pixels and %d row sums\n", W * H * 4, H);
+  return 0;
+}
