@@ -19,6 +19,8 @@ trap 'rm -rf "$tmp"' EXIT
 POCL=/etc/OpenCL/vendors/pocl.icd
 RUSTICL=/etc/OpenCL/vendors/rusticl.icd
 failed=0
+# The device the application is recorded and replayed on, and its name.
+REC=$POCL rec_name=PoCL
 
 fail() { echo "FAIL [$app] $*" >&2; failed=1; }
 step() { echo "--- [$app] $*"; }
@@ -40,6 +42,33 @@ hashcat)  # MD5 of "hashcat" against a four-word list; its kernel cache, its
           printf '8743b52063cd84097a65d1633f5c74f5\n' >"$tmp/hash.txt"
           printf 'foo\nbar\nhashcat\nbaz\n' >"$tmp/words.txt"
           cmd="hashcat -m 0 -a 0 --force --potfile-disable --restore-disable --quiet -D 1,2 $tmp/hash.txt $tmp/words.txt"
+          portable=0 ;;
+darktable) # darktable-cli develops a picture (a PNG made here) through its
+          # OpenCL pixel pipeline, with a configuration, kernel cache and
+          # library of its own. On rusticl: PoCL 3.1 cannot build darktable's
+          # kernels (demosaic_ppg.cl fails to compile), and darktable drops
+          # a device that calls itself a CPU, so rusticl reports a GPU
+          # (RUSTICL_DEVICE_TYPE). The first run builds the kernels and
+          # caches their binaries; the others load them (the session
+          # replays only on rusticl). Every run exports a PFM (no metadata:
+          # byte for byte comparable) and must say that its modules ran on
+          # the "GPU", i.e. through OpenCL.
+          REC=$RUSTICL rec_name=rusticl
+          export RUSTICL_DEVICE_TYPE=gpu
+          /usr/bin/python3 - "$tmp/in.png" <<'PY'
+import struct, sys, zlib
+w, h = 320, 240
+raw = b"".join(b"\0" + b"".join(bytes(((x * 255) // w, (y * 255) // h, (x ^ y) & 255))
+                                 for x in range(w)) for y in range(h))
+def chunk(t, d):
+    return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" +
+    chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+    chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+PY
+          cmd="darktable-cli $tmp/in.png $tmp/out.pfm --apply-custom-presets false --core
+               --configdir $tmp/dtconf --cachedir $tmp/dtcache --library :memory:
+               --conf opencl=TRUE -d perf"
           portable=0 ;;
 *) echo "app_test.sh: unknown application '$app'" >&2; exit 2 ;;
 esac
@@ -78,6 +107,14 @@ verify() {
   hashcat)
     grep -q '^8743b52063cd84097a65d1633f5c74f5:hashcat$' "$routed" ||
       fail "$what: hashcat did not crack the hash" ;;
+  darktable)
+    # The same modules through OpenCL, and the same picture to the bit.
+    grep -o "processed \`[^']*' on GPU" "$direct" >"$tmp/want"
+    grep -o "processed \`[^']*' on GPU" "$routed" >"$tmp/got"
+    [ -s "$tmp/want" ] || fail "$what: darktable ran no module through OpenCL directly"
+    cmp -s "$tmp/want" "$tmp/got" || { fail "$what: darktable's OpenCL modules differ"; diff "$tmp/want" "$tmp/got" >&2; }
+    cmp -s "$tmp/ref.pfm" "$tmp/out.pfm" || fail "$what: darktable's picture differs from the direct run's"
+    rm -f "$tmp/out.pfm" ;;
   *)
     grep -q "all verified" "$routed" || fail "$what: results not verified" ;;
   esac
@@ -85,25 +122,26 @@ verify() {
 
 session_of() { ls "$1"/*.db 2>/dev/null | head -n 1; }
 
-step "directly on PoCL"
-on $POCL direct "$tmp/direct.txt" || { cat "$tmp/direct.txt" >&2; fail "direct run failed"; exit 1; }
+step "directly on $rec_name"
+on $REC direct "$tmp/direct.txt" || { cat "$tmp/direct.txt" >&2; fail "direct run failed"; exit 1; }
+[ $app = darktable ] && mv "$tmp/out.pfm" "$tmp/ref.pfm"
 
-step "through pitrace run on PoCL"
-on $POCL run "$tmp/run.txt" || { tail -20 "$tmp/run.txt" >&2; fail "pitrace run exited $?"; }
+step "through pitrace run on $rec_name"
+on $REC run "$tmp/run.txt" || { tail -20 "$tmp/run.txt" >&2; fail "pitrace run exited $?"; }
 verify "$tmp/direct.txt" "$tmp/run.txt" "pitrace run"
 
-step "recorded on PoCL"
-on $POCL "$tmp/pocl" "$tmp/rec.txt" || { tail -20 "$tmp/rec.txt" >&2; fail "pitrace record exited non-zero"; }
+step "recorded on $rec_name"
+on $REC "$tmp/recorded" "$tmp/rec.txt" || { tail -20 "$tmp/rec.txt" >&2; fail "pitrace record exited non-zero"; }
 verify "$tmp/direct.txt" "$tmp/rec.txt" "pitrace record"
-s=$(session_of "$tmp/pocl")
+s=$(session_of "$tmp/recorded")
 if [ -z "$s" ]; then
   fail "no session recorded"
 else
   n=$("$pitrace" show --compact "$s" | grep -c '^ *[0-9]')
   [ "$n" -gt 0 ] || fail "pitrace show lists no call"
   echo "recorded $n calls"
-  step "replayed on PoCL"
-  env OCL_ICD_VENDORS=$POCL SYCL_PI_RECORD="$tmp/replayed.db" "$pitrace" replay "$s" >"$tmp/rp.txt" 2>&1 ||
+  step "replayed on $rec_name"
+  env OCL_ICD_VENDORS=$REC RUSTICL_ENABLE=swrast SYCL_PI_RECORD="$tmp/replayed.db" "$pitrace" replay "$s" >"$tmp/rp.txt" 2>&1 ||
     { grep -v '^note' "$tmp/rp.txt" | tail -20 >&2; fail "replay on the recording device did not match"; }
   tail -n 1 "$tmp/rp.txt"
   step "the recorded replay diffed against the recording"
@@ -116,7 +154,7 @@ else
     step "first kernel launch extracted and replayed on its own"
     "$pitrace" extract "$s" --kernel 1 -o "$tmp/repro.db" >"$tmp/ex.txt" 2>&1 ||
       { cat "$tmp/ex.txt" >&2; fail "extract of the first launch failed"; }
-    env OCL_ICD_VENDORS=$POCL "$pitrace" replay "$tmp/repro.db" >"$tmp/rpx.txt" 2>&1 ||
+    env OCL_ICD_VENDORS=$REC RUSTICL_ENABLE=swrast "$pitrace" replay "$tmp/repro.db" >"$tmp/rpx.txt" 2>&1 ||
       { grep -v '^note' "$tmp/rpx.txt" | tail -20 >&2; fail "the extracted launch did not replay"; }
     tail -n 1 "$tmp/rpx.txt"
   fi
