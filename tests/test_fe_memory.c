@@ -13,6 +13,7 @@
  * device fission.
  */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -904,6 +905,66 @@ Test(fe_memory, supported_image_formats)
                                              NULL, &n),
                CL_INVALID_CONTEXT);
   D->clReleaseContext(ctx);
+}
+
+/* Through the front end an OpenCL implementation's context lists the
+ * implementation's own formats (asked of it through the context's native
+ * handle), not only the specification's minimum: on PoCL and rusticl the
+ * same list as the implementation gives the application directly (the
+ * system's loader, OCL_ICD_VENDORS), CL_R among them (ffmpeg's planes). */
+Test(fe_memory, supported_image_formats_are_the_implementation_s)
+{
+  if (!has_images())
+    cr_skip_test("the device has no images");
+  void *loader = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+  cr_assert_not_null(loader, "%s", dlerror());
+  cl_int (*platforms)(cl_uint, cl_platform_id *, cl_uint *) = dlsym(loader, "clGetPlatformIDs");
+  cl_int (*devices)(cl_platform_id, cl_device_type, cl_uint, cl_device_id *, cl_uint *) =
+      dlsym(loader, "clGetDeviceIDs");
+  cl_context (*create)(const cl_context_properties *, cl_uint, const cl_device_id *, void *,
+                       void *, cl_int *) = (void *)dlsym(loader, "clCreateContext");
+  cl_int (*formats)(cl_context, cl_mem_flags, cl_mem_object_type, cl_uint, cl_image_format *,
+                    cl_uint *) = dlsym(loader, "clGetSupportedImageFormats");
+  cr_assert(platforms && devices && create && formats);
+  cl_platform_id p;
+  cl_device_id d;
+  cl_int err = -1;
+  cr_assert_eq(platforms(1, &p, NULL), CL_SUCCESS);
+  cr_assert_eq(devices(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL), CL_SUCCESS);
+  cl_context direct = create(NULL, 1, &d, NULL, NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cl_context ctx = fe_context();
+  const cl_mem_object_type types[] = {CL_MEM_OBJECT_IMAGE2D, CL_MEM_OBJECT_IMAGE3D};
+  const cl_mem_flags flags[] = {CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY, CL_MEM_READ_WRITE};
+  for (size_t t = 0; t < 2; t++)
+    for (size_t k = 0; k < 3; k++) {
+      cl_image_format want[256], got[256];
+      cl_uint nw = 0, ng = 0, known = 0;
+      cr_assert_eq(formats(direct, flags[k], types[t], 256, want, &nw), CL_SUCCESS);
+      cr_assert_eq(D->clGetSupportedImageFormats(ctx, flags[k], types[t], 256, got, &ng),
+                   CL_SUCCESS);
+      bool r8 = false;
+      for (cl_uint i = 0; i < nw && i < 256; i++) {
+        bool listed = false;
+        for (cl_uint j = 0; j < ng && j < 256 && !listed; j++)
+          listed = got[j].image_channel_order == want[i].image_channel_order &&
+                   got[j].image_channel_data_type == want[i].image_channel_data_type;
+        /* Formats of a pixel size the front end does not know are left out. */
+        if (!listed)
+          continue;
+        known++;
+        r8 |= want[i].image_channel_order == CL_R &&
+              want[i].image_channel_data_type == CL_UNORM_INT8;
+      }
+      cr_assert_eq(known, ng, "type 0x%x flags 0x%x: %u of the front end's %u formats are the "
+                   "implementation's (%u)", (unsigned)types[t], (unsigned)flags[k], known, ng, nw);
+      cr_assert_eq(ng, nw, "type 0x%x flags 0x%x: the front end lists %u of %u",
+                    (unsigned)types[t], (unsigned)flags[k], ng, nw);
+      if (types[t] == CL_MEM_OBJECT_IMAGE2D)
+        cr_assert(r8, "CL_R UNORM_INT8 listed for flags 0x%x", (unsigned)flags[k]);
+    }
+  D->clReleaseContext(ctx);
+  dlclose(loader);
 }
 
 Test(fe_memory, image_bad_input)

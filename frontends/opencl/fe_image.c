@@ -313,7 +313,17 @@ cl_mem CL_API_CALL fe_clCreateImage3D(cl_context ctx, cl_mem_flags flags,
  * ask for OpenCL 3.0 devices: they are listed for 2.x devices only. The
  * answer is the union over the devices, as the specification says. Devices
  * of other backends (Level Zero, CUDA) owe nothing to OpenCL's list, and
- * PI cannot say which formats they take: none are listed for them. */
+ * PI cannot say which formats they take: none are listed for them.
+ *
+ * Where the context is an OpenCL implementation's (backend "opencl"), the
+ * front end asks that implementation instead, through the context's
+ * native handle (piextContextGetNativeHandle, in the trace like any PI
+ * call): an OpenCL object begins with its implementation's dispatch table
+ * (cl_khr_icd), whose clGetSupportedImageFormats answers exactly. The
+ * minimum list lacks what applications rely on: ffmpeg's OpenCL filters
+ * keep each plane of a YUV frame in a CL_R image, and refused to run
+ * through pitrace when only RGBA and BGRA were listed. Formats whose pixel
+ * size the front end does not know (pi_image_element_size) are left out. */
 
 static const cl_channel_type all12[] = {
     CL_UNORM_INT8,    CL_UNORM_INT16,   CL_SNORM_INT8,     CL_SNORM_INT16,
@@ -330,7 +340,7 @@ static const cl_channel_type rw9[] = {
     CL_UNSIGNED_INT16, CL_UNSIGNED_INT32, CL_HALF_FLOAT,   CL_FLOAT};
 
 struct format_list {
-  cl_image_format f[64];
+  cl_image_format f[256];
   size_t n;
 };
 
@@ -389,6 +399,33 @@ static void required_formats(cl_device_id dev, cl_mem_flags flags, cl_mem_object
     ADD(l, CL_sRGBA, unorm8);
 }
 
+/* The formats the OpenCL implementation under ctx supports for flags and
+ * type, into l (see above); false when it cannot be asked. */
+static bool native_formats(cl_context ctx, cl_mem_flags flags, cl_mem_object_type type,
+                           struct format_list *l)
+{
+  pi_native_handle h = 0;
+  if (strcmp(ctx->platform->backend, "opencl") != 0 ||
+      pirt_piextContextGetNativeHandle(ctx->o.pl, ctx->pi, &h) != PI_SUCCESS || !h)
+    return false;
+  cl_context native = (cl_context)(uintptr_t)h;
+  const struct _cl_icd_dispatch *d = *(const struct _cl_icd_dispatch *const *)native;
+  cl_uint n = 0;
+  if (!d || !d->clGetSupportedImageFormats ||
+      d->clGetSupportedImageFormats(native, flags, type, 0, NULL, &n) != CL_SUCCESS)
+    return false;
+  cl_image_format *f = calloc(n ? n : 1, sizeof *f);
+  if (!f || d->clGetSupportedImageFormats(native, flags, type, n, f, &n) != CL_SUCCESS) {
+    free(f);
+    return false;
+  }
+  for (cl_uint i = 0; i < n; i++)
+    if (fe_image_element_size(&f[i]))
+      add(l, f[i].image_channel_order, &f[i].image_channel_data_type, 1);
+  free(f);
+  return true;
+}
+
 /* The formats the spec requires of the context's devices (see above). */
 cl_int CL_API_CALL fe_clGetSupportedImageFormats(cl_context ctx, cl_mem_flags flags,
                                                  cl_mem_object_type type, cl_uint num_entries,
@@ -402,8 +439,9 @@ cl_int CL_API_CALL fe_clGetSupportedImageFormats(cl_context ctx, cl_mem_flags fl
   struct format_list *l = calloc(1, sizeof *l);
   if (!l)
     return CL_OUT_OF_HOST_MEMORY;
-  for (cl_uint i = 0; i < ctx->ndev; i++)
-    required_formats(ctx->devices[i], flags, type, l);
+  if (!native_formats(ctx, flags, type, l))
+    for (cl_uint i = 0; i < ctx->ndev; i++)
+      required_formats(ctx->devices[i], flags, type, l);
   for (size_t i = 0; formats && i < l->n && i < num_entries; i++)
     formats[i] = l->f[i];
   if (num_formats)
