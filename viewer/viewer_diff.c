@@ -9,8 +9,9 @@
  * first seen as an argument pairs with the one the other side passed
  * there; two handles are equal when they are such a pair, and a handle
  * paired with another object is a difference that names both objects by
- * the calls that made them. Raw addresses, native handles and timings
- * (durations, profiling info, device timers) never count. Reported: calls
+ * the calls that made them. Raw addresses, native handles, the
+ * application's callbacks and their user data, and timings (durations,
+ * profiling info, device timers) never count. Reported: calls
  * only in one session, calls found out of order, argument, result and
  * info-query differences, data differences (first differing byte), and
  * differences in the runtime's notes (link decisions, spec constants).
@@ -42,12 +43,12 @@ static const char usage[] =
     "result and info-query differences, read-back and other data differences (the\n"
     "first differing byte), and differences in link decisions and spec constants.\n"
     "Handles compare by what they correspond to (the objects aligned calls made),\n"
-    "not by id; addresses and timings never count. Calls a recorded replay made\n"
-    "itself (its clean-up, its data checks) and a teardown in one session only are\n"
-    "listed (=) but are no differences. When both sessions have device times\n"
-    "(pitrace record --profile), a table after the summary compares them per kernel\n"
-    "(launches timed, device total and mean in A and B, B/A of the means): shown,\n"
-    "never counted. Exit status: 0 same, 1 different, 2 bad input.\n"
+    "not by id; addresses, callbacks and timings never count. Calls a recorded\n"
+    "replay made itself (its clean-up, its data checks) and a teardown in one\n"
+    "session only are listed (=) but are no differences. When both sessions have\n"
+    "device times (pitrace record --profile), a table after the summary compares\n"
+    "them per kernel (launches timed, device total and mean in A and B, B/A of the\n"
+    "means): shown, never counted. Exit status: 0 same, 1 different, 2 bad input.\n"
     "\n"
     "  --session-a N, --session-b N   the sessions (default: each file's last)\n"
     "  --json        the comparison as JSON\n"
@@ -825,6 +826,15 @@ static bool is_timing(const pi_api_desc *api, unsigned i)
   return (api->flags & PI_API_F_TIMING) && api->params[i].dir != PI_DIR_IN;
 }
 
+/* A callback of the application, or the user data beside it: a replay
+ * cannot pass the application's (it passes none, or one of its own), and
+ * two runs' code addresses mean nothing to each other. */
+static bool is_callback(const pi_api_desc *api, unsigned i)
+{
+  return api->params[i].kind == PI_PK_FNPTR ||
+         (i > 0 && api->params[i - 1].kind == PI_PK_FNPTR && api->params[i].vt == PI_VT_PTR);
+}
+
 static void param_label(pi_sbuf *b, const pi_api_desc *api, unsigned i, const pt_call *c)
 {
   int q = info_param(api);
@@ -840,7 +850,7 @@ static void param_label(pi_sbuf *b, const pi_api_desc *api, unsigned i, const pt
 static void compare_param(dctx *x, const pi_api_desc *api, unsigned i, const pt_call *ca,
                           const pt_call *cb)
 {
-  if (is_timing(api, i) || (x->no_info && is_info(api, i)))
+  if (is_timing(api, i) || is_callback(api, i) || (x->no_info && is_info(api, i)))
     return;
   vw_textopt ra = {text_a, x, true, 4096, 1u << 20};
   vw_textopt rb = {text_b, x, true, 4096, 1u << 20};
