@@ -5,11 +5,13 @@
 # whole of clpeak takes minutes: scripts/real-apps.sh runs it, for the
 # README's figures); pyopencl and CLBlast run clients of ours that verify
 # their results against the host; hashcat cracks an MD5 hash; darktable-cli
-# develops a picture through its OpenCL pixel pipeline (on rusticl).
+# develops a picture through its OpenCL pixel pipeline (on rusticl); ffmpeg
+# runs video frames through its OpenCL filters.
 find_program(CLINFO clinfo)
 find_program(CLPEAK clpeak)
 find_program(HASHCAT hashcat)
 find_program(DARKTABLE_CLI darktable-cli)
+find_program(FFMPEG ffmpeg)
 find_library(CLBLAST_LIB clblast)
 find_path(CLBLAST_INCLUDE clblast_c.h)
 set(_app_test ${CMAKE_CURRENT_SOURCE_DIR}/apps/app_test.sh)
@@ -34,6 +36,9 @@ if(HASHCAT)
 endif()
 if(DARKTABLE_CLI)
   pitrace_app_test(darktable)
+endif()
+if(FFMPEG)
+  pitrace_app_test(ffmpeg)
 endif()
 execute_process(COMMAND /usr/bin/python3 -c "import pyopencl, numpy"
   RESULT_VARIABLE _no_pyopencl OUTPUT_QUIET ERROR_QUIET)

@@ -21,6 +21,9 @@ RUSTICL=/etc/OpenCL/vendors/rusticl.icd
 failed=0
 # The device the application is recorded and replayed on, and its name.
 REC=$POCL rec_name=PoCL
+# The file an application writes its result to (darktable, ffmpeg): each
+# direct run's is kept as the reference, each routed run's compared with it.
+out_file=""
 
 fail() { echo "FAIL [$app] $*" >&2; failed=1; }
 step() { echo "--- [$app] $*"; }
@@ -66,10 +69,21 @@ open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" +
     chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
     chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 PY
-          cmd="darktable-cli $tmp/in.png $tmp/out.pfm --apply-custom-presets false --core
+          out_file=$tmp/out.pfm
+          cmd="darktable-cli $tmp/in.png $out_file --apply-custom-presets false --core
                --configdir $tmp/dtconf --cachedir $tmp/dtcache --library :memory:
                --conf opencl=TRUE -d perf"
           portable=0 ;;
+ffmpeg)   # Four frames of a test pattern through three of ffmpeg's OpenCL
+          # filters (each plane of a YUV frame a CL_R image), downloaded as
+          # raw video: the same bytes on PoCL and rusticl, directly and
+          # through pitrace.
+          out_file=$tmp/out.yuv
+          cmd="ffmpeg -hide_banner -loglevel error -nostdin -init_hw_device opencl=ocl
+               -filter_hw_device ocl -f lavfi -i testsrc=size=320x240:rate=10
+               -vf format=yuv420p,hwupload,avgblur_opencl=sizeX=3,unsharp_opencl=lx=5:ly=5:la=1.0,sobel_opencl,hwdownload,format=yuv420p
+               -frames:v 4 -f rawvideo -y $out_file"
+          portable=1 ;;
 *) echo "app_test.sh: unknown application '$app'" >&2; exit 2 ;;
 esac
 
@@ -85,7 +99,8 @@ on() {
     echo "note: $app failed directly (exit $?, no pitrace involved); its last lines:" >&2
     tail -5 "$out" >&2
     env OCL_ICD_VENDORS="$icd" RUSTICL_ENABLE=swrast $cmd >"$out" 2>&1
-  } ;;
+  } || return
+  [ -z "$out_file" ] || mv "$out_file" "$out_file.ref" ;;
   run)    env OCL_ICD_VENDORS="$icd" RUSTICL_ENABLE=swrast "$pitrace" run -- $cmd >"$out" 2>&1 ;;
   *)      env OCL_ICD_VENDORS="$icd" RUSTICL_ENABLE=swrast "$pitrace" record -o "$how" -- $cmd >"$out" 2>&1 ;;
   esac
@@ -113,8 +128,12 @@ verify() {
     grep -o "processed \`[^']*' on GPU" "$routed" >"$tmp/got"
     [ -s "$tmp/want" ] || fail "$what: darktable ran no module through OpenCL directly"
     cmp -s "$tmp/want" "$tmp/got" || { fail "$what: darktable's OpenCL modules differ"; diff "$tmp/want" "$tmp/got" >&2; }
-    cmp -s "$tmp/ref.pfm" "$tmp/out.pfm" || fail "$what: darktable's picture differs from the direct run's"
-    rm -f "$tmp/out.pfm" ;;
+    cmp -s "$out_file.ref" "$out_file" || fail "$what: darktable's picture differs from the direct run's"
+    rm -f "$out_file" ;;
+  ffmpeg)
+    [ -s "$out_file.ref" ] || fail "$what: ffmpeg wrote nothing directly"
+    cmp -s "$out_file.ref" "$out_file" || fail "$what: ffmpeg's frames differ from the direct run's"
+    rm -f "$out_file" ;;
   *)
     grep -q "all verified" "$routed" || fail "$what: results not verified" ;;
   esac
@@ -124,7 +143,6 @@ session_of() { ls "$1"/*.db 2>/dev/null | head -n 1; }
 
 step "directly on $rec_name"
 on $REC direct "$tmp/direct.txt" || { cat "$tmp/direct.txt" >&2; fail "direct run failed"; exit 1; }
-[ $app = darktable ] && mv "$tmp/out.pfm" "$tmp/ref.pfm"
 
 step "through pitrace run on $rec_name"
 on $REC run "$tmp/run.txt" || { tail -20 "$tmp/run.txt" >&2; fail "pitrace run exited $?"; }
