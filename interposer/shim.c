@@ -464,16 +464,11 @@ static uint64_t hostptr_extent(pi_api_id id, const uint64_t *argv)
     size_t zero[3] = {0, 0, 0}, r[3] = {region[0] * px, region[1], region[2]};
     return rect_extent(zero, r, (size_t)argv[5], (size_t)argv[6]);
   }
-  case PI_API_piMemImageCreate: {
-    const pi_image_format *f = (const pi_image_format *)(uintptr_t)argv[2];
-    const pi_image_desc *d = (const pi_image_desc *)(uintptr_t)argv[3];
-    if (!d || !(argv[1] & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE)))
+  case PI_API_piMemImageCreate: /* whole padded scanlines and slices, as the implementation reads them */
+    if (!(argv[1] & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE)))
       return 0;
-    size_t zero[3] = {0, 0, 0};
-    size_t r[3] = {d->image_width * pixel_size(f), d->image_height ? d->image_height : 1,
-                   d->image_depth ? d->image_depth : 1};
-    return rect_extent(zero, r, d->image_row_pitch, d->image_slice_pitch);
-  }
+    return pi_image_host_extent((const pi_image_format *)(uintptr_t)argv[2],
+                                (const pi_image_desc *)(uintptr_t)argv[3]);
   case PI_API_piEnqueueMemUnmap: {
     uint64_t size = 0;
     pthread_mutex_lock(&side_lock);

@@ -399,6 +399,20 @@ static bool in_host(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
   size_t size;
   rp_data_status st;
   if ((d = rp_cc_own(cc, rp_payload(e->s, cc->c, i, "in", 0, &size, &st)))) {
+    /* An image's host data as the implementation reads it, whole padded
+     * scanlines: sessions recorded before the recorder took the last
+     * scanline's padding hold less (zeros stand in). */
+    size_t need = cc->api->id == PI_API_piMemImageCreate
+                      ? pi_image_host_extent((const pi_image_format *)(uintptr_t)cc->argv[2],
+                                             (const pi_image_desc *)(uintptr_t)cc->argv[3])
+                      : 0;
+    if (need > size) {
+      unsigned char *whole = rp_cc_own(cc, calloc(1, need));
+      if (!whole)
+        return no_memory(cc, i);
+      memcpy(whole, d, size);
+      d = whole;
+    }
     cc->argv[i] = (uint64_t)(uintptr_t)d;
     return true;
   }

@@ -303,3 +303,36 @@ Test(desc, image_pixel_sizes_follow_the_opencl_table)
                  "order 0x%x type 0x%x: %zu bytes, expected %zu", cases[i].order, cases[i].type,
                  pi_image_element_size(cases[i].order, cases[i].type), cases[i].bytes);
 }
+
+/* The host bytes an image's creation reads: whole scanlines padded to the
+ * row pitch, whole slices (or array images) padded to the slice pitch. The
+ * recorder used to stop at the last scanline's last pixel, and PoCL,
+ * replaying the session, read the padding after the recorded bytes. */
+Test(desc, image_host_extents_are_whole_padded_scanlines_and_slices)
+{
+  pi_image_format rgba = {PI_IMAGE_CHANNEL_ORDER_RGBA, PI_IMAGE_CHANNEL_TYPE_FLOAT};
+  pi_image_format bad = {PI_IMAGE_CHANNEL_ORDER_RGBA, PI_IMAGE_CHANNEL_TYPE_UNORM_SHORT_565};
+  pi_image_desc d2 = {.image_type = PI_MEM_TYPE_IMAGE2D, .image_width = 37, .image_height = 23,
+                      .image_row_pitch = 656};
+  cr_expect_eq(pi_image_host_extent(&rgba, &d2), 656u * 23);
+  d2.image_row_pitch = 0;
+  cr_expect_eq(pi_image_host_extent(&rgba, &d2), 37u * 16 * 23);
+  pi_image_desc d3 = {.image_type = PI_MEM_TYPE_IMAGE3D, .image_width = 4, .image_height = 3,
+                      .image_depth = 5, .image_row_pitch = 80};
+  cr_expect_eq(pi_image_host_extent(&rgba, &d3), 80u * 3 * 5);
+  d3.image_slice_pitch = 400;
+  cr_expect_eq(pi_image_host_extent(&rgba, &d3), 400u * 5);
+  pi_image_desc a1 = {.image_type = PI_MEM_TYPE_IMAGE1D_ARRAY, .image_width = 8,
+                      .image_array_size = 6};
+  cr_expect_eq(pi_image_host_extent(&rgba, &a1), 8u * 16 * 6);
+  pi_image_desc a2 = {.image_type = PI_MEM_TYPE_IMAGE2D_ARRAY, .image_width = 8,
+                      .image_height = 2, .image_array_size = 3, .image_slice_pitch = 512};
+  cr_expect_eq(pi_image_host_extent(&rgba, &a2), 512u * 3);
+  pi_image_desc one = {.image_type = PI_MEM_TYPE_IMAGE1D, .image_width = 9};
+  cr_expect_eq(pi_image_host_extent(&rgba, &one), 9u * 16);
+  cr_expect_eq(pi_image_host_extent(&bad, &d2), 0, "a format without a pixel size");
+  pi_image_desc huge = {.image_type = PI_MEM_TYPE_IMAGE2D, .image_width = SIZE_MAX / 8,
+                        .image_height = 3};
+  cr_expect_eq(pi_image_host_extent(&rgba, &huge), 0, "past SIZE_MAX");
+  cr_expect_eq(pi_image_host_extent(&rgba, NULL), 0);
+}

@@ -587,6 +587,10 @@ Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
   /* blend: A from its creation's host data (padded rows), B's 20 written
    * rows of 30 (two writes, padded and packed) as one write of that band,
    * and C read back after it (padded rows): verified. */
+  /* A's host data whole: 23 scanlines of its 656-byte pitch. */
+  cr_assert_eq(sql_int(db, "SELECT size FROM data WHERE seq = (SELECT min(seq) FROM pi_calls "
+                           "WHERE api = 'piMemImageCreate')"),
+               23 * 656);
   cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
   cr_assert_eq(sql_int(repro, "SELECT count(*) FROM pi_calls WHERE api = 'piMemImageCreate'"), 3);
   cr_assert_str_eq(sql(repro, "SELECT group_concat(value, ' ') FROM pi_args WHERE name = 'region' "

@@ -54,6 +54,11 @@ size_t pi_value_width(uint8_t vt, const pi_enum_desc *en);
  * define. The front end, the recorder (how many bytes an image transfer
  * moves) and extract (an image's contents) share it. */
 size_t pi_image_element_size(uint32_t order, uint32_t type);
+/* Bytes of host memory an image's creation reads from host_ptr, as the
+ * OpenCL specification lays them out (clCreateImage: scanlines padded to
+ * the row pitch, slices or array images to the slice pitch, each whole);
+ * 0 for an unknown format or type, or a size past SIZE_MAX. */
+size_t pi_image_host_extent(const pi_image_format *f, const pi_image_desc *d);
 
 /* "platform", "device", ... for a pi_object_kind. */
 const char *pi_object_kind_name(uint8_t kind);

@@ -237,6 +237,39 @@ size_t pi_image_element_size(uint32_t o, uint32_t t)
   }
 }
 
+size_t pi_image_host_extent(const pi_image_format *f, const pi_image_desc *d)
+{
+  size_t es = f ? pi_image_element_size(f->image_channel_order, f->image_channel_data_type) : 0;
+  if (!es || !d)
+    return 0;
+  size_t row, rp, sp, n, out;
+  if (__builtin_mul_overflow(d->image_width, es, &row))
+    return 0;
+  rp = d->image_row_pitch ? d->image_row_pitch : row;
+  switch (d->image_type) {
+  case PI_MEM_TYPE_IMAGE1D:
+  case PI_MEM_TYPE_IMAGE1D_BUFFER:
+    return row;
+  case PI_MEM_TYPE_IMAGE2D:
+    return __builtin_mul_overflow(rp, d->image_height, &out) ? 0 : out;
+  case PI_MEM_TYPE_IMAGE1D_ARRAY:
+    sp = d->image_slice_pitch ? d->image_slice_pitch : row;
+    n = d->image_array_size;
+    break;
+  case PI_MEM_TYPE_IMAGE2D_ARRAY:
+  case PI_MEM_TYPE_IMAGE3D:
+    if (d->image_slice_pitch)
+      sp = d->image_slice_pitch;
+    else if (__builtin_mul_overflow(rp, d->image_height, &sp))
+      return 0;
+    n = d->image_type == PI_MEM_TYPE_IMAGE3D ? d->image_depth : d->image_array_size;
+    break;
+  default:
+    return 0;
+  }
+  return __builtin_mul_overflow(sp, n, &out) ? 0 : out;
+}
+
 const char *pi_object_kind_name(uint8_t kind)
 {
   static const char *const names[PI_OBJ_KIND_COUNT] = {
