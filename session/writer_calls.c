@@ -11,6 +11,7 @@
  * (wr__print_later and what it calls with FMT_PRINT), which encoders do.
  */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "writer_internal.h"
@@ -486,21 +487,25 @@ encode_in(const fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t 
 }
 
 /* pi_enum_lookup, remembered: it scans the enumeration (over a hundred
- * device queries), and an info query's answer needs its entry. */
+ * device queries), and an info query's answer needs its entry. One table
+ * for the merge thread and the encoders: a slot holds an entry of the
+ * constant description, which says itself which value of which
+ * enumeration it is, so a slot another thread just replaced is checked,
+ * not trusted. Not thread-local: the shim's thread-local block must stay
+ * small (it is initial-exec, taken from the few bytes of static TLS a
+ * library loaded late may have: 1.5 KiB here kept the shim out of Python
+ * processes that had loaded OpenCV). */
 static const pi_enum_entry *enum_entry(const pi_enum_desc *en, int64_t v)
 {
-  static __thread struct {
-    const pi_enum_desc *en;
-    int64_t v;
-    const pi_enum_entry *e;
-  } seen[64]; /* each thread's: the merge thread's and every encoder's */
+  static _Atomic(const pi_enum_entry *) seen[64];
   size_t k = mix((uint64_t)(uintptr_t)en ^ (uint64_t)v) & 63;
-  if (seen[k].en != en || seen[k].v != v) {
-    seen[k].en = en;
-    seen[k].v = v;
-    seen[k].e = pi_enum_lookup(en, v);
-  }
-  return seen[k].e;
+  const pi_enum_entry *e = atomic_load_explicit(&seen[k], memory_order_relaxed);
+  if (e && e->value == v && e >= en->entries && e < en->entries + en->count)
+    return e;
+  e = pi_enum_lookup(en, v);
+  if (e)
+    atomic_store_explicit(&seen[k], e, memory_order_relaxed);
+  return e;
 }
 
 /* The JSON of an out-parameter after a successful call; creates ids. */

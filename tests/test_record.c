@@ -1357,3 +1357,21 @@ Test(record, a_journal_left_by_a_killed_writer_is_rolled_back_by_the_next_reader
   cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
   cr_assert_eq(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'junk'"), 0);
 }
+
+/* The shim is loaded late (dlopen) and reads its thread state through
+ * initial-exec TLS, which must fit in the spare static TLS a process has
+ * left: a Python process that had loaded OpenCV had too little for the
+ * 1.6 KiB the shim used to take ("cannot allocate memory in static TLS
+ * block": nothing recorded). With glibc's optional spare set to nothing,
+ * vadd is still recorded. */
+Test(record, the_shim_loads_where_little_static_tls_is_left)
+{
+  char *db = tu_temp_path(".db"), *out;
+  const char *argv[] = {BIN "/vadd", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL,
+                       "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=0", NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert_null(strstr(out, "static TLS"), "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  cr_assert_gt(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piEnqueueKernelLaunch'"), 0);
+}
