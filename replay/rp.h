@@ -35,6 +35,9 @@ typedef struct rp_session {
   int64_t discovery_end;   /* seq of the first call after the runtime's device
                               discovery (INT64_MAX: the session is all discovery) */
   struct rp_prefetch *prefetch; /* large payloads read ahead, or NULL */
+  /* Per call of `calls`: 1 where it reads a buffer nothing wrote since it
+   * was made (what it holds is undefined: not compared); NULL when none. */
+  unsigned char *undefined_read;
   pthread_mutex_t db_lock;      /* db's cached statements: replay threads share it */
 } rp_session;
 
@@ -43,6 +46,13 @@ typedef struct rp_session {
 static inline bool rp_discovery_api(uint32_t api)
 {
   return api == PI_API_piPlatformsGet || api == PI_API_piDevicesGet;
+}
+
+/* Whether call c (one of s->calls) reads a buffer nothing wrote since it
+ * was made. */
+static inline bool rp_undefined_read(const rp_session *s, const pt_call *c)
+{
+  return s->undefined_read && s->undefined_read[c - s->calls.v];
 }
 
 /* The call with sequence number seq, or NULL. */

@@ -180,6 +180,82 @@ static void scan_calls(rp_session *s)
   }
 }
 
+/* Reads of buffers nothing wrote since they were made: a buffer made
+ * without host data holds whatever the device's memory held, and an
+ * application may map it to write it (OpenCV maps a new UMat for reading
+ * and writing, then fills it on the host): the bytes the recording saw
+ * there are no result to compare. A buffer stops being fresh at a write,
+ * fill, copy into it, an unmap, a partition, or when it is bound to a
+ * kernel argument. Out of memory: everything is compared, as before. */
+static void find_undefined_reads(rp_session *s)
+{
+  unsigned char *fresh = NULL, *undef = NULL;
+  size_t nfresh = 0;
+  bool any = false;
+  for (size_t i = 0; i < s->calls.n; i++) {
+    const pt_call *c = &s->calls.v[i];
+    if (!c->returned || c->result != PI_SUCCESS)
+      continue;
+    uint64_t mem = 0;
+    bool make = false, use = false;
+    switch (c->api) {
+    case PI_API_piMemBufferCreate:
+      make = !(rp_arg_int(c, 1, 0) & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE));
+      mem = (uint64_t)rp_arg_int(c, 4, 0);
+      break;
+    case PI_API_piEnqueueMemBufferWrite: case PI_API_piEnqueueMemBufferWriteRect:
+    case PI_API_piEnqueueMemBufferFill: case PI_API_piEnqueueMemUnmap:
+    case PI_API_piMemBufferPartition:
+      mem = (uint64_t)rp_arg_int(c, c->api == PI_API_piMemBufferPartition ? 0 : 1, 0);
+      break;
+    case PI_API_piEnqueueMemBufferCopy: case PI_API_piEnqueueMemBufferCopyRect:
+      mem = (uint64_t)rp_arg_int(c, 2, 0);
+      break;
+    case PI_API_piextKernelSetArgMemObj:
+      mem = (uint64_t)pt_json_int(pt_json_at(pt_json_at(c->args, 3), 0), 0);
+      break;
+    case PI_API_piEnqueueMemBufferRead: case PI_API_piEnqueueMemBufferReadRect:
+      use = true;
+      mem = (uint64_t)rp_arg_int(c, 1, 0);
+      break;
+    case PI_API_piEnqueueMemBufferMap:
+      use = (rp_arg_int(c, 3, 0) & PI_MAP_READ) != 0;
+      mem = (uint64_t)rp_arg_int(c, 1, 0);
+      break;
+    default:
+      continue;
+    }
+    if (!mem || mem > (1u << 30))
+      continue;
+    if (mem >= nfresh) {
+      if (!make)
+        continue; /* never marked fresh */
+      size_t n = (size_t)mem * 2 + 64;
+      unsigned char *v = realloc(fresh, n);
+      if (!v)
+        break;
+      memset(v + nfresh, 0, n - nfresh);
+      fresh = v;
+      nfresh = n;
+    }
+    if (use) {
+      if (fresh[mem]) {
+        if (!undef && !(undef = calloc(s->calls.n, 1)))
+          break;
+        undef[i] = 1;
+        any = true;
+      }
+    } else {
+      fresh[mem] = make;
+    }
+  }
+  free(fresh);
+  if (any)
+    s->undefined_read = undef;
+  else
+    free(undef);
+}
+
 /* The recorded PI_DEVICE_INFO_NAME of the application's device. */
 static void find_device_name(rp_session *s)
 {
@@ -244,6 +320,7 @@ bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err
   pthread_mutex_init(&s->db_lock, NULL);
   load_plugins(s);
   scan_calls(s);
+  find_undefined_reads(s);
   find_device_name(s);
   return true;
 }
@@ -251,6 +328,8 @@ bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err
 void rp_session_close(rp_session *s)
 {
   rp_prefetch_stop(s);
+  free(s->undefined_read);
+  s->undefined_read = NULL;
   pt_calls_free(&s->calls);
   pt_close(&s->db);
   pthread_mutex_destroy(&s->db_lock);
