@@ -15,7 +15,8 @@ packages="build-essential clang cmake ninja-build pkg-config python3
   libcriterion-dev valgrind chromium libclang-rt-dev
   libsqlite3-dev sqlite3 libunwind-dev libxxhash-dev libzstd-dev zstd
   libze1 libze-dev
-  clpeak python3-pyopencl python3-numpy libclblast-dev hashcat darktable ffmpeg"
+  clpeak python3-pyopencl python3-numpy libclblast-dev hashcat darktable ffmpeg
+  python3-opencv"
 
 if [ "${PITRACE_SKIP_APT:-0}" != 1 ]; then
   missing=$(for p in $packages; do

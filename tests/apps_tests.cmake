@@ -6,7 +6,8 @@
 # README's figures); pyopencl and CLBlast run clients of ours that verify
 # their results against the host; hashcat cracks an MD5 hash; darktable-cli
 # develops a picture through its OpenCL pixel pipeline (on rusticl); ffmpeg
-# runs video frames through its OpenCL filters.
+# runs video frames through its OpenCL filters; a Python script runs
+# OpenCV's transparent API (cv2.UMat) and checks it against OpenCV's CPU code.
 find_program(CLINFO clinfo)
 find_program(CLPEAK clpeak)
 find_program(HASHCAT hashcat)
@@ -44,6 +45,11 @@ execute_process(COMMAND /usr/bin/python3 -c "import pyopencl, numpy"
   RESULT_VARIABLE _no_pyopencl OUTPUT_QUIET ERROR_QUIET)
 if(_no_pyopencl EQUAL 0)
   pitrace_app_test(pyopencl)
+endif()
+execute_process(COMMAND /usr/bin/python3 -c "import cv2, numpy"
+  RESULT_VARIABLE _no_opencv OUTPUT_QUIET ERROR_QUIET)
+if(_no_opencv EQUAL 0)
+  pitrace_app_test(opencv)
 endif()
 if(CLBLAST_LIB AND CLBLAST_INCLUDE)
   add_executable(clblast_client apps/clblast_client.c)

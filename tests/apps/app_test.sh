@@ -36,6 +36,12 @@ pyopencl) # No compiler cache: cached programs are device binaries, which
           export PYOPENCL_NO_CACHE=1
           cmd="/usr/bin/python3 $src/tests/apps/pyopencl_check.py 20000"; portable=1 ;;
 clblast)  cmd="$build/bin/clblast_client"; portable=1 ;;
+opencv)   # OpenCV's transparent API (cv2.UMat) from Python, checked against
+          # OpenCV's CPU code. CPU devices admitted (OpenCV takes GPUs only
+          # by default); no program cache (device binaries, which cannot
+          # replay on the other device).
+          export OPENCV_OPENCL_DEVICE=":CPU:" OPENCV_OPENCL_CACHE_ENABLE=0
+          cmd="/usr/bin/python3 $src/tests/apps/opencv_check.py"; portable=1 ;;
 hashcat)  # MD5 of "hashcat" against a four-word list; its kernel cache, its
           # session and restore files in a home of its own (the first run
           # builds the kernel from source, ~40 s on PoCL; the routed runs load
