@@ -1890,12 +1890,18 @@ Test(viewer, bad_files_give_one_line_and_exit_2)
   cr_assert_eq(sqlite3_exec(h, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", NULL, NULL, NULL),
                SQLITE_OK);
   sqlite3_close(h);
-  const char *files[] = {garbage, empty, truncated, foreign, "/nonexistent/x.db", "/tmp"};
+  /* A directory: a private one. /tmp itself, used here before, made stats
+   * read every other test's session in it, salvaging their ring files
+   * under them (a record test that changes a ring file it left failed). */
+  char *dir = tu_temp_path("");
+  cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
+  const char *files[] = {garbage, empty, truncated, foreign, "/nonexistent/x.db", dir};
   const char *verbs[] = {"sessions", "show", "stats", "diff", "export", "report"};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++)
     for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++)
-      if (strcmp(files[i], "/tmp") || strcmp(verbs[v], "report")) /* report reads directories */
+      if (files[i] != dir || strcmp(verbs[v], "report")) /* report reads directories */
         expect_one_line_error(verbs[v], files[i]);
+  rmdir(dir);
   char *out, *err;
   cr_assert_eq(pitrace(&out, &err, "show", "--session", "7", db, NULL), 2);
   cr_assert(strstr(err, "has no session 7 (it has 1)") && lines(err) == 1, "%s", err);
