@@ -608,33 +608,36 @@ static char *record_image_app(const char *data_mode, const char *arg)
   return db;
 }
 
+/* Extracts launch `kernel` of db into repro: its image writes have the
+ * regions `regions` (their pi_args values, one a line), and it replays on
+ * PoCL with its one read-back verified. */
+static void extract_image_launch(const char *db, const char *kernel, const char *repro,
+                                 const char *regions)
+{
+  char *out;
+  cr_assert_eq(extract(db, kernel, repro, &out), 0, "%s", out);
+  cr_assert_str_eq(sql(repro, "SELECT value FROM pi_args WHERE name = 'region' AND seq IN (SELECT "
+                              "seq FROM pi_calls WHERE api = 'piEnqueueMemImageWrite')"),
+                   regions);
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
+}
+
 Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
 {
   char *db = record_image_app("all", NULL), *repro = tu_temp_path(".db"), *out;
-  /* blend: A from its creation's host data (padded rows), B's 20 written
-   * rows of 30 (two writes, padded and packed) as one write of that band,
-   * and C read back after it (padded rows): verified. */
   /* A's host data whole: 23 scanlines of its 656-byte pitch. */
   cr_assert_eq(sql_int(db, "SELECT size FROM data WHERE seq = (SELECT min(seq) FROM pi_calls "
                            "WHERE api = 'piMemImageCreate')"),
                23 * 656);
-  cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
+  /* blend: A from its creation's host data (padded rows), B's 20 written
+   * rows of 30 (two writes, padded and packed) as one write of that band,
+   * and C read back after it (padded rows). */
+  extract_image_launch(db, "1", repro, "[37,20,1]\n");
   cr_assert_eq(sql_int(repro, "SELECT count(*) FROM pi_calls WHERE api = 'piMemImageCreate'"), 3);
-  cr_assert_str_eq(sql(repro, "SELECT group_concat(value, ' ') FROM pi_args WHERE name = 'region' "
-                              "AND seq IN (SELECT seq FROM pi_calls WHERE api = "
-                              "'piEnqueueMemImageWrite')"),
-                   "[37,20,1]\n");
-  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
-  cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
   /* row_sum reads C, which blend computed and the application read back:
-   * C written whole from that read, the sums read back and verified. */
-  cr_assert_eq(extract(db, "2", repro, &out), 0, "%s", out);
-  cr_assert_str_eq(sql(repro, "SELECT group_concat(value, ' ') FROM pi_args WHERE name = 'region' "
-                              "AND seq IN (SELECT seq FROM pi_calls WHERE api = "
-                              "'piEnqueueMemImageWrite')"),
-                   "[37,23,1]\n");
-  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
-  cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
+   * C written whole from that read, the sums read back. */
+  extract_image_launch(db, "2", repro, "[37,23,1]\n");
   /* Without the images' data, their contents cannot be derived. */
   char *none = record_image_app("none", NULL);
   cr_assert_eq(extract(none, "1", repro, &out), 2, "%s", out);
