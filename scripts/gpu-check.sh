@@ -21,7 +21,9 @@
 #      python3 is); the CUDA device appears too, with no OpenCL C compiler;
 #      the CLBlast client runs through pitrace record with its results
 #      verified, its session replays on NVIDIA OpenCL, and so does its first
-#      kernel launch extracted; bench_frontend against NVIDIA's ICD.
+#      kernel launch extracted; image_app (tests/progs: kernels reading and
+#      writing images, padded pitches) the same, both launches extracted;
+#      bench_frontend against NVIDIA's ICD.
 # Sessions, the diffs as JSON and an HTML report land in $OUT (default
 # /tmp/pitrace-gpu). Exit status: 0 when every step did what it should.
 set -u
@@ -198,6 +200,19 @@ else
   step 0 "the extracted launch replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
     "$B/bin/pitrace" replay "$OUT/clblast-launch1.db"
   "$B/bin/pitrace" stats "$s" | head -n 30
+  rm -rf "$OUT/image_app"
+  step 0 "image_app (images) recorded through the front end on NVIDIA OpenCL, verified" sh -c \
+    "OCL_ICD_VENDORS='$nv' SYCL_DEVICE_FILTER=opencl '$B/bin/pitrace' record -o '$OUT/image_app' -- '$B/bin/image_app' >'$OUT/image_app.txt' 2>&1 &&
+     grep 'result verified' '$OUT/image_app.txt'"
+  s=$(ls "$OUT"/image_app/*.db 2>/dev/null | head -n1)
+  step 0 "the image_app session replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
+    "$B/bin/pitrace" replay "$s"
+  for k in 1 2; do
+    step 0 "its kernel launch $k extracted" "$B/bin/pitrace" extract "$s" --kernel $k \
+      -o "$OUT/image_app-launch$k.db"
+    step 0 "the extracted launch replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
+      "$B/bin/pitrace" replay "$OUT/image_app-launch$k.db"
+  done
   step 0 "what the front end adds per call over NVIDIA's ICD" "$B/bin/bench_frontend" \
     --icd "$nv" --calls "${FE_CALLS:-200000}" --rounds 5
 fi
