@@ -124,32 +124,49 @@ static void image_extent(const pt_json *desc, size_t *w, size_t *h, size_t *d, b
     *d = 1;
 }
 
-/* Pixels [o, o + r) of image b (origin and region as a transfer gives
- * them: for a 1D image array, o[1] and r[1] count images) from host bytes
- * laid out with row pitch rp and slice pitch sp (0: packed), now known.
- * False when the box is outside the image or the host bytes are fewer
- * than it needs. */
-static bool image_box(ex_buffer *b, size_t o[3], size_t r[3], size_t rp, size_t sp, bool array1d,
-                      const unsigned char *host, size_t host_size, const pt_call *c)
+/* A transfer's box of image b and its host layout, checked: origin o and
+ * region r as the transfer gives them (for a 1D image array o[1] and r[1]
+ * count images; they become slices here), row pitch *rp and slice pitch
+ * *sp (0: packed; set to the pitches used). False when the box is empty or
+ * outside the image, a pitch is too small, or host_size bytes are fewer
+ * than the layout needs: a damaged session's numbers read nothing outside
+ * the recorded bytes. */
+static bool box_layout(const ex_buffer *b, size_t o[3], size_t r[3], size_t *rp, size_t *sp,
+                       size_t host_size)
 {
-  if (array1d) { /* images are slices here */
+  if (b->array1d) {
     o[2] = o[1], r[2] = r[1];
     o[1] = 0, r[1] = 1;
-    if (!sp)
-      sp = rp;
-    rp = 0;
+    if (!*sp)
+      *sp = *rp;
+    *rp = 0;
   }
   if (!r[0] || !r[1] || !r[2] || o[0] > b->w || r[0] > b->w - o[0] || o[1] > b->h ||
       r[1] > b->h - o[1] || o[2] > b->d || r[2] > b->d - o[2])
     return false;
-  size_t row = r[0] * b->es;
-  if (!rp)
-    rp = row;
-  if (!sp)
-    sp = rp * r[1];
-  if (rp < row || sp < rp * (r[1] - 1) + row ||
-      (r[2] - 1) * sp + (r[1] - 1) * rp + row > host_size)
+  size_t row = r[0] * b->es, last; /* within the image: no overflow */
+  if (!*rp)
+    *rp = row;
+  if (!*sp && __builtin_mul_overflow(*rp, r[1], sp))
     return false;
+  /* The last row of the last slice ends at (r2-1)*sp + (r1-1)*rp + row. */
+  size_t a, c2;
+  if (*rp < row || __builtin_mul_overflow(*rp, r[1] - 1, &a) || __builtin_add_overflow(a, row, &a) ||
+      *sp < a || __builtin_mul_overflow(*sp, r[2] - 1, &c2) ||
+      __builtin_add_overflow(c2, a, &last) || last > host_size)
+    return false;
+  return true;
+}
+
+/* Pixels [o, o + r) of image b from host bytes laid out with row pitch rp
+ * and slice pitch sp (0: packed), now known (box_layout says which);
+ * false when box_layout refuses them. */
+static bool image_box(ex_buffer *b, size_t o[3], size_t r[3], size_t rp, size_t sp,
+                      const unsigned char *host, size_t host_size, const pt_call *c)
+{
+  if (!box_layout(b, o, r, &rp, &sp, host_size))
+    return false;
+  size_t row = r[0] * b->es;
   for (size_t z = 0; z < r[2]; z++)
     for (size_t y = 0; y < r[1]; y++) {
       size_t at = (((o[2] + z) * b->h + o[1] + y) * b->w + o[0]) * b->es;
@@ -164,8 +181,7 @@ static bool create_image(ex *x, const pt_call *c)
   ex_buffer b = {.id = (uint64_t)rp_arg_int(c, 5, 0),
                  .es = pi_image_element_size((uint32_t)pt_json_int(pt_json_at(fmt, 0), 0),
                                              (uint32_t)pt_json_int(pt_json_at(fmt, 1), 0))};
-  bool array1d;
-  image_extent(desc, &b.w, &b.h, &b.d, &array1d);
+  image_extent(desc, &b.w, &b.h, &b.d, &b.array1d);
   if (!b.es || !b.w || b.w > SIZE_MAX / b.es / b.h / b.d)
     return true; /* a format this table does not know: not followed (a launch using it is refused) */
   b.size = b.w * b.h * b.d * b.es;
@@ -181,11 +197,12 @@ static bool create_image(ex *x, const pt_call *c)
     size_t size;
     rp_data_status st;
     unsigned char *d = rp_payload(x->s, c, 4, "in", 0, &size, &st);
-    size_t o[3] = {0, 0, 0}, r[3] = {im->w, array1d ? im->d : im->h, array1d ? 1 : im->d};
+    size_t o[3] = {0, 0, 0},
+           r[3] = {im->w, im->array1d ? im->d : im->h, im->array1d ? 1 : im->d};
     if (st == RP_DATA_MISSING_BLOB)
       rp_payload_problem(x->s, c, 4, "in", st, x->err, sizeof x->err);
     if (!d || !image_box(im, o, r, (size_t)pt_json_int(pt_json_at(desc, 5), 0),
-                         (size_t)pt_json_int(pt_json_at(desc, 6), 0), array1d, d, size, c))
+                         (size_t)pt_json_int(pt_json_at(desc, 6), 0), d, size, c))
       mark(im, 0, im->size, EX_UNRECORDED, c);
     im->modified = false; /* the repro's own creation gives these contents */
     free(d);
@@ -193,22 +210,11 @@ static bool create_image(ex *x, const pt_call *c)
   return true;
 }
 
-/* The image mem names, and whether it is a 1D image array; NULL when not
- * followed. */
-static ex_buffer *image_of(ex *x, uint64_t mem, bool *array1d)
+/* The image mem names; NULL when not followed (or a buffer). */
+static ex_buffer *image_of(ex *x, uint64_t mem)
 {
   ex_buffer *b = root_of(x, mem);
-  if (!b || !b->es)
-    return NULL;
-  *array1d = false;
-  for (size_t i = 0; i < x->s->calls.n; i++) { /* its creation says */
-    const pt_call *c = &x->s->calls.v[i];
-    if (c->api == PI_API_piMemImageCreate && (uint64_t)rp_arg_int(c, 5, 0) == mem) {
-      *array1d = pt_json_int(pt_json_at(pt_json_at(c->args, 3), 0), 0) == PI_MEM_TYPE_IMAGE1D_ARRAY;
-      break;
-    }
-  }
-  return b;
+  return b && b->es ? b : NULL;
 }
 
 static void triple(const pt_json *j, size_t v[3])
@@ -222,8 +228,7 @@ static void triple(const pt_json *j, size_t v[3])
  * known; a write without its data makes them unrecorded. */
 static void image_transfer(ex *x, const pt_call *c, bool write)
 {
-  bool array1d;
-  ex_buffer *b = image_of(x, (uint64_t)rp_arg_int(c, 1, 0), &array1d);
+  ex_buffer *b = image_of(x, (uint64_t)rp_arg_int(c, 1, 0));
   if (!b)
     return;
   size_t o[3], r[3], size = 0;
@@ -235,9 +240,13 @@ static void image_transfer(ex *x, const pt_call *c, bool write)
   if (st == RP_DATA_MISSING_BLOB)
     rp_payload_problem(x->s, c, 7, role, st, x->err, sizeof x->err);
   size_t rp = (size_t)rp_arg_int(c, 5, 0), sp = (size_t)rp_arg_int(c, 6, 0);
-  if (!d || !image_box(b, o, r, rp, sp, array1d, d, size, c)) {
-    if (write) /* the pixels it wrote, unrecorded (the whole image when the box is odd) */
+  if (!d) {
+    if (write) /* the pixels it wrote, unrecorded (the whole image: simpler, as safe) */
       mark(b, 0, b->size, EX_UNRECORDED, c);
+  } else if (!image_box(b, o, r, rp, sp, d, size, c) && write && !x->err[0]) {
+    ex_fail(x, "seq %lld %s: its origin, region and pitches do not fit image mem#%llu and the "
+            "%zu bytes recorded (the recording may be damaged): cannot extract",
+            (long long)c->seq, rp_api(c)->name, (unsigned long long)b->id, size);
   }
   free(d);
 }
@@ -532,8 +541,7 @@ static bool all_known(const ex_buffer *b, size_t at, size_t n)
  * known at once, and the runs of known pixels of the other rows. */
 static bool emit_image_writes(ex *x, ex_buffer *b, int64_t start)
 {
-  bool array1d;
-  image_of(x, b->id, &array1d);
+  const bool array1d = b->array1d;
   size_t k = 0;
   while (k < b->size && b->state[k] == EX_KNOWN)
     k++;
@@ -624,51 +632,35 @@ static bool changes(ex *x, const pt_call *c, const ex_buffer *b)
   return false;
 }
 
-/* Host bytes d (size of them) of a transfer of box r with row pitch rp
- * and slice pitch sp (0: packed), packed into out (r[0] * es * r[1] * r[2]
- * bytes); false when d is too short. For a 1D image array, r[1] counts
- * images, each one row, sp (else rp) apart. */
-static bool pack_box(const unsigned char *d, size_t size, const size_t r[3], size_t es,
-                     size_t rp, size_t sp, bool array1d, unsigned char *out)
-{
-  size_t row = r[0] * es, rows = r[1], slices = r[2];
-  if (array1d) {
-    rows = 1, slices = r[1];
-    sp = sp ? sp : rp;
-    rp = 0;
-  }
-  rp = rp ? rp : row;
-  sp = sp ? sp : rp * rows;
-  if (!rows || !slices || rp < row || (slices - 1) * sp + (rows - 1) * rp + row > size)
-    return false;
-  for (size_t z = 0; z < slices; z++)
-    for (size_t y = 0; y < rows; y++)
-      memcpy(out + (z * rows + y) * row, d + z * sp + y * rp, row);
-  return true;
-}
-
 /* A recorded image read of b after the launch: the same read, blocking,
- * its data packed. */
+ * its data packed (box_layout checks what the recording says). */
 static bool image_read_of(ex *x, const pt_call *c, ex_buffer *b)
 {
-  bool array1d;
-  if (c->api != PI_API_piEnqueueMemImageRead || root_of(x, (uint64_t)rp_arg_int(c, 1, 0)) != b ||
-      !image_of(x, b->id, &array1d))
+  if (c->api != PI_API_piEnqueueMemImageRead || image_of(x, (uint64_t)rp_arg_int(c, 1, 0)) != b)
     return true;
-  size_t o[3], r[3], size;
+  size_t o[3], r[3], size = 0;
   triple(pt_json_at(c->args, 3), o);
   triple(pt_json_at(c->args, 4), r);
+  size_t bo[3] = {o[0], o[1], o[2]}, br[3] = {r[0], r[1], r[2]};
+  size_t rp = (size_t)rp_arg_int(c, 5, 0), sp = (size_t)rp_arg_int(c, 6, 0);
   rp_data_status st;
   unsigned char *d = rp_payload(x->s, c, 7, rp_arg_int(c, 2, 1) ? "out" : "readback", 0, &size,
                                 &st);
-  size_t n = r[0] * b->es * r[1] * r[2];
-  unsigned char *packed = d && n ? malloc(n) : NULL;
-  bool ok = !packed ||
-            !pack_box(d, size, r, b->es, (size_t)rp_arg_int(c, 5, 0),
-                      (size_t)rp_arg_int(c, 6, 0), array1d, packed) ||
-            emit_image_transfer(x, PI_API_piEnqueueMemImageRead, b, o, r, 0, 0, packed, n,
-                                c->start_ns);
-  free(packed);
+  bool ok = true;
+  if (d && box_layout(b, bo, br, &rp, &sp, size)) {
+    size_t row = br[0] * b->es, n = row * br[1] * br[2]; /* within the image */
+    unsigned char *packed = malloc(n);
+    if (!packed) {
+      free(d);
+      return ex_fail(x, "out of memory");
+    }
+    for (size_t z = 0; z < br[2]; z++)
+      for (size_t y = 0; y < br[1]; y++)
+        memcpy(packed + (z * br[1] + y) * row, d + z * sp + y * rp, row);
+    ok = emit_image_transfer(x, PI_API_piEnqueueMemImageRead, b, o, r, 0, 0, packed, n,
+                             c->start_ns);
+    free(packed);
+  }
   free(d);
   return ok;
 }

@@ -638,6 +638,10 @@ Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
   /* row_sum reads C, which blend computed and the application read back:
    * C written whole from that read, the sums read back. */
   extract_image_launch(db, "2", repro, "[37,23,1]\n");
+  /* A damaged row pitch: one line, no read outside the recorded bytes. */
+  char *bad = damaged(db, "piEnqueueMemImageWrite", "[5]", "9223372036854775807");
+  cr_assert_eq(extract(bad, "1", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "do not fit image mem#") && tu_count(out, "\n") == 1, "%s", out);
   /* Without the images' data, their contents cannot be derived. */
   char *none = record_image_app("none", NULL);
   cr_assert_eq(extract(none, "1", repro, &out), 2, "%s", out);
