@@ -409,6 +409,8 @@ static void give_out(const pi_api_desc *api, const pt_call *c, unsigned i, const
   case PI_PK_SCALAR:
     if (p->creates == PI_OBJ_USM || p->creates == PI_OBJ_MAPPED)
       give_memory(api, c, i, argv);
+    else if (p->vt == PI_VT_NATIVE) /* no implementation's object is here: none */
+      put(argv[i], 0, 8);
     else if (j && j->type != PJ_NULL)
       put(argv[i], j->type == PJ_STRING ? pt_ref_of(j).value : (uint64_t)pt_json_int(j, 0),
           p->vt == PI_VT_PTR || p->vt == PI_VT_NATIVE ? 8 : pi_value_width(p->vt, p->en));

@@ -677,6 +677,22 @@ Test(replay, vadd_reruns_against_the_replay_plugin_without_any_opencl)
   }
 }
 
+/* An OpenCL application through the front end, against the replay
+ * plugin: its PI calls answered from the recording. The front end asks
+ * the implementation's image formats through the context's native handle,
+ * a number from the recorded process: the replay plugin answers none (it
+ * crashed image_app when it gave the recorded number), and the front end
+ * lists the specification's minimum. */
+Test(replay, an_opencl_application_reruns_against_the_replay_plugin)
+{
+  char *db = record_image_app("all", NULL), *out;
+  const char *argv[] = {BIN "/image_app", NULL};
+  const char *env[] = {kv("SYCL_PI_REPLAY", db),
+                       "OCL_ICD_VENDORS=" BIN "/../etc/OpenCL/vendors/pitrace.icd", NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "image_app: result verified"), "%s", out);
+}
+
 Test(replay, the_replay_plugin_follows_threads_that_begin_alike)
 {
   /* The writer and launcher threads both begin with a queue creation. Re-run

@@ -323,7 +323,9 @@ cl_mem CL_API_CALL fe_clCreateImage3D(cl_context ctx, cl_mem_flags flags,
  * minimum list lacks what applications rely on: ffmpeg's OpenCL filters
  * keep each plane of a YUV frame in a CL_R image, and refused to run
  * through pitrace when only RGBA and BGRA were listed. Formats whose pixel
- * size the front end does not know (pi_image_element_size) are left out. */
+ * size the front end does not know (pi_image_element_size) are left out.
+ * Under the replay plugin (SYCL_PI_REPLAY) the native handle is none, and
+ * the minimum is the answer. */
 
 static const cl_channel_type all12[] = {
     CL_UNORM_INT8,    CL_UNORM_INT16,   CL_SNORM_INT8,     CL_SNORM_INT16,
@@ -439,9 +441,19 @@ cl_int CL_API_CALL fe_clGetSupportedImageFormats(cl_context ctx, cl_mem_flags fl
   struct format_list *l = calloc(1, sizeof *l);
   if (!l)
     return CL_OUT_OF_HOST_MEMORY;
-  if (!native_formats(ctx, flags, type, l))
-    for (cl_uint i = 0; i < ctx->ndev; i++)
-      required_formats(ctx->devices[i], flags, type, l);
+  /* The minimum first, always: its device queries are then the same
+   * whether the implementation can be asked or not (under the replay
+   * plugin it cannot: the native handle is none), so that a recording and
+   * its replay make the same PI calls. */
+  for (cl_uint i = 0; i < ctx->ndev; i++)
+    required_formats(ctx->devices[i], flags, type, l);
+  struct format_list *native = calloc(1, sizeof *native);
+  if (native && native_formats(ctx, flags, type, native)) {
+    free(l);
+    l = native;
+  } else {
+    free(native);
+  }
   for (size_t i = 0; formats && i < l->n && i < num_entries; i++)
     formats[i] = l->f[i];
   if (num_formats)

@@ -82,6 +82,13 @@ int main(int argc, char **argv)
     }
   }
 
+  /* What the device takes (as ffmpeg asks before it makes its images). */
+  cl_uint nformats = 0;
+  TRY("clGetSupportedImageFormats", clGetSupportedImageFormats(ctx, CL_MEM_READ_ONLY,
+                                                               CL_MEM_OBJECT_IMAGE2D, 0, NULL,
+                                                               &nformats));
+  printf("image_app: %u image formats\n", nformats);
+
   /* A from host data with a padded row pitch. */
   const size_t pitch_a = W * 4 * sizeof(float) + 64;
   unsigned char *host_a = calloc(H, pitch_a);
