@@ -2,7 +2,8 @@
 # real-apps.sh: the long runs of the real OpenCL applications, for the
 # README's figures (the CI tests, tests/apps/app_test.sh, keep them short).
 #
-#   scripts/real-apps.sh [--rounds N] [--apps "clpeak pyopencl clblast vadd pipeline"]
+#   scripts/real-apps.sh [--rounds N]
+#                        [--apps "clpeak pyopencl clblast vadd pipeline ffmpeg opencv"]
 #                        [--icd FILE] [--ways "direct rec-none ..."] [--keep] [BUILD]
 #
 # --ways runs only the ways named (direct among them; default all), so that
@@ -34,6 +35,13 @@
 #   clblast    BUILD/bin/clblast_client $CLBLAST_MNK (default 512 512 512)
 #   vadd       BUILD/bin/vadd $VADD_N (default 4194304)
 #   pipeline   BUILD/bin/pipeline $PIPELINE_N (default 1048576)
+#   ffmpeg     ffmpeg: $FFMPEG_FRAMES (default 30) frames of a 640x480 test
+#              pattern through avgblur_opencl, unsharp_opencl and
+#              sobel_opencl, as raw video (each run's bytes must equal the
+#              first run's)
+#   opencv     tests/apps/opencv_check.py $OPENCV_WH (default 1920 1080):
+#              OpenCV's transparent API on the CPU OpenCL device, checked
+#              against OpenCV's CPU code (no program cache, as pyopencl)
 # Every run's result is checked (pyopencl, CLBlast, vadd and pipeline verify
 # theirs on the host; clpeak must print the same figures as directly). It prints, as
 # Markdown: wall time through pitrace as a ratio to direct (min / median /
@@ -74,8 +82,9 @@ case " $only_ways " in *" direct "*) ;;
 *) echo "$me: --ways must include direct (the ratios are to it)" >&2; exit 2 ;;
 esac
 for a in $apps; do
-  case $a in clpeak|pyopencl|clblast|vadd|pipeline) ;;
-  *) echo "$me: unknown application '$a' (clpeak, pyopencl, clblast, vadd, pipeline)" >&2; exit 2 ;;
+  case $a in clpeak|pyopencl|clblast|vadd|pipeline|ffmpeg|opencv) ;;
+  *) echo "$me: unknown application '$a' (clpeak, pyopencl, clblast, vadd, pipeline, ffmpeg, opencv)" >&2
+     exit 2 ;;
   esac
 done
 [ -d "$build" ] ||
@@ -88,6 +97,7 @@ PYOPENCL_N=${PYOPENCL_N:-4000000}
 CLBLAST_MNK=${CLBLAST_MNK:-512 512 512}
 VADD_N=${VADD_N:-4194304}
 PIPELINE_N=${PIPELINE_N:-1048576}
+export FFMPEG_FRAMES=${FFMPEG_FRAMES:-30} OPENCV_WH=${OPENCV_WH:-1920 1080}
 
 need() { # need WHAT HOW: refuse, in one line, when WHAT is missing
   echo "$me: missing $1 ($2)" >&2
@@ -107,6 +117,9 @@ for a in $apps; do
   clblast)  [ -x "$build/bin/clblast_client" ] ||
               need "$build/bin/clblast_client" "apt-get install libclblast-dev; cmake --build $build --target clblast_client" ;;
   vadd|pipeline) [ -x "$build/bin/$a" ] || need "$build/bin/$a" "cmake --build $build --target $a" ;;
+  ffmpeg)   command -v ffmpeg >/dev/null 2>&1 || need ffmpeg "apt-get install ffmpeg" ;;
+  opencv)   $PY -c 'import cv2, numpy' 2>/dev/null ||
+              need "OpenCV for $PY" "apt-get install python3-opencv" ;;
   esac
 done
 
@@ -121,7 +134,7 @@ fi
 
 # No compiler cache: every run of the script builds its programs, as the
 # other ways do (PoCL's own kernel cache is shared by all ways alike).
-export PYOPENCL_NO_CACHE=1
+export PYOPENCL_NO_CACHE=1 OPENCV_OPENCL_CACHE_ENABLE=0 OPENCV_OPENCL_DEVICE=:CPU:
 unset SYCL_PI_TRACE SYCL_PI_RECORD SYCL_PI_RECORD_DATA SYCL_PI_CONFIG SYCL_DEVICE_FILTER \
   PITRACE_OCL_ICD_VENDORS PYOPENCL_CTX 2>/dev/null
 
@@ -132,6 +145,11 @@ cmd_of() {
   clblast)  echo "$build/bin/clblast_client $CLBLAST_MNK" ;;
   vadd)     echo "$build/bin/vadd $VADD_N" ;;
   pipeline) echo "$build/bin/pipeline $PIPELINE_N" ;;
+  ffmpeg)   echo "ffmpeg -hide_banner -loglevel error -nostdin -init_hw_device opencl=ocl
+                  -filter_hw_device ocl -f lavfi -i testsrc=size=640x480:rate=25
+                  -vf format=yuv420p,hwupload,avgblur_opencl=sizeX=3,unsharp_opencl=lx=5:ly=5:la=1.0,sobel_opencl,hwdownload,format=yuv420p
+                  -frames:v $FFMPEG_FRAMES -f rawvideo -y $work/ffmpeg.yuv" ;;
+  opencv)   echo "$PY $src/tests/apps/opencv_check.py $OPENCV_WH" ;;
   esac
 }
 ways_of() {
@@ -187,6 +205,11 @@ run_one() {
           then ok=1; else ok=0; fi
           [ -f "$work/clpeak.want" ] || [ $ok = 0 ] || cp "$out.fig" "$work/clpeak.want" ;;
   vadd|pipeline) if grep -q "result verified" "$out"; then ok=1; else ok=0; fi ;;
+  ffmpeg) if [ $rc = 0 ] && [ -s "$work/ffmpeg.yuv" ] &&
+             { [ ! -f "$work/ffmpeg.want" ] || cmp -s "$work/ffmpeg.want" "$work/ffmpeg.yuv"; }
+          then ok=1; else ok=0; fi
+          [ -f "$work/ffmpeg.want" ] || [ $ok = 0 ] || cp "$work/ffmpeg.yuv" "$work/ffmpeg.want"
+          rm -f "$work/ffmpeg.yuv" ;;
   *)      if grep -q "all verified" "$out"; then ok=1; else ok=0; fi ;;
   esac
   calls=- bytes=-
@@ -259,7 +282,9 @@ HEAD = {"pitrace": "through pitrace", "rec-none": "recorded, data=none",
 LABEL = {"clpeak": "clpeak -p 0 -d 0 " + (os.environ.get("CLPEAK_TESTS") or "(all tests)"),
          "pyopencl": "pyopencl_check.py %s" % pyn,
          "clblast": "clblast_client %s" % mnk,
-         "vadd": "vadd %s" % vaddn, "pipeline": "pipeline %s" % pipen}
+         "vadd": "vadd %s" % vaddn, "pipeline": "pipeline %s" % pipen,
+         "ffmpeg": "ffmpeg, %s frames through 3 OpenCL filters" % os.environ.get("FFMPEG_FRAMES", "30"),
+         "opencv": "opencv_check.py %s" % os.environ.get("OPENCV_WH", "1920 1080")}
 
 def mmm(v, fmt):
     v = sorted(v)
