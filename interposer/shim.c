@@ -457,6 +457,8 @@ static uint64_t hostptr_extent(pi_api_id id, const uint64_t *argv)
                        (size_t)argv[8], (size_t)argv[9]);
   case PI_API_piEnqueueMemImageRead:
   case PI_API_piEnqueueMemImageWrite: {
+    /* A 1D image array's images are the region's rows, the row pitch apart
+     * (as PoCL and Mesa read them). */
     size_t px = image_pixel(argv[1]);
     const size_t *region = (const size_t *)(uintptr_t)argv[4];
     if (!px || !region)

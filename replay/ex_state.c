@@ -126,19 +126,19 @@ static void image_extent(const pt_json *desc, size_t *w, size_t *h, size_t *d, b
 
 /* A transfer's box of image b and its host layout, checked: origin o and
  * region r as the transfer gives them (for a 1D image array o[1] and r[1]
- * count images; they become slices here), row pitch *rp and slice pitch
- * *sp (0: packed; set to the pitches used). False when the box is empty or
- * outside the image, a pitch is too small, or host_size bytes are fewer
- * than the layout needs: a damaged session's numbers read nothing outside
- * the recorded bytes. */
+ * count images, the row pitch apart, as PoCL and Mesa read them; they
+ * become slices here), row pitch *rp and slice pitch *sp (0: packed; set
+ * to the pitches used). False when the box is empty or outside the image,
+ * a pitch is too small, or host_size bytes are fewer than the layout
+ * needs: a damaged session's numbers read nothing outside the recorded
+ * bytes. */
 static bool box_layout(const ex_buffer *b, size_t o[3], size_t r[3], size_t *rp, size_t *sp,
                        size_t host_size)
 {
   if (b->array1d) {
     o[2] = o[1], r[2] = r[1];
     o[1] = 0, r[1] = 1;
-    if (!*sp)
-      *sp = *rp;
+    *sp = *rp;
     *rp = 0;
   }
   if (!r[0] || !r[1] || !r[2] || o[0] > b->w || r[0] > b->w - o[0] || o[1] > b->h ||
@@ -201,8 +201,11 @@ static bool create_image(ex *x, const pt_call *c)
            r[3] = {im->w, im->array1d ? im->d : im->h, im->array1d ? 1 : im->d};
     if (st == RP_DATA_MISSING_BLOB)
       rp_payload_problem(x->s, c, 4, "in", st, x->err, sizeof x->err);
-    if (!d || !image_box(im, o, r, (size_t)pt_json_int(pt_json_at(desc, 5), 0),
-                         (size_t)pt_json_int(pt_json_at(desc, 6), 0), d, size, c))
+    size_t rp = (size_t)pt_json_int(pt_json_at(desc, 5), 0);
+    size_t sp = (size_t)pt_json_int(pt_json_at(desc, 6), 0);
+    if (im->array1d) /* its images the slice pitch apart, by default the row pitch */
+      rp = sp ? sp : rp;
+    if (!d || !image_box(im, o, r, rp, sp, d, size, c))
       mark(im, 0, im->size, EX_UNRECORDED, c);
     im->modified = false; /* the repro's own creation gives these contents */
     free(d);

@@ -325,6 +325,8 @@ Test(desc, image_host_extents_are_whole_padded_scanlines_and_slices)
   pi_image_desc a1 = {.image_type = PI_MEM_TYPE_IMAGE1D_ARRAY, .image_width = 8,
                       .image_array_size = 6};
   cr_expect_eq(pi_image_host_extent(&rgba, &a1), 8u * 16 * 6);
+  a1.image_row_pitch = 256; /* the slice pitch is calculated as the row pitch */
+  cr_expect_eq(pi_image_host_extent(&rgba, &a1), 256u * 6);
   pi_image_desc a2 = {.image_type = PI_MEM_TYPE_IMAGE2D_ARRAY, .image_width = 8,
                       .image_height = 2, .image_array_size = 3, .image_slice_pitch = 512};
   cr_expect_eq(pi_image_host_extent(&rgba, &a2), 512u * 3);

@@ -626,6 +626,11 @@ static void extract_image_launch(const char *db, const char *kernel, const char 
 Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
 {
   char *db = record_image_app("all", NULL), *repro = tu_temp_path(".db"), *out;
+  /* The 1D image array's write: its 5 images 80 bytes apart (its row
+   * pitch), the last 64. */
+  cr_assert_eq(sql_int(db, "SELECT size FROM data WHERE seq = (SELECT max(seq) FROM pi_calls "
+                           "WHERE api = 'piEnqueueMemImageWrite')"),
+               4 * 80 + 64);
   /* A's host data whole: 23 scanlines of its 656-byte pitch. */
   cr_assert_eq(sql_int(db, "SELECT size FROM data WHERE seq = (SELECT min(seq) FROM pi_calls "
                            "WHERE api = 'piMemImageCreate')"),
@@ -654,10 +659,12 @@ Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
 Test(replay, image_data_is_recorded_after_hundreds_of_images)
 {
   char *db = record_image_app("all", "churn"), *repro = tu_temp_path(".db"), *out;
-  cr_assert_eq(sql_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piMemImageCreate'"), 303);
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piMemImageCreate'"), 304);
+  /* B's two writes (10 rows each, one padded by 32 bytes a row) and the
+   * 1D image array's (its 5 images 80 bytes apart). */
   cr_assert_eq(sql_int(db, "SELECT sum(size) FROM data WHERE seq IN (SELECT seq FROM pi_calls "
                            "WHERE api = 'piEnqueueMemImageWrite')"),
-               2 * 10 * 37 * 4 + 32 * 9);
+               2 * 10 * 37 * 4 + 32 * 9 + 4 * 80 + 64);
   cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
   cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
 }

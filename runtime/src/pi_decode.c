@@ -252,8 +252,8 @@ size_t pi_image_host_extent(const pi_image_format *f, const pi_image_desc *d)
     return row;
   case PI_MEM_TYPE_IMAGE2D:
     return __builtin_mul_overflow(rp, d->image_height, &out) ? 0 : out;
-  case PI_MEM_TYPE_IMAGE1D_ARRAY:
-    sp = d->image_slice_pitch ? d->image_slice_pitch : row;
+  case PI_MEM_TYPE_IMAGE1D_ARRAY: /* each image one scanline: the slice pitch defaults to the row pitch */
+    sp = d->image_slice_pitch ? d->image_slice_pitch : rp;
     n = d->image_array_size;
     break;
   case PI_MEM_TYPE_IMAGE2D_ARRAY:

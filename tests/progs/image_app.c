@@ -12,6 +12,7 @@
  *   C is read back with a padded row pitch
  *   row_sum  s[y] = sum over x of C[x,y].x             (a buffer)
  *   s is read back
+ *   a 1D image array written from padded host memory and read back
  *
  *   image_app [churn]
  *
@@ -158,7 +159,28 @@ int main(int argc, char **argv)
   TRY("clEnqueueReadBuffer(s)",
       clEnqueueReadBuffer(q, s, CL_TRUE, 0, sizeof sums, sums, 0, NULL, NULL));
 
+  /* A 1D image array: 5 images of 16 pixels, written from host memory
+   * whose images are 80 bytes apart (the row pitch: PoCL and Mesa step
+   * from image to image by it, not by the slice pitch), read back packed. */
+  cl_image_desc d1 = {.image_type = CL_MEM_OBJECT_IMAGE1D_ARRAY, .image_width = 16,
+                      .image_array_size = 5};
+  cl_mem arr = clCreateImage(ctx, CL_MEM_READ_WRITE, &r, &d1, NULL, &err);
+  TRY("clCreateImage(1D array)", err);
+  float padded1[5 * 20] = {0}, back1[5 * 16];
+  for (int i = 0; i < 5; i++)
+    for (int x = 0; x < 16; x++)
+      padded1[i * 20 + x] = (float)(i * 100 + x);
+  size_t r1[3] = {16, 5, 1};
+  TRY("clEnqueueWriteImage(1D array)",
+      clEnqueueWriteImage(q, arr, CL_TRUE, o0, r1, 20 * sizeof(float), 0, padded1, 0, NULL, NULL));
+  TRY("clEnqueueReadImage(1D array)",
+      clEnqueueReadImage(q, arr, CL_TRUE, o0, r1, 0, 0, back1, 0, NULL, NULL));
+  clReleaseMemObject(arr);
+
   int bad = 0;
+  for (int i = 0; i < 5 * 16; i++)
+    if (back1[i] != (float)((i / 16) * 100 + i % 16) && bad++ < 3)
+      fprintf(stderr, "image_app: 1D array pixel %d = %g\n", i, back1[i]);
   for (int y = 0; y < H; y++) {
     double want_sum = 0;
     for (int x = 0; x < W; x++) {
