@@ -71,6 +71,7 @@ static const char usage[] =
 typedef struct diff_row {
   int32_t ia, ib; /* call indexes, -1 for a gap */
   bool moved;     /* a pair found apart from where the alignment put them */
+  bool kept;      /* moved, but only among other threads' calls (order_kept) */
   bool gone;      /* a gap row whose call moved into another row */
 } diff_row;
 
@@ -334,7 +335,7 @@ static bool reserve_rows(dctx *x, size_t more)
 
 static void push_row(dctx *x, int64_t ia, int64_t ib)
 {
-  x->rows[x->nrows++] = (diff_row){(int32_t)ia, (int32_t)ib, false, false};
+  x->rows[x->nrows++] = (diff_row){(int32_t)ia, (int32_t)ib, false, false, false};
 }
 
 /* Rows for the calls at positions [*pa, upto) of ia (the replay's own,
@@ -417,49 +418,65 @@ static bool align_part(dctx *x, const uint32_t *ia, size_t na, const uint32_t *i
   return ok;
 }
 
-/* The session's call indexes grouped by thread (in thread order, each in
- * sequence order): order[start[t]..start[t+1]) for the t-th thread. */
-static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt)
+/* The session's call indexes grouped by thread (each in sequence order):
+ * order[start[t]..start[t+1]) for the t-th thread; first, in thread order,
+ * the *napp threads with calls of the application's, then those with only
+ * calls a recorded replay made itself (its clean-up and data checks, on a
+ * thread of its own: no thread of the recording's). */
+static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt, size_t *napp)
 {
   uint32_t max = 0;
   for (size_t i = 0; i < sd->n; i++)
     max = (sd->ck[i].thread & ~OWN) > max ? sd->ck[i].thread & ~OWN : max;
   size_t *next = calloc((size_t)max + 2, sizeof *next);
+  bool *app = calloc((size_t)max + 2, sizeof *app);
   uint32_t *order = malloc((sd->n ? sd->n : 1) * sizeof *order);
   *start = calloc((size_t)max + 2, sizeof **start);
-  if (!next || !order || !*start) {
+  if (!next || !app || !order || !*start) {
     free(next);
+    free(app);
     free(order);
     free(*start);
     return NULL;
   }
-  for (size_t i = 0; i < sd->n; i++)
+  for (size_t i = 0; i < sd->n; i++) {
     next[sd->ck[i].thread & ~OWN]++;
-  size_t pos = 0;
-  *nt = 0;
-  for (uint32_t t = 0; t <= max; t++) { /* threads that made calls, in order */
-    if (!next[t])
-      continue;
-    (*start)[(*nt)++] = pos;
-    size_t count = next[t];
-    next[t] = pos; /* where the thread's next call goes */
-    pos += count;
+    app[sd->ck[i].thread & ~OWN] |= !(sd->ck[i].thread & OWN);
   }
+  size_t pos = 0;
+  *nt = *napp = 0;
+  for (int own_only = 0; own_only < 2; own_only++)
+    for (uint32_t t = 0; t <= max; t++) { /* threads that made calls, in order */
+      if (!next[t] || app[t] == own_only)
+        continue;
+      (*start)[(*nt)++] = pos;
+      *napp += !own_only;
+      size_t count = next[t];
+      next[t] = pos; /* where the thread's next call goes */
+      pos += count;
+    }
   (*start)[*nt] = pos;
   for (size_t i = 0; i < sd->n; i++)
     order[next[sd->ck[i].thread & ~OWN]++] = (uint32_t)i;
   free(next);
+  free(app);
   return order;
 }
 
+/* Aligns the two sessions' calls into rows: thread by thread when both
+ * have the same number of threads with the application's calls (more than
+ * one: a recorded replay's threads follow the recording's, and how calls
+ * of different threads interleave is no difference), else globally, in
+ * sequence order. The threads with only a replay's own calls align with
+ * nothing. */
 static bool align(dctx *x)
 {
-  size_t *sa, *sb, nta, ntb;
-  uint32_t *oa = by_thread(&x->sa, &sa, &nta), *ob = by_thread(&x->sb, &sb, &ntb);
+  size_t *sa, *sb, nta, ntb, appa, appb;
+  uint32_t *oa = by_thread(&x->sa, &sa, &nta, &appa), *ob = by_thread(&x->sb, &sb, &ntb, &appb);
   bool ok = oa && ob;
-  x->d->per_thread = ok && nta == ntb && nta > 1;
-  if (ok && nta != ntb) { /* globally, in sequence order */
-    nta = ntb = 1;
+  x->d->per_thread = ok && appa == appb && appa > 1;
+  if (ok && !x->d->per_thread) { /* globally, in sequence order */
+    nta = ntb = appa = appb = 1;
     sa[0] = sb[0] = 0;
     sa[1] = x->sa.n;
     sb[1] = x->sb.n;
@@ -468,8 +485,12 @@ static bool align(dctx *x)
     for (size_t i = 0; i < x->sb.n; i++)
       ob[i] = (uint32_t)i;
   }
-  for (size_t t = 0; ok && t < nta; t++)
+  for (size_t t = 0; ok && t < appa; t++)
     ok = align_part(x, oa + sa[t], sa[t + 1] - sa[t], ob + sb[t], sb[t + 1] - sb[t]);
+  for (size_t t = appa; ok && t < nta; t++)
+    ok = align_part(x, oa + sa[t], sa[t + 1] - sa[t], NULL, 0);
+  for (size_t t = appb; ok && t < ntb; t++)
+    ok = align_part(x, NULL, 0, ob + sb[t], sb[t + 1] - sb[t]);
   if (oa) {
     free(oa);
     free(sa);
@@ -1041,6 +1062,46 @@ static size_t live_from(size_t *next, size_t i)
 /* Calls in one session only that the other has elsewhere (the order
  * differs): each of A's is paired with the first of B's with the same key
  * that compares equal, trying a few. */
+/* How far order_kept looks for a call's neighbours of its own thread. */
+#define KEPT_WINDOW 256
+
+/* Whether a call found apart from where the alignment put it (A's ia, B's
+ * ib) keeps its place among the calls of its own thread: the nearest
+ * earlier and later calls of its thread in A that have partners in B
+ * (a2b) lie before and after ib there. Threads interleave differently
+ * from run to run (a recorded replay's do: it follows each thread's calls
+ * in order, not the order between threads), so a call that moved only
+ * among other threads' calls is no difference. A neighbour further than
+ * KEPT_WINDOW calls away counts as not found: the move is reported. */
+static bool order_kept(const dctx *x, const int32_t *a2b, size_t ia, size_t ib)
+{
+  uint32_t t = x->sa.ck[ia].thread & ~OWN;
+  bool before = false, after = false, start = true, end = true;
+  for (size_t k = ia, n = 0; k-- > 0;) {
+    if (++n > KEPT_WINDOW) {
+      start = false;
+      break;
+    }
+    if ((x->sa.ck[k].thread & ~OWN) != t || a2b[k] < 0)
+      continue;
+    start = false;
+    before = (size_t)a2b[k] < ib;
+    break;
+  }
+  for (size_t k = ia + 1, n = 0; k < x->sa.n; k++) {
+    if (++n > KEPT_WINDOW) {
+      end = false;
+      break;
+    }
+    if ((x->sa.ck[k].thread & ~OWN) != t || a2b[k] < 0)
+      continue;
+    end = false;
+    after = (size_t)a2b[k] > ib;
+    break;
+  }
+  return (before || start) && (after || end);
+}
+
 static void find_moves(dctx *x)
 {
   size_t n = 0;
@@ -1059,6 +1120,16 @@ static void find_moves(dctx *x)
   qsort(g, n, sizeof *g, gap_cmp);
   for (size_t i = 0; i <= n; i++)
     next[i] = i;
+  /* Each aligned call of A's partner in B (order_kept); without memory,
+   * every move is reported, as before. */
+  int32_t *a2b = malloc((x->sa.n ? x->sa.n : 1) * sizeof *a2b);
+  if (a2b) {
+    for (size_t i = 0; i < x->sa.n; i++)
+      a2b[i] = -1;
+    for (size_t r = 0; r < x->nrows; r++)
+      if (x->rows[r].ia >= 0 && x->rows[r].ib >= 0)
+        a2b[x->rows[r].ia] = x->rows[r].ib;
+  }
   for (size_t r = 0; r < x->nrows && !x->failed; r++) {
     diff_row *w = &x->rows[r];
     if (w->ib >= 0 || is_own(&x->sa, (size_t)w->ia))
@@ -1082,12 +1153,14 @@ static void find_moves(dctx *x)
       if (same_call(x, ca, cb)) {
         w->ib = o->ib;
         w->moved = o->gone = true;
+        w->kept = a2b && order_kept(x, a2b, (size_t)w->ia, (size_t)o->ib);
         next[lo] = lo + 1;
         pair_call(x, ca, cb, true);
         break;
       }
     }
   }
+  free(a2b);
   free(next);
   free(g);
 }
@@ -1125,7 +1198,7 @@ bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d)
     const pt_call *cb = w->ib >= 0 ? call_at(&x, &x.sb, w->ib) : NULL;
     if (x.failed)
       break;
-    if (w->moved)
+    if (w->moved && !w->kept)
       report_move(&x, ca, cb);
     if (ca && cb)
       compare_pair(&x, ca, cb);
