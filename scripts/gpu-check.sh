@@ -188,31 +188,31 @@ else
     "SYCL_DEVICE_FILTER=cuda '$B/bin/pitrace' run -- '$B/bin/clinfo' --raw >'$OUT/clinfo-cuda.txt' 2>&1 &&
      grep -q 'CL_DEVICE_NAME.*[A-Za-z]' '$OUT/clinfo-cuda.txt' &&
      grep -q 'CL_DEVICE_COMPILER_AVAILABLE *CL_FALSE' '$OUT/clinfo-cuda.txt'"
-  rm -rf "$OUT/clblast"
-  step 0 "the CLBlast client recorded through the front end on NVIDIA OpenCL, verified" sh -c \
-    "OCL_ICD_VENDORS='$nv' SYCL_DEVICE_FILTER=opencl '$B/bin/pitrace' record -o '$OUT/clblast' -- '$B/bin/clblast_client' >'$OUT/clblast.txt' 2>&1 &&
-     grep 'all verified' '$OUT/clblast.txt'"
-  s=$(ls "$OUT"/clblast/*.db 2>/dev/null | head -n1)
-  step 0 "the CLBlast session replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
-    "$B/bin/pitrace" replay --stats "$s"
-  step 0 "its first kernel launch extracted" "$B/bin/pitrace" extract "$s" --kernel 1 \
-    -o "$OUT/clblast-launch1.db"
-  step 0 "the extracted launch replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
-    "$B/bin/pitrace" replay "$OUT/clblast-launch1.db"
+  # through_front_end NAME WHAT VERIFIED LAUNCHES: $B/bin/NAME recorded
+  # through the front end on NVIDIA OpenCL (its output must hold VERIFIED),
+  # its session replayed there, and each of its first LAUNCHES kernel
+  # launches extracted and replayed on its own.
+  through_front_end() {
+    name=$1 what=$2 verified=$3 launches=$4
+    rm -rf "$OUT/$name"
+    step 0 "$what recorded through the front end on NVIDIA OpenCL, verified" sh -c \
+      "OCL_ICD_VENDORS='$nv' SYCL_DEVICE_FILTER=opencl '$B/bin/pitrace' record -o '$OUT/$name' -- '$B/bin/$name' >'$OUT/$name.txt' 2>&1 &&
+       grep '$verified' '$OUT/$name.txt'"
+    s=$(ls "$OUT/$name"/*.db 2>/dev/null | head -n1)
+    step 0 "the $what session replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
+      "$B/bin/pitrace" replay --stats "$s"
+    k=1
+    while [ $k -le "$launches" ]; do
+      step 0 "its kernel launch $k extracted" "$B/bin/pitrace" extract "$s" --kernel $k \
+        -o "$OUT/$name-launch$k.db"
+      step 0 "the extracted launch replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
+        "$B/bin/pitrace" replay "$OUT/$name-launch$k.db"
+      k=$((k + 1))
+    done
+  }
+  through_front_end clblast_client "the CLBlast client" "all verified" 1
   "$B/bin/pitrace" stats "$s" | head -n 30
-  rm -rf "$OUT/image_app"
-  step 0 "image_app (images) recorded through the front end on NVIDIA OpenCL, verified" sh -c \
-    "OCL_ICD_VENDORS='$nv' SYCL_DEVICE_FILTER=opencl '$B/bin/pitrace' record -o '$OUT/image_app' -- '$B/bin/image_app' >'$OUT/image_app.txt' 2>&1 &&
-     grep 'result verified' '$OUT/image_app.txt'"
-  s=$(ls "$OUT"/image_app/*.db 2>/dev/null | head -n1)
-  step 0 "the image_app session replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
-    "$B/bin/pitrace" replay "$s"
-  for k in 1 2; do
-    step 0 "its kernel launch $k extracted" "$B/bin/pitrace" extract "$s" --kernel $k \
-      -o "$OUT/image_app-launch$k.db"
-    step 0 "the extracted launch replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
-      "$B/bin/pitrace" replay "$OUT/image_app-launch$k.db"
-  done
+  through_front_end image_app "image_app (images)" "result verified" 2
   step 0 "what the front end adds per call over NVIDIA's ICD" "$B/bin/bench_frontend" \
     --icd "$nv" --calls "${FE_CALLS:-200000}" --rounds 5
 fi

@@ -1073,33 +1073,31 @@ static size_t live_from(size_t *next, size_t i)
  * in order, not the order between threads), so a call that moved only
  * among other threads' calls is no difference. A neighbour further than
  * KEPT_WINDOW calls away counts as not found: the move is reported. */
+/* The partner in B of the nearest call of A's thread t before (dir -1) or
+ * after (dir +1) A's call ia that has one: 1 found (in *ib), 0 none (the
+ * thread begins or ends there), -1 none within KEPT_WINDOW calls. */
+static int neighbour(const dctx *x, const int32_t *a2b, size_t ia, uint32_t t, int dir,
+                     size_t *ib)
+{
+  size_t k = ia;
+  for (size_t n = 0; dir < 0 ? k > 0 : k + 1 < x->sa.n;) {
+    k = dir < 0 ? k - 1 : k + 1;
+    if (++n > KEPT_WINDOW)
+      return -1;
+    if ((x->sa.ck[k].thread & ~OWN) == t && a2b[k] >= 0) {
+      *ib = (size_t)a2b[k];
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static bool order_kept(const dctx *x, const int32_t *a2b, size_t ia, size_t ib)
 {
   uint32_t t = x->sa.ck[ia].thread & ~OWN;
-  bool before = false, after = false, start = true, end = true;
-  for (size_t k = ia, n = 0; k-- > 0;) {
-    if (++n > KEPT_WINDOW) {
-      start = false;
-      break;
-    }
-    if ((x->sa.ck[k].thread & ~OWN) != t || a2b[k] < 0)
-      continue;
-    start = false;
-    before = (size_t)a2b[k] < ib;
-    break;
-  }
-  for (size_t k = ia + 1, n = 0; k < x->sa.n; k++) {
-    if (++n > KEPT_WINDOW) {
-      end = false;
-      break;
-    }
-    if ((x->sa.ck[k].thread & ~OWN) != t || a2b[k] < 0)
-      continue;
-    end = false;
-    after = (size_t)a2b[k] > ib;
-    break;
-  }
-  return (before || start) && (after || end);
+  size_t before = 0, after = 0;
+  int b = neighbour(x, a2b, ia, t, -1, &before), a = neighbour(x, a2b, ia, t, +1, &after);
+  return (b == 0 || (b == 1 && before < ib)) && (a == 0 || (a == 1 && after > ib));
 }
 
 static void find_moves(dctx *x)
