@@ -188,25 +188,26 @@ else
     "SYCL_DEVICE_FILTER=cuda '$B/bin/pitrace' run -- '$B/bin/clinfo' --raw >'$OUT/clinfo-cuda.txt' 2>&1 &&
      grep -q 'CL_DEVICE_NAME.*[A-Za-z]' '$OUT/clinfo-cuda.txt' &&
      grep -q 'CL_DEVICE_COMPILER_AVAILABLE *CL_FALSE' '$OUT/clinfo-cuda.txt'"
-  # through_front_end NAME WHAT VERIFIED LAUNCHES: $B/bin/NAME recorded
+  # through_front_end NAME LABEL VERIFIED LAUNCHES: $B/bin/NAME recorded
   # through the front end on NVIDIA OpenCL (its output must hold VERIFIED),
   # its session replayed there, and each of its first LAUNCHES kernel
-  # launches extracted and replayed on its own.
+  # launches extracted and replayed on its own. (Its variables are fe_*:
+  # step sets `what`.)
   through_front_end() {
-    name=$1 what=$2 verified=$3 launches=$4
-    rm -rf "$OUT/$name"
-    step 0 "$what recorded through the front end on NVIDIA OpenCL, verified" sh -c \
-      "OCL_ICD_VENDORS='$nv' SYCL_DEVICE_FILTER=opencl '$B/bin/pitrace' record -o '$OUT/$name' -- '$B/bin/$name' >'$OUT/$name.txt' 2>&1 &&
-       grep '$verified' '$OUT/$name.txt'"
-    s=$(ls "$OUT/$name"/*.db 2>/dev/null | head -n1)
-    step 0 "the $what session replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
+    fe_name=$1 fe_label=$2 fe_verified=$3 fe_launches=$4
+    rm -rf "$OUT/$fe_name"
+    step 0 "$fe_label recorded through the front end on NVIDIA OpenCL, verified" sh -c \
+      "OCL_ICD_VENDORS='$nv' SYCL_DEVICE_FILTER=opencl '$B/bin/pitrace' record -o '$OUT/$fe_name' -- '$B/bin/$fe_name' >'$OUT/$fe_name.txt' 2>&1 &&
+       grep '$fe_verified' '$OUT/$fe_name.txt'"
+    s=$(ls "$OUT/$fe_name"/*.db 2>/dev/null | head -n1)
+    step 0 "the $fe_label session replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
       "$B/bin/pitrace" replay --stats "$s"
     k=1
-    while [ $k -le "$launches" ]; do
+    while [ $k -le "$fe_launches" ]; do
       step 0 "its kernel launch $k extracted" "$B/bin/pitrace" extract "$s" --kernel $k \
-        -o "$OUT/$name-launch$k.db"
+        -o "$OUT/$fe_name-launch$k.db"
       step 0 "the extracted launch replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
-        "$B/bin/pitrace" replay "$OUT/$name-launch$k.db"
+        "$B/bin/pitrace" replay "$OUT/$fe_name-launch$k.db"
       k=$((k + 1))
     done
   }
