@@ -756,6 +756,44 @@ Test(viewer, diff_reports_calls_out_of_order)
   cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "order", a, b, NULL), 0, "%s%s", out, err);
 }
 
+/* Threads interleave differently from run to run: a call that moved only
+ * among another thread's calls is no order difference; one that moved
+ * among its own thread's is (above). A's and B's piProgramRelease run on
+ * a thread of their own (thread 2), B's before the piKernelRelease it
+ * follows in A; a third thread in B (its last call's) makes the sessions'
+ * threads differ, so they align globally, in sequence order. */
+Test(viewer, diff_takes_no_move_among_other_threads_calls_for_a_difference)
+{
+  char *a = record("vadd", POCL), *b = copy_db(a), *out, *err;
+  long long k = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piKernelRelease'");
+  long long p = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piProgramRelease'");
+  long long last = sql_int(a, "SELECT max(seq) FROM pi_calls");
+  cr_assert_eq(p, k + 1);
+  cr_assert_gt(last, p);
+  char q[256], v[1024];
+  sql_exec(a, TU_AS_V1_CHUNKS);
+  for (int i = 0; i < 2; i++) {
+    snprintf(q, sizeof q, "SELECT j.value FROM chunks, json_each(chunks.calls) j WHERE "
+             "json_extract(j.value, '$[0]') = %lld", i ? k : p);
+    snprintf(v, sizeof v, "json_set('%s', '$[0]', %lld)", sql(a, q), i ? p : k);
+    set_in_call(b, i ? p : k, "", v);
+  }
+  set_in_call(a, p, "[1]", "2"); /* A's program release on thread 2 */
+  set_in_call(b, k, "[1]", "2"); /* B's, swapped to k, too */
+  set_in_call(b, last, "[1]", "3");
+  cr_assert_eq(sql_int(b, "SELECT seq FROM pi_calls WHERE api = 'piProgramRelease'"), k);
+  cr_assert_eq(sql_int(b, "SELECT count(DISTINCT thread) FROM pi_calls"),
+               sql_int(a, "SELECT count(DISTINCT thread) FROM pi_calls") + 1);
+  cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 0, "%s%s", out, err);
+  cr_assert(strstr(out, "(aligned globally); only in A 0, only in B 0; differences: 0 argument, "
+                        "0 result, 0 info, 0 data, 0 note, 0 order: same"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", b, a, NULL), 0, "%s%s", out, err);
+  /* On one thread in A, the same swap is a move among its own calls. */
+  set_in_call(a, p, "[1]", "1");
+  cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 1, "%s%s", out, err);
+  cr_assert(strstr(out, "0 note, 1 order: different"), "%s", out);
+}
+
 /* Changes byte 8 of the data vadd read back. */
 static void corrupt_readback(const char *db)
 {

@@ -1062,42 +1062,49 @@ static size_t live_from(size_t *next, size_t i)
 /* Calls in one session only that the other has elsewhere (the order
  * differs): each of A's is paired with the first of B's with the same key
  * that compares equal, trying a few. */
-/* How far order_kept looks for a call's neighbours of its own thread. */
+/* How far kept_in looks for a call's neighbours of its own thread. */
 #define KEPT_WINDOW 256
 
-/* Whether a call found apart from where the alignment put it (A's ia, B's
- * ib) keeps its place among the calls of its own thread: the nearest
- * earlier and later calls of its thread in A that have partners in B
- * (a2b) lie before and after ib there. Threads interleave differently
- * from run to run (a recorded replay's do: it follows each thread's calls
- * in order, not the order between threads), so a call that moved only
- * among other threads' calls is no difference. A neighbour further than
- * KEPT_WINDOW calls away counts as not found: the move is reported. */
-/* The partner in B of the nearest call of A's thread t before (dir -1) or
- * after (dir +1) A's call ia that has one: 1 found (in *ib), 0 none (the
- * thread begins or ends there), -1 none within KEPT_WINDOW calls. */
-static int neighbour(const dctx *x, const int32_t *a2b, size_t ia, uint32_t t, int dir,
-                     size_t *ib)
+/* The partner (in the other session, by `partner`) of the nearest call of
+ * thread t of side sd before (dir -1) or after (dir +1) its call i that has
+ * one: 1 found (in *j), 0 none (the thread begins or ends there), -1 none
+ * within KEPT_WINDOW calls. */
+static int neighbour(const side *sd, const int32_t *partner, size_t i, uint32_t t, int dir,
+                     size_t *j)
 {
-  size_t k = ia;
-  for (size_t n = 0; dir < 0 ? k > 0 : k + 1 < x->sa.n;) {
+  size_t k = i;
+  for (size_t n = 0; dir < 0 ? k > 0 : k + 1 < sd->n;) {
     k = dir < 0 ? k - 1 : k + 1;
     if (++n > KEPT_WINDOW)
       return -1;
-    if ((x->sa.ck[k].thread & ~OWN) == t && a2b[k] >= 0) {
-      *ib = (size_t)a2b[k];
+    if ((sd->ck[k].thread & ~OWN) == t && partner[k] >= 0) {
+      *j = (size_t)partner[k];
       return 1;
     }
   }
   return 0;
 }
 
-static bool order_kept(const dctx *x, const int32_t *a2b, size_t ia, size_t ib)
+/* Whether call i of side sd, paired with call j of the other side, keeps
+ * its place among its own thread's calls there: its nearest neighbours of
+ * its thread that have partners have them on the same sides of j. */
+static bool kept_in(const side *sd, const int32_t *partner, size_t i, size_t j)
 {
-  uint32_t t = x->sa.ck[ia].thread & ~OWN;
+  uint32_t t = sd->ck[i].thread & ~OWN;
   size_t before = 0, after = 0;
-  int b = neighbour(x, a2b, ia, t, -1, &before), a = neighbour(x, a2b, ia, t, +1, &after);
-  return (b == 0 || (b == 1 && before < ib)) && (a == 0 || (a == 1 && after > ib));
+  int b = neighbour(sd, partner, i, t, -1, &before), a = neighbour(sd, partner, i, t, +1, &after);
+  return (b == 0 || (b == 1 && before < j)) && (a == 0 || (a == 1 && after > j));
+}
+
+/* Whether a call found apart from where the alignment put it (A's ia, B's
+ * ib) keeps its place among the calls of its own thread, in A's threads
+ * and in B's (a2b, b2a: the aligned calls' partners). Threads interleave
+ * differently from run to run (a recorded replay's do: it follows each
+ * thread's calls in order, not the order between threads), so a call that
+ * moved only among other threads' calls is no difference. */
+static bool order_kept(const dctx *x, const int32_t *a2b, const int32_t *b2a, size_t ia, size_t ib)
+{
+  return kept_in(&x->sa, a2b, ia, ib) && kept_in(&x->sb, b2a, ib, ia);
 }
 
 static void find_moves(dctx *x)
@@ -1121,12 +1128,17 @@ static void find_moves(dctx *x)
   /* Each aligned call of A's partner in B (order_kept); without memory,
    * every move is reported, as before. */
   int32_t *a2b = malloc((x->sa.n ? x->sa.n : 1) * sizeof *a2b);
-  if (a2b) {
+  int32_t *b2a = a2b ? malloc((x->sb.n ? x->sb.n : 1) * sizeof *b2a) : NULL;
+  if (b2a) {
     for (size_t i = 0; i < x->sa.n; i++)
       a2b[i] = -1;
+    for (size_t i = 0; i < x->sb.n; i++)
+      b2a[i] = -1;
     for (size_t r = 0; r < x->nrows; r++)
-      if (x->rows[r].ia >= 0 && x->rows[r].ib >= 0)
+      if (x->rows[r].ia >= 0 && x->rows[r].ib >= 0) {
         a2b[x->rows[r].ia] = x->rows[r].ib;
+        b2a[x->rows[r].ib] = x->rows[r].ia;
+      }
   }
   for (size_t r = 0; r < x->nrows && !x->failed; r++) {
     diff_row *w = &x->rows[r];
@@ -1151,7 +1163,7 @@ static void find_moves(dctx *x)
       if (same_call(x, ca, cb)) {
         w->ib = o->ib;
         w->moved = o->gone = true;
-        w->kept = a2b && order_kept(x, a2b, (size_t)w->ia, (size_t)o->ib);
+        w->kept = b2a && order_kept(x, a2b, b2a, (size_t)w->ia, (size_t)o->ib);
         next[lo] = lo + 1;
         pair_call(x, ca, cb, true);
         break;
@@ -1159,6 +1171,7 @@ static void find_moves(dctx *x)
     }
   }
   free(a2b);
+  free(b2a);
   free(next);
   free(g);
 }
