@@ -731,15 +731,11 @@ Test(viewer, diff_names_both_objects_when_a_call_uses_another_buffer)
   cr_assert(strstr(out, "A's mem#1000 (made by A "), "%s", out);
 }
 
-/* Two calls swapped: each is found in the other session, out of order. */
-Test(viewer, diff_reports_calls_out_of_order)
+/* b, a copy of a, gets a's calls k and p in each other's places (each
+ * keeps its place's seq): each is found in the other session. */
+static void swap_calls(const char *a, const char *b, long long k, long long p)
 {
-  char *a = record("vadd", POCL), *b = copy_db(a), *out, *err;
-  long long k = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piKernelRelease'");
-  long long p = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piProgramRelease'");
-  cr_assert_eq(p, k + 1);
   char q[256], v[1024];
-  /* B releases the program first (each call keeps its place's seq). */
   sql_exec(a, TU_AS_V1_CHUNKS);
   for (int i = 0; i < 2; i++) {
     snprintf(q, sizeof q, "SELECT j.value FROM chunks, json_each(chunks.calls) j WHERE "
@@ -747,6 +743,16 @@ Test(viewer, diff_reports_calls_out_of_order)
     snprintf(v, sizeof v, "json_set('%s', '$[0]', %lld)", sql(a, q), i ? p : k);
     set_in_call(b, i ? p : k, "", v);
   }
+}
+
+/* Two calls swapped: each is found in the other session, out of order. */
+Test(viewer, diff_reports_calls_out_of_order)
+{
+  char *a = record("vadd", POCL), *b = copy_db(a), *out, *err;
+  long long k = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piKernelRelease'");
+  long long p = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piProgramRelease'");
+  cr_assert_eq(p, k + 1);
+  swap_calls(a, b, k, p); /* B releases the program first */
   cr_assert_eq(sql_int(b, "SELECT seq FROM pi_calls WHERE api = 'piProgramRelease'"), k);
   cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 1, "%s%s", out, err);
   cr_assert(strstr(out, ": order: the same call, out of the order the other calls align in"),
@@ -770,14 +776,7 @@ Test(viewer, diff_takes_no_move_among_other_threads_calls_for_a_difference)
   long long last = sql_int(a, "SELECT max(seq) FROM pi_calls");
   cr_assert_eq(p, k + 1);
   cr_assert_gt(last, p);
-  char q[256], v[1024];
-  sql_exec(a, TU_AS_V1_CHUNKS);
-  for (int i = 0; i < 2; i++) {
-    snprintf(q, sizeof q, "SELECT j.value FROM chunks, json_each(chunks.calls) j WHERE "
-             "json_extract(j.value, '$[0]') = %lld", i ? k : p);
-    snprintf(v, sizeof v, "json_set('%s', '$[0]', %lld)", sql(a, q), i ? p : k);
-    set_in_call(b, i ? p : k, "", v);
-  }
+  swap_calls(a, b, k, p);
   set_in_call(a, p, "[1]", "2"); /* A's program release on thread 2 */
   set_in_call(b, k, "[1]", "2"); /* B's, swapped to k, too */
   set_in_call(b, last, "[1]", "3");
