@@ -365,6 +365,9 @@ typedef struct image_info {
 } image_info;
 static image_info *images;
 static unsigned nimages, cap_images;
+/* nimages, for the calls that release or retain memory to skip the lock
+ * while no image lives (most programs make none). */
+static _Atomic unsigned live_images;
 static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Bytes of one pixel of an image format (NULL: none). */
@@ -778,13 +781,17 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
     if (i < cap_images) {
       images[i] = im;
       if (i == nimages)
-        nimages++;
+        atomic_store_explicit(&live_images, ++nimages, memory_order_relaxed);
     }
     pthread_mutex_unlock(&side_lock);
     break;
   }
   case PI_API_piMemRetain:
   case PI_API_piMemRelease:
+    /* An image is in the table before its handle is returned, so a call
+     * on it never finds the count 0. */
+    if (!atomic_load_explicit(&live_images, memory_order_relaxed))
+      break;
     pthread_mutex_lock(&side_lock);
     for (unsigned i = 0; i < nimages; i++)
       if (images[i].mem == argv[0]) {
@@ -792,6 +799,7 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
           images[i].refs++;
         else if (--images[i].refs == 0)
           images[i] = images[--nimages];
+        atomic_store_explicit(&live_images, nimages, memory_order_relaxed);
         break;
       }
     pthread_mutex_unlock(&side_lock);
