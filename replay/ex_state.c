@@ -545,10 +545,7 @@ static bool all_known(const ex_buffer *b, size_t at, size_t n)
 static bool emit_image_writes(ex *x, ex_buffer *b, int64_t start)
 {
   const bool array1d = b->array1d;
-  size_t k = 0;
-  while (k < b->size && b->state[k] == EX_KNOWN)
-    k++;
-  if (k == b->size) {
+  if (all_known(b, 0, b->size)) {
     size_t o[3] = {0, 0, 0}, r[3] = {b->w, array1d ? b->d : b->h, array1d ? 1 : b->d};
     return emit_image_transfer(x, PI_API_piEnqueueMemImageWrite, b, o, r, 0, 0, b->data,
                                b->size, start);
