@@ -191,7 +191,6 @@ static void find_undefined_reads(rp_session *s)
 {
   unsigned char *fresh = NULL, *undef = NULL;
   size_t nfresh = 0;
-  bool any = false;
   for (size_t i = 0; i < s->calls.n; i++) {
     const pt_call *c = &s->calls.v[i];
     if (!c->returned || c->result != PI_SUCCESS)
@@ -243,17 +242,13 @@ static void find_undefined_reads(rp_session *s)
         if (!undef && !(undef = calloc(s->calls.n, 1)))
           break;
         undef[i] = 1;
-        any = true;
       }
     } else {
       fresh[mem] = make;
     }
   }
   free(fresh);
-  if (any)
-    s->undefined_read = undef;
-  else
-    free(undef);
+  s->undefined_read = undef; /* NULL: no such read */
 }
 
 /* The recorded PI_DEVICE_INFO_NAME of the application's device. */
