@@ -211,7 +211,7 @@ else
       k=$((k + 1))
     done
   }
-  through_front_end clblast_client "the CLBlast client" "all verified" 1
+  through_front_end clblast_client "CLBlast client" "all verified" 1
   "$B/bin/pitrace" stats "$s" | head -n 30
   through_front_end image_app "image_app (images)" "result verified" 2
   step 0 "what the front end adds per call over NVIDIA's ICD" "$B/bin/bench_frontend" \
