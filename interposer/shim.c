@@ -622,7 +622,7 @@ static void emit_readback(const pending_read *p)
   r->size = size;
   r->heap = heap;
   if (heap) {
-    void *copy = malloc(size);
+    void *copy = pt_payload_alloc(size);
     if (copy)
       memcpy(copy, p->ptr, size);
     else
@@ -888,7 +888,7 @@ static void write_items(unsigned char *w, const captures *c)
     it->heap = k->size > INLINE_MAX;
     w += sizeof *it;
     if (it->heap) {
-      void *copy = malloc(k->size);
+      void *copy = pt_payload_alloc(k->size);
       if (copy)
         memcpy(copy, k->ptr, k->size);
       else

@@ -431,6 +431,7 @@ void wr__reset_state(void)
   wr.nthreads = wr.notes_waiting = 0;
   wr__stop_encoders();
   wr__free_chunks();
+  pt_payload_trim();
   for (pending_call *c = wr.inflight, *n; c; c = n) {
     n = c->next;
     wr__call_free(c);

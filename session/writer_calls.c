@@ -83,7 +83,7 @@ void wr__free_heap_items(item_view *v, unsigned n)
 {
   for (unsigned i = 0; i < n && !wr.salvaging; i++)
     if (v[i].it->heap)
-      free((void *)v[i].data);
+      pt_payload_free((void *)v[i].data);
 }
 
 static const item_view *find_item(const item_view *v, unsigned n, unsigned pos, uint8_t role)
@@ -1102,7 +1102,7 @@ static void process_readback(const rec_readback *r, uint64_t current_seq)
     wr__store_data(s->a, r->position, "readback", 0, data, r->size, r->size, (int64_t)current_seq);
     map_del(&wr.memo, r->call_ticket);
   }
-  free(heap);
+  pt_payload_free(heap);
 }
 
 /* The note belongs to the next call of the thread whose ring held it. */

@@ -359,7 +359,7 @@ void wr__discard(void)
       } else if (h->type == REC_READBACK && ((const rec_readback *)h)->heap) {
         void *heap;
         memcpy(&heap, (const rec_readback *)h + 1, sizeof heap);
-        free(heap);
+        pt_payload_free(heap);
       }
       consume(r, h);
     }

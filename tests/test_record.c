@@ -452,6 +452,49 @@ Test(record, readback_of_a_non_blocking_read_and_payloads_stored_once)
                "the same data stored twice");
 }
 
+/* Payloads too large for a ring go through the recorder's own payload
+ * memory (payload.c: a mapping of 2 MiB pages from 1 MiB on, reused once
+ * freed) and are written into their blob rows in place from 64 KiB on
+ * (store_blob): each stored byte for byte, once, the read back too. */
+Test(record, large_payloads_are_stored_byte_for_byte_and_once)
+{
+  static const long ints[] = {32768, 786432}; /* 128 KiB (malloc), 3 MiB (mapped) */
+  for (size_t k = 0; k < sizeof ints / sizeof *ints; k++) {
+    char n[32];
+    snprintf(n, sizeof n, "%ld", ints[k]);
+    const char *argv[] = {BIN "/record_prog", "readback", n, NULL};
+    char *db = tu_temp_path(".db"), *out;
+    const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_DATA=all", POCL, NULL};
+    cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+    cr_assert(strstr(out, "read back ok"), "%s", out);
+    long long bytes = ints[k] * 4;
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM data WHERE role = 'in' AND size = %lld", bytes);
+    cr_assert_eq(db_int(db, sql), 2);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM data WHERE role = 'readback' AND size = %lld",
+             bytes);
+    cr_assert_eq(db_int(db, sql), 1);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM blobs WHERE size = %lld", bytes);
+    cr_assert_eq(db_int(db, sql), 1, "the same data stored more than once");
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open_v2(db, &h, DB_READ, NULL), SQLITE_OK);
+    sqlite3_stmt *s;
+    snprintf(sql, sizeof sql, "SELECT content FROM blobs WHERE size = %lld", bytes);
+    cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &s, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(s), SQLITE_ROW);
+    const int *got = sqlite3_column_blob(s, 0);
+    cr_assert_eq(sqlite3_column_bytes(s, 0), bytes);
+    long bad = -1;
+    for (long i = 0; i < ints[k] && bad < 0; i++)
+      if (got[i] != (int)(i * 3))
+        bad = i;
+    cr_assert_eq(bad, -1, "%lld-byte payload: int %ld is %d, not %ld", bytes, bad,
+                 bad >= 0 ? got[bad] : 0, bad * 3);
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+  }
+}
+
 /* Calls whose text the encoder threads print (info queries, strings:
  * PITRACE_PRINT_LATER=1; by default only with 4 or more processors) are
  * stored as the merge thread prints them at once: the same arguments

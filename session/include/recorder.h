@@ -336,6 +336,14 @@ void ringfile_note_instance(uint32_t i);
 /* The session ended in order: marks the file done and removes it. */
 void ringfile_remove(void);
 
+/* ---- Payload copies (payload.c) ----------------------------------------------
+ * Where the shim copies a payload too large for its ring (the record keeps
+ * the pointer), freed by the writer once stored; NULL when no memory. */
+void *pt_payload_alloc(uint64_t size);
+void pt_payload_free(void *p);
+/* Gives back the freed copies kept for reuse (the session's end). */
+void pt_payload_trim(void);
+
 /* ---- The writer (writer.c; writer_internal.h lists its files) -------------------- */
 
 /* Opens the database and starts the writer thread; false (after one

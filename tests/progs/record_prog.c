@@ -35,8 +35,9 @@
  *                           their records in the order of a race)
  *   record_prog infojunk    the device's name into a 4 KiB buffer full of 'Z'
  *                           with no size asked back
- *   record_prog readback    a non-blocking read completed by an event wait,
- *                           and the same buffer written twice
+ *   record_prog readback [N]  a non-blocking read completed by an event wait,
+ *                           and the same buffer written twice (N ints, i * 3;
+ *                           1024 by default)
  *   record_prog freshmap    a buffer made without data mapped for reading and
  *                           writing (what it holds is undefined), filled
  *                           through the map and half of it read back; a
@@ -281,25 +282,29 @@ static void pause_ms(int ms)
   nanosleep(&t, NULL);
 }
 
-static int readback(void)
+static int readback(long n)
 {
   pirt_context *ctx;
   pirt_queue *q;
   pirt_buffer *b;
-  int data[1024], back[1024];
-  for (int i = 0; i < 1024; i++)
-    data[i] = i * 3;
+  size_t bytes = (size_t)n * sizeof(int);
+  int *data = malloc(bytes), *back = malloc(bytes);
+  if (!data || !back) {
+    printf("record_prog: out of memory for %ld ints\n", n);
+    return 2;
+  }
+  for (long i = 0; i < n; i++)
+    data[i] = (int)(i * 3);
   if (pirt_context_create(dev, &ctx) || pirt_queue_create(ctx, 0, &q) ||
-      pirt_buffer_create(ctx, 0, sizeof data, NULL, &b) ||
-      pirt_write(q, b, true, 0, sizeof data, data, 0, NULL, NULL) ||
-      pirt_write(q, b, true, 0, sizeof data, data, 0, NULL, NULL)) {
+      pirt_buffer_create(ctx, 0, bytes, NULL, &b) ||
+      pirt_write(q, b, true, 0, bytes, data, 0, NULL, NULL) ||
+      pirt_write(q, b, true, 0, bytes, data, 0, NULL, NULL)) {
     printf("record_prog: %s\n", pirt_error_message());
     return 2;
   }
   pirt_event *ev;
-  memset(back, 0, sizeof back);
-  if (pirt_read(q, b, false, 0, sizeof back, back, 0, NULL, &ev) ||
-      pirt_event_wait(1, &ev)) {
+  memset(back, 0, bytes);
+  if (pirt_read(q, b, false, 0, bytes, back, 0, NULL, &ev) || pirt_event_wait(1, &ev)) {
     printf("record_prog: %s\n", pirt_error_message());
     return 2;
   }
@@ -307,7 +312,9 @@ static int readback(void)
   pirt_buffer_release(b);
   pirt_queue_release(q);
   pirt_context_release(ctx);
-  printf("record_prog: read back %s\n", memcmp(data, back, sizeof data) ? "WRONG" : "ok");
+  printf("record_prog: read back %s\n", memcmp(data, back, bytes) ? "WRONG" : "ok");
+  free(data);
+  free(back);
   return 0;
 }
 
@@ -352,7 +359,7 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback | freshmap\n");
+                    "count FILE | readback [N] | freshmap\n");
     return 2;
   }
   if (pirt_device_select(NULL, &dev) != PI_SUCCESS) {
@@ -415,8 +422,15 @@ int main(int argc, char **argv)
     pthread_join(th, &r);
     return rc || r ? 2 : 0;
   }
-  if (strcmp(mode, "readback") == 0)
-    return readback();
+  if (strcmp(mode, "readback") == 0) {
+    long n = argc > 2 ? atol(argv[2]) : 1024;
+    if (n <= 0 || n > (1l << 28)) {
+      fprintf(stderr, "record_prog: readback wants a number of ints from 1 to 2^28, not '%s'\n",
+              argv[2]);
+      return 2;
+    }
+    return readback(n);
+  }
   if (strcmp(mode, "freshmap") == 0)
     return freshmap();
   if (strcmp(mode, "reuse") == 0)
