@@ -15,9 +15,9 @@
  * is pinned at its default so that every round gets fresh pages, as a
  * process recording its first payloads does), a copy from the program's
  * (already touched) buffer, the hash. The same again into the memory the
- * recorder copies payloads into (pt_payload_alloc: 2 MiB pages where the
- * kernel gives them), fresh (its pool of freed copies emptied before the
- * round) and reused (a program that moves the same sizes again). Reported:
+ * recorder copies payloads into (pt_payload_alloc), fresh (its pool of
+ * freed copies emptied before the round) and reused (a program that moves
+ * the same sizes again). Reported:
  * min / median / max over the rounds of each whole, and of its parts
  * measured the same way on their own (the copy into memory already
  * touched; the hash alone).
@@ -148,15 +148,15 @@ int main(int argc, char **argv)
          rounds);
   double mn, md, mx;
   bench_mmm(whole, (size_t)rounds, &mn, &md, &mx);
-  printf("  copied into fresh memory and hashed: %.2f / %.2f / %.2f\n", mn, md, mx);
+  printf("  copied into fresh memory and hashed:         %.2f / %.2f / %.2f\n", mn, md, mx);
   bench_mmm(fresh, (size_t)rounds, &mn, &md, &mx);
-  printf("  the recorder's way (pt_payload_alloc), fresh:  %.2f / %.2f / %.2f\n", mn, md, mx);
+  printf("  the same, the recorder's memory (fresh):     %.2f / %.2f / %.2f\n", mn, md, mx);
   bench_mmm(reused, (size_t)rounds, &mn, &md, &mx);
-  printf("  the recorder's way, its freed copies reused:   %.2f / %.2f / %.2f\n", mn, md, mx);
+  printf("  the same, the recorder's memory reused:      %.2f / %.2f / %.2f\n", mn, md, mx);
   bench_mmm(cp, (size_t)rounds, &mn, &md, &mx);
-  printf("  copied into memory already touched:  %.2f / %.2f / %.2f\n", mn, md, mx);
+  printf("  copied into memory already touched:          %.2f / %.2f / %.2f\n", mn, md, mx);
   bench_mmm(hash, (size_t)rounds, &mn, &md, &mx);
-  printf("  hashed (XXH3-128, pt_blob_key):       %.2f / %.2f / %.2f\n", mn, md, mx);
+  printf("  hashed (XXH3-128, pt_blob_key):              %.2f / %.2f / %.2f\n", mn, md, mx);
   for (size_t k = 0; k < nsizes; k++) {
     free(src[k]);
     free(warm[k]);

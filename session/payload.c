@@ -3,16 +3,23 @@
  * application's thread (the shim, for SYCL_PI_RECORD_DATA=all) and freed
  * from on the writer's, once stored.
  *
- * Why not malloc: the copy is the floor of recording data, and for a
- * payload of megabytes most of it is not the copy but faulting in fresh
- * pages (bench_copyhash: 48 MiB into fresh 4 KiB pages 20.5 ms on the
- * 2-core machine, into memory already touched 2.6 ms). So payloads of
- * PAYLOAD_BIG or more go into their own mapping, in whole 2 MiB pages
- * where the kernel gives them (MADV_HUGEPAGE: one fault and one clear a
- * 2 MiB page, 4.0 ms for the same 48 MiB), and up to POOL_BYTES of them
- * freed are kept for the next payloads (a program that moves the same
- * buffers every frame touches no fresh page after its first). Smaller
- * payloads come from malloc, whose own free lists reuse their memory.
+ * Why not malloc alone: the copy is the floor of recording data, and for
+ * a payload of megabytes most of it is not the copy but faulting in fresh
+ * pages (bench_copyhash: 48 MiB into fresh pages 20.5 ms on the 2-core
+ * machine, into memory already touched 2.6 ms). So payloads of
+ * PAYLOAD_BIG or more go into mappings of their own, and up to POOL_MAX of
+ * them freed (POOL_BYTES) are kept for the next payloads: a program that
+ * moves a buffer of the same size again copies it into memory already
+ * touched (vadd 4194304: its third 16 MiB payload, the read, 0.8 ms
+ * instead of 6). That also leaves the application's malloc as it was
+ * (glibc raises its mmap threshold when a large block is freed). Smaller
+ * payloads come from malloc, whose free lists reuse their memory.
+ *
+ * Not done: asking for 2 MiB pages (MADV_HUGEPAGE). On the 2-core VM a
+ * fresh 16 MiB copy took 1.6 ms instead of 6, but 6 of 40 recorded runs of
+ * vadd 4194304 took 70 ms longer, a copy stalling for up to 43 ms (no
+ * compaction counted: the host backing the guest's memory, it seems);
+ * the mean was no better (125 ms against 128).
  *
  * Under AddressSanitizer everything comes from malloc, so that a read past
  * a payload is still found.
@@ -23,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "recorder.h"
 
@@ -34,9 +42,8 @@
 #endif
 #endif
 
-#define HUGE_PAGE (2u << 20)
-#define PAYLOAD_BIG (1u << 20)       /* from here on, a mapping of its own */
-#define POOL_MAX 4                   /* mappings kept for reuse */
+#define PAYLOAD_BIG (1u << 20)        /* from here on, a mapping of its own */
+#define POOL_MAX 4                    /* mappings kept for reuse */
 #define POOL_BYTES ((size_t)64 << 20) /* and their bytes, at most */
 
 /* In front of every payload: how its memory was had, so that the writer
@@ -51,38 +58,16 @@ static payload_hdr *pool[POOL_MAX];
 static unsigned npool;
 static size_t pool_bytes;
 
-#ifndef PAYLOAD_MALLOC_ONLY
-/* A fresh mapping of at least len bytes (a multiple of HUGE_PAGE) that
- * starts on a 2 MiB boundary, so that all of it can be whole pages. */
-static void *map_aligned(size_t len)
-{
-  size_t over = len + HUGE_PAGE;
-  unsigned char *m = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED)
-    return NULL;
-  uintptr_t at = ((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-  size_t before = at - (uintptr_t)m;
-  if (before)
-    munmap(m, before);
-  if (over - before - len)
-    munmap((unsigned char *)at + len, over - before - len);
-  /* Where transparent huge pages are off, this fails and 4 KiB pages
-   * serve as before. */
-  (void)madvise((void *)at, len, MADV_HUGEPAGE);
-  return (void *)at;
-}
-#endif
-
 void *pt_payload_alloc(uint64_t size)
 {
-  if (size > SIZE_MAX - sizeof(payload_hdr) - HUGE_PAGE)
+  if (size > SIZE_MAX / 2)
     return NULL;
   size_t need = sizeof(payload_hdr) + (size_t)size;
 #ifndef PAYLOAD_MALLOC_ONLY
   if (size >= PAYLOAD_BIG) {
     payload_hdr *h = NULL;
     pthread_mutex_lock(&pool_lock);
-    unsigned best = POOL_MAX;
+    unsigned best = POOL_MAX; /* the smallest that holds it */
     for (unsigned i = 0; i < npool; i++)
       if (pool[i]->map_len >= need && (best == POOL_MAX || pool[i]->map_len < pool[best]->map_len))
         best = i;
@@ -93,9 +78,12 @@ void *pt_payload_alloc(uint64_t size)
     }
     pthread_mutex_unlock(&pool_lock);
     if (!h) {
-      size_t len = (need + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
-      if (!(h = map_aligned(len)))
+      size_t page = (size_t)sysconf(_SC_PAGESIZE);
+      size_t len = (need + page - 1) & ~(page - 1);
+      void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED)
         return NULL;
+      h = m;
       h->map_len = len;
     }
     return h + 1;

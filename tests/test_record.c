@@ -453,9 +453,9 @@ Test(record, readback_of_a_non_blocking_read_and_payloads_stored_once)
 }
 
 /* Payloads too large for a ring go through the recorder's own payload
- * memory (payload.c: a mapping of 2 MiB pages from 1 MiB on, reused once
- * freed) and are written into their blob rows in place from 64 KiB on
- * (store_blob): each stored byte for byte, once, the read back too. */
+ * memory (payload.c: a mapping of its own from 1 MiB on, kept for reuse
+ * once freed) and are written into their blob rows in place from 64 KiB
+ * on (store_blob): each stored byte for byte, once, the read back too. */
 Test(record, large_payloads_are_stored_byte_for_byte_and_once)
 {
   static const long ints[] = {32768, 786432}; /* 128 KiB (malloc), 3 MiB (mapped) */
