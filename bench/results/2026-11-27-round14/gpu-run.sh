@@ -18,5 +18,5 @@ echo "NVIDIA OpenCL: $nv ($(cat "$nv"))"
 nproc
 ICD=$nv NEW=build-gpu BASE=build-gpu-base ROUNDS=${ROUNDS:-20} OUT=$OUT/ab \
   sh bench/results/2026-11-27-round14/data-ab.sh
-sh scripts/real-apps.sh --rounds "${APP_ROUNDS:-15}" --apps "vadd clblast" \
+LD_LIBRARY_PATH=$PWD/build-gpu/lib sh scripts/real-apps.sh --rounds "${APP_ROUNDS:-15}" --apps "vadd clblast" \
   --ways "direct rec-none rec-all" --icd "$nv" build-gpu 2>&1 | sed -n '/^Real applications/,$p'
