@@ -32,6 +32,7 @@ typedef struct ex_buffer {
    * array's images are its slices); its bytes are kept packed, row after
    * row, whatever pitches the transfers used. es 0: a buffer. */
   size_t es, w, h, d;
+  uint32_t order, type; /* an image's channel order and type (pi_image_format) */
   bool array1d; /* a 1D image array: its transfers' origin[1] names the image */
   bool modified;      /* changed since its creation */
   int64_t why_seq;    /* the last call that made bytes unknown */

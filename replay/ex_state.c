@@ -124,6 +124,26 @@ static void image_extent(const pt_json *desc, size_t *w, size_t *h, size_t *d, b
     *d = 1;
 }
 
+/* A box of image b as a call gives it (origin o, region r), in the
+ * image's own terms: a 1D image array's o[1] and r[1] count images, its
+ * slices here. False when the box is empty or not inside the image. */
+static bool image_box_of(const ex_buffer *b, size_t o[3], size_t r[3])
+{
+  if (b->array1d) {
+    o[2] = o[1], r[2] = r[1];
+    o[1] = 0, r[1] = 1;
+  }
+  return r[0] && r[1] && r[2] && o[0] <= b->w && r[0] <= b->w - o[0] && o[1] <= b->h &&
+         r[1] <= b->h - o[1] && o[2] <= b->d && r[2] <= b->d - o[2];
+}
+
+/* Where row j of box (o, r) of image b begins, in its packed bytes (the
+ * box's rows counted row after row, slice after slice). */
+static size_t box_row_at(const ex_buffer *b, const size_t o[3], const size_t r[3], size_t j)
+{
+  return (((o[2] + j / r[1]) * b->h + o[1] + j % r[1]) * b->w + o[0]) * b->es;
+}
+
 /* A transfer's box of image b and its host layout, checked: origin o and
  * region r as the transfer gives them (for a 1D image array o[1] and r[1]
  * count images, the row pitch apart, as PoCL and Mesa read them; they
@@ -136,13 +156,10 @@ static bool box_layout(const ex_buffer *b, size_t o[3], size_t r[3], size_t *rp,
                        size_t host_size)
 {
   if (b->array1d) {
-    o[2] = o[1], r[2] = r[1];
-    o[1] = 0, r[1] = 1;
     *sp = *rp;
     *rp = 0;
   }
-  if (!r[0] || !r[1] || !r[2] || o[0] > b->w || r[0] > b->w - o[0] || o[1] > b->h ||
-      r[1] > b->h - o[1] || o[2] > b->d || r[2] > b->d - o[2])
+  if (!image_box_of(b, o, r))
     return false;
   size_t row = r[0] * b->es, last; /* within the image: no overflow */
   if (!*rp)
@@ -179,8 +196,9 @@ static bool create_image(ex *x, const pt_call *c)
 {
   const pt_json *fmt = pt_json_at(c->args, 2), *desc = pt_json_at(c->args, 3);
   ex_buffer b = {.id = (uint64_t)rp_arg_int(c, 5, 0),
-                 .es = pi_image_element_size((uint32_t)pt_json_int(pt_json_at(fmt, 0), 0),
-                                             (uint32_t)pt_json_int(pt_json_at(fmt, 1), 0))};
+                 .order = (uint32_t)pt_json_int(pt_json_at(fmt, 0), 0),
+                 .type = (uint32_t)pt_json_int(pt_json_at(fmt, 1), 0)};
+  b.es = pi_image_element_size(b.order, b.type);
   image_extent(desc, &b.w, &b.h, &b.d, &b.array1d);
   if (!b.es || !b.w || b.w > SIZE_MAX / b.es / b.h / b.d)
     return true; /* a format this table does not know: not followed (a launch using it is refused) */
@@ -254,6 +272,100 @@ static void image_transfer(ex *x, const pt_call *c, bool write)
   free(d);
 }
 
+/* A whole buffer changed in a way not followed. */
+static void whole(ex *x, const pt_call *c, uint64_t mem)
+{
+  uint64_t at;
+  ex_buffer *b = region(x, mem, 0, 0, &at);
+  if (b)
+    mark(b, 0, b->size, EX_DEVICE, c);
+}
+
+/* piEnqueueMemImageCopy (args: queue, src, dst, src origin, dst origin,
+ * region): the destination box gets the source box's pixels and what is
+ * known of them, row j of one to row j of the other (the images may be of
+ * different types; they share a format, OpenCL's rule). From an image not
+ * followed, or a box that does not fit, the destination is made on the
+ * device. */
+static void image_copy(ex *x, const pt_call *c)
+{
+  uint64_t dmem = (uint64_t)rp_arg_int(c, 2, 0);
+  ex_buffer *src = image_of(x, (uint64_t)rp_arg_int(c, 1, 0)), *dst = image_of(x, dmem);
+  if (!dst) {
+    whole(x, c, dmem); /* a buffer (not an image copy), or not followed */
+    return;
+  }
+  size_t so[3], dof[3], rs[3], rd[3];
+  triple(pt_json_at(c->args, 3), so);
+  triple(pt_json_at(c->args, 4), dof);
+  triple(pt_json_at(c->args, 5), rs);
+  memcpy(rd, rs, sizeof rd);
+  if (!src || src->es != dst->es || !image_box_of(src, so, rs) || !image_box_of(dst, dof, rd) ||
+      rs[0] != rd[0] || rs[1] * rs[2] != rd[1] * rd[2]) {
+    mark(dst, 0, dst->size, EX_DEVICE, c);
+    return;
+  }
+  size_t n = rs[0] * src->es;
+  for (size_t j = 0; j < rs[1] * rs[2]; j++) {
+    size_t from = box_row_at(src, so, rs, j), to = box_row_at(dst, dof, rd, j);
+    memmove(dst->data + to, src->data + from, n);
+    memmove(dst->state + to, src->state + from, n);
+  }
+  dst->modified = true;
+  if (src->why_seq) {
+    dst->why_seq = src->why_seq;
+    dst->why_api = src->why_api;
+  }
+}
+
+/* How many of a fill color's four words an image's pixel is, where that
+ * is all a fill does: 32-bit channels (float, signed or unsigned integer)
+ * in order R, RG or RGBA. 0: a format whose fill converts the color
+ * (normalizing, rounding, packing, reordering), not followed. */
+static size_t fill_words(const ex_buffer *b)
+{
+  if (b->type != PI_IMAGE_CHANNEL_TYPE_FLOAT && b->type != PI_IMAGE_CHANNEL_TYPE_SIGNED_INT32 &&
+      b->type != PI_IMAGE_CHANNEL_TYPE_UNSIGNED_INT32)
+    return 0;
+  switch (b->order) {
+  case PI_IMAGE_CHANNEL_ORDER_R: return 1;
+  case PI_IMAGE_CHANNEL_ORDER_RG: return 2;
+  case PI_IMAGE_CHANNEL_ORDER_RGBA: return 4;
+  default: return 0;
+  }
+}
+
+/* piEnqueueMemImageFill (args: queue, image, fill color, origin, region):
+ * the box's pixels become the color where fill_words knows the format;
+ * otherwise (or without the color's bytes) the box is made on the device,
+ * or unrecorded. */
+static void image_fill(ex *x, const pt_call *c)
+{
+  ex_buffer *b = image_of(x, (uint64_t)rp_arg_int(c, 1, 0));
+  if (!b)
+    return;
+  size_t o[3], r[3], size = 0, words = fill_words(b);
+  triple(pt_json_at(c->args, 3), o);
+  triple(pt_json_at(c->args, 4), r);
+  if (!words || !image_box_of(b, o, r)) {
+    mark(b, 0, b->size, EX_DEVICE, c);
+    return;
+  }
+  rp_data_status st;
+  unsigned char *color = rp_payload(x->s, c, 2, "in", 0, &size, &st);
+  if (!color || size < words * 4) {
+    mark(b, 0, b->size, EX_UNRECORDED, c);
+    free(color);
+    return;
+  }
+  for (size_t j = 0; j < r[1] * r[2]; j++) {
+    size_t at = box_row_at(b, o, r, j);
+    for (size_t k = 0; k < r[0]; k++)
+      known(b, at + k * b->es, color, b->es, c);
+  }
+  free(color);
+}
+
 static bool partition(ex *x, const pt_call *c)
 {
   const pt_json *info = pt_json_at(c->args, 3);
@@ -301,14 +413,6 @@ static void copy(ex *x, const pt_call *c)
   }
 }
 
-/* A whole buffer changed in a way not followed. */
-static void whole(ex *x, const pt_call *c, uint64_t mem)
-{
-  uint64_t at;
-  ex_buffer *b = region(x, mem, 0, 0, &at);
-  if (b)
-    mark(b, 0, b->size, EX_DEVICE, c);
-}
 
 static void bind_arg(ex *x, const pt_call *c, uint64_t mem)
 {
@@ -394,8 +498,8 @@ static bool follow(ex *x, const pt_call *c)
   case PI_API_piMemImageCreate: return create_image(x, c);
   case PI_API_piEnqueueMemImageWrite: image_transfer(x, c, true); return true;
   case PI_API_piEnqueueMemImageRead: image_transfer(x, c, false); return true;
-  case PI_API_piEnqueueMemImageCopy: whole(x, c, (uint64_t)rp_arg_int(c, 2, 0)); return true;
-  case PI_API_piEnqueueMemImageFill: whole(x, c, (uint64_t)rp_arg_int(c, 1, 0)); return true;
+  case PI_API_piEnqueueMemImageCopy: image_copy(x, c); return true;
+  case PI_API_piEnqueueMemImageFill: image_fill(x, c); return true;
   default:
     return true;
   }

@@ -653,6 +653,17 @@ Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
   cr_assert(strstr(out, "piMemImageCreate, whose data was not recorded"), "%s", out);
 }
 
+/* Extract follows what the device does to images as it follows buffers:
+ * image_app copy's A2, filled with 2.0 (RGBA float: the color's words are
+ * the pixel) and then mostly copied from A, is written whole into the
+ * repro, which replays with C's read-back verified (before: refused, "holds
+ * data computed on the device by seq N piEnqueueMemImageCopy"). */
+Test(replay, extract_follows_image_fills_and_copies)
+{
+  char *db = record_image_app("all", "copy"), *repro = tu_temp_path(".db");
+  extract_image_launch(db, "1", repro, "[37,23,1]\n[37,20,1]\n");
+}
+
 /* The recorder knows every live image's pixel size (how many bytes its
  * transfers move), however many were made before: B's writes after 300
  * images made and released keep their data. */

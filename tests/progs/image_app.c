@@ -14,10 +14,13 @@
  *   s is read back
  *   a 1D image array written from padded host memory and read back
  *
- *   image_app [churn]
+ *   image_app [churn|copy]
  *
  * churn: first makes and releases 300 small images (a recorder that kept
  * a fixed table of images lost the data of every image after the 256th).
+ * copy: blend reads A2 instead of A: an image filled with 2.0 (all four
+ * channels), then rows 0..H-6 of A copied into it (clEnqueueFillImage,
+ * clEnqueueCopyImage: what extract follows on the device's side).
  * Exit status: 0 verified, 1 a wrong result, 2 OpenCL failed.
  */
 #define CL_TARGET_OPENCL_VERSION 120
@@ -59,6 +62,13 @@ static const char *source =
   } while (0)
 
 static float a_at(int x, int y, int ch) { return (float)((x * 7 + y * 3 + ch) % 11) * 0.5f; }
+#define FILL_ROWS 5 /* copy: A2's last rows, left as filled */
+static int copy_mode;
+/* What blend reads: A, or (copy) A2. */
+static float read_at(int x, int y, int ch)
+{
+  return copy_mode && y >= H - FILL_ROWS ? 2.0f : a_at(x, y, ch);
+}
 static float b_at(int x, int y) { return (float)((x + 2 * y) % 5) + 1.0f; }
 
 int main(int argc, char **argv)
@@ -73,6 +83,7 @@ int main(int argc, char **argv)
   cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
   TRY("clCreateCommandQueue", err);
 
+  copy_mode = argc > 1 && strcmp(argv[1], "copy") == 0;
   if (argc > 1 && strcmp(argv[1], "churn") == 0) {
     cl_image_format f = {CL_R, CL_FLOAT};
     cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = 4, .image_height = 4};
@@ -129,6 +140,18 @@ int main(int argc, char **argv)
   cl_mem s = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, H * sizeof(float), NULL, &err);
   TRY("clCreateBuffer(s)", err);
 
+  /* copy: A2, filled, then most of A copied into it. */
+  cl_mem a2 = NULL;
+  if (copy_mode) {
+    a2 = clCreateImage(ctx, CL_MEM_READ_WRITE, &rgba, &dc, NULL, &err);
+    TRY("clCreateImage(A2)", err);
+    const float two[4] = {2.0f, 2.0f, 2.0f, 2.0f};
+    size_t whole_a[3] = {W, H, 1}, most_a[3] = {W, H - FILL_ROWS, 1};
+    TRY("clEnqueueFillImage(A2)", clEnqueueFillImage(q, a2, two, o0, whole_a, 0, NULL, NULL));
+    TRY("clEnqueueCopyImage(A -> A2)",
+        clEnqueueCopyImage(q, a, a2, o0, o0, most_a, 0, NULL, NULL));
+  }
+
   cl_program prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
   TRY("clCreateProgramWithSource", err);
   TRY("clBuildProgram", clBuildProgram(prog, 1, &device, "", NULL, NULL));
@@ -137,7 +160,7 @@ int main(int argc, char **argv)
   cl_kernel row_sum = clCreateKernel(prog, "row_sum", &err);
   TRY("clCreateKernel(row_sum)", err);
   int rows_b = ROWS_B, width = W;
-  TRY("clSetKernelArg", clSetKernelArg(mix, 0, sizeof a, &a));
+  TRY("clSetKernelArg", clSetKernelArg(mix, 0, sizeof a, copy_mode ? &a2 : &a));
   TRY("clSetKernelArg", clSetKernelArg(mix, 1, sizeof b, &b));
   TRY("clSetKernelArg", clSetKernelArg(mix, 2, sizeof c, &c));
   TRY("clSetKernelArg", clSetKernelArg(mix, 3, sizeof rows_b, &rows_b));
@@ -186,11 +209,11 @@ int main(int argc, char **argv)
     for (int x = 0; x < W; x++) {
       float k = y < ROWS_B ? b_at(x, y) : 1.0f;
       for (int ch = 0; ch < 4; ch++) {
-        float want = a_at(x, y, ch) * k, got = ((float *)(host_c + y * pitch_c))[x * 4 + ch];
+        float want = read_at(x, y, ch) * k, got = ((float *)(host_c + y * pitch_c))[x * 4 + ch];
         if (got != want && bad++ < 3)
           fprintf(stderr, "image_app: C[%d,%d].%d = %g, expected %g\n", x, y, ch, got, want);
       }
-      want_sum += a_at(x, y, 0) * k;
+      want_sum += read_at(x, y, 0) * k;
     }
     if (fabs(sums[y] - want_sum) > 1e-3 * want_sum && bad++ < 3)
       fprintf(stderr, "image_app: s[%d] = %g, expected %g\n", y, sums[y], want_sum);
@@ -199,6 +222,8 @@ int main(int argc, char **argv)
   clReleaseKernel(row_sum);
   clReleaseProgram(prog);
   clReleaseMemObject(a);
+  if (a2)
+    clReleaseMemObject(a2);
   clReleaseMemObject(b);
   clReleaseMemObject(c);
   clReleaseMemObject(s);
