@@ -42,6 +42,30 @@ static double now_ms(void)
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+static volatile unsigned sink; /* the hashes are used: not optimised away */
+
+static void *heap_alloc(uint64_t n) { return malloc(n); }
+
+/* Each payload copied from src[k] into memory from alloc (left in copy[k]
+ * for the caller to free) and hashed: the milliseconds taken, or -1
+ * (said why) when memory ran out. */
+static double copy_hash(void *(*alloc)(uint64_t), unsigned char **copy, unsigned char *const *src,
+                        const size_t *sizes, size_t nsizes)
+{
+  unsigned char key[PT_BLOB_KEY];
+  double t0 = now_ms();
+  for (size_t k = 0; k < nsizes; k++) {
+    if (!(copy[k] = alloc(sizes[k]))) {
+      fprintf(stderr, "bench_copyhash: out of memory for %zu bytes\n", sizes[k]);
+      return -1;
+    }
+    memcpy(copy[k], src[k], sizes[k]);
+    pt_blob_key(copy[k], sizes[k], key);
+    sink += key[0];
+  }
+  return now_ms() - t0;
+}
+
 int main(int argc, char **argv)
 {
   long rounds = 20;
@@ -96,43 +120,25 @@ int main(int argc, char **argv)
   if (!whole || !fresh || !reused || !cp || !hash)
     return 2;
   unsigned char key[PT_BLOB_KEY];
-  volatile unsigned sink = 0; /* the hashes are used: not optimised away */
   for (long r = 0; r < rounds; r++) {
-    double t0 = now_ms();
-    for (size_t k = 0; k < nsizes; k++) {
-      copy[k] = malloc(sizes[k]);
-      if (!copy[k]) {
-        fprintf(stderr, "bench_copyhash: out of memory for %zu bytes\n", sizes[k]);
-        return 2;
-      }
-      memcpy(copy[k], src[k], sizes[k]);
-      pt_blob_key(copy[k], sizes[k], key);
-      sink += key[0];
-    }
-    whole[r] = now_ms() - t0;
+    double t = copy_hash(heap_alloc, copy, src, sizes, nsizes);
+    if (t < 0)
+      return 2;
+    whole[r] = t;
     for (size_t k = 0; k < nsizes; k++)
       free(copy[k]);
     /* The recorder's memory: fresh, then reused (the pool as the writer
      * leaves it, each copy freed once stored). */
     pt_payload_trim();
     for (int pass = 0; pass < 2; pass++) {
-      t0 = now_ms();
-      for (size_t k = 0; k < nsizes; k++) {
-        copy[k] = pt_payload_alloc(sizes[k]);
-        if (!copy[k]) {
-          fprintf(stderr, "bench_copyhash: out of memory for %zu bytes\n", sizes[k]);
-          return 2;
-        }
-        memcpy(copy[k], src[k], sizes[k]);
-        pt_blob_key(copy[k], sizes[k], key);
-        sink += key[0];
-      }
-      (pass ? reused : fresh)[r] = now_ms() - t0;
+      if ((t = copy_hash(pt_payload_alloc, copy, src, sizes, nsizes)) < 0)
+        return 2;
+      (pass ? reused : fresh)[r] = t;
       for (size_t k = 0; k < nsizes; k++)
         pt_payload_free(copy[k]);
     }
     pt_payload_trim();
-    t0 = now_ms();
+    double t0 = now_ms();
     for (size_t k = 0; k < nsizes; k++)
       memcpy(warm[k], src[k], sizes[k]);
     cp[r] = now_ms() - t0;
@@ -166,6 +172,5 @@ int main(int argc, char **argv)
   free(reused);
   free(cp);
   free(hash);
-  (void)sink;
   return 0;
 }

@@ -64,6 +64,19 @@ static void known(ex_buffer *b, uint64_t off, const unsigned char *d, uint64_t n
   mark(b, off, n, EX_KNOWN, c);
 }
 
+/* A copy: bytes [from, from + n) of src, and what is known of them, to
+ * [to, to + n) of dst. */
+static void carry(ex_buffer *dst, size_t to, const ex_buffer *src, size_t from, size_t n)
+{
+  memmove(dst->data + to, src->data + from, n);
+  memmove(dst->state + to, src->state + from, n);
+  dst->modified = true;
+  if (src->why_seq) {
+    dst->why_seq = src->why_seq;
+    dst->why_api = src->why_api;
+  }
+}
+
 /* Bytes [off, off+n) of mem get payload (position, role) of call c, or
  * become unrecorded when it has none. */
 static void from_payload(ex *x, const pt_call *c, uint64_t mem, uint64_t off, uint64_t n,
@@ -305,17 +318,8 @@ static void image_copy(ex *x, const pt_call *c)
     mark(dst, 0, dst->size, EX_DEVICE, c);
     return;
   }
-  size_t n = rs[0] * src->es;
-  for (size_t j = 0; j < rs[1] * rs[2]; j++) {
-    size_t from = box_row_at(src, so, rs, j), to = box_row_at(dst, dof, rd, j);
-    memmove(dst->data + to, src->data + from, n);
-    memmove(dst->state + to, src->state + from, n);
-  }
-  dst->modified = true;
-  if (src->why_seq) {
-    dst->why_seq = src->why_seq;
-    dst->why_api = src->why_api;
-  }
+  for (size_t j = 0; j < rs[1] * rs[2]; j++)
+    carry(dst, box_row_at(dst, dof, rd, j), src, box_row_at(src, so, rs, j), rs[0] * src->es);
 }
 
 /* How many of a fill color's four words an image's pixel is, where that
@@ -404,13 +408,7 @@ static void copy(ex *x, const pt_call *c)
     mark(dst, dof, n, EX_DEVICE, c);
     return;
   }
-  memmove(dst->data + dof, src->data + so, n);
-  memmove(dst->state + dof, src->state + so, n);
-  dst->modified = true;
-  if (src->why_seq) {
-    dst->why_seq = src->why_seq;
-    dst->why_api = src->why_api;
-  }
+  carry(dst, dof, src, so, n);
 }
 
 
