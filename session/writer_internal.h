@@ -196,9 +196,8 @@ typedef struct slot_pos {
 typedef struct writer_state {
   sqlite3 *db;
   sqlite3_stmt *st_chunk, *st_inflight, *st_inflight_done, *st_data, *st_blob, *st_blob_zero,
-      *st_handle,
-      *st_handle_release, *st_note, *st_stack, *st_thread, *st_plugin, *st_state, *st_devtime,
-      *st_devclock, *st_drift;
+      *st_handle, *st_handle_release, *st_note, *st_stack, *st_thread, *st_plugin, *st_state,
+      *st_devtime, *st_devclock, *st_drift;
   int64_t session_id;
   uint64_t session_t0; /* monotonic ns at start */
   bool failed; /* writing failed: recording stopped (writer_db.c's fail_sql said why) */
