@@ -495,6 +495,46 @@ Test(record, large_payloads_are_stored_byte_for_byte_and_once)
   }
 }
 
+/* Large payloads from several threads at once: the recorder's payload
+ * memory is taken on the application's threads and given back on the
+ * writer's (payload.c), and each blob written in place (store_blob). 4
+ * threads each write a 2 MiB buffer 8 times, every write different: 32
+ * blobs, each the write it was, byte for byte. */
+Test(record, large_payloads_from_many_threads_are_each_stored_whole)
+{
+  enum { T = 4, M = 8, INTS = 512 * 1024 };
+  const char *argv[] = {BIN "/record_prog", "bigwrites", "4", "8", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_DATA=all", POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "32 big writes made"), "%s", out);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM data d JOIN pi_calls c ON c.seq = d.seq WHERE "
+                          "c.api = 'piEnqueueMemBufferWrite' AND d.role = 'in' AND "
+                          "d.size = 2097152"), T * M);
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open_v2(db, &h, DB_READ, NULL), SQLITE_OK);
+  sqlite3_stmt *s;
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT content FROM blobs WHERE size = 2097152", -1, &s,
+                                  NULL), SQLITE_OK);
+  bool seen[T][M] = {{false}};
+  int n = 0;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    const int *v = sqlite3_column_blob(s, 0);
+    cr_assert_eq(sqlite3_column_bytes(s, 0), INTS * 4);
+    int t = v[0] >> 24, m = (v[0] >> 16) & 0xff;
+    cr_assert(t >= 0 && t < T && m >= 0 && m < M && !seen[t][m],
+              "blob %d begins with %#x: no write of its own", n, v[0]);
+    seen[t][m] = true;
+    for (int k = 0; k < INTS; k++)
+      cr_assert_eq(v[k], v[0] + k, "thread %d's write %d: int %d is %#x, not %#x", t, m, k, v[k],
+                   v[0] + k);
+    n++;
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(h);
+  cr_assert_eq(n, T * M);
+}
+
 /* Calls whose text the encoder threads print (info queries, strings:
  * PITRACE_PRINT_LATER=1; by default only with 4 or more processors) are
  * stored as the merge thread prints them at once: the same arguments

@@ -38,6 +38,10 @@
  *   record_prog readback [N]  a non-blocking read completed by an event wait,
  *                           and the same buffer written twice (N ints, i * 3;
  *                           1024 by default)
+ *   record_prog bigwrites T M  T threads, each with a queue and a 2 MiB buffer
+ *                           of its own in one context, each writing it M times,
+ *                           every write different: int k of thread t's write
+ *                           m is (t << 24 | m << 16) + k
  *   record_prog freshmap    a buffer made without data mapped for reading and
  *                           writing (what it holds is undefined), filled
  *                           through the map and half of it read back; a
@@ -319,6 +323,59 @@ static int readback(long n)
 }
 
 /* freshmap (above): 96 KiB buffers, so that their data are blobs. */
+/* bigwrites: what one thread writes (record_prog's header says). */
+#define BIG_INTS (512 * 1024)
+static pirt_context *big_ctx;
+static int big_m;
+
+static void *big_writer(void *arg)
+{
+  int t = (int)(intptr_t)arg;
+  pirt_queue *q;
+  pirt_buffer *b;
+  int *data = malloc(BIG_INTS * sizeof *data);
+  if (!data || pirt_queue_create(big_ctx, 0, &q) ||
+      pirt_buffer_create(big_ctx, 0, BIG_INTS * sizeof *data, NULL, &b)) {
+    printf("record_prog: %s\n", data ? pirt_error_message() : "out of memory");
+    free(data);
+    return (void *)1;
+  }
+  int bad = 0;
+  for (int m = 0; m < big_m && !bad; m++) {
+    for (int k = 0; k < BIG_INTS; k++)
+      data[k] = (t << 24 | m << 16) + k;
+    if (pirt_write(q, b, true, 0, BIG_INTS * sizeof *data, data, 0, NULL, NULL)) {
+      printf("record_prog: %s\n", pirt_error_message());
+      bad = 1;
+    }
+  }
+  pirt_buffer_release(b);
+  pirt_queue_release(q);
+  free(data);
+  return (void *)(intptr_t)bad;
+}
+
+static int bigwrites(int threads, int m)
+{
+  pthread_t th[64];
+  big_m = m;
+  if (pirt_context_create(dev, &big_ctx)) {
+    printf("record_prog: %s\n", pirt_error_message());
+    return 2;
+  }
+  for (int t = 0; t < threads; t++)
+    pthread_create(&th[t], NULL, big_writer, (void *)(intptr_t)t);
+  int bad = 0;
+  for (int t = 0; t < threads; t++) {
+    void *r;
+    pthread_join(th[t], &r);
+    bad |= r != NULL;
+  }
+  pirt_context_release(big_ctx);
+  printf("record_prog: %d big writes %s\n", threads * m, bad ? "FAILED" : "made");
+  return bad ? 2 : 0;
+}
+
 static int freshmap(void)
 {
   enum { N = 24 * 1024 };
@@ -359,7 +416,7 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | freshmap\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap\n");
     return 2;
   }
   if (pirt_device_select(NULL, &dev) != PI_SUCCESS) {
@@ -430,6 +487,14 @@ int main(int argc, char **argv)
       return 2;
     }
     return readback(n);
+  }
+  if (strcmp(mode, "bigwrites") == 0) {
+    int t = argc > 2 ? atoi(argv[2]) : 0, m = argc > 3 ? atoi(argv[3]) : 0;
+    if (t < 1 || t > 64 || m < 1 || m > 255) {
+      fprintf(stderr, "record_prog: bigwrites wants threads (1 to 64) and writes each (1 to 255)\n");
+      return 2;
+    }
+    return bigwrites(t, m);
   }
   if (strcmp(mode, "freshmap") == 0)
     return freshmap();
