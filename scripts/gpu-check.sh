@@ -22,7 +22,8 @@
 #      the CLBlast client runs through pitrace record with its results
 #      verified, its session replays on NVIDIA OpenCL, and so does its first
 #      kernel launch extracted; image_app (tests/progs: kernels reading and
-#      writing images, padded pitches) the same, both launches extracted;
+#      writing images, padded pitches) the same, both launches extracted,
+#      and again with an image filled and copied into (image_app copy);
 #      bench_frontend against NVIDIA's ICD.
 # Sessions, the diffs as JSON and an HTML report land in $OUT (default
 # /tmp/pitrace-gpu). Exit status: 0 when every step did what it should.
@@ -188,32 +189,35 @@ else
     "SYCL_DEVICE_FILTER=cuda '$B/bin/pitrace' run -- '$B/bin/clinfo' --raw >'$OUT/clinfo-cuda.txt' 2>&1 &&
      grep -q 'CL_DEVICE_NAME.*[A-Za-z]' '$OUT/clinfo-cuda.txt' &&
      grep -q 'CL_DEVICE_COMPILER_AVAILABLE *CL_FALSE' '$OUT/clinfo-cuda.txt'"
-  # through_front_end NAME LABEL VERIFIED LAUNCHES: $B/bin/NAME recorded
-  # through the front end on NVIDIA OpenCL (its output must hold VERIFIED),
-  # its session replayed there, and each of its first LAUNCHES kernel
-  # launches extracted and replayed on its own. (Its variables are fe_*:
-  # step sets `what`.)
+  # through_front_end NAME LABEL VERIFIED LAUNCHES [ARG]: $B/bin/NAME (with
+  # ARG) recorded through the front end on NVIDIA OpenCL (its output must
+  # hold VERIFIED), its session replayed there, and each of its first
+  # LAUNCHES kernel launches extracted and replayed on its own. (Its
+  # variables are fe_*: step sets `what`.)
   through_front_end() {
-    fe_name=$1 fe_label=$2 fe_verified=$3 fe_launches=$4
-    rm -rf "$OUT/$fe_name"
+    fe_name=$1 fe_label=$2 fe_verified=$3 fe_launches=$4 fe_arg=${5:-}
+    fe_tag=$fe_name${fe_arg:+-$fe_arg}
+    rm -rf "$OUT/$fe_tag"
     step 0 "$fe_label recorded through the front end on NVIDIA OpenCL, verified" sh -c \
-      "OCL_ICD_VENDORS='$nv' SYCL_DEVICE_FILTER=opencl '$B/bin/pitrace' record -o '$OUT/$fe_name' -- '$B/bin/$fe_name' >'$OUT/$fe_name.txt' 2>&1 &&
-       grep '$fe_verified' '$OUT/$fe_name.txt'"
-    s=$(ls "$OUT/$fe_name"/*.db 2>/dev/null | head -n1)
+      "OCL_ICD_VENDORS='$nv' SYCL_DEVICE_FILTER=opencl '$B/bin/pitrace' record -o '$OUT/$fe_tag' -- '$B/bin/$fe_name' $fe_arg >'$OUT/$fe_tag.txt' 2>&1 &&
+       grep '$fe_verified' '$OUT/$fe_tag.txt'"
+    s=$(ls "$OUT/$fe_tag"/*.db 2>/dev/null | head -n1)
     step 0 "the $fe_label session replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
       "$B/bin/pitrace" replay --stats "$s"
     k=1
     while [ $k -le "$fe_launches" ]; do
       step 0 "its kernel launch $k extracted" "$B/bin/pitrace" extract "$s" --kernel $k \
-        -o "$OUT/$fe_name-launch$k.db"
+        -o "$OUT/$fe_tag-launch$k.db"
       step 0 "the extracted launch replayed on NVIDIA OpenCL" env OCL_ICD_VENDORS="$nv" \
-        "$B/bin/pitrace" replay "$OUT/$fe_name-launch$k.db"
+        "$B/bin/pitrace" replay "$OUT/$fe_tag-launch$k.db"
       k=$((k + 1))
     done
   }
   through_front_end clblast_client "CLBlast client" "all verified" 1
   "$B/bin/pitrace" stats "$s" | head -n 30
   through_front_end image_app "image_app (images)" "result verified" 2
+  through_front_end image_app "image_app copy (an image filled, then copied into)" \
+    "result verified" 1 copy
   step 0 "what the front end adds per call over NVIDIA's ICD" "$B/bin/bench_frontend" \
     --icd "$nv" --calls "${FE_CALLS:-200000}" --rounds 5
 fi
