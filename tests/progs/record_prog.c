@@ -55,6 +55,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <stdio.h>
@@ -118,6 +119,18 @@ static void *thread_main(void *arg)
   return (void *)(intptr_t)queries((int)(intptr_t)arg);
 }
 
+/* Joins threads th[0..n): whether any of them returned non-NULL (failed). */
+static bool join_all(pthread_t *th, int n)
+{
+  bool bad = false;
+  for (int i = 0; i < n; i++) {
+    void *r;
+    pthread_join(th[i], &r);
+    bad |= r != NULL;
+  }
+  return bad;
+}
+
 /* handoff: a one-buffer mailbox between a maker and a releaser. */
 typedef struct mailbox {
   pthread_mutex_t lock;
@@ -176,12 +189,7 @@ static int handoff(int pairs, int m)
     pthread_create(&th[n++], NULL, maker, &mb[i]);
     pthread_create(&th[n++], NULL, releaser, &mb[i]);
   }
-  int bad = 0;
-  for (int i = 0; i < n; i++) {
-    void *r;
-    pthread_join(th[i], &r);
-    bad |= r != NULL;
-  }
+  bool bad = join_all(th, n);
   pirt_context_release(ctx);
   printf("record_prog: handed off %d buffers\n", n / 2 * m);
   return bad ? 2 : 0;
@@ -365,12 +373,7 @@ static int bigwrites(int threads, int m)
   }
   for (int t = 0; t < threads; t++)
     pthread_create(&th[t], NULL, big_writer, (void *)(intptr_t)t);
-  int bad = 0;
-  for (int t = 0; t < threads; t++) {
-    void *r;
-    pthread_join(th[t], &r);
-    bad |= r != NULL;
-  }
+  bool bad = join_all(th, threads);
   pirt_context_release(big_ctx);
   printf("record_prog: %d big writes %s\n", threads * m, bad ? "FAILED" : "made");
   return bad ? 2 : 0;
@@ -430,12 +433,7 @@ int main(int argc, char **argv)
     pthread_t th[64];
     for (int i = 0; i < t && i < 64; i++)
       pthread_create(&th[i], NULL, thread_main, (void *)(intptr_t)m);
-    int bad = 0;
-    for (int i = 0; i < t && i < 64; i++) {
-      void *r;
-      pthread_join(th[i], &r);
-      bad |= r != NULL;
-    }
+    bool bad = join_all(th, t < 64 ? t : 64);
     if (strcmp(mode, "threadsexit") == 0 && !bad) {
       printf("made %d calls\n", t * m);
       fflush(stdout);
