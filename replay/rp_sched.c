@@ -47,6 +47,50 @@ static int map_discovery(rp_engine *e, const pt_call *c)
   return RP_OK;
 }
 
+/* An info query that failed with PI_ERROR_INVALID_VALUE where it
+ * succeeded when recorded, because its buffer (as large as the recorded
+ * device's answer: the application asked the size first) is too small for
+ * this device's answer: a replay on another device. Asked the size, then
+ * again with room for the answer, and noted, so that the difference replay
+ * reports is the answer, not an error the application never saw (both
+ * calls the replay's own: rp_own_call). Returns the result to check (r
+ * when not such a query). */
+static pi_result with_room_for_answer(rp_engine *e, rp_cc *cc, pi_result r)
+{
+  int v = rp_info_param(cc->api);
+  if (v < 0 || r != PI_ERROR_INVALID_VALUE || cc->c->result != PI_SUCCESS || !cc->argv[v])
+    return r;
+  const pi_param_desc *p = &cc->api->params[v];
+  if (p->count.ref < 0 || p->size_ret < 0 || p->query < 0 ||
+      (cc->api->id == PI_API_piProgramGetInfo && cc->argv[p->query] == PI_PROGRAM_INFO_BINARIES))
+    return r; /* binaries: an array of buffers, not one */
+  uint64_t value = cc->argv[v], size = cc->argv[p->count.ref], ret = cc->argv[p->size_ret];
+  size_t need = 0;
+  cc->argv[v] = 0;
+  cc->argv[p->count.ref] = 0;
+  cc->argv[p->size_ret] = (uint64_t)(uintptr_t)&need;
+  rp_own_call(e, "pitrace replay's own query: the size of recorded seq %lld's answer, which its "
+              "%llu-byte buffer cannot hold here", (long long)cc->c->seq, (unsigned long long)size);
+  pi_result q = pi_api_invoke(e->t, cc->api->id, cc->argv);
+  void *room = q == PI_SUCCESS && need > size ? rp_cc_alloc(cc, need) : NULL;
+  cc->argv[p->size_ret] = ret;
+  if (!room) {
+    cc->argv[v] = value;
+    cc->argv[p->count.ref] = size;
+    return r;
+  }
+  cc->argv[v] = (uint64_t)(uintptr_t)room;
+  cc->argv[p->count.ref] = need;
+  if (!ret) /* the answer's size asked too: the whole answer is compared */
+    cc->argv[p->size_ret] = (uint64_t)(uintptr_t)&cc->slot[p->size_ret];
+  rp_note(e, cc->c->seq, "%s: its %llu-byte buffer, the size of the recorded answer, is too small "
+          "for this device's answer (%zu bytes): asked again with room for it", cc->api->name,
+          (unsigned long long)size, need);
+  rp_own_call(e, "pitrace replay's own query: recorded seq %lld again, with room for the %zu-byte "
+              "answer", (long long)cc->c->seq, need);
+  return pi_api_invoke(e->t, cc->api->id, cc->argv);
+}
+
 /* Memory the device may still use after the call returns. */
 static bool keeps_memory(const rp_cc *cc)
 {
@@ -129,7 +173,7 @@ int rp_exec(rp_engine *e, const pt_call *c)
   rp_cc_init(&cc, c, api);
   int st;
   if (rp_build(e, &cc)) {
-    pi_result r = pi_api_invoke(e->t, api->id, cc.argv);
+    pi_result r = with_room_for_answer(e, &cc, pi_api_invoke(e->t, api->id, cc.argv));
     if (e->ran)
       e->ran[c - e->s->calls.v] = 1; /* this thread's own byte */
     st = rp_check(e, &cc, r);

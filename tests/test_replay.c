@@ -623,6 +623,33 @@ static void extract_image_launch(const char *db, const char *kernel, const char 
   cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
 }
 
+/* A replay on another device of an application that asks an answer's
+ * size, then the answer into a buffer of that size (image_app's platform
+ * name, recorded on rusticl, replayed on PoCL): where this device's answer
+ * is longer, the query is asked again with room for it and the two
+ * answers compared, not noted as PI_ERROR_INVALID_VALUE, an error the
+ * application never saw. */
+Test(replay, an_info_query_too_small_for_this_devices_answer_is_asked_again_with_room)
+{
+  char *dir = tu_temp_path(""), *out, *db;
+  const char *rec[] = {"record", "-o", dir, "--", BIN "/image_app", NULL};
+  cr_assert_eq(pitrace(rec, rusticl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "image_app: on rusticl"), "%s", out);
+  const char *ls[] = {"/bin/sh", "-c", "ls \"$0\"/*.db", dir, NULL};
+  cr_assert_eq(tu_run(ls, NULL, &db), 0, "no session recorded: %s", out);
+  db[strcspn(db, "\n")] = 0;
+  char to[32];
+  snprintf(to, sizeof to, "%lld",
+           sql_int(db, "SELECT max(seq) FROM pi_calls WHERE api = 'piPlatformGetInfo'"));
+  const char *args[] = {"replay", db, "--backend", "opencl", "--to", to, NULL};
+  cr_assert_eq(pitrace(args, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "the size of the recorded answer, is too small for this device's answer ("),
+            "%s", out);
+  cr_assert(strstr(out, "param_value was \"rusticl\" when recorded, \"Portable Computing "
+                        "Language\" now"), "%s", out);
+  cr_assert(!strstr(out, "PI_ERROR_INVALID_VALUE now"), "%s", out);
+}
+
 Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
 {
   char *db = record_image_app("all", NULL), *repro = tu_temp_path(".db"), *out;

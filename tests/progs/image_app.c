@@ -77,6 +77,17 @@ int main(int argc, char **argv)
   cl_device_id device;
   cl_int err;
   TRY("clGetPlatformIDs", clGetPlatformIDs(1, &platform, NULL));
+  /* The platform's name, its size asked first, as most applications do
+   * (a replay on another device finds the buffer too small for its own). */
+  size_t name_size = 0;
+  TRY("clGetPlatformInfo(size)",
+      clGetPlatformInfo(platform, CL_PLATFORM_NAME, 0, NULL, &name_size));
+  char *name = calloc(1, name_size + 1);
+  if (!name)
+    return 2;
+  TRY("clGetPlatformInfo", clGetPlatformInfo(platform, CL_PLATFORM_NAME, name_size, name, NULL));
+  printf("image_app: on %s\n", name);
+  free(name);
   TRY("clGetDeviceIDs", clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
   cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
   TRY("clCreateContext", err);
