@@ -13,7 +13,10 @@
  *
  * Images the same way, pixel by pixel: their creation's host data, image
  * writes and reads (any origin, region and pitches) make pixels known;
- * image copies and fills, and launches, make them unknown. Their bytes are
+ * copies between images carry what is known of the source box; a fill is
+ * known where the pixel is the fill color's words as given (32-bit
+ * channels, R, RG or RGBA), unknown for other formats; launches make
+ * them unknown. Their bytes are
  * kept packed (row after row, slice after slice), and the repro writes the
  * pixels the launch needs with image writes.
  */
@@ -196,12 +199,8 @@ static bool image_box(ex_buffer *b, size_t o[3], size_t r[3], size_t rp, size_t 
 {
   if (!box_layout(b, o, r, &rp, &sp, host_size))
     return false;
-  size_t row = r[0] * b->es;
-  for (size_t z = 0; z < r[2]; z++)
-    for (size_t y = 0; y < r[1]; y++) {
-      size_t at = (((o[2] + z) * b->h + o[1] + y) * b->w + o[0]) * b->es;
-      known(b, at, host + z * sp + y * rp, row, c);
-    }
+  for (size_t j = 0; j < r[1] * r[2]; j++)
+    known(b, box_row_at(b, o, r, j), host + j / r[1] * sp + j % r[1] * rp, r[0] * b->es, c);
   return true;
 }
 
