@@ -21,8 +21,11 @@ typedef struct ex_call {
   int64_t start_ns;
 } ex_call;
 
-/* A root buffer's contents as the recording shows them, byte by byte. */
-enum { EX_UNSET = 0, EX_KNOWN = 1, EX_DEVICE = 2, EX_UNRECORDED = 3 };
+/* A root buffer's contents as the recording shows them, byte by byte:
+ * EX_DEVICE computed on the device by a call the repro does not make,
+ * EX_WINDOW by one it makes as recorded (a launch of its window, or a
+ * copy), so that the repro computes those bytes too. */
+enum { EX_UNSET = 0, EX_KNOWN = 1, EX_DEVICE = 2, EX_UNRECORDED = 3, EX_WINDOW = 4 };
 
 typedef struct ex_buffer {
   uint64_t id;
@@ -54,8 +57,19 @@ typedef struct ex_karg {
 
 typedef struct ex {
   rp_session *s;
-  size_t launch;     /* index of the launch in s->calls */
-  uint64_t kernel, queue;
+  size_t launch;     /* index of the launch in s->calls (the window's last) */
+  /* The window (--inputs, --from): the launches before the launch that
+   * computed what it reads, and the copies that moved it, made by the
+   * repro as recorded (win[i], their wait lists dropped, each followed by
+   * a finish); `from` is the index of the first launch they may be,
+   * `launch` without them. */
+  size_t from;
+  unsigned char *win;
+  bool in_window;    /* following a call of the window (ex_state.c) */
+  /* A refusal for want of what a launch before `from` computed: that
+   * launch's index + 1 (--inputs starts the window there and tries again). */
+  size_t widen;
+  uint64_t kernel, queue; /* of the window's launch being assembled; the last one's after */
   size_t *creator;   /* id -> index + 1 of the call that created it */
   size_t ncreator;
   bool *need;
@@ -76,16 +90,23 @@ typedef struct ex {
 /* extract.c */
 bool ex_fail(ex *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ex_state.c: follows every buffer up to the launch and checks that the
- * launch's buffers' contents are known there (ex_contents); then the
- * writes that give them those contents before the launch, and the reads
- * of what the launch left in them after it. */
-bool ex_contents(ex *x);
-bool ex_emit_writes(ex *x);
+/* ex_state.c: which launches and copies from `from` on the launch's
+ * buffers depend on (ex_slice: x->win); then every buffer followed up to
+ * the launch, the repro's calls in order (ex_assemble: the needed ones,
+ * and before each launch of the window the writes that give its buffers
+ * their contents at that moment, refused where they cannot be known);
+ * then the reads of what the launch left in them after it. */
+bool ex_slice(ex *x);
+bool ex_assemble(ex *x);
 bool ex_emit_reads(ex *x);
 /* The mem objects bound to kernel k's arguments now. */
 size_t ex_kernel_mems(const ex *x, uint64_t kernel, uint64_t *mems, size_t max);
+/* Forgets every buffer followed. */
 void ex_state_free(ex *x);
+
+/* extract.c: a call of the window's arguments as recorded, without its
+ * wait list (NULL: out of memory). */
+char *ex_window_args(const ex *x, size_t i);
 
 /* ex_write.c: the repro as a session database at path. */
 bool ex_write(ex *x, const char *path, int kernel_number);

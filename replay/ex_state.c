@@ -55,7 +55,7 @@ static void mark(ex_buffer *b, uint64_t off, uint64_t n, uint8_t st, const pt_ca
 {
   memset(b->state + off, st, n);
   b->modified = true;
-  if (st != EX_KNOWN) {
+  if (st == EX_DEVICE || st == EX_UNRECORDED) {
     b->why_seq = c->seq;
     b->why_api = rp_api(c)->name;
   }
@@ -65,6 +65,21 @@ static void known(ex_buffer *b, uint64_t off, const unsigned char *d, uint64_t n
 {
   memcpy(b->data + off, d, n);
   mark(b, off, n, EX_KNOWN, c);
+}
+
+/* What a call's device work makes of the bytes it writes: computed by
+ * the repro too when the call is one of its window's. */
+static uint8_t computed(const ex *x) { return x->in_window ? EX_WINDOW : EX_DEVICE; }
+
+/* After a copy the repro does not make: what the source held computed by
+ * the window is, in the destination, computed by a call it does not make. */
+static void not_copied(const ex *x, ex_buffer *b, size_t at, size_t n, const pt_call *c)
+{
+  if (x->in_window)
+    return;
+  for (size_t k = 0; k < n; k++)
+    if (b->state[at + k] == EX_WINDOW)
+      mark(b, at + k, 1, EX_DEVICE, c);
 }
 
 /* A copy: bytes [from, from + n) of src, and what is known of them, to
@@ -290,7 +305,7 @@ static void whole(ex *x, const pt_call *c, uint64_t mem)
   uint64_t at;
   ex_buffer *b = region(x, mem, 0, 0, &at);
   if (b)
-    mark(b, 0, b->size, EX_DEVICE, c);
+    mark(b, 0, b->size, computed(x), c);
 }
 
 /* piEnqueueMemImageCopy (args: queue, src, dst, src origin, dst origin,
@@ -314,11 +329,14 @@ static void image_copy(ex *x, const pt_call *c)
   memcpy(rd, rs, sizeof rd);
   if (!src || src->es != dst->es || !image_box_of(src, so, rs) || !image_box_of(dst, dof, rd) ||
       rs[0] != rd[0] || rs[1] * rs[2] != rd[1] * rd[2]) {
-    mark(dst, 0, dst->size, EX_DEVICE, c);
+    mark(dst, 0, dst->size, computed(x), c);
     return;
   }
-  for (size_t j = 0; j < rs[1] * rs[2]; j++)
-    carry(dst, box_row_at(dst, dof, rd, j), src, box_row_at(src, so, rs, j), rs[0] * src->es);
+  for (size_t j = 0; j < rs[1] * rs[2]; j++) {
+    size_t at = box_row_at(dst, dof, rd, j);
+    carry(dst, at, src, box_row_at(src, so, rs, j), rs[0] * src->es);
+    not_copied(x, dst, at, rs[0] * src->es, c);
+  }
 }
 
 /* How many of a fill color's four words an image's pixel is, where that
@@ -404,10 +422,11 @@ static void copy(ex *x, const pt_call *c)
   if (!dst)
     return;
   if (!src) {
-    mark(dst, dof, n, EX_DEVICE, c);
+    mark(dst, dof, n, computed(x), c);
     return;
   }
   carry(dst, dof, src, so, n);
+  not_copied(x, dst, dof, n, c);
 }
 
 
@@ -502,8 +521,25 @@ static bool follow(ex *x, const pt_call *c)
   }
 }
 
-/* Fails unless every byte of the launch's buffers is known or unset. */
-static bool check_known(ex *x, uint64_t mem, unsigned index)
+/* The index of the call of a seq (calls are in seq order); calls.n when
+ * there is none. */
+static size_t index_of_seq(const ex *x, int64_t seq)
+{
+  size_t lo = 0, hi = x->s->calls.n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (call_at(x, mid)->seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < x->s->calls.n && call_at(x, lo)->seq == seq ? lo : x->s->calls.n;
+}
+
+/* Fails unless every byte the window's launch l reads through argument
+ * `index` (mem) is known, unset, or computed by the window; for want of
+ * what a launch before the window computed, x->widen names that launch. */
+static bool check_known(ex *x, const pt_call *l, uint64_t mem, unsigned index)
 {
   uint64_t at, size = 0;
   for (size_t k = 0; k < x->nsubs; k++)
@@ -517,16 +553,28 @@ static bool check_known(ex *x, uint64_t mem, unsigned index)
                    (unsigned long long)mem);
   if (!size)
     size = b->size;
-  const pt_call *l = call_at(x, x->launch);
   for (uint64_t k = 0; k < size; k++) {
     uint8_t st = b->state[at + k];
-    if (st == EX_DEVICE)
+    if (st == EX_DEVICE) {
+      size_t w = index_of_seq(x, b->why_seq);
+      bool launch = w < x->from && (pi_api_flags(call_at(x, w)->api) & PI_API_F_LAUNCH);
+      char hint[160];
+      int number = 0;
+      for (size_t i = 0; launch && i <= w; i++)
+        number += (pi_api_flags(call_at(x, i)->api) & PI_API_F_LAUNCH) != 0;
+      snprintf(hint, sizeof hint, launch ? "extract it with the launches that computed it "
+                                           "(--inputs, or --from %d), or record the application "
+                                           "reading it back"
+                                         : "extract an earlier launch, or record the application "
+                                           "reading it back", number);
+      if (launch)
+        x->widen = w + 1;
       return ex_fail(x, "kernel argument %u (mem#%llu) holds data computed on the device by seq "
                      "%lld %s, and the recording has no read of it between then and the launch "
-                     "(seq %lld): its contents at the launch cannot be derived; extract an "
-                     "earlier launch, or record the application reading it back",
+                     "(seq %lld): its contents at the launch cannot be derived; %s",
                      index, (unsigned long long)mem, (long long)b->why_seq, b->why_api,
-                     (long long)l->seq);
+                     (long long)l->seq, hint);
+    }
     if (st == EX_UNRECORDED)
       return ex_fail(x, "kernel argument %u (mem#%llu) was written by seq %lld %s, whose data "
                      "was not recorded (SYCL_PI_RECORD_DATA): its contents at the launch cannot "
@@ -547,29 +595,7 @@ static uint64_t program_of(const ex *x, uint64_t k)
   return 0;
 }
 
-bool ex_contents(ex *x)
-{
-  uint64_t program = program_of(x, x->kernel);
-  for (size_t i = 0; i < x->launch; i++) {
-    const pt_call *c = call_at(x, i);
-    const pt_json *name = pt_json_at(c->args, 2);
-    if (c->api == PI_API_piextEnqueueDeviceGlobalVariableWrite && c->returned &&
-        c->result == PI_SUCCESS && program && (uint64_t)rp_arg_int(c, 1, 0) == program)
-      return ex_fail(x, "seq %lld writes device global '%s' of the launched kernel's program: "
-                     "extract does not follow device globals, so the repro's kernel could see "
-                     "other values; cannot extract", (long long)c->seq,
-                     name && name->type == PJ_STRING ? name->u.s : "?");
-    if (c->returned && c->result == PI_SUCCESS && (!follow(x, c) || x->err[0]))
-      return false;
-  }
-  for (size_t k = 0; k < x->nkargs; k++)
-    if (x->kargs[k].kernel == x->kernel && x->kargs[k].mem &&
-        !check_known(x, x->kargs[k].mem, x->kargs[k].index))
-      return false;
-  return true;
-}
-
-/* The distinct root buffers bound to the launched kernel. */
+/* The distinct root buffers bound to kernel x->kernel now. */
 static size_t launch_roots(ex *x, ex_buffer **roots, size_t max)
 {
   uint64_t mems[256], at;
@@ -583,6 +609,90 @@ static size_t launch_roots(ex *x, ex_buffer **roots, size_t max)
       roots[k++] = b;
   }
   return k;
+}
+
+static bool ok_call(const pt_call *c) { return c->returned && c->result == PI_SUCCESS; }
+
+static bool is_copy(uint32_t api)
+{
+  return api == PI_API_piEnqueueMemBufferCopy || api == PI_API_piEnqueueMemImageCopy;
+}
+
+/* The root buffers (ids) one call of the window's range touches: a
+ * launch's bound ones, a copy's destination then source. */
+typedef struct touch {
+  size_t call, at, n;
+} touch;
+
+static bool add_id(uint64_t **v, size_t *n, size_t *cap, uint64_t id)
+{
+  for (size_t k = 0; k < *n; k++)
+    if ((*v)[k] == id)
+      return true;
+  return rp_push(v, n, cap, sizeof id, &id);
+}
+
+static bool after_launch(ex *x, bool emitting);
+
+bool ex_slice(ex *x)
+{
+  memset(x->win, 0, x->s->calls.n);
+  touch *t = NULL;
+  uint64_t *ids = NULL, *need = NULL;
+  size_t nt = 0, ct = 0, nids = 0, cids = 0, nneed = 0, cneed = 0;
+  bool ok = true;
+  /* Forward: the buffers each launch and copy from `from` on touches. */
+  for (size_t i = 0; ok && i < x->launch; i++) {
+    const pt_call *c = call_at(x, i);
+    if (!ok_call(c))
+      continue;
+    bool launch = pi_api_flags(c->api) & PI_API_F_LAUNCH;
+    if (i >= x->from && (launch || is_copy(c->api))) {
+      touch e = {i, nids, 0};
+      uint64_t at;
+      if (launch) {
+        ex_buffer *roots[256];
+        x->kernel = (uint64_t)rp_arg_int(c, 1, 0);
+        size_t n = launch_roots(x, roots, 256);
+        for (size_t k = 0; ok && k < n; k++)
+          ok = rp_push(&ids, &nids, &cids, sizeof roots[k]->id, &roots[k]->id);
+      } else {
+        ex_buffer *d = region(x, (uint64_t)rp_arg_int(c, 2, 0), 0, 0, &at);
+        ex_buffer *s = region(x, (uint64_t)rp_arg_int(c, 1, 0), 0, 0, &at);
+        if (d && s)
+          ok = rp_push(&ids, &nids, &cids, sizeof d->id, &d->id) &&
+               rp_push(&ids, &nids, &cids, sizeof s->id, &s->id);
+      }
+      e.n = nids - e.at;
+      ok = ok && (!e.n || rp_push(&t, &nt, &ct, sizeof e, &e));
+    }
+    ok = ok && follow(x, c) && !x->err[0];
+  }
+  /* Backward from the launch: a launch touching a buffer a later call of
+   * the window needs is in it, and so are all its buffers; a copy into
+   * one is, and so is its source. */
+  x->kernel = (uint64_t)rp_arg_int(call_at(x, x->launch), 1, 0);
+  ex_buffer *roots[256];
+  size_t n = ok ? launch_roots(x, roots, 256) : 0;
+  for (size_t k = 0; ok && k < n; k++)
+    ok = add_id(&need, &nneed, &cneed, roots[k]->id);
+  for (size_t e = nt; ok && e-- > 0;) {
+    bool launch = pi_api_flags(call_at(x, t[e].call)->api) & PI_API_F_LAUNCH, in = false;
+    for (size_t k = 0; k < (launch ? t[e].n : 1) && !in; k++)
+      for (size_t j = 0; j < nneed && !in; j++)
+        in = need[j] == ids[t[e].at + k];
+    if (!in)
+      continue;
+    x->win[t[e].call] = 1;
+    for (size_t k = launch ? 0 : 1; ok && k < t[e].n; k++)
+      ok = add_id(&need, &nneed, &cneed, ids[t[e].at + k]);
+  }
+  free(t);
+  free(ids);
+  free(need);
+  ok = ok && after_launch(x, false);
+  ex_state_free(x);
+  return ok || (x->err[0] ? false : ex_fail(x, "out of memory"));
 }
 
 static bool emit(ex *x, uint32_t api, char *args, unsigned pos, const char *role,
@@ -682,27 +792,103 @@ static bool emit_image_writes(ex *x, ex_buffer *b, int64_t start)
   return true;
 }
 
-bool ex_emit_writes(ex *x)
+/* Before launch l of the window: the known bytes of its buffers changed
+ * since the repro last wrote them (or made them), as blocking writes. */
+static bool emit_writes(ex *x, const pt_call *l)
 {
   ex_buffer *roots[256];
   size_t n = launch_roots(x, roots, 256);
-  int64_t start = call_at(x, x->launch)->start_ns;
   for (size_t r = 0; r < n; r++) {
     ex_buffer *b = roots[r];
+    if (!b->modified)
+      continue;
+    b->modified = false;
     if (b->es) {
-      if (b->modified && !emit_image_writes(x, b, start))
+      if (!emit_image_writes(x, b, l->start_ns))
         return false;
       continue;
     }
-    for (size_t k = 0; b->modified && k < b->size;) {
+    for (size_t k = 0; k < b->size;) {
       size_t end = k;
       while (end < b->size && b->state[end] == EX_KNOWN)
         end++;
       if (end > k && !emit_transfer(x, PI_API_piEnqueueMemBufferWrite, b, k, end - k,
-                                    b->data + k, start))
+                                    b->data + k, l->start_ns))
         return false;
       k = end > k ? end : k + 1;
     }
+  }
+  return true;
+}
+
+static bool emit_finish(ex *x, uint64_t queue, int64_t at)
+{
+  char *fin = NULL;
+  if (asprintf(&fin, "[%llu]", (unsigned long long)queue) < 0)
+    fin = NULL;
+  return emit(x, PI_API_piQueueFinish, fin, 0, NULL, NULL, 0, at);
+}
+
+/* Recorded call i into the repro, with `args` (NULL: as recorded). */
+static bool push_call(ex *x, size_t i, char *args)
+{
+  ex_call e = {.orig = call_at(x, i), .api = call_at(x, i)->api, .args = args};
+  if (rp_push(&x->out, &x->nout, &x->cap_out, sizeof e, &e))
+    return true;
+  free(args);
+  return ex_fail(x, "out of memory");
+}
+
+/* A call of the window into the repro: as recorded, without its wait list. */
+static bool push_window_call(ex *x, size_t i)
+{
+  char *args = ex_window_args(x, i);
+  return args ? push_call(x, i, args) : ex_fail(x, "out of memory");
+}
+
+/* Whether program p is that of a kernel a launch of the window runs. */
+static bool window_program(const ex *x, uint64_t p)
+{
+  for (size_t i = x->from; p && i <= x->launch; i++)
+    if ((x->win[i] || i == x->launch) && (pi_api_flags(call_at(x, i)->api) & PI_API_F_LAUNCH) &&
+        program_of(x, (uint64_t)rp_arg_int(call_at(x, i), 1, 0)) == p)
+      return true;
+  return false;
+}
+
+bool ex_assemble(ex *x)
+{
+  for (size_t i = 0; i <= x->launch; i++) {
+    const pt_call *c = call_at(x, i);
+    const pt_json *name = pt_json_at(c->args, 2);
+    if (c->api == PI_API_piextEnqueueDeviceGlobalVariableWrite && ok_call(c) &&
+        window_program(x, (uint64_t)rp_arg_int(c, 1, 0)))
+      return ex_fail(x, "seq %lld writes device global '%s' of the launched kernel's program: "
+                     "extract does not follow device globals, so the repro's kernel could see "
+                     "other values; cannot extract", (long long)c->seq,
+                     name && name->type == PJ_STRING ? name->u.s : "?");
+    bool win = x->win[i] || i == x->launch;
+    if (win && (pi_api_flags(c->api) & PI_API_F_LAUNCH)) {
+      x->kernel = (uint64_t)rp_arg_int(c, 1, 0);
+      x->queue = (uint64_t)rp_arg_int(c, 0, 0);
+      for (size_t k = 0; k < x->nkargs; k++)
+        if (x->kargs[k].kernel == x->kernel && x->kargs[k].mem &&
+            !check_known(x, c, x->kargs[k].mem, x->kargs[k].index))
+          return false;
+      if (!emit_writes(x, c))
+        return false;
+    }
+    if (win ? !push_window_call(x, i) : x->need[i] && !push_call(x, i, NULL))
+      return false;
+    if (i == x->launch)
+      break;
+    if (win && !emit_finish(x, (uint64_t)rp_arg_int(c, 0, 0), c->start_ns + c->dur_ns))
+      return false;
+    x->in_window = win;
+    bool ok = !ok_call(c) || (follow(x, c) && !x->err[0]);
+    x->in_window = false;
+    if (!ok)
+      return false;
   }
   return true;
 }
@@ -791,34 +977,69 @@ static bool read_of(ex *x, const pt_call *c, ex_buffer *b)
   return ok;
 }
 
-bool ex_emit_reads(ex *x)
+/* Whether the calls the repro makes can name mem: it was made before the
+ * launch (index_creators knows the makers of those only). */
+static bool made_before(const ex *x, uint64_t mem)
+{
+  return mem && mem < x->ncreator && x->creator[mem];
+}
+
+/* After the launch, while nothing else changes them: the session's reads
+ * of the buffers it used, and the copies that moved what it left into
+ * other buffers, read in turn. Choosing (ex_slice) marks those copies in
+ * x->win; emitting (ex_emit_reads) makes the reads blocking, holding the
+ * recorded data, and the copies as recorded, each followed by a finish. */
+static bool after_launch(ex *x, bool emitting)
 {
   ex_buffer *roots[256];
   bool open[256];
   size_t n = launch_roots(x, roots, 256);
-  const pt_call *l = call_at(x, x->launch);
-  char *fin = NULL;
-  if (asprintf(&fin, "[%llu]", (unsigned long long)x->queue) < 0)
-    fin = NULL;
-  if (!emit(x, PI_API_piQueueFinish, fin, 0, NULL, NULL, 0, l->start_ns + l->dur_ns))
-    return false;
   for (size_t r = 0; r < n; r++)
     open[r] = true;
   for (size_t i = x->launch + 1; i < x->s->calls.n; i++) {
     const pt_call *c = call_at(x, i);
-    if (!c->returned || c->result != PI_SUCCESS)
+    if (!ok_call(c))
       continue;
+    ex_buffer *dst = NULL;
+    if (is_copy(c->api)) {
+      uint64_t at, smem = (uint64_t)rp_arg_int(c, 1, 0), dmem = (uint64_t)rp_arg_int(c, 2, 0);
+      ex_buffer *src = region(x, smem, 0, 0, &at);
+      bool from_open = false;
+      for (size_t r = 0; r < n; r++)
+        from_open |= open[r] && roots[r] == src;
+      if (!emitting)
+        x->win[i] = from_open && n < 256 && made_before(x, smem) && made_before(x, dmem);
+      dst = x->win[i] ? region(x, dmem, 0, 0, &at) : NULL;
+    }
     for (size_t r = 0; r < n; r++) {
       if (!open[r])
         continue;
-      if (!read_of(x, c, roots[r]))
+      if (emitting && !read_of(x, c, roots[r]))
         return false;
       open[r] = !changes(x, c, roots[r]);
+    }
+    if (dst) {
+      if (emitting && !(push_window_call(x, i) &&
+                        emit_finish(x, (uint64_t)rp_arg_int(c, 0, 0), c->start_ns + c->dur_ns)))
+        return false;
+      size_t r = 0;
+      while (r < n && roots[r] != dst)
+        r++;
+      if (r == n && n < 256)
+        roots[n++] = dst;
+      if (r < n)
+        open[r] = true;
     }
     if (pi_api_flags(c->api) & PI_API_F_SETS_ARG)
       follow(x, c); /* which buffers later launches use */
   }
   return true;
+}
+
+bool ex_emit_reads(ex *x)
+{
+  const pt_call *l = call_at(x, x->launch);
+  return emit_finish(x, x->queue, l->start_ns + l->dur_ns) && after_launch(x, true);
 }
 
 void ex_state_free(ex *x)
@@ -831,4 +1052,10 @@ void ex_state_free(ex *x)
   free(x->subs);
   free(x->kargs);
   free(x->maps);
+  x->bufs = NULL;
+  x->subs = NULL;
+  x->kargs = NULL;
+  x->maps = NULL;
+  x->nbufs = x->cap_bufs = x->nsubs = x->cap_subs = x->nkargs = x->cap_kargs = 0;
+  x->nmaps = x->cap_maps = 0;
 }

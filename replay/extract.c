@@ -8,6 +8,12 @@
  * contents at that moment as writes, the launch without its wait list,
  * and the reads of what it left in its buffers where the session read
  * them. The result is a new session database that replays on its own.
+ *
+ * With --inputs (or --from M) the repro also makes the earlier launches
+ * that computed what the launch reads, and the copies that moved it (its
+ * window, ex_slice): a launch of a pipeline whose inputs the application
+ * never read back. --inputs starts the window at the launch a refusal
+ * names, and tries again, until nothing is missing.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,11 +63,14 @@ static bool find_launch(ex *x, int n)
 
 typedef bool (*id_fn)(ex *x, size_t i, uint8_t kind, uint64_t id);
 
-/* The launch's wait list is left out: what it waited for is in the
- * buffers' contents already. */
+/* The window's calls are made without their wait lists: what they
+ * waited for is in the buffers' contents already, or done (each is
+ * followed by a finish). */
+static bool window_call(const ex *x, size_t i) { return i == x->launch || x->win[i]; }
+
 static bool skipped(const ex *x, size_t i, const pi_param_desc *d)
 {
-  return i == x->launch && strncmp(d->name, "event_wait_list", 15) == 0;
+  return window_call(x, i) && strncmp(d->name, "event_wait_list", 15) == 0;
 }
 
 /* fn for each object id one recorded parameter names. */
@@ -120,7 +129,8 @@ static bool index_creators(ex *x)
   x->creator = calloc(x->ncreator, sizeof *x->creator);
   x->need = calloc(x->s->calls.n + 1, sizeof *x->need);
   x->work = malloc((x->s->calls.n + 1) * sizeof *x->work);
-  if (!x->creator || !x->need || !x->work)
+  x->win = calloc(x->s->calls.n + 1, 1);
+  if (!x->creator || !x->need || !x->work || !x->win)
     return ex_fail(x, "out of memory indexing %s", x->s->db.path);
   for (size_t i = 0; i < x->launch; i++)
     if (call_at(x, i)->returned && call_at(x, i)->result == PI_SUCCESS)
@@ -174,12 +184,12 @@ static bool need_id(ex *x, size_t user, uint8_t kind, uint64_t id)
   return true;
 }
 
-/* Calls before the launch on object id with one of the given functions;
- * with `last_per_index`, only the last one per argument index. */
+/* Calls before call `before` on object id with one of the given
+ * functions; with `last_per_index`, only the last one per argument index. */
 static void need_calls_on(ex *x, uint64_t id, const uint32_t *apis, size_t napis,
-                          bool last_per_index)
+                          bool last_per_index, size_t before)
 {
-  for (size_t i = 0; i < x->launch; i++) {
+  for (size_t i = 0; i < before; i++) {
     const pt_call *c = call_at(x, i);
     bool match = false;
     for (size_t k = 0; k < napis; k++)
@@ -187,7 +197,7 @@ static void need_calls_on(ex *x, uint64_t id, const uint32_t *apis, size_t napis
     if (!match || !c->returned || c->result != PI_SUCCESS || (uint64_t)rp_arg_int(c, 0, 0) != id)
       continue;
     bool later = false;
-    for (size_t j = i + 1; last_per_index && j < x->launch && !later; j++) {
+    for (size_t j = i + 1; last_per_index && j < before && !later; j++) {
       const pt_call *d = call_at(x, j);
       for (size_t k = 0; k < napis; k++)
         later |= d->api == apis[k] && d->result == PI_SUCCESS &&
@@ -199,19 +209,28 @@ static void need_calls_on(ex *x, uint64_t id, const uint32_t *apis, size_t napis
   }
 }
 
-/* What the object a needed call created needs besides its creation: a
- * program's build, compile and spec constants; the launched kernel's
- * arguments and execution settings. */
-static void need_setup(ex *x, size_t i)
+/* What a launch of the window needs: its kernel's arguments as set at
+ * that moment, and its execution settings. */
+static void need_launch(ex *x, size_t i)
 {
-  static const uint32_t program[] = {PI_API_piProgramBuild, PI_API_piProgramCompile,
-                                     PI_API_piextProgramSetSpecializationConstant};
   uint32_t args[PI_API_COUNT];
   size_t nargs = 0;
   for (uint32_t a = 0; a < PI_API_COUNT; a++)
     if (pi_api_flags(a) & PI_API_F_SETS_ARG)
       args[nargs++] = a;
   static const uint32_t exec[] = {PI_API_piKernelSetExecInfo};
+  uint64_t kernel = (uint64_t)rp_arg_int(call_at(x, i), 1, 0);
+  need(x, i);
+  need_calls_on(x, kernel, args, nargs, true, i);
+  need_calls_on(x, kernel, exec, 1, false, i);
+}
+
+/* What the object a needed call created needs besides its creation: a
+ * program's build, compile and spec constants. */
+static void need_setup(ex *x, size_t i)
+{
+  static const uint32_t program[] = {PI_API_piProgramBuild, PI_API_piProgramCompile,
+                                     PI_API_piextProgramSetSpecializationConstant};
   const pt_call *c = call_at(x, i);
   const pi_api_desc *api = rp_api(c);
   for (unsigned p = 0; p < api->nparams && p < c->args->n; p++) {
@@ -220,11 +239,7 @@ static void need_setup(ex *x, size_t i)
     if (d->dir == PI_DIR_IN || d->kind != PI_PK_HANDLE || !id)
       continue;
     if (d->obj == PI_OBJ_PROGRAM)
-      need_calls_on(x, id, program, 3, false);
-    if (d->obj == PI_OBJ_KERNEL && id == x->kernel) {
-      need_calls_on(x, id, args, nargs, true);
-      need_calls_on(x, id, exec, 1, false);
-    }
+      need_calls_on(x, id, program, 3, false, x->launch);
   }
 }
 
@@ -246,7 +261,13 @@ static void need_discovery_info(ex *x)
 
 static bool closure(ex *x)
 {
-  need(x, x->launch);
+  for (size_t i = x->from; i < x->s->calls.n; i++)
+    if (window_call(x, i)) {
+      if (pi_api_flags(call_at(x, i)->api) & PI_API_F_LAUNCH)
+        need_launch(x, i);
+      else
+        need(x, i);
+    }
   while (x->nwork) {
     size_t i = x->work[--x->nwork];
     if (!each_id(x, i, false, need_id))
@@ -259,10 +280,9 @@ static bool closure(ex *x)
 
 /* ---- The repro's calls -------------------------------------------------------------- */
 
-/* The launch as recorded, without its wait list. */
-static char *launch_args(const ex *x)
+char *ex_window_args(const ex *x, size_t i)
 {
-  const pt_call *c = call_at(x, x->launch);
+  const pt_call *c = call_at(x, i);
   const pi_api_desc *api = rp_api(c);
   pi_sbuf b;
   pi_sbuf_init(&b, NULL, 0);
@@ -281,24 +301,6 @@ static char *launch_args(const ex *x)
   return b.heap ? b.p : NULL;
 }
 
-static bool assemble(ex *x)
-{
-  for (size_t i = 0; i < x->launch; i++) {
-    ex_call c = {.orig = call_at(x, i), .api = call_at(x, i)->api};
-    if (x->need[i] && !rp_push(&x->out, &x->nout, &x->cap_out, sizeof c, &c))
-      return ex_fail(x, "out of memory");
-  }
-  if (!ex_emit_writes(x))
-    return false;
-  const pt_call *l = call_at(x, x->launch);
-  ex_call c = {.orig = l, .api = l->api, .args = launch_args(x)};
-  if (!c.args || !rp_push(&x->out, &x->nout, &x->cap_out, sizeof c, &c)) {
-    free(c.args);
-    return ex_fail(x, "out of memory");
-  }
-  return ex_emit_reads(x);
-}
-
 static void ex_free(ex *x)
 {
   for (size_t i = 0; i < x->nout; i++) {
@@ -309,59 +311,144 @@ static void ex_free(ex *x)
   free(x->creator);
   free(x->need);
   free(x->work);
+  free(x->win);
   ex_state_free(x);
+}
+
+/* Back to before the window was chosen (--inputs widens it). */
+static void ex_restart(ex *x)
+{
+  for (size_t i = 0; i < x->nout; i++) {
+    free(x->out[i].args);
+    free(x->out[i].data);
+  }
+  x->nout = 0;
+  memset(x->need, 0, (x->s->calls.n + 1) * sizeof *x->need);
+  x->nwork = 0;
+  ex_state_free(x);
+  x->err[0] = 0;
+  x->widen = 0;
 }
 
 /* ---- The verb -------------------------------------------------------------------------- */
 
 static const char usage[] =
-    "usage: pitrace extract SESSION.db --kernel N -o REPRO.db [--session S]\n\n"
+    "usage: pitrace extract SESSION.db --kernel N -o REPRO.db [--inputs | --from M]\n"
+    "                       [--session S]\n\n"
     "Writes a new session database holding only what the N-th kernel launch (from 1)\n"
     "needs, with its buffers' contents at that moment; `pitrace replay REPRO.db`\n"
-    "replays it on its own. REPRO.db is replaced if it exists.\n";
+    "replays it on its own. REPRO.db is replaced if it exists.\n\n"
+    "  --inputs   also the earlier launches that computed what launch N reads (and\n"
+    "             the copies that moved it), where the application never read it\n"
+    "             back: a pipeline's launch with the stages before it\n"
+    "  --from M   the same, from launch M on only (refused if that is not enough)\n";
 
-static int parse_args(int argc, char **argv, const char **path, const char **out, int *kernel,
-                      int64_t *session)
+typedef struct ex_opts {
+  const char *path, *out;
+  int kernel, from;
+  bool inputs;
+  int64_t session;
+} ex_opts;
+
+static int parse_args(int argc, char **argv, ex_opts *o)
 {
-  int64_t n = 0;
-  const pt_opt opts[] = {{"--kernel", PT_OPT_INT, &n}, {"-o", PT_OPT_STR, out},
-                         {"--output", PT_OPT_STR, out}, {"--session", PT_OPT_INT, session},
+  int64_t n = 0, from = 0;
+  const pt_opt opts[] = {{"--kernel", PT_OPT_INT, &n}, {"-o", PT_OPT_STR, &o->out},
+                         {"--output", PT_OPT_STR, &o->out}, {"--session", PT_OPT_INT, &o->session},
+                         {"--from", PT_OPT_INT, &from}, {"--inputs", PT_OPT_FLAG, &o->inputs},
                          {NULL, PT_OPT_FLAG, NULL}};
   pt_args a;
   int rc = pt_parse(argc, argv, usage, opts, 0, 1, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
-  *path = a.npos ? a.pos[0] : NULL;
-  *kernel = n > INT_MAX ? INT_MAX : (int)n;
-  if (!*path || !*out || *kernel < 1) {
+  o->path = a.npos ? a.pos[0] : NULL;
+  o->kernel = n > INT_MAX ? INT_MAX : (int)n;
+  o->from = from > INT_MAX ? INT_MAX : (int)from;
+  if (!o->path || !o->out || o->kernel < 1) {
     pt_verb_error("extract", "give SESSION.db, --kernel N (from 1) and -o REPRO.db "
                              "(pitrace extract --help)");
+    return 2;
+  }
+  if (o->inputs && from) {
+    pt_verb_error("extract", "give --inputs or --from M, not both (--inputs finds M)");
+    return 2;
+  }
+  if (from && (from < 1 || from > o->kernel)) {
+    pt_verb_error("extract", "--from %lld is not a launch from 1 to --kernel %d: the window "
+                             "runs from launch M to launch N", (long long)from, o->kernel);
     return 2;
   }
   return -1;
 }
 
+/* The index of the n-th kernel launch (it exists: n <= the launch's). */
+static size_t launch_index(const ex *x, int n)
+{
+  int seen = 0;
+  size_t i = 0;
+  for (; i < x->launch; i++)
+    if (is_launch(call_at(x, i)->api) && ++seen == n)
+      break;
+  return i;
+}
+
+static int launch_number(const ex *x, size_t i)
+{
+  int n = 0;
+  for (size_t k = 0; k <= i; k++)
+    n += is_launch(call_at(x, k)->api);
+  return n;
+}
+
+/* The repro's calls for the window from x->from; with --inputs, the window
+ * starts at the launch a refusal names, until none is refused. Each try
+ * reads the session twice: after WIDENINGS tries the window starts at the
+ * first launch (the slice still leaves out the launches it does not need). */
+#define WIDENINGS 16
+
+static bool cut(ex *x, bool inputs)
+{
+  for (unsigned tries = 0;; tries++) {
+    if (ex_slice(x) && closure(x) && ex_assemble(x) && ex_emit_reads(x))
+      return true;
+    if (!inputs || !x->widen)
+      return false;
+    x->from = tries < WIDENINGS ? x->widen - 1 : 0;
+    ex_restart(x);
+  }
+}
+
 int pt_extract(int argc, char **argv)
 {
-  const char *path = NULL, *out = NULL;
-  int kernel = 0;
-  int64_t session = -1;
-  int r = parse_args(argc, argv, &path, &out, &kernel, &session);
+  ex_opts o = {.session = -1};
+  int r = parse_args(argc, argv, &o);
   if (r >= 0)
     return r;
   rp_session s;
   ex x = {.s = &s};
-  if (!rp_session_open(&s, path, session, x.err, sizeof x.err)) {
+  if (!rp_session_open(&s, o.path, o.session, x.err, sizeof x.err)) {
     fprintf(stderr, "pitrace extract: %s\n", x.err);
     return 2;
   }
-  bool ok = find_launch(&x, kernel) && index_creators(&x) && closure(&x) && ex_contents(&x) &&
-            assemble(&x) && ex_write(&x, out, kernel);
-  if (ok)
-    printf("pitrace extract: kernel launch %d (seq %lld) of %s: %zu of %zu calls into %s\n",
-           kernel, (long long)call_at(&x, x.launch)->seq, path, x.nout, s.calls.n, out);
-  else
+  bool ok = find_launch(&x, o.kernel) && index_creators(&x);
+  if (ok) {
+    x.from = o.from ? launch_index(&x, o.from) : x.launch;
+    ok = cut(&x, o.inputs) && ex_write(&x, o.out, o.kernel);
+  }
+  if (ok) {
+    size_t before = 0, first = x.launch;
+    for (size_t i = x.from; i < x.launch; i++)
+      if (x.win[i] && is_launch(call_at(&x, i)->api) && !before++)
+        first = i;
+    printf("pitrace extract: kernel launch %d (seq %lld) of %s", o.kernel,
+           (long long)call_at(&x, x.launch)->seq, o.path);
+    if (before)
+      printf(" with %zu launch%s before it (from launch %d)", before, before == 1 ? "" : "es",
+             launch_number(&x, first));
+    printf(": %zu of %zu calls into %s\n", x.nout, s.calls.n, o.out);
+  } else {
     fprintf(stderr, "pitrace extract: %s\n", x.err);
+  }
   ex_free(&x);
   rp_session_close(&s);
   return ok ? 0 : 2;

@@ -544,10 +544,17 @@ Test(replay, what_a_buffer_holds_before_anything_wrote_it_is_not_compared)
 
 /* ---- Extract ------------------------------------------------------------------------------------- */
 
+/* pitrace extract DB --kernel K -o REPRO [OPT [VAL]]. */
+static int extract_with(const char *db, const char *kernel, const char *opt, const char *val,
+                        const char *repro, char **out)
+{
+  const char *args[] = {"extract", db, "--kernel", kernel, "-o", repro, opt, val, NULL};
+  return pitrace(args, NULL, out);
+}
+
 static int extract(const char *db, const char *kernel, const char *repro, char **out)
 {
-  const char *args[] = {"extract", db, "--kernel", kernel, "-o", repro, NULL};
-  return pitrace(args, NULL, out);
+  return extract_with(db, kernel, NULL, NULL, repro, out);
 }
 
 Test(replay, an_extracted_kernel_replays_on_its_own_with_the_same_result)
@@ -580,6 +587,44 @@ Test(replay, extract_rebuilds_buffer_contents_and_refuses_what_it_cannot_know)
   cr_assert(strstr(out, "cannot be derived"), "%s", out);
   cr_assert_eq(extract(db, "4", repro, &out), 2, "%s", out);
   cr_assert(strstr(out, "has 3 kernel launches"), "%s", out);
+}
+
+/* pipeline's three launches (saxpy, square, reduce) chain through device
+ * buffers nothing reads back; its result is reduce's partial sums copied
+ * to another buffer and mapped. */
+Test(replay, extract_with_inputs_brings_the_launches_that_computed_them)
+{
+  char *db = record("pipeline", NULL, NULL), *repro = tu_temp_path(".db"), *out;
+  /* Alone, reduce's input cannot be known: the refusal says what to do. */
+  cr_assert_eq(extract(db, "3", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "computed on the device by seq") && strstr(out, "(--inputs, or --from 2)"),
+            "%s", out);
+  /* From launch 2 on, saxpy's result is still missing. */
+  cr_assert_eq(extract_with(db, "3", "--from", "2", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "(--inputs, or --from 1)"), "%s", out);
+  cr_assert_eq(extract_with(db, "3", "--from", "4", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "not a launch from 1 to --kernel 3"), "%s", out);
+  cr_assert_eq(extract_with(db, "3", "--inputs", NULL, repro, &out), 0, "%s", out);
+  cr_assert(strstr(out, "with 2 launches before it (from launch 1)"), "%s", out);
+  /* The three launches, made on the repro's device; only x and y, saxpy's
+   * inputs, written (square's and reduce's are computed there); the copy
+   * of the partial sums, and their read, as recorded by the map. */
+  cr_assert_eq(sql_int(repro, "SELECT count(*) FROM pi_calls WHERE api = "
+                              "'piEnqueueKernelLaunch'"), 3);
+  cr_assert_eq(sql_int(repro, "SELECT count(*) FROM pi_calls WHERE api = "
+                              "'piEnqueueMemBufferWrite'"), 2);
+  cr_assert_eq(sql_int(repro, "SELECT count(*) FROM pi_calls WHERE api = "
+                              "'piEnqueueMemBufferCopy'"), 1);
+  cr_assert_eq(sql_int(repro, "SELECT count(*) FROM pi_calls WHERE api = "
+                              "'piEnqueueMemBufferRead'"), 1);
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
+  /* --from 1 is the same window. */
+  cr_assert_eq(extract_with(db, "3", "--from", "1", repro, &out), 0, "%s", out);
+  cr_assert(strstr(out, "with 2 launches before it (from launch 1)"), "%s", out);
+  /* The first launch needs nothing computed: the same as without. */
+  cr_assert_eq(extract_with(db, "1", "--inputs", NULL, repro, &out), 0, "%s", out);
+  cr_assert(strstr(out, "before it") == NULL, "%s", out);
 }
 
 Test(replay, extract_of_programs_from_device_images_replays)

@@ -181,6 +181,18 @@ else
     env OCL_ICD_VENDORS=$REC RUSTICL_ENABLE=swrast "$pitrace" replay "$tmp/repro.db" >"$tmp/rpx.txt" 2>&1 ||
       { grep -v '^note' "$tmp/rpx.txt" | tail -20 >&2; fail "the extracted launch did not replay"; }
     tail -n 1 "$tmp/rpx.txt"
+    # The last launch with the earlier launches that computed what it reads
+    # (a pipeline's stages: nothing read back in between).
+    nl=$("$pitrace" show --compact "$s" | grep -c 'KernelLaunch(')
+    if [ "$nl" -ge 2 ]; then
+      step "last kernel launch ($nl) extracted with the launches that computed its inputs, replayed on its own"
+      "$pitrace" extract "$s" --kernel "$nl" --inputs -o "$tmp/repro2.db" >"$tmp/ex2.txt" 2>&1 ||
+        { cat "$tmp/ex2.txt" >&2; fail "extract --inputs of the last launch failed"; }
+      cat "$tmp/ex2.txt"
+      env OCL_ICD_VENDORS=$REC RUSTICL_ENABLE=swrast "$pitrace" replay "$tmp/repro2.db" >"$tmp/rpx2.txt" 2>&1 ||
+        { grep -v '^note' "$tmp/rpx2.txt" | tail -20 >&2; fail "the last launch with its inputs did not replay"; }
+      tail -n 1 "$tmp/rpx2.txt"
+    fi
   fi
   if [ $portable = 1 ]; then
     # The other device: applications tune the code they generate to the
