@@ -977,11 +977,10 @@ static bool read_of(ex *x, const pt_call *c, ex_buffer *b)
   return ok;
 }
 
-/* Whether the calls the repro makes can name mem: it was made before the
- * launch (index_creators knows the makers of those only). */
+/* Whether mem was made before the launch. */
 static bool made_before(const ex *x, uint64_t mem)
 {
-  return mem && mem < x->ncreator && x->creator[mem];
+  return mem && mem < x->ncreator && x->creator[mem] && x->creator[mem] - 1 < x->launch;
 }
 
 /* After the launch, while nothing else changes them: the session's reads

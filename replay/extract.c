@@ -132,7 +132,7 @@ static bool index_creators(ex *x)
   x->win = calloc(x->s->calls.n + 1, 1);
   if (!x->creator || !x->need || !x->work || !x->win)
     return ex_fail(x, "out of memory indexing %s", x->s->db.path);
-  for (size_t i = 0; i < x->launch; i++)
+  for (size_t i = 0; i < x->s->calls.n; i++) /* after the launch too: copies of its results */
     if (call_at(x, i)->returned && call_at(x, i)->result == PI_SUCCESS)
       each_id(x, i, true, created);
   return true;
@@ -167,9 +167,9 @@ static bool need_id(ex *x, size_t user, uint8_t kind, uint64_t id)
   size_t c = id && id < x->ncreator ? x->creator[id] : 0;
   if (!id)
     return true;
-  if (!c)
+  if (!c || c - 1 >= user)
     return ex_fail(x, "%s#%llu, used by seq %lld %s, was not created by a recorded call before "
-                   "the launch (a filtered recording?): cannot extract", k,
+                   "it (a filtered recording?): cannot extract", k,
                    (unsigned long long)id, (long long)u->seq, rp_api(u)->name);
   const pt_call *cr = call_at(x, c - 1);
   if (made_from_native(cr->api))
