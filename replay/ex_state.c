@@ -856,6 +856,45 @@ static bool window_program(const ex *x, uint64_t p)
   return false;
 }
 
+static bool read_of(ex *x, const pt_call *c, ex_buffer *b);
+
+/* Whether every byte of b in [at, at + n) was computed by the window. */
+static bool all_window(const ex_buffer *b, size_t at, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    if (b->state[at + k] != EX_WINDOW)
+      return false;
+  return true;
+}
+
+/* The buffer or image call c only reads (a read, a map for reading
+ * alone), when every byte it reads was computed by the window: the repro
+ * reads it there too and replay checks it against the recording, rather
+ * than writing the recorded bytes back. NULL otherwise. */
+static ex_buffer *window_result_read(ex *x, const pt_call *c)
+{
+  uint64_t at, mem = (uint64_t)rp_arg_int(c, 1, 0);
+  if (c->api == PI_API_piEnqueueMemBufferRead || (c->api == PI_API_piEnqueueMemBufferMap &&
+                                                  rp_arg_int(c, 3, 0) == PI_MAP_READ)) {
+    bool map = c->api == PI_API_piEnqueueMemBufferMap;
+    uint64_t off = (uint64_t)rp_arg_int(c, map ? 4 : 3, 0), n = (uint64_t)rp_arg_int(c, map ? 5 : 4, 0);
+    ex_buffer *b = region(x, mem, off, n, &at);
+    return b && n && all_window(b, at, n) ? b : NULL;
+  }
+  ex_buffer *b = c->api == PI_API_piEnqueueMemImageRead ? image_of(x, mem) : NULL;
+  size_t o[3], r[3];
+  if (!b)
+    return NULL;
+  triple(pt_json_at(c->args, 3), o);
+  triple(pt_json_at(c->args, 4), r);
+  if (!image_box_of(b, o, r))
+    return NULL;
+  for (size_t j = 0; j < r[1] * r[2]; j++)
+    if (!all_window(b, box_row_at(b, o, r, j), r[0] * b->es))
+      return NULL;
+  return b;
+}
+
 bool ex_assemble(ex *x)
 {
   for (size_t i = 0; i <= x->launch; i++) {
@@ -884,6 +923,12 @@ bool ex_assemble(ex *x)
       break;
     if (win && !emit_finish(x, (uint64_t)rp_arg_int(c, 0, 0), c->start_ns + c->dur_ns))
       return false;
+    ex_buffer *result = i > x->from && ok_call(c) ? window_result_read(x, c) : NULL;
+    if (result) { /* checked by replay; still the window's to compute */
+      if (!read_of(x, c, result))
+        return false;
+      continue;
+    }
     x->in_window = win;
     bool ok = !ok_call(c) || (follow(x, c) && !x->err[0]);
     x->in_window = false;

@@ -715,6 +715,19 @@ Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
   /* row_sum reads C, which blend computed and the application read back:
    * C written whole from that read, the sums read back. */
   extract_image_launch(db, "2", repro, "[37,23,1]\n");
+  /* With blend before it (--from 1): C is blend's to compute in the repro,
+   * and the application's read of it between the launches is made there
+   * and checked, not written back: B's band is the one image write, and
+   * two reads are verified (C, then the sums). */
+  cr_assert_eq(extract_with(db, "2", "--from", "1", repro, &out), 0, "%s", out);
+  cr_assert(strstr(out, "with 1 launch before it (from launch 1)"), "%s", out);
+  cr_assert_str_eq(sql(repro, "SELECT value FROM pi_args WHERE name = 'region' AND seq IN (SELECT "
+                              "seq FROM pi_calls WHERE api = 'piEnqueueMemImageWrite')"),
+                   "[37,20,1]\n");
+  cr_assert_eq(sql_int(repro, "SELECT count(*) FROM pi_calls WHERE api = "
+                              "'piEnqueueMemImageRead'"), 1);
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "2 read-backs verified"), "%s", out);
   /* A damaged row pitch: one line, no read outside the recorded bytes. */
   char *bad = damaged(db, "piEnqueueMemImageWrite", "[5]", "9223372036854775807");
   cr_assert_eq(extract(bad, "1", repro, &out), 2, "%s", out);
