@@ -24,6 +24,9 @@
 #      kernel launch extracted; image_app (tests/progs: kernels reading and
 #      writing images, padded pitches) the same, both launches extracted,
 #      and again with an image filled and copied into (image_app copy);
+#      pipeline's last launch extracted with the launches before it
+#      (--inputs) and image_app's second with its first (--from 1), each
+#      replayed with its read-backs verified;
 #      bench_frontend against NVIDIA's ICD.
 # Sessions, the diffs as JSON and an HTML report land in $OUT (default
 # /tmp/pitrace-gpu). Exit status: 0 when every step did what it should.
@@ -98,6 +101,16 @@ for ex in shared_lib spec_const; do
     "$OUT/cuda-$ex.db" "$OUT/ocl-$ex.db"
   "$B/bin/pitrace" diff --json "$OUT/cuda-$ex.db" "$OUT/ocl-$ex.db" >"$OUT/diff-$ex.json"
 done
+# pipeline's three launches hand their results on through device buffers
+# nothing reads back: its last launch extracted with the two before it.
+rm -f "$OUT/ocl-pipeline.db"
+step 0 "pipeline on the NVIDIA OpenCL platform, recorded" env SYCL_DEVICE_FILTER=opencl:gpu \
+  SYCL_PI_RECORD="$OUT/ocl-pipeline.db" "$B/bin/pipeline"
+step 0 "its launch 3 extracted with the launches that computed its inputs" \
+  "$B/bin/pitrace" extract "$OUT/ocl-pipeline.db" --kernel 3 --inputs -o "$OUT/ocl-pipeline-3.db"
+step 0 "that repro replayed on NVIDIA OpenCL, its read-back verified" sh -c \
+  "'$B/bin/pitrace' replay '$OUT/ocl-pipeline-3.db' >'$OUT/ocl-pipeline-3.txt' 2>&1;
+   tail -n 1 '$OUT/ocl-pipeline-3.txt'; grep -q '1 read-backs verified' '$OUT/ocl-pipeline-3.txt'"
 "$B/bin/pitrace" sessions "$OUT/cuda-shared_lib.db"
 "$B/bin/pitrace" stats "$OUT/cuda-shared_lib.db"
 step 0 "report of the shared_lib diff" "$B/bin/pitrace" report "$OUT/cuda-shared_lib.db" \
@@ -216,6 +229,11 @@ else
   through_front_end clblast_client "CLBlast client" "all verified" 1
   "$B/bin/pitrace" stats "$s" | head -n 30
   through_front_end image_app "image_app (images)" "result verified" 2
+  step 0 "image_app's launch 2 extracted with launch 1 (--from 1)" "$B/bin/pitrace" extract \
+    "$s" --kernel 2 --from 1 -o "$OUT/image_app-window.db"
+  step 0 "that repro replayed on NVIDIA OpenCL, C checked between the launches" sh -c \
+    "OCL_ICD_VENDORS='$nv' '$B/bin/pitrace' replay '$OUT/image_app-window.db' >'$OUT/image_app-window.txt' 2>&1;
+     tail -n 1 '$OUT/image_app-window.txt'; grep -q '2 read-backs verified' '$OUT/image_app-window.txt'"
   through_front_end image_app "image_app copy (an image filled, then copied into)" \
     "result verified" 1 copy
   step 0 "what the front end adds per call over NVIDIA's ICD" "$B/bin/bench_frontend" \
