@@ -1047,13 +1047,13 @@ static bool after_launch(ex *x, bool emitting)
     ex_buffer *dst = NULL;
     if (is_copy(c->api)) {
       uint64_t at, smem = (uint64_t)rp_arg_int(c, 1, 0), dmem = (uint64_t)rp_arg_int(c, 2, 0);
-      ex_buffer *src = region(x, smem, 0, 0, &at);
+      ex_buffer *src = region(x, smem, 0, 0, &at), *d = region(x, dmem, 0, 0, &at);
       bool from_open = false;
       for (size_t r = 0; r < n; r++)
         from_open |= open[r] && roots[r] == src;
       if (!emitting)
-        x->win[i] = from_open && n < 256 && made_before(x, smem) && made_before(x, dmem);
-      dst = x->win[i] ? region(x, dmem, 0, 0, &at) : NULL;
+        x->win[i] = from_open && d && n < 256 && made_before(x, smem) && made_before(x, dmem);
+      dst = x->win[i] ? d : NULL;
     }
     for (size_t r = 0; r < n; r++) {
       if (!open[r])
