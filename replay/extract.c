@@ -185,33 +185,40 @@ static bool need_id(ex *x, size_t user, uint8_t kind, uint64_t id)
 }
 
 /* Calls before call `before` on object id with one of the given
- * functions; with `last_per_index`, only the last one per argument index. */
-static void need_calls_on(ex *x, uint64_t id, const uint32_t *apis, size_t napis,
+ * functions (back to the object's creation); with `last_per_index`, only
+ * the last one per argument index. */
+static bool need_calls_on(ex *x, uint64_t id, const uint32_t *apis, size_t napis,
                           bool last_per_index, size_t before)
 {
-  for (size_t i = 0; i < before; i++) {
+  size_t from = id < x->ncreator && x->creator[id] ? x->creator[id] - 1 : 0;
+  int64_t *seen = NULL;
+  size_t nseen = 0, cap = 0;
+  bool ok = true;
+  for (size_t i = before; ok && i-- > from;) {
     const pt_call *c = call_at(x, i);
     bool match = false;
     for (size_t k = 0; k < napis; k++)
       match |= c->api == apis[k];
     if (!match || !c->returned || c->result != PI_SUCCESS || (uint64_t)rp_arg_int(c, 0, 0) != id)
       continue;
-    bool later = false;
-    for (size_t j = i + 1; last_per_index && j < before && !later; j++) {
-      const pt_call *d = call_at(x, j);
-      for (size_t k = 0; k < napis; k++)
-        later |= d->api == apis[k] && d->result == PI_SUCCESS &&
-                 rp_arg_int(d, 0, 0) == rp_arg_int(c, 0, 0) &&
-                 rp_arg_int(d, 1, -1) == rp_arg_int(c, 1, -2);
+    if (last_per_index) { /* backwards: the first one seen of an index is its last */
+      int64_t index = rp_arg_int(c, 1, -1);
+      bool later = false;
+      for (size_t k = 0; k < nseen && !later; k++)
+        later = seen[k] == index;
+      if (later)
+        continue;
+      ok = rp_push(&seen, &nseen, &cap, sizeof index, &index);
     }
-    if (!later)
-      need(x, i);
+    need(x, i);
   }
+  free(seen);
+  return ok || ex_fail(x, "out of memory");
 }
 
 /* What a launch of the window needs: its kernel's arguments as set at
  * that moment, and its execution settings. */
-static void need_launch(ex *x, size_t i)
+static bool need_launch(ex *x, size_t i)
 {
   uint32_t args[PI_API_COUNT];
   size_t nargs = 0;
@@ -221,13 +228,13 @@ static void need_launch(ex *x, size_t i)
   static const uint32_t exec[] = {PI_API_piKernelSetExecInfo};
   uint64_t kernel = (uint64_t)rp_arg_int(call_at(x, i), 1, 0);
   need(x, i);
-  need_calls_on(x, kernel, args, nargs, true, i);
-  need_calls_on(x, kernel, exec, 1, false, i);
+  return need_calls_on(x, kernel, args, nargs, true, i) &&
+         need_calls_on(x, kernel, exec, 1, false, i);
 }
 
 /* What the object a needed call created needs besides its creation: a
  * program's build, compile and spec constants. */
-static void need_setup(ex *x, size_t i)
+static bool need_setup(ex *x, size_t i)
 {
   static const uint32_t program[] = {PI_API_piProgramBuild, PI_API_piProgramCompile,
                                      PI_API_piextProgramSetSpecializationConstant};
@@ -238,9 +245,10 @@ static void need_setup(ex *x, size_t i)
     uint64_t id = (uint64_t)pt_json_int(c->args->u.items[p], 0);
     if (d->dir == PI_DIR_IN || d->kind != PI_PK_HANDLE || !id)
       continue;
-    if (d->obj == PI_OBJ_PROGRAM)
-      need_calls_on(x, id, program, 3, false, x->launch);
+    if (d->obj == PI_OBJ_PROGRAM && !need_calls_on(x, id, program, 3, false, x->launch))
+      return false;
   }
+  return true;
 }
 
 /* The runtime's queries of the needed devices and platforms before the
@@ -263,16 +271,15 @@ static bool closure(ex *x)
 {
   for (size_t i = x->from; i < x->s->calls.n; i++)
     if (window_call(x, i)) {
-      if (pi_api_flags(call_at(x, i)->api) & PI_API_F_LAUNCH)
-        need_launch(x, i);
-      else
+      if (!(pi_api_flags(call_at(x, i)->api) & PI_API_F_LAUNCH))
         need(x, i);
+      else if (!need_launch(x, i))
+        return false;
     }
   while (x->nwork) {
     size_t i = x->work[--x->nwork];
-    if (!each_id(x, i, false, need_id))
+    if (!each_id(x, i, false, need_id) || !need_setup(x, i))
       return false;
-    need_setup(x, i);
   }
   need_discovery_info(x);
   return true;
