@@ -66,6 +66,8 @@ typedef struct ex {
   size_t from;
   unsigned char *win;
   bool in_window;    /* following a call of the window (ex_state.c) */
+  bool shape_only;   /* following which buffers calls touch, not their bytes (ex_slice) */
+  bool dry;          /* ex_assemble checks the window and makes no call (--inputs' tries) */
   /* A refusal for want of what a launch before `from` computed: that
    * launch's index + 1 (--inputs starts the window there and tries again). */
   size_t widen;

@@ -95,6 +95,20 @@ static void carry(ex_buffer *dst, size_t to, const ex_buffer *src, size_t from, 
   }
 }
 
+/* A payload of call c as following needs it; while ex_slice finds which
+ * buffers calls touch (x->shape_only), none is read: the bytes are not
+ * looked at. */
+static unsigned char *payload(ex *x, const pt_call *c, unsigned position, const char *role,
+                              size_t *size, rp_data_status *st)
+{
+  if (x->shape_only) {
+    *size = 0;
+    *st = RP_DATA_ABSENT;
+    return NULL;
+  }
+  return rp_payload(x->s, c, position, role, 0, size, st);
+}
+
 /* Bytes [off, off+n) of mem get payload (position, role) of call c, or
  * become unrecorded when it has none. */
 static void from_payload(ex *x, const pt_call *c, uint64_t mem, uint64_t off, uint64_t n,
@@ -106,7 +120,7 @@ static void from_payload(ex *x, const pt_call *c, uint64_t mem, uint64_t off, ui
     return;
   size_t size;
   rp_data_status st;
-  unsigned char *d = rp_payload(x->s, c, position, role, 0, &size, &st);
+  unsigned char *d = payload(x, c, position, role, &size, &st);
   if (st == RP_DATA_MISSING_BLOB) /* a damaged file, not a choice made when recording */
     rp_payload_problem(x->s, c, position, role, st, x->err, sizeof x->err);
   if (d && size >= n)
@@ -241,7 +255,7 @@ static bool create_image(ex *x, const pt_call *c)
     ex_buffer *im = &x->bufs[x->nbufs - 1];
     size_t size;
     rp_data_status st;
-    unsigned char *d = rp_payload(x->s, c, 4, "in", 0, &size, &st);
+    unsigned char *d = payload(x, c, 4, "in", &size, &st);
     size_t o[3] = {0, 0, 0},
            r[3] = {im->w, im->array1d ? im->d : im->h, im->array1d ? 1 : im->d};
     if (st == RP_DATA_MISSING_BLOB)
@@ -284,7 +298,7 @@ static void image_transfer(ex *x, const pt_call *c, bool write)
   triple(pt_json_at(c->args, 4), r);
   rp_data_status st;
   const char *role = write ? "in" : rp_arg_int(c, 2, 1) ? "out" : "readback";
-  unsigned char *d = rp_payload(x->s, c, 7, role, 0, &size, &st);
+  unsigned char *d = payload(x, c, 7, role, &size, &st);
   if (st == RP_DATA_MISSING_BLOB)
     rp_payload_problem(x->s, c, 7, role, st, x->err, sizeof x->err);
   size_t rp = (size_t)rp_arg_int(c, 5, 0), sp = (size_t)rp_arg_int(c, 6, 0);
@@ -373,7 +387,7 @@ static void image_fill(ex *x, const pt_call *c)
     return;
   }
   rp_data_status st;
-  unsigned char *color = rp_payload(x->s, c, 2, "in", 0, &size, &st);
+  unsigned char *color = payload(x, c, 2, "in", &size, &st);
   if (!color || size < words * 4) {
     mark(b, 0, b->size, EX_UNRECORDED, c);
     free(color);
@@ -403,7 +417,7 @@ static void fill(ex *x, const pt_call *c)
   ex_buffer *b = region(x, (uint64_t)rp_arg_int(c, 1, 0), (uint64_t)rp_arg_int(c, 4, 0), n, &at);
   size_t size;
   rp_data_status st;
-  unsigned char *pat = b ? rp_payload(x->s, c, 2, "in", 0, &size, &st) : NULL;
+  unsigned char *pat = b ? payload(x, c, 2, "in", &size, &st) : NULL;
   if (b && pat && psize && size >= psize) {
     for (uint64_t k = 0; k < n; k++)
       b->data[at + k] = pat[k % psize];
@@ -637,6 +651,7 @@ static bool after_launch(ex *x, bool emitting);
 bool ex_slice(ex *x)
 {
   memset(x->win, 0, x->s->calls.n);
+  x->shape_only = true;
   touch *t = NULL;
   uint64_t *ids = NULL, *need = NULL;
   size_t nt = 0, ct = 0, nids = 0, cids = 0, nneed = 0, cneed = 0;
@@ -691,6 +706,7 @@ bool ex_slice(ex *x)
   free(ids);
   free(need);
   ok = ok && after_launch(x, false);
+  x->shape_only = false;
   ex_state_free(x);
   return ok || (x->err[0] ? false : ex_fail(x, "out of memory"));
 }
@@ -914,18 +930,18 @@ bool ex_assemble(ex *x)
         if (x->kargs[k].kernel == x->kernel && x->kargs[k].mem &&
             !check_known(x, c, x->kargs[k].mem, x->kargs[k].index))
           return false;
-      if (!emit_writes(x, c))
+      if (!x->dry && !emit_writes(x, c))
         return false;
     }
-    if (win ? !push_window_call(x, i) : x->need[i] && !push_call(x, i, NULL))
+    if (!x->dry && (win ? !push_window_call(x, i) : x->need[i] && !push_call(x, i, NULL)))
       return false;
     if (i == x->launch)
       break;
-    if (win && !emit_finish(x, (uint64_t)rp_arg_int(c, 0, 0), c->start_ns + c->dur_ns))
+    if (win && !x->dry && !emit_finish(x, (uint64_t)rp_arg_int(c, 0, 0), c->start_ns + c->dur_ns))
       return false;
     ex_buffer *result = i > x->from && ok_call(c) ? window_result_read(x, c) : NULL;
     if (result) { /* checked by replay; still the window's to compute */
-      if (!read_of(x, c, result))
+      if (!x->dry && !read_of(x, c, result))
         return false;
       continue;
     }

@@ -408,15 +408,24 @@ static int launch_number(const ex *x, size_t i)
 }
 
 /* The repro's calls for the window from x->from; with --inputs, the window
- * starts at the launch a refusal names, until none is refused. Each try
- * reads the session twice: after WIDENINGS tries the window starts at the
- * first launch (the slice still leaves out the launches it does not need). */
-#define WIDENINGS 16
+ * starts at the launch a refusal names, until none is refused; each try
+ * follows the session twice (which calls the window holds, then whether
+ * their buffers' contents can be known), making no call of the repro.
+ * After WIDENINGS tries the window starts at the first launch (the slice
+ * still leaves out the launches it does not need). */
+#define WIDENINGS 4
 
 static bool cut(ex *x, bool inputs)
 {
   for (unsigned tries = 0;; tries++) {
-    if (ex_slice(x) && closure(x) && ex_assemble(x) && ex_emit_reads(x))
+    bool ok = ex_slice(x);
+    if (ok && inputs) { /* a window that may be refused: checked before its repro is made */
+      x->dry = true;
+      ok = ex_assemble(x);
+      x->dry = false;
+      ex_state_free(x);
+    }
+    if (ok && closure(x) && ex_assemble(x) && ex_emit_reads(x))
       return true;
     if (!inputs || !x->widen)
       return false;
