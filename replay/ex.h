@@ -84,6 +84,8 @@ typedef struct ex {
   size_t nkargs, cap_kargs;
   ex_map *maps;
   size_t nmaps, cap_maps;
+  void *access;      /* kernels' arguments known to be only read (ex_access.c) */
+  size_t naccess, cap_access;
   ex_call *out;      /* the repro, in order */
   size_t nout, cap_out;
   char err[2048];
@@ -105,6 +107,11 @@ bool ex_emit_reads(ex *x);
 size_t ex_kernel_mems(const ex *x, uint64_t kernel, uint64_t *mems, size_t max);
 /* Forgets every buffer followed. */
 void ex_state_free(ex *x);
+
+/* ex_access.c: whether kernel argument `index` is one the kernel can only
+ * read, by its program's recorded OpenCL C source (false when not known). */
+bool ex_read_only(ex *x, uint64_t kernel, uint32_t index);
+void ex_access_free(ex *x);
 
 /* extract.c: a call of the window's arguments as recorded, without its
  * wait list (NULL: out of memory). */

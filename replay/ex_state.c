@@ -4,9 +4,10 @@
  * Every buffer is followed from its creation, byte by byte: creation
  * contents, writes, fills, copies, data written through a map, and reads
  * (a read shows what the buffer held) make bytes known; a kernel launch
- * makes every buffer bound to its arguments unknown (which bytes a kernel
- * writes is not recorded), as do rectangle writes and copies (not
- * followed) and writes whose data was not recorded. Bytes never written
+ * makes every buffer bound to an argument it may write unknown (which
+ * bytes a kernel writes is not recorded; which arguments it only reads,
+ * ex_access.c finds in its source), as do rectangle writes and copies
+ * (not followed) and writes whose data was not recorded. Bytes never written
  * are left as they are (uninitialised in the original run too). A read
  * after the launch cannot stand in for the moment before it: the launch
  * may have written the buffer.
@@ -464,10 +465,22 @@ size_t ex_kernel_mems(const ex *x, uint64_t kernel, uint64_t *mems, size_t max)
   return n;
 }
 
+/* The mem objects bound to kernel k's arguments now that it may write
+ * (ex_access.c: not those its source declares it only reads). */
+static size_t written_mems(ex *x, uint64_t kernel, uint64_t *mems, size_t max)
+{
+  size_t n = 0;
+  for (size_t k = 0; k < x->nkargs && n < max; k++)
+    if (x->kargs[k].kernel == kernel && x->kargs[k].mem &&
+        !ex_read_only(x, kernel, x->kargs[k].index))
+      mems[n++] = x->kargs[k].mem;
+  return n;
+}
+
 static void launch(ex *x, const pt_call *c)
 {
   uint64_t mems[256];
-  size_t n = ex_kernel_mems(x, (uint64_t)rp_arg_int(c, 1, 0), mems, 256);
+  size_t n = written_mems(x, (uint64_t)rp_arg_int(c, 1, 0), mems, 256);
   for (size_t k = 0; k < n; k++)
     whole(x, c, mems[k]);
 }
@@ -632,10 +645,11 @@ static bool is_copy(uint32_t api)
   return api == PI_API_piEnqueueMemBufferCopy || api == PI_API_piEnqueueMemImageCopy;
 }
 
-/* The root buffers (ids) one call of the window's range touches: a
- * launch's bound ones, a copy's destination then source. */
+/* The root buffers (ids) one call of the window's range touches, those
+ * it may write first (nw of them): a launch's bound ones, a copy's
+ * destination then its source. */
 typedef struct touch {
-  size_t call, at, n;
+  size_t call, at, n, nw;
 } touch;
 
 static bool add_id(uint64_t **v, size_t *n, size_t *cap, uint64_t id)
@@ -663,43 +677,53 @@ bool ex_slice(ex *x)
       continue;
     bool launch = pi_api_flags(c->api) & PI_API_F_LAUNCH;
     if (i >= x->from && (launch || is_copy(c->api))) {
-      touch e = {i, nids, 0};
+      touch e = {i, nids, 0, 0};
       uint64_t at;
-      if (launch) {
-        ex_buffer *roots[256];
-        x->kernel = (uint64_t)rp_arg_int(c, 1, 0);
-        size_t n = launch_roots(x, roots, 256);
-        for (size_t k = 0; ok && k < n; k++)
-          ok = rp_push(&ids, &nids, &cids, sizeof roots[k]->id, &roots[k]->id);
+      if (launch) { /* the written ones, then the others */
+        uint64_t kernel = (uint64_t)rp_arg_int(c, 1, 0);
+        for (int pass = 0; pass < 2; pass++) {
+          for (size_t k = 0; ok && k < x->nkargs; k++) {
+            const ex_karg *a = &x->kargs[k];
+            ex_buffer *b = a->kernel == kernel && a->mem ? region(x, a->mem, 0, 0, &at) : NULL;
+            bool seen = false;
+            for (size_t j = e.at; b && j < nids && !seen; j++)
+              seen = ids[j] == b->id;
+            if (b && !seen && ex_read_only(x, kernel, a->index) == (pass == 1))
+              ok = rp_push(&ids, &nids, &cids, sizeof b->id, &b->id);
+          }
+          if (pass == 0)
+            e.nw = nids - e.at;
+        }
       } else {
         ex_buffer *d = region(x, (uint64_t)rp_arg_int(c, 2, 0), 0, 0, &at);
         ex_buffer *s = region(x, (uint64_t)rp_arg_int(c, 1, 0), 0, 0, &at);
         if (d && s)
           ok = rp_push(&ids, &nids, &cids, sizeof d->id, &d->id) &&
                rp_push(&ids, &nids, &cids, sizeof s->id, &s->id);
+        e.nw = 1;
       }
       e.n = nids - e.at;
       ok = ok && (!e.n || rp_push(&t, &nt, &ct, sizeof e, &e));
     }
     ok = ok && follow(x, c) && !x->err[0];
   }
-  /* Backward from the launch: a launch touching a buffer a later call of
-   * the window needs is in it, and so are all its buffers; a copy into
-   * one is, and so is its source. */
+  /* Backward from the launch: a launch that may write a buffer a later
+   * call of the window needs is in it, and so are all its buffers; a copy
+   * into one is, and so is its source. */
   x->kernel = (uint64_t)rp_arg_int(call_at(x, x->launch), 1, 0);
   ex_buffer *roots[256];
   size_t n = ok ? launch_roots(x, roots, 256) : 0;
   for (size_t k = 0; ok && k < n; k++)
     ok = add_id(&need, &nneed, &cneed, roots[k]->id);
   for (size_t e = nt; ok && e-- > 0;) {
-    bool launch = pi_api_flags(call_at(x, t[e].call)->api) & PI_API_F_LAUNCH, in = false;
-    for (size_t k = 0; k < (launch ? t[e].n : 1) && !in; k++)
+    bool in = false;
+    for (size_t k = 0; k < t[e].nw && !in; k++)
       for (size_t j = 0; j < nneed && !in; j++)
         in = need[j] == ids[t[e].at + k];
     if (!in)
       continue;
     x->win[t[e].call] = 1;
-    for (size_t k = launch ? 0 : 1; ok && k < t[e].n; k++)
+    for (size_t k = 0; ok && k < t[e].n; k++)
       ok = add_id(&need, &nneed, &cneed, ids[t[e].at + k]);
   }
   free(t);
@@ -973,7 +997,7 @@ static bool changes(ex *x, const pt_call *c, const ex_buffer *b)
   if (!(pi_api_flags(c->api) & PI_API_F_LAUNCH))
     return false;
   uint64_t mems[256];
-  size_t n = ex_kernel_mems(x, (uint64_t)rp_arg_int(c, 1, 0), mems, 256);
+  size_t n = written_mems(x, (uint64_t)rp_arg_int(c, 1, 0), mems, 256);
   for (size_t m = 0; m < n; m++)
     if (region(x, mems[m], 0, 0, &at) == b)
       return true;

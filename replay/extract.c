@@ -320,6 +320,7 @@ static void ex_free(ex *x)
   free(x->work);
   free(x->win);
   ex_state_free(x);
+  ex_access_free(x);
 }
 
 /* Back to before the window was chosen (--inputs widens it). */

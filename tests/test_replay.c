@@ -627,6 +627,25 @@ Test(replay, extract_with_inputs_brings_the_launches_that_computed_them)
   cr_assert(strstr(out, "before it") == NULL, "%s", out);
 }
 
+/* matmul's reduce_sum, scan_inclusive and histogram all read the same
+ * input buffer, declared `__global const uint *in`: a launch of one
+ * leaves it as it was, so the next extracts alone (before: refused, "holds
+ * data computed on the device by seq N piEnqueueKernelLaunch"). */
+Test(replay, extract_knows_what_a_kernel_only_reads_from_its_source)
+{
+  char *db = record("matmul", "1", NULL), *repro = tu_temp_path(".db"), *out;
+  for (int k = 2; k <= 4; k++) {
+    char n[8];
+    snprintf(n, sizeof n, "%d", k);
+    cr_assert_eq(extract(db, n, repro, &out), 0, "launch %d: %s", k, out);
+    cr_assert(strstr(out, "before it") == NULL, "%s", out);
+    cr_assert_eq(sql_int(repro, "SELECT count(*) FROM pi_calls WHERE api = "
+                                "'piEnqueueKernelLaunch'"), 1);
+    cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "launch %d: %s", k, out);
+    cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
+  }
+}
+
 Test(replay, extract_of_programs_from_device_images_replays)
 {
   const char *progs[] = {"shared_lib", "spec_const"};
