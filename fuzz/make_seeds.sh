@@ -13,6 +13,8 @@
 #   OUT/salvage/   the ring file of a recording that ended in _exit
 #                  (record_prog quickexit 5 on PoCL), its rings cut to 4 KB
 #   OUT/salvage-base.db   that recording's database, session still running
+#   OUT/kernelsig/ a kernel's name and OpenCL C source: matmul.cl's four, and a few
+#                  written here
 # Needs python3 (its sqlite3 module), the zstd command and PoCL's vendor file.
 set -eu
 [ $# -eq 2 ] || { echo "usage: make_seeds.sh BUILD OUT" >&2; exit 2; }
@@ -22,7 +24,7 @@ PY=${PYTHON:-python3}
 POCL=${POCL_ICD:-/etc/OpenCL/vendors/pocl.icd}
 [ -r "$POCL" ] || { echo "make_seeds.sh: no $POCL (PoCL's vendor file)" >&2; exit 2; }
 rm -rf "$out"
-mkdir -p "$out/config" "$out/filter" "$out/session" "$out/salvage"
+mkdir -p "$out/config" "$out/filter" "$out/session" "$out/salvage" "$out/kernelsig"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pitrace-seeds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 # The fuzz build is sanitized: a recording process must exit as it would.
@@ -38,6 +40,16 @@ for f in 'opencl:cpu:1' cpu 'opencl:gpu' '*:*:0' 'gpu:cuda, opencl' 'level_zero:
   i=$((i + 1))
   printf '%s' "$f" >"$out/filter/$i"
 done
+
+# Kernel signatures: each of matmul's kernels with matmul.cl, and a few
+# written here (images, attributes, a prototype, comments and directives).
+src_dir=$(cd "$(dirname "$0")/.." && pwd)
+for k in matmul_tiled reduce_sum scan_inclusive histogram; do
+  { echo "$k"; cat "$src_dir/examples/matmul/matmul.cl"; } >"$out/kernelsig/matmul-$k"
+done
+printf 'blend\n__constant sampler_t s = 0;\n/* kernel void blend(global float *x) */\n#define RO read_only \\\n  image2d_t\nkernel void __attribute__((reqd_work_group_size(8, 8, 1)))\nblend(read_only image2d_t a, image2d_t b, __write_only image2d_t c,\n      int rows, __global const float4 * restrict w, global float *const out);\n' \
+  >"$out/kernelsig/images"
+printf 'f\n__kernel void f(void) { char *s = "kernel void f(global float *x)"; }\n' >"$out/kernelsig/void"
 
 # compact DB OUT: one file (no WAL), 512-byte pages, vacuumed
 compact() {

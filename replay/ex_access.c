@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ex.h"
+#include "ex_sig.h"
 
 /* What is known of a kernel's arguments (EX_RO: only read). */
 enum { EX_MAY_WRITE = 0, EX_RO = 1 };
@@ -34,7 +35,8 @@ typedef struct ex_kernel_access {
 /* ---- Tokens --------------------------------------------------------------------------- */
 
 /* The source with comments, string literals and preprocessor lines made
- * spaces (the same length), so that tokens can be read plainly. */
+ * spaces (the same length, its newlines kept), so that tokens can be read
+ * plainly. */
 static void blank(char *s, size_t n)
 {
   bool line_start = true;
@@ -43,35 +45,37 @@ static void blank(char *s, size_t n)
       line_start = true;
       continue;
     }
+    size_t end = i; /* [i, end) is blanked */
     if (line_start && s[i] == '#') { /* a directive, with its continued lines */
-      for (; i < n && !(s[i] == '\n' && s[i - 1] != '\\'); i++)
-        s[i] = ' ';
-      i--;
-      continue;
-    }
-    if (!isspace((unsigned char)s[i]))
-      line_start = false;
-    if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
-      for (; i < n && s[i] != '\n'; i++)
-        s[i] = ' ';
-      i--;
+      while (end < n && !(s[end] == '\n' && s[end - 1] != '\\'))
+        end++;
+    } else if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
+      while (end < n && s[end] != '\n')
+        end++;
     } else if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
-      size_t j = i + 2;
-      while (j + 1 < n && !(s[j] == '*' && s[j + 1] == '/'))
-        j++;
-      for (size_t k = i; k < n && k < j + 2; k++)
-        if (s[k] != '\n')
-          s[k] = ' ';
-      i = j + 1;
+      end = i + 2;
+      while (end + 1 < n && !(s[end] == '*' && s[end + 1] == '/'))
+        end++;
+      end = end + 2 <= n ? end + 2 : n;
     } else if (s[i] == '"' || s[i] == '\'') {
-      char q = s[i];
-      size_t j = i + 1;
-      while (j < n && s[j] != q && s[j] != '\n')
-        j += s[j] == '\\' ? 2 : 1;
-      for (size_t k = i; k < n && k <= j; k++)
-        s[k] = ' ';
-      i = j;
+      end = i + 1;
+      while (end < n && s[end] != s[i] && s[end] != '\n')
+        end += s[end] == '\\' ? 2 : 1;
+      end = end >= n ? n : s[end] == s[i] ? end + 1 : end;
     }
+    /* Where the next token stands, as a second reading of the blanked
+     * text sees it (so that blanking twice changes nothing): what is
+     * blanked is spaces (for a comment, C's rule too: a directive may
+     * follow it), and a newline kept inside it begins a line. */
+    if (!isspace((unsigned char)s[i]) && end == i)
+      line_start = false;
+    for (size_t k = i; k < end; k++)
+      if (s[k] != '\n')
+        s[k] = ' ';
+      else
+        line_start = true;
+    if (end > i)
+      i = end - 1;
   }
 }
 
@@ -188,10 +192,10 @@ static int parse_kernel(const char *s, size_t n, const char *name, unsigned char
       } else if (tok_is(u, ")") && depth > 0) {
         depth--;
       } else if ((tok_is(u, ",") && depth == 0) || tok_is(u, ")")) {
-        bool empty = true;
-        for (size_t k = start; k < here && empty; k++)
-          empty = isspace((unsigned char)s[k]);
-        if (!(empty && tok_is(u, ")") && count == 0)) { /* f() or f(void): none */
+        size_t q = start;
+        tok first = next_tok(s, here, &q), second = next_tok(s, here, &q);
+        bool none = !first.n || (tok_is(first, "void") && !second.n); /* f() or f(void) */
+        if (!(none && tok_is(u, ")") && count == 0)) {
           if ((size_t)count < max)
             ro[count] = param_read_only(s, start, here) ? EX_RO : EX_MAY_WRITE;
           count++;
@@ -202,6 +206,12 @@ static int parse_kernel(const char *s, size_t n, const char *name, unsigned char
       }
     }
   }
+}
+
+int ex_kernel_signature(char *src, size_t n, const char *name, unsigned char *ro, size_t max)
+{
+  blank(src, n);
+  return parse_kernel(src, n, name, ro, max);
 }
 
 /* ---- The recording --------------------------------------------------------------------- */
@@ -264,8 +274,7 @@ static const ex_kernel_access *access_of(ex *x, uint64_t k)
   if (name && name->type == PJ_STRING &&
       program_source(x, (uint64_t)rp_arg_int(kc, 0, 0), &src, &len, 0)) {
     unsigned char ro[256];
-    blank(src, len);
-    int n = parse_kernel(src, len, name->u.s, ro, sizeof ro);
+    int n = ex_kernel_signature(src, len, name->u.s, ro, sizeof ro);
     if (n > 0 && n <= (int)sizeof ro && (a.ro = malloc((size_t)n))) {
       memcpy(a.ro, ro, (size_t)n);
       a.nargs = (uint32_t)n;
