@@ -50,6 +50,8 @@ done
 printf 'blend\n__constant sampler_t s = 0;\n/* kernel void blend(global float *x) */\n#define RO read_only \\\n  image2d_t\nkernel void __attribute__((reqd_work_group_size(8, 8, 1)))\nblend(read_only image2d_t a, image2d_t b, __write_only image2d_t c,\n      int rows, __global const float4 * restrict w, global float *const out);\n' \
   >"$out/kernelsig/images"
 printf 'f\n__kernel void f(void) { char *s = "kernel void f(global float *x)"; }\n' >"$out/kernelsig/void"
+printf 'k\n#ifdef A\nkernel void k(global const float *x, global const float *y) {}\n#else\nkernel void k(global float *x, global const float *y) {}\n#endif\n' \
+  >"$out/kernelsig/two-definitions"
 
 # compact DB OUT: one file (no WAL), 512-byte pages, vacuumed
 compact() {

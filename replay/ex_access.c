@@ -145,12 +145,15 @@ static bool skip_parens(const char *s, size_t n, size_t *at)
   return true;
 }
 
-/* Kernel `name`'s arguments in the blanked source s: ro[i] for each of at
- * most max; their number, or -1 when its signature is not found. */
-static int parse_kernel(const char *s, size_t n, const char *name, unsigned char *ro, size_t max)
+/* The next signature of kernel `name` in the blanked source s from *at
+ * on: ro[i] for each of at most max arguments; their number, or -1 when
+ * there is none (*at: where the search goes on). */
+static int parse_kernel(const char *s, size_t n, const char *name, unsigned char *ro, size_t max,
+                        size_t *at_io)
 {
-  size_t at = 0;
+  size_t at = *at_io;
   for (;;) {
+    *at_io = at;
     tok t = next_tok(s, n, &at);
     if (!t.n)
       return -1;
@@ -200,8 +203,10 @@ static int parse_kernel(const char *s, size_t n, const char *name, unsigned char
             ro[count] = param_read_only(s, start, here) ? EX_RO : EX_MAY_WRITE;
           count++;
         }
-        if (tok_is(u, ")"))
+        if (tok_is(u, ")")) {
+          *at_io = p;
           return count;
+        }
         start = p;
       }
     }
@@ -211,7 +216,19 @@ static int parse_kernel(const char *s, size_t n, const char *name, unsigned char
 int ex_kernel_signature(char *src, size_t n, const char *name, unsigned char *ro, size_t max)
 {
   blank(src, n);
-  return parse_kernel(src, n, name, ro, max);
+  size_t at = 0;
+  int count = parse_kernel(src, n, name, ro, max, &at);
+  /* Its other signatures (a prototype; definitions in the branches of an
+   * #if, whose conditions are not evaluated here): an argument is only
+   * read where every one says so, and they must agree on the number. */
+  unsigned char other[256];
+  for (int more; count >= 0 && (more = parse_kernel(src, n, name, other, sizeof other, &at)) >= 0;) {
+    if (more != count)
+      return -1;
+    for (int i = 0; i < count && (size_t)i < max && (size_t)i < sizeof other; i++)
+      ro[i] = ro[i] && other[i];
+  }
+  return count;
 }
 
 /* ---- The recording --------------------------------------------------------------------- */
