@@ -793,6 +793,33 @@ Test(viewer, diff_takes_no_move_among_other_threads_calls_for_a_difference)
   cr_assert(strstr(out, "0 note, 1 order: different"), "%s", out);
 }
 
+/* The same with a call that makes a handle: OpenCV's event callback thread
+ * releases a kernel before or after the main thread's next map (which
+ * makes a mapped pointer), as it happens. A's launch (it makes event#11)
+ * runs on thread 2, after the last argument set on thread 1; B's before
+ * it. The moved launch is the same call, its event paired with B's
+ * (before: "different objects: A's event#11 ... corresponds to nothing in
+ * B", only in A 1, only in B 1). */
+Test(viewer, diff_finds_a_moved_call_that_makes_a_handle)
+{
+  char *a = record("vadd", POCL), *b = copy_db(a), *out, *err;
+  long long p = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piEnqueueKernelLaunch'");
+  long long k = p - 1, last = sql_int(a, "SELECT max(seq) FROM pi_calls");
+  cr_assert_str_eq(sql(a, fmt("SELECT api FROM pi_calls WHERE seq = %lld", k)), "piKernelSetArg");
+  swap_calls(a, b, k, p);
+  set_in_call(a, p, "[1]", "2");
+  set_in_call(b, k, "[1]", "2");
+  set_in_call(b, last, "[1]", "3");
+  cr_assert_eq(sql_int(b, "SELECT seq FROM pi_calls WHERE api = 'piEnqueueKernelLaunch'"), k);
+  for (int twice = 0; twice < 2; twice++) {
+    cr_assert_eq(pitrace(&out, &err, "diff", twice ? b : a, twice ? a : b, NULL), 0, "%s%s", out,
+                 err);
+    cr_assert(strstr(out, "(aligned globally); only in A 0, only in B 0; differences: 0 "
+                          "argument, 0 result, 0 info, 0 data, 0 note, 0 order: same"),
+              "%s", out);
+  }
+}
+
 /* Changes byte 8 of the data vadd read back. */
 static void corrupt_readback(const char *db)
 {

@@ -979,6 +979,26 @@ static void compare_notes(dctx *x, const pt_call *ca, const pt_call *cb)
   }
 }
 
+/* Whether parameter i of two calls tried as the same call (same_call)
+ * names handles they made, as many on each side, none paired yet: the
+ * handles a call makes correspond when the calls do, and are paired once
+ * they are found to (find_moves), as those of aligned calls are before. */
+static bool made_unpaired(const dctx *x, const pi_api_desc *api, unsigned i, const pt_call *ca,
+                          const pt_call *cb)
+{
+  if (!makes(api, i))
+    return false;
+  refs ra, rb;
+  param_refs(api, i, ca, &ra);
+  param_refs(api, i, cb, &rb);
+  int64_t v;
+  bool unpaired = ra.n && ra.n == rb.n;
+  for (size_t k = 0; unpaired && k < ra.n; k++)
+    unpaired = ra.v[k].kind == rb.v[k].kind && !vw_map_get(&x->ab, ra.v[k].id, &v) &&
+               !vw_map_get(&x->ba, rb.v[k].id, &v);
+  return unpaired;
+}
+
 static void compare_pair(dctx *x, const pt_call *ca, const pt_call *cb)
 {
   x->d->matched++;
@@ -991,7 +1011,8 @@ static void compare_pair(dctx *x, const pt_call *ca, const pt_call *cb)
   if (!api || (x->no_info && info_param(api) >= 0))
     return;
   for (unsigned i = 0; i < api->nparams; i++)
-    compare_param(x, api, i, ca, cb);
+    if (x->bind || !made_unpaired(x, api, i, ca, cb))
+      compare_param(x, api, i, ca, cb);
   compare_data(x, api, ca, cb);
 }
 
