@@ -107,7 +107,7 @@ static bool tok_is(tok t, const char *w) { return t.n == strlen(w) && memcmp(t.p
 
 /* Whether one parameter's tokens [from, to) declare what the kernel can
  * only read: a pointer to const or to the constant address space, or an
- * image without write_only or read_write. */
+ * image (OpenCL C's image types) without write_only or read_write. */
 static bool param_read_only(const char *s, size_t from, size_t to)
 {
   bool star = false, const_before_star = false, constant = false, image = false, writes = false;
@@ -124,10 +124,11 @@ static bool param_read_only(const char *s, size_t from, size_t to)
     else if (tok_is(t, "write_only") || tok_is(t, "__write_only") || tok_is(t, "read_write") ||
              tok_is(t, "__read_write"))
       writes = true;
-    else if (t.n > 2 && memmem(t.p, t.n, "image", 5) && t.p[t.n - 2] == '_' && t.p[t.n - 1] == 't')
-      image = true;
+    else if (t.n > 8 && memcmp(t.p, "image", 5) == 0 && t.p[5] >= '1' && t.p[5] <= '3' &&
+             t.p[6] == 'd' && t.p[t.n - 2] == '_' && t.p[t.n - 1] == 't')
+      image = true; /* image1d_t .. image3d_t, image2d_array_t, image2d_depth_t, ... */
   }
-  if (image)
+  if (image && !star)
     return !writes;
   return star && (const_before_star || constant);
 }
