@@ -360,7 +360,7 @@ typedef struct ex_opts {
 
 static int parse_args(int argc, char **argv, ex_opts *o)
 {
-  int64_t n = 0, from = 0;
+  int64_t n = 0, from = -1; /* -1: not given */
   const pt_opt opts[] = {{"--kernel", PT_OPT_INT, &n}, {"-o", PT_OPT_STR, &o->out},
                          {"--output", PT_OPT_STR, &o->out}, {"--session", PT_OPT_INT, &o->session},
                          {"--from", PT_OPT_INT, &from}, {"--inputs", PT_OPT_FLAG, &o->inputs},
@@ -371,17 +371,17 @@ static int parse_args(int argc, char **argv, ex_opts *o)
     return rc == 1 ? 0 : 2;
   o->path = a.npos ? a.pos[0] : NULL;
   o->kernel = n > INT_MAX ? INT_MAX : (int)n;
-  o->from = from > INT_MAX ? INT_MAX : (int)from;
+  o->from = from < 0 ? 0 : from > INT_MAX ? INT_MAX : (int)from;
   if (!o->path || !o->out || o->kernel < 1) {
     pt_verb_error("extract", "give SESSION.db, --kernel N (from 1) and -o REPRO.db "
                              "(pitrace extract --help)");
     return 2;
   }
-  if (o->inputs && from) {
+  if (o->inputs && from >= 0) {
     pt_verb_error("extract", "give --inputs or --from M, not both (--inputs finds M)");
     return 2;
   }
-  if (from && (from < 1 || from > o->kernel)) {
+  if (from >= 0 && (from < 1 || from > o->kernel)) {
     pt_verb_error("extract", "--from %lld is not a launch from 1 to --kernel %d: the window "
                              "runs from launch M to launch N", (long long)from, o->kernel);
     return 2;

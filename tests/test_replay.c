@@ -604,6 +604,8 @@ Test(replay, extract_with_inputs_brings_the_launches_that_computed_them)
   cr_assert(strstr(out, "(--inputs, or --from 1)"), "%s", out);
   cr_assert_eq(extract_with(db, "3", "--from", "4", repro, &out), 2, "%s", out);
   cr_assert(strstr(out, "not a launch from 1 to --kernel 3"), "%s", out);
+  cr_assert_eq(extract_with(db, "3", "--from", "0", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "--from 0 is not a launch"), "%s", out);
   cr_assert_eq(extract_with(db, "3", "--inputs", NULL, repro, &out), 0, "%s", out);
   cr_assert(strstr(out, "with 2 launches before it (from launch 1)"), "%s", out);
   /* The three launches, made on the repro's device; only x and y, saxpy's
