@@ -103,8 +103,6 @@ bool ex_fail(ex *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool ex_slice(ex *x);
 bool ex_assemble(ex *x);
 bool ex_emit_reads(ex *x);
-/* The mem objects bound to kernel k's arguments now. */
-size_t ex_kernel_mems(const ex *x, uint64_t kernel, uint64_t *mems, size_t max);
 /* Forgets every buffer followed. */
 void ex_state_free(ex *x);
 
@@ -112,6 +110,19 @@ void ex_state_free(ex *x);
  * read, by its program's recorded OpenCL C source (false when not known). */
 bool ex_read_only(ex *x, uint64_t kernel, uint32_t index);
 void ex_access_free(ex *x);
+
+/* The call that made handle id: its index + 1, 0 when no recorded call did. */
+static inline size_t ex_maker(const ex *x, uint64_t id)
+{
+  return id && id < x->ncreator ? x->creator[id] : 0;
+}
+
+static inline bool ex_is_launch(uint32_t api) { return pi_api_flags(api) & PI_API_F_LAUNCH; }
+
+/* extract.c: which call is the n-th kernel launch (from 1; calls.n when
+ * there is none), and which launch call i is or follows (0: none yet). */
+size_t ex_launch_index(const ex *x, int n);
+int ex_launch_number(const ex *x, size_t i);
 
 /* extract.c: a call of the window's arguments as recorded, without its
  * wait list (NULL: out of memory). */

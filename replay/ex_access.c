@@ -237,7 +237,8 @@ int ex_kernel_signature(char *src, size_t n, const char *name, unsigned char *ro
 /* The call that made handle id, or NULL. */
 static const pt_call *maker(const ex *x, uint64_t id)
 {
-  return id && id < x->ncreator && x->creator[id] ? &x->s->calls.v[x->creator[id] - 1] : NULL;
+  size_t m = ex_maker(x, id);
+  return m ? &x->s->calls.v[m - 1] : NULL;
 }
 
 /* The OpenCL C source of program p (of a program linked from compiled

@@ -456,23 +456,15 @@ static void bind_arg(ex *x, const pt_call *c, uint64_t mem)
   rp_push(&x->kargs, &x->nkargs, &x->cap_kargs, sizeof a, &a);
 }
 
-size_t ex_kernel_mems(const ex *x, uint64_t kernel, uint64_t *mems, size_t max)
-{
-  size_t n = 0;
-  for (size_t k = 0; k < x->nkargs && n < max; k++)
-    if (x->kargs[k].kernel == kernel && x->kargs[k].mem)
-      mems[n++] = x->kargs[k].mem;
-  return n;
-}
-
-/* The mem objects bound to kernel k's arguments now that it may write
- * (ex_access.c: not those its source declares it only reads). */
-static size_t written_mems(ex *x, uint64_t kernel, uint64_t *mems, size_t max)
+/* The mem objects bound to kernel k's arguments now; `written`: only
+ * those it may write (ex_access.c: not those its source declares it only
+ * reads). */
+static size_t kernel_mems(ex *x, uint64_t kernel, bool written, uint64_t *mems, size_t max)
 {
   size_t n = 0;
   for (size_t k = 0; k < x->nkargs && n < max; k++)
     if (x->kargs[k].kernel == kernel && x->kargs[k].mem &&
-        !ex_read_only(x, kernel, x->kargs[k].index))
+        !(written && ex_read_only(x, kernel, x->kargs[k].index)))
       mems[n++] = x->kargs[k].mem;
   return n;
 }
@@ -480,7 +472,7 @@ static size_t written_mems(ex *x, uint64_t kernel, uint64_t *mems, size_t max)
 static void launch(ex *x, const pt_call *c)
 {
   uint64_t mems[256];
-  size_t n = written_mems(x, (uint64_t)rp_arg_int(c, 1, 0), mems, 256);
+  size_t n = kernel_mems(x, (uint64_t)rp_arg_int(c, 1, 0), true, mems, 256);
   for (size_t k = 0; k < n; k++)
     whole(x, c, mems[k]);
 }
@@ -584,18 +576,13 @@ static bool check_known(ex *x, const pt_call *l, uint64_t mem, unsigned index)
     uint8_t st = b->state[at + k];
     if (st == EX_DEVICE) {
       size_t w = index_of_seq(x, b->why_seq);
-      bool launch = w < x->from && (pi_api_flags(call_at(x, w)->api) & PI_API_F_LAUNCH);
-      char hint[160];
-      int number = 0;
-      for (size_t i = 0; launch && i <= w; i++)
-        number += (pi_api_flags(call_at(x, i)->api) & PI_API_F_LAUNCH) != 0;
-      snprintf(hint, sizeof hint, launch ? "extract it with the launches that computed it "
-                                           "(--inputs, or --from %d), or record the application "
-                                           "reading it back"
-                                         : "extract an earlier launch, or record the application "
-                                           "reading it back", number);
-      if (launch)
+      bool launch = w < x->from && ex_is_launch(call_at(x, w)->api);
+      char hint[160] = "extract an earlier launch, or record the application reading it back";
+      if (launch) {
+        snprintf(hint, sizeof hint, "extract it with the launches that computed it (--inputs, or "
+                 "--from %d), or record the application reading it back", ex_launch_number(x, w));
         x->widen = w + 1;
+      }
       return ex_fail(x, "kernel argument %u (mem#%llu) holds data computed on the device by seq "
                      "%lld %s, and the recording has no read of it between then and the launch "
                      "(seq %lld): its contents at the launch cannot be derived; %s",
@@ -622,11 +609,12 @@ static uint64_t program_of(const ex *x, uint64_t k)
   return 0;
 }
 
-/* The distinct root buffers bound to kernel x->kernel now. */
-static size_t launch_roots(ex *x, ex_buffer **roots, size_t max)
+/* The distinct root buffers bound to kernel `kernel` now (`written`: as
+ * kernel_mems). */
+static size_t kernel_roots(ex *x, uint64_t kernel, bool written, ex_buffer **roots, size_t max)
 {
   uint64_t mems[256], at;
-  size_t n = ex_kernel_mems(x, x->kernel, mems, 256), k = 0;
+  size_t n = kernel_mems(x, kernel, written, mems, 256), k = 0;
   for (size_t m = 0; m < n && k < max; m++) {
     ex_buffer *b = region(x, mems[m], 0, 0, &at);
     bool seen = false;
@@ -637,8 +625,6 @@ static size_t launch_roots(ex *x, ex_buffer **roots, size_t max)
   }
   return k;
 }
-
-static bool ok_call(const pt_call *c) { return c->returned && c->result == PI_SUCCESS; }
 
 static bool is_copy(uint32_t api)
 {
@@ -652,9 +638,10 @@ typedef struct touch {
   size_t call, at, n, nw;
 } touch;
 
-static bool add_id(uint64_t **v, size_t *n, size_t *cap, uint64_t id)
+/* Adds id to v unless it is among v[from..]. */
+static bool add_id(uint64_t **v, size_t *n, size_t *cap, uint64_t id, size_t from)
 {
-  for (size_t k = 0; k < *n; k++)
+  for (size_t k = from; k < *n; k++)
     if ((*v)[k] == id)
       return true;
   return rp_push(v, n, cap, sizeof id, &id);
@@ -673,27 +660,22 @@ bool ex_slice(ex *x)
   /* Forward: the buffers each launch and copy from `from` on touches. */
   for (size_t i = 0; ok && i < x->launch; i++) {
     const pt_call *c = call_at(x, i);
-    if (!ok_call(c))
+    if (!rp_call_ok(c))
       continue;
-    bool launch = pi_api_flags(c->api) & PI_API_F_LAUNCH;
+    bool launch = ex_is_launch(c->api);
     if (i >= x->from && (launch || is_copy(c->api))) {
       touch e = {i, nids, 0, 0};
       uint64_t at;
       if (launch) { /* the written ones, then the others */
         uint64_t kernel = (uint64_t)rp_arg_int(c, 1, 0);
-        for (int pass = 0; pass < 2; pass++) {
-          for (size_t k = 0; ok && k < x->nkargs; k++) {
-            const ex_karg *a = &x->kargs[k];
-            ex_buffer *b = a->kernel == kernel && a->mem ? region(x, a->mem, 0, 0, &at) : NULL;
-            bool seen = false;
-            for (size_t j = e.at; b && j < nids && !seen; j++)
-              seen = ids[j] == b->id;
-            if (b && !seen && ex_read_only(x, kernel, a->index) == (pass == 1))
-              ok = rp_push(&ids, &nids, &cids, sizeof b->id, &b->id);
-          }
-          if (pass == 0)
-            e.nw = nids - e.at;
-        }
+        ex_buffer *roots[2][256];
+        size_t nw = kernel_roots(x, kernel, true, roots[0], 256),
+               na = kernel_roots(x, kernel, false, roots[1], 256);
+        for (size_t k = 0; ok && k < nw; k++)
+          ok = rp_push(&ids, &nids, &cids, sizeof roots[0][k]->id, &roots[0][k]->id);
+        e.nw = nids - e.at;
+        for (size_t k = 0; ok && k < na; k++)
+          ok = add_id(&ids, &nids, &cids, roots[1][k]->id, e.at);
       } else {
         ex_buffer *d = region(x, (uint64_t)rp_arg_int(c, 2, 0), 0, 0, &at);
         ex_buffer *s = region(x, (uint64_t)rp_arg_int(c, 1, 0), 0, 0, &at);
@@ -712,9 +694,9 @@ bool ex_slice(ex *x)
    * into one is, and so is its source. */
   x->kernel = (uint64_t)rp_arg_int(call_at(x, x->launch), 1, 0);
   ex_buffer *roots[256];
-  size_t n = ok ? launch_roots(x, roots, 256) : 0;
+  size_t n = ok ? kernel_roots(x, x->kernel, false, roots, 256) : 0;
   for (size_t k = 0; ok && k < n; k++)
-    ok = add_id(&need, &nneed, &cneed, roots[k]->id);
+    ok = add_id(&need, &nneed, &cneed, roots[k]->id, 0);
   for (size_t e = nt; ok && e-- > 0;) {
     bool in = false;
     for (size_t k = 0; k < t[e].nw && !in; k++)
@@ -724,7 +706,7 @@ bool ex_slice(ex *x)
       continue;
     x->win[t[e].call] = 1;
     for (size_t k = 0; ok && k < t[e].n; k++)
-      ok = add_id(&need, &nneed, &cneed, ids[t[e].at + k]);
+      ok = add_id(&need, &nneed, &cneed, ids[t[e].at + k], 0);
   }
   free(t);
   free(ids);
@@ -837,7 +819,7 @@ static bool emit_image_writes(ex *x, ex_buffer *b, int64_t start)
 static bool emit_writes(ex *x, const pt_call *l)
 {
   ex_buffer *roots[256];
-  size_t n = launch_roots(x, roots, 256);
+  size_t n = kernel_roots(x, x->kernel, false, roots, 256);
   for (size_t r = 0; r < n; r++) {
     ex_buffer *b = roots[r];
     if (!b->modified)
@@ -890,7 +872,7 @@ static bool push_window_call(ex *x, size_t i)
 static bool window_program(const ex *x, uint64_t p)
 {
   for (size_t i = x->from; p && i <= x->launch; i++)
-    if ((x->win[i] || i == x->launch) && (pi_api_flags(call_at(x, i)->api) & PI_API_F_LAUNCH) &&
+    if ((x->win[i] || i == x->launch) && ex_is_launch(call_at(x, i)->api) &&
         program_of(x, (uint64_t)rp_arg_int(call_at(x, i), 1, 0)) == p)
       return true;
   return false;
@@ -940,14 +922,14 @@ bool ex_assemble(ex *x)
   for (size_t i = 0; i <= x->launch; i++) {
     const pt_call *c = call_at(x, i);
     const pt_json *name = pt_json_at(c->args, 2);
-    if (c->api == PI_API_piextEnqueueDeviceGlobalVariableWrite && ok_call(c) &&
+    if (c->api == PI_API_piextEnqueueDeviceGlobalVariableWrite && rp_call_ok(c) &&
         window_program(x, (uint64_t)rp_arg_int(c, 1, 0)))
       return ex_fail(x, "seq %lld writes device global '%s' of the launched kernel's program: "
                      "extract does not follow device globals, so the repro's kernel could see "
                      "other values; cannot extract", (long long)c->seq,
                      name && name->type == PJ_STRING ? name->u.s : "?");
     bool win = x->win[i] || i == x->launch;
-    if (win && (pi_api_flags(c->api) & PI_API_F_LAUNCH)) {
+    if (win && ex_is_launch(c->api)) {
       x->kernel = (uint64_t)rp_arg_int(c, 1, 0);
       x->queue = (uint64_t)rp_arg_int(c, 0, 0);
       for (size_t k = 0; k < x->nkargs; k++)
@@ -963,14 +945,14 @@ bool ex_assemble(ex *x)
       break;
     if (win && !x->dry && !emit_finish(x, (uint64_t)rp_arg_int(c, 0, 0), c->start_ns + c->dur_ns))
       return false;
-    ex_buffer *result = i > x->from && ok_call(c) ? window_result_read(x, c) : NULL;
+    ex_buffer *result = i > x->from && rp_call_ok(c) ? window_result_read(x, c) : NULL;
     if (result) { /* checked by replay; still the window's to compute */
       if (!x->dry && !read_of(x, c, result))
         return false;
       continue;
     }
     x->in_window = win;
-    bool ok = !ok_call(c) || (follow(x, c) && !x->err[0]);
+    bool ok = !rp_call_ok(c) || (follow(x, c) && !x->err[0]);
     x->in_window = false;
     if (!ok)
       return false;
@@ -994,10 +976,10 @@ static bool changes(ex *x, const pt_call *c, const ex_buffer *b)
     if (c->api == writers[k].api &&
         region(x, (uint64_t)rp_arg_int(c, writers[k].pos, 0), 0, 0, &at) == b)
       return true;
-  if (!(pi_api_flags(c->api) & PI_API_F_LAUNCH))
+  if (!ex_is_launch(c->api))
     return false;
   uint64_t mems[256];
-  size_t n = written_mems(x, (uint64_t)rp_arg_int(c, 1, 0), mems, 256);
+  size_t n = kernel_mems(x, (uint64_t)rp_arg_int(c, 1, 0), true, mems, 256);
   for (size_t m = 0; m < n; m++)
     if (region(x, mems[m], 0, 0, &at) == b)
       return true;
@@ -1065,7 +1047,8 @@ static bool read_of(ex *x, const pt_call *c, ex_buffer *b)
 /* Whether mem was made before the launch. */
 static bool made_before(const ex *x, uint64_t mem)
 {
-  return mem && mem < x->ncreator && x->creator[mem] && x->creator[mem] - 1 < x->launch;
+  size_t m = ex_maker(x, mem);
+  return m && m - 1 < x->launch;
 }
 
 /* After the launch, while nothing else changes them: the session's reads
@@ -1077,12 +1060,12 @@ static bool after_launch(ex *x, bool emitting)
 {
   ex_buffer *roots[256];
   bool open[256];
-  size_t n = launch_roots(x, roots, 256);
+  size_t n = kernel_roots(x, x->kernel, false, roots, 256);
   for (size_t r = 0; r < n; r++)
     open[r] = true;
   for (size_t i = x->launch + 1; i < x->s->calls.n; i++) {
     const pt_call *c = call_at(x, i);
-    if (!ok_call(c))
+    if (!rp_call_ok(c))
       continue;
     ex_buffer *dst = NULL;
     if (is_copy(c->api)) {

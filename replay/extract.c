@@ -38,25 +38,39 @@ bool ex_fail(ex *x, const char *fmt, ...)
 
 static const pt_call *call_at(const ex *x, size_t i) { return &x->s->calls.v[i]; }
 
-static bool is_launch(uint32_t api) { return pi_api_flags(api) & PI_API_F_LAUNCH; }
+size_t ex_launch_index(const ex *x, int n)
+{
+  int seen = 0;
+  size_t i = 0;
+  while (i < x->s->calls.n && !(ex_is_launch(call_at(x, i)->api) && ++seen == n))
+    i++;
+  return i;
+}
+
+int ex_launch_number(const ex *x, size_t i)
+{
+  int n = 0;
+  for (size_t k = 0; k <= i && k < x->s->calls.n; k++)
+    n += ex_is_launch(call_at(x, k)->api);
+  return n;
+}
 
 static bool find_launch(ex *x, int n)
 {
-  int seen = 0;
-  for (size_t i = 0; i < x->s->calls.n; i++) {
-    const pt_call *c = call_at(x, i);
-    if (!is_launch(c->api) || ++seen != n)
-      continue;
-    if (!c->returned || c->result != PI_SUCCESS)
-      return ex_fail(x, "kernel launch %d (seq %lld) %s in the recording: nothing to extract", n,
-                     (long long)c->seq, c->returned ? "failed" : "never returned");
-    x->launch = i;
-    x->queue = (uint64_t)rp_arg_int(c, 0, 0);
-    x->kernel = (uint64_t)rp_arg_int(c, 1, 0);
-    return true;
+  size_t i = ex_launch_index(x, n);
+  if (i == x->s->calls.n) {
+    int seen = ex_launch_number(x, i);
+    return ex_fail(x, "%s has %d kernel launch%s; --kernel %d is not one of them", x->s->db.path,
+                   seen, seen == 1 ? "" : "es", n);
   }
-  return ex_fail(x, "%s has %d kernel launch%s; --kernel %d is not one of them", x->s->db.path,
-                 seen, seen == 1 ? "" : "es", n);
+  const pt_call *c = call_at(x, i);
+  if (!rp_call_ok(c))
+    return ex_fail(x, "kernel launch %d (seq %lld) %s in the recording: nothing to extract", n,
+                   (long long)c->seq, c->returned ? "failed" : "never returned");
+  x->launch = i;
+  x->queue = (uint64_t)rp_arg_int(c, 0, 0);
+  x->kernel = (uint64_t)rp_arg_int(c, 1, 0);
+  return true;
 }
 
 /* ---- Ids the calls name ------------------------------------------------------------ */
@@ -133,7 +147,7 @@ static bool index_creators(ex *x)
   if (!x->creator || !x->need || !x->work || !x->win)
     return ex_fail(x, "out of memory indexing %s", x->s->db.path);
   for (size_t i = 0; i < x->s->calls.n; i++) /* after the launch too: copies of its results */
-    if (call_at(x, i)->returned && call_at(x, i)->result == PI_SUCCESS)
+    if (rp_call_ok(call_at(x, i)))
       each_id(x, i, true, created);
   return true;
 }
@@ -164,7 +178,7 @@ static bool need_id(ex *x, size_t user, uint8_t kind, uint64_t id)
     return ex_fail(x, "seq %lld %s uses %s memory (%s#%llu), which extract does not follow: "
                    "cannot extract", (long long)u->seq, rp_api(u)->name, k, k,
                    (unsigned long long)id);
-  size_t c = id && id < x->ncreator ? x->creator[id] : 0;
+  size_t c = ex_maker(x, id);
   if (!id)
     return true;
   if (!c || c - 1 >= user)
@@ -190,7 +204,7 @@ static bool need_id(ex *x, size_t user, uint8_t kind, uint64_t id)
 static bool need_calls_on(ex *x, uint64_t id, const uint32_t *apis, size_t napis,
                           bool last_per_index, size_t before)
 {
-  size_t from = id < x->ncreator && x->creator[id] ? x->creator[id] - 1 : 0;
+  size_t m = ex_maker(x, id), from = m ? m - 1 : 0;
   int64_t *seen = NULL;
   size_t nseen = 0, cap = 0;
   bool ok = true;
@@ -199,7 +213,7 @@ static bool need_calls_on(ex *x, uint64_t id, const uint32_t *apis, size_t napis
     bool match = false;
     for (size_t k = 0; k < napis; k++)
       match |= c->api == apis[k];
-    if (!match || !c->returned || c->result != PI_SUCCESS || (uint64_t)rp_arg_int(c, 0, 0) != id)
+    if (!match || !rp_call_ok(c) || (uint64_t)rp_arg_int(c, 0, 0) != id)
       continue;
     if (last_per_index) { /* backwards: the first one seen of an index is its last */
       int64_t index = rp_arg_int(c, 1, -1);
@@ -260,7 +274,7 @@ static void need_discovery_info(ex *x)
     if (c->api == PI_API_piContextCreate)
       return;
     uint64_t id = (uint64_t)rp_arg_int(c, 0, 0);
-    size_t cr = id < x->ncreator ? x->creator[id] : 0;
+    size_t cr = ex_maker(x, id);
     if ((c->api == PI_API_piDeviceGetInfo || c->api == PI_API_piPlatformGetInfo) && cr &&
         x->need[cr - 1])
       need(x, i);
@@ -271,7 +285,7 @@ static bool closure(ex *x)
 {
   for (size_t i = x->from; i < x->s->calls.n; i++)
     if (window_call(x, i)) {
-      if (!(pi_api_flags(call_at(x, i)->api) & PI_API_F_LAUNCH))
+      if (!ex_is_launch(call_at(x, i)->api))
         need(x, i);
       else if (!need_launch(x, i))
         return false;
@@ -389,25 +403,6 @@ static int parse_args(int argc, char **argv, ex_opts *o)
   return -1;
 }
 
-/* The index of the n-th kernel launch (it exists: n <= the launch's). */
-static size_t launch_index(const ex *x, int n)
-{
-  int seen = 0;
-  size_t i = 0;
-  for (; i < x->launch; i++)
-    if (is_launch(call_at(x, i)->api) && ++seen == n)
-      break;
-  return i;
-}
-
-static int launch_number(const ex *x, size_t i)
-{
-  int n = 0;
-  for (size_t k = 0; k <= i; k++)
-    n += is_launch(call_at(x, k)->api);
-  return n;
-}
-
 /* The repro's calls for the window from x->from; with --inputs, the window
  * starts at the launch a refusal names, until none is refused; each try
  * follows the session twice (which calls the window holds, then whether
@@ -449,19 +444,19 @@ int pt_extract(int argc, char **argv)
   }
   bool ok = find_launch(&x, o.kernel) && index_creators(&x);
   if (ok) {
-    x.from = o.from ? launch_index(&x, o.from) : x.launch;
+    x.from = o.from ? ex_launch_index(&x, o.from) : x.launch;
     ok = cut(&x, o.inputs) && ex_write(&x, o.out, o.kernel);
   }
   if (ok) {
     size_t before = 0, first = x.launch;
     for (size_t i = x.from; i < x.launch; i++)
-      if (x.win[i] && is_launch(call_at(&x, i)->api) && !before++)
+      if (x.win[i] && ex_is_launch(call_at(&x, i)->api) && !before++)
         first = i;
     printf("pitrace extract: kernel launch %d (seq %lld) of %s", o.kernel,
            (long long)call_at(&x, x.launch)->seq, o.path);
     if (before)
       printf(" with %zu launch%s before it (from launch %d)", before, before == 1 ? "" : "es",
-             launch_number(&x, first));
+             ex_launch_number(&x, first));
     printf(": %zu of %zu calls into %s\n", x.nout, s.calls.n, o.out);
   } else {
     fprintf(stderr, "pitrace extract: %s\n", x.err);

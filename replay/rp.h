@@ -121,6 +121,9 @@ size_t rp_info_ids(const pt_call *c, unsigned i, uint64_t *ids, size_t max);
 bool rp_push(void *vec, size_t *n, size_t *cap, size_t elem, const void *item);
 
 /* The function of a recorded call (NULL for an id this build lacks). */
+/* Whether a recorded call returned and succeeded. */
+static inline bool rp_call_ok(const pt_call *c) { return c->returned && c->result == PI_SUCCESS; }
+
 static inline const pi_api_desc *rp_api(const pt_call *c)
 {
   return pi_api_get(c->api);

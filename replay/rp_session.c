@@ -56,11 +56,6 @@ static const pt_call *disc_next(const disc *d, uint32_t api)
   return c->api == api && c->thread == d->thread && c->plugin == d->plugin ? c : NULL;
 }
 
-static bool disc_ok(const pt_call *c)
-{
-  return c->returned && c->result == PI_SUCCESS;
-}
-
 /* The query_string of devices.c on object `id`: a size query, then (when
  * it gave a size) the value query. False where the calls are not those. */
 static bool disc_string(disc *d, uint32_t api, int64_t id, int64_t param)
@@ -70,7 +65,7 @@ static bool disc_string(disc *d, uint32_t api, int64_t id, int64_t param)
       rp_arg_int(c, 2, -1) != 0)
     return false;
   d->i++;
-  if (!disc_ok(c) || rp_arg_int(c, 4, 0) <= 0)
+  if (!rp_call_ok(c) || rp_arg_int(c, 4, 0) <= 0)
     return true;
   c = disc_next(d, api);
   if (!c || rp_arg_int(c, 0, -1) != id || rp_arg_int(c, 1, -1) != param)
@@ -89,13 +84,13 @@ static bool disc_platform(disc *d, int64_t plat)
   if (!c || rp_arg_int(c, 0, -1) != plat || rp_arg_int(c, 2, -1) != 0)
     return false;
   d->i++;
-  if (!disc_ok(c) || rp_arg_int(c, 4, 0) <= 0)
+  if (!rp_call_ok(c) || rp_arg_int(c, 4, 0) <= 0)
     return true;
   c = disc_next(d, PI_API_piDevicesGet);
   if (!c || rp_arg_int(c, 0, -1) != plat || rp_arg_int(c, 2, 0) <= 0)
     return false;
   d->i++;
-  if (!disc_ok(c))
+  if (!rp_call_ok(c))
     return true;
   pt_json *devs = pt_json_at(c->args, 3);
   if (!disc_string(d, PI_API_piPlatformGetInfo, plat, PI_PLATFORM_INFO_NAME))
@@ -130,7 +125,7 @@ static int64_t find_discovery_end(const rp_session *s)
       break;
     asked[c->plugin] = true;
     d.i++;
-    if (!disc_ok(c) || rp_arg_int(c, 2, 0) <= 0) {
+    if (!rp_call_ok(c) || rp_arg_int(c, 2, 0) <= 0) {
       if (disc_next(&d, PI_API_piPluginGetLastError))
         d.i++;
       continue;
@@ -139,7 +134,7 @@ static int64_t find_discovery_end(const rp_session *s)
     if (!c || rp_arg_int(c, 0, 0) <= 0)
       break;
     d.i++;
-    pt_json *plats = disc_ok(c) ? pt_json_at(c->args, 1) : NULL;
+    pt_json *plats = rp_call_ok(c) ? pt_json_at(c->args, 1) : NULL;
     bool whole = true;
     for (uint32_t k = 0; whole && plats && plats->type == PJ_ARRAY && k < plats->n; k++)
       whole = disc_platform(&d, pt_json_int(pt_json_at(plats, k), 0));
