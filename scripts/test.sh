@@ -3,8 +3,9 @@
 # Release and Debug builds with -Werror in build-release/ and build-debug/
 # (built, not tested), then the
 # same suites built with clang under AddressSanitizer and UBSan in
-# build-asan/ (leak checking there is off: the valgrind test owns it), then
-# a short run of each libFuzzer target in build-fuzz/.
+# build-asan/ (leak checking there is off: the valgrind test owns it), the
+# ThreadSanitizer check in build-tsan/, then a short run of each libFuzzer
+# target in build-fuzz/.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -31,6 +32,16 @@ cmake --build build-asan
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:handle_segv=0:handle_abort=0:allocator_may_return_null=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2 -E 'dlopen_dlclose|^app_|^pitrace_run$'
+
+# ThreadSanitizer, in a build of its own (it does not combine with ASan):
+# the recorder's threads (rings, writer, encoders), the trace's buffers and
+# the readers' decoding threads, through real programs of the build
+# (tests/tsan_check.sh; the Criterion suites cannot run under it), each
+# ended by any report.
+cmake -S . -B build-tsan -G Ninja -DCMAKE_C_COMPILER=clang -DPITRACE_TSAN=ON \
+  -DPITRACE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-tsan
+ctest --test-dir build-tsan --output-on-failure -j2 -L tsan
 
 # The fuzzers (fuzz/README.md), a short run of each over its seed corpus.
 # PITRACE_FUZZ instruments the whole build for libFuzzer's coverage, which

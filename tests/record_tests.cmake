@@ -35,7 +35,7 @@ endif()
 # Installed into a temporary prefix, used by an out-of-tree project
 # (tests/install): find_package(pitrace), pkg-config + cc, no LD_LIBRARY_PATH.
 if(PITRACE_SANITIZE)
-  set(install_consumer_flags "-fsanitize=address,undefined -fno-omit-frame-pointer")
+  set(install_consumer_flags "-fsanitize=${sanitizers} -fno-omit-frame-pointer")
 else()
   set(install_consumer_flags "")
 endif()

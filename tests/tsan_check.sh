@@ -1,0 +1,94 @@
+#!/bin/sh
+# One scenario of the ThreadSanitizer check (tests/tsan_tests.cmake): real
+# programs of this build, run with TSAN_OPTIONS set so that any report of
+# ThreadSanitizer ends them with status 66, and their results checked as
+# the suites check them. The Criterion suites cannot run under
+# ThreadSanitizer (Criterion's arena: Snaipe/Criterion#274), so the
+# recorder's threads are exercised here by the programs the suites drive.
+#
+#   tsan_check.sh BINDIR LIBDIR WORKDIR SCENARIO
+set -u
+bin=$1 lib=$2 work=$3 scenario=$4
+export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
+export OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd
+rm -rf "$work" && mkdir -p "$work" || exit 1
+
+fail() { echo "tsan_check $scenario: $*" >&2; exit 1; }
+
+# run WHAT CMD...: runs CMD; a ThreadSanitizer report or a failure fails
+# the scenario. `expect` sets the status CMD must end with (default 0).
+expect=0
+run() {
+  what=$1
+  shift
+  "$@" >"$work/out" 2>&1
+  st=$?
+  if [ $st -eq 66 ] || grep -q "ThreadSanitizer" "$work/out"; then
+    cat "$work/out" >&2
+    fail "ThreadSanitizer reported $what"
+  fi
+  [ $st -eq "$expect" ] || { cat "$work/out" >&2; fail "$what exited $st, not $expect"; }
+  expect=0
+}
+
+# queries DB N: the session holds the N device queries the threads made
+# (and the few of the device's selection, under 16), none lost or doubled.
+queries() {
+  run "pitrace stats" "$bin/pitrace" stats "$1"
+  got=$(awk '$1 == "piDeviceGetInfo" { print $2 }' "$work/out")
+  [ -n "$got" ] && [ "$got" -ge "$2" ] && [ "$got" -lt $(($2 + 16)) ] ||
+    { cat "$work/out" >&2; fail "$1 holds ${got:-no} device queries, not $2 and the selection's"; }
+}
+
+case $scenario in
+threads)
+  # 8 threads flooding their rings, data all, the encoders printing later:
+  # every call stored once; then the verbs that read with threads of their
+  # own (the cursor's decoder, the loader's, diff's seek).
+  SYCL_PI_RECORD=$work/s.db SYCL_PI_RECORD_DATA=all PITRACE_PRINT_LATER=1 \
+    run "recording 8 threads" "$bin/record_prog" threads 8 4000
+  queries "$work/s.db" 32000
+  run "show" "$bin/pitrace" show --compact "$work/s.db"
+  run "export" "$bin/pitrace" export --format jsonl -o "$work/s.jsonl" "$work/s.db"
+  run "diff" "$bin/pitrace" diff "$work/s.db" "$work/s.db"
+  ;;
+handoff)
+  # Buffers made on one thread and released on another, 4 pairs.
+  SYCL_PI_RECORD=$work/s.db run "recording handoff" "$bin/record_prog" handoff 4 2000
+  run "check" "$bin/pitrace" stats "$work/s.db"
+  ;;
+bigwrites)
+  # Payloads too large for the rings (the heap payloads the writer frees).
+  SYCL_PI_RECORD=$work/s.db SYCL_PI_RECORD_DATA=all \
+    run "recording big writes" "$bin/record_prog" bigwrites 4 8
+  run "replay" "$bin/pitrace" replay "$work/s.db"
+  ;;
+salvage)
+  # Threads that end with _exit: the rings salvaged by the next verb.
+  expect=3
+  SYCL_PI_RECORD=$work/s.db run "recording threads, then _exit" "$bin/record_prog" threadsexit 4 3000
+  queries "$work/s.db" 12000
+  ;;
+flood)
+  # bench_record's child: 4 threads of info queries by name, data all,
+  # printing later; then the same traced to a file.
+  PITRACE_PRINT_LATER=1 run "recording info queries" \
+    "$bin/bench_record" --child "$lib" null-info-name rec-all 4 20000 0 "$work/b.db"
+  run "tracing info queries" \
+    "$bin/bench_record" --child "$lib" null-info-name trace 4 20000 0 "$work/b.txt"
+  ;;
+record)
+  # pitrace record over a program with threads, and replays that use
+  # threads (the replay plugin following two recorded threads).
+  run "pitrace record" "$bin/pitrace" record -o "$work/r" -- "$bin/record_prog" threads 4 2000
+  SYCL_PI_RECORD=$work/t.db run "recording replay_threads" "$bin/replay_threads" data
+  run "replay" "$bin/pitrace" replay "$work/t.db"
+  SYCL_PI_REPLAY=$work/t.db OCL_ICD_VENDORS=/nonexistent \
+    run "replay_threads under the replay plugin" "$bin/replay_threads" data
+  ;;
+*)
+  fail "no such scenario"
+  ;;
+esac
+rm -rf "$work"
+echo "tsan_check $scenario: no report, results as expected"
