@@ -62,6 +62,9 @@ static struct {
   ralloc *allocs; /* USM allocations and mapped regions handed out */
   size_t nallocs, cap_allocs;
   char message[2048];
+  pt_note *notes; /* the recording's notes, read at the first recall */
+  size_t nnotes;
+  bool notes_read;
 } R = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local size_t my_slot;  /* index + 1 into R.bound */
@@ -705,6 +708,10 @@ static void unload(void)
   free(R.allocs);
   R.allocs = NULL;
   R.nallocs = R.cap_allocs = 0;
+  pt_free_notes(R.notes, R.nnotes);
+  R.notes = NULL;
+  R.nnotes = 0;
+  R.notes_read = false;
   if (R.loaded)
     rp_session_close(&R.s);
   R.loaded = false;
@@ -718,6 +725,40 @@ static pi_result rp_answer(pi_api_id id, uint64_t *argv)
     unload();
   pthread_mutex_unlock(&R.lock);
   return r;
+}
+
+/* ---- What the application learnt outside PI --------------------------------------------
+ * pirt_recall_note (runtime/include/pirt.h): the value of the note of
+ * `kind` just before the recorded call the calling thread is to make next,
+ * where the recording ties a note (docs/notes.md). The OpenCL front end
+ * asks the image formats it had from the implementation this way: no PI
+ * call asks them, and there is no implementation to ask here. */
+
+static size_t recall_locked(int kind, void *value, size_t size)
+{
+  if (R.stopped || !R.loaded || !my_slot || my_load != R.loads)
+    return 0;
+  const rthread *t = R.bound[my_slot - 1];
+  if (!t || t->next >= t->n)
+    return 0;
+  if (!R.notes_read) {
+    R.notes = pt_load_notes(&R.s.db, R.s.id, &R.nnotes);
+    R.notes_read = true;
+  }
+  size_t n = 0;
+  const pt_note *at = pt_notes_at(R.notes, R.nnotes, R.s.calls.v[t->calls[t->next]].seq, &n);
+  for (size_t k = 0; at && k < n; k++)
+    if (strcmp(at[k].kind, pi_note_kind_name((unsigned)kind)) == 0)
+      return pt_note_value(&at[k], value, size);
+  return 0;
+}
+
+PI_PLUGIN_EXPORT size_t pitrace_recall_note(int kind, void *value, size_t size)
+{
+  pthread_mutex_lock(&R.lock);
+  size_t n = recall_locked(kind, value, size);
+  pthread_mutex_unlock(&R.lock);
+  return n;
 }
 
 /* ---- Loading ------------------------------------------------------------------------------ */

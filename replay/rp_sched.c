@@ -123,8 +123,8 @@ static void emit_notes(const rp_engine *e, const pt_call *c)
     pirt_note note = {.kernel = v[i].kernel, .device = v[i].device, .text = v[i].text,
                       .symbol = v[i].symbol, .image = v[i].image,
                       .symbolic_id = v[i].symbolic_id, .native = v[i].native != 0};
-    for (int k = PIRT_NOTE_LINK; k <= PIRT_NOTE_REPLAY; k++)
-      if (strcmp(v[i].kind, pi_note_kind_name((unsigned)k)) == 0)
+    for (unsigned k = PIRT_NOTE_LINK; strcmp(pi_note_kind_name(k), "?") != 0; k++)
+      if (strcmp(v[i].kind, pi_note_kind_name(k)) == 0)
         note.kind = (pirt_note_kind)k;
     uint32_t ids[256];
     for (const char *p = v[i].numeric_ids; *p && note.num_ids < 256;) {
@@ -135,10 +135,10 @@ static void emit_notes(const rp_engine *e, const pt_call *c)
       ids[note.num_ids++] = (uint32_t)id;
       p = end;
     }
-    size_t len = strlen(v[i].value_hex) / 2;
+    size_t len = pt_note_value(&v[i], NULL, 0);
     unsigned char *value = malloc(len ? len : 1);
-    for (size_t k = 0; value && k < len; k++)
-      sscanf(v[i].value_hex + 2 * k, "%2hhx", &value[k]);
+    if (value)
+      pt_note_value(&v[i], value, len);
     note.numeric_ids = ids;
     note.value = value;
     note.size = value ? len : 0;

@@ -1031,6 +1031,26 @@ const pt_note *pt_notes_at(const pt_note *notes, size_t count, int64_t seq, size
   return *n ? &notes[lo] : NULL;
 }
 
+static int hex_digit(char c)
+{
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                        : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+size_t pt_note_value(const pt_note *note, void *out, size_t size)
+{
+  const char *h = note->value_hex ? note->value_hex : "";
+  size_t len = strlen(h) / 2;
+  for (size_t b = 0; b < len; b++) {
+    int hi = hex_digit(h[2 * b]), lo = hex_digit(h[2 * b + 1]);
+    if (hi < 0 || lo < 0)
+      return 0;
+    if (b < size)
+      ((unsigned char *)out)[b] = (unsigned char)(hi << 4 | lo);
+  }
+  return len;
+}
+
 void *pt_grow(void *v, size_t *cap, size_t n, size_t elem)
 {
   if (n < *cap)

@@ -655,6 +655,8 @@ static void write_note(const rec_note *n, uint64_t seq, unsigned idx)
     sqlite3_bind_text(wr.st_note, 10, idt.p, (int)idt.len, SQLITE_TRANSIENT);
     sqlite3_bind_blob(wr.st_note, 11, value, (int)n->value_len, SQLITE_TRANSIENT);
     sqlite3_bind_int(wr.st_note, 12, (int)n->native);
+  } else if (n->kind == PIRT_NOTE_IMAGE_FORMATS) {
+    sqlite3_bind_blob(wr.st_note, 11, value, (int)n->value_len, SQLITE_TRANSIENT);
   }
   sqlite3_bind_text(wr.st_note, 13, w, (int)n->text_len, SQLITE_TRANSIENT);
   sqlite3_bind_text(wr.st_note, 14, wr.cur_api, -1, SQLITE_STATIC);

@@ -805,15 +805,25 @@ Test(replay, vadd_reruns_against_the_replay_plugin_without_any_opencl)
  * plugin: its PI calls answered from the recording. The front end asks
  * the implementation's image formats through the context's native handle,
  * a number from the recorded process: the replay plugin answers none (it
- * crashed image_app when it gave the recorded number), and the front end
- * lists the specification's minimum. */
+ * crashed image_app when it gave the recorded number). The formats the
+ * implementation gave when recorded are in the session as a note, and the
+ * plugin gives them back: image_app sees PoCL's 44 again, not the
+ * specification's minimum (what it saw before, as ffmpeg did, which then
+ * stopped for want of CL_R). */
 Test(replay, an_opencl_application_reruns_against_the_replay_plugin)
 {
   char *db = record_image_app("all", NULL), *out;
+  char *count = sql(db, "SELECT substr(text, instr(text, ': ') + 2) FROM notes "
+                        "WHERE kind = 'image_formats'");
+  count[strcspn(count, "\n")] = 0;
+  cr_assert(atoi(count) > 0, "no image formats kept: '%s'", count);
+  char *line = NULL;
+  cr_assert_geq(asprintf(&line, "image_app: %s image formats\n", count), 0);
   const char *argv[] = {BIN "/image_app", NULL};
   const char *env[] = {kv("SYCL_PI_REPLAY", db),
                        "OCL_ICD_VENDORS=" BIN "/../etc/OpenCL/vendors/pitrace.icd", NULL};
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, line), "expected '%s' as recorded: %s", line, out);
   cr_assert(strstr(out, "image_app: result verified"), "%s", out);
 }
 

@@ -11,6 +11,7 @@
  * answers (fe_devcap), so a bad call fails with the spec's code on every
  * backend before it reaches PI.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -324,8 +325,10 @@ cl_mem CL_API_CALL fe_clCreateImage3D(cl_context ctx, cl_mem_flags flags,
  * keep each plane of a YUV frame in a CL_R image, and refused to run
  * through pitrace when only RGBA and BGRA were listed. Formats whose pixel
  * size the front end does not know (pi_image_element_size) are left out.
- * Under the replay plugin (SYCL_PI_REPLAY) the native handle is none, and
- * the minimum is the answer. */
+ * The answer goes into a note (PIRT_NOTE_IMAGE_FORMATS), which a recording
+ * keeps: under the replay plugin (SYCL_PI_REPLAY) the native handle is
+ * none, and the front end answers what the recording's note says
+ * (pirt_recall_note), or, where it has none, the minimum. */
 
 static const cl_channel_type all12[] = {
     CL_UNORM_INT8,    CL_UNORM_INT16,   CL_SNORM_INT8,     CL_SNORM_INT16,
@@ -425,6 +428,27 @@ static bool native_formats(cl_context ctx, cl_mem_flags flags, cl_mem_object_typ
     if (fe_image_element_size(&f[i]))
       add(l, f[i].image_channel_order, &f[i].image_channel_data_type, 1);
   free(f);
+  /* What PI does not show: a note, which a recording keeps (tied to this
+   * thread's next PI call) and the replay plugin gives back (below). */
+  char text[160];
+  snprintf(text, sizeof text, "image formats of the OpenCL implementation for flags 0x%llx, "
+           "type 0x%x: %zu", (unsigned long long)flags, (unsigned)type, l->n);
+  pirt_note note = {.kind = PIRT_NOTE_IMAGE_FORMATS, .text = text, .value = l->f,
+                    .size = l->n * sizeof *l->f};
+  pirt_note_emit(&note);
+  return true;
+}
+
+/* Under the replay plugin (SYCL_PI_REPLAY): the formats the implementation
+ * answered when the application was recorded, into l; false when the
+ * recording has none here (recorded before pitrace kept them, or not under
+ * an OpenCL implementation). */
+static bool recorded_formats(struct format_list *l)
+{
+  size_t bytes = pirt_recall_note(PIRT_NOTE_IMAGE_FORMATS, l->f, sizeof l->f);
+  if (!bytes || bytes % sizeof *l->f || bytes > sizeof l->f)
+    return false;
+  l->n = bytes / sizeof *l->f;
   return true;
 }
 
@@ -448,7 +472,7 @@ cl_int CL_API_CALL fe_clGetSupportedImageFormats(cl_context ctx, cl_mem_flags fl
   for (cl_uint i = 0; i < ctx->ndev; i++)
     required_formats(ctx->devices[i], flags, type, l);
   struct format_list *native = calloc(1, sizeof *native);
-  if (native && native_formats(ctx, flags, type, native)) {
+  if (native && (native_formats(ctx, flags, type, native) || recorded_formats(native))) {
     free(l);
     l = native;
   } else {

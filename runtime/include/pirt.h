@@ -261,9 +261,12 @@ typedef enum {
   PIRT_NOTE_ODR = 3,        /* several images export a symbol */
   PIRT_NOTE_CACHE = 4,      /* a program cache hit or miss */
   PIRT_NOTE_SPEC_CONST = 5, /* a spec-constant value applied */
-  PIRT_NOTE_REPLAY = 6      /* not the runtime's: pitrace replay says the next call is
+  PIRT_NOTE_REPLAY = 6,     /* not the runtime's: pitrace replay says the next call is
                                its own (a clean-up, a data check), not the
                                application's; `text` says why */
+  PIRT_NOTE_IMAGE_FORMATS = 7 /* not the runtime's: the image formats the OpenCL front end
+                                 had from the implementation (no PI call asks them):
+                                 `value` holds them (cl_image_format each) */
 } pirt_note_kind;
 
 typedef struct pirt_note {
@@ -293,6 +296,13 @@ pi_result pirt_remove_note_hook(pirt_note_fn fn, void *user);
  * explained those calls. Call it on the thread that makes them, just
  * before. */
 void pirt_note_emit(const pirt_note *note);
+/* Under a plugin that answers from a recording (the replay plugin,
+ * SYCL_PI_REPLAY): the value of the note of `kind` that the recording has
+ * where the calling thread is (just before the recorded call it is to make
+ * next), up to `size` bytes into `value`. Returns the value's size; 0 when
+ * no bound plugin knows such a note. For what the application learnt
+ * outside PI when it was recorded (PIRT_NOTE_IMAGE_FORMATS). */
+size_t pirt_recall_note(pirt_note_kind kind, void *value, size_t size);
 
 /* ---- For tools: the PI layer under a device --------------------------------------
  * The plugin table that serves a device (the recording shim's when

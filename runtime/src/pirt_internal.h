@@ -37,6 +37,7 @@ struct pirt_plugin {
   pi_plugin info;  /* what piPluginInit filled */
   struct pi_function_table table;
   void *note_hook; /* the plugin's pitrace_note_hook, if it exports one */
+  void *recall_hook; /* its pitrace_recall_note (the replay plugin's), if any */
   bool recorded;   /* its table is the shim's (recording, or device times only) */
 };
 

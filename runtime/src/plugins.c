@@ -232,6 +232,7 @@ static struct pirt_plugin *bind_plugin(const char *name, pirt_backend backend,
   p->backend = backend;
   p->table = p->info.PiFunctionTable;
   p->note_hook = dlsym(dl, "pitrace_note_hook");
+  p->recall_hook = dlsym(dl, "pitrace_recall_note");
   unsigned missing = 0;
 #define COUNT_MISSING(fn)                                                    \
   if (!p->table.fn) {                                                        \

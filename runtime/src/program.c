@@ -308,6 +308,19 @@ void pirt_note_emit(const pirt_note *note)
   }
 }
 
+typedef size_t (*plugin_recall_fn)(int kind, void *value, size_t size);
+
+size_t pirt_recall_note(pirt_note_kind kind, void *value, size_t size)
+{
+  for (size_t i = 0; i < pirt_plugin_count(); i++) {
+    struct pirt_plugin *pl = pirt_plugin_at(i);
+    size_t n = pl && pl->recall_hook ? ((plugin_recall_fn)pl->recall_hook)(kind, value, size) : 0;
+    if (n)
+      return n;
+  }
+  return 0;
+}
+
 static void note(pirt_note_kind kind, const char *kernel, const struct pirt_device *d,
                  const char *symbol, const char *image, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));

@@ -243,6 +243,9 @@ void pt_free_notes(pt_note *notes, size_t n);
 /* The notes of call `seq` in `count` notes sorted by seq: *n of them from
  * the returned one (NULL when none). */
 const pt_note *pt_notes_at(const pt_note *notes, size_t count, int64_t seq, size_t *n);
+/* A note's value (its bytes, from value_hex), up to `size` bytes into
+ * `out`: returns its size (0: none, or not hex). */
+size_t pt_note_value(const pt_note *note, void *out, size_t size);
 
 /* Room for element n of a growable array of `elem`-byte elements: returns
  * the array (moved when it grew, *cap updated), or NULL when memory ran out
