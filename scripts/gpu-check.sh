@@ -26,7 +26,8 @@
 #      and again with an image filled and copied into (image_app copy);
 #      pipeline's last launch extracted with the launches before it
 #      (--inputs) and image_app's second with its first (--from 1), each
-#      replayed with its read-backs verified;
+#      replayed with its read-backs verified; image_app re-run against its
+#      recording (the replay plugin) sees NVIDIA's image formats again;
 #      bench_frontend against NVIDIA's ICD.
 # Sessions, the diffs as JSON and an HTML report land in $OUT (default
 # /tmp/pitrace-gpu). Exit status: 0 when every step did what it should.
@@ -234,6 +235,14 @@ else
   step 0 "that repro replayed on NVIDIA OpenCL, C checked between the launches" sh -c \
     "OCL_ICD_VENDORS='$nv' '$B/bin/pitrace' replay '$OUT/image_app-window.db' >'$OUT/image_app-window.txt' 2>&1;
      tail -n 1 '$OUT/image_app-window.txt'; grep -q '2 read-backs verified' '$OUT/image_app-window.txt'"
+  # The implementation's image formats (NVIDIA's, through the context's
+  # native handle) are in the session as a note: run against its recording
+  # (the replay plugin, no OpenCL implementation), image_app sees as many.
+  step 0 "image_app re-run against its recording: NVIDIA's image formats again" sh -c \
+    "SYCL_PI_REPLAY='$s' SYCL_DEVICE_FILTER=opencl OCL_ICD_VENDORS='$B/etc/OpenCL/vendors/pitrace.icd' '$B/bin/image_app' \
+       >'$OUT/image_app-plugin.txt' 2>&1; grep 'image formats' '$OUT/image_app.txt' '$OUT/image_app-plugin.txt';
+     grep -q 'result verified' '$OUT/image_app-plugin.txt' &&
+     [ \"\$(grep 'image formats' '$OUT/image_app.txt')\" = \"\$(grep 'image formats' '$OUT/image_app-plugin.txt')\" ]"
   through_front_end image_app "image_app copy (an image filled, then copied into)" \
     "result verified" 1 copy
   step 0 "what the front end adds per call over NVIDIA's ICD" "$B/bin/bench_frontend" \
