@@ -16,16 +16,20 @@
  *
  * The first call that deviates is reported on stderr (seq, expected and
  * got) and every call from then on fails with PI_ERROR_INVALID_OPERATION;
- * piPluginGetLastError says why.
+ * piPluginGetLastError says why. The application's event callbacks run
+ * on a thread of the plugin's where the recording says they began.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
+#include "pirt.h" /* the note kinds (pirt_note_kind) */
 #include "rp.h"
 
 #define FAKE_BASE 0x7e0000000000ull
@@ -65,9 +69,37 @@ static struct {
   pt_note *notes; /* the recording's notes, read at the first recall */
   size_t nnotes;
   bool notes_read;
-} R = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  struct rec_callback *rcbs; /* the callbacks the recording ran (callback notes) */
+  size_t nrcbs;
+  struct app_callback *cbs; /* the application's callbacks, run or to run */
+  size_t ncbs, cap_cbs, cb_first;
+  pthread_cond_t progress; /* a call answered, a callback run (with lock) */
+} R = {.lock = PTHREAD_MUTEX_INITIALIZER, .progress = PTHREAD_COND_INITIALIZER};
+
+/* A callback the recording ran: the user data its piEventSetCallback was
+ * given (a number of the recorded process), and the last call begun, on
+ * any thread, before it began. */
+struct rec_callback {
+  uint64_t user;
+  int64_t after;
+  bool taken;
+};
+
+/* An application's callback, to run once every recorded call up to
+ * `after` was answered. */
+typedef void (*event_callback)(pi_event event, pi_int32 status, void *user);
+struct app_callback {
+  event_callback fn;
+  pi_event event;
+  pi_int32 status;
+  void *user;
+  int64_t after;
+  size_t order; /* its note's place among the recording's callback notes */
+  bool done;    /* run (or running) */
+};
 
 static _Thread_local size_t my_slot;  /* index + 1 into R.bound */
+static _Thread_local bool on_callback_thread; /* the plugin's own (callbacks, below) */
 static _Thread_local unsigned my_load; /* ... of load R.loads */
 
 static pi_result rp_answer(pi_api_id id, uint64_t *argv);
@@ -647,8 +679,8 @@ static pi_result deviate(const pi_api_desc *api, const rthread *t, const pt_call
   const pi_api_desc *want = c ? rp_api(c) : NULL;
   if (!c)
     snprintf(R.message, sizeof R.message, "the application deviates from the recording %.1000s: "
-             "the recording has no further call for this thread; got %s", R.s.db.path,
-             api->name);
+             "the recording has no further call for this %s; got %s", R.s.db.path,
+             on_callback_thread ? "callback" : "thread", api->name);
   else if (c->api != api->id || !c->returned)
     snprintf(R.message, sizeof R.message, "the application deviates from the recording %.1000s at "
              "seq %lld (thread %u): expected %s%s, got %s", R.s.db.path, (long long)c->seq,
@@ -663,7 +695,7 @@ static pi_result deviate(const pi_api_desc *api, const rthread *t, const pt_call
   return PI_ERROR_INVALID_OPERATION;
 }
 
-static pi_result answer_locked(pi_api_id id, uint64_t *argv)
+static pi_result answer_locked(pi_api_id id, uint64_t *argv, const pt_call **matched)
 {
   const pi_api_desc *api = pi_api_get(id);
   if (id == PI_API_piPluginGetLastError && R.stopped) {
@@ -672,7 +704,19 @@ static pi_result answer_locked(pi_api_id id, uint64_t *argv)
   }
   if (R.stopped || !R.loaded)
     return PI_ERROR_INVALID_OPERATION;
-  rthread *t = my_thread(api, argv);
+  if (on_callback_thread) /* the next call of any thread no application thread follows */
+    for (size_t k = 0; k < R.nthreads; k++) {
+      rthread *u = &R.threads[k];
+      const pt_call *uc = u->next < u->n ? &R.s.calls.v[u->calls[u->next]] : NULL;
+      char no[8];
+      if (!u->taken && uc && uc->api == id && uc->returned &&
+          args_match(api, uc, argv, no, sizeof no)) {
+        u->next++;
+        *matched = uc;
+        return give(api, uc, argv);
+      }
+    }
+  rthread *t = on_callback_thread ? NULL : my_thread(api, argv);
   const pt_call *c = t && t->next < t->n ? &R.s.calls.v[t->calls[t->next]] : NULL;
   char why[768] = "";
   rthread *other = NULL;
@@ -680,6 +724,7 @@ static pi_result answer_locked(pi_api_id id, uint64_t *argv)
       (other = rebind(t, api, argv))) {
     t = other ? other : t;
     c = &R.s.calls.v[t->calls[t->next++]];
+    *matched = c;
     return give(api, c, argv);
   }
   const pt_call *same = rp_info_param(api) >= 0 ? same_query(api, argv) : NULL;
@@ -687,7 +732,7 @@ static pi_result answer_locked(pi_api_id id, uint64_t *argv)
     return give(api, same, argv);
   if (id == PI_API_piPlatformGetInfo && argv[1] == PI_EXT_PLATFORM_INFO_BACKEND)
     return give_backend(argv);
-  return deviate(api, t, c, why);
+  return deviate(api, t, t ? c : NULL, why);
 }
 
 static void unload(void)
@@ -712,19 +757,187 @@ static void unload(void)
   R.notes = NULL;
   R.nnotes = 0;
   R.notes_read = false;
+  free(R.rcbs);
+  R.rcbs = NULL;
+  R.nrcbs = 0;
+  free(R.cbs); /* those not run stay so: the application tore the runtime down */
+  R.cbs = NULL;
+  R.ncbs = R.cap_cbs = R.cb_first = 0;
+  pthread_cond_broadcast(&R.progress);
   if (R.loaded)
     rp_session_close(&R.s);
   R.loaded = false;
 }
 
+static void hold_for_callbacks(void);
+static void queue_callback(const uint64_t *argv, const pt_call *set);
+
 static pi_result rp_answer(pi_api_id id, uint64_t *argv)
 {
   pthread_mutex_lock(&R.lock);
-  pi_result r = answer_locked(id, argv);
+  hold_for_callbacks();
+  const pt_call *set = NULL;
+  pi_result r = answer_locked(id, argv, &set);
+  if (id == PI_API_piEventSetCallback && r == PI_SUCCESS && argv[2] && set)
+    queue_callback(argv, set);
   if (id == PI_API_piTearDown)
     unload();
+  pthread_cond_broadcast(&R.progress);
   pthread_mutex_unlock(&R.lock);
   return r;
+}
+
+/* ---- The application's event callbacks ------------------------------------------------
+ * The application is live here: the callback it gives piEventSetCallback
+ * is a function of this process, and it may count on it running (OpenCV
+ * lets a kernel's buffers go once its completion callback has run). When
+ * it ran decided what the application did next, so the recording says
+ * where each began: the OpenCL front end's callback notes
+ * (PIRT_NOTE_CALLBACK), which the recorder places after the last call
+ * begun on any thread. The plugin runs an application's callback on a
+ * thread of its own once every recorded call up to there has been
+ * answered, and an application thread whose next recorded call comes
+ * after that point waits until it has run (the callback's own calls go to
+ * the recorded thread that made them, as any thread's). Callbacks the
+ * recording never ran (or recorded before the notes) are not run. If a
+ * callback's moment does not come within CB_WAIT_MS (the application
+ * waits for it before a call the recording has before it), it runs then. */
+
+#define CB_WAIT_MS 1000
+
+static int64_t next_seq(const rthread *t)
+{
+  return t->next < t->n ? R.s.calls.v[t->calls[t->next]].seq : INT64_MAX;
+}
+
+/* Whether every recorded call up to `after` has been answered (R.lock). */
+static bool answered_up_to(int64_t after)
+{
+  for (size_t k = 0; k < R.nthreads; k++)
+    if (next_seq(&R.threads[k]) <= after)
+      return false;
+  return true;
+}
+
+static void deadline(struct timespec *t)
+{
+  clock_gettime(CLOCK_REALTIME, t);
+  t->tv_nsec += (CB_WAIT_MS % 1000) * 1000000L;
+  t->tv_sec += CB_WAIT_MS / 1000 + t->tv_nsec / 1000000000L;
+  t->tv_nsec %= 1000000000L;
+}
+
+/* The next callback to run: the one not run yet that began first when
+ * recorded (as the recording's threads ran them); NULL when none. Those
+ * before R.cb_first have all run (R.lock). */
+static struct app_callback *next_callback(void)
+{
+  while (R.cb_first < R.ncbs && R.cbs[R.cb_first].done)
+    R.cb_first++;
+  struct app_callback *first = NULL;
+  for (size_t k = R.cb_first; k < R.ncbs; k++) {
+    struct app_callback *c = &R.cbs[k];
+    if (!c->done && (!first || c->after < first->after ||
+                     (c->after == first->after && c->order < first->order)))
+      first = c;
+  }
+  return first;
+}
+
+static void *callback_main(void *arg)
+{
+  (void)arg;
+  on_callback_thread = true;
+  pthread_mutex_lock(&R.lock);
+  size_t waiting_for = SIZE_MAX; /* the callback whose moment is awaited (its order) */
+  struct timespec until = {0, 0};
+  for (;;) {
+    struct app_callback *c = next_callback();
+    if (!c) {
+      pthread_cond_wait(&R.progress, &R.lock);
+      continue;
+    }
+    if (c->order != waiting_for) {
+      waiting_for = c->order;
+      deadline(&until);
+    }
+    if (R.loaded && !R.stopped && !answered_up_to(c->after) &&
+        pthread_cond_timedwait(&R.progress, &R.lock, &until) == 0)
+      continue; /* something was answered: look again */
+    c->done = true; /* due, or its moment did not come in time */
+    struct app_callback run = *c;
+    pthread_mutex_unlock(&R.lock);
+    run.fn(run.event, run.status, run.user);
+    pthread_mutex_lock(&R.lock);
+    pthread_cond_broadcast(&R.progress);
+  }
+  return NULL;
+}
+
+/* An application thread whose next recorded call comes after a callback's
+ * moment waits until that callback has run (R.lock). */
+static void hold_for_callbacks(void)
+{
+  if (on_callback_thread || !my_slot || my_load != R.loads)
+    return;
+  struct timespec until;
+  deadline(&until);
+  const struct app_callback *c;
+  while ((c = next_callback()) && R.loaded && !R.stopped &&
+         next_seq(R.bound[my_slot - 1]) > c->after &&
+         pthread_cond_timedwait(&R.progress, &R.lock, &until) == 0)
+    ;
+}
+
+/* The callbacks the recording ran, from its notes (R.lock). */
+static void read_callbacks(void)
+{
+  if (!R.notes_read) {
+    R.notes = pt_load_notes(&R.s.db, R.s.id, &R.nnotes);
+    R.notes_read = true;
+  }
+  if (R.rcbs)
+    return;
+  R.rcbs = calloc(R.nnotes ? R.nnotes : 1, sizeof *R.rcbs);
+  for (size_t k = 0; R.rcbs && k < R.nnotes; k++) {
+    uint64_t v[2];
+    if (strcmp(R.notes[k].kind, pi_note_kind_name(PIRT_NOTE_CALLBACK)) == 0 &&
+        pt_note_value(&R.notes[k], v, sizeof v) == sizeof v)
+      R.rcbs[R.nrcbs++] = (struct rec_callback){v[0], (int64_t)v[1], false};
+  }
+}
+
+/* The application set a callback where the recording did (call `set`):
+ * queued to run where the recording's began, if it ran (R.lock). */
+static void queue_callback(const uint64_t *argv, const pt_call *set)
+{
+  read_callbacks();
+  pt_ref user = pt_ref_of(pt_json_at(set->args, 3));
+  struct rec_callback *rc = NULL;
+  for (size_t k = 0; k < R.nrcbs && !rc; k++)
+    if (!R.rcbs[k].taken && R.rcbs[k].user == user.value && R.rcbs[k].after >= set->seq)
+      rc = &R.rcbs[k];
+  if (!rc || user.kind != PT_REF_NUMBER)
+    return;
+  rc->taken = true;
+  static pthread_t thread;
+  static bool started;
+  if (!started) {
+    pthread_attr_t a;
+    sigset_t all, old;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the application's threads take signals */
+    started = pthread_create(&thread, &a, callback_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+  }
+  struct app_callback cb = {(event_callback)(uintptr_t)argv[2], (pi_event)(uintptr_t)argv[0],
+                            (pi_int32)argv[1], (void *)(uintptr_t)argv[3], rc->after,
+                            (size_t)(rc - R.rcbs), false};
+  if (started)
+    rp_push(&R.cbs, &R.ncbs, &R.cap_cbs, sizeof cb, &cb);
 }
 
 /* ---- What the application learnt outside PI --------------------------------------------

@@ -126,6 +126,8 @@ static void emit_notes(const rp_engine *e, const pt_call *c)
     for (unsigned k = PIRT_NOTE_LINK; strcmp(pi_note_kind_name(k), "?") != 0; k++)
       if (strcmp(v[i].kind, pi_note_kind_name(k)) == 0)
         note.kind = (pirt_note_kind)k;
+    if (note.kind == PIRT_NOTE_CALLBACK) /* where the recorded implementation ran one */
+      continue;
     uint32_t ids[256];
     for (const char *p = v[i].numeric_ids; *p && note.num_ids < 256;) {
       char *end;

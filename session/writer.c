@@ -97,6 +97,7 @@ static void finish_session(void)
   wr__flush_chunk();
   wr__write_chunks();
   wr__write_inflight();
+  wr__write_waiting_notes();
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   wr__end_session(finish_how[0] ? finish_how : "exit", finish_signo,

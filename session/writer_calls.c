@@ -655,7 +655,7 @@ static void write_note(const rec_note *n, uint64_t seq, unsigned idx)
     sqlite3_bind_text(wr.st_note, 10, idt.p, (int)idt.len, SQLITE_TRANSIENT);
     sqlite3_bind_blob(wr.st_note, 11, value, (int)n->value_len, SQLITE_TRANSIENT);
     sqlite3_bind_int(wr.st_note, 12, (int)n->native);
-  } else if (n->kind == PIRT_NOTE_IMAGE_FORMATS) {
+  } else if (n->kind == PIRT_NOTE_IMAGE_FORMATS || n->kind == PIRT_NOTE_CALLBACK) {
     sqlite3_bind_blob(wr.st_note, 11, value, (int)n->value_len, SQLITE_TRANSIENT);
   }
   sqlite3_bind_text(wr.st_note, 13, w, (int)n->text_len, SQLITE_TRANSIENT);
@@ -1120,9 +1120,37 @@ void wr__process_note(const rec_note *n, uint32_t thread)
     return;
   }
   memcpy(copy, n, n->h.size);
+  if (copy->kind == PIRT_NOTE_CALLBACK && copy->value_len == 16) {
+    /* A callback began: after the last call begun on any thread (this
+     * record's place in the merged order), into its value's second word. */
+    unsigned char *w = (unsigned char *)(copy + 1);
+    for (int i = 0; i < 5; i++)
+      w += strlen((const char *)w) + 1;
+    w += copy->num_ids * 4u + 8;
+    uint64_t after = wr.seq_counter;
+    memcpy(w, &after, sizeof after);
+  }
   ts->notes = v;
   ts->notes[ts->nnotes++] = copy;
   wr.notes_waiting++;
+}
+
+/* Notes still waiting for their thread's next call when the session ends
+ * (a callback's, on a thread that called no more): stored as coming
+ * before the call after the last. */
+void wr__write_waiting_notes(void)
+{
+  unsigned idx = 0;
+  wr.cur_api = "";
+  for (size_t i = 0; i < wr.nthreads; i++) {
+    thread_state *ts = &wr.threads[i];
+    for (size_t j = 0; j < ts->nnotes; j++) {
+      write_note(ts->notes[j], wr.seq_counter + 1, idx++);
+      free(ts->notes[j]);
+    }
+    wr.notes_waiting -= ts->nnotes;
+    ts->nnotes = 0;
+  }
 }
 
 /* A device command's device times (docs/schema.md: device_times). */

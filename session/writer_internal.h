@@ -533,6 +533,7 @@ const unsigned char *wr__entry_items(const rec_entry *e);
 void wr__put_data(text *t, const pending_call *c);
 void wr__print_later(chunk_job *j, printer *pr);
 void wr__process_note(const rec_note *n, uint32_t thread);
+void wr__write_waiting_notes(void);
 void wr__write_inflight(void);
 void wr__materialize_inflight(void);
 

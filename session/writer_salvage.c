@@ -231,6 +231,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   wr__flush_chunk();
   wr__write_chunks();
   wr__write_inflight();
+  wr__write_waiting_notes();
   int ws = 0;
   const char *how = "killed";
   int signo = 0, code = -1;

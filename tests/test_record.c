@@ -437,6 +437,31 @@ Test(record, api_filter_and_backtraces)
   cr_assert(strstr(frames, "libpirt.so"), "%s", frames);
 }
 
+/* A note waits for its thread's next call; a thread that makes none (an
+ * implementation's thread that ran one callback) has it stored as coming
+ * before the call after the last, not dropped. A callback note's second
+ * word is where it began: after the last call begun, on any thread. */
+Test(record, a_note_whose_thread_calls_no_more_is_kept)
+{
+  const char *argv[] = {BIN "/record_prog", "latenote", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "late note handed over"), "%s", out);
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM notes WHERE kind = 'callback'"), 1);
+  cr_assert_eq(db_int(db, "SELECT seq FROM notes WHERE kind = 'callback'"),
+               db_int(db, "SELECT max(seq) + 1 FROM pi_calls"));
+  /* value: 0x1234, then the seq of the last query (little-endian words) */
+  cr_assert_eq(db_int(db, "SELECT count(*) FROM notes WHERE kind = 'callback' AND "
+                          "substr(hex(value), 1, 16) = '3412000000000000'"), 1);
+  long long after = db_int(db, "SELECT max(seq) FROM pi_calls WHERE api = 'piDeviceGetInfo'");
+  char want[64], sql[160];
+  snprintf(want, sizeof want, "%02llX%02llX", after & 0xff, (after >> 8) & 0xff);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM notes WHERE kind = 'callback' AND "
+                            "substr(hex(value), 17, 4) = '%s'", want);
+  cr_assert_eq(db_int(db, sql), 1, "the callback did not begin after call %lld", after);
+}
+
 Test(record, readback_of_a_non_blocking_read_and_payloads_stored_once)
 {
   const char *argv[] = {BIN "/record_prog", "readback", NULL};

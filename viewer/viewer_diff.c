@@ -958,7 +958,9 @@ static void compare_data(dctx *x, const pi_api_desc *api, const pt_call *ca, con
 /* The runtime's notes before a call, without a replay's own markers. */
 static const pt_note *next_note(const pt_note *v, size_t n, size_t *k)
 {
-  while (*k < n && strcmp(v[*k].kind, "replay") == 0)
+  /* Nor where a callback began: when the implementation ran it, not a
+   * decision (docs/notes.md). */
+  while (*k < n && (strcmp(v[*k].kind, "replay") == 0 || strcmp(v[*k].kind, "callback") == 0))
     (*k)++;
   return *k < n ? &v[(*k)++] : NULL;
 }

@@ -16,6 +16,8 @@
  * Commands that wait for nothing held (the normal case) go to PI from the
  * enqueue itself, with one check per wait-list event.
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,10 +233,17 @@ static void run_callback(struct fe_event_cb *cb, cl_int status)
   event_unref(e);
 }
 
-/* PI's callback: the application's, with the wrapper. */
+/* PI's callback: the application's, with the wrapper. It begins with a
+ * note: when it ran decided what the application did next (OpenCV lets a
+ * kernel's buffers go once it has), and the replay plugin runs it again
+ * where the recording says it began. */
 static void pi_callback(pi_event pe, pi_int32 status, void *data)
 {
-  (void)pe;
+  char text[96];
+  snprintf(text, sizeof text, "callback of event %p (status %d) begins", (void *)pe, (int)status);
+  uint64_t value[2] = {(uint64_t)(uintptr_t)data, 0};
+  pirt_note note = {.kind = PIRT_NOTE_CALLBACK, .text = text, .value = value, .size = sizeof value};
+  pirt_note_emit(&note);
   run_callback(data, status);
 }
 

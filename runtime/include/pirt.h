@@ -264,9 +264,14 @@ typedef enum {
   PIRT_NOTE_REPLAY = 6,     /* not the runtime's: pitrace replay says the next call is
                                its own (a clean-up, a data check), not the
                                application's; `text` says why */
-  PIRT_NOTE_IMAGE_FORMATS = 7 /* not the runtime's: the image formats the OpenCL front end
+  PIRT_NOTE_IMAGE_FORMATS = 7, /* not the runtime's: the image formats the OpenCL front end
                                  had from the implementation (no PI call asks them):
                                  `value` holds them (cl_image_format each) */
+  PIRT_NOTE_CALLBACK = 8 /* not the runtime's: an event's callback begins, on the thread
+                            the implementation runs it on; `value`: two 8-byte words,
+                            the user_data piEventSetCallback was given, and 0, where a
+                            recording keeps the seq of the last call begun before it
+                            on any thread (docs/notes.md) */
 } pirt_note_kind;
 
 typedef struct pirt_note {

@@ -171,7 +171,8 @@ const char *pi_result_name(pi_result r)
 const char *pi_note_kind_name(unsigned kind)
 {
   static const char *const names[] = {"",      "link",          "symbol", "odr",
-                                       "cache", "spec_constant", "replay", "image_formats"};
+                                       "cache", "spec_constant", "replay", "image_formats",
+                                       "callback"};
   return kind < sizeof names / sizeof *names ? names[kind] : "?";
 }
 

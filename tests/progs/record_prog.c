@@ -42,6 +42,9 @@
  *                           of its own in one context, each writing it M times,
  *                           every write different: int k of thread t's write
  *                           m is (t << 24 | m << 16) + k
+ *   record_prog latenote    a query, then a thread that hands the runtime a
+ *                           callback note (value 0x1234) and ends without a
+ *                           call (the note waits for a call that never comes)
  *   record_prog freshmap    a buffer made without data mapped for reading and
  *                           writing (what it holds is undefined), filled
  *                           through the map and half of it read back; a
@@ -415,11 +418,23 @@ static int freshmap(void)
   return bad != 0;
 }
 
+/* latenote: what a thread of the implementation that runs one callback
+ * and no call does (the OpenCL front end's note, then nothing). */
+static void *late_note_main(void *arg)
+{
+  (void)arg;
+  uint64_t value[2] = {0x1234, 0};
+  pirt_note note = {.kind = PIRT_NOTE_CALLBACK, .text = "record_prog: a callback begins",
+                    .value = value, .size = sizeof value};
+  pirt_note_emit(&note);
+  return NULL;
+}
+
 int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote\n");
     return 2;
   }
   if (pirt_device_select(NULL, &dev) != PI_SUCCESS) {
@@ -456,6 +471,14 @@ int main(int argc, char **argv)
   }
   if (strcmp(mode, "handoff") == 0)
     return handoff(n, argc > 3 ? atoi(argv[3]) : 100);
+  if (strcmp(mode, "latenote") == 0) {
+    pthread_t th;
+    if (queries(1) || pthread_create(&th, NULL, late_note_main, NULL))
+      return 2;
+    pthread_join(th, NULL);
+    printf("record_prog: late note handed over\n");
+    return 0;
+  }
   if (strcmp(mode, "slowcall") == 0) {
     pthread_t th;
     pthread_create(&th, NULL, build_main, NULL);
