@@ -911,13 +911,15 @@ static void read_callbacks(void)
  * queued to run where the recording's began, if it ran (R.lock). */
 static void queue_callback(const uint64_t *argv, const pt_call *set)
 {
-  read_callbacks();
   pt_ref user = pt_ref_of(pt_json_at(set->args, 3));
+  if (user.kind != PT_REF_NUMBER) /* no user data: nothing tells its note */
+    return;
+  read_callbacks();
   struct rec_callback *rc = NULL;
   for (size_t k = 0; k < R.nrcbs && !rc; k++)
     if (!R.rcbs[k].taken && R.rcbs[k].user == user.value && R.rcbs[k].after >= set->seq)
       rc = &R.rcbs[k];
-  if (!rc || user.kind != PT_REF_NUMBER)
+  if (!rc)
     return;
   rc->taken = true;
   static pthread_t thread;
