@@ -437,17 +437,25 @@ Test(record, api_filter_and_backtraces)
   cr_assert(strstr(frames, "libpirt.so"), "%s", frames);
 }
 
+/* record_prog MODE recorded into a new session (on PoCL), which it says
+ * `done` of; the session's path. */
+static char *record_prog_session(const char *mode, const char *done)
+{
+  const char *argv[] = {BIN "/record_prog", mode, NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, done), "%s", out);
+  return db;
+}
+
 /* A note waits for its thread's next call; a thread that makes none (an
  * implementation's thread that ran one callback) has it stored as coming
  * before the call after the last, not dropped. A callback note's second
  * word is where it began: after the last call begun, on any thread. */
 Test(record, a_note_whose_thread_calls_no_more_is_kept)
 {
-  const char *argv[] = {BIN "/record_prog", "latenote", NULL};
-  char *db = tu_temp_path(".db"), *out;
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
-  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
-  cr_assert(strstr(out, "late note handed over"), "%s", out);
+  char *db = record_prog_session("latenote", "late note handed over");
   cr_assert_eq(db_int(db, "SELECT count(*) FROM notes WHERE kind = 'callback'"), 1);
   cr_assert_eq(db_int(db, "SELECT seq FROM notes WHERE kind = 'callback'"),
                db_int(db, "SELECT max(seq) + 1 FROM pi_calls"));
@@ -464,11 +472,7 @@ Test(record, a_note_whose_thread_calls_no_more_is_kept)
 
 Test(record, readback_of_a_non_blocking_read_and_payloads_stored_once)
 {
-  const char *argv[] = {BIN "/record_prog", "readback", NULL};
-  char *db = tu_temp_path(".db"), *out;
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
-  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
-  cr_assert(strstr(out, "read back ok"), "%s", out);
+  char *db = record_prog_session("readback", "read back ok");
   cr_assert_eq(db_int(db, "SELECT count(*) FROM data d JOIN pi_calls c ON c.seq = d.seq "
                           "WHERE c.api = 'piEnqueueMemBufferRead' AND d.role = 'readback' AND "
                           "d.captured_seq > d.seq AND d.size = 4096"), 1);
