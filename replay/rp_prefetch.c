@@ -63,11 +63,11 @@ static void *loader(void *arg)
     pthread_mutex_lock(&p->m);
     while (!p->stop && p->ahead > p->limit)
       pthread_cond_wait(&p->cv, &p->m);
-    bool go = !p->stop && it->state == PF_WAITING;
+    bool stop = p->stop, go = !stop && it->state == PF_WAITING;
     if (go)
       it->state = PF_LOADING;
     pthread_mutex_unlock(&p->m);
-    if (p->stop)
+    if (stop) /* read under the lock: rp_prefetch_stop sets it under it */
       break;
     if (!go)
       continue;
