@@ -95,11 +95,13 @@ struct app_callback {
   void *user;
   int64_t after;
   size_t order; /* its note's place among the recording's callback notes */
-  bool done;    /* run (or running) */
+  bool started, finished;
+  rthread *setter; /* the recorded thread of the thread that set it */
 };
 
 static _Thread_local size_t my_slot;  /* index + 1 into R.bound */
 static _Thread_local bool on_callback_thread; /* the plugin's own (callbacks, below) */
+static rthread *cb_setter; /* the running callback's setter's recorded thread (R.lock) */
 static _Thread_local unsigned my_load; /* ... of load R.loads */
 
 static pi_result rp_answer(pi_api_id id, uint64_t *argv);
@@ -704,18 +706,21 @@ static pi_result answer_locked(pi_api_id id, uint64_t *argv, const pt_call **mat
   }
   if (R.stopped || !R.loaded)
     return PI_ERROR_INVALID_OPERATION;
-  if (on_callback_thread) /* the next call of any thread no application thread follows */
-    for (size_t k = 0; k < R.nthreads; k++) {
-      rthread *u = &R.threads[k];
-      const pt_call *uc = u->next < u->n ? &R.s.calls.v[u->calls[u->next]] : NULL;
-      char no[8];
-      if (!u->taken && uc && uc->api == id && uc->returned &&
-          args_match(api, uc, argv, no, sizeof no)) {
-        u->next++;
-        *matched = uc;
-        return give(api, uc, argv);
-      }
+  /* A callback's call: the next call of a recorded thread no application
+   * thread follows (the implementation's), or of the setting thread's (an
+   * implementation that ran it at once, inside piEventSetCallback: that
+   * thread is held meanwhile, its next recorded call being later). */
+  for (size_t k = 0; on_callback_thread && k <= R.nthreads; k++) {
+    rthread *u = k < R.nthreads ? &R.threads[k] : cb_setter;
+    const pt_call *uc = u && u->next < u->n ? &R.s.calls.v[u->calls[u->next]] : NULL;
+    char no[8];
+    if (uc && (!u->taken || u == cb_setter) && uc->api == id && uc->returned &&
+        args_match(api, uc, argv, no, sizeof no)) {
+      u->next++;
+      *matched = uc;
+      return give(api, uc, argv);
     }
+  }
   rthread *t = on_callback_thread ? NULL : my_thread(api, argv);
   const pt_call *c = t && t->next < t->n ? &R.s.calls.v[t->calls[t->next]] : NULL;
   char why[768] = "";
@@ -760,6 +765,7 @@ static void unload(void)
   free(R.rcbs);
   R.rcbs = NULL;
   R.nrcbs = 0;
+  cb_setter = NULL;
   free(R.cbs); /* those not run stay so: the application tore the runtime down */
   R.cbs = NULL;
   R.ncbs = R.cap_cbs = R.cb_first = 0;
@@ -827,18 +833,19 @@ static void deadline(struct timespec *t)
   t->tv_nsec %= 1000000000L;
 }
 
-/* The next callback to run: the one not run yet that began first when
- * recorded (as the recording's threads ran them); NULL when none. Those
- * before R.cb_first have all run (R.lock). */
-static struct app_callback *next_callback(void)
+/* The first callback, as the recording's threads began them, not started
+ * yet (`running`: or not finished yet); NULL when none. Those before
+ * R.cb_first have all finished (R.lock). */
+static struct app_callback *next_callback(bool running)
 {
-  while (R.cb_first < R.ncbs && R.cbs[R.cb_first].done)
+  while (R.cb_first < R.ncbs && R.cbs[R.cb_first].finished)
     R.cb_first++;
   struct app_callback *first = NULL;
   for (size_t k = R.cb_first; k < R.ncbs; k++) {
     struct app_callback *c = &R.cbs[k];
-    if (!c->done && (!first || c->after < first->after ||
-                     (c->after == first->after && c->order < first->order)))
+    if (!(running ? c->finished : c->started) &&
+        (!first || c->after < first->after ||
+         (c->after == first->after && c->order < first->order)))
       first = c;
   }
   return first;
@@ -852,7 +859,7 @@ static void *callback_main(void *arg)
   size_t waiting_for = SIZE_MAX; /* the callback whose moment is awaited (its order) */
   struct timespec until = {0, 0};
   for (;;) {
-    struct app_callback *c = next_callback();
+    struct app_callback *c = next_callback(false);
     if (!c) {
       pthread_cond_wait(&R.progress, &R.lock);
       continue;
@@ -864,11 +871,17 @@ static void *callback_main(void *arg)
     if (R.loaded && !R.stopped && !answered_up_to(c->after) &&
         pthread_cond_timedwait(&R.progress, &R.lock, &until) == 0)
       continue; /* something was answered: look again */
-    c->done = true; /* due, or its moment did not come in time */
+    c->started = true; /* due, or its moment did not come in time */
+    size_t k = (size_t)(c - R.cbs); /* R.cbs may move meanwhile */
     struct app_callback run = *c;
+    unsigned load = R.loads;
+    cb_setter = run.setter;
     pthread_mutex_unlock(&R.lock);
     run.fn(run.event, run.status, run.user);
     pthread_mutex_lock(&R.lock);
+    cb_setter = NULL;
+    if (load == R.loads && k < R.ncbs) /* not torn down meanwhile */
+      R.cbs[k].finished = true;
     pthread_cond_broadcast(&R.progress);
   }
   return NULL;
@@ -883,7 +896,7 @@ static void hold_for_callbacks(void)
   struct timespec until;
   deadline(&until);
   const struct app_callback *c;
-  while ((c = next_callback()) && R.loaded && !R.stopped &&
+  while ((c = next_callback(true)) && R.loaded && !R.stopped &&
          next_seq(R.bound[my_slot - 1]) > c->after &&
          pthread_cond_timedwait(&R.progress, &R.lock, &until) == 0)
     ;
@@ -937,7 +950,8 @@ static void queue_callback(const uint64_t *argv, const pt_call *set)
   }
   struct app_callback cb = {(event_callback)(uintptr_t)argv[2], (pi_event)(uintptr_t)argv[0],
                             (pi_int32)argv[1], (void *)(uintptr_t)argv[3], rc->after,
-                            (size_t)(rc - R.rcbs), false};
+                            (size_t)(rc - R.rcbs), false, false,
+                            my_slot && my_load == R.loads ? R.bound[my_slot - 1] : NULL};
   if (started)
     rp_push(&R.cbs, &R.ncbs, &R.cap_cbs, sizeof cb, &cb);
 }

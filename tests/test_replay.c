@@ -661,13 +661,15 @@ Test(replay, extract_of_programs_from_device_images_replays)
 
 /* image_app (an OpenCL application, through the front end) recorded on
  * PoCL into a new directory; its session's path. */
-static char *record_image_app(const char *data_mode, const char *arg)
+static char *record_opencl_app(const char *prog, const char *data_mode, const char *arg)
 {
-  char *dir = tu_temp_path(""), *out, *db;
-  const char *rec[] = {"record", "-o", dir, "--", BIN "/image_app", arg, NULL};
+  char *dir = tu_temp_path(""), *out, *db, *path = NULL, *verified = NULL;
+  cr_assert_geq(asprintf(&path, "%s/%s", BIN, prog), 0);
+  cr_assert_geq(asprintf(&verified, "%s: result verified", prog), 0);
+  const char *rec[] = {"record", "-o", dir, "--", path, arg, NULL};
   const char *env[] = {POCL, kv("SYCL_PI_RECORD_DATA", data_mode), NULL};
   cr_assert_eq(pitrace(rec, env, &out), 0, "%s", out);
-  cr_assert(strstr(out, "image_app: result verified"), "%s", out);
+  cr_assert(strstr(out, verified), "%s", out);
   const char *ls[] = {"/bin/sh", "-c", "ls \"$0\"/*.db", dir, NULL};
   cr_assert_eq(tu_run(ls, NULL, &db), 0, "no session recorded: %s", out);
   db[strcspn(db, "\n")] = 0;
@@ -718,7 +720,7 @@ Test(replay, an_info_query_too_small_for_this_devices_answer_is_asked_again_with
 
 Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
 {
-  char *db = record_image_app("all", NULL), *repro = tu_temp_path(".db"), *out;
+  char *db = record_opencl_app("image_app", "all", NULL), *repro = tu_temp_path(".db"), *out;
   /* The 1D image array's write: its 5 images 80 bytes apart (its row
    * pitch), the last 64. */
   cr_assert_eq(sql_int(db, "SELECT size FROM data WHERE seq = (SELECT max(seq) FROM pi_calls "
@@ -754,7 +756,7 @@ Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
   cr_assert_eq(extract(bad, "1", repro, &out), 2, "%s", out);
   cr_assert(strstr(out, "do not fit image mem#") && tu_count(out, "\n") == 1, "%s", out);
   /* Without the images' data, their contents cannot be derived. */
-  char *none = record_image_app("none", NULL);
+  char *none = record_opencl_app("image_app", "none", NULL);
   cr_assert_eq(extract(none, "1", repro, &out), 2, "%s", out);
   cr_assert(strstr(out, "piMemImageCreate, whose data was not recorded"), "%s", out);
 }
@@ -766,7 +768,7 @@ Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
  * data computed on the device by seq N piEnqueueMemImageCopy"). */
 Test(replay, extract_follows_image_fills_and_copies)
 {
-  char *db = record_image_app("all", "copy"), *repro = tu_temp_path(".db");
+  char *db = record_opencl_app("image_app", "all", "copy"), *repro = tu_temp_path(".db");
   extract_image_launch(db, "1", repro, "[37,23,1]\n[37,20,1]\n");
 }
 
@@ -775,7 +777,7 @@ Test(replay, extract_follows_image_fills_and_copies)
  * images made and released keep their data. */
 Test(replay, image_data_is_recorded_after_hundreds_of_images)
 {
-  char *db = record_image_app("all", "churn"), *repro = tu_temp_path(".db"), *out;
+  char *db = record_opencl_app("image_app", "all", "churn"), *repro = tu_temp_path(".db"), *out;
   cr_assert_eq(sql_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piMemImageCreate'"), 304);
   /* B's two writes (10 rows each, one padded by 32 bytes a row) and the
    * 1D image array's (its 5 images 80 bytes apart). */
@@ -812,7 +814,7 @@ Test(replay, vadd_reruns_against_the_replay_plugin_without_any_opencl)
  * stopped for want of CL_R). */
 Test(replay, an_opencl_application_reruns_against_the_replay_plugin)
 {
-  char *db = record_image_app("all", NULL), *out;
+  char *db = record_opencl_app("image_app", "all", NULL), *out;
   char *count = sql(db, "SELECT substr(text, instr(text, ': ') + 2) FROM notes "
                         "WHERE kind = 'image_formats'");
   count[strcspn(count, "\n")] = 0;
@@ -825,6 +827,24 @@ Test(replay, an_opencl_application_reruns_against_the_replay_plugin)
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
   cr_assert(strstr(out, line), "expected '%s' as recorded: %s", line, out);
   cr_assert(strstr(out, "image_app: result verified"), "%s", out);
+}
+
+/* An application that waits for its event callbacks, which release what
+ * it made, as OpenCV's do: the replay plugin runs them where the
+ * recording's began (the front end's callback notes), their calls going
+ * to the recorded threads of the implementation that ran them. Without
+ * them the application waits 10 s and fails. */
+Test(replay, the_replay_plugin_runs_the_applications_callbacks_where_they_began)
+{
+  char *db = record_opencl_app("callback_app", "all", NULL), *out;
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM notes WHERE kind = 'callback'"), 8);
+  const char *argv[] = {BIN "/callback_app", NULL};
+  const char *env[] = {kv("SYCL_PI_REPLAY", db),
+                       "OCL_ICD_VENDORS=" BIN "/../etc/OpenCL/vendors/pitrace.icd", NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "callback_app: 8 callbacks ran"), "%s", out);
+  cr_assert(strstr(out, "callback_app: result verified"), "%s", out);
+  cr_assert(!strstr(out, "deviates"), "%s", out);
 }
 
 Test(replay, the_replay_plugin_follows_threads_that_begin_alike)

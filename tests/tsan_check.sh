@@ -93,6 +93,17 @@ record)
   SYCL_PI_REPLAY=$work/t.db OCL_ICD_VENDORS=/nonexistent \
     run "replay_threads under the replay plugin" "$bin/replay_threads" data
   ;;
+callbacks)
+  # An application that waits for its event callbacks (through the
+  # instrumented front end), recorded, then re-run against its recording:
+  # the replay plugin's callback thread, holding and waking the
+  # application's.
+  run "pitrace record callback_app" "$bin/pitrace" record -o "$work/c" -- "$bin/callback_app"
+  set -- "$work"/c/*.db
+  SYCL_PI_REPLAY=$1 OCL_ICD_VENDORS="$bin/../etc/OpenCL/vendors/pitrace.icd" \
+    run "callback_app under the replay plugin" "$bin/callback_app"
+  grep -q "8 callbacks ran" "$work/out" || { cat "$work/out" >&2; fail "the callbacks did not run"; }
+  ;;
 *)
   fail "no such scenario"
   ;;

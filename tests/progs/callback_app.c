@@ -1,0 +1,92 @@
+/*
+ * callback_app: an OpenCL application (plain OpenCL 1.2, run through the
+ * front end) that counts on its event callbacks, as OpenCV does: each of
+ * ROUNDS rounds makes a buffer, writes it without blocking and sets a
+ * completion callback on the write's event that releases the buffer (a
+ * call on the implementation's callback thread) and counts; the program
+ * waits for every callback before it reads anything back, then checks a
+ * buffer kept from the start. For the replay plugin's callbacks
+ * (tests/test_replay.c) and the ThreadSanitizer check.
+ *
+ *   callback_app
+ *
+ * Prints "callback_app: N callbacks ran" and "result verified"; exit 0
+ * verified, 1 a wrong result or callbacks that did not run within 10 s,
+ * 2 OpenCL failed.
+ */
+#define _POSIX_C_SOURCE 200809L
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define ROUNDS 8
+#define N 256
+
+#define TRY(what, call)                                                        \
+  do {                                                                         \
+    cl_int e_ = (call);                                                        \
+    if (e_ != CL_SUCCESS) {                                                    \
+      fprintf(stderr, "callback_app: %s failed: %d\n", what, e_);              \
+      return 2;                                                                \
+    }                                                                          \
+  } while (0)
+
+static atomic_int ran;
+
+static void CL_CALLBACK written(cl_event ev, cl_int status, void *user)
+{
+  (void)ev;
+  if (status == CL_COMPLETE && clReleaseMemObject((cl_mem)user) == CL_SUCCESS)
+    atomic_fetch_add(&ran, 1);
+}
+
+int main(void)
+{
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_int err;
+  TRY("clGetPlatformIDs", clGetPlatformIDs(1, &platform, NULL));
+  TRY("clGetDeviceIDs", clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
+  cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+  TRY("clCreateContext", err);
+  cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
+  TRY("clCreateCommandQueue", err);
+  static int data[ROUNDS][N], kept[N], back[N];
+  for (int i = 0; i < N; i++)
+    kept[i] = i * 5 + 2;
+  cl_mem keep = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof kept, kept,
+                               &err);
+  TRY("clCreateBuffer(keep)", err);
+  for (int r = 0; r < ROUNDS; r++) {
+    for (int i = 0; i < N; i++)
+      data[r][i] = r * N + i;
+    cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof data[r], NULL, &err);
+    TRY("clCreateBuffer", err);
+    cl_event ev;
+    TRY("clEnqueueWriteBuffer",
+        clEnqueueWriteBuffer(q, b, CL_FALSE, 0, sizeof data[r], data[r], 0, NULL, &ev));
+    TRY("clSetEventCallback", clSetEventCallback(ev, CL_COMPLETE, written, b));
+    TRY("clReleaseEvent", clReleaseEvent(ev));
+  }
+  TRY("clFlush", clFlush(q));
+  /* Every callback, before anything is read back (no call meanwhile). */
+  struct timespec nap = {0, 1000000};
+  for (int i = 0; i < 10000 && atomic_load(&ran) < ROUNDS; i++)
+    nanosleep(&nap, NULL);
+  printf("callback_app: %d callbacks ran\n", atomic_load(&ran));
+  if (atomic_load(&ran) < ROUNDS)
+    return 1;
+  TRY("clEnqueueReadBuffer", clEnqueueReadBuffer(q, keep, CL_TRUE, 0, sizeof back, back, 0, NULL,
+                                                 NULL));
+  int bad = 0;
+  for (int i = 0; i < N; i++)
+    bad += back[i] != kept[i];
+  TRY("clReleaseMemObject", clReleaseMemObject(keep));
+  TRY("clReleaseCommandQueue", clReleaseCommandQueue(q));
+  TRY("clReleaseContext", clReleaseContext(ctx));
+  printf("callback_app: result %s\n", bad ? "WRONG" : "verified");
+  return bad != 0;
+}
