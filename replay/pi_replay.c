@@ -376,6 +376,13 @@ static bool args_match(const pi_api_desc *api, const pt_call *c, const uint64_t 
   return same;
 }
 
+/* Whether recorded call c, which returned, is this call (api, argv). */
+static bool is_call(const pt_call *c, const pi_api_desc *api, const uint64_t *argv, char *why,
+                    size_t whyn)
+{
+  return c->api == api->id && c->returned && args_match(api, c, argv, why, whyn);
+}
+
 /* ---- Answers ------------------------------------------------------------------------- */
 
 static void put(uint64_t dst, uint64_t v, size_t w)
@@ -662,7 +669,7 @@ static rthread *rebind(rthread *t, const pi_api_desc *api, const uint64_t *argv)
       continue;
     const pt_call *c = &R.s.calls.v[u->calls[t->next]];
     swap_ids(&p);
-    if (c->api == api->id && c->returned && args_match(api, c, argv, why, sizeof why)) {
+    if (is_call(c, api, argv, why, sizeof why)) {
       if (fresh) {
         u->next = t->next;
         t->next = 0;
@@ -714,8 +721,7 @@ static pi_result answer_locked(pi_api_id id, uint64_t *argv, const pt_call **mat
     rthread *u = k < R.nthreads ? &R.threads[k] : cb_setter;
     const pt_call *uc = u && u->next < u->n ? &R.s.calls.v[u->calls[u->next]] : NULL;
     char no[8];
-    if (uc && (!u->taken || u == cb_setter) && uc->api == id && uc->returned &&
-        args_match(api, uc, argv, no, sizeof no)) {
+    if (uc && (!u->taken || u == cb_setter) && is_call(uc, api, argv, no, sizeof no)) {
       u->next++;
       *matched = uc;
       return give(api, uc, argv);
@@ -725,7 +731,7 @@ static pi_result answer_locked(pi_api_id id, uint64_t *argv, const pt_call **mat
   const pt_call *c = t && t->next < t->n ? &R.s.calls.v[t->calls[t->next]] : NULL;
   char why[768] = "";
   rthread *other = NULL;
-  if ((c && c->api == id && c->returned && args_match(api, c, argv, why, sizeof why)) ||
+  if ((c && is_call(c, api, argv, why, sizeof why)) ||
       (other = rebind(t, api, argv))) {
     t = other ? other : t;
     c = &R.s.calls.v[t->calls[t->next++]];
@@ -737,7 +743,7 @@ static pi_result answer_locked(pi_api_id id, uint64_t *argv, const pt_call **mat
     return give(api, same, argv);
   if (id == PI_API_piPlatformGetInfo && argv[1] == PI_EXT_PLATFORM_INFO_BACKEND)
     return give_backend(argv);
-  return deviate(api, t, t ? c : NULL, why);
+  return deviate(api, t, c, why);
 }
 
 static void unload(void)
@@ -810,6 +816,15 @@ static pi_result rp_answer(pi_api_id id, uint64_t *argv)
  * waits for it before a call the recording has before it), it runs then. */
 
 #define CB_WAIT_MS 1000
+
+/* The recording's notes, read when first needed (R.lock). */
+static void read_notes(void)
+{
+  if (!R.notes_read) {
+    R.notes = pt_load_notes(&R.s.db, R.s.id, &R.nnotes);
+    R.notes_read = true;
+  }
+}
 
 static int64_t next_seq(const rthread *t)
 {
@@ -905,10 +920,7 @@ static void hold_for_callbacks(void)
 /* The callbacks the recording ran, from its notes (R.lock). */
 static void read_callbacks(void)
 {
-  if (!R.notes_read) {
-    R.notes = pt_load_notes(&R.s.db, R.s.id, &R.nnotes);
-    R.notes_read = true;
-  }
+  read_notes();
   if (R.rcbs)
     return;
   R.rcbs = calloc(R.nnotes ? R.nnotes : 1, sizeof *R.rcbs);
@@ -970,10 +982,7 @@ static size_t recall_locked(int kind, void *value, size_t size)
   const rthread *t = R.bound[my_slot - 1];
   if (!t || t->next >= t->n)
     return 0;
-  if (!R.notes_read) {
-    R.notes = pt_load_notes(&R.s.db, R.s.id, &R.nnotes);
-    R.notes_read = true;
-  }
+  read_notes();
   size_t n = 0;
   const pt_note *at = pt_notes_at(R.notes, R.nnotes, R.s.calls.v[t->calls[t->next]].seq, &n);
   for (size_t k = 0; at && k < n; k++)

@@ -622,18 +622,35 @@ static void encode_out(const fmt *f, text *t, const pi_api_desc *api, unsigned p
   }
 }
 
-static void write_note(const rec_note *n, uint64_t seq, unsigned idx)
-{
+/* Where a note record's parts are: its five strings (kernel, device,
+ * symbol, image, symbolic id), its numeric ids, its value, its text. */
+typedef struct note_parts {
   const char *s[5];
-  const char *w = (const char *)(n + 1);
+  const uint32_t *ids;
+  unsigned char *value;
+  const char *text;
+} note_parts;
+
+static note_parts note_parts_of(const rec_note *n)
+{
+  note_parts p;
+  char *w = (char *)(uintptr_t)(n + 1);
   for (int i = 0; i < 5; i++) {
-    s[i] = w;
+    p.s[i] = w;
     w += strlen(w) + 1;
   }
-  const uint32_t *ids = (const uint32_t *)(const void *)w;
-  w += n->num_ids * 4u;
-  const void *value = w;
-  w += n->value_len;
+  p.ids = (const uint32_t *)(const void *)w;
+  p.value = (unsigned char *)w + n->num_ids * 4u;
+  p.text = (const char *)p.value + n->value_len;
+  return p;
+}
+
+static void write_note(const rec_note *n, uint64_t seq, unsigned idx)
+{
+  note_parts np = note_parts_of(n);
+  const char *const *s = np.s;
+  const uint32_t *ids = np.ids;
+  const void *value = np.value;
   text idt = {0};
   t_c(&idt, '[');
   for (uint32_t i = 0; i < n->num_ids; i++) {
@@ -658,7 +675,7 @@ static void write_note(const rec_note *n, uint64_t seq, unsigned idx)
   } else if (n->kind == PIRT_NOTE_IMAGE_FORMATS || n->kind == PIRT_NOTE_CALLBACK) {
     sqlite3_bind_blob(wr.st_note, 11, value, (int)n->value_len, SQLITE_TRANSIENT);
   }
-  sqlite3_bind_text(wr.st_note, 13, w, (int)n->text_len, SQLITE_TRANSIENT);
+  sqlite3_bind_text(wr.st_note, 13, np.text, (int)n->text_len, SQLITE_TRANSIENT);
   sqlite3_bind_text(wr.st_note, 14, wr.cur_api, -1, SQLITE_STATIC);
   wr__step(wr.st_note, "storing a note");
   free(idt.p);
@@ -1123,12 +1140,8 @@ void wr__process_note(const rec_note *n, uint32_t thread)
   if (copy->kind == PIRT_NOTE_CALLBACK && copy->value_len == 16) {
     /* A callback began: after the last call begun on any thread (this
      * record's place in the merged order), into its value's second word. */
-    unsigned char *w = (unsigned char *)(copy + 1);
-    for (int i = 0; i < 5; i++)
-      w += strlen((const char *)w) + 1;
-    w += copy->num_ids * 4u + 8;
     uint64_t after = wr.seq_counter;
-    memcpy(w, &after, sizeof after);
+    memcpy(note_parts_of(copy).value + 8, &after, sizeof after);
   }
   ts->notes = v;
   ts->notes[ts->nnotes++] = copy;
