@@ -81,6 +81,9 @@ int pt_sql(int argc, char **argv)
     pt_verb_error("sql", "%s", err);
     return 2;
   }
+  char file_opened[sizeof db.path]; /* a record directory's one session file */
+  snprintf(file_opened, sizeof file_opened, "%s", db.path);
+  file = file_opened;
   pt_close(&db);
   char shell[PATH_MAX + 16];
   if (!on_path("sqlite3", shell, sizeof shell)) {

@@ -7,6 +7,7 @@
  * text of recorded references ("usm#3+16").
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -22,6 +23,66 @@
 #include "session.h"
 
 void (*pt_salvage_hook)(const char *path);
+
+static int cmp_name(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+bool pt_session_files(const char *dir, char **names, size_t max, size_t *n, char *err,
+                      size_t errn)
+{
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (!d) {
+    snprintf(err, errn, "cannot read the directory %s: %s", dir, strerror(errno));
+    return false;
+  }
+  bool ok = true;
+  struct dirent *e;
+  while (ok && (e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (len < 4 || strcmp(e->d_name + len - 3, ".db") != 0 || e->d_name[0] == '.')
+      continue;
+    char *p;
+    struct stat st;
+    if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
+      snprintf(err, errn, "out of memory listing %s", dir);
+      ok = false;
+    } else if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
+      free(p);
+    } else if (*n < max) {
+      names[(*n)++] = p;
+    } else {
+      free(p);
+      ++*n;
+    }
+  }
+  closedir(d);
+  qsort(names, *n < max ? *n : max, sizeof *names, cmp_name);
+  return ok;
+}
+
+/* pt_open of the one session file in directory `dir`. */
+static bool open_dir(const char *dir, unsigned flags, pt_db *out, char *err, size_t errn)
+{
+  char *names[2];
+  size_t n;
+  if (!pt_session_files(dir, names, 2, &n, err, errn))
+    return false;
+  bool ok = false;
+  if (n == 0)
+    snprintf(err, errn, "%s is a directory without session files (*.db)", dir);
+  else if (n > 1)
+    snprintf(err, errn, "%s is a directory of %zu session files: name one (%s, ...), or give "
+             "the directory to pitrace stats, export or report, which read them all",
+             dir, n, names[0]);
+  else
+    ok = pt_open(names[0], flags, out, err, errn);
+  for (size_t i = 0; i < n && i < 2; i++)
+    free(names[i]);
+  return ok;
+}
 
 /* False with err set unless the first bytes of `name` (16 of them, of a
  * file of `size` bytes) are an SQLite database's. */
@@ -105,15 +166,13 @@ static bool check_session(pt_db *out, int rc, sqlite3_stmt *s, unsigned flags, c
 bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t errn)
 {
   memset(out, 0, sizeof *out);
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return open_dir(path, flags, out, err, errn);
   if (pt_salvage_hook)
     pt_salvage_hook(path);
-  struct stat st;
   if (stat(path, &st) != 0) {
     snprintf(err, errn, "%s: %s", path, strerror(errno));
-    return false;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    snprintf(err, errn, "%s is a directory, not a session database", path);
     return false;
   }
   if (st.st_size == 0) {

@@ -608,17 +608,58 @@ Test(viewer, diff_reports_a_handle_that_corresponds_to_another_object)
   cr_assert_neq(used[1], other[1], "the second run uses the second platform's device");
   char *out, *err, want[1024];
   cr_assert_eq(pitrace(&out, &err, "diff", "--no-info", db[0], db[1], NULL), 1, "%s%s", out, err);
-  snprintf(want, sizeof want, "piextQueueCreate: argument device: different objects: A's "
+  /* Explained where the context names them first, referred to after. */
+  snprintf(want, sizeof want, "piContextCreate: argument devices: different objects: A's "
            "device#%lld (made by A %lld piDevicesGet: \"%s\") vs B's device#%lld (made by B %lld "
            "piDevicesGet: \"%s\"); A's corresponds to B's device#%lld, B's to A's device#%lld: "
-           "device#%lld vs device#%lld", used[0], made[0][0], name_of(db[0], used[0]), used[1],
-           made[1][1], name_of(db[1], used[1]), used[0], used[1], used[0], used[1]);
+           "[device#%lld] vs [device#%lld]", used[0], made[0][0], name_of(db[0], used[0]),
+           used[1], made[1][1], name_of(db[1], used[1]), used[0], used[1], used[0], used[1]);
+  cr_assert(strstr(out, want), "wanted %s in\n%s", want, out);
+  long long ctx = sql_int(db[0], "SELECT min(seq) FROM pi_calls WHERE api = 'piContextCreate'");
+  snprintf(want, sizeof want, "piextQueueCreate: argument device: different objects, as at A "
+           "%lld: device#%lld vs device#%lld", ctx, used[0], used[1]);
   cr_assert(strstr(out, want), "wanted %s in\n%s", want, out);
   /* The context, the queue and the build name the device: three calls. */
   cr_assert(strstr(out, "differences: 3 argument, 0 result, 0 info, 0 data, 0 note, 0 order: "
                         "different"), "%s", out);
   /* The same sessions each against itself: equal. */
   cr_assert_eq(pitrace(&out, &err, "diff", db[1], db[1], NULL), 0, "%s%s", out, err);
+}
+
+/* An OpenCL application (image_app, through the front end) recorded by
+ * pitrace record -o DIR on PoCL and on rusticl: the directories, each of
+ * one session file, are what diff opens; the implementations' image
+ * formats (a front end's note, not a PI call) differ as the devices'
+ * answers to info queries do, and --no-info leaves them out with those
+ * (nothing else differs). A directory of two session files is refused in one line naming one. */
+Test(viewer, diff_of_record_directories_counts_image_formats_as_info)
+{
+  char *dir[2], *out, *err;
+  const char *icd[2] = {POCL, RUSTICL};
+  for (int d = 0; d < 2; d++) {
+    dir[d] = tu_temp_path(".d");
+    const char *argv[] = {PITRACE, "record", "-o", dir[d], "--", BIN "/image_app", NULL};
+    const char *env[] = {icd[d], "RUSTICL_ENABLE=swrast", NULL};
+    cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+    cr_assert(strstr(out, "image_app: result verified"), "%s", out);
+  }
+  cr_assert_eq(pitrace(&out, &err, "diff", dir[0], dir[1], NULL), 1, "%s%s", out, err);
+  const char *line = strstr(out, "info image_formats: image formats of the OpenCL implementation");
+  cr_assert(line, "%s", out);
+  cr_assert(!strstr(out, "note image_formats"), "%s", out);
+  /* Without info, the two runs of one program on two devices are alike. */
+  cr_assert_eq(pitrace(&out, &err, "diff", "--no-info", dir[0], dir[1], NULL), 0, "%s%s", out,
+               err);
+  cr_assert(!strstr(out, "image_formats"), "%s", out);
+  /* Each directory against itself: equal, image formats and all. */
+  cr_assert_eq(pitrace(&out, &err, "diff", dir[1], dir[1], NULL), 0, "%s%s", out, err);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/second.db", dir[0]);
+  const char *cp[] = {"/bin/sh", "-c", "cp \"$0\"/*.db \"$1\"", dir[1], path, NULL};
+  cr_assert_eq(tu_run(cp, NULL, &out), 0, "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "show", dir[0], NULL), 2, "%s", out);
+  cr_assert(strstr(err, "is a directory of 2 session files: name one (") && lines(err) == 1, "%s",
+            err);
 }
 
 /* Runs SQL on a session database (to edit it). */

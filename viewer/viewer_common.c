@@ -3,7 +3,6 @@
  * its backend and device, and the small text helpers of the viewer verbs.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -225,11 +224,6 @@ bool vw_is_dir(const char *path)
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int cmp_start(const void *a, const void *b)
 {
   const vw_session *x = a, *y = b;
@@ -252,45 +246,25 @@ bool vw_set_open_file(const char *verb, vw_set *set, const char *path, int64_t i
   return true;
 }
 
-/* The directory's *.db files (regular files), sorted by name, into names;
- * false after a one-line error. */
+/* The directory's session files, sorted by name, into names; false after
+ * a one-line error. */
 static bool list_dir(const char *verb, const char *dir, char **names, size_t *nn)
 {
-  DIR *d = opendir(dir);
-  if (!d) {
-    pt_verb_error(verb, "cannot read the directory %s: %s", dir, strerror(errno));
-    return false;
-  }
-  bool ok = true;
-  struct dirent *e;
-  *nn = 0;
-  while (ok && (e = readdir(d))) {
-    size_t len = strlen(e->d_name);
-    if (len < 4 || strcmp(e->d_name + len - 3, ".db") != 0 || e->d_name[0] == '.')
-      continue;
-    char *p;
-    struct stat st;
-    if (asprintf(&p, "%s/%s", dir, e->d_name) < 0) {
-      pt_verb_error(verb, "out of memory listing %s", dir);
-      ok = false;
-    } else if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
-      free(p);
-    } else if (*nn == VW_MAX_SESSIONS) {
-      pt_verb_error(verb, "%s holds more than %d session files; pitrace %s takes at most %d "
-                    "sessions", dir, VW_MAX_SESSIONS, verb, VW_MAX_SESSIONS);
-      free(p);
-      ok = false;
-    } else {
-      names[(*nn)++] = p;
-    }
-  }
-  closedir(d);
-  if (ok && !*nn) {
+  char err[1024];
+  if (!pt_session_files(dir, names, VW_MAX_SESSIONS, nn, err, sizeof err)) {
+    pt_verb_error(verb, "%s", err);
+  } else if (*nn > VW_MAX_SESSIONS) {
+    pt_verb_error(verb, "%s holds %zu session files; pitrace %s takes at most %d sessions", dir,
+                  *nn, verb, VW_MAX_SESSIONS);
+  } else if (!*nn) {
     pt_verb_error(verb, "%s holds no session files (*.db)", dir);
-    ok = false;
+  } else {
+    return true;
   }
-  qsort(names, *nn, sizeof *names, cmp_name);
-  return ok;
+  for (size_t i = 0; i < *nn && i < VW_MAX_SESSIONS; i++)
+    free(names[i]);
+  *nn = 0;
+  return false;
 }
 
 bool vw_set_open_dir(const char *verb, vw_set *set, const char *dir, unsigned what, int group)

@@ -129,6 +129,8 @@ typedef struct dctx {
   diff_row *rows;
   size_t nrows, caprows;
   vw_map ab, ba;          /* A handle id <-> B handle id: corresponding objects */
+  vw_map explained;       /* A id << 32 | B id -> A's seq where explain_objects
+                             said why they differ: later, a reference to it */
   bool bind;              /* comparing may pair handles first seen there */
   bool failed;            /* a call could not be read: d->why says why */
 } dctx;
@@ -809,17 +811,26 @@ static void describe(pi_sbuf *b, const side *sd, const ref *r)
 /* Why parameter i names different objects on the two sides: the first
  * handle that does not correspond, both objects by the calls that made
  * them, and what each corresponds to. False when no handle explains it. */
-static bool explain_objects(pi_sbuf *b, const dctx *x, const pi_api_desc *api, unsigned i,
+static bool explain_objects(pi_sbuf *b, dctx *x, const pi_api_desc *api, unsigned i,
                             const pt_call *ca, const pt_call *cb)
 {
   refs ra, rb;
   param_refs(api, i, ca, &ra);
   param_refs(api, i, cb, &rb);
   for (size_t k = 0; k < ra.n && k < rb.n; k++) {
-    int64_t pa, pb;
+    int64_t pa, pb, at;
     bool has_a = vw_map_get(&x->ab, ra.v[k].id, &pa), has_b = vw_map_get(&x->ba, rb.v[k].id, &pb);
     if (has_a && pa == rb.v[k].id)
       continue;
+    /* The same two objects once more (a program that picked another
+     * platform names it in each call): said once, then referred to. */
+    int64_t key = ra.v[k].id << 32 ^ rb.v[k].id;
+    if (vw_map_get(&x->explained, key, &at)) {
+      pi_sbuf_printf(b, ": different objects, as at A %lld", (long long)at);
+      return true;
+    }
+    if (x->bind)
+      vw_map_put(&x->explained, key, ca->seq);
     pi_sbuf_puts(b, ": different objects: ");
     describe(b, &x->sa, &ra.v[k]);
     pi_sbuf_puts(b, " vs ");
@@ -955,12 +966,21 @@ static void compare_data(dctx *x, const pi_api_desc *api, const pt_call *ca, con
   }
 }
 
+/* Whether a note of `kind` is an answer of the implementation the front
+ * end had outside PI (its image formats), which differs as the devices
+ * do: an info difference, left out with --no-info as info queries are. */
+static bool info_note(const char *kind)
+{
+  return strcmp(kind, "image_formats") == 0;
+}
+
 /* The runtime's notes before a call, without a replay's own markers. */
-static const pt_note *next_note(const pt_note *v, size_t n, size_t *k)
+static const pt_note *next_note(const dctx *x, const pt_note *v, size_t n, size_t *k)
 {
   /* Nor where a callback began: when the implementation ran it, not a
    * decision (docs/notes.md). */
-  while (*k < n && (strcmp(v[*k].kind, "replay") == 0 || strcmp(v[*k].kind, "callback") == 0))
+  while (*k < n && (strcmp(v[*k].kind, "replay") == 0 || strcmp(v[*k].kind, "callback") == 0 ||
+                    (x->no_info && info_note(v[*k].kind))))
     (*k)++;
   return *k < n ? &v[(*k)++] : NULL;
 }
@@ -970,13 +990,14 @@ static void compare_notes(dctx *x, const pt_call *ca, const pt_call *cb)
   size_t na, nb, ka = 0, kb = 0;
   const pt_note *a = vw_notes_of(x->a, ca->seq, &na), *b = vw_notes_of(x->b, cb->seq, &nb);
   for (;;) {
-    const pt_note *p = next_note(a, na, &ka), *q = next_note(b, nb, &kb);
+    const pt_note *p = next_note(x, a, na, &ka), *q = next_note(x, b, nb, &kb);
     if (!p && !q)
       break;
     if (p && q && strcmp(p->kind, q->kind) == 0 && strcmp(p->text, q->text) == 0 &&
         strcmp(p->value_hex, q->value_hex) == 0)
       continue;
-    add(x->d, VD_NOTE, ca, cb, (p ? p : q)->kind, p ? p->text : "(none)",
+    const char *kind = (p ? p : q)->kind;
+    add(x->d, info_note(kind) ? VD_INFO : VD_NOTE, ca, cb, kind, p ? p->text : "(none)",
         q ? q->text : "(none)");
   }
 }
@@ -1254,6 +1275,7 @@ bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d)
   side_free(&x.sb);
   vw_map_free(&x.ab);
   vw_map_free(&x.ba);
+  vw_map_free(&x.explained);
   return ok;
 }
 

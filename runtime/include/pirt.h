@@ -301,6 +301,10 @@ pi_result pirt_remove_note_hook(pirt_note_fn fn, void *user);
  * explained those calls. Call it on the thread that makes them, just
  * before. */
 void pirt_note_emit(const pirt_note *note);
+/* Whether a note emitted now would go anywhere (SYCL_PI_TRACE=1, a hook,
+ * or a bound plugin that takes notes): a caller whose note costs work to
+ * make (text formatted per event) can leave it out when none would. */
+bool pirt_note_wanted(void);
 /* Under a plugin that answers from a recording (the replay plugin,
  * SYCL_PI_REPLAY): the value of the note of `kind` that the recording has
  * where the calling thread is (just before the recorded call it is to make

@@ -308,6 +308,20 @@ void pirt_note_emit(const pirt_note *note)
   }
 }
 
+bool pirt_note_wanted(void)
+{
+  if (pirt_trace_level & PIRT_TRACE_BASIC)
+    return true;
+  pthread_mutex_lock(&hook_lock);
+  bool hooked = nhooks > 0;
+  pthread_mutex_unlock(&hook_lock);
+  for (size_t i = 0; !hooked && i < pirt_plugin_count(); i++) {
+    struct pirt_plugin *pl = pirt_plugin_at(i);
+    hooked = pl && pl->note_hook;
+  }
+  return hooked;
+}
+
 typedef size_t (*plugin_recall_fn)(int kind, void *value, size_t size);
 
 size_t pirt_recall_note(pirt_note_kind kind, void *value, size_t size)

@@ -40,8 +40,17 @@ extern void (*pt_salvage_hook)(const char *path);
 enum { PT_OPEN_WRITABLE = 1, PT_OPEN_MAPPED = 2 };
 
 /* Opens a session database (`flags`: PT_OPEN_*; true is PT_OPEN_WRITABLE).
- * On failure returns false with a one-line reason in err. */
+ * A directory that holds one session file (pitrace record -o DIR of a
+ * program of one process) opens that file, and out->path names it. On
+ * failure returns false with a one-line reason in err. */
 bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t errn);
+/* The session files of a directory (pitrace record -o DIR): its regular
+ * *.db files not hidden, as "DIR/NAME", sorted by name, at most `max` of
+ * them into names (each to free()); *n is how many there are in all.
+ * False with a one-line reason in err when the directory cannot be read
+ * or memory runs out. */
+bool pt_session_files(const char *dir, char **names, size_t max, size_t *n, char *err,
+                      size_t errn);
 /* Opens the image of a session database file held in memory (n bytes,
  * which must stay as they are until pt_close), read-only, with the checks
  * pt_open makes after the file's own (`name` stands for the file in
