@@ -6,8 +6,9 @@
  * (a read shows what the buffer held) make bytes known; a kernel launch
  * makes every buffer bound to an argument it may write unknown (which
  * bytes a kernel writes is not recorded; which arguments it only reads,
- * ex_access.c finds in its source), as do rectangle writes and copies
- * (not followed) and writes whose data was not recorded. Bytes never written
+ * ex_access.c finds in its source), as do writes whose data was not
+ * recorded. Rectangle writes, reads and copies are followed row by row
+ * (their origins, regions and pitches as OpenCL gives them). Bytes never written
  * are left as they are (uninitialised in the original run too). A read
  * after the launch cannot stand in for the moment before it: the launch
  * may have written the buffer.
@@ -402,6 +403,133 @@ static void image_fill(ex *x, const pt_call *c)
   free(color);
 }
 
+/* A rectangle (origin o, region r: bytes, rows, slices) of memory laid
+ * out with row pitch *rp and slice pitch *sp (0: packed; set to the
+ * pitches used), as OpenCL's rectangle transfers give them. False when it
+ * is empty, a pitch is smaller than OpenCL allows, or its last byte lies
+ * past `size` bytes: a damaged session's numbers read and write nothing
+ * outside what is there. */
+static bool rect_layout(const size_t o[3], const size_t r[3], size_t *rp, size_t *sp, size_t size)
+{
+  if (!r[0] || !r[1] || !r[2])
+    return false;
+  if (!*rp)
+    *rp = r[0];
+  size_t rows, a, b, end;
+  if (*rp < r[0] || __builtin_mul_overflow(*rp, r[1], &rows))
+    return false;
+  if (!*sp)
+    *sp = rows;
+  /* The last row of the last slice ends at
+   * (o2 + r2 - 1) * sp + (o1 + r1 - 1) * rp + o0 + r0. */
+  return *sp >= rows && !__builtin_add_overflow(o[2], r[2] - 1, &a) &&
+         !__builtin_mul_overflow(a, *sp, &a) && !__builtin_add_overflow(o[1], r[1] - 1, &b) &&
+         !__builtin_mul_overflow(b, *rp, &b) && !__builtin_add_overflow(a, b, &end) &&
+         !__builtin_add_overflow(end, o[0], &end) && !__builtin_add_overflow(end, r[0], &end) &&
+         end <= size;
+}
+
+/* Where row j of a rectangle rect_layout accepted begins (its rows
+ * counted row after row, slice after slice). */
+static size_t rect_row_at(const size_t o[3], const size_t r[3], size_t rp, size_t sp, size_t j)
+{
+  return (o[2] + j / r[1]) * sp + (o[1] + j % r[1]) * rp + o[0];
+}
+
+/* A rectangle transfer's buffer and its box (positions 1, 3, 5, 6, 7 of
+ * piEnqueueMemBufferReadRect and WriteRect: buffer, buffer origin,
+ * region, buffer pitches), checked against the buffer; its root and the
+ * buffer's offset in it into *base. NULL when the buffer is not followed
+ * or the box does not fit it. */
+static ex_buffer *rect_buffer(ex *x, const pt_call *c, size_t o[3], size_t r[3], size_t *rp,
+                              size_t *sp, uint64_t *base)
+{
+  ex_buffer *b = region(x, (uint64_t)rp_arg_int(c, 1, 0), 0, 0, base);
+  triple(pt_json_at(c->args, 3), o);
+  triple(pt_json_at(c->args, 5), r);
+  *rp = (size_t)rp_arg_int(c, 6, 0);
+  *sp = (size_t)rp_arg_int(c, 7, 0);
+  return b && !b->es && rect_layout(o, r, rp, sp, b->size - *base) ? b : NULL;
+}
+
+/* The host bytes of a rectangle transfer (position 10, in `role`) and
+ * their layout (positions 4, 8, 9: host origin and pitches), checked
+ * against the bytes recorded; NULL when none were recorded or they do not
+ * hold the rectangle. */
+static unsigned char *rect_host(ex *x, const pt_call *c, const char *role, const size_t r[3],
+                                size_t ho[3], size_t *hrp, size_t *hsp)
+{
+  size_t size = 0;
+  rp_data_status st;
+  unsigned char *d = payload(x, c, 10, role, &size, &st);
+  if (st == RP_DATA_MISSING_BLOB)
+    rp_payload_problem(x->s, c, 10, role, st, x->err, sizeof x->err);
+  triple(pt_json_at(c->args, 4), ho);
+  *hrp = (size_t)rp_arg_int(c, 8, 0);
+  *hsp = (size_t)rp_arg_int(c, 9, 0);
+  if (d && !rect_layout(ho, r, hrp, hsp, size)) {
+    free(d);
+    d = NULL;
+  }
+  return d;
+}
+
+/* piEnqueueMemBufferWriteRect / ReadRect: the rows they moved become
+ * known; a write without its data makes them unrecorded, one whose box
+ * does not fit its buffer makes the buffer made on the device. */
+static void rect_transfer(ex *x, const pt_call *c, bool write)
+{
+  size_t o[3], r[3], ho[3], rp, sp, hrp, hsp;
+  uint64_t base;
+  ex_buffer *b = rect_buffer(x, c, o, r, &rp, &sp, &base);
+  if (!b) {
+    if (write)
+      whole(x, c, (uint64_t)rp_arg_int(c, 1, 0));
+    return;
+  }
+  const char *role = write ? "in" : rp_arg_int(c, 2, 1) ? "out" : "readback";
+  unsigned char *d = rect_host(x, c, role, r, ho, &hrp, &hsp);
+  for (size_t j = 0; j < r[1] * r[2] && (d || write); j++) {
+    size_t at = base + rect_row_at(o, r, rp, sp, j);
+    if (d)
+      known(b, at, d + rect_row_at(ho, r, hrp, hsp, j), r[0], c);
+    else
+      mark(b, at, r[0], EX_UNRECORDED, c);
+  }
+  free(d);
+}
+
+/* piEnqueueMemBufferCopyRect (args: queue, src, dst, src origin, dst
+ * origin, region, src pitches, dst pitches): each row of the destination
+ * box gets the source row and what is known of it; from a buffer not
+ * followed, or a box that does not fit, the destination is made on the
+ * device. */
+static void copy_rect(ex *x, const pt_call *c)
+{
+  uint64_t sb, db, dmem = (uint64_t)rp_arg_int(c, 2, 0);
+  ex_buffer *src = region(x, (uint64_t)rp_arg_int(c, 1, 0), 0, 0, &sb);
+  ex_buffer *dst = region(x, dmem, 0, 0, &db);
+  size_t so[3], dof[3], r[3], srp = (size_t)rp_arg_int(c, 6, 0), ssp = (size_t)rp_arg_int(c, 7, 0),
+         drp = (size_t)rp_arg_int(c, 8, 0), dsp = (size_t)rp_arg_int(c, 9, 0);
+  triple(pt_json_at(c->args, 3), so);
+  triple(pt_json_at(c->args, 4), dof);
+  triple(pt_json_at(c->args, 5), r);
+  if (!dst || dst->es || !rect_layout(dof, r, &drp, &dsp, dst->size - db)) {
+    whole(x, c, dmem);
+    return;
+  }
+  bool from = src && !src->es && rect_layout(so, r, &srp, &ssp, src->size - sb);
+  for (size_t j = 0; j < r[1] * r[2]; j++) {
+    size_t at = db + rect_row_at(dof, r, drp, dsp, j);
+    if (!from) {
+      mark(dst, at, r[0], computed(x), c);
+      continue;
+    }
+    carry(dst, at, src, sb + rect_row_at(so, r, srp, ssp, j), r[0]);
+    not_copied(x, dst, at, r[0], c);
+  }
+}
+
 static bool partition(ex *x, const pt_call *c)
 {
   const pt_json *info = pt_json_at(c->args, 3);
@@ -525,9 +653,10 @@ static bool follow(ex *x, const pt_call *c)
     return true;
   case PI_API_piEnqueueMemBufferFill: fill(x, c); return true;
   case PI_API_piEnqueueMemBufferCopy: copy(x, c); return true;
-  case PI_API_piEnqueueMemBufferWriteRect: whole(x, c, (uint64_t)rp_arg_int(c, 1, 0)); return true;
-  case PI_API_piEnqueueMemBufferCopyRect: whole(x, c, (uint64_t)rp_arg_int(c, 2, 0)); return true;
+  case PI_API_piEnqueueMemBufferWriteRect: rect_transfer(x, c, true); return true;
+  case PI_API_piEnqueueMemBufferCopyRect: copy_rect(x, c); return true;
   case PI_API_piEnqueueMemBufferRead: read_back(x, c); return true;
+  case PI_API_piEnqueueMemBufferReadRect: rect_transfer(x, c, false); return true;
   case PI_API_piEnqueueMemBufferMap: map(x, c); return true;
   case PI_API_piEnqueueMemUnmap: unmap(x, c); return true;
   case PI_API_piMemImageCreate: return create_image(x, c);
@@ -628,7 +757,8 @@ static size_t kernel_roots(ex *x, uint64_t kernel, bool written, ex_buffer **roo
 
 static bool is_copy(uint32_t api)
 {
-  return api == PI_API_piEnqueueMemBufferCopy || api == PI_API_piEnqueueMemImageCopy;
+  return api == PI_API_piEnqueueMemBufferCopy || api == PI_API_piEnqueueMemBufferCopyRect ||
+         api == PI_API_piEnqueueMemImageCopy;
 }
 
 /* The root buffers (ids) one call of the window's range touches, those
@@ -1020,10 +1150,32 @@ static bool image_read_of(ex *x, const pt_call *c, ex_buffer *b)
 }
 
 /* A recorded read of b after the launch: the same read, blocking. */
+/* A recorded rectangle read of b after the launch: a blocking read of
+ * each row it read, holding the recorded row (at most 4096 rows; a larger
+ * one is not checked). */
+static bool rect_read_of(ex *x, const pt_call *c, ex_buffer *b)
+{
+  size_t o[3], r[3], ho[3], rp, sp, hrp, hsp;
+  uint64_t base;
+  if (rect_buffer(x, c, o, r, &rp, &sp, &base) != b || r[1] * r[2] > 4096)
+    return true;
+  unsigned char *d = rect_host(x, c, "out", r, ho, &hrp, &hsp);
+  if (!d)
+    d = rect_host(x, c, "readback", r, ho, &hrp, &hsp);
+  bool ok = true;
+  for (size_t j = 0; ok && d && j < r[1] * r[2]; j++)
+    ok = emit_transfer(x, PI_API_piEnqueueMemBufferRead, b, base + rect_row_at(o, r, rp, sp, j),
+                       r[0], d + rect_row_at(ho, r, hrp, hsp, j), c->start_ns);
+  free(d);
+  return ok;
+}
+
 static bool read_of(ex *x, const pt_call *c, ex_buffer *b)
 {
   if (b->es)
     return image_read_of(x, c, b);
+  if (c->api == PI_API_piEnqueueMemBufferReadRect)
+    return rect_read_of(x, c, b);
   bool map = c->api == PI_API_piEnqueueMemBufferMap;
   if ((c->api != PI_API_piEnqueueMemBufferRead && !map) ||
       (map && !(rp_arg_int(c, 3, 0) & PI_MAP_READ)))

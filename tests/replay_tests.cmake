@@ -10,14 +10,18 @@ target_link_libraries(image_app PRIVATE OpenCL::OpenCL m)
 # what it made (the replay plugin runs them where they began).
 add_executable(callback_app progs/callback_app.c)
 target_link_libraries(callback_app PRIVATE OpenCL::OpenCL)
+# An OpenCL application that moves its buffers' data only by rectangles
+# (extract follows them row by row).
+add_executable(rect_app progs/rect_app.c)
+target_link_libraries(rect_app PRIVATE OpenCL::OpenCL)
 add_library(pi_replay_userevent MODULE progs/replay_userevent_plugin.c)
 target_link_libraries(pi_replay_userevent PRIVATE pi_headers Threads::Threads)
 set_target_properties(pi_replay_userevent PROPERTIES C_VISIBILITY_PRESET hidden)
 
 pitrace_suite(test_replay)
 add_dependencies(test_replay pitrace pi_replay pi_shim replay_threads pi_replay_userevent
-  vadd pipeline shared_lib spec_const pi_null bench_replay image_app callback_app pitrace_opencl
-  record_prog)
+  vadd pipeline shared_lib spec_const pi_null bench_replay image_app callback_app rect_app
+  pitrace_opencl record_prog)
 # An OpenCL application's recorded replay (through the front end): clinfo
 # is Debian's, not built with ASan, and a sanitized front end cannot load
 # into it, so in the gcc build only (as the app_* tests).

@@ -772,6 +772,34 @@ Test(replay, extract_follows_image_fills_and_copies)
   extract_image_launch(db, "1", repro, "[37,23,1]\n[37,20,1]\n");
 }
 
+/* Extract follows rectangle transfers row by row: rect_app's launch reads
+ * a grid whose only data came by a rectangle write and a rectangle copy
+ * (before: refused, "holds data computed on the device by seq N
+ * piEnqueueMemBufferCopyRect"); the repro writes the grid whole, and the
+ * application's rectangle read after the launch becomes a read of each
+ * of its 4 rows, checked with the plain read of row 0. */
+Test(replay, extract_follows_rectangle_writes_copies_and_reads)
+{
+  char *db = record_opencl_app("rect_app", "all", NULL), *repro = tu_temp_path(".db"), *out;
+  cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
+  cr_assert_str_eq(sql(repro, "SELECT group_concat(json_extract(args, '$[3]') || '+' || "
+                              "json_extract(args, '$[4]'), ' ') FROM (SELECT args FROM calls "
+                              "WHERE api = (SELECT id FROM pi_api WHERE name = "
+                              "'piEnqueueMemBufferRead') ORDER BY seq)"),
+                   "428+28 524+28 620+28 716+28 0+96\n");
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "5 read-backs verified"), "%s", out);
+  /* A damaged region: one line, nothing read or written outside. */
+  char *bad = damaged(db, "piEnqueueMemBufferWriteRect", "[5][0]", "4611686018427387904");
+  cr_assert_eq(extract(bad, "1", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "by seq ") && strstr(out, " piEnqueueMemBufferWriteRect") &&
+            tu_count(out, "\n") == 1, "%s", out);
+  /* Without the rectangle's data, the grid's contents cannot be derived. */
+  char *none = record_opencl_app("rect_app", "none", NULL);
+  cr_assert_eq(extract(none, "1", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "piEnqueueMemBufferWriteRect, whose data was not recorded"), "%s", out);
+}
+
 /* The recorder knows every live image's pixel size (how many bytes its
  * transfers move), however many were made before: B's writes after 300
  * images made and released keep their data. */
