@@ -21,7 +21,7 @@
  * each chunk about once, and diff's search for calls out of order reads a
  * call of one side against up to 8 of the other, the same ones for many
  * calls: with 4 slots those chunks were decoded again for every call (a
- * 1 M-call session against a 150 k-call one: 366 s, now 18 s; README). */
+ * 1 M-call session against a 150 k-call one: 366 s, now 18 s; docs/benchmarks.md). */
 #define SEEK_SLOTS 9
 
 /* A chunk row: its id (as pt__chunk_rows gives it), range of seqs and
