@@ -28,7 +28,9 @@
 #      (--inputs) and image_app's second with its first (--from 1), each
 #      replayed with its read-backs verified; image_app re-run against its
 #      recording (the replay plugin) sees NVIDIA's image formats again;
-#      bench_frontend against NVIDIA's ICD.
+#      rect_app (buffers moved only by rectangles) recorded, replayed, its
+#      launch extracted and replayed with the rectangle read checked row
+#      by row; bench_frontend against NVIDIA's ICD.
 # Sessions, the diffs as JSON and an HTML report land in $OUT (default
 # /tmp/pitrace-gpu). Exit status: 0 when every step did what it should.
 set -u
@@ -245,6 +247,13 @@ else
      [ \"\$(grep 'image formats' '$OUT/image_app.txt')\" = \"\$(grep 'image formats' '$OUT/image_app-plugin.txt')\" ]"
   through_front_end image_app "image_app copy (an image filled, then copied into)" \
     "result verified" 1 copy
+  # rect_app's launch reads a grid whose data came only by a rectangle
+  # write and a rectangle copy; its repro checks the rectangle read after
+  # the launch row by row (4 rows) and a plain read.
+  through_front_end rect_app "rect_app (buffers moved by rectangles)" "result verified" 1
+  step 0 "rect_app's launch: its rectangle read checked row by row" sh -c \
+    "OCL_ICD_VENDORS='$nv' '$B/bin/pitrace' replay '$OUT/rect_app-launch1.db' 2>&1 | tail -n 1 |
+     grep '5 read-backs verified'"
   step 0 "what the front end adds per call over NVIDIA's ICD" "$B/bin/bench_frontend" \
     --icd "$nv" --calls "${FE_CALLS:-200000}" --rounds 5
 fi

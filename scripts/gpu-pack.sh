@@ -13,7 +13,7 @@ out=build-gpu
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 progs="test_cuda_plain check_cuda_driver vadd vadd_ptx pipeline shared_lib spec_const matmul pitrace bench_record bench_replay bench_fixed bench_copyhash
-  bench_frontend clblast_client image_app"
+  bench_frontend clblast_client image_app rect_app"
 for p in $progs; do
   [ -x "$build/bin/$p" ] || { echo "gpu-pack: $build/bin/$p is missing: build first" >&2; exit 2; }
   cp "$build/bin/$p" "$out/bin/"

@@ -486,28 +486,6 @@ encode_in(const fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t 
   }
 }
 
-/* pi_enum_lookup, remembered: it scans the enumeration (over a hundred
- * device queries), and an info query's answer needs its entry. One table
- * for the merge thread and the encoders: a slot holds an entry of the
- * constant description, which says itself which value of which
- * enumeration it is, so a slot another thread just replaced is checked,
- * not trusted. Not thread-local: the shim's thread-local block must stay
- * small (it is initial-exec, taken from the few bytes of static TLS a
- * library loaded late may have: 1.5 KiB here kept the shim out of Python
- * processes that had loaded OpenCV). */
-static const pi_enum_entry *enum_entry(const pi_enum_desc *en, int64_t v)
-{
-  static _Atomic(const pi_enum_entry *) seen[64];
-  size_t k = mix((uint64_t)(uintptr_t)en ^ (uint64_t)v) & 63;
-  const pi_enum_entry *e = atomic_load_explicit(&seen[k], memory_order_relaxed);
-  if (e && e->value == v && e >= en->entries && e < en->entries + en->count)
-    return e;
-  e = pi_enum_lookup(en, v);
-  if (e)
-    atomic_store_explicit(&seen[k], e, memory_order_relaxed);
-  return e;
-}
-
 /* The JSON of an out-parameter after a successful call; creates ids. */
 static void encode_out(const fmt *f, text *t, const pi_api_desc *api, unsigned pos,
                        const uint64_t *argv, const item_view *items, unsigned nitems,
@@ -587,7 +565,7 @@ static void encode_out(const fmt *f, text *t, const pi_api_desc *api, unsigned p
       t_put(t, "null", 4);
       return;
     }
-    const pi_enum_entry *e = enum_entry(p->en, (int64_t)argv[p->query]);
+    const pi_enum_entry *e = pi_enum_lookup(p->en, (int64_t)argv[p->query]);
     if (f->mode == FMT_FIND) { /* only handles ask the maps */
       for (size_t i = 0; e && e->vt == PI_VT_HANDLE && i < iv->it->size / sizeof(void *); i++)
         f_value(f, wr__handle_new, load(iv->data + i * 8, 8), e->obj, seq);

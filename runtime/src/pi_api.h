@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "pi/pi.h"
 #include "pi/pi_desc.h"
@@ -79,12 +80,26 @@ typedef struct pi_sbuf {
 void pi_sbuf_init(pi_sbuf *b, char *storage, size_t cap);
 void pi_sbuf_free(pi_sbuf *b);
 void pi_sbuf_reset(pi_sbuf *b);
-void pi_sbuf_put(pi_sbuf *b, const char *s, size_t n);
+/* pi_sbuf_put where the bytes do not fit: grows the buffer first. */
+void pi_sbuf_put_grow(pi_sbuf *b, const char *s, size_t n);
+/* Appends n bytes (kept NUL-terminated). Inline: the trace and the
+ * recorder's text put many short pieces a call, most of them literals
+ * whose length the compiler knows (pi_sbuf_puts). */
+static inline void pi_sbuf_put(pi_sbuf *b, const char *s, size_t n)
+{
+  if (b->len + n < b->cap) {
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return;
+  }
+  pi_sbuf_put_grow(b, s, n);
+}
 /* The length of the run that s (n bytes) starts with of characters a
  * quoted string shows as they are, here and in JSON: none below 0x20, no
  * 0x7f, '"' or '\\'. */
 size_t pi_plain_prefix(const char *s, size_t n);
-void pi_sbuf_puts(pi_sbuf *b, const char *s);
+static inline void pi_sbuf_puts(pi_sbuf *b, const char *s) { pi_sbuf_put(b, s, strlen(s)); }
 void pi_sbuf_printf(pi_sbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void pi_sbuf_vprintf(pi_sbuf *b, const char *fmt, va_list ap);

@@ -8,6 +8,7 @@
  * with a single write(2).
  */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,7 @@ static bool sbuf_reserve(pi_sbuf *b, size_t n)
   return true;
 }
 
-void pi_sbuf_put(pi_sbuf *b, const char *s, size_t n)
+void pi_sbuf_put_grow(pi_sbuf *b, const char *s, size_t n)
 {
   if (!sbuf_reserve(b, n))
     return;
@@ -74,8 +75,6 @@ void pi_sbuf_put(pi_sbuf *b, const char *s, size_t n)
   b->len += n;
   b->p[b->len] = 0;
 }
-
-void pi_sbuf_puts(pi_sbuf *b, const char *s) { pi_sbuf_put(b, s, strlen(s)); }
 
 size_t pi_plain_prefix(const char *s, size_t n)
 {
@@ -138,13 +137,30 @@ const pi_api_desc *pi_api_find(const char *name)
   return NULL;
 }
 
+/* The entries found last, by enumeration and value: an enumeration is
+ * scanned (over a hundred device queries), and the trace and the recorder
+ * look up the same few queries again and again. One table for every
+ * thread: a slot holds an entry of a constant description, which says
+ * itself which value of which enumeration it is, so a slot another
+ * thread just replaced is checked, not trusted. Not thread-local: the
+ * shim's thread-local block must stay small (it is initial-exec, taken
+ * from the few bytes of static TLS a library loaded late may have). */
+static _Atomic(const pi_enum_entry *) enum_seen[64];
+
 const pi_enum_entry *pi_enum_lookup(const pi_enum_desc *en, int64_t value)
 {
   if (!en)
     return NULL;
+  uint64_t h = ((uint64_t)(uintptr_t)en ^ (uint64_t)value) * 0x9e3779b97f4a7c15u;
+  size_t k = (size_t)(h >> 58);
+  const pi_enum_entry *e = atomic_load_explicit(&enum_seen[k], memory_order_relaxed);
+  if (e && e->value == value && e >= en->entries && e < en->entries + en->count)
+    return e;
   for (unsigned i = 0; i < en->count; i++)
-    if (en->entries[i].value == value)
+    if (en->entries[i].value == value) {
+      atomic_store_explicit(&enum_seen[k], &en->entries[i], memory_order_relaxed);
       return &en->entries[i];
+    }
   return NULL;
 }
 
