@@ -15,8 +15,8 @@
  * 2 OpenCL failed.
  */
 #define _POSIX_C_SOURCE 200809L
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#define CL_APP_NAME "callback_app"
+#include "cl_app.h"
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,15 +24,6 @@
 
 #define ROUNDS 8
 #define N 256
-
-#define TRY(what, call)                                                        \
-  do {                                                                         \
-    cl_int e_ = (call);                                                        \
-    if (e_ != CL_SUCCESS) {                                                    \
-      fprintf(stderr, "callback_app: %s failed: %d\n", what, e_);              \
-      return 2;                                                                \
-    }                                                                          \
-  } while (0)
 
 static atomic_int ran;
 
@@ -45,15 +36,12 @@ static void CL_CALLBACK written(cl_event ev, cl_int status, void *user)
 
 int main(void)
 {
-  cl_platform_id platform;
   cl_device_id device;
+  cl_context ctx;
+  cl_command_queue q;
   cl_int err;
-  TRY("clGetPlatformIDs", clGetPlatformIDs(1, &platform, NULL));
-  TRY("clGetDeviceIDs", clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
-  cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-  TRY("clCreateContext", err);
-  cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
-  TRY("clCreateCommandQueue", err);
+  if (cl_app_open(&device, &ctx, &q))
+    return 2;
   static int data[ROUNDS][N], kept[N], back[N];
   for (int i = 0; i < N; i++)
     kept[i] = i * 5 + 2;

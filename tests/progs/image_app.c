@@ -23,8 +23,8 @@
  * clEnqueueCopyImage: what extract follows on the device's side).
  * Exit status: 0 verified, 1 a wrong result, 2 OpenCL failed.
  */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#define CL_APP_NAME "image_app"
+#include "cl_app.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,15 +51,6 @@ static const char *source =
     "    t += read_imagef(c, smp, (int2)(x, y)).x;\n"
     "  s[y] = t;\n"
     "}\n";
-
-#define TRY(what, call)                                                        \
-  do {                                                                         \
-    cl_int e_ = (call);                                                        \
-    if (e_ != CL_SUCCESS) {                                                    \
-      fprintf(stderr, "image_app: %s failed: %d\n", what, e_);                 \
-      return 2;                                                                \
-    }                                                                          \
-  } while (0)
 
 static float a_at(int x, int y, int ch) { return (float)((x * 7 + y * 3 + ch) % 11) * 0.5f; }
 #define FILL_ROWS 5 /* copy: A2's last rows, left as filled */

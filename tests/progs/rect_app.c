@@ -16,8 +16,8 @@
  * Prints "rect_app: result verified: N values"; exit 0 verified, 1 a wrong
  * result, 2 OpenCL failed.
  */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#define CL_APP_NAME "rect_app"
+#include "cl_app.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -26,15 +26,6 @@
 #define BW 7 /* the box: floats a row */
 #define BH 4 /* rows */
 #define HW 13 /* floats a row of the host arrays */
-
-#define TRY(what, call)                                                        \
-  do {                                                                         \
-    cl_int e_ = (call);                                                        \
-    if (e_ != CL_SUCCESS) {                                                    \
-      fprintf(stderr, "rect_app: %s failed: %d\n", what, e_);                  \
-      return 2;                                                                \
-    }                                                                          \
-  } while (0)
 
 static const char *source =
     "__kernel void twice_plus_one(__global const float *in, __global float *out)\n"
@@ -45,15 +36,12 @@ static const char *source =
 
 int main(void)
 {
-  cl_platform_id platform;
   cl_device_id device;
+  cl_context ctx;
+  cl_command_queue q;
   cl_int err;
-  TRY("clGetPlatformIDs", clGetPlatformIDs(1, &platform, NULL));
-  TRY("clGetDeviceIDs", clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
-  cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-  TRY("clCreateContext", err);
-  cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
-  TRY("clCreateCommandQueue", err);
+  if (cl_app_open(&device, &ctx, &q))
+    return 2;
   cl_program prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
   TRY("clCreateProgramWithSource", err);
   TRY("clBuildProgram", clBuildProgram(prog, 1, &device, "", NULL, NULL));
