@@ -68,16 +68,14 @@ static bool open_dir(const char *dir, unsigned flags, pt_db *out, char *err, siz
 {
   char *names[2];
   size_t n;
-  if (!pt_session_files(dir, names, 2, &n, err, errn))
-    return false;
-  bool ok = false;
-  if (n == 0)
+  bool listed = pt_session_files(dir, names, 2, &n, err, errn), ok = false; /* err: why not */
+  if (listed && n == 0)
     snprintf(err, errn, "%s is a directory without session files (*.db)", dir);
-  else if (n > 1)
+  else if (listed && n > 1)
     snprintf(err, errn, "%s is a directory of %zu session files: name one (%s, ...), or give "
              "the directory to pitrace stats, export or report, which read them all",
              dir, n, names[0]);
-  else
+  else if (listed)
     ok = pt_open(names[0], flags, out, err, errn);
   for (size_t i = 0; i < n && i < 2; i++)
     free(names[i]);

@@ -824,7 +824,7 @@ static bool explain_objects(pi_sbuf *b, dctx *x, const pi_api_desc *api, unsigne
       continue;
     /* The same two objects once more (a program that picked another
      * platform names it in each call): said once, then referred to. */
-    int64_t key = ra.v[k].id << 32 ^ rb.v[k].id;
+    int64_t key = (int64_t)((uint64_t)ra.v[k].id << 32 ^ (uint64_t)rb.v[k].id);
     if (vw_map_get(&x->explained, key, &at)) {
       pi_sbuf_printf(b, ": different objects, as at A %lld", (long long)at);
       return true;
