@@ -51,6 +51,10 @@ static int parse_args(int argc, char **argv, rp_opts *o)
   if (rc)
     return rc == 1 ? 0 : 2;
   o->path = a.pos[0];
+  if (o->f64 && o->tolerance < 0) {
+    pt_verb_error("replay", "--f64 says how --tolerance compares: give --tolerance X with it");
+    return 2;
+  }
   if (o->backend && strcmp(o->backend, "opencl") != 0 &&
       strcmp(o->backend, "level_zero") != 0 && strcmp(o->backend, "cuda") != 0) {
     pt_verb_error("replay", "bad argument '%s': --backend takes opencl, level_zero or cuda "

@@ -16,67 +16,19 @@
 
 /* ---- Data ---------------------------------------------------------------------- */
 
-static bool elem_equal(const rp_opts *o, const unsigned char *a, const unsigned char *b,
-                       size_t w)
-{
-  if (memcmp(a, b, w) == 0)
-    return true;
-  if (o->tolerance < 0 || (w != 4 && w != 8))
-    return false;
-  double x, y;
-  if (w == 4) {
-    float fx, fy;
-    memcpy(&fx, a, 4);
-    memcpy(&fy, b, 4);
-    x = fx;
-    y = fy;
-  } else {
-    memcpy(&x, a, 8);
-    memcpy(&y, b, 8);
-  }
-  if (isnan(x) && isnan(y))
-    return true;
-  double scale = fmax(1.0, fmax(fabs(x), fabs(y)));
-  return fabs(x - y) <= o->tolerance * scale;
-}
-
-static void describe_elem(char *out, size_t n, const unsigned char *p, size_t w)
-{
-  uint64_t bits = 0;
-  memcpy(&bits, p, w);
-  int len = snprintf(out, n, "0x%0*llx", (int)(2 * w), (unsigned long long)bits);
-  if (w == 4) {
-    float f;
-    memcpy(&f, p, 4);
-    snprintf(out + len, n - (size_t)len, " (%.9g)", (double)f);
-  } else if (w == 8) {
-    double d;
-    memcpy(&d, p, 8);
-    snprintf(out + len, n - (size_t)len, " (%.17g)", d);
-  }
-}
-
 bool rp_data_equal(const rp_opts *o, const unsigned char *want, const unsigned char *got,
                    size_t n, char *why, size_t whyn)
 {
-  if (memcmp(want, got, n) == 0)
+  pt_data_diff d;
+  if (pt_data_compare(want, got, n, o->tolerance, o->f64, &d))
     return true;
-  size_t w = o->tolerance >= 0 ? (o->f64 ? 8 : 4) : (n % 4 == 0 ? 4 : 1);
-  size_t first = SIZE_MAX, bad = 0, elems = (n + w - 1) / w;
-  for (size_t k = 0; k < elems; k++) {
-    size_t ew = k * w + w <= n ? w : n - k * w;
-    if (!elem_equal(o, want + k * w, got + k * w, ew) && bad++ == 0)
-      first = k;
-  }
-  if (!bad)
-    return true;
-  size_t ew = first * w + w <= n ? w : n - first * w;
+  size_t w = d.width, ew = d.first * w + w <= n ? w : n - d.first * w;
   char a[64], b[64];
-  describe_elem(a, sizeof a, want + first * w, ew);
-  describe_elem(b, sizeof b, got + first * w, ew);
+  pt_data_elem_text(a, sizeof a, want + d.first * w, ew);
+  pt_data_elem_text(b, sizeof b, got + d.first * w, ew);
   snprintf(why, whyn, "differs from the recording at byte offset %zu (element %zu of %zu-byte "
-           "elements): expected %s, got %s; %zu of %zu elements differ%s", first * w, first, w,
-           a, b, bad, elems, o->tolerance >= 0 ? " beyond the tolerance" : "");
+           "elements): expected %s, got %s; %zu of %zu elements differ%s", d.first * w, d.first,
+           w, a, b, d.count, d.elems, o->tolerance >= 0 ? " beyond the tolerance" : "");
   return false;
 }
 

@@ -861,23 +861,27 @@ Test(viewer, diff_finds_a_moved_call_that_makes_a_handle)
   }
 }
 
-/* Changes byte 8 of the data vadd read back. */
-static void corrupt_readback(const char *db)
+/* Flips the bits `mask` of byte `at` of the first payload of `role` (a
+ * blob several rows share changes for each). */
+static void flip_payload(const char *db, const char *role, int at, unsigned char mask)
 {
   sqlite3 *h;
   cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
   tu_sqlite_views(h);
   sqlite3_stmt *s;
   cr_assert_eq(sqlite3_prepare_v2(h, "SELECT hash, content FROM blobs WHERE hash = (SELECT hash "
-                                     "FROM data_rows WHERE role = 'out')", -1, &s, NULL),
+                                     "FROM data_rows WHERE role = ? ORDER BY seq LIMIT 1)", -1, &s,
+                                  NULL),
                SQLITE_OK);
+  sqlite3_bind_text(s, 1, role, -1, SQLITE_STATIC);
   cr_assert_eq(sqlite3_step(s), SQLITE_ROW);
   int n = sqlite3_column_bytes(s, 1);
+  cr_assert_gt(n, at);
   unsigned char *c = malloc((size_t)n), hash[16];
   memcpy(c, sqlite3_column_blob(s, 1), (size_t)n);
   memcpy(hash, sqlite3_column_blob(s, 0), 16);
   sqlite3_finalize(s);
-  c[8] ^= 0xff;
+  c[at] ^= mask;
   cr_assert_eq(sqlite3_prepare_v2(h, "UPDATE blobs SET content = ? WHERE hash = ?", -1, &s, NULL),
                SQLITE_OK);
   sqlite3_bind_blob(s, 1, c, n, SQLITE_STATIC);
@@ -885,12 +889,13 @@ static void corrupt_readback(const char *db)
   cr_assert_eq(sqlite3_step(s), SQLITE_DONE);
   sqlite3_finalize(s);
   sqlite3_close(h);
+  free(c);
 }
 
 Test(viewer, diff_finds_data_differences_and_calls_in_only_one)
 {
   char *a = record("vadd", POCL), *b = record("vadd", POCL);
-  corrupt_readback(b);
+  flip_payload(b, "out", 8, 0xff);
   char *out, *err;
   cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 1, "%s%s", out, err);
   cr_assert(strstr(out, "piEnqueueMemBufferRead: data ptr (out, 4096 and 4096 bytes): first "
@@ -902,6 +907,49 @@ Test(viewer, diff_finds_data_differences_and_calls_in_only_one)
   cr_assert(strstr(out, "piKernelCreate: argument kernel_name: \"vadd\" vs \"convolution\""),
             "%s", out);
   cr_assert(strstr(out, "note link: (none) vs Link decision"), "%s", out);
+}
+
+/* Two devices' float results differ in their last bits: with --tolerance
+ * diff compares what the devices read back as floats, as replay does,
+ * and the application's own data (its inputs) still bitwise. */
+Test(viewer, diff_tolerance_compares_read_back_floats_as_replay_does)
+{
+  char *a = record("vadd", POCL), *b = copy_db(a), *c = copy_db(a), *out, *err;
+  flip_payload(b, "out", 8, 0x01); /* element 2, one unit in the last place */
+  cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 1, "%s%s", out, err);
+  cr_assert(strstr(out, "first difference at byte 8 (32-bit element 2)"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--tolerance", "1e-6", a, b, NULL), 0, "%s%s", out,
+               err);
+  cr_assert(strstr(out, " 0 data, "), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--tolerance", "1e-12", a, b, NULL), 1, "%s%s", out,
+               err);
+  cr_assert(strstr(out, "piEnqueueMemBufferRead: data ptr (out, 4096 bytes): 1 of 1024 4-byte "
+                        "floats differ beyond the tolerance, the first at byte 8 (element 2): "),
+            "%s", out);
+  flip_payload(c, "in", 8, 0x01);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--tolerance", "1e-6", a, c, NULL), 1, "%s%s", out,
+               err);
+  cr_assert(strstr(out, "first difference at byte 8 (32-bit element 2)"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--f64", a, b, NULL), 2, "%s", out);
+  cr_assert(strstr(err, "give --tolerance X with it") && lines(err) == 1, "%s", err);
+}
+
+/* The runtime's notes name the device they were made for: the same
+ * decisions on two devices (matmul's link decisions and cache results on
+ * PoCL's and on rusticl's) are no difference; a decision that differs
+ * still is. */
+Test(viewer, diff_compares_notes_but_for_the_devices_they_name)
+{
+  char *pocl = record("matmul", POCL), *rusticl = record("matmul", RUSTICL), *out, *err;
+  cr_assert_gt(sql_int(pocl, "SELECT count(*) FROM notes WHERE kind = 'link'"), 0);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--no-info", pocl, rusticl, NULL), 0, "%s%s", out,
+               err);
+  cr_assert(strstr(out, " 0 note, "), "%s", out);
+  sql_exec(rusticl, "UPDATE notes SET text = replace(text, 'options ''''', 'options ''-w''') "
+                    "WHERE kind = 'link'");
+  cr_assert_eq(pitrace(&out, &err, "diff", "--no-info", pocl, rusticl, NULL), 1, "%s%s", out,
+               err);
+  cr_assert(strstr(out, "note link: Link decision") && strstr(out, "options '-w'"), "%s", out);
 }
 
 /* Every line of out that starts with `prefix` has `needle`; how many. */
@@ -947,7 +995,7 @@ Test(viewer, diff_ignore_and_only_filter_by_api_and_kind)
   cr_assert_eq(tu_count(out, "\n~ "), all);
   /* Data: a read-back changed. */
   char *b = record("vadd", POCL);
-  corrupt_readback(b);
+  flip_payload(b, "out", 8, 0xff);
   char *a = record("vadd", POCL);
   cr_assert_eq(pitrace(&out, &err, "diff", "--only", "data", a, b, NULL), 1);
   cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "data", a, b, NULL), 0);

@@ -307,7 +307,13 @@ typedef struct vw_diff {
  * read twice, not held), with their notes. False with
  * a one-line reason in d->why, or after printing one (why ""); d then
  * holds nothing to free. */
-bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d);
+typedef struct vw_diff_opts {
+  bool no_info;     /* --no-info: info queries left out */
+  double tolerance; /* --tolerance: read-back data compared as floats within
+                       it (pt_data_compare); < 0: bitwise */
+  bool f64;         /* --f64: as 64-bit floats */
+} vw_diff_opts;
+bool vw_diff_compute(vw_session *a, vw_session *b, const vw_diff_opts *o, vw_diff *d);
 void vw_diff_free(vw_diff *d);
 /* The differences counted toward "different". */
 size_t vw_diff_total(const vw_diff *d);

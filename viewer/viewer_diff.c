@@ -37,7 +37,7 @@
 
 static const char usage[] =
     "usage: pitrace diff A.db B.db [--session-a N] [--session-b N] [--json] [--no-info]\n"
-    "                  [--ignore PATTERNS] [--only PATTERNS]\n"
+    "                  [--tolerance X [--f64]] [--ignore PATTERNS] [--only PATTERNS]\n"
     "\n"
     "Compares two sessions call by call: calls present in only one, argument,\n"
     "result and info-query differences, read-back and other data differences (the\n"
@@ -53,6 +53,9 @@ static const char usage[] =
     "  --session-a N, --session-b N   the sessions (default: each file's last)\n"
     "  --json        the comparison as JSON\n"
     "  --no-info     leave out info queries (*GetInfo results and the calls)\n"
+    "  --tolerance X compare data read back from the devices as 32-bit floats (64-bit\n"
+    "                with --f64): equal when |a - b| <= X * max(1, |a|, |b|), as replay\n"
+    "                does (other data, the application's own, stays bitwise)\n"
     "  --ignore PATTERNS  leave out the differences that match (not shown, not counted)\n"
     "  --only PATTERNS    keep only the differences that match\n"
     "\n"
@@ -125,6 +128,8 @@ typedef struct dctx {
   vw_session *a, *b;
   side sa, sb;
   bool no_info;
+  double tolerance; /* read-back data as floats within it; < 0: bitwise */
+  bool f64;
   vw_diff *d;
   diff_row *rows;
   size_t nrows, caprows;
@@ -931,6 +936,25 @@ static bool compare_payload(dctx *x, const pi_param_desc *p, unsigned i, const c
   if (!da && !db)
     return false;
   size_t n = ga < gb ? ga : gb, off = 0;
+  /* A device's results (read back) may differ in their last bits between
+   * devices: within --tolerance as floats, the same. */
+  bool result = strcmp(role, "out") == 0 || strcmp(role, "readback") == 0;
+  if (da && db && x->tolerance >= 0 && result && fa == fb && ga == gb) {
+    pt_data_diff dd;
+    if (!pt_data_compare(da, db, n, x->tolerance, x->f64, &dd)) {
+      char what[320], a[64], b[64];
+      size_t at = dd.first * dd.width, ew = at + dd.width <= n ? dd.width : n - at;
+      snprintf(what, sizeof what, "%s%s%.0u (%s, %zu bytes): %zu of %zu %zu-byte floats differ "
+               "beyond the tolerance, the first at byte %zu (element %zu)", p->name,
+               idx ? " #" : "", idx, role, fa, dd.count, dd.elems, dd.width, at, dd.first);
+      pt_data_elem_text(a, sizeof a, da + at, ew);
+      pt_data_elem_text(b, sizeof b, db + at, ew);
+      add(x->d, VD_DATA, ca, cb, what, a, b);
+    }
+    free(da);
+    free(db);
+    return true;
+  }
   while (da && db && off < n && da[off] == db[off])
     off++;
   if (da && db && (off < n || fa != fb)) {
@@ -985,6 +1009,34 @@ static const pt_note *next_note(const dctx *x, const pt_note *v, size_t n, size_
   return *k < n ? &v[(*k)++] : NULL;
 }
 
+/* Whether two notes' texts say the same but for the devices they name (a
+ * link decision, a cache result on PoCL's device and on rusticl's): each
+ * text with its own note's device name left out. */
+static bool same_text(const pt_note *p, const pt_note *q)
+{
+  if (strcmp(p->text, q->text) == 0)
+    return true;
+  const char *dp = p->device ? p->device : "", *dq = q->device ? q->device : "";
+  size_t lp = strlen(dp), lq = strlen(dq);
+  if (!lp || !lq || strcmp(dp, dq) == 0)
+    return false;
+  const char *a = p->text, *b = q->text;
+  for (;;) {
+    bool da = strncmp(a, dp, lp) == 0, db = strncmp(b, dq, lq) == 0;
+    if (da != db)
+      return false;
+    if (da) {
+      a += lp, b += lq;
+      continue;
+    }
+    if (*a != *b)
+      return false;
+    if (!*a)
+      return true;
+    a++, b++;
+  }
+}
+
 static void compare_notes(dctx *x, const pt_call *ca, const pt_call *cb)
 {
   size_t na, nb, ka = 0, kb = 0;
@@ -993,7 +1045,7 @@ static void compare_notes(dctx *x, const pt_call *ca, const pt_call *cb)
     const pt_note *p = next_note(x, a, na, &ka), *q = next_note(x, b, nb, &kb);
     if (!p && !q)
       break;
-    if (p && q && strcmp(p->kind, q->kind) == 0 && strcmp(p->text, q->text) == 0 &&
+    if (p && q && strcmp(p->kind, q->kind) == 0 && same_text(p, q) &&
         strcmp(p->value_hex, q->value_hex) == 0)
       continue;
     const char *kind = (p ? p : q)->kind;
@@ -1228,11 +1280,12 @@ static void report_move(dctx *x, const pt_call *ca, const pt_call *cb)
   add(x->d, VD_ORDER, ca, cb, "the same call, out of the order the other calls align in", a, b);
 }
 
-bool vw_diff_compute(vw_session *a, vw_session *b, bool no_info, vw_diff *d)
+bool vw_diff_compute(vw_session *a, vw_session *b, const vw_diff_opts *o, vw_diff *d)
 {
   memset(d, 0, sizeof *d);
   dctx x = {.a = a, .b = b, .sa = {.s = a, .letter = 'A'}, .sb = {.s = b, .letter = 'B'},
-            .no_info = no_info, .d = d, .bind = true};
+            .no_info = o->no_info, .tolerance = o->tolerance, .f64 = o->f64, .d = d,
+            .bind = true};
   bool ok = first_pass(&x.sa, d->why, sizeof d->why) && first_pass(&x.sb, d->why, sizeof d->why);
   bool told = !ok && !d->why[0];
   d->calls_a = x.sa.n;
@@ -1572,16 +1625,22 @@ static bool collect_terms(int argc, char **argv, const char *option, vw_diff_ter
 int pt_diff(int argc, char **argv)
 {
   int64_t sa = -1, sb = -1;
-  bool json = false, no_info = false;
+  bool json = false;
+  vw_diff_opts o = {.tolerance = -1};
   const char *ignore_last = NULL, *only_last = NULL;
   const pt_opt opts[] = {{"--session-a", PT_OPT_INT, &sa},    {"--session-b", PT_OPT_INT, &sb},
-                         {"--json", PT_OPT_FLAG, &json},      {"--no-info", PT_OPT_FLAG, &no_info},
+                         {"--json", PT_OPT_FLAG, &json},      {"--no-info", PT_OPT_FLAG, &o.no_info},
+                         {"--tolerance", PT_OPT_REAL, &o.tolerance}, {"--f64", PT_OPT_FLAG, &o.f64},
                          {"--ignore", PT_OPT_STR, &ignore_last}, {"--only", PT_OPT_STR, &only_last},
                          {NULL, PT_OPT_FLAG, NULL}};
   pt_args args;
   int rc = pt_parse(argc, argv, usage, opts, 2, 2, &args);
   if (rc)
     return rc == 1 ? 0 : 2;
+  if (o.f64 && o.tolerance < 0) {
+    pt_verb_error("diff", "--f64 says how --tolerance compares: give --tolerance X with it");
+    return 2;
+  }
   vw_diff_term *ignore = NULL, *only = NULL;
   size_t nignore = 0, nonly = 0;
   if (!collect_terms(argc, argv, "--ignore", &ignore, &nignore) ||
@@ -1601,7 +1660,7 @@ int pt_diff(int argc, char **argv)
     return 2;
   }
   vw_diff d;
-  if (!vw_diff_compute(&a, &b, no_info, &d)) {
+  if (!vw_diff_compute(&a, &b, &o, &d)) {
     if (d.why[0]) /* else told */
       pt_verb_error("diff", "%s", d.why);
     rc = 2;

@@ -665,7 +665,8 @@ static bool page_data(pi_sbuf *b, report *r)
   pi_sbuf_puts(b, ",\n\"diff\":");
   vw_diff d;
   bool compared = ok && r->compare;
-  if (compared && (ok = vw_diff_compute(&r->s[0], &r->s[1], r->no_info, &d))) {
+  vw_diff_opts o = {.no_info = r->no_info, .tolerance = -1};
+  if (compared && (ok = vw_diff_compute(&r->s[0], &r->s[1], &o, &d))) {
     vw_diff_json(b, &r->s[0], &r->s[1], &d);
     vw_diff_free(&d);
   } else {

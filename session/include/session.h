@@ -256,6 +256,23 @@ const pt_note *pt_notes_at(const pt_note *notes, size_t count, int64_t seq, size
  * `out`: returns its size (0: none, or not hex). */
 size_t pt_note_value(const pt_note *note, void *out, size_t size);
 
+/* Two runs' bytes of a payload (n bytes each) compared element by element:
+ * bitwise, or, with tolerance >= 0, as 32-bit floats (64-bit with f64),
+ * equal when |a - b| <= tolerance * max(1, |a|, |b|) (NaN equals NaN).
+ * True when no element differs; *d says which did either way. */
+typedef struct pt_data_diff {
+  size_t width; /* the elements' width: 4 or 8 with a tolerance; else 4
+                   when n is a multiple of 4, 1 otherwise */
+  size_t elems; /* how many (the last may be short) */
+  size_t count; /* how many differ */
+  size_t first; /* the first that differs (SIZE_MAX: none) */
+} pt_data_diff;
+bool pt_data_compare(const unsigned char *a, const unsigned char *b, size_t n, double tolerance,
+                     bool f64, pt_data_diff *d);
+/* An element of w bytes as "0x3f800000 (1)": its bits, and its value for
+ * 4- and 8-byte elements (a float, a double). */
+void pt_data_elem_text(char *out, size_t n, const unsigned char *p, size_t w);
+
 /* Room for element n of a growable array of `elem`-byte elements: returns
  * the array (moved when it grew, *cap updated), or NULL when memory ran out
  * (the array and *cap unchanged). */

@@ -1,0 +1,70 @@
+/*
+ * datacmp.c: two runs' bytes of one payload compared element by element
+ * (session.h: pt_data_compare), for replay's check of read-backs against
+ * the recording and diff's of two sessions' read-backs. Bitwise; or, with
+ * a tolerance, as 32-bit or 64-bit floats: last bits of float results
+ * differ between devices (PoCL and rusticl, a CPU and a GPU).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "session.h"
+
+static bool elem_equal(const unsigned char *a, const unsigned char *b, size_t w,
+                       double tolerance)
+{
+  if (memcmp(a, b, w) == 0)
+    return true;
+  if (tolerance < 0 || (w != 4 && w != 8))
+    return false;
+  double x, y;
+  if (w == 4) {
+    float fx, fy;
+    memcpy(&fx, a, 4);
+    memcpy(&fy, b, 4);
+    x = fx;
+    y = fy;
+  } else {
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+  }
+  if (isnan(x) && isnan(y))
+    return true;
+  double scale = fmax(1.0, fmax(fabs(x), fabs(y)));
+  return fabs(x - y) <= tolerance * scale;
+}
+
+bool pt_data_compare(const unsigned char *a, const unsigned char *b, size_t n, double tolerance,
+                     bool f64, pt_data_diff *d)
+{
+  size_t w = tolerance >= 0 ? (f64 ? 8 : 4) : (n % 4 == 0 ? 4 : 1);
+  *d = (pt_data_diff){.width = w, .first = SIZE_MAX, .elems = (n + w - 1) / w};
+  if (memcmp(a, b, n) == 0)
+    return true;
+  for (size_t k = 0; k < d->elems; k++) {
+    size_t ew = k * w + w <= n ? w : n - k * w;
+    if (!elem_equal(a + k * w, b + k * w, ew, tolerance) && d->count++ == 0)
+      d->first = k;
+  }
+  return d->count == 0;
+}
+
+void pt_data_elem_text(char *out, size_t n, const unsigned char *p, size_t w)
+{
+  uint64_t bits = 0;
+  memcpy(&bits, p, w < 8 ? w : 8);
+  int len = snprintf(out, n, "0x%0*llx", (int)(2 * w), (unsigned long long)bits);
+  if (len < 0 || (size_t)len >= n)
+    return;
+  if (w == 4) {
+    float f;
+    memcpy(&f, p, 4);
+    snprintf(out + len, n - (size_t)len, " (%.9g)", (double)f);
+  } else if (w == 8) {
+    double x;
+    memcpy(&x, p, 8);
+    snprintf(out + len, n - (size_t)len, " (%.17g)", x);
+  }
+}
