@@ -36,6 +36,7 @@ extern const size_t vw_report_page_len;
 
 static const char usage[] =
     "usage: pitrace report DB|DIR [DB2] -o FILE.html [--session N] [--session-b N] [--no-info]\n"
+    "                      [--tolerance X [--f64]]\n"
     "\n"
     "Writes one self-contained HTML file that works offline: the session's summary,\n"
     "a timeline that zooms and pans (mouse wheel, drag, the overview strip) with a\n"
@@ -50,7 +51,8 @@ static const char usage[] =
     "  -o FILE       the HTML file to write ('-': standard output)\n"
     "  --session N   the (first) session (default: the file's last)\n"
     "  --session-b N the second session, from DB2\n"
-    "  --no-info     compare without info queries (as pitrace diff --no-info)\n";
+    "  --no-info     compare without info queries (as pitrace diff --no-info)\n"
+    "  --tolerance X [--f64]  compare read-back data as floats (as pitrace diff)\n";
 
 /* ---- Interning: each distinct byte string once, numbered in order ------------------- */
 
@@ -149,6 +151,8 @@ typedef struct report {
   uint32_t *lines;       /* the line numbers of the block being made */
   size_t lines_cap;
   bool no_info, compare;
+  double tolerance; /* as pitrace diff --tolerance; < 0: bitwise */
+  bool f64;
   bool said;             /* an error was printed */
 } report;
 
@@ -665,7 +669,7 @@ static bool page_data(pi_sbuf *b, report *r)
   pi_sbuf_puts(b, ",\n\"diff\":");
   vw_diff d;
   bool compared = ok && r->compare;
-  vw_diff_opts o = {.no_info = r->no_info, .tolerance = -1};
+  vw_diff_opts o = {.no_info = r->no_info, .tolerance = r->tolerance, .f64 = r->f64};
   if (compared && (ok = vw_diff_compute(&r->s[0], &r->s[1], &o, &d))) {
     vw_diff_json(b, &r->s[0], &r->s[1], &d);
     vw_diff_free(&d);
@@ -724,14 +728,21 @@ int pt_report(int argc, char **argv)
 {
   int64_t sa = -1, sb = -1;
   const char *path = NULL;
-  bool no_info = false;
+  bool no_info = false, f64 = false;
+  double tolerance = -1;
   const pt_opt opts[] = {{"-o", PT_OPT_STR, &path}, {"--output", PT_OPT_STR, &path},
                          {"--session", PT_OPT_INT, &sa}, {"--session-b", PT_OPT_INT, &sb},
-                         {"--no-info", PT_OPT_FLAG, &no_info}, {NULL, PT_OPT_FLAG, NULL}};
+                         {"--no-info", PT_OPT_FLAG, &no_info},
+                         {"--tolerance", PT_OPT_REAL, &tolerance}, {"--f64", PT_OPT_FLAG, &f64},
+                         {NULL, PT_OPT_FLAG, NULL}};
   pt_args a;
   int rc = pt_parse(argc, argv, usage, opts, 1, 2, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
+  if (f64 && tolerance < 0) {
+    pt_verb_error("report", "--f64 says how --tolerance compares: give --tolerance X with it");
+    return 2;
+  }
   if (!path) {
     pt_verb_error("report", "say where to write the report with -o FILE.html");
     return 2;
@@ -761,7 +772,7 @@ int pt_report(int argc, char **argv)
   if (ok) {
     vw_set_place(o);
     report r = {.s = o->s, .n = o->n, .group = o->group, .offset_ns = o->offset_ns,
-                .no_info = no_info};
+                .no_info = no_info, .tolerance = tolerance, .f64 = f64};
     r.compare = a.npos == 2 && !dirs;
     r.held = calloc(o->n, sizeof *r.held);
     r.ncalls = calloc(o->n, sizeof *r.ncalls);
