@@ -662,6 +662,39 @@ Test(viewer, diff_of_record_directories_counts_image_formats_as_info)
             err);
 }
 
+/* Two record directories of several processes each (a CI job run twice):
+ * diff pairs their sessions by command, in start order, and compares
+ * each pair; a process only one run had is listed and makes them differ. */
+Test(viewer, diff_of_record_directories_pairs_sessions_by_command)
+{
+  char *dir[3], *out, *err;
+  const char *jobs[3] = {"$0/vadd && $0/spec_const", "$0/vadd && $0/spec_const",
+                         "$0/vadd && $0/spec_const && $0/vadd"};
+  for (int d = 0; d < 3; d++) {
+    dir[d] = tu_temp_path(".d");
+    const char *argv[] = {PITRACE, "record", "-o", dir[d], "--", "/bin/sh", "-c", jobs[d], BIN,
+                          NULL};
+    const char *env[] = {POCL, NULL};
+    cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  }
+  cr_assert_eq(pitrace(&out, &err, "diff", dir[0], dir[1], NULL), 0, "%s%s", out, err);
+  cr_assert(strstr(out, "=== pair 1: pid ") && strstr(out, "=== pair 2: pid "), "%s", out);
+  cr_assert(strstr(out, "directories: 2 pairs of sessions compared by command, 2 same, 0 "
+                        "different; only in A 0, only in B 0: same"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", dir[0], dir[2], NULL), 1, "%s%s", out, err);
+  cr_assert(strstr(out, "+ only in B: ") && strstr(out, "/vadd\n"), "%s", out);
+  cr_assert(strstr(out, "2 pairs of sessions compared by command, 2 same, 0 different; only in "
+                        "A 0, only in B 1: different"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--json", dir[2], dir[0], NULL), 1, "%s%s", out, err);
+  cr_assert(strncmp(out, "{\"pairs\":[{\"a\":", 15) == 0 && strstr(out, "\"only_a\":[{\"path\":") &&
+            strstr(out, "\"only_b\":[]") && strstr(out, "\"same\":false}"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--session-a", "1", dir[0], dir[1], NULL), 2, "%s", out);
+  cr_assert(strstr(err, "pair by command") && lines(err) == 1, "%s", err);
+  char *one = record("vadd", POCL);
+  cr_assert_eq(pitrace(&out, &err, "diff", dir[0], one, NULL), 2, "%s", out);
+  cr_assert(strstr(err, "give two record directories") && lines(err) == 1, "%s", err);
+}
+
 /* Runs SQL on a session database (to edit it). */
 static void sql_exec(const char *db, const char *query)
 {

@@ -38,6 +38,7 @@
 static const char usage[] =
     "usage: pitrace diff A.db B.db [--session-a N] [--session-b N] [--json] [--no-info]\n"
     "                  [--tolerance X [--f64]] [--ignore PATTERNS] [--only PATTERNS]\n"
+    "       pitrace diff DIR-A DIR-B [OPTIONS]   (record directories: sessions paired by command)\n"
     "\n"
     "Compares two sessions call by call: calls present in only one, argument,\n"
     "result and info-query differences, read-back and other data differences (the\n"
@@ -1622,6 +1623,166 @@ static bool collect_terms(int argc, char **argv, const char *option, vw_diff_ter
   return true;
 }
 
+/* Compares two open sessions and prints the comparison (text, or JSON
+ * onto json when not NULL): 0 same, 1 different, 2 could not. */
+static int diff_pair(vw_session *a, vw_session *b, const vw_diff_opts *o, pi_sbuf *json,
+                     const vw_diff_term *ignore, size_t nignore, const vw_diff_term *only,
+                     size_t nonly)
+{
+  vw_diff d;
+  if (!vw_diff_compute(a, b, o, &d)) {
+    if (d.why[0]) /* else told */
+      pt_verb_error("diff", "%s", d.why);
+    return 2;
+  }
+  vw_diff_filter(&d, ignore, nignore, only, nonly);
+  if (json)
+    vw_diff_json(json, a, b, &d);
+  else
+    print_text(a, b, &d);
+  int rc = vw_diff_total(&d) ? 1 : 0;
+  vw_diff_free(&d);
+  return rc;
+}
+
+/* pitrace diff of two session files (or directories of one each). */
+static int diff_files(const char *pa, const char *pb, int64_t sa, int64_t sb,
+                      const vw_diff_opts *o, bool json, const vw_diff_term *ignore,
+                      size_t nignore, const vw_diff_term *only, size_t nonly)
+{
+  vw_session a, b;
+  /* Neither session is held: the diff reads each twice (VW_STREAM). */
+  bool open_a = vw_session_open("diff", pa, sa, VW_STREAM | VW_NOTES, &a);
+  if (!open_a || !vw_session_open("diff", pb, sb, VW_STREAM | VW_NOTES, &b)) {
+    if (open_a)
+      vw_session_close(&a);
+    return 2;
+  }
+  pi_sbuf out;
+  pi_sbuf_init(&out, NULL, 0);
+  int rc = diff_pair(&a, &b, o, json ? &out : NULL, ignore, nignore, only, nonly);
+  if (json && rc != 2)
+    vw_flush(&out, stdout);
+  pi_sbuf_free(&out);
+  vw_session_close(&a);
+  vw_session_close(&b);
+  return rc;
+}
+
+/* How many session files `path` stands for: those of a directory, 1 for
+ * anything else (a file, or what pt_open will say is wrong with it). */
+static size_t sessions_in(const char *path)
+{
+  if (!vw_is_dir(path))
+    return 1;
+  char *names[1], err[256];
+  size_t n = 0;
+  if (pt_session_files(path, names, 1, &n, err, sizeof err) && n)
+    free(names[0]);
+  return n;
+}
+
+/* pitrace diff of two record directories (pitrace record -o DIR) of
+ * several processes each: each session of A is paired with the first
+ * session of B not yet paired whose command is the same (in start order:
+ * a program run twice pairs first with first), and each pair compared;
+ * sessions no command pairs are listed. 0 when every session paired and
+ * every pair is the same. */
+static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
+                     const vw_diff_opts *o, bool json, const vw_diff_term *ignore,
+                     size_t nignore, const vw_diff_term *only, size_t nonly)
+{
+  if (sa >= 0 || sb >= 0) {
+    pt_verb_error("diff", "--session-a and --session-b pick a session of a file, and %s and %s "
+                  "are record directories: their sessions pair by command", pa, pb);
+    return 2;
+  }
+  if (!vw_is_dir(pa) || !vw_is_dir(pb)) {
+    pt_verb_error("diff", "%s is a record directory of several sessions and %s is not: give two "
+                  "record directories, or a session file of each",
+                  vw_is_dir(pa) ? pa : pb, vw_is_dir(pa) ? pb : pa);
+    return 2;
+  }
+  vw_set *A = calloc(1, sizeof *A), *B = calloc(1, sizeof *B);
+  int rc = 2;
+  if (!A || !B)
+    pt_verb_error("diff", "out of memory");
+  else if (vw_set_open_dir("diff", A, pa, VW_STREAM | VW_NOTES, 0) &&
+           vw_set_open_dir("diff", B, pb, VW_STREAM | VW_NOTES, 1))
+    rc = 0;
+  bool taken[VW_MAX_SESSIONS] = {false}, paired[VW_MAX_SESSIONS] = {false}; /* B's, A's */
+  size_t pairs = 0, same = 0, only_a = 0;
+  pi_sbuf out;
+  pi_sbuf_init(&out, NULL, 0);
+  if (json)
+    pi_sbuf_puts(&out, "{\"pairs\":[");
+  for (size_t i = 0; rc != 2 && i < A->n; i++) {
+    size_t j = 0;
+    while (j < B->n && (taken[j] || strcmp(A->s[i].info.command, B->s[j].info.command) != 0))
+      j++;
+    if (j == B->n) {
+      only_a++;
+      continue;
+    }
+    taken[j] = paired[i] = true;
+    if (json && pairs)
+      pi_sbuf_puts(&out, ",");
+    if (!json)
+      printf("%s=== pair %zu: pid %lld in A, pid %lld in B\n", pairs ? "\n" : "", pairs + 1,
+             (long long)A->s[i].info.pid, (long long)B->s[j].info.pid);
+    int r = diff_pair(&A->s[i], &B->s[j], o, json ? &out : NULL, ignore, nignore, only, nonly);
+    pairs++;
+    same += r == 0;
+    rc = r > rc ? r : rc;
+  }
+  size_t only_b = 0;
+  for (size_t j = 0; rc != 2 && j < B->n; j++)
+    only_b += !taken[j];
+  if (rc != 2 && json) {
+    for (int side = 0; side < 2; side++) {
+      pi_sbuf_puts(&out, side ? "],\"only_b\":[" : "],\"only_a\":[");
+      const vw_set *S = side ? B : A;
+      const bool *in_pair = side ? taken : paired;
+      bool first = true;
+      for (size_t i = 0; i < S->n; i++) {
+        if (in_pair[i])
+          continue;
+        pi_sbuf_printf(&out, "%s{\"path\":", first ? "" : ",");
+        vw_put_json_str(&out, S->s[i].path);
+        pi_sbuf_printf(&out, ",\"session\":%lld,\"pid\":%lld,\"command\":",
+                       (long long)S->s[i].id, (long long)S->s[i].info.pid);
+        vw_put_json_str(&out, S->s[i].info.command);
+        pi_sbuf_puts(&out, "}");
+        first = false;
+      }
+    }
+    pi_sbuf_printf(&out, "],\"same\":%s}\n", rc == 0 && !only_a && !only_b ? "true" : "false");
+    vw_flush(&out, stdout);
+  } else if (rc != 2) {
+    for (int side = 0; side < 2; side++) {
+      const vw_set *S = side ? B : A;
+      for (size_t i = 0; i < S->n; i++)
+        if (!(side ? taken : paired)[i])
+          printf("%c only in %c: %s session %lld: pid %lld: %s\n", side ? '+' : '-',
+                 side ? 'B' : 'A', S->s[i].path, (long long)S->s[i].id,
+                 (long long)S->s[i].info.pid, S->s[i].info.command);
+    }
+    printf("directories: %zu pairs of sessions compared by command, %zu same, %zu different; "
+           "only in A %zu, only in B %zu: %s\n", pairs, same, pairs - same, only_a, only_b,
+           rc == 0 && !only_a && !only_b ? "same" : "different");
+  }
+  if (rc == 0 && (only_a || only_b))
+    rc = 1;
+  pi_sbuf_free(&out);
+  if (A)
+    vw_set_close(A);
+  if (B)
+    vw_set_close(B);
+  free(A);
+  free(B);
+  return rc;
+}
+
 int pt_diff(int argc, char **argv)
 {
   int64_t sa = -1, sb = -1;
@@ -1649,39 +1810,11 @@ int pt_diff(int argc, char **argv)
     vw_diff_terms_free(only, nonly);
     return 2;
   }
-  vw_session a, b;
-  /* Neither session is held: the diff reads each twice (VW_STREAM). */
-  bool open_a = vw_session_open("diff", args.pos[0], sa, VW_STREAM | VW_NOTES, &a);
-  if (!open_a || !vw_session_open("diff", args.pos[1], sb, VW_STREAM | VW_NOTES, &b)) {
-    if (open_a)
-      vw_session_close(&a);
-    vw_diff_terms_free(ignore, nignore);
-    vw_diff_terms_free(only, nonly);
-    return 2;
-  }
-  vw_diff d;
-  if (!vw_diff_compute(&a, &b, &o, &d)) {
-    if (d.why[0]) /* else told */
-      pt_verb_error("diff", "%s", d.why);
-    rc = 2;
-  } else {
-    vw_diff_filter(&d, ignore, nignore, only, nonly);
-    if (json) {
-      pi_sbuf out;
-      pi_sbuf_init(&out, NULL, 0);
-      vw_diff_json(&out, &a, &b, &d);
-      vw_flush(&out, stdout);
-      pi_sbuf_free(&out);
-    } else {
-      print_text(&a, &b, &d);
-    }
-  }
-  if (rc != 2)
-    rc = vw_diff_total(&d) ? 1 : 0;
-  vw_diff_free(&d);
+  if (sessions_in(args.pos[0]) > 1 || sessions_in(args.pos[1]) > 1)
+    rc = diff_dirs(args.pos[0], args.pos[1], sa, sb, &o, json, ignore, nignore, only, nonly);
+  else
+    rc = diff_files(args.pos[0], args.pos[1], sa, sb, &o, json, ignore, nignore, only, nonly);
   vw_diff_terms_free(ignore, nignore);
   vw_diff_terms_free(only, nonly);
-  vw_session_close(&a);
-  vw_session_close(&b);
   return rc;
 }
