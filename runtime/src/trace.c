@@ -50,6 +50,7 @@ static int trace_fd = -1;
 static bool trace_fd_owned;
 static atomic_uint thread_counter;
 static atomic_bool multi_thread;
+static pthread_mutex_t multi_lock = PTHREAD_MUTEX_INITIALIZER; /* the switch to tags */
 static __thread unsigned thread_id;
 static __thread char my_tag[24]; /* " [thread N]", made once */
 
@@ -264,6 +265,7 @@ static void fork_child(void)
   atomic_store(&flusher_started, false);
   pthread_mutex_init(&flusher_lock, NULL);
   pthread_cond_init(&flusher_cond, NULL);
+  pthread_mutex_init(&multi_lock, NULL);
   trace_pid = getpid();
 }
 
@@ -484,8 +486,19 @@ static const char *thread_tag(void)
 {
   if (!thread_id) {
     thread_id = atomic_fetch_add(&thread_counter, 1) + 1;
-    if (thread_id > 1 && !atomic_exchange(&multi_thread, true) && trace_buffered)
-      flush_all(); /* every untagged block goes before the first tagged one */
+    /* Every untagged block goes before the first tagged one: the blocks
+     * buffered so far are written before any thread sees the tags on
+     * (a second thread that saw them first, ran and ended wrote its
+     * tagged blocks ahead of the first thread's untagged ones). */
+    if (thread_id > 1 && !atomic_load(&multi_thread)) {
+      pthread_mutex_lock(&multi_lock);
+      if (!atomic_load(&multi_thread)) {
+        if (trace_buffered)
+          flush_all();
+        atomic_store(&multi_thread, true);
+      }
+      pthread_mutex_unlock(&multi_lock);
+    }
   }
   if (!atomic_load(&multi_thread))
     return NULL;
