@@ -799,6 +799,32 @@ static void loader_free(loader *l)
   free(l->calls);
 }
 
+/* Puts each call at its seq's place when the seqs are lo, lo+1, ... each
+ * once, in place (each call swapped straight to where it belongs); false
+ * otherwise, the calls then in some order (to be sorted). */
+static bool place_by_seq(pt_calls *c)
+{
+  if (!c->n)
+    return true;
+  int64_t lo = c->v[0].seq, hi = c->v[0].seq;
+  for (size_t i = 1; i < c->n; i++) {
+    lo = c->v[i].seq < lo ? c->v[i].seq : lo;
+    hi = c->v[i].seq > hi ? c->v[i].seq : hi;
+  }
+  if ((uint64_t)hi - (uint64_t)lo != c->n - 1)
+    return false;
+  for (size_t i = 0; i < c->n; i++)
+    while ((size_t)(c->v[i].seq - lo) != i) {
+      size_t k = (size_t)(c->v[i].seq - lo);
+      if (c->v[k].seq == c->v[i].seq)
+        return false; /* a damaged file whose seqs repeat */
+      pt_call t = c->v[k];
+      c->v[k] = c->v[i];
+      c->v[i] = t;
+    }
+  return true;
+}
+
 /* Calls of the first `chunks` chunk rows (SIZE_MAX: all, and the calls in
  * flight), sorted by seq. The rows are read here, then decoded by up to
  * MAX_LOADERS threads, each taking the next row not taken (each call is
@@ -845,11 +871,14 @@ static bool load(pt_db *db, int64_t session, size_t chunks, pt_calls *out, char 
     pt_calls_free(out);
     return false;
   }
-  /* Chunks hold calls in the order they returned: sort only when needed. */
+  /* Chunks hold calls in the order they returned: sort only when needed,
+   * and where the seqs are those of a whole session (each of lo..hi once),
+   * put each call in its place instead (threads' calls return out of
+   * order; chunks of several writer threads would interleave). */
   bool sorted = true;
   for (size_t i = 1; i < out->n && sorted; i++)
     sorted = out->v[i - 1].seq < out->v[i].seq;
-  if (!sorted)
+  if (!sorted && !place_by_seq(out))
     qsort(out->v, out->n, sizeof *out->v, cmp_seq);
   err[0] = 0;
   return true;
