@@ -7,7 +7,6 @@
  * info-query values and other out-values that differ are notes.
  */
 #define _GNU_SOURCE
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

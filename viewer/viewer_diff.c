@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pirt.h"
 #include "pitrace_viewer.h"
 #include "viewer_common.h"
 
@@ -518,7 +519,7 @@ static const pt_note *replay_note(const vw_session *s, const pt_call *c)
   size_t n;
   const pt_note *v = vw_notes_of(s, c->seq, &n);
   for (size_t k = 0; k < n; k++)
-    if (strcmp(v[k].kind, "replay") == 0)
+    if (strcmp(v[k].kind, pi_note_kind_name(PIRT_NOTE_REPLAY)) == 0)
       return &v[k];
   return NULL;
 }
@@ -937,36 +938,33 @@ static bool compare_payload(dctx *x, const pi_param_desc *p, unsigned i, const c
   if (!da && !db)
     return false;
   size_t n = ga < gb ? ga : gb, off = 0;
+  char what[320], a[64], b[64], elem[24] = "";
+  if (idx)
+    snprintf(elem, sizeof elem, " #%u", idx);
   /* A device's results (read back) may differ in their last bits between
    * devices: within --tolerance as floats, the same. */
   bool result = strcmp(role, "out") == 0 || strcmp(role, "readback") == 0;
+  pt_data_diff dd;
   if (da && db && x->tolerance >= 0 && result && fa == fb && ga == gb) {
-    pt_data_diff dd;
     if (!pt_data_compare(da, db, n, x->tolerance, x->f64, &dd)) {
-      char what[320], a[64], b[64];
       size_t at = dd.first * dd.width, ew = at + dd.width <= n ? dd.width : n - at;
-      snprintf(what, sizeof what, "%s%s%.0u (%s, %zu bytes): %zu of %zu %zu-byte floats differ "
-               "beyond the tolerance, the first at byte %zu (element %zu)", p->name,
-               idx ? " #" : "", idx, role, fa, dd.count, dd.elems, dd.width, at, dd.first);
+      snprintf(what, sizeof what, "%s%s (%s, %zu bytes): %zu of %zu %zu-byte floats differ "
+               "beyond the tolerance, the first at byte %zu (element %zu)", p->name, elem, role,
+               fa, dd.count, dd.elems, dd.width, at, dd.first);
       pt_data_elem_text(a, sizeof a, da + at, ew);
       pt_data_elem_text(b, sizeof b, db + at, ew);
       add(x->d, VD_DATA, ca, cb, what, a, b);
     }
-    free(da);
-    free(db);
-    return true;
-  }
-  while (da && db && off < n && da[off] == db[off])
-    off++;
-  if (da && db && (off < n || fa != fb)) {
-    char what[256], a[64], b[64], elem[24] = "";
-    if (idx)
-      snprintf(elem, sizeof elem, " #%u", idx);
-    snprintf(what, sizeof what, "%s%s (%s, %zu and %zu bytes): first difference at byte %zu "
-             "(32-bit element %zu)", p->name, elem, role, fa, fb, off, off / 4);
-    hex_at(a, sizeof a, da, ga, off);
-    hex_at(b, sizeof b, db, gb, off);
-    add(x->d, VD_DATA, ca, cb, what, a, b);
+  } else {
+    while (da && db && off < n && da[off] == db[off])
+      off++;
+    if (da && db && (off < n || fa != fb)) {
+      snprintf(what, sizeof what, "%s%s (%s, %zu and %zu bytes): first difference at byte %zu "
+               "(32-bit element %zu)", p->name, elem, role, fa, fb, off, off / 4);
+      hex_at(a, sizeof a, da, ga, off);
+      hex_at(b, sizeof b, db, gb, off);
+      add(x->d, VD_DATA, ca, cb, what, a, b);
+    }
   }
   free(da);
   free(db);
@@ -996,7 +994,7 @@ static void compare_data(dctx *x, const pi_api_desc *api, const pt_call *ca, con
  * do: an info difference, left out with --no-info as info queries are. */
 static bool info_note(const char *kind)
 {
-  return strcmp(kind, "image_formats") == 0;
+  return strcmp(kind, pi_note_kind_name(PIRT_NOTE_IMAGE_FORMATS)) == 0;
 }
 
 /* The runtime's notes before a call, without a replay's own markers. */
@@ -1004,7 +1002,8 @@ static const pt_note *next_note(const dctx *x, const pt_note *v, size_t n, size_
 {
   /* Nor where a callback began: when the implementation ran it, not a
    * decision (docs/notes.md). */
-  while (*k < n && (strcmp(v[*k].kind, "replay") == 0 || strcmp(v[*k].kind, "callback") == 0 ||
+  while (*k < n && (strcmp(v[*k].kind, pi_note_kind_name(PIRT_NOTE_REPLAY)) == 0 ||
+                    strcmp(v[*k].kind, pi_note_kind_name(PIRT_NOTE_CALLBACK)) == 0 ||
                     (x->no_info && info_note(v[*k].kind))))
     (*k)++;
   return *k < n ? &v[(*k)++] : NULL;
@@ -1711,7 +1710,7 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
            vw_set_open_dir("diff", B, pb, VW_STREAM | VW_NOTES, 1))
     rc = 0;
   bool taken[VW_MAX_SESSIONS] = {false}, paired[VW_MAX_SESSIONS] = {false}; /* B's, A's */
-  size_t pairs = 0, same = 0, only_a = 0;
+  size_t pairs = 0, same = 0;
   pi_sbuf out;
   pi_sbuf_init(&out, NULL, 0);
   if (json)
@@ -1720,10 +1719,8 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
     size_t j = 0;
     while (j < B->n && (taken[j] || strcmp(A->s[i].info.command, B->s[j].info.command) != 0))
       j++;
-    if (j == B->n) {
-      only_a++;
+    if (j == B->n)
       continue;
-    }
     taken[j] = paired[i] = true;
     if (json && pairs)
       pi_sbuf_puts(&out, ",");
@@ -1738,6 +1735,7 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
   size_t only_b = 0;
   for (size_t j = 0; rc != 2 && j < B->n; j++)
     only_b += !taken[j];
+  size_t only_a = rc != 2 ? A->n - pairs : 0;
   if (rc != 2 && json) {
     for (int side = 0; side < 2; side++) {
       pi_sbuf_puts(&out, side ? "],\"only_b\":[" : "],\"only_a\":[");
