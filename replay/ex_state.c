@@ -191,6 +191,39 @@ static size_t box_row_at(const ex_buffer *b, const size_t o[3], const size_t r[3
   return (((o[2] + j / r[1]) * b->h + o[1] + j % r[1]) * b->w + o[0]) * b->es;
 }
 
+/* A rectangle (origin o, region r: bytes, rows, slices) of memory laid
+ * out with row pitch *rp and slice pitch *sp (0: packed; set to the
+ * pitches used), as OpenCL's rectangle transfers give them. False when it
+ * is empty, a pitch is smaller than OpenCL allows, or its last byte lies
+ * past `size` bytes: a damaged session's numbers read and write nothing
+ * outside what is there. */
+static bool rect_layout(const size_t o[3], const size_t r[3], size_t *rp, size_t *sp, size_t size)
+{
+  if (!r[0] || !r[1] || !r[2])
+    return false;
+  if (!*rp)
+    *rp = r[0];
+  size_t rows, a, b, end;
+  if (*rp < r[0] || __builtin_mul_overflow(*rp, r[1], &rows))
+    return false;
+  if (!*sp)
+    *sp = rows;
+  /* The last row of the last slice ends at
+   * (o2 + r2 - 1) * sp + (o1 + r1 - 1) * rp + o0 + r0. */
+  return *sp >= rows && !__builtin_add_overflow(o[2], r[2] - 1, &a) &&
+         !__builtin_mul_overflow(a, *sp, &a) && !__builtin_add_overflow(o[1], r[1] - 1, &b) &&
+         !__builtin_mul_overflow(b, *rp, &b) && !__builtin_add_overflow(a, b, &end) &&
+         !__builtin_add_overflow(end, o[0], &end) && !__builtin_add_overflow(end, r[0], &end) &&
+         end <= size;
+}
+
+/* Where row j of a rectangle rect_layout accepted begins (its rows
+ * counted row after row, slice after slice). */
+static size_t rect_row_at(const size_t o[3], const size_t r[3], size_t rp, size_t sp, size_t j)
+{
+  return (o[2] + j / r[1]) * sp + (o[1] + j % r[1]) * rp + o[0];
+}
+
 /* A transfer's box of image b and its host layout, checked: origin o and
  * region r as the transfer gives them (for a 1D image array o[1] and r[1]
  * count images, the row pitch apart, as PoCL and Mesa read them; they
@@ -208,18 +241,9 @@ static bool box_layout(const ex_buffer *b, size_t o[3], size_t r[3], size_t *rp,
   }
   if (!image_box_of(b, o, r))
     return false;
-  size_t row = r[0] * b->es, last; /* within the image: no overflow */
-  if (!*rp)
-    *rp = row;
-  if (!*sp && __builtin_mul_overflow(*rp, r[1], sp))
-    return false;
-  /* The last row of the last slice ends at (r2-1)*sp + (r1-1)*rp + row. */
-  size_t a, c2;
-  if (*rp < row || __builtin_mul_overflow(*rp, r[1] - 1, &a) || __builtin_add_overflow(a, row, &a) ||
-      *sp < a || __builtin_mul_overflow(*sp, r[2] - 1, &c2) ||
-      __builtin_add_overflow(c2, a, &last) || last > host_size)
-    return false;
-  return true;
+  /* The host bytes: a rectangle of the box's rows from the first byte. */
+  const size_t at[3] = {0, 0, 0}, bytes[3] = {r[0] * b->es, r[1], r[2]}; /* within the image */
+  return rect_layout(at, bytes, rp, sp, host_size);
 }
 
 /* Pixels [o, o + r) of image b from host bytes laid out with row pitch rp
@@ -401,39 +425,6 @@ static void image_fill(ex *x, const pt_call *c)
       known(b, at + k * b->es, color, b->es, c);
   }
   free(color);
-}
-
-/* A rectangle (origin o, region r: bytes, rows, slices) of memory laid
- * out with row pitch *rp and slice pitch *sp (0: packed; set to the
- * pitches used), as OpenCL's rectangle transfers give them. False when it
- * is empty, a pitch is smaller than OpenCL allows, or its last byte lies
- * past `size` bytes: a damaged session's numbers read and write nothing
- * outside what is there. */
-static bool rect_layout(const size_t o[3], const size_t r[3], size_t *rp, size_t *sp, size_t size)
-{
-  if (!r[0] || !r[1] || !r[2])
-    return false;
-  if (!*rp)
-    *rp = r[0];
-  size_t rows, a, b, end;
-  if (*rp < r[0] || __builtin_mul_overflow(*rp, r[1], &rows))
-    return false;
-  if (!*sp)
-    *sp = rows;
-  /* The last row of the last slice ends at
-   * (o2 + r2 - 1) * sp + (o1 + r1 - 1) * rp + o0 + r0. */
-  return *sp >= rows && !__builtin_add_overflow(o[2], r[2] - 1, &a) &&
-         !__builtin_mul_overflow(a, *sp, &a) && !__builtin_add_overflow(o[1], r[1] - 1, &b) &&
-         !__builtin_mul_overflow(b, *rp, &b) && !__builtin_add_overflow(a, b, &end) &&
-         !__builtin_add_overflow(end, o[0], &end) && !__builtin_add_overflow(end, r[0], &end) &&
-         end <= size;
-}
-
-/* Where row j of a rectangle rect_layout accepted begins (its rows
- * counted row after row, slice after slice). */
-static size_t rect_row_at(const size_t o[3], const size_t r[3], size_t rp, size_t sp, size_t j)
-{
-  return (o[2] + j / r[1]) * sp + (o[1] + j % r[1]) * rp + o[0];
 }
 
 /* A rectangle transfer's buffer and its box (positions 1, 3, 5, 6, 7 of
