@@ -664,13 +664,16 @@ Test(viewer, diff_of_record_directories_counts_image_formats_as_info)
 
 /* Two record directories of several processes each (a CI job run twice):
  * diff pairs their sessions by command, in start order, and compares
- * each pair; a process only one run had is listed and makes them differ. */
+ * each pair; a process only one run had is listed and makes them differ.
+ * Sessions left unpaired then pair by program with as many arguments (a
+ * temporary path that differs from run to run), which the pair says. */
 Test(viewer, diff_of_record_directories_pairs_sessions_by_command)
 {
-  char *dir[3], *out, *err;
-  const char *jobs[3] = {"$0/vadd && $0/spec_const", "$0/vadd && $0/spec_const",
-                         "$0/vadd && $0/spec_const && $0/vadd"};
-  for (int d = 0; d < 3; d++) {
+  char *dir[5], *out, *err;
+  const char *jobs[5] = {"$0/vadd && $0/spec_const", "$0/vadd && $0/spec_const",
+                         "$0/vadd && $0/spec_const && $0/vadd", "$0/vadd 512 && $0/spec_const",
+                         "$0/spec_const && $0/vadd 2048"};
+  for (int d = 0; d < 5; d++) {
     dir[d] = tu_temp_path(".d");
     const char *argv[] = {PITRACE, "record", "-o", dir[d], "--", "/bin/sh", "-c", jobs[d], BIN,
                           NULL};
@@ -686,8 +689,25 @@ Test(viewer, diff_of_record_directories_pairs_sessions_by_command)
   cr_assert(strstr(out, "2 pairs of sessions compared by command, 2 same, 0 different; only in "
                         "A 0, only in B 1: different"), "%s", out);
   cr_assert_eq(pitrace(&out, &err, "diff", "--json", dir[2], dir[0], NULL), 1, "%s%s", out, err);
-  cr_assert(strncmp(out, "{\"pairs\":[{\"a\":", 15) == 0 && strstr(out, "\"only_a\":[{\"path\":") &&
-            strstr(out, "\"only_b\":[]") && strstr(out, "\"same\":false}"), "%s", out);
+  cr_assert(strncmp(out, "{\"pairs\":[{\"paired_by\":\"command\",\"a\":", 35) == 0 &&
+            strstr(out, "\"only_a\":[{\"path\":") && strstr(out, "\"only_b\":[]") &&
+            strstr(out, "\"same\":false}"), "%s", out);
+  /* vadd 512 and vadd 2048: paired by program (their data differ), the
+   * other pair by command though it ran first in B. */
+  cr_assert_eq(pitrace(&out, &err, "diff", dir[3], dir[4], NULL), 1, "%s%s", out, err);
+  cr_assert(strstr(out, "=== pair 1: pid ") && strstr(out, " (paired by program: their commands "
+                                                         "differ)\n--- A: "), "%s", out);
+  cr_assert(strstr(out, "/vadd 512 (") && strstr(out, "/vadd 2048 ("), "%s", out);
+  cr_assert(strstr(out, "directories: 2 pairs of sessions compared by command (1 of them by "
+                        "program: their commands differ), 1 same, 1 different; only in A 0, "
+                        "only in B 0: different"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--json", dir[3], dir[4], NULL), 1, "%s%s", out, err);
+  cr_assert(strstr(out, "{\"paired_by\":\"program\",\"a\":") &&
+            strstr(out, "{\"paired_by\":\"command\",\"a\":"), "%s", out);
+  /* vadd without arguments and vadd 512: not the same program run alike. */
+  cr_assert_eq(pitrace(&out, &err, "diff", dir[0], dir[3], NULL), 1, "%s%s", out, err);
+  cr_assert(strstr(out, "1 pairs of sessions compared by command, 1 same, 0 different; only in A "
+                        "1, only in B 1: different"), "%s", out);
   cr_assert_eq(pitrace(&out, &err, "diff", "--session-a", "1", dir[0], dir[1], NULL), 2, "%s", out);
   cr_assert(strstr(err, "pair by command") && lines(err) == 1, "%s", err);
   char *one = record("vadd", POCL);
@@ -894,19 +914,23 @@ Test(viewer, diff_finds_a_moved_call_that_makes_a_handle)
   }
 }
 
-/* Flips the bits `mask` of byte `at` of the first payload of `role` (a
- * blob several rows share changes for each). */
-static void flip_payload(const char *db, const char *role, int at, unsigned char mask)
+/* Flips the bits `mask` of byte `at` of the first payload of `role` (of
+ * a call to `api`; NULL: any) (a blob several rows share changes for
+ * each). */
+static void flip_payload_of(const char *db, const char *api, const char *role, int at,
+                            unsigned char mask)
 {
   sqlite3 *h;
   cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
   tu_sqlite_views(h);
   sqlite3_stmt *s;
   cr_assert_eq(sqlite3_prepare_v2(h, "SELECT hash, content FROM blobs WHERE hash = (SELECT hash "
-                                     "FROM data_rows WHERE role = ? ORDER BY seq LIMIT 1)", -1, &s,
-                                  NULL),
+                                     "FROM data_rows WHERE role = ?1 AND (?2 IS NULL OR seq IN "
+                                     "(SELECT seq FROM pi_calls WHERE api = ?2)) ORDER BY seq "
+                                     "LIMIT 1)", -1, &s, NULL),
                SQLITE_OK);
   sqlite3_bind_text(s, 1, role, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 2, api, -1, SQLITE_STATIC);
   cr_assert_eq(sqlite3_step(s), SQLITE_ROW);
   int n = sqlite3_column_bytes(s, 1);
   cr_assert_gt(n, at);
@@ -925,6 +949,11 @@ static void flip_payload(const char *db, const char *role, int at, unsigned char
   free(c);
 }
 
+static void flip_payload(const char *db, const char *role, int at, unsigned char mask)
+{
+  flip_payload_of(db, NULL, role, at, mask);
+}
+
 Test(viewer, diff_finds_data_differences_and_calls_in_only_one)
 {
   char *a = record("vadd", POCL), *b = record("vadd", POCL);
@@ -940,6 +969,42 @@ Test(viewer, diff_finds_data_differences_and_calls_in_only_one)
   cr_assert(strstr(out, "piKernelCreate: argument kernel_name: \"vadd\" vs \"convolution\""),
             "%s", out);
   cr_assert(strstr(out, "note link: (none) vs Link decision"), "%s", out);
+}
+
+/* A program's source that differs (pyopencl adds a name of its own to
+ * each source it builds) is shown as text around the first difference,
+ * placed by line and column. */
+Test(viewer, diff_shows_a_source_difference_as_text)
+{
+  char *dir = tu_temp_path(".d"), *out, *err, *a, *b;
+  const char *argv[] = {PITRACE, "record", "-o", dir, "--", BIN "/image_app", NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(asprintf(&a, "%s", dir) > 0);
+  b = tu_temp_path(".db");
+  const char *cp[] = {"/bin/sh", "-c", "cp \"$0\"/*.db \"$1\"", dir, b, NULL};
+  cr_assert_eq(tu_run(cp, NULL, &out), 0, "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "show", b, NULL), 0, "%s", err);
+  const char *src = strstr(out, "const char ** strings : ptr [ \"");
+  cr_assert(src, "%s", out);
+  src += strlen("const char ** strings : ptr [ \"");
+  const char *nl = strstr(src, "\\n"); /* the source's first line, as show escapes it */
+  cr_assert(nl && nl - src > 4, "%s", out);
+  int at = (int)(nl - src) + 1 + 3; /* the 4th byte of its second line */
+  flip_payload_of(b, "piclProgramCreateWithSource", "in", at, 0x01);
+  cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 1, "%s%s", out, err);
+  char want[160];
+  snprintf(want, sizeof want, "piclProgramCreateWithSource: data strings (in, ");
+  const char *line = strstr(out, want);
+  cr_assert(line, "%s", out);
+  snprintf(want, sizeof want, "first difference at byte %d (line 2, column 4): ", at);
+  cr_assert(strstr(line, want), "%s", out);
+  /* The text around it on both sides, B's with its changed character. */
+  char changed[8] = "\\n   ";
+  changed[5] = (char)(nl[2 + 3] ^ 0x01); /* line 2, column 4 */
+  cr_assert(strstr(line, "\\n   ") && strstr(line, " vs ") && strstr(line, changed), "%s", out);
+  cr_assert_eq(tu_count(out, "\n~ "), 1, "%s", out);
+  free(a);
 }
 
 /* Two devices' float results differ in their last bits: with --tolerance

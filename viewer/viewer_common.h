@@ -320,8 +320,10 @@ size_t vw_diff_total(const vw_diff *d);
 /* Whether items of a kind count toward "different". */
 bool vw_diff_counts(vw_diff_kind k);
 const char *vw_diff_kind_name(vw_diff_kind k);
-/* The comparison as JSON (the diff verb's --json, and the report's). */
-void vw_diff_json(pi_sbuf *b, const vw_session *a, const vw_session *b2, const vw_diff *d);
+/* The comparison as JSON (the diff verb's --json, and the report's);
+ * `paired_by` (NULL: none) says how a record directory's pair was made. */
+void vw_diff_json(pi_sbuf *b, const vw_session *a, const vw_session *b2, const vw_diff *d,
+                  const char *paired_by);
 
 /* --ignore/--only patterns: "KIND", "API_GLOB" or "API_GLOB:KIND", comma-
  * separated. Parsing appends to *terms; false with a one-line reason. */

@@ -39,7 +39,8 @@
 static const char usage[] =
     "usage: pitrace diff A.db B.db [--session-a N] [--session-b N] [--json] [--no-info]\n"
     "                  [--tolerance X [--f64]] [--ignore PATTERNS] [--only PATTERNS]\n"
-    "       pitrace diff DIR-A DIR-B [OPTIONS]   (record directories: sessions paired by command)\n"
+    "       pitrace diff DIR-A DIR-B [OPTIONS]   (record directories: sessions paired by\n"
+    "                                            command, then by program)\n"
     "\n"
     "Compares two sessions call by call: calls present in only one, argument,\n"
     "result and info-query differences, read-back and other data differences (the\n"
@@ -928,6 +929,24 @@ static void hex_at(char *out, size_t n, const unsigned char *p, size_t len, size
     snprintf(out, n, "(ends)");
 }
 
+/* A source's text around `off` (some of what comes before it, more of
+ * what follows), quoted, with its escapes, "..." where it is cut. */
+static void text_at(char *out, size_t n, const unsigned char *p, size_t len, size_t off)
+{
+  size_t from = off > 16 ? off - 16 : 0, to = off + 24 < len ? off + 24 : len, w = 0;
+  w += (size_t)snprintf(out, n, "%s\"", from ? "..." : "");
+  for (size_t k = from; k < to && w + 8 < n; k++) {
+    unsigned char c = p[k];
+    if (c == '\n' || c == '\t' || c == '"' || c == '\\')
+      w += (size_t)snprintf(out + w, n - w, "\\%c", c == '\n' ? 'n' : c == '\t' ? 't' : c);
+    else if (c < 0x20 || c >= 0x7f)
+      w += (size_t)snprintf(out + w, n - w, "\\x%02x", c);
+    else
+      out[w++] = (char)c;
+  }
+  snprintf(out + w, n - w, "\"%s", to < len ? "..." : "");
+}
+
 /* Compares a payload; false when neither side recorded one in that role. */
 static bool compare_payload(dctx *x, const pi_param_desc *p, unsigned i, const char *role,
                             unsigned idx, const pt_call *ca, const pt_call *cb)
@@ -938,7 +957,7 @@ static bool compare_payload(dctx *x, const pi_param_desc *p, unsigned i, const c
   if (!da && !db)
     return false;
   size_t n = ga < gb ? ga : gb, off = 0;
-  char what[320], a[64], b[64], elem[24] = "";
+  char what[320], a[96], b[96], elem[24] = "";
   if (idx)
     snprintf(elem, sizeof elem, " #%u", idx);
   /* A device's results (read back) may differ in their last bits between
@@ -959,10 +978,21 @@ static bool compare_payload(dctx *x, const pi_param_desc *p, unsigned i, const c
     while (da && db && off < n && da[off] == db[off])
       off++;
     if (da && db && (off < n || fa != fb)) {
-      snprintf(what, sizeof what, "%s%s (%s, %zu and %zu bytes): first difference at byte %zu "
-               "(32-bit element %zu)", p->name, elem, role, fa, fb, off, off / 4);
-      hex_at(a, sizeof a, da, ga, off);
-      hex_at(b, sizeof b, db, gb, off);
+      if (p->kind == PI_PK_STRINGS) { /* a program's source: text, placed by line */
+        size_t line = 1, col = 1;
+        for (size_t k = 0; k < off; k++, col++)
+          if (da[k] == '\n')
+            line++, col = 0;
+        snprintf(what, sizeof what, "%s%s (%s, %zu and %zu bytes): first difference at byte %zu "
+                 "(line %zu, column %zu)", p->name, elem, role, fa, fb, off, line, col);
+        text_at(a, sizeof a, da, ga, off);
+        text_at(b, sizeof b, db, gb, off);
+      } else {
+        snprintf(what, sizeof what, "%s%s (%s, %zu and %zu bytes): first difference at byte %zu "
+                 "(32-bit element %zu)", p->name, elem, role, fa, fb, off, off / 4);
+        hex_at(a, sizeof a, da, ga, off);
+        hex_at(b, sizeof b, db, gb, off);
+      }
       add(x->d, VD_DATA, ca, cb, what, a, b);
     }
   }
@@ -1506,9 +1536,12 @@ static void json_side(pi_sbuf *b, const char *key, const vw_session *s, size_t c
   pi_sbuf_puts(b, "}");
 }
 
-void vw_diff_json(pi_sbuf *b, const vw_session *a, const vw_session *b2, const vw_diff *d)
+void vw_diff_json(pi_sbuf *b, const vw_session *a, const vw_session *b2, const vw_diff *d,
+                  const char *paired_by)
 {
   pi_sbuf_puts(b, "{");
+  if (paired_by)
+    pi_sbuf_printf(b, "\"paired_by\":\"%s\",", paired_by);
   json_side(b, "a", a, d->calls_a);
   pi_sbuf_puts(b, ",");
   json_side(b, "b", b2, d->calls_b);
@@ -1625,8 +1658,8 @@ static bool collect_terms(int argc, char **argv, const char *option, vw_diff_ter
 /* Compares two open sessions and prints the comparison (text, or JSON
  * onto json when not NULL): 0 same, 1 different, 2 could not. */
 static int diff_pair(vw_session *a, vw_session *b, const vw_diff_opts *o, pi_sbuf *json,
-                     const vw_diff_term *ignore, size_t nignore, const vw_diff_term *only,
-                     size_t nonly)
+                     const char *paired_by, const vw_diff_term *ignore, size_t nignore,
+                     const vw_diff_term *only, size_t nonly)
 {
   vw_diff d;
   if (!vw_diff_compute(a, b, o, &d)) {
@@ -1636,7 +1669,7 @@ static int diff_pair(vw_session *a, vw_session *b, const vw_diff_opts *o, pi_sbu
   }
   vw_diff_filter(&d, ignore, nignore, only, nonly);
   if (json)
-    vw_diff_json(json, a, b, &d);
+    vw_diff_json(json, a, b, &d, paired_by);
   else
     print_text(a, b, &d);
   int rc = vw_diff_total(&d) ? 1 : 0;
@@ -1659,7 +1692,7 @@ static int diff_files(const char *pa, const char *pb, int64_t sa, int64_t sb,
   }
   pi_sbuf out;
   pi_sbuf_init(&out, NULL, 0);
-  int rc = diff_pair(&a, &b, o, json ? &out : NULL, ignore, nignore, only, nonly);
+  int rc = diff_pair(&a, &b, o, json ? &out : NULL, NULL, ignore, nignore, only, nonly);
   if (json && rc != 2)
     vw_flush(&out, stdout);
   pi_sbuf_free(&out);
@@ -1681,12 +1714,37 @@ static size_t sessions_in(const char *path)
   return n;
 }
 
+/* A command's program (its first word, `*len` bytes) and its number of
+ * words (the recorder joins a process's arguments with spaces). */
+static size_t command_words(const char *cmd, size_t *len)
+{
+  *len = strcspn(cmd, " ");
+  size_t n = 0;
+  for (const char *p = cmd; *p;) {
+    p += strspn(p, " ");
+    if (*p)
+      n++;
+    p += strcspn(p, " ");
+  }
+  return n;
+}
+
+/* Whether two commands run the same program with as many arguments
+ * (a temporary path, a pid or a seed among them differing). */
+static bool same_program(const char *a, const char *b)
+{
+  size_t la, lb;
+  size_t wa = command_words(a, &la), wb = command_words(b, &lb);
+  return wa == wb && la == lb && strncmp(a, b, la) == 0;
+}
+
 /* pitrace diff of two record directories (pitrace record -o DIR) of
- * several processes each: each session of A is paired with the first
- * session of B not yet paired whose command is the same (in start order:
- * a program run twice pairs first with first), and each pair compared;
- * sessions no command pairs are listed. 0 when every session paired and
- * every pair is the same. */
+ * several processes each. Sessions pair in two passes, each in start
+ * order (a program run twice pairs first with first): by the same
+ * command; then those left, by the same program with as many arguments
+ * (a CI job's temporary paths differ from run to run), which the pair's
+ * header says. Each pair is compared; sessions neither pass pairs are
+ * listed. 0 when every session paired and every pair is the same. */
 static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
                      const vw_diff_opts *o, bool json, const vw_diff_term *ignore,
                      size_t nignore, const vw_diff_term *only, size_t nonly)
@@ -1709,26 +1767,45 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
   else if (vw_set_open_dir("diff", A, pa, VW_STREAM | VW_NOTES, 0) &&
            vw_set_open_dir("diff", B, pb, VW_STREAM | VW_NOTES, 1))
     rc = 0;
-  bool taken[VW_MAX_SESSIONS] = {false}, paired[VW_MAX_SESSIONS] = {false}; /* B's, A's */
-  size_t pairs = 0, same = 0;
+  /* B's session paired with each of A's (by index; -1: none), and how. */
+  int pair_of[VW_MAX_SESSIONS];
+  bool by_program[VW_MAX_SESSIONS] = {false}, taken[VW_MAX_SESSIONS] = {false}; /* A's, B's */
+  for (size_t i = 0; i < VW_MAX_SESSIONS; i++)
+    pair_of[i] = -1;
+  for (int pass = 0; rc != 2 && pass < 2; pass++)
+    for (size_t i = 0; i < A->n; i++) {
+      if (pair_of[i] >= 0)
+        continue;
+      const char *ca = A->s[i].info.command;
+      size_t j = 0;
+      while (j < B->n && (taken[j] || !(pass ? same_program(ca, B->s[j].info.command)
+                                             : strcmp(ca, B->s[j].info.command) == 0)))
+        j++;
+      if (j < B->n) {
+        taken[j] = true;
+        pair_of[i] = (int)j;
+        by_program[i] = pass == 1;
+      }
+    }
+  size_t pairs = 0, same = 0, programs = 0;
   pi_sbuf out;
   pi_sbuf_init(&out, NULL, 0);
   if (json)
     pi_sbuf_puts(&out, "{\"pairs\":[");
   for (size_t i = 0; rc != 2 && i < A->n; i++) {
-    size_t j = 0;
-    while (j < B->n && (taken[j] || strcmp(A->s[i].info.command, B->s[j].info.command) != 0))
-      j++;
-    if (j == B->n)
+    if (pair_of[i] < 0)
       continue;
-    taken[j] = paired[i] = true;
+    vw_session *b = &B->s[pair_of[i]];
     if (json && pairs)
       pi_sbuf_puts(&out, ",");
     if (!json)
-      printf("%s=== pair %zu: pid %lld in A, pid %lld in B\n", pairs ? "\n" : "", pairs + 1,
-             (long long)A->s[i].info.pid, (long long)B->s[j].info.pid);
-    int r = diff_pair(&A->s[i], &B->s[j], o, json ? &out : NULL, ignore, nignore, only, nonly);
+      printf("%s=== pair %zu: pid %lld in A, pid %lld in B%s\n", pairs ? "\n" : "", pairs + 1,
+             (long long)A->s[i].info.pid, (long long)b->info.pid,
+             by_program[i] ? " (paired by program: their commands differ)" : "");
+    int r = diff_pair(&A->s[i], b, o, json ? &out : NULL,
+                      by_program[i] ? "program" : "command", ignore, nignore, only, nonly);
     pairs++;
+    programs += by_program[i];
     same += r == 0;
     rc = r > rc ? r : rc;
   }
@@ -1740,10 +1817,9 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
     for (int side = 0; side < 2; side++) {
       pi_sbuf_puts(&out, side ? "],\"only_b\":[" : "],\"only_a\":[");
       const vw_set *S = side ? B : A;
-      const bool *in_pair = side ? taken : paired;
       bool first = true;
       for (size_t i = 0; i < S->n; i++) {
-        if (in_pair[i])
+        if (side ? taken[i] : pair_of[i] >= 0)
           continue;
         pi_sbuf_printf(&out, "%s{\"path\":", first ? "" : ",");
         vw_put_json_str(&out, S->s[i].path);
@@ -1760,14 +1836,16 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
     for (int side = 0; side < 2; side++) {
       const vw_set *S = side ? B : A;
       for (size_t i = 0; i < S->n; i++)
-        if (!(side ? taken : paired)[i])
+        if (!(side ? taken[i] : pair_of[i] >= 0))
           printf("%c only in %c: %s session %lld: pid %lld: %s\n", side ? '+' : '-',
                  side ? 'B' : 'A', S->s[i].path, (long long)S->s[i].id,
                  (long long)S->s[i].info.pid, S->s[i].info.command);
     }
-    printf("directories: %zu pairs of sessions compared by command, %zu same, %zu different; "
-           "only in A %zu, only in B %zu: %s\n", pairs, same, pairs - same, only_a, only_b,
-           rc == 0 && !only_a && !only_b ? "same" : "different");
+    printf("directories: %zu pairs of sessions compared by command", pairs);
+    if (programs)
+      printf(" (%zu of them by program: their commands differ)", programs);
+    printf(", %zu same, %zu different; only in A %zu, only in B %zu: %s\n", same, pairs - same,
+           only_a, only_b, rc == 0 && !only_a && !only_b ? "same" : "different");
   }
   if (rc == 0 && (only_a || only_b))
     rc = 1;

@@ -671,7 +671,7 @@ static bool page_data(pi_sbuf *b, report *r)
   bool compared = ok && r->compare;
   vw_diff_opts o = {.no_info = r->no_info, .tolerance = r->tolerance, .f64 = r->f64};
   if (compared && (ok = vw_diff_compute(&r->s[0], &r->s[1], &o, &d))) {
-    vw_diff_json(b, &r->s[0], &r->s[1], &d);
+    vw_diff_json(b, &r->s[0], &r->s[1], &d, NULL);
     vw_diff_free(&d);
   } else {
     pi_sbuf_puts(b, "null");
