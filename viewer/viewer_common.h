@@ -312,6 +312,10 @@ typedef struct vw_diff_opts {
   double tolerance; /* --tolerance: read-back data compared as floats within
                        it (pt_data_compare); < 0: bitwise */
   bool f64;         /* --f64: as 64-bit floats */
+  /* --ignore and --only (vw_diff_filter): what is left out is also never
+   * what a shown difference refers to ("as at A N"). */
+  const struct vw_diff_term *ignore, *only;
+  size_t nignore, nonly;
 } vw_diff_opts;
 bool vw_diff_compute(vw_session *a, vw_session *b, const vw_diff_opts *o, vw_diff *d);
 void vw_diff_free(vw_diff *d);
@@ -333,7 +337,6 @@ bool vw_diff_terms_parse(const char *option, const char *text, vw_diff_term **te
 void vw_diff_terms_free(vw_diff_term *terms, size_t n);
 /* Leaves out the items that match an `ignore` term or, when there are
  * `only` terms, match none of them; recounts. */
-void vw_diff_filter(vw_diff *d, const vw_diff_term *ignore, size_t nignore,
-                    const vw_diff_term *only, size_t nonly);
+void vw_diff_filter(vw_diff *d, const vw_diff_opts *o);
 
 #endif

@@ -130,9 +130,8 @@ typedef struct side {
 typedef struct dctx {
   vw_session *a, *b;
   side sa, sb;
-  bool no_info;
-  double tolerance; /* read-back data as floats within it; < 0: bitwise */
-  bool f64;
+  const vw_diff_opts *o; /* no_info, tolerance (read-back data as floats
+                            within it; < 0: bitwise), f64, the filter */
   vw_diff *d;
   diff_row *rows;
   size_t nrows, caprows;
@@ -277,24 +276,30 @@ void vw_diff_terms_free(vw_diff_term *terms, size_t n)
   free(terms);
 }
 
-static bool term_match(const vw_diff_term *t, size_t n, const vw_diff_item *it)
+static bool term_match(const vw_diff_term *t, size_t n, vw_diff_kind kind, uint32_t api)
 {
   char name[32];
   for (size_t i = 0; i < n; i++)
-    if ((t[i].kind < 0 || t[i].kind == (int)it->kind) &&
-        (!t[i].glob || fnmatch(t[i].glob, vw_api_name(it->api, name), 0) == 0))
+    if ((t[i].kind < 0 || t[i].kind == (int)kind) &&
+        (!t[i].glob || fnmatch(t[i].glob, vw_api_name(api, name), 0) == 0))
       return true;
   return false;
 }
 
-void vw_diff_filter(vw_diff *d, const vw_diff_term *ignore, size_t nignore,
-                    const vw_diff_term *only, size_t nonly)
+/* Whether vw_diff_filter keeps an item of `kind` on a call to `api`. */
+static bool filter_keeps(const vw_diff_opts *o, vw_diff_kind kind, uint32_t api)
+{
+  return (!o->nonly || term_match(o->only, o->nonly, kind, api)) &&
+         !term_match(o->ignore, o->nignore, kind, api);
+}
+
+void vw_diff_filter(vw_diff *d, const vw_diff_opts *o)
 {
   size_t w = 0;
   memset(d->count, 0, sizeof d->count);
   for (size_t i = 0; i < d->n; i++) {
     vw_diff_item *it = &d->v[i];
-    if ((nonly && !term_match(only, nonly, it)) || term_match(ignore, nignore, it)) {
+    if (!filter_keeps(o, it->kind, it->api)) {
       d->ignored++; /* its texts stay among the diff's until it is freed */
       continue;
     }
@@ -837,7 +842,8 @@ static bool explain_objects(pi_sbuf *b, dctx *x, const pi_api_desc *api, unsigne
       pi_sbuf_printf(b, ": different objects, as at A %lld", (long long)at);
       return true;
     }
-    if (x->bind)
+    /* Referred to only from where it is shown (--ignore, --only). */
+    if (x->bind && filter_keeps(x->o, is_info(api, i) ? VD_INFO : VD_ARG, ca->api))
       vw_map_put(&x->explained, key, ca->seq);
     pi_sbuf_puts(b, ": different objects: ");
     describe(b, &x->sa, &ra.v[k]);
@@ -890,7 +896,7 @@ static void param_label(pi_sbuf *b, const pi_api_desc *api, unsigned i, const pt
 static void compare_param(dctx *x, const pi_api_desc *api, unsigned i, const pt_call *ca,
                           const pt_call *cb)
 {
-  if (is_timing(api, i) || is_callback(api, i) || (x->no_info && is_info(api, i)))
+  if (is_timing(api, i) || is_callback(api, i) || (x->o->no_info && is_info(api, i)))
     return;
   vw_textopt ra = {text_a, x, true, 4096, 1u << 20};
   vw_textopt rb = {text_b, x, true, 4096, 1u << 20};
@@ -964,8 +970,8 @@ static bool compare_payload(dctx *x, const pi_param_desc *p, unsigned i, const c
    * devices: within --tolerance as floats, the same. */
   bool result = strcmp(role, "out") == 0 || strcmp(role, "readback") == 0;
   pt_data_diff dd;
-  if (da && db && x->tolerance >= 0 && result && fa == fb && ga == gb) {
-    if (!pt_data_compare(da, db, n, x->tolerance, x->f64, &dd)) {
+  if (da && db && x->o->tolerance >= 0 && result && fa == fb && ga == gb) {
+    if (!pt_data_compare(da, db, n, x->o->tolerance, x->o->f64, &dd)) {
       size_t at = dd.first * dd.width, ew = at + dd.width <= n ? dd.width : n - at;
       snprintf(what, sizeof what, "%s%s (%s, %zu bytes): %zu of %zu %zu-byte floats differ "
                "beyond the tolerance, the first at byte %zu (element %zu)", p->name, elem, role,
@@ -1034,7 +1040,7 @@ static const pt_note *next_note(const dctx *x, const pt_note *v, size_t n, size_
    * decision (docs/notes.md). */
   while (*k < n && (strcmp(v[*k].kind, pi_note_kind_name(PIRT_NOTE_REPLAY)) == 0 ||
                     strcmp(v[*k].kind, pi_note_kind_name(PIRT_NOTE_CALLBACK)) == 0 ||
-                    (x->no_info && info_note(v[*k].kind))))
+                    (x->o->no_info && info_note(v[*k].kind))))
     (*k)++;
   return *k < n ? &v[(*k)++] : NULL;
 }
@@ -1113,7 +1119,7 @@ static void compare_pair(dctx *x, const pt_call *ca, const pt_call *cb)
   if (ca->returned != cb->returned || (ca->returned && ca->result != cb->result))
     add(x->d, VD_RESULT, ca, cb, "", vw_result_name(ca), vw_result_name(cb));
   const pi_api_desc *api = pi_api_get(ca->api);
-  if (!api || (x->no_info && info_param(api) >= 0))
+  if (!api || (x->o->no_info && info_param(api) >= 0))
     return;
   for (unsigned i = 0; i < api->nparams; i++)
     if (x->bind || !made_unpaired(x, api, i, ca, cb))
@@ -1124,7 +1130,7 @@ static void compare_pair(dctx *x, const pt_call *ca, const pt_call *cb)
 static void only_in_one(dctx *x, const pt_call *c, bool in_a, bool own)
 {
   const pi_api_desc *api = pi_api_get(c->api);
-  if (x->no_info && api && info_param(api) >= 0 && !own)
+  if (x->o->no_info && api && info_param(api) >= 0 && !own)
     return;
   pi_sbuf t;
   pi_sbuf_init(&t, NULL, 0);
@@ -1314,7 +1320,7 @@ bool vw_diff_compute(vw_session *a, vw_session *b, const vw_diff_opts *o, vw_dif
 {
   memset(d, 0, sizeof *d);
   dctx x = {.a = a, .b = b, .sa = {.s = a, .letter = 'A'}, .sb = {.s = b, .letter = 'B'},
-            .no_info = o->no_info, .tolerance = o->tolerance, .f64 = o->f64, .d = d,
+            .o = o, .d = d,
             .bind = true};
   bool ok = first_pass(&x.sa, d->why, sizeof d->why) && first_pass(&x.sb, d->why, sizeof d->why);
   bool told = !ok && !d->why[0];
@@ -1658,8 +1664,7 @@ static bool collect_terms(int argc, char **argv, const char *option, vw_diff_ter
 /* Compares two open sessions and prints the comparison (text, or JSON
  * onto json when not NULL): 0 same, 1 different, 2 could not. */
 static int diff_pair(vw_session *a, vw_session *b, const vw_diff_opts *o, pi_sbuf *json,
-                     const char *paired_by, const vw_diff_term *ignore, size_t nignore,
-                     const vw_diff_term *only, size_t nonly)
+                     const char *paired_by)
 {
   vw_diff d;
   if (!vw_diff_compute(a, b, o, &d)) {
@@ -1667,7 +1672,7 @@ static int diff_pair(vw_session *a, vw_session *b, const vw_diff_opts *o, pi_sbu
       pt_verb_error("diff", "%s", d.why);
     return 2;
   }
-  vw_diff_filter(&d, ignore, nignore, only, nonly);
+  vw_diff_filter(&d, o);
   if (json)
     vw_diff_json(json, a, b, &d, paired_by);
   else
@@ -1679,8 +1684,7 @@ static int diff_pair(vw_session *a, vw_session *b, const vw_diff_opts *o, pi_sbu
 
 /* pitrace diff of two session files (or directories of one each). */
 static int diff_files(const char *pa, const char *pb, int64_t sa, int64_t sb,
-                      const vw_diff_opts *o, bool json, const vw_diff_term *ignore,
-                      size_t nignore, const vw_diff_term *only, size_t nonly)
+                      const vw_diff_opts *o, bool json)
 {
   vw_session a, b;
   /* Neither session is held: the diff reads each twice (VW_STREAM). */
@@ -1692,7 +1696,7 @@ static int diff_files(const char *pa, const char *pb, int64_t sa, int64_t sb,
   }
   pi_sbuf out;
   pi_sbuf_init(&out, NULL, 0);
-  int rc = diff_pair(&a, &b, o, json ? &out : NULL, NULL, ignore, nignore, only, nonly);
+  int rc = diff_pair(&a, &b, o, json ? &out : NULL, NULL);
   if (json && rc != 2)
     vw_flush(&out, stdout);
   pi_sbuf_free(&out);
@@ -1746,8 +1750,7 @@ static bool same_program(const char *a, const char *b)
  * header says. Each pair is compared; sessions neither pass pairs are
  * listed. 0 when every session paired and every pair is the same. */
 static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
-                     const vw_diff_opts *o, bool json, const vw_diff_term *ignore,
-                     size_t nignore, const vw_diff_term *only, size_t nonly)
+                     const vw_diff_opts *o, bool json)
 {
   if (sa >= 0 || sb >= 0) {
     pt_verb_error("diff", "--session-a and --session-b pick a session of a file, and %s and %s "
@@ -1802,8 +1805,7 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
       printf("%s=== pair %zu: pid %lld in A, pid %lld in B%s\n", pairs ? "\n" : "", pairs + 1,
              (long long)A->s[i].info.pid, (long long)b->info.pid,
              by_program[i] ? " (paired by program: their commands differ)" : "");
-    int r = diff_pair(&A->s[i], b, o, json ? &out : NULL,
-                      by_program[i] ? "program" : "command", ignore, nignore, only, nonly);
+    int r = diff_pair(&A->s[i], b, o, json ? &out : NULL, by_program[i] ? "program" : "command");
     pairs++;
     programs += by_program[i];
     same += r == 0;
@@ -1886,10 +1888,14 @@ int pt_diff(int argc, char **argv)
     vw_diff_terms_free(only, nonly);
     return 2;
   }
+  o.ignore = ignore;
+  o.nignore = nignore;
+  o.only = only;
+  o.nonly = nonly;
   if (sessions_in(args.pos[0]) > 1 || sessions_in(args.pos[1]) > 1)
-    rc = diff_dirs(args.pos[0], args.pos[1], sa, sb, &o, json, ignore, nignore, only, nonly);
+    rc = diff_dirs(args.pos[0], args.pos[1], sa, sb, &o, json);
   else
-    rc = diff_files(args.pos[0], args.pos[1], sa, sb, &o, json, ignore, nignore, only, nonly);
+    rc = diff_files(args.pos[0], args.pos[1], sa, sb, &o, json);
   vw_diff_terms_free(ignore, nignore);
   vw_diff_terms_free(only, nonly);
   return rc;
