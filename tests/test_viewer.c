@@ -719,6 +719,14 @@ Test(viewer, diff_of_record_directories_pairs_sessions_by_command)
   cr_assert_eq(pitrace(&out, &err, "diff", dir[0], dir[3], NULL), 1, "%s%s", out, err);
   cr_assert(strstr(out, "1 pairs of sessions compared by command, 1 same, 0 different; only in A "
                         "1, only in B 1: different"), "%s", out);
+  /* sessions lists a directory's sessions, each with its file, in the
+   * order they started. */
+  cr_assert_eq(pitrace(&out, &err, "sessions", dir[2], NULL), 0, "%s", err);
+  cr_assert_eq(lines(out), 4, "%s", out);
+  const char *v1 = strstr(out, "/vadd\n"), *sc = strstr(out, "/spec_const\n"),
+             *v2 = v1 ? strstr(v1 + 1, "/vadd\n") : NULL;
+  cr_assert(strncmp(out, "file ", 5) == 0 && v1 && sc && v2 && v1 < sc && sc < v2, "%s", out);
+  cr_assert_eq(tu_count(out, "\npitrace-"), 3, "%s", out);
   cr_assert_eq(pitrace(&out, &err, "diff", "--session-a", "1", dir[0], dir[1], NULL), 2, "%s", out);
   cr_assert(strstr(err, "pair by command") && lines(err) == 1, "%s", err);
   char *one = record("vadd", POCL);

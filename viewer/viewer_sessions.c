@@ -1,6 +1,7 @@
 /*
- * viewer_sessions.c: `pitrace sessions`: one line per session of a file:
- * id, label, calls, duration, how it ended, backend, device, command.
+ * viewer_sessions.c: `pitrace sessions`: one line per session of a file
+ * (or of every file of a record directory): id, label, calls, duration,
+ * how it ended, backend, device, command.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -10,22 +11,26 @@
 #include "viewer_common.h"
 
 static const char usage[] =
-    "usage: pitrace sessions DB\n"
+    "usage: pitrace sessions DB|DIR\n"
     "\n"
     "Lists the sessions of a session database, one line each: id, label, calls,\n"
     "duration, how it ended (teardown; signal N; killed or _exit when the process\n"
     "died without a word, with the calls salvaged from its ring file; not known\n"
     "(killed?) for such a session of an older recorder; incomplete: why recording\n"
-    "stopped), the backend and device it used, and the command line.\n";
+    "stopped), the backend and device it used, and the command line. Given a\n"
+    "directory (pitrace record -o DIR), the sessions of each of its session files\n"
+    "(*.db), in the order they started, each with its file.\n";
 
 typedef struct row {
-  char id[24], label[64], calls[24], dur[32], ended[128], backend[32], device[128],
+  char file[256], id[24], label[64], calls[24], dur[32], ended[128], backend[32], device[128],
       command[1024];
+  int64_t start; /* unix ns: a directory's rows are ordered by it */
 } row;
 
 static void fill_row(pt_db *db, const pt_session_info *i, row *r)
 {
   char reason[256];
+  r->start = i->start_unix_ns;
   snprintf(r->id, sizeof r->id, "%lld", (long long)i->id);
   /* The column holds the label's start. */
   snprintf(r->label, sizeof r->label, "%.*s", (int)sizeof r->label - 1,
@@ -48,22 +53,23 @@ static void fill_row(pt_db *db, const pt_session_info *i, row *r)
   snprintf(r->command, sizeof r->command, "%s", i->command);
 }
 
-#define NCOLS 8
+#define NCOLS 9
 
 static const char *col(const row *r, int c)
 {
-  const char *v[NCOLS] = {r->id, r->label, r->calls, r->dur, r->ended, r->backend, r->device,
-                          r->command};
+  const char *v[NCOLS] = {r->file, r->id, r->label, r->calls, r->dur, r->ended, r->backend,
+                          r->device, r->command};
   return v[c];
 }
 
-static void print_rows(const row *rows, size_t n)
+/* The rows as a table; the file column only for a directory's. */
+static void print_rows(const row *rows, size_t n, bool files)
 {
-  static const row head = {"session", "label", "calls", "duration", "ended", "backend",
-                           "device", "command"};
-  static const bool right[NCOLS] = {true, false, true, true, false, false, false, false};
+  static const row head = {"file", "session", "label", "calls", "duration", "ended", "backend",
+                           "device", "command", 0};
+  static const bool right[NCOLS] = {false, true, false, true, true, false, false, false, false};
   int w[NCOLS];
-  for (int c = 0; c < NCOLS; c++) {
+  for (int c = !files; c < NCOLS; c++) {
     w[c] = (int)strlen(col(&head, c));
     for (size_t i = 0; i < n; i++)
       if ((int)strlen(col(&rows[i], c)) > w[c])
@@ -73,7 +79,7 @@ static void print_rows(const row *rows, size_t n)
   for (size_t i = 0; i <= n; i++) {
     const row *r = i ? &rows[i - 1] : &head;
     fputs(i ? "" : k.bold, stdout);
-    for (int c = 0; c < NCOLS; c++) {
+    for (int c = !files; c < NCOLS; c++) {
       int width = c == NCOLS - 1 ? 0 : w[c];
       printf(right[c] ? "%*s" : "%-*s", width, col(r, c));
       fputs(c == NCOLS - 1 ? "" : "  ", stdout);
@@ -82,34 +88,89 @@ static void print_rows(const row *rows, size_t n)
   }
 }
 
+/* The rows of every session of the file `path` appended to *rows (each
+ * with `file` in its first column when not NULL). False after a one-line
+ * error. */
+static bool add_rows(const char *path, const char *file, row **rows, size_t *n)
+{
+  pt_db db;
+  char err[1024];
+  if (!pt_open(path, false, &db, err, sizeof err)) {
+    pt_verb_error("sessions", "%s", err);
+    return false;
+  }
+  size_t ns = 0;
+  pt_session_info *all = pt_sessions(&db, &ns, err, sizeof err);
+  row *v = all ? realloc(*rows, (*n + ns + 1) * sizeof *v) : NULL;
+  if (!v)
+    pt_verb_error("sessions", "%s", all ? "out of memory" : err);
+  for (size_t i = 0; v && i < ns; i++) {
+    row *r = &v[(*n)++];
+    memset(r, 0, sizeof *r);
+    fill_row(&db, &all[i], r);
+    snprintf(r->file, sizeof r->file, "%s", file ? file : "");
+  }
+  if (v)
+    *rows = v;
+  free(all);
+  pt_close(&db);
+  return v != NULL;
+}
+
+static int by_start(const void *a, const void *b)
+{
+  const row *x = a, *y = b;
+  return (x->start > y->start) - (x->start < y->start);
+}
+
 int pt_sessions_verb(int argc, char **argv)
 {
   pt_args a;
   int rc = pt_parse(argc, argv, usage, NULL, 1, 1, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
-  pt_db db;
-  char err[1024];
-  if (!pt_open(a.pos[0], false, &db, err, sizeof err)) {
-    pt_verb_error("sessions", "%s", err);
-    return 2;
-  }
+  const char *path = a.pos[0];
+  row *rows = NULL;
   size_t n = 0;
-  pt_session_info *all = pt_sessions(&db, &n, err, sizeof err);
-  if (!all) {
-    pt_verb_error("sessions", "%s", err);
-    pt_close(&db);
-    return 2;
+  bool ok = true, dir = vw_is_dir(path);
+  if (dir) {
+    /* Every session file, however many (listing reads no calls). */
+    size_t nf = 0, max = 0;
+    char **names = NULL, err[1024];
+    do {
+      for (size_t i = 0; i < nf && i < max; i++)
+        free(names[i]);
+      max = nf + 64;
+      char **grown = realloc(names, max * sizeof *names);
+      if (!grown) {
+        snprintf(err, sizeof err, "out of memory listing %s", path);
+        ok = false;
+        break;
+      }
+      names = grown;
+      ok = pt_session_files(path, names, max, &nf, err, sizeof err);
+    } while (ok && nf > max);
+    if (ok && !nf) {
+      snprintf(err, sizeof err, "%s holds no session files (*.db)", path);
+      ok = false;
+    }
+    if (!ok)
+      pt_verb_error("sessions", "%s", err);
+    for (size_t i = 0; i < nf && i < max; i++) {
+      const char *slash = strrchr(names[i], '/');
+      ok = ok && add_rows(names[i], slash ? slash + 1 : names[i], &rows, &n);
+      free(names[i]);
+    }
+    free(names);
+    if (ok && n)
+      qsort(rows, n, sizeof *rows, by_start);
+  } else {
+    ok = add_rows(path, NULL, &rows, &n);
   }
-  row *rows = calloc(n ? n : 1, sizeof *rows);
-  for (size_t i = 0; rows && i < n; i++)
-    fill_row(&db, &all[i], &rows[i]);
-  if (rows && n)
-    print_rows(rows, n);
-  else if (rows)
-    printf("%s holds no session\n", a.pos[0]);
+  if (ok && n)
+    print_rows(rows, n, dir);
+  else if (ok && !dir)
+    printf("%s holds no session\n", path);
   free(rows);
-  free(all);
-  pt_close(&db);
-  return 0;
+  return ok ? 0 : 2;
 }
