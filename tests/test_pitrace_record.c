@@ -89,51 +89,6 @@ static bool exists(const char *path)
   return stat(path, &st) == 0;
 }
 
-/* The first column of the first row of `sql` as an integer (-1: none,
- * -2: NULL). */
-static long long db_int(const char *path, const char *sql)
-{
-  sqlite3 *db;
-  cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK,
-               "cannot open %s", path);
-  tu_sqlite_views(db);
-  sqlite3_stmt *s;
-  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
-               sqlite3_errmsg(db));
-  long long v = -1;
-  if (sqlite3_step(s) == SQLITE_ROW)
-    v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -2 : sqlite3_column_int64(s, 0);
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
-}
-
-/* All rows of a one-column query, newline-separated (malloc'd). */
-static char *db_lines(const char *path, const char *sql)
-{
-  sqlite3 *db;
-  cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-  tu_sqlite_views(db);
-  sqlite3_stmt *s;
-  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
-               sqlite3_errmsg(db));
-  size_t cap = 4096, len = 0;
-  char *out = calloc(1, cap);
-  while (sqlite3_step(s) == SQLITE_ROW) {
-    const char *t = (const char *)sqlite3_column_text(s, 0);
-    size_t n = t ? strlen(t) : 4;
-    while (len + n + 2 > cap)
-      out = realloc(out, cap *= 2);
-    memcpy(out + len, t ? t : "NULL", n);
-    len += n;
-    out[len++] = '\n';
-    out[len] = 0;
-  }
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return out;
-}
-
 /* A new directory for sessions that does not exist yet. */
 static char *fresh_dir(void) { return tu_temp_path(".sessions"); }
 
@@ -277,12 +232,12 @@ Test(pitrace_record, keep_always_keeps_a_private_complete_session)
   cr_assert_eq(all_files(dir), 1, "files beside the session (WAL?)");
   cr_assert_eq(stat(files[0], &st), 0);
   cr_assert_eq(st.st_mode & 07777, 0600, "session mode %o", st.st_mode & 07777);
-  cr_assert_str_eq(db_lines(files[0], "SELECT ended || '|' || label || '|' || data_mode || '|' "
+  cr_assert_str_eq(tu_db_lines(files[0], "SELECT ended || '|' || label || '|' || data_mode || '|' "
                                       "|| exit_status FROM sessions"),
                    "teardown|nightly 12|meta|0\n");
-  cr_assert_gt(db_int(files[0], "SELECT calls FROM sessions"), 30);
-  cr_assert_gt(db_int(files[0], "SELECT count(*) FROM stacks"), 0);
-  cr_assert_str_eq(db_lines(files[0], "PRAGMA integrity_check"), "ok\n");
+  cr_assert_gt(tu_db_int(files[0], "SELECT calls FROM sessions"), 30);
+  cr_assert_gt(tu_db_int(files[0], "SELECT count(*) FROM stacks"), 0);
+  cr_assert_str_eq(tu_db_lines(files[0], "PRAGMA integrity_check"), "ok\n");
   remove_dir(dir);
 }
 
@@ -310,10 +265,10 @@ Test(pitrace_record, a_failure_without_pi_calls_keeps_every_session)
   cr_assert(strstr(out, "result verified"), "%s", out);
   char **files;
   cr_assert_eq(session_files(dir, &files), 1, "%s", out);
-  cr_assert_str_eq(db_lines(files[0], "SELECT ended FROM sessions"), "teardown\n");
-  cr_assert(strstr(db_lines(files[0], "SELECT command FROM sessions"), "/vadd"));
+  cr_assert_str_eq(tu_db_lines(files[0], "SELECT ended FROM sessions"), "teardown\n");
+  cr_assert(strstr(tu_db_lines(files[0], "SELECT command FROM sessions"), "/vadd"));
   /* vadd's status went to the shell, not to pitrace: none is stored. */
-  cr_assert_eq(db_int(files[0], "SELECT exit_status FROM sessions"), -2);
+  cr_assert_eq(tu_db_int(files[0], "SELECT exit_status FROM sessions"), -2);
   /* The summary: how the command ended, where the session is, its end. */
   cr_assert(strstr(out, "exited with status 3"), "%s", out);
   cr_assert(strstr(out, "kept 1 session in "), "%s", out);
@@ -337,9 +292,9 @@ Test(pitrace_record, only_the_sessions_of_failing_processes_are_kept)
   cr_assert_eq(tu_count(out, "recproc_exit: ready"), 2, "%s", out);
   char **files;
   cr_assert_eq(session_files(dir, &files), 1, "%s", out);
-  cr_assert_str_eq(db_lines(files[0], "SELECT exit_status || ' ' || ended FROM sessions"),
+  cr_assert_str_eq(tu_db_lines(files[0], "SELECT exit_status || ' ' || ended FROM sessions"),
                    "4 teardown\n");
-  cr_assert(strstr(db_lines(files[0], "SELECT command FROM sessions"), "recproc_exit 4 300"));
+  cr_assert(strstr(tu_db_lines(files[0], "SELECT command FROM sessions"), "recproc_exit 4 300"));
   cr_assert(strstr(out, "kept 1 session in "), "%s", out);
   cr_assert(strstr(out, "removed the 2 sessions of processes that succeeded"), "%s", out);
   cr_assert(strstr(out, "exited with status 4"), "%s", out);
@@ -362,9 +317,9 @@ Test(pitrace_record, a_process_whose_status_is_unknown_is_kept_beside_a_failing_
   char **files;
   cr_assert_eq(session_files(dir, &files), 2, "%s", out);
   char *statuses = str_printf("%s%s",
-                              db_lines(files[0], "SELECT coalesce(exit_status, 'unknown') "
+                              tu_db_lines(files[0], "SELECT coalesce(exit_status, 'unknown') "
                                                  "FROM sessions"),
-                              db_lines(files[1], "SELECT coalesce(exit_status, 'unknown') "
+                              tu_db_lines(files[1], "SELECT coalesce(exit_status, 'unknown') "
                                                  "FROM sessions"));
   cr_assert(strcmp(statuses, "4\nunknown\n") == 0 || strcmp(statuses, "unknown\n4\n") == 0,
             "%s", statuses);
@@ -387,9 +342,9 @@ Test(pitrace_record, a_crash_exits_139_keeps_its_session_and_shows_its_last_call
   cr_assert(strstr(out, "recproc_crash: crashing after the calls"), "%s", out);
   char **files;
   cr_assert_eq(session_files(dir, &files), 1, "%s", out);
-  cr_assert_str_eq(db_lines(files[0], "SELECT ended || ' ' || signal || ' ' || exit_status "
+  cr_assert_str_eq(tu_db_lines(files[0], "SELECT ended || ' ' || signal || ' ' || exit_status "
                                       "FROM sessions"), "signal 11 139\n");
-  cr_assert_eq(db_int(files[0], "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' "
+  cr_assert_eq(tu_db_int(files[0], "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' "
                                 "AND result = 'PI_SUCCESS'") >= 4, 1);
   cr_assert(strstr(out, "killed by signal 11 (SIGSEGV)"), "%s", out);
   cr_assert(strstr(out, "crashed: signal 11 (SIGSEGV)"), "%s", out);
@@ -397,7 +352,7 @@ Test(pitrace_record, a_crash_exits_139_keeps_its_session_and_shows_its_last_call
   /* The last five calls, the write among them, the last one last. */
   char *last = strstr(out, "last calls:\n");
   cr_assert(last, "%s", out);
-  char *last_api = db_lines(files[0], "SELECT api FROM pi_calls ORDER BY seq DESC LIMIT 1");
+  char *last_api = tu_db_lines(files[0], "SELECT api FROM pi_calls ORDER BY seq DESC LIMIT 1");
   last_api[strlen(last_api) - 1] = 0;
   cr_assert(strstr(last, "piEnqueueMemBufferWrite"), "%s", out);
   cr_assert(strstr(last, last_api), "%s", out);
@@ -439,12 +394,12 @@ Test(pitrace_record, three_processes_make_three_complete_sessions)
   cr_assert_eq(session_files(dir, &files), 3, "%s", out);
   long long pids[3];
   for (int i = 0; i < 3; i++) {
-    cr_assert_str_eq(db_lines(files[i], "SELECT ended || ' ' || (calls > 30) || ' ' || "
+    cr_assert_str_eq(tu_db_lines(files[i], "SELECT ended || ' ' || (calls > 30) || ' ' || "
                                         "(SELECT count(*) FROM sessions) FROM sessions"),
                      "teardown 1 1\n", "%s", files[i]);
-    cr_assert_eq(db_int(files[i], "SELECT count(*) FROM pi_calls WHERE api = "
+    cr_assert_eq(tu_db_int(files[i], "SELECT count(*) FROM pi_calls WHERE api = "
                                   "'piEnqueueKernelLaunch'"), 1);
-    pids[i] = db_int(files[i], "SELECT pid FROM sessions");
+    pids[i] = tu_db_int(files[i], "SELECT pid FROM sessions");
   }
   cr_assert(pids[0] != pids[1] && pids[1] != pids[2] && pids[0] != pids[2]);
   remove_dir(dir);
@@ -546,8 +501,8 @@ Test(pitrace_record, a_recording_command_stopped_by_sigterm_keeps_its_session)
   cr_assert_gt(rc, 128, "pitrace record exited %d", rc);
   char **files;
   cr_assert_eq(session_files(dir, &files), 1);
-  cr_assert_gt(db_int(files[0], "SELECT count(*) FROM pi_calls"), 5);
-  cr_assert_eq(db_int(files[0], "SELECT exit_status FROM sessions"), rc);
+  cr_assert_gt(tu_db_int(files[0], "SELECT count(*) FROM pi_calls"), 5);
+  cr_assert_eq(tu_db_int(files[0], "SELECT exit_status FROM sessions"), rc);
   close(fd);
   remove_dir(dir);
 }
@@ -570,7 +525,7 @@ Test(pitrace_record, two_runs_sharing_a_directory_keep_to_their_own_sessions)
   cr_assert_eq(session_files(dir, &files), 1, "A removed B's session, or kept its own");
   cr_assert_eq(wait_for(b, 60), 5);
   cr_assert_eq(session_files(dir, &files), 1);
-  cr_assert_str_eq(db_lines(files[0], "SELECT exit_status FROM sessions"), "5\n");
+  cr_assert_str_eq(tu_db_lines(files[0], "SELECT exit_status FROM sessions"), "5\n");
   close(afd);
   close(bfd);
   remove_dir(dir);
@@ -591,11 +546,11 @@ Test(pitrace_record, exit_right_after_the_calls_keeps_them_all)
   char **files;
   cr_assert_eq(session_files(dir, &files), 1, "%s", out);
   int traced = tu_count(tu_read_file(trace), "\n---> ") + 1;
-  cr_assert_eq(db_int(files[0], "SELECT count(*) FROM calls"), traced);
-  cr_assert_eq(db_int(files[0], "SELECT count(*) FROM calls WHERE result IS NULL"), 0);
-  cr_assert_str_eq(db_lines(files[0], "SELECT ended || ' ' || exit_status FROM sessions"),
+  cr_assert_eq(tu_db_int(files[0], "SELECT count(*) FROM calls"), traced);
+  cr_assert_eq(tu_db_int(files[0], "SELECT count(*) FROM calls WHERE result IS NULL"), 0);
+  cr_assert_str_eq(tu_db_lines(files[0], "SELECT ended || ' ' || exit_status FROM sessions"),
                    "_exit 3\n");
-  cr_assert_str_eq(db_lines(files[0], "PRAGMA integrity_check"), "ok\n");
+  cr_assert_str_eq(tu_db_lines(files[0], "PRAGMA integrity_check"), "ok\n");
   cr_assert_eq(all_files(dir), 1, "the ring file (or a -wal) was left in %s", dir);
   cr_assert(strstr(out, "without teardown"), "%s", out);
 }

@@ -356,23 +356,6 @@ Test(pitrace_run, clinfo_lists_pocl_through_the_front_end, .timeout = 120)
   free(out);
 }
 
-/* The first column of the first row of `sql` in session file `path`. */
-static long long db_int(const char *path, const char *sql)
-{
-  sqlite3 *db;
-  cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK, "%s", path);
-  tu_sqlite_views(db);
-  sqlite3_stmt *s;
-  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
-               sqlite3_errmsg(db));
-  long long v = -1;
-  if (sqlite3_step(s) == SQLITE_ROW)
-    v = sqlite3_column_int64(s, 0);
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
-}
-
 Test(pitrace_run, record_keeps_a_session_of_clinfo, .timeout = 300)
 {
   const char *clinfo = clinfo_path();
@@ -395,8 +378,8 @@ Test(pitrace_run, record_keeps_a_session_of_clinfo, .timeout = 300)
     }
   closedir(d);
   cr_assert_not_null(session, "record -- clinfo kept no session in %s", dir);
-  cr_assert_gt(db_int(session, "SELECT calls FROM sessions"), 10, "%s", session);
-  cr_assert_gt(db_int(session, "SELECT count(*) FROM pi_calls WHERE api = 'piDevicesGet'"), 0,
+  cr_assert_gt(tu_db_int(session, "SELECT calls FROM sessions"), 10, "%s", session);
+  cr_assert_gt(tu_db_int(session, "SELECT count(*) FROM pi_calls WHERE api = 'piDevicesGet'"), 0,
                "%s has no piDevicesGet", session);
   free(session);
   /* --no-opencl: clinfo makes no PI call, so nothing is recorded. */

@@ -34,53 +34,9 @@ static char *env_kv(const char *name, const char *value)
   return s;
 }
 
-/* The tests read databases that killed processes left: a read-only
- * connection cannot rebuild the WAL index such a process may leave
- * (SQLITE_READONLY_RECOVERY, "attempt to write a readonly database"), so
- * they read through read-write ones, as pitrace does then. */
+/* Session files are read through read-write connections, as tu_db_query
+ * opens them (testutil.h says why). */
 #define DB_READ SQLITE_OPEN_READWRITE
-
-/* The first column of the first row of `sql` as an integer (-1: none). */
-static long long db_int(const char *path, const char *sql)
-{
-  sqlite3 *db;
-  cr_assert_eq(sqlite3_open_v2(path, &db, DB_READ, NULL), SQLITE_OK,
-               "cannot open %s", path);
-  tu_sqlite_views(db);
-  sqlite3_stmt *s;
-  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
-               sqlite3_errmsg(db));
-  long long v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
-}
-
-/* All rows of a one-column query, newline-separated (malloc'd). */
-static char *db_lines(const char *path, const char *sql)
-{
-  sqlite3 *db;
-  cr_assert_eq(sqlite3_open_v2(path, &db, DB_READ, NULL), SQLITE_OK);
-  tu_sqlite_views(db);
-  sqlite3_stmt *s;
-  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sql,
-               sqlite3_errmsg(db));
-  size_t cap = 4096, len = 0;
-  char *out = calloc(1, cap);
-  while (sqlite3_step(s) == SQLITE_ROW) {
-    const char *t = (const char *)sqlite3_column_text(s, 0);
-    size_t n = t ? strlen(t) : 4;
-    while (len + n + 2 > cap)
-      out = realloc(out, cap *= 2);
-    memcpy(out + len, t ? t : "NULL", n);
-    len += n;
-    out[len++] = '\n';
-    out[len] = 0;
-  }
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return out;
-}
 
 /* The APIs of the trace's call blocks, one per line. */
 static char *trace_apis(const char *trace)
@@ -131,30 +87,30 @@ Test(record, every_traced_call_is_recorded_in_order_with_readable_arguments)
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
   cr_assert(strstr(out, "result verified"), "%s", out);
   char *traced = trace_apis(tu_read_file(trace));
-  char *recorded = db_lines(db, "SELECT api FROM pi_calls ORDER BY seq");
+  char *recorded = tu_db_lines(db, "SELECT api FROM pi_calls ORDER BY seq");
   cr_assert_str_eq(recorded, traced);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE result <> 'PI_SUCCESS'"), 0);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_args WHERE value IS NULL OR value = ''"), 0,
-               "%s", db_lines(db, "SELECT seq || ' ' || name FROM pi_args WHERE value IS NULL "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE result <> 'PI_SUCCESS'"), 0);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE value IS NULL OR value = ''"), 0,
+               "%s", tu_db_lines(db, "SELECT seq || ' ' || name FROM pi_args WHERE value IS NULL "
                                   "OR value = ''"));
-  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
   /* Typed values: a handle, an enum, flags, a string, an info result, data. */
-  char *kc = db_lines(db, "SELECT name || '=' || value FROM pi_args WHERE seq = (SELECT "
+  char *kc = tu_db_lines(db, "SELECT name || '=' || value FROM pi_args WHERE seq = (SELECT "
                           "min(seq) FROM pi_calls WHERE api = 'piKernelCreate')");
   cr_assert(strstr(kc, "program=program#"), "%s", kc);
   cr_assert(strstr(kc, "kernel_name=vadd\n"), "%s", kc);
   cr_assert(strstr(kc, "ret_kernel=kernel#"), "%s", kc);
-  char *info = db_lines(db, "SELECT value FROM pi_args WHERE name = 'param_name' AND "
+  char *info = tu_db_lines(db, "SELECT value FROM pi_args WHERE name = 'param_name' AND "
                             "value = 'PI_DEVICE_INFO_TYPE'");
   cr_assert(strstr(info, "PI_DEVICE_INFO_TYPE"), "%s", info);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_value' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_value' AND "
                           "value = 'PI_DEVICE_TYPE_CPU'"), 1);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'flags' AND value = "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'flags' AND value = "
                           "'PI_MEM_ACCESS_READ_ONLY|PI_MEM_FLAGS_HOST_PTR_COPY'"), 1);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'ptr' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'ptr' AND "
                           "value LIKE '4096 bytes (out): 0000003F%'"), 1);
   /* Handles: created and released by the calls named. */
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'kernel' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'kernel' AND "
                           "created_by = 'piKernelCreate' AND released_by = 'piKernelRelease'"), 1);
 }
 
@@ -167,8 +123,8 @@ Test(record, crash_keeps_every_call_and_the_entry_of_the_crashing_one)
                        "PI_TEST_CRASH=1", NULL};
   char *out;
   cr_assert_eq(tu_run(argv, env, &out), 128 + SIGSEGV, "%s", out);
-  cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 11\n");
-  char *last = db_lines(db, "SELECT api || ' ' || coalesce(result, 'no result') FROM "
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 11\n");
+  char *last = tu_db_lines(db, "SELECT api || ' ' || coalesce(result, 'no result') FROM "
                             "pi_calls ORDER BY seq DESC LIMIT 1");
   cr_assert_str_eq(last, "piContextCreate no result\n");
 }
@@ -178,10 +134,10 @@ Test(record, crash_after_n_calls_keeps_all_of_them)
   char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "crash", "500", NULL};
   int traced = run_traced(argv, db, 128 + SIGSEGV, "made 500 calls");
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
-  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 500);
-  cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 11\n");
-  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls"), traced);
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 500);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 11\n");
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
 Test(record, abort_marks_the_session)
@@ -191,8 +147,8 @@ Test(record, abort_marks_the_session)
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
   char *out;
   cr_assert_eq(tu_run(argv, env, &out), 128 + SIGABRT, "%s", out);
-  cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 6\n");
-  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 50);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 6\n");
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 50);
 }
 
 Test(record, sigkill_leaves_a_sound_database_with_the_calls_before_it)
@@ -202,10 +158,10 @@ Test(record, sigkill_leaves_a_sound_database_with_the_calls_before_it)
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
   char *out;
   cr_assert_eq(tu_run(argv, env, &out), 128 + SIGKILL, "%s", out);
-  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
   /* The calls came 300 ms before the kill: none may be lost. */
-  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 300);
-  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "running\n");
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 300);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "running\n");
 }
 
 Test(record, exit_without_teardown_keeps_the_calls)
@@ -215,8 +171,8 @@ Test(record, exit_without_teardown_keeps_the_calls)
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
   char *out;
   cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
-  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 200);
-  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 200);
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
 /* `record_prog threads 8 2000` recorded into db: every thread's 2000
@@ -224,10 +180,10 @@ Test(record, exit_without_teardown_keeps_the_calls)
  * each other in time as in sequence. */
 static void assert_eight_threads_whole(const char *db)
 {
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
                           "thread > 1"), 8 * 2000);
-  cr_assert_eq(db_int(db, "SELECT count(DISTINCT thread) FROM calls"), 9);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM (SELECT start_ns, lag(start_ns + dur_ns) "
+  cr_assert_eq(tu_db_int(db, "SELECT count(DISTINCT thread) FROM calls"), 9);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM (SELECT start_ns, lag(start_ns + dur_ns) "
                           "OVER (PARTITION BY thread ORDER BY seq) AS prev_end FROM calls) "
                           "WHERE start_ns < prev_end"), 0);
 }
@@ -237,9 +193,10 @@ Test(record, eight_threads_lose_and_duplicate_nothing)
   char *db = tu_temp_path(".db");
   const char *argv[] = {BIN "/record_prog", "threads", "8", "2000", NULL};
   int traced = run_traced(argv, db, 0, NULL);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
-  cr_assert_eq(db_int(db, "SELECT count(DISTINCT seq) FROM pi_calls"), traced);
-  cr_assert_eq(db_int(db, "SELECT max(seq) - min(seq) + 1 FROM pi_calls"), traced, "gaps in seq");
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls"), traced);
+  cr_assert_eq(tu_db_int(db, "SELECT count(DISTINCT seq) FROM pi_calls"), traced);
+  cr_assert_eq(tu_db_int(db, "SELECT max(seq) - min(seq) + 1 FROM pi_calls"), traced,
+               "gaps in seq");
   assert_eight_threads_whole(db);
 }
 
@@ -263,13 +220,13 @@ static void check_gap(const char *clock)
   cr_assert(inner >= 300000000LL && outer >= inner, "%s", out);
   /* The program's two queries: the session's last two piDeviceGetInfo
    * calls (the runtime's own come before them, at discovery). */
-  long long gap = db_int(db, "WITH q AS (SELECT seq, start_ns, end_ns FROM pi_calls WHERE api = "
+  long long gap = tu_db_int(db, "WITH q AS (SELECT seq, start_ns, end_ns FROM pi_calls WHERE api = "
                              "'piDeviceGetInfo' ORDER BY seq DESC LIMIT 2) "
                              "SELECT max(start_ns) - min(end_ns) FROM q");
   cr_assert(gap >= inner - 1000000LL && gap <= outer + 1000000LL,
             "%s: gap %lld ns in the session, the program saw %lld..%lld ns", clock, gap, inner,
             outer);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls WHERE start_ns < 0 OR dur_ns < 0 OR "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls WHERE start_ns < 0 OR dur_ns < 0 OR "
                           "start_ns + dur_ns > (SELECT duration_ns FROM sessions)"), 0);
 }
 
@@ -287,7 +244,7 @@ Test(record, eight_threads_on_the_monotonic_clock_lose_and_duplicate_nothing)
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), "PITRACE_CLOCK=monotonic", POCL, NULL};
   char *out;
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
-  cr_assert_eq(db_int(db, "SELECT max(seq) - min(seq) + 1 - count(*) FROM calls"), 0);
+  cr_assert_eq(tu_db_int(db, "SELECT max(seq) - min(seq) + 1 - count(*) FROM calls"), 0);
   assert_eight_threads_whole(db);
 }
 
@@ -302,11 +259,11 @@ Test(record, an_object_made_by_one_thread_and_used_by_another_keeps_its_order)
   char *out;
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
   cr_assert(strstr(out, "handed off 12000 buffers"), "%s", out);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem'"), 12000);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem'"), 12000);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem' AND "
                           "(origin != 'created' OR released_seq IS NULL OR "
                           "released_seq <= created_seq)"), 0);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piMemRelease' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piMemRelease' AND "
                           "result = 'PI_SUCCESS'"), 12000);
 }
 
@@ -355,12 +312,12 @@ Test(record, a_new_file_holds_what_the_schema_statements_make)
   struct stat st;
   cr_assert_eq(stat(made, &st), 0);
   cr_assert_eq(st.st_mode & 0777, 0600, "%s has mode %o", made, st.st_mode & 0777);
-  cr_assert_eq(db_int(made, "PRAGMA page_size"), db_int(from_sql, "PRAGMA page_size"));
-  cr_assert_eq(db_int(made, "PRAGMA page_size"), 16384);
-  cr_assert_gt(db_int(made, "SELECT count(*) FROM pi_params"), 500);
-  cr_assert_gt(db_int(made, "SELECT count(*) FROM sqlite_master WHERE type = 'view'"), 5);
-  cr_assert_eq(db_int(made, "SELECT count(*) FROM pi_calls"),
-               db_int(from_sql, "SELECT count(*) FROM pi_calls"));
+  cr_assert_eq(tu_db_int(made, "PRAGMA page_size"), tu_db_int(from_sql, "PRAGMA page_size"));
+  cr_assert_eq(tu_db_int(made, "PRAGMA page_size"), 16384);
+  cr_assert_gt(tu_db_int(made, "SELECT count(*) FROM pi_params"), 500);
+  cr_assert_gt(tu_db_int(made, "SELECT count(*) FROM sqlite_master WHERE type = 'view'"), 5);
+  cr_assert_eq(tu_db_int(made, "SELECT count(*) FROM pi_calls"),
+               tu_db_int(from_sql, "SELECT count(*) FROM pi_calls"));
   sqlite3 *db;
   cr_assert_eq(sqlite3_open_v2(made, &db, DB_READ, NULL), SQLITE_OK);
   char attach[600];
@@ -390,8 +347,8 @@ Test(record, full_disk_stops_recording_not_the_application)
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
   char *out;
   int st = tu_run(argv, env, &out);
-  long long incomplete = db_int(db, "SELECT count(*) FROM sessions WHERE ended = 'incomplete'");
-  char *ok = db_lines(db, "PRAGMA integrity_check");
+  long long incomplete = tu_db_int(db, "SELECT count(*) FROM sessions WHERE ended = 'incomplete'");
+  char *ok = tu_db_lines(db, "PRAGMA integrity_check");
   umount(dir);
   rmdir(dir);
   cr_assert_eq(st, 0, "%s", out);
@@ -409,16 +366,16 @@ Test(record, data_controls)
   char *out;
   const char *e1[] = {env_kv("SYCL_PI_RECORD", none), "SYCL_PI_RECORD_DATA=none", POCL, NULL};
   cr_assert_eq(tu_run(argv, e1, &out), 0, "%s", out);
-  cr_assert_eq(db_int(none, "SELECT count(*) FROM data WHERE role IN ('in', 'out')"), 0);
-  cr_assert_str_eq(db_lines(none, "SELECT data_mode FROM sessions"), "none\n");
+  cr_assert_eq(tu_db_int(none, "SELECT count(*) FROM data WHERE role IN ('in', 'out')"), 0);
+  cr_assert_str_eq(tu_db_lines(none, "SELECT data_mode FROM sessions"), "none\n");
   const char *e2[] = {env_kv("SYCL_PI_RECORD", meta), "SYCL_PI_RECORD_DATA=meta", POCL, NULL};
   cr_assert_eq(tu_run(argv, e2, &out), 0, "%s", out);
-  cr_assert_gt(db_int(meta, "SELECT count(*) FROM data WHERE size = 4096"), 0);
-  cr_assert_eq(db_int(meta, "SELECT count(*) FROM data WHERE stored > 0 AND role IN "
+  cr_assert_gt(tu_db_int(meta, "SELECT count(*) FROM data WHERE size = 4096"), 0);
+  cr_assert_eq(tu_db_int(meta, "SELECT count(*) FROM data WHERE stored > 0 AND role IN "
                             "('in', 'out')"), 0);
   const char *e3[] = {env_kv("SYCL_PI_RECORD", cap), "SYCL_PI_RECORD_DATA_CAP=1K", POCL, NULL};
   cr_assert_eq(tu_run(argv, e3, &out), 0, "%s", out);
-  cr_assert_gt(db_int(cap, "SELECT count(*) FROM data WHERE size = 4096 AND stored = 1024"), 0);
+  cr_assert_gt(tu_db_int(cap, "SELECT count(*) FROM data WHERE size = 4096 AND stored = 1024"), 0);
 }
 
 Test(record, api_filter_and_backtraces)
@@ -428,11 +385,11 @@ Test(record, api_filter_and_backtraces)
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_FILTER=piEnqueue*,piKernel*",
                        "SYCL_PI_RECORD_BACKTRACE=1", POCL, NULL};
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api NOT LIKE 'piEnqueue%' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api NOT LIKE 'piEnqueue%' AND "
                           "api NOT LIKE 'piKernel%'"), 0);
-  cr_assert_gt(db_int(db, "SELECT count(*) FROM pi_calls"), 4);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls WHERE stack IS NULL"), 0);
-  char *frames = db_lines(db, "SELECT frames FROM stacks");
+  cr_assert_gt(tu_db_int(db, "SELECT count(*) FROM pi_calls"), 4);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls WHERE stack IS NULL"), 0);
+  char *frames = tu_db_lines(db, "SELECT frames FROM stacks");
   cr_assert(strstr(frames, "vadd!main+0x") || strstr(frames, "vadd+0x"), "%s", frames);
   cr_assert(strstr(frames, "libpirt.so"), "%s", frames);
 }
@@ -456,28 +413,28 @@ static char *record_prog_session(const char *mode, const char *done)
 Test(record, a_note_whose_thread_calls_no_more_is_kept)
 {
   char *db = record_prog_session("latenote", "late note handed over");
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM notes WHERE kind = 'callback'"), 1);
-  cr_assert_eq(db_int(db, "SELECT seq FROM notes WHERE kind = 'callback'"),
-               db_int(db, "SELECT max(seq) + 1 FROM pi_calls"));
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM notes WHERE kind = 'callback'"), 1);
+  cr_assert_eq(tu_db_int(db, "SELECT seq FROM notes WHERE kind = 'callback'"),
+               tu_db_int(db, "SELECT max(seq) + 1 FROM pi_calls"));
   /* value: 0x1234, then the seq of the last query (little-endian words) */
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM notes WHERE kind = 'callback' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM notes WHERE kind = 'callback' AND "
                           "substr(hex(value), 1, 16) = '3412000000000000'"), 1);
-  long long after = db_int(db, "SELECT max(seq) FROM pi_calls WHERE api = 'piDeviceGetInfo'");
+  long long after = tu_db_int(db, "SELECT max(seq) FROM pi_calls WHERE api = 'piDeviceGetInfo'");
   char want[64], sql[160];
   snprintf(want, sizeof want, "%02llX%02llX", after & 0xff, (after >> 8) & 0xff);
   snprintf(sql, sizeof sql, "SELECT count(*) FROM notes WHERE kind = 'callback' AND "
                             "substr(hex(value), 17, 4) = '%s'", want);
-  cr_assert_eq(db_int(db, sql), 1, "the callback did not begin after call %lld", after);
+  cr_assert_eq(tu_db_int(db, sql), 1, "the callback did not begin after call %lld", after);
 }
 
 Test(record, readback_of_a_non_blocking_read_and_payloads_stored_once)
 {
   char *db = record_prog_session("readback", "read back ok");
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM data d JOIN pi_calls c ON c.seq = d.seq "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM data d JOIN pi_calls c ON c.seq = d.seq "
                           "WHERE c.api = 'piEnqueueMemBufferRead' AND d.role = 'readback' AND "
                           "d.captured_seq > d.seq AND d.size = 4096"), 1);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM data WHERE role = 'in' AND size = 4096"), 2);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM blobs WHERE size = 4096"), 1,
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM data WHERE role = 'in' AND size = 4096"), 2);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM blobs WHERE size = 4096"), 1,
                "the same data stored twice");
 }
 
@@ -499,12 +456,12 @@ Test(record, large_payloads_are_stored_byte_for_byte_and_once)
     long long bytes = ints[k] * 4;
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM data WHERE role = 'in' AND size = %lld", bytes);
-    cr_assert_eq(db_int(db, sql), 2);
+    cr_assert_eq(tu_db_int(db, sql), 2);
     snprintf(sql, sizeof sql, "SELECT count(*) FROM data WHERE role = 'readback' AND size = %lld",
              bytes);
-    cr_assert_eq(db_int(db, sql), 1);
+    cr_assert_eq(tu_db_int(db, sql), 1);
     snprintf(sql, sizeof sql, "SELECT count(*) FROM blobs WHERE size = %lld", bytes);
-    cr_assert_eq(db_int(db, sql), 1, "the same data stored more than once");
+    cr_assert_eq(tu_db_int(db, sql), 1, "the same data stored more than once");
     sqlite3 *h;
     cr_assert_eq(sqlite3_open_v2(db, &h, DB_READ, NULL), SQLITE_OK);
     sqlite3_stmt *s;
@@ -537,7 +494,7 @@ Test(record, large_payloads_from_many_threads_are_each_stored_whole)
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_DATA=all", POCL, NULL};
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
   cr_assert(strstr(out, "32 big writes made"), "%s", out);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM data d JOIN pi_calls c ON c.seq = d.seq WHERE "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM data d JOIN pi_calls c ON c.seq = d.seq WHERE "
                           "c.api = 'piEnqueueMemBufferWrite' AND d.role = 'in' AND "
                           "d.size = 2097152"), T * M);
   sqlite3 *h;
@@ -595,9 +552,9 @@ Test(record, calls_printed_by_the_encoders_read_as_those_printed_at_once)
                            later ? "PITRACE_PRINT_LATER=1" : "PITRACE_PRINT_LATER=0", POCL, NULL};
       cr_assert_eq(tu_run(argv, env, &out), 0, "%s: %s", prog, out);
     }
-    cr_assert_gt(db_int(db[0], "SELECT count(*) FROM calls"), 10, "%s", prog);
+    cr_assert_gt(tu_db_int(db[0], "SELECT count(*) FROM calls"), 10, "%s", prog);
     for (size_t q = 0; q < sizeof queries / sizeof *queries; q++) {
-      char *now = db_lines(db[0], queries[q]), *later = db_lines(db[1], queries[q]);
+      char *now = tu_db_lines(db[0], queries[q]), *later = tu_db_lines(db[1], queries[q]);
       cr_assert_str_eq(later, now, "%s, %s", prog, queries[q]);
       free(now);
       free(later);
@@ -615,7 +572,7 @@ Test(record, a_bad_print_later_setting_warns_and_records)
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), "PITRACE_PRINT_LATER=yes", POCL, NULL};
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
   cr_assert_eq(tu_count(out, "PITRACE_PRINT_LATER=yes is not 0 or 1; "), 1, "%s", out);
-  cr_assert_gt(db_int(db, "SELECT count(*) FROM calls"), 10);
+  cr_assert_gt(tu_db_int(db, "SELECT count(*) FROM calls"), 10);
 }
 
 Test(record, link_decisions_and_spec_constants_are_stored)
@@ -624,16 +581,16 @@ Test(record, link_decisions_and_spec_constants_are_stored)
   const char *a1[] = {BIN "/shared_lib", NULL};
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
   cr_assert_eq(tu_run(a1, env, &out), 0, "%s", out);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_link_decisions WHERE kind = 'symbol' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_link_decisions WHERE kind = 'symbol' AND "
                           "symbol = 'poly2' AND image = 'libmathdev.so#0'"), 1);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_link_decisions WHERE kind = 'link' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_link_decisions WHERE kind = 'link' AND "
                           "before_api = 'piclProgramCreateWithSource'"), 1);
   const char *a2[] = {BIN "/spec_const", NULL};
   cr_assert_eq(tu_run(a2, env, &out), 0, "%s", out);
-  char *sc = db_lines(db, "SELECT kernel || ' ' || symbolic_id || ' ' || numeric_ids || ' ' "
+  char *sc = tu_db_lines(db, "SELECT kernel || ' ' || symbolic_id || ' ' || numeric_ids || ' ' "
                           "|| how || ' ' || size FROM pi_spec_constants");
   cr_assert_str_eq(sc, "convolution coeff_id [0,1,2,3,4,5,6,7,8] emulated 36\n");
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM sessions"), 2, "two runs, one file");
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM sessions"), 2, "two runs, one file");
 }
 
 /* ---- Records that outlive the process --------------------------------------------------- */
@@ -696,7 +653,7 @@ Test(record, an_idle_recorder_leaves_its_file_alone)
   }
   sqlite3_close(r);
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "record_prog gap: status %d", status);
-  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
                            "result = 'PI_SUCCESS'"), 2);
   cr_assert(changes >= 2 && changes <= 20, "the file changed %d times in a run that slept 2.5 s",
             changes);
@@ -840,10 +797,10 @@ Test(record, an_info_answer_is_stored_without_the_rest_of_the_buffer)
                      "a.position = d.position JOIN pi_calls c ON c.seq = d.seq WHERE "
                      "c.api = 'piDeviceGetInfo' AND a.name = 'param_value' AND d.seq = "
                      "(SELECT max(seq) FROM pi_calls WHERE api = 'piDeviceGetInfo')";
-  cr_assert_eq(db_int(db, name), answer, "the name query's answer is %lld bytes", answer);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM data WHERE instr(hex, '5A5A5A5A') > 0"), 0);
+  cr_assert_eq(tu_db_int(db, name), answer, "the name query's answer is %lld bytes", answer);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM data WHERE instr(hex, '5A5A5A5A') > 0"), 0);
   /* The recorded argument stays the caller's: no size pointer. */
-  char *ret = db_lines(db, "SELECT value FROM pi_args WHERE name = 'param_value_size_ret' AND "
+  char *ret = tu_db_lines(db, "SELECT value FROM pi_args WHERE name = 'param_value_size_ret' AND "
                            "seq = (SELECT max(seq) FROM pi_calls WHERE api = 'piDeviceGetInfo')");
   cr_assert_str_eq(ret, "NULL\n");
 }
@@ -857,17 +814,17 @@ Test(record, exit_right_after_n_calls_keeps_all_of_them)
   cr_assert_eq(ring_files(db), 1);
   salvage_with_pitrace(db);
   cr_assert_eq(ring_files(db), 0, "the ring file was not removed after salvage");
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE result IS NULL"), 0);
-  cr_assert_eq(db_int(db, "SELECT max(seq) FROM calls"), traced);
-  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "killed\n");
-  char *reason = db_lines(db, "SELECT incomplete_reason FROM sessions");
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls"), traced);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE result IS NULL"), 0);
+  cr_assert_eq(tu_db_int(db, "SELECT max(seq) FROM calls"), traced);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "killed\n");
+  char *reason = tu_db_lines(db, "SELECT incomplete_reason FROM sessions");
   cr_assert(strstr(reason, " calls salvaged from its rings"), "%s", reason);
-  cr_assert_eq(db_int(db, "SELECT calls FROM sessions"), traced);
-  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  cr_assert_eq(tu_db_int(db, "SELECT calls FROM sessions"), traced);
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
   /* The next salvage finds nothing to do and changes nothing. */
   salvage_with_pitrace(db);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls"), traced);
 }
 
 /* Every thread's ring is a slot of the ring file (the first ones made
@@ -880,12 +837,12 @@ Test(record, exit_after_four_threads_keeps_every_threads_calls)
   int traced = run_traced(argv, db, 3, "made 1200 calls");
   salvage_with_pitrace(db);
   cr_assert_eq(ring_files(db), 0, "the ring file was not removed after salvage");
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), traced);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM (SELECT thread FROM calls GROUP BY thread "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls"), traced);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM (SELECT thread FROM calls GROUP BY thread "
                           "HAVING count(*) >= 300)"), 4);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE result IS NULL"), 0);
-  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "killed\n");
-  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE result IS NULL"), 0);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "killed\n");
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
 Test(record, the_next_recording_process_salvages_the_last_one)
@@ -899,8 +856,8 @@ Test(record, the_next_recording_process_salvages_the_last_one)
   const char *vadd[] = {BIN "/vadd", NULL};
   cr_assert_eq(tu_run(vadd, env, &out), 0, "%s", out);
   cr_assert_eq(ring_files(db), 0);
-  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions ORDER BY id"), "killed\nteardown\n");
-  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 1 AND api = "
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions ORDER BY id"), "killed\nteardown\n");
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 1 AND api = "
                            "'piDeviceGetInfo' AND result = 'PI_SUCCESS'"), 300);
 }
 
@@ -982,7 +939,7 @@ Test(record, a_newer_ring_file_is_left_for_a_newer_pitrace)
   ring_image_put(path, img, len);
   salvage_with_pitrace(db);
   cr_assert_eq(ring_files(db), 0);
-  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
                            "result = 'PI_SUCCESS'"), 50);
 }
 
@@ -1019,8 +976,8 @@ Test(record, a_ring_file_being_made_is_left_to_its_process)
   cr_assert_eq(stat(live, &st), 0, "an empty ring file of a live process was removed");
   unlink(live);
   cr_assert_eq(ring_files(db), 0);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM sessions"), 1);
-  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM sessions"), 1);
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
                            "result = 'PI_SUCCESS'"), 5);
 }
 
@@ -1057,9 +1014,9 @@ Test(record, salvage_of_damaged_call_times_ends_the_session_by_now)
   snprintf(sql, sizeof sql, "SELECT end_unix_ns >= start_unix_ns AND end_unix_ns <= %lld AND "
            "duration_ns = end_unix_ns - start_unix_ns FROM sessions",
            (long long)now.tv_sec * 1000000000 + now.tv_nsec);
-  cr_assert_eq(db_int(db, sql), 1, "%s", db_lines(db, "SELECT start_unix_ns, end_unix_ns, "
+  cr_assert_eq(tu_db_int(db, sql), 1, "%s", tu_db_lines(db, "SELECT start_unix_ns, end_unix_ns, "
                                                      "duration_ns FROM sessions"));
-  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "killed\n");
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "killed\n");
 }
 
 /* The race behind the rare failures of
@@ -1117,15 +1074,15 @@ Test(record, a_release_that_returns_after_its_address_is_reused_releases_its_own
   memcpy(r[2].p + offsetof(rec_hdr, ticket), &moved, 8);
   ring_image_put(ring, img, len);
   salvage_with_pitrace(db);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem'"), 2,
-               "%s", db_lines(db, "SELECT handle || ' ' || origin || ' ' || created_seq || "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem'"), 2,
+               "%s", tu_db_lines(db, "SELECT handle || ' ' || origin || ' ' || created_seq || "
                                   "' ' || coalesce(released_seq, '-') FROM pi_handles WHERE "
                                   "kind = 'mem'"));
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem' AND "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_handles WHERE kind = 'mem' AND "
                           "origin = 'created' AND released_by = 'piMemRelease' AND "
                           "released_seq > created_seq"), 2);
   /* Each released at its own release's call (the earlier release first). */
-  cr_assert_str_eq(db_lines(db, "SELECT h.released_seq = c.seq FROM pi_handles h JOIN "
+  cr_assert_str_eq(tu_db_lines(db, "SELECT h.released_seq = c.seq FROM pi_handles h JOIN "
                                 "(SELECT seq, row_number() OVER (ORDER BY seq) AS k FROM "
                                 "pi_calls WHERE api = 'piMemRelease') c ON c.k = (SELECT "
                                 "count(*) FROM pi_handles g WHERE g.kind = 'mem' AND g.id <= "
@@ -1176,7 +1133,7 @@ Test(record, sigkill_at_random_points_keeps_every_call_that_returned)
     long long returned = count_of(count);
     struct stat sb;
     if (stat(db, &sb) != 0 || sb.st_size == 0 ||
-        db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'sessions'") == 0) {
+        tu_db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'sessions'") == 0) {
       /* Killed before its session was committed: a ring file made just
        * before that holds nothing, and the next reader removes it (and
        * says the database holds no session). */
@@ -1188,23 +1145,23 @@ Test(record, sigkill_at_random_points_keeps_every_call_that_returned)
       continue; /* killed before recording began */
     }
     assert_no_ring_left(db, salvage_with_pitrace(db), seed, i);
-    cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n", "seed %u", seed);
-    if (db_int(db, "SELECT count(*) FROM sessions") == 0)
+    cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n", "seed %u", seed);
+    if (tu_db_int(db, "SELECT count(*) FROM sessions") == 0)
       continue; /* killed before its session was stored */
     during_calls += returned > 0;
-    long long stored = db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' "
+    long long stored = tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' "
                                   "AND result = 'PI_SUCCESS'");
     cr_assert_geq(stored, returned, "seed %u, kill %d: %lld calls returned, %lld stored", seed,
                   i, returned, stored);
     /* Nothing lost or stored twice: seq runs 1..n without a gap; at most
      * the one call in flight never returned. */
-    cr_assert_eq(db_int(db, "SELECT count(DISTINCT seq) FROM calls"),
-                 db_int(db, "SELECT count(*) FROM calls"), "seed %u", seed);
-    cr_assert_eq(db_int(db, "SELECT coalesce(max(seq), 0) FROM calls"),
-                 db_int(db, "SELECT count(*) FROM calls"), "seed %u", seed);
-    cr_assert_leq(db_int(db, "SELECT count(*) FROM calls WHERE result IS NULL"), 1, "seed %u",
+    cr_assert_eq(tu_db_int(db, "SELECT count(DISTINCT seq) FROM calls"),
+                 tu_db_int(db, "SELECT count(*) FROM calls"), "seed %u", seed);
+    cr_assert_eq(tu_db_int(db, "SELECT coalesce(max(seq), 0) FROM calls"),
+                 tu_db_int(db, "SELECT count(*) FROM calls"), "seed %u", seed);
+    cr_assert_leq(tu_db_int(db, "SELECT count(*) FROM calls WHERE result IS NULL"), 1, "seed %u",
                   seed);
-    char *ended = db_lines(db, "SELECT ended FROM sessions");
+    char *ended = tu_db_lines(db, "SELECT ended FROM sessions");
     cr_assert_str_eq(ended, "killed\n", "seed %u, kill %d: %s", seed, i, ended);
   }
   cr_assert_geq(during_calls, kills / 2, "seed %u: too few kills landed during the calls",
@@ -1243,15 +1200,15 @@ Test(record, four_processes_into_one_path_are_all_kept)
       cr_assert(strstr(out, "result verified"), "%s", out);
       cr_assert_eq(tu_count(out, "pitrace:"), 0, "process %d: %s", i, out);
     }
-    cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"),
+    cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"),
                      "teardown\nteardown\nteardown\nteardown\n");
     /* The same program: every session holds as many calls as the first. */
-    long long calls = db_int(db, "SELECT calls FROM sessions WHERE id = 1");
+    long long calls = tu_db_int(db, "SELECT calls FROM sessions WHERE id = 1");
     cr_assert_gt(calls, 10);
-    cr_assert_eq(db_int(db, "SELECT count(*) FROM sessions WHERE calls = (SELECT calls FROM "
+    cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM sessions WHERE calls = (SELECT calls FROM "
                             "sessions WHERE id = 1)"), 4);
-    cr_assert_eq(db_int(db, "SELECT count(*) FROM calls"), 4 * calls);
-    cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+    cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls"), 4 * calls);
+    cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
   }
 }
 
@@ -1304,15 +1261,15 @@ Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
   char *out = tu_read_file(log);
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
   cr_assert_eq(tu_count(out, "pitrace:"), 0, "%s", out);
-  cr_assert_str_eq(db_lines(db, "SELECT ended FROM sessions"), "teardown\nteardown\n");
-  long long calls = db_int(db, "SELECT calls FROM sessions WHERE id = 2");
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\nteardown\n");
+  long long calls = tu_db_int(db, "SELECT calls FROM sessions WHERE id = 2");
   cr_assert_gt(calls, 200000);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls WHERE session = 2"), calls);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 2 AND api = "
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls WHERE session = 2"), calls);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 2 AND api = "
                           "'piDeviceGetInfo'"),
-               db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 1 AND api = "
+               tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 1 AND api = "
                           "'piDeviceGetInfo'") - 10 + 200000);
-  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
   char *journal = malloc(strlen(db) + 16);
   sprintf(journal, "%s-journal", db);
   cr_assert(access(journal, F_OK) != 0, "%s is left", journal);
@@ -1368,18 +1325,18 @@ static void assert_held_out_salvaged(const char *db, pid_t pid)
 {
   salvage_with_pitrace(db);
   cr_assert_eq(ring_files(db), 0, "the ring file was not removed after salvage");
-  cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || label || ' ' || data_mode FROM sessions "
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || label || ' ' || data_mode FROM sessions "
                                 "ORDER BY id"), "teardown  all\nkilled held out all\n");
-  cr_assert_eq(db_int(db, "SELECT pid FROM sessions WHERE id = 2"), pid);
-  cr_assert(strstr(db_lines(db, "SELECT command FROM sessions WHERE id = 2"), "quickexit 300"));
-  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 2 AND api = "
+  cr_assert_eq(tu_db_int(db, "SELECT pid FROM sessions WHERE id = 2"), pid);
+  cr_assert(strstr(tu_db_lines(db, "SELECT command FROM sessions WHERE id = 2"), "quickexit 300"));
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 2 AND api = "
                            "'piDeviceGetInfo' AND result = 'PI_SUCCESS'"), 300);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls WHERE session = 2"),
-               db_int(db, "SELECT calls FROM sessions WHERE id = 2"));
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM plugins WHERE session = 2"),
-               db_int(db, "SELECT count(*) FROM plugins WHERE session = 1"), "%s",
-               db_lines(db, "SELECT session, name FROM plugins"));
-  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls WHERE session = 2"),
+               tu_db_int(db, "SELECT calls FROM sessions WHERE id = 2"));
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM plugins WHERE session = 2"),
+               tu_db_int(db, "SELECT count(*) FROM plugins WHERE session = 1"), "%s",
+               tu_db_lines(db, "SELECT session, name FROM plugins"));
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
 Test(record, a_process_that_ends_before_its_writer_opened_the_file_keeps_its_calls)
@@ -1399,14 +1356,14 @@ Test(record, the_next_process_salvages_on_its_writer_thread_not_in_its_first_cal
   pid_t pid = run_held_out(db, 120);
   salvage_with_pitrace(db);
   cr_assert_eq(ring_files(db), 0);
-  cr_assert_str_eq(db_lines(db, "SELECT ended || ' ' || label FROM sessions ORDER BY id"),
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || label FROM sessions ORDER BY id"),
                    "teardown \nkilled \nkilled held out\n");
-  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 2 AND api = "
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 2 AND api = "
                            "'piDeviceGetInfo' AND result = 'PI_SUCCESS'"), 120);
-  cr_assert_eq(db_int(db, "SELECT pid FROM sessions WHERE id = 3"), pid);
-  cr_assert_geq(db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 3 AND api = "
+  cr_assert_eq(tu_db_int(db, "SELECT pid FROM sessions WHERE id = 3"), pid);
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE session = 3 AND api = "
                            "'piDeviceGetInfo' AND result = 'PI_SUCCESS'"), 300);
-  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
 /* A writer that made its row, said so in the ring file and died before
@@ -1419,7 +1376,7 @@ Test(record, a_ring_file_naming_another_process_session_gets_its_own)
   char *db = tu_temp_path(".db");
   long long calls1 = 0;
   pid_t pid = run_held_out(db, 0);
-  calls1 = db_int(db, "SELECT calls FROM sessions WHERE id = 1");
+  calls1 = tu_db_int(db, "SELECT calls FROM sessions WHERE id = 1");
   char path[4096];
   size_t len;
   ringfile_hdr h;
@@ -1429,8 +1386,8 @@ Test(record, a_ring_file_naming_another_process_session_gets_its_own)
   memcpy(img, &h, sizeof h);
   ring_image_put(path, img, len);
   assert_held_out_salvaged(db, pid);
-  cr_assert_eq(db_int(db, "SELECT calls FROM sessions WHERE id = 1"), calls1);
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM calls WHERE session = 1"), calls1);
+  cr_assert_eq(tu_db_int(db, "SELECT calls FROM sessions WHERE id = 1"), calls1);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls WHERE session = 1"), calls1);
 }
 
 /* A process killed while it wrote into the file (mid-commit) leaves a
@@ -1466,8 +1423,8 @@ Test(record, a_journal_left_by_a_killed_writer_is_rolled_back_by_the_next_reader
   char *after;
   cr_assert_eq(tu_run(argv, NULL, &after), 0, "%s", after);
   cr_assert_str_eq(after, before);
-  cr_assert_str_eq(db_lines(db, "PRAGMA integrity_check"), "ok\n");
-  cr_assert_eq(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'junk'"), 0);
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'junk'"), 0);
 }
 
 /* The shim is loaded late (dlopen) and reads its thread state through
@@ -1485,5 +1442,6 @@ Test(record, the_shim_loads_where_little_static_tls_is_left)
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
   cr_assert_null(strstr(out, "static TLS"), "%s", out);
   cr_assert(strstr(out, "result verified"), "%s", out);
-  cr_assert_gt(db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piEnqueueKernelLaunch'"), 0);
+  cr_assert_gt(
+      tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piEnqueueKernelLaunch'"), 0);
 }

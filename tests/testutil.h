@@ -194,6 +194,60 @@ static inline void tu_sqlite_views(sqlite3 *db)
     abort();
   }
 }
+
+#ifdef cr_assert_eq /* with Criterion */
+/* Session files are opened read-write: a read-only connection cannot
+ * rebuild the WAL index a killed process may leave
+ * (SQLITE_READONLY_RECOVERY, "attempt to write a readonly database"), so
+ * the tests read as pitrace does then. The views' extension is loaded. */
+static inline sqlite3 *tu_db_query(const char *path, const char *sql, sqlite3_stmt **s)
+{
+  sqlite3 *db;
+  cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK,
+               "cannot open %s", path);
+  tu_sqlite_views(db);
+  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, s, NULL), SQLITE_OK, "%s: %s", sql,
+               sqlite3_errmsg(db));
+  return db;
+}
+
+/* The first column of the first row of `sql` in session file `path` as
+ * an integer (-1: no row, -2: NULL). */
+static inline long long tu_db_int(const char *path, const char *sql)
+{
+  sqlite3_stmt *s;
+  sqlite3 *db = tu_db_query(path, sql, &s);
+  long long v = -1;
+  if (sqlite3_step(s) == SQLITE_ROW)
+    v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -2 : sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+/* All rows of a one-column query, newline-separated (malloc'd; NULL
+ * values as "NULL"). */
+static inline char *tu_db_lines(const char *path, const char *sql)
+{
+  sqlite3_stmt *s;
+  sqlite3 *db = tu_db_query(path, sql, &s);
+  size_t cap = 4096, len = 0;
+  char *out = calloc(1, cap);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(s, 0);
+    size_t n = t ? strlen(t) : 4;
+    while (len + n + 2 > cap)
+      out = realloc(out, cap *= 2);
+    memcpy(out + len, t ? t : "NULL", n);
+    len += n;
+    out[len++] = '\n';
+    out[len] = 0;
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return out;
+}
+#endif
 #endif
 
 #endif
