@@ -179,11 +179,13 @@ bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t err
   }
   FILE *f = fopen(path, "rb");
   char magic[16] = ""; /* zeros where it cannot be read */
-  if (f) {
-    if (fread(magic, 1, 16, f) != 16)
-      magic[0] = 0;
-    fclose(f);
+  if (!f) { /* not its content's fault (no permission, no file descriptor left) */
+    snprintf(err, errn, "cannot read %s: %s", path, strerror(errno));
+    return false;
   }
+  if (fread(magic, 1, 16, f) != 16)
+    magic[0] = 0;
+  fclose(f);
   if (!sqlite_magic(path, magic, (size_t)st.st_size, err, errn))
     return false;
   int mode = flags & PT_OPEN_WRITABLE ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;

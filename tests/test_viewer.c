@@ -734,6 +734,48 @@ Test(viewer, diff_of_record_directories_pairs_sessions_by_command)
   cr_assert(strstr(err, "give two record directories") && lines(err) == 1, "%s", err);
 }
 
+/* pitrace ARGS... (NULL-terminated) with at most `files` open files
+ * (ulimit -n); stdout and stderr together in *out. */
+static int pitrace_with_files(int files, char **out, const char *const *args)
+{
+  char limit[64];
+  snprintf(limit, sizeof limit, "ulimit -n %d && exec \"$@\"", files);
+  const char *argv[16] = {"/bin/sh", "-c", limit, "sh", PITRACE};
+  for (int i = 5; i < 15 && (argv[i] = *args); i++, args++)
+    ;
+  return tu_run(argv, NULL, out);
+}
+
+/* A CI job's directory of many processes: 70 sessions (one recording
+ * copied). Every verb that reads a directory reads them all with 48 open
+ * files: each session's connection is open only while it is read. */
+Test(viewer, directory_of_many_sessions_is_read_with_few_files_open)
+{
+  char *db = record("vadd", POCL), *dir = tu_temp_path(".d"), *out;
+  const char *cp[] = {"/bin/sh", "-c", "mkdir \"$1\" && for i in $(seq 70); do cp \"$0\" "
+                      "\"$1/pitrace-$i-1.db\"; done", db, dir, NULL};
+  cr_assert_eq(tu_run(cp, NULL, &out), 0, "%s", out);
+  long long calls = tu_db_int(db, "SELECT count(*) FROM pi_calls");
+  cr_assert_gt(calls, 10);
+  const char *stats[] = {"stats", dir, NULL};
+  cr_assert_eq(pitrace_with_files(48, &out, stats), 0, "%s", out);
+  cr_assert(strstr(out, "== process 70 of 70: ") && strstr(out, "== all 70 processes"), "%s",
+            out);
+  const char *diff[] = {"diff", dir, dir, NULL};
+  cr_assert_eq(pitrace_with_files(48, &out, diff), 0, "%s", out);
+  cr_assert(strstr(out, "directories: 70 pairs of sessions compared by command, 70 same, 0 "
+                        "different; only in A 0, only in B 0: same"), "%s", out);
+  char *jsonl = tu_temp_path(".jsonl"), *html = tu_temp_path(".html");
+  const char *export[] = {"export", "--format", "jsonl", "-o", jsonl, dir, NULL};
+  cr_assert_eq(pitrace_with_files(48, &out, export), 0, "%s", out);
+  char *lines_out = tu_read_file(jsonl);
+  cr_assert_not_null(lines_out);
+  cr_assert_eq(lines(lines_out), 70 * calls, "%s", out);
+  const char *report[] = {"report", "-o", html, dir, NULL};
+  cr_assert_eq(pitrace_with_files(48, &out, report), 0, "%s", out);
+  cr_assert_gt(tu_count(tu_read_file(html), "\"pid\":"), 69);
+}
+
 /* Runs SQL on a session database (to edit it). */
 static void sql_exec(const char *db, const char *query)
 {

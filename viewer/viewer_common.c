@@ -155,6 +155,7 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
 {
   memset(s, 0, sizeof *s);
   s->path = path;
+  s->verb = verb;
   char err[1024];
   if (!pt_open(path, false, &s->db, err, sizeof err)) {
     pt_verb_error(verb, "%s", err);
@@ -187,16 +188,57 @@ void vw_session_close(vw_session *s)
   s->ndevtimes = 0;
   s->notes = NULL;
   s->nnotes = 0;
-  pt_close(&s->db);
+  if (!s->rested)
+    pt_close(&s->db);
+  s->rested = true;
+}
+
+/* The connection is a cache of the session's, kept or not: the functions
+ * below change it behind a const session. */
+pt_db *vw_db(const vw_session *cs)
+{
+  vw_session *s = (vw_session *)(uintptr_t)cs;
+  if (s->rested) {
+    char err[1024];
+    if (!pt_open(s->path, false, &s->db, err, sizeof err)) {
+      pt_verb_error(s->verb ? s->verb : "", "%s", err);
+      exit(2);
+    }
+    s->rested = false;
+  }
+  return &s->db;
+}
+
+void vw_session_rest(const vw_session *cs)
+{
+  vw_session *s = (vw_session *)(uintptr_t)cs;
+  if (s->restable && !s->rested && !s->holds) {
+    pt_close(&s->db);
+    s->rested = true;
+  }
+}
+
+void vw_session_hold(const vw_session *cs)
+{
+  ((vw_session *)(uintptr_t)cs)->holds++;
+}
+
+void vw_session_release(const vw_session *cs)
+{
+  vw_session *s = (vw_session *)(uintptr_t)cs;
+  if (s->holds && --s->holds == 0)
+    vw_session_rest(s);
 }
 
 bool vw_iter_open(const char *verb, const vw_session *s, vw_iter *it)
 {
   memset(it, 0, sizeof *it);
   it->s = s;
-  it->cur = pt_cursor_open(&s->db, s->id, it->err, sizeof it->err);
+  it->cur = pt_cursor_open(vw_db(s), s->id, it->err, sizeof it->err);
   if (!it->cur)
     pt_verb_error(verb, "%s", it->err);
+  else
+    vw_session_hold(s);
   return it->cur != NULL;
 }
 
@@ -209,7 +251,10 @@ const pt_call *vw_iter_next(vw_iter *it)
 
 bool vw_iter_close(const char *verb, vw_iter *it)
 {
-  pt_cursor_close(it->cur);
+  if (it->cur) {
+    pt_cursor_close(it->cur); /* its statements before the connection they are on */
+    vw_session_release(it->s);
+  }
   it->cur = NULL;
   if (it->err[0])
     pt_verb_error(verb, "%s", it->err);
@@ -233,58 +278,109 @@ static int cmp_start(const void *a, const void *b)
   return c ? c : (x->id > y->id) - (x->id < y->id);
 }
 
-bool vw_set_open_file(const char *verb, vw_set *set, const char *path, int64_t id, unsigned what,
-                      int group)
+/* Room for one more session in the set; false after a one-line error. */
+static bool set_room(const char *verb, vw_set *set)
 {
+  if (set->n < set->cap)
+    return true;
   if (set->n == VW_MAX_SESSIONS) {
     pt_verb_error(verb, "too many sessions: pitrace %s takes at most %d", verb, VW_MAX_SESSIONS);
     return false;
   }
-  if (!vw_session_open(verb, path, id, what, &set->s[set->n]))
+  size_t cap = set->cap ? set->cap * 2 : 16;
+  vw_session *s = realloc(set->s, cap * sizeof *s);
+  if (s)
+    set->s = s;
+  int *g = s ? realloc(set->group, cap * sizeof *g) : NULL;
+  if (g)
+    set->group = g;
+  int64_t *o = g ? realloc(set->offset_ns, cap * sizeof *o) : NULL;
+  if (o)
+    set->offset_ns = o;
+  if (!o) {
+    pt_verb_error(verb, "out of memory opening %zu sessions", set->n + 1);
     return false;
-  set->group[set->n++] = group;
+  }
+  set->cap = cap;
   return true;
 }
 
-/* The directory's session files, sorted by name, into names; false after
- * a one-line error. */
-static bool list_dir(const char *verb, const char *dir, char **names, size_t *nn)
+bool vw_set_open_file(const char *verb, vw_set *set, const char *path, int64_t id, unsigned what,
+                      int group)
+{
+  if (!set_room(verb, set) || !vw_session_open(verb, path, id, what, &set->s[set->n]))
+    return false;
+  set->offset_ns[set->n] = 0;
+  set->group[set->n++] = group;
+  /* Past VW_AWAKE sessions, each keeps its connection only while read
+   * (a CI job's directory: hundreds of processes). */
+  if (set->n > VW_AWAKE)
+    for (size_t i = set->n == VW_AWAKE + 1 ? 0 : set->n - 1; i < set->n; i++) {
+      set->s[i].restable = true;
+      vw_session_rest(&set->s[i]);
+    }
+  return true;
+}
+
+bool vw_list_dir(const char *verb, const char *dir, char ***names, size_t *nn)
 {
   char err[1024];
-  if (!pt_session_files(dir, names, VW_MAX_SESSIONS, nn, err, sizeof err)) {
-    pt_verb_error(verb, "%s", err);
-  } else if (*nn > VW_MAX_SESSIONS) {
-    pt_verb_error(verb, "%s holds %zu session files; pitrace %s takes at most %d sessions", dir,
-                  *nn, verb, VW_MAX_SESSIONS);
-  } else if (!*nn) {
-    pt_verb_error(verb, "%s holds no session files (*.db)", dir);
-  } else {
-    return true;
-  }
-  for (size_t i = 0; i < *nn && i < VW_MAX_SESSIONS; i++)
-    free(names[i]);
+  size_t max = 0;
+  bool ok;
+  *names = NULL;
   *nn = 0;
-  return false;
+  do { /* as many as there are: listed again with room for them */
+    for (size_t i = 0; i < *nn && i < max; i++)
+      free((*names)[i]);
+    max = *nn + 64;
+    char **grown = max <= VW_MAX_SESSIONS ? realloc(*names, max * sizeof **names) : NULL;
+    if (!grown) {
+      snprintf(err, sizeof err, max <= VW_MAX_SESSIONS ? "out of memory listing %s"
+                                                       : "%s holds too many session files",
+               dir);
+      ok = false;
+      break;
+    }
+    *names = grown;
+    ok = pt_session_files(dir, *names, max, nn, err, sizeof err);
+  } while (ok && *nn > max);
+  if (ok && !*nn) {
+    snprintf(err, sizeof err, "%s holds no session files (*.db)", dir);
+    ok = false;
+  }
+  if (!ok) {
+    pt_verb_error(verb, "%s", err);
+    for (size_t i = 0; i < *nn && i < max; i++)
+      free((*names)[i]);
+    free(*names);
+    *names = NULL;
+    *nn = 0;
+  }
+  return ok;
 }
 
 bool vw_set_open_dir(const char *verb, vw_set *set, const char *dir, unsigned what, int group)
 {
-  char *names[VW_MAX_SESSIONS];
+  char **names;
   size_t nn = 0;
-  bool ok = list_dir(verb, dir, names, &nn);
+  bool ok = vw_list_dir(verb, dir, &names, &nn);
   size_t first = set->n;
-  for (size_t i = 0; i < nn; i++) {
-    if (set->npaths < 2 * VW_MAX_SESSIONS) {
-      set->paths[set->npaths++] = names[i]; /* the sessions point at them */
+  if (ok && set->npaths + nn > set->cap_paths) {
+    char **p = realloc(set->paths, (set->npaths + nn) * sizeof *p);
+    if (p) {
+      set->paths = p;
+      set->cap_paths = set->npaths + nn;
     } else {
-      if (ok)
-        pt_verb_error(verb, "too many session files: pitrace %s takes at most %d", verb,
-                      2 * VW_MAX_SESSIONS);
-      free(names[i]);
+      pt_verb_error(verb, "out of memory listing %s", dir);
       ok = false;
     }
-    if (!ok)
+  }
+  for (size_t i = 0; i < nn; i++) {
+    if (!ok) {
+      free(names[i]);
       continue;
+    }
+    set->paths[set->npaths++] = names[i]; /* the sessions point at them */
     pt_db db;
     char err[1024];
     size_t ns = 0;
@@ -303,6 +399,7 @@ bool vw_set_open_dir(const char *verb, vw_set *set, const char *dir, unsigned wh
       ok = vw_set_open_file(verb, set, names[i], all[j].id, what, group);
     free(all);
   }
+  free(names);
   if (ok)
     qsort(set->s + first, set->n - first, sizeof *set->s, cmp_start);
   return ok;
@@ -325,6 +422,11 @@ void vw_set_close(vw_set *set)
     vw_session_close(&set->s[--set->n]);
   while (set->npaths)
     free(set->paths[--set->npaths]);
+  free(set->s);
+  free(set->group);
+  free(set->offset_ns);
+  free(set->paths);
+  memset(set, 0, sizeof *set);
 }
 
 void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char *out, size_t n)

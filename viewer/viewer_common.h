@@ -41,7 +41,24 @@ typedef struct vw_session {
    * has no device and host timers): their commands are placed at the
    * earliest time consistent with their enqueue calls. */
   bool devtimes_estimated;
+  /* A set of more sessions than VW_AWAKE keeps open only the connections
+   * of those being read: a rested session's is closed (what was loaded
+   * stays), and vw_db opens it again. `holds`: readers open on it (an
+   * iterator, a seek), which keep it awake. */
+  const char *verb;
+  bool restable, rested;
+  unsigned holds;
 } vw_session;
+
+/* The session's connection, opened again if the session was rested; a
+ * file that can no longer be opened ends the verb (one line, exit 2). */
+pt_db *vw_db(const vw_session *s);
+/* A reader of the session begins (vw_db's connection stays open until it
+ * ends) or ends (a restable session with no reader left is rested). */
+void vw_session_hold(const vw_session *s);
+void vw_session_release(const vw_session *s);
+/* Rests a restable session that nothing reads. */
+void vw_session_rest(const vw_session *s);
 
 /* The device time of the call `seq`, or NULL. */
 const vw_devtime *vw_devtime_of(const vw_session *s, int64_t seq);
@@ -77,22 +94,28 @@ bool vw_iter_close(const char *verb, vw_iter *it);
 
 /* ---- Several sessions: record directories (pitrace record -o DIR) ------------------ */
 
-#define VW_MAX_SESSIONS 64 /* sessions a verb opens at once */
+#define VW_MAX_SESSIONS 65536 /* sessions a verb reads (a bound on memory: ~5 KiB each) */
+#define VW_AWAKE 32            /* a set of more rests the sessions it is not reading */
 
 /* The sessions the arguments name: files, and every session of the *.db
  * files of directories. Sessions of one group share a clock: offset_ns is
- * where each starts after the group's earliest (sessions.start_unix_ns). */
+ * where each starts after the group's earliest (sessions.start_unix_ns).
+ * The arrays grow while the set is opened, not after. */
 typedef struct vw_set {
-  vw_session s[VW_MAX_SESSIONS]; /* a directory's by start time */
-  int group[VW_MAX_SESSIONS];
-  int64_t offset_ns[VW_MAX_SESSIONS]; /* set by vw_set_place */
-  size_t n;
-  char *paths[2 * VW_MAX_SESSIONS]; /* file names made from directories */
-  size_t npaths;
+  vw_session *s; /* a directory's by start time */
+  int *group;
+  int64_t *offset_ns; /* set by vw_set_place */
+  size_t n, cap;
+  char **paths; /* file names made from directories */
+  size_t npaths, cap_paths;
 } vw_set;
 
 /* Whether `path` names a directory. */
 bool vw_is_dir(const char *path);
+/* The directory's session files (pt_session_files), however many, sorted
+ * by name, into *names (malloc'd, as each name); false after a one-line
+ * error, which a directory without any is too. */
+bool vw_list_dir(const char *verb, const char *dir, char ***names, size_t *nn);
 /* Opens session `id` (-1: the last) of the file into the set. False after
  * a one-line error ("pitrace VERB: ..."). */
 bool vw_set_open_file(const char *verb, vw_set *set, const char *path, int64_t id, unsigned what,

@@ -697,7 +697,10 @@ static void side_free(side *sd)
   for (size_t i = 0; i < sd->nnames; i++)
     free(sd->names[i]);
   free(sd->names);
-  pt_seek_close(sd->seek);
+  if (sd->seek) {
+    pt_seek_close(sd->seek); /* its statements before the connection they are on */
+    vw_session_release(sd->s);
+  }
 }
 
 /* Call i of a side, read by its seq; NULL after the reason in x->d->why.
@@ -706,9 +709,12 @@ static const pt_call *call_at(dctx *x, side *sd, int64_t i)
 {
   char *why = x->d->why;
   size_t whyn = sizeof x->d->why;
-  if (!sd->seek && !(sd->seek = pt_seek_open(&sd->s->db, sd->s->id, why, whyn))) {
-    x->failed = true;
-    return NULL;
+  if (!sd->seek) {
+    if (!(sd->seek = pt_seek_open(vw_db(sd->s), sd->s->id, why, whyn))) {
+      x->failed = true;
+      return NULL;
+    }
+    vw_session_hold(sd->s); /* the seek reads through its connection */
   }
   int64_t seq = seq_of(sd, (size_t)i);
   const pt_call *c = pt_seek_call(sd->seek, seq, why, whyn);
@@ -958,8 +964,8 @@ static bool compare_payload(dctx *x, const pi_param_desc *p, unsigned i, const c
                             unsigned idx, const pt_call *ca, const pt_call *cb)
 {
   size_t ga, fa, gb, fb;
-  unsigned char *da = pt_data(&x->a->db, x->a->id, ca, i, role, idx, &ga, &fa);
-  unsigned char *db = pt_data(&x->b->db, x->b->id, cb, i, role, idx, &gb, &fb);
+  unsigned char *da = pt_data(vw_db(x->a), x->a->id, ca, i, role, idx, &ga, &fa);
+  unsigned char *db = pt_data(vw_db(x->b), x->b->id, cb, i, role, idx, &gb, &fb);
   if (!da && !db)
     return false;
   size_t n = ga < gb ? ga : gb, off = 0;
@@ -1771,9 +1777,14 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
            vw_set_open_dir("diff", B, pb, VW_STREAM | VW_NOTES, 1))
     rc = 0;
   /* B's session paired with each of A's (by index; -1: none), and how. */
-  int pair_of[VW_MAX_SESSIONS];
-  bool by_program[VW_MAX_SESSIONS] = {false}, taken[VW_MAX_SESSIONS] = {false}; /* A's, B's */
-  for (size_t i = 0; i < VW_MAX_SESSIONS; i++)
+  size_t na = rc != 2 ? A->n : 0, nb = rc != 2 ? B->n : 0;
+  long *pair_of = malloc((na + 1) * sizeof *pair_of);
+  bool *by_program = calloc(na + 1, sizeof *by_program), *taken = calloc(nb + 1, sizeof *taken);
+  if (rc != 2 && (!pair_of || !by_program || !taken)) {
+    pt_verb_error("diff", "out of memory pairing %zu and %zu sessions", na, nb);
+    rc = 2;
+  }
+  for (size_t i = 0; pair_of && i < na; i++)
     pair_of[i] = -1;
   for (int pass = 0; rc != 2 && pass < 2; pass++)
     for (size_t i = 0; i < A->n; i++) {
@@ -1786,7 +1797,7 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
         j++;
       if (j < B->n) {
         taken[j] = true;
-        pair_of[i] = (int)j;
+        pair_of[i] = (long)j;
         by_program[i] = pass == 1;
       }
     }
@@ -1806,6 +1817,8 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
              (long long)A->s[i].info.pid, (long long)b->info.pid,
              by_program[i] ? " (paired by program: their commands differ)" : "");
     int r = diff_pair(&A->s[i], b, o, json ? &out : NULL, by_program[i] ? "program" : "command");
+    vw_session_rest(&A->s[i]); /* a CI job's hundreds: only the pair compared is open */
+    vw_session_rest(b);
     pairs++;
     programs += by_program[i];
     same += r == 0;
@@ -1851,6 +1864,9 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
   }
   if (rc == 0 && (only_a || only_b))
     rc = 1;
+  free(pair_of);
+  free(by_program);
+  free(taken);
   pi_sbuf_free(&out);
   if (A)
     vw_set_close(A);

@@ -24,7 +24,7 @@ static const char usage[] =
     "  csv     one row per call with a header line\n"
     "\n"
     "Given a directory (pitrace record -o DIR: every session of its *.db files) or\n"
-    "several files (up to 4 arguments, 64 sessions), it writes one trace with the\n"
+    "several files (up to 4 arguments), it writes one trace with the\n"
     "processes side by side on one clock: times from the earliest session's start\n"
     "(sessions.start_unix_ns). In chrome each process is a pid named \"PID command\"\n"
     "(its device tracks inside it); jsonl and csv lead with the process's pid,\n"
@@ -106,7 +106,7 @@ static void chrome_metadata(exporter *ex, size_t index)
     pi_sbuf_puts(b, "}}");
   }
   size_t nt = 0;
-  pt_thread *threads = pt_threads(&ex->s->db, ex->s->id, &nt);
+  pt_thread *threads = pt_threads(vw_db(ex->s), ex->s->id, &nt);
   for (size_t i = 0; i < nt; i++)
     pi_sbuf_printf(b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%d,"
                       "\"args\":{\"name\":\"thread %d (tid %lld)\"}}", (long long)ex->pid,
@@ -365,7 +365,11 @@ static int export(exporter *ex, vw_set *set, const char *format)
   line_fn line = strcmp(format, "chrome") == 0  ? chrome_event
                  : strcmp(format, "jsonl") == 0 ? jsonl_line
                                                 : csv_line;
-  int64_t pids[VW_MAX_SESSIONS] = {0};
+  int64_t *pids = calloc(set->n + 1, sizeof *pids);
+  if (!pids) {
+    pt_verb_error("export", "out of memory exporting %zu sessions", set->n);
+    return 2;
+  }
   if (line == csv_line)
     pi_sbuf_puts(&ex->b, ex->multi ? "pid,file,session,seq,thread,api,result,start_ns,dur_ns,"
                                      "kernel,args\n"
@@ -377,14 +381,18 @@ static int export(exporter *ex, vw_set *set, const char *format)
     ex->dev_pid = ex->multi ? ex->pid : 2;
     if (line == chrome_event)
       chrome_metadata(ex, i);
+    vw_session_rest(&set->s[i]); /* read again below */
   }
   for (size_t i = 0; i < set->n; i++) {
     ex->offset_ns = ex->multi ? set->offset_ns[i] : 0;
     ex->pid = ex->multi ? pids[i] : 1;
     ex->dev_pid = ex->multi ? ex->pid : 2;
-    if (!write_session(ex, &set->s[i], line))
+    if (!write_session(ex, &set->s[i], line)) {
+      free(pids);
       return 3; /* said */
+    }
   }
+  free(pids);
   if (line == chrome_event)
     pi_sbuf_puts(&ex->b, "\n],\"displayTimeUnit\":\"ns\"}\n");
   vw_flush(&ex->b, ex->out);

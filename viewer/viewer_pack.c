@@ -168,9 +168,9 @@ static uint64_t payload(vw_pack *p, vw_session *s, const pt_call *c, unsigned i,
                         const char *role, unsigned idx, size_t min, const char *missing)
 {
   size_t got = 0, full = 0;
-  unsigned char *d = pt_data(&s->db, s->id, c, i, role, idx, &got, &full);
+  unsigned char *d = pt_data(vw_db(s), s->id, c, i, role, idx, &got, &full);
   if (!d && strcmp(role, "out") == 0)
-    d = pt_data(&s->db, s->id, c, i, "readback", idx, &got, &full);
+    d = pt_data(vw_db(s), s->id, c, i, "readback", idx, &got, &full);
   bool short_of = !d || (got < min && got < full);
   unsigned char *buf = scratch(p, got > min ? got + 1 : min + 1, short_of ? missing : NULL);
   if (d)
@@ -200,7 +200,7 @@ static uint64_t strings_param(vw_pack *p, vw_session *s, const pt_call *c, unsig
     v[k] = "";
   for (int64_t k = 0; k < n && k < 16; k++) {
     size_t got, full;
-    unsigned char *t = pt_data(&s->db, s->id, c, i, "in", (unsigned)k, &got, &full);
+    unsigned char *t = pt_data(vw_db(s), s->id, c, i, "in", (unsigned)k, &got, &full);
     char *str = scratch(p, got + 1, NULL);
     if (t)
       memcpy(str, t, got);
@@ -484,7 +484,7 @@ static void data_line(vw_session *s, const pt_call *c, const pi_param_desc *d, u
                       const char *role, pi_sbuf *out)
 {
   size_t got, full;
-  unsigned char *bytes = pt_data(&s->db, s->id, c, i, role, 0, &got, &full);
+  unsigned char *bytes = pt_data(vw_db(s), s->id, c, i, role, 0, &got, &full);
   if (!bytes)
     return;
   pi_sbuf_printf(out, "\t[data] %s %s : %zu bytes (%s", d->ctype, d->name, full, role);
@@ -509,7 +509,7 @@ static bool nonblocking(const pi_api_desc *api, const pt_call *c)
 static void readback_line(vw_session *s, const pt_call *c, const pi_param_desc *d, unsigned i,
                           pi_sbuf *out)
 {
-  int64_t at = pt_captured_seq(&s->db, s->id, c->seq, i);
+  int64_t at = pt_captured_seq(vw_db(s), s->id, c->seq, i);
   if (at >= 0)
     pi_sbuf_printf(out, "\t[data] %s %s : read back when call %lld completed the read\n",
                    d->ctype, d->name, (long long)at);

@@ -274,7 +274,7 @@ static bool load_stacks(report *r, vw_session *s, vw_map *stacks)
 {
   char err[1024];
   stack_ctx c = {r, stacks};
-  if (!pt_each_stack(&s->db, s->id, put_stack, &c, err, sizeof err)) {
+  if (!pt_each_stack(vw_db(s), s->id, put_stack, &c, err, sizeof err)) {
     pt_verb_error("report", "%s", err);
     r->said = true;
     return false;
@@ -347,7 +347,7 @@ static void held_free(held_calls *h)
 static bool payloads(report *r, vw_session *s, const held_calls *h, size_t held, columns *k)
 {
   size_t nrows = 0, q = 0, p = 0;
-  pt_payload_row *rows = pt_payload_rows(&s->db, s->id, &nrows);
+  pt_payload_row *rows = pt_payload_rows(vw_db(s), s->id, &nrows);
   int64_t last = 0;
   for (size_t i = 0; i < held; i++) {
     for (; p < h->ninl && h->inl[p].call == i; p++) {
@@ -399,7 +399,7 @@ static bool devtimes(report *r, const vw_session *s, const int64_t *seqs, size_t
 static void json_tids(pi_sbuf *b, vw_session *s)
 {
   size_t n = 0;
-  pt_thread *t = pt_threads(&s->db, s->id, &n);
+  pt_thread *t = pt_threads(vw_db(s), s->id, &n);
   pi_sbuf_puts(b, "[");
   for (size_t i = 0; i < n; i++)
     pi_sbuf_printf(b, "%s[%lld,%lld]", i ? "," : "", (long long)t[i].idx, (long long)t[i].tid);
@@ -508,7 +508,7 @@ static void json_field_str(pi_sbuf *b, const char *key, const char *v)
 static void json_session(pi_sbuf *b, vw_session *s, size_t ncalls, int group)
 {
   char backend[64], device[256], ended[320];
-  vw_backend_device(&s->db, s->id, backend, sizeof backend, device, sizeof device);
+  vw_backend_device(vw_db(s), s->id, backend, sizeof backend, device, sizeof device);
   vw_ended_text(&s->info, s->incomplete_reason, ended, sizeof ended);
   pi_sbuf_printf(b, "{\"id\":%lld,\"calls\":%zu,\"threads\":%u,\"duration_ns\":%lld,"
                     "\"pid\":%lld,\"start_unix_ns\":%lld,\"group\":%d",
@@ -635,6 +635,7 @@ static bool page_data(pi_sbuf *b, report *r)
   for (size_t i = 0; ok && i < r->n; i++) {
     pi_sbuf_puts(&stats, i ? "," : "");
     ok = json_stats(&stats, &r->s[i], &r->ncalls[i]);
+    vw_session_rest(&r->s[i]); /* many sessions: only the one read is open */
   }
   if (!ok) {
     r->said = true; /* vw_stats_compute said why */
@@ -646,6 +647,7 @@ static bool page_data(pi_sbuf *b, report *r)
   for (size_t i = 0; i < r->n; i++) {
     pi_sbuf_puts(b, i ? "," : "");
     json_session(b, &r->s[i], r->ncalls[i], r->group[i]);
+    vw_session_rest(&r->s[i]);
   }
   pi_sbuf_puts(b, "],\"stats\":[");
   pi_sbuf_put(b, stats.p ? stats.p : "", stats.len);
@@ -654,11 +656,13 @@ static bool page_data(pi_sbuf *b, report *r)
   for (size_t i = 0; i < r->n; i++) {
     pi_sbuf_puts(b, i ? "," : "");
     json_notes(b, &r->s[i]);
+    vw_session_rest(&r->s[i]);
   }
   pi_sbuf_puts(b, "],\"runs\":[");
   for (size_t i = 0; ok && i < r->n; i++) {
     pi_sbuf_puts(b, i ? ",\n" : "");
     ok = json_run(r, b, i);
+    vw_session_rest(&r->s[i]);
   }
   pi_sbuf_puts(b, "],\n\"apis\":[");
   pi_sbuf_put(b, r->apis.p ? r->apis.p : "", r->apis.len);

@@ -134,34 +134,15 @@ int pt_sessions_verb(int argc, char **argv)
   size_t n = 0;
   bool ok = true, dir = vw_is_dir(path);
   if (dir) {
-    /* Every session file, however many (listing reads no calls). */
-    size_t nf = 0, max = 0;
-    char **names = NULL, err[1024];
-    do {
-      for (size_t i = 0; i < nf && i < max; i++)
-        free(names[i]);
-      max = nf + 64;
-      char **grown = realloc(names, max * sizeof *names);
-      if (!grown) {
-        snprintf(err, sizeof err, "out of memory listing %s", path);
-        ok = false;
-        break;
-      }
-      names = grown;
-      ok = pt_session_files(path, names, max, &nf, err, sizeof err);
-    } while (ok && nf > max);
-    if (ok && !nf) {
-      snprintf(err, sizeof err, "%s holds no session files (*.db)", path);
-      ok = false;
-    }
-    if (!ok)
-      pt_verb_error("sessions", "%s", err);
-    for (size_t i = 0; i < nf && i < max; i++) {
+    char **names;
+    size_t nf = 0;
+    ok = vw_list_dir("sessions", path, &names, &nf);
+    for (size_t i = 0; i < nf; i++) {
       const char *slash = strrchr(names[i], '/');
       ok = ok && add_rows(names[i], slash ? slash + 1 : names[i], &rows, &n);
       free(names[i]);
     }
-    free(names);
+    free(names); /* NULL when the listing failed */
     if (ok && n)
       qsort(rows, n, sizeof *rows, by_start);
   } else {

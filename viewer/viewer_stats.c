@@ -24,7 +24,7 @@ static const char usage[] =
     "per transfer API the commands, bytes, device time and GB/s.\n"
     "\n"
     "Given a directory (pitrace record -o DIR: every session of its *.db files) or\n"
-    "several files (up to 4 arguments, 64 sessions), it prints per process a\n"
+    "several files (up to 4 arguments), it prints per process a\n"
     "heading (pid, command, session and label, start on the shared clock,\n"
     "duration) with that process's figures, then the figures over all processes.\n"
     "\n"
