@@ -333,6 +333,7 @@ bool vw_list_dir(const char *verb, const char *dir, char ***names, size_t *nn)
     for (size_t i = 0; i < *nn && i < max; i++)
       free((*names)[i]);
     max = *nn + 64;
+    *nn = 0; /* none held until listed again */
     char **grown = max <= VW_MAX_SESSIONS ? realloc(*names, max * sizeof **names) : NULL;
     if (!grown) {
       snprintf(err, sizeof err, max <= VW_MAX_SESSIONS ? "out of memory listing %s"
