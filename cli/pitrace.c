@@ -16,11 +16,13 @@
 #include "session.h"
 
 /* Before any verb reads a session: the calls a recording process that is
- * gone (killed, _exit) left in its ring file go into the database. */
+ * gone (killed, _exit) left in its ring file go into the database (a
+ * directory's ring files listed once, for the many sessions of a record
+ * directory). */
 static void salvage(const char *path)
 {
   char err[1200];
-  if (writer_salvage(path, NULL, NULL, err, sizeof err) < 0)
+  if (writer_salvage_listed(path, err, sizeof err) < 0)
     fprintf(stderr, "pitrace: %s\n", err);
 }
 

@@ -290,18 +290,26 @@ out:
 }
 
 /* Salvages every ring file beside db_path but this process's own. */
+/* db_path's directory (into dir, "." or "/" when it has none) and the
+ * prefix of the ring files beside it (DB-rings.). */
+static void rings_place(const char *db_path, char *dir, size_t dirn, char *prefix, size_t pn)
+{
+  const char *slash = strrchr(db_path, '/');
+  if (!slash)
+    snprintf(dir, dirn, ".");
+  else if (slash == db_path)
+    snprintf(dir, dirn, "/");
+  else
+    snprintf(dir, dirn, "%.*s", (int)(slash - db_path), db_path);
+  snprintf(prefix, pn, "%s-rings.", slash ? slash + 1 : db_path);
+}
+
 int wr__salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
                     size_t errn)
 {
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s", db_path);
-  char *slash = strrchr(dir, '/');
-  const char *base = slash ? slash + 1 : dir;
-  char prefix[4200];
-  snprintf(prefix, sizeof prefix, "%s-rings.", base);
-  if (slash)
-    *slash = 0;
-  DIR *dd = opendir(slash ? (*dir ? dir : "/") : ".");
+  char dir[4096], prefix[4200];
+  rings_place(db_path, dir, sizeof dir, prefix, sizeof prefix);
+  DIR *dd = opendir(dir);
   if (!dd)
     return 0;
   int n = 0;
@@ -310,8 +318,7 @@ int wr__salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, 
   while ((e = readdir(dd)))
     if (strncmp(e->d_name, prefix, plen) == 0) {
       char file[8400];
-      snprintf(file, sizeof file, "%s%s%s", slash ? (*dir ? dir : "") : "", slash ? "/" : "",
-               e->d_name);
+      snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
       /* Not this process's own, which it has locked: a lock taken again
        * by the same process is granted, and closing the file then would
        * let go of the process's own lock. */
@@ -328,5 +335,97 @@ int wr__salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, 
       }
     }
   closedir(dd);
+  return n;
+}
+
+/* ---- Listed once a directory (writer_salvage_listed) ------------------------------ */
+
+/* The directories whose ring files were listed, the last few (a diff
+ * reads two record directories in turn): each by its identity and its
+ * modification time when listed, with the names of the ring files then
+ * in it (usually none). */
+typedef struct dir_listed {
+  dev_t dev;
+  ino_t ino;
+  struct timespec mtime;
+  char **rings;
+  size_t nrings;
+} dir_listed;
+
+#define DIRS_LISTED 4
+static dir_listed listed[DIRS_LISTED];
+static unsigned listed_next;
+static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void forget_listing(dir_listed *d)
+{
+  for (size_t i = 0; i < d->nrings; i++)
+    free(d->rings[i]);
+  free(d->rings);
+  memset(d, 0, sizeof *d);
+}
+
+/* The listing of dir as it is now (st: its stat), listed again if it
+ * changed; NULL when it cannot be read or memory runs out. */
+static const dir_listed *listing_of(const char *dir, const struct stat *st)
+{
+  for (unsigned i = 0; i < DIRS_LISTED; i++) {
+    dir_listed *d = &listed[i];
+    if (d->ino == st->st_ino && d->dev == st->st_dev && d->mtime.tv_sec == st->st_mtim.tv_sec &&
+        d->mtime.tv_nsec == st->st_mtim.tv_nsec)
+      return d;
+  }
+  DIR *dd = opendir(dir);
+  if (!dd)
+    return NULL;
+  dir_listed *d = &listed[listed_next++ % DIRS_LISTED];
+  forget_listing(d);
+  size_t cap = 0;
+  bool ok = true;
+  struct dirent *e;
+  while (ok && (e = readdir(dd)))
+    if (strstr(e->d_name, "-rings.")) {
+      char *name = strdup(e->d_name);
+      if (d->nrings == cap) {
+        size_t c = cap ? cap * 2 : 8;
+        char **v = realloc(d->rings, c * sizeof *v);
+        if (v) {
+          d->rings = v;
+          cap = c;
+        }
+      }
+      if (!name || d->nrings == cap) {
+        free(name);
+        ok = false;
+      } else {
+        d->rings[d->nrings++] = name;
+      }
+    }
+  closedir(dd);
+  if (!ok) {
+    forget_listing(d);
+    return NULL;
+  }
+  d->dev = st->st_dev;
+  d->ino = st->st_ino;
+  d->mtime = st->st_mtim;
+  return d;
+}
+
+int writer_salvage_listed(const char *db_path, char *err, size_t errn)
+{
+  char dir[4096], prefix[4200];
+  rings_place(db_path, dir, sizeof dir, prefix, sizeof prefix);
+  struct stat st;
+  if (stat(dir, &st) != 0)
+    return 0;
+  pthread_mutex_lock(&listed_lock);
+  const dir_listed *d = listing_of(dir, &st);
+  bool any = !d; /* not listed: look the long way */
+  size_t plen = strlen(prefix);
+  for (size_t i = 0; d && !any && i < d->nrings; i++)
+    any = strncmp(d->rings[i], prefix, plen) == 0;
+  int n = any ? writer_salvage(db_path, NULL, NULL, err, errn) : 0;
+  pthread_mutex_unlock(&listed_lock);
   return n;
 }

@@ -827,6 +827,41 @@ Test(record, exit_right_after_n_calls_keeps_all_of_them)
   cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls"), traced);
 }
 
+/* A verb reading a record directory lists its ring files once for all
+ * its sessions (not once a session: 500 sessions read the directory 500
+ * times, a fifth of `diff`'s time), and still salvages the one a process
+ * left into its own database, wherever that sorts among the others. */
+Test(record, a_verb_reading_a_directory_salvages_the_ring_file_left_in_it)
+{
+  char *dir = tu_temp_path("");
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  char db[4][1100];
+  const char *names[] = {"a.db", "b.db", "c.db", "d.db"};
+  const char *full[] = {BIN "/record_prog", "threads", "1", "10", NULL};
+  const char *quick[] = {BIN "/record_prog", "quickexit", "40", NULL};
+  for (int i = 0; i < 4; i++) {
+    snprintf(db[i], sizeof db[i], "%s/%s", dir, names[i]);
+    if (i == 2)
+      cr_assert_geq(run_traced(quick, db[i], 3, "made 40 calls"), 40);
+    else
+      run_recorded(full, db[i], 0);
+  }
+  cr_assert_eq(ring_files(db[2]), 1);
+  const char *argv[] = {BIN "/pitrace", "stats", dir, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, NULL, &out), 0, "%s", out);
+  cr_assert_eq(tu_count(out, "cannot salvage"), 0, "%s", out);
+  cr_assert_eq(ring_files(db[2]), 0, "the ring file in the directory was not salvaged: %s", out);
+  cr_assert_str_eq(tu_db_lines(db[2], "SELECT ended FROM sessions"), "killed\n");
+  cr_assert_geq(tu_db_int(db[2], "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"),
+                40);
+  for (int i = 0; i < 4; i++)
+    if (i != 2)
+      cr_assert_str_eq(tu_db_lines(db[i], "SELECT count(*) FROM sessions"), "1\n", "%s",
+                       names[i]);
+  cr_assert(strstr(out, "c.db"), "%s", out);
+}
+
 /* Every thread's ring is a slot of the ring file (the first ones made
  * ahead by the writer): _exit right after four threads' calls keeps them
  * all, each thread's as its own. */

@@ -374,4 +374,11 @@ typedef bool (*writer_status_fn)(void *ctx, int pid, int64_t start_unix_ns, int 
 int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
                    size_t errn);
 
+/* writer_salvage for a reader that opens many databases of one directory
+ * (a record directory's sessions, each opened again when it was put to
+ * rest): the directory's ring files are listed once while it is unchanged
+ * (its modification time), not once a database, and nothing is done for
+ * a database with none beside it. Serialized by a lock of its own. */
+int writer_salvage_listed(const char *db_path, char *err, size_t errn);
+
 #endif /* PITRACE_RECORDER_H */
