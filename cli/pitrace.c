@@ -4,6 +4,8 @@
  * export sessions. `pitrace VERB --help` says more about each.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,23 @@ static const struct {
     {"sql", pt_sql, "the sqlite3 shell on a session, its views answering (read-only)"},
 };
 
+/* What a verb printed must all be there: a full disk or a closed file
+ * under a redirected standard output would otherwise leave a trace, a
+ * diff or a verdict cut short behind an exit status that says all went
+ * well. A verb that failed (2) has said why already. */
+static int output_written(const char *verb, int rc)
+{
+  errno = 0;
+  bool flushed = fflush(stdout) == 0;
+  int e = errno;
+  if (flushed && !ferror(stdout))
+    return rc;
+  if (rc != 2)
+    fprintf(stderr, "pitrace %s: writing the standard output failed%s%s: what it printed is "
+            "incomplete\n", verb, !flushed && e ? ": " : "", !flushed && e ? strerror(e) : "");
+  return 2;
+}
+
 static void usage(FILE *f)
 {
   fprintf(f, "usage: pitrace VERB [ARGS...]   (pitrace VERB --help for each)\n\n");
@@ -65,7 +84,7 @@ int main(int argc, char **argv)
   pt_salvage_hook = salvage;
   for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
     if (strcmp(argv[1], verbs[i].name) == 0)
-      return verbs[i].fn(argc - 1, argv + 1);
+      return output_written(verbs[i].name, verbs[i].fn(argc - 1, argv + 1));
   fprintf(stderr, "pitrace: unknown verb '%s' (pitrace --help lists them)\n", argv[1]);
   return 2;
 }

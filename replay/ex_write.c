@@ -152,6 +152,11 @@ bool ex_write(ex *x, const char *path, int kernel)
   if (stat(x->s->db.path, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev &&
       in.st_ino == out.st_ino)
     return ex_fail(x, "-o %s is the session being extracted from: name another file", path);
+  /* The repro is renamed over PATH: what is there must be a file (a
+   * device such as /dev/null was replaced by a regular file before). */
+  if (stat(path, &out) == 0 && !S_ISREG(out.st_mode))
+    return ex_fail(x, "-o %s is %s, not a file: name a file for the repro", path,
+                   S_ISDIR(out.st_mode) ? "a directory" : "a device, pipe or socket");
   /* Written beside the target and renamed over it once complete: a failed
    * extract leaves whatever PATH held. */
   size_t n = strlen(path) + sizeof ".tmp-XXXXXX";

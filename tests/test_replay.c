@@ -366,7 +366,9 @@ Test(replay, damaged_counts_and_arguments_are_refused_in_one_line)
 }
 
 /* -o naming the session itself, under any name, is refused and the session
- * is left as it was. */
+ * is left as it was; so is -o naming what is not a file (the repro is
+ * renamed over it: `-o /dev/null` made /dev/null a regular file), here a
+ * pipe and a directory, which stay as they were. */
 Test(replay, extract_never_writes_over_the_session_it_reads)
 {
   char *db = record("vadd", NULL, NULL), *out, *same = NULL, *link = tu_temp_path(".db");
@@ -381,6 +383,17 @@ Test(replay, extract_never_writes_over_the_session_it_reads)
   }
   cr_assert_str_eq(sql(db, "SELECT count(*) || ' ' || sum(length(calls)) FROM call_chunks"), before);
   cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  char *fifo = tu_temp_path(".fifo"), *dir = tu_temp_path("");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  const char *others[] = {fifo, dir};
+  for (int k = 0; k < 2; k++) {
+    cr_assert_eq(extract(db, "1", others[k], &out), 2, "%s: %s", others[k], out);
+    cr_assert(strstr(out, "not a file: name a file for the repro"), "%s", out);
+  }
+  struct stat st;
+  cr_assert(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the pipe was replaced");
+  cr_assert(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), "the directory was replaced");
 }
 
 /* ---- Threads -------------------------------------------------------------------------------- */

@@ -2218,6 +2218,35 @@ Test(viewer, bad_files_give_one_line_and_exit_2)
   cr_assert_eq(lines(err), 1, "%s", err);
 }
 
+/* What a verb prints to a standard output that cannot take it (a full
+ * disk: /dev/full) is a one-line error and exit status 2, not a trace, a
+ * diff or a verdict cut short behind the status of one that went well
+ * (show, stats, sessions and replay exited 0 and diff 1, most saying
+ * nothing, before). */
+Test(viewer, output_that_cannot_be_written_is_a_one_line_error)
+{
+  struct stat full;
+  if (stat("/dev/full", &full) != 0 || !S_ISCHR(full.st_mode))
+    cr_skip_test("no /dev/full device here to write into");
+  char *a = record("vadd", POCL), *b = record("spec_const", POCL);
+  const char *runs[][5] = {{"sessions", a}, {"show", a}, {"show", "--compact", a},
+                           {"stats", a}, {"export", "--format", "jsonl", a}, {"diff", a, b},
+                           {"report", a, "-o", "-"}, {"replay", a}};
+  for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+    char cmd[8192];
+    int n = snprintf(cmd, sizeof cmd, "exec %s", PITRACE);
+    for (int i = 0; i < 5 && runs[r][i]; i++)
+      n += snprintf(cmd + n, sizeof cmd - (size_t)n, " '%s'", runs[r][i]);
+    snprintf(cmd + n, sizeof cmd - (size_t)n, " > /dev/full");
+    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    char *err;
+    int rc = tu_run(argv, NULL, &err);
+    cr_assert_eq(rc, 2, "%s: exit status %d: %s", cmd, rc, err);
+    cr_assert(strstr(err, "writing the standard output failed") && lines(err) == 1, "%s: %s",
+              cmd, err);
+  }
+}
+
 /* ---- sql and the stored chunks ---------------------------------------------------------- */
 
 /* pitrace sql answers the views over version-2 chunks as show prints the

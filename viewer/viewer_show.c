@@ -196,8 +196,6 @@ static int show(vw_session *s, const filter *f, bool compact)
   vw_pack_free(pk);
   if (!ok || !vw_iter_close("show", &it))
     return 2;
-  if (fflush(stdout) != 0)
-    return 2;
   if (!shown && n)
     fprintf(stderr, "pitrace show: no call of the %zu matches the filters\n", n);
   return 0;
