@@ -196,6 +196,38 @@ Test(trace, unwritable_file_falls_back_to_stdout_with_a_warning)
   cr_assert(strstr(out, "---> piContextCreate("), "%s", out);
 }
 
+/* A trace that cannot be written (a full disk: /dev/full, written block
+ * by block at once; a regular file past a file size limit, written from
+ * the thread's buffer) never hurts the application, and is said once on
+ * stderr with the reason (before, the trace stopped without a word). */
+Test(trace, a_trace_that_cannot_be_written_is_said_once_and_the_program_goes_on)
+{
+  struct stat full;
+  if (stat("/dev/full", &full) != 0 || !S_ISCHR(full.st_mode))
+    cr_skip_test("no /dev/full device here to write into");
+  char *path = tu_temp_path(".trace");
+  char *file_kv = malloc(strlen(path) + 32);
+  sprintf(file_kv, "SYCL_PI_TRACE_FILE=%s", path);
+  const struct {
+    const char *shell, *file, *why;
+  } cases[] = {{"exec \"$0\"", "SYCL_PI_TRACE_FILE=/dev/full", "(No space left on device)"},
+               {"ulimit -f 2; trap '' XFSZ; exec \"$0\"", file_kv, "(File too large)"}};
+  for (size_t k = 0; k < 2; k++) {
+    const char *argv[] = {"/bin/sh", "-c", cases[k].shell, PITRACE_BIN_DIR "/use_device", NULL};
+    const char *env[] = {"SYCL_PI_TRACE=2", cases[k].file, NULL};
+    char *out;
+    int st = tu_run(argv, env, &out);
+    cr_assert_eq(st, 0, "%s: %s", cases[k].file, out);
+    cr_assert(strstr(out, "use_device: context created"), "%s", out);
+    cr_assert_eq(tu_count(out, "pitrace: writing the trace to "), 1, "%s", out);
+    cr_assert(strstr(out, cases[k].file + strlen("SYCL_PI_TRACE_FILE=")) &&
+              strstr(out, cases[k].why), "%s", out);
+  }
+  struct stat st;
+  cr_assert(stat(path, &st) == 0 && st.st_size <= 2048, "the limit was not in force");
+  unlink(path);
+}
+
 Test(trace, bad_level_is_reported_and_ignored)
 {
   const char *argv[] = {PITRACE_BIN_DIR "/use_device", NULL};

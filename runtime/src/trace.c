@@ -26,6 +26,11 @@
  *   whose each is). What is lost: at most the last 100 ms of a process
  *   killed by SIGKILL or ending by a raw exit_group system call, and, where
  *   libpirt is loaded with dlopen (the OpenCL front end), at _exit.
+ *
+ * A write that fails (a full disk, a file size limit) drops its blocks
+ * and never hurts the application; the first failure is said once on
+ * stderr, from the next place that is no signal handler (a failure in the
+ * last write at a crash or _exit goes unsaid).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -82,8 +87,16 @@ static pthread_mutex_t flusher_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
 static bool flusher_stop;
 
-/* Writes all of s (a full disk or closed file must not hurt the
- * application: errors drop the block). Async-signal-safe. */
+/* Where the trace goes, as the user named it (for the message below). */
+static char trace_name[512];
+/* The first write that failed, its errno (0: none), and whether that was
+ * said: a full disk or a closed file must not hurt the application, but
+ * a trace that lacks blocks is said to once, on stderr. */
+static atomic_int write_errno;
+static atomic_bool write_failure_said;
+
+/* Writes all of s (errors drop the block and are remembered for
+ * say_write_failure). Async-signal-safe. */
 static void write_all(int fd, const char *s, size_t n)
 {
   while (n) {
@@ -91,11 +104,25 @@ static void write_all(int fd, const char *s, size_t n)
     if (w < 0) {
       if (errno == EINTR)
         continue;
+      int none = 0;
+      atomic_compare_exchange_strong(&write_errno, &none, errno ? errno : EIO);
       return;
     }
     s += w;
     n -= (size_t)w;
   }
+}
+
+/* Says once that the trace lacks blocks, after a write failed: from the
+ * places that are no signal handler (a buffer full, the flusher, a
+ * block written at once, the end). One relaxed load when nothing failed. */
+static void say_write_failure(void)
+{
+  int e = atomic_load_explicit(&write_errno, memory_order_relaxed);
+  if (PIRT_LIKELY(!e) || atomic_exchange(&write_failure_said, true))
+    return;
+  fprintf(stderr, "pitrace: writing the trace to %s failed (%s): blocks from then on are "
+                  "missing from it; the application goes on\n", trace_name, strerror(e));
 }
 
 /* The per-thread lock: uncontended but for the flusher's visit. `tries`
@@ -162,8 +189,10 @@ static void *flusher_main(void *arg)
       t.tv_nsec -= 1000000000L;
     }
     pthread_cond_timedwait(&flusher_cond, &flusher_lock, &t);
-    if (!flusher_stop)
+    if (!flusher_stop) {
       flush_all();
+      say_write_failure();
+    }
   }
   pthread_mutex_unlock(&flusher_lock);
   return NULL;
@@ -335,6 +364,9 @@ void pirt_trace_init(void)
   trace_fd = STDOUT_FILENO;
   trace_fd_owned = false;
   trace_buffered = false;
+  atomic_store(&write_errno, 0);
+  atomic_store(&write_failure_said, false);
+  snprintf(trace_name, sizeof trace_name, "the standard output");
   const char *file = getenv("SYCL_PI_TRACE_FILE");
   if (pirt_trace_level && file && *file) {
     int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -344,6 +376,7 @@ void pirt_trace_init(void)
     else {
       trace_fd = fd;
       trace_fd_owned = true;
+      snprintf(trace_name, sizeof trace_name, "SYCL_PI_TRACE_FILE=%s", file);
       struct stat st;
       trace_buffered = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     }
@@ -393,6 +426,7 @@ void pirt_trace_fini(void)
     my_buf = NULL;
     trace_buffered = false;
   }
+  say_write_failure();
   if (trace_fd_owned)
     close(trace_fd);
   trace_fd = -1;
@@ -429,6 +463,7 @@ static void emit(const char *s, size_t n)
     if (trace_fd == STDOUT_FILENO)
       fflush(stdout);
     write_all(trace_fd, s, n);
+    say_write_failure();
     return;
   }
   trace_buf *b = my_buf;
@@ -442,13 +477,16 @@ static void emit(const char *s, size_t n)
   }
   buf_lock(b, 0);
   size_t len = atomic_load_explicit(&b->len, memory_order_relaxed);
-  if (len + n > TRACE_BUF_SIZE) {
+  bool drained = len + n > TRACE_BUF_SIZE;
+  if (drained) {
     buf_drain(b);
     len = 0;
   }
   memcpy(b->data + len, s, n);
   atomic_store_explicit(&b->len, len + n, memory_order_release);
   buf_unlock(b);
+  if (drained)
+    say_write_failure();
 }
 
 void pirt_trace(int level, const char *fmt, ...)
