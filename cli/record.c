@@ -876,6 +876,20 @@ static int cmp_kept(const void *a, const void *b)
   return order_kept(*(const rsession *const *)a, *(const rsession *const *)b);
 }
 
+/* Why there is no session: no process made PI calls through the runtime,
+ * or those that did could not write their files (a full disk: each said
+ * so as it ran, and the files are named after this). */
+static void say_no_session(FILE *out, const run_state *rs, const char *who)
+{
+  if (rs->nu)
+    fprintf(out, "pitrace record: no session was recorded: %zu session file%s of %s could not "
+                 "be read (named below; the recording process said why above)\n", rs->nu,
+            rs->nu == 1 ? "" : "s", who);
+  else
+    fprintf(out, "pitrace record: no session was recorded: no process of %s made PI calls "
+                 "through the pitrace runtime\n", who);
+}
+
 static void failure_summary(const run_state *rs, const char *cmdline, int main_status,
                             const char *dir, size_t kept, size_t dropped)
 {
@@ -887,8 +901,7 @@ static void failure_summary(const run_state *rs, const char *cmdline, int main_s
   describe_status(status, sizeof status, main_status);
   fprintf(out, "%spitrace record: %s %s%s\n", c.bold, cmdline, status, c.off);
   if (!rs->ns) {
-    fprintf(out, "pitrace record: no session was recorded: no process of the command made "
-                 "PI calls through the pitrace runtime\n");
+    say_no_session(out, rs, "the command");
     return;
   }
   size_t failed = 0;
@@ -998,8 +1011,7 @@ int pt_record(int argc, char **argv)
       fprintf(stderr, "pitrace record: %s succeeded; its %zu session%s not kept "
               "(--keep on-failure)\n", cmdline, rs.ns, rs.ns == 1 ? " was" : "s were");
   } else if (started && o.keep == KEEP_ALWAYS) {
-    fprintf(stderr, "pitrace record: no session was recorded: no process of %s made PI "
-            "calls through the pitrace runtime\n", cmdline);
+    say_no_session(stderr, &rs, cmdline);
   }
   for (size_t i = 0; i < rs.nu; i++)
     fprintf(stderr, "pitrace record: left alone, not a readable session: %s\n",

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <sqlite3.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -553,4 +554,38 @@ Test(pitrace_record, exit_right_after_the_calls_keeps_them_all)
   cr_assert_str_eq(tu_db_lines(files[0], "PRAGMA integrity_check"), "ok\n");
   cr_assert_eq(all_files(dir), 1, "the ring file (or a -wal) was left in %s", dir);
   cr_assert(strstr(out, "without teardown"), "%s", out);
+}
+
+/* A directory on a full disk: the process says it cannot record, and the
+ * summary says that its session file could not be read and names it, not
+ * that no process made PI calls (which it said before); the command's
+ * exit status still passes through. */
+Test(pitrace_record, a_full_disk_is_named_as_why_no_session_was_recorded)
+{
+  char dir[] = "/tmp/pitrace-full-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  if (mount("pitrace-full", dir, "tmpfs", 0, "size=64k") != 0) {
+    rmdir(dir);
+    cr_skip_test("mounting a small tmpfs needs root (%s): no full disk to test on",
+                 strerror(errno));
+  }
+  char *pad = str_printf("%s/pad", dir), *sessions = str_printf("%s/sessions", dir);
+  FILE *f = fopen(pad, "w");
+  cr_assert(f);
+  static char block[4096];
+  while (fwrite(block, 1, sizeof block, f) == sizeof block && fflush(f) == 0)
+    ;
+  fclose(f);
+  const char *args[] = {"-o", sessions, "--", BIN "/vadd", NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  int st = record(args, env, &out);
+  umount(dir);
+  rmdir(dir);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  cr_assert(strstr(out, "pitrace: cannot record to "), "%s", out);
+  cr_assert(strstr(out, "no session was recorded: 1 session file of "), "%s", out);
+  cr_assert(strstr(out, "left alone, not a readable session: "), "%s", out);
+  cr_assert_null(strstr(out, "made PI calls"), "%s", out);
 }
