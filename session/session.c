@@ -53,9 +53,18 @@ bool pt_session_files(const char *dir, char **names, size_t max, size_t *n, char
       free(p);
     } else if (*n < max) {
       names[(*n)++] = p;
-    } else {
-      free(p);
+    } else { /* the first `max` by name are kept, whatever readdir's order */
       ++*n;
+      size_t last = 0;
+      for (size_t i = 1; i < max; i++)
+        if (strcmp(names[i], names[last]) > 0)
+          last = i;
+      if (max && strcmp(p, names[last]) < 0) {
+        free(names[last]);
+        names[last] = p;
+      } else {
+        free(p);
+      }
     }
   }
   closedir(d);
@@ -73,7 +82,8 @@ static bool open_dir(const char *dir, unsigned flags, pt_db *out, char *err, siz
     snprintf(err, errn, "%s is a directory without session files (*.db)", dir);
   else if (listed && n > 1)
     snprintf(err, errn, "%s is a directory of %zu session files: name one (%s, ...), or give "
-             "the directory to pitrace stats, export or report, which read them all",
+             "the directory to pitrace sessions, stats, diff, export or report, which read them "
+             "all",
              dir, n, names[0]);
   else if (listed)
     ok = pt_open(names[0], flags, out, err, errn);
