@@ -691,11 +691,13 @@ Test(viewer, diff_of_record_directories_counts_image_formats_as_info)
  * temporary path that differs from run to run), which the pair says. */
 Test(viewer, diff_of_record_directories_pairs_sessions_by_command)
 {
-  char *dir[5], *out, *err;
-  const char *jobs[5] = {"$0/vadd && $0/spec_const", "$0/vadd && $0/spec_const",
+  char *dir[7], *out, *err;
+  const char *jobs[7] = {"$0/vadd && $0/spec_const", "$0/vadd && $0/spec_const",
                          "$0/vadd && $0/spec_const && $0/vadd", "$0/vadd 512 && $0/spec_const",
-                         "$0/spec_const && $0/vadd 2048"};
-  for (int d = 0; d < 5; d++) {
+                         "$0/spec_const && $0/vadd 2048",
+                         "$0/record_prog threads 1 10 && $0/record_prog threads 2 20",
+                         "$0/record_prog threads 2 21 && $0/record_prog threads 1 11"};
+  for (int d = 0; d < 7; d++) {
     dir[d] = tu_temp_path(".d");
     const char *argv[] = {PITRACE, "record", "-o", dir[d], "--", "/bin/sh", "-c", jobs[d], BIN,
                           NULL};
@@ -726,6 +728,17 @@ Test(viewer, diff_of_record_directories_pairs_sessions_by_command)
   cr_assert_eq(pitrace(&out, &err, "diff", "--json", dir[3], dir[4], NULL), 1, "%s%s", out, err);
   cr_assert(strstr(out, "{\"paired_by\":\"program\",\"a\":") &&
             strstr(out, "{\"paired_by\":\"command\",\"a\":"), "%s", out);
+  /* By program, a session pairs with the one whose arguments agree most
+   * (a parallel job starts its processes in another order each run):
+   * "threads 1 10" with "threads 1 11", not with "threads 2 21", which
+   * started first in B. */
+  cr_assert_eq(pitrace(&out, &err, "diff", dir[5], dir[6], NULL), 1, "%s%s", out, err);
+  const char *a1 = strstr(out, "/record_prog threads 1 10 ("), *b1 = a1 ? strstr(a1, "+++ B: ")
+                                                                          : NULL;
+  const char *p1 = b1 ? strstr(b1, "/record_prog ") : NULL;
+  cr_assert(p1 && strncmp(p1, "/record_prog threads 1 11 (", 27) == 0, "%s", out);
+  cr_assert(strstr(out, "2 pairs of sessions compared by command (2 of them by program"), "%s",
+            out);
   /* vadd without arguments and vadd 512: not the same program run alike. */
   cr_assert_eq(pitrace(&out, &err, "diff", dir[0], dir[3], NULL), 1, "%s%s", out, err);
   cr_assert(strstr(out, "1 pairs of sessions compared by command, 1 same, 0 different; only in A "

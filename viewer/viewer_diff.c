@@ -1748,12 +1748,50 @@ static bool same_program(const char *a, const char *b)
   return wa == wb && la == lb && strncmp(a, b, la) == 0;
 }
 
+/* How many of two commands' words are equal, word by word. */
+static size_t equal_words(const char *a, const char *b)
+{
+  size_t n = 0;
+  for (;;) {
+    a += strspn(a, " ");
+    b += strspn(b, " ");
+    if (!*a || !*b)
+      return n;
+    size_t la = strcspn(a, " "), lb = strcspn(b, " ");
+    n += la == lb && strncmp(a, b, la) == 0;
+    a += la;
+    b += lb;
+  }
+}
+
+/* The untaken session of B that A's command `ca` pairs with in `pass`
+ * (B->n: none): the first with the same command; then, by program, the
+ * one whose arguments agree most with ca's, the first of those. */
+static size_t pair_in(const vw_set *B, const bool *taken, const char *ca, int pass)
+{
+  size_t best = B->n, best_equal = 0;
+  for (size_t j = 0; j < B->n; j++) {
+    const char *cb = B->s[j].info.command;
+    if (taken[j] || !(pass ? same_program(ca, cb) : strcmp(ca, cb) == 0))
+      continue;
+    if (!pass)
+      return j;
+    size_t e = equal_words(ca, cb);
+    if (best == B->n || e > best_equal) {
+      best = j;
+      best_equal = e;
+    }
+  }
+  return best;
+}
+
 /* pitrace diff of two record directories (pitrace record -o DIR) of
  * several processes each. Sessions pair in two passes, each in start
  * order (a program run twice pairs first with first): by the same
  * command; then those left, by the same program with as many arguments
- * (a CI job's temporary paths differ from run to run), which the pair's
- * header says. Each pair is compared; sessions neither pass pairs are
+ * (a CI job's temporary paths differ from run to run), each with the one
+ * whose arguments agree most (a parallel job's processes start in
+ * another order each run), which the pair's header says. Each pair is compared; sessions neither pass pairs are
  * listed. 0 when every session paired and every pair is the same. */
 static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
                      const vw_diff_opts *o, bool json)
@@ -1790,11 +1828,7 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
     for (size_t i = 0; i < A->n; i++) {
       if (pair_of[i] >= 0)
         continue;
-      const char *ca = A->s[i].info.command;
-      size_t j = 0;
-      while (j < B->n && (taken[j] || !(pass ? same_program(ca, B->s[j].info.command)
-                                             : strcmp(ca, B->s[j].info.command) == 0)))
-        j++;
+      size_t j = pair_in(B, taken, A->s[i].info.command, pass);
       if (j < B->n) {
         taken[j] = true;
         pair_of[i] = (long)j;
