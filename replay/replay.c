@@ -139,6 +139,10 @@ static bool choose_device(rp_engine *e, const rp_opts *o, char *dev, size_t devn
   snprintf(dev, devn, "\"%s\" (%s)", info.name, info.backend);
   if (strcmp(info.backend, rec_backend) != 0 || strcmp(info.name, s->device_name) != 0)
     rp_note(e, 0, "recorded on \"%s\" (%s), replayed on %s", s->device_name, rec_backend, dev);
+  /* (the runtime's answer: a query of replay's own would be in a recorded
+   * replay's session) */
+  if (s->platform_name[0] && info.platform_name && strcmp(info.platform_name, s->platform_name))
+    snprintf(e->foreign_platform, sizeof e->foreign_platform, "%s", info.platform_name);
   return true;
 }
 

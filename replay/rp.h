@@ -32,6 +32,7 @@ typedef struct rp_session {
   int64_t device_id;       /* the device the application used (0: none seen) */
   uint32_t device_plugin;  /* the plugin serving it */
   char device_name[256];   /* from a recorded PI_DEVICE_INFO_NAME, or "" */
+  char platform_name[256]; /* its platform's recorded PI_PLATFORM_INFO_NAME, or "" */
   int64_t discovery_end;   /* seq of the first call after the runtime's device
                               discovery (INT64_MAX: the session is all discovery) */
   struct rp_prefetch *prefetch; /* large payloads read ahead, or NULL */

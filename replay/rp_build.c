@@ -587,6 +587,15 @@ static void own_event(rp_cc *cc)
 bool rp_build(rp_engine *e, rp_cc *cc)
 {
   const pi_api_desc *api = cc->api; /* every argument is there: rp_session_open checked */
+  /* A program binary is its platform's own: another implementation may
+   * refuse it, or fail on it (rusticl given PoCL's aborts the process). */
+  if (api->id == PI_API_piProgramCreateWithBinary && e->foreign_platform[0])
+    return fail(cc, "seq %lld piProgramCreateWithBinary: the program is a binary that "
+                "platform \"%s\" made, which \"%s\" cannot take; replay on a device of "
+                "\"%s\", or record the application with its binary cache off (pyopencl: "
+                "PYOPENCL_NO_CACHE=1) so that its programs come from source",
+                (long long)cc->c->seq, e->s->platform_name, e->foreign_platform,
+                e->s->platform_name);
   /* Scalars and handles first: the sizes and counts the rest refer to. */
   for (int pass = 0; pass < 2; pass++)
     for (unsigned i = 0; i < api->nparams; i++) {

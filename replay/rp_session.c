@@ -266,6 +266,37 @@ static void find_device_name(rp_session *s)
   }
 }
 
+/* The recorded PI_PLATFORM_INFO_NAME of the platform whose piDevicesGet
+ * found the application's device (program binaries are that platform's). */
+static void find_platform_name(rp_session *s)
+{
+  int64_t platform = 0;
+  for (size_t i = 0; i < s->calls.n && s->device_id && !platform; i++) {
+    const pt_call *c = &s->calls.v[i];
+    const pt_json *devs = c->api == PI_API_piDevicesGet && c->result == PI_SUCCESS
+                            ? pt_json_at(c->args, 3) : NULL;
+    for (size_t k = 0; devs && devs->type == PJ_ARRAY && k < devs->n; k++)
+      if (pt_json_int(devs->u.items[k], 0) == s->device_id)
+        platform = rp_arg_int(c, 0, 0);
+  }
+  for (size_t i = 0; i < s->calls.n && platform; i++) {
+    const pt_call *c = &s->calls.v[i];
+    if (c->api != PI_API_piPlatformGetInfo || rp_arg_int(c, 0, -1) != platform ||
+        rp_arg_int(c, 1, -1) != PI_PLATFORM_INFO_NAME || c->result != PI_SUCCESS)
+      continue;
+    size_t size;
+    rp_data_status st;
+    unsigned char *name = rp_payload(s, c, 3, "value", 0, &size, &st);
+    if (name && size) {
+      snprintf(s->platform_name, sizeof s->platform_name, "%.*s", (int)strnlen((char *)name, size),
+               (const char *)name);
+      free(name);
+      return;
+    }
+    free(name);
+  }
+}
+
 /* Every call of a known function holds all its arguments: fewer is a
  * damaged file, refused here for every user (replay, extract, the plugin). */
 static bool check_calls(const rp_session *s, char *err, size_t errn)
@@ -312,6 +343,7 @@ bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err
   scan_calls(s);
   find_undefined_reads(s);
   find_device_name(s);
+  find_platform_name(s);
   return true;
 }
 

@@ -68,6 +68,10 @@ typedef struct rp_engine {
   const struct pi_function_table *t;
   uint64_t live_platform, live_device;
   bool stand_ins;  /* --plugin: ids never created stand for themselves */
+  /* The device replayed on is of another platform than the recorded one
+   * (both names known): its name, for refusing the recording's program
+   * binaries (rp_build). */
+  char foreign_platform[256];
   bool mt;         /* several threads replay: take the lock */
   bool abandoned;  /* a replay thread was left in a call that never returned */
   pthread_mutex_t lock;

@@ -365,6 +365,49 @@ Test(replay, damaged_counts_and_arguments_are_refused_in_one_line)
   cr_assert_eq(access(repro, F_OK), -1, "a repro was written: %s", repro);
 }
 
+/* A program an application made from a binary (pyopencl's cache of
+ * built programs, here warmed by a first run) is the recorded platform's
+ * own: replayed on a device of another platform, replay refuses it in one
+ * line naming both platforms and what to do (rusticl given PoCL's binary
+ * aborted the replay); on the recorded platform it replays. */
+Test(replay, a_program_binary_is_not_handed_to_another_platform)
+{
+  const char *probe[] = {"/usr/bin/python3", "-c", "import pyopencl", NULL};
+  if (tu_run(probe, NULL, NULL) != 0)
+    cr_skip_test("python3-pyopencl is not installed (scripts/setup.sh installs it)");
+  const char *script =
+    "import numpy as np, pyopencl as cl\n"
+    "ctx = cl.create_some_context(interactive=False); q = cl.CommandQueue(ctx)\n"
+    "p = cl.Program(ctx, '__kernel void inc(__global int *x) { x[get_global_id(0)] += 1; }')"
+    ".build()\n"
+    "x = np.arange(64, dtype=np.int32); b = cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR | "
+    "cl.mem_flags.READ_WRITE, hostbuf=x)\n"
+    "p.inc(q, (64,), None, b); y = np.empty_like(x); cl.enqueue_copy(q, y, b)\n"
+    "print('inc: result verified' if (y == x + 1).all() else 'inc: WRONG')\n";
+  char *cache = tu_temp_path(".cache"), *dir[2], *out;
+  for (int k = 0; k < 2; k++) {
+    dir[k] = tu_temp_path(".d");
+    const char *argv[] = {PITRACE, "record", "-o", dir[k], "--", "/usr/bin/python3", "-c", script,
+                          NULL};
+    const char *env[] = {POCL, kv("XDG_CACHE_HOME", cache), NULL};
+    cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+    cr_assert(strstr(out, "inc: result verified"), "%s", out);
+  }
+  const char *count[] = {"sql", dir[1], "SELECT count(*) FROM pi_calls WHERE api = "
+                         "'piProgramCreateWithBinary'", NULL};
+  cr_assert_eq(pitrace(count, NULL, &out), 0, "%s", out);
+  cr_assert_str_eq(out, "1\n", "the second run did not take its program from the cache");
+  const char *args[] = {"replay", dir[1], "--backend", "opencl", NULL};
+  cr_assert_eq(pitrace(args, rusticl_env, &out), 2, "%s", out);
+  cr_assert(strstr(out, "piProgramCreateWithBinary: the program is a binary that platform "
+                        "\"Portable Computing Language\" made, which \"rusticl\" cannot take; "
+                        "replay on a device of \"Portable Computing Language\", or record the "
+                        "application with its binary cache off"), "%s", out);
+  cr_assert_eq(replay(dir[1], NULL, NULL, pocl_env, &out), 0, "%s", out);
+  /* The first run built it from source: that replays on rusticl. */
+  cr_assert_eq(replay(dir[0], "--backend", "opencl", rusticl_env, &out), 0, "%s", out);
+}
+
 /* -o naming the session itself, under any name, is refused and the session
  * is left as it was; so is -o naming what is not a file (the repro is
  * renamed over it: `-o /dev/null` made /dev/null a regular file), here a
