@@ -246,30 +246,35 @@ static void find_undefined_reads(rp_session *s)
   s->undefined_read = undef; /* NULL: no such read */
 }
 
-/* The recorded PI_DEVICE_INFO_NAME of the application's device. */
-static void find_device_name(rp_session *s)
+/* The string the first successful info query `api` of handle `id` for
+ * `param` answered (its value, parameter 3), into out (n bytes); "" when
+ * none was recorded. */
+static void recorded_answer(rp_session *s, uint32_t api, int64_t id, int64_t param, char *out,
+                            size_t n)
 {
-  for (size_t i = 0; i < s->calls.n && s->device_id; i++) {
+  *out = 0;
+  for (size_t i = 0; i < s->calls.n && id; i++) {
     const pt_call *c = &s->calls.v[i];
-    if (c->api != PI_API_piDeviceGetInfo || rp_arg_int(c, 0, -1) != s->device_id ||
-        rp_arg_int(c, 1, -1) != PI_DEVICE_INFO_NAME || c->result != PI_SUCCESS)
+    if (c->api != api || rp_arg_int(c, 0, -1) != id || rp_arg_int(c, 1, -1) != param ||
+        c->result != PI_SUCCESS)
       continue;
     size_t size;
     rp_data_status st;
-    unsigned char *name = rp_payload(s, c, 3, "value", 0, &size, &st);
-    if (name && size) {
-      snprintf(s->device_name, sizeof s->device_name, "%.*s", (int)size, (const char *)name);
-      free(name);
+    unsigned char *v = rp_payload(s, c, 3, "value", 0, &size, &st);
+    if (v && size)
+      snprintf(out, n, "%.*s", (int)strnlen((const char *)v, size), (const char *)v);
+    free(v);
+    if (*out)
       return;
-    }
-    free(name);
   }
 }
 
-/* The recorded PI_PLATFORM_INFO_NAME of the platform whose piDevicesGet
- * found the application's device (program binaries are that platform's). */
-static void find_platform_name(rp_session *s)
+/* The recorded names of the application's device and of the platform
+ * whose piDevicesGet listed it (program binaries are that platform's). */
+static void find_device_names(rp_session *s)
 {
+  recorded_answer(s, PI_API_piDeviceGetInfo, s->device_id, PI_DEVICE_INFO_NAME, s->device_name,
+                  sizeof s->device_name);
   int64_t platform = 0;
   for (size_t i = 0; i < s->calls.n && s->device_id && !platform; i++) {
     const pt_call *c = &s->calls.v[i];
@@ -279,22 +284,8 @@ static void find_platform_name(rp_session *s)
       if (pt_json_int(devs->u.items[k], 0) == s->device_id)
         platform = rp_arg_int(c, 0, 0);
   }
-  for (size_t i = 0; i < s->calls.n && platform; i++) {
-    const pt_call *c = &s->calls.v[i];
-    if (c->api != PI_API_piPlatformGetInfo || rp_arg_int(c, 0, -1) != platform ||
-        rp_arg_int(c, 1, -1) != PI_PLATFORM_INFO_NAME || c->result != PI_SUCCESS)
-      continue;
-    size_t size;
-    rp_data_status st;
-    unsigned char *name = rp_payload(s, c, 3, "value", 0, &size, &st);
-    if (name && size) {
-      snprintf(s->platform_name, sizeof s->platform_name, "%.*s", (int)strnlen((char *)name, size),
-               (const char *)name);
-      free(name);
-      return;
-    }
-    free(name);
-  }
+  recorded_answer(s, PI_API_piPlatformGetInfo, platform, PI_PLATFORM_INFO_NAME, s->platform_name,
+                  sizeof s->platform_name);
 }
 
 /* Every call of a known function holds all its arguments: fewer is a
@@ -342,8 +333,7 @@ bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err
   load_plugins(s);
   scan_calls(s);
   find_undefined_reads(s);
-  find_device_name(s);
-  find_platform_name(s);
+  find_device_names(s);
   return true;
 }
 

@@ -14,7 +14,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <sqlite3.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -562,13 +561,8 @@ Test(pitrace_record, exit_right_after_the_calls_keeps_them_all)
  * exit status still passes through. */
 Test(pitrace_record, a_full_disk_is_named_as_why_no_session_was_recorded)
 {
-  char dir[] = "/tmp/pitrace-full-XXXXXX";
-  cr_assert(mkdtemp(dir));
-  if (mount("pitrace-full", dir, "tmpfs", 0, "size=64k") != 0) {
-    rmdir(dir);
-    cr_skip_test("mounting a small tmpfs needs root (%s): no full disk to test on",
-                 strerror(errno));
-  }
+  char dir[32];
+  tu_small_tmpfs(dir, "64k");
   char *pad = str_printf("%s/pad", dir), *sessions = str_printf("%s/sessions", dir);
   FILE *f = fopen(pad, "w");
   cr_assert(f);
@@ -580,8 +574,7 @@ Test(pitrace_record, a_full_disk_is_named_as_why_no_session_was_recorded)
   const char *env[] = {POCL, NULL};
   char *out;
   int st = record(args, env, &out);
-  umount(dir);
-  rmdir(dir);
+  tu_small_tmpfs_gone(dir);
   cr_assert_eq(st, 0, "%s", out);
   cr_assert(strstr(out, "result verified"), "%s", out);
   cr_assert(strstr(out, "pitrace: cannot record to "), "%s", out);

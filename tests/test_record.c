@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
-#include <sys/mount.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -334,13 +333,8 @@ Test(record, a_new_file_holds_what_the_schema_statements_make)
 Test(record, full_disk_stops_recording_not_the_application)
 {
   /* A 1 MiB tmpfs fills up long before vadd's 12 MB of buffers are stored. */
-  char dir[] = "/tmp/pitrace-full-XXXXXX";
-  cr_assert(mkdtemp(dir));
-  if (mount("pitrace-full", dir, "tmpfs", 0, "size=1m") != 0) {
-    rmdir(dir);
-    cr_skip_test("mounting a small tmpfs needs root (%s): no full disk to test on",
-                 strerror(errno));
-  }
+  char dir[32];
+  tu_small_tmpfs(dir, "1m");
   char db[256];
   snprintf(db, sizeof db, "%s/s.db", dir);
   const char *argv[] = {BIN "/vadd", "1000000", NULL};
@@ -349,8 +343,7 @@ Test(record, full_disk_stops_recording_not_the_application)
   int st = tu_run(argv, env, &out);
   long long incomplete = tu_db_int(db, "SELECT count(*) FROM sessions WHERE ended = 'incomplete'");
   char *ok = tu_db_lines(db, "PRAGMA integrity_check");
-  umount(dir);
-  rmdir(dir);
+  tu_small_tmpfs_gone(dir);
   cr_assert_eq(st, 0, "%s", out);
   cr_assert(strstr(out, "result verified"), "%s", out);
   cr_assert_eq(tu_count(out, "pitrace: recording to "), 1, "%s", out);

@@ -370,17 +370,9 @@ Test(replay, damaged_counts_and_arguments_are_refused_in_one_line)
  * own: replayed on a device of another platform, replay refuses it in one
  * line naming both platforms and what to do (rusticl given PoCL's binary
  * aborted the replay); on the recorded platform it replays. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 Test(replay, a_program_binary_is_not_handed_to_another_platform)
 {
-#ifdef SANITIZED
+#ifdef TU_SANITIZED
   cr_skip_test("a sanitized OpenCL front end cannot load into Debian's python3 (the gcc build "
                "runs this test)");
 #endif

@@ -2436,17 +2436,9 @@ Test(viewer, colours_only_on_a_terminal_and_never_with_no_color)
   cr_assert(strstr(out, "PI_ERROR_INVALID_VALUE") && !strstr(out, "\033["), "%s", out);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 Test(viewer, verbs_free_everything_they_allocate)
 {
-#ifdef SANITIZED
+#ifdef TU_SANITIZED
   cr_skip_test("built with AddressSanitizer, which valgrind cannot run under");
 #elif defined(__clang__)
   cr_skip_test("built with clang, whose DWARF 5 Debian 12's valgrind cannot read (the gcc "

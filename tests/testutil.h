@@ -181,6 +181,44 @@ static inline int tu_count(const char *hay, const char *needle)
 /* The sqlite3 shell's "-cmd" that loads the extension. */
 #define TU_SQLITE_LOAD ".load " PITRACE_LIB_DIR "/libpitrace_sqlite"
 
+/* TU_SANITIZED: built with AddressSanitizer (the build's libraries cannot
+ * load into Debian's programs, and valgrind cannot run them). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TU_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TU_SANITIZED 1
+#endif
+#endif
+
+#ifdef cr_assert_eq /* with Criterion */
+#include <errno.h>
+#include <sys/mount.h>
+
+/* A full disk to test on: a tmpfs of `size` ("64k", "1m") mounted on a new
+ * directory, its path into dir (room for 32 bytes); unmount it with
+ * tu_small_tmpfs_gone. Skips the test where mounting needs privileges it
+ * lacks. */
+static inline void tu_small_tmpfs(char dir[32], const char *size)
+{
+  snprintf(dir, 32, "/tmp/pitrace-full-XXXXXX");
+  cr_assert(mkdtemp(dir));
+  char opts[64];
+  snprintf(opts, sizeof opts, "size=%s", size);
+  if (mount("pitrace-full", dir, "tmpfs", 0, opts) != 0) {
+    int e = errno;
+    rmdir(dir);
+    cr_skip_test("mounting a small tmpfs needs root (%s): no full disk to test on", strerror(e));
+  }
+}
+
+static inline void tu_small_tmpfs_gone(const char *dir)
+{
+  umount(dir);
+  rmdir(dir);
+}
+#endif
+
 #ifdef SQLITE_VERSION
 /* Loads the extension into a connection a test opened. */
 static inline void tu_sqlite_views(sqlite3 *db)
