@@ -298,6 +298,8 @@ bool pt_schema_create(sqlite3 *db, char *err, size_t errn)
   sqlite3_finalize(q);
   if (current) /* the template, or a file this schema was made in */
     return true;
+  if (pt_schema_foreign(db, err, errn))
+    return false;
   q = NULL;
   bool ok = sqlite3_exec(db, shim_schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
             sqlite3_prepare_v2(db, "SELECT count(*) FROM pi_api", -1, &q, NULL) == SQLITE_OK &&
@@ -315,6 +317,24 @@ bool pt_schema_create(sqlite3 *db, char *err, size_t errn)
   if (!ok)
     snprintf(err, errn, "creating the schema: %s", sqlite3_errmsg(db));
   return ok;
+}
+
+bool pt_schema_foreign(sqlite3 *db, char *err, size_t errn)
+{
+  sqlite3_stmt *q = NULL;
+  bool foreign = false;
+  if (sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM sqlite_master WHERE name = "
+                             "'pitrace_meta'), (SELECT name FROM sqlite_master WHERE type = "
+                             "'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' LIMIT 1)",
+                         -1, &q, NULL) == SQLITE_OK &&
+      sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 0 &&
+      sqlite3_column_type(q, 1) != SQLITE_NULL) {
+    foreign = true;
+    snprintf(err, errn, "another program's SQLite database: it holds table '%s' and no pitrace "
+             "session; record to another file", (const char *)sqlite3_column_text(q, 1));
+  }
+  sqlite3_finalize(q);
+  return foreign;
 }
 
 int pt_schema_stored_version(sqlite3 *db)

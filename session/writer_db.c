@@ -404,6 +404,14 @@ bool wr__open_db(void)
     wr__say_cannot_record(why);
     return false;
   }
+  /* Before anything is set on it (journal_mode would take a database of
+   * another program out of WAL mode). */
+  if (pt_schema_foreign(wr.db, why, sizeof why)) {
+    wr__say_cannot_record(why);
+    sqlite3_close(wr.db);
+    wr.db = NULL;
+    return false;
+  }
   /* A rollback journal, not WAL: a commit writes the pages it adds (the
    * payloads, the chunks) once, into the database, where WAL writes them
    * to its log (with a checksum over every byte) and copies them into the

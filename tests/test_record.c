@@ -352,6 +352,41 @@ Test(record, full_disk_stops_recording_not_the_application)
   cr_assert_str_eq(ok, "ok\n");
 }
 
+/* SYCL_PI_RECORD naming another program's SQLite database (a typo for
+ * the application's own file): nothing is written into it, its journal
+ * mode (WAL) included, and the application runs unrecorded with one line
+ * saying why (the recorder added its tables to it before). */
+Test(record, another_programs_database_is_left_alone)
+{
+  char *db = tu_temp_path(".db");
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(h, "PRAGMA journal_mode=WAL; CREATE TABLE orders(id, total); "
+                               "INSERT INTO orders VALUES (1, 9.5);", NULL, NULL, NULL),
+               SQLITE_OK, "%s", sqlite3_errmsg(h));
+  sqlite3_close(h);
+  const char *argv[] = {BIN "/vadd", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  cr_assert_eq(tu_count(out, "pitrace: cannot record to "), 1, "%s", out);
+  cr_assert(strstr(out, "another program's SQLite database: it holds table 'orders' and no "
+                        "pitrace session; record to another file"), "%s", out);
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT group_concat(name) FROM sqlite_master", -1, &q,
+                                  NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  cr_assert_str_eq((const char *)sqlite3_column_text(q, 0), "orders");
+  sqlite3_finalize(q);
+  cr_assert_eq(sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &q, NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  cr_assert_str_eq((const char *)sqlite3_column_text(q, 0), "wal");
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+}
+
 Test(record, data_controls)
 {
   const char *argv[] = {BIN "/vadd", NULL};

@@ -32,6 +32,10 @@ extern const char pt_schema_upgrade_sql[];
 bool pt_schema_create(sqlite3 *db, char *err, size_t errn);
 /* The schema version db says it holds (pitrace_meta), 0 when none. */
 int pt_schema_stored_version(sqlite3 *db);
+/* Whether db holds another program's tables and no pitrace schema: what
+ * nothing of pitrace may write into (a mistyped SYCL_PI_RECORD naming an
+ * application's own database); err then says so in a phrase. */
+bool pt_schema_foreign(sqlite3 *db, char *err, size_t errn);
 
 /* A new session database, empty, holding what pt_schema_create makes,
  * with a rollback journal (writer_db.c says why not WAL): made when this
