@@ -53,8 +53,8 @@ static inline char *tu_read_file_n(const char *path, size_t *n_out)
 static inline char *tu_read_file(const char *path) { return tu_read_file_n(path, NULL); }
 
 /* Every temporary path this process handed out: removed when it exits,
- * with SQLite's side files, the recorder's ring files beside them and,
- * for a directory, all it holds; set
+ * with SQLite's side files, the recorder's ring files and template
+ * beside them and, for a directory, all it holds; set
  * PITRACE_KEEP_TEMP=1 to keep them for a look. A forked child that exits
  * removes only the paths it made itself. */
 static char **tu_temps;
@@ -85,14 +85,18 @@ static inline void tu_remove_temps(void)
       unlink(path);
     }
     /* Ring files a test's recording left unsalvaged (_exit, kills: 8 MiB
-     * each; a record suite's run left four in /tmp). */
-    char pattern[4200];
-    glob_t g;
-    snprintf(pattern, sizeof pattern, "%s-rings.*", tu_temps[i]);
-    if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0)
-      for (size_t j = 0; j < g.gl_pathc; j++)
-        unlink(g.gl_pathv[j]);
-    globfree(&g);
+     * each; a record suite's run left four in /tmp), and a new database's
+     * template a process killed at its start left before linking it. */
+    static const char *const beside[] = {"-rings.*", ".new.*"};
+    for (size_t j = 0; j < sizeof beside / sizeof *beside; j++) {
+      char pattern[4200];
+      glob_t g;
+      snprintf(pattern, sizeof pattern, "%s%s", tu_temps[i], beside[j]);
+      if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0)
+        for (size_t k = 0; k < g.gl_pathc; k++)
+          unlink(g.gl_pathv[k]);
+      globfree(&g);
+    }
   }
   tu_ntemps = 0;
 }
