@@ -944,7 +944,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
 {
   c->devtime = false;
   c->written = NULL;
-  c->trace_only = false;
+  c->trace_only = c->filtered = false;
   if (!atomic_load_explicit(&shim_recording, memory_order_relaxed))
     return PIRT_UNLIKELY(shim_trace_only) && trace_only_begin(c, id, argv);
   /* The last moment the plugins answer: the device times of what is
@@ -953,8 +953,16 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
     shim_prof_sweep(true, NULL);
   if (PIRT_UNLIKELY(shim_devtime_sink))
     c->number = atomic_fetch_add_explicit(&trace_calls, 1, memory_order_relaxed) + 1;
-  if (!shim_cfg.api_on[id])
-    return false;
+  if (!shim_cfg.api_on[id]) {
+    /* Left out of the session, but what follows a call still runs for it
+     * (after_recorded): the reads a wait completes, device times, the
+     * handlers, and at teardown the session's end (a filter without
+     * piTearDown left every session "killed", its last calls unstored). */
+    c->api = &pi_api_table[id];
+    c->argv = argv;
+    c->trace_only = c->filtered = true;
+    return true;
+  }
   const pi_api_desc *api = &pi_api_table[id];
   captures cap;
   cap.n = 0;
@@ -1001,10 +1009,25 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   return true;
 }
 
+/* After a call of a recording process, recorded or filtered out. */
+static void after_recorded(const pi_api_desc *api, pi_result r)
+{
+  /* Calls that may start an implementation (and its signal handlers). */
+  if (api->id == PI_API_piPlatformsGet || api->id == PI_API_piDevicesGet ||
+      api->id == PI_API_piProgramBuild || api->id == PI_API_piProgramCompile ||
+      api->id == PI_API_piProgramLink || api->id == PI_API_piContextCreate)
+    ensure_handlers();
+  if (api->id == PI_API_piTearDown && r == PI_SUCCESS &&
+      atomic_fetch_add(&torn_down, 1) + 1 == atomic_load(&shim_ninstances))
+    writer_finish("teardown", 0, 10000);
+}
+
 void shim_end(shim_call *c, pi_result r)
 {
   if (PIRT_UNLIKELY(c->trace_only)) {
     after_call(c->api, c->argv, r);
+    if (c->filtered)
+      after_recorded(c->api, r);
     return;
   }
   uint64_t t1 = shim_stamp();
@@ -1026,14 +1049,7 @@ void shim_end(shim_call *c, pi_result r)
     commit_at(&x->h, t1);
   }
   after_call(api, c->argv, r);
-  /* Calls that may start an implementation (and its signal handlers). */
-  if (api->id == PI_API_piPlatformsGet || api->id == PI_API_piDevicesGet ||
-      api->id == PI_API_piProgramBuild || api->id == PI_API_piProgramCompile ||
-      api->id == PI_API_piProgramLink || api->id == PI_API_piContextCreate)
-    ensure_handlers();
-  if (api->id == PI_API_piTearDown && r == PI_SUCCESS &&
-      atomic_fetch_add(&torn_down, 1) + 1 == atomic_load(&shim_ninstances))
-    writer_finish("teardown", 0, 10000);
+  after_recorded(api, r);
 }
 
 /* ---- Notes from the runtime --------------------------------------------------------- */

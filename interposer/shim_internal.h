@@ -30,6 +30,7 @@ typedef struct shim_call {
    * param_value_size_ret and the wrapper asked for it (else NULL). */
   const size_t *written;
   bool trace_only; /* device times for the trace, nothing recorded */
+  bool filtered;   /* left out by SYCL_PI_RECORD_FILTER (trace_only too) */
   uint64_t number;  /* with device times traced: the Nth PI call of the process */
 } shim_call;
 

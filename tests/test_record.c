@@ -406,6 +406,8 @@ Test(record, data_controls)
   cr_assert_gt(tu_db_int(cap, "SELECT count(*) FROM data WHERE size = 4096 AND stored = 1024"), 0);
 }
 
+static int ring_files(const char *db);
+
 Test(record, api_filter_and_backtraces)
 {
   const char *argv[] = {BIN "/vadd", NULL};
@@ -413,6 +415,10 @@ Test(record, api_filter_and_backtraces)
   const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_FILTER=piEnqueue*,piKernel*",
                        "SYCL_PI_RECORD_BACKTRACE=1", POCL, NULL};
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  /* The session ends as the process did, though piTearDown is filtered
+   * out (it ended "killed", its last calls left in the ring file). */
+  cr_assert_eq(ring_files(db), 0, "the ring file was left behind");
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
   cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api NOT LIKE 'piEnqueue%' AND "
                           "api NOT LIKE 'piKernel%'"), 0);
   cr_assert_gt(tu_db_int(db, "SELECT count(*) FROM pi_calls"), 4);
