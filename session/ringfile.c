@@ -45,6 +45,9 @@ _Static_assert((RING_CAP & (RING_CAP - 1)) == 0, "RING_CAP is not a power of two
 static pthread_mutex_t rf_lock = PTHREAD_MUTEX_INITIALIZER;
 static int rf_fd = -1;
 static ringfile_hdr *rf_hdr;
+/* rf_hdr for a signal handler, which takes no lock (the mapping stays to
+ * the process's end: ringfile_remove). */
+static _Atomic(ringfile_hdr *) rf_hdr_signals;
 static char rf_path[4200];
 static bool rf_warned;
 
@@ -121,6 +124,7 @@ bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_uni
   rf_hdr->pid = (int32_t)getpid();
   atomic_store(&rf_hdr->state, RINGFILE_LIVE);
   __atomic_store_n(&rf_hdr->magic, RINGFILE_MAGIC, __ATOMIC_RELEASE);
+  atomic_store(&rf_hdr_signals, rf_hdr);
   rf_fd = fd;
   ok = true;
   pthread_mutex_unlock(&rf_lock);
@@ -320,6 +324,14 @@ void ringfile_remove(void)
     close(rf_fd);
     rf_fd = -1;
     rf_hdr = NULL;
+    atomic_store(&rf_hdr_signals, NULL);
   }
   pthread_mutex_unlock(&rf_lock);
+}
+
+void ringfile_note_signal(int signo)
+{
+  ringfile_hdr *h = atomic_load(&rf_hdr_signals);
+  if (h)
+    atomic_store(&h->ending_signal, signo);
 }

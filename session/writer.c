@@ -392,6 +392,8 @@ void writer_finish(const char *how, int signo, int timeout_ms)
     return;
   if (pthread_equal(pthread_self(), writer_thread))
     return;
+  if (signo) /* should the writer not finish in time, the salvager knows why */
+    ringfile_note_signal(signo);
   snprintf(finish_how, sizeof finish_how, "%s", how);
   finish_signo = signo;
   int gen = atomic_fetch_add(&finish_gen, 1) + 1;

@@ -235,6 +235,9 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   int ws = 0;
   const char *how = "killed";
   int signo = 0, code = -1;
+  /* A fatal signal the process said it was ending on: its writer did not
+   * finish storing in the time it was given. */
+  int noted = atomic_load(&hdr->ending_signal);
   if (status_of && status_of(ctx, (int)pid, start_ns, &ws)) {
     if (WIFSIGNALED(ws)) {
       signo = WTERMSIG(ws);
@@ -243,11 +246,20 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
       how = "_exit";
       code = WEXITSTATUS(ws);
     }
+  } else if (noted > 0 && noted < 65) {
+    signo = noted;
+    code = 128 + signo;
   }
   char reason[256];
-  int len = snprintf(reason, sizeof reason, "the process ended without a word; %llu call%s "
-                     "salvaged from its rings", (unsigned long long)(wr.seq_counter - committed),
-                     wr.seq_counter - committed == 1 ? "" : "s");
+  int len = noted > 0 && noted < 65
+              ? snprintf(reason, sizeof reason, "the process was ending on signal %d (%s) "
+                         "before its writer stored its last calls; %llu call%s salvaged from "
+                         "its rings", noted, strsignal(noted),
+                         (unsigned long long)(wr.seq_counter - committed),
+                         wr.seq_counter - committed == 1 ? "" : "s")
+              : snprintf(reason, sizeof reason, "the process ended without a word; %llu call%s "
+                         "salvaged from its rings", (unsigned long long)(wr.seq_counter - committed),
+                         wr.seq_counter - committed == 1 ? "" : "s");
   if (pending)
     len += snprintf(reason + len, sizeof reason - (size_t)len, ", %llu never returned",
                     (unsigned long long)pending);

@@ -1389,6 +1389,42 @@ static pid_t run_held_out(const char *db, int dead)
   return pid;
 }
 
+/* A process ending on SIGTERM whose writer cannot store its last calls
+ * in the time the signal handler gives it (another process holds the
+ * file): the salvage names the signal it was ending on, where it said
+ * "the process ended without a word" before. */
+Test(record, a_signal_the_writer_could_not_finish_in_is_named_by_the_salvage)
+{
+  char *db = tu_temp_path(".db");
+  const char *first[] = {BIN "/record_prog", "threads", "1", "10", NULL};
+  run_recorded(first, db, 0);
+  sqlite3 *w;
+  cr_assert_eq(sqlite3_open(db, &w), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK, "%s",
+               sqlite3_errmsg(w));
+  char *log = tu_temp_path(".out");
+  const char *prog[] = {BIN "/record_prog", "threads", "1", "2000000000", NULL};
+  pid_t pid = spawn_recording(prog, db, "terminated", log);
+  struct timespec nap = {0, 500000000};
+  nanosleep(&nap, NULL);
+  cr_assert_eq(kill(pid, SIGTERM), 0);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  cr_assert_eq(sqlite3_exec(w, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(w);
+  cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "status %d: %s", st, tu_read_file(log));
+  cr_assert_eq(ring_files(db), 1);
+  salvage_with_pitrace(db);
+  cr_assert_eq(ring_files(db), 0);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || signal || ' ' || exit_status FROM "
+                                "sessions WHERE label = 'terminated'"), "killed 15 143\n");
+  char *reason = tu_db_lines(db, "SELECT incomplete_reason FROM sessions WHERE label = "
+                                 "'terminated'");
+  cr_assert(strstr(reason, "the process was ending on signal 15 (Terminated) before its writer "
+                           "stored its last calls; "), "%s", reason);
+  cr_assert_gt(tu_db_int(db, "SELECT calls FROM sessions WHERE label = 'terminated'"), 0);
+}
+
 /* Session 2 of db: the held-out run's, made by the salvage, whole. */
 static void assert_held_out_salvaged(const char *db, pid_t pid)
 {

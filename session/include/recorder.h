@@ -306,6 +306,11 @@ typedef struct ringfile_hdr {
    * is 0 until the writer has made the row, and is set before its commit. */
   uint32_t desc_len;
   unsigned char desc[RINGFILE_DESC];
+  /* The fatal signal the process was ending on when its writer was asked
+   * to finish (0: none): a salvager of what the writer could not store in
+   * time says so. Zero in files of recorders before it (the header's
+   * bytes past what they wrote are zero). */
+  _Atomic int32_t ending_signal;
 } ringfile_hdr;
 
 _Static_assert(sizeof(ringfile_hdr) <= RINGFILE_HEADER, "ring file header too large");
@@ -335,6 +340,9 @@ void ringfile_note_knot(stamp_knot k);
 void ringfile_note_instance(uint32_t i);
 /* The session ended in order: marks the file done and removes it. */
 void ringfile_remove(void);
+/* The process is ending on fatal signal `signo` (from its handler:
+ * async-signal-safe). */
+void ringfile_note_signal(int signo);
 
 /* ---- Payload copies (payload.c) ----------------------------------------------
  * Where the shim copies a payload too large for its ring (the record keeps
