@@ -20,6 +20,7 @@
 #include "chunk.h"
 #include "pi_api.h"
 #include "reader.h"
+#include "recorder.h"
 #include "session.h"
 
 void (*pt_salvage_hook)(const char *path);
@@ -231,6 +232,7 @@ bool pt_open_image(const char *name, const void *bytes, size_t n, pt_db *out, ch
                    size_t errn)
 {
   memset(out, 0, sizeof *out);
+  out->image = true;
   snprintf(out->path, sizeof out->path, "%s", name);
   if (n == 0) {
     snprintf(err, errn, "%s is empty: no session was recorded into it", name);
@@ -321,6 +323,8 @@ pt_session_info *pt_sessions(pt_db *db, size_t *n, char *err, size_t errn)
     copy_text(i->plugins, sizeof i->plugins, sqlite3_column_text(s, 10));
     i->has_exit_status = sqlite3_column_type(s, 11) != SQLITE_NULL;
     i->exit_status = sqlite3_column_int(s, 11);
+    if (strcmp(i->ended, "running") == 0 && !db->image)
+      i->recorder_pid = writer_recorder_of(db->path, i->id);
   }
   sqlite3_finalize(s);
   return v;

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -348,6 +349,37 @@ int wr__salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, 
     }
   closedir(dd);
   return n;
+}
+
+int64_t writer_recorder_of(const char *db_path, int64_t session)
+{
+  char dir[4096], prefix[4200];
+  rings_place(db_path, dir, sizeof dir, prefix, sizeof prefix);
+  DIR *dd = opendir(dir);
+  if (!dd)
+    return 0;
+  int64_t found = 0;
+  size_t plen = strlen(prefix);
+  struct dirent *e;
+  while (!found && (e = readdir(dd))) {
+    if (strncmp(e->d_name, prefix, plen) != 0)
+      continue;
+    char file[8400];
+    snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      continue;
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    ringfile_hdr h;
+    if (fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type != F_UNLCK &&
+        pread(fd, &h, offsetof(ringfile_hdr, instances), 0) ==
+            (ssize_t)offsetof(ringfile_hdr, instances) &&
+        h.magic == RINGFILE_MAGIC && h.session == session)
+      found = lk.l_pid;
+    close(fd);
+  }
+  closedir(dd);
+  return found;
 }
 
 /* ---- Listed once a directory (writer_salvage_listed) ------------------------------ */

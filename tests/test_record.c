@@ -1425,6 +1425,32 @@ Test(record, a_signal_the_writer_could_not_finish_in_is_named_by_the_salvage)
   cr_assert_gt(tu_db_int(db, "SELECT calls FROM sessions WHERE label = 'terminated'"), 0);
 }
 
+/* A session whose process is still recording shows as such, with its
+ * pid (its ring file is locked by it), where it said "not known
+ * (killed?)"; once that process is killed it is salvaged as killed. */
+Test(record, a_session_being_recorded_shows_its_recording_process)
+{
+  char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
+  const char *prog[] = {BIN "/record_prog", "threads", "1", "2000000000", NULL};
+  pid_t pid = spawn_recording(prog, db, NULL, log);
+  const char *argv[] = {BIN "/pitrace", "sessions", db, NULL};
+  char *out = NULL, want[64];
+  snprintf(want, sizeof want, "recording (pid %d)", (int)pid);
+  for (int i = 0; i < 100 && !(out && strstr(out, want)); i++) { /* its first commit */
+    struct timespec nap = {0, 50000000};
+    nanosleep(&nap, NULL);
+    free(out);
+    tu_run(argv, NULL, &out);
+  }
+  kill(pid, SIGKILL);
+  int st;
+  waitpid(pid, &st, 0);
+  cr_assert(strstr(out, want), "%s", out);
+  cr_assert_eq(tu_run(argv, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "killed or _exit: the process ended without a word; ") &&
+            !strstr(out, "recording (pid"), "%s", out);
+}
+
 /* Session 2 of db: the held-out run's, made by the salvage, whole. */
 static void assert_held_out_salvaged(const char *db, pid_t pid)
 {

@@ -434,6 +434,8 @@ void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char
 {
   if (strcmp(i->ended, "signal") == 0)
     snprintf(out, n, "signal %lld", (long long)i->signal);
+  else if (strcmp(i->ended, "running") == 0 && i->recorder_pid > 0)
+    snprintf(out, n, "recording (pid %lld)", (long long)i->recorder_pid);
   else if (strcmp(i->ended, "running") == 0)
     snprintf(out, n, "not known (killed?)");
   else if (strcmp(i->ended, "killed") == 0 && i->signal > 0)

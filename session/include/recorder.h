@@ -382,6 +382,10 @@ typedef bool (*writer_status_fn)(void *ctx, int pid, int64_t start_unix_ns, int 
 int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
                    size_t errn);
 
+/* The pid of the live process recording session `session` into db_path
+ * (its ring file beside it, which that process keeps locked), or 0. */
+int64_t writer_recorder_of(const char *db_path, int64_t session);
+
 /* writer_salvage for a reader that opens many databases of one directory
  * (a record directory's sessions, each opened again when it was put to
  * rest): the directory's ring files are listed once while it is unchanged

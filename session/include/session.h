@@ -27,6 +27,7 @@ typedef struct pt_db {
   sqlite3 *db;
   char path[4096];
   sqlite3_stmt *data_stmt; /* pt_data's lookup, prepared once */
+  bool image;              /* held in memory (pt_open_image): no file beside it */
 } pt_db;
 
 /* Called by pt_open with the path first when set: pitrace sets it to
@@ -67,6 +68,9 @@ typedef struct pt_session_info {
   char plugins[1024]; /* "backend:name, ..." */
   bool has_exit_status; /* the exit status the shim or pitrace record stored */
   int exit_status;
+  /* A session still `running`: the pid of the live process recording it
+   * (its ring file beside the database is locked by it), 0 when none. */
+  int64_t recorder_pid;
 } pt_session_info;
 
 /* The sessions in the file, by id; *n set. Caller frees. */
