@@ -15,11 +15,12 @@ static const char usage[] =
     "\n"
     "Lists the sessions of a session database, one line each: id, label, calls,\n"
     "duration, how it ended (teardown; signal N; killed or _exit when the process\n"
-    "died without a word, with the calls salvaged from its ring file; not known\n"
-    "(killed?) for such a session of an older recorder; incomplete: why recording\n"
-    "stopped), the backend and device it used, and the command line. Given a\n"
-    "directory (pitrace record -o DIR), the sessions of each of its session files\n"
-    "(*.db), in the order they started, each with its file.\n";
+    "died without a word, with the calls salvaged from its ring file; killed by\n"
+    "signal N when the signal is known; recording (pid N) while process N still\n"
+    "records it; not known (killed?) for such a session of an older recorder;\n"
+    "incomplete: why recording stopped), the backend and device it used, and the\n"
+    "command line. Given a directory (pitrace record -o DIR), the sessions of each\n"
+    "of its session files (*.db), in the order they started, each with its file.\n";
 
 typedef struct row {
   char file[256], id[24], label[64], calls[24], dur[32], ended[128], backend[32], device[128],
