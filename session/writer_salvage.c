@@ -259,7 +259,8 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
                          (unsigned long long)(wr.seq_counter - committed),
                          wr.seq_counter - committed == 1 ? "" : "s")
               : snprintf(reason, sizeof reason, "the process ended without a word; %llu call%s "
-                         "salvaged from its rings", (unsigned long long)(wr.seq_counter - committed),
+                         "salvaged from its rings",
+                         (unsigned long long)(wr.seq_counter - committed),
                          wr.seq_counter - committed == 1 ? "" : "s");
   if (pending)
     len += snprintf(reason + len, sizeof reason - (size_t)len, ", %llu never returned",

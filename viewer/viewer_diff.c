@@ -1791,8 +1791,9 @@ static size_t pair_in(const vw_set *B, const bool *taken, const char *ca, int pa
  * command; then those left, by the same program with as many arguments
  * (a CI job's temporary paths differ from run to run), each with the one
  * whose arguments agree most (a parallel job's processes start in
- * another order each run), which the pair's header says. Each pair is compared; sessions neither pass pairs are
- * listed. 0 when every session paired and every pair is the same. */
+ * another order each run), which the pair's header says. Each pair is
+ * compared; sessions neither pass pairs are listed. 0 when every session
+ * paired and every pair is the same. */
 static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
                      const vw_diff_opts *o, bool json)
 {
