@@ -318,69 +318,93 @@ static void rings_place(const char *db_path, char *dir, size_t dirn, char *prefi
   snprintf(prefix, pn, "%s-rings.", slash ? slash + 1 : db_path);
 }
 
-int wr__salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
-                    size_t errn)
+/* Hands each ring file beside db_path (DB-rings.*) to fn with ctx, until
+ * fn returns false. */
+static void each_ring_file(const char *db_path, bool (*fn)(const char *file, void *ctx),
+                           void *ctx)
 {
   char dir[4096], prefix[4200];
   rings_place(db_path, dir, sizeof dir, prefix, sizeof prefix);
   DIR *dd = opendir(dir);
   if (!dd)
-    return 0;
-  int n = 0;
+    return;
   size_t plen = strlen(prefix);
+  bool more = true;
   struct dirent *e;
-  while ((e = readdir(dd)))
+  while (more && (e = readdir(dd)))
     if (strncmp(e->d_name, prefix, plen) == 0) {
       char file[8400];
       snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
-      /* Not this process's own, which it has locked: a lock taken again
-       * by the same process is granted, and closing the file then would
-       * let go of the process's own lock. */
-      struct stat st;
-      if (stat(file, &st) == 0 && ringfile_is_own(&st))
-        continue;
-      char one[1024];
-      int r = salvage_file(db_path, file, status_of, ctx, one, sizeof one);
-      if (r < 0 && n >= 0) {
-        snprintf(err, errn, "%s", one);
-        n = -1;
-      } else if (r > 0 && n >= 0) {
-        n++;
-      }
+      more = fn(file, ctx);
     }
   closedir(dd);
-  return n;
+}
+
+typedef struct salvage_ctx {
+  const char *db_path;
+  writer_status_fn status_of;
+  void *status_ctx;
+  char *err;
+  size_t errn;
+  int n; /* salvaged, or -1 after a failure (err says it) */
+} salvage_ctx;
+
+static bool salvage_one(const char *file, void *p)
+{
+  salvage_ctx *c = p;
+  /* Not this process's own, which it has locked: a lock taken again by
+   * the same process is granted, and closing the file then would let go
+   * of the process's own lock. */
+  struct stat st;
+  if (stat(file, &st) == 0 && ringfile_is_own(&st))
+    return true;
+  char one[1024];
+  int r = salvage_file(c->db_path, file, c->status_of, c->status_ctx, one, sizeof one);
+  if (r < 0 && c->n >= 0) {
+    snprintf(c->err, c->errn, "%s", one);
+    c->n = -1;
+  } else if (r > 0 && c->n >= 0) {
+    c->n++;
+  }
+  return true;
+}
+
+int wr__salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
+                    size_t errn)
+{
+  salvage_ctx c = {db_path, status_of, ctx, err, errn, 0};
+  each_ring_file(db_path, salvage_one, &c);
+  return c.n;
+}
+
+typedef struct recorder_ctx {
+  int64_t session, pid;
+} recorder_ctx;
+
+/* Whether file is the ring file of c->session, locked by a live process
+ * (into c->pid). */
+static bool find_recorder(const char *file, void *p)
+{
+  recorder_ctx *c = p;
+  int fd = open(file, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return true;
+  struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  ringfile_hdr h;
+  if (fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type != F_UNLCK &&
+      pread(fd, &h, offsetof(ringfile_hdr, instances), 0) ==
+          (ssize_t)offsetof(ringfile_hdr, instances) &&
+      h.magic == RINGFILE_MAGIC && h.session == c->session)
+    c->pid = lk.l_pid;
+  close(fd);
+  return !c->pid;
 }
 
 int64_t writer_recorder_of(const char *db_path, int64_t session)
 {
-  char dir[4096], prefix[4200];
-  rings_place(db_path, dir, sizeof dir, prefix, sizeof prefix);
-  DIR *dd = opendir(dir);
-  if (!dd)
-    return 0;
-  int64_t found = 0;
-  size_t plen = strlen(prefix);
-  struct dirent *e;
-  while (!found && (e = readdir(dd))) {
-    if (strncmp(e->d_name, prefix, plen) != 0)
-      continue;
-    char file[8400];
-    snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
-    int fd = open(file, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      continue;
-    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    ringfile_hdr h;
-    if (fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type != F_UNLCK &&
-        pread(fd, &h, offsetof(ringfile_hdr, instances), 0) ==
-            (ssize_t)offsetof(ringfile_hdr, instances) &&
-        h.magic == RINGFILE_MAGIC && h.session == session)
-      found = lk.l_pid;
-    close(fd);
-  }
-  closedir(dd);
-  return found;
+  recorder_ctx c = {session, 0};
+  each_ring_file(db_path, find_recorder, &c);
+  return c.pid;
 }
 
 /* ---- Listed once a directory (writer_salvage_listed) ------------------------------ */

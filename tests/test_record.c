@@ -1344,6 +1344,17 @@ Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
   cr_assert(access(journal, F_OK) != 0, "%s is left", journal);
 }
 
+/* A connection to db holding its write lock (BEGIN IMMEDIATE), as a
+ * recorder committing does: recording processes wait for it. */
+static sqlite3 *hold_file(const char *db)
+{
+  sqlite3 *w;
+  cr_assert_eq(sqlite3_open(db, &w), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK, "%s",
+               sqlite3_errmsg(w));
+  return w;
+}
+
 /* The database is opened on the writer's thread: a process whose file
  * another process holds (here, a writer inside its transaction) goes on
  * with its calls meanwhile (the old start waited in the first call, up to
@@ -1363,10 +1374,7 @@ static pid_t run_held_out(const char *db, int dead)
   const char *quick[] = {BIN "/record_prog", "quickexit", n, NULL};
   if (dead)
     run_recorded(quick, db, 3);
-  sqlite3 *w;
-  cr_assert_eq(sqlite3_open(db, &w), SQLITE_OK);
-  cr_assert_eq(sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK, "%s",
-               sqlite3_errmsg(w));
+  sqlite3 *w = hold_file(db);
   char *log = tu_temp_path(".out");
   const char *prog[] = {BIN "/record_prog", "quickexit", "300", NULL};
   pid_t pid = spawn_recording(prog, db, "held out", log);
@@ -1398,10 +1406,7 @@ Test(record, a_signal_the_writer_could_not_finish_in_is_named_by_the_salvage)
   char *db = tu_temp_path(".db");
   const char *first[] = {BIN "/record_prog", "threads", "1", "10", NULL};
   run_recorded(first, db, 0);
-  sqlite3 *w;
-  cr_assert_eq(sqlite3_open(db, &w), SQLITE_OK);
-  cr_assert_eq(sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK, "%s",
-               sqlite3_errmsg(w));
+  sqlite3 *w = hold_file(db);
   char *log = tu_temp_path(".out");
   const char *prog[] = {BIN "/record_prog", "threads", "1", "2000000000", NULL};
   pid_t pid = spawn_recording(prog, db, "terminated", log);
