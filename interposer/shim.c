@@ -224,6 +224,7 @@ static void read_config(void)
 {
   const char *p = getenv("SYCL_PI_RECORD");
   snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", p && *p ? p : "pitrace-%p.db");
+  shim_cfg.path_len = strlen(p && *p ? p : "pitrace-%p.db");
   const char *label = getenv("SYCL_PI_RECORD_LABEL");
   snprintf(shim_cfg.label, sizeof shim_cfg.label, "%s", label ? label : "");
   const char *data = getenv("SYCL_PI_RECORD_DATA");

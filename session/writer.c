@@ -195,11 +195,12 @@ static void *writer_main(void *arg)
 }
 
 /* The database path: %p becomes the pid; a directory gets a new file. */
-static void resolve_path(char *out, size_t n)
+static bool resolve_path(char *out, size_t n)
 {
   char tmp[3800];
   size_t w = 0;
-  for (const char *p = shim_cfg.path; *p && w + 24 < sizeof tmp; p++) {
+  const char *p = shim_cfg.path;
+  for (; *p && w + 24 < sizeof tmp; p++) {
     if (p[0] == '%' && p[1] == 'p') {
       w += (size_t)snprintf(tmp + w, sizeof tmp - w, "%d", (int)getpid());
       p++;
@@ -208,11 +209,16 @@ static void resolve_path(char *out, size_t n)
     }
   }
   tmp[w] = 0;
+  /* A path cut short would name another file (in a directory that
+   * exists, a file by a prefix of the name asked for). */
+  if (*p || shim_cfg.path_len >= sizeof shim_cfg.path)
+    return false;
   struct stat st;
   if (stat(tmp, &st) == 0 && S_ISDIR(st.st_mode))
     snprintf(out, n, "%s/pitrace-%d-%lld.db", tmp, (int)getpid(), (long long)time(NULL));
   else
     snprintf(out, n, "%s", tmp);
+  return true;
 }
 
 static void json_env(text *t)
@@ -310,7 +316,23 @@ bool writer_start(void)
 {
   wr__decide_printing();
   char path[4096];
-  resolve_path(path, sizeof path);
+  bool fits = resolve_path(path, sizeof path);
+  /* SQLite opens a file by its absolute path, of at most mxPathname bytes
+   * (512 in its unix VFS): a longer one fails with "unable to open
+   * database file", after the file was made. Said before anything is. */
+  char cwd[4096] = "";
+  if (fits && path[0] != '/' && !getcwd(cwd, sizeof cwd))
+    cwd[0] = 0;
+  size_t len = fits ? strlen(path) + (cwd[0] ? strlen(cwd) + 1 : 0) : shim_cfg.path_len;
+  sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
+  size_t most = vfs && vfs->mxPathname > 0 ? (size_t)vfs->mxPathname : 512;
+  if (!fits || len > most) {
+    char why[160];
+    snprintf(why, sizeof why, "its path is %zu characters long, and SQLite opens files by "
+             "paths of up to %zu; record to a shorter one", len, most);
+    wr__say_cannot_record(why);
+    return false;
+  }
   snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", path);
   /* A new file is the template, put in place whole; created readable by
    * its owner only, before SQLite opens it. The database is there before

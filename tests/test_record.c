@@ -387,6 +387,48 @@ Test(record, another_programs_database_is_left_alone)
   sqlite3_close(h);
 }
 
+/* A SYCL_PI_RECORD path longer than SQLite opens (512 bytes, absolute) is
+ * refused in one line before any file is made: SQLite said "unable to
+ * open database file" and left an empty file behind; and one longer than
+ * the recorder's own room was cut short, which in a directory that exists
+ * named another file, a prefix of the one asked for, recorded into. */
+Test(record, a_path_too_long_to_open_is_refused_before_any_file_is_made)
+{
+  const int depths[] = {2, 17}; /* about 650 and 3,650 characters */
+  for (int k = 0; k < 2; k++) {
+    char *dir = tu_temp_path(""), path[4096];
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    size_t n = (size_t)snprintf(path, sizeof path, "%s", dir);
+    for (int level = 0; level < depths[k]; level++) {
+      path[n++] = '/';
+      memset(path + n, 'd', 200);
+      n += 200;
+      path[n] = 0;
+      cr_assert_eq(mkdir(path, 0700), 0, "%s", strerror(errno));
+    }
+    char deepest[4096];
+    snprintf(deepest, sizeof deepest, "%s", path);
+    path[n++] = '/';
+    memset(path + n, 'f', 200);
+    n += 200;
+    snprintf(path + n, sizeof path - n, ".db");
+    const char *argv[] = {BIN "/vadd", NULL};
+    const char *env[] = {env_kv("SYCL_PI_RECORD", path), POCL, NULL};
+    char *out;
+    cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+    cr_assert(strstr(out, "result verified"), "%s", out);
+    cr_assert(strstr(out, "characters long, and SQLite opens files by paths of up to 512; record "
+                          "to a shorter one); the application goes on unrecorded"), "%s", out);
+    DIR *d = opendir(deepest);
+    cr_assert(d);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));)
+      files += e->d_name[0] != '.';
+    closedir(d);
+    cr_assert_eq(files, 0, "depth %d: a file was made where nothing is recorded", depths[k]);
+  }
+}
+
 Test(record, data_controls)
 {
   const char *argv[] = {BIN "/vadd", NULL};

@@ -185,6 +185,7 @@ typedef struct shim_ring {
 
 typedef struct shim_config {
   char path[4096];
+  size_t path_len; /* SYCL_PI_RECORD's length: over path's room, nothing is recorded */
   char label[256];
   int data_mode;       /* DATA_NONE, DATA_META, DATA_ALL */
   uint64_t data_cap;   /* bytes per payload */
