@@ -199,6 +199,19 @@ bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t err
   fclose(f);
   if (!sqlite_magic(path, magic, (size_t)st.st_size, err, errn))
     return false;
+  /* SQLite opens a file by its absolute path, of at most mxPathname bytes
+   * (512 in its unix VFS); past that it says only "unable to open". */
+  char cwd[4096] = "";
+  if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
+    cwd[0] = 0;
+  size_t len = strlen(path) + (cwd[0] ? strlen(cwd) + 1 : 0);
+  sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
+  size_t most = vfs && vfs->mxPathname > 0 ? (size_t)vfs->mxPathname : 512;
+  if (len > most) {
+    snprintf(err, errn, "%s: its path is %zu characters long, and SQLite opens files by paths "
+             "of up to %zu; move or link it to a shorter one", path, len, most);
+    return false;
+  }
   int mode = flags & PT_OPEN_WRITABLE ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
   sqlite3_stmt *s = NULL;
   int rc;

@@ -2238,6 +2238,23 @@ Test(viewer, bad_files_give_one_line_and_exit_2)
   char *out, *err;
   cr_assert_eq(pitrace(&out, &err, "show", "--session", "7", db, NULL), 2);
   cr_assert(strstr(err, "has no session 7 (it has 1)") && lines(err) == 1, "%s", err);
+  /* A path longer than SQLite opens (SQLite said "unable to open"). */
+  char *deep = tu_temp_path(""), path[1024];
+  cr_assert_eq(mkdir(deep, 0700), 0);
+  size_t n = (size_t)snprintf(path, sizeof path, "%s", deep);
+  for (int level = 0; level < 3; level++) {
+    path[n++] = '/';
+    memset(path + n, 'd', 200);
+    n += 200;
+    path[n] = 0;
+    cr_assert_eq(mkdir(path, 0700), 0);
+  }
+  snprintf(path + n, sizeof path - n, "/s.db");
+  const char *cp[] = {"/bin/cp", db, path, NULL};
+  cr_assert_eq(tu_run(cp, NULL, &out), 0, "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "show", path, NULL), 2);
+  cr_assert(strstr(err, "characters long, and SQLite opens files by paths of up to 512; move or "
+                        "link it to a shorter one") && lines(err) == 1, "%s", err);
   cr_assert_eq(pitrace(&out, &err, "show", "--bogus", db, NULL), 2);
   cr_assert_eq(lines(err), 1, "%s", err);
 }
