@@ -172,6 +172,17 @@ static bool check_session(pt_db *out, int rc, sqlite3_stmt *s, unsigned flags, c
   return true;
 }
 
+bool pt_path_openable(const char *path, size_t *len, size_t *most)
+{
+  char cwd[4096] = "";
+  if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
+    cwd[0] = 0;
+  *len = strlen(path) + (cwd[0] ? strlen(cwd) + 1 : 0);
+  sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
+  *most = vfs && vfs->mxPathname > 0 ? (size_t)vfs->mxPathname : 512;
+  return *len <= *most;
+}
+
 bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t errn)
 {
   memset(out, 0, sizeof *out);
@@ -199,15 +210,8 @@ bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t err
   fclose(f);
   if (!sqlite_magic(path, magic, (size_t)st.st_size, err, errn))
     return false;
-  /* SQLite opens a file by its absolute path, of at most mxPathname bytes
-   * (512 in its unix VFS); past that it says only "unable to open". */
-  char cwd[4096] = "";
-  if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
-    cwd[0] = 0;
-  size_t len = strlen(path) + (cwd[0] ? strlen(cwd) + 1 : 0);
-  sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
-  size_t most = vfs && vfs->mxPathname > 0 ? (size_t)vfs->mxPathname : 512;
-  if (len > most) {
+  size_t len, most;
+  if (!pt_path_openable(path, &len, &most)) {
     snprintf(err, errn, "%s: its path is %zu characters long, and SQLite opens files by paths "
              "of up to %zu; move or link it to a shorter one", path, len, most);
     return false;

@@ -316,17 +316,10 @@ bool writer_start(void)
 {
   wr__decide_printing();
   char path[4096];
-  bool fits = resolve_path(path, sizeof path);
-  /* SQLite opens a file by its absolute path, of at most mxPathname bytes
-   * (512 in its unix VFS): a longer one fails with "unable to open
-   * database file", after the file was made. Said before anything is. */
-  char cwd[4096] = "";
-  if (fits && path[0] != '/' && !getcwd(cwd, sizeof cwd))
-    cwd[0] = 0;
-  size_t len = fits ? strlen(path) + (cwd[0] ? strlen(cwd) + 1 : 0) : shim_cfg.path_len;
-  sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
-  size_t most = vfs && vfs->mxPathname > 0 ? (size_t)vfs->mxPathname : 512;
-  if (!fits || len > most) {
+  /* A path SQLite cannot open fails there only after the file was made:
+   * said before anything is. */
+  size_t len = shim_cfg.path_len, most = 512;
+  if (!resolve_path(path, sizeof path) || !pt_path_openable(path, &len, &most)) {
     char why[160];
     snprintf(why, sizeof why, "its path is %zu characters long, and SQLite opens files by "
              "paths of up to %zu; record to a shorter one", len, most);
