@@ -373,6 +373,19 @@ static bool make_dir(const char *dir, bool *created, char *err, size_t errn)
     snprintf(err, errn, "cannot write sessions into %s: %s", p, strerror(errno));
     ok = false;
   }
+  /* Each process's file is DIR/pitrace-PID-TIME.db: its whole path must
+   * be one SQLite can open, or no process is recorded. */
+  char *longest = xasprintf("%s/pitrace-%d-%lld.db", p, INT32_MAX, 99999999999LL);
+  size_t len, most;
+  if (ok && !pt_path_openable(longest, &len, &most)) {
+    snprintf(err, errn, "%s is too deep for sessions: their paths in it are up to %zu "
+             "characters long, and SQLite opens files by paths of up to %zu; give -o a "
+             "shorter one", p, len, most);
+    if (*created)
+      rmdir(p);
+    ok = false;
+  }
+  free(longest);
   free(p);
   return ok;
 }

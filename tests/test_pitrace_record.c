@@ -582,3 +582,30 @@ Test(pitrace_record, a_full_disk_is_named_as_why_no_session_was_recorded)
   cr_assert(strstr(out, "left alone, not a readable session: "), "%s", out);
   cr_assert_null(strstr(out, "made PI calls"), "%s", out);
 }
+
+/* -o naming a directory so deep that the session files in it would be
+ * past what SQLite opens (512 characters, absolute): one line and exit 2
+ * before the command runs (every process failed to record, each saying
+ * "unable to open database file"), and the directory it made is gone. */
+Test(pitrace_record, a_directory_too_deep_for_sessions_is_refused)
+{
+  char *top = tu_temp_path(""), path[1024];
+  cr_assert_eq(mkdir(top, 0700), 0);
+  size_t n = (size_t)snprintf(path, sizeof path, "%s", top);
+  for (int level = 0; level < 2; level++) {
+    path[n++] = '/';
+    memset(path + n, 'd', 200);
+    n += 200;
+    path[n] = 0;
+    cr_assert_eq(mkdir(path, 0700), 0);
+  }
+  snprintf(path + n, sizeof path - n, "/%080d", 0);
+  const char *args[] = {"-o", path, "--", BIN "/vadd", NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  cr_assert_eq(record(args, env, &out), 2, "%s", out);
+  cr_assert(strstr(out, "is too deep for sessions: their paths in it are up to ") &&
+            strstr(out, "SQLite opens files by paths of up to 512; give -o a shorter one") &&
+            tu_count(out, "\n") == 1 && !strstr(out, "vadd:"), "%s", out);
+  cr_assert_eq(access(path, F_OK), -1, "the directory it made is still there");
+}
