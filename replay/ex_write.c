@@ -159,7 +159,16 @@ bool ex_write(ex *x, const char *path, int kernel)
                    S_ISDIR(out.st_mode) ? "a directory" : "a device, pipe or socket");
   /* Written beside the target and renamed over it once complete: a failed
    * extract leaves whatever PATH held. */
-  size_t n = strlen(path) + sizeof ".tmp-XXXXXX";
+  size_t n = strlen(path) + sizeof ".tmp-XXXXXX", len, most;
+  char *beside = malloc(n);
+  if (beside)
+    snprintf(beside, n, "%s.tmp-XXXXXX", path);
+  bool openable = !beside || pt_path_openable(beside, &len, &most);
+  free(beside);
+  if (!openable)
+    return ex_fail(x, "-o %s: the repro is written beside it by a path %zu characters long, "
+                   "and SQLite opens files by paths of up to %zu; name a shorter one", path,
+                   len, most);
   char *tmp = malloc(n);
   wr w = {.x = x, .newseq = calloc(x->s->calls.n + 1, sizeof *w.newseq)};
   int fd = -1;

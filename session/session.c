@@ -178,8 +178,10 @@ bool pt_path_openable(const char *path, size_t *len, size_t *most)
   if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
     cwd[0] = 0;
   *len = strlen(path) + (cwd[0] ? strlen(cwd) + 1 : 0);
+  /* A database's journal is named by its path and "-journal", which must
+   * fit too: 8 fewer than the VFS's limit. */
   sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
-  *most = vfs && vfs->mxPathname > 0 ? (size_t)vfs->mxPathname : 512;
+  *most = (vfs && vfs->mxPathname > 8 ? (size_t)vfs->mxPathname : 512) - 8;
   return *len <= *most;
 }
 

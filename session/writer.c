@@ -318,7 +318,7 @@ bool writer_start(void)
   char path[4096];
   /* A path SQLite cannot open fails there only after the file was made:
    * said before anything is. */
-  size_t len = shim_cfg.path_len, most = 512;
+  size_t len = shim_cfg.path_len, most = 504;
   if (!resolve_path(path, sizeof path) || !pt_path_openable(path, &len, &most)) {
     char why[160];
     snprintf(why, sizeof why, "its path is %zu characters long, and SQLite opens files by "

@@ -584,7 +584,7 @@ Test(pitrace_record, a_full_disk_is_named_as_why_no_session_was_recorded)
 }
 
 /* -o naming a directory so deep that the session files in it would be
- * past what SQLite opens (512 characters, absolute): one line and exit 2
+ * past what SQLite opens (504 characters, absolute): one line and exit 2
  * before the command runs (every process failed to record, each saying
  * "unable to open database file"), and the directory it made is gone. */
 Test(pitrace_record, a_directory_too_deep_for_sessions_is_refused)
@@ -605,7 +605,7 @@ Test(pitrace_record, a_directory_too_deep_for_sessions_is_refused)
   char *out;
   cr_assert_eq(record(args, env, &out), 2, "%s", out);
   cr_assert(strstr(out, "is too deep for sessions: their paths in it are up to ") &&
-            strstr(out, "SQLite opens files by paths of up to 512; give -o a shorter one") &&
+            strstr(out, "SQLite opens files by paths of up to 504; give -o a shorter one") &&
             tu_count(out, "\n") == 1 && !strstr(out, "vadd:"), "%s", out);
   cr_assert_eq(access(path, F_OK), -1, "the directory it made is still there");
 }

@@ -387,7 +387,7 @@ Test(record, another_programs_database_is_left_alone)
   sqlite3_close(h);
 }
 
-/* A SYCL_PI_RECORD path longer than SQLite opens (512 bytes, absolute) is
+/* A SYCL_PI_RECORD path longer than SQLite opens (504 bytes, absolute) is
  * refused in one line before any file is made: SQLite said "unable to
  * open database file" and left an empty file behind; and one longer than
  * the recorder's own room was cut short, which in a directory that exists
@@ -417,7 +417,7 @@ Test(record, a_path_too_long_to_open_is_refused_before_any_file_is_made)
     char *out;
     cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
     cr_assert(strstr(out, "result verified"), "%s", out);
-    cr_assert(strstr(out, "characters long, and SQLite opens files by paths of up to 512; record "
+    cr_assert(strstr(out, "characters long, and SQLite opens files by paths of up to 504; record "
                           "to a shorter one); the application goes on unrecorded"), "%s", out);
     DIR *d = opendir(deepest);
     cr_assert(d);

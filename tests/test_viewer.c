@@ -2253,7 +2253,7 @@ Test(viewer, bad_files_give_one_line_and_exit_2)
   const char *cp[] = {"/bin/cp", db, path, NULL};
   cr_assert_eq(tu_run(cp, NULL, &out), 0, "%s", out);
   cr_assert_eq(pitrace(&out, &err, "show", path, NULL), 2);
-  cr_assert(strstr(err, "characters long, and SQLite opens files by paths of up to 512; move or "
+  cr_assert(strstr(err, "characters long, and SQLite opens files by paths of up to 504; move or "
                         "link it to a shorter one") && lines(err) == 1, "%s", err);
   cr_assert_eq(pitrace(&out, &err, "show", "--bogus", db, NULL), 2);
   cr_assert_eq(lines(err), 1, "%s", err);

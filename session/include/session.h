@@ -45,10 +45,11 @@ enum { PT_OPEN_WRITABLE = 1, PT_OPEN_MAPPED = 2 };
  * program of one process) opens that file, and out->path names it. On
  * failure returns false with a one-line reason in err. */
 bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t errn);
-/* Whether SQLite can open `path`: it opens a file by its absolute path, of
- * at most mxPathname bytes (512 in its unix VFS), and past that says only
- * "unable to open database file". *len: the path's absolute length,
- * *most: that limit. */
+/* Whether SQLite can open `path` as a database: it opens a file by its
+ * absolute path, of at most mxPathname bytes (512 in its unix VFS) with
+ * "-journal" added for the journal beside it (so 504 for the database),
+ * and past that says only "unable to open database file". *len: the
+ * path's absolute length, *most: that limit. */
 bool pt_path_openable(const char *path, size_t *len, size_t *most);
 /* The session files of a directory (pitrace record -o DIR): its regular
  * *.db files not hidden, as "DIR/NAME", sorted by name, at most `max` of
