@@ -589,16 +589,8 @@ Test(pitrace_record, a_full_disk_is_named_as_why_no_session_was_recorded)
  * "unable to open database file"), and the directory it made is gone. */
 Test(pitrace_record, a_directory_too_deep_for_sessions_is_refused)
 {
-  char *top = tu_temp_path(""), path[1024];
-  cr_assert_eq(mkdir(top, 0700), 0);
-  size_t n = (size_t)snprintf(path, sizeof path, "%s", top);
-  for (int level = 0; level < 2; level++) {
-    path[n++] = '/';
-    memset(path + n, 'd', 200);
-    n += 200;
-    path[n] = 0;
-    cr_assert_eq(mkdir(path, 0700), 0);
-  }
+  char path[1024];
+  size_t n = tu_deep_dir(path, sizeof path, 2);
   snprintf(path + n, sizeof path - n, "/%080d", 0);
   const char *args[] = {"-o", path, "--", BIN "/vadd", NULL};
   const char *env[] = {POCL, NULL};

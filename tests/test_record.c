@@ -396,16 +396,8 @@ Test(record, a_path_too_long_to_open_is_refused_before_any_file_is_made)
 {
   const int depths[] = {2, 17}; /* about 650 and 3,650 characters */
   for (int k = 0; k < 2; k++) {
-    char *dir = tu_temp_path(""), path[4096];
-    cr_assert_eq(mkdir(dir, 0700), 0);
-    size_t n = (size_t)snprintf(path, sizeof path, "%s", dir);
-    for (int level = 0; level < depths[k]; level++) {
-      path[n++] = '/';
-      memset(path + n, 'd', 200);
-      n += 200;
-      path[n] = 0;
-      cr_assert_eq(mkdir(path, 0700), 0, "%s", strerror(errno));
-    }
+    char path[4096];
+    size_t n = tu_deep_dir(path, sizeof path, depths[k]);
     char deepest[4096];
     snprintf(deepest, sizeof deepest, "%s", path);
     path[n++] = '/';

@@ -443,14 +443,7 @@ Test(replay, extract_never_writes_over_the_session_it_reads)
   cr_assert(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), "the directory was replaced");
   /* A path SQLite cannot open (it said "unable to open database file"). */
   char deep[1024];
-  size_t n = (size_t)snprintf(deep, sizeof deep, "%s", dir);
-  for (int level = 0; level < 2; level++) {
-    deep[n++] = '/';
-    memset(deep + n, 'd', 200);
-    n += 200;
-    deep[n] = 0;
-    cr_assert_eq(mkdir(deep, 0700), 0);
-  }
+  size_t n = tu_deep_dir(deep, sizeof deep, 2);
   snprintf(deep + n, sizeof deep - n, "/%090d.db", 0);
   cr_assert_eq(extract(db, "1", deep, &out), 2, "%s", out);
   cr_assert(strstr(out, "and SQLite opens files by paths of up to 504; name a shorter one"), "%s",

@@ -2239,16 +2239,8 @@ Test(viewer, bad_files_give_one_line_and_exit_2)
   cr_assert_eq(pitrace(&out, &err, "show", "--session", "7", db, NULL), 2);
   cr_assert(strstr(err, "has no session 7 (it has 1)") && lines(err) == 1, "%s", err);
   /* A path longer than SQLite opens (SQLite said "unable to open"). */
-  char *deep = tu_temp_path(""), path[1024];
-  cr_assert_eq(mkdir(deep, 0700), 0);
-  size_t n = (size_t)snprintf(path, sizeof path, "%s", deep);
-  for (int level = 0; level < 3; level++) {
-    path[n++] = '/';
-    memset(path + n, 'd', 200);
-    n += 200;
-    path[n] = 0;
-    cr_assert_eq(mkdir(path, 0700), 0);
-  }
+  char path[1024];
+  size_t n = tu_deep_dir(path, sizeof path, 3);
   snprintf(path + n, sizeof path - n, "/s.db");
   const char *cp[] = {"/bin/cp", db, path, NULL};
   cr_assert_eq(tu_run(cp, NULL, &out), 0, "%s", out);

@@ -227,6 +227,25 @@ static inline void tu_small_tmpfs(char dir[32], const char *size)
   }
 }
 
+/* A new temporary directory with `levels` directories of 200 characters
+ * nested in it (paths past what SQLite opens); the deepest's path into
+ * path (n bytes), its length returned. */
+static inline size_t tu_deep_dir(char *path, size_t n, int levels)
+{
+  char *top = tu_temp_path("");
+  cr_assert_eq(mkdir(top, 0700), 0);
+  size_t len = (size_t)snprintf(path, n, "%s", top);
+  for (int level = 0; level < levels; level++) {
+    cr_assert_lt(len + 202, n);
+    path[len++] = '/';
+    memset(path + len, 'd', 200);
+    len += 200;
+    path[len] = 0;
+    cr_assert_eq(mkdir(path, 0700), 0, "%s", strerror(errno));
+  }
+  return len;
+}
+
 static inline void tu_small_tmpfs_gone(const char *dir)
 {
   umount(dir);
