@@ -1168,7 +1168,11 @@ static void ensure_handlers(void)
   for (size_t k = 0; k < PI_NFATAL; k++) {
     struct sigaction cur;
     sigaction(pi_fatal_signals[k], NULL, &cur);
-    if (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != on_fatal)
+    /* A signal the process ignores stays ignored (a shell starts its
+     * background commands ignoring SIGINT and SIGQUIT): with the handler
+     * in front it ended the process, which would have gone on. */
+    bool ignored = !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN;
+    if (!ignored && (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != on_fatal))
       install_one(k);
   }
   atomic_store(&handlers_installed, true);

@@ -1431,6 +1431,34 @@ static pid_t run_held_out(const char *db, int dead)
   return pid;
 }
 
+/* A signal the process ignores stays ignored when it records: a shell
+ * starts its background commands ignoring SIGINT and SIGQUIT, and the
+ * recorder's handler, put in front of SIG_IGN, ended such a process on
+ * the terminal's ^C (exit status 130) where it would have gone on. */
+Test(record, a_signal_the_process_ignores_stays_ignored)
+{
+  char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    signal(SIGINT, SIG_IGN); /* as `sh -c 'prog &'` leaves it */
+    setenv("SYCL_PI_RECORD", db, 1);
+    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(BIN "/record_prog", BIN "/record_prog", "gap", "1500", (char *)NULL);
+    _exit(127);
+  }
+  struct timespec nap = {0, 500000000}; /* within its 1.5 s pause between calls */
+  nanosleep(&nap, NULL);
+  cr_assert_eq(kill(pid, SIGINT), 0);
+  int st;
+  waitpid(pid, &st, 0);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, tu_read_file(log));
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
+}
+
 /* A process ending on SIGTERM whose writer cannot store its last calls
  * in the time the signal handler gives it (another process holds the
  * file): the salvage names the signal it was ending on, where it said
