@@ -1450,8 +1450,15 @@ Test(record, a_signal_the_process_ignores_stays_ignored)
     execl(BIN "/record_prog", BIN "/record_prog", "gap", "1500", (char *)NULL);
     _exit(127);
   }
-  struct timespec nap = {0, 500000000}; /* within its 1.5 s pause between calls */
-  nanosleep(&nap, NULL);
+  /* Sent within its 1.5 s pause between calls: once it said its first. */
+  char *said = NULL;
+  for (int i = 0; i < 200 && !(said && strstr(said, "made 1 calls")); i++) {
+    struct timespec nap = {0, 20000000};
+    nanosleep(&nap, NULL);
+    free(said);
+    said = tu_read_file(log);
+  }
+  cr_assert(said && strstr(said, "made 1 calls"), "%s", said ? said : "(no output)");
   cr_assert_eq(kill(pid, SIGINT), 0);
   int st;
   waitpid(pid, &st, 0);
@@ -1472,7 +1479,13 @@ Test(record, a_signal_the_writer_could_not_finish_in_is_named_by_the_salvage)
   char *log = tu_temp_path(".out");
   const char *prog[] = {BIN "/record_prog", "threads", "1", "2000000000", NULL};
   pid_t pid = spawn_recording(prog, db, "terminated", log);
-  struct timespec nap = {0, 500000000};
+  /* Once it records (its ring file is there, its handlers in place just
+   * after), and a little more. */
+  for (int i = 0; i < 500 && ring_files(db) == 0; i++) {
+    struct timespec nap = {0, 10000000};
+    nanosleep(&nap, NULL);
+  }
+  struct timespec nap = {0, 200000000};
   nanosleep(&nap, NULL);
   cr_assert_eq(kill(pid, SIGTERM), 0);
   int st = 0;
