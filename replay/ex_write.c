@@ -160,24 +160,20 @@ bool ex_write(ex *x, const char *path, int kernel)
   /* Written beside the target and renamed over it once complete: a failed
    * extract leaves whatever PATH held. */
   size_t n = strlen(path) + sizeof ".tmp-XXXXXX", len, most;
-  char *beside = malloc(n);
-  if (beside)
-    snprintf(beside, n, "%s.tmp-XXXXXX", path);
-  bool openable = !beside || pt_path_openable(beside, &len, &most);
-  free(beside);
-  if (!openable)
+  char *tmp = malloc(n);
+  if (!tmp)
+    return ex_fail(x, "out of memory");
+  snprintf(tmp, n, "%s.tmp-XXXXXX", path);
+  if (!pt_path_openable(tmp, &len, &most)) {
+    free(tmp);
     return ex_fail(x, "-o %s: the repro is written beside it by a path %zu characters long, "
                    "and SQLite opens files by paths of up to %zu; name a shorter one", path,
                    len, most);
-  char *tmp = malloc(n);
-  wr w = {.x = x, .newseq = calloc(x->s->calls.n + 1, sizeof *w.newseq)};
-  int fd = -1;
-  if (tmp) {
-    snprintf(tmp, n, "%s.tmp-XXXXXX", path);
-    fd = mkstemp(tmp);
   }
-  if (!tmp || !w.newseq || fd < 0) {
-    bool nomem = !tmp || !w.newseq;
+  wr w = {.x = x, .newseq = calloc(x->s->calls.n + 1, sizeof *w.newseq)};
+  int fd = w.newseq ? mkstemp(tmp) : -1;
+  if (fd < 0) {
+    bool nomem = !w.newseq;
     free(tmp);
     free(w.newseq);
     return nomem ? ex_fail(x, "out of memory")
