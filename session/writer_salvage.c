@@ -239,6 +239,8 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   /* A fatal signal the process said it was ending on: its writer did not
    * finish storing in the time it was given. */
   int noted = atomic_load(&hdr->ending_signal);
+  if (noted <= 0 || noted >= 65) /* none, or not a signal: a damaged header */
+    noted = 0;
   if (status_of && status_of(ctx, (int)pid, start_ns, &ws)) {
     if (WIFSIGNALED(ws)) {
       signo = WTERMSIG(ws);
@@ -247,21 +249,18 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
       how = "_exit";
       code = WEXITSTATUS(ws);
     }
-  } else if (noted > 0 && noted < 65) {
+  } else if (noted) {
     signo = noted;
     code = 128 + signo;
   }
   char reason[256];
-  int len = noted > 0 && noted < 65
-              ? snprintf(reason, sizeof reason, "the process was ending on signal %d (%s) "
-                         "before its writer stored its last calls; %llu call%s salvaged from "
-                         "its rings", noted, strsignal(noted),
-                         (unsigned long long)(wr.seq_counter - committed),
-                         wr.seq_counter - committed == 1 ? "" : "s")
-              : snprintf(reason, sizeof reason, "the process ended without a word; %llu call%s "
-                         "salvaged from its rings",
-                         (unsigned long long)(wr.seq_counter - committed),
-                         wr.seq_counter - committed == 1 ? "" : "s");
+  char lead[128] = "the process ended without a word";
+  if (noted)
+    snprintf(lead, sizeof lead, "the process was ending on signal %d (%s) before its writer "
+             "stored its last calls", noted, strsignal(noted));
+  int len = snprintf(reason, sizeof reason, "%s; %llu call%s salvaged from its rings", lead,
+                     (unsigned long long)(wr.seq_counter - committed),
+                     wr.seq_counter - committed == 1 ? "" : "s");
   if (pending)
     len += snprintf(reason + len, sizeof reason - (size_t)len, ", %llu never returned",
                     (unsigned long long)pending);
