@@ -1096,68 +1096,129 @@ PI_PLUGIN_EXPORT void pitrace_note_hook(const pirt_note *n)
  * entry included) and marks the session ended by the signal; then the
  * previous handler (or the default action) runs. */
 
-static struct sigaction previous[PI_NFATAL];
+/* The handlers ours hands each signal on to, oldest first: [0] the one
+ * ours replaced when the recording began, then each one installed over
+ * ours since, that ours was put in front of again (LLVM inside PoCL
+ * installs its own when it starts). A handler that gives a signal back
+ * (LLVM's puts back the handler it replaced, ours, and raises the signal
+ * again) leaves the chain: the one below it takes the signal. Without the
+ * chain ours kept only the last one replaced, LLVM's, whose signal given
+ * back looked like the end of the process: a recorded program with a
+ * SIGINT or SIGTERM handler of its own (Python's KeyboardInterrupt) was
+ * ended by the first ^C. */
+#define CHAIN_MAX 8
+static struct sigaction chain[PI_NFATAL][CHAIN_MAX];
+static _Atomic int nchain[PI_NFATAL];
 static _Atomic int crashing;
 static _Atomic bool handlers_installed;
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx);
 
-static void install_one(size_t k) { pi_fatal_install(k, on_fatal, &previous[k]); }
+/* Ours in front; the handler it replaces goes on top of the chain (over
+ * the top one when the chain is full). */
+static void install_one(size_t k)
+{
+  int n = atomic_load(&nchain[k]);
+  if (n == CHAIN_MAX)
+    n--;
+  pi_fatal_install(k, on_fatal, &chain[k][n]);
+  atomic_store(&nchain[k], n + 1);
+}
+
+/* Handler `level` of signal k's chain leaves it. */
+static void drop_from_chain(size_t k, int level)
+{
+  int n = atomic_load(&nchain[k]);
+  if (level < 0 || level >= n)
+    return;
+  for (int i = level; i + 1 < n; i++)
+    chain[k][i] = chain[k][i + 1];
+  atomic_store(&nchain[k], n - 1);
+}
+
+/* Ours in front of the signal's handler, unless it is ours already (the
+ * chain stays: installed again, ours would hand signals on to itself) or
+ * the process ignores the signal: that stays ignored (a shell starts its
+ * background commands ignoring SIGINT and SIGQUIT; with ours in front a
+ * ^C ended a process that would have gone on). */
+static void keep_in_front(size_t k)
+{
+  struct sigaction cur;
+  sigaction(pi_fatal_signals[k], NULL, &cur);
+  bool ignored = !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN;
+  if (!ignored && (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != on_fatal))
+    install_one(k);
+}
 
 /* The runtime's trace writes its buffered blocks (async-signal-safe). */
 static void (*_Atomic crash_hook)(void);
 
 PI_PLUGIN_EXPORT void pitrace_shim_crash_hook(void (*hook)(void)) { atomic_store(&crash_hook, hook); }
 
+static bool is_handler(const struct sigaction *a)
+{
+  return (a->sa_flags & SA_SIGINFO) ? a->sa_sigaction != NULL
+                                    : a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
+}
+
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
-  static _Atomic int passing_on; /* a signal we are handing to another handler */
+  /* The signal being handed on, and to which handler of its chain. */
+  static _Atomic int passing_on, passing_level;
   void (*hook)(void) = atomic_load(&crash_hook);
   if (hook) /* first: the shim's handler may end the process without chaining */
     hook();
   size_t k = 0;
   while (pi_fatal_signals[k] != sig)
     k++;
-  struct sigaction *prev = &previous[k];
-  bool app_handler = (prev->sa_flags & SA_SIGINFO) ? prev->sa_sigaction != NULL
-                     : prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN;
-  /* The handler we passed this signal to raised it again (LLVM's restore
-   * ours and re-raise): it is going to end the process after all. */
-  bool again = atomic_load(&passing_on) == sig;
-  /* An application that handles SIGINT, SIGTERM or SIGQUIT may go on. */
-  bool ends = again || !app_handler || (sig != SIGINT && sig != SIGTERM && sig != SIGQUIT);
+  int level = atomic_load(&nchain[k]) - 1;
+  /* The handler we handed this signal to gave it back (it raised it
+   * again, from inside itself): it is done with it. */
+  bool given_back = atomic_load(&passing_on) == sig;
+  if (given_back) {
+    level = atomic_load(&passing_level);
+    drop_from_chain(k, level);
+    level--;
+  }
+  struct sigaction *prev = level >= 0 ? &chain[k][level] : NULL;
+  if (prev && !(prev->sa_flags & SA_SIGINFO) && prev->sa_handler == SIG_IGN)
+    return; /* ignored below us */
+  bool app_handler = prev && is_handler(prev);
+  /* An application that handles SIGTERM, SIGHUP, SIGPIPE, ... may go on. */
+  bool ends = !app_handler || !pi_signal_may_go_on(sig);
   int expected = 0;
   bool first = atomic_compare_exchange_strong(&crashing, &expected, sig);
   if (!ends)
     atomic_store(&crashing, 0);
   if (ends && first)
     writer_finish("signal", sig, 3000);
-  if (again || (ends && !first)) {
-    /* Again (a handler we chained to returned into the fault, or raised
-     * it anew): die by the default action. */
+  if (!app_handler || (ends && !first && !given_back)) {
+    /* No handler left to take it, or again after one took it (a fault
+     * that its handler returned into, a signal raised anew): the default
+     * action. A fault re-executes under it when this handler returns; a
+     * sent signal (abort, kill) must be raised again. */
     signal(sig, SIG_DFL);
     if (!info || info->si_code <= 0)
       raise(sig);
     return;
   }
-  /* Hand the signal on: to the handler that was there before, or the
-   * default action. */
-  if (app_handler) {
-    atomic_store(&passing_on, sig);
-    if (prev->sa_flags & SA_SIGINFO)
-      prev->sa_sigaction(sig, info, ctx);
-    else
-      prev->sa_handler(sig);
-    atomic_store(&passing_on, 0);
-    if (!ends)
-      install_one(k); /* the application goes on: keep watching */
-    return;
-  }
-  signal(sig, SIG_DFL);
-  /* A fault re-executes under the default action when the handler
-   * returns; a sent signal (abort, kill) must be raised again. */
-  if (!info || info->si_code <= 0)
-    raise(sig);
+  struct sigaction handed = *prev;
+  atomic_store(&passing_level, level);
+  atomic_store(&passing_on, sig);
+  if (handed.sa_flags & SA_SIGINFO)
+    handed.sa_sigaction(sig, info, ctx);
+  else
+    handed.sa_handler(sig);
+  atomic_store(&passing_on, 0);
+  /* Raised again while it was blocked (a handler that gives it back
+   * without unblocking it): it comes back once this returns, for the
+   * handler below. */
+  sigset_t pending;
+  if (sigpending(&pending) == 0 && sigismember(&pending, sig) > 0 &&
+      atomic_load(&nchain[k]) > level && chain[k][level].sa_handler == handed.sa_handler)
+    drop_from_chain(k, level);
+  if (!ends)
+    keep_in_front(k); /* the application goes on: keep watching */
 }
 
 /* Puts the crash handlers in place, or back on top of handlers installed
@@ -1165,16 +1226,8 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
  * starts, and does not pass a re-raised abort on). */
 static void ensure_handlers(void)
 {
-  for (size_t k = 0; k < PI_NFATAL; k++) {
-    struct sigaction cur;
-    sigaction(pi_fatal_signals[k], NULL, &cur);
-    /* A signal the process ignores stays ignored (a shell starts its
-     * background commands ignoring SIGINT and SIGQUIT): with the handler
-     * in front it ended the process, which would have gone on. */
-    bool ignored = !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN;
-    if (!ignored && (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != on_fatal))
-      install_one(k);
-  }
+  for (size_t k = 0; k < PI_NFATAL; k++)
+    keep_in_front(k);
   atomic_store(&handlers_installed, true);
 }
 

@@ -1431,6 +1431,20 @@ static pid_t run_held_out(const char *db, int dead)
   return pid;
 }
 
+/* Waits (up to 4 s) for a process writing into log to have said `text`. */
+static void wait_for_output(const char *log, const char *text)
+{
+  char *said = NULL;
+  for (int i = 0; i < 200 && !(said && strstr(said, text)); i++) {
+    struct timespec nap = {0, 20000000};
+    nanosleep(&nap, NULL);
+    free(said);
+    said = tu_read_file(log);
+  }
+  cr_assert(said && strstr(said, text), "%s", said ? said : "(no output)");
+  free(said);
+}
+
 /* A signal the process ignores stays ignored when it records: a shell
  * starts its background commands ignoring SIGINT and SIGQUIT, and the
  * recorder's handler, put in front of SIG_IGN, ended such a process on
@@ -1451,19 +1465,118 @@ Test(record, a_signal_the_process_ignores_stays_ignored)
     _exit(127);
   }
   /* Sent within its 1.5 s pause between calls: once it said its first. */
-  char *said = NULL;
-  for (int i = 0; i < 200 && !(said && strstr(said, "made 1 calls")); i++) {
-    struct timespec nap = {0, 20000000};
-    nanosleep(&nap, NULL);
-    free(said);
-    said = tu_read_file(log);
-  }
-  cr_assert(said && strstr(said, "made 1 calls"), "%s", said ? said : "(no output)");
+  wait_for_output(log, "made 1 calls");
   cr_assert_eq(kill(pid, SIGINT), 0);
   int st;
   waitpid(pid, &st, 0);
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, tu_read_file(log));
   cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
+}
+
+/* A process with a handler of its own for a signal goes on after it,
+ * each time: the recorder's handler in front hands the signal on and
+ * stays in front. It handed the second SIGTERM to itself (it had taken
+ * its own place as the one to hand on to) and so ended the process, which
+ * was recorded as ended by that signal; SIGHUP went to the application
+ * without the recorder seeing it. */
+Test(record, a_signal_the_process_handles_leaves_it_going_each_time)
+{
+  /* Not SIGUSR1: PoCL's LLVM takes that one for itself, recorded or not. */
+  const int sigs[] = {SIGTERM, SIGHUP, SIGUSR2};
+  for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
+    char *db = tu_temp_path(".db"), *log = tu_temp_path(".out"), sig[8];
+    snprintf(sig, sizeof sig, "%d", sigs[k]);
+    const char *prog[] = {BIN "/record_prog", "handled", sig, NULL};
+    pid_t pid = spawn_recording(prog, db, NULL, log);
+    wait_for_output(log, "made 1 calls");
+    for (int i = 0; i < 2; i++) {
+      cr_assert_eq(kill(pid, sigs[k]), 0);
+      struct timespec nap = {0, 100000000};
+      nanosleep(&nap, NULL);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "signal %d: status %d: %s", sigs[k], st,
+              tu_read_file(log));
+    cr_assert(strstr(tu_read_file(log), "handled 2 signals"), "%s", tu_read_file(log));
+    cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
+    cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_name' AND "
+                                "value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 2);
+  }
+}
+
+/* A real program with a handler of its own, through the OpenCL front end:
+ * a pyopencl script that catches KeyboardInterrupt goes on after each
+ * ^C. PoCL's LLVM puts its handler in front of Python's; the recorder's
+ * went in front of that and lost Python's, so the first ^C ended the
+ * script (status 130, the session "signal 2") where it goes on without
+ * pitrace. */
+Test(record, a_python_script_that_catches_keyboard_interrupt_goes_on)
+{
+#ifdef TU_SANITIZED
+  cr_skip_test("a sanitized OpenCL front end cannot load into Debian's python3 (the gcc build "
+               "runs this test)");
+#endif
+  const char *probe[] = {"/usr/bin/python3", "-c", "import pyopencl", NULL};
+  if (tu_run(probe, NULL, NULL) != 0)
+    cr_skip_test("python3-pyopencl is not installed (scripts/setup.sh installs it)");
+  const char *script =
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "import time, numpy as np, pyopencl as cl\n"
+    "ctx = cl.create_some_context(interactive=False); q = cl.CommandQueue(ctx)\n"
+    "a = np.zeros(256, np.float32)\n"
+    "b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)\n"
+    "print('ready', flush=True)\n"
+    "for k in range(2):\n"
+    "    try:\n"
+    "        for n in range(20000):\n"
+    "            cl.enqueue_copy(q, a, b); time.sleep(0.001)\n"
+    "        print('never interrupted')\n"
+    "    except KeyboardInterrupt:\n"
+    "        cl.enqueue_copy(q, a, b); print('interrupted', k, flush=True)\n";
+  char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
+  const char *prog[] = {BIN "/pitrace", "run", "--", "/usr/bin/python3", "-c", script, NULL};
+  pid_t pid = spawn_recording(prog, db, NULL, log);
+  wait_for_output(log, "ready");
+  cr_assert_eq(kill(pid, SIGINT), 0);
+  wait_for_output(log, "interrupted 0");
+  cr_assert_eq(kill(pid, SIGINT), 0);
+  wait_for_output(log, "interrupted 1");
+  int st;
+  waitpid(pid, &st, 0);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, tu_read_file(log));
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
+}
+
+/* `app | head`: a process that SIGPIPE ends keeps every call and says so,
+ * as for any fatal signal. The recorder did not catch SIGPIPE: the
+ * session was left to a salvage as "killed or _exit", with no signal. */
+Test(record, a_process_ended_by_a_closed_pipe_says_so)
+{
+  char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
+  int p[2];
+  cr_assert_eq(pipe(p), 0);
+  close(p[0]); /* the reader is gone, as `head` after its lines */
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    setenv("SYCL_PI_RECORD", db, 1);
+    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(p[1], 1);
+    dup2(fd, 2);
+    signal(SIGPIPE, SIG_DFL);
+    execl(BIN "/record_prog", BIN "/record_prog", "quickexit", "300", (char *)NULL);
+    _exit(127);
+  }
+  close(p[1]);
+  int st;
+  waitpid(pid, &st, 0);
+  cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE, "status %d: %s", st, tu_read_file(log));
+  cr_assert_eq(ring_files(db), 0);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 13\n");
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_name' AND "
+                              "value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 300);
 }
 
 /* A process ending on SIGTERM whose writer cannot store its last calls

@@ -11,9 +11,24 @@
 #include <stddef.h>
 #include <string.h>
 
-static const int pi_fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
-                                       SIGABRT, SIGTERM, SIGINT, SIGQUIT};
+/* The faults and abort first, then every signal whose default action
+ * ends a process that one meets in practice: a terminal closed (SIGHUP),
+ * `app | head` (SIGPIPE), an alarm as a watchdog, `ulimit -t` and `-f`
+ * (SIGXCPU, SIGXFSZ), a stray SIGUSR1 or SIGUSR2. Left out: SIGKILL and
+ * SIGSTOP (no handler runs), SIGTRAP and SIGSYS (debuggers, seccomp), the
+ * profilers' SIGPROF and SIGVTALRM. */
+static const int pi_fatal_signals[] = {SIGSEGV, SIGBUS,  SIGILL,  SIGFPE,  SIGABRT, SIGTERM,
+                                       SIGINT,  SIGQUIT, SIGHUP,  SIGPIPE, SIGALRM, SIGXCPU,
+                                       SIGXFSZ, SIGUSR1, SIGUSR2};
 #define PI_NFATAL (sizeof pi_fatal_signals / sizeof *pi_fatal_signals)
+
+/* Whether a process whose own handler takes sig may go on after it: any
+ * signal but a fault or abort (a fault's handler that returns faults
+ * again; abort ends the process once its handlers return). */
+static inline int pi_signal_may_go_on(int sig)
+{
+  return sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE && sig != SIGABRT;
+}
 
 /* Installs `handler` (SA_SIGINFO) for pi_fatal_signals[k]; the handler it
  * replaces goes to *previous. */

@@ -49,6 +49,9 @@
  *                           writing (what it holds is undefined), filled
  *                           through the map and half of it read back; a
  *                           second such buffer read at once (undefined too)
+ *   record_prog handled SIG a handler of its own for signal SIG (installed
+ *                           before the runtime starts), a query, then waits
+ *                           (up to 20 s) for two SIGs and makes a query more
  * It prints "made K calls" (K: the queries it made; slowcall: the first M)
  * before it ends.
  */
@@ -430,12 +433,47 @@ static void *late_note_main(void *arg)
   return NULL;
 }
 
+/* Signals its own handler took (mode `handled`). */
+static volatile sig_atomic_t handled;
+
+static void count_signal(int sig)
+{
+  (void)sig;
+  handled++;
+}
+
+/* Mode `handled SIG`: a process with a handler of its own for SIG,
+ * installed before the runtime starts (so that the recorder's is put in
+ * front of it and hands the signal on), which goes on after two of them. */
+static int survive_two(void)
+{
+  if (queries(1))
+    return 2;
+  for (int i = 0; i < 2000 && handled < 2; i++)
+    pause_ms(10);
+  if (handled < 2) {
+    printf("record_prog: got %d signals in 20 s\n", (int)handled);
+    return 2;
+  }
+  if (queries_quiet(1))
+    return 2;
+  printf("record_prog: handled 2 signals\n");
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled SIG\n");
     return 2;
+  }
+  if (strcmp(argv[1], "handled") == 0 && argc > 2) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = count_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(atoi(argv[2]), &sa, NULL);
   }
   if (pirt_device_select(NULL, &dev) != PI_SUCCESS) {
     printf("record_prog: %s\n", pirt_error_message());
@@ -456,6 +494,8 @@ int main(int argc, char **argv)
     }
     return bad ? 2 : 0;
   }
+  if (strcmp(mode, "handled") == 0)
+    return survive_two();
   if (strcmp(mode, "gap") == 0) {
     uint64_t before = now_ns();
     if (queries(1))
