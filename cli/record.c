@@ -221,6 +221,15 @@ static const char *signal_name(int sig)
   return "a signal";
 }
 
+/* "crashed: signal 11 (SIGSEGV)" for a fault or an abort, "killed by
+ * signal 13 (SIGPIPE)" for a signal sent to it (SIGTERM, `app | head`). */
+static const char *ended_by(int sig)
+{
+  bool crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+               sig == SIGABRT || sig == SIGTRAP || sig == SIGSYS;
+  return crash ? "crashed:" : "killed by";
+}
+
 /* 0-255 for an exit, 128 + the signal for a death by signal. */
 static int status_code(int status)
 {
@@ -660,16 +669,15 @@ static void judge(rsession *s, const reaped *r, bool shim_status, int shim_code)
     s->code = status_code(r->status);
     s->v = s->code == 0 ? V_SUCCEEDED : V_FAILED;
     if (WIFSIGNALED(r->status))
-      snprintf(s->how, sizeof s->how, "%s signal %d (%s)",
-               strcmp(ended, "signal") == 0 ? "crashed:" : "killed by",
+      snprintf(s->how, sizeof s->how, "%s signal %d (%s)", ended_by(WTERMSIG(r->status)),
                WTERMSIG(r->status), signal_name(WTERMSIG(r->status)));
     else
       snprintf(s->how, sizeof s->how, "exited with status %d%s", s->code, no_teardown);
   } else if (strcmp(ended, "signal") == 0) {
     s->code = 128 + (int)s->info.signal;
     s->v = V_FAILED;
-    snprintf(s->how, sizeof s->how, "crashed: signal %d (%s)", (int)s->info.signal,
-             signal_name((int)s->info.signal));
+    snprintf(s->how, sizeof s->how, "%s signal %d (%s)", ended_by((int)s->info.signal),
+             (int)s->info.signal, signal_name((int)s->info.signal));
   } else if (shim_status) {
     s->code = shim_code;
     s->v = shim_code == 0 ? V_SUCCEEDED : V_FAILED;

@@ -503,6 +503,9 @@ Test(pitrace_record, a_recording_command_stopped_by_sigterm_keeps_its_session)
   cr_assert_eq(session_files(dir, &files), 1);
   cr_assert_gt(tu_db_int(files[0], "SELECT count(*) FROM pi_calls"), 5);
   cr_assert_eq(tu_db_int(files[0], "SELECT exit_status FROM sessions"), rc);
+  /* Stopped, not crashed (the summary said "crashed: signal 15"). */
+  char *rest = read_until(fd, "\n$never");
+  cr_assert(strstr(rest, "killed by signal 15 (SIGTERM); "), "%s", rest);
   close(fd);
   remove_dir(dir);
 }
