@@ -8,6 +8,8 @@
  * stream from the session (vw_iter): none is held once printed.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,26 +40,33 @@ typedef struct filter {
   bool *api_ok; /* per API id */
 } filter;
 
-static bool parse_range(const char *s, int64_t *lo, int64_t *hi)
+/* A seq in s, up to `stop` (its end, or ".."): digits only, in range. */
+static bool seq_number(const char *s, const char *stop, int64_t *v)
 {
   char *end;
+  errno = 0;
+  long long n = strtoll(s, &end, 10);
+  if (!isdigit((unsigned char)*s) || end != stop || errno)
+    return false;
+  *v = n;
+  return true;
+}
+
+/* "A..B", "A..", "..B" or "N" (what --seq takes). */
+static bool parse_range(const char *s, int64_t *lo, int64_t *hi)
+{
   const char *dots = strstr(s, "..");
   *lo = 1;
   *hi = INT64_MAX;
   if (!dots) {
-    *lo = *hi = strtoll(s, &end, 10);
-    return *s && !*end;
+    bool ok = seq_number(s, s + strlen(s), lo);
+    *hi = *lo;
+    return ok;
   }
-  if (dots != s) {
-    *lo = strtoll(s, &end, 10);
-    if (end != dots)
-      return false;
-  }
-  if (dots[2]) {
-    *hi = strtoll(dots + 2, &end, 10);
-    if (*end)
-      return false;
-  }
+  if (dots != s && !seq_number(s, dots, lo))
+    return false;
+  if (dots[2] && !seq_number(dots + 2, dots + 2 + strlen(dots + 2), hi))
+    return false;
   return *lo <= *hi;
 }
 
