@@ -1,14 +1,17 @@
 /*
  * cli.c: what every verb of the pitrace command shares (pitrace_cli.h):
- * the one argument parser, one-line errors, and whether to colour output.
+ * the one argument parser, one-line errors, whether to colour output, and
+ * output files written whole or not at all.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pitrace_cli.h"
@@ -148,4 +151,126 @@ int pt_parse(int argc, char **argv, const char *usage, const pt_opt *opts, int m
     return 2;
   }
   return 0;
+}
+
+/* The output's writes, through a FILE that keeps why the first one failed
+ * (stdio keeps only that one did). */
+static ssize_t outfile_write(void *cookie, const char *buf, size_t n)
+{
+  pt_outfile *o = cookie;
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(o->fd, buf + done, n - done);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      if (!o->err)
+        o->err = w < 0 ? errno : ENOSPC;
+      return done ? (ssize_t)done : -1;
+    }
+    done += (size_t)w;
+  }
+  return (ssize_t)done;
+}
+
+static int outfile_close(void *cookie)
+{
+  pt_outfile *o = cookie;
+  if (close(o->fd) != 0 && !o->err) {
+    o->err = errno;
+    return -1;
+  }
+  return 0;
+}
+
+static bool outfile_stream(pt_outfile *o, int fd)
+{
+  o->fd = fd;
+  o->f = fopencookie(o, "w", (cookie_io_functions_t){.write = outfile_write,
+                                                      .close = outfile_close});
+  if (!o->f)
+    close(fd);
+  return o->f != NULL;
+}
+
+bool pt_outfile_open(const char *verb, const char *path, pt_outfile *o)
+{
+  *o = (pt_outfile){.f = stdout, .path = path, .fd = -1};
+  if (!path || strcmp(path, "-") == 0)
+    return true;
+  o->f = NULL;
+  struct stat st;
+  int fd = -1;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
+      pt_verb_error(verb, "cannot write %s: it is a directory; name a file", path);
+      return false;
+    }
+    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC); /* a device or a pipe: as it is */
+  } else {
+    size_t n = strlen(path) + sizeof ".tmp-XXXXXX";
+    o->tmp = malloc(n);
+    if (!o->tmp) {
+      pt_verb_error(verb, "out of memory");
+      return false;
+    }
+    snprintf(o->tmp, n, "%s.tmp-XXXXXX", path);
+    o->existed = access(path, F_OK) == 0;
+    fd = mkostemp(o->tmp, O_CLOEXEC);
+    if (fd >= 0) {
+      /* A new file gets the mode fopen would give it; one being replaced
+       * keeps its own. */
+      mode_t um = umask(0);
+      umask(um);
+      if (fchmod(fd, stat(path, &st) == 0 ? st.st_mode & 07777 : 0666 & ~um) != 0) {
+        /* the file is written all the same, with mkstemp's 0600 */
+      }
+    } else if (access(path, W_OK) == 0) {
+      /* A file that may be written in a directory that may not. */
+      free(o->tmp);
+      o->tmp = NULL;
+      fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    }
+  }
+  int e = errno;
+  if (fd < 0 || !outfile_stream(o, fd)) {
+    pt_verb_error(verb, "cannot write %s: %s", path, strerror(fd < 0 ? e : errno));
+    if (o->tmp)
+      unlink(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+    return false;
+  }
+  return true;
+}
+
+bool pt_outfile_close(const char *verb, pt_outfile *o, bool ok)
+{
+  if (o->f == stdout) {
+    /* main (pitrace.c) checks the standard output once every verb ends */
+    o->f = NULL;
+    return ok;
+  }
+  if (ok) {
+    ok = fflush(o->f) == 0 && !ferror(o->f);
+    ok = fclose(o->f) == 0 && ok;
+    int e = o->err;
+    if (ok && o->tmp && rename(o->tmp, o->path) != 0) {
+      e = errno;
+      ok = false;
+    }
+    if (!ok)
+      pt_verb_error(verb, "writing %s failed%s%s%s", o->path, e ? ": " : "", e ? strerror(e) : "",
+                    !o->tmp       ? ""
+                    : o->existed ? "; the file is left as it was"
+                                 : "; no file was made");
+  } else {
+    fclose(o->f);
+  }
+  if (!ok && o->tmp)
+    unlink(o->tmp);
+  free(o->tmp);
+  o->tmp = NULL;
+  o->f = NULL;
+  return ok;
 }

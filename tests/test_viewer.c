@@ -2289,6 +2289,65 @@ Test(viewer, output_that_cannot_be_written_is_a_one_line_error)
   }
 }
 
+/* The number of entries in dir besides . and .. */
+static int entries(const char *dir)
+{
+  DIR *d = opendir(dir);
+  cr_assert(d, "%s", dir);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  closedir(d);
+  return n;
+}
+
+/* `report -o` and `export -o` on a full disk: one line that says why, and
+ * the file named is left as it was (a report kept from the last run stays
+ * whole) or not made, with nothing beside it. They said "writing FILE
+ * failed", no reason, and left an empty or cut FILE in place of the old
+ * one. A device is written as it is: -o /dev/null stays a device. */
+Test(viewer, an_output_file_that_cannot_be_written_is_left_as_it_was)
+{
+  char *db = record("vadd", POCL), dir[32], path[96], *out, *err;
+  tu_small_tmpfs(dir, "64k");
+  snprintf(path, sizeof path, "%s/last-report.html", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  fputs("the last run's report\n", f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/fill", dir);
+  f = fopen(path, "w");
+  for (int i = 0; i < 64 && f; i++) { /* a full disk */
+    static char block[4096];
+    fwrite(block, 1, sizeof block, f);
+  }
+  if (f)
+    fclose(f);
+  char old[96], new_html[96], new_csv[96];
+  snprintf(old, sizeof old, "%s/last-report.html", dir);
+  snprintf(new_html, sizeof new_html, "%s/new.html", dir);
+  snprintf(new_csv, sizeof new_csv, "%s/new.csv", dir);
+  int rc[4] = {pitrace(&out, &err, "report", db, "-o", old, NULL), 0, 0, 0};
+  char *errs[4] = {err};
+  rc[1] = pitrace(&out, &errs[1], "export", "--format", "jsonl", db, "-o", old, NULL);
+  rc[2] = pitrace(&out, &errs[2], "report", db, "-o", new_html, NULL);
+  rc[3] = pitrace(&out, &errs[3], "export", "--format", "csv", db, "-o", new_csv, NULL);
+  for (int r = 0; r < 4; r++) {
+    cr_assert_eq(rc[r], 2, "run %d: %s", r, errs[r]);
+    cr_assert(lines(errs[r]) == 1 && strstr(errs[r], "failed: No space left on device; "), "%s",
+              errs[r]);
+    cr_assert(strstr(errs[r], r < 2 ? "the file is left as it was" : "no file was made"), "%s",
+              errs[r]);
+  }
+  snprintf(path, sizeof path, "%s/last-report.html", dir);
+  cr_assert_str_eq(tu_read_file(path), "the last run's report\n");
+  cr_assert_eq(entries(dir), 2, "files were left beside the report");
+  tu_small_tmpfs_gone(dir);
+  cr_assert_eq(pitrace(&out, &err, "report", db, "-o", "/dev/null", NULL), 0, "%s", err);
+  struct stat null;
+  cr_assert(stat("/dev/null", &null) == 0 && S_ISCHR(null.st_mode));
+}
+
 /* ---- sql and the stored chunks ---------------------------------------------------------- */
 
 /* pitrace sql answers the views over version-2 chunks as show prints the

@@ -360,6 +360,7 @@ static int64_t chrome_pid(const vw_set *set, size_t i, const int64_t *taken)
   return pid;
 }
 
+/* The sessions' calls into ex->out: 0, or 3 after saying what failed. */
 static int export(exporter *ex, vw_set *set, const char *format)
 {
   line_fn line = strcmp(format, "chrome") == 0  ? chrome_event
@@ -368,7 +369,7 @@ static int export(exporter *ex, vw_set *set, const char *format)
   int64_t *pids = calloc(set->n + 1, sizeof *pids);
   if (!pids) {
     pt_verb_error("export", "out of memory exporting %zu sessions", set->n);
-    return 2;
+    return 3;
   }
   if (line == csv_line)
     pi_sbuf_puts(&ex->b, ex->multi ? "pid,file,session,seq,thread,api,result,start_ns,dur_ns,"
@@ -396,7 +397,7 @@ static int export(exporter *ex, vw_set *set, const char *format)
   if (line == chrome_event)
     pi_sbuf_puts(&ex->b, "\n],\"displayTimeUnit\":\"ns\"}\n");
   vw_flush(&ex->b, ex->out);
-  return ferror(ex->out) ? 2 : 0;
+  return 0; /* whether it was written: pt_outfile_close */
 }
 
 int pt_export(int argc, char **argv)
@@ -431,25 +432,21 @@ int pt_export(int argc, char **argv)
     ok = vw_is_dir(a.pos[i]) ? vw_set_open_dir("export", set, a.pos[i], VW_STREAM, 0)
                              : vw_set_open_file("export", set, a.pos[i], session, VW_STREAM, 0);
   exporter ex = {.multi = multi};
+  pt_outfile out;
   if (ok) {
     vw_set_place(set);
-    ex.out = path ? fopen(path, "w") : stdout;
-    if (!ex.out)
-      pt_verb_error("export", "cannot write %s: %s", path, strerror(errno));
+    ok = pt_outfile_open("export", path, &out);
   }
-  if (!ok || !ex.out) {
+  if (!ok) {
     vw_set_close(set);
     free(set);
     return 2;
   }
+  ex.out = out.f;
   pi_sbuf_init(&ex.b, NULL, 0);
   pi_sbuf_init(&ex.tmp, NULL, 0);
   rc = export(&ex, set, format);
-  if ((path ? fclose(ex.out) : fflush(stdout)) != 0 && !rc)
-    rc = 2;
-  if (rc == 2)
-    pt_verb_error("export", "writing %s failed", path ? path : "the standard output");
-  rc = rc ? 2 : 0;
+  rc = pt_outfile_close("export", &out, rc == 0) ? 0 : 2;
   pi_sbuf_free(&ex.b);
   pi_sbuf_free(&ex.tmp);
   vw_set_close(set);

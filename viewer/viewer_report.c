@@ -691,16 +691,21 @@ static bool page_data(pi_sbuf *b, report *r)
   return ok;
 }
 
+/* The page with the session's data in place of its marker; whether the
+ * compiled-in page has the marker (it is a fault of the build if not). */
 static bool write_page(FILE *f, const pi_sbuf *data)
 {
   const char *page = (const char *)vw_report_page;
   const char *m = strstr(page, MARKER);
-  if (!m)
+  if (!m) {
+    pt_verb_error("report", "the report page built into pitrace has no %s for the data: "
+                  "rebuild pitrace", MARKER);
     return false;
+  }
   fwrite(page, 1, (size_t)(m - page), f);
   fwrite(data->p, 1, data->len, f);
   fputs(m + strlen(MARKER), f);
-  return !ferror(f);
+  return true;
 }
 
 static int write_report(report *r, const char *path)
@@ -713,19 +718,14 @@ static int write_report(report *r, const char *path)
     pi_sbuf_free(&data);
     return 2;
   }
-  bool to_stdout = strcmp(path, "-") == 0;
-  FILE *f = to_stdout ? stdout : fopen(path, "w");
-  if (!f) {
-    pt_verb_error("report", "cannot write %s: %s", path, strerror(errno));
+  pt_outfile out;
+  if (!pt_outfile_open("report", path, &out)) {
     pi_sbuf_free(&data);
     return 2;
   }
-  bool ok = write_page(f, &data);
-  ok = (to_stdout ? fflush(f) : fclose(f)) == 0 && ok;
+  bool made = write_page(out.f, &data);
   pi_sbuf_free(&data);
-  if (!ok)
-    pt_verb_error("report", "writing %s failed", to_stdout ? "the standard output" : path);
-  return ok ? 0 : 2;
+  return pt_outfile_close("report", &out, made) ? 0 : 2;
 }
 
 int pt_report(int argc, char **argv)

@@ -10,6 +10,7 @@
 #define PITRACE_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 /* ---- Arguments: one parser for every verb -----------------------------------------
  * A long option takes its value as --name=VALUE or --name VALUE, a short
@@ -48,5 +49,30 @@ void pt_verb_error(const char *verb, const char *fmt, ...) __attribute__((format
 
 /* Whether to colour output written to `fd` (a terminal, NO_COLOR unset). */
 bool pt_use_color(int fd);
+
+/* ---- A verb's output file (-o FILE) ---------------------------------------------------
+ * A regular file, or a new one, is written beside FILE (FILE.tmp-XXXXXX)
+ * and renamed over it once whole: a write that fails (a full disk, a file
+ * size limit) leaves what FILE held, or no file, never part of the output.
+ * A device or pipe (/dev/null, /dev/stdout, a FIFO) is written as it is;
+ * NULL or "-" is the standard output. */
+
+typedef struct pt_outfile {
+  FILE *f;
+  const char *path;
+  char *tmp; /* the file being written, renamed to path at the end; NULL: none */
+  int fd;    /* f's */
+  int err;   /* the first write's errno that failed, to say why */
+  bool existed; /* path was a file before */
+} pt_outfile;
+
+/* Opens the output; false after a one-line error ("cannot write FILE: ...").
+ * *o must stay where it is until pt_outfile_close. */
+bool pt_outfile_open(const char *verb, const char *path, pt_outfile *o);
+/* Ends it: with `ok` (the verb made its whole output) the output is
+ * flushed, checked and put in place; without, it is dropped. Returns
+ * whether the output is whole where it was asked for; false after a
+ * one-line error naming the file and why, when the fault was the write. */
+bool pt_outfile_close(const char *verb, pt_outfile *o, bool ok);
 
 #endif
