@@ -38,6 +38,13 @@ static bool writer_open(void);
 
 static pthread_t writer_thread;
 static bool writer_running;
+/* The process the writer runs in: a child forked from it has the same
+ * memory, writer_running included, but no writer thread, and its ring
+ * file header is its parent's. */
+static pid_t writer_pid;
+
+/* Whether the writer runs in this process (async-signal-safe). */
+static bool writer_here(void) { return writer_running && getpid() == writer_pid; }
 
 static _Atomic int finish_req;  /* 0 none, 1 flush, 2 finish */
 static _Atomic int finish_done; /* generation acknowledged */
@@ -365,6 +372,7 @@ bool writer_start(void)
   ringfile_create(path, wr.session_t0, start_unix_ns, packed, packed_len);
   start_knot = stamp_take_knot();
   wr__keep_knot(start_knot); /* for a salvager: how its stamps were counting */
+  writer_pid = getpid();
   writer_running = pthread_create(&writer_thread, NULL, writer_main, NULL) == 0;
   if (!writer_running) {
     fprintf(stderr, "pitrace: cannot start the recording thread; not recording\n");
@@ -390,7 +398,7 @@ static void wait_done(int gen, int timeout_ms)
 
 void writer_flush(int timeout_ms)
 {
-  if (!writer_running || pthread_equal(pthread_self(), writer_thread))
+  if (!writer_here() || pthread_equal(pthread_self(), writer_thread))
     return;
   int gen = atomic_fetch_add(&finish_gen, 1) + 1;
   int expected = 0;
@@ -403,7 +411,10 @@ void writer_flush(int timeout_ms)
 void writer_finish(const char *how, int signo, int timeout_ms)
 {
   static _Atomic bool finishing;
-  if (!writer_running || atomic_exchange(&finishing, true))
+  /* Not in a forked child (a fatal signal there): nothing of its parent's
+   * session is its to end, and waiting for a writer it does not have held
+   * its death up for the whole timeout. */
+  if (!writer_here() || atomic_exchange(&finishing, true))
     return;
   if (pthread_equal(pthread_self(), writer_thread))
     return;

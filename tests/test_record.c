@@ -1548,6 +1548,28 @@ Test(record, a_python_script_that_catches_keyboard_interrupt_goes_on)
   cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
 }
 
+/* A child forked from a recording process (Python's multiprocessing, a
+ * pool's terminate()) dies of SIGTERM at once, and leaves its parent's
+ * session alone. The recorder's handler in the child waited 3 s for a
+ * writer the child does not have, and marked the parent's ring file as
+ * ending on the child's signal: the parent's session, salvaged after its
+ * _exit, said "the process was ending on signal 15". */
+Test(record, a_forked_child_stopped_by_a_signal_dies_at_once_and_leaves_the_session_alone)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "forkterm", NULL};
+  char *out = run_recorded(argv, db, 3);
+  unsigned long long ms = 99999;
+  const char *said = strstr(out, "the child ended by signal 15 in ");
+  cr_assert(said && sscanf(said, "the child ended by signal 15 in %llu ms", &ms) == 1, "%s", out);
+  cr_assert_lt(ms, 1500, "%s", out);
+  salvage_with_pitrace(db);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || coalesce(signal, 'none') FROM "
+                                   "sessions"), "killed none\n");
+  char *reason = tu_db_lines(db, "SELECT incomplete_reason FROM sessions");
+  cr_assert_null(strstr(reason, "signal"), "%s", reason);
+}
+
 /* `app | head`: a process that SIGPIPE ends keeps every call and says so,
  * as for any fatal signal. The recorder did not catch SIGPIPE: the
  * session was left to a salvage as "killed or _exit", with no signal. */

@@ -52,6 +52,9 @@
  *   record_prog handled SIG a handler of its own for signal SIG (installed
  *                           before the runtime starts), a query, then waits
  *                           (up to 20 s) for two SIGs and makes a query more
+ *   record_prog forkterm    a query, then a child forked that sleeps, stopped
+ *                           by SIGTERM ("the child ended by signal 15 in N
+ *                           ms"); a query, then _exit(3)
  * It prints "made K calls" (K: the queries it made; slowcall: the first M)
  * before it ends.
  */
@@ -64,6 +67,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,11 +465,40 @@ static int survive_two(void)
   return 0;
 }
 
+/* Mode `forkterm`: a query, a child forked that only sleeps, SIGTERM to
+ * it; says how long it took to die, makes a query and ends with _exit(3)
+ * (its ring file left to salvage). */
+static int fork_and_stop_child(void)
+{
+  if (queries_quiet(1))
+    return 2;
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0)
+    return 2;
+  if (child == 0) {
+    pause_ms(30000);
+    _exit(0);
+  }
+  pause_ms(200);
+  uint64_t t0 = now_ns();
+  kill(child, SIGTERM);
+  int st;
+  waitpid(child, &st, 0);
+  uint64_t ms = (now_ns() - t0) / 1000000u;
+  if (queries_quiet(1))
+    return 2;
+  printf("record_prog: the child ended by signal %d in %llu ms\n",
+         WIFSIGNALED(st) ? WTERMSIG(st) : 0, (unsigned long long)ms);
+  fflush(stdout);
+  _exit(3);
+}
+
 int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled SIG\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled SIG | forkterm\n");
     return 2;
   }
   if (strcmp(argv[1], "handled") == 0 && argc > 2) {
@@ -496,6 +529,8 @@ int main(int argc, char **argv)
   }
   if (strcmp(mode, "handled") == 0)
     return survive_two();
+  if (strcmp(mode, "forkterm") == 0)
+    return fork_and_stop_child();
   if (strcmp(mode, "gap") == 0) {
     uint64_t before = now_ns();
     if (queries(1))
