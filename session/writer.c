@@ -334,6 +334,16 @@ bool writer_start(void)
     return false;
   }
   snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", path);
+  /* A device, pipe or socket is no database: SYCL_PI_RECORD=/dev/null
+   * failed only at the first write, after the recorder had made
+   * /dev/null readable by root alone (the fchmod below). */
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    wr__say_cannot_record(S_ISDIR(st.st_mode) ? "it is a directory"
+                          : "it is a device, pipe or socket, not a file; name a file, or "
+                            "unset SYCL_PI_RECORD to record nothing");
+    return false;
+  }
   /* A new file is the template, put in place whole; created readable by
    * its owner only, before SQLite opens it. The database is there before
    * the ring file is: a salvager finds it beside. */

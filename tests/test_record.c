@@ -387,6 +387,30 @@ Test(record, another_programs_database_is_left_alone)
   sqlite3_close(h);
 }
 
+/* SYCL_PI_RECORD naming a device, pipe or socket (/dev/null, to "record
+ * nothing") is refused in one line and left as it is: the recorder made
+ * it readable by its owner alone (as root, /dev/null became 0600 for the
+ * whole machine) and then failed at its first write. Here a FIFO, which
+ * the same path took. */
+Test(record, a_device_or_pipe_is_not_recorded_into_and_keeps_its_mode)
+{
+  char *fifo = tu_temp_path(".fifo");
+  cr_assert_eq(mkfifo(fifo, 0644), 0);
+  cr_assert_eq(chmod(fifo, 0644), 0); /* whatever the umask */
+  const char *argv[] = {BIN "/vadd", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", fifo), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "result verified"), "%s", out);
+  cr_assert_eq(tu_count(out, "pitrace: "), 1, "%s", out);
+  cr_assert(strstr(out, "cannot record to "), "%s", out);
+  cr_assert(strstr(out, " (it is a device, pipe or socket, not a file; "), "%s", out);
+  struct stat st;
+  cr_assert_eq(stat(fifo, &st), 0);
+  cr_assert(S_ISFIFO(st.st_mode) && (st.st_mode & 07777) == 0644, "mode %o", st.st_mode);
+  unlink(fifo);
+}
+
 /* A SYCL_PI_RECORD path longer than SQLite opens (504 bytes, absolute) is
  * refused in one line before any file is made: SQLite said "unable to
  * open database file" and left an empty file behind; and one longer than

@@ -2236,7 +2236,9 @@ Test(viewer, bad_files_give_one_line_and_exit_2)
    * under them (a record test that changes a ring file it left failed). */
   char *dir = tu_temp_path("");
   cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
-  const char *files[] = {garbage, empty, truncated, foreign, "/nonexistent/x.db", dir};
+  char *fifo = tu_temp_path(".fifo");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  const char *files[] = {garbage, empty, truncated, foreign, "/nonexistent/x.db", dir, fifo};
   const char *verbs[] = {"sessions", "show", "stats", "diff", "export", "report"};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++)
     for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++)
@@ -2244,6 +2246,15 @@ Test(viewer, bad_files_give_one_line_and_exit_2)
         expect_one_line_error(verbs[v], files[i]);
   rmdir(dir);
   char *out, *err;
+  /* Not a file at all (it said "is empty: no session was recorded into it",
+   * and looked for ring files beside /dev/null). */
+  const char *not_files[] = {fifo, "/dev/null"};
+  for (size_t i = 0; i < 2; i++) {
+    cr_assert_eq(pitrace(&out, &err, "show", not_files[i], NULL), 2);
+    cr_assert(strstr(err, " is a device, pipe or socket, not a session file") && lines(err) == 1,
+              "%s", err);
+  }
+  unlink(fifo);
   cr_assert_eq(pitrace(&out, &err, "show", "--session", "7", db, NULL), 2);
   cr_assert(strstr(err, "has no session 7 (it has 1)") && lines(err) == 1, "%s", err);
   /* A path longer than SQLite opens (SQLite said "unable to open"). */
