@@ -81,10 +81,16 @@ static __thread thread_rec me __attribute__((tls_model("initial-exec")));
 static pthread_key_t ring_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
+/* The thread exits: its ring goes to the next new thread once the writer
+ * has stored its records. A call the thread makes later in its exit
+ * (another key's destructor) takes a ring of its own. */
 static void ring_thread_exit(void *p)
 {
   shim_ring *r = p;
-  atomic_store(&r->dead, true);
+  if (me.ring == r)
+    me.ring = NULL;
+  atomic_store_explicit(&r->life, RING_EXITED, memory_order_release);
+  writer_wake(); /* napping, it would free the ring later */
 }
 
 static void make_key(void) { pthread_key_create(&ring_key, ring_thread_exit); }
@@ -93,15 +99,18 @@ shim_ring *shim_thread_ring(void)
 {
   if (PIRT_LIKELY(me.ring != NULL))
     return me.ring;
-  shim_ring *r = ringfile_new_ring(atomic_fetch_add(&thread_counter, 1) + 1);
+  bool reused;
+  shim_ring *r = ringfile_new_ring(atomic_fetch_add(&thread_counter, 1) + 1, &reused);
   if (!r)
     return NULL;
   pthread_once(&key_once, make_key);
   pthread_setspecific(ring_key, r);
-  shim_ring *head = atomic_load(&shim_rings);
-  do
-    r->next = head;
-  while (!atomic_compare_exchange_weak(&shim_rings, &head, r));
+  if (!reused) {
+    shim_ring *head = atomic_load(&shim_rings);
+    do
+      r->next = head;
+    while (!atomic_compare_exchange_weak(&shim_rings, &head, r));
+  }
   me.ring = r;
   rec_thread *t = shim_reserve(sizeof *t);
   if (t) {

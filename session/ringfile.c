@@ -239,10 +239,33 @@ void ringfile_make_spare(void)
   pthread_mutex_unlock(&rf_lock);
 }
 
-shim_ring *ringfile_new_ring(uint32_t thread_index)
+/* Rings whose threads exited, every record stored (ringfile_give_back). */
+static shim_ring *free_rings;
+
+void ringfile_give_back(shim_ring *r)
+{
+  pthread_mutex_lock(&rf_lock);
+  r->next_free = free_rings;
+  free_rings = r;
+  pthread_mutex_unlock(&rf_lock);
+}
+
+shim_ring *ringfile_new_ring(uint32_t thread_index, bool *reused)
 {
   shim_ring *r = NULL;
   pthread_mutex_lock(&rf_lock);
+  *reused = free_rings != NULL;
+  if (free_rings) {
+    /* It goes on where its last thread left it: the writer reads on
+     * from there, and a salvager from where the last commit left it. */
+    r = free_rings;
+    free_rings = r->next_free;
+    r->next_free = NULL;
+    r->thread_index = thread_index;
+    atomic_store_explicit(&r->life, RING_LIVE, memory_order_relaxed);
+    pthread_mutex_unlock(&rf_lock);
+    return r;
+  }
   while (spare_state == SPARE_MAKING) /* being made: no slower than making one */
     pthread_cond_wait(&spare_made, &rf_lock);
   if (rf_hdr && atomic_load(&rf_hdr->state) == RINGFILE_LIVE) {

@@ -517,6 +517,7 @@ void wr__reset_state(void);
 /* writer_merge.c */
 bool wr__record_ok(rec_hdr *h, size_t avail, size_t to_end);
 void wr__publish_tails(void);
+bool wr__exited_rings_read(void);
 void wr__forget_rings(void);
 size_t wr__merge(void);
 void wr__discard(void);

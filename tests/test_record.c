@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1592,6 +1593,55 @@ Test(record, a_forked_child_stopped_by_a_signal_dies_at_once_and_leaves_the_sess
                                    "sessions"), "killed none\n");
   char *reason = tu_db_lines(db, "SELECT incomplete_reason FROM sessions");
   cr_assert_null(strstr(reason, "signal"), "%s", reason);
+}
+
+/* A program that makes thread after thread (a thread per task) records
+ * into a bounded ring file: a thread that exits leaves its ring, once
+ * stored, to the next one. Each thread took a new 4 MiB slot of the file,
+ * on disk, for the process's whole life: 20,000 short threads of a
+ * pyopencl script filled this machine's disk (69 GB). Here 1,000 threads
+ * under a 2 GiB file size limit (which the old way hit: "cannot keep the
+ * recording rings in a file"), then _exit: the ring file holds tens of
+ * slots, and its salvage keeps every thread's call, each with its thread. */
+Test(record, threads_made_one_after_another_reuse_the_rings_of_those_gone)
+{
+  char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    struct rlimit fsize = {2ull << 30, 2ull << 30};
+    setrlimit(RLIMIT_FSIZE, &fsize);
+    signal(SIGXFSZ, SIG_IGN); /* a write past it fails, as on a full disk */
+    setenv("SYCL_PI_RECORD", db, 1);
+    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(BIN "/record_prog", BIN "/record_prog", "churn", "1000", (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  char *out = tu_read_file(log);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d: %s", st, out);
+  cr_assert(strstr(out, "1000 threads made a call each"), "%s", out);
+  cr_assert_null(strstr(out, "pitrace:"), "%s", out);
+  char file[1100] = "";
+  cr_assert_eq(ring_files_at(db, NULL, 0, file, sizeof file), 1);
+  struct stat rs;
+  cr_assert_eq(stat(file, &rs), 0);
+  /* A slot is 4 MiB: a thousand of them before; now as many as threads
+   * begin while the writer stores an exited one's last calls (30 to 70
+   * here), bounded well under a quarter of them. */
+  cr_assert_lt(rs.st_size, 1ll << 30, "ring file of %lld bytes", (long long)rs.st_size);
+  salvage_with_pitrace(db);
+  cr_assert_eq(ring_files(db), 0);
+  cr_assert_eq(tu_db_int(db, "SELECT count(DISTINCT thread) FROM pi_calls WHERE api = "
+                             "'piDeviceGetInfo' AND thread > 1"), 1000);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+                             "thread > 1"), 1000);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM threads"), 1001);
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
 /* `app | head`: a process that SIGPIPE ends keeps every call and says so,

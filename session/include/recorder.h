@@ -176,10 +176,19 @@ typedef struct shim_ring {
   struct shim_ring *next;
   uint32_t thread_index;
   uint32_t slot; /* its slot in the ring file; RING_NO_SLOT: process memory */
-  _Atomic bool dead; /* the thread exited */
+  _Atomic uint8_t life; /* RING_LIVE, RING_EXITED, RING_FREE */
+  struct shim_ring *next_free; /* among the rings free to take (ringfile.c) */
 } shim_ring;
 
 #define RING_NO_SLOT UINT32_MAX
+
+/* A ring's life: its thread's (live), its thread exited (its last records
+ * may wait to be stored), free for the next new thread (every record
+ * stored: the writer gave it back, ringfile_give_back). A thread that
+ * exits leaves its ring, and its slot of the ring file, to the next
+ * thread: a program that makes thread after thread used a new slot (4
+ * MiB of disk) for each, without bound. */
+enum { RING_LIVE, RING_EXITED, RING_FREE };
 
 /* ---- Global state ----------------------------------------------------------- */
 
@@ -327,9 +336,13 @@ void ringfile_set_session(int64_t session);
 /* Whether the file st describes is this process's ring file. */
 struct stat;
 bool ringfile_is_own(const struct stat *st);
-/* A ring for the calling thread: a new slot of the ring file, else process
- * memory; NULL when neither can be had. */
-shim_ring *ringfile_new_ring(uint32_t thread_index);
+/* A ring for the calling thread: one an exited thread left (*reused: it
+ * is in shim_rings already), else a new slot of the ring file, else
+ * process memory; NULL when none can be had. */
+shim_ring *ringfile_new_ring(uint32_t thread_index, bool *reused);
+/* The writer's side: a ring whose thread exited and whose every record is
+ * stored, free for the next thread that needs one. */
+void ringfile_give_back(shim_ring *r);
 /* The writer's side: makes the next thread's slot ahead (the file grown
  * by a slot, mapped), unless one is made already. */
 void ringfile_make_spare(void);

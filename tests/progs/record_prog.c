@@ -52,6 +52,8 @@
  *   record_prog handled SIG a handler of its own for signal SIG (installed
  *                           before the runtime starts), a query, then waits
  *                           (up to 20 s) for two SIGs and makes a query more
+ *   record_prog churn N     N threads one after another, a query each (each says
+ *                           "made 1 calls"), then _exit(3)
  *   record_prog forkterm    a query, then a child forked that sleeps, stopped
  *                           by SIGTERM ("the child ended by signal 15 in N
  *                           ms"); a query, then _exit(3)
@@ -498,7 +500,7 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled SIG | forkterm\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled SIG | forkterm | churn N\n");
     return 2;
   }
   if (strcmp(argv[1], "handled") == 0 && argc > 2) {
@@ -546,6 +548,22 @@ int main(int argc, char **argv)
   }
   if (strcmp(mode, "handoff") == 0)
     return handoff(n, argc > 3 ? atoi(argv[3]) : 100);
+  if (strcmp(mode, "churn") == 0) {
+    /* Thread after thread, one at a time, a query each; then _exit(3),
+     * the ring file left to salvage. */
+    for (int i = 0; i < n; i++) {
+      pthread_t th;
+      void *bad = NULL;
+      if (pthread_create(&th, NULL, thread_main, (void *)(intptr_t)1) != 0)
+        return 2;
+      pthread_join(th, &bad);
+      if (bad)
+        return 2;
+    }
+    printf("record_prog: %d threads made a call each\n", n);
+    fflush(stdout);
+    _exit(3);
+  }
   if (strcmp(mode, "latenote") == 0) {
     pthread_t th;
     if (queries(1) || pthread_create(&th, NULL, late_note_main, NULL))
