@@ -52,6 +52,13 @@ static void fill_row(pt_db *db, const pt_session_info *i, row *r)
   if (!*r->device)
     snprintf(r->device, sizeof r->device, "-");
   snprintf(r->command, sizeof r->command, "%s", i->command);
+  /* A row per line: a command's newlines (python3 -c "...") and tabs, a
+   * label's, as spaces. */
+  char *cells[] = {r->label, r->ended, r->device, r->command};
+  for (size_t c = 0; c < sizeof cells / sizeof *cells; c++)
+    for (char *p = cells[c]; *p; p++)
+      if ((unsigned char)*p < 0x20 || *p == 0x7f)
+        *p = ' ';
 }
 
 #define NCOLS 9
