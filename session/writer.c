@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "writer_internal.h"
@@ -388,7 +389,7 @@ bool writer_start(void)
   start_knot = stamp_take_knot();
   wr__keep_knot(start_knot); /* for a salvager: how its stamps were counting */
   writer_pid = getpid();
-  writer_running = pthread_create(&writer_thread, NULL, writer_main, NULL) == 0;
+  writer_running = wr__start_thread(&writer_thread, writer_main);
   if (!writer_running) {
     fprintf(stderr, "pitrace: cannot start the recording thread; not recording\n");
     ringfile_remove();
@@ -459,6 +460,16 @@ void writer_finish(const char *how, int signo, int timeout_ms)
     }
   }
   wr__reset_state();
+}
+
+bool wr__start_thread(pthread_t *t, void *(*fn)(void *))
+{
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  bool ok = pthread_create(t, NULL, fn, NULL) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return ok;
 }
 
 /* Back to the state of a writer that never ran. */

@@ -4,7 +4,6 @@
  * compressed (chunk.c) on encoder threads beside the merge thread.
  */
 #define _GNU_SOURCE
-#include <signal.h>
 #include <unistd.h>
 
 #include "writer_internal.h"
@@ -126,12 +125,8 @@ static bool more_encoders(void)
     most = MAX_ENCODERS;
   if (wr.salvaging || nencoders >= most || nbusy < nencoders)
     return nencoders > 0;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  if (pthread_create(&encoders[nencoders], NULL, encoder_main, NULL) == 0)
+  if (wr__start_thread(&encoders[nencoders], encoder_main))
     nencoders++;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
   return nencoders > 0;
 }
 

@@ -1644,6 +1644,23 @@ Test(record, threads_made_one_after_another_reuse_the_rings_of_those_gone)
   cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
+/* The recorder's own threads take none of the application's signals: a
+ * SIGTERM that the kernel gave to the writer's thread (any thread that
+ * does not block it may get it) ended the process without the writer
+ * storing the session's end, which only a thread of the application's
+ * can ask of it. The encoders blocked them already; the writer did not. */
+Test(record, the_recorders_threads_block_every_signal)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "sigmasks", NULL};
+  char *out = run_recorded(argv, db, 0);
+  const char *w = strstr(out, "thread pitrace-merge blocks ");
+  cr_assert(w, "%s", out);
+  unsigned long long mask = strtoull(w + strlen("thread pitrace-merge blocks "), NULL, 16);
+  cr_assert_eq(mask & (1ull << (SIGTERM - 1)), 1ull << (SIGTERM - 1), "%s", out);
+  cr_assert_eq(mask & (1ull << (SIGINT - 1)), 1ull << (SIGINT - 1), "%s", out);
+}
+
 /* `app | head`: a process that SIGPIPE ends keeps every call and says so,
  * as for any fatal signal. The recorder did not catch SIGPIPE: the
  * session was left to a salvage as "killed or _exit", with no signal. */

@@ -52,6 +52,8 @@
  *   record_prog handled SIG a handler of its own for signal SIG (installed
  *                           before the runtime starts), a query, then waits
  *                           (up to 20 s) for two SIGs and makes a query more
+ *   record_prog sigmasks    a query, then each thread's name and the signals it
+ *                           blocks ("thread NAME blocks HEX")
  *   record_prog churn N     N threads one after another, a query each (each says
  *                           "made 1 calls"), then _exit(3)
  *   record_prog forkterm    a query, then a child forked that sleeps, stopped
@@ -61,6 +63,7 @@
  * before it ends.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -500,7 +503,7 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled SIG | forkterm | churn N\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled SIG | forkterm | churn N | sigmasks\n");
     return 2;
   }
   if (strcmp(argv[1], "handled") == 0 && argc > 2) {
@@ -548,6 +551,33 @@ int main(int argc, char **argv)
   }
   if (strcmp(mode, "handoff") == 0)
     return handoff(n, argc > 3 ? atoi(argv[3]) : 100);
+  if (strcmp(mode, "sigmasks") == 0) {
+    /* After a query: each thread's name and the signals it blocks. */
+    if (queries(1))
+      return 2;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d));) {
+      if (e->d_name[0] == '.')
+        continue;
+      char path[300], name[64] = "", line[256];
+      snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+      FILE *f = fopen(path, "r");
+      if (f && fgets(name, sizeof name, f))
+        name[strcspn(name, "\n")] = 0;
+      if (f)
+        fclose(f);
+      snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
+      f = fopen(path, "r");
+      while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "SigBlk:", 7) == 0)
+          printf("thread %s blocks %s", name, line + 7 + strspn(line + 7, " \t"));
+      if (f)
+        fclose(f);
+    }
+    if (d)
+      closedir(d);
+    return 0;
+  }
   if (strcmp(mode, "churn") == 0) {
     /* Thread after thread, one at a time, a query each; then _exit(3),
      * the ring file left to salvage. */
