@@ -226,12 +226,23 @@ static bool resolve_path(char *out, size_t n)
    * exists, a file by a prefix of the name asked for). */
   if (*p || shim_cfg.path_len >= sizeof shim_cfg.path)
     return false;
+  /* Absolute from here on: the database is opened on the writer's
+   * thread, its ring file removed at the end, each later than this, and
+   * the application may have changed its directory meanwhile (a relative
+   * path's ring file was left behind in the first directory, the removal
+   * looking for it in the second). */
+  char cwd[4096] = "";
+  if (tmp[0] != '/' && !getcwd(cwd, sizeof cwd))
+    cwd[0] = 0; /* none to tell (removed): relative, as given */
+  const char *sep = cwd[0] ? "/" : "";
   struct stat st;
+  int w2;
   if (stat(tmp, &st) == 0 && S_ISDIR(st.st_mode))
-    snprintf(out, n, "%s/pitrace-%d-%lld.db", tmp, (int)getpid(), (long long)time(NULL));
+    w2 = snprintf(out, n, "%s%s%s/pitrace-%d-%lld.db", cwd, sep, tmp, (int)getpid(),
+                  (long long)time(NULL));
   else
-    snprintf(out, n, "%s", tmp);
-  return true;
+    w2 = snprintf(out, n, "%s%s%s", cwd, sep, tmp);
+  return w2 > 0 && (size_t)w2 < n;
 }
 
 static void json_env(text *t)

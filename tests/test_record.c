@@ -1644,6 +1644,55 @@ Test(record, threads_made_one_after_another_reuse_the_rings_of_those_gone)
   cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
+/* SYCL_PI_RECORD relative to the directory the process started in, which
+ * it leaves after its first call: the session and its ring file stay
+ * there, and the ring file goes at the end. The ring file was left
+ * behind (its removal looked for it in the new directory), and the
+ * database could be opened in either, as the writer's thread got to it. */
+Test(record, a_relative_path_stays_where_the_recording_began)
+{
+  char *top = tu_temp_path(""), a[600], b[600];
+  cr_assert_eq(mkdir(top, 0700), 0);
+  snprintf(a, sizeof a, "%s/a", top);
+  snprintf(b, sizeof b, "%s/b", top);
+  cr_assert_eq(mkdir(a, 0700), 0);
+  cr_assert_eq(mkdir(b, 0700), 0);
+  char *log = tu_temp_path(".out");
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    if (chdir(a) != 0)
+      _exit(126);
+    setenv("SYCL_PI_RECORD", "s.db", 1);
+    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(BIN "/record_prog", BIN "/record_prog", "chdir", b, (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  char *out = tu_read_file(log);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
+  char db[700];
+  snprintf(db, sizeof db, "%s/s.db", a);
+  cr_assert_eq(ring_files(db), 0, "the ring file was left behind");
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_name' AND "
+                              "value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 101);
+  DIR *d = opendir(b);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += e->d_name[0] != '.';
+  if (d)
+    closedir(d);
+  cr_assert_eq(n, 0, "files were made in the directory the process went to");
+  char cmd[1400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+  cr_assert_eq(system(cmd), 0);
+}
+
 /* The recorder's own threads take none of the application's signals: a
  * SIGTERM that the kernel gave to the writer's thread (any thread that
  * does not block it may get it) ended the process without the writer

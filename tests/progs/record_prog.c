@@ -52,6 +52,7 @@
  *   record_prog handled SIG a handler of its own for signal SIG (installed
  *                           before the runtime starts), a query, then waits
  *                           (up to 20 s) for two SIGs and makes a query more
+ *   record_prog chdir DIR   a query, then into directory DIR, then 100 queries
  *   record_prog sigmasks    a query, then each thread's name and the signals it
  *                           blocks ("thread NAME blocks HEX")
  *   record_prog churn N     N threads one after another, a query each (each says
@@ -503,7 +504,7 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled SIG | forkterm | churn N | sigmasks\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled SIG | forkterm | churn N | sigmasks | chdir DIR\n");
     return 2;
   }
   if (strcmp(argv[1], "handled") == 0 && argc > 2) {
@@ -551,6 +552,12 @@ int main(int argc, char **argv)
   }
   if (strcmp(mode, "handoff") == 0)
     return handoff(n, argc > 3 ? atoi(argv[3]) : 100);
+  if (strcmp(mode, "chdir") == 0 && argc > 2) {
+    /* A query, then into another directory, and 100 more. */
+    if (queries_quiet(1) || chdir(argv[2]) != 0)
+      return 2;
+    return queries(100);
+  }
   if (strcmp(mode, "sigmasks") == 0) {
     /* After a query: each thread's name and the signals it blocks. */
     if (queries(1))
