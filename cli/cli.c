@@ -22,6 +22,14 @@ bool pt_use_color(int fd)
   return isatty(fd) && !(nc && *nc);
 }
 
+char *pt_one_line(char *s)
+{
+  for (char *p = s; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = ' ';
+  return s;
+}
+
 void pt_verb_error(const char *verb, const char *fmt, ...)
 {
   char msg[2048];

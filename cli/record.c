@@ -262,7 +262,7 @@ static char *command_text(char **cmd)
     for (const char *p = *a; *p; p++)
       if (!isalnum((unsigned char)*p) && !strchr("_-./=:,+@%", *p))
         plain = false;
-    size_t need = len + 4 * strlen(*a) + 4;
+    size_t need = len + 4 * strlen(*a) + 5;
     if (need > cap) {
       char *ns = realloc(s, cap = need * 2);
       if (!ns) {
@@ -275,6 +275,29 @@ static char *command_text(char **cmd)
       s[len++] = ' ';
     if (plain) {
       len += (size_t)sprintf(s + len, "%s", *a);
+      continue;
+    }
+    bool control = false;
+    for (const char *p = *a; *p; p++)
+      control |= (unsigned char)*p < 0x20 || *p == 0x7f;
+    if (control) {
+      /* $'...' (bash, zsh, POSIX 2024): the command on one line, each
+       * newline of a python3 -c script as \n, still one to paste. */
+      s[len++] = '$';
+      s[len++] = '\'';
+      for (const char *p = *a; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch == '\n' || ch == '\t')
+          len += (size_t)sprintf(s + len, "\\%c", ch == '\n' ? 'n' : 't');
+        else if (ch < 0x20 || ch == 0x7f)
+          len += (size_t)sprintf(s + len, "\\x%02x", ch);
+        else if (ch == '\'' || ch == '\\')
+          len += (size_t)sprintf(s + len, "\\%c", ch);
+        else
+          s[len++] = (char)ch;
+      }
+      s[len++] = '\'';
+      s[len] = 0;
       continue;
     }
     s[len++] = '\'';
@@ -840,7 +863,9 @@ static void summarise(FILE *out, const colors *c, const rsession *s, const rfile
   fprintf(out, "  %s%s%s", c->bold, f->path, c->off);
   if (f->ours > 1 || f->foreign)
     fprintf(out, " --session %lld", (long long)s->info.id);
-  fprintf(out, "\n    pid %lld: %s\n    %s", (long long)s->info.pid, s->info.command, s->how);
+  char command[sizeof s->info.command];
+  snprintf(command, sizeof command, "%s", s->info.command);
+  fprintf(out, "\n    pid %lld: %s\n    %s", (long long)s->info.pid, pt_one_line(command), s->how);
   pt_db db;
   pt_calls calls;
   char err[512];

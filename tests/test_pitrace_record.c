@@ -175,6 +175,12 @@ Test(pitrace_record, the_exit_status_passes_through)
   cr_assert(strstr(out, "exited with status 7"), "%s", out);
   cr_assert(strstr(out, "no session was recorded"), "%s", out);
   cr_assert(!exists(dir));
+  /* A script of several lines (python3 -c, sh -c) is named on one line,
+   * quoted so that it can be pasted back: it broke the line before. */
+  const char *script[] = {"-o", dir, "--", "/bin/sh", "-c", "true\nexit 7 # it's", NULL};
+  cr_assert_eq(record(script, NULL, &out), 7, "%s", out);
+  cr_assert(strstr(out, "pitrace record: /bin/sh -c $'true\\nexit 7 # it\\'s' exited with "
+                        "status 7\n"), "%s", out);
 }
 
 /* ---- Keeping ------------------------------------------------------------------ */

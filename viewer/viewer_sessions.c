@@ -56,9 +56,7 @@ static void fill_row(pt_db *db, const pt_session_info *i, row *r)
    * label's, as spaces. */
   char *cells[] = {r->label, r->ended, r->device, r->command};
   for (size_t c = 0; c < sizeof cells / sizeof *cells; c++)
-    for (char *p = cells[c]; *p; p++)
-      if ((unsigned char)*p < 0x20 || *p == 0x7f)
-        *p = ' ';
+    pt_one_line(cells[c]);
 }
 
 #define NCOLS 9

@@ -50,6 +50,10 @@ void pt_verb_error(const char *verb, const char *fmt, ...) __attribute__((format
 /* Whether to colour output written to `fd` (a terminal, NO_COLOR unset). */
 bool pt_use_color(int fd);
 
+/* s on one line: its control characters (a command's newlines: python3 -c
+ * "...") as spaces, in place; returns s. */
+char *pt_one_line(char *s);
+
 /* ---- A verb's output file (-o FILE) ---------------------------------------------------
  * A regular file, or a new one, is written beside FILE (FILE.tmp-XXXXXX)
  * and renamed over it once whole: a write that fails (a full disk, a file
