@@ -211,7 +211,8 @@ extern shim_instance shim_instances[SHIM_MAX_INSTANCES];
 extern _Atomic uint32_t shim_ninstances;
 extern _Atomic bool shim_recording; /* false: pass every call through */
 
-/* Rings: the writer walks this list; a thread adds its ring once. */
+/* Rings: the writer walks this list; a ring is added once, by the first
+ * thread that has it (the next threads take it from those that exited). */
 extern _Atomic(shim_ring *) shim_rings;
 
 /* Monotonic nanoseconds. */
@@ -272,8 +273,9 @@ void stamp_set_mode(bool tsc);
 
 /* ---- The ring file (ringfile.c) -------------------------------------------------
  * <database>-rings.<pid>.<random>: a header (session, clock origin, the
- * wrapped plugins) and one slot per recording thread (its shim_ring, then
- * its bytes). The recording process holds a write lock (fcntl) on it for
+ * wrapped plugins) and one slot per ring (its shim_ring, then its bytes),
+ * a ring being a recording thread's, then the next one's once that thread
+ * exited. The recording process holds a write lock (fcntl) on it for
  * its whole life, so whoever finds it unlocked knows its process is gone
  * and may salvage it (writer_salvage). */
 
