@@ -160,6 +160,16 @@ Test(viewer, sessions_lists_each_session_with_backend_device_calls_and_end)
   snprintf(calls, sizeof calls, " %s ", sql(db, "SELECT calls FROM sessions WHERE id = 2"));
   cr_assert(strstr(out, calls), "no call count%s in:\n%s", calls, out);
   cr_assert(strstr(out, BIN "/vadd"), "%s", out);
+  /* A label longer than its column is cut between characters: 40 "é"
+   * (80 bytes) cut at 63 bytes left the first byte of the 32nd. */
+  char label[128] = "SYCL_PI_RECORD_LABEL=";
+  for (int i = 0; i < 40; i++)
+    strcat(label, "\xc3\xa9");
+  char *db2 = tu_temp_path(".db");
+  cr_assert_eq(record_into(db2, argv, POCL, label), 0);
+  cr_assert_eq(pitrace(&out, &err, "sessions", db2, NULL), 0, "%s", err);
+  cr_assert(strstr(out, "\xc3\xa9\xc3\xa9 "), "%s", out);
+  cr_assert_null(strstr(out, "\xc3 "), "%s", out);
 }
 
 Test(viewer, sessions_say_how_a_session_ended)

@@ -28,6 +28,21 @@ typedef struct row {
   int64_t start; /* unix ns: a directory's rows are ordered by it */
 } row;
 
+/* A cell cut short to its column's bytes: not in the middle of a UTF-8
+ * character (a label of "é"s cut at 63 bytes printed half a character). */
+static void whole_characters(char *s)
+{
+  size_t n = strlen(s), i = n;
+  while (i > 0 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+    i--; /* continuation bytes at the end */
+  if (i == 0 || (unsigned char)s[i - 1] < 0xc0)
+    return; /* ends in ASCII (or stray bytes: left as they are) */
+  unsigned char lead = (unsigned char)s[i - 1];
+  size_t want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+  if (n - (i - 1) < want)
+    s[i - 1] = 0;
+}
+
 static void fill_row(pt_db *db, const pt_session_info *i, row *r)
 {
   char reason[256];
@@ -56,7 +71,7 @@ static void fill_row(pt_db *db, const pt_session_info *i, row *r)
    * label's, as spaces. */
   char *cells[] = {r->label, r->ended, r->device, r->command};
   for (size_t c = 0; c < sizeof cells / sizeof *cells; c++)
-    pt_one_line(cells[c]);
+    whole_characters(pt_one_line(cells[c]));
 }
 
 #define NCOLS 9
