@@ -1172,8 +1172,13 @@ static bool is_handler(const struct sigaction *a)
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
-  /* The signal being handed on, and to which handler of its chain. */
-  static _Atomic int passing_on, passing_level;
+  /* The signal this thread is handing on, and to which handler of its
+   * chain: a handler gives a signal back on the thread it runs on (raise),
+   * while the same signal sent meanwhile may come on any other thread, to
+   * be taken as new (global, it was taken as given back: that handler was
+   * dropped and the process ended). */
+  static __thread int passing_on __attribute__((tls_model("initial-exec")));
+  static __thread int passing_level __attribute__((tls_model("initial-exec")));
   void (*hook)(void) = atomic_load(&crash_hook);
   if (hook) /* first: the shim's handler may end the process without chaining */
     hook();
@@ -1183,9 +1188,9 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
   int level = atomic_load(&nchain[k]) - 1;
   /* The handler we handed this signal to gave it back (it raised it
    * again, from inside itself): it is done with it. */
-  bool given_back = atomic_load(&passing_on) == sig;
+  bool given_back = passing_on == sig;
   if (given_back) {
-    level = atomic_load(&passing_level);
+    level = passing_level;
     drop_from_chain(k, level);
     level--;
   }
@@ -1212,20 +1217,32 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
     return;
   }
   struct sigaction handed = *prev;
-  atomic_store(&passing_level, level);
-  atomic_store(&passing_on, sig);
+  passing_level = level;
+  passing_on = sig;
   if (handed.sa_flags & SA_SIGINFO)
     handed.sa_sigaction(sig, info, ctx);
   else
     handed.sa_handler(sig);
-  atomic_store(&passing_on, 0);
-  /* Raised again while it was blocked (a handler that gives it back
-   * without unblocking it): it comes back once this returns, for the
-   * handler below. */
-  sigset_t pending;
-  if (sigpending(&pending) == 0 && sigismember(&pending, sig) > 0 &&
-      atomic_load(&nchain[k]) > level && chain[k][level].sa_handler == handed.sa_handler)
-    drop_from_chain(k, level);
+  passing_on = 0;
+  /* The signal again, waiting while this handler blocks it: given back by
+   * the handler it went to, which raised it without unblocking it (it put
+   * back the handler it had replaced, ours: delivered after this returns,
+   * it would go to that handler again, and again), or sent once more
+   * meanwhile (a second ^C during a slow handler), which is the
+   * application's as the first was. Taken now, told apart by who sent it. */
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  siginfo_t again;
+  struct timespec none = {0, 0};
+  if (sigtimedwait(&one, &again, &none) == sig) {
+    if (again.si_pid == getpid() && (again.si_code == SI_TKILL || again.si_code == SI_USER)) {
+      passing_level = level;
+      passing_on = sig;
+    }
+    on_fatal(sig, &again, ctx);
+    passing_on = 0;
+  }
   if (!ends)
     keep_in_front(k); /* the application goes on: keep watching */
 }

@@ -1525,6 +1525,27 @@ Test(record, a_signal_the_process_handles_leaves_it_going_each_time)
               tu_read_file(log));
     cr_assert(strstr(tu_read_file(log), "handled 2 signals"), "%s", tu_read_file(log));
     cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
+  }
+  /* The second sent while the application's handler still runs (a slow
+   * one, two ^C in a row): it waits, blocked, and then goes to that
+   * handler again. The recorder took the waiting signal for one given
+   * back by that handler, dropped the handler, and the second ended the
+   * process. */
+  for (size_t k = 0; k < 2; k++) {
+    char *db = tu_temp_path(".db"), *log = tu_temp_path(".out"), sig[8];
+    snprintf(sig, sizeof sig, "%d", sigs[k]);
+    const char *prog[] = {BIN "/record_prog", "handledslow", sig, NULL};
+    pid_t pid = spawn_recording(prog, db, NULL, log);
+    wait_for_output(log, "made 1 calls");
+    cr_assert_eq(kill(pid, sigs[k]), 0);
+    struct timespec nap = {0, 100000000}; /* within the first's 300 ms */
+    nanosleep(&nap, NULL);
+    cr_assert_eq(kill(pid, sigs[k]), 0);
+    int st;
+    waitpid(pid, &st, 0);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "signal %d: status %d: %s", sigs[k], st,
+              tu_read_file(log));
+    cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
     cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_name' AND "
                                 "value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 2);
   }

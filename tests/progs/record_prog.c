@@ -52,6 +52,7 @@
  *   record_prog handled SIG a handler of its own for signal SIG (installed
  *                           before the runtime starts), a query, then waits
  *                           (up to 20 s) for two SIGs and makes a query more
+ *   record_prog handledslow SIG  the same with a handler that takes 300 ms
  *   record_prog chdir DIR   a query, then into directory DIR, then 100 queries
  *   record_prog sigmasks    a query, then each thread's name and the signals it
  *                           blocks ("thread NAME blocks HEX")
@@ -446,9 +447,17 @@ static void *late_note_main(void *arg)
 /* Signals its own handler took (mode `handled`). */
 static volatile sig_atomic_t handled;
 
+/* Mode `handledslow`: the handler takes 300 ms (a signal sent meanwhile
+ * waits, blocked). */
+static bool slow_handler;
+
 static void count_signal(int sig)
 {
   (void)sig;
+  if (slow_handler) {
+    struct timespec t = {0, 300000000};
+    nanosleep(&t, NULL);
+  }
   handled++;
 }
 
@@ -504,10 +513,11 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled SIG | forkterm | churn N | sigmasks | chdir DIR\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | forkterm | churn N | sigmasks | chdir DIR\n");
     return 2;
   }
-  if (strcmp(argv[1], "handled") == 0 && argc > 2) {
+  slow_handler = strcmp(argv[1], "handledslow") == 0;
+  if ((strcmp(argv[1], "handled") == 0 || slow_handler) && argc > 2) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = count_signal;
@@ -533,7 +543,7 @@ int main(int argc, char **argv)
     }
     return bad ? 2 : 0;
   }
-  if (strcmp(mode, "handled") == 0)
+  if (strcmp(mode, "handled") == 0 || strcmp(mode, "handledslow") == 0)
     return survive_two();
   if (strcmp(mode, "forkterm") == 0)
     return fork_and_stop_child();
