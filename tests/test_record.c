@@ -1348,8 +1348,15 @@ Test(record, four_processes_into_one_path_are_all_kept)
  * nobody gave up, and the file is one file again at the end. */
 /* Starts argv recorded into db on PoCL (with a label, when not NULL), its
  * output into the file log; returns at once, the child's pid. */
-static pid_t spawn_recording(const char *const *argv, const char *db, const char *label,
-                             const char *log)
+/* What a test changes of a recorded child's start, in the child, just
+ * before it runs its program (its output already goes to the log): a
+ * signal ignored, a file size limit, another directory, another stdout. */
+typedef void (*child_prep)(const void *arg);
+
+/* Starts argv recording into db (labelled, unless NULL) on PoCL, its
+ * output into log, prepared by prep(arg) when prep is not NULL; its pid. */
+static pid_t spawn_prepared(const char *const *argv, const char *db, const char *label,
+                            const char *log, child_prep prep, const void *arg)
 {
   pid_t pid = fork();
   cr_assert_geq(pid, 0);
@@ -1361,10 +1368,27 @@ static pid_t spawn_recording(const char *const *argv, const char *db, const char
     int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     dup2(fd, 1);
     dup2(fd, 2);
+    if (prep)
+      prep(arg);
     execv(argv[0], (char *const *)argv);
     _exit(127);
   }
   return pid;
+}
+
+static pid_t spawn_recording(const char *const *argv, const char *db, const char *label,
+                             const char *log)
+{
+  return spawn_prepared(argv, db, label, log, NULL, NULL);
+}
+
+/* spawn_prepared's, then its exit status (waited for). */
+static int run_prepared(const char *const *argv, const char *db, const char *log, child_prep prep,
+                        const void *arg)
+{
+  int st;
+  waitpid(spawn_prepared(argv, db, NULL, log, prep, arg), &st, 0);
+  return st;
 }
 
 Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
@@ -1470,6 +1494,13 @@ static void wait_for_output(const char *log, const char *text)
   free(said);
 }
 
+/* As `sh -c 'prog &'` leaves a background command. */
+static void ignore_sigint(const void *arg)
+{
+  (void)arg;
+  signal(SIGINT, SIG_IGN);
+}
+
 /* A signal the process ignores stays ignored when it records: a shell
  * starts its background commands ignoring SIGINT and SIGQUIT, and the
  * recorder's handler, put in front of SIG_IGN, ended such a process on
@@ -1477,18 +1508,8 @@ static void wait_for_output(const char *log, const char *text)
 Test(record, a_signal_the_process_ignores_stays_ignored)
 {
   char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    signal(SIGINT, SIG_IGN); /* as `sh -c 'prog &'` leaves it */
-    setenv("SYCL_PI_RECORD", db, 1);
-    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execl(BIN "/record_prog", BIN "/record_prog", "gap", "1500", (char *)NULL);
-    _exit(127);
-  }
+  const char *prog[] = {BIN "/record_prog", "gap", "1500", NULL};
+  pid_t pid = spawn_prepared(prog, db, NULL, log, ignore_sigint, NULL);
   /* Sent within its 1.5 s pause between calls: once it said its first. */
   wait_for_output(log, "made 1 calls");
   cr_assert_eq(kill(pid, SIGINT), 0);
@@ -1559,13 +1580,7 @@ Test(record, a_signal_the_process_handles_leaves_it_going_each_time)
  * pitrace. */
 Test(record, a_python_script_that_catches_keyboard_interrupt_goes_on)
 {
-#ifdef TU_SANITIZED
-  cr_skip_test("a sanitized OpenCL front end cannot load into Debian's python3 (the gcc build "
-               "runs this test)");
-#endif
-  const char *probe[] = {"/usr/bin/python3", "-c", "import pyopencl", NULL};
-  if (tu_run(probe, NULL, NULL) != 0)
-    cr_skip_test("python3-pyopencl is not installed (scripts/setup.sh installs it)");
+  tu_need_pyopencl();
   const char *script =
     "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     "import time, numpy as np, pyopencl as cl\n"
@@ -1616,6 +1631,14 @@ Test(record, a_forked_child_stopped_by_a_signal_dies_at_once_and_leaves_the_sess
   cr_assert_null(strstr(reason, "signal"), "%s", reason);
 }
 
+static void limit_files_to_2gib(const void *arg)
+{
+  (void)arg;
+  struct rlimit fsize = {2ull << 30, 2ull << 30};
+  setrlimit(RLIMIT_FSIZE, &fsize);
+  signal(SIGXFSZ, SIG_IGN); /* a write past it fails, as on a full disk */
+}
+
 /* A program that makes thread after thread (a thread per task) records
  * into a bounded ring file: a thread that exits leaves its ring, once
  * stored, to the next one. Each thread took a new 4 MiB slot of the file,
@@ -1627,22 +1650,8 @@ Test(record, a_forked_child_stopped_by_a_signal_dies_at_once_and_leaves_the_sess
 Test(record, threads_made_one_after_another_reuse_the_rings_of_those_gone)
 {
   char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    struct rlimit fsize = {2ull << 30, 2ull << 30};
-    setrlimit(RLIMIT_FSIZE, &fsize);
-    signal(SIGXFSZ, SIG_IGN); /* a write past it fails, as on a full disk */
-    setenv("SYCL_PI_RECORD", db, 1);
-    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execl(BIN "/record_prog", BIN "/record_prog", "churn", "1000", (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
+  const char *prog[] = {BIN "/record_prog", "churn", "1000", NULL};
+  int st = run_prepared(prog, db, log, limit_files_to_2gib, NULL);
   char *out = tu_read_file(log);
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d: %s", st, out);
   cr_assert(strstr(out, "1000 threads made a call each"), "%s", out);
@@ -1665,6 +1674,12 @@ Test(record, threads_made_one_after_another_reuse_the_rings_of_those_gone)
   cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
+static void enter_dir(const void *dir)
+{
+  if (chdir(dir) != 0)
+    _exit(126);
+}
+
 /* SYCL_PI_RECORD relative to the directory the process started in, which
  * it leaves after its first call: the session and its ring file stay
  * there, and the ring file goes at the end. The ring file was left
@@ -1679,21 +1694,8 @@ Test(record, a_relative_path_stays_where_the_recording_began)
   cr_assert_eq(mkdir(a, 0700), 0);
   cr_assert_eq(mkdir(b, 0700), 0);
   char *log = tu_temp_path(".out");
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    if (chdir(a) != 0)
-      _exit(126);
-    setenv("SYCL_PI_RECORD", "s.db", 1);
-    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execl(BIN "/record_prog", BIN "/record_prog", "chdir", b, (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
+  const char *prog[] = {BIN "/record_prog", "chdir", b, NULL};
+  int st = run_prepared(prog, "s.db", log, enter_dir, a);
   char *out = tu_read_file(log);
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
   char db[700];
@@ -1731,6 +1733,13 @@ Test(record, the_recorders_threads_block_every_signal)
   cr_assert_eq(mask & (1ull << (SIGINT - 1)), 1ull << (SIGINT - 1), "%s", out);
 }
 
+/* Standard output into the pipe *fd, its signal's default action. */
+static void output_into(const void *fd)
+{
+  dup2(*(const int *)fd, 1);
+  signal(SIGPIPE, SIG_DFL);
+}
+
 /* `app | head`: a process that SIGPIPE ends keeps every call and says so,
  * as for any fatal signal. The recorder did not catch SIGPIPE: the
  * session was left to a salvage as "killed or _exit", with no signal. */
@@ -1740,21 +1749,9 @@ Test(record, a_process_ended_by_a_closed_pipe_says_so)
   int p[2];
   cr_assert_eq(pipe(p), 0);
   close(p[0]); /* the reader is gone, as `head` after its lines */
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    setenv("SYCL_PI_RECORD", db, 1);
-    setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(p[1], 1);
-    dup2(fd, 2);
-    signal(SIGPIPE, SIG_DFL);
-    execl(BIN "/record_prog", BIN "/record_prog", "quickexit", "300", (char *)NULL);
-    _exit(127);
-  }
+  const char *prog[] = {BIN "/record_prog", "quickexit", "300", NULL};
+  int st = run_prepared(prog, db, log, output_into, &p[1]);
   close(p[1]);
-  int st;
-  waitpid(pid, &st, 0);
   cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE, "status %d: %s", st, tu_read_file(log));
   cr_assert_eq(ring_files(db), 0);
   cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 13\n");

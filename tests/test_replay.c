@@ -372,13 +372,7 @@ Test(replay, damaged_counts_and_arguments_are_refused_in_one_line)
  * aborted the replay); on the recorded platform it replays. */
 Test(replay, a_program_binary_is_not_handed_to_another_platform)
 {
-#ifdef TU_SANITIZED
-  cr_skip_test("a sanitized OpenCL front end cannot load into Debian's python3 (the gcc build "
-               "runs this test)");
-#endif
-  const char *probe[] = {"/usr/bin/python3", "-c", "import pyopencl", NULL};
-  if (tu_run(probe, NULL, NULL) != 0)
-    cr_skip_test("python3-pyopencl is not installed (scripts/setup.sh installs it)");
+  tu_need_pyopencl();
   const char *script =
     "import numpy as np, pyopencl as cl\n"
     "ctx = cl.create_some_context(interactive=False); q = cl.CommandQueue(ctx)\n"

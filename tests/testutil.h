@@ -210,6 +210,21 @@ static inline int tu_count(const char *hay, const char *needle)
 #include <errno.h>
 #include <sys/mount.h>
 
+/* Skips a test of a pyopencl script run through the build's OpenCL front
+ * end where it cannot run: a sanitized front end cannot load into
+ * Debian's python3 (the gcc build runs the test), and python3-pyopencl may
+ * be missing (scripts/setup.sh installs it). */
+static inline void tu_need_pyopencl(void)
+{
+#ifdef TU_SANITIZED
+  cr_skip_test("a sanitized OpenCL front end cannot load into Debian's python3 (the gcc build "
+               "runs this test)");
+#endif
+  const char *probe[] = {"/usr/bin/python3", "-c", "import pyopencl", NULL};
+  if (tu_run(probe, NULL, NULL) != 0)
+    cr_skip_test("python3-pyopencl is not installed (scripts/setup.sh installs it)");
+}
+
 /* A full disk to test on: a tmpfs of `size` ("64k", "1m") mounted on a new
  * directory, its path into dir (room for 32 bytes); unmount it with
  * tu_small_tmpfs_gone. Skips the test where mounting needs privileges it
