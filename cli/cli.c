@@ -216,13 +216,20 @@ bool pt_outfile_open(const char *verb, const char *path, pt_outfile *o)
     }
     fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC); /* a device or a pipe: as it is */
   } else {
-    size_t n = strlen(path) + sizeof ".tmp-XXXXXX";
-    o->tmp = malloc(n);
+    /* A link to a file: that file is written (beside it, and renamed over
+     * it), the link stays. */
+    struct stat lst;
+    bool link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) == 0;
+    o->target = link ? realpath(path, NULL) : strdup(path);
+    size_t n = o->target ? strlen(o->target) + sizeof ".tmp-XXXXXX" : 0;
+    o->tmp = n ? malloc(n) : NULL;
     if (!o->tmp) {
       pt_verb_error(verb, "out of memory");
+      free(o->target);
+      o->target = NULL;
       return false;
     }
-    snprintf(o->tmp, n, "%s.tmp-XXXXXX", path);
+    snprintf(o->tmp, n, "%s.tmp-XXXXXX", o->target);
     o->existed = access(path, F_OK) == 0;
     fd = mkostemp(o->tmp, O_CLOEXEC);
     if (fd >= 0) {
@@ -246,7 +253,8 @@ bool pt_outfile_open(const char *verb, const char *path, pt_outfile *o)
     if (o->tmp)
       unlink(o->tmp);
     free(o->tmp);
-    o->tmp = NULL;
+    free(o->target);
+    o->tmp = o->target = NULL;
     return false;
   }
   return true;
@@ -263,7 +271,7 @@ bool pt_outfile_close(const char *verb, pt_outfile *o, bool ok)
     ok = fflush(o->f) == 0 && !ferror(o->f);
     ok = fclose(o->f) == 0 && ok;
     int e = o->err;
-    if (ok && o->tmp && rename(o->tmp, o->path) != 0) {
+    if (ok && o->tmp && rename(o->tmp, o->target) != 0) {
       e = errno;
       ok = false;
     }
@@ -278,7 +286,8 @@ bool pt_outfile_close(const char *verb, pt_outfile *o, bool ok)
   if (!ok && o->tmp)
     unlink(o->tmp);
   free(o->tmp);
-  o->tmp = NULL;
+  free(o->target);
+  o->tmp = o->target = NULL;
   o->f = NULL;
   return ok;
 }

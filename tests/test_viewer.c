@@ -2368,6 +2368,15 @@ Test(viewer, an_output_file_that_cannot_be_written_is_left_as_it_was)
   cr_assert_eq(pitrace(&out, &err, "report", db, "-o", "/dev/null", NULL), 0, "%s", err);
   struct stat null;
   cr_assert(stat("/dev/null", &null) == 0 && S_ISCHR(null.st_mode));
+  /* A link to a file (latest.html to a dated report): the file is
+   * written, the link stays. */
+  char *target = tu_write_temp(".html", "old"), *link = tu_temp_path(".html");
+  cr_assert_eq(symlink(target, link), 0);
+  cr_assert_eq(pitrace(&out, &err, "report", db, "-o", link, NULL), 0, "%s", err);
+  struct stat l;
+  cr_assert(lstat(link, &l) == 0 && S_ISLNK(l.st_mode), "the link was replaced by a file");
+  cr_assert(strstr(tu_read_file(target), "<html"), "the file it names was not written");
+  unlink(link);
 }
 
 /* ---- sql and the stored chunks ---------------------------------------------------------- */

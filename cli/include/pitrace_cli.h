@@ -64,7 +64,8 @@ char *pt_one_line(char *s);
 typedef struct pt_outfile {
   FILE *f;
   const char *path;
-  char *tmp; /* the file being written, renamed to path at the end; NULL: none */
+  char *tmp; /* the file being written, renamed at the end; NULL: none */
+  char *target; /* what tmp is renamed to: path, or the file a link at path names */
   int fd;    /* f's */
   int err;   /* the first write's errno that failed, to say why */
   bool existed; /* path was a file before */
