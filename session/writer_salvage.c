@@ -380,8 +380,8 @@ typedef struct recorder_ctx {
   int64_t session, pid;
 } recorder_ctx;
 
-/* Whether file is the ring file of c->session, locked by a live process
- * (into c->pid). */
+/* Whether file is the ring file of c->session: locked by a live process
+ * (its pid into c->pid), or left by a dead one (-1). Goes on while not. */
 static bool find_recorder(const char *file, void *p)
 {
   recorder_ctx *c = p;
@@ -390,11 +390,10 @@ static bool find_recorder(const char *file, void *p)
     return true;
   struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
   ringfile_hdr h;
-  if (fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type != F_UNLCK &&
-      pread(fd, &h, offsetof(ringfile_hdr, instances), 0) ==
+  if (pread(fd, &h, offsetof(ringfile_hdr, instances), 0) ==
           (ssize_t)offsetof(ringfile_hdr, instances) &&
-      h.magic == RINGFILE_MAGIC && h.session == c->session)
-    c->pid = lk.l_pid;
+      h.magic == RINGFILE_MAGIC && h.session == c->session && fcntl(fd, F_GETLK, &lk) == 0)
+    c->pid = lk.l_type != F_UNLCK ? lk.l_pid : -1;
   close(fd);
   return !c->pid;
 }

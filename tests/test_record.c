@@ -856,6 +856,39 @@ static char *salvage_with_pitrace(const char *db)
   return out;
 }
 
+/* A session whose ring file could not be salvaged (a full disk) says so,
+ * where it said "not known (killed?)", and is salvaged whole by the next
+ * reader once there is room. */
+Test(record, a_ring_file_that_could_not_be_salvaged_is_named_and_salvaged_later)
+{
+  char dir[32], db[64], fill[64];
+  tu_small_tmpfs(dir, "16m");
+  snprintf(db, sizeof db, "%s/s.db", dir);
+  snprintf(fill, sizeof fill, "%s/fill", dir);
+  const char *prog[] = {BIN "/record_prog", "quickexit", "300", NULL};
+  run_recorded(prog, db, 3);
+  cr_assert_eq(ring_files(db), 1);
+  FILE *f = fopen(fill, "w");
+  static char block[1 << 16];
+  while (f && fwrite(block, 1, sizeof block, f) == sizeof block)
+    ;
+  if (f)
+    fclose(f);
+  const char *argv[] = {BIN "/pitrace", "sessions", db, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "cannot salvage ") && strstr(out, "disk is full"), "%s", out);
+  cr_assert(strstr(out, "killed, not salvaged: its last calls wait in its ring file"), "%s", out);
+  cr_assert_eq(ring_files(db), 1);
+  unlink(fill);
+  out = salvage_with_pitrace(db);
+  cr_assert(strstr(out, "killed or _exit: "), "%s", out);
+  cr_assert_eq(ring_files(db), 0);
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_name' AND "
+                              "value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 300);
+  tu_small_tmpfs_gone(dir);
+}
+
 /* A ring file left after a salvage: its size, its state word and whether
  * a second salvage takes it (one failure in a fresh-machine run, not
  * reproduced in 64 runs here: this says more next time). */

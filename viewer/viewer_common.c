@@ -436,6 +436,8 @@ void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char
     snprintf(out, n, "signal %lld", (long long)i->signal);
   else if (strcmp(i->ended, "running") == 0 && i->recorder_pid > 0)
     snprintf(out, n, "recording (pid %lld)", (long long)i->recorder_pid);
+  else if (strcmp(i->ended, "running") == 0 && i->recorder_pid < 0)
+    snprintf(out, n, "killed, not salvaged: its last calls wait in its ring file");
   else if (strcmp(i->ended, "running") == 0)
     snprintf(out, n, "not known (killed?)");
   else if (strcmp(i->ended, "killed") == 0 && i->signal > 0)

@@ -17,7 +17,9 @@ static const char usage[] =
     "duration, how it ended (teardown; signal N; killed or _exit when the process\n"
     "died without a word, with the calls salvaged from its ring file; killed by\n"
     "signal N when the signal is known; recording (pid N) while process N still\n"
-    "records it; not known (killed?) for such a session of an older recorder;\n"
+    "records it; killed, not salvaged when its process is gone and its ring file\n"
+    "could not be salvaged (a full disk, a file you may not write: the verbs say\n"
+    "why); not known (killed?) for such a session of an older recorder;\n"
     "incomplete: why recording stopped), the backend and device it used, and the\n"
     "command line. Given a directory (pitrace record -o DIR), the sessions of each\n"
     "of its session files (*.db), in the order they started, each with its file.\n";

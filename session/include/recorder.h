@@ -399,7 +399,9 @@ int writer_salvage(const char *db_path, writer_status_fn status_of, void *ctx, c
                    size_t errn);
 
 /* The pid of the live process recording session `session` into db_path
- * (its ring file beside it, which that process keeps locked), or 0. */
+ * (its ring file beside it, which that process keeps locked); -1 when
+ * that ring file is there but its process is gone (not salvaged yet); 0
+ * when there is none. */
 int64_t writer_recorder_of(const char *db_path, int64_t session);
 
 /* writer_salvage for a reader that opens many databases of one directory

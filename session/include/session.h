@@ -75,7 +75,10 @@ typedef struct pt_session_info {
   bool has_exit_status; /* the exit status the shim or pitrace record stored */
   int exit_status;
   /* A session still `running`: the pid of the live process recording it
-   * (its ring file beside the database is locked by it), 0 when none. */
+   * (its ring file beside the database is locked by it); -1 when its
+   * process is gone and its ring file waits to be salvaged (a salvage
+   * that failed: a full disk, a file this reader may not write); 0 when
+   * there is no ring file (an older recorder's session). */
   int64_t recorder_pid;
 } pt_session_info;
 
