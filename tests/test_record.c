@@ -1695,8 +1695,9 @@ Test(record, threads_made_one_after_another_reuse_the_rings_of_those_gone)
   cr_assert_eq(stat(file, &rs), 0);
   /* A slot is 4 MiB: a thousand of them before; now as many as threads
    * begin while the writer stores an exited one's last calls (30 to 70
-   * here), bounded well under a quarter of them. */
-  cr_assert_lt(rs.st_size, 1ll << 30, "ring file of %lld bytes", (long long)rs.st_size);
+   * here; more on a loaded machine, whose writer gets less time), well
+   * under the thousand. */
+  cr_assert_lt(rs.st_size, 3ll << 29, "ring file of %lld bytes", (long long)rs.st_size);
   salvage_with_pitrace(db);
   cr_assert_eq(ring_files(db), 0);
   cr_assert_eq(tu_db_int(db, "SELECT count(DISTINCT thread) FROM pi_calls WHERE api = "

@@ -56,8 +56,9 @@
  *   record_prog chdir DIR   a query, then into directory DIR, then 100 queries
  *   record_prog sigmasks    a query, then each thread's name and the signals it
  *                           blocks ("thread NAME blocks HEX")
- *   record_prog churn N     N threads one after another, a query each (each says
- *                           "made 1 calls"), then _exit(3)
+ *   record_prog churn N [P] N threads one after another, a query each (each says
+ *                           "made 1 calls"), from P threads at once (1), then
+ *                           _exit(3)
  *   record_prog forkterm    a query, then a child forked that sleeps, stopped
  *                           by SIGTERM ("the child ended by signal 15 in N
  *                           ms"); a query, then _exit(3)
@@ -444,6 +445,23 @@ static void *late_note_main(void *arg)
   return NULL;
 }
 
+/* Mode `churn`: n threads one after another, a query each; NULL, or
+ * non-NULL when one failed. */
+static void *spawn_one_by_one(void *arg)
+{
+  int n = (int)(intptr_t)arg;
+  for (int i = 0; i < n; i++) {
+    pthread_t th;
+    void *bad = NULL;
+    if (pthread_create(&th, NULL, thread_main, (void *)(intptr_t)1) != 0)
+      return (void *)1;
+    pthread_join(th, &bad);
+    if (bad)
+      return bad;
+  }
+  return NULL;
+}
+
 /* Signals its own handler took (mode `handled`). */
 static volatile sig_atomic_t handled;
 
@@ -513,7 +531,7 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | forkterm | churn N | sigmasks | chdir DIR\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | forkterm | churn N [P] | sigmasks | chdir DIR\n");
     return 2;
   }
   slow_handler = strcmp(argv[1], "handledslow") == 0;
@@ -596,18 +614,18 @@ int main(int argc, char **argv)
     return 0;
   }
   if (strcmp(mode, "churn") == 0) {
-    /* Thread after thread, one at a time, a query each; then _exit(3),
-     * the ring file left to salvage. */
-    for (int i = 0; i < n; i++) {
-      pthread_t th;
-      void *bad = NULL;
-      if (pthread_create(&th, NULL, thread_main, (void *)(intptr_t)1) != 0)
+    /* Thread after thread, a query each, from P spawning threads at once
+     * (1 by default); then _exit(3), the ring file left to salvage. */
+    int p = argc > 3 ? atoi(argv[3]) : 1;
+    if (p < 1 || p > 64)
+      return 2;
+    pthread_t sp[64];
+    for (int i = 0; i < p; i++)
+      if (pthread_create(&sp[i], NULL, spawn_one_by_one, (void *)(intptr_t)n) != 0)
         return 2;
-      pthread_join(th, &bad);
-      if (bad)
-        return 2;
-    }
-    printf("record_prog: %d threads made a call each\n", n);
+    if (join_all(sp, p))
+      return 2;
+    printf("record_prog: %d threads made a call each\n", n * p);
     fflush(stdout);
     _exit(3);
   }
