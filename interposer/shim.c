@@ -1154,8 +1154,8 @@ static void keep_in_front(size_t k)
 {
   struct sigaction cur;
   sigaction(pi_fatal_signals[k], NULL, &cur);
-  bool ignored = !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN;
-  if (!ignored && (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != on_fatal))
+  bool ours = (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fatal;
+  if (!ours && !pi_sigaction_ignores(&cur))
     install_one(k);
 }
 
@@ -1163,12 +1163,6 @@ static void keep_in_front(size_t k)
 static void (*_Atomic crash_hook)(void);
 
 PI_PLUGIN_EXPORT void pitrace_shim_crash_hook(void (*hook)(void)) { atomic_store(&crash_hook, hook); }
-
-static bool is_handler(const struct sigaction *a)
-{
-  return (a->sa_flags & SA_SIGINFO) ? a->sa_sigaction != NULL
-                                    : a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
-}
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
@@ -1195,9 +1189,9 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
     level--;
   }
   struct sigaction *prev = level >= 0 ? &chain[k][level] : NULL;
-  if (prev && !(prev->sa_flags & SA_SIGINFO) && prev->sa_handler == SIG_IGN)
+  if (prev && pi_sigaction_ignores(prev))
     return; /* ignored below us */
-  bool app_handler = prev && is_handler(prev);
+  bool app_handler = prev && pi_sigaction_handles(prev);
   /* An application that handles SIGTERM, SIGHUP, SIGPIPE, ... may go on. */
   bool ends = !app_handler || !pi_signal_may_go_on(sig);
   int expected = 0;
@@ -1219,10 +1213,7 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
   struct sigaction handed = *prev;
   passing_level = level;
   passing_on = sig;
-  if (handed.sa_flags & SA_SIGINFO)
-    handed.sa_sigaction(sig, info, ctx);
-  else
-    handed.sa_handler(sig);
+  pi_sigaction_call(&handed, sig, info, ctx);
   passing_on = 0;
   /* The signal again, waiting while this handler blocks it: given back by
    * the handler it went to, which raised it without unblocking it (it put

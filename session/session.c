@@ -189,11 +189,12 @@ bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t err
 {
   memset(out, 0, sizeof *out);
   struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+  bool there = stat(path, &st) == 0;
+  if (there && S_ISDIR(st.st_mode))
     return open_dir(path, flags, out, err, errn);
   /* A device, pipe or socket holds no session (a FIFO read waits for a
    * writer; /dev/null was "empty"), nor rings beside it to salvage. */
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+  if (there && !S_ISREG(st.st_mode)) {
     snprintf(err, errn, "%s is a device, pipe or socket, not a session file", path);
     return false;
   }

@@ -19,10 +19,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include "writer_internal.h"

@@ -30,6 +30,30 @@ static inline int pi_signal_may_go_on(int sig)
   return sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE && sig != SIGABRT;
 }
 
+/* Whether a disposition ignores its signal (SIG_IGN). */
+static inline int pi_sigaction_ignores(const struct sigaction *a)
+{
+  return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_IGN;
+}
+
+/* Whether a disposition is a handler of the program's (not SIG_DFL nor
+ * SIG_IGN). */
+static inline int pi_sigaction_handles(const struct sigaction *a)
+{
+  return (a->sa_flags & SA_SIGINFO) ? a->sa_sigaction != NULL
+                                    : a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
+}
+
+/* Calls the handler of a disposition that has one (pi_sigaction_handles). */
+static inline void pi_sigaction_call(const struct sigaction *a, int sig, siginfo_t *info,
+                                     void *ctx)
+{
+  if (a->sa_flags & SA_SIGINFO)
+    a->sa_sigaction(sig, info, ctx);
+  else
+    a->sa_handler(sig);
+}
+
 /* Installs `handler` (SA_SIGINFO) for pi_fatal_signals[k]; the handler it
  * replaces goes to *previous. */
 static inline void pi_fatal_install(size_t k, void (*handler)(int, siginfo_t *, void *),

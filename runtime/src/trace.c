@@ -235,15 +235,10 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
   if (k == PI_NFATAL)
     return;
   struct sigaction *prev = &previous[k];
-  if (prev->sa_flags & SA_SIGINFO) {
-    if (prev->sa_sigaction) {
-      prev->sa_sigaction(sig, info, ctx);
-      return;
-    }
-  } else if (prev->sa_handler == SIG_IGN) {
+  if (pi_sigaction_ignores(prev))
     return;
-  } else if (prev->sa_handler != SIG_DFL) {
-    prev->sa_handler(sig);
+  if (pi_sigaction_handles(prev)) {
+    pi_sigaction_call(prev, sig, info, ctx);
     return;
   }
   /* The default action: raised again, it ends the process once this
@@ -257,8 +252,7 @@ static void install_handlers(void)
   for (size_t k = 0; k < PI_NFATAL; k++) {
     /* An ignored signal stays ignored (and so for the programs it execs). */
     struct sigaction cur;
-    if (sigaction(pi_fatal_signals[k], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
-        cur.sa_handler == SIG_IGN)
+    if (sigaction(pi_fatal_signals[k], NULL, &cur) == 0 && pi_sigaction_ignores(&cur))
       continue;
     pi_fatal_install(k, on_fatal, &previous[k]);
   }
