@@ -1462,6 +1462,22 @@ Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
 
 /* A connection to db holding its write lock (BEGIN IMMEDIATE), as a
  * recorder committing does: recording processes wait for it. */
+/* The status of a child that should end within `ms` milliseconds; one
+ * still running then is killed (SIGKILL: its status says so). */
+static int wait_or_kill(pid_t pid, int ms)
+{
+  int st = 0;
+  for (int i = 0; i < ms / 50 && waitpid(pid, &st, WNOHANG) == 0; i++) {
+    struct timespec nap = {0, 50000000};
+    nanosleep(&nap, NULL);
+  }
+  if (waitpid(pid, &st, WNOHANG) == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+  }
+  return st;
+}
+
 static sqlite3 *hold_file(const char *db)
 {
   sqlite3 *w;
@@ -1495,15 +1511,7 @@ static pid_t run_held_out(const char *db, int dead)
   const char *prog[] = {BIN "/record_prog", "quickexit", "300", NULL};
   pid_t pid = spawn_recording(prog, db, "held out", log);
   /* It ends (_exit(3)) within seconds unless its calls wait for the lock. */
-  int st = 0;
-  for (int i = 0; i < 200 && waitpid(pid, &st, WNOHANG) == 0; i++) {
-    struct timespec nap = {0, 50000000};
-    nanosleep(&nap, NULL);
-  }
-  if (waitpid(pid, &st, WNOHANG) == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &st, 0);
-  }
+  int st = wait_or_kill(pid, 10000);
   cr_assert_eq(sqlite3_exec(w, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
   sqlite3_close(w);
   char *out = tu_read_file(log);
@@ -1603,6 +1611,31 @@ Test(record, a_signal_the_process_handles_leaves_it_going_each_time)
     cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_name' AND "
                                 "value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 2);
   }
+}
+
+/* The classic handler that cleans up and ends on the signal anyway: it
+ * puts back the handler it replaced (the recorder's) and raises the
+ * signal again, which waits, blocked, until the handler returns into the
+ * recorder's. The recorder takes it there (sent by the process itself:
+ * given back) and ends the session on it; the process dies of it as it
+ * would unrecorded. */
+Test(record, a_handler_that_cleans_up_and_raises_again_ends_the_process_on_that_signal)
+{
+  char *db = tu_temp_path(".db"), *log = tu_temp_path(".out"), sig[8];
+  snprintf(sig, sizeof sig, "%d", SIGTERM);
+  const char *prog[] = {BIN "/record_prog", "reraise", sig, NULL};
+  pid_t pid = spawn_recording(prog, db, NULL, log);
+  wait_for_output(log, "made 1 calls");
+  cr_assert_eq(kill(pid, SIGTERM), 0);
+  /* The recorder took the raised signal for a new one and handed it to
+   * that handler again, round and round. */
+  int st = wait_or_kill(pid, 10000);
+  cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM,
+            "status %d (9: still running after 10 s; its log keeps growing, not shown)", st);
+  cr_assert(strstr(tu_read_file(log), "cleaned up"), "%s", tu_read_file(log));
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 15\n");
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_name' AND "
+                              "value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 1);
 }
 
 /* A real program with a handler of its own, through the OpenCL front end:

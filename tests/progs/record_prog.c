@@ -53,6 +53,13 @@
  *                           before the runtime starts), a query, then waits
  *                           (up to 20 s) for two SIGs and makes a query more
  *   record_prog handledslow SIG  the same with a handler that takes 300 ms
+ *   record_prog reraise SIG  a handler of its own for SIG, installed once
+ *                       the runtime has started (over the recorder's, which
+ *                       its next context puts in front of it again), that
+ *                       cleans up ("cleaned up"), puts back the handler it
+ *                       replaced and raises SIG again without unblocking
+ *                       it: the classic way to end on a signal after
+ *                       cleaning up
  *   record_prog chdir DIR   a query, then into directory DIR, then 100 queries
  *   record_prog sigmasks    a query, then each thread's name and the signals it
  *                           blocks ("thread NAME blocks HEX")
@@ -479,6 +486,22 @@ static void count_signal(int sig)
   handled++;
 }
 
+/* Mode `reraise SIG`: cleans up, then ends on the signal as it would
+ * have without this handler, through the one it replaced. The raised
+ * signal waits, blocked, until this handler returns (to whoever called
+ * it). */
+static struct sigaction replaced;
+
+static void cleanup_and_reraise(int sig)
+{
+  static const char msg[] = "record_prog: cleaned up\n";
+  if (write(1, msg, sizeof msg - 1) < 0) {
+    /* nothing to do: the signal ends the process anyway */
+  }
+  sigaction(sig, &replaced, NULL);
+  raise(sig);
+}
+
 /* Mode `handled SIG`: a process with a handler of its own for SIG,
  * installed before the runtime starts (so that the recorder's is put in
  * front of it and hands the signal on), which goes on after two of them. */
@@ -531,7 +554,7 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | forkterm | churn N [P] | sigmasks | chdir DIR\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | reraise SIG | forkterm | churn N [P] | sigmasks | chdir DIR\n");
     return 2;
   }
   slow_handler = strcmp(argv[1], "handledslow") == 0;
@@ -548,6 +571,22 @@ int main(int argc, char **argv)
   }
   int n = argc > 2 ? atoi(argv[2]) : 10;
   const char *mode = argv[1];
+  bool reraise = strcmp(mode, "reraise") == 0;
+  if (reraise && argc > 2) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = cleanup_and_reraise;
+    sigemptyset(&sa.sa_mask);
+    sigaction(n, &sa, &replaced);
+    /* A context made after it, as a program's next piece of work would:
+     * the recorder puts its handler in front again (an implementation may
+     * have installed its own), with this one behind it. */
+    pirt_context *ctx;
+    if (pirt_context_create(dev, &ctx) != PI_SUCCESS || pirt_context_release(ctx) != PI_SUCCESS) {
+      printf("record_prog: %s\n", pirt_error_message());
+      return 2;
+    }
+  }
   if (strcmp(mode, "threads") == 0 || strcmp(mode, "threadsexit") == 0) {
     int t = n, m = argc > 3 ? atoi(argv[3]) : 100;
     pthread_t th[64];
@@ -561,7 +600,7 @@ int main(int argc, char **argv)
     }
     return bad ? 2 : 0;
   }
-  if (strcmp(mode, "handled") == 0 || strcmp(mode, "handledslow") == 0)
+  if (strcmp(mode, "handled") == 0 || strcmp(mode, "handledslow") == 0 || reraise)
     return survive_two();
   if (strcmp(mode, "forkterm") == 0)
     return fork_and_stop_child();
