@@ -81,16 +81,20 @@ static __thread thread_rec me __attribute__((tls_model("initial-exec")));
 static pthread_key_t ring_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
-/* The thread exits: its ring goes to the next new thread once the writer
- * has stored its records. A call the thread makes later in its exit
- * (another key's destructor) takes a ring of its own. */
+/* The thread exits: its ring goes to the next new thread, which writes
+ * after this one's records (ringfile_give_back). A call the thread makes
+ * later in its exit (another key's destructor) takes a ring of its own.
+ * Not in a child forked from a recording process (fork_child): the ring,
+ * in the file both map, is its parent's thread's. */
 static void ring_thread_exit(void *p)
 {
   shim_ring *r = p;
-  if (me.ring == r)
-    me.ring = NULL;
-  atomic_store_explicit(&r->life, RING_EXITED, memory_order_release);
-  writer_wake(); /* napping, it would free the ring later */
+  bool mine = me.ring == r && atomic_load(&shim_recording);
+  me.ring = NULL;
+  if (mine) {
+    r->handed_ticket = me.last_ticket;
+    ringfile_give_back(r);
+  }
 }
 
 static void make_key(void) { pthread_key_create(&ring_key, ring_thread_exit); }
@@ -105,6 +109,7 @@ shim_ring *shim_thread_ring(void)
     return NULL;
   pthread_once(&key_once, make_key);
   pthread_setspecific(ring_key, r);
+  me.last_ticket = r->handed_ticket; /* 0 for a new ring */
   if (!reused) {
     shim_ring *head = atomic_load(&shim_rings);
     do

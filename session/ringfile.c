@@ -239,7 +239,7 @@ void ringfile_make_spare(void)
   pthread_mutex_unlock(&rf_lock);
 }
 
-/* Rings whose threads exited, every record stored (ringfile_give_back). */
+/* Rings whose threads exited (ringfile_give_back). */
 static shim_ring *free_rings;
 
 void ringfile_give_back(shim_ring *r)
@@ -262,7 +262,6 @@ shim_ring *ringfile_new_ring(uint32_t thread_index, bool *reused)
     free_rings = r->next_free;
     r->next_free = NULL;
     r->thread_index = thread_index;
-    atomic_store_explicit(&r->life, RING_LIVE, memory_order_relaxed);
     pthread_mutex_unlock(&rf_lock);
     return r;
   }

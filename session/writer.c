@@ -32,10 +32,6 @@ writer_state wr = {.maps_dirty = true, .cur_api = ""};
 static bool writer_open(void);
 
 #define COMMIT_NS (50u * 1000000u)
-/* Sooner when a thread that exited has left a ring read to its end: the
- * commit frees it for the next new thread (a program making thread after
- * thread needs no new slot of the ring file for each). */
-#define GIVE_BACK_NS (250u * 1000u)
 /* The writer's naps: 0.25 ms doubled up to 4 ms (a thread flooding its
  * ring writes no more than about 1 GB/s: 4 MB, a ring, in 4 ms). */
 #define NAP_MIN_NS 250000L
@@ -184,10 +180,9 @@ static void *writer_main(void *arg)
       since_commit = 0;
       continue;
     }
-    bool give_back = now - last_commit >= GIVE_BACK_NS && wr__exited_rings_read();
-    if (wr.pressure || give_back || now - last_commit >= COMMIT_NS) {
+    if (wr.pressure || now - last_commit >= COMMIT_NS) {
       /* Nothing new: no commit (it would write the same checkpoint). */
-      if (since_commit || wr.pressure || give_back ||
+      if (since_commit || wr.pressure ||
           wr.plugins_written < atomic_load(&shim_ninstances))
         commit();
       last_commit = now;

@@ -1224,9 +1224,10 @@ void wr__handle_record(mring *m, rec_hdr *h)
     process_readback((const rec_readback *)h, wr.seq_counter);
     break;
   case REC_NOTE:
-    wr__process_note((const rec_note *)h, r->thread_index);
+    wr__process_note((const rec_note *)h, r->rd_thread ? r->rd_thread : r->thread_index);
     break;
   case REC_THREAD:
+    r->rd_thread = ((const rec_thread *)h)->index;
     process_thread((const rec_thread *)h);
     break;
   case REC_DEVTIME:

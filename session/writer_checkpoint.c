@@ -86,6 +86,15 @@ void wr__write_checkpoint(void)
       put64(&t, wr.threads[i].notes[j]->h.size);
       t_put(&t, (const char *)wr.threads[i].notes[j], wr.threads[i].notes[j]->h.size);
     }
+  /* Whose records each ring holds at its read position (a ring passes
+   * from thread to thread: the one before may have left records not yet
+   * committed). Last: a loader from before it stops short of it. */
+  put64(&t, nr);
+  for (shim_ring *r = rings_head(); r; r = r->next)
+    if (r->slot != RING_NO_SLOT) {
+      put64(&t, r->slot);
+      put64(&t, r->rd_thread);
+    }
   bool ok = store_state(0, &t);
   if (ok && wr.maps_dirty) {
     t.len = 0;
@@ -242,6 +251,16 @@ bool wr__load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn)
           wr__process_note(copy, (uint32_t)idx);
           free(copy);
         }
+      }
+      /* A recorder from before it has no rings' threads: each ring's
+       * thread_index is right for it (its rings went to a new thread only
+       * once committed to their end). */
+      uint64_t nt = r.bad || r.p >= r.end ? 0 : get64(&r);
+      for (uint64_t i = 0; i < nt && !r.bad; i++) {
+        uint64_t slot = get64(&r), thread = get64(&r);
+        for (size_t k = 0; k < *npos && !r.bad; k++)
+          if ((*pos)[k].slot == slot)
+            (*pos)[k].thread = (uint32_t)thread;
       }
     } else {
       get_map(&r, &wr.handles, 3);

@@ -186,9 +186,10 @@ typedef struct session_desc {
 } session_desc;
 
 /* Rings of the file being salvaged, by slot, with where the last commit
- * left each. */
+ * left each and whose records are there. */
 typedef struct slot_pos {
   uint64_t slot, rd;
+  uint32_t thread; /* whose records are at rd (0: the ring's thread_index) */
 } slot_pos;
 
 /* ---- The writer's state ------------------------------------------------------- */
@@ -521,7 +522,6 @@ bool wr__record_ok(rec_hdr *h, size_t avail, size_t to_end);
  * threads, whose handlers (the recorder's among them) can act on them. */
 bool wr__start_thread(pthread_t *t, void *(*fn)(void *));
 void wr__publish_tails(void);
-bool wr__exited_rings_read(void);
 void wr__forget_rings(void);
 size_t wr__merge(void);
 void wr__discard(void);

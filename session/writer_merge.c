@@ -177,31 +177,12 @@ static void consume(shim_ring *r, rec_hdr *h)
     wr.pressure = true;
 }
 
-/* Whether a ring whose thread exited has been read to its end: a commit
- * would make it free for the next new thread. */
-bool wr__exited_rings_read(void)
-{
-  for (shim_ring *r = rings_head(); r; r = r->next)
-    if (atomic_load_explicit(&r->life, memory_order_acquire) == RING_EXITED &&
-        r->rd == atomic_load_explicit(&r->head, memory_order_relaxed))
-      return true;
-  return false;
-}
-
 /* After a commit (or when nothing is committed any more): the producers
  * may reuse what was read. */
 void wr__publish_tails(void)
 {
   for (shim_ring *r = rings_head(); r; r = r->next) {
     atomic_store_explicit(&r->tail, r->rd, memory_order_release);
-    /* A ring whose thread exited, every record of it stored (and in the
-     * checkpoint just committed, so a salvager reads none of them again):
-     * the next new thread's. Not a dead process's ring being salvaged. */
-    if (!wr.salvaging && atomic_load_explicit(&r->life, memory_order_acquire) == RING_EXITED &&
-        r->rd == atomic_load_explicit(&r->head, memory_order_relaxed)) {
-      atomic_store_explicit(&r->life, RING_FREE, memory_order_relaxed);
-      ringfile_give_back(r);
-    }
   }
   wr.pressure = false;
 }

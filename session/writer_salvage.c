@@ -207,9 +207,12 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   for (uint32_t k = 0; k < nslots; k++) {
     shim_ring *r = (shim_ring *)(base + RINGFILE_HEADER + (size_t)k * hdr->slot_size);
     size_t rd = 0;
+    uint32_t rd_thread = 0;
     for (size_t i = 0; i < npos; i++)
-      if (pos[i].slot == k)
+      if (pos[i].slot == k) {
         rd = pos[i].rd;
+        rd_thread = pos[i].thread;
+      }
     size_t head = atomic_load(&r->head);
     r->buf = (unsigned char *)r + RINGFILE_CTL;
     r->cap = hdr->ring_cap;
@@ -219,6 +222,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
       rd = head;
     }
     r->rd = r->head_seen = rd;
+    r->rd_thread = rd_thread;
     r->next = list;
     list = r;
   }

@@ -76,8 +76,8 @@ salvage)
   SYCL_PI_RECORD=$work/s.db run "recording threads, then _exit" "$bin/record_prog" threadsexit 4 3000
   queries "$work/s.db" 12000
   # Thread after thread from 4 threads at once, each taking a ring an
-  # exited one left (its slot given back by the writer), then _exit and
-  # the salvage.
+  # exited one left (handed over at its exit, its records not yet all
+  # read), then _exit and the salvage.
   expect=3
   SYCL_PI_RECORD=$work/c.db run "recording thread after thread" "$bin/record_prog" churn 100 4
   queries "$work/c.db" 400

@@ -176,19 +176,21 @@ typedef struct shim_ring {
   struct shim_ring *next;
   uint32_t thread_index;
   uint32_t slot; /* its slot in the ring file; RING_NO_SLOT: process memory */
-  _Atomic uint8_t life; /* RING_LIVE, RING_EXITED, RING_FREE */
   struct shim_ring *next_free; /* among the rings free to take (ringfile.c) */
+  /* producer: the last ticket of the thread that left it (the next
+   * thread's tickets go on above it: a ring's records are in ticket
+   * order). */
+  uint64_t handed_ticket;
+  /* consumer: the thread whose records are read at rd (its REC_THREAD
+   * was read last; 0: none read yet, thread_index's). A ring passes from
+   * thread to thread: thread_index is its latest thread's, while the
+   * writer, or a salvager from the last checkpoint, may still read the
+   * records of those before it. */
+  uint32_t rd_thread;
 } shim_ring;
 
 #define RING_NO_SLOT UINT32_MAX
 
-/* A ring's life: its thread's (live), its thread exited (its last records
- * may wait to be stored), free for the next new thread (every record
- * stored: the writer gave it back, ringfile_give_back). A thread that
- * exits leaves its ring, and its slot of the ring file, to the next
- * thread: a program that makes thread after thread used a new slot (4
- * MiB of disk) for each, without bound. */
-enum { RING_LIVE, RING_EXITED, RING_FREE };
 
 /* ---- Global state ----------------------------------------------------------- */
 
@@ -342,8 +344,13 @@ bool ringfile_is_own(const struct stat *st);
  * is in shim_rings already), else a new slot of the ring file, else
  * process memory; NULL when none can be had. */
 shim_ring *ringfile_new_ring(uint32_t thread_index, bool *reused);
-/* The writer's side: a ring whose thread exited and whose every record is
- * stored, free for the next thread that needs one. */
+/* A ring whose thread exits, free for the next thread that needs one (and
+ * its slot of the ring file: a program that makes thread after thread
+ * took a new slot, 4 MiB of disk, for each, without bound). A ring has
+ * one producer at a time, so the next thread writes after the records
+ * of the one before, which wait there to be read and committed (the
+ * producer reuses bytes only up to tail); REC_THREAD says where each
+ * thread's records begin (rd_thread). */
 void ringfile_give_back(shim_ring *r);
 /* The writer's side: makes the next thread's slot ahead (the file grown
  * by a slot, mapped), unless one is made already. */

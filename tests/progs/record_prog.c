@@ -63,9 +63,15 @@
  *   record_prog chdir DIR   a query, then into directory DIR, then 100 queries
  *   record_prog sigmasks    a query, then each thread's name and the signals it
  *                           blocks ("thread NAME blocks HEX")
- *   record_prog churn N [P] N threads one after another, a query each (each says
- *                           "made 1 calls"), from P threads at once (1), then
- *                           _exit(3)
+ *   record_prog churn N [P] N threads one after another, each a note
+ *                           ("thread TID", a cache note) and a query (each
+ *                           says "made 1 calls"), from P threads at once (1),
+ *                           then _exit(3)
+ *   record_prog handover    a thread makes 30,000 queries (its ring half
+ *                           fills: a commit, part-way), a note ("thread
+ *                           TID") and a query, and exits; 5 ms later a second
+ *                           thread (its ring that thread's) the same note and
+ *                           a query; then _exit(3), before the next commit
  *   record_prog forkterm    a query, then a child forked that sleeps, stopped
  *                           by SIGTERM ("the child ended by signal 15 in N
  *                           ms"); a query, then _exit(3)
@@ -82,6 +88,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,15 +459,37 @@ static void *late_note_main(void *arg)
   return NULL;
 }
 
-/* Mode `churn`: n threads one after another, a query each; NULL, or
- * non-NULL when one failed. */
+/* A thread of mode `churn`: a note that names it, which goes with its
+ * call, then the call. */
+static void *note_and_query(void *arg)
+{
+  (void)arg;
+  char text[64];
+  snprintf(text, sizeof text, "record_prog: thread %d", (int)syscall(SYS_gettid));
+  pirt_note note = {.kind = PIRT_NOTE_CACHE, .text = text};
+  pirt_note_emit(&note);
+  return (void *)(intptr_t)queries(1);
+}
+
+/* The first thread of mode `handover`: enough queries for a commit
+ * part-way through them, then as the churn's threads do. */
+static void *fill_then_note(void *arg)
+{
+  (void)arg;
+  if (queries_quiet(30000))
+    return (void *)1;
+  return note_and_query(NULL);
+}
+
+/* Mode `churn`: n threads one after another, a note and a query each;
+ * NULL, or non-NULL when one failed. */
 static void *spawn_one_by_one(void *arg)
 {
   int n = (int)(intptr_t)arg;
   for (int i = 0; i < n; i++) {
     pthread_t th;
     void *bad = NULL;
-    if (pthread_create(&th, NULL, thread_main, (void *)(intptr_t)1) != 0)
+    if (pthread_create(&th, NULL, note_and_query, NULL) != 0)
       return (void *)1;
     pthread_join(th, &bad);
     if (bad)
@@ -554,7 +583,7 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | reraise SIG | forkterm | churn N [P] | sigmasks | chdir DIR\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | forkterm | churn N [P] | sigmasks | chdir DIR\n");
     return 2;
   }
   slow_handler = strcmp(argv[1], "handledslow") == 0;
@@ -666,6 +695,18 @@ int main(int argc, char **argv)
       return 2;
     printf("record_prog: %d threads made a call each\n", n * p);
     fflush(stdout);
+    _exit(3);
+  }
+  if (strcmp(mode, "handover") == 0) {
+    /* The second thread takes the first one's ring, read but not all
+     * committed (its exit wakes the writer, which gives the ring back
+     * once read: 5 ms is plenty). */
+    pthread_t a, b;
+    if (pthread_create(&a, NULL, fill_then_note, NULL) != 0 || join_all(&a, 1))
+      return 2;
+    pause_ms(5);
+    if (pthread_create(&b, NULL, note_and_query, NULL) != 0 || join_all(&b, 1))
+      return 2;
     _exit(3);
   }
   if (strcmp(mode, "latenote") == 0) {
