@@ -681,6 +681,11 @@ static const reaped *find_reaped(const reaped_list *rl, const pt_session_info *i
 static void judge(rsession *s, const reaped *r, bool shim_status, int shim_code)
 {
   const char *ended = s->info.ended;
+  if (strcmp(ended, "exec") == 0) { /* its pid's status is the next program's */
+    s->v = V_UNKNOWN;
+    snprintf(s->how, sizeof s->how, "went on as another program (exec)");
+    return;
+  }
   /* running: nobody salvaged it (an older recorder); killed and _exit: its
    * calls were salvaged from its ring file. */
   const char *no_teardown = strcmp(ended, "running") == 0 || strcmp(ended, "killed") == 0 ||

@@ -82,6 +82,34 @@ static void no_read_around(void *m, size_t size)
   (void)madvise(m, size, MADV_RANDOM);
 }
 
+uint64_t ringfile_proc_start(int pid, char *state)
+{
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = 0;
+  /* pid (comm) state ppid ...: comm may hold anything, ')' included; the
+   * fields after the last ')' are numbers, starttime the 20th of them. */
+  char *p = strrchr(buf, ')');
+  if (!p || p[1] != ' ' || !p[2])
+    return 0;
+  *state = p[2];
+  p += 2;
+  for (int field = 3; field < 22; field++) {
+    p = strchr(p, ' ');
+    if (!p)
+      return 0;
+    p++;
+  }
+  return strtoull(p, NULL, 10);
+}
+
 bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_unix_ns,
                      const void *desc, uint32_t desc_len)
 {
@@ -122,6 +150,8 @@ bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_uni
   rf_hdr->ring_cap = RING_CAP;
   rf_hdr->slot_size = RINGFILE_CTL + RING_CAP;
   rf_hdr->pid = (int32_t)getpid();
+  char state;
+  rf_hdr->proc_start = ringfile_proc_start(rf_hdr->pid, &state);
   atomic_store(&rf_hdr->state, RINGFILE_LIVE);
   __atomic_store_n(&rf_hdr->magic, RINGFILE_MAGIC, __ATOMIC_RELEASE);
   atomic_store(&rf_hdr_signals, rf_hdr);

@@ -245,7 +245,16 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   int noted = atomic_load(&hdr->ending_signal);
   if (noted <= 0 || noted >= 65) /* none, or not a signal: a damaged header */
     noted = 0;
-  if (status_of && status_of(ctx, (int)pid, start_ns, &ws)) {
+  /* Its process runs on (the same pid and start) without holding the
+   * file: it exec'd another program, which closed it. */
+  char pstate = 0;
+  bool went_on = hdr->proc_start && hdr->pid > 0 &&
+                 ringfile_proc_start(hdr->pid, &pstate) == hdr->proc_start && pstate != 'Z' &&
+                 pstate != 'X';
+  if (went_on) {
+    how = "exec";
+    noted = 0;
+  } else if (status_of && status_of(ctx, (int)pid, start_ns, &ws)) {
     if (WIFSIGNALED(ws)) {
       signo = WTERMSIG(ws);
       code = 128 + signo;
@@ -259,7 +268,9 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   }
   char reason[256];
   char lead[128] = "the process ended without a word";
-  if (noted)
+  if (went_on)
+    snprintf(lead, sizeof lead, "pid %d went on as another program (exec)", (int)hdr->pid);
+  else if (noted)
     snprintf(lead, sizeof lead, "the process was ending on signal %d (%s) before its writer "
              "stored its last calls", noted, strsignal(noted));
   int len = snprintf(reason, sizeof reason, "%s; %llu call%s salvaged from its rings", lead,

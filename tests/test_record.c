@@ -1535,6 +1535,39 @@ static void wait_for_output(const char *log, const char *text)
   free(said);
 }
 
+/* A process that goes on as another program (exec: no teardown, its ring
+ * file closed) is said to have done so, its calls salvaged: by the
+ * program it became when that records too (its writer salvages at its
+ * start), or by any reader while it runs. They were "killed or _exit". */
+Test(record, a_process_that_execs_another_program_is_said_to_have_gone_on_as_it)
+{
+  char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
+  const char *again[] = {BIN "/record_prog", "exec", BIN "/record_prog", "gap", "0", NULL};
+  int st = run_prepared(again, db, log, NULL, NULL);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, tu_read_file(log));
+  cr_assert_eq(ring_files(db), 0);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || (command LIKE '%record_prog exec%') "
+                                   "FROM sessions ORDER BY id"),
+                   "exec 1\nteardown 0\n");
+  cr_assert_eq(tu_db_int(db, "SELECT count(DISTINCT pid) FROM sessions"), 1);
+  cr_assert(strstr(tu_db_lines(db, "SELECT incomplete_reason FROM sessions WHERE id = 1"),
+                   "went on as another program (exec)"),
+            "%s", tu_db_lines(db, "SELECT incomplete_reason FROM sessions"));
+  cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE session = 1 AND name = "
+                              "'param_name' AND value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 1);
+
+  char *db2 = tu_temp_path(".db"), *log2 = tu_temp_path(".out");
+  const char *sleeper[] = {BIN "/record_prog", "exec", "/bin/sleep", "3", NULL};
+  pid_t pid = spawn_recording(sleeper, db2, NULL, log2);
+  wait_for_output(log2, "made 1 calls");
+  struct timespec nap = {0, 300000000}; /* into sleep */
+  nanosleep(&nap, NULL);
+  char *out = salvage_with_pitrace(db2);
+  cr_assert(strstr(out, "exec: pid "), "%s", out);
+  cr_assert_str_eq(tu_db_lines(db2, "SELECT ended FROM sessions"), "exec\n");
+  waitpid(pid, &st, 0);
+}
+
 /* As `sh -c 'prog &'` leaves a background command. */
 static void ignore_sigint(const void *arg)
 {

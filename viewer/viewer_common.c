@@ -446,6 +446,9 @@ void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char
   else if (strcmp(i->ended, "killed") == 0)
     snprintf(out, n, "killed or _exit: %s", *incomplete_reason ? incomplete_reason
                                                                 : "no teardown");
+  else if (strcmp(i->ended, "exec") == 0)
+    snprintf(out, n, "exec: %s", *incomplete_reason ? incomplete_reason
+                                                    : "went on as another program");
   else if (strcmp(i->ended, "_exit") == 0)
     snprintf(out, n, "_exit (no teardown): %s", *incomplete_reason ? incomplete_reason
                                                                    : "no details");

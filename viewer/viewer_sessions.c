@@ -16,13 +16,14 @@ static const char usage[] =
     "Lists the sessions of a session database, one line each: id, label, calls,\n"
     "duration, how it ended (teardown; signal N; killed or _exit when the process\n"
     "died without a word, with the calls salvaged from its ring file; killed by\n"
-    "signal N when the signal is known; recording (pid N) while process N still\n"
-    "records it; killed, not salvaged when its process is gone and its ring file\n"
-    "could not be salvaged (a full disk, a file you may not write: the verbs say\n"
-    "why); not known (killed?) for such a session of an older recorder;\n"
-    "incomplete: why recording stopped), the backend and device it used, and the\n"
-    "command line. Given a directory (pitrace record -o DIR), the sessions of each\n"
-    "of its session files (*.db), in the order they started, each with its file.\n";
+    "signal N when the signal is known; exec when the process went on as another\n"
+    "program; recording (pid N) while process N still records it; killed, not\n"
+    "salvaged when its process is gone and its ring file could not be salvaged (a\n"
+    "full disk, a file you may not write: the verbs say why); not known (killed?)\n"
+    "for such a session of an older recorder; incomplete: why recording stopped),\n"
+    "the backend and device it used, and the command line. Given a directory\n"
+    "(pitrace record -o DIR), the sessions of each of its session files (*.db), in\n"
+    "the order they started, each with its file.\n";
 
 typedef struct row {
   char file[256], id[24], label[64], calls[24], dur[32], ended[128], backend[32], device[128],

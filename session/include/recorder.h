@@ -325,6 +325,12 @@ typedef struct ringfile_hdr {
    * time says so. Zero in files of recorders before it (the header's
    * bytes past what they wrote are zero). */
   _Atomic int32_t ending_signal;
+  /* When the process began, in clock ticks after boot (ringfile_proc_start;
+   * 0: not known, and in files of recorders before it): a salvager that
+   * finds a process of this pid and start still running knows that it
+   * went on as another program (exec, which closes the file and drops the
+   * process's lock on it). */
+  uint64_t proc_start;
 } ringfile_hdr;
 
 _Static_assert(sizeof(ringfile_hdr) <= RINGFILE_HEADER, "ring file header too large");
@@ -340,6 +346,10 @@ void ringfile_set_session(int64_t session);
 /* Whether the file st describes is this process's ring file. */
 struct stat;
 bool ringfile_is_own(const struct stat *st);
+/* When process `pid` began, in clock ticks after boot (/proc/PID/stat's
+ * starttime, which exec keeps), and its state letter into *state; 0 when
+ * it cannot be read (no such process). */
+uint64_t ringfile_proc_start(int pid, char *state);
 /* A ring for the calling thread: one an exited thread left (*reused: it
  * is in shim_rings already), else a new slot of the ring file, else
  * process memory; NULL when none can be had. */

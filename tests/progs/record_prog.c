@@ -72,6 +72,8 @@
  *                           TID") and a query, and exits; 5 ms later a second
  *                           thread (its ring that thread's) the same note and
  *                           a query; then _exit(3), before the next commit
+ *   record_prog exec PROG [ARG...]  a query, then the process goes on as PROG
+ *                           (execv, the rest of the command line its argv)
  *   record_prog forkterm    a query, then a child forked that sleeps, stopped
  *                           by SIGTERM ("the child ended by signal 15 in N
  *                           ms"); a query, then _exit(3)
@@ -80,6 +82,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -583,7 +586,7 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | forkterm | churn N [P] | sigmasks | chdir DIR\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkterm | churn N [P] | sigmasks | chdir DIR\n");
     return 2;
   }
   slow_handler = strcmp(argv[1], "handledslow") == 0;
@@ -696,6 +699,13 @@ int main(int argc, char **argv)
     printf("record_prog: %d threads made a call each\n", n * p);
     fflush(stdout);
     _exit(3);
+  }
+  if (strcmp(mode, "exec") == 0 && argc > 2) {
+    if (queries(1))
+      return 2;
+    execv(argv[2], argv + 2);
+    printf("record_prog: cannot run %s: %s\n", argv[2], strerror(errno));
+    return 2;
   }
   if (strcmp(mode, "handover") == 0) {
     /* The second thread takes the first one's ring, read but not all
