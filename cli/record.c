@@ -1055,7 +1055,19 @@ int pt_record(int argc, char **argv)
   if (failed && started) {
     failure_summary(&rs, cmdline, main_status, dir, kept, dropped);
   } else if (started && rs.ns) {
-    if (kept)
+    /* A recording that stopped part-way (a full disk) is no record of the
+     * whole run: said here too, not only in the warning the process gave
+     * when it happened, among its output. */
+    size_t incomplete = 0;
+    for (size_t i = 0; i < rs.ns; i++)
+      incomplete += rs.s[i].keep && strcmp(rs.s[i].info.ended, "incomplete") == 0;
+    if (kept == 1 && incomplete)
+      fprintf(stderr, "pitrace record: 1 session in %s, incomplete: recording stopped "
+              "part-way (pitrace sessions %s says why)\n", dir, dir);
+    else if (kept && incomplete)
+      fprintf(stderr, "pitrace record: %zu sessions in %s; %zu of them incomplete: recording "
+              "stopped part-way (pitrace sessions %s says why)\n", kept, dir, incomplete, dir);
+    else if (kept)
       fprintf(stderr, "pitrace record: %zu session%s in %s\n", kept, kept == 1 ? "" : "s",
               dir);
     else

@@ -10,7 +10,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -138,10 +140,68 @@ static bool store_blob(const unsigned char *key, const void *bytes, uint64_t siz
   return ok;
 }
 
+/* Room kept for the calls when payloads would fill the disk: 1 MiB, some
+ * 40,000 calls more (the ring file's slots are allocated already), and
+ * the 2 MiB of pages SQLite may hold in memory (its default cache) before
+ * writing them, which the disk's free space does not show yet. */
+#define CALLS_RESERVE (3u << 20)
+
+/* Whether a payload of `size` bytes, for the call at seq, fits on the
+ * disk with room left for the calls; if not, payloads are no longer
+ * stored, and the session says from which call on. A full disk met by a
+ * write makes SQLite take back the whole transaction, every call since
+ * the last commit with it (all of a short program's), and stops the
+ * recording: so the room is looked at first (statvfs, and the file size
+ * limit), again only once what was stored since nears what was found. Not
+ * while salvaging: a salvage that fails leaves its ring file whole for a
+ * reader with room. Another process filling the disk meanwhile still
+ * stops the recording. */
+static bool room_for(uint64_t size, uint64_t seq)
+{
+  uint64_t need = size + size / 16 + 4096; /* pages and their headers */
+  if (wr.salvaging || wr.room >= need + CALLS_RESERVE) {
+    wr.room = wr.room >= need ? wr.room - need : 0;
+    return true;
+  }
+  struct statvfs sv;
+  struct stat st;
+  struct rlimit lim;
+  uint64_t room = UINT64_MAX;
+  if (statvfs(shim_cfg.path, &sv) == 0)
+    room = (uint64_t)sv.f_bavail * sv.f_frsize;
+  if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+      stat(shim_cfg.path, &st) == 0) {
+    uint64_t left = (uint64_t)lim.rlim_cur > (uint64_t)st.st_size
+                        ? (uint64_t)lim.rlim_cur - (uint64_t)st.st_size
+                        : 0;
+    if (left < room)
+      room = left;
+  }
+  wr.room = room;
+  if (room >= need + CALLS_RESERVE) {
+    wr.room -= need;
+    return true;
+  }
+  wr.data_dropped = true;
+  char why[160], sql[320];
+  snprintf(why, sizeof why, "%llu bytes of it, with %llu KiB free for the session file, kept "
+           "for the calls", (unsigned long long)size, (unsigned long long)(room >> 10));
+  fprintf(stderr, "pitrace: recording to %s: the data of call %llu on is not stored (%s); "
+                  "the calls go on being recorded without it\n",
+          shim_cfg.path, (unsigned long long)seq, why);
+  snprintf(sql, sizeof sql, "UPDATE sessions SET incomplete_reason='data of call %llu on not "
+           "stored: %s' WHERE id=%lld", (unsigned long long)seq, why, (long long)wr.session_id);
+  if (begin_writing("storing data") && sqlite3_exec(wr.db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    fail_sql("storing data");
+  return false;
+}
+
 /* Stores a payload: inline when small, else once by its hash. */
 void wr__store_data(uint64_t seq, unsigned position, const char *role, unsigned index,
                     const void *bytes, uint64_t size, uint64_t full, int64_t captured_seq)
 {
+  if (wr.data_dropped || (bytes && !room_for(size, seq)))
+    return;
   sqlite3_bind_int64(wr.st_data, 1, wr.session_id);
   sqlite3_bind_int64(wr.st_data, 2, (int64_t)seq);
   sqlite3_bind_int(wr.st_data, 3, (int)position);

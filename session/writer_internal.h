@@ -202,6 +202,11 @@ typedef struct writer_state {
   int64_t session_id;
   uint64_t session_t0; /* monotonic ns at start */
   bool failed; /* writing failed: recording stopped (writer_db.c's fail_sql said why) */
+  /* Payloads would have filled the disk: they are no longer stored, the
+   * calls are (writer_db.c's room_for said so); `room`: bytes the file
+   * may still grow by, as last looked at, less what was stored since. */
+  bool data_dropped;
+  uint64_t room;
   /* Decoding the rings of a process that is gone (writer_salvage): its
    * heap pointers and code addresses mean nothing here, and its records
    * are checked before they are read. */

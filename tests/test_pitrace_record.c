@@ -592,6 +592,27 @@ Test(pitrace_record, a_full_disk_is_named_as_why_no_session_was_recorded)
   cr_assert_null(strstr(out, "made PI calls"), "%s", out);
 }
 
+/* A recording that stopped part-way (here its file's size limit, 600
+ * KiB, against some 3 MiB of calls) is said so in the summary of a run
+ * that succeeded, not only in the warning its process gave among its
+ * output when it happened. */
+Test(pitrace_record, a_recording_that_stopped_part_way_is_said_so_in_the_summary)
+{
+  char *dir = tu_temp_path("");
+  char *script = str_printf("ulimit -f 600; trap '' XFSZ; exec %s record -o %s -- "
+                            "%s/record_prog threads 2 300000", PITRACE, dir, BIN);
+  const char *argv[] = {"/bin/bash", "-c", script, NULL}; /* ulimit -f: KiB */
+  const char *env[] = {POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  char *said = str_printf("pitrace record: 1 session in %s, incomplete: recording stopped "
+                          "part-way (pitrace sessions %s says why)\n", dir, dir);
+  cr_assert(strstr(out, said), "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1);
+  cr_assert_str_eq(tu_db_lines(files[0], "SELECT ended FROM sessions"), "incomplete\n");
+}
+
 /* -o naming a directory so deep that the session files in it would be
  * past what SQLite opens (504 characters, absolute): one line and exit 2
  * before the command runs (every process failed to record, each saying

@@ -454,6 +454,8 @@ void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char
                                                                    : "no details");
   else if (strcmp(i->ended, "incomplete") == 0)
     snprintf(out, n, "incomplete: %s", *incomplete_reason ? incomplete_reason : "no reason");
+  else if (*incomplete_reason) /* an end in order, the data cut short (a full disk) */
+    snprintf(out, n, "%s; %s", *i->ended ? i->ended : "not known", incomplete_reason);
   else
     snprintf(out, n, "%s", *i->ended ? i->ended : "not known");
 }
