@@ -432,7 +432,9 @@ void vw_set_close(vw_set *set)
 
 void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char *out, size_t n)
 {
-  if (strcmp(i->ended, "signal") == 0)
+  if (strcmp(i->ended, "signal") == 0 && *incomplete_reason) /* its data cut short */
+    snprintf(out, n, "signal %lld; %s", (long long)i->signal, incomplete_reason);
+  else if (strcmp(i->ended, "signal") == 0)
     snprintf(out, n, "signal %lld", (long long)i->signal);
   else if (strcmp(i->ended, "running") == 0 && i->recorder_pid > 0)
     snprintf(out, n, "recording (pid %lld)", (long long)i->recorder_pid);
