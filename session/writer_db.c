@@ -282,10 +282,14 @@ void wr__write_plugins(void)
 void wr__end_session(const char *how, int signo, int64_t end_unix_ns, uint64_t duration,
                      const char *reason, int exit_status)
 {
+  /* A reason given (a salvage's) goes before what the session said
+   * already of its data (room_for), which stays. */
   sqlite3_stmt *u = wr__prepare("UPDATE sessions SET ended=?, signal=?, end_unix_ns=?, "
-                                "duration_ns=?, calls=?, incomplete_reason=coalesce(?, "
-                                "incomplete_reason), exit_status=coalesce(?, exit_status) "
-                                "WHERE id=?");
+                                "duration_ns=?, calls=?, incomplete_reason=CASE WHEN ?6 IS "
+                                "NULL THEN incomplete_reason WHEN incomplete_reason LIKE "
+                                "'data of call % on not stored: %' THEN ?6 || '; ' || "
+                                "incomplete_reason ELSE ?6 END, exit_status=coalesce(?, "
+                                "exit_status) WHERE id=?");
   if (u) {
     sqlite3_bind_text(u, 1, how, -1, SQLITE_TRANSIENT);
     if (signo)
