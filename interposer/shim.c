@@ -330,7 +330,8 @@ static void add(captures *c, unsigned pos, uint8_t role, unsigned index,
   if (role == ITEM_IN || role == ITEM_OUT) {
     if (shim_cfg.data_mode == DATA_NONE)
       return;
-    if (shim_cfg.data_mode == DATA_META)
+    if (shim_cfg.data_mode == DATA_META ||
+        atomic_load_explicit(&shim_data_dropped, memory_order_relaxed))
       size = 0;
     else if (size > shim_cfg.data_cap)
       size = shim_cfg.data_cap;
@@ -623,7 +624,8 @@ static _Atomic unsigned npending_hint;
 static void emit_readback(const pending_read *p)
 {
   uint64_t size = p->size;
-  if (shim_cfg.data_mode != DATA_ALL)
+  if (shim_cfg.data_mode != DATA_ALL ||
+      atomic_load_explicit(&shim_data_dropped, memory_order_relaxed))
     size = 0;
   else if (size > shim_cfg.data_cap)
     size = shim_cfg.data_cap;

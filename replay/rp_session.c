@@ -409,10 +409,10 @@ void rp_payload_problem(const rp_session *s, const pt_call *c, unsigned position
   static const char *const why[] = {
       [RP_DATA_OK] = "is fine",
       [RP_DATA_ABSENT] = "was not recorded (the session was recorded with "
-                         "SYCL_PI_RECORD_DATA=none or filtered, or its data stopped on a "
-                         "full disk: pitrace sessions says)",
+                         "SYCL_PI_RECORD_DATA=none or filtered)",
       [RP_DATA_PARTIAL] = "was recorded only in part (SYCL_PI_RECORD_DATA=meta or "
-                          "SYCL_PI_RECORD_DATA_CAP)",
+                          "SYCL_PI_RECORD_DATA_CAP, or its data stopped on a full disk: "
+                          "pitrace sessions says)",
       [RP_DATA_MISSING_BLOB] = "is missing from the file (its blob is gone: the database is "
                                "damaged)"};
   snprintf(err, errn, "%s: seq %lld %s: the %s data of parameter %s %s", s->db.path,

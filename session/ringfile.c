@@ -35,6 +35,7 @@ shim_config shim_cfg;
 shim_instance shim_instances[SHIM_MAX_INSTANCES];
 _Atomic uint32_t shim_ninstances;
 _Atomic bool shim_recording;
+_Atomic bool shim_data_dropped;
 _Atomic(shim_ring *) shim_rings;
 
 #define RING_CAP (4u << 20)

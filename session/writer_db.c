@@ -183,6 +183,7 @@ static bool room_for(uint64_t size, uint64_t seq)
     return true;
   }
   wr.data_dropped = true;
+  atomic_store_explicit(&shim_data_dropped, true, memory_order_relaxed); /* copy no more */
   char why[160], sql[320];
   snprintf(why, sizeof why, "%llu bytes of it, with %llu KiB free for the session file, kept "
            "for the calls", (unsigned long long)size, (unsigned long long)(room >> 10));
@@ -200,8 +201,9 @@ static bool room_for(uint64_t size, uint64_t seq)
 void wr__store_data(uint64_t seq, unsigned position, const char *role, unsigned index,
                     const void *bytes, uint64_t size, uint64_t full, int64_t captured_seq)
 {
-  if (wr.data_dropped || (bytes && !room_for(size, seq)))
-    return;
+  /* Its size only, as with data=meta, once the data is left out. */
+  if (bytes && (wr.data_dropped || !room_for(size, seq)))
+    bytes = NULL, size = 0;
   sqlite3_bind_int64(wr.st_data, 1, wr.session_id);
   sqlite3_bind_int64(wr.st_data, 2, (int64_t)seq);
   sqlite3_bind_int(wr.st_data, 3, (int)position);

@@ -1598,6 +1598,9 @@ Test(record, data_that_would_fill_the_disk_is_left_out_and_every_call_kept)
   int calls = tu_db_int(db, "SELECT calls FROM sessions");
   int rows = tu_db_int(db, "SELECT count(*) FROM pi_calls");
   int data = tu_db_int(db, "SELECT count(*) FROM data"); /* what came before */
+  /* From there on, each payload's size (as data=meta records it). */
+  int sized = tu_db_int(db, "SELECT count(*) FROM data_rows WHERE size = 4194304 AND "
+                            "stored = 0");
   tu_small_tmpfs_gone(dir);
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
   cr_assert(strstr(out, "result verified"), "%s", out);
@@ -1607,6 +1610,7 @@ Test(record, data_that_would_fill_the_disk_is_left_out_and_every_call_kept)
   cr_assert_eq(rows, calls);
   cr_assert(strstr(reason, " on not stored: 4194304 bytes of it, with "), "%s", reason);
   cr_assert_gt(data, 0);
+  cr_assert_geq(sized, 1);
   cr_assert_str_eq(check, "ok\n");
 }
 

@@ -212,6 +212,9 @@ extern shim_config shim_cfg;
 extern shim_instance shim_instances[SHIM_MAX_INSTANCES];
 extern _Atomic uint32_t shim_ninstances;
 extern _Atomic bool shim_recording; /* false: pass every call through */
+/* The writer found that payloads would fill the disk and stores none
+ * from then on: the shim captures their sizes only (as data=meta). */
+extern _Atomic bool shim_data_dropped;
 
 /* Rings: the writer walks this list; a ring is added once, by the first
  * thread that has it (the next threads take it from those that exited). */
