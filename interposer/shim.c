@@ -957,13 +957,46 @@ static bool trace_only_begin(shim_call *c, pi_api_id id, const uint64_t *argv)
   return true;
 }
 
+/* A child forked from a recording process shares its ring file but has no
+ * writer: it is not recorded (its calls pass through), rather than
+ * writing into its parent's rings; its first call says so, unless it only
+ * lets go of what it was given (releases and the teardown of a child that
+ * ends through exit, its parent's objects going with it), and a child
+ * that only runs another program, as most do, says nothing. */
+static pid_t forked_from;
+
+static void fork_child(void)
+{
+  if (atomic_load(&shim_recording))
+    forked_from = getppid();
+  atomic_store(&shim_recording, false);
+}
+
+__attribute__((noinline, cold)) static void say_not_recorded(pi_api_id id)
+{
+  const char *name = pi_api_table[id].name;
+  size_t len = strlen(name);
+  if (id == PI_API_piTearDown || (len > 7 && strcmp(name + len - 7, "Release") == 0))
+    return;
+  static _Atomic bool said;
+  if (atomic_exchange(&said, true))
+    return;
+  fprintf(stderr, "pitrace: process %d, forked from recording process %d, is not recorded: its "
+                  "PI calls pass through (a process started with exec, as multiprocessing's "
+                  "spawn and forkserver start them, records a session of its own)\n",
+          (int)getpid(), (int)forked_from);
+}
+
 bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv)
 {
   c->devtime = false;
   c->written = NULL;
   c->trace_only = c->filtered = false;
-  if (!atomic_load_explicit(&shim_recording, memory_order_relaxed))
+  if (!atomic_load_explicit(&shim_recording, memory_order_relaxed)) {
+    if (PIRT_UNLIKELY(forked_from))
+      say_not_recorded(id);
     return PIRT_UNLIKELY(shim_trace_only) && trace_only_begin(c, id, argv);
+  }
   /* The last moment the plugins answer: the device times of what is
    * complete, and the clocks' second samples. */
   if (PIRT_UNLIKELY(shim_profiling) && id == PI_API_piTearDown)
@@ -1286,11 +1319,6 @@ static void ensure_handlers(void)
 
 static void (*const fill_tables[])(struct pi_function_table *) = {
     shim0_fill_table, shim1_fill_table, shim2_fill_table, shim3_fill_table};
-
-/* A child forked from a recording process shares its ring file but has no
- * writer: it is not recorded (its calls pass through), rather than
- * writing into its parent's rings. */
-static void fork_child(void) { atomic_store(&shim_recording, false); }
 
 static void configure(void)
 {

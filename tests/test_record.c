@@ -1774,6 +1774,23 @@ Test(record, a_forked_child_stopped_by_a_signal_dies_at_once_and_leaves_the_sess
                                    "sessions"), "killed none\n");
   char *reason = tu_db_lines(db, "SELECT incomplete_reason FROM sessions");
   cr_assert_null(strstr(reason, "signal"), "%s", reason);
+  cr_assert_null(strstr(out, "is not recorded"), "%s", out); /* it made no call */
+}
+
+/* A child forked from a recording process that makes PI calls of its own
+ * is not recorded (it would write into its parent's rings), and says so
+ * once, at its first call: its calls went by unseen. */
+Test(record, a_forked_child_that_makes_calls_says_once_that_it_is_not_recorded)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "forkcall", NULL};
+  char *out = run_recorded(argv, db, 0);
+  cr_assert(strstr(out, "the child made 2 calls"), "%s", out);
+  cr_assert_eq(tu_count(out, "is not recorded: its PI calls pass through"), 1, "%s", out);
+  cr_assert(strstr(out, ", forked from recording process "), "%s", out);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_name' AND "
+                             "value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 2);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
 }
 
 static void limit_files_to_2gib(const void *arg)

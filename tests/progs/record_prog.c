@@ -74,6 +74,8 @@
  *                           a query; then _exit(3), before the next commit
  *   record_prog exec PROG [ARG...]  a query, then the process goes on as PROG
  *                           (execv, the rest of the command line its argv)
+ *   record_prog forkcall    a query, then a child forked that makes 2 queries
+ *                           ("the child made 2 calls"), then a query more
  *   record_prog forkterm    a query, then a child forked that sleeps, stopped
  *                           by SIGTERM ("the child ended by signal 15 in N
  *                           ms"); a query, then _exit(3)
@@ -553,6 +555,28 @@ static int survive_two(void)
   return 0;
 }
 
+/* Mode `forkcall`: a child forked from a recording process makes calls
+ * of its own (not recorded: it says so). */
+static int fork_and_call(void)
+{
+  if (queries(1))
+    return 2;
+  pid_t child = fork();
+  if (child < 0)
+    return 2;
+  if (child == 0) {
+    int bad = queries_quiet(2);
+    printf("record_prog: the child made 2 calls\n");
+    fflush(stdout);
+    _exit(bad);
+  }
+  int st;
+  waitpid(child, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    return 2;
+  return queries(1);
+}
+
 /* Mode `forkterm`: a query, a child forked that only sleeps, SIGTERM to
  * it; says how long it took to die, makes a query and ends with _exit(3)
  * (its ring file left to salvage). */
@@ -586,7 +610,7 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkterm | churn N [P] | sigmasks | chdir DIR\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkcall | forkterm | churn N [P] | sigmasks | chdir DIR\n");
     return 2;
   }
   slow_handler = strcmp(argv[1], "handledslow") == 0;
@@ -636,6 +660,8 @@ int main(int argc, char **argv)
     return survive_two();
   if (strcmp(mode, "forkterm") == 0)
     return fork_and_stop_child();
+  if (strcmp(mode, "forkcall") == 0)
+    return fork_and_call();
   if (strcmp(mode, "gap") == 0) {
     uint64_t before = now_ns();
     if (queries(1))
