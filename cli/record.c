@@ -135,6 +135,8 @@ typedef struct rsession {
   verdict v;
   bool keep;
   char how[192];        /* how it ended, in words */
+  /* Its data left out from a call on (a full disk): what the session says. */
+  char data_cut[256];
 } rsession;
 
 typedef struct rfile {
@@ -776,6 +778,11 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
     s->file = rs->nf;
     s->info = *si;
     judge(s, find_reaped(rl, si), si->has_exit_status, si->exit_status);
+    char reason[512];
+    pt_incomplete_reason(&db, si->id, reason, sizeof reason);
+    const char *cut = strstr(reason, "data of call ");
+    if (cut)
+      snprintf(s->data_cut, sizeof s->data_cut, "%s", cut);
     f.ours++;
   }
   free(info);
@@ -871,6 +878,8 @@ static void summarise(FILE *out, const colors *c, const rsession *s, const rfile
   char command[sizeof s->info.command];
   snprintf(command, sizeof command, "%s", s->info.command);
   fprintf(out, "\n    pid %lld: %s\n    %s", (long long)s->info.pid, pt_one_line(command), s->how);
+  if (*s->data_cut)
+    fprintf(out, "; %s", s->data_cut);
   pt_db db;
   pt_calls calls;
   char err[512];
@@ -1058,19 +1067,25 @@ int pt_record(int argc, char **argv)
     /* A recording that stopped part-way (a full disk) is no record of the
      * whole run: said here too, not only in the warning the process gave
      * when it happened, among its output. */
-    size_t incomplete = 0;
-    for (size_t i = 0; i < rs.ns; i++)
+    size_t incomplete = 0, cut = 0;
+    for (size_t i = 0; i < rs.ns; i++) {
       incomplete += rs.s[i].keep && strcmp(rs.s[i].info.ended, "incomplete") == 0;
-    if (kept == 1 && incomplete)
-      fprintf(stderr, "pitrace record: 1 session in %s, incomplete: recording stopped "
-              "part-way (pitrace sessions %s says why)\n", dir, dir);
-    else if (kept && incomplete)
-      fprintf(stderr, "pitrace record: %zu sessions in %s; %zu of them incomplete: recording "
-              "stopped part-way (pitrace sessions %s says why)\n", kept, dir, incomplete, dir);
-    else if (kept)
-      fprintf(stderr, "pitrace record: %zu session%s in %s\n", kept, kept == 1 ? "" : "s",
-              dir);
-    else
+      cut += rs.s[i].keep && *rs.s[i].data_cut;
+    }
+    if (kept) {
+      fprintf(stderr, "pitrace record: %zu session%s in %s", kept, kept == 1 ? "" : "s", dir);
+      if (incomplete && kept == 1)
+        fprintf(stderr, ", incomplete: recording stopped part-way");
+      else if (incomplete)
+        fprintf(stderr, "; %zu of them incomplete: recording stopped part-way", incomplete);
+      if (cut && kept == 1)
+        fprintf(stderr, ", its data cut short on a full disk");
+      else if (cut)
+        fprintf(stderr, "; %zu with their data cut short on a full disk", cut);
+      if (incomplete || cut)
+        fprintf(stderr, " (pitrace sessions %s says why)", dir);
+      fputs("\n", stderr);
+    } else
       fprintf(stderr, "pitrace record: %s succeeded; its %zu session%s not kept "
               "(--keep on-failure)\n", cmdline, rs.ns, rs.ns == 1 ? " was" : "s were");
   } else if (started && o.keep == KEEP_ALWAYS) {

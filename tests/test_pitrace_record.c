@@ -613,6 +613,25 @@ Test(pitrace_record, a_recording_that_stopped_part_way_is_said_so_in_the_summary
   cr_assert_str_eq(tu_db_lines(files[0], "SELECT ended FROM sessions"), "incomplete\n");
 }
 
+/* Data left out on a full disk (the recorder keeps the calls) is said in
+ * the summary: a replay of that session cannot give the calls their data
+ * back. */
+Test(pitrace_record, data_cut_short_on_a_full_disk_is_said_so_in_the_summary)
+{
+  char dir[32];
+  tu_small_tmpfs(dir, "12m"); /* the ring file takes 8 MiB of it */
+  char *sessions = str_printf("%s/sessions", dir);
+  const char *args[] = {"-o", sessions, "--", BIN "/vadd", "1048576", NULL};
+  const char *env[] = {POCL, "SYCL_PI_RECORD_DATA=all", NULL};
+  char *out;
+  int st = record(args, env, &out);
+  tu_small_tmpfs_gone(dir);
+  cr_assert_eq(st, 0, "%s", out);
+  char *said = str_printf("pitrace record: 1 session in %s, its data cut short on a full disk "
+                          "(pitrace sessions %s says why)\n", sessions, sessions);
+  cr_assert(strstr(out, said), "%s", out);
+}
+
 /* -o naming a directory so deep that the session files in it would be
  * past what SQLite opens (504 characters, absolute): one line and exit 2
  * before the command runs (every process failed to record, each saying
