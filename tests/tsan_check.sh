@@ -81,6 +81,10 @@ salvage)
   expect=3
   SYCL_PI_RECORD=$work/c.db run "recording thread after thread" "$bin/record_prog" churn 100 4
   queries "$work/c.db" 400
+  # A ring handed over with records not yet committed, then _exit.
+  expect=3
+  SYCL_PI_RECORD=$work/h.db run "recording a ring handed over" "$bin/record_prog" handover
+  queries "$work/h.db" 30002
   ;;
 flood)
   # bench_record's child: 4 threads of info queries by name, data all,
