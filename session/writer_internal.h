@@ -114,9 +114,10 @@ typedef struct pending_call {
  * one's next record seen (NULL: none yet), its ticket, and when it was
  * seen, counted in looks at the heads (`looks`, writer_merge.c). A binary heap orders the
  * rings with a record seen by that record's ticket; the others wait for
- * the next sweep. A ring is one thread's, whose calls nest: `open` is its
- * innermost call in flight (the others through their `outer`), which the
- * thread's next exit returns from, found without a search. */
+ * the next sweep. A ring is one thread's at a time (an exiting thread
+ * hands it to the next), whose calls nest: `open` is its innermost call
+ * in flight (the others through their `outer`), which the thread's next
+ * exit returns from, found without a search. */
 typedef struct mring {
   shim_ring *r;
   rec_hdr *h;      /* its next record, seen published; NULL: none */
