@@ -7,9 +7,12 @@
  * SYCL_PI_TRACE before its first runtime call.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pirt.h"
@@ -194,6 +197,51 @@ Test(trace, unwritable_file_falls_back_to_stdout_with_a_warning)
   cr_assert(strstr(out, "pitrace: cannot open SYCL_PI_TRACE_FILE=/nonexistent/dir/t: "
                         "No such file or directory; tracing to stdout"), "%s", out);
   cr_assert(strstr(out, "---> piContextCreate("), "%s", out);
+}
+
+/* SYCL_PI_TRACE_FILE naming a FIFO that nobody reads yet: the program
+ * waits at its first call until something opens it for reading, as
+ * open(2) does, and says so first (it looked hung, without a word); the
+ * reader then gets the whole trace. */
+Test(trace, a_fifo_nobody_reads_yet_is_said_before_the_program_waits_for_a_reader)
+{
+  char *fifo = tu_temp_path(".fifo"), *log = tu_temp_path(".out");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    setenv("SYCL_PI_TRACE", "1", 1);
+    setenv("SYCL_PI_TRACE_FILE", fifo, 1);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(PITRACE_BIN_DIR "/use_device", "use_device", (char *)NULL);
+    _exit(127);
+  }
+  char *said = NULL;
+  for (int i = 0; i < 200 && !(said && strstr(said, "is a FIFO that nobody reads yet")); i++) {
+    struct timespec nap = {0, 20000000};
+    nanosleep(&nap, NULL);
+    free(said);
+    said = tu_read_file(log);
+  }
+  int fd = open(fifo, O_RDONLY); /* the program goes on */
+  cr_assert_geq(fd, 0);
+  char trace[1 << 16];
+  size_t got = 0;
+  ssize_t r;
+  while (got < sizeof trace - 1 && (r = read(fd, trace + got, sizeof trace - 1 - got)) > 0)
+    got += (size_t)r;
+  trace[got] = 0;
+  close(fd);
+  int st;
+  waitpid(pid, &st, 0);
+  cr_assert(said && strstr(said, "pitrace: SYCL_PI_TRACE_FILE="), "%s", said ? said : "");
+  cr_assert(strstr(said, "the program waits until something opens it for reading"), "%s", said);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, tu_read_file(log));
+  cr_assert(strstr(trace, "SYCL_PI_TRACE[basic]: Plugin found and successfully loaded"), "%s",
+            trace);
+  unlink(fifo);
 }
 
 /* A trace that cannot be written (a full disk: /dev/full, written block

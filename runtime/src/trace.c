@@ -363,7 +363,19 @@ void pirt_trace_init(void)
   snprintf(trace_name, sizeof trace_name, "the standard output");
   const char *file = getenv("SYCL_PI_TRACE_FILE");
   if (pirt_trace_level && file && *file) {
-    int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    /* A FIFO nobody reads yet: open(2) waits for a reader, and the program
+     * with it, at its first PI call; said first, or it looks hung. */
+    int fd = open(file, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      (void)fcntl(fd, F_SETFL, O_APPEND); /* writes that wait, as before */
+    } else if (errno == ENXIO) {
+      fprintf(stderr, "pitrace: SYCL_PI_TRACE_FILE=%s is a FIFO that nobody reads yet: the "
+                      "program waits until something opens it for reading (cat %s)\n",
+              file, file);
+      fd = open(file, O_WRONLY | O_APPEND | O_CLOEXEC);
+    } else {
+      fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
     if (fd < 0)
       fprintf(stderr, "pitrace: cannot open SYCL_PI_TRACE_FILE=%s: %s; "
                       "tracing to stdout\n", file, strerror(errno));
