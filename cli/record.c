@@ -780,7 +780,7 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
     judge(s, find_reaped(rl, si), si->has_exit_status, si->exit_status);
     char reason[512];
     pt_incomplete_reason(&db, si->id, reason, sizeof reason);
-    const char *cut = strstr(reason, "data of call ");
+    const char *cut = strstr(reason, PT_DATA_CUT);
     if (cut)
       snprintf(s->data_cut, sizeof s->data_cut, "%s", cut);
     f.ours++;

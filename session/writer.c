@@ -520,7 +520,7 @@ void wr__reset_state(void)
   wr.plugins_written = 0;
   wr.last_t = 0;
   wr.damaged = 0;
-  wr.failed = wr.data_dropped = wr.salvaging = wr.draining = wr.ending = wr.pressure = false;
+  wr.failed = wr.salvaging = wr.draining = wr.ending = wr.pressure = false;
   wr.room = 0;
   wr.maps_dirty = true;
   wr.salvage_hdr = NULL;

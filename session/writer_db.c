@@ -182,7 +182,6 @@ static bool room_for(uint64_t size, uint64_t seq)
     wr.room -= need;
     return true;
   }
-  wr.data_dropped = true;
   atomic_store_explicit(&shim_data_dropped, true, memory_order_relaxed); /* copy no more */
   char why[160], sql[320];
   snprintf(why, sizeof why, "%llu bytes of it, with %llu KiB free for the session file, kept "
@@ -190,7 +189,7 @@ static bool room_for(uint64_t size, uint64_t seq)
   fprintf(stderr, "pitrace: recording to %s: the data of call %llu on is not stored (%s); "
                   "the calls go on being recorded without it\n",
           shim_cfg.path, (unsigned long long)seq, why);
-  snprintf(sql, sizeof sql, "UPDATE sessions SET incomplete_reason='data of call %llu on not "
+  snprintf(sql, sizeof sql, "UPDATE sessions SET incomplete_reason='" PT_DATA_CUT "%llu on not "
            "stored: %s' WHERE id=%lld", (unsigned long long)seq, why, (long long)wr.session_id);
   if (begin_writing("storing data") && sqlite3_exec(wr.db, sql, NULL, NULL, NULL) != SQLITE_OK)
     fail_sql("storing data");
@@ -202,7 +201,8 @@ void wr__store_data(uint64_t seq, unsigned position, const char *role, unsigned 
                     const void *bytes, uint64_t size, uint64_t full, int64_t captured_seq)
 {
   /* Its size only, as with data=meta, once the data is left out. */
-  if (bytes && (wr.data_dropped || !room_for(size, seq)))
+  if (bytes && ((!wr.salvaging && atomic_load_explicit(&shim_data_dropped, memory_order_relaxed)) ||
+                !room_for(size, seq)))
     bytes = NULL, size = 0;
   sqlite3_bind_int64(wr.st_data, 1, wr.session_id);
   sqlite3_bind_int64(wr.st_data, 2, (int64_t)seq);
@@ -289,7 +289,7 @@ void wr__end_session(const char *how, int signo, int64_t end_unix_ns, uint64_t d
   sqlite3_stmt *u = wr__prepare("UPDATE sessions SET ended=?, signal=?, end_unix_ns=?, "
                                 "duration_ns=?, calls=?, incomplete_reason=CASE WHEN ?6 IS "
                                 "NULL THEN incomplete_reason WHEN incomplete_reason LIKE "
-                                "'data of call % on not stored: %' THEN ?6 || '; ' || "
+                                "'" PT_DATA_CUT "% on not stored: %' THEN ?6 || '; ' || "
                                 "incomplete_reason ELSE ?6 END, exit_status=coalesce(?, "
                                 "exit_status) WHERE id=?");
   if (u) {

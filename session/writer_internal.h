@@ -203,10 +203,9 @@ typedef struct writer_state {
   int64_t session_id;
   uint64_t session_t0; /* monotonic ns at start */
   bool failed; /* writing failed: recording stopped (writer_db.c's fail_sql said why) */
-  /* Payloads would have filled the disk: they are no longer stored, the
-   * calls are (writer_db.c's room_for said so); `room`: bytes the file
-   * may still grow by, as last looked at, less what was stored since. */
-  bool data_dropped;
+  /* Bytes the session file may still grow by, as last looked at, less
+   * what was stored since (writer_db.c's room_for; once payloads would
+   * fill the disk, shim_data_dropped says so). */
   uint64_t room;
   /* Decoding the rings of a process that is gone (writer_salvage): its
    * heap pointers and code addresses mean nothing here, and its records

@@ -181,9 +181,8 @@ static void consume(shim_ring *r, rec_hdr *h)
  * may reuse what was read. */
 void wr__publish_tails(void)
 {
-  for (shim_ring *r = rings_head(); r; r = r->next) {
+  for (shim_ring *r = rings_head(); r; r = r->next)
     atomic_store_explicit(&r->tail, r->rd, memory_order_release);
-  }
   wr.pressure = false;
 }
 

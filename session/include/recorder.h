@@ -191,7 +191,6 @@ typedef struct shim_ring {
 
 #define RING_NO_SLOT UINT32_MAX
 
-
 /* ---- Global state ----------------------------------------------------------- */
 
 typedef struct shim_config {

@@ -171,6 +171,10 @@ int64_t pt_default_session(pt_db *db);
 
 /* Why recording of a session stopped early ("" when it did not). */
 void pt_incomplete_reason(pt_db *db, int64_t session, char *out, size_t n);
+/* How a session's incomplete_reason says that its data stopped on a full
+ * disk while its calls went on being recorded: it begins so, or has it
+ * after "; " (a salvage's reason put before it). */
+#define PT_DATA_CUT "data of call "
 /* The value variable `name` had in the environment the session was
  * recorded in (NULL when not recorded). Caller frees. */
 char *pt_session_env_var(pt_db *db, int64_t session, const char *name);
