@@ -957,34 +957,88 @@ static bool trace_only_begin(shim_call *c, pi_api_id id, const uint64_t *argv)
   return true;
 }
 
-/* A child forked from a recording process shares its ring file but has no
- * writer: it is not recorded (its calls pass through), rather than
- * writing into its parent's rings; its first call says so, unless it only
- * lets go of what it was given (releases and the teardown of a child that
- * ends through exit, its parent's objects going with it), and a child
- * that only runs another program, as most do, says nothing. */
+/* A child forked from a recording process records a session of its own,
+ * from its first call: the fork waits for the writer to commit and stand
+ * still (writer_fork_prepare), with every lock of the recorder's taken,
+ * so that the child finds none of them held and no SQLite connection in
+ * use; the child then forgets its parent's session, rings and file. The
+ * calls that only let go of what the child was given (releases, and the
+ * teardown of a child that ends through exit, its parent's objects going
+ * with it) do not begin a session, and a child that only runs another
+ * program, as most do, records nothing. When the writer could not stand
+ * still in time (waiting for another process's lock on the file), the
+ * child is not recorded and says so at its first call. */
 static pid_t forked_from;
+static int fork_prepared;     /* writer_fork_prepare's answer, for the handlers after */
+static bool forked_may_record; /* the parent's recorder stood still at the fork */
+
+static void fork_prepare(void)
+{
+  fork_prepared = WRITER_FORK_NONE;
+  if (!atomic_load(&shim_recording) || !started)
+    return;
+  /* In the order the recorder nests them: the start, the side tables
+   * (whose readbacks take rings), device times; then the session's. */
+  pthread_mutex_lock(&start_lock);
+  pthread_mutex_lock(&side_lock);
+  shim_prof_fork_lock();
+  fork_prepared = writer_fork_prepare();
+  if (fork_prepared == WRITER_FORK_NONE) {
+    shim_prof_fork_unlock();
+    pthread_mutex_unlock(&side_lock);
+    pthread_mutex_unlock(&start_lock);
+  }
+}
+
+static void fork_parent(void)
+{
+  if (fork_prepared == WRITER_FORK_NONE)
+    return;
+  writer_fork_parent(fork_prepared);
+  shim_prof_fork_unlock();
+  pthread_mutex_unlock(&side_lock);
+  pthread_mutex_unlock(&start_lock);
+}
 
 static void fork_child(void)
 {
   if (atomic_load(&shim_recording))
     forked_from = getppid();
   atomic_store(&shim_recording, false);
+  if (fork_prepared == WRITER_FORK_NONE)
+    return;
+  if (fork_prepared == WRITER_FORK_PAUSED) {
+    writer_fork_child(fork_prepared);
+    shim_prof_fork_child();
+    npending = 0; /* reads the parent's calls wait for */
+    atomic_store(&npending_hint, 0);
+    me = (thread_rec){0};
+    started = start_failed = false;
+    forked_may_record = true;
+  }
+  shim_prof_fork_unlock();
+  pthread_mutex_unlock(&side_lock);
+  pthread_mutex_unlock(&start_lock);
 }
 
-__attribute__((noinline, cold)) static void say_not_recorded(pi_api_id id)
+/* A forked child's call while it records nothing: true once its own
+ * session has begun (the call is recorded). */
+__attribute__((noinline, cold)) static bool forked_child_call(pi_api_id id)
 {
   const char *name = pi_api_table[id].name;
   size_t len = strlen(name);
   if (id == PI_API_piTearDown || (len > 7 && strcmp(name + len - 7, "Release") == 0))
-    return;
+    return false;
+  if (forked_may_record)
+    return ensure_started(); /* or writer_start said why not */
   static _Atomic bool said;
-  if (atomic_exchange(&said, true))
-    return;
-  fprintf(stderr, "pitrace: process %d, forked from recording process %d, is not recorded: its "
-                  "PI calls pass through (a process started with exec, as multiprocessing's "
-                  "spawn and forkserver start them, records a session of its own)\n",
-          (int)getpid(), (int)forked_from);
+  if (!atomic_exchange(&said, true))
+    fprintf(stderr, "pitrace: process %d, forked from recording process %d, is not recorded: "
+                    "at the fork its parent's recorder was waiting for the session file "
+                    "(another process held it), and a child cannot share that; its PI calls "
+                    "pass through\n",
+            (int)getpid(), (int)forked_from);
+  return false;
 }
 
 bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv)
@@ -992,11 +1046,9 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   c->devtime = false;
   c->written = NULL;
   c->trace_only = c->filtered = false;
-  if (!atomic_load_explicit(&shim_recording, memory_order_relaxed)) {
-    if (PIRT_UNLIKELY(forked_from))
-      say_not_recorded(id);
+  if (!atomic_load_explicit(&shim_recording, memory_order_relaxed) &&
+      !(PIRT_UNLIKELY(forked_from) && forked_child_call(id)))
     return PIRT_UNLIKELY(shim_trace_only) && trace_only_begin(c, id, argv);
-  }
   /* The last moment the plugins answer: the device times of what is
    * complete, and the clocks' second samples. */
   if (PIRT_UNLIKELY(shim_profiling) && id == PI_API_piTearDown)
@@ -1324,7 +1376,7 @@ static void configure(void)
 {
   read_config();
   index_params();
-  pthread_atfork(NULL, NULL, fork_child);
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 /* Takes the next instance for `target` and fills `out` with its wrappers;

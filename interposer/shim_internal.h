@@ -82,5 +82,10 @@ bool shim_prof_wants(pi_api_id id, const uint64_t *argv);
  * `teardown`: the plugins are about to go; every event is given up and the
  * clocks are sampled a second time. */
 void shim_prof_sweep(bool teardown, pi_queue finished);
+/* Its lock held across a fork; in a child that records, the parent's
+ * commands forgotten. */
+void shim_prof_fork_lock(void);
+void shim_prof_fork_unlock(void);
+void shim_prof_fork_child(void);
 
 #endif /* SHIM_INTERNAL_H */

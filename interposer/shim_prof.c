@@ -512,3 +512,14 @@ void shim_prof_after(shim_prof *p, shim_instance *inst, pi_api_id id, const uint
   }
   keep(&e);
 }
+
+void shim_prof_fork_lock(void) { pthread_mutex_lock(&prof_lock); }
+void shim_prof_fork_unlock(void) { pthread_mutex_unlock(&prof_lock); }
+
+/* In a child that records a session of its own: the device times of the
+ * parent's calls are not its to give. */
+void shim_prof_fork_child(void)
+{
+  nkept = 0;
+  atomic_store(&nkept_hint, 0);
+}

@@ -129,3 +129,6 @@ void pt_payload_trim(void)
   pool_bytes = 0;
   pthread_mutex_unlock(&pool_lock);
 }
+
+void pt_payload_fork_lock(void) { pthread_mutex_lock(&pool_lock); }
+void pt_payload_fork_unlock(void) { pthread_mutex_unlock(&pool_lock); }

@@ -388,3 +388,27 @@ void ringfile_note_signal(int signo)
   if (h)
     atomic_store(&h->ending_signal, signo);
 }
+
+void ringfile_fork_lock(void) { pthread_mutex_lock(&rf_lock); }
+void ringfile_fork_unlock(void) { pthread_mutex_unlock(&rf_lock); }
+
+void ringfile_fork_child(void)
+{
+  /* The parent's slots stay mapped here, unused: the child writes only
+   * into rings of its own file. */
+  if (spare_state == SPARE_READY && rf_hdr)
+    munmap(spare_map, (size_t)rf_hdr->slot_size);
+  spare_map = NULL;
+  spare_state = SPARE_NONE;
+  spare_made = (pthread_cond_t)PTHREAD_COND_INITIALIZER; /* waiters of the parent's */
+  if (rf_fd >= 0)
+    close(rf_fd); /* the parent's lock is the parent's: a child holds none of it */
+  rf_fd = -1;
+  rf_hdr = NULL;
+  atomic_store(&rf_hdr_signals, NULL);
+  rf_path[0] = 0;
+  rf_warned = false;
+  free_rings = NULL;
+  atomic_store(&shim_rings, NULL);
+  pthread_mutex_unlock(&rf_lock);
+}

@@ -71,6 +71,17 @@ static void writer_nap(uint32_t bell, long ns)
 static char finish_how[16];
 static int finish_signo;
 
+/* A fork waits for the writer to stand still (writer_fork_prepare): 1
+ * while it waits; `fork_paused` is the writer's answer, 1 once it stands
+ * outside SQLite with everything committed, until fork_wait is 0 again. */
+_Atomic uint32_t wr__fork_wait;
+static _Atomic uint32_t fork_paused;
+
+/* The database path as SYCL_PI_RECORD gave it, and the directory it was
+ * given in: a forked child resolves it again (its own file where %p or a
+ * directory asks for one). */
+static char given_path[sizeof shim_cfg.path], given_cwd[4096];
+
 /* A knot the writer took (stamp.c): into the ring file, for salvage. */
 void wr__keep_knot(stamp_knot k)
 {
@@ -114,6 +125,24 @@ static void finish_session(void)
   wr__commit_writes();
 }
 
+/* A fork is on its way (writer_fork_prepare): everything so far
+ * committed (a connection that holds SQLite's lock or is inside SQLite
+ * cannot be left behind in a child that opens one of its own: its locks
+ * would be held there for ever), the encoders idle, then the writer waits
+ * until the fork is done. */
+static void stand_still(size_t since_commit)
+{
+  if (!wr.failed && wr.db &&
+      (since_commit || wr.pressure || !sqlite3_get_autocommit(wr.db)))
+    commit();
+  wr__wait_encoders();
+  atomic_store_explicit(&fork_paused, 1, memory_order_release);
+  syscall(SYS_futex, &fork_paused, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  while (atomic_load_explicit(&wr__fork_wait, memory_order_acquire))
+    syscall(SYS_futex, &wr__fork_wait, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
+  atomic_store_explicit(&fork_paused, 0, memory_order_relaxed);
+}
+
 static void *writer_main(void *arg)
 {
   (void)arg;
@@ -136,6 +165,12 @@ static void *writer_main(void *arg)
   size_t since_commit = 0; /* records processed since the last commit */
   for (;;) {
     uint32_t bell = atomic_load_explicit(&writer_bell, memory_order_acquire);
+    if (atomic_load_explicit(&wr__fork_wait, memory_order_acquire)) {
+      stand_still(since_commit);
+      since_commit = 0;
+      last_commit = shim_now();
+      continue;
+    }
     int req = atomic_load(&finish_req);
     if (wr.failed) {
       wr__discard();
@@ -227,7 +262,9 @@ static bool resolve_path(char *out, size_t n)
    * path's ring file was left behind in the first directory, the removal
    * looking for it in the second). */
   char cwd[4096] = "";
-  if (tmp[0] != '/' && !getcwd(cwd, sizeof cwd))
+  if (given_cwd[0]) /* a forked child: its parent's directory at the start */
+    snprintf(cwd, sizeof cwd, "%s", given_cwd);
+  else if (tmp[0] != '/' && !getcwd(cwd, sizeof cwd))
     cwd[0] = 0; /* none to tell (removed): relative, as given */
   const char *sep = cwd[0] ? "/" : "";
   struct stat st;
@@ -344,6 +381,11 @@ bool writer_start(void)
              "paths of up to %zu; record to a shorter one", len, most);
     wr__say_cannot_record(why);
     return false;
+  }
+  if (!given_path[0]) {
+    snprintf(given_path, sizeof given_path, "%s", shim_cfg.path);
+    if (shim_cfg.path[0] != '/' && !getcwd(given_cwd, sizeof given_cwd))
+      given_cwd[0] = 0;
   }
   snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", path);
   /* A device, pipe or socket is no database: SYCL_PI_RECORD=/dev/null
@@ -466,6 +508,74 @@ void writer_finish(const char *how, int signo, int timeout_ms)
     }
   }
   wr__reset_state();
+}
+
+/* In a forked child: its parent's connection and statements, as they
+ * were, never used (SQLite's rule: a connection does not cross a fork)
+ * and kept reachable. */
+static writer_state parents_left __attribute__((used));
+
+int writer_fork_prepare(void)
+{
+  if (!writer_here() || pthread_equal(pthread_self(), writer_thread))
+    return WRITER_FORK_NONE;
+  atomic_store(&wr__fork_wait, 1);
+  writer_wake();
+  /* The writer commits what it has first: a few milliseconds at most,
+   * unless it waits for another process's lock on the file, or is still
+   * salvaging before its own session: then the child goes unrecorded
+   * rather than wait. */
+  uint64_t until = shim_now() + 1000000000u;
+  while (!atomic_load_explicit(&fork_paused, memory_order_acquire)) {
+    if (shim_now() > until)
+      break;
+    struct timespec t = {0, 1000000};
+    syscall(SYS_futex, &fork_paused, FUTEX_WAIT_PRIVATE, 0, &t, NULL, 0);
+  }
+  if (!atomic_load_explicit(&fork_paused, memory_order_acquire))
+    return WRITER_FORK_BUSY;
+  wr__chunks_fork_lock();
+  ringfile_fork_lock();
+  pt_payload_fork_lock();
+  return WRITER_FORK_PAUSED;
+}
+
+void writer_fork_parent(int prepared)
+{
+  if (prepared == WRITER_FORK_PAUSED) {
+    pt_payload_fork_unlock();
+    ringfile_fork_unlock();
+    wr__chunks_fork_unlock();
+  }
+  if (prepared != WRITER_FORK_NONE) {
+    atomic_store(&wr__fork_wait, 0);
+    syscall(SYS_futex, &wr__fork_wait, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  }
+}
+
+void writer_fork_child(int prepared)
+{
+  if (prepared != WRITER_FORK_PAUSED)
+    return; /* nothing of the parent's may be touched: the child is not recorded */
+  pt_payload_fork_unlock();
+  ringfile_fork_child();
+  wr__chunks_fork_child();
+  wr__reset_state();
+  parents_left = wr;
+  wr = (writer_state){.maps_dirty = true, .cur_api = ""};
+  writer_running = false;
+  writer_pid = 0;
+  atomic_store(&finish_req, 0);
+  atomic_store(&finish_done, 0);
+  atomic_store(&finish_gen, 0);
+  atomic_store(&writer_bell, 0);
+  atomic_store(&wr__fork_wait, 0);
+  atomic_store(&fork_paused, 0);
+  finish_how[0] = 0;
+  finish_signo = 0;
+  start_desc_free();
+  atomic_store(&shim_data_dropped, false);
+  snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", given_path);
 }
 
 bool wr__start_thread(pthread_t *t, void *(*fn)(void *))

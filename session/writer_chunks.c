@@ -249,3 +249,18 @@ void wr__free_chunks(void)
   ready = NULL;
   nready = cap_ready = 0;
 }
+
+void wr__chunks_fork_lock(void) { pthread_mutex_lock(&enc_lock); }
+void wr__chunks_fork_unlock(void) { pthread_mutex_unlock(&enc_lock); }
+
+/* In a forked child: no encoder threads (the parent's idle ones are not
+ * here), the condition variables without the parent's waiters. */
+void wr__chunks_fork_child(void)
+{
+  nencoders = 0;
+  nbusy = npending = 0;
+  enc_stop = false;
+  enc_work = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+  enc_done = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+  pthread_mutex_unlock(&enc_lock);
+}

@@ -517,6 +517,8 @@ static inline shim_ring *rings_head(void)
 /* ---- Between the files (each defined, with what it does, where named) ---- */
 
 /* writer.c */
+/* 1 while a fork waits for the writer to stand still: the merge stops. */
+extern _Atomic uint32_t wr__fork_wait;
 void wr__keep_knot(stamp_knot k);
 void wr__reset_state(void);
 
@@ -566,6 +568,9 @@ void wr__wait_encoders(void);
 void wr__write_chunks(void);
 void wr__stop_encoders(void);
 void wr__free_chunks(void);
+void wr__chunks_fork_lock(void);
+void wr__chunks_fork_unlock(void);
+void wr__chunks_fork_child(void);
 
 /* writer_checkpoint.c */
 void wr__write_checkpoint(void);

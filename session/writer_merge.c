@@ -295,7 +295,8 @@ void wr__forget_rings(void)
 size_t wr__merge(void)
 {
   size_t done = 0;
-  while (!wr.pressure || wr.draining) {
+  while ((!wr.pressure && !atomic_load_explicit(&wr__fork_wait, memory_order_relaxed)) ||
+         wr.draining) {
     uint64_t sweep = ++looks;
     /* A ring is in the list before its first record is published: a
      * thread whose record another's depends on is found here. */
@@ -309,7 +310,8 @@ size_t wr__merge(void)
     }
     if (!nheap)
       return done;
-    while (nheap && (!wr.pressure || wr.draining)) {
+    while (nheap && ((!wr.pressure && !atomic_load_explicit(&wr__fork_wait, memory_order_relaxed)) ||
+                     wr.draining)) {
       mring *m = heap[0];
       if (m->seen >= sweep)
         break; /* seen at or after this sweep: look at the others again first */

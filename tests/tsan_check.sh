@@ -98,6 +98,12 @@ record)
   # pitrace record over a program with threads, and replays that use
   # threads (the replay plugin following two recorded threads).
   run "pitrace record" "$bin/pitrace" record -o "$work/r" -- "$bin/record_prog" threads 4 2000
+  # Forks while a thread floods the recorder, each child recording a
+  # session of its own (its writer's thread started after a fork of a
+  # process with threads: ThreadSanitizer kills such a child unless told
+  # not to, as it cannot know that no lock was held at the fork).
+  TSAN_OPTIONS="$TSAN_OPTIONS die_after_fork=0" SYCL_PI_RECORD=$work/f.db \
+    run "forks while a thread floods the recorder" "$bin/record_prog" forkmany 6
   SYCL_PI_RECORD=$work/t.db run "recording replay_threads" "$bin/replay_threads" data
   run "replay" "$bin/pitrace" replay "$work/t.db"
   SYCL_PI_REPLAY=$work/t.db OCL_ICD_VENDORS=/nonexistent \

@@ -378,6 +378,12 @@ void ringfile_remove(void);
 /* The process is ending on fatal signal `signo` (from its handler:
  * async-signal-safe). */
 void ringfile_note_signal(int signo);
+/* Around a fork (writer_fork_prepare): the file's lock held across it;
+ * in the child, the parent's file let go (not removed: it is still the
+ * parent's) and its rings forgotten, for a ring file of the child's own. */
+void ringfile_fork_lock(void);
+void ringfile_fork_unlock(void);
+void ringfile_fork_child(void);
 
 /* ---- Payload copies (payload.c) ----------------------------------------------
  * Where the shim copies a payload too large for its ring (the record keeps
@@ -386,6 +392,9 @@ void *pt_payload_alloc(uint64_t size);
 void pt_payload_free(void *p);
 /* Gives back the freed copies kept for reuse (the session's end). */
 void pt_payload_trim(void);
+/* The copies' lock held across a fork (writer_fork_prepare). */
+void pt_payload_fork_lock(void);
+void pt_payload_fork_unlock(void);
 
 /* ---- The writer (writer.c; writer_internal.h lists its files) -------------------- */
 
@@ -398,6 +407,22 @@ void writer_finish(const char *how, int signo, int timeout_ms);
 /* Asks the writer to write everything so far now (waits at most
  * timeout_ms); recording goes on. */
 void writer_flush(int timeout_ms);
+/* A process that records forks (the shim's pthread_atfork handlers): the
+ * child may record a session of its own only if, at the fork, no thread
+ * of the recorder was inside SQLite or held its locks (SQLite's rule: a
+ * connection does not cross a fork; and a lock held at the fork is held
+ * in the child for ever). writer_fork_prepare has the writer commit what
+ * it has and stand still, then takes the recorder's locks; it answers
+ * NONE when no writer runs here, BUSY when the writer did not stand still
+ * within a second (it waits for another process's lock on the file, or
+ * salvages before its own session): the child then must not record.
+ * writer_fork_parent lets the writer go on; writer_fork_child (PAUSED
+ * only) forgets the parent's session, its file, rings and connection, so
+ * that writer_start begins the child's own. */
+enum { WRITER_FORK_NONE, WRITER_FORK_PAUSED, WRITER_FORK_BUSY };
+int writer_fork_prepare(void);
+void writer_fork_parent(int prepared);
+void writer_fork_child(int prepared);
 /* Wakes the writer from its nap (a producer whose ring is full; a flush,
  * the end): one system call, async-signal-safe. */
 void writer_wake(void);

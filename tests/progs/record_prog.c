@@ -74,8 +74,14 @@
  *                           a query; then _exit(3), before the next commit
  *   record_prog exec PROG [ARG...]  a query, then the process goes on as PROG
  *                           (execv, the rest of the command line its argv)
- *   record_prog forkcall    a query, then a child forked that makes 2 queries
- *                           ("the child made 2 calls"), then a query more
+ *   record_prog forkcall [exit]  a query, then a child forked that makes 2
+ *                           queries ("the child PID made 2 calls") and ends
+ *                           with _exit (exit: through exit), then a query more
+ *   record_prog forkmany N  a thread makes queries without a pause while
+ *                           the main thread forks N children, one at a time,
+ *                           each making 3 queries and ending through exit;
+ *                           then the thread stops ("the thread made K
+ *                           calls", "N children made 3 calls each")
  *   record_prog forkterm    a query, then a child forked that sleeps, stopped
  *                           by SIGTERM ("the child ended by signal 15 in N
  *                           ms"); a query, then _exit(3)
@@ -556,8 +562,8 @@ static int survive_two(void)
 }
 
 /* Mode `forkcall`: a child forked from a recording process makes calls
- * of its own (not recorded: it says so). */
-static int fork_and_call(void)
+ * of its own (recorded in a session of its own). */
+static int fork_and_call(bool through_exit)
 {
   if (queries(1))
     return 2;
@@ -566,8 +572,10 @@ static int fork_and_call(void)
     return 2;
   if (child == 0) {
     int bad = queries_quiet(2);
-    printf("record_prog: the child made 2 calls\n");
+    printf("record_prog: the child %d made 2 calls\n", (int)getpid());
     fflush(stdout);
+    if (through_exit)
+      exit(bad);
     _exit(bad);
   }
   int st;
@@ -575,6 +583,61 @@ static int fork_and_call(void)
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
     return 2;
   return queries(1);
+}
+
+/* Mode `forkmany`: forks while another thread floods the recorder. */
+static _Atomic bool flood_stop;
+static _Atomic uint64_t flood_calls;
+
+static void *flood(void *arg)
+{
+  (void)arg;
+  while (!atomic_load(&flood_stop)) {
+    if (queries_quiet(1))
+      return (void *)1;
+    atomic_fetch_add(&flood_calls, 1);
+  }
+  return NULL;
+}
+
+static int fork_many(int n)
+{
+  if (queries_quiet(1))
+    return 2;
+  pthread_t t;
+  if (pthread_create(&t, NULL, flood, NULL) != 0)
+    return 2;
+  int bad = 0;
+  uint64_t most = 0, all = 0;
+  for (int i = 0; i < n && !bad; i++) {
+    uint64_t t0 = now_ns();
+    pid_t child = fork();
+    if (child > 0) {
+      uint64_t took = now_ns() - t0;
+      all += took;
+      most = took > most ? took : most;
+    }
+    if (child < 0) {
+      bad = 1;
+      break;
+    }
+    if (child == 0)
+      exit(queries_quiet(3));
+    int st;
+    waitpid(child, &st, 0);
+    bad = !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+  }
+  atomic_store(&flood_stop, true);
+  void *r;
+  pthread_join(t, &r);
+  if (bad || r)
+    return 2;
+  printf("record_prog: the thread made %llu calls\n", (unsigned long long)flood_calls);
+  printf("record_prog: %d children made 3 calls each (a fork took %llu us on average, "
+         "%llu us at most)\n", n, (unsigned long long)(all / 1000u / (uint64_t)n),
+         (unsigned long long)(most / 1000u));
+  fflush(stdout);
+  return 0;
 }
 
 /* Mode `forkterm`: a query, a child forked that only sleeps, SIGTERM to
@@ -610,7 +673,7 @@ int main(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkcall | forkterm | churn N [P] | sigmasks | chdir DIR\n");
+                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkcall [exit] | forkmany N | forkterm | churn N [P] | sigmasks | chdir DIR\n");
     return 2;
   }
   slow_handler = strcmp(argv[1], "handledslow") == 0;
@@ -661,7 +724,9 @@ int main(int argc, char **argv)
   if (strcmp(mode, "forkterm") == 0)
     return fork_and_stop_child();
   if (strcmp(mode, "forkcall") == 0)
-    return fork_and_call();
+    return fork_and_call(argc > 2 && strcmp(argv[2], "exit") == 0);
+  if (strcmp(mode, "forkmany") == 0)
+    return fork_many(n);
   if (strcmp(mode, "gap") == 0) {
     uint64_t before = now_ns();
     if (queries(1))
