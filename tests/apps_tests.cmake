@@ -45,6 +45,10 @@ execute_process(COMMAND /usr/bin/python3 -c "import pyopencl, numpy"
   RESULT_VARIABLE _no_pyopencl OUTPUT_QUIET ERROR_QUIET)
 if(_no_pyopencl EQUAL 0)
   pitrace_app_test(pyopencl)
+  # pyopencl's work in a pool of forked workers (tests/apps/fork_pool.sh).
+  add_test(NAME app_pyopencl_fork_pool
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/apps/fork_pool.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR})
+  set_tests_properties(app_pyopencl_fork_pool PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 endif()
 execute_process(COMMAND /usr/bin/python3 -c "import cv2, numpy"
   RESULT_VARIABLE _no_opencv OUTPUT_QUIET ERROR_QUIET)
