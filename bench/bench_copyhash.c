@@ -14,20 +14,25 @@
  * fresh memory (malloc, as the shim does; glibc's adaptive mmap threshold
  * is pinned at its default so that every round gets fresh pages, as a
  * process recording its first payloads does), a copy from the program's
- * (already touched) buffer, the hash. The same again into the memory the
- * recorder copies payloads into (pt_payload_alloc), fresh (its pool of
- * freed copies emptied before the round) and reused (a program that moves
- * the same sizes again). Reported:
+ * (already touched) buffer, the hash. The same again through the
+ * recorder's own copies (pt_payload_copy, then pt_payload_view as its
+ * writer reads them): into process memory, fresh (its pool of freed
+ * copies emptied before the round) and reused (a program that moves the
+ * same sizes again), and into a payload file (payload.c: where a recording
+ * process's copies go, so that they outlive it), fresh (a new file) and
+ * reused (its regions given back by a commit). Reported:
  * min / median / max over the rounds of each whole, and of its parts
  * measured the same way on their own (the copy into memory already
  * touched; the hash alone).
  */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_common.h"
 #include "recorder.h"
@@ -44,22 +49,30 @@ static double now_ms(void)
 
 static volatile unsigned sink; /* the hashes are used: not optimised away */
 
-static void *heap_alloc(uint64_t n) { return malloc(n); }
-
-/* Each payload copied from src[k] into memory from alloc (left in copy[k]
- * for the caller to free) and hashed: the milliseconds taken, or -1
- * (said why) when memory ran out. */
-static double copy_hash(void *(*alloc)(uint64_t), unsigned char **copy, unsigned char *const *src,
+/* Each payload copied from src[k] into memory of its own and hashed, the
+ * copy left in copy[k] for the caller to free: with malloc (recorder
+ * false), or as the recorder copies it and its writer reads it
+ * (pt_payload_copy, pt_payload_view). The milliseconds taken, or -1 (said
+ * why) when no copy could be made. */
+static double copy_hash(bool recorder, const void **copy, unsigned char *const *src,
                         const size_t *sizes, size_t nsizes)
 {
   unsigned char key[PT_BLOB_KEY];
   double t0 = now_ms();
   for (size_t k = 0; k < nsizes; k++) {
-    if (!(copy[k] = alloc(sizes[k]))) {
-      fprintf(stderr, "bench_copyhash: out of memory for %zu bytes\n", sizes[k]);
+    if (recorder) {
+      uint64_t token = pt_payload_copy(src[k], sizes[k]);
+      copy[k] = token ? pt_payload_view(token) : NULL;
+    } else {
+      unsigned char *m = malloc(sizes[k]);
+      if (m)
+        memcpy(m, src[k], sizes[k]);
+      copy[k] = m;
+    }
+    if (!copy[k]) {
+      fprintf(stderr, "bench_copyhash: no copy of %zu bytes could be made\n", sizes[k]);
       return -1;
     }
-    memcpy(copy[k], src[k], sizes[k]);
     pt_blob_key(copy[k], sizes[k], key);
     sink += key[0];
   }
@@ -99,7 +112,10 @@ int main(int argc, char **argv)
   /* Fresh pages in every round, as in a process's first payloads. */
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   size_t total = 0;
-  unsigned char *src[MAX_SIZES], *copy[MAX_SIZES], *warm[MAX_SIZES];
+  unsigned char *src[MAX_SIZES], *warm[MAX_SIZES];
+  const void *copy[MAX_SIZES];
+  char file[64];
+  snprintf(file, sizeof file, "/tmp/bench_copyhash-payloads.%d", (int)getpid());
   for (size_t k = 0; k < nsizes; k++) {
     src[k] = malloc(sizes[k]);
     warm[k] = malloc(sizes[k]);
@@ -115,29 +131,39 @@ int main(int argc, char **argv)
   double *whole = calloc((size_t)rounds, sizeof *whole);
   double *fresh = calloc((size_t)rounds, sizeof *fresh);
   double *reused = calloc((size_t)rounds, sizeof *reused);
+  double *ffresh = calloc((size_t)rounds, sizeof *ffresh);
+  double *freused = calloc((size_t)rounds, sizeof *freused);
   double *cp = calloc((size_t)rounds, sizeof *cp);
   double *hash = calloc((size_t)rounds, sizeof *hash);
-  if (!whole || !fresh || !reused || !cp || !hash)
+  if (!whole || !fresh || !reused || !ffresh || !freused || !cp || !hash)
     return 2;
   unsigned char key[PT_BLOB_KEY];
   for (long r = 0; r < rounds; r++) {
-    double t = copy_hash(heap_alloc, copy, src, sizes, nsizes);
+    double t = copy_hash(false, copy, src, sizes, nsizes);
     if (t < 0)
       return 2;
     whole[r] = t;
     for (size_t k = 0; k < nsizes; k++)
-      free(copy[k]);
-    /* The recorder's memory: fresh, then reused (the pool as the writer
-     * leaves it, each copy freed once stored). */
-    pt_payload_trim();
-    for (int pass = 0; pass < 2; pass++) {
-      if ((t = copy_hash(pt_payload_alloc, copy, src, sizes, nsizes)) < 0)
-        return 2;
-      (pass ? reused : fresh)[r] = t;
-      for (size_t k = 0; k < nsizes; k++)
-        pt_payload_free(copy[k]);
+      free((void *)copy[k]);
+    /* The recorder's copies, in process memory and then in a payload
+     * file: fresh, then reused (as the writer leaves them, each freed
+     * once stored, and given back by the commit). */
+    for (int where = 0; where < 2; where++) {
+      pt_payload_use_file(where ? file : NULL);
+      pt_payload_trim();
+      for (int pass = 0; pass < 2; pass++) {
+        if ((t = copy_hash(true, copy, src, sizes, nsizes)) < 0) {
+          pt_payload_file_remove();
+          return 2;
+        }
+        (where ? pass ? freused : ffresh : pass ? reused : fresh)[r] = t;
+        for (size_t k = 0; k < nsizes; k++)
+          pt_payload_free(copy[k]);
+        pt_payload_committed();
+      }
+      pt_payload_trim();
+      pt_payload_file_remove();
     }
-    pt_payload_trim();
     double t0 = now_ms();
     for (size_t k = 0; k < nsizes; k++)
       memcpy(warm[k], src[k], sizes[k]);
@@ -159,6 +185,10 @@ int main(int argc, char **argv)
   printf("  the same, the recorder's memory (fresh):     %.2f / %.2f / %.2f\n", mn, md, mx);
   bench_mmm(reused, (size_t)rounds, &mn, &md, &mx);
   printf("  the same, the recorder's memory reused:      %.2f / %.2f / %.2f\n", mn, md, mx);
+  bench_mmm(ffresh, (size_t)rounds, &mn, &md, &mx);
+  printf("  the same, a payload file in /tmp (fresh):  %.2f / %.2f / %.2f\n", mn, md, mx);
+  bench_mmm(freused, (size_t)rounds, &mn, &md, &mx);
+  printf("  the same, a payload file reused:             %.2f / %.2f / %.2f\n", mn, md, mx);
   bench_mmm(cp, (size_t)rounds, &mn, &md, &mx);
   printf("  copied into memory already touched:          %.2f / %.2f / %.2f\n", mn, md, mx);
   bench_mmm(hash, (size_t)rounds, &mn, &md, &mx);
@@ -168,6 +198,8 @@ int main(int argc, char **argv)
     free(warm[k]);
   }
   free(whole);
+  free(ffresh);
+  free(freused);
   free(fresh);
   free(reused);
   free(cp);

@@ -630,7 +630,7 @@ static void emit_readback(const pending_read *p)
   else if (size > shim_cfg.data_cap)
     size = shim_cfg.data_cap;
   bool heap = size > INLINE_MAX;
-  rec_readback *r = shim_reserve(sizeof *r + (heap ? sizeof(void *) : size));
+  rec_readback *r = shim_reserve(sizeof *r + (heap ? sizeof(uint64_t) : size));
   if (!r)
     return;
   r->h.type = REC_READBACK;
@@ -639,12 +639,10 @@ static void emit_readback(const pending_read *p)
   r->size = size;
   r->heap = heap;
   if (heap) {
-    void *copy = pt_payload_alloc(size);
-    if (copy)
-      memcpy(copy, p->ptr, size);
-    else
+    uint64_t token = pt_payload_copy(p->ptr, size);
+    if (!token)
       r->size = 0;
-    memcpy(r + 1, &copy, sizeof copy);
+    memcpy(r + 1, &token, sizeof token);
   } else {
     memcpy(r + 1, p->ptr, size);
   }
@@ -888,7 +886,7 @@ static size_t items_size(const captures *c)
 {
   size_t n = 0;
   for (unsigned i = 0; i < c->n; i++)
-    n += sizeof(rec_item) + ALIGN8(c->v[i].size > INLINE_MAX ? sizeof(void *) : c->v[i].size);
+    n += sizeof(rec_item) + ALIGN8(c->v[i].size > INLINE_MAX ? sizeof(uint64_t) : c->v[i].size);
   return n;
 }
 
@@ -905,13 +903,11 @@ static void write_items(unsigned char *w, const captures *c)
     it->heap = k->size > INLINE_MAX;
     w += sizeof *it;
     if (it->heap) {
-      void *copy = pt_payload_alloc(k->size);
-      if (copy)
-        memcpy(copy, k->ptr, k->size);
-      else
+      uint64_t token = pt_payload_copy(k->ptr, k->size);
+      if (!token)
         it->size = 0;
-      memcpy(w, &copy, sizeof copy);
-      w += sizeof(void *);
+      memcpy(w, &token, sizeof token);
+      w += sizeof token;
     } else {
       memcpy(w, k->ptr, k->size);
       w += ALIGN8(k->size);

@@ -412,8 +412,8 @@ void rp_payload_problem(const rp_session *s, const pt_call *c, unsigned position
                          "SYCL_PI_RECORD_DATA=none or filtered)",
       [RP_DATA_PARTIAL] = "was recorded only in part (SYCL_PI_RECORD_DATA=meta or "
                           "SYCL_PI_RECORD_DATA_CAP; its data stopped on a full disk; or its "
-                          "process ended without a word before it was stored, and data over "
-                          "64 KiB waits in the process's memory: pitrace sessions says which)",
+                          "process ended without a word before it was stored, on a disk too "
+                          "full to keep it beside the session: pitrace sessions says which)",
       [RP_DATA_MISSING_BLOB] = "is missing from the file (its blob is gone: the database is "
                                "damaged)"};
   snprintf(err, errn, "%s: seq %lld %s: the %s data of parameter %s %s", s->db.path,

@@ -21,15 +21,35 @@
  * compaction counted: the host backing the guest's memory, it seems);
  * the mean was no better (125 ms against 128).
  *
- * Under AddressSanitizer everything comes from malloc, so that a read past
- * a payload is still found.
+ * Where a ring file is kept (ringfile.c), large payloads go into regions
+ * of a payload file beside it (DB-payloads.PID.XXXXXX), mapped shared, so
+ * that they outlive the process as its records do: a process that ends
+ * with _exit or is killed while payloads wait for its writer leaves them
+ * there, and the salvager stores them with its calls (before the file,
+ * such a session's replay stopped at the first call whose data was over
+ * 64 KiB: "recorded only in part"). Each region begins with its header
+ * (what the payload was called in the process, its size, whether it waits
+ * to be stored), regions follow one another, and a stored one is given
+ * back only after the commit that stored it (until then a salvage reads
+ * its record again); then it is kept for reuse or its pages punched out of
+ * the file. A full disk or the file size limit sends payloads back to
+ * process memory.
+ *
+ * Under AddressSanitizer payloads outside the payload file come from
+ * malloc, so that a read past one is still found.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "recorder.h"
@@ -43,29 +63,187 @@
 #endif
 
 #define PAYLOAD_BIG (1u << 20)        /* from here on, a mapping of its own */
-#define POOL_MAX 4                    /* mappings kept for reuse */
+#define POOL_MAX 4                    /* mappings (regions) kept for reuse */
 #define POOL_BYTES ((size_t)64 << 20) /* and their bytes, at most */
+/* The payload file begins again from nothing when nothing in it waits and
+ * it has grown past this (regions are taken one after another; a stored
+ * one's pages go back to the disk, not its offsets). */
+#define FILE_RESTART ((uint64_t)1 << 30)
+/* A payload's token in the payload file: its region's offset + 1, with
+ * this bit (a pointer into process memory never has it). */
+#define FILE_TOKEN (1ULL << 63)
 
 /* In front of every payload: how its memory was had, so that the writer
- * frees it the same way. 16 bytes keep the payload 16-byte aligned. */
+ * frees it the same way; in the payload file, also what a salvager needs
+ * to find it. 64 bytes keep the payload 16-byte aligned. */
+#define PAYLOAD_MAGIC 0x31646c6f6c796170ULL /* "payl0ld1" */
 typedef struct payload_hdr {
-  uint64_t map_len; /* the mapping's length (it starts at the header); 0: malloc */
-  uint64_t pad;
+  uint64_t magic;    /* PAYLOAD_MAGIC in a region of the payload file */
+  uint64_t map_len;  /* the mapping's (the region's) length from here; 0: malloc */
+  uint64_t file_off; /* the region's offset in the payload file + 1; 0: not in it */
+  uint64_t size;     /* the payload's bytes */
+  uint64_t token;    /* what the records call it (pt_payload_copy) */
+  uint64_t live;     /* 1 from its copy until it is stored and committed */
+  uint64_t pad[2];
 } payload_hdr;
+_Static_assert(sizeof(payload_hdr) == 64, "payload_hdr is not 64 bytes");
+
+/* Mappings of process memory kept for reuse (pool), regions of the
+ * payload file kept for reuse (fpool), and regions stored since the last
+ * commit (retired: until the commit a salvage reads their records again);
+ * all under pool_lock. */
+typedef struct region {
+  uint64_t off, len;
+} region;
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static payload_hdr *pool[POOL_MAX];
 static unsigned npool;
 static size_t pool_bytes;
+static region fpool[POOL_MAX];
+static unsigned nfpool;
+static region *retired;
+static size_t nretired, cap_retired;
 
-void *pt_payload_alloc(uint64_t size)
+/* The payload file: beside the ring file, so that a process that ends
+ * without a word (_exit, SIGKILL) leaves its large payloads where the
+ * salvager finds them, as its rings leave its records. Made at the first
+ * large payload; given up (`pf_off`) when it cannot be written (a full
+ * disk, the file size limit), after which payloads are in process memory. */
+static char pf_path[4300];
+static int pf_fd = -1;
+static bool pf_off;
+static uint64_t pf_end;  /* where the next region begins */
+static unsigned pf_live; /* regions waiting to be stored or committed */
+
+void pt_payload_use_file(const char *path)
 {
-  if (size > SIZE_MAX / 2)
-    return NULL;
+  pthread_mutex_lock(&pool_lock);
+  snprintf(pf_path, sizeof pf_path, "%s", path && !getenv("XX_NOFILE") ? path : "");
+  pf_off = false;
+  pthread_mutex_unlock(&pool_lock);
+}
+
+/* The disk room the payload file leaves to the session's database: below
+ * it, payloads go into process memory (and a stored region's pages go
+ * back to the disk rather than into the pool). */
+#define FILE_ROOM_KEPT ((uint64_t)64 << 20)
+
+static bool file_room(uint64_t len)
+{
+  struct statvfs v;
+  return pf_fd >= 0 && fstatvfs(pf_fd, &v) == 0 &&
+         (uint64_t)v.f_bavail * v.f_frsize >= len + FILE_ROOM_KEPT;
+}
+
+static size_t page_round(size_t n)
+{
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  return (n + page - 1) & ~(page - 1);
+}
+
+/* A region of the payload file of at least `len` bytes (a pooled one, or
+ * the next); false when the file cannot have one. Under pool_lock. */
+static bool take_region(uint64_t len, region *out)
+{
+  unsigned best = POOL_MAX;
+  for (unsigned i = 0; i < nfpool; i++)
+    if (fpool[i].len >= len && (best == POOL_MAX || fpool[i].len < fpool[best].len))
+      best = i;
+  if (best < POOL_MAX) {
+    *out = fpool[best];
+    fpool[best] = fpool[--nfpool];
+    return true;
+  }
+  if (!pf_path[0] || pf_off)
+    return false;
+  if (pf_fd < 0) {
+    pf_fd = open(pf_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (pf_fd < 0) {
+      pf_off = true;
+      return false;
+    }
+  }
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+      pf_end + len > (uint64_t)lim.rlim_cur) {
+    pf_off = true; /* a write past it would raise SIGXFSZ in the application */
+    return false;
+  }
+  if (!file_room(len))
+    return false; /* for now: the disk may have room again later */
+  *out = (region){pf_end, len};
+  pf_end += len;
+  return true;
+}
+
+/* The payload is written in pieces of this size: a larger write has the
+ * page cache take large folios, which on the VMs here now and then come
+ * from memory the host has not backed yet (3 payloads of 16 MiB, each
+ * process new: 10 ms, but 66 to 114 ms in 3 of 12 processes, written
+ * whole; 11 to 12 ms every time in 64 KiB pieces; 33 ms in 4 KiB ones). */
+#define WRITE_PIECE ((size_t)64 << 10)
+
+/* Writes a payload into a region of the payload file, its header first
+ * (under the lock: a salvager walks the regions from the first by their
+ * lengths); its token, or 0 when the file could not take it. Writes into
+ * the file's page cache, not a copy into a shared mapping: 3 payloads of
+ * 16 MiB in 12 ms on the 2-core machine's ext4, where mappings of the
+ * file took 26 ms (space made with posix_fallocate, then populated) and
+ * process memory 18 (bench_copyhash's figures are these, in one run).
+ * Space is not made beforehand: writes into blocks that posix_fallocate
+ * made took three times as long (unwritten extents); a full disk fails
+ * the write instead (delayed allocation reserves the blocks), and the
+ * payload goes into process memory. */
+static uint64_t copy_to_file(const void *src, uint64_t size)
+{
+  uint64_t len = page_round(sizeof(payload_hdr) + (size_t)size);
+  region r = {0, 0};
+  pthread_mutex_lock(&pool_lock);
+  bool ok = take_region(len, &r);
+  payload_hdr h = {.magic = PAYLOAD_MAGIC, .map_len = r.len, .file_off = r.off + 1,
+                   .size = size, .token = (r.off + 1) | FILE_TOKEN, .live = 1};
+  /* The header under the lock, before the next region can be taken: a
+   * salvager walks the regions from the first by their lengths. */
+  if (ok && pwrite(pf_fd, &h, sizeof h, (off_t)r.off) != (ssize_t)sizeof h) {
+    pf_off = true;
+    ok = false;
+  }
+  if (ok)
+    pf_live++;
+  int fd = pf_fd;
+  pthread_mutex_unlock(&pool_lock);
+  if (!ok)
+    return 0;
+  const char *p = src;
+  uint64_t done = 0;
+  while (done < size) {
+    size_t piece = size - done < WRITE_PIECE ? (size_t)(size - done) : WRITE_PIECE;
+    ssize_t n = pwrite(fd, p + done, piece, (off_t)(r.off + sizeof h + done));
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR)
+        continue;
+      /* A full disk, or the file cut back: not again; the region waits
+       * for nobody (no record names it), its space not reused. */
+      pthread_mutex_lock(&pool_lock);
+      pf_off = true;
+      pf_live--;
+      pthread_mutex_unlock(&pool_lock);
+      return 0;
+    }
+    done += (uint64_t)n;
+  }
+  return h.token;
+}
+
+/* A copy in process memory (pt_payload_copy when there is no payload
+ * file): its token is its address. */
+static uint64_t copy_to_memory(const void *src, uint64_t size)
+{
   size_t need = sizeof(payload_hdr) + (size_t)size;
+  payload_hdr *h = NULL;
 #ifndef PAYLOAD_MALLOC_ONLY
   if (size >= PAYLOAD_BIG) {
-    payload_hdr *h = NULL;
     pthread_mutex_lock(&pool_lock);
     unsigned best = POOL_MAX; /* the smallest that holds it */
     for (unsigned i = 0; i < npool; i++)
@@ -78,32 +256,79 @@ void *pt_payload_alloc(uint64_t size)
     }
     pthread_mutex_unlock(&pool_lock);
     if (!h) {
-      size_t page = (size_t)sysconf(_SC_PAGESIZE);
-      size_t len = (need + page - 1) & ~(page - 1);
+      size_t len = page_round(need);
       /* Its pages made at once (MAP_POPULATE), not a fault each as the copy
        * reaches them: 48 MiB 19.5 ms instead of 20.9 on the 2-core VM. */
       void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
                      -1, 0);
       if (m == MAP_FAILED)
-        return NULL;
+        return 0;
       h = m;
       h->map_len = len;
     }
-    return h + 1;
   }
 #endif
-  payload_hdr *h = malloc(need);
-  if (!h)
-    return NULL;
-  h->map_len = 0;
-  return h + 1;
+  if (!h) {
+    h = malloc(need);
+    if (!h)
+      return 0;
+    h->map_len = 0;
+  }
+  h->file_off = 0;
+  h->size = size;
+  memcpy(h + 1, src, (size_t)size);
+  return h->token = (uint64_t)(uintptr_t)(h + 1);
 }
 
-void pt_payload_free(void *p)
+uint64_t pt_payload_copy(const void *src, uint64_t size)
+{
+  if (size > SIZE_MAX / 2)
+    return 0;
+  uint64_t t = copy_to_file(src, size);
+  return t ? t : copy_to_memory(src, size);
+}
+
+const void *pt_payload_view(uint64_t token)
+{
+  if (!(token & FILE_TOKEN))
+    return (const void *)(uintptr_t)token;
+  uint64_t off = (token & ~FILE_TOKEN) - 1;
+  pthread_mutex_lock(&pool_lock);
+  int fd = pf_fd;
+  pthread_mutex_unlock(&pool_lock);
+  payload_hdr h;
+  if (fd < 0 || pread(fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h || h.token != token)
+    return NULL;
+  /* In the page cache since its write: mapped without a copy. */
+  size_t len = page_round(sizeof h + (size_t)h.size);
+  void *m = mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, (off_t)off);
+  return m == MAP_FAILED ? NULL : (const payload_hdr *)m + 1;
+}
+
+void pt_payload_free(const void *p)
 {
   if (!p)
     return;
   payload_hdr *h = (payload_hdr *)p - 1;
+  if (h->file_off) { /* a view of the payload file: its region waits for the commit */
+    region r = {h->file_off - 1, h->map_len};
+    munmap(h, page_round(sizeof *h + (size_t)h->size));
+    pthread_mutex_lock(&pool_lock);
+    if (nretired == cap_retired) {
+      size_t cap = cap_retired ? cap_retired * 2 : 16;
+      region *v = realloc(retired, cap * sizeof *v);
+      if (v) {
+        retired = v;
+        cap_retired = cap;
+      }
+    }
+    if (nretired < cap_retired)
+      retired[nretired++] = r;
+    else
+      pf_live--; /* no memory to keep it: its space is not reused */
+    pthread_mutex_unlock(&pool_lock);
+    return;
+  }
   if (!h->map_len) {
     free(h);
     return;
@@ -119,8 +344,49 @@ void pt_payload_free(void *p)
     munmap(h, h->map_len);
 }
 
+/* A region stored and committed: marked so for a salvager, then kept for
+ * reuse (its pages stay in the page cache: the next payload of its size
+ * is written over them) or its pages punched out of the file (its header
+ * kept: a salvager's walk goes past it). Under pool_lock. */
+static void region_done(region r)
+{
+  static const uint64_t zero = 0;
+  pf_live--;
+  if (pf_fd < 0)
+    return;
+  if (pwrite(pf_fd, &zero, sizeof zero, (off_t)(r.off + offsetof(payload_hdr, live))) !=
+      (ssize_t)sizeof zero)
+    return;
+  size_t bytes = 0;
+  for (unsigned i = 0; i < nfpool; i++)
+    bytes += fpool[i].len;
+  if (nfpool < POOL_MAX && bytes + r.len <= POOL_BYTES && file_room(POOL_BYTES)) {
+    fpool[nfpool++] = r;
+    return;
+  }
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if (r.len > page)
+    fallocate(pf_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(r.off + page),
+              (off_t)(r.len - page));
+}
+
+void pt_payload_committed(void)
+{
+  pthread_mutex_lock(&pool_lock);
+  for (size_t i = 0; i < nretired; i++)
+    region_done(retired[i]);
+  nretired = 0;
+  /* Nothing in the file waits, and it has grown long: begun again. */
+  if (!pf_live && pf_end >= FILE_RESTART && pf_fd >= 0 && ftruncate(pf_fd, 0) == 0) {
+    pf_end = 0;
+    nfpool = 0;
+  }
+  pthread_mutex_unlock(&pool_lock);
+}
+
 void pt_payload_trim(void)
 {
+  pt_payload_committed();
   pthread_mutex_lock(&pool_lock);
   while (npool) {
     payload_hdr *h = pool[--npool];
@@ -130,5 +396,62 @@ void pt_payload_trim(void)
   pthread_mutex_unlock(&pool_lock);
 }
 
+void pt_payload_file_remove(void)
+{
+  pthread_mutex_lock(&pool_lock);
+  if (pf_fd >= 0) {
+    unlink(pf_path);
+    close(pf_fd);
+  }
+  pf_fd = -1;
+  pf_path[0] = 0;
+  pf_end = 0;
+  pf_live = 0;
+  nfpool = nretired = 0;
+  pthread_mutex_unlock(&pool_lock);
+}
+
 void pt_payload_fork_lock(void) { pthread_mutex_lock(&pool_lock); }
 void pt_payload_fork_unlock(void) { pthread_mutex_unlock(&pool_lock); }
+
+void pt_payload_fork_child(void)
+{
+  /* The parent's payloads and file are the parent's: forgotten here (the
+   * file not removed). */
+  npool = 0;
+  pool_bytes = 0;
+  nfpool = nretired = 0;
+  if (pf_fd >= 0)
+    close(pf_fd);
+  pf_fd = -1;
+  pf_path[0] = 0;
+  pf_off = false;
+  pf_end = 0;
+  pf_live = 0;
+  pthread_mutex_unlock(&pool_lock);
+}
+
+/* ---- Salvage ------------------------------------------------------------------ */
+
+int pt_payload_salvage_scan(const unsigned char *base, uint64_t len, pt_salvaged_payload *out,
+                            int max)
+{
+  int n = 0;
+  for (uint64_t off = 0; off + sizeof(payload_hdr) <= len;) {
+    const payload_hdr *h = (const payload_hdr *)(base + off);
+    if (h->magic != PAYLOAD_MAGIC || h->map_len < sizeof *h || h->map_len % 4096 ||
+        h->file_off != off + 1)
+      break; /* a region begun as the process died, or damage: none further is known */
+    /* The last region may end before its length does (its bytes are
+     * written, not its room made). */
+    if (h->live == 1 && h->size <= h->map_len - sizeof *h && h->size <= len - off - sizeof *h) {
+      if (n < max)
+        out[n] = (pt_salvaged_payload){h->token, h->size, (const unsigned char *)(h + 1)};
+      n++;
+    }
+    if (h->map_len > len - off)
+      break;
+    off += h->map_len;
+  }
+  return n;
+}

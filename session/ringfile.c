@@ -158,7 +158,10 @@ bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_uni
   atomic_store(&rf_hdr_signals, rf_hdr);
   rf_fd = fd;
   ok = true;
+  char payloads[sizeof rf_path + 8];
+  bool named = ringfile_payload_path(rf_path, payloads, sizeof payloads);
   pthread_mutex_unlock(&rf_lock);
+  pt_payload_use_file(named ? payloads : NULL);
   for (uint32_t i = 0; i < atomic_load(&shim_ninstances); i++)
     ringfile_note_instance(i);
   return ok;
@@ -372,6 +375,7 @@ void ringfile_remove(void)
   }
   if (rf_hdr) {
     atomic_store(&rf_hdr->state, RINGFILE_DONE);
+    pt_payload_file_remove(); /* first: a payload file is never left without its ring file */
     unlink(rf_path);
     /* The mapping stays: late threads may still hold their rings. */
     close(rf_fd);
@@ -411,4 +415,15 @@ void ringfile_fork_child(void)
   free_rings = NULL;
   atomic_store(&shim_rings, NULL);
   pthread_mutex_unlock(&rf_lock);
+}
+
+bool ringfile_payload_path(const char *ring, char *out, size_t n)
+{
+  const char *at = NULL;
+  for (const char *q = ring; (q = strstr(q, "-rings.")); q++)
+    at = q;
+  if (!at)
+    return false;
+  int w = snprintf(out, n, "%.*s-payloads.%s", (int)(at - ring), ring, at + strlen("-rings."));
+  return w > 0 && (size_t)w < n;
 }

@@ -557,7 +557,7 @@ void writer_fork_child(int prepared)
 {
   if (prepared != WRITER_FORK_PAUSED)
     return; /* nothing of the parent's may be touched: the child is not recorded */
-  pt_payload_fork_unlock();
+  pt_payload_fork_child();
   ringfile_fork_child();
   wr__chunks_fork_child();
   wr__reset_state();

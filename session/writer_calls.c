@@ -57,10 +57,14 @@ static unsigned read_items_of(const unsigned char *p, unsigned n, item_view *out
     p += sizeof *it;
     const unsigned char *d = p;
     if (it->heap) {
-      void *ptr;
-      memcpy(&ptr, p, sizeof ptr);
-      d = foreign ? NULL : ptr;
-      p += sizeof(void *);
+      uint64_t token;
+      memcpy(&token, p, sizeof token);
+      p += sizeof token;
+      d = !it->size  ? NULL
+          : foreign ? wr__salvaged_payload(token, it->size)
+                    : pt_payload_view(token);
+      if (!d && it->size)
+        continue; /* its bytes cannot be had: as if not captured */
     } else {
       p += (it->size + 7) & ~(uint64_t)7;
     }
@@ -1087,16 +1091,18 @@ static void process_exit(const rec_exit *x, mring *m)
 static void process_readback(const rec_readback *r, uint64_t current_seq)
 {
   map_slot *s = map_find(&wr.memo, r->call_ticket);
-  const void *data = r + 1;
-  void *heap = NULL;
+  const void *data = r + 1, *heap = NULL;
   if (r->heap) {
-    memcpy(&heap, data, sizeof heap);
-    data = heap;
-    if (wr.salvaging) /* another process's heap: the data is lost */
-      data = heap = NULL;
+    uint64_t token;
+    memcpy(&token, data, sizeof token);
+    if (wr.salvaging) /* another process's: in its payload file, or lost */
+      data = wr__salvaged_payload(token, r->size);
+    else
+      data = heap = r->size ? pt_payload_view(token) : NULL;
   }
   if (s) {
-    wr__store_data(s->a, r->position, "readback", 0, data, r->size, r->size, (int64_t)current_seq);
+    wr__store_data(s->a, r->position, "readback", 0, data, data ? r->size : 0, r->size,
+                   (int64_t)current_seq);
     map_del(&wr.memo, r->call_ticket);
   }
   pt_payload_free(heap);

@@ -225,6 +225,10 @@ typedef struct writer_state {
    * theirs to shim_rings meanwhile: the writer salvages before its own
    * session starts). */
   shim_ring *salvage_list;
+  /* The payloads the salvaged process left in its payload file, by
+   * token (payload.c). */
+  pt_salvaged_payload *salvage_payloads;
+  size_t nsalvage_payloads;
   /* The header of the ring file being salvaged (NULL while recording):
    * wr__write_plugins takes the plugins from its copy of them. */
   const ringfile_hdr *salvage_hdr;
@@ -577,6 +581,9 @@ void wr__write_checkpoint(void);
 bool wr__load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn);
 
 /* writer_salvage.c */
+/* The bytes of the salvaged process's payload `token`, `size` of them,
+ * from its payload file; NULL when they are not there. */
+const unsigned char *wr__salvaged_payload(uint64_t token, uint64_t size);
 int wr__salvage_dir(const char *db_path, writer_status_fn status_of, void *ctx, char *err,
                     size_t errn);
 

@@ -29,10 +29,13 @@ static bool items_ok(unsigned char *p, const unsigned char *end, unsigned n)
     if (it->position >= PI_MAX_PARAMS)
       return false;
     if (it->heap) {
-      if ((size_t)(end - p) < sizeof(void *))
+      if ((size_t)(end - p) < sizeof(uint64_t))
         return false;
-      it->size = 0;
-      p += sizeof(void *);
+      uint64_t token;
+      memcpy(&token, p, sizeof token);
+      if (!wr__salvaged_payload(token, it->size))
+        it->size = 0; /* in the process's memory: gone with it */
+      p += sizeof(uint64_t);
     } else {
       if (it->size > (uint64_t)(end - p) || ((it->size + 7) & ~(uint64_t)7) > (uint64_t)(end - p))
         return false;
@@ -74,9 +77,12 @@ __attribute__((noinline)) bool wr__record_ok(rec_hdr *h, size_t avail, size_t to
     if (h->size < sizeof *r || r->position >= PI_MAX_PARAMS)
       return false;
     if (r->heap) {
-      if (h->size < sizeof *r + sizeof(void *))
+      if (h->size < sizeof *r + sizeof(uint64_t))
         return false;
-      r->size = 0;
+      uint64_t token;
+      memcpy(&token, r + 1, sizeof token);
+      if (!wr__salvaged_payload(token, r->size))
+        r->size = 0;
       return true;
     }
     return r->size <= h->size - sizeof *r;
@@ -184,6 +190,8 @@ void wr__publish_tails(void)
   for (shim_ring *r = rings_head(); r; r = r->next)
     atomic_store_explicit(&r->tail, r->rd, memory_order_release);
   wr.pressure = false;
+  if (!wr.salvaging) /* the payloads stored are safe to reuse too */
+    pt_payload_committed();
 }
 
 static bool before(const mring *a, const mring *b)
@@ -358,10 +366,11 @@ void wr__discard(void)
         }
         unsigned got = wr__read_items(p, nitems, items, MAX_ITEMS_VIEW);
         wr__free_heap_items(items, got);
-      } else if (h->type == REC_READBACK && ((const rec_readback *)h)->heap) {
-        void *heap;
-        memcpy(&heap, (const rec_readback *)h + 1, sizeof heap);
-        pt_payload_free(heap);
+      } else if (h->type == REC_READBACK && ((const rec_readback *)h)->heap &&
+                 ((const rec_readback *)h)->size && !wr.salvaging) {
+        uint64_t token;
+        memcpy(&token, (const rec_readback *)h + 1, sizeof token);
+        pt_payload_free(pt_payload_view(token));
       }
       consume(r, h);
     }

@@ -43,6 +43,63 @@ static bool maker_lives(const char *file)
   return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
+/* Removes a ring file, its payload file first (one is never left
+ * without the other). */
+static void drop_files(const char *file)
+{
+  char payloads[4400];
+  if (ringfile_payload_path(file, payloads, sizeof payloads))
+    unlink(payloads);
+  unlink(file);
+}
+
+static int by_token(const void *a, const void *b)
+{
+  const pt_salvaged_payload *x = a, *y = b;
+  return x->token < y->token ? -1 : x->token > y->token;
+}
+
+const unsigned char *wr__salvaged_payload(uint64_t token, uint64_t size)
+{
+  if (!wr.nsalvage_payloads || !token || !size)
+    return NULL;
+  pt_salvaged_payload key = {.token = token};
+  const pt_salvaged_payload *p = bsearch(&key, wr.salvage_payloads, wr.nsalvage_payloads,
+                                         sizeof key, by_token);
+  return p && p->size == size ? p->data : NULL;
+}
+
+/* The payloads waiting in the payload file beside ring file `file`, into
+ * wr.salvage_payloads (its mapping into *map, *map_len); none when there
+ * is no such file. */
+static void load_payloads(const char *file, void **map, size_t *map_len)
+{
+  *map = NULL;
+  *map_len = 0;
+  char path[4400];
+  if (!ringfile_payload_path(file, path, sizeof path))
+    return;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && st.st_size > 0) {
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (m != MAP_FAILED) {
+      *map = m;
+      *map_len = (size_t)st.st_size;
+      int n = pt_payload_salvage_scan(m, (uint64_t)st.st_size, NULL, 0);
+      wr.salvage_payloads = n > 0 ? calloc((size_t)n, sizeof *wr.salvage_payloads) : NULL;
+      if (wr.salvage_payloads) {
+        wr.nsalvage_payloads =
+            (size_t)pt_payload_salvage_scan(m, (uint64_t)st.st_size, wr.salvage_payloads, n);
+        qsort(wr.salvage_payloads, wr.nsalvage_payloads, sizeof *wr.salvage_payloads, by_token);
+      }
+    }
+  }
+  close(fd);
+}
+
 /* Salvages one ring file: 1 done, 0 nothing to do (its process lives, or
  * it was done already), -1 failed (err says why; the file stays). */
 __attribute__((noinline)) static int salvage_file(const char *db_path, const char *file,
@@ -65,7 +122,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
     return 0;
   }
   if (st.st_size < (off_t)RINGFILE_HEADER) { /* its process died creating it */
-    unlink(file);
+    drop_files(file);
     close(fd);
     return 0;
   }
@@ -77,6 +134,8 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   }
   ringfile_hdr *hdr = (ringfile_hdr *)base;
   int ret = 0;
+  void *pmap = NULL;
+  size_t pmap_len = 0;
   sqlite3 *d = NULL;
   if (hdr->magic == RINGFILE_MAGIC && hdr->version > 2) {
     /* A newer recorder's: left for a pitrace that reads it (an older one
@@ -90,7 +149,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
       atomic_load(&hdr->state) != RINGFILE_LIVE || hdr->ring_cap == 0 ||
       hdr->ring_cap > (1u << 30) || hdr->ring_cap % 8 ||
       (hdr->ring_cap & (hdr->ring_cap - 1)) || hdr->slot_size != RINGFILE_CTL + hdr->ring_cap) {
-    unlink(file); /* done already, or never begun: nothing in it */
+    drop_files(file); /* done already, or never begun: nothing in it */
     goto out;
   }
   /* Version 2: the process's description, for a row it did not make. */
@@ -120,7 +179,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
     sqlite3_finalize(q);
     q = NULL;
     if (!has_desc) {
-      unlink(file);
+      drop_files(file);
       goto out;
     }
     if (!pt_schema_create(wr.db, why, sizeof why)) {
@@ -173,11 +232,12 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
     running = true;
   }
   if (!running) { /* its session ended, or is not in this file */
-    unlink(file);
+    drop_files(file);
     goto out;
   }
   wr.draining = true;
   wr.salvage_hdr = hdr;
+  load_payloads(file, &pmap, &pmap_len);
   /* The process's call stamps, and the knots its writer took. */
   stamp_reset(); /* its knots, not this process's */
   stamp_set_mode(hdr->stamps_tsc == 1);
@@ -294,7 +354,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   wr__end_session(how, signo, start_ns + (int64_t)dur, dur, reason, code);
   if (!wr.failed && sqlite3_exec(wr.db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
     atomic_store(&hdr->state, RINGFILE_DONE);
-    unlink(file);
+    drop_files(file);
     ret = 1;
     /* One file again, as a session that ended in order, unless another
      * process still uses the database. */
@@ -307,6 +367,11 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   }
 out:
   wr.salvage_list = NULL;
+  free(wr.salvage_payloads);
+  wr.salvage_payloads = NULL;
+  wr.nsalvage_payloads = 0;
+  if (pmap)
+    munmap(pmap, pmap_len);
   wr__finalize_statements();
   if (d)
     sqlite3_close(d); /* an open transaction is rolled back */

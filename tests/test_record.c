@@ -584,19 +584,11 @@ Test(record, large_payloads_are_stored_byte_for_byte_and_once)
   }
 }
 
-/* Large payloads from several threads at once: the recorder's payload
- * memory is taken on the application's threads and given back on the
- * writer's (payload.c), and each blob written in place (store_blob). 4
- * threads each write a 2 MiB buffer 8 times, every write different: 32
- * blobs, each the write it was, byte for byte. */
-Test(record, large_payloads_from_many_threads_are_each_stored_whole)
+/* The writes of `record_prog bigwrites T M` in db: each a blob of its own,
+ * byte for byte. */
+static void check_big_writes(const char *db, int T, int M)
 {
-  enum { T = 4, M = 8, INTS = 512 * 1024 };
-  const char *argv[] = {BIN "/record_prog", "bigwrites", "4", "8", NULL};
-  char *db = tu_temp_path(".db"), *out;
-  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_DATA=all", POCL, NULL};
-  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
-  cr_assert(strstr(out, "32 big writes made"), "%s", out);
+  enum { INTS = 512 * 1024 };
   cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM data d JOIN pi_calls c ON c.seq = d.seq WHERE "
                           "c.api = 'piEnqueueMemBufferWrite' AND d.role = 'in' AND "
                           "d.size = 2097152"), T * M);
@@ -605,7 +597,7 @@ Test(record, large_payloads_from_many_threads_are_each_stored_whole)
   sqlite3_stmt *s;
   cr_assert_eq(sqlite3_prepare_v2(h, "SELECT content FROM blobs WHERE size = 2097152", -1, &s,
                                   NULL), SQLITE_OK);
-  bool seen[T][M] = {{false}};
+  bool seen[8][8] = {{false}};
   int n = 0;
   while (sqlite3_step(s) == SQLITE_ROW) {
     const int *v = sqlite3_column_blob(s, 0);
@@ -622,6 +614,65 @@ Test(record, large_payloads_from_many_threads_are_each_stored_whole)
   sqlite3_finalize(s);
   sqlite3_close(h);
   cr_assert_eq(n, T * M);
+}
+
+/* Large payloads from several threads at once: the recorder's payload
+ * memory is taken on the application's threads and given back on the
+ * writer's (payload.c), and each blob written in place (store_blob). 4
+ * threads each write a 2 MiB buffer 8 times, every write different: 32
+ * blobs, each the write it was, byte for byte. */
+Test(record, large_payloads_from_many_threads_are_each_stored_whole)
+{
+  const char *argv[] = {BIN "/record_prog", "bigwrites", "4", "8", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_DATA=all", POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "32 big writes made"), "%s", out);
+  check_big_writes(db, 4, 8);
+}
+
+static int ring_files(const char *db);
+static int files_beside(const char *db, const char *infix);
+static char *salvage_with_pitrace(const char *db);
+
+/* Large payloads (over 64 KiB: the ring holds a pointer to a copy) of a
+ * process that ends with _exit before its writer stored them are in the
+ * payload file beside its ring file, and salvaged whole with their calls.
+ * The copies lived in the process's memory and went with it: such a
+ * session's replay stopped at the first call whose data was over 64 KiB
+ * ("recorded only in part"); a pool of forked workers, which end with
+ * _exit, lost its workers' last buffers so. Writes from 2 threads, and a
+ * non-blocking read of 1 MiB completed by an event wait, replayed. */
+Test(record, large_payloads_of_a_process_that_ends_with__exit_are_salvaged_whole)
+{
+  char *db = tu_temp_path(".db"), *out;
+  const char *argv[] = {BIN "/record_prog", "bigwrites", "2", "4", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_DATA=all",
+                       "RECORD_PROG_EXIT=_exit", POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
+  cr_assert(strstr(out, "8 big writes made"), "%s", out);
+  cr_assert_eq(ring_files(db), 1);
+  cr_assert_eq(files_beside(db, "-payloads."), 1);
+  salvage_with_pitrace(db);
+  cr_assert_eq(ring_files(db), 0);
+  cr_assert_eq(files_beside(db, "-payloads."), 0);
+  check_big_writes(db, 2, 4);
+
+  char *db2 = tu_temp_path(".db");
+  const char *argv2[] = {BIN "/record_prog", "readback", "262144", NULL};
+  const char *env2[] = {env_kv("SYCL_PI_RECORD", db2), "SYCL_PI_RECORD_DATA=all",
+                        "RECORD_PROG_EXIT=_exit", POCL, NULL};
+  cr_assert_eq(tu_run(argv2, env2, &out), 3, "%s", out);
+  cr_assert(strstr(out, "read back ok"), "%s", out);
+  salvage_with_pitrace(db2);
+  cr_assert_eq(tu_db_int(db2, "SELECT count(*) FROM data WHERE role = 'readback' AND "
+                              "size = 1048576"), 1);
+  const char *replay[] = {BIN "/pitrace", "replay", db2, NULL};
+  const char *penv[] = {POCL, NULL};
+  cr_assert_eq(tu_run(replay, penv, &out), 0, "%s", out);
+  cr_assert(strstr(out, "matched: "), "%s", out);
+  cr_assert(strstr(out, "1 read-backs verified") || strstr(out, "1 read-back verified"), "%s",
+            out);
 }
 
 /* Calls whose text the encoder threads print (info queries, strings:
@@ -760,6 +811,23 @@ Test(record, an_idle_recorder_leaves_its_file_alone)
                            "result = 'PI_SUCCESS'"), 2);
   cr_assert(changes >= 2 && changes <= 20, "the file changed %d times in a run that slept 2.5 s",
             changes);
+}
+
+/* Files beside `db` whose names are db's followed by `infix`. */
+static int files_beside(const char *db, const char *infix)
+{
+  char dir[512], prefix[512];
+  snprintf(dir, sizeof dir, "%s", db);
+  char *slash = strrchr(dir, '/');
+  snprintf(prefix, sizeof prefix, "%s%s", slash + 1, infix);
+  *slash = 0;
+  int count = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));)
+    count += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+  if (d)
+    closedir(d);
+  return count;
 }
 
 /* Ring files left beside `db`; with `what`, each one's name, size and

@@ -68,7 +68,7 @@ typedef struct rec_item {
   uint8_t position; /* parameter */
   uint8_t role;     /* ITEM_* */
   uint16_t index;   /* element of an array of payloads (binaries, sources) */
-  uint32_t heap;    /* 1: `data` holds a malloc'd pointer the writer frees */
+  uint32_t heap;    /* 1: `data` holds a copy's token (pt_payload_copy), 8 bytes */
   uint64_t size;    /* bytes of data (captured) */
   uint64_t full;    /* bytes the call really had (size < full: capped) */
 } rec_item;
@@ -108,7 +108,7 @@ typedef struct rec_readback {
   uint64_t size;
   uint32_t heap;
   uint32_t pad2;
-  /* then the data (or a pointer when heap) */
+  /* then the data (or a copy's token when heap) */
 } rec_readback;
 
 typedef struct rec_note {
@@ -384,17 +384,46 @@ void ringfile_note_signal(int signo);
 void ringfile_fork_lock(void);
 void ringfile_fork_unlock(void);
 void ringfile_fork_child(void);
+/* The payload file beside ring file `ring` (payload.c): DB-payloads.PID.X
+ * for DB-rings.PID.X; false when `ring` is not named so. */
+bool ringfile_payload_path(const char *ring, char *out, size_t n);
 
 /* ---- Payload copies (payload.c) ----------------------------------------------
  * Where the shim copies a payload too large for its ring (the record keeps
- * the pointer), freed by the writer once stored; NULL when no memory. */
-void *pt_payload_alloc(uint64_t size);
-void pt_payload_free(void *p);
+ * the copy's token), stored and then freed by the writer. */
+/* Copies `size` bytes of src: into the payload file when there is one
+ * (pt_payload_use_file), else into process memory; its token (for the
+ * record), or 0 when no copy could be made. */
+uint64_t pt_payload_copy(const void *src, uint64_t size);
+/* The writer's side: the copy's bytes (NULL when they cannot be had),
+ * until pt_payload_free of them. */
+const void *pt_payload_view(uint64_t token);
+void pt_payload_free(const void *p);
 /* Gives back the freed copies kept for reuse (the session's end). */
 void pt_payload_trim(void);
-/* The copies' lock held across a fork (writer_fork_prepare). */
+/* The copies' lock held across a fork (writer_fork_prepare); in a child,
+ * its parent's copies and payload file forgotten (the lock let go). */
 void pt_payload_fork_lock(void);
 void pt_payload_fork_unlock(void);
+void pt_payload_fork_child(void);
+/* Large payloads go into regions of the file at `path` (made at the first
+ * one), beside the ring file, so that a salvager finds them after the
+ * process is gone; "" or NULL: process memory only. */
+void pt_payload_use_file(const char *path);
+/* The writer committed: the copies it freed since may be reused. */
+void pt_payload_committed(void);
+/* The session ended in order: the payload file goes. */
+void pt_payload_file_remove(void);
+/* A payload a process that is gone left in its payload file: its token
+ * (as its record holds it), its bytes. */
+typedef struct pt_salvaged_payload {
+  uint64_t token, size;
+  const unsigned char *data;
+} pt_salvaged_payload;
+/* The payloads waiting to be stored in a payload file mapped at base
+ * (len bytes): up to max into out; returns how many there are. */
+int pt_payload_salvage_scan(const unsigned char *base, uint64_t len, pt_salvaged_payload *out,
+                            int max);
 
 /* ---- The writer (writer.c; writer_internal.h lists its files) -------------------- */
 

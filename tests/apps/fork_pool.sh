@@ -3,7 +3,9 @@
 # pool of forked workers (tests/apps/pyopencl_pool.py), on rusticl,
 # recorded with `pitrace record`: the parent's session and one for each
 # worker that took a task, every task's calls in a worker's session (a
-# forked child used to go unrecorded), and a worker's session replays.
+# forked child used to go unrecorded), and a worker's session replays
+# (its buffers, over 64 KiB, salvaged from its payload file: the workers
+# end with os._exit).
 #
 #   fork_pool.sh BUILD SRC
 set -u

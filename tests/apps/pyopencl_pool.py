@@ -11,10 +11,9 @@ one in a child forked after the parent initialized them, recorded or not
 (the child waits for worker threads of theirs that a fork does not copy);
 on rusticl, copies work there, on PoCL nothing does.
 
-A task moves 16 KiB: multiprocessing's workers end with os._exit, so
-their sessions are salvaged from their ring files, which hold payloads of
-up to 64 KiB; larger ones wait for the writer in process memory and go
-with the process when it ends before its next commit (the docs say so)."""
+A task moves 256 KiB: multiprocessing's workers end with os._exit, so
+their sessions are salvaged, payloads over 64 KiB from the payload file
+beside the ring file (payload.c)."""
 import multiprocessing
 import sys
 
@@ -27,7 +26,7 @@ __kernel void scale(__global const float *a, __global float *b, float k)
 """
 
 
-def task(k, n=4096):
+def task(k, n=65536):
     ctx = cl.Context(cl.get_platforms()[0].get_devices())
     q = cl.CommandQueue(ctx)
     a = (np.arange(n, dtype=np.float32) * k).astype(np.float32)

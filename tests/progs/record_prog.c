@@ -7,6 +7,7 @@
  *   record_prog kill N      N queries, a pause, then SIGKILL to itself
  *   record_prog exit N      N queries, a pause, then _exit(3) (no teardown)
  *   record_prog quickexit N N queries, then _exit(3) at once (nothing flushed)
+ * (RECORD_PROG_EXIT=_exit ends any mode so: _exit(3) right after it.)
  *   record_prog count FILE  queries without end; after each one returns, the
  *                           number returned so far goes into FILE's first 8
  *                           bytes (shared mapping): whoever kills it knows
@@ -669,7 +670,23 @@ static int fork_and_stop_child(void)
   _exit(3);
 }
 
+static int run_mode(int argc, char **argv);
+
+/* RECORD_PROG_EXIT=_exit: whatever the mode, the process ends with
+ * _exit(3) right after it (nothing flushed, no teardown), unless it
+ * failed (2). */
 int main(int argc, char **argv)
+{
+  int rc = run_mode(argc, argv);
+  const char *how = getenv("RECORD_PROG_EXIT");
+  if (how && strcmp(how, "_exit") == 0) {
+    fflush(stdout);
+    _exit(rc ? rc : 3);
+  }
+  return rc;
+}
+
+static int run_mode(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
