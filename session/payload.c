@@ -288,6 +288,25 @@ uint64_t pt_payload_copy(const void *src, uint64_t size)
   return t ? t : copy_to_memory(src, size);
 }
 
+/* The writer's window onto the payload file: one mapping of its first
+ * WINDOW bytes, made once (past the file's end it is only address space),
+ * through which a region is read where it lies, without a mapping of its
+ * own each time: a region used again is read through page table entries
+ * its last payload made (bench_copyhash: three 16 MiB payloads reused,
+ * 12.8 ms with a mapping made and populated for each, 9.3 with the
+ * window). A region past it (the file begins again from nothing once it
+ * passes 1 GiB with nothing waiting) gets a mapping of its own. Under
+ * pool_lock; the pages are only read where a region's bytes were
+ * written. */
+#define WINDOW ((uint64_t)4 << 30)
+static unsigned char *window;
+static int window_fd = -1;
+
+static bool in_window(const void *p)
+{
+  return window && (const unsigned char *)p >= window && (const unsigned char *)p < window + WINDOW;
+}
+
 const void *pt_payload_view(uint64_t token)
 {
   if (!(token & FILE_TOKEN))
@@ -295,10 +314,26 @@ const void *pt_payload_view(uint64_t token)
   uint64_t off = (token & ~FILE_TOKEN) - 1;
   pthread_mutex_lock(&pool_lock);
   int fd = pf_fd;
+  if (fd >= 0 && window_fd != fd) {
+    if (window)
+      munmap(window, WINDOW);
+    void *m = mmap(NULL, WINDOW, PROT_READ, MAP_SHARED, fd, 0);
+    window = m == MAP_FAILED ? NULL : m;
+    window_fd = window ? fd : -1;
+  }
+  unsigned char *w = window;
   pthread_mutex_unlock(&pool_lock);
-  payload_hdr h;
-  if (fd < 0 || pread(fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h || h.token != token)
+  if (fd < 0)
     return NULL;
+  payload_hdr h;
+  if (w && off + sizeof h <= WINDOW)
+    memcpy(&h, w + off, sizeof h);
+  else if (pread(fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h)
+    return NULL;
+  if (h.token != token)
+    return NULL;
+  if (w && off + sizeof h + h.size <= WINDOW)
+    return w + off + sizeof h;
   /* In the page cache since its write: mapped without a copy. */
   size_t len = page_round(sizeof h + (size_t)h.size);
   void *m = mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, (off_t)off);
@@ -312,8 +347,9 @@ void pt_payload_free(const void *p)
   payload_hdr *h = (payload_hdr *)p - 1;
   if (h->file_off) { /* a view of the payload file: its region waits for the commit */
     region r = {h->file_off - 1, h->map_len};
-    munmap(h, page_round(sizeof *h + (size_t)h->size));
     pthread_mutex_lock(&pool_lock);
+    if (!in_window(p))
+      munmap(h, page_round(sizeof *h + (size_t)h->size));
     if (nretired == cap_retired) {
       size_t cap = cap_retired ? cap_retired * 2 : 16;
       region *v = realloc(retired, cap * sizeof *v);
@@ -408,6 +444,10 @@ void pt_payload_file_remove(void)
   pf_end = 0;
   pf_live = 0;
   nfpool = nretired = 0;
+  if (window)
+    munmap(window, WINDOW);
+  window = NULL;
+  window_fd = -1;
   pthread_mutex_unlock(&pool_lock);
 }
 
@@ -428,6 +468,10 @@ void pt_payload_fork_child(void)
   pf_off = false;
   pf_end = 0;
   pf_live = 0;
+  if (window)
+    munmap(window, WINDOW);
+  window = NULL;
+  window_fd = -1;
   pthread_mutex_unlock(&pool_lock);
 }
 
