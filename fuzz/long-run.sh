@@ -9,7 +9,7 @@
 #
 #   fuzz/long-run.sh [-w WORKERS] [-t SECONDS] OUT TARGET...
 #
-# TARGET: config, filter, session, salvage or kernelsig (the fuzzer BIN/fuzz_TARGET),
+# TARGET: config, filter, session, salvage, payloads or kernelsig (the fuzzer BIN/fuzz_TARGET),
 # or the path of a fuzzer binary (another build of one, e.g. the
 # UBSan-only build: bin-ubsan/fuzz_session). Defaults: 8 workers, 540
 # seconds. Where the files are: in a pack (fuzz/pack.sh) the folders

@@ -13,6 +13,10 @@
 #   OUT/salvage/   the ring file of a recording that ended in _exit
 #                  (record_prog quickexit 5 on PoCL), its rings cut to 4 KB
 #   OUT/salvage-base.db   that recording's database, session still running
+#   OUT/payloads/  the payload file of a recording that ended in _exit with
+#                  payloads waiting (record_prog readback 16385: two writes
+#                  and a read of just over 64 KiB, then _exit), cut after
+#                  its first region and the next one's first page
 #   OUT/kernelsig/ a kernel's name and OpenCL C source: matmul.cl's four, and a few
 #                  written here
 # Needs python3 (its sqlite3 module), the zstd command and PoCL's vendor file.
@@ -24,7 +28,7 @@ PY=${PYTHON:-python3}
 POCL=${POCL_ICD:-/etc/OpenCL/vendors/pocl.icd}
 [ -r "$POCL" ] || { echo "make_seeds.sh: no $POCL (PoCL's vendor file)" >&2; exit 2; }
 rm -rf "$out"
-mkdir -p "$out/config" "$out/filter" "$out/session" "$out/salvage" "$out/kernelsig"
+mkdir -p "$out/config" "$out/filter" "$out/session" "$out/salvage" "$out/payloads" "$out/kernelsig"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pitrace-seeds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 # The fuzz build is sanitized: a recording process must exit as it would.
@@ -124,5 +128,15 @@ body = b"".join(f[HEADER + k * slot: HEADER + k * slot + CTL + new] for k in ran
 open(seed, "wb").write(bytes(hdr) + body)
 print("make_seeds.sh: salvage seed: %d slot(s), heads %s, rings cut to %d bytes" % (nslots, heads, new))
 PYEOF
+# A payload file: writes and a read of 64 KiB and 4 bytes, the payloads
+# written into the file before their calls returned (there whatever the
+# writer did before the _exit), cut to 72 KiB: the first region (68 KiB)
+# and the first page of the next.
+rm -f "$tmp"/p.db "$tmp"/p.db-*
+OCL_ICD_VENDORS=$POCL SYCL_PI_RECORD=$tmp/p.db SYCL_PI_RECORD_DATA=all RECORD_PROG_EXIT=_exit \
+  "$build/bin/record_prog" readback 16385 >/dev/null || true
+set -- "$tmp"/p.db-payloads.*
+[ -f "$1" ] || { echo "make_seeds.sh: record_prog left no payload file" >&2; exit 1; }
+head -c 73728 "$1" >"$out/payloads/readback"
 ls "$out"/* | wc -l >/dev/null
 echo "make_seeds.sh: seeds in $out"

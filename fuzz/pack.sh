@@ -23,7 +23,7 @@ for b in "$@"; do
     dir=$out/bin-$(basename "$b" | sed 's/^build-fuzz-//')
   fi
   mkdir -p "$dir"
-  for f in config filter session salvage kernelsig; do
+  for f in config filter session salvage payloads kernelsig; do
     [ -x "$b/bin/fuzz_$f" ] || { echo "pack.sh: $b/bin/fuzz_$f is missing: build fuzz_all first" >&2; exit 2; }
     cp "$b/bin/fuzz_$f" "$dir/"
   done
