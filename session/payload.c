@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "recorder.h"
+#include "session.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define PAYLOAD_MALLOC_ONLY 1
@@ -350,18 +351,13 @@ void pt_payload_free(const void *p)
     pthread_mutex_lock(&pool_lock);
     if (!in_window(p))
       munmap(h, page_round(sizeof *h + (size_t)h->size));
-    if (nretired == cap_retired) {
-      size_t cap = cap_retired ? cap_retired * 2 : 16;
-      region *v = realloc(retired, cap * sizeof *v);
-      if (v) {
-        retired = v;
-        cap_retired = cap;
-      }
-    }
-    if (nretired < cap_retired)
+    region *v = pt_grow(retired, &cap_retired, nretired, sizeof *v);
+    if (v) {
+      retired = v;
       retired[nretired++] = r;
-    else
+    } else {
       pf_live--; /* no memory to keep it: its space is not reused */
+    }
     pthread_mutex_unlock(&pool_lock);
     return;
   }

@@ -1565,6 +1565,16 @@ static sqlite3 *hold_file(const char *db)
   return w;
 }
 
+/* db with one session in it (record_prog threads 1 10), then held by
+ * another connection (hold_file): a process that records into it now
+ * waits for that connection. */
+static sqlite3 *one_session_then_held(const char *db)
+{
+  const char *first[] = {BIN "/record_prog", "threads", "1", "10", NULL};
+  run_recorded(first, db, 0);
+  return hold_file(db);
+}
+
 /* The database is opened on the writer's thread: a process whose file
  * another process holds (here, a writer inside its transaction) goes on
  * with its calls meanwhile (the old start waited in the first call, up to
@@ -1621,9 +1631,7 @@ static void wait_for_output(const char *log, const char *text)
 Test(record, a_child_forked_while_the_recorder_waits_for_the_file_says_it_is_not_recorded)
 {
   char *db = tu_temp_path(".db");
-  const char *first[] = {BIN "/record_prog", "threads", "1", "10", NULL};
-  run_recorded(first, db, 0);
-  sqlite3 *w = hold_file(db);
+  sqlite3 *w = one_session_then_held(db);
   char *log = tu_temp_path(".out");
   const char *prog[] = {BIN "/record_prog", "forkcall", "exit", NULL};
   pid_t pid = spawn_recording(prog, db, NULL, log);
@@ -2102,9 +2110,7 @@ Test(record, a_process_ended_by_a_closed_pipe_says_so)
 Test(record, a_signal_the_writer_could_not_finish_in_is_named_by_the_salvage)
 {
   char *db = tu_temp_path(".db");
-  const char *first[] = {BIN "/record_prog", "threads", "1", "10", NULL};
-  run_recorded(first, db, 0);
-  sqlite3 *w = hold_file(db);
+  sqlite3 *w = one_session_then_held(db);
   char *log = tu_temp_path(".out");
   const char *prog[] = {BIN "/record_prog", "threads", "1", "2000000000", NULL};
   pid_t pid = spawn_recording(prog, db, "terminated", log);
