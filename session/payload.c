@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -173,6 +174,7 @@ static bool take_region(uint64_t len, region *out)
   }
   if (!file_room(len))
     return false; /* for now: the disk may have room again later */
+  atomic_fetch_add_explicit(&shim_disk_taken, len, memory_order_relaxed);
   *out = (region){pf_end, len};
   pf_end += len;
   return true;

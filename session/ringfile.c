@@ -36,6 +36,7 @@ shim_instance shim_instances[SHIM_MAX_INSTANCES];
 _Atomic uint32_t shim_ninstances;
 _Atomic bool shim_recording;
 _Atomic bool shim_data_dropped;
+_Atomic uint64_t shim_disk_taken;
 _Atomic(shim_ring *) shim_rings;
 
 #define RING_CAP (4u << 20)
@@ -245,6 +246,7 @@ static void *make_slot(int fd, uint32_t k, uint64_t slot_size)
     errno = err;
     return NULL;
   }
+  atomic_fetch_add_explicit(&shim_disk_taken, slot_size, memory_order_relaxed);
   void *m = mmap(NULL, slot_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
   if (m == MAP_FAILED)
     return NULL;

@@ -154,11 +154,17 @@ static bool store_blob(const unsigned char *key, const void *bytes, uint64_t siz
  * recording: so the room is looked at first (statvfs, and the file size
  * limit), again only once what was stored since nears what was found. Not
  * while salvaging: a salvage that fails leaves its ring file whole for a
- * reader with room. Another process filling the disk meanwhile still
- * stops the recording. */
+ * reader with room. What the ring file and payload file beside it took
+ * since counts against the room too (4 threads writing 2 MiB buffers on
+ * a 100 MiB disk: their ring slots, made after the look, made the
+ * session's write meet a full disk, 3 runs of 3). Another process filling the disk
+ * meanwhile still stops the recording. */
 static bool room_for(uint64_t size, uint64_t seq)
 {
   uint64_t need = size + size / 16 + 4096; /* pages and their headers */
+  /* Ring slots and payload file regions made beside it since. */
+  uint64_t taken = atomic_exchange_explicit(&shim_disk_taken, 0, memory_order_relaxed);
+  wr.room = wr.room > taken ? wr.room - taken : 0;
   if (wr.salvaging || wr.room >= need + CALLS_RESERVE) {
     wr.room = wr.room >= need ? wr.room - need : 0;
     return true;

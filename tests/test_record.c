@@ -1723,6 +1723,37 @@ Test(record, data_that_would_fill_the_disk_is_left_out_and_every_call_kept)
   cr_assert_str_eq(check, "ok\n");
 }
 
+/* The same with 4 threads writing 2 MiB buffers on a 100 MiB disk: the
+ * ring slots of threads that begin after the recorder looked at the room
+ * (and the payload file's regions) take disk too, and are counted
+ * against it. They were not: the session's write met the full disk and
+ * the recording stopped with nothing ("recording failed", 3 runs of 3). */
+Test(record, data_of_many_threads_that_would_fill_the_disk_is_left_out_and_every_call_kept)
+{
+  char dir[32], db[64], *log = tu_temp_path(".out");
+  tu_small_tmpfs(dir, "100m");
+  snprintf(db, sizeof db, "%s/s.db", dir);
+  const char *prog[] = {BIN "/record_prog", "bigwrites", "4", "12", NULL}; /* 96 MiB */
+  int st = run_prepared(prog, db, log, record_all_data, NULL);
+  char *out = tu_read_file(log);
+  char *ended = tu_db_lines(db, "SELECT ended FROM sessions");
+  char *reason = tu_db_lines(db, "SELECT incomplete_reason FROM sessions");
+  char *check = tu_db_lines(db, "PRAGMA integrity_check");
+  int writes = tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = "
+                             "'piEnqueueMemBufferWrite'");
+  int stored = tu_db_int(db, "SELECT count(*) FROM data_rows WHERE size = 2097152 AND "
+                             "stored = size");
+  tu_small_tmpfs_gone(dir);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
+  cr_assert(strstr(out, "48 big writes made"), "%s", out);
+  cr_assert_null(strstr(out, "stopped"), "%s", out);
+  cr_assert_str_eq(ended, "teardown\n", "%s", out);
+  cr_assert(strstr(reason, " on not stored: 2097152 bytes of it, with "), "%s", reason);
+  cr_assert_eq(writes, 48);
+  cr_assert_gt(stored, 0);
+  cr_assert_str_eq(check, "ok\n");
+}
+
 /* As `sh -c 'prog &'` leaves a background command. */
 static void ignore_sigint(const void *arg)
 {

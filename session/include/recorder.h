@@ -214,6 +214,10 @@ extern _Atomic bool shim_recording; /* false: pass every call through */
 /* The writer found that payloads would fill the disk and stores none
  * from then on: the shim captures their sizes only (as data=meta). */
 extern _Atomic bool shim_data_dropped;
+/* Disk taken beside the session file since the writer last looked (ring
+ * slots, payload file regions): the writer counts it against the room
+ * its session file has (writer_db.c: room_for). */
+extern _Atomic uint64_t shim_disk_taken;
 
 /* Rings: the writer walks this list; a ring is added once, by the first
  * thread that has it (the next threads take it from those that exited). */
@@ -412,6 +416,7 @@ void pt_payload_fork_child(void);
 void pt_payload_use_file(const char *path);
 /* The writer committed: the copies it freed since may be reused. */
 void pt_payload_committed(void);
+
 /* The session ended in order: the payload file goes. */
 void pt_payload_file_remove(void);
 /* A payload a process that is gone left in its payload file: its token
