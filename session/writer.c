@@ -262,7 +262,7 @@ static bool resolve_path(char *out, size_t n)
    * path's ring file was left behind in the first directory, the removal
    * looking for it in the second). */
   char cwd[4096] = "";
-  if (given_cwd[0]) /* a forked child: its parent's directory at the start */
+  if (tmp[0] != '/' && given_cwd[0]) /* a forked child: its parent's at the start */
     snprintf(cwd, sizeof cwd, "%s", given_cwd);
   else if (tmp[0] != '/' && !getcwd(cwd, sizeof cwd))
     cwd[0] = 0; /* none to tell (removed): relative, as given */

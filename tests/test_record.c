@@ -1946,6 +1946,43 @@ Test(record, a_forked_child_records_its_calls_in_a_session_of_its_own)
   }
 }
 
+static void into_dir(const void *arg) { cr_assert_eq(chdir(arg), 0); }
+
+/* A forked child resolves SYCL_PI_RECORD as its parent did at its start:
+ * %p becomes the child's pid (a file of its own), and a relative path is
+ * taken from the directory the parent started recording in, wherever the
+ * parent went since. */
+Test(record, a_forked_child_records_where_its_parents_path_says_with_its_own_pid)
+{
+  char *dir = tu_temp_path(".dir"), *elsewhere = tu_temp_path(".dir");
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  cr_assert_eq(mkdir(elsewhere, 0700), 0);
+  char *log = tu_temp_path(".out");
+  setenv("RECORD_PROG_FORK_CHDIR", elsewhere, 1);
+  const char *prog[] = {BIN "/record_prog", "forkcall", "exit", NULL};
+  int st = run_prepared(prog, "s-%p.db", log, into_dir, dir);
+  unsetenv("RECORD_PROG_FORK_CHDIR");
+  char *out = tu_read_file(log);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
+  int child = 0;
+  const char *said = strstr(out, "the child ");
+  cr_assert(said && sscanf(said, "the child %d made 2 calls", &child) == 1, "%s", out);
+  char path[600];
+  snprintf(path, sizeof path, "%s/s-%d.db", dir, child);
+  char want[64];
+  snprintf(want, sizeof want, "%d teardown\n", child);
+  cr_assert_str_eq(tu_db_lines(path, "SELECT pid || ' ' || ended FROM sessions"), want, "%s",
+                   out);
+  cr_assert_str_eq(tu_db_lines(path, QUERIES_BY_SESSION), "1 2\n");
+  DIR *d = opendir(elsewhere);
+  int there = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    there += e->d_name[0] != '.';
+  if (d)
+    closedir(d);
+  cr_assert_eq(there, 0, "%s", out);
+}
+
 /* Forks while another thread floods the recorder: the writer stands
  * still for each fork (committed, outside SQLite), and each child records
  * its own session from a file, a connection and rings of its own; the

@@ -77,7 +77,9 @@
  *                           (execv, the rest of the command line its argv)
  *   record_prog forkcall [exit]  a query, then a child forked that makes 2
  *                           queries ("the child PID made 2 calls") and ends
- *                           with _exit (exit: through exit), then a query more
+ *                           with _exit (exit: through exit), then a query more;
+ *                           with RECORD_PROG_FORK_CHDIR=DIR, the parent goes
+ *                           into DIR before the fork
  *   record_prog forkmany N  a thread makes queries without a pause while
  *                           the main thread forks N children, one at a time,
  *                           each making 3 queries and ending through exit;
@@ -568,6 +570,11 @@ static int fork_and_call(bool through_exit)
 {
   if (queries(1))
     return 2;
+  const char *dir = getenv("RECORD_PROG_FORK_CHDIR"); /* the parent moves first */
+  if (dir && chdir(dir) != 0) {
+    perror(dir);
+    return 2;
+  }
   pid_t child = fork();
   if (child < 0)
     return 2;
