@@ -212,11 +212,14 @@ static uint64_t copy_to_file(const void *src, uint64_t size)
     pf_off = true;
     ok = false;
   }
-  if (ok)
+  /* A descriptor of its own for the writes outside the lock: the
+   * session's end may close the file's meanwhile (a late thread's call),
+   * and a file the application opens could take its number. */
+  int fd = ok ? fcntl(pf_fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (fd >= 0)
     pf_live++;
-  int fd = pf_fd;
   pthread_mutex_unlock(&pool_lock);
-  if (!ok)
+  if (fd < 0)
     return 0;
   const char *p = src;
   uint64_t done = 0;
@@ -228,14 +231,17 @@ static uint64_t copy_to_file(const void *src, uint64_t size)
         continue;
       /* A full disk, or the file cut back: not again; the region waits
        * for nobody (no record names it), its space not reused. */
+      close(fd);
       pthread_mutex_lock(&pool_lock);
       pf_off = true;
-      pf_live--;
+      if (pf_live) /* none when the session ended meanwhile */
+        pf_live--;
       pthread_mutex_unlock(&pool_lock);
       return 0;
     }
     done += (uint64_t)n;
   }
+  close(fd);
   return h.token;
 }
 
@@ -357,7 +363,7 @@ void pt_payload_free(const void *p)
     if (v) {
       retired = v;
       retired[nretired++] = r;
-    } else {
+    } else if (pf_live) {
       pf_live--; /* no memory to keep it: its space is not reused */
     }
     pthread_mutex_unlock(&pool_lock);
@@ -385,7 +391,8 @@ void pt_payload_free(const void *p)
 static void region_done(region r)
 {
   static const uint64_t zero = 0;
-  pf_live--;
+  if (pf_live)
+    pf_live--;
   if (pf_fd < 0)
     return;
   if (pwrite(pf_fd, &zero, sizeof zero, (off_t)(r.off + offsetof(payload_hdr, live))) !=
