@@ -382,7 +382,6 @@ out:
   return ret;
 }
 
-/* Salvages every ring file beside db_path but this process's own. */
 /* db_path's directory (into dir, "." or "/" when it has none) and the
  * prefix of the ring files beside it (DB-rings.). */
 static void rings_place(const char *db_path, char *dir, size_t dirn, char *prefix, size_t pn)

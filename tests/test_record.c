@@ -2003,7 +2003,13 @@ Test(record, forks_while_another_thread_floods_the_recorder_keep_every_call_of_e
   for (int i = 2; i <= 13; i++)
     w += snprintf(want + w, sizeof want - (size_t)w, "%d 3\n", i);
   cr_assert_str_eq(tu_db_lines(db, QUERIES_BY_SESSION), want, "%s", out);
-  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM sessions WHERE ended = 'teardown'"), 13);
+  /* Each ended in order, or (a child whose end waited past its 10 s for
+   * the file, which its parent's flood kept busy: seen once under a
+   * loaded CI run with AddressSanitizer) was salvaged, every call kept. */
+  char *ended = tu_db_lines(db, "SELECT id || ' ' || ended || ' ' || "
+                                "coalesce(incomplete_reason, '') FROM sessions");
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM sessions WHERE ended IN "
+                             "('teardown', 'killed', '_exit')"), 13, "%s\n%s", ended, out);
   cr_assert_eq(tu_db_int(db, "SELECT count(DISTINCT pid) FROM sessions"), 13);
   cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
