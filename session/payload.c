@@ -21,19 +21,20 @@
  * compaction counted: the host backing the guest's memory, it seems);
  * the mean was no better (125 ms against 128).
  *
- * Where a ring file is kept (ringfile.c), large payloads go into regions
- * of a payload file beside it (DB-payloads.PID.XXXXXX), mapped shared, so
- * that they outlive the process as its records do: a process that ends
- * with _exit or is killed while payloads wait for its writer leaves them
- * there, and the salvager stores them with its calls (before the file,
- * such a session's replay stopped at the first call whose data was over
- * 64 KiB: "recorded only in part"). Each region begins with its header
- * (what the payload was called in the process, its size, whether it waits
- * to be stored), regions follow one another, and a stored one is given
- * back only after the commit that stored it (until then a salvage reads
- * its record again); then it is kept for reuse or its pages punched out of
- * the file. A full disk or the file size limit sends payloads back to
- * process memory.
+ * Where a ring file is kept (ringfile.c), large payloads are written into
+ * regions of a payload file beside it (DB-payloads.PID.XXXXXX), so that
+ * they outlive the process as its records do: a process that ends with
+ * _exit or is killed while payloads wait for its writer leaves them there,
+ * and the salvager stores them with its calls (before the file, such a
+ * session's replay stopped at the first call whose data was over 64 KiB:
+ * "recorded only in part"). Each region begins with its header (the token
+ * the records give it, its size, whether it waits to be stored), regions
+ * follow one another, the writer reads them through one mapping of the
+ * file, and a stored one is given back only after the commit that stored
+ * it (until then a salvage reads its record again); then it is kept for
+ * reuse or its pages punched out of the file. Less than 64 MiB free, the
+ * file size limit or a failed write sends payloads back to process
+ * memory.
  *
  * Under AddressSanitizer payloads outside the payload file come from
  * malloc, so that a read past one is still found.
