@@ -813,6 +813,18 @@ Test(record, an_idle_recorder_leaves_its_file_alone)
             changes);
 }
 
+/* The entries of a directory, but those whose names begin with a dot. */
+static int entries_in(const char *dir)
+{
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += e->d_name[0] != '.';
+  if (d)
+    closedir(d);
+  return n;
+}
+
 /* Files beside `db` whose names are db's followed by `infix`. */
 static int files_beside(const char *db, const char *infix)
 {
@@ -1688,6 +1700,36 @@ static void record_all_data(const void *arg)
   setenv("SYCL_PI_RECORD_DATA", "all", 1);
 }
 
+/* A run of prog recorded with data all into a session on a tmpfs of
+ * `size`, and what the session says, read before the tmpfs goes: how it
+ * ended, why, its integrity check, and the counts that `counts` (SQL,
+ * up to 4) ask for. */
+typedef struct small_disk_run {
+  int status;
+  char *out, *ended, *reason, *check;
+  int n[4];
+} small_disk_run;
+
+static small_disk_run on_a_small_disk(const char *size, const char *const *prog,
+                                      const char *const *counts)
+{
+  char dir[32], db[64], *log = tu_temp_path(".out");
+  tu_small_tmpfs(dir, size);
+  snprintf(db, sizeof db, "%s/s.db", dir);
+  small_disk_run r = {.status = run_prepared(prog, db, log, record_all_data, NULL)};
+  r.out = tu_read_file(log);
+  r.ended = tu_db_lines(db, "SELECT ended FROM sessions");
+  r.reason = tu_db_lines(db, "SELECT incomplete_reason FROM sessions");
+  r.check = tu_db_lines(db, "PRAGMA integrity_check");
+  for (int i = 0; i < 4 && counts[i]; i++)
+    r.n[i] = tu_db_int(db, counts[i]);
+  tu_small_tmpfs_gone(dir);
+  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "status %d: %s", r.status, r.out);
+  cr_assert_str_eq(r.ended, "teardown\n", "%s", r.out);
+  cr_assert_str_eq(r.check, "ok\n");
+  return r;
+}
+
 /* Data that would fill the disk is left out, from the call that brought
  * it on, and the calls go on being recorded: the session ends in order,
  * saying so. A write that met the full disk made SQLite take back the
@@ -1695,32 +1737,19 @@ static void record_all_data(const void *arg)
  * 1 call of 47, "incomplete". */
 Test(record, data_that_would_fill_the_disk_is_left_out_and_every_call_kept)
 {
-  char dir[32], db[64], *log = tu_temp_path(".out");
-  tu_small_tmpfs(dir, "12m"); /* the ring file takes 8 MiB of it */
-  snprintf(db, sizeof db, "%s/s.db", dir);
   const char *vadd[] = {BIN "/vadd", "1048576", NULL}; /* 3 buffers of 4 MiB */
-  int st = run_prepared(vadd, db, log, record_all_data, NULL);
-  char *out = tu_read_file(log);
-  char *ended = tu_db_lines(db, "SELECT ended FROM sessions");
-  char *reason = tu_db_lines(db, "SELECT incomplete_reason FROM sessions");
-  char *check = tu_db_lines(db, "PRAGMA integrity_check");
-  int calls = tu_db_int(db, "SELECT calls FROM sessions");
-  int rows = tu_db_int(db, "SELECT count(*) FROM pi_calls");
-  int data = tu_db_int(db, "SELECT count(*) FROM data"); /* what came before */
-  /* From there on, each payload's size (as data=meta records it). */
-  int sized = tu_db_int(db, "SELECT count(*) FROM data_rows WHERE size = 4194304 AND "
-                            "stored = 0");
-  tu_small_tmpfs_gone(dir);
-  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
-  cr_assert(strstr(out, "result verified"), "%s", out);
-  cr_assert(strstr(out, "the calls go on being recorded without it"), "%s", out);
-  cr_assert_str_eq(ended, "teardown\n");
-  cr_assert_geq(calls, 40);
-  cr_assert_eq(rows, calls);
-  cr_assert(strstr(reason, " on not stored: 4194304 bytes of it, with "), "%s", reason);
-  cr_assert_gt(data, 0);
-  cr_assert_geq(sized, 1);
-  cr_assert_str_eq(check, "ok\n");
+  const char *counts[] = {"SELECT calls FROM sessions", "SELECT count(*) FROM pi_calls",
+                          "SELECT count(*) FROM data", /* what came before */
+                          /* from there on, each payload's size (as data=meta has it) */
+                          "SELECT count(*) FROM data_rows WHERE size = 4194304 AND stored = 0"};
+  small_disk_run r = on_a_small_disk("12m", vadd, counts); /* the ring file takes 8 MiB */
+  cr_assert(strstr(r.out, "result verified"), "%s", r.out);
+  cr_assert(strstr(r.out, "the calls go on being recorded without it"), "%s", r.out);
+  cr_assert_geq(r.n[0], 40);
+  cr_assert_eq(r.n[1], r.n[0]);
+  cr_assert(strstr(r.reason, " on not stored: 4194304 bytes of it, with "), "%s", r.reason);
+  cr_assert_gt(r.n[2], 0);
+  cr_assert_geq(r.n[3], 1);
 }
 
 /* The same with 4 threads writing 2 MiB buffers on a 100 MiB disk: the
@@ -1730,28 +1759,16 @@ Test(record, data_that_would_fill_the_disk_is_left_out_and_every_call_kept)
  * the recording stopped with nothing ("recording failed", 3 runs of 3). */
 Test(record, data_of_many_threads_that_would_fill_the_disk_is_left_out_and_every_call_kept)
 {
-  char dir[32], db[64], *log = tu_temp_path(".out");
-  tu_small_tmpfs(dir, "100m");
-  snprintf(db, sizeof db, "%s/s.db", dir);
   const char *prog[] = {BIN "/record_prog", "bigwrites", "4", "12", NULL}; /* 96 MiB */
-  int st = run_prepared(prog, db, log, record_all_data, NULL);
-  char *out = tu_read_file(log);
-  char *ended = tu_db_lines(db, "SELECT ended FROM sessions");
-  char *reason = tu_db_lines(db, "SELECT incomplete_reason FROM sessions");
-  char *check = tu_db_lines(db, "PRAGMA integrity_check");
-  int writes = tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = "
-                             "'piEnqueueMemBufferWrite'");
-  int stored = tu_db_int(db, "SELECT count(*) FROM data_rows WHERE size = 2097152 AND "
-                             "stored = size");
-  tu_small_tmpfs_gone(dir);
-  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
-  cr_assert(strstr(out, "48 big writes made"), "%s", out);
-  cr_assert_null(strstr(out, "stopped"), "%s", out);
-  cr_assert_str_eq(ended, "teardown\n", "%s", out);
-  cr_assert(strstr(reason, " on not stored: 2097152 bytes of it, with "), "%s", reason);
-  cr_assert_eq(writes, 48);
-  cr_assert_gt(stored, 0);
-  cr_assert_str_eq(check, "ok\n");
+  const char *counts[] = {"SELECT count(*) FROM pi_calls WHERE api = 'piEnqueueMemBufferWrite'",
+                          "SELECT count(*) FROM data_rows WHERE size = 2097152 AND stored = size",
+                          NULL};
+  small_disk_run r = on_a_small_disk("100m", prog, counts);
+  cr_assert(strstr(r.out, "48 big writes made"), "%s", r.out);
+  cr_assert_null(strstr(r.out, "stopped"), "%s", r.out);
+  cr_assert(strstr(r.reason, " on not stored: 2097152 bytes of it, with "), "%s", r.reason);
+  cr_assert_eq(r.n[0], 48);
+  cr_assert_gt(r.n[1], 0);
 }
 
 /* As `sh -c 'prog &'` leaves a background command. */
@@ -1974,13 +1991,7 @@ Test(record, a_forked_child_records_where_its_parents_path_says_with_its_own_pid
   cr_assert_str_eq(tu_db_lines(path, "SELECT pid || ' ' || ended FROM sessions"), want, "%s",
                    out);
   cr_assert_str_eq(tu_db_lines(path, QUERIES_BY_SESSION), "1 2\n");
-  DIR *d = opendir(elsewhere);
-  int there = 0;
-  for (struct dirent *e; d && (e = readdir(d));)
-    there += e->d_name[0] != '.';
-  if (d)
-    closedir(d);
-  cr_assert_eq(there, 0, "%s", out);
+  cr_assert_eq(entries_in(elsewhere), 0, "%s", out);
 }
 
 /* Forks while another thread floods the recorder: the writer stands
@@ -2122,13 +2133,7 @@ Test(record, a_relative_path_stays_where_the_recording_began)
   cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
   cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_name' AND "
                               "value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 101);
-  DIR *d = opendir(b);
-  int n = 0;
-  for (struct dirent *e; d && (e = readdir(d));)
-    n += e->d_name[0] != '.';
-  if (d)
-    closedir(d);
-  cr_assert_eq(n, 0, "files were made in the directory the process went to");
+  cr_assert_eq(entries_in(b), 0, "files were made in the directory the process went to");
   char cmd[1400];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
   cr_assert_eq(system(cmd), 0);
