@@ -282,6 +282,15 @@ void wr__forget_rings(void)
   looks = 0;
 }
 
+/* Whether the merge goes on: not when a ring needs a commit (the
+ * producers wait) or a fork waits for the writer to stand still, unless
+ * everything is being read before the end. */
+static inline bool may_go_on(void)
+{
+  return wr.draining ||
+         (!wr.pressure && !atomic_load_explicit(&wr__fork_wait, memory_order_relaxed));
+}
+
 /* Processes the records of every ring in ticket order, for as long as
  * there are any; stops early when a ring needs a commit. Returns the
  * number processed.
@@ -303,8 +312,7 @@ void wr__forget_rings(void)
 size_t wr__merge(void)
 {
   size_t done = 0;
-  while ((!wr.pressure && !atomic_load_explicit(&wr__fork_wait, memory_order_relaxed)) ||
-         wr.draining) {
+  while (may_go_on()) {
     uint64_t sweep = ++looks;
     /* A ring is in the list before its first record is published: a
      * thread whose record another's depends on is found here. */
@@ -318,8 +326,7 @@ size_t wr__merge(void)
     }
     if (!nheap)
       return done;
-    while (nheap && ((!wr.pressure && !atomic_load_explicit(&wr__fork_wait, memory_order_relaxed)) ||
-                     wr.draining)) {
+    while (nheap && may_go_on()) {
       mring *m = heap[0];
       if (m->seen >= sweep)
         break; /* seen at or after this sweep: look at the others again first */
