@@ -113,7 +113,8 @@ uint64_t ringfile_proc_start(int pid, char *state)
 }
 
 bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_unix_ns,
-                     const void *desc, uint32_t desc_len)
+                     const void *desc, uint32_t desc_len, int32_t parent_pid,
+                     int64_t parent_session)
 {
   pthread_mutex_lock(&rf_lock);
   bool ok = false;
@@ -146,6 +147,8 @@ bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_uni
   if (desc_len)
     memcpy(rf_hdr->desc, desc, desc_len);
   rf_hdr->desc_len = desc_len;
+  rf_hdr->parent_pid = parent_pid;
+  rf_hdr->parent_session = parent_session;
   rf_hdr->start_unix_ns = start_unix_ns;
   rf_hdr->session_t0 = session_t0;
   rf_hdr->stamps_tsc = shim_stamps_tsc;

@@ -45,7 +45,7 @@ const char shim_schema_sql[] =
     "  start_unix_ns INTEGER, end_unix_ns INTEGER, duration_ns INTEGER,\n"
     "  pi_version TEXT, env TEXT, ended TEXT, signal INTEGER, exit_status INTEGER,\n"
     "  incomplete_reason TEXT, data_mode TEXT, filter TEXT, calls INTEGER,\n"
-    "  schema_version INTEGER);\n"
+    "  schema_version INTEGER, parent_pid INTEGER, parent_session INTEGER);\n"
     "CREATE TABLE IF NOT EXISTS plugins(session INTEGER, idx INTEGER, name TEXT, path TEXT,\n"
     "  version TEXT, backend TEXT, PRIMARY KEY(session, idx)) WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS threads(session INTEGER, idx INTEGER, tid INTEGER,\n"
@@ -121,7 +121,7 @@ const char shim_schema_sql[] =
     "  SELECT s.id AS session, s.label, s.pid, s.command, s.host, s.ended, s.signal,\n"
     "    s.incomplete_reason, s.calls, s.duration_ns,\n"
     "    (SELECT group_concat(p.backend || ':' || p.name, ', ') FROM plugins p\n"
-    "       WHERE p.session = s.id) AS plugins\n"
+    "       WHERE p.session = s.id) AS plugins, s.parent_pid, s.parent_session\n"
     "  FROM sessions s;\n"
     "CREATE VIEW IF NOT EXISTS pi_calls AS\n"
     "  SELECT c.session, c.seq, c.thread, a.name AS api,\n"
@@ -284,6 +284,30 @@ static void schema_stamp(char out[17])
            (unsigned long long)XXH3_64bits(shim_schema_sql, sizeof shim_schema_sql - 1));
 }
 
+bool pt_schema_has_parents(sqlite3 *db)
+{
+  sqlite3_stmt *q = NULL;
+  bool has = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('sessions') WHERE name = "
+                                    "'parent_pid'", -1, &q, NULL) == SQLITE_OK &&
+             sqlite3_step(q) == SQLITE_ROW;
+  sqlite3_finalize(q);
+  return has;
+}
+
+bool pt_schema_add_parents(sqlite3 *db)
+{
+  sqlite3_stmt *q = NULL;
+  bool has_sessions = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                                             "AND name = 'sessions'", -1, &q, NULL) == SQLITE_OK &&
+                      sqlite3_step(q) == SQLITE_ROW;
+  sqlite3_finalize(q);
+  if (!has_sessions || pt_schema_has_parents(db))
+    return true;
+  return sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN parent_pid INTEGER;"
+                          "ALTER TABLE sessions ADD COLUMN parent_session INTEGER;"
+                          "DROP VIEW IF EXISTS pi_sessions;", NULL, NULL, NULL) == SQLITE_OK;
+}
+
 bool pt_schema_create(sqlite3 *db, char *err, size_t errn)
 {
   char stamp[17];
@@ -301,7 +325,8 @@ bool pt_schema_create(sqlite3 *db, char *err, size_t errn)
   if (pt_schema_foreign(db, err, errn))
     return false;
   q = NULL;
-  bool ok = sqlite3_exec(db, shim_schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
+  bool ok = pt_schema_add_parents(db) &&
+            sqlite3_exec(db, shim_schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
             sqlite3_prepare_v2(db, "SELECT count(*) FROM pi_api", -1, &q, NULL) == SQLITE_OK &&
             sqlite3_step(q) == SQLITE_ROW;
   bool described = ok && sqlite3_column_int(q, 0) > 0;

@@ -21,6 +21,7 @@
 #include "pi_api.h"
 #include "reader.h"
 #include "recorder.h"
+#include "schema.h"
 #include "session.h"
 
 void (*pt_salvage_hook)(const char *path);
@@ -316,11 +317,14 @@ pt_session_info *pt_sessions(pt_db *db, size_t *n, char *err, size_t errn)
 {
   *n = 0;
   sqlite3_stmt *s;
-  if (sqlite3_prepare_v2(db->db,
-                         "SELECT id, label, command, host, ended, pid, start_unix_ns, "
-                         "duration_ns, calls, signal, (SELECT group_concat(p.backend || ':' "
-                         "|| p.name, ', ') FROM plugins p WHERE p.session = s.id), "
-                         "exit_status FROM sessions s ORDER BY id", -1, &s, NULL) != SQLITE_OK) {
+  /* Files of recorders before the parent columns have none. */
+  const char *parents = pt_schema_has_parents(db->db) ? "parent_pid, parent_session" : "0, 0";
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "SELECT id, label, command, host, ended, pid, start_unix_ns, duration_ns, calls, "
+           "signal, (SELECT group_concat(p.backend || ':' || p.name, ', ') FROM plugins p "
+           "WHERE p.session = s.id), exit_status, %s FROM sessions s ORDER BY id", parents);
+  if (sqlite3_prepare_v2(db->db, sql, -1, &s, NULL) != SQLITE_OK) {
     snprintf(err, errn, "%s is damaged: %s", db->path, sqlite3_errmsg(db->db));
     return NULL;
   }
@@ -349,6 +353,8 @@ pt_session_info *pt_sessions(pt_db *db, size_t *n, char *err, size_t errn)
     copy_text(i->plugins, sizeof i->plugins, sqlite3_column_text(s, 10));
     i->has_exit_status = sqlite3_column_type(s, 11) != SQLITE_NULL;
     i->exit_status = sqlite3_column_int(s, 11);
+    i->parent_pid = sqlite3_column_int64(s, 12);
+    i->parent_session = sqlite3_column_int64(s, 13);
     if (strcmp(i->ended, "running") == 0 && !db->image)
       i->recorder_pid = writer_recorder_of(db->path, i->id);
   }

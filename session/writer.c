@@ -322,6 +322,12 @@ static stamp_knot start_knot; /* taken as the ring file was made */
 static text start_env;
 static char *start_cmd;
 static char start_cwd[4096], start_host[256];
+/* In a child forked from a recording process: the parent's pid, its
+ * session (0: its writer had not made the row yet) and the database it
+ * recorded into (writer_fork_child), for the child's session row. */
+static int32_t parent_pid;
+static int64_t parent_session;
+static char parent_path[4096];
 
 static void start_desc_free(void)
 {
@@ -422,6 +428,13 @@ bool writer_start(void)
   wr.session_t0 = shim_now();
   start_desc = (session_desc){.pid = getpid(), .start_unix_ns = start_unix_ns,
                               .data_mode = (uint32_t)shim_cfg.data_mode};
+  if (parent_pid > 0) { /* a forked child: into its parent's file, or another */
+    struct stat mine, theirs;
+    bool same = stat(parent_path, &theirs) == 0 && stat(path, &mine) == 0 &&
+                mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
+    start_desc.parent_pid = parent_pid;
+    start_desc.parent_session = !same ? 0 : parent_session > 0 ? parent_session : -1;
+  }
   const char *strs[DESC_NSTR] = {shim_cfg.label, start_cmd, start_cwd, start_host,
                                  start_env.p ? start_env.p : "{}", shim_cfg.filter};
   for (int i = 0; i < DESC_NSTR; i++) {
@@ -433,7 +446,8 @@ bool writer_start(void)
   /* The ring file is there before the session's row is (which the
    * writer's thread makes): whatever the process records is in a file
    * from its first call on. */
-  ringfile_create(path, wr.session_t0, start_unix_ns, packed, packed_len);
+  ringfile_create(path, wr.session_t0, start_unix_ns, packed, packed_len,
+                  (int32_t)start_desc.parent_pid, start_desc.parent_session);
   start_knot = stamp_take_knot();
   wr__keep_knot(start_knot); /* for a salvager: how its stamps were counting */
   writer_pid = getpid();
@@ -563,6 +577,7 @@ void writer_fork_child(int prepared)
   wr__reset_state();
   parents_left = wr;
   wr = (writer_state){.maps_dirty = true, .cur_api = ""};
+  parent_pid = (int32_t)writer_pid;
   writer_running = false;
   writer_pid = 0;
   atomic_store(&finish_req, 0);
@@ -573,6 +588,8 @@ void writer_fork_child(int prepared)
   atomic_store(&fork_paused, 0);
   finish_how[0] = 0;
   finish_signo = 0;
+  parent_session = parents_left.session_id;
+  snprintf(parent_path, sizeof parent_path, "%s", shim_cfg.path);
   start_desc_free();
   atomic_store(&shim_data_dropped, false);
   snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", given_path);

@@ -417,10 +417,13 @@ void wr__finalize_statements(void)
 
 /* The file's schema version, in the write transaction: one of version 1
  * becomes version 2 first, its sessions kept as they are (a newer one is
- * not written to). */
+ * not written to); one without the sessions' parent columns (an older
+ * recorder's) gets them. */
 int wr__schema_version(void)
 {
   int version = pt_schema_stored_version(wr.db);
+  if (version > PT_SCHEMA_VERSION || !pt_schema_add_parents(wr.db))
+    return version;
   if (version == 1 && sqlite3_exec(wr.db, shim_schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
       sqlite3_exec(wr.db, pt_schema_upgrade_sql, NULL, NULL, NULL) == SQLITE_OK)
     version = PT_SCHEMA_VERSION;
@@ -603,6 +606,8 @@ bool wr__desc_unpack(const ringfile_hdr *h, session_desc *d)
   }
   d->pid = h->pid;
   d->start_unix_ns = h->start_unix_ns;
+  d->parent_pid = h->parent_pid;
+  d->parent_session = h->parent_session;
   return true;
 }
 
@@ -613,7 +618,10 @@ int64_t wr__insert_session(const session_desc *d)
   static const char *const modes[] = {"none", "meta", "all"};
   sqlite3_stmt *s = wr__prepare(
       "INSERT INTO sessions(label, pid, command, cwd, host, start_unix_ns, pi_version, "
-      "env, ended, data_mode, filter, schema_version) VALUES (?,?,?,?,?,?,?,?,'running',?,?,?)");
+      "env, ended, data_mode, filter, schema_version, parent_pid, parent_session) VALUES "
+      "(?,?,?,?,?,?,?,?,'running',?,?,?,?12,CASE WHEN ?13 > 0 THEN ?13 WHEN ?13 < 0 THEN "
+      "(SELECT max(id) FROM sessions WHERE pid = ?12 AND host IS ?5 AND start_unix_ns <= ?6) "
+      "END)");
   if (!s)
     return 0;
   sqlite3_bind_text(s, 1, d->s[DESC_LABEL].p, (int)d->s[DESC_LABEL].n, SQLITE_TRANSIENT);
@@ -629,6 +637,9 @@ int64_t wr__insert_session(const session_desc *d)
                     SQLITE_STATIC);
   sqlite3_bind_text(s, 10, d->s[DESC_FILTER].p, (int)d->s[DESC_FILTER].n, SQLITE_TRANSIENT);
   sqlite3_bind_int(s, 11, PT_SCHEMA_VERSION);
+  if (d->parent_pid > 0)
+    sqlite3_bind_int64(s, 12, d->parent_pid);
+  sqlite3_bind_int64(s, 13, d->parent_pid > 0 ? d->parent_session : 0);
   bool ok = wr__step(s, "starting the session");
   sqlite3_finalize(s);
   return ok ? sqlite3_last_insert_rowid(wr.db) : 0;

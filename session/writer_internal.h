@@ -179,6 +179,12 @@ enum { DESC_LABEL, DESC_COMMAND, DESC_CWD, DESC_HOST, DESC_ENV, DESC_FILTER, DES
 
 typedef struct session_desc {
   int64_t pid, start_unix_ns;
+  /* A process forked from a recording one: its parent's pid (else 0), and
+   * the parent's session when both record into one database (0: another
+   * file, or not forked; -1: the same file, the id to be looked up by the
+   * parent's pid, as the parent's writer had not made its row at the
+   * fork). */
+  int64_t parent_pid, parent_session;
   uint32_t data_mode;
   struct {
     const char *p;

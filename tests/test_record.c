@@ -1951,8 +1951,14 @@ Test(record, a_forked_child_records_its_calls_in_a_session_of_its_own)
     const char *said = strstr(out, "the child ");
     cr_assert(said && sscanf(said, "the child %d made 2 calls", &child) == 1, "%s", out);
     cr_assert_null(strstr(out, "not recorded"), "%s", out);
-    salvage_with_pitrace(db);
+    char *listed = salvage_with_pitrace(db);
     cr_assert_str_eq(tu_db_lines(db, QUERIES_BY_SESSION), "1 2\n2 2\n");
+    /* The child's session names its parent's, here and in the listing. */
+    cr_assert_str_eq(tu_db_lines(db, "SELECT session || ' ' || coalesce(parent_session, '-') || "
+                                     "' ' || coalesce(parent_pid = (SELECT pid FROM sessions "
+                                     "WHERE id = 1), '-') FROM pi_sessions"),
+                     "1 - -\n2 1 1\n");
+    cr_assert(strstr(listed, "forked from") && strstr(listed, "session 1 "), "%s", listed);
     char want[128];
     snprintf(want, sizeof want, "1 teardown\n2 %d %s\n", child,
              through_exit ? "teardown" : "_exit");
@@ -1992,6 +1998,17 @@ Test(record, a_forked_child_records_where_its_parents_path_says_with_its_own_pid
                    out);
   cr_assert_str_eq(tu_db_lines(path, QUERIES_BY_SESSION), "1 2\n");
   cr_assert_eq(entries_in(elsewhere), 0, "%s", out);
+  /* In a file of its own, the child names its parent by pid: the pid of
+   * the session in the parent's file. */
+  long long parent = tu_db_int(path, "SELECT parent_pid FROM sessions WHERE parent_session IS "
+                                     "NULL");
+  cr_assert(parent > 0 && parent != child, "%lld", parent);
+  snprintf(path, sizeof path, "%s/s-%lld.db", dir, parent);
+  char sql[128];
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM sessions WHERE parent_pid IS NULL AND pid = %lld",
+           parent);
+  cr_assert_eq(access(path, F_OK), 0, "%s", path);
+  cr_assert_eq(tu_db_int(path, sql), 1, "%s", out);
 }
 
 /* Forks while another thread floods the recorder: the writer stands
@@ -2022,6 +2039,8 @@ Test(record, forks_while_another_thread_floods_the_recorder_keep_every_call_of_e
   cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM sessions WHERE ended IN "
                              "('teardown', 'killed', '_exit')"), 13, "%s\n%s", ended, out);
   cr_assert_eq(tu_db_int(db, "SELECT count(DISTINCT pid) FROM sessions"), 13);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM sessions WHERE parent_session = 1 AND "
+                             "parent_pid = (SELECT pid FROM sessions WHERE id = 1)"), 12);
   cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 

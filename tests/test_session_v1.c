@@ -273,6 +273,9 @@ Test(session_v1, recording_into_it_adds_a_v2_session_beside_the_v1_one)
   cr_assert_str_eq(sql(db, "SELECT value FROM pitrace_meta WHERE key = 'schema_version'"), "2");
   cr_assert_str_eq(sql(db, "SELECT group_concat(id || ':' || schema_version, ' ') FROM sessions"),
                    "1:1 2:2");
+  /* The sessions table gained the parent columns, and its view with them. */
+  cr_assert_str_eq(sql(db, "SELECT count(*) FROM pi_sessions WHERE parent_pid IS NULL AND "
+                           "parent_session IS NULL"), "2");
   cr_assert_eq(sql_int(db, "SELECT count(*) FROM chunks WHERE session = 2"), 0);
   cr_assert_gt(sql_int(db, "SELECT count(*) FROM call_chunks WHERE session = 2"), 0);
   cr_assert_eq(sql_int(db, "SELECT count(*) FROM pi_calls WHERE session = 1"), 45);

@@ -1,7 +1,7 @@
 /*
  * viewer_sessions.c: `pitrace sessions`: one line per session of a file
- * (or of every file of a record directory): id, label, calls, duration,
- * how it ended, backend, device, command.
+ * (or of every file of a record directory): id, the session it was forked
+ * from, label, calls, duration, how it ended, backend, device, command.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -23,11 +23,14 @@ static const char usage[] =
     "for such a session of an older recorder; incomplete: why recording stopped),\n"
     "the backend and device it used, and the command line. Given a directory\n"
     "(pitrace record -o DIR), the sessions of each of its session files (*.db), in\n"
-    "the order they started, each with its file.\n";
+    "the order they started, each with its file. A session of a process forked\n"
+    "from a recording one (Python's multiprocessing, a fork server) says whose:\n"
+    "\"forked from\" names its parent's session in the same file, or its parent's\n"
+    "pid when the child recorded into a file of its own.\n";
 
 typedef struct row {
-  char file[256], id[24], label[64], calls[24], dur[32], ended[128], backend[32], device[128],
-      command[1024];
+  char file[256], id[24], parent[48], label[64], calls[24], dur[32], ended[128], backend[32],
+      device[128], command[1024];
   int64_t start; /* unix ns: a directory's rows are ordered by it */
 } row;
 
@@ -51,6 +54,10 @@ static void fill_row(pt_db *db, const pt_session_info *i, row *r)
   char reason[256];
   r->start = i->start_unix_ns;
   snprintf(r->id, sizeof r->id, "%lld", (long long)i->id);
+  if (i->parent_session > 0)
+    snprintf(r->parent, sizeof r->parent, "session %lld", (long long)i->parent_session);
+  else if (i->parent_pid > 0)
+    snprintf(r->parent, sizeof r->parent, "pid %lld", (long long)i->parent_pid);
   /* The column holds the label's start. */
   snprintf(r->label, sizeof r->label, "%.*s", (int)sizeof r->label - 1,
            *i->label ? i->label : "-");
@@ -77,23 +84,32 @@ static void fill_row(pt_db *db, const pt_session_info *i, row *r)
     whole_characters(pt_one_line(cells[c]));
 }
 
-#define NCOLS 9
+enum { COL_FILE, COL_PARENT = 2, NCOLS = 10 };
 
 static const char *col(const row *r, int c)
 {
-  const char *v[NCOLS] = {r->file, r->id, r->label, r->calls, r->dur, r->ended, r->backend,
-                          r->device, r->command};
+  const char *v[NCOLS] = {r->file,  r->id,    r->parent,  r->label,  r->calls,
+                          r->dur,   r->ended, r->backend, r->device, r->command};
   return v[c];
 }
 
-/* The rows as a table; the file column only for a directory's. */
+/* The rows as a table; the file column only for a directory's, the
+ * parent's only when a session has one. */
 static void print_rows(const row *rows, size_t n, bool files)
 {
-  static const row head = {"file", "session", "label", "calls", "duration", "ended", "backend",
-                           "device", "command", 0};
-  static const bool right[NCOLS] = {false, true, false, true, true, false, false, false, false};
+  static const row head = {"file",     "session", "forked from", "label",  "calls",
+                           "duration", "ended",   "backend",     "device", "command", 0};
+  static const bool right[NCOLS] = {false, true,  false, false, true,
+                                    true,  false, false, false, false};
+  bool shown[NCOLS];
+  for (int c = 0; c < NCOLS; c++)
+    shown[c] = true;
+  shown[COL_FILE] = files;
+  shown[COL_PARENT] = false;
+  for (size_t i = 0; i < n; i++)
+    shown[COL_PARENT] |= rows[i].parent[0] != 0;
   int w[NCOLS];
-  for (int c = !files; c < NCOLS; c++) {
+  for (int c = 0; c < NCOLS; c++) {
     w[c] = (int)strlen(col(&head, c));
     for (size_t i = 0; i < n; i++)
       if ((int)strlen(col(&rows[i], c)) > w[c])
@@ -103,9 +119,12 @@ static void print_rows(const row *rows, size_t n, bool files)
   for (size_t i = 0; i <= n; i++) {
     const row *r = i ? &rows[i - 1] : &head;
     fputs(i ? "" : k.bold, stdout);
-    for (int c = !files; c < NCOLS; c++) {
+    for (int c = 0; c < NCOLS; c++) {
+      if (!shown[c])
+        continue;
       int width = c == NCOLS - 1 ? 0 : w[c];
-      printf(right[c] ? "%*s" : "%-*s", width, col(r, c));
+      const char *v = col(r, c);
+      printf(right[c] ? "%*s" : "%-*s", width, *v ? v : "-"); /* no parent */
       fputs(c == NCOLS - 1 ? "" : "  ", stdout);
     }
     printf("%s\n", i ? "" : k.off);

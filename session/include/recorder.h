@@ -337,16 +337,23 @@ typedef struct ringfile_hdr {
    * went on as another program (exec, which closes the file and drops the
    * process's lock on it). */
   uint64_t proc_start;
+  /* A process forked from a recording one: its parent's pid, and the
+   * parent's session when both record into this database (0: not known,
+   * not forked, and in files of recorders before it). */
+  int32_t parent_pid;
+  int64_t parent_session;
 } ringfile_hdr;
 
 _Static_assert(sizeof(ringfile_hdr) <= RINGFILE_HEADER, "ring file header too large");
 _Static_assert(sizeof(shim_ring) <= RINGFILE_CTL, "ring control too large");
 
 /* Creates the ring file beside `db_path`, with the session's description
- * (desc_len bytes, at most RINGFILE_DESC) and no session yet; false (with
- * one warning) when it cannot: rings then stay in process memory. */
+ * (desc_len bytes, at most RINGFILE_DESC; the parent's pid and session
+ * of a forked process, else 0) and no session yet; false (with one
+ * warning) when it cannot: rings then stay in process memory. */
 bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_unix_ns,
-                     const void *desc, uint32_t desc_len);
+                     const void *desc, uint32_t desc_len, int32_t parent_pid,
+                     int64_t parent_session);
 /* The session's row is made (its id, set before the row's commit). */
 void ringfile_set_session(int64_t session);
 /* Whether the file st describes is this process's ring file. */

@@ -30,6 +30,13 @@ extern const char pt_schema_upgrade_sql[];
  * (pitrace_meta: schema_sql) it was made by this very schema is left as it
  * is, without running the SQL. */
 bool pt_schema_create(sqlite3 *db, char *err, size_t errn);
+/* Whether db's sessions table has the parent columns (parent_pid,
+ * parent_session): files of recorders before them do not. */
+bool pt_schema_has_parents(sqlite3 *db);
+/* In a file of such a recorder, in the open write transaction: adds them
+ * (NULL in its sessions) and drops its pi_sessions view, which the
+ * schema's SQL then makes again with them; false when SQLite failed. */
+bool pt_schema_add_parents(sqlite3 *db);
 /* The schema version db says it holds (pitrace_meta), 0 when none. */
 int pt_schema_stored_version(sqlite3 *db);
 /* Whether db holds another program's tables and no pitrace schema: what

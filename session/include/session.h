@@ -80,6 +80,9 @@ typedef struct pt_session_info {
    * that failed: a full disk, a file this reader may not write); 0 when
    * there is no ring file (an older recorder's session). */
   int64_t recorder_pid;
+  /* A process forked from a recording one: its parent's pid, and the
+   * parent's session in this file when it recorded into it (else 0). */
+  int64_t parent_pid, parent_session;
 } pt_session_info;
 
 /* The sessions in the file, by id; *n set. Caller frees. */
