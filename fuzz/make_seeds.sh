@@ -11,7 +11,11 @@
 #                  16's largest chunk as stored (a zstd blob) and its body
 #                  ("B" and the decoded body: fuzz_session.c)
 #   OUT/salvage/   the ring file of a recording that ended in _exit
-#                  (record_prog quickexit 5 on PoCL), its rings cut to 4 KB
+#                  (record_prog quickexit 5 on PoCL), its rings cut to 4 KB;
+#                  and the ring and payload files of the payloads' recording
+#                  (below) as fuzz_salvage takes a pair ("PLD1", the ring
+#                  file's length, the two files), the payload file whole and
+#                  cut as below
 #   OUT/salvage-base.db   that recording's database, session still running
 #   OUT/payloads/  the payload file of a recording that ended in _exit with
 #                  payloads waiting (record_prog readback 16385: two writes
@@ -99,9 +103,9 @@ for try in 1 2 3 4 5; do
 done
 set -- "$tmp"/s.db-rings.*
 [ -f "$1" ] || { echo "make_seeds.sh: record_prog left no ring file" >&2; exit 1; }
-$PY - "$tmp/s.db" "$1" "$out/salvage-base.db" "$out/salvage/quickexit5" <<'PYEOF'
-import shutil, sqlite3, struct, sys
-db, ring, base, seed = sys.argv[1:5]
+$PY - "$tmp/s.db" "$out/salvage-base.db" <<'PYEOF'
+import shutil, sqlite3, sys
+db, base = sys.argv[1:3]
 # The database as one file, its session still running (opened with SQLite
 # alone: nothing salvages it).
 c = sqlite3.connect(db)
@@ -114,6 +118,14 @@ c.execute("PRAGMA page_size=512")
 c.execute("VACUUM")
 c.close()
 shutil.copy(db, base)
+PYEOF
+# cut_ring RING SEED [PAYLOADS...]: the ring file with each ring cut to the
+# least power of two from 4 KB that holds what was written into it; with
+# payload files, the pair fuzz_salvage takes, one seed a payload file.
+cut_ring() {
+  $PY - "$@" <<'PYEOF'
+import struct, sys
+ring, seed, payloads = sys.argv[1], sys.argv[2], sys.argv[3:]
 HEADER, CTL = 32 << 10, 4096
 f = open(ring, "rb").read()
 magic, version, state, session, start, t0, cap, slot, pid, nslots = struct.unpack_from("<QIIqqQQQiI", f, 0)
@@ -125,9 +137,16 @@ while new < max(heads + [0]):
 hdr = bytearray(f[:HEADER])
 struct.pack_into("<QQ", hdr, 40, new, CTL + new)  # ring_cap, slot_size
 body = b"".join(f[HEADER + k * slot: HEADER + k * slot + CTL + new] for k in range(nslots))
-open(seed, "wb").write(bytes(hdr) + body)
+cut = bytes(hdr) + body
+if not payloads:
+    open(seed, "wb").write(cut)
+for i, p in enumerate(payloads):
+    open("%s-%d" % (seed, i + 1), "wb").write(b"PLD1" + struct.pack("<I", len(cut)) + cut +
+                                               open(p, "rb").read())
 print("make_seeds.sh: salvage seed: %d slot(s), heads %s, rings cut to %d bytes" % (nslots, heads, new))
 PYEOF
+}
+cut_ring "$1" "$out/salvage/quickexit5"
 # A payload file: writes and a read of 64 KiB and 4 bytes, the payloads
 # written into the file before their calls returned (there whatever the
 # writer did before the _exit), cut to 72 KiB: the first region (68 KiB)
@@ -138,5 +157,9 @@ OCL_ICD_VENDORS=$POCL SYCL_PI_RECORD=$tmp/p.db SYCL_PI_RECORD_DATA=all RECORD_PR
 set -- "$tmp"/p.db-payloads.*
 [ -f "$1" ] || { echo "make_seeds.sh: record_prog left no payload file" >&2; exit 1; }
 head -c 73728 "$1" >"$out/payloads/readback"
+payloads=$1
+set -- "$tmp"/p.db-rings.*
+[ -f "$1" ] || { echo "make_seeds.sh: record_prog left no ring file beside its payloads" >&2; exit 1; }
+cut_ring "$1" "$out/salvage/readback-payloads" "$payloads" "$out/payloads/readback"
 ls "$out"/* | wc -l >/dev/null
 echo "make_seeds.sh: seeds in $out"
