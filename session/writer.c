@@ -31,7 +31,6 @@ writer_state wr = {.maps_dirty = true, .cur_api = ""};
 
 static bool writer_open(void);
 
-#define COMMIT_NS (50u * 1000000u)
 /* The writer's naps: 0.25 ms doubled up to 4 ms (a thread flooding its
  * ring writes no more than about 1 GB/s: 4 MB, a ring, in 4 ms). */
 #define NAP_MIN_NS 250000L
@@ -110,7 +109,17 @@ static void finish_session(void)
   if (wr.failed)
     return;
   wr.draining = true;
-  wr__merge();
+  /* Everything, committed on the way when payloads take long to store
+   * (wr.long_txn), so that other processes recording into the file have
+   * their turns meanwhile. */
+  for (;;) {
+    wr__merge();
+    if (!wr.long_txn)
+      break;
+    commit();
+    if (wr.failed)
+      return;
+  }
   wr__materialize_inflight();
   wr__write_plugins();
   wr__flush_chunk();
@@ -155,7 +164,7 @@ static void *writer_main(void *arg)
     atomic_store(&shim_recording, false);
     wr__finalize_statements();
     if (wr.db) {
-      sqlite3_close(wr.db); /* an open transaction is rolled back */
+      wr__close_db(wr.db); /* an open transaction is rolled back */
       wr.db = NULL;
     }
     ringfile_remove();
@@ -204,7 +213,7 @@ static void *writer_main(void *arg)
       }
       for (;;) {
         wr__merge();
-        bool again = wr.pressure; /* merge stopped to let the producers on */
+        bool again = wr.pressure || wr.long_txn; /* merge stopped to commit */
         commit();
         if (!again || wr.failed)
           break;
@@ -215,7 +224,7 @@ static void *writer_main(void *arg)
       since_commit = 0;
       continue;
     }
-    if (wr.pressure || now - last_commit >= COMMIT_NS) {
+    if (wr.pressure || wr.long_txn || now - last_commit >= COMMIT_NS) {
       /* Nothing new: no commit (it would write the same checkpoint). */
       if (since_commit || wr.pressure ||
           wr.plugins_written < atomic_load(&shim_ninstances))
@@ -517,7 +526,7 @@ void writer_finish(const char *how, int signo, int timeout_ms)
     if (wr.db) { /* none when it could not be opened */
       sqlite3_busy_handler(wr.db, NULL, NULL);
       sqlite3_exec(wr.db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
-      sqlite3_close(wr.db);
+      wr__close_db(wr.db);
       wr.db = NULL;
     }
   }
@@ -575,6 +584,7 @@ void writer_fork_child(int prepared)
   ringfile_fork_child();
   wr__chunks_fork_child();
   wr__reset_state();
+  wr__turn_fork_child();
   parents_left = wr;
   wr = (writer_state){.maps_dirty = true, .cur_api = ""};
   parent_pid = (int32_t)writer_pid;

@@ -19,6 +19,94 @@
 #include "writer_internal.h"
 
 #define BUSY_MS 30000u /* the longest wait for another process's lock (busy_wait) */
+
+/* Taking turns with the other processes that write into the file. SQLite's
+ * lock has no queue: a waiter polls (busy_wait) and gets the lock only if
+ * it looks in the moment between another writer's commit and its next
+ * write. A recorder storing a stream of payloads writes again at once (and
+ * commits every COMMIT_NS, wr.long_txn: it used to hold one transaction
+ * for the whole stream, and for the whole backlog it stored at its end),
+ * so a process that began recording into the same file beside it waited
+ * for the lock until that recorder ended: 0.4 to 2.1 s for the three
+ * queries of `record_prog plain 3` beside `record_prog bigwrites 4 100`
+ * (bench/results/2026-11-28-round23/turns.sh), and beside `bigwrites 8
+ * 255` its end gave up after its 10 s, leaving its calls to a salvager.
+ * Now a waiter says so with a shared lock on one byte of the database
+ * file (an open-file-description lock on PT_TURN_BYTE, recorder.h, out of
+ * the bytes SQLite locks, through a descriptor of its own that is closed
+ * only after the connection: closing any descriptor of a file drops the
+ * process's POSIX locks on it, SQLite's included); a writer that commits
+ * and finds such a lock lets the waiters have SQLite's lock (each lets go
+ * of its own once it has it) before it writes again, for at most
+ * TURN_YIELD_MS. */
+#define TURN_YIELD_MS 20u
+static struct {
+  sqlite3 *db; /* the connection the descriptor goes with */
+  int fd;
+  bool waiting; /* holding the shared lock: waiting for SQLite's */
+  bool yield;   /* others waited at the last commit */
+} turn = {NULL, -1, false, false};
+
+static bool turn_lock(int cmd, short type)
+{
+  struct flock l = {.l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)PT_TURN_BYTE,
+                    .l_len = 1};
+  if (fcntl(turn.fd, cmd, &l) != 0)
+    return false;
+  return cmd != F_OFD_GETLK || l.l_type != F_UNLCK;
+}
+
+/* Waiting for SQLite's lock: said to the holder. */
+static void turn_announce(void)
+{
+  if (turn.fd >= 0 && !turn.waiting)
+    turn.waiting = turn_lock(F_OFD_SETLK, F_RDLCK);
+}
+
+void wr__turn_taken(void)
+{
+  if (turn.waiting)
+    turn_lock(F_OFD_SETLK, F_UNLCK);
+  turn.waiting = false;
+}
+
+/* Whether another process waits for the lock. */
+static bool turn_others_wait(void)
+{
+  return turn.fd >= 0 && turn_lock(F_OFD_GETLK, F_WRLCK);
+}
+
+/* Before writing again after a commit that found waiters: until they had
+ * their turn (or TURN_YIELD_MS). */
+static void turn_yield(void)
+{
+  turn.yield = false;
+  uint64_t until = shim_now() + (uint64_t)TURN_YIELD_MS * 1000000u;
+  struct timespec nap = {0, 100000};
+  while (turn_others_wait() && shim_now() < until)
+    nanosleep(&nap, NULL);
+}
+
+void wr__close_db(sqlite3 *d)
+{
+  sqlite3_close(d);
+  if (d && d == turn.db) { /* after SQLite let go of its locks */
+    if (turn.fd >= 0)
+      close(turn.fd);
+    turn.db = NULL;
+    turn.fd = -1;
+    turn.waiting = turn.yield = false;
+  }
+}
+
+void wr__turn_fork_child(void)
+{
+  if (turn.fd >= 0) /* the parent's: this process has no lock on the file yet */
+    close(turn.fd);
+  turn.db = NULL;
+  turn.fd = -1;
+  turn.waiting = turn.yield = false;
+}
 #define BLOB_WRITE_MIN (64u << 10) /* from here on a payload is written into its row (store_blob) */
 
 static void fail_sql(const char *what)
@@ -60,11 +148,13 @@ static bool begin_writing(const char *what)
 {
   if (!sqlite3_get_autocommit(wr.db))
     return true;
-  if (sqlite3_exec(wr.db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+  if (turn.yield)
+    turn_yield();
+  bool ok = sqlite3_exec(wr.db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+  wr__turn_taken();
+  if (!ok)
     fail_sql(what);
-    return false;
-  }
-  return true;
+  return ok;
 }
 
 /* Runs a write statement (beginning the transaction first), resets it;
@@ -89,12 +179,15 @@ bool wr__step(sqlite3_stmt *s, const char *what)
 /* Commits what was written since the last commit (nothing: true). */
 bool wr__commit_writes(void)
 {
+  wr.long_txn = false;
   if (sqlite3_get_autocommit(wr.db))
     return true;
   if (sqlite3_exec(wr.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
     fail_sql("writing the session");
     return false;
   }
+  turn.yield = turn_others_wait();
+  wr.committed_at = shim_now();
   return true;
 }
 
@@ -227,6 +320,14 @@ void wr__store_data(uint64_t seq, unsigned position, const char *role, unsigned 
     pt_blob_key(bytes, size, key);
     if (!store_blob(key, bytes, size))
       return;
+    /* The merge goes on while records come, and a ring fills slowly when
+     * its calls' payloads are in the payload file: a stream of large
+     * payloads held one transaction (and the file's lock: other processes
+     * recording into it waited) for as long as it lasted, seconds, and so
+     * did the end of a process that left a backlog of them. Not while
+     * salvaging: a salvage is one transaction, or none. */
+    if (!wr.salvaging && shim_now() - wr.committed_at > COMMIT_NS)
+      wr.long_txn = true;
     sqlite3_bind_blob(wr.st_data, 7, key, PT_BLOB_KEY, SQLITE_TRANSIENT);
     sqlite3_bind_int64(wr.st_data, 10, (int64_t)size);
   }
@@ -330,10 +431,14 @@ static int busy_wait(void *arg, int n)
 {
   (void)arg;
   static __thread uint64_t since;
-  if (n == 0)
+  if (n == 0) {
     since = shim_now();
-  if (shim_now() - since > (uint64_t)BUSY_MS * 1000000u)
+    turn_announce();
+  }
+  if (shim_now() - since > (uint64_t)BUSY_MS * 1000000u) {
+    wr__turn_taken(); /* given up */
     return 0;
+  }
   struct timespec nap = {0, n < 20 ? 100000 : 1000000};
   nanosleep(&nap, NULL);
   return 1;
@@ -352,6 +457,10 @@ sqlite3 *wr__open_rw(const char *path, bool create, char *err, size_t errn)
   }
   sqlite3_busy_handler(d, busy_wait, NULL);
   pt_sqlite_register(d);
+  if (!turn.db) { /* one writing connection at a time (salvage, then the session) */
+    turn.db = d;
+    turn.fd = open(path, O_RDONLY | O_CLOEXEC);
+  }
   return d;
 }
 
@@ -483,7 +592,7 @@ bool wr__open_db(void)
    * another program out of WAL mode). */
   if (pt_schema_foreign(wr.db, why, sizeof why)) {
     wr__say_cannot_record(why);
-    sqlite3_close(wr.db);
+    wr__close_db(wr.db);
     wr.db = NULL;
     return false;
   }
@@ -517,6 +626,7 @@ bool wr__open_db(void)
                       NULL, NULL, &err) == SQLITE_OK &&
          sqlite3_exec(wr.db, "BEGIN IMMEDIATE", NULL, NULL, &err) == SQLITE_OK &&
          pt_schema_create(wr.db, schema_err, sizeof schema_err);
+    wr__turn_taken(); /* the lock had, or not waited for any more */
     int code = sqlite3_errcode(wr.db);
     if (ok || (code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
         shim_now() - since > (uint64_t)BUSY_MS * 1000000u)
@@ -532,7 +642,7 @@ bool wr__open_db(void)
   if (!ok) {
     wr__say_cannot_record(err ? err : schema_err[0] ? schema_err : sqlite3_errmsg(wr.db));
     sqlite3_free(err);
-    sqlite3_close(wr.db);
+    wr__close_db(wr.db);
     wr.db = NULL;
     return false;
   }
@@ -540,7 +650,7 @@ bool wr__open_db(void)
   if (version != PT_SCHEMA_VERSION) {
     fprintf(stderr, "pitrace: %s holds pitrace schema version %d, this recorder writes "
                     "version %d; record to another file\n", path, version, PT_SCHEMA_VERSION);
-    sqlite3_close(wr.db);
+    wr__close_db(wr.db);
     wr.db = NULL;
     return false;
   }

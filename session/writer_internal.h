@@ -47,6 +47,9 @@
 #include "schema.h"
 
 #define MAX_ITEMS_VIEW 64 /* the items of one record the writer looks at */
+/* A commit at least this often while calls come (writer.c), and while the
+ * merge stores payloads without a pause (wr__store_data). */
+#define COMMIT_NS (50u * 1000000u)
 /* A chunk's text is flushed at this size (or PT_CHUNK_CALLS calls). */
 #define CHUNK_BYTES (4u << 20)
 
@@ -218,6 +221,10 @@ typedef struct writer_state {
    * are checked before they are read. */
   bool salvaging;
   bool pressure; /* a ring fills up: commit (and free it) now */
+  /* Payloads have been stored for longer than COMMIT_NS since the last
+   * commit: commit now, even while draining at the end (wr__store_data). */
+  bool long_txn;
+  uint64_t committed_at; /* the last commit (shim_now) */
   bool draining; /* reading everything before the end: no stop */
   /* The session is ending (the application waits): nothing is written
    * into the rings any more, so none of their pages are faulted in ahead
@@ -610,6 +617,12 @@ int wr__schema_version(void);
 void wr__create_from_template(const char *path);
 void wr__say_cannot_record(const char *why);
 bool wr__open_db(void);
+/* Closes a connection wr__open_rw opened (and the descriptor it takes
+ * turns by, after it). */
+void wr__close_db(sqlite3 *d);
+/* The lock is had (or no longer waited for): other writers are told. */
+void wr__turn_taken(void);
+void wr__turn_fork_child(void);
 uint32_t wr__desc_pack(const session_desc *d, unsigned char *out);
 bool wr__desc_unpack(const ringfile_hdr *h, session_desc *d);
 int64_t wr__insert_session(const session_desc *d);

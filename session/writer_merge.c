@@ -284,11 +284,14 @@ void wr__forget_rings(void)
 
 /* Whether the merge goes on: not when a ring needs a commit (the
  * producers wait) or a fork waits for the writer to stand still, unless
- * everything is being read before the end. */
+ * everything is being read before the end; never once the transaction has
+ * stored payloads for too long (wr.long_txn: other processes wait for the
+ * file). */
 static inline bool may_go_on(void)
 {
-  return wr.draining ||
-         (!wr.pressure && !atomic_load_explicit(&wr__fork_wait, memory_order_relaxed));
+  return !wr.long_txn &&
+         (wr.draining ||
+          (!wr.pressure && !atomic_load_explicit(&wr__fork_wait, memory_order_relaxed)));
 }
 
 /* Processes the records of every ring in ticket order, for as long as
@@ -338,7 +341,8 @@ size_t wr__merge(void)
         wr.last_ticket = h->ticket;
         done++;
         h = next_of(m) ? m->h : NULL;
-      } while (h && (!next || before(m, next)) && (!wr.pressure || wr.draining));
+      } while (h && (!next || before(m, next)) && (!wr.pressure || wr.draining) &&
+               !wr.long_txn);
       if (!h && look_again(m->r) && next_of(m))
         m->seen = ++looks;
       if (m->h) {

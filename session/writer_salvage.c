@@ -165,7 +165,9 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   sqlite3_stmt *q = NULL;
   const char *ended = NULL;
   int64_t pid = 0, start_ns = 0;
-  if (sqlite3_exec(wr.db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+  bool began = sqlite3_exec(wr.db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+  wr__turn_taken();
+  if (!began) {
     snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, sqlite3_errmsg(wr.db));
     ret = -1;
     goto out;
@@ -374,7 +376,7 @@ out:
     munmap(pmap, pmap_len);
   wr__finalize_statements();
   if (d)
-    sqlite3_close(d); /* an open transaction is rolled back */
+    wr__close_db(d); /* an open transaction is rolled back */
   wr.db = NULL;
   wr__reset_state();
   munmap(base, (size_t)st.st_size);

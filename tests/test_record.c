@@ -2044,6 +2044,92 @@ Test(record, forks_while_another_thread_floods_the_recorder_keep_every_call_of_e
   cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
+/* Whether a process holds a shared lock on the database's turn byte: one
+ * waits for SQLite's write lock on it (recorder.h, PT_TURN_BYTE). */
+static bool someone_waits(int fd)
+{
+  struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)PT_TURN_BYTE,
+                    .l_len = 1};
+  cr_assert_eq(fcntl(fd, F_OFD_GETLK, &l), 0, "%s", strerror(errno));
+  return l.l_type != F_UNLCK;
+}
+
+/* A recorder that waits for another process's lock on the file says so
+ * (a shared lock on the turn byte), so that a recorder holding the lock
+ * lets it have it after its next commit; once it has it, it lets go. Here
+ * the test holds SQLite's write lock. */
+Test(record, a_recorder_waiting_for_the_file_says_so_until_it_has_it)
+{
+  char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
+  const char *first[] = {BIN "/record_prog", "plain", "1", NULL};
+  run_recorded(first, db, 0);
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+  int fd = open(db, O_RDONLY | O_CLOEXEC); /* closed after h: its locks are the process's */
+  cr_assert_geq(fd, 0);
+  cr_assert_not(someone_waits(fd));
+  const char *argv[] = {BIN "/record_prog", "plain", "3", NULL};
+  pid_t pid = spawn_recording(argv, db, NULL, log);
+  bool said = false;
+  for (int i = 0; i < 1000 && !said; i++) {
+    usleep(10000);
+    said = someone_waits(fd);
+  }
+  cr_assert(said, "the waiting recorder did not say so: %s", tu_read_file(log));
+  cr_assert_eq(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", tu_read_file(log));
+  cr_assert_not(someone_waits(fd));
+  close(fd);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT id || ' ' || ended FROM sessions ORDER BY id"),
+                   "1 teardown\n2 teardown\n");
+  cr_assert_str_eq(tu_db_lines(db, QUERIES_BY_SESSION), "1 1\n2 3\n");
+}
+
+/* Processes recording into one file take turns. SQLite's lock has no
+ * queue: a waiter polls, and gets the lock only in the moment between
+ * another writer's commit and its next write. A recorder storing a stream
+ * of large payloads committed only once the stream paused (its merge went
+ * on while records came, and its rings, whose payloads are in the payload
+ * file, never filled), holding the lock all along: a process that began
+ * recording into the file beside it could not even make its session's
+ * row, and its end gave up after its 10 s, its calls left to a salvager.
+ * Now the recorder commits every 50 ms through such a stream, and lets a
+ * waiter (which says so with a lock of its own on the file) have the lock
+ * before writing again. */
+Test(record, a_process_recording_beside_a_stream_of_large_payloads_gets_its_turn)
+{
+  char *db = tu_temp_path(".db"), *stop = tu_temp_path(".stop"), *log = tu_temp_path(".out");
+  const char *flood[] = {BIN "/record_prog", "bigwrites", "4", "0", stop, NULL};
+  pid_t a = spawn_recording(flood, db, NULL, log);
+  /* Its stream has begun once payloads are in its payload file. */
+  for (int i = 0; i < 2000 && files_beside(db, "-payloads.") == 0; i++)
+    usleep(5000);
+  cr_assert_eq(files_beside(db, "-payloads."), 1, "%s", tu_read_file(log));
+  const char *argv[] = {BIN "/record_prog", "plain", "3", NULL};
+  char *out = run_recorded(argv, db, 0);
+  FILE *f = fopen(stop, "w");
+  cr_assert_not_null(f);
+  fclose(f);
+  int st;
+  cr_assert_eq(waitpid(a, &st, 0), a);
+  char *said = tu_read_file(log);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", said);
+  cr_assert(strstr(said, "big writes until"), "%s", said);
+  cr_assert_eq(tu_count(out, "pitrace:") + tu_count(said, "pitrace:"), 0, "%s\n%s", out, said);
+  /* The second process's session ended in order, with its calls, while
+   * the first still recorded. */
+  cr_assert_str_eq(tu_db_lines(db, "SELECT id || ' ' || ended FROM sessions ORDER BY id"),
+                   "1 teardown\n2 teardown\n", "%s", out);
+  cr_assert_str_eq(tu_db_lines(db, QUERIES_BY_SESSION), "2 3\n"); /* the stream makes none */
+  cr_assert_gt(tu_db_int(db, "SELECT end_unix_ns FROM sessions WHERE id = 1"),
+               tu_db_int(db, "SELECT end_unix_ns FROM sessions WHERE id = 2"));
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
+}
+
 static void limit_files_to_2gib(const void *arg)
 {
   (void)arg;

@@ -279,6 +279,13 @@ void stamp_reset(void);
  * ring file says (tsc: the time-stamp counter), not as this process's. */
 void stamp_set_mode(bool tsc);
 
+/* The byte of a session database whose shared lock (an open-file-
+ * description lock) says that a process waits for SQLite's write lock on
+ * the file, so that the recorder holding it lets it have it (writer_db.c,
+ * taking turns): past the bytes SQLite locks, which begin at 1 GiB
+ * (PENDING_BYTE) and span 512. */
+#define PT_TURN_BYTE (0x40000000LL + 4096)
+
 /* ---- The ring file (ringfile.c) -------------------------------------------------
  * <database>-rings.<pid>.<random>: a header (session, clock origin, the
  * wrapped plugins) and one slot per ring (its shim_ring, then its bytes),

@@ -43,6 +43,8 @@
  *                           of its own in one context, each writing it M times,
  *                           every write different: int k of thread t's write
  *                           m is (t << 24 | m << 16) + k
+ *   record_prog bigwrites T 0 STOP  the same until the file STOP exists (m
+ *                           counted modulo 256)
  *   record_prog latenote    a query, then a thread that hands the runtime a
  *                           callback note (value 0x1234) and ends without a
  *                           call (the note waits for a call that never comes)
@@ -380,7 +382,8 @@ static int readback(long n)
 /* bigwrites: what one thread writes (record_prog's header says). */
 #define BIG_INTS (512 * 1024)
 static pirt_context *big_ctx;
-static int big_m;
+static int big_m;               /* 0: until big_stop exists */
+static const char *big_stop;
 
 static void *big_writer(void *arg)
 {
@@ -395,9 +398,9 @@ static void *big_writer(void *arg)
     return (void *)1;
   }
   int bad = 0;
-  for (int m = 0; m < big_m && !bad; m++) {
+  for (int m = 0; (big_m ? m < big_m : access(big_stop, F_OK) != 0) && !bad; m++) {
     for (int k = 0; k < BIG_INTS; k++)
-      data[k] = (t << 24 | m << 16) + k;
+      data[k] = (t << 24 | (m & 0xff) << 16) + k;
     if (pirt_write(q, b, true, 0, BIG_INTS * sizeof *data, data, 0, NULL, NULL)) {
       printf("record_prog: %s\n", pirt_error_message());
       bad = 1;
@@ -409,10 +412,11 @@ static void *big_writer(void *arg)
   return (void *)(intptr_t)bad;
 }
 
-static int bigwrites(int threads, int m)
+static int bigwrites(int threads, int m, const char *stop)
 {
   pthread_t th[64];
   big_m = m;
+  big_stop = stop;
   if (pirt_context_create(dev, &big_ctx)) {
     printf("record_prog: %s\n", pirt_error_message());
     return 2;
@@ -421,7 +425,10 @@ static int bigwrites(int threads, int m)
     pthread_create(&th[t], NULL, big_writer, (void *)(intptr_t)t);
   bool bad = join_all(th, threads);
   pirt_context_release(big_ctx);
-  printf("record_prog: %d big writes %s\n", threads * m, bad ? "FAILED" : "made");
+  if (m)
+    printf("record_prog: %d big writes %s\n", threads * m, bad ? "FAILED" : "made");
+  else
+    printf("record_prog: big writes until %s %s\n", stop, bad ? "FAILED" : "made");
   return bad ? 2 : 0;
 }
 
@@ -697,7 +704,7 @@ static int run_mode(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkcall [exit] | forkmany N | forkterm | churn N [P] | sigmasks | chdir DIR\n");
+                    "count FILE | readback [N] | bigwrites T M | bigwrites T 0 STOP | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkcall [exit] | forkmany N | forkterm | churn N [P] | sigmasks | chdir DIR\n");
     return 2;
   }
   slow_handler = strcmp(argv[1], "handledslow") == 0;
@@ -873,12 +880,14 @@ static int run_mode(int argc, char **argv)
     return readback(n);
   }
   if (strcmp(mode, "bigwrites") == 0) {
-    int t = argc > 2 ? atoi(argv[2]) : 0, m = argc > 3 ? atoi(argv[3]) : 0;
-    if (t < 1 || t > 64 || m < 1 || m > 255) {
-      fprintf(stderr, "record_prog: bigwrites wants threads (1 to 64) and writes each (1 to 255)\n");
+    int t = argc > 2 ? atoi(argv[2]) : 0, m = argc > 3 ? atoi(argv[3]) : -1;
+    const char *stop = argc > 4 ? argv[4] : NULL;
+    if (t < 1 || t > 64 || m < 0 || m > 255 || (m == 0) != (stop != NULL)) {
+      fprintf(stderr, "record_prog: bigwrites wants threads (1 to 64) and writes each (1 to "
+                      "255), or 0 and a file whose making stops them\n");
       return 2;
     }
-    return bigwrites(t, m);
+    return bigwrites(t, m, stop);
   }
   if (strcmp(mode, "freshmap") == 0)
     return freshmap();
