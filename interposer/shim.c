@@ -967,43 +967,55 @@ static bool trace_only_begin(shim_call *c, pi_api_id id, const uint64_t *argv)
 static pid_t forked_from;
 static int fork_prepared;     /* writer_fork_prepare's answer, for the handlers after */
 static bool forked_may_record; /* the parent's recorder stood still at the fork */
+/* One fork at a time: glibc runs the handlers of two threads that fork at
+ * once side by side, and the second's answer in fork_prepared overwrote
+ * the first's, whose locks then stayed held for ever (the process hung:
+ * two threads forking in a loop). */
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void fork_prepare(void)
 {
+  pthread_mutex_lock(&fork_lock);
   fork_prepared = WRITER_FORK_NONE;
+  /* `started` is read under the start lock, which stays held through the
+   * fork: a session begun meanwhile by another thread would leave its
+   * locks (the ring file's, the payload file's) held in the child. */
+  pthread_mutex_lock(&start_lock);
   if (!atomic_load(&shim_recording) || !started)
     return;
   /* In the order the recorder nests them: the start, the side tables
    * (whose readbacks take rings), device times; then the session's. */
-  pthread_mutex_lock(&start_lock);
   pthread_mutex_lock(&side_lock);
   shim_prof_fork_lock();
   fork_prepared = writer_fork_prepare();
   if (fork_prepared == WRITER_FORK_NONE) {
     shim_prof_fork_unlock();
     pthread_mutex_unlock(&side_lock);
-    pthread_mutex_unlock(&start_lock);
   }
+}
+
+static void fork_unlock(void)
+{
+  if (fork_prepared != WRITER_FORK_NONE) {
+    shim_prof_fork_unlock();
+    pthread_mutex_unlock(&side_lock);
+  }
+  pthread_mutex_unlock(&start_lock);
+  pthread_mutex_unlock(&fork_lock);
 }
 
 static void fork_parent(void)
 {
-  if (fork_prepared == WRITER_FORK_NONE)
-    return;
   writer_fork_parent(fork_prepared);
-  shim_prof_fork_unlock();
-  pthread_mutex_unlock(&side_lock);
-  pthread_mutex_unlock(&start_lock);
+  fork_unlock();
 }
 
 static void fork_child(void)
 {
-  if (atomic_load(&shim_recording))
-    forked_from = getppid();
-  atomic_store(&shim_recording, false);
-  if (fork_prepared == WRITER_FORK_NONE)
-    return;
+  atomic_store(&torn_down, 0); /* the plugins' teardowns the child will see */
   if (fork_prepared == WRITER_FORK_PAUSED) {
+    forked_from = getppid();
+    atomic_store(&shim_recording, false);
     writer_fork_child(fork_prepared);
     shim_prof_fork_child();
     npending = 0; /* reads the parent's calls wait for */
@@ -1011,10 +1023,22 @@ static void fork_child(void)
     me = (thread_rec){0};
     started = start_failed = false;
     forked_may_record = true;
+  } else if (fork_prepared == WRITER_FORK_BUSY) {
+    forked_from = getppid();
+    atomic_store(&shim_recording, false);
+    forked_may_record = false; /* the rings and the writer are the parent's */
+  } else if (forked_from) {
+    /* The parent is a forked child too, without a session of its own: one
+     * that was not recorded or stopped (nor is this one; its rings, if
+     * any, are the parent's), or one that had not begun (this one may,
+     * naming it as its parent). */
+    forked_from = getppid();
+    if (started)
+      forked_may_record = false;
+    else if (forked_may_record)
+      writer_fork_unstarted_child();
   }
-  shim_prof_fork_unlock();
-  pthread_mutex_unlock(&side_lock);
-  pthread_mutex_unlock(&start_lock);
+  fork_unlock();
 }
 
 /* A forked child's call while it records nothing: true once its own
@@ -1030,9 +1054,9 @@ __attribute__((noinline, cold)) static bool forked_child_call(pi_api_id id)
   static _Atomic bool said;
   if (!atomic_exchange(&said, true))
     fprintf(stderr, "pitrace: process %d, forked from recording process %d, is not recorded: "
-                    "at the fork its parent's recorder was waiting for the session file "
-                    "(another process held it), and a child cannot share that; its PI calls "
-                    "pass through\n",
+                    "at the fork its parent's recorder could not stand still within a second "
+                    "(it waited for another process's lock on the session file, or was "
+                    "ending), and a child cannot share it; its PI calls pass through\n",
             (int)getpid(), (int)forked_from);
   return false;
 }

@@ -70,11 +70,16 @@ static void writer_nap(uint32_t bell, long ns)
 static char finish_how[16];
 static int finish_signo;
 
-/* A fork waits for the writer to stand still (writer_fork_prepare): 1
- * while it waits; `fork_paused` is the writer's answer, 1 once it stands
- * outside SQLite with everything committed, until fork_wait is 0 again. */
+/* A fork waits for the writer to stand still (writer_fork_prepare):
+ * fork_wait is the fork's number while it waits (0: none); `fork_paused`
+ * the writer's answer, the number of the fork it stands still for,
+ * outside SQLite with everything committed, until fork_wait changes. A
+ * number, not a flag: an answer that comes after its fork gave up waiting
+ * (WRITER_FORK_BUSY) is never taken for the next fork's. Forks come one
+ * at a time (the shim's fork_lock). */
 _Atomic uint32_t wr__fork_wait;
 static _Atomic uint32_t fork_paused;
+static uint32_t fork_number;
 
 /* The database path as SYCL_PI_RECORD gave it, and the directory it was
  * given in: a forked child resolves it again (its own file where %p or a
@@ -141,15 +146,17 @@ static void finish_session(void)
  * until the fork is done. */
 static void stand_still(size_t since_commit)
 {
+  uint32_t n = atomic_load_explicit(&wr__fork_wait, memory_order_acquire);
+  if (!n)
+    return;
   if (!wr.failed && wr.db &&
       (since_commit || wr.pressure || !sqlite3_get_autocommit(wr.db)))
     commit();
   wr__wait_encoders();
-  atomic_store_explicit(&fork_paused, 1, memory_order_release);
+  atomic_store_explicit(&fork_paused, n, memory_order_release);
   syscall(SYS_futex, &fork_paused, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-  while (atomic_load_explicit(&wr__fork_wait, memory_order_acquire))
-    syscall(SYS_futex, &wr__fork_wait, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
-  atomic_store_explicit(&fork_paused, 0, memory_order_relaxed);
+  while (atomic_load_explicit(&wr__fork_wait, memory_order_acquire) == n)
+    syscall(SYS_futex, &wr__fork_wait, FUTEX_WAIT_PRIVATE, n, NULL, NULL, 0);
 }
 
 static void *writer_main(void *arg)
@@ -542,20 +549,22 @@ int writer_fork_prepare(void)
 {
   if (!writer_here() || pthread_equal(pthread_self(), writer_thread))
     return WRITER_FORK_NONE;
-  atomic_store(&wr__fork_wait, 1);
+  uint32_t n = ++fork_number ? fork_number : ++fork_number; /* never 0 */
+  atomic_store(&wr__fork_wait, n);
   writer_wake();
   /* The writer commits what it has first: a few milliseconds at most,
    * unless it waits for another process's lock on the file, or is still
    * salvaging before its own session: then the child goes unrecorded
    * rather than wait. */
   uint64_t until = shim_now() + 1000000000u;
-  while (!atomic_load_explicit(&fork_paused, memory_order_acquire)) {
+  uint32_t answer;
+  while ((answer = atomic_load_explicit(&fork_paused, memory_order_acquire)) != n) {
     if (shim_now() > until)
       break;
     struct timespec t = {0, 1000000};
-    syscall(SYS_futex, &fork_paused, FUTEX_WAIT_PRIVATE, 0, &t, NULL, 0);
+    syscall(SYS_futex, &fork_paused, FUTEX_WAIT_PRIVATE, answer, &t, NULL, 0);
   }
-  if (!atomic_load_explicit(&fork_paused, memory_order_acquire))
+  if (answer != n)
     return WRITER_FORK_BUSY;
   wr__chunks_fork_lock();
   ringfile_fork_lock();
@@ -603,6 +612,13 @@ void writer_fork_child(int prepared)
   start_desc_free();
   atomic_store(&shim_data_dropped, false);
   snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", given_path);
+}
+
+void writer_fork_unstarted_child(void)
+{
+  parent_pid = (int32_t)getppid();
+  parent_session = 0;
+  parent_path[0] = 0;
 }
 
 bool wr__start_thread(pthread_t *t, void *(*fn)(void *))

@@ -471,6 +471,10 @@ enum { WRITER_FORK_NONE, WRITER_FORK_PAUSED, WRITER_FORK_BUSY };
 int writer_fork_prepare(void);
 void writer_fork_parent(int prepared);
 void writer_fork_child(int prepared);
+/* In the child of a forked process that had not begun its own session
+ * when it forked: the child's session (if it begins one) names this
+ * process as its parent, which has no session. */
+void writer_fork_unstarted_child(void);
 /* Wakes the writer from its nap (a producer whose ring is full; a flush,
  * the end): one system call, async-signal-safe. */
 void writer_wake(void);

@@ -87,6 +87,14 @@
  *                           each making 3 queries and ending through exit;
  *                           then the thread stops ("the thread made K
  *                           calls", "N children made 3 calls each")
+ *   record_prog forkpar N   a query, then two threads forking N times each at
+ *                           once (the children end at once), a query
+ *   record_prog forknest    a query; a child that makes 3 queries, takes the
+ *                           session file's write lock itself (its writer
+ *                           cannot stand still for a fork then), makes a
+ *                           query and forks a grandchild that makes 5 and
+ *                           ends with _exit; the child lets the lock go and
+ *                           makes one more; the parent one more
  *   record_prog forkterm    a query, then a child forked that sleeps, stopped
  *                           by SIGTERM ("the child ended by signal 15 in N
  *                           ms"); a query, then _exit(3)
@@ -110,6 +118,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include "pirt.h"
@@ -615,6 +624,81 @@ static void *flood(void *arg)
   return NULL;
 }
 
+/* forkpar: one of the two forking threads. */
+static void *forker(void *arg)
+{
+  long n = (long)arg;
+  for (long i = 0; i < n; i++) {
+    pid_t c = fork();
+    if (c == 0)
+      _exit(0);
+    if (c < 0)
+      return (void *)1;
+    waitpid(c, NULL, 0);
+  }
+  return NULL;
+}
+
+static int fork_par(int n)
+{
+  if (queries_quiet(1))
+    return 2;
+  pthread_t a, b;
+  void *ra, *rb;
+  pthread_create(&a, NULL, forker, (void *)(long)n);
+  pthread_create(&b, NULL, forker, (void *)(long)n);
+  pthread_join(a, &ra);
+  pthread_join(b, &rb);
+  if (ra || rb || queries_quiet(1))
+    return 2;
+  printf("record_prog: two threads forked %d times each\n", n);
+  return 0;
+}
+
+static int fork_nest(void)
+{
+  if (queries_quiet(1))
+    return 2;
+  pid_t m = fork();
+  if (m < 0)
+    return 2;
+  if (m == 0) {
+    if (queries_quiet(3))
+      _exit(2);
+    pause_ms(200); /* its session's row is made and committed */
+    sqlite3 *h = NULL;
+    if (sqlite3_open(getenv("SYCL_PI_RECORD"), &h) != SQLITE_OK ||
+        sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+      printf("record_prog: the child could not take the lock\n");
+      _exit(2);
+    }
+    if (queries_quiet(1)) /* its writer waits for the file now */
+      _exit(2);
+    pause_ms(200);
+    pid_t g = fork();
+    if (g == 0) {
+      int bad = queries_quiet(5);
+      printf("record_prog: the grandchild %d made 5 calls\n", (int)getpid());
+      fflush(stdout);
+      _exit(bad);
+    }
+    int st = 0;
+    if (g < 0 || waitpid(g, &st, 0) != g || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+      _exit(2);
+    sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(h);
+    if (queries_quiet(1))
+      _exit(2);
+    printf("record_prog: the child %d made 5 calls\n", (int)getpid());
+    fflush(stdout);
+    exit(0);
+  }
+  int st = 0;
+  if (waitpid(m, &st, 0) != m || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || queries_quiet(1))
+    return 2;
+  return 0;
+}
+
 static int fork_many(int n)
 {
   if (queries_quiet(1))
@@ -704,7 +788,7 @@ static int run_mode(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | bigwrites T 0 STOP | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkcall [exit] | forkmany N | forkterm | churn N [P] | sigmasks | chdir DIR\n");
+                    "count FILE | readback [N] | bigwrites T M | bigwrites T 0 STOP | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkcall [exit] | forkmany N | forkpar N | forknest | forkterm | churn N [P] | sigmasks | chdir DIR\n");
     return 2;
   }
   slow_handler = strcmp(argv[1], "handledslow") == 0;
@@ -758,6 +842,10 @@ static int run_mode(int argc, char **argv)
     return fork_and_call(argc > 2 && strcmp(argv[2], "exit") == 0);
   if (strcmp(mode, "forkmany") == 0)
     return fork_many(n);
+  if (strcmp(mode, "forkpar") == 0)
+    return fork_par(n);
+  if (strcmp(mode, "forknest") == 0)
+    return fork_nest();
   if (strcmp(mode, "gap") == 0) {
     uint64_t before = now_ns();
     if (queries(1))
