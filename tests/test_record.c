@@ -1463,14 +1463,6 @@ Test(record, four_processes_into_one_path_are_all_kept)
   }
 }
 
-/* A reader that holds the file open in a read transaction (`pitrace show`
- * of a session still being recorded, a sqlite3 shell in BEGIN) holds off
- * the recorder's commits (the journal is a rollback journal: writer_db.c says
- * why): the recorder waits, its application goes on until its rings are
- * full and then waits too; when the reader lets go, every call is stored,
- * nobody gave up, and the file is one file again at the end. */
-/* Starts argv recorded into db on PoCL (with a label, when not NULL), its
- * output into the file log; returns at once, the child's pid. */
 /* What a test changes of a recorded child's start, in the child, just
  * before it runs its program (its output already goes to the log): a
  * signal ignored, a file size limit, another directory, another stdout. */
@@ -1499,6 +1491,8 @@ static pid_t spawn_prepared(const char *const *argv, const char *db, const char 
   return pid;
 }
 
+/* Starts argv recorded into db on PoCL (with a label, when not NULL), its
+ * output into the file log; returns at once, the child's pid. */
 static pid_t spawn_recording(const char *const *argv, const char *db, const char *label,
                              const char *log)
 {
@@ -1514,6 +1508,12 @@ static int run_prepared(const char *const *argv, const char *db, const char *log
   return st;
 }
 
+/* A reader that holds the file open in a read transaction (`pitrace show`
+ * of a session still being recorded, a sqlite3 shell in BEGIN) holds off
+ * the recorder's commits (the journal is a rollback journal: writer_db.c says
+ * why): the recorder waits, its application goes on until its rings are
+ * full and then waits too; when the reader lets go, every call is stored,
+ * nobody gave up, and the file is one file again at the end. */
 Test(record, a_reader_holding_the_file_delays_the_recorder_and_loses_nothing)
 {
   char *db = tu_temp_path(".db");
