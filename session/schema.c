@@ -284,24 +284,24 @@ static void schema_stamp(char out[17])
            (unsigned long long)XXH3_64bits(shim_schema_sql, sizeof shim_schema_sql - 1));
 }
 
-bool pt_schema_has_parents(sqlite3 *db)
+/* Whether `sql` gives a row. */
+static bool has_row(sqlite3 *db, const char *sql)
 {
   sqlite3_stmt *q = NULL;
-  bool has = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('sessions') WHERE name = "
-                                    "'parent_pid'", -1, &q, NULL) == SQLITE_OK &&
-             sqlite3_step(q) == SQLITE_ROW;
+  bool has = sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW;
   sqlite3_finalize(q);
   return has;
 }
 
+bool pt_schema_has_parents(sqlite3 *db)
+{
+  return has_row(db, "SELECT 1 FROM pragma_table_info('sessions') WHERE name = 'parent_pid'");
+}
+
 bool pt_schema_add_parents(sqlite3 *db)
 {
-  sqlite3_stmt *q = NULL;
-  bool has_sessions = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' "
-                                             "AND name = 'sessions'", -1, &q, NULL) == SQLITE_OK &&
-                      sqlite3_step(q) == SQLITE_ROW;
-  sqlite3_finalize(q);
-  if (!has_sessions || pt_schema_has_parents(db))
+  if (!has_row(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'") ||
+      pt_schema_has_parents(db))
     return true;
   return sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN parent_pid INTEGER;"
                           "ALTER TABLE sessions ADD COLUMN parent_session INTEGER;"
