@@ -288,7 +288,8 @@ static void schema_stamp(char out[17])
 static bool has_row(sqlite3 *db, const char *sql)
 {
   sqlite3_stmt *q = NULL;
-  bool has = sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW;
+  bool has =
+      sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW;
   sqlite3_finalize(q);
   return has;
 }
