@@ -304,9 +304,12 @@ bool pt_schema_add_parents(sqlite3 *db)
   if (!has_row(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sessions'") ||
       pt_schema_has_parents(db))
     return true;
+  /* The view made again with them at once: an older recorder, which
+   * takes this file's schema for its own, would not make it. */
   return sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN parent_pid INTEGER;"
                           "ALTER TABLE sessions ADD COLUMN parent_session INTEGER;"
-                          "DROP VIEW IF EXISTS pi_sessions;", NULL, NULL, NULL) == SQLITE_OK;
+                          "DROP VIEW IF EXISTS pi_sessions;", NULL, NULL, NULL) == SQLITE_OK &&
+         sqlite3_exec(db, shim_schema_sql, NULL, NULL, NULL) == SQLITE_OK;
 }
 
 bool pt_schema_create(sqlite3 *db, char *err, size_t errn)

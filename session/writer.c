@@ -339,8 +339,9 @@ static text start_env;
 static char *start_cmd;
 static char start_cwd[4096], start_host[256];
 /* In a child forked from a recording process: the parent's pid, its
- * session (0: its writer had not made the row yet) and the database it
- * recorded into (writer_fork_child), for the child's session row. */
+ * session and the database it recorded into (writer_fork_child), for the
+ * child's session row. The writer stands still for a fork only once its
+ * session's row is committed (its loop begins after writer_open). */
 static int32_t parent_pid;
 static int64_t parent_session;
 static char parent_path[4096];
@@ -449,7 +450,7 @@ bool writer_start(void)
     bool same = stat(parent_path, &theirs) == 0 && stat(path, &mine) == 0 &&
                 mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
     start_desc.parent_pid = parent_pid;
-    start_desc.parent_session = !same ? 0 : parent_session > 0 ? parent_session : -1;
+    start_desc.parent_session = same ? parent_session : 0;
   }
   const char *strs[DESC_NSTR] = {shim_cfg.label, start_cmd, start_cwd, start_host,
                                  start_env.p ? start_env.p : "{}", shim_cfg.filter};

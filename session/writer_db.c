@@ -43,9 +43,10 @@
 static struct {
   sqlite3 *db; /* the connection the descriptor goes with */
   int fd;
+  bool want;    /* in wr__begin_immediate: a wait is for the write lock */
   bool waiting; /* holding the shared lock: waiting for SQLite's */
   bool yield;   /* others waited at the last commit */
-} turn = {NULL, -1, false, false};
+} turn = {NULL, -1, false, false, false};
 
 static bool turn_lock(int cmd, short type)
 {
@@ -56,18 +57,32 @@ static bool turn_lock(int cmd, short type)
   return cmd != F_OFD_GETLK || l.l_type != F_UNLCK;
 }
 
-/* Waiting for SQLite's lock: said to the holder. */
+/* Waiting for SQLite's write lock: said to the holder. Only then (busy_wait
+ * runs for other waits too: a commit waiting for readers to leave, a
+ * page cache spilled inside a transaction), and withdrawn as soon as the
+ * BEGIN is over, or a writer would yield to a waiter that waits no more. */
 static void turn_announce(void)
 {
-  if (turn.fd >= 0 && !turn.waiting)
+  if (turn.want && turn.fd >= 0 && !turn.waiting)
     turn.waiting = turn_lock(F_OFD_SETLK, F_RDLCK);
 }
 
-void wr__turn_taken(void)
+static void turn_taken(void)
 {
   if (turn.waiting)
     turn_lock(F_OFD_SETLK, F_UNLCK);
   turn.waiting = false;
+}
+
+bool wr__begin_immediate(sqlite3 *d, char **err)
+{
+  turn.want = d == turn.db;
+  bool ok = sqlite3_exec(d, "BEGIN IMMEDIATE", NULL, NULL, err) == SQLITE_OK;
+  turn.want = false;
+  turn_taken();
+  if (ok)
+    wr.txn_began = shim_now();
+  return ok;
 }
 
 /* Whether another process waits for the lock. */
@@ -89,14 +104,16 @@ static void turn_yield(void)
 
 void wr__close_db(sqlite3 *d)
 {
-  sqlite3_close(d);
-  if (d && d == turn.db) { /* after SQLite let go of its locks */
-    if (turn.fd >= 0)
-      close(turn.fd);
-    turn.db = NULL;
-    turn.fd = -1;
-    turn.waiting = turn.yield = false;
-  }
+  /* Only once SQLite let go of its locks (a connection it could not close
+   * keeps them, and the descriptor with them). */
+  if (sqlite3_close(d) != SQLITE_OK || !d || d != turn.db)
+    return;
+  turn_taken();
+  if (turn.fd >= 0)
+    close(turn.fd);
+  turn.db = NULL;
+  turn.fd = -1;
+  turn.yield = false;
 }
 
 void wr__turn_fork_child(void)
@@ -150,8 +167,7 @@ static bool begin_writing(const char *what)
     return true;
   if (turn.yield)
     turn_yield();
-  bool ok = sqlite3_exec(wr.db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
-  wr__turn_taken();
+  bool ok = wr__begin_immediate(wr.db, NULL);
   if (!ok)
     fail_sql(what);
   return ok;
@@ -187,7 +203,6 @@ bool wr__commit_writes(void)
     return false;
   }
   turn.yield = turn_others_wait();
-  wr.committed_at = shim_now();
   return true;
 }
 
@@ -326,7 +341,7 @@ void wr__store_data(uint64_t seq, unsigned position, const char *role, unsigned 
      * recording into it waited) for as long as it lasted, seconds, and so
      * did the end of a process that left a backlog of them. Not while
      * salvaging: a salvage is one transaction, or none. */
-    if (!wr.salvaging && shim_now() - wr.committed_at > COMMIT_NS)
+    if (!wr.salvaging && shim_now() - wr.txn_began > COMMIT_NS)
       wr.long_txn = true;
     sqlite3_bind_blob(wr.st_data, 7, key, PT_BLOB_KEY, SQLITE_TRANSIENT);
     sqlite3_bind_int64(wr.st_data, 10, (int64_t)size);
@@ -436,7 +451,7 @@ static int busy_wait(void *arg, int n)
     turn_announce();
   }
   if (shim_now() - since > (uint64_t)BUSY_MS * 1000000u) {
-    wr__turn_taken(); /* given up */
+    turn_taken(); /* given up */
     return 0;
   }
   struct timespec nap = {0, n < 20 ? 100000 : 1000000};
@@ -531,8 +546,10 @@ void wr__finalize_statements(void)
 int wr__schema_version(void)
 {
   int version = pt_schema_stored_version(wr.db);
-  if (version > PT_SCHEMA_VERSION || !pt_schema_add_parents(wr.db))
+  if (version > PT_SCHEMA_VERSION)
     return version;
+  if (!pt_schema_add_parents(wr.db))
+    return -1;
   if (version == 1 && sqlite3_exec(wr.db, shim_schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
       sqlite3_exec(wr.db, pt_schema_upgrade_sql, NULL, NULL, NULL) == SQLITE_OK)
     version = PT_SCHEMA_VERSION;
@@ -624,9 +641,8 @@ bool wr__open_db(void)
     ok = sqlite3_exec(wr.db,
                       PT_PAGE_SIZE_SQL "PRAGMA synchronous=OFF; PRAGMA journal_mode=TRUNCATE;",
                       NULL, NULL, &err) == SQLITE_OK &&
-         sqlite3_exec(wr.db, "BEGIN IMMEDIATE", NULL, NULL, &err) == SQLITE_OK &&
+         wr__begin_immediate(wr.db, &err) &&
          pt_schema_create(wr.db, schema_err, sizeof schema_err);
-    wr__turn_taken(); /* the lock had, or not waited for any more */
     int code = sqlite3_errcode(wr.db);
     if (ok || (code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
         shim_now() - since > (uint64_t)BUSY_MS * 1000000u)
@@ -647,6 +663,12 @@ bool wr__open_db(void)
     return false;
   }
   int version = wr__schema_version();
+  if (version < 0) {
+    wr__say_cannot_record(sqlite3_errmsg(wr.db));
+    wr__close_db(wr.db);
+    wr.db = NULL;
+    return false;
+  }
   if (version != PT_SCHEMA_VERSION) {
     fprintf(stderr, "pitrace: %s holds pitrace schema version %d, this recorder writes "
                     "version %d; record to another file\n", path, version, PT_SCHEMA_VERSION);
@@ -729,9 +751,7 @@ int64_t wr__insert_session(const session_desc *d)
   sqlite3_stmt *s = wr__prepare(
       "INSERT INTO sessions(label, pid, command, cwd, host, start_unix_ns, pi_version, "
       "env, ended, data_mode, filter, schema_version, parent_pid, parent_session) VALUES "
-      "(?,?,?,?,?,?,?,?,'running',?,?,?,?12,CASE WHEN ?13 > 0 THEN ?13 WHEN ?13 < 0 THEN "
-      "(SELECT max(id) FROM sessions WHERE pid = ?12 AND host IS ?5 AND start_unix_ns <= ?6) "
-      "END)");
+      "(?,?,?,?,?,?,?,?,'running',?,?,?,?,?)");
   if (!s)
     return 0;
   sqlite3_bind_text(s, 1, d->s[DESC_LABEL].p, (int)d->s[DESC_LABEL].n, SQLITE_TRANSIENT);
@@ -749,7 +769,8 @@ int64_t wr__insert_session(const session_desc *d)
   sqlite3_bind_int(s, 11, PT_SCHEMA_VERSION);
   if (d->parent_pid > 0)
     sqlite3_bind_int64(s, 12, d->parent_pid);
-  sqlite3_bind_int64(s, 13, d->parent_pid > 0 ? d->parent_session : 0);
+  if (d->parent_pid > 0 && d->parent_session > 0)
+    sqlite3_bind_int64(s, 13, d->parent_session);
   bool ok = wr__step(s, "starting the session");
   sqlite3_finalize(s);
   return ok ? sqlite3_last_insert_rowid(wr.db) : 0;

@@ -183,10 +183,7 @@ enum { DESC_LABEL, DESC_COMMAND, DESC_CWD, DESC_HOST, DESC_ENV, DESC_FILTER, DES
 typedef struct session_desc {
   int64_t pid, start_unix_ns;
   /* A process forked from a recording one: its parent's pid (else 0), and
-   * the parent's session when both record into one database (0: another
-   * file, or not forked; -1: the same file, the id to be looked up by the
-   * parent's pid, as the parent's writer had not made its row at the
-   * fork). */
+   * the parent's session when both record into one database (else 0). */
   int64_t parent_pid, parent_session;
   uint32_t data_mode;
   struct {
@@ -221,10 +218,10 @@ typedef struct writer_state {
    * are checked before they are read. */
   bool salvaging;
   bool pressure; /* a ring fills up: commit (and free it) now */
-  /* Payloads have been stored for longer than COMMIT_NS since the last
-   * commit: commit now, even while draining at the end (wr__store_data). */
+  /* Payloads have been stored in a transaction older than COMMIT_NS:
+   * commit now, even while draining at the end (wr__store_data). */
   bool long_txn;
-  uint64_t committed_at; /* the last commit (shim_now) */
+  uint64_t txn_began; /* when the write transaction began (shim_now) */
   bool draining; /* reading everything before the end: no stop */
   /* The session is ending (the application waits): nothing is written
    * into the rings any more, so none of their pages are faulted in ahead
@@ -620,8 +617,9 @@ bool wr__open_db(void);
 /* Closes a connection wr__open_rw opened (and the descriptor it takes
  * turns by, after it). */
 void wr__close_db(sqlite3 *d);
-/* The lock is had (or no longer waited for): other writers are told. */
-void wr__turn_taken(void);
+/* BEGIN IMMEDIATE on d, a wait for the lock said to the writer holding
+ * it (taking turns); false with SQLite's error (in *err when not NULL). */
+bool wr__begin_immediate(sqlite3 *d, char **err);
 void wr__turn_fork_child(void);
 uint32_t wr__desc_pack(const session_desc *d, unsigned char *out);
 bool wr__desc_unpack(const ringfile_hdr *h, session_desc *d);

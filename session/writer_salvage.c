@@ -165,9 +165,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   sqlite3_stmt *q = NULL;
   const char *ended = NULL;
   int64_t pid = 0, start_ns = 0;
-  bool began = sqlite3_exec(wr.db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
-  wr__turn_taken();
-  if (!began) {
+  if (!wr__begin_immediate(wr.db, NULL)) {
     snprintf(err, errn, "%s: cannot salvage %s into it: %s", db_path, file, sqlite3_errmsg(wr.db));
     ret = -1;
     goto out;

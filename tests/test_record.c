@@ -2044,6 +2044,35 @@ Test(record, forks_while_another_thread_floods_the_recorder_keep_every_call_of_e
   cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
+/* A file of a recorder before the sessions' parent columns, its last
+ * process killed: the salvage adds the columns and makes pi_sessions again
+ * with them (it dropped the view and left it to a recorder's next start,
+ * which an older recorder never makes: `pitrace sql ... FROM pi_sessions`
+ * said "no such table"). Made here from a file of this recorder, its
+ * columns and view taken back to what older recorders made. */
+Test(record, salvaging_into_a_file_of_an_older_recorder_keeps_its_sessions_view)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {BIN "/record_prog", "quickexit", "5", NULL};
+  run_recorded(argv, db, 3);
+  cr_assert_eq(ring_files(db), 1);
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  tu_sqlite_views(h); /* the schema's views are checked as it changes */
+  cr_assert_eq(sqlite3_exec(h, "DROP VIEW pi_sessions;"
+                               "ALTER TABLE sessions DROP COLUMN parent_session;"
+                               "ALTER TABLE sessions DROP COLUMN parent_pid;"
+                               "CREATE VIEW pi_sessions AS SELECT s.id AS session, s.pid "
+                               "FROM sessions s;"
+                               "UPDATE pitrace_meta SET value = 'older' WHERE key = 'schema_sql';",
+                            NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
+  sqlite3_close(h);
+  salvage_with_pitrace(db);
+  cr_assert_eq(ring_files(db), 0);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT session || ' ' || coalesce(parent_pid, '-') || ' ' || "
+                                   "ended FROM pi_sessions"), "1 - killed\n");
+}
+
 /* Two threads that fork at once: glibc runs their fork handlers side by
  * side, and the second's answer overwrote the first's, whose locks then
  * stayed held: the process hung (3 runs of 3). Forks now go one at a
@@ -2121,6 +2150,42 @@ Test(record, a_recorder_waiting_for_the_file_says_so_until_it_has_it)
   cr_assert_str_eq(tu_db_lines(db, "SELECT id || ' ' || ended FROM sessions ORDER BY id"),
                    "1 teardown\n2 teardown\n");
   cr_assert_str_eq(tu_db_lines(db, QUERIES_BY_SESSION), "1 1\n2 3\n");
+}
+
+/* Only a wait for the write lock is said: a recorder whose commit waits
+ * for a reader to leave (or whose page cache spills) waits too, and it
+ * used to say so and keep saying it until its next transaction began,
+ * seconds later when its program paused, every other recorder yielding
+ * 20 ms at each of its commits meanwhile. */
+Test(record, a_recorder_waiting_for_a_reader_to_leave_does_not_say_it_waits_for_the_lock)
+{
+  char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
+  const char *first[] = {BIN "/record_prog", "plain", "1", NULL};
+  run_recorded(first, db, 0);
+  sqlite3 *r;
+  cr_assert_eq(sqlite3_open_v2(db, &r, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(r, "BEGIN; SELECT count(*) FROM sessions;", NULL, NULL, NULL),
+               SQLITE_OK, "%s", sqlite3_errmsg(r));
+  int fd = open(db, O_RDONLY | O_CLOEXEC); /* closed after r */
+  cr_assert_geq(fd, 0);
+  const char *argv[] = {BIN "/record_prog", "gap", "3000", NULL}; /* a query, 3 s, a query */
+  pid_t pid = spawn_recording(argv, db, NULL, log);
+  bool said = false;
+  for (int i = 0; i < 100 && !said; i++) { /* its first commit waits for the reader */
+    usleep(10000);
+    said = someone_waits(fd);
+  }
+  cr_assert_eq(sqlite3_exec(r, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(r);
+  usleep(300000); /* its commit done; its program pauses */
+  said = said || someone_waits(fd);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  close(fd);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", tu_read_file(log));
+  cr_assert_not(said, "a recorder said it waited for the write lock while it waited for a "
+                      "reader");
+  cr_assert_str_eq(tu_db_lines(db, QUERIES_BY_SESSION), "1 1\n2 2\n");
 }
 
 /* Processes recording into one file take turns. SQLite's lock has no

@@ -345,8 +345,8 @@ typedef struct ringfile_hdr {
    * process's lock on it). */
   uint64_t proc_start;
   /* A process forked from a recording one: its parent's pid, and the
-   * parent's session when both record into this database (0: not known,
-   * not forked, and in files of recorders before it). */
+   * parent's session when both record into this database (else 0, and in
+   * files of recorders before it). */
   int32_t parent_pid;
   int64_t parent_session;
 } ringfile_hdr;

@@ -34,8 +34,9 @@ bool pt_schema_create(sqlite3 *db, char *err, size_t errn);
  * parent_session): files of recorders before them do not. */
 bool pt_schema_has_parents(sqlite3 *db);
 /* In a file of such a recorder, in the open write transaction: adds them
- * (NULL in its sessions) and drops its pi_sessions view, which the
- * schema's SQL then makes again with them; false when SQLite failed. */
+ * (NULL in its sessions) and makes its pi_sessions view again with them
+ * (the schema's SQL, which makes only what is missing); false when SQLite
+ * failed. */
 bool pt_schema_add_parents(sqlite3 *db);
 /* The schema version db says it holds (pitrace_meta), 0 when none. */
 int pt_schema_stored_version(sqlite3 *db);
