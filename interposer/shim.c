@@ -1286,8 +1286,6 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
   static __thread int passing_on __attribute__((tls_model("initial-exec")));
   static __thread int passing_level __attribute__((tls_model("initial-exec")));
   void (*hook)(void) = atomic_load(&crash_hook);
-  if (hook) /* first: the shim's handler may end the process without chaining */
-    hook();
   size_t k = 0;
   while (pi_fatal_signals[k] != sig)
     k++;
@@ -1306,6 +1304,12 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
   bool app_handler = prev && pi_sigaction_handles(prev);
   /* An application that handles SIGTERM, SIGHUP, SIGPIPE, ... may go on. */
   bool ends = !app_handler || !pi_signal_may_go_on(sig);
+  /* The trace's blocks, before the process may end without chaining; not
+   * for a signal the application handles and goes on after (a timer's):
+   * its trace flusher writes them (written from here, the interrupted
+   * thread's own buffer could be written twice). */
+  if (hook && ends)
+    hook();
   int expected = 0;
   bool first = atomic_compare_exchange_strong(&crashing, &expected, sig);
   if (!ends)
@@ -1322,10 +1326,9 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
       raise(sig);
     return;
   }
-  struct sigaction handed = *prev;
   passing_level = level;
   passing_on = sig;
-  pi_sigaction_call(&handed, sig, info, ctx);
+  pi_sigaction_chain(prev, sig, info, ctx);
   passing_on = 0;
   /* The signal again, waiting while this handler blocks it: given back by
    * the handler it went to, which raised it without unblocking it (it put

@@ -7,6 +7,7 @@
 #ifndef PI_SIGNALS_H
 #define PI_SIGNALS_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
@@ -44,25 +45,40 @@ static inline int pi_sigaction_handles(const struct sigaction *a)
                                     : a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
 }
 
-/* Calls the handler of a disposition that has one (pi_sigaction_handles). */
-static inline void pi_sigaction_call(const struct sigaction *a, int sig, siginfo_t *info,
-                                     void *ctx)
+/* Calls the handler of a disposition that has one (pi_sigaction_handles)
+ * as the kernel would have: with the signals its mask names blocked too,
+ * and, for one installed with SA_RESETHAND, the disposition back to
+ * SIG_DFL first (a second ^C ends the program, as without pitrace). */
+static inline void pi_sigaction_chain(struct sigaction *a, int sig, siginfo_t *info, void *ctx)
 {
-  if (a->sa_flags & SA_SIGINFO)
-    a->sa_sigaction(sig, info, ctx);
+  struct sigaction h = *a;
+  if (h.sa_flags & SA_RESETHAND) {
+    memset(a, 0, sizeof *a);
+    a->sa_handler = SIG_DFL;
+  }
+  sigset_t old;
+  pthread_sigmask(SIG_BLOCK, &h.sa_mask, &old);
+  if (h.sa_flags & SA_SIGINFO)
+    h.sa_sigaction(sig, info, ctx);
   else
-    a->sa_handler(sig);
+    h.sa_handler(sig);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* Installs `handler` (SA_SIGINFO) for pi_fatal_signals[k]; the handler it
- * replaces goes to *previous. */
+/* Installs `handler` (SA_SIGINFO) for pi_fatal_signals[k], with the flags
+ * of the handler it replaces that the program counts on: SA_RESTART (its
+ * system calls go on after the signal) and SA_ONSTACK (its handler of a
+ * stack overflow runs on its alternate stack: ours runs first, so ours
+ * must too); that handler goes to *previous. */
 static inline void pi_fatal_install(size_t k, void (*handler)(int, siginfo_t *, void *),
                                     struct sigaction *previous)
 {
-  struct sigaction sa;
+  struct sigaction cur, sa;
+  memset(&cur, 0, sizeof cur);
+  sigaction(pi_fatal_signals[k], NULL, &cur);
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = handler;
-  sa.sa_flags = SA_SIGINFO;
+  sa.sa_flags = SA_SIGINFO | (cur.sa_flags & (SA_RESTART | SA_ONSTACK));
   sigemptyset(&sa.sa_mask);
   sigaction(pi_fatal_signals[k], &sa, previous);
 }

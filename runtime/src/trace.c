@@ -27,10 +27,14 @@
  *   killed by SIGKILL or ending by a raw exit_group system call, and, where
  *   libpirt is loaded with dlopen (the OpenCL front end), at _exit.
  *
- * A write that fails (a full disk, a file size limit) drops its blocks
- * and never hurts the application; the first failure is said once on
- * stderr, from the next place that is no signal handler (a failure in the
- * last write at a crash or _exit goes unsaid).
+ * A write that fails (a full disk, a file size limit, a pipe whose reader
+ * left) drops its blocks and never hurts the application (SIGXFSZ and
+ * SIGPIPE are blocked around it; blocks that would pass the file size
+ * limit are left out whole); the first failure is said once on stderr,
+ * from the next place that is no signal handler (a failure in the last
+ * write at a crash or _exit goes unsaid). A signal the application handles
+ * and goes on after (a timer's) writes nothing: the flusher does. A forked
+ * child has a flusher of its own from its first block.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +44,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -77,6 +82,9 @@ static _Atomic(trace_buf *) all_bufs; /* every buffer, owned or free */
 static atomic_uint trace_gen;        /* a new one at each init: buffers of an
                                         earlier runtime are not ours */
 static __thread trace_buf *my_buf;
+/* The buffer this thread holds the lock of (NULL: none): a signal handler
+ * that runs on the thread must not wait for it. */
+static __thread trace_buf *my_locked;
 static __thread unsigned my_gen;
 static pid_t trace_pid;              /* the process the buffers belong to */
 static pthread_key_t buf_key;
@@ -94,23 +102,58 @@ static char trace_name[512];
  * a trace that lacks blocks is said to once, on stderr. */
 static atomic_int write_errno;
 static atomic_bool write_failure_said;
+/* The process's file size limit at the start (RLIMIT_FSIZE; 0: none). */
+static uint64_t size_limit;
+
+static void write_failed(int e)
+{
+  int none = 0;
+  atomic_compare_exchange_strong(&write_errno, &none, e ? e : EIO);
+}
 
 /* Writes all of s (errors drop the block and are remembered for
- * say_write_failure). Async-signal-safe. */
+ * say_write_failure). Async-signal-safe. A write past the file size limit
+ * would raise SIGXFSZ and a write into a pipe nobody reads SIGPIPE, each
+ * ending the application by default: both are blocked around the write
+ * and a signal it raised is taken back (one pending before stays). Blocks
+ * that would pass the limit are dropped whole, not cut. */
 static void write_all(int fd, const char *s, size_t n)
 {
+  struct stat st;
+  if (size_limit && trace_buffered && fstat(fd, &st) == 0 &&
+      (uint64_t)st.st_size + n > size_limit) {
+    write_failed(EFBIG);
+    return;
+  }
+  sigset_t quiet, old, before;
+  sigemptyset(&quiet);
+  sigaddset(&quiet, SIGPIPE);
+  sigaddset(&quiet, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &quiet, &old);
+  sigpending(&before);
   while (n) {
     ssize_t w = write(fd, s, n);
     if (w < 0) {
       if (errno == EINTR)
         continue;
-      int none = 0;
-      atomic_compare_exchange_strong(&write_errno, &none, errno ? errno : EIO);
-      return;
+      int e = errno;
+      for (int k = 0; k < 2; k++) {
+        int sig = k ? SIGXFSZ : SIGPIPE;
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        struct timespec none = {0, 0};
+        if (!sigismember(&before, sig))
+          while (sigtimedwait(&one, NULL, &none) == sig)
+            ;
+      }
+      write_failed(e);
+      break;
     }
     s += w;
     n -= (size_t)w;
   }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Says once that the trace lacks blocks, after a write failed: from the
@@ -143,13 +186,32 @@ static void buf_unlock(trace_buf *b)
   atomic_store_explicit(&b->lock, 0, memory_order_release);
 }
 
-/* Writes out a buffer's blocks; the caller holds its lock. */
+/* Writes out a buffer's blocks; the caller holds its lock. Emptied
+ * before the write: a signal handler on this thread that writes the
+ * buffers while it writes finds nothing of it to write twice. */
 static void buf_drain(trace_buf *b)
 {
   size_t n = atomic_load_explicit(&b->len, memory_order_relaxed);
+  atomic_store_explicit(&b->len, 0, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
   if (n && trace_fd >= 0)
     write_all(trace_fd, b->data, n);
-  atomic_store_explicit(&b->len, 0, memory_order_relaxed);
+}
+
+/* The lock of this thread's own buffer (emit, thread_done), known to its
+ * signal handlers. */
+static void own_lock(trace_buf *b)
+{
+  buf_lock(b, 0);
+  my_locked = b;
+  atomic_signal_fence(memory_order_seq_cst);
+}
+
+static void own_unlock(trace_buf *b)
+{
+  my_locked = NULL;
+  atomic_signal_fence(memory_order_seq_cst);
+  buf_unlock(b);
 }
 
 /* Writes out every thread's buffer, in list order. */
@@ -169,9 +231,9 @@ static void thread_done(void *p)
   trace_buf *b = p;
   if (!b || my_gen != atomic_load(&trace_gen))
     return;
-  buf_lock(b, 0);
+  own_lock(b);
   buf_drain(b);
-  buf_unlock(b);
+  own_unlock(b);
   atomic_store(&b->owned, 0);
   my_buf = NULL;
 }
@@ -204,9 +266,10 @@ static void *flusher_main(void *arg)
 static struct sigaction previous[PI_NFATAL];
 static bool handlers_installed;
 
-/* Writes every buffer from a signal handler or _exit: a lock held too long
- * (by the interrupted thread itself) is not waited for; its whole blocks
- * are written anyway, and it is left as it is. */
+/* Writes every buffer as the process ends (a fatal signal, _exit): the
+ * buffer whose lock the interrupted thread itself holds is not waited for
+ * (its whole blocks are written: nothing more will be added to it), nor
+ * is a lock another thread holds too long. */
 static void flush_all_now(void)
 {
   if (!trace_buffered || trace_fd < 0 || getpid() != trace_pid)
@@ -215,10 +278,11 @@ static void flush_all_now(void)
     size_t n = atomic_load_explicit(&b->len, memory_order_acquire);
     if (!n)
       continue;
-    if (buf_lock(b, 100000)) {
+    if (b != my_locked && buf_lock(b, 100000)) {
       buf_drain(b);
       buf_unlock(b);
     } else {
+      atomic_store_explicit(&b->len, 0, memory_order_relaxed);
       write_all(trace_fd, b->data, n);
     }
   }
@@ -228,17 +292,31 @@ void pirt_trace_flush_at_crash(void) { flush_all_now(); }
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
-  flush_all_now();
+  int saved_errno = errno;
   size_t k = 0;
   while (k < PI_NFATAL && pi_fatal_signals[k] != sig)
     k++;
   if (k == PI_NFATAL)
     return;
   struct sigaction *prev = &previous[k];
-  if (pi_sigaction_ignores(prev))
+  if (pi_sigaction_ignores(prev)) {
+    errno = saved_errno;
     return;
+  }
+  if (pi_sigaction_handles(prev) && pi_signal_may_go_on(sig)) {
+    /* The application's handler, after which the program may go on: the
+     * buffers stay for the flusher (written here, a timer's signal 10 times
+     * a second cost a program twenty times its run in waits for its own
+     * buffer's lock, and wrote blocks twice); if it ends the process, it
+     * does so through exit or _exit, which write them. */
+    errno = saved_errno;
+    pi_sigaction_chain(prev, sig, info, ctx);
+    return;
+  }
+  flush_all_now();
+  errno = saved_errno;
   if (pi_sigaction_handles(prev)) {
-    pi_sigaction_call(prev, sig, info, ctx);
+    pi_sigaction_chain(prev, sig, info, ctx);
     return;
   }
   /* The default action: raised again, it ends the process once this
@@ -282,9 +360,13 @@ static void fork_child(void)
   for (trace_buf *b = atomic_load(&all_bufs); b; b = b->next) {
     atomic_store(&b->len, 0);
     atomic_store(&b->lock, 0);
-    if (b != my_buf)
-      atomic_store(&b->owned, 0);
+    atomic_store(&b->owned, 0);
   }
+  /* The forking thread takes a buffer again at its next block, and with
+   * it starts the child's flusher (a child killed a second after its
+   * calls lost every one of them). */
+  my_buf = my_locked = NULL;
+  my_gen = 0;
   atomic_store(&flusher_started, false);
   pthread_mutex_init(&flusher_lock, NULL);
   pthread_cond_init(&flusher_cond, NULL);
@@ -387,6 +469,10 @@ void pirt_trace_init(void)
       trace_buffered = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     }
   }
+  struct rlimit fsize;
+  size_limit = getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY
+                   ? (uint64_t)fsize.rlim_cur
+                   : 0;
   if (trace_buffered) {
     static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
     pthread_once(&atfork_once, register_atfork);
@@ -481,7 +567,7 @@ static void emit(const char *s, size_t n)
     write_all(trace_fd, s, n);
     return;
   }
-  buf_lock(b, 0);
+  own_lock(b);
   size_t len = atomic_load_explicit(&b->len, memory_order_relaxed);
   bool drained = len + n > TRACE_BUF_SIZE;
   if (drained) {
@@ -490,7 +576,7 @@ static void emit(const char *s, size_t n)
   }
   memcpy(b->data + len, s, n);
   atomic_store_explicit(&b->len, len + n, memory_order_release);
-  buf_unlock(b);
+  own_unlock(b);
   if (drained)
     say_write_failure();
 }

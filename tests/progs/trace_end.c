@@ -6,27 +6,38 @@
  *   trace_end exit N      N device queries, then _exit(7)
  *   trace_end crash N     N device queries, then a query whose answer goes
  *                         to an invalid address: SIGSEGV inside the call
+ *   trace_end alarms N    N device queries while a timer raises SIGALRM every
+ *                         millisecond, which a handler of its own counts
+ *                         (installed with signal(): SA_RESTART); returns
+ *   trace_end forkkill N  a child makes N device queries, waits 500 ms and
+ *                         kills itself (SIGKILL); the parent waits for it
  */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pirt.h"
 
-int main(int argc, char **argv)
+static atomic_int alarms;
+static void count_alarm(int sig)
 {
-  if (argc != 3 || (strcmp(argv[1], "exit") != 0 && strcmp(argv[1], "crash") != 0)) {
-    fprintf(stderr, "usage: trace_end exit|crash N\n");
-    return 2;
-  }
-  int n = atoi(argv[2]);
-  pirt_device *dev;
-  if (pirt_device_select(NULL, &dev) != PI_SUCCESS) {
-    fprintf(stderr, "trace_end: %s\n", pirt_error_message());
-    return 2;
-  }
+  (void)sig;
+  atomic_fetch_add(&alarms, 1);
+}
+
+static pirt_device *dev;
+
+static int queries(int n)
+{
   for (int i = 0; i < n; i++) {
     pi_uint32 units = 0;
     if (pirt_device_query(dev, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units, &units,
@@ -35,6 +46,49 @@ int main(int argc, char **argv)
       return 2;
     }
   }
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  const char *modes[] = {"exit", "crash", "alarms", "forkkill"};
+  bool known = false;
+  for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof *modes; i++)
+    known |= strcmp(argv[1], modes[i]) == 0;
+  if (!known) {
+    fprintf(stderr, "usage: trace_end exit|crash|alarms|forkkill N\n");
+    return 2;
+  }
+  int n = atoi(argv[2]);
+  if (pirt_device_select(NULL, &dev) != PI_SUCCESS) {
+    fprintf(stderr, "trace_end: %s\n", pirt_error_message());
+    return 2;
+  }
+  if (strcmp(argv[1], "alarms") == 0) {
+    signal(SIGALRM, count_alarm);
+    struct itimerval every = {{0, 100}, {0, 100}}, off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &every, NULL);
+    int bad = queries(n);
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("trace_end: %d queries, %d alarms\n", n, atomic_load(&alarms));
+    return bad;
+  }
+  if (strcmp(argv[1], "forkkill") == 0) {
+    pid_t c = fork();
+    if (c == 0) {
+      queries(n);
+      struct timespec half = {0, 500000000};
+      nanosleep(&half, NULL);
+      kill(getpid(), SIGKILL);
+    }
+    int st = 0;
+    if (c < 0 || waitpid(c, &st, 0) != c || !WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+      return 2;
+    printf("trace_end: the child made %d queries and was killed\n", n);
+    return 0;
+  }
+  if (queries(n))
+    return 2;
   if (strcmp(argv[1], "exit") == 0)
     _exit(7);
   /* The plugin writes the answer to this address. */
