@@ -411,7 +411,7 @@ Test(trace, a_program_ending_with_exit_underscore_keeps_every_line)
   cr_assert(len >= 2 && strcmp(t + len - 2, "\n\n") == 0, "the last block is cut");
 }
 
-/* A program whose own handler takes a timer's SIGALRM every millisecond:
+/* A program whose own handler takes a timer's SIGALRM every 100 us:
  * every block once, and no slower than it can be. The trace's handler
  * wrote the buffers at each signal, waiting for the lock of the buffer
  * the interrupted thread itself was writing into (1 M calls took 21 s

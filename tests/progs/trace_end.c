@@ -7,7 +7,7 @@
  *   trace_end crash N     N device queries, then a query whose answer goes
  *                         to an invalid address: SIGSEGV inside the call
  *   trace_end alarms N    N device queries while a timer raises SIGALRM every
- *                         millisecond, which a handler of its own counts
+ *                         100 us, which a handler of its own counts
  *                         (installed with signal(): SA_RESTART); returns
  *   trace_end forkkill N  a child makes N device queries, waits 500 ms and
  *                         kills itself (SIGKILL); the parent waits for it
