@@ -7,15 +7,17 @@
 # first call to its teardown: its own run, which the processors A keeps
 # busy slow down too) and how B's session ended. B's wall time less its
 # duration is about its wait at its end for its calls to be stored.
+# OCL_ICD_VENDORS: PoCL's by default (the GPU host: its default device).
 set -eu
 base=$1 new=$2 rounds=${3:-5}
-export OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd SYCL_PI_RECORD_DATA=all
+export OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors/pocl.icd} SYCL_PI_RECORD_DATA=all
 tmp=$(mktemp -d /tmp/turns.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 printf 'round build A_s B_s B_session_s B_ended\n'
 for r in $(seq 1 "$rounds"); do
   for b in base new; do
     dir=$base; [ $b = new ] && dir=$new
+    export LD_LIBRARY_PATH=$dir/lib
     rm -f "$tmp"/s.db*
     export SYCL_PI_RECORD=$tmp/s.db
     t0=$(date +%s.%N)
@@ -28,6 +30,8 @@ for r in $(seq 1 "$rounds"); do
     wait $a
     t3=$(date +%s.%N)
     row=$("$dir/bin/pitrace" sql "$tmp/s.db" "SELECT round(duration_ns / 1e9, 2) || ' ' || ended FROM sessions WHERE id = 2" 2>/dev/null || true)
-    printf '%d %s %.2f %.2f %s\n' "$r" "$b" "$(echo "$t3 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)" "${row:-none none}"
+    awk -v r="$r" -v b="$b" -v a="$(awk -v x="$t3" -v y="$t0" 'BEGIN {print x - y}')" \
+        -v w="$(awk -v x="$t2" -v y="$t1" 'BEGIN {print x - y}')" -v row="${row:-none none}" \
+        'BEGIN {printf "%d %s %.2f %.2f %s\n", r, b, a, w, row}'
   done
 done
