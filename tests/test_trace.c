@@ -419,15 +419,23 @@ Test(trace, a_program_ending_with_exit_underscore_keeps_every_line)
  * when it gave up wrote that buffer's blocks twice. Now a signal the
  * application handles and goes on after leaves the buffers to the
  * flusher. */
-Test(trace, a_timer_signal_the_program_handles_writes_every_block_once)
+/* trace_end `how` with `calls` queries ends with status 0 and its trace
+ * holds each of them once, beside the device selection's own, every
+ * entry with its exit. */
+static void each_query_once(const char *how, int calls)
 {
   int st;
   char *base = run_trace_end("exit", 0, &st);
-  char *t = run_trace_end("alarms", 20000, &st);
-  cr_assert_eq(st, 0, "status %d", st);
+  char *t = run_trace_end(how, calls, &st);
+  cr_assert_eq(st, 0, "%s: status %d", how, st);
   const char *units = "\tpi_device_info param_name : PI_DEVICE_INFO_MAX_COMPUTE_UNITS\n";
-  cr_assert_eq(tu_count(t, units), tu_count(base, units) + 20000);
-  cr_assert_eq(lines_starting(t, "---> "), lines_starting(t, ") ---> "));
+  cr_assert_eq(tu_count(t, units), tu_count(base, units) + calls, "%s", how);
+  cr_assert_eq(lines_starting(t, "---> "), lines_starting(t, ") ---> "), "%s", how);
+}
+
+Test(trace, a_timer_signal_the_program_handles_writes_every_block_once)
+{
+  each_query_once("alarms", 20000);
 }
 
 /* A forked child's blocks reach the file while it runs: it has a flusher
@@ -435,12 +443,7 @@ Test(trace, a_timer_signal_the_program_handles_writes_every_block_once)
  * calls left none of them). */
 Test(trace, a_forked_child_killed_after_its_calls_keeps_them)
 {
-  int st;
-  char *base = run_trace_end("exit", 0, &st);
-  char *t = run_trace_end("forkkill", 50, &st);
-  cr_assert_eq(st, 0, "status %d", st);
-  const char *units = "\tpi_device_info param_name : PI_DEVICE_INFO_MAX_COMPUTE_UNITS\n";
-  cr_assert_eq(tu_count(t, units), tu_count(base, units) + 50, "%s", t);
+  each_query_once("forkkill", 50);
 }
 
 Test(trace, a_crash_inside_a_call_keeps_its_entry)
