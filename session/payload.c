@@ -161,7 +161,9 @@ static bool take_region(uint64_t len, region *out)
   if (!pf_path[0] || pf_off)
     return false;
   if (pf_fd < 0) {
-    pf_fd = open(pf_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* A new file, never one found there (a link or a file someone
+     * else made, in a directory others may write into). */
+    pf_fd = open(pf_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (pf_fd < 0) {
       pf_off = true;
       return false;

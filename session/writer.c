@@ -537,8 +537,11 @@ void writer_finish(const char *how, int signo, int timeout_ms)
       wr__close_db(wr.db);
       wr.db = NULL;
     }
+    /* Only once the writer is gone: the reset marks the payload file's
+     * regions stored (pt_payload_trim), which a writer that did not
+     * finish in time has not stored; a salvager looks for them there. */
+    wr__reset_state();
   }
-  wr__reset_state();
 }
 
 /* In a forked child: its parent's connection and statements, as they
