@@ -2128,6 +2128,9 @@ Test(record, a_recorder_waiting_for_the_file_says_so_until_it_has_it)
   run_recorded(first, db, 0);
   sqlite3 *h;
   cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  /* The waiter's retries hold a shared lock for an instant each: the
+   * commit waits for it (CI saw this COMMIT fail with none set). */
+  sqlite3_busy_timeout(h, 10000);
   cr_assert_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
   int fd = open(db, O_RDONLY | O_CLOEXEC); /* closed after h: its locks are the process's */
   cr_assert_geq(fd, 0);
