@@ -1027,6 +1027,7 @@ static void fork_child(void)
     forked_from = getppid();
     atomic_store(&shim_recording, false);
     forked_may_record = false; /* the rings and the writer are the parent's */
+    writer_fork_child(fork_prepared);
   } else if (forked_from) {
     /* The parent is a forked child too, without a session of its own: one
      * that was not recorded or stopped (nor is this one; its rings, if

@@ -32,9 +32,12 @@
  * follow one another, the writer reads them through one mapping of the
  * file, and a stored one is given back only after the commit that stored
  * it (until then a salvage reads its record again); then it is kept for
- * reuse or its pages punched out of the file. Less than 64 MiB free, the
- * file size limit or a failed write sends payloads back to process
- * memory.
+ * reuse or its pages punched out of the file, its offsets free for the
+ * next payloads (a steady stream from several threads, some region always
+ * between its copy and its commit, grew the file by everything written:
+ * 328 MiB apparent for 384 MiB written by 4 threads; now the file is as
+ * long as what is in flight). Less than 64 MiB free, the file size limit
+ * or a failed write sends payloads back to process memory.
  *
  * Under AddressSanitizer payloads outside the payload file come from
  * malloc, so that a read past one is still found.
@@ -72,9 +75,14 @@
  * it has grown past this (regions are taken one after another; a stored
  * one's pages go back to the disk, not its offsets). */
 #define FILE_RESTART ((uint64_t)1 << 30)
-/* A payload's token in the payload file: its region's offset + 1, with
- * this bit (a pointer into process memory never has it). */
-#define FILE_TOKEN (1ULL << 63)
+/* A payload's token in the payload file: its region's offset + 1, odd
+ * (offsets are pages); a copy in process memory is its address, even
+ * (malloc's and mmap's alignment, and a 64-byte header). Not a high bit:
+ * on AArch64 a tagged pointer (HWASan, MTE) has its top byte set. */
+static bool file_token(uint64_t token)
+{
+  return token & 1u;
+}
 
 /* In front of every payload: how its memory was had, so that the writer
  * frees it the same way; in the payload file, also what a salvager needs
@@ -107,6 +115,13 @@ static region fpool[POOL_MAX];
 static unsigned nfpool;
 static region *retired;
 static size_t nretired, cap_retired;
+/* Regions stored and committed whose pages went back to the disk: the
+ * file's free extents, by offset, neighbours joined, taken again (the
+ * lowest that holds the payload, split) before the file grows. An
+ * extent's first header has the extent's length, so that a salvager's
+ * walk from the first region goes past it whole. Under pool_lock. */
+static region *freel;
+static size_t nfreel, cap_freel;
 
 /* The payload file: beside the ring file, so that a process that ends
  * without a word (_exit, SIGKILL) leaves its large payloads where the
@@ -122,7 +137,7 @@ static unsigned pf_live; /* regions waiting to be stored or committed */
 void pt_payload_use_file(const char *path)
 {
   pthread_mutex_lock(&pool_lock);
-  snprintf(pf_path, sizeof pf_path, "%s", path && !getenv("XX_NOFILE") ? path : "");
+  snprintf(pf_path, sizeof pf_path, "%s", path ? path : "");
   pf_off = false;
   pthread_mutex_unlock(&pool_lock);
 }
@@ -137,6 +152,86 @@ static bool file_room(uint64_t len)
   struct statvfs v;
   return pf_fd >= 0 && fstatvfs(pf_fd, &v) == 0 &&
          (uint64_t)v.f_bavail * v.f_frsize >= len + FILE_ROOM_KEPT;
+}
+
+/* A header for free space at `off` (`len` bytes): a salvager's walk goes
+ * past it. */
+static bool put_free_header(uint64_t off, uint64_t len)
+{
+  payload_hdr f = {.magic = PAYLOAD_MAGIC, .map_len = len, .file_off = off + 1};
+  return pwrite(pf_fd, &f, sizeof f, (off_t)off) == (ssize_t)sizeof f;
+}
+
+/* The lowest free extent that holds `len` bytes, split: its first `len`
+ * bytes into *out (its header is the caller's to write); false when none
+ * does or the rest's header cannot be written. The rest's header goes
+ * first: until the caller's is written, the extent's old one still spans
+ * both. */
+static bool take_free(uint64_t len, region *out)
+{
+  for (size_t i = 0; i < nfreel; i++) {
+    region e = freel[i];
+    if (e.len < len)
+      continue;
+    if (e.len > len) {
+      if (!put_free_header(e.off + len, e.len - len))
+        return false;
+      freel[i] = (region){e.off + len, e.len - len};
+    } else {
+      memmove(freel + i, freel + i + 1, (nfreel - i - 1) * sizeof *freel);
+      nfreel--;
+    }
+    *out = (region){e.off, len};
+    return true;
+  }
+  return false;
+}
+
+/* A region nobody waits for any more (its header says so), its offsets
+ * freed: kept with its pages for the next payload of its size, or its
+ * pages punched out of the file (its header page kept) and its offsets
+ * joined to the free extents. */
+static void free_region(region r)
+{
+  size_t bytes = 0;
+  for (unsigned i = 0; i < nfpool; i++)
+    bytes += fpool[i].len;
+  if (nfpool < POOL_MAX && bytes + r.len <= POOL_BYTES && file_room(POOL_BYTES)) {
+    fpool[nfpool++] = r;
+    return;
+  }
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if (r.len > page)
+    fallocate(pf_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(r.off + page),
+              (off_t)(r.len - page));
+  size_t i = 0;
+  while (i < nfreel && freel[i].off < r.off)
+    i++;
+  /* Joined to the extent before it, then to the one after: each join is
+   * one header's length, written before the lists change (a salvager
+   * walking meanwhile reads either length right). */
+  if (i > 0 && freel[i - 1].off + freel[i - 1].len == r.off &&
+      put_free_header(freel[i - 1].off, freel[i - 1].len + r.len)) {
+    freel[i - 1].len += r.len;
+    if (i < nfreel && freel[i - 1].off + freel[i - 1].len == freel[i].off &&
+        put_free_header(freel[i - 1].off, freel[i - 1].len + freel[i].len)) {
+      freel[i - 1].len += freel[i].len;
+      memmove(freel + i, freel + i + 1, (nfreel - i - 1) * sizeof *freel);
+      nfreel--;
+    }
+    return;
+  }
+  if (i < nfreel && r.off + r.len == freel[i].off && put_free_header(r.off, r.len + freel[i].len)) {
+    freel[i] = (region){r.off, r.len + freel[i].len};
+    return;
+  }
+  region *v = pt_grow(freel, &cap_freel, nfreel, sizeof *v);
+  if (!v)
+    return; /* no memory to keep it: its offsets are not reused */
+  freel = v;
+  memmove(freel + i + 1, freel + i, (nfreel - i) * sizeof *freel);
+  freel[i] = r;
+  nfreel++;
 }
 
 static size_t page_round(size_t n)
@@ -160,6 +255,10 @@ static bool take_region(uint64_t len, region *out)
   }
   if (!pf_path[0] || pf_off)
     return false;
+  if (take_free(len, out)) {
+    atomic_fetch_add_explicit(&shim_disk_taken, len, memory_order_relaxed); /* punched */
+    return true;
+  }
   if (pf_fd < 0) {
     /* A new file, never one found there (a link or a file someone
      * else made, in a directory others may write into). */
@@ -208,7 +307,7 @@ static uint64_t copy_to_file(const void *src, uint64_t size)
   pthread_mutex_lock(&pool_lock);
   bool ok = take_region(len, &r);
   payload_hdr h = {.magic = PAYLOAD_MAGIC, .map_len = r.len, .file_off = r.off + 1,
-                   .size = size, .token = (r.off + 1) | FILE_TOKEN, .live = 1};
+                   .size = size, .token = r.off + 1, .live = 1};
   /* The header under the lock, before the next region can be taken: a
    * salvager walks the regions from the first by their lengths. */
   if (ok && pwrite(pf_fd, &h, sizeof h, (off_t)r.off) != (ssize_t)sizeof h) {
@@ -219,8 +318,14 @@ static uint64_t copy_to_file(const void *src, uint64_t size)
    * session's end may close the file's meanwhile (a late thread's call),
    * and a file the application opens could take its number. */
   int fd = ok ? fcntl(pf_fd, F_DUPFD_CLOEXEC, 0) : -1;
-  if (fd >= 0)
+  if (fd >= 0) {
     pf_live++;
+  } else if (ok) { /* no descriptor (the process's limit): the region back */
+    static const uint64_t zero = 0;
+    if (pwrite(pf_fd, &zero, sizeof zero, (off_t)(r.off + offsetof(payload_hdr, live))) ==
+        (ssize_t)sizeof zero)
+      free_region(r);
+  }
   pthread_mutex_unlock(&pool_lock);
   if (fd < 0)
     return 0;
@@ -306,50 +411,80 @@ uint64_t pt_payload_copy(const void *src, uint64_t size)
  * own each time: a region used again is read through page table entries
  * its last payload made (bench_copyhash: three 16 MiB payloads reused,
  * 12.8 ms with a mapping made and populated for each, 9.3 with the
- * window). A region past it (the file begins again from nothing once it
- * passes 1 GiB with nothing waiting) gets a mapping of its own. Under
- * pool_lock; the pages are only read where a region's bytes were
- * written. */
+ * window). A region past it (freed room is taken again, and the file
+ * begins again from nothing once it passes 1 GiB with nothing waiting)
+ * gets a mapping of its own, as every region does under an address space
+ * limit too small for a window (window_size). Under pool_lock; the pages
+ * are only read where a region's bytes were written. */
 #define WINDOW ((uint64_t)4 << 30)
 static unsigned char *window;
+static uint64_t window_len;
 static int window_fd = -1;
+
+/* The window's size: address space counts against `ulimit -v`, whose
+ * room is the application's: a sixteenth of it at most (none under 64
+ * MiB: then each region is mapped on its own). */
+static uint64_t window_size(void)
+{
+  struct rlimit l;
+  if (getrlimit(RLIMIT_AS, &l) != 0 || l.rlim_cur == RLIM_INFINITY)
+    return WINDOW;
+  uint64_t w = ((uint64_t)l.rlim_cur / 16) & ~(((uint64_t)1 << 20) - 1);
+  return w > WINDOW ? WINDOW : w < ((uint64_t)64 << 20) ? 0 : w;
+}
 
 static bool in_window(const void *p)
 {
-  return window && (const unsigned char *)p >= window && (const unsigned char *)p < window + WINDOW;
+  return window && (const unsigned char *)p >= window &&
+         (const unsigned char *)p < window + window_len;
 }
 
 const void *pt_payload_view(uint64_t token)
 {
-  if (!(token & FILE_TOKEN))
+  if (!file_token(token))
     return (const void *)(uintptr_t)token;
-  uint64_t off = (token & ~FILE_TOKEN) - 1;
+  uint64_t off = token - 1;
   pthread_mutex_lock(&pool_lock);
   int fd = pf_fd;
   if (fd >= 0 && window_fd != fd) {
     if (window)
-      munmap(window, WINDOW);
-    void *m = mmap(NULL, WINDOW, PROT_READ, MAP_SHARED, fd, 0);
+      munmap(window, window_len);
+    window_len = window_size();
+    void *m = window_len ? mmap(NULL, window_len, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
     window = m == MAP_FAILED ? NULL : m;
-    window_fd = window ? fd : -1;
+    window_fd = fd; /* tried once for this file */
   }
   unsigned char *w = window;
+  uint64_t wlen = window ? window_len : 0;
   pthread_mutex_unlock(&pool_lock);
   if (fd < 0)
     return NULL;
   payload_hdr h;
-  if (w && off + sizeof h <= WINDOW)
+  if (w && off + sizeof h <= wlen)
     memcpy(&h, w + off, sizeof h);
   else if (pread(fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h)
     return NULL;
   if (h.token != token)
     return NULL;
-  if (w && off + sizeof h + h.size <= WINDOW)
+  if (w && off + sizeof h + h.size <= wlen)
     return w + off + sizeof h;
   /* In the page cache since its write: mapped without a copy. */
   size_t len = page_round(sizeof h + (size_t)h.size);
   void *m = mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, (off_t)off);
   return m == MAP_FAILED ? NULL : (const payload_hdr *)m + 1;
+}
+
+/* A region the writer is done with: it waits for the commit. Under
+ * pool_lock. */
+static void retire(region r)
+{
+  region *v = pt_grow(retired, &cap_retired, nretired, sizeof *v);
+  if (v) {
+    retired = v;
+    retired[nretired++] = r;
+  } else if (pf_live) {
+    pf_live--; /* no memory to keep it: its space is not reused */
+  }
 }
 
 void pt_payload_free(const void *p)
@@ -362,13 +497,7 @@ void pt_payload_free(const void *p)
     pthread_mutex_lock(&pool_lock);
     if (!in_window(p))
       munmap(h, page_round(sizeof *h + (size_t)h->size));
-    region *v = pt_grow(retired, &cap_retired, nretired, sizeof *v);
-    if (v) {
-      retired = v;
-      retired[nretired++] = r;
-    } else if (pf_live) {
-      pf_live--; /* no memory to keep it: its space is not reused */
-    }
+    retire(r);
     pthread_mutex_unlock(&pool_lock);
     return;
   }
@@ -398,20 +527,30 @@ static void region_done(region r)
     pf_live--;
   if (pf_fd < 0)
     return;
-  if (pwrite(pf_fd, &zero, sizeof zero, (off_t)(r.off + offsetof(payload_hdr, live))) !=
+  if (pwrite(pf_fd, &zero, sizeof zero, (off_t)(r.off + offsetof(payload_hdr, live))) ==
       (ssize_t)sizeof zero)
-    return;
-  size_t bytes = 0;
-  for (unsigned i = 0; i < nfpool; i++)
-    bytes += fpool[i].len;
-  if (nfpool < POOL_MAX && bytes + r.len <= POOL_BYTES && file_room(POOL_BYTES)) {
-    fpool[nfpool++] = r;
-    return;
-  }
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  if (r.len > page)
-    fallocate(pf_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(r.off + page),
-              (off_t)(r.len - page));
+    free_region(r);
+}
+
+void pt_payload_drop(uint64_t token)
+{
+  if (!file_token(token))
+    return; /* a copy in memory always has its view */
+  payload_hdr h;
+  pthread_mutex_lock(&pool_lock);
+  if (pf_fd >= 0 && pread(pf_fd, &h, sizeof h, (off_t)(token - 1)) == (ssize_t)sizeof h &&
+      h.magic == PAYLOAD_MAGIC && h.token == token && h.live == 1)
+    retire((region){token - 1, h.map_len});
+  pthread_mutex_unlock(&pool_lock);
+}
+
+void pt_payload_discard(uint64_t token)
+{
+  const void *v = pt_payload_view(token);
+  if (v)
+    pt_payload_free(v);
+  else
+    pt_payload_drop(token);
 }
 
 void pt_payload_committed(void)
@@ -424,6 +563,7 @@ void pt_payload_committed(void)
   if (!pf_live && pf_end >= FILE_RESTART && pf_fd >= 0 && ftruncate(pf_fd, 0) == 0) {
     pf_end = 0;
     nfpool = 0;
+    nfreel = 0;
   }
   pthread_mutex_unlock(&pool_lock);
 }
@@ -451,9 +591,9 @@ void pt_payload_file_remove(void)
   pf_path[0] = 0;
   pf_end = 0;
   pf_live = 0;
-  nfpool = nretired = 0;
+  nfpool = nretired = nfreel = 0;
   if (window)
-    munmap(window, WINDOW);
+    munmap(window, window_len);
   window = NULL;
   window_fd = -1;
   pthread_mutex_unlock(&pool_lock);
@@ -469,6 +609,13 @@ void pt_payload_fork_child(void)
   npool = 0;
   pool_bytes = 0;
   nfpool = nretired = 0;
+  pt_payload_fork_forget();
+  pthread_mutex_unlock(&pool_lock);
+}
+
+void pt_payload_fork_forget(void)
+{
+  nfreel = 0;
   if (pf_fd >= 0)
     close(pf_fd);
   pf_fd = -1;
@@ -477,10 +624,9 @@ void pt_payload_fork_child(void)
   pf_end = 0;
   pf_live = 0;
   if (window)
-    munmap(window, WINDOW);
+    munmap(window, window_len);
   window = NULL;
   window_fd = -1;
-  pthread_mutex_unlock(&pool_lock);
 }
 
 /* ---- Salvage ------------------------------------------------------------------ */

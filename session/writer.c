@@ -591,8 +591,10 @@ void writer_fork_parent(int prepared)
 
 void writer_fork_child(int prepared)
 {
+  if (prepared == WRITER_FORK_BUSY)
+    pt_payload_fork_forget(); /* no lock taken: only its file and window let go */
   if (prepared != WRITER_FORK_PAUSED)
-    return; /* nothing of the parent's may be touched: the child is not recorded */
+    return; /* nothing else of the parent's may be touched: the child is not recorded */
   pt_payload_fork_child();
   ringfile_fork_child();
   wr__chunks_fork_child();

@@ -63,8 +63,11 @@ static unsigned read_items_of(const unsigned char *p, unsigned n, item_view *out
       d = !it->size  ? NULL
           : foreign ? wr__salvaged_payload(token, it->size)
                     : pt_payload_view(token);
-      if (!d && it->size)
+      if (!d && it->size) {
+        if (!foreign)
+          pt_payload_drop(token);
         continue; /* its bytes cannot be had: as if not captured */
+      }
     } else {
       p += (it->size + 7) & ~(uint64_t)7;
     }
@@ -1097,8 +1100,8 @@ static void process_readback(const rec_readback *r, uint64_t current_seq)
     memcpy(&token, data, sizeof token);
     if (wr.salvaging) /* another process's: in its payload file, or lost */
       data = wr__salvaged_payload(token, r->size);
-    else
-      data = heap = r->size ? pt_payload_view(token) : NULL;
+    else if (!(data = heap = r->size ? pt_payload_view(token) : NULL) && r->size)
+      pt_payload_drop(token); /* its bytes cannot be had: as if not captured */
   }
   if (s) {
     wr__store_data(s->a, r->position, "readback", 0, data, data ? r->size : 0, r->size,

@@ -381,7 +381,7 @@ void wr__discard(void)
                  ((const rec_readback *)h)->size && !wr.salvaging) {
         uint64_t token;
         memcpy(&token, (const rec_readback *)h + 1, sizeof token);
-        pt_payload_free(pt_payload_view(token));
+        pt_payload_discard(token);
       }
       consume(r, h);
     }

@@ -586,12 +586,12 @@ Test(record, large_payloads_are_stored_byte_for_byte_and_once)
 
 /* The writes of `record_prog bigwrites T M` in db: each a blob of its own,
  * byte for byte. */
-static void check_big_writes(const char *db, int T, int M)
+static void check_big_writes_of(const char *db, int T, int M, int bursts)
 {
   enum { INTS = 512 * 1024 };
   cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM data d JOIN pi_calls c ON c.seq = d.seq WHERE "
                           "c.api = 'piEnqueueMemBufferWrite' AND d.role = 'in' AND "
-                          "d.size = 2097152"), T * M);
+                          "d.size = 2097152"), T * M * bursts);
   sqlite3 *h;
   cr_assert_eq(sqlite3_open_v2(db, &h, DB_READ, NULL), SQLITE_OK);
   sqlite3_stmt *s;
@@ -614,6 +614,11 @@ static void check_big_writes(const char *db, int T, int M)
   sqlite3_finalize(s);
   sqlite3_close(h);
   cr_assert_eq(n, T * M);
+}
+
+static void check_big_writes(const char *db, int T, int M)
+{
+  check_big_writes_of(db, T, M, 1);
 }
 
 /* Large payloads from several threads at once: the recorder's payload
@@ -673,6 +678,80 @@ Test(record, large_payloads_of_a_process_that_ends_with__exit_are_salvaged_whole
   cr_assert(strstr(out, "matched: "), "%s", out);
   cr_assert(strstr(out, "1 read-backs verified") || strstr(out, "1 read-back verified"), "%s",
             out);
+}
+
+/* What a test changes of a recorded child's start, in the child, just
+ * before it runs its program (its output already goes to the log): a
+ * signal ignored, a file size limit, another directory, another stdout. */
+typedef void (*child_prep)(const void *arg);
+
+static pid_t spawn_prepared(const char *const *argv, const char *db, const char *label,
+                            const char *log, child_prep prep, const void *arg);
+static void record_all_data(const void *arg);
+
+/* The largest the payload file beside `db` has been seen while `pid`
+ * ran (polled), in bytes as its length says; its exit status into *st. */
+static off_t largest_payload_file(const char *db, pid_t pid, int *st)
+{
+  char dir[512], prefix[512];
+  snprintf(dir, sizeof dir, "%s", db);
+  char *slash = strrchr(dir, '/');
+  snprintf(prefix, sizeof prefix, "%s-payloads.", slash + 1);
+  *slash = 0;
+  off_t most = 0;
+  while (waitpid(pid, st, WNOHANG) == 0) {
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+      struct stat sb;
+      if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 &&
+          fstatat(dirfd(d), e->d_name, &sb, 0) == 0 && sb.st_size > most)
+        most = sb.st_size;
+    }
+    if (d)
+      closedir(d);
+    usleep(2000);
+  }
+  return most;
+}
+
+/* Bursts of large payloads: a stored region went back into the payload
+ * file's pool only while the pool had room (4 regions), the others' pages
+ * punched and their offsets never used again, so that the file grew by
+ * nearly every burst (5 bursts of 64 MiB: 276 MiB long) and under a
+ * steady stream from several threads without end. Now freed offsets are
+ * taken again: the file is about as long as the most in flight at once. */
+Test(record, bursts_of_large_payloads_reuse_the_payload_files_room)
+{
+  char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
+  const char *argv[] = {BIN "/record_prog", "bigwrites", "4", "8", "5", NULL};
+  int st;
+  off_t most = largest_payload_file(db, spawn_prepared(argv, db, NULL, log, record_all_data, NULL),
+                                    &st);
+  char *out = tu_read_file(log);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
+  cr_assert(strstr(out, "160 big writes made"), "%s", out);
+  cr_assert_gt(most, 0, "no payload file seen");
+  cr_assert_leq(most, (off_t)128 << 20, "the payload file grew to %lld bytes for bursts of 64 MiB",
+                (long long)most);
+  check_big_writes_of(db, 4, 8, 5);
+}
+
+/* The same bursts, the process ending with _exit after the last: its
+ * payload file holds regions in offsets used before, free space split
+ * and joined between them, and the salvager's walk finds every region
+ * still waiting. */
+Test(record, payloads_in_reused_room_of_a_process_that_ends_with__exit_are_salvaged)
+{
+  char *db = tu_temp_path(".db"), *out;
+  const char *argv[] = {BIN "/record_prog", "bigwrites", "4", "8", "3", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_DATA=all",
+                       "RECORD_PROG_EXIT=_exit", POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
+  cr_assert(strstr(out, "96 big writes made"), "%s", out);
+  cr_assert_eq(files_beside(db, "-payloads."), 1);
+  salvage_with_pitrace(db);
+  cr_assert_eq(files_beside(db, "-payloads."), 0);
+  check_big_writes_of(db, 4, 8, 3);
 }
 
 /* Calls whose text the encoder threads print (info queries, strings:
@@ -1462,11 +1541,6 @@ Test(record, four_processes_into_one_path_are_all_kept)
     cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
   }
 }
-
-/* What a test changes of a recorded child's start, in the child, just
- * before it runs its program (its output already goes to the log): a
- * signal ignored, a file size limit, another directory, another stdout. */
-typedef void (*child_prep)(const void *arg);
 
 /* Starts argv recording into db (labelled, unless NULL) on PoCL, its
  * output into log, prepared by prep(arg) when prep is not NULL; its pid. */

@@ -417,6 +417,12 @@ uint64_t pt_payload_copy(const void *src, uint64_t size);
  * until pt_payload_free of them. */
 const void *pt_payload_view(uint64_t token);
 void pt_payload_free(const void *p);
+/* A copy whose view could not be had, given up (its region in the
+ * payload file would wait for the writer for ever, and the file would
+ * never begin again); pt_payload_discard: a copy not stored, viewed or
+ * not. */
+void pt_payload_drop(uint64_t token);
+void pt_payload_discard(uint64_t token);
 /* Gives back the freed copies kept for reuse (the session's end). */
 void pt_payload_trim(void);
 /* The copies' lock held across a fork (writer_fork_prepare); in a child,
@@ -424,6 +430,11 @@ void pt_payload_trim(void);
 void pt_payload_fork_lock(void);
 void pt_payload_fork_unlock(void);
 void pt_payload_fork_child(void);
+/* In a child that is not recorded (its lock may be held by a thread that
+ * is not in it: not taken): the parent's payload file closed and its
+ * window unmapped, so that the child does not keep the file's disk after
+ * the parent removed it. */
+void pt_payload_fork_forget(void);
 /* Large payloads go into regions of the file at `path` (made at the first
  * one), beside the ring file, so that a salvager finds them after the
  * process is gone; "" or NULL: process memory only. */

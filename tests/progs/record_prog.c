@@ -45,6 +45,9 @@
  *                           m is (t << 24 | m << 16) + k
  *   record_prog bigwrites T 0 STOP  the same until the file STOP exists (m
  *                           counted modulo 256)
+ *   record_prog bigwrites T M B  the same B times (bursts: new threads,
+ *                           queues and buffers each time, the same bytes),
+ *                           300 ms apart
  *   record_prog latenote    a query, then a thread that hands the runtime a
  *                           callback note (value 0x1234) and ends without a
  *                           call (the note waits for a call that never comes)
@@ -421,7 +424,7 @@ static void *big_writer(void *arg)
   return (void *)(intptr_t)bad;
 }
 
-static int bigwrites(int threads, int m, const char *stop)
+static int bigwrites(int threads, int m, const char *stop, int bursts)
 {
   pthread_t th[64];
   big_m = m;
@@ -430,12 +433,17 @@ static int bigwrites(int threads, int m, const char *stop)
     printf("record_prog: %s\n", pirt_error_message());
     return 2;
   }
-  for (int t = 0; t < threads; t++)
-    pthread_create(&th[t], NULL, big_writer, (void *)(intptr_t)t);
-  bool bad = join_all(th, threads);
+  bool bad = false;
+  for (int b = 0; b < bursts && !bad; b++) {
+    if (b)
+      usleep(300000);
+    for (int t = 0; t < threads; t++)
+      pthread_create(&th[t], NULL, big_writer, (void *)(intptr_t)t);
+    bad = join_all(th, threads);
+  }
   pirt_context_release(big_ctx);
   if (m)
-    printf("record_prog: %d big writes %s\n", threads * m, bad ? "FAILED" : "made");
+    printf("record_prog: %d big writes %s\n", threads * m * bursts, bad ? "FAILED" : "made");
   else
     printf("record_prog: big writes until %s %s\n", stop, bad ? "FAILED" : "made");
   return bad ? 2 : 0;
@@ -969,13 +977,15 @@ static int run_mode(int argc, char **argv)
   }
   if (strcmp(mode, "bigwrites") == 0) {
     int t = argc > 2 ? atoi(argv[2]) : 0, m = argc > 3 ? atoi(argv[3]) : -1;
-    const char *stop = argc > 4 ? argv[4] : NULL;
-    if (t < 1 || t > 64 || m < 0 || m > 255 || (m == 0) != (stop != NULL)) {
+    const char *stop = m == 0 && argc > 4 ? argv[4] : NULL;
+    int bursts = m > 0 && argc > 4 ? atoi(argv[4]) : 1;
+    if (t < 1 || t > 64 || m < 0 || m > 255 || (m == 0) != (stop != NULL) || bursts < 1 ||
+        bursts > 100) {
       fprintf(stderr, "record_prog: bigwrites wants threads (1 to 64) and writes each (1 to "
-                      "255), or 0 and a file whose making stops them\n");
+                      "255) and bursts (1 to 100), or 0 and a file whose making stops them\n");
       return 2;
     }
-    return bigwrites(t, m, stop);
+    return bigwrites(t, m, stop, bursts);
   }
   if (strcmp(mode, "freshmap") == 0)
     return freshmap();
