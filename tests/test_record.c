@@ -754,6 +754,23 @@ Test(record, payloads_in_reused_room_of_a_process_that_ends_with__exit_are_salva
   check_big_writes_of(db, 4, 8, 3);
 }
 
+/* Threads that still make calls as the program returns from main (a pool
+ * nobody joined): the runtime's shutdown freed its devices and unloaded
+ * the plugins under them, and the recorded program crashed on its way out
+ * (9 runs of 10). Now nothing they may touch is freed, their calls after
+ * the plugins' teardown fail, and the session ends in order. */
+Test(record, threads_still_calling_as_the_program_exits_do_not_crash_it)
+{
+  char *db = tu_temp_path(".db"), *out;
+  const char *argv[] = {BIN "/trace_end", "exitbusy", "4", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "4 threads still querying at the end"), "%s", out);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
+  cr_assert_gt(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 0);
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
+}
+
 /* Calls whose text the encoder threads print (info queries, strings:
  * PITRACE_PRINT_LATER=1; by default only with 4 or more processors) are
  * stored as the merge thread prints them at once: the same arguments

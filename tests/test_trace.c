@@ -458,6 +458,41 @@ Test(trace, a_crash_inside_a_call_keeps_its_entry)
   cr_assert_eq(lines_starting(t, "---> "), lines_starting(t, ") ---> ") + 1);
 }
 
+/* Threads that still make calls as the program returns from main (a pool
+ * nobody joined): the runtime's shutdown freed the devices, the plugins
+ * and the trace's buffers under them, and the program crashed on its way
+ * out (15 runs of 15 traced to a file). Now nothing they may touch is
+ * freed, and their calls after the plugins' teardown fail. */
+Test(trace, threads_still_calling_as_the_program_exits_do_not_crash_it)
+{
+  for (int i = 0; i < 2; i++) {
+    int st;
+    char *t = run_trace_end("exitbusy", 4, &st);
+    cr_assert_eq(st, 0, "status %d", st);
+    cr_assert_gt(lines_starting(t, "---> piDeviceGetInfo("), 0);
+  }
+}
+
+/* libpirt traced to a file, used and unloaded (dlclose), then a signal:
+ * LLVM's handler inside PoCL, installed over the trace's, handed the
+ * signal on to the trace's, unmapped with the library, and the program
+ * died of SIGSEGV instead. A traced libpirt now stays loaded. */
+Test(trace, a_signal_after_the_traced_runtime_is_unloaded_ends_the_program_as_it_would)
+{
+  char *path = tu_temp_path(".trace");
+  char *file_kv = malloc(strlen(path) + 32);
+  sprintf(file_kv, "SYCL_PI_TRACE_FILE=%s", path);
+  const char *argv[] = {PITRACE_BIN_DIR "/dlopen_cycle", PITRACE_LIB_DIR "/libpirt.so", "2",
+                        "term", NULL};
+  const char *env[] = {"SYCL_PI_TRACE=2", file_kv,
+                       "OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd", NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 128 + SIGTERM, "status %d: %s", st, out);
+  cr_assert(strstr(out, "cycle 1: 1 device(s)"), "%s", out);
+  unlink(path);
+}
+
 /* Device times without recording (SYCL_PI_TRACE with SYCL_PI_RECORD_PROFILE=1):
  * one line per launch, with its call's number and its kernel's name, once
  * the program's own synchronisation finds it complete; no session made. */

@@ -415,6 +415,8 @@ def gen_calls(apis, prefix, body):
 CALL_BODY = """
 static inline pi_result pirt_call_{name}(const struct pirt_plugin *pl{sep}{decl})
 {{
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_{name}) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_{name} fn = pl->table.{name};
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_{name});

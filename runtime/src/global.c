@@ -9,6 +9,16 @@
  * library in a loop leaks nothing. After shutdown, calls fail with
  * PI_ERROR_UNINITIALIZED instead of re-initialising during exit.
  *
+ * Unless other threads that used the runtime are still alive: a program
+ * whose threads still make calls as it exits (a pool nobody joined) had
+ * its devices, plugins and trace buffers freed under them, and crashed on
+ * its way out every time when traced to a file or recorded (a device read
+ * after its free; 15 runs of 15). Then the plugins are torn down (the
+ * recording's session ends, the trace is written) but nothing those
+ * threads may still touch is freed or unloaded: the process is ending, or
+ * its library is being closed under threads that still use it. Threads
+ * are counted at their first call and uncounted as they end.
+ *
  * Also here: the per-thread error message of the application API.
  */
 #define _GNU_SOURCE
@@ -22,8 +32,49 @@ static pirt_global *global;
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static atomic_bool shut_down;
 
+static atomic_uint live_users; /* threads that used the runtime, alive */
+static pthread_key_t user_key;
+static bool user_key_made;
+__thread bool pirt_user_counted;
+atomic_bool pirt_plugins_closed;
+
+static void user_thread_ends(void *p)
+{
+  (void)p;
+  atomic_fetch_sub(&live_users, 1);
+}
+
+__attribute__((noinline, cold)) static void count_user(void)
+{
+  pirt_user_counted = true;
+  if (user_key_made && pthread_setspecific(user_key, &pirt_user_counted) == 0)
+    atomic_fetch_add(&live_users, 1);
+}
+
+/* Whether a thread other than the caller used the runtime and is alive. */
+static bool other_users_alive(void)
+{
+  return atomic_load(&live_users) > (pirt_user_counted ? 1u : 0u);
+}
+
+static void global_create(void);
+
+pi_result pirt_call_gate(pi_api_id id)
+{
+  if (atomic_load(&pirt_plugins_closed))
+    return pirt_fail(PI_ERROR_UNINITIALIZED, "%s: the pitrace runtime has shut down (the "
+                     "program is exiting); its plugins take no more calls",
+                     pi_api_table[id].name);
+  if (!pirt_user_counted)
+    pthread_once(&global_once, global_create); /* the key exists */
+  if (!pirt_user_counted)
+    count_user();
+  return PI_SUCCESS;
+}
+
 static void global_create(void)
 {
+  user_key_made = pthread_key_create(&user_key, user_thread_ends) == 0;
   pirt_trace_init();
   pirt_global *g = calloc(1, sizeof *g);
   if (!g)
@@ -39,6 +90,8 @@ pirt_global *pirt_global_get(void)
   if (PIRT_UNLIKELY(atomic_load_explicit(&shut_down, memory_order_acquire)))
     return NULL;
   pthread_once(&global_once, global_create);
+  if (PIRT_UNLIKELY(!pirt_user_counted))
+    count_user();
   return global;
 }
 
@@ -49,18 +102,28 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
   if (!global) /* never used */
     return;
   pirt_global *g = global;
+  bool others = other_users_alive();
   pthread_mutex_lock(&g->lock);
   pirt_trace(PIRT_TRACE_BASIC, "Runtime shutting down: tearing down %zu "
-             "plugin(s)", g->nplugins);
-  pm_shutdown();
-  pirt_devices_free();
-  pirt_plugins_unload();
+             "plugin(s)%s", g->nplugins,
+             others ? " (other threads still use the runtime: nothing freed)" : "");
+  if (!others) {
+    pm_shutdown();
+    pirt_devices_free();
+  }
+  pirt_plugins_unload(!others);
+  atomic_store(&pirt_plugins_closed, true);
   atomic_store_explicit(&shut_down, true, memory_order_release);
   pthread_mutex_unlock(&g->lock);
-  pthread_mutex_destroy(&g->lock);
-  free(g);
-  global = NULL;
-  pirt_trace_fini();
+  if (!others) {
+    pthread_mutex_destroy(&g->lock);
+    free(g);
+    global = NULL;
+    if (user_key_made)
+      pthread_key_delete(user_key);
+    user_key_made = false;
+  }
+  pirt_trace_fini(!others);
 }
 
 /* ---- Errors ---------------------------------------------------------------- */

@@ -2,6 +2,8 @@
 
 static inline pi_result pirt_call_piPlatformsGet(const struct pirt_plugin *pl, pi_uint32 num_entries, pi_platform *platforms, pi_uint32 *num_platforms)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piPlatformsGet) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piPlatformsGet fn = pl->table.piPlatformsGet;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piPlatformsGet);
@@ -16,6 +18,8 @@ static inline pi_result pirt_call_piPlatformsGet(const struct pirt_plugin *pl, p
 
 static inline pi_result pirt_call_piPlatformGetInfo(const struct pirt_plugin *pl, pi_platform platform, pi_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piPlatformGetInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piPlatformGetInfo fn = pl->table.piPlatformGetInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piPlatformGetInfo);
@@ -30,6 +34,8 @@ static inline pi_result pirt_call_piPlatformGetInfo(const struct pirt_plugin *pl
 
 static inline pi_result pirt_call_piextPlatformGetNativeHandle(const struct pirt_plugin *pl, pi_platform platform, pi_native_handle *nativeHandle)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextPlatformGetNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextPlatformGetNativeHandle fn = pl->table.piextPlatformGetNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextPlatformGetNativeHandle);
@@ -44,6 +50,8 @@ static inline pi_result pirt_call_piextPlatformGetNativeHandle(const struct pirt
 
 static inline pi_result pirt_call_piextPlatformCreateWithNativeHandle(const struct pirt_plugin *pl, pi_native_handle nativeHandle, pi_platform *platform)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextPlatformCreateWithNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextPlatformCreateWithNativeHandle fn = pl->table.piextPlatformCreateWithNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextPlatformCreateWithNativeHandle);
@@ -58,6 +66,8 @@ static inline pi_result pirt_call_piextPlatformCreateWithNativeHandle(const stru
 
 static inline pi_result pirt_call_piDevicesGet(const struct pirt_plugin *pl, pi_platform platform, pi_device_type device_type, pi_uint32 num_entries, pi_device *devices, pi_uint32 *num_devices)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piDevicesGet) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piDevicesGet fn = pl->table.piDevicesGet;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piDevicesGet);
@@ -72,6 +82,8 @@ static inline pi_result pirt_call_piDevicesGet(const struct pirt_plugin *pl, pi_
 
 static inline pi_result pirt_call_piDeviceGetInfo(const struct pirt_plugin *pl, pi_device device, pi_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piDeviceGetInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piDeviceGetInfo fn = pl->table.piDeviceGetInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piDeviceGetInfo);
@@ -86,6 +98,8 @@ static inline pi_result pirt_call_piDeviceGetInfo(const struct pirt_plugin *pl, 
 
 static inline pi_result pirt_call_piDevicePartition(const struct pirt_plugin *pl, pi_device device, const pi_device_partition_property *properties, pi_uint32 num_devices, pi_device *out_devices, pi_uint32 *out_num_devices)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piDevicePartition) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piDevicePartition fn = pl->table.piDevicePartition;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piDevicePartition);
@@ -100,6 +114,8 @@ static inline pi_result pirt_call_piDevicePartition(const struct pirt_plugin *pl
 
 static inline pi_result pirt_call_piDeviceRetain(const struct pirt_plugin *pl, pi_device device)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piDeviceRetain) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piDeviceRetain fn = pl->table.piDeviceRetain;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piDeviceRetain);
@@ -114,6 +130,8 @@ static inline pi_result pirt_call_piDeviceRetain(const struct pirt_plugin *pl, p
 
 static inline pi_result pirt_call_piDeviceRelease(const struct pirt_plugin *pl, pi_device device)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piDeviceRelease) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piDeviceRelease fn = pl->table.piDeviceRelease;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piDeviceRelease);
@@ -128,6 +146,8 @@ static inline pi_result pirt_call_piDeviceRelease(const struct pirt_plugin *pl, 
 
 static inline pi_result pirt_call_piextDeviceSelectBinary(const struct pirt_plugin *pl, pi_device device, pi_device_binary *binaries, pi_uint32 num_binaries, pi_uint32 *selected_binary_ind)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextDeviceSelectBinary) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextDeviceSelectBinary fn = pl->table.piextDeviceSelectBinary;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextDeviceSelectBinary);
@@ -142,6 +162,8 @@ static inline pi_result pirt_call_piextDeviceSelectBinary(const struct pirt_plug
 
 static inline pi_result pirt_call_piextGetDeviceFunctionPointer(const struct pirt_plugin *pl, pi_device device, pi_program program, const char *function_name, pi_uint64 *function_pointer_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextGetDeviceFunctionPointer) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextGetDeviceFunctionPointer fn = pl->table.piextGetDeviceFunctionPointer;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextGetDeviceFunctionPointer);
@@ -156,6 +178,8 @@ static inline pi_result pirt_call_piextGetDeviceFunctionPointer(const struct pir
 
 static inline pi_result pirt_call_piextGetGlobalVariablePointer(const struct pirt_plugin *pl, pi_device Device, pi_program Program, const char *GlobalVariableName, size_t *GlobalVariableSize, void **GlobalVariablePointerRet)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextGetGlobalVariablePointer) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextGetGlobalVariablePointer fn = pl->table.piextGetGlobalVariablePointer;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextGetGlobalVariablePointer);
@@ -170,6 +194,8 @@ static inline pi_result pirt_call_piextGetGlobalVariablePointer(const struct pir
 
 static inline pi_result pirt_call_piextDeviceGetNativeHandle(const struct pirt_plugin *pl, pi_device device, pi_native_handle *nativeHandle)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextDeviceGetNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextDeviceGetNativeHandle fn = pl->table.piextDeviceGetNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextDeviceGetNativeHandle);
@@ -184,6 +210,8 @@ static inline pi_result pirt_call_piextDeviceGetNativeHandle(const struct pirt_p
 
 static inline pi_result pirt_call_piextDeviceCreateWithNativeHandle(const struct pirt_plugin *pl, pi_native_handle nativeHandle, pi_platform platform, pi_device *device)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextDeviceCreateWithNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextDeviceCreateWithNativeHandle fn = pl->table.piextDeviceCreateWithNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextDeviceCreateWithNativeHandle);
@@ -198,6 +226,8 @@ static inline pi_result pirt_call_piextDeviceCreateWithNativeHandle(const struct
 
 static inline pi_result pirt_call_piGetDeviceAndHostTimer(const struct pirt_plugin *pl, pi_device Device, uint64_t *DeviceTime, uint64_t *HostTime)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piGetDeviceAndHostTimer) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piGetDeviceAndHostTimer fn = pl->table.piGetDeviceAndHostTimer;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piGetDeviceAndHostTimer);
@@ -212,6 +242,8 @@ static inline pi_result pirt_call_piGetDeviceAndHostTimer(const struct pirt_plug
 
 static inline pi_result pirt_call_piContextCreate(const struct pirt_plugin *pl, const pi_context_properties *properties, pi_uint32 num_devices, const pi_device *devices, void (*pfn_notify)(const char *errinfo, const void *private_info, size_t cb, void *user_data), void *user_data, pi_context *ret_context)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piContextCreate) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piContextCreate fn = pl->table.piContextCreate;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piContextCreate);
@@ -226,6 +258,8 @@ static inline pi_result pirt_call_piContextCreate(const struct pirt_plugin *pl, 
 
 static inline pi_result pirt_call_piContextGetInfo(const struct pirt_plugin *pl, pi_context context, pi_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piContextGetInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piContextGetInfo fn = pl->table.piContextGetInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piContextGetInfo);
@@ -240,6 +274,8 @@ static inline pi_result pirt_call_piContextGetInfo(const struct pirt_plugin *pl,
 
 static inline pi_result pirt_call_piContextRetain(const struct pirt_plugin *pl, pi_context context)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piContextRetain) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piContextRetain fn = pl->table.piContextRetain;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piContextRetain);
@@ -254,6 +290,8 @@ static inline pi_result pirt_call_piContextRetain(const struct pirt_plugin *pl, 
 
 static inline pi_result pirt_call_piContextRelease(const struct pirt_plugin *pl, pi_context context)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piContextRelease) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piContextRelease fn = pl->table.piContextRelease;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piContextRelease);
@@ -268,6 +306,8 @@ static inline pi_result pirt_call_piContextRelease(const struct pirt_plugin *pl,
 
 static inline pi_result pirt_call_piextContextSetExtendedDeleter(const struct pirt_plugin *pl, pi_context context, pi_context_extended_deleter func, void *user_data)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextContextSetExtendedDeleter) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextContextSetExtendedDeleter fn = pl->table.piextContextSetExtendedDeleter;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextContextSetExtendedDeleter);
@@ -282,6 +322,8 @@ static inline pi_result pirt_call_piextContextSetExtendedDeleter(const struct pi
 
 static inline pi_result pirt_call_piextContextGetNativeHandle(const struct pirt_plugin *pl, pi_context context, pi_native_handle *nativeHandle)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextContextGetNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextContextGetNativeHandle fn = pl->table.piextContextGetNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextContextGetNativeHandle);
@@ -296,6 +338,8 @@ static inline pi_result pirt_call_piextContextGetNativeHandle(const struct pirt_
 
 static inline pi_result pirt_call_piextContextCreateWithNativeHandle(const struct pirt_plugin *pl, pi_native_handle nativeHandle, pi_uint32 numDevices, const pi_device *devices, bool pluginOwnsNativeHandle, pi_context *context)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextContextCreateWithNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextContextCreateWithNativeHandle fn = pl->table.piextContextCreateWithNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextContextCreateWithNativeHandle);
@@ -310,6 +354,8 @@ static inline pi_result pirt_call_piextContextCreateWithNativeHandle(const struc
 
 static inline pi_result pirt_call_piQueueCreate(const struct pirt_plugin *pl, pi_context context, pi_device device, pi_queue_properties properties, pi_queue *queue)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piQueueCreate) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piQueueCreate fn = pl->table.piQueueCreate;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piQueueCreate);
@@ -324,6 +370,8 @@ static inline pi_result pirt_call_piQueueCreate(const struct pirt_plugin *pl, pi
 
 static inline pi_result pirt_call_piextQueueCreate(const struct pirt_plugin *pl, pi_context context, pi_device device, pi_queue_properties *properties, pi_queue *queue)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextQueueCreate) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextQueueCreate fn = pl->table.piextQueueCreate;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextQueueCreate);
@@ -338,6 +386,8 @@ static inline pi_result pirt_call_piextQueueCreate(const struct pirt_plugin *pl,
 
 static inline pi_result pirt_call_piQueueGetInfo(const struct pirt_plugin *pl, pi_queue command_queue, pi_queue_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piQueueGetInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piQueueGetInfo fn = pl->table.piQueueGetInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piQueueGetInfo);
@@ -352,6 +402,8 @@ static inline pi_result pirt_call_piQueueGetInfo(const struct pirt_plugin *pl, p
 
 static inline pi_result pirt_call_piQueueFinish(const struct pirt_plugin *pl, pi_queue command_queue)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piQueueFinish) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piQueueFinish fn = pl->table.piQueueFinish;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piQueueFinish);
@@ -366,6 +418,8 @@ static inline pi_result pirt_call_piQueueFinish(const struct pirt_plugin *pl, pi
 
 static inline pi_result pirt_call_piQueueFlush(const struct pirt_plugin *pl, pi_queue command_queue)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piQueueFlush) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piQueueFlush fn = pl->table.piQueueFlush;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piQueueFlush);
@@ -380,6 +434,8 @@ static inline pi_result pirt_call_piQueueFlush(const struct pirt_plugin *pl, pi_
 
 static inline pi_result pirt_call_piQueueRetain(const struct pirt_plugin *pl, pi_queue command_queue)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piQueueRetain) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piQueueRetain fn = pl->table.piQueueRetain;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piQueueRetain);
@@ -394,6 +450,8 @@ static inline pi_result pirt_call_piQueueRetain(const struct pirt_plugin *pl, pi
 
 static inline pi_result pirt_call_piQueueRelease(const struct pirt_plugin *pl, pi_queue command_queue)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piQueueRelease) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piQueueRelease fn = pl->table.piQueueRelease;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piQueueRelease);
@@ -408,6 +466,8 @@ static inline pi_result pirt_call_piQueueRelease(const struct pirt_plugin *pl, p
 
 static inline pi_result pirt_call_piextQueueGetNativeHandle(const struct pirt_plugin *pl, pi_queue queue, pi_native_handle *nativeHandle, int32_t *nativeHandleDesc)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextQueueGetNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextQueueGetNativeHandle fn = pl->table.piextQueueGetNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextQueueGetNativeHandle);
@@ -422,6 +482,8 @@ static inline pi_result pirt_call_piextQueueGetNativeHandle(const struct pirt_pl
 
 static inline pi_result pirt_call_piextQueueCreateWithNativeHandle(const struct pirt_plugin *pl, pi_native_handle nativeHandle, int32_t nativeHandleDesc, pi_context context, pi_device device, bool pluginOwnsNativeHandle, pi_queue_properties *Properties, pi_queue *queue)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextQueueCreateWithNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextQueueCreateWithNativeHandle fn = pl->table.piextQueueCreateWithNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextQueueCreateWithNativeHandle);
@@ -436,6 +498,8 @@ static inline pi_result pirt_call_piextQueueCreateWithNativeHandle(const struct 
 
 static inline pi_result pirt_call_piMemBufferCreate(const struct pirt_plugin *pl, pi_context context, pi_mem_flags flags, size_t size, void *host_ptr, pi_mem *ret_mem, const pi_mem_properties *properties)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piMemBufferCreate) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piMemBufferCreate fn = pl->table.piMemBufferCreate;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piMemBufferCreate);
@@ -450,6 +514,8 @@ static inline pi_result pirt_call_piMemBufferCreate(const struct pirt_plugin *pl
 
 static inline pi_result pirt_call_piMemImageCreate(const struct pirt_plugin *pl, pi_context context, pi_mem_flags flags, const pi_image_format *image_format, const pi_image_desc *image_desc, void *host_ptr, pi_mem *ret_mem)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piMemImageCreate) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piMemImageCreate fn = pl->table.piMemImageCreate;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piMemImageCreate);
@@ -464,6 +530,8 @@ static inline pi_result pirt_call_piMemImageCreate(const struct pirt_plugin *pl,
 
 static inline pi_result pirt_call_piMemGetInfo(const struct pirt_plugin *pl, pi_mem mem, pi_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piMemGetInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piMemGetInfo fn = pl->table.piMemGetInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piMemGetInfo);
@@ -478,6 +546,8 @@ static inline pi_result pirt_call_piMemGetInfo(const struct pirt_plugin *pl, pi_
 
 static inline pi_result pirt_call_piMemImageGetInfo(const struct pirt_plugin *pl, pi_mem image, pi_image_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piMemImageGetInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piMemImageGetInfo fn = pl->table.piMemImageGetInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piMemImageGetInfo);
@@ -492,6 +562,8 @@ static inline pi_result pirt_call_piMemImageGetInfo(const struct pirt_plugin *pl
 
 static inline pi_result pirt_call_piMemRetain(const struct pirt_plugin *pl, pi_mem mem)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piMemRetain) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piMemRetain fn = pl->table.piMemRetain;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piMemRetain);
@@ -506,6 +578,8 @@ static inline pi_result pirt_call_piMemRetain(const struct pirt_plugin *pl, pi_m
 
 static inline pi_result pirt_call_piMemRelease(const struct pirt_plugin *pl, pi_mem mem)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piMemRelease) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piMemRelease fn = pl->table.piMemRelease;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piMemRelease);
@@ -520,6 +594,8 @@ static inline pi_result pirt_call_piMemRelease(const struct pirt_plugin *pl, pi_
 
 static inline pi_result pirt_call_piMemBufferPartition(const struct pirt_plugin *pl, pi_mem buffer, pi_mem_flags flags, pi_buffer_create_type buffer_create_type, void *buffer_create_info, pi_mem *ret_mem)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piMemBufferPartition) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piMemBufferPartition fn = pl->table.piMemBufferPartition;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piMemBufferPartition);
@@ -534,6 +610,8 @@ static inline pi_result pirt_call_piMemBufferPartition(const struct pirt_plugin 
 
 static inline pi_result pirt_call_piextMemGetNativeHandle(const struct pirt_plugin *pl, pi_mem mem, pi_device dev, pi_native_handle *nativeHandle)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextMemGetNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextMemGetNativeHandle fn = pl->table.piextMemGetNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextMemGetNativeHandle);
@@ -548,6 +626,8 @@ static inline pi_result pirt_call_piextMemGetNativeHandle(const struct pirt_plug
 
 static inline pi_result pirt_call_piextMemCreateWithNativeHandle(const struct pirt_plugin *pl, pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle, pi_mem *mem)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextMemCreateWithNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextMemCreateWithNativeHandle fn = pl->table.piextMemCreateWithNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextMemCreateWithNativeHandle);
@@ -562,6 +642,8 @@ static inline pi_result pirt_call_piextMemCreateWithNativeHandle(const struct pi
 
 static inline pi_result pirt_call_piextMemImageCreateWithNativeHandle(const struct pirt_plugin *pl, pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle, const pi_image_format *ImageFormat, const pi_image_desc *ImageDesc, pi_mem *img)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextMemImageCreateWithNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextMemImageCreateWithNativeHandle fn = pl->table.piextMemImageCreateWithNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextMemImageCreateWithNativeHandle);
@@ -576,6 +658,8 @@ static inline pi_result pirt_call_piextMemImageCreateWithNativeHandle(const stru
 
 static inline pi_result pirt_call_piProgramCreate(const struct pirt_plugin *pl, pi_context context, const void *il, size_t length, pi_program *res_program)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piProgramCreate) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piProgramCreate fn = pl->table.piProgramCreate;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piProgramCreate);
@@ -590,6 +674,8 @@ static inline pi_result pirt_call_piProgramCreate(const struct pirt_plugin *pl, 
 
 static inline pi_result pirt_call_piclProgramCreateWithSource(const struct pirt_plugin *pl, pi_context context, pi_uint32 count, const char **strings, const size_t *lengths, pi_program *ret_program)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piclProgramCreateWithSource) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piclProgramCreateWithSource fn = pl->table.piclProgramCreateWithSource;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piclProgramCreateWithSource);
@@ -604,6 +690,8 @@ static inline pi_result pirt_call_piclProgramCreateWithSource(const struct pirt_
 
 static inline pi_result pirt_call_piProgramCreateWithBinary(const struct pirt_plugin *pl, pi_context context, pi_uint32 num_devices, const pi_device *device_list, const size_t *lengths, const unsigned char **binaries, size_t num_metadata_entries, const pi_device_binary_property *metadata, pi_int32 *binary_status, pi_program *ret_program)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piProgramCreateWithBinary) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piProgramCreateWithBinary fn = pl->table.piProgramCreateWithBinary;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piProgramCreateWithBinary);
@@ -618,6 +706,8 @@ static inline pi_result pirt_call_piProgramCreateWithBinary(const struct pirt_pl
 
 static inline pi_result pirt_call_piProgramGetInfo(const struct pirt_plugin *pl, pi_program program, pi_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piProgramGetInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piProgramGetInfo fn = pl->table.piProgramGetInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piProgramGetInfo);
@@ -632,6 +722,8 @@ static inline pi_result pirt_call_piProgramGetInfo(const struct pirt_plugin *pl,
 
 static inline pi_result pirt_call_piProgramCompile(const struct pirt_plugin *pl, pi_program program, pi_uint32 num_devices, const pi_device *device_list, const char *options, pi_uint32 num_input_headers, const pi_program *input_headers, const char **header_include_names, void (*pfn_notify)(pi_program program, void *user_data), void *user_data)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piProgramCompile) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piProgramCompile fn = pl->table.piProgramCompile;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piProgramCompile);
@@ -646,6 +738,8 @@ static inline pi_result pirt_call_piProgramCompile(const struct pirt_plugin *pl,
 
 static inline pi_result pirt_call_piProgramBuild(const struct pirt_plugin *pl, pi_program program, pi_uint32 num_devices, const pi_device *device_list, const char *options, void (*pfn_notify)(pi_program program, void *user_data), void *user_data)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piProgramBuild) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piProgramBuild fn = pl->table.piProgramBuild;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piProgramBuild);
@@ -660,6 +754,8 @@ static inline pi_result pirt_call_piProgramBuild(const struct pirt_plugin *pl, p
 
 static inline pi_result pirt_call_piProgramLink(const struct pirt_plugin *pl, pi_context context, pi_uint32 num_devices, const pi_device *device_list, const char *options, pi_uint32 num_input_programs, const pi_program *input_programs, void (*pfn_notify)(pi_program program, void *user_data), void *user_data, pi_program *ret_program)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piProgramLink) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piProgramLink fn = pl->table.piProgramLink;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piProgramLink);
@@ -674,6 +770,8 @@ static inline pi_result pirt_call_piProgramLink(const struct pirt_plugin *pl, pi
 
 static inline pi_result pirt_call_piProgramGetBuildInfo(const struct pirt_plugin *pl, pi_program program, pi_device device, pi_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piProgramGetBuildInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piProgramGetBuildInfo fn = pl->table.piProgramGetBuildInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piProgramGetBuildInfo);
@@ -688,6 +786,8 @@ static inline pi_result pirt_call_piProgramGetBuildInfo(const struct pirt_plugin
 
 static inline pi_result pirt_call_piProgramRetain(const struct pirt_plugin *pl, pi_program program)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piProgramRetain) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piProgramRetain fn = pl->table.piProgramRetain;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piProgramRetain);
@@ -702,6 +802,8 @@ static inline pi_result pirt_call_piProgramRetain(const struct pirt_plugin *pl, 
 
 static inline pi_result pirt_call_piProgramRelease(const struct pirt_plugin *pl, pi_program program)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piProgramRelease) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piProgramRelease fn = pl->table.piProgramRelease;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piProgramRelease);
@@ -716,6 +818,8 @@ static inline pi_result pirt_call_piProgramRelease(const struct pirt_plugin *pl,
 
 static inline pi_result pirt_call_piextProgramSetSpecializationConstant(const struct pirt_plugin *pl, pi_program prog, pi_uint32 spec_id, size_t spec_size, const void *spec_value)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextProgramSetSpecializationConstant) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextProgramSetSpecializationConstant fn = pl->table.piextProgramSetSpecializationConstant;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextProgramSetSpecializationConstant);
@@ -730,6 +834,8 @@ static inline pi_result pirt_call_piextProgramSetSpecializationConstant(const st
 
 static inline pi_result pirt_call_piextProgramGetNativeHandle(const struct pirt_plugin *pl, pi_program program, pi_native_handle *nativeHandle)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextProgramGetNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextProgramGetNativeHandle fn = pl->table.piextProgramGetNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextProgramGetNativeHandle);
@@ -744,6 +850,8 @@ static inline pi_result pirt_call_piextProgramGetNativeHandle(const struct pirt_
 
 static inline pi_result pirt_call_piextProgramCreateWithNativeHandle(const struct pirt_plugin *pl, pi_native_handle nativeHandle, pi_context context, bool pluginOwnsNativeHandle, pi_program *program)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextProgramCreateWithNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextProgramCreateWithNativeHandle fn = pl->table.piextProgramCreateWithNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextProgramCreateWithNativeHandle);
@@ -758,6 +866,8 @@ static inline pi_result pirt_call_piextProgramCreateWithNativeHandle(const struc
 
 static inline pi_result pirt_call_piKernelCreate(const struct pirt_plugin *pl, pi_program program, const char *kernel_name, pi_kernel *ret_kernel)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piKernelCreate) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piKernelCreate fn = pl->table.piKernelCreate;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piKernelCreate);
@@ -772,6 +882,8 @@ static inline pi_result pirt_call_piKernelCreate(const struct pirt_plugin *pl, p
 
 static inline pi_result pirt_call_piKernelSetArg(const struct pirt_plugin *pl, pi_kernel kernel, pi_uint32 arg_index, size_t arg_size, const void *arg_value)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piKernelSetArg) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piKernelSetArg fn = pl->table.piKernelSetArg;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piKernelSetArg);
@@ -786,6 +898,8 @@ static inline pi_result pirt_call_piKernelSetArg(const struct pirt_plugin *pl, p
 
 static inline pi_result pirt_call_piKernelGetInfo(const struct pirt_plugin *pl, pi_kernel kernel, pi_kernel_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piKernelGetInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piKernelGetInfo fn = pl->table.piKernelGetInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piKernelGetInfo);
@@ -800,6 +914,8 @@ static inline pi_result pirt_call_piKernelGetInfo(const struct pirt_plugin *pl, 
 
 static inline pi_result pirt_call_piKernelGetGroupInfo(const struct pirt_plugin *pl, pi_kernel kernel, pi_device device, pi_kernel_group_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piKernelGetGroupInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piKernelGetGroupInfo fn = pl->table.piKernelGetGroupInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piKernelGetGroupInfo);
@@ -814,6 +930,8 @@ static inline pi_result pirt_call_piKernelGetGroupInfo(const struct pirt_plugin 
 
 static inline pi_result pirt_call_piKernelGetSubGroupInfo(const struct pirt_plugin *pl, pi_kernel kernel, pi_device device, pi_kernel_sub_group_info param_name, size_t input_value_size, const void *input_value, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piKernelGetSubGroupInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piKernelGetSubGroupInfo fn = pl->table.piKernelGetSubGroupInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piKernelGetSubGroupInfo);
@@ -828,6 +946,8 @@ static inline pi_result pirt_call_piKernelGetSubGroupInfo(const struct pirt_plug
 
 static inline pi_result pirt_call_piKernelRetain(const struct pirt_plugin *pl, pi_kernel kernel)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piKernelRetain) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piKernelRetain fn = pl->table.piKernelRetain;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piKernelRetain);
@@ -842,6 +962,8 @@ static inline pi_result pirt_call_piKernelRetain(const struct pirt_plugin *pl, p
 
 static inline pi_result pirt_call_piKernelRelease(const struct pirt_plugin *pl, pi_kernel kernel)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piKernelRelease) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piKernelRelease fn = pl->table.piKernelRelease;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piKernelRelease);
@@ -856,6 +978,8 @@ static inline pi_result pirt_call_piKernelRelease(const struct pirt_plugin *pl, 
 
 static inline pi_result pirt_call_piextKernelSetArgPointer(const struct pirt_plugin *pl, pi_kernel kernel, pi_uint32 arg_index, size_t arg_size, const void *arg_value)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextKernelSetArgPointer) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextKernelSetArgPointer fn = pl->table.piextKernelSetArgPointer;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextKernelSetArgPointer);
@@ -870,6 +994,8 @@ static inline pi_result pirt_call_piextKernelSetArgPointer(const struct pirt_plu
 
 static inline pi_result pirt_call_piKernelSetExecInfo(const struct pirt_plugin *pl, pi_kernel kernel, pi_kernel_exec_info value_name, size_t param_value_size, const void *param_value)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piKernelSetExecInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piKernelSetExecInfo fn = pl->table.piKernelSetExecInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piKernelSetExecInfo);
@@ -884,6 +1010,8 @@ static inline pi_result pirt_call_piKernelSetExecInfo(const struct pirt_plugin *
 
 static inline pi_result pirt_call_piextKernelCreateWithNativeHandle(const struct pirt_plugin *pl, pi_native_handle nativeHandle, pi_context context, pi_program program, bool pluginOwnsNativeHandle, pi_kernel *kernel)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextKernelCreateWithNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextKernelCreateWithNativeHandle fn = pl->table.piextKernelCreateWithNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextKernelCreateWithNativeHandle);
@@ -898,6 +1026,8 @@ static inline pi_result pirt_call_piextKernelCreateWithNativeHandle(const struct
 
 static inline pi_result pirt_call_piextKernelGetNativeHandle(const struct pirt_plugin *pl, pi_kernel kernel, pi_native_handle *nativeHandle)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextKernelGetNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextKernelGetNativeHandle fn = pl->table.piextKernelGetNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextKernelGetNativeHandle);
@@ -912,6 +1042,8 @@ static inline pi_result pirt_call_piextKernelGetNativeHandle(const struct pirt_p
 
 static inline pi_result pirt_call_piextKernelSuggestMaxCooperativeGroupCount(const struct pirt_plugin *pl, pi_kernel kernel, size_t local_work_size, size_t dynamic_shared_memory_size, pi_uint32 *group_count_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextKernelSuggestMaxCooperativeGroupCount) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextKernelSuggestMaxCooperativeGroupCount fn = pl->table.piextKernelSuggestMaxCooperativeGroupCount;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextKernelSuggestMaxCooperativeGroupCount);
@@ -926,6 +1058,8 @@ static inline pi_result pirt_call_piextKernelSuggestMaxCooperativeGroupCount(con
 
 static inline pi_result pirt_call_piextKernelSetArgMemObj(const struct pirt_plugin *pl, pi_kernel kernel, pi_uint32 arg_index, const pi_mem_obj_property *arg_properties, const pi_mem *arg_value)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextKernelSetArgMemObj) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextKernelSetArgMemObj fn = pl->table.piextKernelSetArgMemObj;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextKernelSetArgMemObj);
@@ -940,6 +1074,8 @@ static inline pi_result pirt_call_piextKernelSetArgMemObj(const struct pirt_plug
 
 static inline pi_result pirt_call_piextKernelSetArgSampler(const struct pirt_plugin *pl, pi_kernel kernel, pi_uint32 arg_index, const pi_sampler *arg_value)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextKernelSetArgSampler) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextKernelSetArgSampler fn = pl->table.piextKernelSetArgSampler;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextKernelSetArgSampler);
@@ -954,6 +1090,8 @@ static inline pi_result pirt_call_piextKernelSetArgSampler(const struct pirt_plu
 
 static inline pi_result pirt_call_piEventCreate(const struct pirt_plugin *pl, pi_context context, pi_event *ret_event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEventCreate) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEventCreate fn = pl->table.piEventCreate;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEventCreate);
@@ -968,6 +1106,8 @@ static inline pi_result pirt_call_piEventCreate(const struct pirt_plugin *pl, pi
 
 static inline pi_result pirt_call_piEventGetInfo(const struct pirt_plugin *pl, pi_event event, pi_event_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEventGetInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEventGetInfo fn = pl->table.piEventGetInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEventGetInfo);
@@ -982,6 +1122,8 @@ static inline pi_result pirt_call_piEventGetInfo(const struct pirt_plugin *pl, p
 
 static inline pi_result pirt_call_piEventGetProfilingInfo(const struct pirt_plugin *pl, pi_event event, pi_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEventGetProfilingInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEventGetProfilingInfo fn = pl->table.piEventGetProfilingInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEventGetProfilingInfo);
@@ -996,6 +1138,8 @@ static inline pi_result pirt_call_piEventGetProfilingInfo(const struct pirt_plug
 
 static inline pi_result pirt_call_piEventsWait(const struct pirt_plugin *pl, pi_uint32 num_events, const pi_event *event_list)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEventsWait) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEventsWait fn = pl->table.piEventsWait;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEventsWait);
@@ -1010,6 +1154,8 @@ static inline pi_result pirt_call_piEventsWait(const struct pirt_plugin *pl, pi_
 
 static inline pi_result pirt_call_piEventSetCallback(const struct pirt_plugin *pl, pi_event event, pi_int32 command_exec_callback_type, void (*pfn_notify)(pi_event event, pi_int32 event_command_status, void *user_data), void *user_data)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEventSetCallback) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEventSetCallback fn = pl->table.piEventSetCallback;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEventSetCallback);
@@ -1024,6 +1170,8 @@ static inline pi_result pirt_call_piEventSetCallback(const struct pirt_plugin *p
 
 static inline pi_result pirt_call_piEventSetStatus(const struct pirt_plugin *pl, pi_event event, pi_int32 execution_status)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEventSetStatus) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEventSetStatus fn = pl->table.piEventSetStatus;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEventSetStatus);
@@ -1038,6 +1186,8 @@ static inline pi_result pirt_call_piEventSetStatus(const struct pirt_plugin *pl,
 
 static inline pi_result pirt_call_piEventRetain(const struct pirt_plugin *pl, pi_event event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEventRetain) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEventRetain fn = pl->table.piEventRetain;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEventRetain);
@@ -1052,6 +1202,8 @@ static inline pi_result pirt_call_piEventRetain(const struct pirt_plugin *pl, pi
 
 static inline pi_result pirt_call_piEventRelease(const struct pirt_plugin *pl, pi_event event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEventRelease) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEventRelease fn = pl->table.piEventRelease;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEventRelease);
@@ -1066,6 +1218,8 @@ static inline pi_result pirt_call_piEventRelease(const struct pirt_plugin *pl, p
 
 static inline pi_result pirt_call_piextEventGetNativeHandle(const struct pirt_plugin *pl, pi_event event, pi_native_handle *nativeHandle)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextEventGetNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextEventGetNativeHandle fn = pl->table.piextEventGetNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextEventGetNativeHandle);
@@ -1080,6 +1234,8 @@ static inline pi_result pirt_call_piextEventGetNativeHandle(const struct pirt_pl
 
 static inline pi_result pirt_call_piextEventCreateWithNativeHandle(const struct pirt_plugin *pl, pi_native_handle nativeHandle, pi_context context, bool ownNativeHandle, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextEventCreateWithNativeHandle) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextEventCreateWithNativeHandle fn = pl->table.piextEventCreateWithNativeHandle;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextEventCreateWithNativeHandle);
@@ -1094,6 +1250,8 @@ static inline pi_result pirt_call_piextEventCreateWithNativeHandle(const struct 
 
 static inline pi_result pirt_call_piSamplerCreate(const struct pirt_plugin *pl, pi_context context, const pi_sampler_properties *sampler_properties, pi_sampler *result_sampler)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piSamplerCreate) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piSamplerCreate fn = pl->table.piSamplerCreate;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piSamplerCreate);
@@ -1108,6 +1266,8 @@ static inline pi_result pirt_call_piSamplerCreate(const struct pirt_plugin *pl, 
 
 static inline pi_result pirt_call_piSamplerGetInfo(const struct pirt_plugin *pl, pi_sampler sampler, pi_sampler_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piSamplerGetInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piSamplerGetInfo fn = pl->table.piSamplerGetInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piSamplerGetInfo);
@@ -1122,6 +1282,8 @@ static inline pi_result pirt_call_piSamplerGetInfo(const struct pirt_plugin *pl,
 
 static inline pi_result pirt_call_piSamplerRetain(const struct pirt_plugin *pl, pi_sampler sampler)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piSamplerRetain) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piSamplerRetain fn = pl->table.piSamplerRetain;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piSamplerRetain);
@@ -1136,6 +1298,8 @@ static inline pi_result pirt_call_piSamplerRetain(const struct pirt_plugin *pl, 
 
 static inline pi_result pirt_call_piSamplerRelease(const struct pirt_plugin *pl, pi_sampler sampler)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piSamplerRelease) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piSamplerRelease fn = pl->table.piSamplerRelease;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piSamplerRelease);
@@ -1150,6 +1314,8 @@ static inline pi_result pirt_call_piSamplerRelease(const struct pirt_plugin *pl,
 
 static inline pi_result pirt_call_piEnqueueKernelLaunch(const struct pirt_plugin *pl, pi_queue queue, pi_kernel kernel, pi_uint32 work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueKernelLaunch) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueKernelLaunch fn = pl->table.piEnqueueKernelLaunch;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueKernelLaunch);
@@ -1164,6 +1330,8 @@ static inline pi_result pirt_call_piEnqueueKernelLaunch(const struct pirt_plugin
 
 static inline pi_result pirt_call_piextEnqueueCooperativeKernelLaunch(const struct pirt_plugin *pl, pi_queue queue, pi_kernel kernel, pi_uint32 work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextEnqueueCooperativeKernelLaunch) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextEnqueueCooperativeKernelLaunch fn = pl->table.piextEnqueueCooperativeKernelLaunch;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextEnqueueCooperativeKernelLaunch);
@@ -1178,6 +1346,8 @@ static inline pi_result pirt_call_piextEnqueueCooperativeKernelLaunch(const stru
 
 static inline pi_result pirt_call_piEnqueueEventsWait(const struct pirt_plugin *pl, pi_queue command_queue, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueEventsWait) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueEventsWait fn = pl->table.piEnqueueEventsWait;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueEventsWait);
@@ -1192,6 +1362,8 @@ static inline pi_result pirt_call_piEnqueueEventsWait(const struct pirt_plugin *
 
 static inline pi_result pirt_call_piEnqueueEventsWaitWithBarrier(const struct pirt_plugin *pl, pi_queue command_queue, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueEventsWaitWithBarrier) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueEventsWaitWithBarrier fn = pl->table.piEnqueueEventsWaitWithBarrier;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueEventsWaitWithBarrier);
@@ -1206,6 +1378,8 @@ static inline pi_result pirt_call_piEnqueueEventsWaitWithBarrier(const struct pi
 
 static inline pi_result pirt_call_piEnqueueMemBufferRead(const struct pirt_plugin *pl, pi_queue queue, pi_mem buffer, pi_bool blocking_read, size_t offset, size_t size, void *ptr, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemBufferRead) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemBufferRead fn = pl->table.piEnqueueMemBufferRead;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemBufferRead);
@@ -1220,6 +1394,8 @@ static inline pi_result pirt_call_piEnqueueMemBufferRead(const struct pirt_plugi
 
 static inline pi_result pirt_call_piEnqueueMemBufferReadRect(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem buffer, pi_bool blocking_read, pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset, pi_buff_rect_region region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemBufferReadRect) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemBufferReadRect fn = pl->table.piEnqueueMemBufferReadRect;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemBufferReadRect);
@@ -1234,6 +1410,8 @@ static inline pi_result pirt_call_piEnqueueMemBufferReadRect(const struct pirt_p
 
 static inline pi_result pirt_call_piEnqueueMemBufferWrite(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem buffer, pi_bool blocking_write, size_t offset, size_t size, const void *ptr, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemBufferWrite) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemBufferWrite fn = pl->table.piEnqueueMemBufferWrite;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemBufferWrite);
@@ -1248,6 +1426,8 @@ static inline pi_result pirt_call_piEnqueueMemBufferWrite(const struct pirt_plug
 
 static inline pi_result pirt_call_piEnqueueMemBufferWriteRect(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem buffer, pi_bool blocking_write, pi_buff_rect_offset buffer_offset, pi_buff_rect_offset host_offset, pi_buff_rect_region region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemBufferWriteRect) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemBufferWriteRect fn = pl->table.piEnqueueMemBufferWriteRect;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemBufferWriteRect);
@@ -1262,6 +1442,8 @@ static inline pi_result pirt_call_piEnqueueMemBufferWriteRect(const struct pirt_
 
 static inline pi_result pirt_call_piEnqueueMemBufferCopy(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemBufferCopy) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemBufferCopy fn = pl->table.piEnqueueMemBufferCopy;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemBufferCopy);
@@ -1276,6 +1458,8 @@ static inline pi_result pirt_call_piEnqueueMemBufferCopy(const struct pirt_plugi
 
 static inline pi_result pirt_call_piEnqueueMemBufferCopyRect(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem src_buffer, pi_mem dst_buffer, pi_buff_rect_offset src_origin, pi_buff_rect_offset dst_origin, pi_buff_rect_region region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemBufferCopyRect) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemBufferCopyRect fn = pl->table.piEnqueueMemBufferCopyRect;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemBufferCopyRect);
@@ -1290,6 +1474,8 @@ static inline pi_result pirt_call_piEnqueueMemBufferCopyRect(const struct pirt_p
 
 static inline pi_result pirt_call_piEnqueueMemBufferFill(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemBufferFill) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemBufferFill fn = pl->table.piEnqueueMemBufferFill;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemBufferFill);
@@ -1304,6 +1490,8 @@ static inline pi_result pirt_call_piEnqueueMemBufferFill(const struct pirt_plugi
 
 static inline pi_result pirt_call_piEnqueueMemImageRead(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem image, pi_bool blocking_read, pi_image_offset origin, pi_image_region region, size_t row_pitch, size_t slice_pitch, void *ptr, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemImageRead) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemImageRead fn = pl->table.piEnqueueMemImageRead;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemImageRead);
@@ -1318,6 +1506,8 @@ static inline pi_result pirt_call_piEnqueueMemImageRead(const struct pirt_plugin
 
 static inline pi_result pirt_call_piEnqueueMemImageWrite(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem image, pi_bool blocking_write, pi_image_offset origin, pi_image_region region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemImageWrite) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemImageWrite fn = pl->table.piEnqueueMemImageWrite;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemImageWrite);
@@ -1332,6 +1522,8 @@ static inline pi_result pirt_call_piEnqueueMemImageWrite(const struct pirt_plugi
 
 static inline pi_result pirt_call_piEnqueueMemImageCopy(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem src_image, pi_mem dst_image, pi_image_offset src_origin, pi_image_offset dst_origin, pi_image_region region, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemImageCopy) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemImageCopy fn = pl->table.piEnqueueMemImageCopy;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemImageCopy);
@@ -1346,6 +1538,8 @@ static inline pi_result pirt_call_piEnqueueMemImageCopy(const struct pirt_plugin
 
 static inline pi_result pirt_call_piEnqueueMemImageFill(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem image, const void *fill_color, const size_t *origin, const size_t *region, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemImageFill) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemImageFill fn = pl->table.piEnqueueMemImageFill;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemImageFill);
@@ -1360,6 +1554,8 @@ static inline pi_result pirt_call_piEnqueueMemImageFill(const struct pirt_plugin
 
 static inline pi_result pirt_call_piEnqueueMemBufferMap(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem buffer, pi_bool blocking_map, pi_map_flags map_flags, size_t offset, size_t size, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event, void **ret_map)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemBufferMap) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemBufferMap fn = pl->table.piEnqueueMemBufferMap;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemBufferMap);
@@ -1374,6 +1570,8 @@ static inline pi_result pirt_call_piEnqueueMemBufferMap(const struct pirt_plugin
 
 static inline pi_result pirt_call_piEnqueueMemUnmap(const struct pirt_plugin *pl, pi_queue command_queue, pi_mem memobj, void *mapped_ptr, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piEnqueueMemUnmap) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piEnqueueMemUnmap fn = pl->table.piEnqueueMemUnmap;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piEnqueueMemUnmap);
@@ -1388,6 +1586,8 @@ static inline pi_result pirt_call_piEnqueueMemUnmap(const struct pirt_plugin *pl
 
 static inline pi_result pirt_call_piextUSMHostAlloc(const struct pirt_plugin *pl, void **result_ptr, pi_context context, pi_usm_mem_properties *properties, size_t size, pi_uint32 alignment)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMHostAlloc) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMHostAlloc fn = pl->table.piextUSMHostAlloc;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMHostAlloc);
@@ -1402,6 +1602,8 @@ static inline pi_result pirt_call_piextUSMHostAlloc(const struct pirt_plugin *pl
 
 static inline pi_result pirt_call_piextUSMDeviceAlloc(const struct pirt_plugin *pl, void **result_ptr, pi_context context, pi_device device, pi_usm_mem_properties *properties, size_t size, pi_uint32 alignment)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMDeviceAlloc) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMDeviceAlloc fn = pl->table.piextUSMDeviceAlloc;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMDeviceAlloc);
@@ -1416,6 +1618,8 @@ static inline pi_result pirt_call_piextUSMDeviceAlloc(const struct pirt_plugin *
 
 static inline pi_result pirt_call_piextUSMSharedAlloc(const struct pirt_plugin *pl, void **result_ptr, pi_context context, pi_device device, pi_usm_mem_properties *properties, size_t size, pi_uint32 alignment)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMSharedAlloc) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMSharedAlloc fn = pl->table.piextUSMSharedAlloc;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMSharedAlloc);
@@ -1430,6 +1634,8 @@ static inline pi_result pirt_call_piextUSMSharedAlloc(const struct pirt_plugin *
 
 static inline pi_result pirt_call_piextUSMFree(const struct pirt_plugin *pl, pi_context context, void *ptr)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMFree) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMFree fn = pl->table.piextUSMFree;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMFree);
@@ -1444,6 +1650,8 @@ static inline pi_result pirt_call_piextUSMFree(const struct pirt_plugin *pl, pi_
 
 static inline pi_result pirt_call_piextUSMEnqueueFill(const struct pirt_plugin *pl, pi_queue queue, void *ptr, const void *pattern, size_t patternSize, size_t count, pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMEnqueueFill) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMEnqueueFill fn = pl->table.piextUSMEnqueueFill;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMEnqueueFill);
@@ -1458,6 +1666,8 @@ static inline pi_result pirt_call_piextUSMEnqueueFill(const struct pirt_plugin *
 
 static inline pi_result pirt_call_piextUSMEnqueueMemcpy(const struct pirt_plugin *pl, pi_queue queue, pi_bool blocking, void *dst_ptr, const void *src_ptr, size_t size, pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMEnqueueMemcpy) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMEnqueueMemcpy fn = pl->table.piextUSMEnqueueMemcpy;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMEnqueueMemcpy);
@@ -1472,6 +1682,8 @@ static inline pi_result pirt_call_piextUSMEnqueueMemcpy(const struct pirt_plugin
 
 static inline pi_result pirt_call_piextUSMEnqueuePrefetch(const struct pirt_plugin *pl, pi_queue queue, const void *ptr, size_t size, pi_usm_migration_flags flags, pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMEnqueuePrefetch) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMEnqueuePrefetch fn = pl->table.piextUSMEnqueuePrefetch;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMEnqueuePrefetch);
@@ -1486,6 +1698,8 @@ static inline pi_result pirt_call_piextUSMEnqueuePrefetch(const struct pirt_plug
 
 static inline pi_result pirt_call_piextUSMEnqueueMemAdvise(const struct pirt_plugin *pl, pi_queue queue, const void *ptr, size_t length, pi_mem_advice advice, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMEnqueueMemAdvise) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMEnqueueMemAdvise fn = pl->table.piextUSMEnqueueMemAdvise;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMEnqueueMemAdvise);
@@ -1500,6 +1714,8 @@ static inline pi_result pirt_call_piextUSMEnqueueMemAdvise(const struct pirt_plu
 
 static inline pi_result pirt_call_piextUSMGetMemAllocInfo(const struct pirt_plugin *pl, pi_context context, const void *ptr, pi_mem_alloc_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMGetMemAllocInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMGetMemAllocInfo fn = pl->table.piextUSMGetMemAllocInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMGetMemAllocInfo);
@@ -1514,6 +1730,8 @@ static inline pi_result pirt_call_piextUSMGetMemAllocInfo(const struct pirt_plug
 
 static inline pi_result pirt_call_piextUSMEnqueueFill2D(const struct pirt_plugin *pl, pi_queue queue, void *ptr, size_t pitch, size_t pattern_size, const void *pattern, size_t width, size_t height, pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMEnqueueFill2D) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMEnqueueFill2D fn = pl->table.piextUSMEnqueueFill2D;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMEnqueueFill2D);
@@ -1528,6 +1746,8 @@ static inline pi_result pirt_call_piextUSMEnqueueFill2D(const struct pirt_plugin
 
 static inline pi_result pirt_call_piextUSMEnqueueMemset2D(const struct pirt_plugin *pl, pi_queue queue, void *ptr, size_t pitch, int value, size_t width, size_t height, pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMEnqueueMemset2D) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMEnqueueMemset2D fn = pl->table.piextUSMEnqueueMemset2D;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMEnqueueMemset2D);
@@ -1542,6 +1762,8 @@ static inline pi_result pirt_call_piextUSMEnqueueMemset2D(const struct pirt_plug
 
 static inline pi_result pirt_call_piextUSMEnqueueMemcpy2D(const struct pirt_plugin *pl, pi_queue queue, pi_bool blocking, void *dst_ptr, size_t dst_pitch, const void *src_ptr, size_t src_pitch, size_t width, size_t height, pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMEnqueueMemcpy2D) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMEnqueueMemcpy2D fn = pl->table.piextUSMEnqueueMemcpy2D;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMEnqueueMemcpy2D);
@@ -1556,6 +1778,8 @@ static inline pi_result pirt_call_piextUSMEnqueueMemcpy2D(const struct pirt_plug
 
 static inline pi_result pirt_call_piextUSMImport(const struct pirt_plugin *pl, const void *ptr, size_t size, pi_context context)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMImport) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMImport fn = pl->table.piextUSMImport;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMImport);
@@ -1570,6 +1794,8 @@ static inline pi_result pirt_call_piextUSMImport(const struct pirt_plugin *pl, c
 
 static inline pi_result pirt_call_piextUSMRelease(const struct pirt_plugin *pl, const void *ptr, pi_context context)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextUSMRelease) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextUSMRelease fn = pl->table.piextUSMRelease;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextUSMRelease);
@@ -1584,6 +1810,8 @@ static inline pi_result pirt_call_piextUSMRelease(const struct pirt_plugin *pl, 
 
 static inline pi_result pirt_call_piextEnqueueDeviceGlobalVariableWrite(const struct pirt_plugin *pl, pi_queue queue, pi_program program, const char *name, pi_bool blocking_write, size_t count, size_t offset, const void *src, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextEnqueueDeviceGlobalVariableWrite) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextEnqueueDeviceGlobalVariableWrite fn = pl->table.piextEnqueueDeviceGlobalVariableWrite;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextEnqueueDeviceGlobalVariableWrite);
@@ -1598,6 +1826,8 @@ static inline pi_result pirt_call_piextEnqueueDeviceGlobalVariableWrite(const st
 
 static inline pi_result pirt_call_piextEnqueueDeviceGlobalVariableRead(const struct pirt_plugin *pl, pi_queue queue, pi_program program, const char *name, pi_bool blocking_read, size_t count, size_t offset, void *dst, pi_uint32 num_events_in_wait_list, const pi_event *event_wait_list, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextEnqueueDeviceGlobalVariableRead) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextEnqueueDeviceGlobalVariableRead fn = pl->table.piextEnqueueDeviceGlobalVariableRead;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextEnqueueDeviceGlobalVariableRead);
@@ -1612,6 +1842,8 @@ static inline pi_result pirt_call_piextEnqueueDeviceGlobalVariableRead(const str
 
 static inline pi_result pirt_call_piextEnqueueReadHostPipe(const struct pirt_plugin *pl, pi_queue queue, pi_program program, const char *pipe_symbol, pi_bool blocking, void *ptr, size_t size, pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextEnqueueReadHostPipe) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextEnqueueReadHostPipe fn = pl->table.piextEnqueueReadHostPipe;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextEnqueueReadHostPipe);
@@ -1626,6 +1858,8 @@ static inline pi_result pirt_call_piextEnqueueReadHostPipe(const struct pirt_plu
 
 static inline pi_result pirt_call_piextEnqueueWriteHostPipe(const struct pirt_plugin *pl, pi_queue queue, pi_program program, const char *pipe_symbol, pi_bool blocking, void *ptr, size_t size, pi_uint32 num_events_in_waitlist, const pi_event *events_waitlist, pi_event *event)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextEnqueueWriteHostPipe) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextEnqueueWriteHostPipe fn = pl->table.piextEnqueueWriteHostPipe;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextEnqueueWriteHostPipe);
@@ -1640,6 +1874,8 @@ static inline pi_result pirt_call_piextEnqueueWriteHostPipe(const struct pirt_pl
 
 static inline pi_result pirt_call_piextEnablePeerAccess(const struct pirt_plugin *pl, pi_device command_device, pi_device peer_device)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextEnablePeerAccess) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextEnablePeerAccess fn = pl->table.piextEnablePeerAccess;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextEnablePeerAccess);
@@ -1654,6 +1890,8 @@ static inline pi_result pirt_call_piextEnablePeerAccess(const struct pirt_plugin
 
 static inline pi_result pirt_call_piextDisablePeerAccess(const struct pirt_plugin *pl, pi_device command_device, pi_device peer_device)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextDisablePeerAccess) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextDisablePeerAccess fn = pl->table.piextDisablePeerAccess;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextDisablePeerAccess);
@@ -1668,6 +1906,8 @@ static inline pi_result pirt_call_piextDisablePeerAccess(const struct pirt_plugi
 
 static inline pi_result pirt_call_piextPeerAccessGetInfo(const struct pirt_plugin *pl, pi_device command_device, pi_device peer_device, pi_peer_attr attr, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextPeerAccessGetInfo) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextPeerAccessGetInfo fn = pl->table.piextPeerAccessGetInfo;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextPeerAccessGetInfo);
@@ -1682,6 +1922,8 @@ static inline pi_result pirt_call_piextPeerAccessGetInfo(const struct pirt_plugi
 
 static inline pi_result pirt_call_piextPluginGetOpaqueData(const struct pirt_plugin *pl, void *opaque_data_param, void **opaque_data_return)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piextPluginGetOpaqueData) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piextPluginGetOpaqueData fn = pl->table.piextPluginGetOpaqueData;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piextPluginGetOpaqueData);
@@ -1696,6 +1938,8 @@ static inline pi_result pirt_call_piextPluginGetOpaqueData(const struct pirt_plu
 
 static inline pi_result pirt_call_piPluginGetLastError(const struct pirt_plugin *pl, char **message)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piPluginGetLastError) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piPluginGetLastError fn = pl->table.piPluginGetLastError;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piPluginGetLastError);
@@ -1710,6 +1954,8 @@ static inline pi_result pirt_call_piPluginGetLastError(const struct pirt_plugin 
 
 static inline pi_result pirt_call_piPluginGetBackendOption(const struct pirt_plugin *pl, pi_platform platform, const char *frontend_option, const char **backend_option)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piPluginGetBackendOption) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piPluginGetBackendOption fn = pl->table.piPluginGetBackendOption;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piPluginGetBackendOption);
@@ -1724,6 +1970,8 @@ static inline pi_result pirt_call_piPluginGetBackendOption(const struct pirt_plu
 
 static inline pi_result pirt_call_piTearDown(const struct pirt_plugin *pl, void *PluginParameter)
 {
+  if (PIRT_UNLIKELY(pirt_gate_closed()) && pirt_call_gate(PI_API_piTearDown) != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_fn_piTearDown fn = pl->table.piTearDown;
   if (PIRT_UNLIKELY(fn == NULL))
     return pirt_unsupported(pl, PI_API_piTearDown);

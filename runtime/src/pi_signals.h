@@ -7,6 +7,7 @@
 #ifndef PI_SIGNALS_H
 #define PI_SIGNALS_H
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -70,6 +71,21 @@ static inline void pi_sigaction_chain(struct sigaction *a, int sig, siginfo_t *i
  * system calls go on after the signal) and SA_ONSTACK (its handler of a
  * stack overflow runs on its alternate stack: ours runs first, so ours
  * must too); that handler goes to *previous. */
+/* Keeps the library that holds `fn` loaded until the process ends: a
+ * handler installed over ours keeps ours to hand signals on to (LLVM's,
+ * inside PoCL, does, and gives them back to it), so after a dlclose a
+ * signal jumped into unmapped code (dlopen, use and dlclose libpirt
+ * traced to a file, then SIGTERM: SIGSEGV instead). Once per library
+ * (each includer has its own flag). */
+static inline void pi_pin_library_of(void *fn)
+{
+  static int pinned;
+  Dl_info where;
+  if (!pinned && dladdr(fn, &where) && where.dli_fname &&
+      dlopen(where.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+    pinned = 1;
+}
+
 static inline void pi_fatal_install(size_t k, void (*handler)(int, siginfo_t *, void *),
                                     struct sigaction *previous)
 {

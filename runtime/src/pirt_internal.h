@@ -49,7 +49,9 @@ pirt_backend pirt_backend_from_sycl_be(const char *s);
 /* Discovers, loads and binds the plugins (once, under the global lock). */
 void pirt_plugins_load(void);
 /* piTearDown on every bound plugin, then unload them. */
-void pirt_plugins_unload(void);
+/* Tears every plugin down; with `unload`, also closes and frees them (not
+ * while other threads may still be inside one: global.c). */
+void pirt_plugins_unload(bool unload);
 size_t pirt_plugin_count(void);
 struct pirt_plugin *pirt_plugin_at(size_t i);
 /* Why no plugin bound, for error messages ("" when some did). */
@@ -57,6 +59,18 @@ const char *pirt_plugins_problem(void);
 
 /* The result for a table entry the plugin left NULL. */
 pi_result pirt_unsupported(const struct pirt_plugin *pl, pi_api_id id);
+
+/* Every plugin call's gate (global.c): a thread's first call counts it
+ * as a user of the runtime, and once the plugins are torn down calls fail
+ * with PI_ERROR_UNINITIALIZED instead of entering them. One test of a
+ * thread-local and a global flag a call. */
+extern __thread bool pirt_user_counted;
+extern atomic_bool pirt_plugins_closed;
+static inline bool pirt_gate_closed(void)
+{
+  return !pirt_user_counted || atomic_load_explicit(&pirt_plugins_closed, memory_order_relaxed);
+}
+pi_result pirt_call_gate(pi_api_id id);
 
 /* ---- Tracing -------------------------------------------------------------- */
 
@@ -71,7 +85,9 @@ extern int pirt_trace_level;
 extern bool pirt_trace_calls;
 
 void pirt_trace_init(void);
-void pirt_trace_fini(void);
+/* The trace's end: its blocks written; with `release`, its buffers freed
+ * and its file closed (not while other threads may still trace). */
+void pirt_trace_fini(bool release);
 /* One device time from the shim (SYCL_PI_RECORD_PROFILE=1), as the line
  * "---> device time: TEXT". */
 void pirt_trace_device_time(const char *text);

@@ -494,7 +494,7 @@ void pirt_plugins_load(void)
              "(run with SYCL_PI_TRACE=1 to see why each was skipped)");
 }
 
-void pirt_plugins_unload(void)
+void pirt_plugins_unload(bool unload)
 {
   pirt_global *g = pirt_global_get();
   if (!g)
@@ -507,6 +507,8 @@ void pirt_plugins_unload(void)
                  pi_result_name(r));
     }
   }
+  if (!unload)
+    return;
   for (size_t i = g->nplugins; i-- > 0;) {
     struct pirt_plugin *p = g->plugins[i];
     dlclose(p->dl);

@@ -34,7 +34,10 @@
  * from the next place that is no signal handler (a failure in the last
  * write at a crash or _exit goes unsaid). A signal the application handles
  * and goes on after (a timer's) writes nothing: the flusher does. A forked
- * child has a flusher of its own from its first block.
+ * child has a flusher of its own from its first block. Once its handlers
+ * are in, libpirt stays loaded (pi_pin_library_of). At the runtime's end
+ * with other threads still alive (global.c), the buffers are written and
+ * kept, and later blocks go to the file at once.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -327,6 +330,9 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
 
 static void install_handlers(void)
 {
+  /* libpirt then stays loaded after a dlclose (its runtime with it, ended
+   * at exit): a handler installed over ours may hand signals on to it. */
+  pi_pin_library_of((void *)on_fatal);
   for (size_t k = 0; k < PI_NFATAL; k++) {
     /* An ignored signal stays ignored (and so for the programs it execs). */
     struct sigaction cur;
@@ -490,7 +496,7 @@ void pirt_trace_flush(void)
     flush_all();
 }
 
-void pirt_trace_fini(void)
+void pirt_trace_fini(bool release)
 {
   pirt_trace_calls = false;
   if (trace_buffered) {
@@ -503,6 +509,15 @@ void pirt_trace_fini(void)
       atomic_store(&flusher_started, false);
     }
     remove_handlers();
+    if (!release) {
+      /* Other threads may be writing a block into their buffers now:
+       * every buffer written, then the blocks that still come go to the
+       * file at once (it stays open), the buffers are kept. */
+      trace_buffered = false;
+      flush_all();
+      say_write_failure();
+      return;
+    }
     if (buf_key_made)
       pthread_key_delete(buf_key);
     buf_key_made = false;
@@ -519,6 +534,8 @@ void pirt_trace_fini(void)
     trace_buffered = false;
   }
   say_write_failure();
+  if (!release)
+    return; /* stdout, or a pipe another thread may still write into */
   if (trace_fd_owned)
     close(trace_fd);
   trace_fd = -1;

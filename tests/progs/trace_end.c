@@ -11,8 +11,12 @@
  *                         (installed with signal(): SA_RESTART); returns
  *   trace_end forkkill N  a child makes N device queries, waits 500 ms and
  *                         kills itself (SIGKILL); the parent waits for it
+ *   trace_end exitbusy N  N threads make device queries without end (failing
+ *                         ones too: after the runtime's shutdown); the main
+ *                         thread returns from main after 100 ms
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -36,6 +40,16 @@ static void count_alarm(int sig)
 
 static pirt_device *dev;
 
+static void *query_forever(void *arg)
+{
+  (void)arg;
+  for (;;) {
+    pi_uint32 units = 0;
+    pirt_device_query(dev, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+  }
+  return NULL;
+}
+
 static int queries(int n)
 {
   for (int i = 0; i < n; i++) {
@@ -51,12 +65,12 @@ static int queries(int n)
 
 int main(int argc, char **argv)
 {
-  const char *modes[] = {"exit", "crash", "alarms", "forkkill"};
+  const char *modes[] = {"exit", "crash", "alarms", "forkkill", "exitbusy"};
   bool known = false;
   for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof *modes; i++)
     known |= strcmp(argv[1], modes[i]) == 0;
   if (!known) {
-    fprintf(stderr, "usage: trace_end exit|crash|alarms|forkkill N\n");
+    fprintf(stderr, "usage: trace_end exit|crash|alarms|forkkill|exitbusy N\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -85,6 +99,17 @@ int main(int argc, char **argv)
     if (c < 0 || waitpid(c, &st, 0) != c || !WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
       return 2;
     printf("trace_end: the child made %d queries and was killed\n", n);
+    return 0;
+  }
+  if (strcmp(argv[1], "exitbusy") == 0) {
+    for (int i = 0; i < n; i++) {
+      pthread_t t;
+      if (pthread_create(&t, NULL, query_forever, NULL) != 0)
+        return 2;
+    }
+    struct timespec wait = {0, 100000000};
+    nanosleep(&wait, NULL);
+    printf("trace_end: %d threads still querying at the end\n", n);
     return 0;
   }
   if (queries(n))
