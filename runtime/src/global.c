@@ -37,6 +37,7 @@ static pthread_key_t user_key;
 static bool user_key_made;
 __thread bool pirt_user_counted;
 atomic_bool pirt_plugins_closed;
+static __thread bool shutting_down_here; /* the shutdown's own calls pass */
 
 static void user_thread_ends(void *p)
 {
@@ -61,7 +62,7 @@ static void global_create(void);
 
 pi_result pirt_call_gate(pi_api_id id)
 {
-  if (atomic_load(&pirt_plugins_closed))
+  if (atomic_load(&pirt_plugins_closed) && !shutting_down_here)
     return pirt_fail(PI_ERROR_UNINITIALIZED, "%s: the pitrace runtime has shut down (the "
                      "program is exiting); its plugins take no more calls",
                      pi_api_table[id].name);
@@ -103,6 +104,10 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
     return;
   pirt_global *g = global;
   bool others = other_users_alive();
+  /* From here on only this thread's calls enter the plugins: other
+   * threads' fail at the gate, not inside a plugin being torn down. */
+  shutting_down_here = true;
+  atomic_store(&pirt_plugins_closed, true);
   pthread_mutex_lock(&g->lock);
   pirt_trace(PIRT_TRACE_BASIC, "Runtime shutting down: tearing down %zu "
              "plugin(s)%s", g->nplugins,
@@ -112,7 +117,6 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
     pirt_devices_free();
   }
   pirt_plugins_unload(!others);
-  atomic_store(&pirt_plugins_closed, true);
   atomic_store_explicit(&shut_down, true, memory_order_release);
   pthread_mutex_unlock(&g->lock);
   if (!others) {

@@ -61,8 +61,9 @@ const char *pirt_plugins_problem(void);
 pi_result pirt_unsupported(const struct pirt_plugin *pl, pi_api_id id);
 
 /* Every plugin call's gate (global.c): a thread's first call counts it
- * as a user of the runtime, and once the plugins are torn down calls fail
- * with PI_ERROR_UNINITIALIZED instead of entering them. One test of a
+ * as a user of the runtime, and once the runtime shuts down other threads'
+ * calls fail with PI_ERROR_UNINITIALIZED instead of entering plugins that
+ * are being torn down. One test of a
  * thread-local and a global flag a call. */
 extern __thread bool pirt_user_counted;
 extern atomic_bool pirt_plugins_closed;
