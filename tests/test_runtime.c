@@ -293,3 +293,17 @@ Test(lifetime, images_register_before_main_and_unregister_after_shutdown)
   cr_assert(ran < down && down < unreg, "the library unregistered before the "
             "runtime's shutdown, so this test checks nothing:\n%s", out);
 }
+
+/* A thread that used the runtime and ends only after the runtime's library
+ * was closed (dlclose): its thread-local destructor must not be left
+ * registered in the unmapped library (a runtime that kept its key while
+ * such a thread lived crashed the program as the thread ended). */
+Test(lifetime, a_thread_that_ends_after_the_runtime_is_unloaded_does_not_crash)
+{
+  const char *argv[] = {BIN "/dlopen_cycle", PITRACE_LIB_DIR "/libpirt.so", "2", "thread", NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "status %d: %s", st, out);
+  cr_assert(strstr(out, "2 cycles done"), "%s", out);
+}

@@ -73,9 +73,16 @@ pi_result pirt_call_gate(pi_api_id id)
   return PI_SUCCESS;
 }
 
+/* A forked child has the forking thread alone. */
+static void users_fork_child(void)
+{
+  atomic_store(&live_users, pirt_user_counted ? 1u : 0u);
+}
+
 static void global_create(void)
 {
   user_key_made = pthread_key_create(&user_key, user_thread_ends) == 0;
+  pthread_atfork(NULL, NULL, users_fork_child);
   pirt_trace_init();
   pirt_global *g = calloc(1, sizeof *g);
   if (!g)
@@ -119,13 +126,15 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
   pirt_plugins_unload(!others);
   atomic_store_explicit(&shut_down, true, memory_order_release);
   pthread_mutex_unlock(&g->lock);
+  /* The key goes in any case: a thread that ends after a dlclose would
+   * otherwise call its destructor in the unmapped library. */
+  if (user_key_made)
+    pthread_key_delete(user_key);
+  user_key_made = false;
   if (!others) {
     pthread_mutex_destroy(&g->lock);
     free(g);
     global = NULL;
-    if (user_key_made)
-      pthread_key_delete(user_key);
-    user_key_made = false;
   }
   pirt_trace_fini(!others);
 }

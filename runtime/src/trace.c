@@ -509,6 +509,12 @@ void pirt_trace_fini(bool release)
       atomic_store(&flusher_started, false);
     }
     remove_handlers();
+    /* The key goes in any case (a thread ending after a dlclose would
+     * call its destructor in the unmapped library); the threads still
+     * alive keep their buffers, written here. */
+    if (buf_key_made)
+      pthread_key_delete(buf_key);
+    buf_key_made = false;
     if (!release) {
       /* Other threads may be writing a block into their buffers now:
        * every buffer written, then the blocks that still come go to the
@@ -518,9 +524,6 @@ void pirt_trace_fini(bool release)
       say_write_failure();
       return;
     }
-    if (buf_key_made)
-      pthread_key_delete(buf_key);
-    buf_key_made = false;
     flush_all();
     /* Buffers of threads still alive are freed too: their next block (none
      * is traced after this) would attach a new one. */

@@ -5,12 +5,15 @@
  * shutdown destructor runs at dlclose) and leave no memory behind: the test
  * runs it under valgrind, which reports anything the cycles leaked.
  *
- * Usage: dlopen_cycle LIBPIRT [CYCLES] [term]
+ * Usage: dlopen_cycle LIBPIRT [CYCLES] [term|thread]
  * Exit status: 0 when every cycle worked and the library unloaded each time.
  * With `term`, a library that stays loaded is said, not failed (a traced
  * runtime stays: trace.c), and after the cycles the program raises SIGTERM,
- * by which it should end.
+ * by which it should end. With `thread`, each cycle also has a thread of
+ * its own count the devices before the library's use and end only after
+ * its dlclose (its thread-local destructors run then).
  */
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #define _GNU_SOURCE
@@ -28,6 +31,27 @@
   }
 
 static int may_stay; /* `term` */
+static int with_thread; /* `thread` */
+
+/* The thread of `thread`: counts the devices, then waits to be let go. */
+static pthread_mutex_t let_go_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t let_go_cond = PTHREAD_COND_INITIALIZER;
+static int let_go, counted;
+static pi_result (*thread_count)(size_t *);
+
+static void *counting_thread(void *arg)
+{
+  (void)arg;
+  size_t n = 0;
+  pi_result r = thread_count(&n);
+  pthread_mutex_lock(&let_go_lock);
+  counted = r == PI_SUCCESS ? 1 : -1;
+  pthread_cond_broadcast(&let_go_cond);
+  while (!let_go)
+    pthread_cond_wait(&let_go_cond, &let_go_lock);
+  pthread_mutex_unlock(&let_go_lock);
+  return NULL;
+}
 
 static int cycle(const char *lib, int i)
 {
@@ -41,6 +65,17 @@ static int cycle(const char *lib, int i)
   LOAD(dl, pirt_context_create);
   LOAD(dl, pirt_context_release);
   LOAD(dl, pirt_error_message);
+  pthread_t th;
+  if (with_thread) {
+    thread_count = p_pirt_device_count;
+    counted = let_go = 0;
+    if (pthread_create(&th, NULL, counting_thread, NULL) != 0)
+      return 1;
+    pthread_mutex_lock(&let_go_lock);
+    while (!counted)
+      pthread_cond_wait(&let_go_cond, &let_go_lock);
+    pthread_mutex_unlock(&let_go_lock);
+  }
   size_t n = 0;
   pirt_device *dev;
   pirt_context *ctx;
@@ -55,6 +90,17 @@ static int cycle(const char *lib, int i)
   if (dlclose(dl) != 0) {
     fprintf(stderr, "dlopen_cycle: dlclose: %s\n", dlerror());
     return 1;
+  }
+  if (with_thread) {
+    pthread_mutex_lock(&let_go_lock);
+    let_go = 1;
+    pthread_cond_broadcast(&let_go_cond);
+    pthread_mutex_unlock(&let_go_lock);
+    pthread_join(th, NULL);
+    if (counted != 1) {
+      fprintf(stderr, "dlopen_cycle: cycle %d: the thread's count failed\n", i);
+      return 1;
+    }
   }
   if (dlopen(lib, RTLD_NOW | RTLD_NOLOAD)) {
     fprintf(stderr, "dlopen_cycle: %s is still loaded after dlclose\n", lib);
@@ -73,6 +119,7 @@ int main(int argc, char **argv)
   }
   int cycles = argc > 2 ? atoi(argv[2]) : 5;
   may_stay = argc > 3 && strcmp(argv[3], "term") == 0;
+  with_thread = argc > 3 && strcmp(argv[3], "thread") == 0;
   for (int i = 0; i < cycles; i++)
     if (cycle(argv[1], i))
       return 1;
