@@ -94,7 +94,8 @@ typedef struct payload_hdr {
   uint64_t file_off; /* the region's offset in the payload file + 1; 0: not in it */
   uint64_t size;     /* the payload's bytes */
   uint64_t token;    /* what the records call it (pt_payload_copy) */
-  uint64_t live;     /* 1 from its copy until it is stored and committed */
+  uint64_t live;     /* 1 from its copy until it is stored and committed;
+                        2: dropped (its view could not be had), not stored */
   uint64_t pad[2];
 } payload_hdr;
 _Static_assert(sizeof(payload_hdr) == 64, "payload_hdr is not 64 bytes");
@@ -255,7 +256,9 @@ static bool take_region(uint64_t len, region *out)
   }
   if (!pf_path[0] || pf_off)
     return false;
-  if (take_free(len, out)) {
+  /* Punched room takes the disk's blocks again: the room kept for the
+   * database is looked at first, as for a region past the end. */
+  if (nfreel && file_room(len) && take_free(len, out)) {
     atomic_fetch_add_explicit(&shim_disk_taken, len, memory_order_relaxed); /* punched */
     return true;
   }
@@ -532,14 +535,20 @@ static void region_done(region r)
     free_region(r);
 }
 
+/* A dropped region's header says so (live 2: not stored, its record
+ * taken as without the payload, by a salvager too), so that a second drop
+ * of the same token gives nothing back twice. */
 void pt_payload_drop(uint64_t token)
 {
   if (!file_token(token))
     return; /* a copy in memory always has its view */
+  static const uint64_t dropped = 2;
   payload_hdr h;
   pthread_mutex_lock(&pool_lock);
   if (pf_fd >= 0 && pread(pf_fd, &h, sizeof h, (off_t)(token - 1)) == (ssize_t)sizeof h &&
-      h.magic == PAYLOAD_MAGIC && h.token == token && h.live == 1)
+      h.magic == PAYLOAD_MAGIC && h.token == token && h.live == 1 &&
+      pwrite(pf_fd, &dropped, sizeof dropped,
+             (off_t)(token - 1 + offsetof(payload_hdr, live))) == (ssize_t)sizeof dropped)
     retire((region){token - 1, h.map_len});
   pthread_mutex_unlock(&pool_lock);
 }
@@ -600,6 +609,7 @@ void pt_payload_file_remove(void)
 }
 
 void pt_payload_fork_lock(void) { pthread_mutex_lock(&pool_lock); }
+bool pt_payload_fork_trylock(void) { return pthread_mutex_trylock(&pool_lock) == 0; }
 void pt_payload_fork_unlock(void) { pthread_mutex_unlock(&pool_lock); }
 
 void pt_payload_fork_child(void)
@@ -613,6 +623,9 @@ void pt_payload_fork_child(void)
   pthread_mutex_unlock(&pool_lock);
 }
 
+/* Under pool_lock, held through the fork by the forking thread (or the
+ * child's only thread), so that no other thread was halfway through
+ * closing the file or moving the window. */
 void pt_payload_fork_forget(void)
 {
   nfreel = 0;

@@ -549,6 +549,10 @@ void writer_finish(const char *how, int signo, int timeout_ms)
  * and kept reachable. */
 static writer_state parents_left __attribute__((used));
 
+/* A fork the writer could not stand still for: whether the forking
+ * thread holds the payload copies' lock through it (writer_fork_child). */
+static bool busy_fork_payloads;
+
 int writer_fork_prepare(void)
 {
   if (!writer_here() || pthread_equal(pthread_self(), writer_thread))
@@ -568,8 +572,10 @@ int writer_fork_prepare(void)
     struct timespec t = {0, 1000000};
     syscall(SYS_futex, &fork_paused, FUTEX_WAIT_PRIVATE, answer, &t, NULL, 0);
   }
-  if (answer != n)
+  if (answer != n) {
+    busy_fork_payloads = pt_payload_fork_trylock();
     return WRITER_FORK_BUSY;
+  }
   wr__chunks_fork_lock();
   ringfile_fork_lock();
   pt_payload_fork_lock();
@@ -582,6 +588,8 @@ void writer_fork_parent(int prepared)
     pt_payload_fork_unlock();
     ringfile_fork_unlock();
     wr__chunks_fork_unlock();
+  } else if (prepared == WRITER_FORK_BUSY && busy_fork_payloads) {
+    pt_payload_fork_unlock();
   }
   if (prepared != WRITER_FORK_NONE) {
     atomic_store(&wr__fork_wait, 0);
@@ -591,8 +599,10 @@ void writer_fork_parent(int prepared)
 
 void writer_fork_child(int prepared)
 {
-  if (prepared == WRITER_FORK_BUSY)
-    pt_payload_fork_forget(); /* no lock taken: only its file and window let go */
+  if (prepared == WRITER_FORK_BUSY && busy_fork_payloads) {
+    pt_payload_fork_forget(); /* only its file and window let go */
+    pt_payload_fork_unlock();
+  }
   if (prepared != WRITER_FORK_PAUSED)
     return; /* nothing else of the parent's may be touched: the child is not recorded */
   pt_payload_fork_child();

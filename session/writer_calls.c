@@ -745,11 +745,19 @@ const unsigned char *wr__entry_items(const rec_entry *e)
                                  e->nframes);
 }
 
-static bool any_heap(const item_view *v, unsigned n)
+/* Whether a record's items hold a payload copied aside (a token), read
+ * from the record itself: read_items_of leaves out one whose view could
+ * not be had, and such a call taken for one without would go to an
+ * encoder, which viewed the token again (a second drop of its region, or
+ * a view never freed). */
+static bool any_heap(const unsigned char *p, unsigned n)
 {
-  for (unsigned i = 0; i < n; i++)
-    if (v[i].it->heap)
+  for (unsigned i = 0; i < n; i++) {
+    const rec_item *it = (const rec_item *)p;
+    if (it->heap)
       return true;
+    p += sizeof *it + ((it->size + 7) & ~(uint64_t)7);
+  }
   return false;
 }
 
@@ -825,7 +833,8 @@ static void process_entry(const rec_entry *e, mring *m)
   /* Printed later by an encoder, from this record, where that saves the
    * merge thread work; not when salvaging (one thread, another process's
    * rings) or for heap payloads. */
-  bool later = printing_later && prints_much(api) && !wr.salvaging && !any_heap(items, n);
+  bool later = printing_later && prints_much(api) && !wr.salvaging &&
+               !any_heap(wr__entry_items(e), e->nitems);
   c->entry = later ? e : NULL;
   if (later) { /* two copies, each with its mode known to the compiler */
     const fmt f = {FMT_FIND, &c->found, NULL};
@@ -1039,7 +1048,7 @@ static void process_exit(const rec_exit *x, mring *m)
   const pi_api_desc *api = &pi_api_table[c->api];
   const uint64_t *argv = c->argv;
   wr.cur_api = api->name;
-  if (c->entry && any_heap(items, n))
+  if (c->entry && any_heap((const unsigned char *)(x + 1), x->nitems))
     materialize(c);
   if (!wr.cur_job)
     wr.cur_job = wr__take_job();

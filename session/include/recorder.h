@@ -430,10 +430,13 @@ void pt_payload_trim(void);
 void pt_payload_fork_lock(void);
 void pt_payload_fork_unlock(void);
 void pt_payload_fork_child(void);
-/* In a child that is not recorded (its lock may be held by a thread that
- * is not in it: not taken): the parent's payload file closed and its
- * window unmapped, so that the child does not keep the file's disk after
- * the parent removed it. */
+/* In a child that is not recorded: the parent's payload file closed and
+ * its window unmapped, so that the child does not keep the file's disk
+ * after the parent removed it; only where the forking thread held the
+ * copies' lock through the fork (pt_payload_fork_trylock: the fork does
+ * not wait for it), which the child then lets go with
+ * pt_payload_fork_unlock. */
+bool pt_payload_fork_trylock(void);
 void pt_payload_fork_forget(void);
 /* Large payloads go into regions of the file at `path` (made at the first
  * one), beside the ring file, so that a salvager finds them after the
