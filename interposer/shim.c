@@ -1474,6 +1474,17 @@ PI_PLUGIN_EXPORT void pitrace_shim_devtime_sink(void (*sink)(const char *line))
   shim_devtime_sink = sink;
 }
 
+/* The runtime's end while other threads may still be inside a plugin (it
+ * tears none down then: runtime/src/global.c): the session ends as at the
+ * plugins' teardown, and device times still waiting are given. */
+PI_PLUGIN_EXPORT void pitrace_shim_finish(void)
+{
+  if (shim_trace_only)
+    shim_prof_sweep(true, NULL);
+  else if (started && atomic_load(&shim_recording))
+    writer_finish("teardown", 0, 10000);
+}
+
 /* The shim is a PI plugin too, but it only works with a target: loaded by
  * itself it refuses, saying how to use it. */
 PI_PLUGIN_EXPORT pi_result piPluginInit(pi_plugin *p)

@@ -13,11 +13,15 @@
  * whose threads still make calls as it exits (a pool nobody joined) had
  * its devices, plugins and trace buffers freed under them, and crashed on
  * its way out every time when traced to a file or recorded (a device read
- * after its free; 15 runs of 15). Then the plugins are torn down (the
- * recording's session ends, the trace is written) but nothing those
- * threads may still touch is freed or unloaded: the process is ending, or
- * its library is being closed under threads that still use it. Threads
- * are counted at their first call and uncounted as they end.
+ * after its free; 15 runs of 15). Then the recording's session ends and
+ * the trace is written, but the plugins are not torn down (a call another
+ * thread is making may be inside one: CUDA's teardown frees its devices)
+ * and nothing those threads may still touch is freed or unloaded: the
+ * process is ending, or its library is being closed under threads that
+ * still use it. Threads are counted at their first call and uncounted as
+ * they end; a thread counts itself before it looks whether the runtime
+ * is closing, and the shutdown closes it before it counts them, so that
+ * one of the two sees the other.
  *
  * Also here: the per-thread error message of the application API.
  */
@@ -62,14 +66,14 @@ static void global_create(void);
 
 pi_result pirt_call_gate(pi_api_id id)
 {
+  if (!pirt_user_counted) {
+    pthread_once(&global_once, global_create); /* the key exists */
+    count_user();
+  }
   if (atomic_load(&pirt_plugins_closed) && !shutting_down_here)
     return pirt_fail(PI_ERROR_UNINITIALIZED, "%s: the pitrace runtime has shut down (the "
                      "program is exiting); its plugins take no more calls",
                      pi_api_table[id].name);
-  if (!pirt_user_counted)
-    pthread_once(&global_once, global_create); /* the key exists */
-  if (!pirt_user_counted)
-    count_user();
   return PI_SUCCESS;
 }
 
@@ -100,6 +104,8 @@ pirt_global *pirt_global_get(void)
   pthread_once(&global_once, global_create);
   if (PIRT_UNLIKELY(!pirt_user_counted))
     count_user();
+  if (PIRT_UNLIKELY(atomic_load(&pirt_plugins_closed)) && !shutting_down_here)
+    return NULL; /* shutting down on another thread */
   return global;
 }
 
@@ -110,20 +116,23 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
   if (!global) /* never used */
     return;
   pirt_global *g = global;
-  bool others = other_users_alive();
   /* From here on only this thread's calls enter the plugins: other
-   * threads' fail at the gate, not inside a plugin being torn down. */
+   * threads' fail at the gate. Closed first, then counted (above). */
   shutting_down_here = true;
   atomic_store(&pirt_plugins_closed, true);
+  bool others = other_users_alive();
   pthread_mutex_lock(&g->lock);
-  pirt_trace(PIRT_TRACE_BASIC, "Runtime shutting down: tearing down %zu "
-             "plugin(s)%s", g->nplugins,
-             others ? " (other threads still use the runtime: nothing freed)" : "");
-  if (!others) {
+  if (others) {
+    pirt_trace(PIRT_TRACE_BASIC, "Runtime shutting down: other threads still use the "
+               "runtime: %zu plugin(s) left as they are, nothing freed", g->nplugins);
+    pirt_plugins_finish_recording();
+  } else {
+    pirt_trace(PIRT_TRACE_BASIC, "Runtime shutting down: tearing down %zu plugin(s)",
+               g->nplugins);
     pm_shutdown();
     pirt_devices_free();
+    pirt_plugins_unload();
   }
-  pirt_plugins_unload(!others);
   atomic_store_explicit(&shut_down, true, memory_order_release);
   pthread_mutex_unlock(&g->lock);
   /* The key goes in any case: a thread that ends after a dlclose would

@@ -49,9 +49,12 @@ pirt_backend pirt_backend_from_sycl_be(const char *s);
 /* Discovers, loads and binds the plugins (once, under the global lock). */
 void pirt_plugins_load(void);
 /* piTearDown on every bound plugin, then unload them. */
-/* Tears every plugin down; with `unload`, also closes and frees them (not
- * while other threads may still be inside one: global.c). */
-void pirt_plugins_unload(bool unload);
+/* Tears every plugin down, closes and frees them. */
+void pirt_plugins_unload(void);
+/* Where other threads may still be inside a plugin (global.c): only the
+ * recording's session ended (the shim's pitrace_shim_finish), no plugin
+ * torn down. */
+void pirt_plugins_finish_recording(void);
 size_t pirt_plugin_count(void);
 struct pirt_plugin *pirt_plugin_at(size_t i);
 /* Why no plugin bound, for error messages ("" when some did). */

@@ -494,7 +494,17 @@ void pirt_plugins_load(void)
              "(run with SYCL_PI_TRACE=1 to see why each was skipped)");
 }
 
-void pirt_plugins_unload(bool unload)
+void pirt_plugins_finish_recording(void)
+{
+  pirt_global *g = pirt_global_get();
+  if (!g || !g->shim_dl)
+    return;
+  void (*finish)(void) = (void (*)(void))(uintptr_t)dlsym(g->shim_dl, "pitrace_shim_finish");
+  if (finish)
+    finish();
+}
+
+void pirt_plugins_unload(void)
 {
   pirt_global *g = pirt_global_get();
   if (!g)
@@ -507,8 +517,6 @@ void pirt_plugins_unload(bool unload)
                  pi_result_name(r));
     }
   }
-  if (!unload)
-    return;
   for (size_t i = g->nplugins; i-- > 0;) {
     struct pirt_plugin *p = g->plugins[i];
     dlclose(p->dl);
