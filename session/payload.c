@@ -467,8 +467,8 @@ const void *pt_payload_view(uint64_t token)
     memcpy(&h, w + off, sizeof h);
   else if (pread(fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h)
     return NULL;
-  if (h.token != token)
-    return NULL;
+  if (h.token != token || h.live != 1)
+    return NULL; /* not this copy's (its room given back): never viewed twice */
   if (w && off + sizeof h + h.size <= wlen)
     return w + off + sizeof h;
   /* In the page cache since its write: mapped without a copy. */

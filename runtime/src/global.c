@@ -43,9 +43,14 @@ __thread bool pirt_user_counted;
 atomic_bool pirt_plugins_closed;
 static __thread bool shutting_down_here; /* the shutdown's own calls pass */
 
+/* A thread that used the runtime ends: its trace buffer written first
+ * (the trace's own key, made after this one, would run after the thread
+ * stopped counting: a shutdown meanwhile freed the buffer under it). */
 static void user_thread_ends(void *p)
 {
   (void)p;
+  pirt_trace_thread_ends();
+  pirt_user_counted = false; /* a later destructor's call counts it again */
   atomic_fetch_sub(&live_users, 1);
 }
 
@@ -146,6 +151,7 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
     global = NULL;
   }
   pirt_trace_fini(!others);
+  shutting_down_here = false; /* its later calls fail as any thread's */
 }
 
 /* ---- Errors ---------------------------------------------------------------- */

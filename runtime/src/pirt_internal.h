@@ -92,6 +92,8 @@ void pirt_trace_init(void);
 /* The trace's end: its blocks written; with `release`, its buffers freed
  * and its file closed (not while other threads may still trace). */
 void pirt_trace_fini(bool release);
+/* The calling thread ends: its buffered blocks written, its buffer free. */
+void pirt_trace_thread_ends(void);
 /* One device time from the shim (SYCL_PI_RECORD_PROFILE=1), as the line
  * "---> device time: TEXT". */
 void pirt_trace_device_time(const char *text);

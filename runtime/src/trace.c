@@ -232,13 +232,21 @@ static void flush_all(void)
 static void thread_done(void *p)
 {
   trace_buf *b = p;
-  if (!b || my_gen != atomic_load(&trace_gen))
+  /* Not when done already (pirt_trace_thread_ends): the buffer may be
+   * another thread's by now. */
+  if (!b || b != my_buf || my_gen != atomic_load(&trace_gen))
     return;
   own_lock(b);
   buf_drain(b);
   own_unlock(b);
   atomic_store(&b->owned, 0);
   my_buf = NULL;
+}
+
+void pirt_trace_thread_ends(void)
+{
+  if (trace_buffered && my_buf)
+    thread_done(my_buf);
 }
 
 static void *flusher_main(void *arg)
