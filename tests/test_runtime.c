@@ -307,3 +307,20 @@ Test(lifetime, a_thread_that_ends_after_the_runtime_is_unloaded_does_not_crash)
   cr_assert_eq(st, 0, "status %d: %s", st, out);
   cr_assert(strstr(out, "2 cycles done"), "%s", out);
 }
+
+/* Threads that only read a device (pirt_device_get_info calls no plugin)
+ * as the program exits: they were never counted as users of the runtime,
+ * so its shutdown tore down and freed the devices and plugins they were
+ * reading. A device is now read only through the count, and the shutdown
+ * says it leaves them. */
+Test(lifetime, threads_reading_a_device_as_the_program_exits_are_counted)
+{
+  const char *argv[] = {BIN "/trace_end", "exitinfo", "4", NULL};
+  const char *env[] = {"SYCL_PI_TRACE=1", POCL, NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "status %d: %s", st, out);
+  cr_assert(strstr(out, "4 threads still querying at the end"), "%s", out);
+  cr_assert(strstr(out, "Runtime shutting down: other threads still use the runtime"),
+            "the shutdown did not see the threads reading a device:\n%s", out);
+}

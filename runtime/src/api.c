@@ -31,7 +31,7 @@
 pi_result pirt_context_create(pirt_device *device, pirt_context **out)
 {
   CHECK_ARG(device && out, "pirt_context_create: device and context must not be NULL");
-  if (pirt_is_shut_down())
+  if (!pirt_global_get()) /* counts the thread; no device read once shut down */
     return pirt_fail(PI_ERROR_UNINITIALIZED, "pirt_context_create: the runtime "
                      "has shut down");
   pirt_context *c = calloc(1, sizeof *c);

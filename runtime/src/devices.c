@@ -366,10 +366,23 @@ pi_result pirt_device_select(const char *filter, pirt_device **device)
   return PI_SUCCESS;
 }
 
+/* Before a device is read: the calling thread counted as a user of the
+ * runtime (global.c), and no device read once it shuts down (its devices
+ * may be freed). */
+static pi_result device_usable(const char *fn)
+{
+  if (PIRT_LIKELY(pirt_global_get() != NULL))
+    return PI_SUCCESS;
+  return pirt_fail(PI_ERROR_UNINITIALIZED, "%s: the pitrace runtime has shut down; no "
+                   "device can be used from this point of exit", fn);
+}
+
 pi_result pirt_device_get_info(const pirt_device *d, pirt_device_info *info)
 {
   if (!d || !info)
     return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_device_get_info: NULL argument");
+  if (device_usable("pirt_device_get_info") != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   info->name = d->name ? d->name : "";
   info->vendor = d->vendor ? d->vendor : "";
   info->version = d->version ? d->version : "";
@@ -389,6 +402,8 @@ pi_result pirt_device_query(const pirt_device *d, pi_device_info param,
 {
   if (!d)
     return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_device_query: device is NULL");
+  if (device_usable("pirt_device_query") != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pi_result r = pirt_call_piDeviceGetInfo(d->plugin, d->device, param, size,
                                           value, size_ret);
   if (r != PI_SUCCESS)
@@ -402,6 +417,8 @@ pi_result pirt_device_pi(const pirt_device *d, const struct pi_function_table **
   if (!d || !table)
     return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_device_pi: device and table must "
                      "not be NULL");
+  if (device_usable("pirt_device_pi") != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   *table = &d->plugin->table;
   if (platform)
     *platform = d->platform;
@@ -417,6 +434,8 @@ pi_result pirt_device_plugin(const pirt_device *d, const pirt_plugin **plugin,
   if (!d || !plugin)
     return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_device_plugin: device and "
                      "plugin must not be NULL");
+  if (device_usable("pirt_device_plugin") != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   *plugin = d->plugin;
   if (platform)
     *platform = d->platform;

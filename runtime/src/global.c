@@ -114,7 +114,6 @@ pirt_global *pirt_global_get(void)
   return global;
 }
 
-bool pirt_is_shut_down(void) { return atomic_load(&shut_down); }
 
 __attribute__((destructor(110))) static void pirt_shutdown(void)
 {

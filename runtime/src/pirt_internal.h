@@ -207,9 +207,10 @@ typedef struct pirt_global {
   void *shim_dl; /* the recording shim, when SYCL_PI_RECORD or the config asks */
 } pirt_global;
 
-/* The global state, created on first use; NULL after shutdown. */
+/* The global state, created on first use; NULL once the shutdown began
+ * (on another thread) or ended. Counts the calling thread as a user of
+ * the runtime (global.c). */
 pirt_global *pirt_global_get(void);
-bool pirt_is_shut_down(void);
 
 /* ---- Errors for the application API --------------------------------------- */
 

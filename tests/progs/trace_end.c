@@ -14,6 +14,8 @@
  *   trace_end exitbusy N  N threads make device queries without end (failing
  *                         ones too: after the runtime's shutdown); the main
  *                         thread returns from main after 100 ms
+ *   trace_end exitinfo N  the same with pirt_device_get_info, which calls no
+ *                         plugin (each reads the device's name and plugin's)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -40,6 +42,18 @@ static void count_alarm(int sig)
 
 static pirt_device *dev;
 
+static void *info_forever(void *arg)
+{
+  (void)arg;
+  size_t n = 0;
+  for (;;) {
+    pirt_device_info info;
+    if (pirt_device_get_info(dev, &info) == PI_SUCCESS)
+      n += strlen(info.name) + strlen(info.plugin);
+  }
+  return (void *)n;
+}
+
 static void *query_forever(void *arg)
 {
   (void)arg;
@@ -65,12 +79,12 @@ static int queries(int n)
 
 int main(int argc, char **argv)
 {
-  const char *modes[] = {"exit", "crash", "alarms", "forkkill", "exitbusy"};
+  const char *modes[] = {"exit", "crash", "alarms", "forkkill", "exitbusy", "exitinfo"};
   bool known = false;
   for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof *modes; i++)
     known |= strcmp(argv[1], modes[i]) == 0;
   if (!known) {
-    fprintf(stderr, "usage: trace_end exit|crash|alarms|forkkill|exitbusy N\n");
+    fprintf(stderr, "usage: trace_end exit|crash|alarms|forkkill|exitbusy|exitinfo N\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -101,10 +115,10 @@ int main(int argc, char **argv)
     printf("trace_end: the child made %d queries and was killed\n", n);
     return 0;
   }
-  if (strcmp(argv[1], "exitbusy") == 0) {
+  if (strcmp(argv[1], "exitbusy") == 0 || strcmp(argv[1], "exitinfo") == 0) {
     for (int i = 0; i < n; i++) {
       pthread_t t;
-      if (pthread_create(&t, NULL, query_forever, NULL) != 0)
+      if (pthread_create(&t, NULL, argv[1][4] == 'b' ? query_forever : info_forever, NULL) != 0)
         return 2;
     }
     struct timespec wait = {0, 100000000};
