@@ -526,8 +526,15 @@ void pirt_trace_fini(bool release)
     if (!release) {
       /* Other threads may be writing a block into their buffers now:
        * every buffer written, then the blocks that still come go to the
-       * file at once (it stays open), the buffers are kept. */
+       * file at once (it stays open), the buffers are kept. A block
+       * begun before the switch, its thread not yet at its buffer's lock
+       * when the first pass went by, is written by a second pass a
+       * millisecond later (only at such an end). */
       trace_buffered = false;
+      atomic_thread_fence(memory_order_seq_cst);
+      flush_all();
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
       flush_all();
       say_write_failure();
       return;
