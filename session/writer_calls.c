@@ -69,7 +69,7 @@ static unsigned read_items_of(const unsigned char *p, unsigned n, item_view *out
         continue; /* its bytes cannot be had: as if not captured */
       }
     } else {
-      p += (it->size + 7) & ~(uint64_t)7;
+      p += rec_item_body(it);
     }
     if (k < max)
       out[k++] = (item_view){it, d};
@@ -756,7 +756,7 @@ static bool any_heap(const unsigned char *p, unsigned n)
     const rec_item *it = (const rec_item *)p;
     if (it->heap)
       return true;
-    p += sizeof *it + ((it->size + 7) & ~(uint64_t)7);
+    p += sizeof *it + rec_item_body(it);
   }
   return false;
 }

@@ -66,11 +66,6 @@ static inline void pi_sigaction_chain(struct sigaction *a, int sig, siginfo_t *i
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* Installs `handler` (SA_SIGINFO) for pi_fatal_signals[k], with the flags
- * of the handler it replaces that the program counts on: SA_RESTART (its
- * system calls go on after the signal) and SA_ONSTACK (its handler of a
- * stack overflow runs on its alternate stack: ours runs first, so ours
- * must too); that handler goes to *previous. */
 /* Keeps the library that holds `fn` loaded until the process ends: a
  * handler installed over ours keeps ours to hand signals on to (LLVM's,
  * inside PoCL, does, and gives them back to it), so after a dlclose a
@@ -86,6 +81,11 @@ static inline void pi_pin_library_of(void *fn)
     pinned = 1;
 }
 
+/* Installs `handler` (SA_SIGINFO) for pi_fatal_signals[k], with the flags
+ * of the handler it replaces that the program counts on: SA_RESTART (its
+ * system calls go on after the signal) and SA_ONSTACK (its handler of a
+ * stack overflow runs on its alternate stack: ours runs first, so ours
+ * must too); that handler goes to *previous. */
 static inline void pi_fatal_install(size_t k, void (*handler)(int, siginfo_t *, void *),
                                     struct sigaction *previous)
 {

@@ -73,6 +73,13 @@ typedef struct rec_item {
   uint64_t full;    /* bytes the call really had (size < full: capped) */
 } rec_item;
 
+/* The bytes that follow an item's header: a heap payload's token, or the
+ * data padded to 8. */
+static inline uint64_t rec_item_body(const rec_item *it)
+{
+  return it->heap ? sizeof(uint64_t) : (it->size + 7) & ~(uint64_t)7;
+}
+
 enum {
   ITEM_IN = 1,      /* data the call read (buffers, sources, arrays) */
   ITEM_OUT = 2,     /* data the call wrote */
