@@ -12,6 +12,12 @@
  *   trace     through the runtime (pirt_piXxx, as a front end calls) with
  *             SYCL_PI_TRACE=2 and SYCL_PI_TRACE_FILE: every call formatted
  *             and written to a file
+ *   write     the trace's floor: each call direct, then as many bytes as
+ *             the trace writes for it (learnt from a short trace run of
+ *             the same workload and threads before the rounds) copied into
+ *             a 64 KiB buffer per thread, written to one O_APPEND file when
+ *             full, as the trace's blocks are: the file's cost without the
+ *             formatting
  * Rounds: in each round every workload, thread count and way runs once, the
  * ways in an order that rotates from round to round; what a way adds is its
  * figure minus direct's *of the same round*, and the report gives min /
@@ -71,8 +77,9 @@ typedef bool (*wrap_fn)(const pi_plugin *, const char *, const char *, const cha
 
 /* ---- What is measured ------------------------------------------------------------ */
 
-enum { MODE_DIRECT, MODE_SHIM, MODE_REC_NONE, MODE_REC_ALL, MODE_TRACE, NMODES };
-static const char *const mode_names[NMODES] = {"direct", "shim", "rec-none", "rec-all", "trace"};
+enum { MODE_DIRECT, MODE_SHIM, MODE_REC_NONE, MODE_REC_ALL, MODE_TRACE, MODE_WRITE, NMODES };
+static const char *const mode_names[NMODES] = {"direct", "shim",  "rec-none",
+                                               "rec-all", "trace", "write"};
 static const char *const mode_what[NMODES] = {
     "the plugin's own function table",
     "through the recording shim, the measured API filtered out (SYCL_PI_RECORD_FILTER): the "
@@ -80,7 +87,9 @@ static const char *const mode_what[NMODES] = {
     "recorded, SYCL_PI_RECORD_DATA=none",
     "recorded, SYCL_PI_RECORD_DATA=all",
     "through the runtime (pirt_piXxx) with SYCL_PI_TRACE=2 written to a file "
-    "(SYCL_PI_TRACE_FILE)"};
+    "(SYCL_PI_TRACE_FILE)",
+    "direct, then the trace's bytes for the call (a short trace run's bytes/call) into a 64 KiB "
+    "buffer per thread, written to one O_APPEND file when full: the trace's floor"};
 
 enum plugin_kind { PL_NULL, PL_OPENCL, PL_CUDA };
 static const char *const plugin_libs[] = {"libpi_null.so", "libpi_opencl.so", "libpi_cuda.so"};
@@ -130,6 +139,10 @@ static pi_queue queues[MAX_THREADS];
 static pi_kernel kernels[MAX_THREADS];
 static long calls, pace_ns;
 static _Atomic int call_failed; /* a measured call returned an error */
+/* Mode write: the bytes a call appends (BENCH_WRITE_BYTES), the file. */
+static size_t write_bytes;
+static int write_fd = -1;
+#define WRITE_BLOCK (64u << 10) /* as the trace's blocks (runtime/src/trace.c) */
 static pthread_barrier_t start_line;
 
 /* An empty kernel for CUDA launches (PTX for sm_90, PTX ISA 7.8). */
@@ -294,21 +307,65 @@ static void *sampler(void *arg)
   return NULL;
 }
 
+/* Mode write: a thread's block being filled, and the lines it copies. */
+typedef struct {
+  char data[WRITE_BLOCK];
+  size_t len;
+} write_buf;
+
+static void write_block(write_buf *b)
+{
+  for (size_t at = 0; at < b->len;) {
+    ssize_t w = write(write_fd, b->data + at, b->len - at);
+    if (w <= 0) {
+      atomic_store(&call_failed, -1);
+      break;
+    }
+    at += (size_t)w;
+  }
+  b->len = 0;
+}
+
+static inline void write_after(write_buf *b)
+{
+  static const char line[] = "\tsome trace text, as many bytes as the trace writes a call\n";
+  size_t n = write_bytes;
+  if (b->len + n > WRITE_BLOCK)
+    write_block(b);
+  while (n) {
+    size_t k = n < sizeof line - 1 ? n : sizeof line - 1;
+    memcpy(b->data + b->len, line, k);
+    b->len += k;
+    n -= k;
+  }
+}
+
+/* One measured call (and in mode write, its bytes after it). */
+static inline void call_and_write(int t, unsigned long i, write_buf *b)
+{
+  one_call(t, i);
+  if (b)
+    write_after(b);
+}
+
 static void *run(void *arg)
 {
   thread_result *res = arg;
   int t = res->index;
+  write_buf *b = write_bytes ? malloc(sizeof *b) : NULL;
+  if (b)
+    b->len = 0;
   /* Untimed: what happens once per process or thread (the shim's ring for
    * this thread, the writer's start, the trace's thread tag). */
   for (long i = 0; i < WARMUP; i++)
-    one_call(t, (unsigned long)i);
+    call_and_write(t, (unsigned long)i, b);
   pthread_barrier_wait(&start_line);
   res->start = now();
   if (pace_ns) {
     uint64_t sum = 0;
     for (long i = 0; i < calls; i++) {
       uint64_t t0 = now();
-      one_call(t, (unsigned long)i);
+      call_and_write(t, (unsigned long)i, b);
       uint64_t t1 = now();
       sum += t1 - t0;
       while (now() < t1 + (uint64_t)pace_ns)
@@ -318,8 +375,12 @@ static void *run(void *arg)
   } else {
     uint64_t t0 = now();
     for (long i = 0; i < calls; i++)
-      one_call(t, (unsigned long)i);
+      call_and_write(t, (unsigned long)i, b);
     res->ns = now() - t0;
+  }
+  if (b) { /* the last block, as the trace's thread exit writes its own */
+    write_block(b);
+    free(b);
   }
   res->cpu = cpu_now(CLOCK_THREAD_CPUTIME_ID);
   return NULL;
@@ -510,7 +571,16 @@ static int child(const char *libdir, const char *wl_name, int mode, int threads,
   if (mode == MODE_TRACE)
     dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD); /* the runtime's instance */
   table = target.PiFunctionTable;
-  if (mode != MODE_DIRECT && mode != MODE_TRACE) {
+  if (mode == MODE_WRITE) {
+    const char *b = getenv("BENCH_WRITE_BYTES");
+    write_bytes = b ? strtoul(b, NULL, 10) : 0;
+    write_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (!write_bytes || write_bytes > WRITE_BLOCK || write_fd < 0) {
+      fprintf(stderr, "bench_record: write: no byte count from a trace run, or %s: %s\n", out,
+              strerror(errno));
+      return 2;
+    }
+  } else if (mode != MODE_DIRECT && mode != MODE_TRACE) {
     setenv("SYCL_PI_RECORD", out, 1);
     setenv("SYCL_PI_RECORD_DATA", mode == MODE_REC_ALL ? "all" : "none", 1);
     if (mode == MODE_SHIM)
@@ -606,7 +676,7 @@ static int child(const char *libdir, const char *wl_name, int mode, int threads,
   double total = (double)calls * threads, stored = (double)(calls + WARMUP) * threads, bytes = 0;
   if (mode != MODE_DIRECT && mode != MODE_SHIM) {
     static const char *const side[] = {"", "-wal"};
-    for (size_t i = 0; i < (mode == MODE_TRACE ? 1 : 2); i++) {
+    for (size_t i = 0; i < (mode == MODE_TRACE || mode == MODE_WRITE ? 1 : 2); i++) {
       struct stat s;
       snprintf(path, sizeof path, "%s%s", out, side[i]);
       if (stat(path, &s) == 0)
@@ -649,7 +719,8 @@ static bool measure(const char *self, const char *libdir, const char *dir, const
                     enum plugin_kind kind, int mode, int threads, long n, long pace, sample *s)
 {
   char out[4200], cmd[16384];
-  snprintf(out, sizeof out, "%s/%s", dir, mode == MODE_TRACE ? "trace.txt" : "session.db");
+  snprintf(out, sizeof out, "%s/%s", dir,
+           mode == MODE_TRACE || mode == MODE_WRITE ? "trace.txt" : "session.db");
   snprintf(cmd, sizeof cmd, "'%s' --child '%s' %s %s %d %ld %ld '%s'", self, libdir, wl,
            mode_names[mode], threads, n, pace, out);
   FILE *p = popen(cmd, "r");
@@ -716,7 +787,8 @@ static void usage(void)
           "  --threads LIST     thread counts, each workload at each (default 1,2,4,8)\n"
           "  --workloads LIST   (default %s;\n"
           "                     --list lists them)\n"
-          "  --modes LIST       ways besides direct (default shim,rec-none,rec-all,trace)\n"
+          "  --modes LIST       ways besides direct (default shim,rec-none,rec-all,trace;\n"
+          "                     write: the trace's bytes written without formatting them)\n"
           "  --cuda             the CUDA workloads (%s) instead\n"
           "  --icd FILE         the OpenCL implementation for ocl-* (OCL_ICD_VENDORS; default\n"
           "                     /etc/OpenCL/vendors/pocl.icd where it exists)\n",
@@ -808,7 +880,7 @@ int main(int argc, char **argv)
       if (strcmp(names[m], mode_names[k]) == 0)
         found = k;
     if (found < 0) {
-      fprintf(stderr, "bench_record: unknown mode '%s' (shim, rec-none, rec-all, trace)\n",
+      fprintf(stderr, "bench_record: unknown mode '%s' (shim, rec-none, rec-all, trace, write)\n",
               names[m]);
       return 2;
     }
@@ -868,6 +940,25 @@ int main(int argc, char **argv)
   fflush(stdout);
   int failures = 0;
   uint64_t started = now();
+  /* Mode write copies the trace's bytes a call: learnt here, from a short
+   * trace run of each workload and thread count (the thread tags of
+   * several threads make lines longer). */
+  double *write_probe = calloc((size_t)nwl * (size_t)nthr, sizeof *write_probe);
+  bool any_write = false;
+  for (int k = 0; k < nmodes; k++)
+    any_write |= modes[k] == MODE_WRITE;
+  for (int w = 0; any_write && w < nwl; w++)
+    for (int t = 0; t < nthr; t++) {
+      sample s;
+      if (!measure(self, libdir, dir, workloads[wl_idx[w]].name, workloads[wl_idx[w]].plugin,
+                   MODE_TRACE, thr[t], 2000, 0, &s) ||
+          s.bytes < 1) {
+        fprintf(stderr, "bench_record: %s, %d thread(s): the trace run for mode write failed\n",
+                workloads[wl_idx[w]].name, thr[t]);
+        return 1;
+      }
+      write_probe[w * nthr + t] = s.bytes;
+    }
   for (long r = 0; r < rounds; r++) {
     for (int w = 0; w < nwl; w++) {
       const workload *wl = &workloads[wl_idx[w]];
@@ -878,6 +969,11 @@ int main(int argc, char **argv)
           for (int k = 0; k < nmodes; k++) {
             int m = modes[(k + r) % nmodes];
             sample *s = &samples[CELL(w, t, pass, m) + (size_t)r];
+            if (m == MODE_WRITE) {
+              char b[32];
+              snprintf(b, sizeof b, "%.0f", write_probe[w * nthr + t]);
+              setenv("BENCH_WRITE_BYTES", b, 1);
+            }
             if (!measure(self, libdir, dir, wl->name, wl->plugin, m, thr[t],
                          pass == PACED ? paced_calls : calls, pass == PACED ? pace : 0, s)) {
               fprintf(stderr, "\nbench_record: %s, %d thread(s), %s, %s: the run failed\n",
@@ -969,5 +1065,6 @@ int main(int argc, char **argv)
          failures ? "; SOME RUNS FAILED (above)" : "");
   free(v);
   free(samples);
+  free(write_probe);
   return failures ? 1 : 0;
 }
