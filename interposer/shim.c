@@ -76,6 +76,7 @@ typedef struct thread_rec {
   shim_ring *ring;
   size_t pending;       /* the ring's head once the reserved record is committed */
   uint64_t last_ticket; /* of the thread's last record */
+  uint64_t *stacks_named; /* hashes of the stacks it named (name_stack), by slot */
 } thread_rec;
 static __thread thread_rec me __attribute__((tls_model("initial-exec")));
 static pthread_key_t ring_key;
@@ -91,6 +92,8 @@ static void ring_thread_exit(void *p)
   shim_ring *r = p;
   bool mine = me.ring == r && atomic_load(&shim_recording);
   me.ring = NULL;
+  free(me.stacks_named);
+  me.stacks_named = NULL;
   if (mine) {
     r->handed_ticket = me.last_ticket;
     ringfile_give_back(r);
@@ -1062,6 +1065,40 @@ __attribute__((noinline, cold)) static bool forked_child_call(pi_api_id id)
   return false;
 }
 
+#define STACKS_NAMED 512 /* a thread's stacks remembered as named, by hash */
+
+/* A call stack named here, on the calling thread, the first time the
+ * thread meets it (REC_STACK, before the call's entry): its modules are
+ * loaded now, and the writer, which cannot ask the dynamic loader
+ * (recorder.h), only looks its hash up. A stack another thread named
+ * first is named again (the writer keeps the first). */
+static void name_stack(const uintptr_t *frames, unsigned n)
+{
+  uint64_t hash = shim_stack_hash(frames, n);
+  if (!me.stacks_named && !(me.stacks_named = calloc(STACKS_NAMED, sizeof(uint64_t))))
+    return;
+  uint64_t *slot = &me.stacks_named[hash % STACKS_NAMED];
+  if (*slot == hash)
+    return;
+  size_t len;
+  char *text = shim_stack_text(frames, n, true, &len);
+  if (!text)
+    return;
+  if (len > (16u << 10))
+    len = 16u << 10; /* 34 frames of 512 bytes at most: never more, really */
+  rec_stack *r = reserve(sizeof *r + len);
+  if (r) {
+    r->h.type = REC_STACK;
+    r->hash = hash;
+    r->len = (uint32_t)len;
+    r->pad = 0;
+    memcpy(r + 1, text, len);
+    commit_at(&r->h, shim_stamp());
+    *slot = hash;
+  }
+  free(text);
+}
+
 bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv)
 {
   c->devtime = false;
@@ -1096,6 +1133,8 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
     nframes = unwind_backtrace(frames, SHIM_MAX_FRAMES + 2) - 2; /* not the shim's */
     if (nframes < 0)
       nframes = 0;
+    if (nframes)
+      name_stack((const uintptr_t *)(frames + 2), (unsigned)nframes);
   }
   size_t size = sizeof(rec_entry) + api->nparams * sizeof(uint64_t) +
                 (size_t)nframes * sizeof(void *) + items_size(&cap);

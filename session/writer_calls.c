@@ -1254,6 +1254,11 @@ void wr__handle_record(mring *m, rec_hdr *h)
   case REC_DEVCLOCK:
     process_devclock((const rec_devclock *)h);
     break;
+  case REC_STACK: {
+    const rec_stack *st = (const rec_stack *)h;
+    wr__stack_named(st->hash, (const char *)(st + 1), st->len);
+    break;
+  }
   default:
     break;
   }

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <xxhash.h>
 
 #include "writer_internal.h"
@@ -179,26 +180,18 @@ uint64_t wr__pointer_kind(uint64_t p, uint64_t id_off[2])
   return PTR_PLAIN;
 }
 
-/* A call stack's id (-1 for none), its frames stored once, as text
- * (module!symbol+offset where dladdr knows them; not when salvaging: a
- * dead process's addresses). */
-int64_t wr__stack_id(const uintptr_t *frames, unsigned n)
+uint64_t shim_stack_hash(const uintptr_t *frames, unsigned n)
 {
-  if (!n)
-    return -1;
-  uint64_t h = XXH3_64bits(frames, n * sizeof *frames) | 1;
-  map_slot *s = map_find(&wr.stacks, h);
-  if (s)
-    return (int64_t)s->a;
-  s = map_put(&wr.stacks, h);
-  if (!s)
-    return -1;
-  s->a = ++wr.next_stack_id;
+  return XXH3_64bits(frames, n * sizeof *frames) | 1;
+}
+
+char *shim_stack_text(const uintptr_t *frames, unsigned n, bool names, size_t *len)
+{
   text t = {0};
   for (unsigned i = 0; i < n; i++) {
     Dl_info info;
     char line[512];
-    if (!wr.salvaging && dladdr((void *)(frames[i] - 1), &info) && info.dli_fname) {
+    if (names && dladdr((void *)(frames[i] - 1), &info) && info.dli_fname) {
       const char *mod = strrchr(info.dli_fname, '/');
       mod = mod ? mod + 1 : info.dli_fname;
       if (info.dli_sname)
@@ -213,10 +206,47 @@ int64_t wr__stack_id(const uintptr_t *frames, unsigned n)
     t_put(&t, line, strlen(line));
     t_c(&t, '\n');
   }
+  *len = t.len;
+  return t.p;
+}
+
+/* A stack's row, with a fresh id; -1 when out of memory. */
+static int64_t stack_store(uint64_t hash, const char *frames, size_t len)
+{
+  map_slot *s = map_put(&wr.stacks, hash);
+  if (!s)
+    return -1;
+  s->a = ++wr.next_stack_id;
   sqlite3_bind_int64(wr.st_stack, 1, wr.session_id);
   sqlite3_bind_int64(wr.st_stack, 2, (int64_t)s->a);
-  sqlite3_bind_text(wr.st_stack, 3, t.p, (int)t.len, SQLITE_TRANSIENT);
+  sqlite3_bind_text(wr.st_stack, 3, frames ? frames : "", (int)len, SQLITE_TRANSIENT);
   wr__step(wr.st_stack, "storing a stack");
-  free(t.p);
   return (int64_t)s->a;
+}
+
+/* A stack named by the thread that made the call (REC_STACK): stored
+ * unless known. */
+void wr__stack_named(uint64_t hash, const char *frames, size_t len)
+{
+  if (!map_find(&wr.stacks, hash))
+    stack_store(hash, frames, len);
+}
+
+/* A call stack's id (-1 for none), its frames stored once. Named by the
+ * calling thread before (REC_STACK); a stack it did not name (a record
+ * lost, or older rings) is stored as addresses: the writer never asks the
+ * dynamic loader (recorder.h says why). */
+int64_t wr__stack_id(const uintptr_t *frames, unsigned n)
+{
+  if (!n)
+    return -1;
+  uint64_t h = shim_stack_hash(frames, n);
+  map_slot *s = map_find(&wr.stacks, h);
+  if (s)
+    return (int64_t)s->a;
+  size_t len;
+  char *t = shim_stack_text(frames, n, false, &len);
+  int64_t id = stack_store(h, t, len);
+  free(t);
+  return id;
 }

@@ -574,6 +574,7 @@ void wr__release_in_flight(uint64_t ptr, int what);
 uint64_t wr__handle_made(uint64_t ptr, uint8_t kind, uint64_t seq);
 uint64_t wr__pointer_kind(uint64_t p, uint64_t id_off[2]);
 int64_t wr__stack_id(const uintptr_t *frames, unsigned n);
+void wr__stack_named(uint64_t hash, const char *frames, size_t len);
 
 /* writer_chunks.c */
 chunk_job *wr__take_job(void);

@@ -108,6 +108,9 @@ __attribute__((noinline)) bool wr__record_ok(rec_hdr *h, size_t avail, size_t to
     return h->size >= sizeof(rec_devtime);
   case REC_DEVCLOCK:
     return h->size >= sizeof(rec_devclock);
+  case REC_STACK:
+    return h->size >= sizeof(rec_stack) &&
+           ((const rec_stack *)h)->len <= h->size - sizeof(rec_stack);
   default:
     return false;
   }

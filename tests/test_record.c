@@ -497,6 +497,34 @@ Test(record, api_filter_and_backtraces)
   cr_assert(strstr(frames, "libpirt.so"), "%s", frames);
 }
 
+/* A recorded runtime dlopened and dlclosed with backtraces on: the
+ * session ends inside dlclose, which holds the dynamic loader's lock
+ * while its destructors run. The writer named stacks with dladdr, which
+ * waits for that lock, while dlclose waited for the writer: every cycle
+ * hung for the 10 s the end waits, then the shim was unloaded under the
+ * writer still inside dladdr (SIGSEGV). Stacks are named by the calling
+ * thread now; each cycle is a session of its own, its stacks named. */
+Test(record, a_recorded_runtime_closed_with_dlclose_and_backtraces_ends_each_session)
+{
+  const char *argv[] = {BIN "/dlopen_cycle", PITRACE_LIB_DIR "/libpirt.so", "3", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_BACKTRACE=1", POCL, NULL};
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "status %d: %s", st, out);
+  cr_assert(strstr(out, "3 cycles done"), "%s", out);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions ORDER BY id"),
+                   "teardown\nteardown\nteardown\n");
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls WHERE stack IS NULL"), 0);
+  cr_assert_gt(tu_db_int(db, "SELECT count(DISTINCT session) FROM stacks"), 2);
+  /* Every one named by its module (a function without a dynamic symbol
+   * by its offset), none by its address alone. */
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM stacks WHERE frames NOT LIKE "
+                             "'libpirt.so%'"), 0, "%s",
+               tu_db_lines(db, "SELECT frames FROM stacks"));
+  cr_assert_gt(tu_db_int(db, "SELECT count(*) FROM stacks WHERE frames LIKE "
+                             "'libpirt.so!pirt_%'"), 2);
+}
+
 /* record_prog MODE recorded into a new session (on PoCL), which it says
  * `done` of; the session's path. */
 static char *record_prog_session(const char *mode, const char *done)

@@ -47,7 +47,8 @@ enum {
   REC_NOTE = 5,     /* a runtime decision (pirt_note) for the next call */
   REC_THREAD = 6,   /* a thread's first record: its OS thread id */
   REC_DEVTIME = 7,  /* a device command's device start and end, or its loss */
-  REC_DEVCLOCK = 8  /* a device's clock against the host's, sampled twice */
+  REC_DEVCLOCK = 8, /* a device's clock against the host's, sampled twice */
+  REC_STACK = 9     /* a call stack's text, before the first entry that has it */
 };
 
 /* rec_hdr.flags of an ENTRY: the shim keeps the command's event and will
@@ -159,6 +160,26 @@ typedef struct rec_devclock {
   uint64_t device;
   uint64_t dev0, host0, dev1, host1;
 } rec_devclock;
+
+/* A call stack (SYCL_PI_RECORD_BACKTRACE=1) named on the thread that made
+ * the call, while the modules in it are surely loaded: one line a frame,
+ * module!symbol+offset where dladdr knows it (shim_stack_text). Its
+ * thread writes it before the first entry whose frames hash to `hash`
+ * (shim_stack_hash); the writer never asks the dynamic loader (it would
+ * wait for its lock, which a thread inside dlclose holds while it waits
+ * for the writer to end the session). */
+typedef struct rec_stack {
+  rec_hdr h;
+  uint64_t hash;
+  uint32_t len; /* bytes of text after the record's fixed part */
+  uint32_t pad;
+} rec_stack;
+
+/* The hash a stack is known by (never 0). */
+uint64_t shim_stack_hash(const uintptr_t *frames, unsigned n);
+/* A stack's text, malloc'd (NULL without memory), its length in *len:
+ * module!symbol+offset (dladdr) when `names`, else the addresses alone. */
+char *shim_stack_text(const uintptr_t *frames, unsigned n, bool names, size_t *len);
 
 /* A single-producer single-consumer byte ring. The producer's and the
  * consumer's positions live on cache lines of their own, and each side
