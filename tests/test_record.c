@@ -522,7 +522,7 @@ Test(record, a_recorded_runtime_closed_with_dlclose_and_backtraces_ends_each_ses
                              "'libpirt.so%'"), 0, "%s",
                tu_db_lines(db, "SELECT frames FROM stacks"));
   cr_assert_gt(tu_db_int(db, "SELECT count(*) FROM stacks WHERE frames LIKE "
-                             "'libpirt.so!pirt_%'"), 2);
+                             "'%libpirt.so!pirt_%'"), 2);
 }
 
 /* record_prog MODE recorded into a new session (on PoCL), which it says
