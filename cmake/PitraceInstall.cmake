@@ -63,7 +63,7 @@ install(TARGETS pitrace_embed pitrace EXPORT pitraceTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # Plugins, the shim, the replay plugin and the SQLite extension are loaded with
 # dlopen: no export.
-foreach(module pi_opencl pi_level_zero pi_cuda pi_shim pi_replay pitrace_opencl pitrace_sqlite)
+foreach(module pi_opencl pi_level_zero pi_cuda pi_shim pi_sigfwd pi_replay pitrace_opencl pitrace_sqlite)
   if(TARGET ${module})
     install(TARGETS ${module} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   endif()

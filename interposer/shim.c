@@ -1275,6 +1275,47 @@ static _Atomic bool handlers_installed;
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx);
 
+/* The handler the dispositions name: libpi_sigfwd.so's, which stays when
+ * the shim is unloaded (sigfwd.c says why) and calls on_fatal while the
+ * shim is there; on_fatal itself when that library cannot be loaded. */
+typedef void (*fatal_fn)(int, siginfo_t *, void *);
+static fatal_fn front = on_fatal;
+static void (*sigfwd_detach)(const struct sigaction *);
+/* What an earlier shim left each signal to (libpi_sigfwd.so's record):
+ * the chain's start where its handler is still in place. */
+static struct sigaction inherited[PI_NFATAL];
+
+/* Loads libpi_sigfwd.so from the shim's own directory, once, to stay. */
+static void load_sigfwd(void)
+{
+  static bool tried;
+  Dl_info self;
+  char path[4096];
+  if (tried)
+    return;
+  tried = true;
+  if (!dladdr((void *)load_sigfwd, &self) || !self.dli_fname)
+    return;
+  const char *slash = strrchr(self.dli_fname, '/');
+  snprintf(path, sizeof path, "%.*slibpi_sigfwd.so", slash ? (int)(slash - self.dli_fname + 1) : 0,
+           self.dli_fname);
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  fatal_fn h = dl ? (fatal_fn)(uintptr_t)dlsym(dl, "pi_sigfwd_handler") : NULL;
+  void (*attach)(fatal_fn) = dl ? (void (*)(fatal_fn))(uintptr_t)dlsym(dl, "pi_sigfwd_attach")
+                                : NULL;
+  sigfwd_detach = dl ? (void (*)(const struct sigaction *))(uintptr_t)dlsym(dl, "pi_sigfwd_detach")
+                     : NULL;
+  void (*below)(struct sigaction *) =
+      dl ? (void (*)(struct sigaction *))(uintptr_t)dlsym(dl, "pi_sigfwd_below") : NULL;
+  if (!h || !attach || !sigfwd_detach || !below) {
+    sigfwd_detach = NULL;
+    return; /* on_fatal stays in front, as before */
+  }
+  below(inherited);
+  attach(on_fatal);
+  front = h;
+}
+
 /* Ours in front; the handler it replaces goes on top of the chain (over
  * the top one when the chain is full). */
 static void install_one(size_t k)
@@ -1282,8 +1323,34 @@ static void install_one(size_t k)
   int n = atomic_load(&nchain[k]);
   if (n == CHAIN_MAX)
     n--;
-  pi_fatal_install(k, on_fatal, &chain[k][n]);
+  pi_fatal_install(k, front, &chain[k][n]);
   atomic_store(&nchain[k], n + 1);
+}
+
+/* The shim is unloaded (its session over): each signal goes where it
+ * would have without it. Where ours is in front, the handler it replaced
+ * last is put back; where another is over ours, that one keeps
+ * libpi_sigfwd.so's to hand on to, which now hands on to what was below
+ * ours. */
+static void leave_handlers(void)
+{
+  struct sigaction to[PI_NFATAL];
+  for (size_t k = 0; k < PI_NFATAL; k++) {
+    int n = atomic_load(&nchain[k]);
+    struct sigaction cur;
+    memset(&to[k], 0, sizeof to[k]);
+    to[k].sa_handler = SIG_DFL;
+    if (n == 0 || sigaction(pi_fatal_signals[k], NULL, &cur) != 0)
+      continue;
+    if ((cur.sa_flags & SA_SIGINFO) && (cur.sa_sigaction == front || cur.sa_sigaction == on_fatal)) {
+      sigaction(pi_fatal_signals[k], &chain[k][n - 1], NULL);
+      to[k] = chain[k][n >= 2 ? n - 2 : 0];
+    } else {
+      to[k] = chain[k][n - 1];
+    }
+  }
+  if (sigfwd_detach)
+    sigfwd_detach(to);
 }
 
 /* Handler `level` of signal k's chain leaves it. */
@@ -1306,7 +1373,11 @@ static void keep_in_front(size_t k)
 {
   struct sigaction cur;
   sigaction(pi_fatal_signals[k], NULL, &cur);
-  bool ours = (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fatal;
+  bool ours = (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == front;
+  if (ours && atomic_load(&nchain[k]) == 0) { /* left in place by a shim unloaded before */
+    chain[k][0] = inherited[k];
+    atomic_store(&nchain[k], 1);
+  }
   if (!ours && !pi_sigaction_ignores(&cur))
     install_one(k);
 }
@@ -1398,6 +1469,7 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
  * starts, and does not pass a re-raised abort on). */
 static void ensure_handlers(void)
 {
+  load_sigfwd();
   for (size_t k = 0; k < PI_NFATAL; k++)
     keep_in_front(k);
   atomic_store(&handlers_installed, true);
@@ -1542,4 +1614,6 @@ __attribute__((destructor)) static void shim_fini(void)
 {
   if (started && atomic_load(&shim_recording))
     writer_flush(2000);
+  else if (atomic_load(&handlers_installed))
+    leave_handlers(); /* unloaded (a dlclose) or exiting, its session over */
 }

@@ -525,6 +525,23 @@ Test(record, a_recorded_runtime_closed_with_dlclose_and_backtraces_ends_each_ses
                              "'%libpirt.so!pirt_%'"), 2);
 }
 
+/* libpirt recorded, used and unloaded (dlclose) twice, then SIGTERM:
+ * LLVM's handler inside PoCL, installed over the recorder's, handed the
+ * signal on to the recorder's, unmapped with the shim, and the program
+ * died of SIGSEGV instead. The handler the dispositions name is in a
+ * library that stays (libpi_sigfwd.so); the sessions end as before. */
+Test(record, a_signal_after_the_recorded_runtime_is_unloaded_ends_the_program_as_it_would)
+{
+  const char *argv[] = {BIN "/dlopen_cycle", PITRACE_LIB_DIR "/libpirt.so", "2", "term", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 128 + SIGTERM, "status %d: %s", st, out);
+  cr_assert(strstr(out, "2 cycles done"), "%s", out);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions ORDER BY id"),
+                   "teardown\nteardown\n");
+}
+
 /* record_prog MODE recorded into a new session (on PoCL), which it says
  * `done` of; the session's path. */
 static char *record_prog_session(const char *mode, const char *done)

@@ -35,7 +35,7 @@ fail() {
 # ---- The layout ----------------------------------------------------------------
 for f in bin/pitrace bin/pitrace_embed \
          lib/libpirt.so lib/libpirt.so.0 \
-         lib/libpi_opencl.so lib/libpi_level_zero.so lib/libpi_shim.so \
+         lib/libpi_opencl.so lib/libpi_level_zero.so lib/libpi_shim.so lib/libpi_sigfwd.so \
          lib/libpitrace_opencl.so lib/libpitrace_sqlite.so etc/OpenCL/vendors/pitrace.icd include/pirt_pi.h \
          include/pirt.h include/pi/pi.h include/pi/pi_gen.h include/pi/pi_desc.h \
          etc/pitrace/plugins.conf lib/pkgconfig/pitrace.pc \
