@@ -147,6 +147,14 @@ print("make_seeds.sh: salvage seed: %d slot(s), heads %s, rings cut to %d bytes"
 PYEOF
 }
 cut_ring "$1" "$out/salvage/quickexit5"
+# The same with stacks (SYCL_PI_RECORD_BACKTRACE=1): each thread's stacks
+# named in its ring (REC_STACK records) before the calls that have them.
+rm -f "$tmp"/b.db "$tmp"/b.db-*
+OCL_ICD_VENDORS=$POCL SYCL_PI_RECORD=$tmp/b.db SYCL_PI_RECORD_BACKTRACE=1 \
+  "$build/bin/record_prog" quickexit 5 >/dev/null || true
+set -- "$tmp"/b.db-rings.*
+[ -f "$1" ] || { echo "make_seeds.sh: record_prog left no ring file (stacks)" >&2; exit 1; }
+cut_ring "$1" "$out/salvage/quickexit5-stacks"
 # A payload file: writes and a read of 64 KiB and 4 bytes, the payloads
 # written into the file before their calls returned (there whatever the
 # writer did before the _exit), cut to 72 KiB: the first region (68 KiB)
