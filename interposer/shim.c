@@ -1469,9 +1469,14 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
  * starts, and does not pass a re-raised abort on). */
 static void ensure_handlers(void)
 {
+  /* Threads' first calls may come at once (the signal handler's own
+   * keep_in_front takes no lock: it runs on one thread at a time). */
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&lock);
   load_sigfwd();
   for (size_t k = 0; k < PI_NFATAL; k++)
     keep_in_front(k);
+  pthread_mutex_unlock(&lock);
   atomic_store(&handlers_installed, true);
 }
 
