@@ -201,12 +201,62 @@ static bool outfile_stream(pt_outfile *o, int fd)
   return o->f != NULL;
 }
 
-bool pt_outfile_open(const char *verb, const char *path, pt_outfile *o)
+/* Whether a file starts as an SQLite database does. */
+static bool is_sqlite_file(const char *path)
+{
+  char head[16];
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  bool yes = fd >= 0 && read(fd, head, sizeof head) == (ssize_t)sizeof head &&
+             memcmp(head, "SQLite format 3", 16) == 0;
+  if (fd >= 0)
+    close(fd);
+  return yes;
+}
+
+/* The input that writing the file at `path` would replace: the same file
+ * (under another name, or through a link), or a database in a directory
+ * being read; NULL when none. */
+static const char *input_replaced(const char *path, const pt_args *in, bool *in_dir)
+{
+  struct stat out, st, ds;
+  if (!in || stat(path, &out) != 0 || !S_ISREG(out.st_mode))
+    return NULL;
+  char *real = realpath(path, NULL);
+  char *slash = real ? strrchr(real, '/') : NULL;
+  if (slash)
+    *(slash == real ? slash + 1 : slash) = 0; /* its directory */
+  bool have_dir = slash && stat(real, &ds) == 0;
+  free(real);
+  for (int i = 0; i < in->npos; i++) {
+    if (stat(in->pos[i], &st) != 0)
+      continue;
+    *in_dir = S_ISDIR(st.st_mode);
+    if (S_ISREG(st.st_mode) && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+      return in->pos[i];
+    if (*in_dir && have_dir && st.st_dev == ds.st_dev && st.st_ino == ds.st_ino &&
+        is_sqlite_file(path))
+      return in->pos[i];
+  }
+  return NULL;
+}
+
+bool pt_outfile_open(const char *verb, const char *path, const pt_args *inputs, pt_outfile *o)
 {
   *o = (pt_outfile){.f = stdout, .path = path, .fd = -1};
   if (!path || strcmp(path, "-") == 0)
     return true;
   o->f = NULL;
+  bool in_dir = false;
+  const char *input = input_replaced(path, inputs, &in_dir);
+  if (input) {
+    if (in_dir)
+      pt_verb_error(verb, "-o %s is a session file in %s, which is being read: name another file",
+                    path, input);
+    else
+      pt_verb_error(verb, "-o %s is %s, which is being read: name another file", path,
+                    strcmp(input, path) == 0 ? "the session file" : input);
+    return false;
+  }
   struct stat st;
   int fd = -1;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {

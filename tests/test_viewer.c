@@ -2069,6 +2069,41 @@ Test(viewer, report_of_a_directory_without_good_sessions_says_why_in_one_line)
   cr_assert(strstr(err, "zz-garbage.db") && lines(err) == 1, "%s", err);
 }
 
+/* -o naming a session being read: export and report wrote over it (exit
+ * 0, the session gone), by its own name, through a link, as the second
+ * file of a comparison, or as a file of a directory being read. */
+Test(viewer, an_output_that_would_replace_a_session_being_read_is_refused)
+{
+  char *db = record("vadd", POCL), *other = record("vadd", POCL), *out, *err;
+  char *link = tu_temp_path(".db"), *dir = tu_temp_path(".d"), path[4200];
+  cr_assert_eq(symlink(db, link), 0);
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  snprintf(path, sizeof path, "%s/run.db", dir);
+  cr_assert_eq(rename(other, path), 0);
+  other = path;
+  long long calls = sql_int(db, "SELECT count(*) FROM pi_calls");
+  struct {
+    const char *verb, *in, *in2, *o;
+  } cases[] = {{"export", db, NULL, db},   {"report", db, NULL, db},
+               {"report", db, NULL, link}, {"export", db, NULL, link},
+               {"report", other, db, db},  {"report", dir, NULL, path},
+               {"export", dir, NULL, path}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    bool export = strcmp(cases[i].verb, "export") == 0;
+    const char *second = cases[i].in2 ? cases[i].in2 : export ? "--format=csv" : "--no-info";
+    int st = pitrace(&out, &err, cases[i].verb, cases[i].in, second, "-o", cases[i].o, NULL);
+    cr_assert_eq(st, 2, "%s %s -o %s: %d %s", cases[i].verb, cases[i].in, cases[i].o, st, err);
+    cr_assert(strstr(err, "which is being read: name another file") && lines(err) == 1, "%s",
+              err);
+  }
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM pi_calls"), calls);
+  cr_assert_eq(sql_int(path, "SELECT count(*) FROM pi_calls"), calls); /* the same program */
+  /* A report written beside the sessions of a directory is no session. */
+  snprintf(path, sizeof path, "%s/report.html", dir);
+  cr_assert_eq(pitrace(&out, &err, "report", dir, "-o", path, NULL), 0, "%s", err);
+  cr_assert_eq(pitrace(&out, &err, "report", dir, "-o", path, NULL), 0, "%s", err);
+}
+
 Test(viewer, stats_of_a_record_directory_shows_each_process_and_all_of_them)
 {
   three t = record_three();

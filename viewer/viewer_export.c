@@ -435,7 +435,7 @@ int pt_export(int argc, char **argv)
   pt_outfile out;
   if (ok) {
     vw_set_place(set);
-    ok = pt_outfile_open("export", path, &out);
+    ok = pt_outfile_open("export", path, &a, &out);
   }
   if (!ok) {
     vw_set_close(set);

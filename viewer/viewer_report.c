@@ -708,7 +708,7 @@ static bool write_page(FILE *f, const pi_sbuf *data)
   return true;
 }
 
-static int write_report(report *r, const char *path)
+static int write_report(report *r, const char *path, const pt_args *inputs)
 {
   pi_sbuf data;
   pi_sbuf_init(&data, NULL, 0);
@@ -719,7 +719,7 @@ static int write_report(report *r, const char *path)
     return 2;
   }
   pt_outfile out;
-  if (!pt_outfile_open("report", path, &out)) {
+  if (!pt_outfile_open("report", path, inputs, &out)) {
     pi_sbuf_free(&data);
     return 2;
   }
@@ -749,6 +749,11 @@ int pt_report(int argc, char **argv)
   }
   if (!path) {
     pt_verb_error("report", "say where to write the report with -o FILE.html");
+    return 2;
+  }
+  if (sb >= 0 && a.npos < 2) {
+    pt_verb_error("report", "--session-b picks a session of the second file, and only one "
+                            "was given");
     return 2;
   }
   vw_set *o = calloc(1, sizeof *o);
@@ -786,7 +791,7 @@ int pt_report(int argc, char **argv)
     if (!r.held || !r.ncalls)
       pt_verb_error("report", "out of memory");
     else
-      rc = write_report(&r, path);
+      rc = write_report(&r, path, &a);
     free(r.held);
     free(r.ncalls);
     intern_free(&r.strings);

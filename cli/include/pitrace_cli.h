@@ -72,8 +72,11 @@ typedef struct pt_outfile {
 } pt_outfile;
 
 /* Opens the output; false after a one-line error ("cannot write FILE: ...").
- * *o must stay where it is until pt_outfile_close. */
-bool pt_outfile_open(const char *verb, const char *path, pt_outfile *o);
+ * `inputs` (or NULL): the verb's files and directories of sessions, which
+ * the output must not replace (the same file under any name, or a
+ * database in a directory read). *o must stay where it is until
+ * pt_outfile_close. */
+bool pt_outfile_open(const char *verb, const char *path, const pt_args *inputs, pt_outfile *o);
 /* Ends it: with `ok` (the verb made its whole output) the output is
  * flushed, checked and put in place; without, it is dropped. Returns
  * whether the output is whole where it was asked for; false after a
