@@ -1081,6 +1081,44 @@ bool ex_assemble(ex *x)
   return true;
 }
 
+/* Whether mem is root buffer b or a sub-buffer of it. */
+static bool of_buffer(const ex *x, uint64_t mem, const ex_buffer *b)
+{
+  if (mem == b->id)
+    return true;
+  for (size_t k = 0; k < x->nsubs; k++)
+    if (x->subs[k].id == mem)
+      return x->subs[k].parent == b->id;
+  return false;
+}
+
+/* Whether the release c (of b or a sub-buffer of it) lets b go: the
+ * application's last reference to it, counting its creation, retains,
+ * and sub-buffers (each holds its parent) up to c. An application (or
+ * pyopencl, for a launch that waits on a user event) that retains a
+ * buffer around a launch and releases it after still reads it: a release
+ * taken for the end dropped those reads from the repro, which then
+ * checked nothing. */
+static bool lets_go(const ex *x, const pt_call *c, const ex_buffer *b)
+{
+  int64_t refs = 1;
+  for (size_t i = 0; i < x->s->calls.n; i++) {
+    const pt_call *o = call_at(x, i);
+    if (rp_call_ok(o)) {
+      uint64_t mem = (uint64_t)rp_arg_int(o, 0, 0);
+      if (o->api == PI_API_piMemRetain && mem == b->id)
+        refs++;
+      else if (o->api == PI_API_piMemBufferPartition && mem == b->id)
+        refs++;
+      else if (o->api == PI_API_piMemRelease && of_buffer(x, mem, b))
+        refs--;
+    }
+    if (o == c)
+      break;
+  }
+  return refs <= 0;
+}
+
 /* Whether call c changes root buffer b (after the launch). */
 static bool changes(ex *x, const pt_call *c, const ex_buffer *b)
 {
@@ -1091,8 +1129,10 @@ static bool changes(ex *x, const pt_call *c, const ex_buffer *b)
                  {PI_API_piEnqueueMemBufferCopy, 2}, {PI_API_piEnqueueMemBufferWriteRect, 1},
                  {PI_API_piEnqueueMemBufferCopyRect, 2}, {PI_API_piEnqueueMemUnmap, 1},
                  {PI_API_piEnqueueMemImageWrite, 1}, {PI_API_piEnqueueMemImageCopy, 2},
-                 {PI_API_piEnqueueMemImageFill, 1}, {PI_API_piMemRelease, 0}};
+                 {PI_API_piEnqueueMemImageFill, 1}};
   uint64_t at;
+  if (c->api == PI_API_piMemRelease)
+    return of_buffer(x, (uint64_t)rp_arg_int(c, 0, 0), b) && lets_go(x, c, b);
   for (size_t k = 0; k < sizeof writers / sizeof *writers; k++)
     if (c->api == writers[k].api &&
         region(x, (uint64_t)rp_arg_int(c, writers[k].pos, 0), 0, 0, &at) == b)

@@ -861,6 +861,19 @@ Test(replay, extract_follows_rectangle_writes_copies_and_reads)
   cr_assert(strstr(out, "piEnqueueMemBufferWriteRect, whose data was not recorded"), "%s", out);
 }
 
+/* A release after the launch that leaves the buffer alive (the program
+ * retained it before) ends nothing: the reads after it are still the
+ * repro's checks. Taken for the buffer's end, it dropped them, and the
+ * repro said "matched" with 0 read-backs verified. */
+Test(replay, extract_keeps_the_reads_after_a_release_that_leaves_the_buffer_alive)
+{
+  char *db = record_opencl_app("rect_app", "all", "retain"), *repro = tu_temp_path(".db"), *out;
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piMemRetain'"), 1);
+  cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "5 read-backs verified"), "%s", out);
+}
+
 /* The recorder knows every live image's pixel size (how many bytes its
  * transfers move), however many were made before: B's writes after 300
  * images made and released keep their data. */

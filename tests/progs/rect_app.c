@@ -9,9 +9,12 @@
  * box back by a rectangle into a padded host array
  * (clEnqueueReadBufferRect) and checks it. For extract's following of
  * rectangles (tests/test_replay.c): the launch's input is known only
- * through the rectangle write and copy.
+ * through the rectangle write and copy. With `retain`, the program holds
+ * a second reference to the third grid around the launch (retained before
+ * it, released after it, before the reads), as pyopencl does to a buffer
+ * a launch waiting on a user event uses: the grid lives on.
  *
- *   rect_app
+ *   rect_app [retain]
  *
  * Prints "rect_app: result verified: N values"; exit 0 verified, 1 a wrong
  * result, 2 OpenCL failed.
@@ -34,8 +37,9 @@ static const char *source =
     "  out[i] = in[i] * 2.0f + 1.0f;\n"
     "}\n";
 
-int main(void)
+int main(int argc, char **argv)
 {
+  int retain = argc > 1 && strcmp(argv[1], "retain") == 0;
   cl_device_id device;
   cl_context ctx;
   cl_command_queue q;
@@ -77,8 +81,12 @@ int main(void)
   TRY("clSetKernelArg", clSetKernelArg(k, 0, sizeof grid[1], &grid[1]));
   TRY("clSetKernelArg", clSetKernelArg(k, 1, sizeof grid[2], &grid[2]));
   size_t global = W * H;
+  if (retain)
+    TRY("clRetainMemObject", clRetainMemObject(grid[2]));
   TRY("clEnqueueNDRangeKernel",
       clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+  if (retain)
+    TRY("clReleaseMemObject", clReleaseMemObject(grid[2]));
   /* Grid 2's box into row 1 column 1 of a padded host array. */
   static float back[8][HW];
   size_t back_origin[3] = {1 * sizeof(float), 1, 0};
