@@ -1207,8 +1207,13 @@ Test(viewer, diff_ignore_and_only_filter_by_api_and_kind)
   } bad[] = {{"--only", "foo", "pitrace diff: --only 'foo': neither a kind"},
              {"--ignore", "pi*:bogus", "pitrace diff: --ignore 'pi*:bogus': unknown kind 'bogus'"},
              {"--ignore", "", "pitrace diff: --ignore wants a pattern"},
-             {"--only", "args,,data", "pitrace diff: --only '': neither a kind"}};
-  for (int i = 0; i < 4; i++) {
+             {"--only", "args,,data", "pitrace diff: --only '': neither a kind"},
+             /* A misspelt function left out nothing and said "same", exit 0. */
+             {"--only", "piDeviceGetInfoo",
+              "pitrace diff: --only 'piDeviceGetInfoo': 'piDeviceGetInfoo' matches no PI "
+              "function"},
+             {"--ignore", "piEnqueueMemBufferReed:data", "matches no PI function"}};
+  for (int i = 0; i < 6; i++) {
     cr_assert_eq(pitrace(&out, &err, "diff", bad[i].opt, bad[i].value, a, b, NULL), 2, "%s", err);
     cr_assert_eq(lines(err), 1, "%s", err);
     cr_assert(strstr(err, bad[i].says), "%s", err);
