@@ -56,6 +56,11 @@ Test(discovery, unreadable_config_is_a_clear_error)
   cr_assert(strstr(out, "SYCL_PI_CONFIG=/nonexistent/plugins.conf cannot be read "
                         "(No such file or directory)"), "%s", out);
   cr_assert(strstr(out, "PI_ERROR_DEVICE_NOT_FOUND"), "%s", out);
+  /* A directory opens, and read as an empty config: the error blamed the
+   * plugins ("no PI plugin could be loaded"). */
+  const char *dir[] = {"SYCL_PI_CONFIG=/tmp", NULL};
+  cr_assert_eq(tu_run(use_device, dir, &out), 2, "%s", out);
+  cr_assert(strstr(out, "SYCL_PI_CONFIG=/tmp cannot be read (Is a directory)"), "%s", out);
 }
 
 Test(discovery, unknown_backend_in_config_is_skipped)

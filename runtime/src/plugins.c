@@ -36,6 +36,7 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,14 @@ static bool load_config(pirt_global *g, const char *file)
   FILE *f = fopen(file, "re");
   if (!f)
     return false;
+  /* A directory opens, and its first read fails: that is no config (it
+   * read as an empty one, and the error blamed the plugins). */
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    errno = EISDIR;
+    return false;
+  }
   pirt_trace(PIRT_TRACE_BASIC, "Reading plugins config %s", file);
   char line[PIRT_CONFIG_LINE_MAX];
   unsigned lineno = 0;
@@ -436,7 +445,12 @@ static bool load_config(pirt_global *g, const char *file)
     if (p)
       add_plugin(g, p);
   }
+  int e = ferror(f) ? errno : 0;
   fclose(f);
+  if (e) { /* a read that failed part-way: not the whole config */
+    errno = e;
+    return false;
+  }
   return true;
 }
 
