@@ -259,14 +259,21 @@ static void read_config(void)
   shim_cfg.data_cap = 256u << 20;
   if (cap && *cap) {
     char *end;
+    errno = 0;
     unsigned long long v = strtoull(cap, &end, 10);
+    unsigned shift = 0;
     if (*end == 'k' || *end == 'K')
-      v <<= 10, end++;
+      shift = 10, end++;
     else if (*end == 'm' || *end == 'M')
-      v <<= 20, end++;
+      shift = 20, end++;
     else if (*end == 'g' || *end == 'G')
-      v <<= 30, end++;
-    if (*end)
+      shift = 30, end++;
+    /* No sign (strtoull takes "-1" as the largest number), and no size
+     * that wraps (17179869184G was 0: nothing stored). */
+    bool bad = *end || end == cap || !(*cap >= '0' && *cap <= '9') || errno == ERANGE ||
+               v > (UINT64_MAX >> shift);
+    v <<= shift;
+    if (bad)
       fprintf(stderr, "pitrace: SYCL_PI_RECORD_DATA_CAP=%s is not a size (like 64M); "
                       "keeping %llu bytes\n", cap, (unsigned long long)shim_cfg.data_cap);
     else

@@ -473,6 +473,18 @@ Test(record, data_controls)
   const char *e3[] = {env_kv("SYCL_PI_RECORD", cap), "SYCL_PI_RECORD_DATA_CAP=1K", POCL, NULL};
   cr_assert_eq(tu_run(argv, e3, &out), 0, "%s", out);
   cr_assert_gt(tu_db_int(cap, "SELECT count(*) FROM data WHERE size = 4096 AND stored = 1024"), 0);
+  /* A cap that wraps (it was 0: nothing stored) or has a sign (-1 was
+   * the largest number) is said, and the default kept. */
+  const char *caps[] = {"17179869184G", "-1"};
+  for (int i = 0; i < 2; i++) {
+    char *db = tu_temp_path(".db");
+    const char *e[] = {env_kv("SYCL_PI_RECORD", db),
+                       env_kv("SYCL_PI_RECORD_DATA_CAP", caps[i]), POCL, NULL};
+    cr_assert_eq(tu_run(argv, e, &out), 0, "%s", out);
+    cr_assert(strstr(out, "is not a size (like 64M); keeping 268435456 bytes"), "%s", out);
+    cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM data WHERE size = 4096 AND stored = 4096"),
+                 tu_db_int(db, "SELECT count(*) FROM data WHERE size = 4096"));
+  }
 }
 
 static int ring_files(const char *db);
