@@ -107,7 +107,11 @@ static int parse_opt(int argc, char **argv, int *i, const pt_opt *opts)
     *(bool *)o->dst = true;
     return 0;
   }
-  const char *val = inline_val ? inline_val : *i + 1 < argc ? argv[++*i] : NULL;
+  /* "--" after an option that takes a value ends the options: it is not
+   * the value (`record -o -- CMD` made a directory named "--"). */
+  const char *val = inline_val                                          ? inline_val
+                    : *i + 1 < argc && strcmp(argv[*i + 1], "--") != 0 ? argv[++*i]
+                                                                        : NULL;
   if (!val) {
     pt_verb_error(verb, "%s needs a value", o->name);
     return 2;

@@ -129,6 +129,9 @@ Test(pitrace_record, usage_errors_are_one_line_and_exit_2)
       {"--label", NULL},
       {"-o", file, "--", "true", NULL},
       {"-o", "", "--", "true", NULL},
+      /* "--" is not a value: a directory named "--" was made */
+      {"-o", "--", "true", NULL},
+      {"--label", "--", "true", NULL},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char *out;
