@@ -384,7 +384,12 @@ static int parse_args(int argc, char **argv, ex_opts *o)
   if (rc)
     return rc == 1 ? 0 : 2;
   o->path = a.npos ? a.pos[0] : NULL;
-  o->kernel = n > INT_MAX ? INT_MAX : (int)n;
+  if (n > INT_MAX || from > INT_MAX) { /* said as the clamped number before */
+    pt_verb_error("extract", "%s %lld: launches are counted up to %d", n > INT_MAX ? "--kernel"
+                  : "--from", (long long)(n > INT_MAX ? n : from), INT_MAX);
+    return 2;
+  }
+  o->kernel = (int)n;
   o->from = from < 0 ? 0 : from > INT_MAX ? INT_MAX : (int)from;
   if (!o->path || !o->out || o->kernel < 1) {
     pt_verb_error("extract", "give SESSION.db, --kernel N (from 1) and -o REPRO.db "

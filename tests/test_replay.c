@@ -648,6 +648,9 @@ Test(replay, extract_rebuilds_buffer_contents_and_refuses_what_it_cannot_know)
   cr_assert(strstr(out, "cannot be derived"), "%s", out);
   cr_assert_eq(extract(db, "4", repro, &out), 2, "%s", out);
   cr_assert(strstr(out, "has 3 kernel launches"), "%s", out);
+  /* Past an int: named as given (it was said as 2147483647). */
+  cr_assert_eq(extract(db, "4294967297", repro, &out), 2, "%s", out);
+  cr_assert(strstr(out, "--kernel 4294967297: launches are counted up to"), "%s", out);
 }
 
 /* pipeline's three launches (saxpy, square, reduce) chain through device
