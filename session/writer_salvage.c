@@ -259,10 +259,12 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
     goto out;
   }
   uint64_t committed = wr.seq_counter;
-  uint32_t nslots = atomic_load(&hdr->nslots);
+  uint32_t nslots = atomic_load(&hdr->nslots), cut = 0;
   uint64_t fit = ((uint64_t)st.st_size - RINGFILE_HEADER) / hdr->slot_size;
-  if (nslots > fit)
+  if (nslots > fit) { /* a file cut short (a full disk, a copy): those rings are gone */
+    cut = nslots - (uint32_t)fit;
     nslots = (uint32_t)fit;
+  }
   shim_ring *list = NULL;
   for (uint32_t k = 0; k < nslots; k++) {
     shim_ring *r = (shim_ring *)(base + RINGFILE_HEADER + (size_t)k * hdr->slot_size);
@@ -326,7 +328,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
     signo = noted;
     code = 128 + signo;
   }
-  char reason[256];
+  char reason[512]; /* the lead (128) and four parts of at most 80: never cut */
   char lead[128] = "the process ended without a word";
   if (went_on)
     snprintf(lead, sizeof lead, "pid %d went on as another program (exec)", (int)hdr->pid);
@@ -340,8 +342,12 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
     len += snprintf(reason + len, sizeof reason - (size_t)len, ", %llu never returned",
                     (unsigned long long)pending);
   if (wr.damaged)
-    snprintf(reason + len, sizeof reason - (size_t)len, "; %llu damaged record%s skipped",
-             (unsigned long long)wr.damaged, wr.damaged == 1 ? "" : "s");
+    len += snprintf(reason + len, sizeof reason - (size_t)len, "; %llu damaged record%s skipped",
+                    (unsigned long long)wr.damaged, wr.damaged == 1 ? "" : "s");
+  if (cut)
+    snprintf(reason + len, sizeof reason - (size_t)len,
+             "; %u ring%s past the end of its ring file, which was cut short", cut,
+             cut == 1 ? "" : "s");
   uint64_t dur = wr.last_t > wr.session_t0 ? wr.last_t - wr.session_t0 : 0;
   /* Damaged call times can make that anything (and start + it overflow):
    * the calls were made between the session's start and now. */

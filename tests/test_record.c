@@ -1249,6 +1249,26 @@ Test(record, exit_after_four_threads_keeps_every_threads_calls)
   cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
+/* A ring file cut short (a copy, a full disk): the rings past its end
+ * are gone, and the session says so rather than only "N calls salvaged". */
+Test(record, a_ring_file_cut_short_is_salvaged_and_says_so)
+{
+  char *db = tu_temp_path(".db"), path[4200];
+  const char *argv[] = {BIN "/record_prog", "threadsexit", "4", "300", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
+  cr_assert_eq(ring_files_at(db, NULL, 0, path, sizeof path), 1);
+  struct stat st;
+  cr_assert_eq(stat(path, &st), 0);
+  cr_assert_eq(truncate(path, RINGFILE_HEADER + (st.st_size - RINGFILE_HEADER) / 3), 0);
+  salvage_with_pitrace(db);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "killed\n");
+  char *why = tu_db_lines(db, "SELECT incomplete_reason FROM sessions");
+  cr_assert(strstr(why, "past the end of its ring file, which was cut short"), "%s", why);
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
+}
+
 Test(record, the_next_recording_process_salvages_the_last_one)
 {
   char *db = tu_temp_path(".db");
