@@ -36,7 +36,7 @@ static bool writer_open(void);
 #define NAP_MIN_NS 250000L
 #define NAP_DOUBLINGS 4u
 
-static pthread_t writer_thread;
+static pi_thread writer_thread;
 static bool writer_running;
 /* The process the writer runs in: a child forked from it has the same
  * memory, writer_running included, but no writer thread, and its ring
@@ -468,7 +468,7 @@ bool writer_start(void)
   start_knot = stamp_take_knot();
   wr__keep_knot(start_knot); /* for a salvager: how its stamps were counting */
   writer_pid = getpid();
-  writer_running = wr__start_thread(&writer_thread, writer_main);
+  writer_running = pi_thread_start(&writer_thread, writer_main, NULL);
   if (!writer_running) {
     fprintf(stderr, "pitrace: cannot start the recording thread; not recording\n");
     ringfile_remove();
@@ -493,7 +493,7 @@ static void wait_done(int gen, int timeout_ms)
 
 void writer_flush(int timeout_ms)
 {
-  if (!writer_here() || pthread_equal(pthread_self(), writer_thread))
+  if (!writer_here() || pthread_equal(pthread_self(), writer_thread.t))
     return;
   int gen = atomic_fetch_add(&finish_gen, 1) + 1;
   int expected = 0;
@@ -511,7 +511,7 @@ void writer_finish(const char *how, int signo, int timeout_ms)
    * its death up for the whole timeout. */
   if (!writer_here() || atomic_exchange(&finishing, true))
     return;
-  if (pthread_equal(pthread_self(), writer_thread))
+  if (pthread_equal(pthread_self(), writer_thread.t))
     return;
   if (signo) /* should the writer not finish in time, the salvager knows why */
     ringfile_note_signal(signo);
@@ -525,7 +525,7 @@ void writer_finish(const char *how, int signo, int timeout_ms)
   if (signo) /* in a signal handler: leave the rest to the process's end */
     return;
   if (atomic_load(&finish_done) >= gen) {
-    pthread_join(writer_thread, NULL);
+    pi_thread_join(&writer_thread);
     writer_running = false;
     wr__finalize_statements();
     /* One file again when this process is the last one using it: the
@@ -555,7 +555,7 @@ static bool busy_fork_payloads;
 
 int writer_fork_prepare(void)
 {
-  if (!writer_here() || pthread_equal(pthread_self(), writer_thread))
+  if (!writer_here() || pthread_equal(pthread_self(), writer_thread.t))
     return WRITER_FORK_NONE;
   uint32_t n = ++fork_number ? fork_number : ++fork_number; /* never 0 */
   atomic_store(&wr__fork_wait, n);
@@ -637,15 +637,6 @@ void writer_fork_unstarted_child(void)
   parent_path[0] = 0;
 }
 
-bool wr__start_thread(pthread_t *t, void *(*fn)(void *))
-{
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  bool ok = pthread_create(t, NULL, fn, NULL) == 0;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  return ok;
-}
 
 /* Back to the state of a writer that never ran. */
 void wr__reset_state(void)

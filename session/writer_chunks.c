@@ -45,7 +45,7 @@ static ready_chunk *ready;
 static size_t nready, cap_ready;
 static chunk_job *queued, **queued_tail = &queued, *free_jobs;
 static size_t njobs, nbusy, npending; /* made; encoders at work; handed over, not done */
-static pthread_t encoders[MAX_ENCODERS];
+static pi_thread encoders[MAX_ENCODERS];
 static size_t nencoders;
 static bool enc_stop;
 
@@ -125,7 +125,7 @@ static bool more_encoders(void)
     most = MAX_ENCODERS;
   if (wr.salvaging || nencoders >= most || nbusy < nencoders)
     return nencoders > 0;
-  if (wr__start_thread(&encoders[nencoders], encoder_main))
+  if (pi_thread_start(&encoders[nencoders], encoder_main, NULL))
     nencoders++;
   return nencoders > 0;
 }
@@ -220,7 +220,7 @@ void wr__stop_encoders(void)
   pthread_cond_broadcast(&enc_work);
   pthread_mutex_unlock(&enc_lock);
   for (size_t i = 0; i < nencoders; i++)
-    pthread_join(encoders[i], NULL);
+    pi_thread_join(&encoders[i]);
   nencoders = 0;
   enc_stop = false;
 }

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "chunk.h"
+#include "pi_thread.h"
 #include "recorder.h"
 #include "schema.h"
 
@@ -538,10 +539,6 @@ void wr__reset_state(void);
 
 /* writer_merge.c */
 bool wr__record_ok(rec_hdr *h, size_t avail, size_t to_end);
-/* Starts a thread of the recorder's (the writer, an encoder) with every
- * signal blocked: the application's signals go to the application's
- * threads, whose handlers (the recorder's among them) can act on them. */
-bool wr__start_thread(pthread_t *t, void *(*fn)(void *));
 void wr__publish_tails(void);
 void wr__forget_rings(void);
 size_t wr__merge(void);

@@ -14,6 +14,8 @@ target_link_libraries(callback_app PRIVATE OpenCL::OpenCL)
 # (extract follows them row by row).
 add_executable(rect_app progs/rect_app.c)
 target_link_libraries(rect_app PRIVATE OpenCL::OpenCL)
+add_executable(fork_app progs/fork_app.c)
+target_link_libraries(fork_app PRIVATE OpenCL::OpenCL)
 add_library(pi_replay_userevent MODULE progs/replay_userevent_plugin.c)
 target_link_libraries(pi_replay_userevent PRIVATE pi_headers Threads::Threads)
 set_target_properties(pi_replay_userevent PROPERTIES C_VISIBILITY_PRESET hidden)
@@ -21,6 +23,7 @@ set_target_properties(pi_replay_userevent PROPERTIES C_VISIBILITY_PRESET hidden)
 pitrace_suite(test_replay)
 add_dependencies(test_replay pitrace pi_replay pi_shim replay_threads pi_replay_userevent
   vadd pipeline shared_lib spec_const pi_null bench_replay image_app callback_app rect_app
+  fork_app
   pitrace_opencl record_prog)
 # An OpenCL application's recorded replay (through the front end): clinfo
 # is Debian's, not built with ASan, and a sanitized front end cannot load

@@ -877,6 +877,28 @@ Test(replay, extract_keeps_the_reads_after_a_release_that_leaves_the_buffer_aliv
   cr_assert(strstr(out, "5 read-backs verified"), "%s", out);
 }
 
+/* A child forked after the parent used a queue, which makes one call and
+ * ends with exit(): on rusticl its exit joins the queue's worker thread,
+ * which did not come along, and glibc had given that thread's stack and
+ * descriptor to the recorder's (or the trace's) thread in the child: the
+ * join waited for it, and the child hung at exit, recorded or traced to a
+ * file. */
+Test(replay, a_forked_child_that_calls_and_exits_ends_recorded_and_traced)
+{
+  if (access("/etc/OpenCL/vendors/rusticl.icd", R_OK) != 0)
+    cr_skip_test("rusticl is not installed");
+  char *dir = tu_temp_path(""), *trace = tu_temp_path(".trace"), *out;
+  const char *rec[] = {"/usr/bin/timeout", "30", PITRACE, "record", "-o", dir, "--",
+                       BIN "/fork_app", NULL};
+  cr_assert_eq(tu_run(rec, rusticl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "fork_app: child exited 0"), "%s", out);
+  const char *run[] = {"/usr/bin/timeout", "30", PITRACE, "run", "--", BIN "/fork_app", NULL};
+  const char *env[] = {RUSTICL, SWRAST, "SYCL_PI_TRACE=2", kv("SYCL_PI_TRACE_FILE", trace),
+                       NULL};
+  cr_assert_eq(tu_run(run, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "fork_app: child exited 0"), "%s", out);
+}
+
 /* The recorder knows every live image's pixel size (how many bytes its
  * transfers move), however many were made before: B's writes after 300
  * images made and released keep their data. */

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "pi_signals.h"
+#include "pi_thread.h"
 #include "pirt_internal.h"
 
 int pirt_trace_level;
@@ -93,7 +94,7 @@ static pid_t trace_pid;              /* the process the buffers belong to */
 static pthread_key_t buf_key;
 static bool buf_key_made;
 static atomic_bool flusher_started;
-static pthread_t flusher;
+static pi_thread flusher;
 static pthread_mutex_t flusher_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
 static bool flusher_stop;
@@ -393,13 +394,9 @@ static void start_flusher(void)
   pthread_mutex_lock(&flusher_lock);
   if (!atomic_load(&flusher_started)) {
     flusher_stop = false;
-    /* The flusher takes none of the application's signals. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    if (pthread_create(&flusher, NULL, flusher_main, NULL) == 0)
+    /* None of the application's signals, a stack of its own (pi_thread.h). */
+    if (pi_thread_start(&flusher, flusher_main, NULL))
       atomic_store(&flusher_started, true);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
   }
   pthread_mutex_unlock(&flusher_lock);
 }
@@ -513,7 +510,7 @@ void pirt_trace_fini(bool release)
       flusher_stop = true;
       pthread_cond_signal(&flusher_cond);
       pthread_mutex_unlock(&flusher_lock);
-      pthread_join(flusher, NULL);
+      pi_thread_join(&flusher);
       atomic_store(&flusher_started, false);
     }
     remove_handlers();
