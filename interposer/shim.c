@@ -1437,10 +1437,11 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
   if (!app_handler || (ends && !first && !given_back)) {
     /* No handler left to take it, or again after one took it (a fault
      * that its handler returned into, a signal raised anew): the default
-     * action. A fault re-executes under it when this handler returns; a
-     * sent signal (abort, kill) must be raised again. */
+     * action. A fault re-executes under it when this handler returns;
+     * any other signal (sent, or the kernel's: an alarm) is raised again
+     * (pi_signal_reexecutes). */
     signal(sig, SIG_DFL);
-    if (!info || info->si_code <= 0)
+    if (!pi_signal_reexecutes(sig, info))
       raise(sig);
     return;
   }

@@ -39,10 +39,10 @@ EXPORT void pi_sigfwd_handler(int sig, siginfo_t *info, void *ctx)
     pi_sigaction_chain(&below[k], sig, info, ctx);
     return;
   }
-  /* The default action: a fault re-executes under it when this returns, a
-   * sent signal is raised again. */
+  /* The default action: a fault re-executes under it when this returns,
+   * any other signal is raised again (pi_signal_reexecutes). */
   signal(sig, SIG_DFL);
-  if (!info || info->si_code <= 0)
+  if (!pi_signal_reexecutes(sig, info))
     raise(sig);
 }
 

@@ -554,6 +554,20 @@ Test(record, a_signal_after_the_recorded_runtime_is_unloaded_ends_the_program_as
                    "teardown\nteardown\n");
 }
 
+/* A signal from the kernel (alarm's SIGALRM) with no handler of the
+ * program's below the recorder's: its default action, as without
+ * recording. Its si_code (SI_KERNEL) is above 0, and the recorder took it
+ * for a fault that re-executes: it returned, and the program went on. */
+Test(record, an_alarm_ends_a_recorded_program_as_it_would)
+{
+  const char *argv[] = {BIN "/record_prog", "alarm", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 128 + SIGALRM, "status %d: %s", st, out);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 14\n");
+}
+
 /* record_prog MODE recorded into a new session (on PoCL), which it says
  * `done` of; the session's path. */
 static char *record_prog_session(const char *mode, const char *done)

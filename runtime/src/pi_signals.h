@@ -32,6 +32,19 @@ static inline int pi_signal_may_go_on(int sig)
   return sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE && sig != SIGABRT;
 }
 
+/* Whether a signal's default action comes by returning from its handler:
+ * a fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE) the processor raised on an
+ * instruction, which runs again under the default and faults again. Any
+ * other must be raised again: one sent (kill, raise: si_code <= 0) and
+ * one the kernel sent (alarm's SIGALRM, ^C's SIGINT, a hang-up: SI_KERNEL,
+ * which is above 0: taken for a fault, such a signal was lost and a
+ * recorded program that alarm() should have ended went on). */
+static inline int pi_signal_reexecutes(int sig, const siginfo_t *info)
+{
+  return info && info->si_code > 0 && info->si_code != SI_KERNEL &&
+         (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE);
+}
+
 /* Whether a disposition ignores its signal (SIG_IGN). */
 static inline int pi_sigaction_ignores(const struct sigaction *a)
 {

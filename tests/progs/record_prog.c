@@ -67,6 +67,8 @@
  *                       it: the classic way to end on a signal after
  *                       cleaning up
  *   record_prog chdir DIR   a query, then into directory DIR, then 100 queries
+ *   record_prog alarm       a query, then alarm(1) and 3 s of sleep: the alarm
+ *                           ends it (else "survived SIGALRM", exit 0)
  *   record_prog sigmasks    a query, then each thread's name and the signals it
  *                           blocks ("thread NAME blocks HEX")
  *   record_prog churn N [P] N threads one after another, each a note
@@ -796,7 +798,7 @@ static int run_mode(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | bigwrites T 0 STOP | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkcall [exit] | forkmany N | forkpar N | forknest | forkterm | churn N [P] | sigmasks | chdir DIR\n");
+                    "count FILE | readback [N] | bigwrites T M | bigwrites T 0 STOP | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkcall [exit] | forkmany N | forkpar N | forknest | forkterm | churn N [P] | sigmasks | alarm | chdir DIR\n");
     return 2;
   }
   slow_handler = strcmp(argv[1], "handledslow") == 0;
@@ -874,6 +876,16 @@ static int run_mode(int argc, char **argv)
     if (queries_quiet(1) || chdir(argv[2]) != 0)
       return 2;
     return queries(100);
+  }
+  if (strcmp(mode, "alarm") == 0) {
+    /* A query, then an alarm a second later and 3 s of sleep: the alarm
+     * (SIGALRM from the kernel) ends the process, as without recording. */
+    if (queries(1))
+      return 2;
+    alarm(1);
+    sleep(3);
+    printf("record_prog: survived SIGALRM\n");
+    return 0;
   }
   if (strcmp(mode, "sigmasks") == 0) {
     /* After a query: each thread's name and the signals it blocks. */
