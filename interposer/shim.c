@@ -1336,9 +1336,14 @@ static void install_one(size_t k)
 
 /* The shim is unloaded (its session over): each signal goes where it
  * would have without it. Where ours is in front, the handler it replaced
- * last is put back; where another is over ours, that one keeps
- * libpi_sigfwd.so's to hand on to, which now hands on to what was below
- * ours. */
+ * last is put back; a handler over ours keeps libpi_sigfwd.so's to hand
+ * on to, which now hands on to the disposition from before the shim's
+ * first one (chain level 0). Not to a level above it: every one of those
+ * was installed over ours and hands signals back to the forwarder, which
+ * cannot tell a signal handed back from a new one (on_fatal's chain can):
+ * a forwarder handing on to them went round for ever. The handlers in
+ * between (over ours once, ours put in front of them again) are left
+ * out: each of them took signals only through ours. */
 static void leave_handlers(void)
 {
   struct sigaction to[PI_NFATAL];
@@ -1349,12 +1354,9 @@ static void leave_handlers(void)
     to[k].sa_handler = SIG_DFL;
     if (n == 0 || sigaction(pi_fatal_signals[k], NULL, &cur) != 0)
       continue;
-    if ((cur.sa_flags & SA_SIGINFO) && (cur.sa_sigaction == front || cur.sa_sigaction == on_fatal)) {
+    to[k] = chain[k][0];
+    if ((cur.sa_flags & SA_SIGINFO) && (cur.sa_sigaction == front || cur.sa_sigaction == on_fatal))
       sigaction(pi_fatal_signals[k], &chain[k][n - 1], NULL);
-      to[k] = chain[k][n >= 2 ? n - 2 : 0];
-    } else {
-      to[k] = chain[k][n - 1];
-    }
   }
   if (sigfwd_detach)
     sigfwd_detach(to);

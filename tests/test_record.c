@@ -554,6 +554,26 @@ Test(record, a_signal_after_the_recorded_runtime_is_unloaded_ends_the_program_as
                    "teardown\nteardown\n");
 }
 
+/* The program's own handlers around the recorder's (sigchain: x1 under
+ * it, x2 over it, each putting back what it replaced and raising again),
+ * then the runtime unloaded and SIGTERM: x2 hands on to the recorder's
+ * forwarder, which hands on to what was there before the recorder's
+ * first handler (the default action here). Handing on to x1, which hands
+ * back to the forwarder, went round for ever. Loaded, the chain runs
+ * whole. */
+Test(record, handlers_around_the_recorders_end_the_program_after_the_runtime_is_unloaded)
+{
+  const char *how[] = {"open", "close"}, *ran[] = {"x2\nx1\n", "x2\n"};
+  for (int i = 0; i < 2; i++) {
+    const char *argv[] = {BIN "/sigchain", PITRACE_LIB_DIR "/libpirt.so", how[i], NULL};
+    char *db = tu_temp_path(".db"), *out;
+    const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+    int st = tu_run(argv, env, &out);
+    cr_assert_eq(st, 128 + SIGTERM, "%s: status %d: %s", how[i], st, out);
+    cr_assert_str_eq(out, ran[i], "%s", how[i]);
+  }
+}
+
 /* A signal from the kernel (alarm's SIGALRM) with no handler of the
  * program's below the recorder's: its default action, as without
  * recording. Its si_code (SI_KERNEL) is above 0, and the recorder took it
