@@ -1093,8 +1093,10 @@ static bool of_buffer(const ex *x, uint64_t mem, const ex_buffer *b)
 }
 
 /* Whether the release c (of b or a sub-buffer of it) lets b go: the
- * application's last reference to it, counting its creation, retains,
- * and sub-buffers (each holds its parent) up to c. An application (or
+ * application's last reference to it, counting its creation, the
+ * retains of it and of its sub-buffers, and its sub-buffers (each holds
+ * its parent) up to c: all in one count, which reaches 0 only once b and
+ * every sub-buffer of it are gone. An application (or
  * pyopencl, for a launch that waits on a user event) that retains a
  * buffer around a launch and releases it after still reads it: a release
  * taken for the end dropped those reads from the repro, which then
@@ -1106,8 +1108,8 @@ static bool lets_go(const ex *x, const pt_call *c, const ex_buffer *b)
     const pt_call *o = call_at(x, i);
     if (rp_call_ok(o)) {
       uint64_t mem = (uint64_t)rp_arg_int(o, 0, 0);
-      if (o->api == PI_API_piMemRetain && mem == b->id)
-        refs++;
+      if (o->api == PI_API_piMemRetain && of_buffer(x, mem, b))
+        refs++; /* a sub-buffer's retain too: its release is counted */
       else if (o->api == PI_API_piMemBufferPartition && mem == b->id)
         refs++;
       else if (o->api == PI_API_piMemRelease && of_buffer(x, mem, b))

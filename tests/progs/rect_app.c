@@ -12,9 +12,11 @@
  * through the rectangle write and copy. With `retain`, the program holds
  * a second reference to the third grid around the launch (retained before
  * it, released after it, before the reads), as pyopencl does to a buffer
- * a launch waiting on a user event uses: the grid lives on.
+ * a launch waiting on a user event uses: the grid lives on. With
+ * `subretain`, the same through a sub-buffer of the third grid: made and
+ * retained before the launch, released twice after it.
  *
- *   rect_app [retain]
+ *   rect_app [retain|subretain]
  *
  * Prints "rect_app: result verified: N values"; exit 0 verified, 1 a wrong
  * result, 2 OpenCL failed.
@@ -40,6 +42,7 @@ static const char *source =
 int main(int argc, char **argv)
 {
   int retain = argc > 1 && strcmp(argv[1], "retain") == 0;
+  int subretain = argc > 1 && strcmp(argv[1], "subretain") == 0;
   cl_device_id device;
   cl_context ctx;
   cl_command_queue q;
@@ -83,10 +86,20 @@ int main(int argc, char **argv)
   size_t global = W * H;
   if (retain)
     TRY("clRetainMemObject", clRetainMemObject(grid[2]));
+  cl_mem sub = NULL;
+  if (subretain) {
+    cl_buffer_region whole = {0, bytes};
+    sub = clCreateSubBuffer(grid[2], CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &whole,
+                            &err);
+    TRY("clCreateSubBuffer", err);
+    TRY("clRetainMemObject", clRetainMemObject(sub));
+  }
   TRY("clEnqueueNDRangeKernel",
       clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
   if (retain)
     TRY("clReleaseMemObject", clReleaseMemObject(grid[2]));
+  for (int i = 0; subretain && i < 2; i++)
+    TRY("clReleaseMemObject", clReleaseMemObject(sub));
   /* Grid 2's box into row 1 column 1 of a padded host array. */
   static float back[8][HW];
   size_t back_origin[3] = {1 * sizeof(float), 1, 0};
