@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "pitrace_cli.h"
+#include "session.h"
 
 bool pt_use_color(int fd)
 {
@@ -205,21 +206,9 @@ static bool outfile_stream(pt_outfile *o, int fd)
   return o->f != NULL;
 }
 
-/* Whether a file starts as an SQLite database does. */
-static bool is_sqlite_file(const char *path)
-{
-  char head[16];
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  bool yes = fd >= 0 && read(fd, head, sizeof head) == (ssize_t)sizeof head &&
-             memcmp(head, "SQLite format 3", 16) == 0;
-  if (fd >= 0)
-    close(fd);
-  return yes;
-}
-
 /* The input that writing the file at `path` would replace: the same file
- * (under another name, or through a link), or a database in a directory
- * being read; NULL when none. */
+ * (under another name, or through a link), or a session file (by the
+ * directory reader's rule) of a directory being read; NULL when none. */
 static const char *input_replaced(const char *path, const pt_args *in, bool *in_dir)
 {
   struct stat out, st, ds;
@@ -227,6 +216,7 @@ static const char *input_replaced(const char *path, const pt_args *in, bool *in_
     return NULL;
   char *real = realpath(path, NULL);
   char *slash = real ? strrchr(real, '/') : NULL;
+  bool session_name = slash && pt_session_file_name(slash + 1);
   if (slash)
     *(slash == real ? slash + 1 : slash) = 0; /* its directory */
   bool have_dir = slash && stat(real, &ds) == 0;
@@ -237,8 +227,7 @@ static const char *input_replaced(const char *path, const pt_args *in, bool *in_
     *in_dir = S_ISDIR(st.st_mode);
     if (S_ISREG(st.st_mode) && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
       return in->pos[i];
-    if (*in_dir && have_dir && st.st_dev == ds.st_dev && st.st_ino == ds.st_ino &&
-        is_sqlite_file(path))
+    if (*in_dir && have_dir && st.st_dev == ds.st_dev && st.st_ino == ds.st_ino && session_name)
       return in->pos[i];
   }
   return NULL;

@@ -31,6 +31,12 @@ static int cmp_name(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+bool pt_session_file_name(const char *name)
+{
+  size_t len = strlen(name);
+  return len >= 4 && strcmp(name + len - 3, ".db") == 0 && name[0] != '.';
+}
+
 bool pt_session_files(const char *dir, char **names, size_t max, size_t *n, char *err,
                       size_t errn)
 {
@@ -43,8 +49,7 @@ bool pt_session_files(const char *dir, char **names, size_t max, size_t *n, char
   bool ok = true;
   struct dirent *e;
   while (ok && (e = readdir(d))) {
-    size_t len = strlen(e->d_name);
-    if (len < 4 || strcmp(e->d_name + len - 3, ".db") != 0 || e->d_name[0] == '.')
+    if (!pt_session_file_name(e->d_name))
       continue;
     char *p;
     struct stat st;

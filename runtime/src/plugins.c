@@ -445,12 +445,15 @@ static bool load_config(pirt_global *g, const char *file)
     if (p)
       add_plugin(g, p);
   }
-  int e = ferror(f) ? errno : 0;
-  fclose(f);
-  if (e) { /* a read that failed part-way: not the whole config */
-    errno = e;
-    return false;
+  /* A read that failed part-way (an I/O error): the plugins of the lines
+   * before are bound already, and are used; said, not taken back. */
+  if (ferror(f)) {
+    pirt_trace(PIRT_TRACE_BASIC, "%s: reading failed after line %u (%s); the plugins named "
+               "before it are used", file, lineno, strerror(errno));
+    fprintf(stderr, "pitrace: plugins config %s: reading failed after line %u (%s)\n", file,
+            lineno, strerror(errno));
   }
+  fclose(f);
   return true;
 }
 

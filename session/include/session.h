@@ -51,6 +51,9 @@ bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t err
  * and past that says only "unable to open database file". *len: the
  * path's absolute length, *most: that limit. */
 bool pt_path_openable(const char *path, size_t *len, size_t *most);
+/* Whether a directory's entry of this name is one of its session files:
+ * *.db, not hidden. */
+bool pt_session_file_name(const char *name);
 /* The session files of a directory (pitrace record -o DIR): its regular
  * *.db files not hidden, as "DIR/NAME", sorted by name, at most `max` of
  * them into names (each to free()); *n is how many there are in all.
