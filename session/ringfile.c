@@ -140,7 +140,7 @@ bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_uni
   no_read_around(m, RINGFILE_HEADER);
   fchmod(fd, 0600);
   rf_hdr = m;
-  rf_hdr->version = 2;
+  rf_hdr->version = RINGFILE_VERSION;
   rf_hdr->session = 0;
   if (desc_len > RINGFILE_DESC)
     desc_len = 0;

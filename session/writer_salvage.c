@@ -137,11 +137,11 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   void *pmap = NULL;
   size_t pmap_len = 0;
   sqlite3 *d = NULL;
-  if (hdr->magic == RINGFILE_MAGIC && hdr->version > 2) {
+  if (hdr->magic == RINGFILE_MAGIC && hdr->version > RINGFILE_VERSION) {
     /* A newer recorder's: left for a pitrace that reads it (an older one
      * that took it for done removed it, calls and all). */
-    snprintf(err, errn, "%s: a ring file of version %u, newer than this pitrace reads (2); "
-             "left for a newer pitrace to salvage", file, hdr->version);
+    snprintf(err, errn, "%s: a ring file of version %u, newer than this pitrace reads (%u); "
+             "left for a newer pitrace to salvage", file, hdr->version, RINGFILE_VERSION);
     ret = -1;
     goto out;
   }

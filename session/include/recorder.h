@@ -323,6 +323,11 @@ void stamp_set_mode(bool tsc);
  * and may salvage it (writer_salvage). */
 
 #define RINGFILE_MAGIC 0x31474e4952545050ULL /* "PPTRING1" */
+/* The version a recorder writes: 2 added the session's description, 3
+ * the REC_STACK record (an older salvager took it for damage and dropped
+ * the rest of its ring; it leaves a newer file alone). A salvager reads
+ * every version up to its own. */
+#define RINGFILE_VERSION 3u
 #define RINGFILE_HEADER (32u << 10)
 #define RINGFILE_CTL 4096u /* a slot's shim_ring, on its own page */
 enum { RINGFILE_LIVE = 1, RINGFILE_DONE = 2 };
