@@ -1030,6 +1030,7 @@ static void fork_child(void)
     shim_prof_fork_child();
     npending = 0; /* reads the parent's calls wait for */
     atomic_store(&npending_hint, 0);
+    free(me.stacks_named); /* the parent's stacks, named into the parent's rings */
     me = (thread_rec){0};
     started = start_failed = false;
     forked_may_record = true;
@@ -1082,7 +1083,9 @@ __attribute__((noinline, cold)) static bool forked_child_call(pi_api_id id)
 static void name_stack(const uintptr_t *frames, unsigned n)
 {
   uint64_t hash = shim_stack_hash(frames, n);
-  if (!me.stacks_named && !(me.stacks_named = calloc(STACKS_NAMED, sizeof(uint64_t))))
+  /* The ring first: its key's destructor frees the cache as the thread ends. */
+  if ((!me.ring && !shim_thread_ring()) ||
+      (!me.stacks_named && !(me.stacks_named = calloc(STACKS_NAMED, sizeof(uint64_t)))))
     return;
   uint64_t *slot = &me.stacks_named[hash % STACKS_NAMED];
   if (*slot == hash)
@@ -1479,8 +1482,10 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
  * starts, and does not pass a re-raised abort on). */
 static void ensure_handlers(void)
 {
-  /* Threads' first calls may come at once (the signal handler's own
-   * keep_in_front takes no lock: it runs on one thread at a time). */
+  /* Threads' first calls may come at once. The signal handler's own
+   * keep_in_front takes no lock (none may be taken there); two signals on
+   * two threads at once can put ours in front twice, which the chain's
+   * given-back handling drops. */
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&lock);
   load_sigfwd();
