@@ -119,6 +119,33 @@ Test(desc, result_names)
   cr_assert_str_eq(pi_result_name((pi_result)12345), "PI_RESULT_12345");
 }
 
+/* A flags value with no flag set is 0, not a value the type lacks: a
+ * queue made without properties was shown "0x0 (not a
+ * pi_queue_properties)" in the trace and in show. */
+Test(desc, flags_with_none_set_print_as_0)
+{
+  const pi_enum_desc *flags = NULL, *plain = NULL;
+  for (size_t i = 0; i < pi_enum_table_count; i++) {
+    const pi_enum_desc *e = pi_enum_table[i];
+    if (!flags && e->is_flags && !pi_enum_lookup(e, 0))
+      flags = e;
+    if (!plain && !e->is_flags && !pi_enum_lookup(e, 123457))
+      plain = e;
+  }
+  cr_assert(flags && plain);
+  char store[128];
+  pi_sbuf b;
+  pi_sbuf_init(&b, store, sizeof store);
+  pi_format_enum(&b, flags, 0);
+  cr_assert_str_eq(b.p, "0", "%s", flags->name);
+  b.len = 0;
+  pi_format_enum(&b, plain, 123457);
+  char want[128];
+  snprintf(want, sizeof want, "0x1e241 (not a %s)", plain->name);
+  cr_assert_str_eq(b.p, want);
+  pi_sbuf_free(&b);
+}
+
 static pi_result fake_platforms_get(pi_uint32 n, pi_platform *out, pi_uint32 *count)
 {
   (void)out;

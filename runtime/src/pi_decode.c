@@ -317,7 +317,11 @@ void pi_format_enum(pi_sbuf *b, const pi_enum_desc *en, int64_t v)
     pi_sbuf_puts(b, e->name);
     return;
   }
-  if (!en || !en->is_flags || v == 0) {
+  if (en && en->is_flags && v == 0) { /* no flag set: a value like any other */
+    pi_sbuf_puts(b, "0");
+    return;
+  }
+  if (!en || !en->is_flags) {
     pi_sbuf_printf(b, "0x%llx", (unsigned long long)v);
     if (en)
       pi_sbuf_printf(b, " (not a %s)", en->name);
