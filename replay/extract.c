@@ -462,7 +462,16 @@ int pt_extract(int argc, char **argv)
     if (before)
       printf(" with %zu launch%s before it (from launch %d)", before, before == 1 ? "" : "es",
              ex_launch_number(&x, first));
-    printf(": %zu of %zu calls into %s\n", x.nout, s.calls.n, o.out);
+    /* Kept: recorded calls; made: the writes of the buffers' contents,
+     * the reads after the launch and a finish after each launch of the
+     * window (a long window can make more than the session had). */
+    size_t kept = 0;
+    for (size_t i = 0; i < x.nout; i++)
+      kept += x.out[i].orig != NULL;
+    printf(": %zu of %zu calls", kept, s.calls.n);
+    if (x.nout > kept)
+      printf(" and %zu made (contents, reads, finishes)", x.nout - kept);
+    printf(" into %s\n", o.out);
   } else {
     fprintf(stderr, "pitrace extract: %s\n", x.err);
   }
