@@ -242,6 +242,23 @@ Test(filter, other_backend_skips_the_opencl_plugin)
                         "selects no opencl device"), "%s", out);
 }
 
+/* A blank term (only spaces or colons) is left out: it allowed every
+ * device ('opencl:gpu, ' took PoCL's CPU); a filter of blank terms alone
+ * names no device, said so instead of "no PI plugin could be loaded". */
+Test(filter, a_blank_term_allows_nothing)
+{
+  const char *terms[] = {"SYCL_DEVICE_FILTER=opencl:gpu, ", "SYCL_DEVICE_FILTER=opencl:gpu,:"};
+  char *out;
+  for (int i = 0; i < 2; i++) {
+    const char *env[] = {terms[i], POCL, NULL};
+    cr_assert_eq(tu_run(use_device, env, &out), 2, "%s: %s", terms[i], out);
+    cr_assert(strstr(out, "no device matches"), "%s", out);
+  }
+  const char *env[] = {"SYCL_DEVICE_FILTER=,", POCL, NULL};
+  cr_assert_eq(tu_run(use_device, env, &out), 2, "%s", out);
+  cr_assert(strstr(out, "SYCL_DEVICE_FILTER=, is malformed: it names no device"), "%s", out);
+}
+
 Test(filter, malformed_filter_names_the_bad_part)
 {
   const char *env[] = {"SYCL_DEVICE_FILTER=opencl:tpu", POCL, NULL};

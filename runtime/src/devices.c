@@ -26,11 +26,15 @@ typedef struct {
 } filter_term;
 
 /* Parses one term; false (with a message in err) when it is malformed. */
-static bool parse_term(char *s, filter_term *t, char *err, size_t errn)
+/* One term of a filter into *t; *blank when it has no part at all (only
+ * spaces or colons: left out, where it allowed every device: 'opencl:gpu, '
+ * took the CPU). '*' is a part (every device, said so). */
+static bool parse_term(char *s, filter_term *t, bool *blank, char *err, size_t errn)
 {
   t->backend = PIRT_BACKEND_UNKNOWN;
   t->type = 0;
   t->num = -1;
+  *blank = true;
   char *save = NULL;
   for (char *part = strtok_r(s, ":", &save); part;
        part = strtok_r(NULL, ":", &save)) {
@@ -39,7 +43,10 @@ static bool parse_term(char *s, filter_term *t, char *err, size_t errn)
     size_t n = strlen(part);
     while (n && isspace((unsigned char)part[n - 1]))
       part[--n] = 0;
-    if (!*part || strcmp(part, "*") == 0)
+    if (!*part)
+      continue;
+    *blank = false;
+    if (strcmp(part, "*") == 0)
       continue;
     pirt_backend b = pirt_backend_from_name(part);
     if (b != PIRT_BACKEND_UNKNOWN) {
@@ -84,17 +91,23 @@ int pirt_filter_allows(const char *filter, const struct pirt_device *d,
   if (!copy)
     return 1;
   int ok = 0;
+  bool any = false, blank;
   for (char *term = strtok_r(copy, ",", &save); term;
        term = strtok_r(NULL, ",", &save)) {
     filter_term t;
-    if (!parse_term(term, &t, err, errn)) {
+    if (!parse_term(term, &t, &blank, err, errn)) {
       ok = -1;
       break;
     }
-    if (term_matches(&t, d))
+    any |= !blank;
+    if (!blank && term_matches(&t, d))
       ok = 1;
   }
   free(copy);
+  if (ok == 0 && !any) {
+    snprintf(err, errn, "it names no device (terms are backend:type:number, '*' for any)");
+    return -1;
+  }
   return ok;
 }
 
