@@ -458,6 +458,23 @@ Test(trace, a_crash_inside_a_call_keeps_its_entry)
   cr_assert_eq(lines_starting(t, "---> "), lines_starting(t, ") ---> ") + 1);
 }
 
+/* abort() after calls (a failed assert): every block written. LLVM's
+ * handler, installed over the trace's as PoCL started, put the trace's
+ * back and returned, and abort() raised SIGABRT again under the default
+ * action: the trace's handler never ran, and the file kept none of the
+ * buffered blocks (here: empty). The trace's handler now goes in front
+ * again after the calls that may start an implementation. */
+Test(trace, abort_after_calls_keeps_every_block)
+{
+  int st;
+  char *base = run_trace_end("exit", 0, &st);
+  char *t = run_trace_end("abort", 100, &st);
+  cr_assert_eq(st, 128 + SIGABRT, "status %d", st);
+  const char *units = "\tpi_device_info param_name : PI_DEVICE_INFO_MAX_COMPUTE_UNITS\n";
+  cr_assert_eq(tu_count(t, units), tu_count(base, units) + 100, "%s", t);
+  cr_assert_eq(lines_starting(t, "---> "), lines_starting(t, ") ---> "));
+}
+
 /* Threads that still make calls as the program returns from main (a pool
  * nobody joined): the runtime's shutdown freed the devices, the plugins
  * and the trace's buffers under them, and the program crashed on its way

@@ -337,6 +337,68 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
   raise(sig);
 }
 
+/* Ours in front again (front_prev: the handler it went in front of).
+ * An implementation starting in a call installs handlers of its own over
+ * ours (LLVM's in PoCL and rusticl): on abort() LLVM's put ours back and
+ * returned, and abort() then raised SIGABRT under the default action:
+ * ours never ran, and a traced program that failed an assert lost every
+ * block still buffered (often the whole trace). After the calls that may
+ * start one, ours goes in front of whatever is over it (not ignored
+ * signals), through on_fatal_front. */
+static struct sigaction front_prev[PI_NFATAL];
+
+static void on_fatal_front(int sig, siginfo_t *info, void *ctx)
+{
+  static __thread int passing_on; /* the signal this thread hands on now */
+  size_t k = 0;
+  while (k < PI_NFATAL && pi_fatal_signals[k] != sig)
+    k++;
+  if (k == PI_NFATAL)
+    return;
+  if (passing_on == sig) { /* handed back to us by the handler we called */
+    on_fatal(sig, info, ctx);
+    return;
+  }
+  if (!pi_signal_may_go_on(sig)) { /* a fault or abort ends the process: written first */
+    int saved_errno = errno;
+    flush_all_now();
+    errno = saved_errno;
+  }
+  passing_on = sig;
+  pi_sigaction_chain(&front_prev[k], sig, info, ctx);
+  passing_on = 0;
+  /* The signal again, pending while this handler blocks it: the handler
+   * we called put back the one it replaced and raised it (a handler of
+   * Python faulthandler's kind): it is done with it; ours below (on_fatal)
+   * takes it, not that handler again (which would go round for ever). */
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  siginfo_t again;
+  struct timespec none = {0, 0};
+  if (sigtimedwait(&one, &again, &none) == sig)
+    on_fatal(sig, &again, ctx);
+}
+
+static bool ours(const struct sigaction *a)
+{
+  return (a->sa_flags & SA_SIGINFO) &&
+         (a->sa_sigaction == on_fatal || a->sa_sigaction == on_fatal_front);
+}
+
+static void keep_in_front(void)
+{
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&lock);
+  for (size_t k = 0; handlers_installed && k < PI_NFATAL; k++) {
+    struct sigaction cur;
+    if (sigaction(pi_fatal_signals[k], NULL, &cur) == 0 && !ours(&cur) &&
+        !pi_sigaction_ignores(&cur))
+      pi_fatal_install(k, on_fatal_front, &front_prev[k]);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
 static void install_handlers(void)
 {
   /* libpirt then stays loaded after a dlclose (its runtime with it, ended
@@ -359,10 +421,13 @@ static void remove_handlers(void)
   for (size_t k = 0; k < PI_NFATAL; k++) {
     struct sigaction cur;
     /* Only where ours is still the one: a handler installed since keeps
-     * its place (and will call ours no more once libpirt is gone). */
-    if (sigaction(pi_fatal_signals[k], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
-        cur.sa_sigaction == on_fatal)
+     * its place (libpirt stays loaded: it hands on to ours still). */
+    if (sigaction(pi_fatal_signals[k], NULL, &cur) != 0)
+      continue;
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fatal)
       sigaction(pi_fatal_signals[k], &previous[k], NULL);
+    else if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fatal_front)
+      sigaction(pi_fatal_signals[k], &front_prev[k], NULL);
   }
   handlers_installed = false;
 }
@@ -686,6 +751,12 @@ void pirt_trace_exit(const struct pirt_plugin *pl, pi_api_id id,
                      const uint64_t *argv, pi_result r)
 {
   (void)pl;
+  /* Calls that may start an implementation (and its signal handlers). */
+  if (handlers_installed &&
+      (id == PI_API_piPlatformsGet || id == PI_API_piDevicesGet || id == PI_API_piProgramBuild ||
+       id == PI_API_piProgramCompile || id == PI_API_piProgramLink ||
+       id == PI_API_piContextCreate))
+    keep_in_front();
   char store[2048];
   pi_sbuf b;
   pi_sbuf_init(&b, store, sizeof store);

@@ -6,6 +6,7 @@
  *   trace_end exit N      N device queries, then _exit(7)
  *   trace_end crash N     N device queries, then a query whose answer goes
  *                         to an invalid address: SIGSEGV inside the call
+ *   trace_end abort N     N device queries, then abort() (a failed assert)
  *   trace_end alarms N    N device queries while a timer raises SIGALRM every
  *                         100 us, which a handler of its own counts
  *                         (installed with signal(): SA_RESTART); returns
@@ -79,12 +80,13 @@ static int queries(int n)
 
 int main(int argc, char **argv)
 {
-  const char *modes[] = {"exit", "crash", "alarms", "forkkill", "exitbusy", "exitinfo"};
+  const char *modes[] = {"exit",     "crash",    "abort",
+                         "alarms",   "forkkill", "exitbusy", "exitinfo"};
   bool known = false;
   for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof *modes; i++)
     known |= strcmp(argv[1], modes[i]) == 0;
   if (!known) {
-    fprintf(stderr, "usage: trace_end exit|crash|alarms|forkkill|exitbusy|exitinfo N\n");
+    fprintf(stderr, "usage: trace_end exit|crash|abort|alarms|forkkill|exitbusy|exitinfo N\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -130,6 +132,8 @@ int main(int argc, char **argv)
     return 2;
   if (strcmp(argv[1], "exit") == 0)
     _exit(7);
+  if (strcmp(argv[1], "abort") == 0)
+    abort();
   /* The plugin writes the answer to this address. */
   pirt_device_query(dev, PI_DEVICE_INFO_VENDOR_ID, sizeof(pi_uint32),
                     (void *)(uintptr_t)16, NULL);
