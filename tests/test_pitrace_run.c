@@ -356,6 +356,23 @@ Test(pitrace_run, clinfo_lists_pocl_through_the_front_end, .timeout = 120)
   free(out);
 }
 
+/* An OpenCL application that finds no platform through pitrace is told
+ * why on stderr, once: with a malformed SYCL_DEVICE_FILTER `pitrace run --
+ * clinfo -l` printed nothing at all (the reason only at SYCL_PI_TRACE=1). */
+Test(pitrace_run, no_platform_says_why, .timeout = 300)
+{
+  const char *clinfo = clinfo_path();
+  char *out;
+  const char *args[] = {"--", clinfo, "-l", NULL};
+  const char *env[] = {"OCL_ICD_VENDORS=" POCL_ICD, "PITRACE_OCL_ICD_VENDORS=",
+                       "SYCL_DEVICE_FILTER=xyz", NULL};
+  cr_assert_eq(pitrace("run", args, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "pitrace: no OpenCL platform: no device matches: "
+                        "SYCL_DEVICE_FILTER=xyz is malformed"), "%s", out);
+  cr_assert_eq(tu_count(out, "pitrace: no OpenCL platform"), 1, "%s", out);
+  free(out);
+}
+
 Test(pitrace_run, record_keeps_a_session_of_clinfo, .timeout = 300)
 {
   const char *clinfo = clinfo_path();

@@ -49,8 +49,16 @@ static void device_fill(cl_device_id d)
 static void platforms_build(void)
 {
   size_t n = 0;
-  if (pirt_device_count(&n) != PI_SUCCESS || n == 0)
+  pirt_device *any;
+  if (pirt_device_count(&n) != PI_SUCCESS || n == 0) {
+    /* An application sees no platform; its user sees why (a malformed
+     * SYCL_DEVICE_FILTER, one that allows no device, no plugin), once: it
+     * was said only with SYCL_PI_TRACE=1, and `pitrace run -- clinfo -l`
+     * printed nothing. */
+    if (pirt_device_select(NULL, &any) != PI_SUCCESS)
+      fprintf(stderr, "pitrace: no OpenCL platform: %s\n", pirt_error_message());
     return;
+  }
   cl_platform_id *ps = calloc(n, sizeof *ps);
   if (!ps)
     return;
