@@ -284,12 +284,22 @@ Test(trace, a_trace_that_cannot_be_written_is_said_once_and_the_program_goes_on)
 Test(trace, bad_level_is_reported_and_ignored)
 {
   const char *argv[] = {PITRACE_BIN_DIR "/use_device", NULL};
-  const char *env[] = {"SYCL_PI_TRACE=verbose", NULL};
-  char *out;
-  int st = tu_run(argv, env, &out);
-  cr_assert_eq(st, 0, "%s", out);
-  cr_assert(strstr(out, "pitrace: SYCL_PI_TRACE=verbose is not a number"), "%s", out);
-  cr_assert_null(strstr(out, "---> "), "%s", out);
+  /* Words, numbers past an int (4294967298 was level 2, a longer one
+   * wrapped to -1: everything) and octal-looking ones (010 was 8: tracing
+   * silently off). */
+  const char *bad[] = {"verbose", "4294967298", "99999999999999999999", "010", "0x2"};
+  for (int i = 0; i < 5; i++) {
+    char kv[64];
+    snprintf(kv, sizeof kv, "SYCL_PI_TRACE=%s", bad[i]);
+    const char *env[] = {kv, NULL};
+    char *out, want[128];
+    int st = tu_run(argv, env, &out);
+    cr_assert_eq(st, 0, "%s", out);
+    snprintf(want, sizeof want, "pitrace: SYCL_PI_TRACE=%s is not a trace level", bad[i]);
+    cr_assert(strstr(out, want), "%s", out);
+    cr_assert_null(strstr(out, "---> "), "%s", out);
+    cr_assert_null(strstr(out, "SYCL_PI_TRACE["), "%s", out);
+  }
 }
 
 #define THREADS 8

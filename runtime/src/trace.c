@@ -502,10 +502,14 @@ void pirt_trace_init(void)
   const char *lv = getenv("SYCL_PI_TRACE");
   pirt_trace_level = 0;
   if (lv && *lv) {
+    /* Decimal, -1 or the levels' bits (1 basic, 2 calls, 4 debug) as
+     * DPC++ takes them: "010" was octal 8 (tracing silently off), a
+     * number past an int wrapped (to -1: everything). */
     char *end;
-    long v = strtol(lv, &end, 0);
-    if (*end) {
-      fprintf(stderr, "pitrace: SYCL_PI_TRACE=%s is not a number "
+    errno = 0;
+    long v = strtol(lv, &end, 10);
+    if (*end || end == lv || errno == ERANGE || v < -1 || v > 7) {
+      fprintf(stderr, "pitrace: SYCL_PI_TRACE=%s is not a trace level "
                       "(use 1, 2 or -1); tracing is off\n", lv);
       v = 0;
     }
