@@ -25,8 +25,9 @@ static const char usage[] =
     "usage: pitrace sql SESSION.db [SQL]\n"
     "The sqlite3 shell on a session database, read-only, with pitrace's SQLite\n"
     "extension loaded: the views (pi_sessions, pi_calls, pi_args, pi_handles, ...,\n"
-    "docs/schema.md) answer for sessions of every schema version. With SQL, runs it\n"
-    "and exits; without, an interactive shell.\n";
+    "docs/schema.md) answer for sessions of every schema version, each with the\n"
+    "columns and views its version has (a version-1 file has no parent_pid or\n"
+    "pi_device_times). With SQL, runs it and exits; without, an interactive shell.\n";
 
 /* The first executable `name` on PATH, into out. */
 static bool on_path(const char *name, char *out, size_t n)

@@ -100,7 +100,7 @@ static pthread_cond_t flusher_cond = PTHREAD_COND_INITIALIZER;
 static bool flusher_stop;
 
 /* Where the trace goes, as the user named it (for the message below). */
-static char trace_name[512];
+static char trace_name[4200]; /* a path up to PATH_MAX, said whole */
 /* The first write that failed, its errno (0: none), and whether that was
  * said: a full disk or a closed file must not hurt the application, but
  * a trace that lacks blocks is said to once, on stderr. */
