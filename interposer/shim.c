@@ -1460,12 +1460,8 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
    * it would go to that handler again, and again), or sent once more
    * meanwhile (a second ^C during a slow handler), which is the
    * application's as the first was. Taken now, told apart by who sent it. */
-  sigset_t one;
-  sigemptyset(&one);
-  sigaddset(&one, sig);
   siginfo_t again;
-  struct timespec none = {0, 0};
-  if (sigtimedwait(&one, &again, &none) == sig) {
+  if (pi_signal_take_pending(sig, &again)) {
     if (again.si_pid == getpid() && (again.si_code == SI_TKILL || again.si_code == SI_USER)) {
       passing_level = level;
       passing_on = sig;

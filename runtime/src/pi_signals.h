@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 
 /* The faults and abort first, then every signal whose default action
  * ends a process that one meets in practice: a terminal closed (SIGHUP),
@@ -43,6 +44,17 @@ static inline int pi_signal_reexecutes(int sig, const siginfo_t *info)
 {
   return info && info->si_code > 0 && info->si_code != SI_KERNEL &&
          (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE);
+}
+
+/* Takes sig if it is pending now (blocked while its handler runs: raised
+ * again by a handler ours called), into *again; whether it was. */
+static inline int pi_signal_take_pending(int sig, siginfo_t *again)
+{
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  struct timespec none = {0, 0};
+  return sigtimedwait(&one, again, &none) == sig;
 }
 
 /* Whether a disposition ignores its signal (SIG_IGN). */

@@ -371,12 +371,8 @@ static void on_fatal_front(int sig, siginfo_t *info, void *ctx)
    * we called put back the one it replaced and raised it (a handler of
    * Python faulthandler's kind): it is done with it; ours below (on_fatal)
    * takes it, not that handler again (which would go round for ever). */
-  sigset_t one;
-  sigemptyset(&one);
-  sigaddset(&one, sig);
   siginfo_t again;
-  struct timespec none = {0, 0};
-  if (sigtimedwait(&one, &again, &none) == sig)
+  if (pi_signal_take_pending(sig, &again))
     on_fatal(sig, &again, ctx);
 }
 
