@@ -276,7 +276,7 @@ static void *flusher_main(void *arg)
  * one), then the signal goes on to the handler that was there before, or
  * its default action. Only async-signal-safe calls here. */
 static struct sigaction previous[PI_NFATAL];
-static bool handlers_installed;
+static atomic_bool handlers_installed; /* read by every thread's calls that may start an implementation */
 
 /* Writes every buffer as the process ends (a fatal signal, _exit): the
  * buffer whose lock the interrupted thread itself holds is not waited for
@@ -386,7 +386,7 @@ static void keep_in_front(void)
 {
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&lock);
-  for (size_t k = 0; handlers_installed && k < PI_NFATAL; k++) {
+  for (size_t k = 0; atomic_load(&handlers_installed) && k < PI_NFATAL; k++) {
     struct sigaction cur;
     if (sigaction(pi_fatal_signals[k], NULL, &cur) == 0 && !ours(&cur) &&
         !pi_sigaction_ignores(&cur))
@@ -407,12 +407,12 @@ static void install_handlers(void)
       continue;
     pi_fatal_install(k, on_fatal, &previous[k]);
   }
-  handlers_installed = true;
+  atomic_store(&handlers_installed, true);
 }
 
 static void remove_handlers(void)
 {
-  if (!handlers_installed)
+  if (!atomic_load(&handlers_installed))
     return;
   for (size_t k = 0; k < PI_NFATAL; k++) {
     struct sigaction cur;
@@ -425,7 +425,7 @@ static void remove_handlers(void)
     else if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fatal_front)
       sigaction(pi_fatal_signals[k], &front_prev[k], NULL);
   }
-  handlers_installed = false;
+  atomic_store(&handlers_installed, false);
 }
 
 /* A forked child: the buffers hold its parent's blocks (the parent writes
@@ -752,10 +752,10 @@ void pirt_trace_exit(const struct pirt_plugin *pl, pi_api_id id,
 {
   (void)pl;
   /* Calls that may start an implementation (and its signal handlers). */
-  if (handlers_installed &&
-      (id == PI_API_piPlatformsGet || id == PI_API_piDevicesGet || id == PI_API_piProgramBuild ||
+  if ((id == PI_API_piPlatformsGet || id == PI_API_piDevicesGet || id == PI_API_piProgramBuild ||
        id == PI_API_piProgramCompile || id == PI_API_piProgramLink ||
-       id == PI_API_piContextCreate))
+       id == PI_API_piContextCreate) &&
+      atomic_load_explicit(&handlers_installed, memory_order_relaxed))
     keep_in_front();
   char store[2048];
   pi_sbuf b;
