@@ -25,10 +25,10 @@ typedef struct {
   long num;             /* -1 = any */
 } filter_term;
 
-/* Parses one term; false (with a message in err) when it is malformed. */
-/* One term of a filter into *t; *blank when it has no part at all (only
- * spaces or colons: left out, where it allowed every device: 'opencl:gpu, '
- * took the CPU). '*' is a part (every device, said so). */
+/* One term of a filter into *t; false (with a message in err) when it is
+ * malformed. *blank when it has no part at all (only spaces or colons: left
+ * out, where it allowed every device: 'opencl:gpu, ' took the CPU); '*' is
+ * a part (every device, said so). */
 static bool parse_term(char *s, filter_term *t, bool *blank, char *err, size_t errn)
 {
   t->backend = PIRT_BACKEND_UNKNOWN;
