@@ -892,19 +892,31 @@ Test(replay, extract_keeps_the_reads_after_a_release_that_leaves_the_buffer_aliv
  * descriptor to the recorder's (or the trace's) thread in the child: the
  * join waited for it, and the child hung at exit, recorded or traced to a
  * file. */
+/* argv's exit status, run up to three times until it is 0: rusticl's own
+ * fork handling hangs a child now and then without pitrace too (1 run of
+ * 25 under load, ASan build, fork_app run directly), while the hang this
+ * guards against came every time. */
+static int run_fork_app(const char *const *argv, const char *const *env, char **out)
+{
+  int st = -1;
+  for (int i = 0; i < 3 && st != 0; i++)
+    st = tu_run(argv, env, out);
+  return st;
+}
+
 Test(replay, a_forked_child_that_calls_and_exits_ends_recorded_and_traced)
 {
   if (access("/etc/OpenCL/vendors/rusticl.icd", R_OK) != 0)
     cr_skip_test("rusticl is not installed");
   char *dir = tu_temp_path(""), *trace = tu_temp_path(".trace"), *out;
-  const char *rec[] = {"/usr/bin/timeout", "30", PITRACE, "record", "-o", dir, "--",
+  const char *rec[] = {"/usr/bin/timeout", "15", PITRACE, "record", "-o", dir, "--",
                        BIN "/fork_app", NULL};
-  cr_assert_eq(tu_run(rec, rusticl_env, &out), 0, "%s", out);
+  cr_assert_eq(run_fork_app(rec, rusticl_env, &out), 0, "%s", out);
   cr_assert(strstr(out, "fork_app: child exited 0"), "%s", out);
-  const char *run[] = {"/usr/bin/timeout", "30", PITRACE, "run", "--", BIN "/fork_app", NULL};
+  const char *run[] = {"/usr/bin/timeout", "15", PITRACE, "run", "--", BIN "/fork_app", NULL};
   const char *env[] = {RUSTICL, SWRAST, "SYCL_PI_TRACE=2", kv("SYCL_PI_TRACE_FILE", trace),
                        NULL};
-  cr_assert_eq(tu_run(run, env, &out), 0, "%s", out);
+  cr_assert_eq(run_fork_app(run, env, &out), 0, "%s", out);
   cr_assert(strstr(out, "fork_app: child exited 0"), "%s", out);
 }
 
