@@ -1184,10 +1184,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
 /* After a call of a recording process, recorded or filtered out. */
 static void after_recorded(const pi_api_desc *api, pi_result r)
 {
-  /* Calls that may start an implementation (and its signal handlers). */
-  if (api->id == PI_API_piPlatformsGet || api->id == PI_API_piDevicesGet ||
-      api->id == PI_API_piProgramBuild || api->id == PI_API_piProgramCompile ||
-      api->id == PI_API_piProgramLink || api->id == PI_API_piContextCreate)
+  if (api->flags & PI_API_F_STARTS_IMPL) /* its signal handlers over ours */
     ensure_handlers();
   if (api->id == PI_API_piTearDown && r == PI_SUCCESS &&
       atomic_fetch_add(&torn_down, 1) + 1 == atomic_load(&shim_ninstances))

@@ -35,7 +35,8 @@ WIDTHS = {"int32": (4, 1), "uint32": (4, 0), "uint64": (8, 0), "int64": (8, 1)}
 # Flags an api line may carry, as bare words (docs/api-description.md), and
 # the pi_api_desc.flags bit each becomes (runtime/include/pi/pi_desc.h).
 API_FLAGS = {"launch": "PI_API_F_LAUNCH", "sets_arg": "PI_API_F_SETS_ARG",
-             "timing": "PI_API_F_TIMING", "device_command": "PI_API_F_DEVICE_COMMAND"}
+             "timing": "PI_API_F_TIMING", "device_command": "PI_API_F_DEVICE_COMMAND",
+             "starts_impl": "PI_API_F_STARTS_IMPL"}
 
 
 class DescError(Exception):

@@ -751,10 +751,7 @@ void pirt_trace_exit(const struct pirt_plugin *pl, pi_api_id id,
                      const uint64_t *argv, pi_result r)
 {
   (void)pl;
-  /* Calls that may start an implementation (and its signal handlers). */
-  if ((id == PI_API_piPlatformsGet || id == PI_API_piDevicesGet || id == PI_API_piProgramBuild ||
-       id == PI_API_piProgramCompile || id == PI_API_piProgramLink ||
-       id == PI_API_piContextCreate) &&
+  if ((pi_api_table[id].flags & PI_API_F_STARTS_IMPL) && /* its signal handlers over ours */
       atomic_load_explicit(&handlers_installed, memory_order_relaxed))
     keep_in_front();
   char store[2048];

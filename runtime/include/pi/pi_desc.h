@@ -143,6 +143,9 @@ typedef struct pi_api_desc {
 #define PI_API_F_DEVICE_COMMAND 0x8u /* `device_command`: enqueues work the device runs and
                                         times (a kernel or a transfer) on its queue (parameter
                                         0), returning its event in the parameter `event` */
+#define PI_API_F_STARTS_IMPL 0x10u /* `starts_impl`: may start an implementation, which may
+                                      install signal handlers over the trace's and the
+                                      recorder's (LLVM's in PoCL and rusticl) */
 
 /* The largest number of parameters any PI function has. */
 #define PI_MAX_PARAMS 16
