@@ -23,7 +23,6 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -303,13 +302,11 @@ static void read_config(void)
     free(copy);
     copy = strdup(f);
     for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-      bool exclude = t[0] == '-';
-      unsigned matched = 0;
+      bool exclude = t[0] == '-', match[PI_API_COUNT];
+      size_t matched = pi_api_glob(exclude ? t + 1 : t, match);
       for (uint32_t id = 0; id < PI_API_COUNT; id++)
-        if (fnmatch(exclude ? t + 1 : t, pi_api_table[id].name, 0) == 0) {
+        if (match[id])
           shim_cfg.api_on[id] = !exclude;
-          matched++;
-        }
       if (!matched)
         fprintf(stderr, "pitrace: SYCL_PI_RECORD_FILTER: '%s' matches no PI function\n", t);
     }

@@ -257,10 +257,7 @@ bool vw_diff_terms_parse(const char *option, const char *text, vw_diff_term **te
     }
     if (glen && !(t.glob = strndup(p, glen)))
       return false;
-    bool matches = !t.glob;
-    for (uint32_t i = 0; !matches && i < PI_API_COUNT; i++)
-      matches = pi_api_get(i) && fnmatch(t.glob, pi_api_get(i)->name, 0) == 0;
-    if (!matches) { /* a misspelt name left out nothing and said "same" */
+    if (t.glob && !pi_api_glob(t.glob, NULL)) { /* a misspelt name left out nothing: "same" */
       snprintf(err, errn, "%s '%.*s': '%s' matches no PI function", option, (int)len, p, t.glob);
       free(t.glob);
       return false;

@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,11 +230,9 @@ int pt_show(int argc, char **argv)
     pt_verb_error("show", "--seq wants A..B, A.., ..B or N, not '%s'", seq);
     return 2;
   }
-  bool api_ok[PI_API_COUNT];
-  for (uint32_t i = 0; i < PI_API_COUNT; i++)
-    api_ok[i] = f.api_glob && pi_api_get(i) && fnmatch(f.api_glob, pi_api_get(i)->name, 0) == 0;
+  bool api_ok[PI_API_COUNT] = {false};
   f.api_ok = api_ok;
-  if (f.api_glob && !memchr(api_ok, true, sizeof api_ok)) {
+  if (f.api_glob && !pi_api_glob(f.api_glob, api_ok)) {
     pt_verb_error("show", "--api '%s' matches no PI function", f.api_glob);
     return 2;
   }

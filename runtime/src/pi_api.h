@@ -34,6 +34,10 @@ pi_result pi_api_invoke(const struct pi_function_table *t, pi_api_id id,
 /* The description of a function by id (NULL when out of range) or name. */
 const pi_api_desc *pi_api_get(uint32_t id);
 const pi_api_desc *pi_api_find(const char *name);
+/* How many functions' names the glob pattern (fnmatch) matches; with
+ * `match` (PI_API_COUNT of them), which, by id. The one test of a pattern
+ * of function names: the recorder's filter, show --api, diff --only. */
+size_t pi_api_glob(const char *glob, bool *match);
 
 /* The PI_API_F_* flags of function `id` (0 when out of range). */
 static inline unsigned pi_api_flags(uint32_t id)

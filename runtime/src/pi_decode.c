@@ -8,6 +8,7 @@
  * with a single write(2).
  */
 #define _GNU_SOURCE
+#include <fnmatch.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,18 @@ const pi_api_desc *pi_api_find(const char *name)
     if (pi_api_table[i].name && strcmp(pi_api_table[i].name, name) == 0)
       return &pi_api_table[i];
   return NULL;
+}
+
+size_t pi_api_glob(const char *glob, bool *match)
+{
+  size_t n = 0;
+  for (uint32_t i = 0; i < PI_API_COUNT; i++) {
+    bool m = pi_api_table[i].name && fnmatch(glob, pi_api_table[i].name, 0) == 0;
+    if (match)
+      match[i] = m;
+    n += m;
+  }
+  return n;
 }
 
 /* The entries found last, by enumeration and value: an enumeration is
