@@ -355,6 +355,8 @@ static void *run(void *arg)
   write_buf *b = write_bytes ? malloc(sizeof *b) : NULL;
   if (b)
     b->len = 0;
+  else if (write_bytes)
+    atomic_store(&call_failed, -1); /* no block: the run would measure nothing */
   /* Untimed: what happens once per process or thread (the shim's ring for
    * this thread, the writer's start, the trace's thread tag). */
   for (long i = 0; i < WARMUP; i++)

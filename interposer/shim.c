@@ -269,7 +269,7 @@ static void read_config(void)
       shift = 30, end++;
     /* No sign (strtoull takes "-1" as the largest number), and no size
      * that wraps (17179869184G was 0: nothing stored). */
-    bool bad = *end || end == cap || !(*cap >= '0' && *cap <= '9') || errno == ERANGE ||
+    bool bad = *end || !(*cap >= '0' && *cap <= '9') || errno == ERANGE ||
                v > (UINT64_MAX >> shift);
     v <<= shift;
     if (bad)

@@ -114,7 +114,6 @@ pirt_global *pirt_global_get(void)
   return global;
 }
 
-
 __attribute__((destructor(110))) static void pirt_shutdown(void)
 {
   if (!global) /* never used */
