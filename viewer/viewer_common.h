@@ -278,7 +278,14 @@ typedef struct vw_stats {
   int64_t h2d, d2h, h2d_calls, d2h_calls;
   vw_transfer_stat *transfers; /* by device time */
   size_t ntransfers;
+  /* Device times under VW_UNTIMED_NS, of how many: a driver that does not
+   * time its commands (rusticl says 1 ns for each). */
+  int64_t untimed, ndevtimes;
 } vw_stats;
+
+/* No device command completes this fast: a device time shorter is a
+ * driver's placeholder, not a measurement (no rate is made from it). */
+#define VW_UNTIMED_NS 10
 
 /* The figures of a session, reading its calls once (vw_iter). False after a
  * one-line error ("pitrace VERB: ..."). */

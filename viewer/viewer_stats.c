@@ -205,6 +205,8 @@ static void group_devtimes(const vw_session *s, size_t *next, const pt_call *c,
     }
     d->dur[d->n] = s->devtimes[*next].dur_ns;
     d->group[d->n++] = group;
+    st->ndevtimes++;
+    st->untimed += s->devtimes[*next].dur_ns < VW_UNTIMED_NS;
   }
 }
 
@@ -423,7 +425,7 @@ static void print_transfers(const vw_stats *st, const vw_colors *k)
   for (size_t i = 0; i < st->ntransfers; i++) {
     const vw_transfer_stat *t = &st->transfers[i];
     char n[32], d[3][32], rate[32];
-    if (t->bytes && t->dev.total > 0)
+    if (t->bytes && t->dev.total > 0 && t->dev.mean >= VW_UNTIMED_NS)
       snprintf(rate, sizeof rate, "%.2f", (double)t->bytes / (double)t->dev.total);
     else
       snprintf(rate, sizeof rate, "-");
@@ -443,6 +445,10 @@ static void print_body(const vw_stats *st, const vw_colors *k, bool devtimes,
   print_kernels(st, k, devtimes);
   if (devtimes)
     print_transfers(st, k);
+  if (devtimes && st->untimed)
+    printf("\n%lld of %lld device times are under %d ns, shorter than any device command "
+           "takes: the driver did not time those commands (no GB/s made from them)\n",
+           (long long)st->untimed, (long long)st->ndevtimes, VW_UNTIMED_NS);
   if (clock_text)
     printf("\n%s\n", clock_text);
   printf("\n%sbytes moved%s\n", k->bold, k->off);
