@@ -2516,7 +2516,8 @@ static void set_chunk(const char *db, const void *blob, size_t n)
 }
 
 /* A damaged chunk: one line naming the session and the chunk from every
- * verb and from pitrace sql, never a crash. */
+ * verb and from pitrace sql, never a crash (sessions used to list it with
+ * "-" for backend and device and exit 0). */
 Test(viewer, a_damaged_chunk_gives_one_line_naming_session_and_chunk)
 {
   char *db = record("vadd", POCL);
@@ -2545,7 +2546,13 @@ Test(viewer, a_damaged_chunk_gives_one_line_naming_session_and_chunk)
       cr_assert(strstr(err, "is damaged: session 1, chunk 1: ") && strstr(err, why[i]),
                 "%s: %s", verbs[v], err);
     }
+    /* sessions lists what it can (the backend and device come from the
+     * first chunks: "damaged"), then says why, and fails. */
     char *out, *err;
+    cr_assert_eq(pitrace(&out, &err, "sessions", files[i], NULL), 2, "%s", err);
+    cr_assert(strstr(out, " damaged ") && strstr(out, "/vadd"), "%s", out);
+    cr_assert_eq(lines(err), 1, "%s", err);
+    cr_assert(strstr(err, "is damaged: session 1, chunk 1: ") && strstr(err, why[i]), "%s", err);
     cr_assert_neq(pitrace(&out, &err, "sql", files[i], "SELECT count(*) FROM pi_calls", NULL),
                   0);
     cr_assert(strstr(out, "session 1, chunk 1 is damaged: ") || strstr(err, "session 1, chunk 1 "

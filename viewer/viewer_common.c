@@ -514,16 +514,15 @@ static void unquote(const char *s, char *out, size_t n)
     snprintf(out, n, "%s", s);
 }
 
-void vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, char *device,
-                       size_t dn)
+bool vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, char *device,
+                       size_t dn, char *err, size_t errn)
 {
   *backend = *device = 0;
   devscan d = {.context_dev = -1, .context_plugin = -1, .devices_plugin = -1};
   pt_calls first;
-  char err[256];
   /* Devices are looked at first: the first chunks suffice. */
-  if (!pt_load_first(db, session, 8, &first, err, sizeof err))
-    return;
+  if (!pt_load_first(db, session, 8, &first, err, errn))
+    return false;
   for (size_t i = 0; i < first.n; i++)
     scan_call(&d, &first.v[i]);
   int64_t k = -1;
@@ -535,6 +534,7 @@ void vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, cha
                  backend, bn);
   vw_map_free(&d.names);
   pt_calls_free(&first);
+  return true;
 }
 
 /* ---- Text ------------------------------------------------------------------------- */

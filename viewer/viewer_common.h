@@ -139,9 +139,10 @@ void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char
 
 /* The backend that served the devices (from the plugins table) and the
  * device's name (from the recorded PI_DEVICE_INFO_NAME answers), read from
- * the session's first chunks. Empty strings when not known. */
-void vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, char *device,
-                       size_t dn);
+ * the session's first chunks. Empty strings when not known; false (err
+ * says why) when those chunks cannot be read. */
+bool vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, char *device,
+                       size_t dn, char *err, size_t errn);
 
 /* ---- Text ------------------------------------------------------------------------- */
 

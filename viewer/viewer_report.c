@@ -507,8 +507,10 @@ static void json_field_str(pi_sbuf *b, const char *key, const char *v)
 
 static void json_session(pi_sbuf *b, vw_session *s, size_t ncalls, int group)
 {
-  char backend[64], device[256], ended[320];
-  vw_backend_device(vw_db(s), s->id, backend, sizeof backend, device, sizeof device);
+  char backend[64], device[256], ended[320], err[256];
+  /* Its calls were read already: unknown at worst. */
+  vw_backend_device(vw_db(s), s->id, backend, sizeof backend, device, sizeof device, err,
+                    sizeof err);
   vw_ended_text(&s->info, s->incomplete_reason, ended, sizeof ended);
   pi_sbuf_printf(b, "{\"id\":%lld,\"calls\":%zu,\"threads\":%u,\"duration_ns\":%lld,"
                     "\"pid\":%lld,\"start_unix_ns\":%lld,\"group\":%d",

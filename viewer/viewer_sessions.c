@@ -49,7 +49,9 @@ static void whole_characters(char *s)
     s[i - 1] = 0;
 }
 
-static void fill_row(pt_db *db, const pt_session_info *i, row *r)
+/* A session's row; false (err says why) when its first chunks, which name
+ * its backend and device, cannot be read: those say "damaged". */
+static bool fill_row(pt_db *db, const pt_session_info *i, row *r, char *err, size_t errn)
 {
   char reason[256];
   r->start = i->start_unix_ns;
@@ -71,7 +73,10 @@ static void fill_row(pt_db *db, const pt_session_info *i, row *r)
   }
   pt_incomplete_reason(db, i->id, reason, sizeof reason);
   vw_ended_text(i, reason, r->ended, sizeof r->ended);
-  vw_backend_device(db, i->id, r->backend, sizeof r->backend, r->device, sizeof r->device);
+  bool ok = vw_backend_device(db, i->id, r->backend, sizeof r->backend, r->device,
+                              sizeof r->device, err, errn);
+  if (!ok)
+    snprintf(r->backend, sizeof r->backend, "damaged");
   if (!*r->backend)
     snprintf(r->backend, sizeof r->backend, "-");
   if (!*r->device)
@@ -82,6 +87,7 @@ static void fill_row(pt_db *db, const pt_session_info *i, row *r)
   char *cells[] = {r->label, r->ended, r->device, r->command};
   for (size_t c = 0; c < sizeof cells / sizeof *cells; c++)
     whole_characters(pt_one_line(cells[c]));
+  return ok;
 }
 
 enum { COL_FILE, COL_PARENT = 2, NCOLS = 10 };
@@ -133,8 +139,10 @@ static void print_rows(const row *rows, size_t n, bool files)
 
 /* The rows of every session of the file `path` appended to *rows (each
  * with `file` in its first column when not NULL). False after a one-line
- * error. */
-static bool add_rows(const char *path, const char *file, row **rows, size_t *n)
+ * error. What makes a session's row say "damaged" goes into `damage`
+ * (the first such only), to be said after the table. */
+static bool add_rows(const char *path, const char *file, row **rows, size_t *n, char *damage,
+                     size_t damagen)
 {
   pt_db db;
   char err[1024];
@@ -150,7 +158,9 @@ static bool add_rows(const char *path, const char *file, row **rows, size_t *n)
   for (size_t i = 0; v && i < ns; i++) {
     row *r = &v[(*n)++];
     memset(r, 0, sizeof *r);
-    fill_row(&db, &all[i], r);
+    char why[1024];
+    if (!fill_row(&db, &all[i], r, why, sizeof why) && !*damage)
+      snprintf(damage, damagen, "%s", why);
     snprintf(r->file, sizeof r->file, "%s", file ? file : "");
   }
   if (v)
@@ -175,6 +185,7 @@ int pt_sessions_verb(int argc, char **argv)
   const char *path = a.pos[0];
   row *rows = NULL;
   size_t n = 0;
+  char damage[1024] = "";
   bool ok = true, dir = vw_is_dir(path);
   if (dir) {
     char **names;
@@ -182,19 +193,24 @@ int pt_sessions_verb(int argc, char **argv)
     ok = vw_list_dir("sessions", path, &names, &nf);
     for (size_t i = 0; i < nf; i++) {
       const char *slash = strrchr(names[i], '/');
-      ok = ok && add_rows(names[i], slash ? slash + 1 : names[i], &rows, &n);
+      ok = ok && add_rows(names[i], slash ? slash + 1 : names[i], &rows, &n, damage, sizeof damage);
       free(names[i]);
     }
     free(names); /* NULL when the listing failed */
     if (ok && n)
       qsort(rows, n, sizeof *rows, by_start);
   } else {
-    ok = add_rows(path, NULL, &rows, &n);
+    ok = add_rows(path, NULL, &rows, &n, damage, sizeof damage);
   }
   if (ok && n)
     print_rows(rows, n, dir);
   else if (ok && !dir)
     printf("%s holds no session\n", path);
+  if (ok && *damage) { /* listed as far as it could be: then why not all */
+    fflush(stdout);
+    pt_verb_error("sessions", "%s", damage);
+    ok = false;
+  }
   free(rows);
   return ok ? 0 : 2;
 }
