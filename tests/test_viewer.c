@@ -337,6 +337,14 @@ Test(viewer, show_filters_by_api_thread_and_sequence)
   cr_assert(strncmp(out, "      3 ", 8) == 0 && strstr(out, "\n      7 "), "%s", out);
   cr_assert_eq(pitrace(&out, &err, "show", "--thread", "3", db, NULL), 0);
   cr_assert_eq(tu_count(out, "---> piDeviceGetInfo( [thread 3]\n"), 300, "%s", out);
+  /* Threads count from 1; one the session does not have is said (0 and 4
+   * showed nothing and exited 0). */
+  const char *no_thread[] = {"0", "4"};
+  for (int i = 0; i < 2; i++) {
+    cr_assert_eq(pitrace(&out, &err, "show", "--thread", no_thread[i], db, NULL), 2, "%s", err);
+    cr_assert_eq(lines(err), 1, "%s", err);
+    cr_assert(strstr(err, i ? "no such thread (it has 3)" : "1 or more"), "%s", err);
+  }
   char *html = tu_temp_path(".html");
   cr_assert_eq(pitrace(&out, &err, "report", db, "-o", html, NULL), 0, "%s", err);
   cr_assert(strstr(tu_read_file(html), ",\"threads\":3,"), "three threads made calls");
@@ -1221,6 +1229,18 @@ Test(viewer, diff_ignore_and_only_filter_by_api_and_kind)
   }
   cr_assert_eq(pitrace(&out, &err, "diff", a, b, "--only", NULL), 2, "%s", err);
   cr_assert(strstr(err, "--only needs a value"), "%s", err);
+  /* --only that --ignore empties compared nothing and said "same"; one
+   * that keeps something (data of other functions) compares. */
+  const char *ignores[] = {"data", "pi*", "piEnqueue*"}, *onlys[] = {"data", "data",
+                                                                     "piEnqueueMemBufferRead"};
+  for (int i = 0; i < 3; i++) {
+    cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", ignores[i], "--only", onlys[i], a, b,
+                         NULL), 2, "%s", err);
+    cr_assert_eq(lines(err), 1, "%s", err);
+    cr_assert(strstr(err, "--only keeps nothing that --ignore does not leave out"), "%s", err);
+  }
+  cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "piEnqueueMemBufferWrite:data", "--only",
+                       "data", a, b, NULL), 1, "%s", err);
 }
 
 /* ---- export ----------------------------------------------------------------------- */

@@ -291,6 +291,20 @@ static bool term_match(const vw_diff_term *t, size_t n, vw_diff_kind kind, uint3
   return false;
 }
 
+/* Whether term t of --only keeps anything that --ignore's terms do not
+ * leave out: some kind and some API it matches that no ignore term does. */
+static bool only_term_keeps(const vw_diff_term *t, const vw_diff_term *ignore, size_t nignore)
+{
+  bool api_ok[PI_API_COUNT];
+  if (t->glob)
+    pi_api_glob(t->glob, api_ok);
+  for (int k = 0; k < VD_KINDS; k++)
+    for (uint32_t a = 0; (t->kind < 0 || t->kind == k) && a < PI_API_COUNT; a++)
+      if ((!t->glob || api_ok[a]) && !term_match(ignore, nignore, (vw_diff_kind)k, a))
+        return true;
+  return false;
+}
+
 /* Whether vw_diff_filter keeps an item of `kind` on a call to `api`. */
 static bool filter_keeps(const vw_diff_opts *o, vw_diff_kind kind, uint32_t api)
 {
@@ -1940,6 +1954,16 @@ int pt_diff(int argc, char **argv)
   size_t nignore = 0, nonly = 0;
   if (!collect_terms(argc, argv, "--ignore", &ignore, &nignore) ||
       !collect_terms(argc, argv, "--only", &only, &nonly)) {
+    vw_diff_terms_free(ignore, nignore);
+    vw_diff_terms_free(only, nonly);
+    return 2;
+  }
+  bool keeps = !nonly;
+  for (size_t i = 0; i < nonly && !keeps; i++)
+    keeps = only_term_keeps(&only[i], ignore, nignore);
+  if (!keeps) { /* said "same" whatever the sessions held */
+    pt_verb_error("diff", "--only keeps nothing that --ignore does not leave out: nothing would "
+                          "be compared");
     vw_diff_terms_free(ignore, nignore);
     vw_diff_terms_free(only, nonly);
     return 2;

@@ -209,6 +209,18 @@ static int show(vw_session *s, const filter *f, bool compact)
   return 0;
 }
 
+/* Whether thread number `t` made calls in the session. */
+static bool has_thread(vw_session *s, int64_t t)
+{
+  size_t n = 0;
+  pt_thread *v = pt_threads(vw_db(s), s->id, &n);
+  bool found = false;
+  for (size_t i = 0; i < n && !found; i++)
+    found = v[i].idx == t;
+  free(v);
+  return found;
+}
+
 int pt_show(int argc, char **argv)
 {
   int64_t session = -1;
@@ -230,6 +242,11 @@ int pt_show(int argc, char **argv)
     pt_verb_error("show", "--seq wants A..B, A.., ..B or N, not '%s'", seq);
     return 2;
   }
+  if (f.thread != -1 && f.thread < 1) {
+    pt_verb_error("show", "--thread wants a thread's number, 1 or more (1 is the first), not %lld",
+                  (long long)f.thread);
+    return 2;
+  }
   bool api_ok[PI_API_COUNT] = {false};
   f.api_ok = api_ok;
   if (f.api_glob && !pi_api_glob(f.api_glob, api_ok)) {
@@ -239,6 +256,12 @@ int pt_show(int argc, char **argv)
   vw_session s;
   if (!vw_session_open("show", a.pos[0], session, VW_STREAM | VW_NOTES, &s))
     return 2;
+  if (f.thread > 0 && !has_thread(&s, f.thread)) {
+    pt_verb_error("show", "--thread %lld: session %lld has no such thread (it has %u)",
+                  (long long)f.thread, (long long)s.id, s.nthreads);
+    vw_session_close(&s);
+    return 2;
+  }
   rc = show(&s, &f, compact);
   vw_session_close(&s);
   return rc;
