@@ -58,7 +58,10 @@ __attribute__((constructor)) static void set_ticket_base(void)
 
 static _Atomic uint32_t thread_counter;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
-static bool started, start_failed;
+/* Whether the session began: read without the lock on every call (and
+ * by the ends, which other threads may reach at once), so atomic. */
+static _Atomic bool started;
+static bool start_failed; /* under start_lock */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint32_t torn_down;
 
@@ -927,20 +930,20 @@ static void ensure_handlers(void);
 /* Starts the session on the first recorded call. */
 static bool ensure_started(void)
 {
-  if (PIRT_LIKELY(started))
+  if (PIRT_LIKELY(atomic_load_explicit(&started, memory_order_acquire)))
     return true;
   pthread_mutex_lock(&start_lock);
-  if (!started && !start_failed) {
+  if (!atomic_load_explicit(&started, memory_order_relaxed) && !start_failed) {
     atomic_store(&shim_recording, true);
     if (writer_start())
-      started = true;
+      atomic_store_explicit(&started, true, memory_order_release);
     else {
       start_failed = true;
       atomic_store(&shim_recording, false);
     }
   }
   pthread_mutex_unlock(&start_lock);
-  return started;
+  return atomic_load_explicit(&started, memory_order_relaxed);
 }
 
 /* Without a session (shim_trace_only): a call is only numbered, and a
@@ -988,7 +991,7 @@ static void fork_prepare(void)
    * fork: a session begun meanwhile by another thread would leave its
    * locks (the ring file's, the payload file's) held in the child. */
   pthread_mutex_lock(&start_lock);
-  if (!atomic_load(&shim_recording) || !started)
+  if (!atomic_load(&shim_recording) || !atomic_load(&started))
     return;
   /* In the order the recorder nests them: the start, the side tables
    * (whose readbacks take rings), device times; then the session's. */
@@ -1029,7 +1032,8 @@ static void fork_child(void)
     atomic_store(&npending_hint, 0);
     free(me.stacks_named); /* the parent's stacks, named into the parent's rings */
     me = (thread_rec){0};
-    started = start_failed = false;
+    atomic_store(&started, false);
+    start_failed = false;
     forked_may_record = true;
   } else if (fork_prepared == WRITER_FORK_BUSY) {
     forked_from = getppid();
@@ -1042,7 +1046,7 @@ static void fork_child(void)
      * any, are the parent's), or one that had not begun (this one may,
      * naming it as its parent). */
     forked_from = getppid();
-    if (started)
+    if (atomic_load(&started))
       forked_may_record = false;
     else if (forked_may_record)
       writer_fork_unstarted_child();
@@ -1602,7 +1606,7 @@ PI_PLUGIN_EXPORT void pitrace_shim_finish(void)
 {
   if (shim_trace_only)
     shim_prof_sweep(true, NULL);
-  else if (started && atomic_load(&shim_recording))
+  else if (atomic_load(&started) && atomic_load(&shim_recording))
     writer_finish("teardown", 0, 10000);
 }
 
@@ -1622,7 +1626,7 @@ PI_PLUGIN_EXPORT pi_result piPluginInit(pi_plugin *p)
  * a process killed during its exit loses nothing before this point. */
 __attribute__((destructor)) static void shim_fini(void)
 {
-  if (started && atomic_load(&shim_recording))
+  if (atomic_load(&started) && atomic_load(&shim_recording))
     writer_flush(2000);
   else if (atomic_load(&handlers_installed))
     leave_handlers(); /* unloaded (a dlclose) or exiting, its session over */
