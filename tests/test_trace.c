@@ -450,10 +450,17 @@ Test(trace, a_timer_signal_the_program_handles_writes_every_block_once)
 
 /* A forked child's blocks reach the file while it runs: it has a flusher
  * of its own (it had none, and a child killed half a second after its
- * calls left none of them). */
+ * calls left none of them). Each of its blocks carries its pid (they
+ * sat untagged among its parent's, which is single-threaded here). */
 Test(trace, a_forked_child_killed_after_its_calls_keeps_them)
 {
   each_query_once("forkkill", 50);
+  int st;
+  char *t = run_trace_end("forkkill", 50, &st);
+  cr_assert_eq(lines_starting(t, "---> piDeviceGetInfo( [pid "), 50, "%s", t);
+  cr_assert_eq(lines_starting(t, ") ---> piDeviceGetInfo [pid "), 50, "%s", t);
+  cr_assert_eq(tu_count(t, " [pid "), 100, "only the child's blocks are tagged:\n%s", t);
+  cr_assert_eq(tu_count(t, " [thread "), 0, "%s", t);
 }
 
 Test(trace, a_crash_inside_a_call_keeps_its_entry)

@@ -8,7 +8,8 @@
  *
  * Each block is formatted into the calling thread's buffer, whole, and no
  * lock is held across the plugin call. Once a second thread makes PI calls,
- * blocks carry a " [thread N]" tag so entries and exits can be paired.
+ * blocks carry a " [thread N]" tag so entries and exits can be paired (a
+ * forked child's always carry " [pid P thread N]").
  *
  * Where the block goes:
  * - stdout, or a file that is not a regular file (a terminal, a pipe): one
@@ -66,7 +67,12 @@ static atomic_uint thread_counter;
 static atomic_bool multi_thread;
 static pthread_mutex_t multi_lock = PTHREAD_MUTEX_INITIALIZER; /* the switch to tags */
 static __thread unsigned thread_id;
-static __thread char my_tag[24]; /* " [thread N]", made once */
+static __thread char my_tag[48]; /* " [thread N]", made once */
+/* In a forked child: its pid, which every block's tag carries (" [pid P
+ * thread N]"), since the child's blocks go into the file its parent
+ * writes (between a parent's entry and its exit, untagged, they read as
+ * the parent's); 0 in the process that began the trace. */
+static pid_t child_pid;
 
 /* ---- Buffered blocks (a regular trace file) ------------------------------- */
 
@@ -443,6 +449,8 @@ static void fork_child(void)
    * calls lost every one of them). */
   my_buf = my_locked = NULL;
   my_gen = 0;
+  child_pid = getpid();
+  my_tag[0] = 0;
   atomic_store(&flusher_started, false);
   pthread_mutex_init(&flusher_lock, NULL);
   pthread_cond_init(&flusher_cond, NULL);
@@ -708,7 +716,8 @@ void pirt_trace_device_time(const char *text)
   pi_sbuf_free(&b);
 }
 
-/* " [thread N]" once more than one thread has made calls, else NULL. */
+/* " [thread N]" once more than one thread has made calls, else NULL;
+ * in a forked child " [pid P thread N]" always. */
 static const char *thread_tag(void)
 {
   if (!thread_id) {
@@ -727,9 +736,11 @@ static const char *thread_tag(void)
       pthread_mutex_unlock(&multi_lock);
     }
   }
-  if (!atomic_load(&multi_thread))
+  if (!atomic_load(&multi_thread) && !child_pid)
     return NULL;
-  if (!my_tag[0])
+  if (!my_tag[0] && child_pid)
+    snprintf(my_tag, sizeof my_tag, " [pid %d thread %u]", (int)child_pid, thread_id);
+  else if (!my_tag[0])
     snprintf(my_tag, sizeof my_tag, " [thread %u]", thread_id);
   return my_tag;
 }
