@@ -212,6 +212,14 @@ static void *writer_main(void *arg)
         wr.pressure = false;
         finish_session();
         wr__stop_encoders();
+        /* One file again when this process is the last one using it (the
+         * journal mode changes only with nobody else there: no waiting).
+         * Here, not after the join: a process ending on a signal is not
+         * joined (its handler returns to die) and left an empty journal. */
+        if (wr.db) {
+          sqlite3_busy_handler(wr.db, NULL, NULL);
+          sqlite3_exec(wr.db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
+        }
         /* Everything is in the database (or recording failed): nobody
          * needs the rings any more. */
         ringfile_remove();
@@ -528,12 +536,7 @@ void writer_finish(const char *how, int signo, int timeout_ms)
     pi_thread_join(&writer_thread);
     writer_running = false;
     wr__finalize_statements();
-    /* One file again when this process is the last one using it: the
-     * journal mode changes only with nobody else there (no waiting for
-     * processes that still record into it). */
     if (wr.db) { /* none when it could not be opened */
-      sqlite3_busy_handler(wr.db, NULL, NULL);
-      sqlite3_exec(wr.db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
       wr__close_db(wr.db);
       wr.db = NULL;
     }

@@ -2051,6 +2051,25 @@ Test(record, a_signal_the_process_handles_leaves_it_going_each_time)
   }
 }
 
+/* A program ended by SIGTERM: the session says so, and the database is
+ * one file again (the recorder's journal, TRUNCATE while recording, was
+ * left beside it empty: the normal end turned it back to DELETE after
+ * joining the writer, which a process dying of a signal never does). */
+Test(record, sigterm_ends_the_session_and_leaves_no_journal_file)
+{
+  char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
+  const char *prog[] = {BIN "/record_prog", "gap", "5000", NULL};
+  pid_t pid = spawn_recording(prog, db, NULL, log);
+  wait_for_output(log, "made 1 calls");
+  cr_assert_eq(kill(pid, SIGTERM), 0);
+  int st = wait_or_kill(pid, 10000);
+  cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "status %d", st);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 15\n");
+  char journal[4096];
+  snprintf(journal, sizeof journal, "%s-journal", db);
+  cr_assert_neq(access(journal, F_OK), 0, "%s is left", journal);
+}
+
 /* The classic handler that cleans up and ends on the signal anyway: it
  * puts back the handler it replaced (the recorder's) and raises the
  * signal again, which waits, blocked, until the handler returns into the
