@@ -785,6 +785,61 @@ Test(viewer, diff_of_record_directories_pairs_sessions_by_command)
   cr_assert(strstr(err, "give two record directories") && lines(err) == 1, "%s", err);
 }
 
+/* A record directory of one file that holds several sessions (a process
+ * that exec'd another; two runs into one path): its sessions pair by
+ * command as a directory's of several files do. Only each file's last
+ * session was compared: "same", exit 0, where the first sessions differ.
+ * stats and export given several files take every session of each, in
+ * start order, and refuse a file named twice (it counted twice). */
+Test(viewer, a_record_directory_of_one_file_of_two_sessions_pairs_them_all)
+{
+  char *dir[2], *out, *err;
+  const char *first[2] = {"512", "2048"};
+  for (int d = 0; d < 2; d++) {
+    dir[d] = tu_temp_path(".d");
+    cr_assert_eq(mkdir(dir[d], 0700), 0);
+    char db[4096], vadd[4096], pipeline[4096];
+    snprintf(db, sizeof db, "%s/one.db", dir[d]);
+    snprintf(vadd, sizeof vadd, "%s/vadd", BIN);
+    snprintf(pipeline, sizeof pipeline, "%s/pipeline", BIN);
+    const char *a1[] = {vadd, first[d], NULL}, *a2[] = {pipeline, NULL};
+    cr_assert_eq(record_into(db, a1, POCL, NULL), 0);
+    cr_assert_eq(record_into(db, a2, POCL, NULL), 0);
+  }
+  cr_assert_eq(pitrace(&out, &err, "diff", dir[0], dir[1], NULL), 1, "%s%s", out, err);
+  cr_assert(strstr(out, "/vadd 512 (") && strstr(out, "/vadd 2048 ("), "%s", out);
+  cr_assert(strstr(out, "directories: 2 pairs of sessions compared by command (1 of them by "
+                        "program: their commands differ), 1 same, 1 different"), "%s", out);
+  /* stats of both files: four processes, vadd 512's first. */
+  char a[4096], b[4096];
+  snprintf(a, sizeof a, "%s/one.db", dir[0]);
+  snprintf(b, sizeof b, "%s/one.db", dir[1]);
+  cr_assert_eq(pitrace(&out, &err, "stats", b, a, NULL), 0, "%s", err);
+  cr_assert_eq(tu_count(out, "\n== process "), 3, "%s", out); /* the first has no \n before */
+  cr_assert(strncmp(out, "== process 1 of 4: ", 19) == 0, "%s", out);
+  const char *p1 = strstr(out, "/vadd 512\n"), *p2 = strstr(out, "/vadd 2048\n");
+  cr_assert(p1 && p2 && p1 < p2, "%s", out);
+  cr_assert(strstr(out, "== all 4 processes"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "export", "--format", "csv", a, b, NULL), 0, "%s", err);
+  /* pid,file,session,seq,...: seq 1 of each of the four sessions. */
+  char want[4200];
+  for (int d = 0; d < 2; d++)
+    for (int k = 1; k <= 2; k++) {
+      snprintf(want, sizeof want, ",%s,%d,1,", d ? b : a, k);
+      cr_assert(strstr(out, want), "no %s in:\n%.2000s", want, out);
+    }
+  char alias[4096];
+  snprintf(alias, sizeof alias, "%s/./one.db", dir[0]);
+  const char *verbs[] = {"stats", "export"};
+  for (int v = 0; v < 2; v++) {
+    int rc = v ? pitrace(&out, &err, "export", "--format", "csv", a, alias, NULL)
+               : pitrace(&out, &err, "stats", a, alias, NULL);
+    cr_assert_eq(rc, 2, "%s: %s", verbs[v], out);
+    cr_assert_eq(lines(err), 1, "%s", err);
+    cr_assert(strstr(err, "are the same file"), "%s", err);
+  }
+}
+
 /* pitrace ARGS... (NULL-terminated) with at most `files` open files
  * (ulimit -n); stdout and stderr together in *out. */
 static int pitrace_with_files(int files, char **out, const char *const *args)

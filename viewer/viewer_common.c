@@ -360,6 +360,31 @@ bool vw_list_dir(const char *verb, const char *dir, char ***names, size_t *nn)
   return ok;
 }
 
+/* Opens every session of the file `path` (which outlives the set) into
+ * the set; false after a one-line error. */
+static bool open_every_session(const char *verb, vw_set *set, const char *path, unsigned what,
+                               int group)
+{
+  pt_db db;
+  char err[1024];
+  size_t ns = 0;
+  if (!pt_open(path, false, &db, err, sizeof err)) {
+    pt_verb_error(verb, "%s", err);
+    return false;
+  }
+  pt_session_info *all = pt_sessions(&db, &ns, err, sizeof err);
+  pt_close(&db);
+  if (!all) {
+    pt_verb_error(verb, "%s", err);
+    return false;
+  }
+  bool ok = true;
+  for (size_t j = 0; ok && j < ns; j++)
+    ok = vw_set_open_file(verb, set, path, all[j].id, what, group);
+  free(all);
+  return ok;
+}
+
 bool vw_set_open_dir(const char *verb, vw_set *set, const char *dir, unsigned what, int group)
 {
   char **names;
@@ -382,25 +407,39 @@ bool vw_set_open_dir(const char *verb, vw_set *set, const char *dir, unsigned wh
       continue;
     }
     set->paths[set->npaths++] = names[i]; /* the sessions point at them */
-    pt_db db;
-    char err[1024];
-    size_t ns = 0;
-    if (!pt_open(names[i], false, &db, err, sizeof err)) {
-      pt_verb_error(verb, "%s", err);
-      ok = false;
-      continue;
-    }
-    pt_session_info *all = pt_sessions(&db, &ns, err, sizeof err);
-    pt_close(&db);
-    if (!all) {
-      pt_verb_error(verb, "%s", err);
-      ok = false;
-    }
-    for (size_t j = 0; ok && j < ns; j++)
-      ok = vw_set_open_file(verb, set, names[i], all[j].id, what, group);
-    free(all);
+    ok = open_every_session(verb, set, names[i], what, group);
   }
   free(names);
+  if (ok)
+    qsort(set->s + first, set->n - first, sizeof *set->s, cmp_start);
+  return ok;
+}
+
+bool vw_set_open_paths(const char *verb, vw_set *set, const char *const *paths, size_t n,
+                       unsigned what)
+{
+  struct stat st[PT_ARGS_MAX];
+  if (n > PT_ARGS_MAX) {
+    pt_verb_error(verb, "%zu files or directories: at most %d", n, PT_ARGS_MAX);
+    return false;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (stat(paths[i], &st[i]) != 0) {
+      pt_verb_error(verb, "cannot open %s: %s", paths[i], strerror(errno));
+      return false;
+    }
+    for (size_t j = 0; j < i; j++)
+      if (st[j].st_dev == st[i].st_dev && st[j].st_ino == st[i].st_ino) {
+        pt_verb_error(verb, "%s and %s are the same %s: its sessions would count twice",
+                      paths[j], paths[i], S_ISDIR(st[i].st_mode) ? "directory" : "file");
+        return false;
+      }
+  }
+  size_t first = set->n;
+  bool ok = true;
+  for (size_t i = 0; ok && i < n; i++)
+    ok = S_ISDIR(st[i].st_mode) ? vw_set_open_dir(verb, set, paths[i], what, 0)
+                                : open_every_session(verb, set, paths[i], what, 0);
   if (ok)
     qsort(set->s + first, set->n - first, sizeof *set->s, cmp_start);
   return ok;

@@ -123,6 +123,12 @@ bool vw_set_open_file(const char *verb, vw_set *set, const char *path, int64_t i
 /* Opens every session of the directory's *.db files, by start time. False
  * after a one-line error: no session files, a bad one (named), too many. */
 bool vw_set_open_dir(const char *verb, vw_set *set, const char *dir, unsigned what, int group);
+/* Opens every session of the files and directories named (n of them,
+ * at most PT_ARGS_MAX; they outlive the set) into group 0, all in start
+ * order. False after a one-line error: a bad file, or one named twice
+ * (by another name too: its sessions would count twice). */
+bool vw_set_open_paths(const char *verb, vw_set *set, const char *const *paths, size_t n,
+                       unsigned what);
 /* Sets offset_ns: each session's start after its group's earliest. */
 void vw_set_place(vw_set *set);
 /* Closes the sessions and frees the names (not the set itself). */

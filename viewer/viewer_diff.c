@@ -1730,17 +1730,29 @@ static int diff_files(const char *pa, const char *pb, int64_t sa, int64_t sb,
   return rc;
 }
 
-/* How many session files `path` stands for: those of a directory, 1 for
- * anything else (a file, or what pt_open will say is wrong with it). */
+/* How many sessions `path` stands for: a directory's (2 for two files or
+ * more, however many they hold), 1 for anything else (a file, whose
+ * --session-a/-b picks one, or what pt_open will say is wrong with it). */
 static size_t sessions_in(const char *path)
 {
   if (!vw_is_dir(path))
     return 1;
-  char *names[1], err[256];
-  size_t n = 0;
-  if (pt_session_files(path, names, 1, &n, err, sizeof err) && n)
-    free(names[0]);
-  return n;
+  char *names[2], err[256];
+  size_t n = 0, count = 0;
+  if (!pt_session_files(path, names, 2, &n, err, sizeof err))
+    return 0;
+  count = n;
+  /* One file may hold several sessions (a process that exec'd another):
+   * the directory's sessions are then paired by command too (its last
+   * alone was compared, "same" whatever the others held). */
+  pt_db db;
+  if (n == 1 && pt_open(names[0], false, &db, err, sizeof err)) {
+    free(pt_sessions(&db, &count, err, sizeof err));
+    pt_close(&db);
+  }
+  for (size_t i = 0; i < n && i < 2; i++)
+    free(names[i]);
+  return count;
 }
 
 /* A command's program (its first word, `*len` bytes) and its number of

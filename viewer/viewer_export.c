@@ -427,10 +427,8 @@ int pt_export(int argc, char **argv)
     pt_verb_error("export", "out of memory");
     return 2;
   }
-  bool ok = true;
-  for (int i = 0; ok && i < a.npos; i++)
-    ok = vw_is_dir(a.pos[i]) ? vw_set_open_dir("export", set, a.pos[i], VW_STREAM, 0)
-                             : vw_set_open_file("export", set, a.pos[i], session, VW_STREAM, 0);
+  bool ok = multi ? vw_set_open_paths("export", set, a.pos, (size_t)a.npos, VW_STREAM)
+                  : vw_set_open_file("export", set, a.pos[0], session, VW_STREAM, 0);
   exporter ex = {.multi = multi};
   pt_outfile out;
   if (ok) {

@@ -539,10 +539,7 @@ int pt_stats(int argc, char **argv)
     pt_verb_error("stats", "out of memory");
     return 2;
   }
-  bool ok = true;
-  for (int i = 0; ok && i < a.npos; i++)
-    ok = vw_is_dir(a.pos[i]) ? vw_set_open_dir("stats", set, a.pos[i], VW_STREAM, 0)
-                             : vw_set_open_file("stats", set, a.pos[i], -1, VW_STREAM, 0);
+  bool ok = vw_set_open_paths("stats", set, a.pos, (size_t)a.npos, VW_STREAM);
   rc = 2;
   if (ok) {
     vw_set_place(set);
