@@ -1473,9 +1473,16 @@ static const char *kernel_name(const char *name)
 }
 
 /* B's mean device time over A's; false when either has none. */
+/* Whether a side's device times for a kernel are a driver's placeholder
+ * (rusticl says 1 ns for every command: stats makes no rate of them). */
+static bool untimed(const vw_dev_stat *d)
+{
+  return d && d->count && d->mean < VW_UNTIMED_NS;
+}
+
 static bool devcmp_ratio(const devcmp_row *r, double *ratio)
 {
-  if (!r->a || !r->b || r->a->total <= 0)
+  if (!r->a || !r->b || r->a->total <= 0 || untimed(r->a) || untimed(r->b))
     return false;
   *ratio = ((double)r->b->total / (double)r->b->count) /
            ((double)r->a->total / (double)r->a->count);
@@ -1539,8 +1546,11 @@ static void print_devcmp(const vw_session *a, const vw_session *b, const vw_colo
            "device A", "mean A", "launches B", "device B", "mean B", "B/A mean", k->off);
     if (!c.n)
       printf("(no kernel launches)\n");
+    bool untimed_side[2] = {false, false};
     for (size_t i = 0; i < c.n; i++) {
       const devcmp_row *r = &c.rows[i];
+      untimed_side[0] |= untimed(r->a);
+      untimed_side[1] |= untimed(r->b);
       char d[4][32], ratio_text[32] = "-";
       double ratio;
       if (devcmp_ratio(r, &ratio))
@@ -1551,6 +1561,11 @@ static void print_devcmp(const vw_session *a, const vw_session *b, const vw_colo
              r->b ? vw_dur(d[2], r->b->total) : "-", r->b ? vw_dur(d[3], r->b->mean) : "-",
              ratio_text);
     }
+    if (untimed_side[0] || untimed_side[1])
+      printf("%s's device times are under %d ns, shorter than any kernel takes: the driver did "
+             "not time its commands (no ratio made from them)\n",
+             untimed_side[0] && untimed_side[1] ? "A's and B" : untimed_side[0] ? "A" : "B",
+             VW_UNTIMED_NS);
   }
   devcmp_free(&c);
 }
