@@ -57,7 +57,7 @@ static const pt_opt *find_opt(const pt_opt *opts, const char *a, size_t n)
 /* Stores an option's value; false after an error message. */
 static bool set_opt(const char *verb, const pt_opt *o, const char *val)
 {
-  if (o->kind == PT_OPT_STR) {
+  if (o->kind == PT_OPT_STR || o->kind == PT_OPT_STRS) {
     *(const char **)o->dst = val;
     return true;
   }
@@ -82,7 +82,14 @@ static bool set_opt(const char *verb, const pt_opt *o, const char *val)
 
 /* One option at argv[*i]: "--name=V", "--name V", "-oV", "-o V". 0, or 2
  * after an error message. */
-static int parse_opt(int argc, char **argv, int *i, const pt_opt *opts)
+/* The options with a value given so far (their destinations: an option's
+ * names share one). */
+typedef struct seen_opts {
+  const void *dst[32];
+  size_t n;
+} seen_opts;
+
+static int parse_opt(int argc, char **argv, int *i, const pt_opt *opts, seen_opts *seen)
 {
   const char *verb = argv[0], *a = argv[*i], *inline_val = NULL;
   size_t n;
@@ -117,6 +124,13 @@ static int parse_opt(int argc, char **argv, int *i, const pt_opt *opts)
     pt_verb_error(verb, "%s needs a value", o->name);
     return 2;
   }
+  for (size_t k = 0; o->kind != PT_OPT_STRS && k < seen->n; k++)
+    if (seen->dst[k] == o->dst) {
+      pt_verb_error(verb, "%s is given twice: give it once (pitrace %s --help)", o->name, verb);
+      return 2;
+    }
+  if (seen->n < sizeof seen->dst / sizeof *seen->dst)
+    seen->dst[seen->n++] = o->dst;
   return set_opt(verb, o, val) ? 0 : 2;
 }
 
@@ -125,6 +139,7 @@ int pt_parse(int argc, char **argv, const char *usage, const pt_opt *opts, int m
 {
   const char *verb = argv[0];
   bool command = maxpos == PT_ARGS_COMMAND, options = true;
+  seen_opts seen = {.n = 0};
   out->npos = 0;
   out->cmd = NULL;
   for (int i = 1; i < argc; i++) {
@@ -142,7 +157,7 @@ int pt_parse(int argc, char **argv, const char *usage, const pt_opt *opts, int m
       return 1;
     }
     if (options && a[0] == '-' && a[1]) {
-      int rc = parse_opt(argc, argv, &i, opts);
+      int rc = parse_opt(argc, argv, &i, opts, &seen);
       if (rc)
         return rc;
       continue;

@@ -329,6 +329,19 @@ Test(viewer, show_filters_by_api_thread_and_sequence)
   cr_assert_eq(lines(out), sql_int(db, "SELECT count(*) FROM pi_calls WHERE api LIKE "
                                        "'piPlatform%'"), "%s", out);
   cr_assert_eq(tu_count(out, " piPlatform"), lines(out), "%s", out);
+  /* Several patterns: a comma-separated list. The option twice kept only
+   * the last without a word; it is refused (as any option twice, but
+   * diff's --ignore/--only, which add up). */
+  int platform = lines(out);
+  cr_assert_eq(pitrace(&out, &err, "show", "--compact", "--api", "piPlatform*,piDeviceGetInfo", db,
+                       NULL), 0, "%s", err);
+  cr_assert_eq(lines(out), platform + sql_int(db, "SELECT count(*) FROM pi_calls WHERE api = "
+                                                  "'piDeviceGetInfo'"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "show", "--api", "piPlatform*", "--api", "piDeviceGetInfo", db,
+                       NULL), 2);
+  cr_assert(strstr(err, "--api is given twice") && lines(err) == 1, "%s", err);
+  cr_assert_eq(pitrace(&out, &err, "show", "--api", "piPlatform*,", db, NULL), 2);
+  cr_assert(strstr(err, "an empty pattern") && lines(err) == 1, "%s", err);
   cr_assert_eq(pitrace(&out, &err, "show", "--compact", "--thread", "2", db, NULL), 0);
   cr_assert_eq(lines(out), 300, "%s", out);
   cr_assert_eq(tu_count(out, " T2 piDeviceGetInfo("), 300, "%s", out);
@@ -1296,6 +1309,10 @@ Test(viewer, diff_ignore_and_only_filter_by_api_and_kind)
   }
   cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "piEnqueueMemBufferWrite:data", "--only",
                        "data", a, b, NULL), 1, "%s", err);
+  /* '*' is a pattern (of every function), as '*GetInfo' is: it was
+   * refused as neither a kind nor a pattern. */
+  cr_assert_eq(pitrace(&out, &err, "diff", "--only", "*", a, b, NULL), 1, "%s", err);
+  cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "*", a, b, NULL), 0, "%s", err);
 }
 
 /* ---- export ----------------------------------------------------------------------- */

@@ -248,7 +248,7 @@ bool vw_diff_terms_parse(const char *option, const char *text, vw_diff_term **te
       }
     } else if ((t.kind = parse_kind(p, len)) >= 0) {
       glen = 0;
-    } else if (len < 2 || (strncmp(p, "pi", 2) != 0 && !memchr(p, '*', len) &&
+    } else if (len == 0 || (strncmp(p, "pi", 2) != 0 && !memchr(p, '*', len) &&
                            !memchr(p, '?', len) && !memchr(p, '[', len))) {
       snprintf(err, errn, "%s '%.*s': neither a kind (only-in-a, only-in-b, order, args, "
                "result, info, data, note, replay, teardown) nor an API pattern (pi..., *...)",
@@ -1967,7 +1967,8 @@ int pt_diff(int argc, char **argv)
   const pt_opt opts[] = {{"--session-a", PT_OPT_INT, &sa},    {"--session-b", PT_OPT_INT, &sb},
                          {"--json", PT_OPT_FLAG, &json},      {"--no-info", PT_OPT_FLAG, &o.no_info},
                          {"--tolerance", PT_OPT_REAL, &o.tolerance}, {"--f64", PT_OPT_FLAG, &o.f64},
-                         {"--ignore", PT_OPT_STR, &ignore_last}, {"--only", PT_OPT_STR, &only_last},
+                         {"--ignore", PT_OPT_STRS, &ignore_last},
+                         {"--only", PT_OPT_STRS, &only_last},
                          {NULL, PT_OPT_FLAG, NULL}};
   pt_args args;
   int rc = pt_parse(argc, argv, usage, opts, 2, 2, &args);

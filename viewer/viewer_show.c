@@ -17,7 +17,7 @@
 #include "viewer_common.h"
 
 static const char usage[] =
-    "usage: pitrace show DB [--session N] [--compact] [--api GLOB] [--thread N]\n"
+    "usage: pitrace show DB [--session N] [--compact] [--api GLOBS] [--thread N]\n"
     "                    [--seq A..B] [--errors]\n"
     "\n"
     "Prints a recorded session's calls in the SYCL_PI_TRACE=2 format (the live\n"
@@ -27,7 +27,8 @@ static const char usage[] =
     "\n"
     "  --session N   the session (default: the file's last)\n"
     "  --compact     one line per call: seq, thread, API(arguments) = result, time\n"
-    "  --api GLOB    only APIs matching the pattern (piEnqueue*, *GetInfo)\n"
+    "  --api GLOBS   only APIs matching a pattern (piEnqueue*, *GetInfo), or one\n"
+    "                of a comma-separated list (piEnqueue*,*Release)\n"
     "  --thread N    only calls of thread N (1 is the first)\n"
     "  --seq A..B    only calls A to B (A.., ..B, or one number)\n"
     "  --errors      only calls that failed or never returned\n";
@@ -209,6 +210,33 @@ static int show(vw_session *s, const filter *f, bool compact)
   return 0;
 }
 
+/* The functions a comma-separated list of patterns matches, into ok[]
+ * (or'ed); false after a one-line error naming a pattern that matches
+ * none (or an empty one). */
+static bool api_list(const char *list, bool *ok)
+{
+  for (const char *p = list;; p++) {
+    size_t len = strcspn(p, ",");
+    char glob[256];
+    bool match[PI_API_COUNT];
+    if (!len || len >= sizeof glob) {
+      pt_verb_error("show", "--api '%s': %s", list,
+                    len ? "a pattern too long" : "an empty pattern (give GLOB or GLOB,GLOB)");
+      return false;
+    }
+    snprintf(glob, sizeof glob, "%.*s", (int)len, p);
+    if (!pi_api_glob(glob, match)) {
+      pt_verb_error("show", "--api '%s' matches no PI function", glob);
+      return false;
+    }
+    for (uint32_t a = 0; a < PI_API_COUNT; a++)
+      ok[a] |= match[a];
+    p += len;
+    if (!*p)
+      return true;
+  }
+}
+
 /* Whether thread number `t` made calls in the session. */
 static bool has_thread(vw_session *s, int64_t t)
 {
@@ -249,8 +277,7 @@ int pt_show(int argc, char **argv)
   }
   bool api_ok[PI_API_COUNT] = {false};
   f.api_ok = api_ok;
-  if (f.api_glob && !pi_api_glob(f.api_glob, api_ok)) {
-    pt_verb_error("show", "--api '%s' matches no PI function", f.api_glob);
+  if (f.api_glob && !api_list(f.api_glob, api_ok)) {
     return 2;
   }
   vw_session s;

@@ -17,7 +17,11 @@
  * one (-o) as -o VALUE or -oVALUE; a flag takes none. -h and --help print
  * the verb's usage; "--" ends the options. */
 
-typedef enum { PT_OPT_FLAG, PT_OPT_INT, PT_OPT_REAL, PT_OPT_STR } pt_opt_kind;
+/* PT_OPT_STRS: a string that may be given more than once (the verb reads
+ * every value from argv; pt_parse keeps the last). Any other option with a
+ * value given twice, by any of its names, is an error: one of the values
+ * would be dropped without a word. */
+typedef enum { PT_OPT_FLAG, PT_OPT_INT, PT_OPT_REAL, PT_OPT_STR, PT_OPT_STRS } pt_opt_kind;
 
 typedef struct pt_opt {
   const char *name; /* "--session", or "-o" */
