@@ -271,9 +271,7 @@ static bool take_region(uint64_t len, region *out)
       return false;
     }
   }
-  struct rlimit lim;
-  if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
-      pf_end + len > (uint64_t)lim.rlim_cur) {
+  if (!pt_fsize_allows(pf_end + len)) {
     pf_off = true; /* a write past it would raise SIGXFSZ in the application */
     return false;
   }

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,6 +113,13 @@ uint64_t ringfile_proc_start(int pid, char *state)
   return strtoull(p, NULL, 10);
 }
 
+bool pt_fsize_allows(uint64_t end)
+{
+  struct rlimit lim;
+  return getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
+         end <= (uint64_t)lim.rlim_cur;
+}
+
 bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_unix_ns,
                      const void *desc, uint32_t desc_len, int32_t parent_pid,
                      int64_t parent_session)
@@ -127,7 +135,9 @@ bool ringfile_create(const char *db_path, uint64_t session_t0, int64_t start_uni
   /* Locked before anything is in it: a salvager skips a file it cannot
    * lock, and one without a header. */
   struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-  int err = fcntl(fd, F_SETLK, &lk) != 0 ? errno : posix_fallocate(fd, 0, RINGFILE_HEADER);
+  int err = fcntl(fd, F_SETLK, &lk) != 0      ? errno
+            : !pt_fsize_allows(RINGFILE_HEADER) ? EFBIG
+                                                : posix_fallocate(fd, 0, RINGFILE_HEADER);
   if (err != 0) {
     rf_warn("preparing it", err);
     goto fail;
@@ -244,7 +254,8 @@ static shim_ring *heap_ring(void)
 static void *make_slot(int fd, uint32_t k, uint64_t slot_size)
 {
   off_t off = (off_t)RINGFILE_HEADER + (off_t)k * (off_t)slot_size;
-  int err = posix_fallocate(fd, off, (off_t)slot_size);
+  int err = pt_fsize_allows((uint64_t)off + slot_size) ? posix_fallocate(fd, off, (off_t)slot_size)
+                                                       : EFBIG;
   if (err != 0) {
     errno = err;
     return NULL;

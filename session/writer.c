@@ -159,6 +159,23 @@ static void stand_still(size_t since_commit)
     syscall(SYS_futex, &wr__fork_wait, FUTEX_WAIT_PRIVATE, n, NULL, NULL, 0);
 }
 
+/* After a session that could not begin (a full disk, a file size limit):
+ * the database file left empty, and its journal, go, so that a record
+ * directory does not hold a file that is no session (every directory
+ * verb refused the directory for it). Only an empty file: one with a page
+ * in it may be another process's, being made. */
+static void drop_if_empty(void)
+{
+  struct stat st;
+  char journal[sizeof shim_cfg.path + 16];
+  if (stat(shim_cfg.path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0)
+    return;
+  unlink(shim_cfg.path);
+  snprintf(journal, sizeof journal, "%s-journal", shim_cfg.path);
+  if (stat(journal, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+    unlink(journal);
+}
+
 static void *writer_main(void *arg)
 {
   (void)arg;
@@ -174,6 +191,7 @@ static void *writer_main(void *arg)
       wr__close_db(wr.db); /* an open transaction is rolled back */
       wr.db = NULL;
     }
+    drop_if_empty();
     ringfile_remove();
   }
   uint64_t last_commit = shim_now();
@@ -540,6 +558,8 @@ void writer_finish(const char *how, int signo, int timeout_ms)
       wr__close_db(wr.db);
       wr.db = NULL;
     }
+    if (wr.failed)
+      drop_if_empty();
     /* Only once the writer is gone: the reset marks the payload file's
      * regions stored (pt_payload_trim), which a writer that did not
      * finish in time has not stored; a salvager looks for them there. */

@@ -144,17 +144,20 @@ static void fail_sql(const char *what)
              "transaction, or another recorder", BUSY_MS / 1000);
   else
     snprintf(why, sizeof why, "%s", wr.db ? sqlite3_errmsg(wr.db) : "no database");
-  fprintf(stderr, "pitrace: recording to %s stopped (%s: %s); the application "
-                  "goes on unrecorded, and the session is marked incomplete\n",
-          shim_cfg.path, what, why);
+  bool marked = false;
   if (wr.db) {
     sqlite3_exec(wr.db, "ROLLBACK", NULL, NULL, NULL);
     char sql[256];
     snprintf(sql, sizeof sql, "UPDATE sessions SET ended='incomplete', "
              "incomplete_reason=%s WHERE id=%lld", "'recording failed: disk full or "
              "write error'", (long long)wr.session_id);
-    sqlite3_exec(wr.db, sql, NULL, NULL, NULL);
+    marked = sqlite3_exec(wr.db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_changes(wr.db);
   }
+  /* No session row committed yet (the file could not take even that): none
+   * to mark, and the file, if left empty, goes (writer.c). */
+  fprintf(stderr, "pitrace: recording to %s stopped (%s: %s); the application goes on "
+                  "unrecorded, and %s\n", shim_cfg.path, what, why,
+          marked ? "the session is marked incomplete" : "no session was kept");
 }
 
 /* The write lock is taken when there is something to write, not held
@@ -566,6 +569,8 @@ void wr__create_from_template(const char *path)
   struct stat st;
   if (lstat(path, &st) == 0 || errno != ENOENT)
     return;
+  if (!pt_fsize_allows(pt_schema_template_size))
+    return; /* on the application's thread: SIGXFSZ would kill it */
   char tmp[4200];
   snprintf(tmp, sizeof tmp, "%s.new.XXXXXX", path);
   int fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */

@@ -2461,6 +2461,44 @@ static void limit_files_to_2gib(const void *arg)
   signal(SIGXFSZ, SIG_IGN); /* a write past it fails, as on a full disk */
 }
 
+/* A file size limit (ulimit -f), SIGXFSZ left at its default (kills). */
+static void limit_files_to(const void *arg)
+{
+  rlim_t bytes = *(const rlim_t *)arg;
+  struct rlimit fsize = {bytes, bytes};
+  setrlimit(RLIMIT_FSIZE, &fsize);
+  signal(SIGXFSZ, SIG_DFL);
+}
+
+/* Under a file size limit, recording never kills the program: the ring
+ * file's header and each thread's 4 MiB slot were made with
+ * posix_fallocate past the limit, on the application's thread, and
+ * SIGXFSZ killed it (status 153, 0 calls kept) where it ran fine
+ * unrecorded. With 3 MB the rings stay in process memory (said once) and
+ * every call is stored; with 300 KB (less than the database's template)
+ * nothing is recorded, the program goes on, and no empty file is left
+ * (a record directory with one was refused whole by every verb). */
+Test(record, a_file_size_limit_never_kills_the_program)
+{
+  const rlim_t limits[] = {3000 << 10, 300 << 10};
+  for (int i = 0; i < 2; i++) {
+    char *db = tu_temp_path(".db"), *log = tu_temp_path(".out");
+    const char *prog[] = {BIN "/record_prog", "threads", "4", "1000", NULL};
+    int st = run_prepared(prog, db, log, limit_files_to, &limits[i]);
+    char *out = tu_read_file(log);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "limit %d: status %d: %s", i, st, out);
+    cr_assert(strstr(out, "File too large"), "%s", out);
+    if (i == 0) {
+      cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_args WHERE name = 'param_name' AND "
+                                 "value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 4000);
+      cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions"), "teardown\n");
+    } else {
+      cr_assert(strstr(out, "and no session was kept"), "%s", out);
+      cr_assert_neq(access(db, F_OK), 0, "an empty %s is left", db);
+    }
+  }
+}
+
 /* Notes "thread TID" (record_prog's churn and handover) with a call of
  * that thread; each note as it was stored. */
 #define NOTES_WITH_THEIR_THREADS                                                                  \

@@ -387,6 +387,11 @@ typedef struct ringfile_hdr {
 _Static_assert(sizeof(ringfile_hdr) <= RINGFILE_HEADER, "ring file header too large");
 _Static_assert(sizeof(shim_ring) <= RINGFILE_CTL, "ring control too large");
 
+/* Whether a file may grow to `end` bytes under the process's file size
+ * limit (RLIMIT_FSIZE): growing one past it raises SIGXFSZ in the thread
+ * that writes, which kills an application that does not expect it. */
+bool pt_fsize_allows(uint64_t end);
+
 /* Creates the ring file beside `db_path`, with the session's description
  * (desc_len bytes, at most RINGFILE_DESC; the parent's pid and session
  * of a forked process, else 0) and no session yet; false (with one
