@@ -535,7 +535,12 @@ static void exec_command(const options *o, const char *dir, const char *run_id,
 {
   signal(SIGCHLD, SIG_DFL);
   sigprocmask(SIG_SETMASK, mask, NULL);
-  setenv("SYCL_PI_RECORD", dir, 1);
+  /* A trailing '/': a directory, made again by the recorder should another
+   * run's end remove it meanwhile (it removes the default directory it made
+   * when left empty), not a file by its name. */
+  char dir_slash[4200];
+  snprintf(dir_slash, sizeof dir_slash, "%s/", dir);
+  setenv("SYCL_PI_RECORD", dir_slash, 1);
   setenv(RUN_VAR, run_id, 1);
   if (o->data)
     setenv("SYCL_PI_RECORD_DATA", o->data, 1);

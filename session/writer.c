@@ -279,8 +279,10 @@ static void *writer_main(void *arg)
   }
 }
 
-/* The database path: %p becomes the pid; a directory gets a new file. */
-static bool resolve_path(char *out, size_t n)
+/* The database path: %p becomes the pid; a directory gets a new file.
+ * False when too long, or (*dir_err set to errno) when the directory it
+ * names by a trailing '/' cannot be made. */
+static bool resolve_path(char *out, size_t n, int *dir_err)
 {
   char tmp[3800];
   size_t w = 0;
@@ -311,6 +313,23 @@ static bool resolve_path(char *out, size_t n)
   const char *sep = cwd[0] ? "/" : "";
   struct stat st;
   int w2;
+  /* A path ending in '/' is a directory, made when missing (pitrace record
+   * -o DIR: another run's end may have removed DIR, left empty, since; a
+   * session then went into a file named DIR, and later runs found a file
+   * where their directory should be). */
+  size_t tl = strlen(tmp);
+  if (tl > 1 && tmp[tl - 1] == '/') {
+    while (tl > 1 && tmp[tl - 1] == '/')
+      tmp[--tl] = 0;
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST) {
+      *dir_err = errno;
+      return false;
+    }
+    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      *dir_err = ENOTDIR;
+      return false;
+    }
+  }
   if (stat(tmp, &st) == 0 && S_ISDIR(st.st_mode))
     w2 = snprintf(out, n, "%s%s%s/pitrace-%d-%lld.db", cwd, sep, tmp, (int)getpid(),
                   (long long)time(NULL));
@@ -424,10 +443,14 @@ bool writer_start(void)
   /* A path SQLite cannot open fails there only after the file was made:
    * said before anything is. */
   size_t len = shim_cfg.path_len, most = 504;
-  if (!resolve_path(path, sizeof path) || !pt_path_openable(path, &len, &most)) {
+  int dir_err = 0;
+  if (!resolve_path(path, sizeof path, &dir_err) || !pt_path_openable(path, &len, &most)) {
     char why[160];
-    snprintf(why, sizeof why, "its path is %zu characters long, and SQLite opens files by "
-             "paths of up to %zu; record to a shorter one", len, most);
+    if (dir_err) /* the directory it names (ending in '/') could not be made */
+      snprintf(why, sizeof why, "its directory cannot be made: %s", strerror(dir_err));
+    else
+      snprintf(why, sizeof why, "its path is %zu characters long, and SQLite opens files by "
+               "paths of up to %zu; record to a shorter one", len, most);
     wr__say_cannot_record(why);
     return false;
   }

@@ -1234,6 +1234,36 @@ Test(record, exit_right_after_n_calls_keeps_all_of_them)
  * its sessions (not once a session: 500 sessions read the directory 500
  * times, a fifth of `diff`'s time), and still salvages the one a process
  * left into its own database, wherever that sorts among the others. */
+/* SYCL_PI_RECORD ending in '/' names a directory, made when missing
+ * (pitrace record passes its -o so: another run's end may remove the
+ * default directory, left empty, before this run's process records, and
+ * the session went into a file by the directory's name, which every later
+ * pitrace record there refused). A file there is not taken for one. */
+Test(record, a_path_ending_in_a_slash_is_a_directory_made_when_missing)
+{
+  char *dir = tu_temp_path(".d"), slash[4200];
+  snprintf(slash, sizeof slash, "%s/", dir);
+  const char *prog[] = {BIN "/record_prog", "threads", "1", "5", NULL};
+  run_recorded(prog, slash, 0);
+  struct stat st;
+  cr_assert(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), "%s is no directory", dir);
+  char file[1100] = "";
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (strncmp(e->d_name, "pitrace-", 8) == 0)
+      snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+  closedir(d);
+  cr_assert(file[0], "no session file in %s", dir);
+  cr_assert_str_eq(tu_db_lines(file, QUERIES_BY_SESSION), "1 5\n");
+  char *plain = tu_temp_path(".db"), *out;
+  FILE *f = fopen(plain, "w");
+  fclose(f);
+  snprintf(slash, sizeof slash, "%s/", plain);
+  const char *env[] = {env_kv("SYCL_PI_RECORD", slash), POCL, NULL};
+  cr_assert_eq(tu_run(prog, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "pitrace: cannot record to ") && strstr(out, "Not a directory"), "%s", out);
+}
+
 Test(record, a_verb_reading_a_directory_salvages_the_ring_file_left_in_it)
 {
   char *dir = tu_temp_path("");
