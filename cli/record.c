@@ -754,10 +754,26 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
   char serr[1200];
   if (writer_salvage(path, reaped_status, (void *)(uintptr_t)rl, serr, sizeof serr) < 0)
     fprintf(stderr, "pitrace record: %s\n", serr);
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+    /* A process of this run that could not begin its session (a full
+     * disk: it said so) left its file empty; left there, it made every
+     * verb refuse the directory. */
+    char *journal = xasprintf("%s-journal", path);
+    unlink(path);
+    if (stat(journal, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+      unlink(journal);
+    free(journal);
+    rs->unreadable = grow(rs->unreadable, &rs->capu, rs->nu, sizeof *rs->unreadable);
+    rs->unreadable[rs->nu++] = xasprintf("%s: empty (its process could not begin its session), "
+                                         "removed", path);
+    free(path);
+    return;
+  }
   if (!pt_open(path, PT_OPEN_WRITABLE, &db, err, sizeof err) &&
       !pt_open(path, 0, &db, err2, sizeof err2)) {
     rs->unreadable = grow(rs->unreadable, &rs->capu, rs->nu, sizeof *rs->unreadable);
-    rs->unreadable[rs->nu++] = xasprintf("%s", err);
+    rs->unreadable[rs->nu++] = xasprintf("%s; left alone", err);
     free(path);
     return;
   }
@@ -765,7 +781,7 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
   pt_session_info *info = pt_sessions(&db, &n, err, sizeof err);
   if (!info) {
     rs->unreadable = grow(rs->unreadable, &rs->capu, rs->nu, sizeof *rs->unreadable);
-    rs->unreadable[rs->nu++] = xasprintf("%s", err);
+    rs->unreadable[rs->nu++] = xasprintf("%s; left alone", err);
     pt_close(&db);
     free(path);
     return;
@@ -1097,8 +1113,7 @@ int pt_record(int argc, char **argv)
     say_no_session(stderr, &rs, cmdline);
   }
   for (size_t i = 0; i < rs.nu; i++)
-    fprintf(stderr, "pitrace record: left alone, not a readable session: %s\n",
-            rs.unreadable[i]);
+    fprintf(stderr, "pitrace record: not a readable session: %s\n", rs.unreadable[i]);
   free_state(&rs);
   free(rl.v);
   free(cmdline);
