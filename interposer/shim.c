@@ -289,8 +289,16 @@ static void read_config(void)
     shim_cfg.profile = false;
   }
   shim_profiling = shim_cfg.profile;
+  /* 0 or 1, as SYCL_PI_RECORD_PROFILE: "no", "off" and "false" turned
+   * stacks on (anything but "0" did), without a word. */
   const char *bt = getenv("SYCL_PI_RECORD_BACKTRACE");
-  shim_cfg.backtrace = bt && *bt && strcmp(bt, "0") != 0 && load_unwind(bt);
+  bool bt_on = bt && *bt && strcmp(bt, "0") != 0;
+  if (bt_on && strcmp(bt, "1") != 0) {
+    fprintf(stderr, "pitrace: SYCL_PI_RECORD_BACKTRACE=%s is not 0 or 1; recording calls "
+                    "without their stacks\n", bt);
+    bt_on = false;
+  }
+  shim_cfg.backtrace = bt_on && load_unwind(bt);
   /* The filter: comma-separated glob patterns; a leading '-' excludes. */
   const char *f = getenv("SYCL_PI_RECORD_FILTER");
   memset(shim_cfg.api_on, 1, sizeof shim_cfg.api_on);

@@ -507,6 +507,14 @@ Test(record, api_filter_and_backtraces)
   char *frames = tu_db_lines(db, "SELECT frames FROM stacks");
   cr_assert(strstr(frames, "vadd!main+0x") || strstr(frames, "vadd+0x"), "%s", frames);
   cr_assert(strstr(frames, "libpirt.so"), "%s", frames);
+  /* 0 or 1: "off" (or "no", "false") turned stacks on, without a word. */
+  char *off = tu_temp_path(".db");
+  const char *env_off[] = {env_kv("SYCL_PI_RECORD", off), "SYCL_PI_RECORD_BACKTRACE=off", POCL,
+                           NULL};
+  cr_assert_eq(tu_run(argv, env_off, &out), 0, "%s", out);
+  cr_assert_eq(tu_count(out, "SYCL_PI_RECORD_BACKTRACE=off is not 0 or 1; recording calls "
+                             "without their stacks"), 1, "%s", out);
+  cr_assert_eq(tu_db_int(off, "SELECT count(*) FROM calls WHERE stack IS NOT NULL"), 0);
 }
 
 /* A recorded runtime dlopened and dlclosed with backtraces on: the
