@@ -576,6 +576,15 @@ void writer_finish(const char *how, int signo, int timeout_ms)
   atomic_store(&shim_recording, false);
   if (signo) /* in a signal handler: leave the rest to the process's end */
     return;
+  if (atomic_load(&finish_done) < gen) {
+    /* Its last calls wait in the ring file: a salvager stores them, and
+     * says the process ended in order (it said "killed or _exit"). */
+    ringfile_note_signal(RINGFILE_ENDED_IN_ORDER);
+    fprintf(stderr, "pitrace: recording to %s: the session's end waited %d s for the file, "
+                    "held by another process (stopped?); its last calls stay in the ring file "
+                    "beside it, for the next pitrace verb or recording process there to store\n",
+            shim_cfg.path, timeout_ms / 1000);
+  }
   if (atomic_load(&finish_done) >= gen) {
     pi_thread_join(&writer_thread);
     writer_running = false;

@@ -305,6 +305,7 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   /* A fatal signal the process said it was ending on: its writer did not
    * finish storing in the time it was given. */
   int noted = atomic_load(&hdr->ending_signal);
+  bool in_order = noted == RINGFILE_ENDED_IN_ORDER;
   if (noted <= 0 || noted >= 65) /* none, or not a signal: a damaged header */
     noted = 0;
   /* Its process runs on (the same pid and start) without holding the
@@ -321,9 +322,11 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
       signo = WTERMSIG(ws);
       code = 128 + signo;
     } else if (WIFEXITED(ws)) {
-      how = "_exit";
+      how = in_order ? "teardown" : "_exit";
       code = WEXITSTATUS(ws);
     }
+  } else if (in_order) {
+    how = "teardown";
   } else if (noted) {
     signo = noted;
     code = 128 + signo;
@@ -335,6 +338,9 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   else if (noted)
     snprintf(lead, sizeof lead, "the process was ending on signal %d (%s) before its writer "
              "stored its last calls", noted, strsignal(noted));
+  else if (in_order && !signo)
+    snprintf(lead, sizeof lead, "its writer could not store its last calls in time (the file "
+             "was held by another process)");
   int len = snprintf(reason, sizeof reason, "%s; %llu call%s salvaged from its rings", lead,
                      (unsigned long long)(wr.seq_counter - committed),
                      wr.seq_counter - committed == 1 ? "" : "s");

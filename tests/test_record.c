@@ -1748,6 +1748,36 @@ static int run_prepared(const char *const *argv, const char *db, const char *log
   return st;
 }
 
+/* A process that ends in order while another holds the file's write lock
+ * (a recorder stopped at a debugger's breakpoint; here a connection in
+ * BEGIN IMMEDIATE): its end waits 10 s for its writer, says so in one
+ * line, and leaves its last calls in the ring file; the salvager says it
+ * ended at teardown. It was labelled "killed or _exit: the process ended
+ * without a word", which pitrace record counts as a failure. */
+Test(record, an_end_in_order_that_cannot_store_in_time_is_salvaged_as_teardown)
+{
+  char *db = tu_temp_path(".db"), *out;
+  const char *first[] = {BIN "/record_prog", "threads", "1", "3", NULL};
+  run_recorded(first, db, 0);
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK, "%s",
+               sqlite3_errmsg(h));
+  const char *prog[] = {BIN "/record_prog", "threads", "1", "5", NULL};
+  out = run_recorded(prog, db, 0);
+  cr_assert_eq(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  cr_assert_eq(tu_count(out, "the session's end waited 10 s for the file, held by another "
+                             "process"), 1, "%s", out);
+  char *said;
+  const char *ls[] = {BIN "/pitrace", "sessions", db, NULL};
+  cr_assert_eq(tu_run(ls, NULL, &said), 0, "%s", said);
+  cr_assert(strstr(said, " teardown; its writer could not store its last calls in time (the "
+                         "file was held by another process); "), "%s", said);
+  cr_assert_str_eq(tu_db_lines(db, QUERIES_BY_SESSION), "1 3\n2 5\n");
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
+}
+
 /* A reader that holds the file open in a read transaction (`pitrace show`
  * of a session still being recorded, a sqlite3 shell in BEGIN) holds off
  * the recorder's commits (the journal is a rollback journal: writer_db.c says

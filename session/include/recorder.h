@@ -371,6 +371,9 @@ typedef struct ringfile_hdr {
    * time says so. Zero in files of recorders before it (the header's
    * bytes past what they wrote are zero). */
   _Atomic int32_t ending_signal;
+  /* (ending_signal RINGFILE_ENDED_IN_ORDER: the process ended in order,
+   * and its writer could not store its last calls in the time it was
+   * given: the file was held by another process.) */
   /* When the process began, in clock ticks after boot (ringfile_proc_start;
    * 0: not known, and in files of recorders before it): a salvager that
    * finds a process of this pid and start still running knows that it
@@ -432,7 +435,9 @@ void ringfile_note_instance(uint32_t i);
 /* The session ended in order: marks the file done and removes it. */
 void ringfile_remove(void);
 /* The process is ending on fatal signal `signo` (from its handler:
- * async-signal-safe). */
+ * async-signal-safe), or in order with its last calls not stored
+ * (RINGFILE_ENDED_IN_ORDER). */
+#define RINGFILE_ENDED_IN_ORDER 1000
 void ringfile_note_signal(int signo);
 /* Around a fork (writer_fork_prepare): the file's lock held across it;
  * in the child, the parent's file let go (not removed: it is still the
