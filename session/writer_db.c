@@ -303,9 +303,14 @@ static bool room_for(uint64_t size, uint64_t seq)
   char why[160], sql[320];
   snprintf(why, sizeof why, "%llu bytes of it, with %llu KiB free for the session file, kept "
            "for the calls", (unsigned long long)size, (unsigned long long)(room >> 10));
-  fprintf(stderr, "pitrace: recording to %s: the data of call %llu on is not stored (%s); "
-                  "the calls go on being recorded without it\n",
-          shim_cfg.path, (unsigned long long)seq, why);
+  /* Below the calls' own reserve the calls may not fit either (a commit
+   * journals 16 KiB pages): not promised then (on 80 KiB free it said
+   * they go on, and the next commit met the full disk). */
+  fprintf(stderr, "pitrace: recording to %s: the data of call %llu on is not stored (%s); %s\n",
+          shim_cfg.path, (unsigned long long)seq, why,
+          room >= CALLS_RESERVE ? "the calls go on being recorded without it"
+                                : "the calls go on being recorded without it while the disk "
+                                  "has room for them, which it may not (recording then stops)");
   snprintf(sql, sizeof sql, "UPDATE sessions SET incomplete_reason='" PT_DATA_CUT "%llu on not "
            "stored: %s' WHERE id=%lld", (unsigned long long)seq, why, (long long)wr.session_id);
   if (begin_writing("storing data") && sqlite3_exec(wr.db, sql, NULL, NULL, NULL) != SQLITE_OK)

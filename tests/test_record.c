@@ -2015,6 +2015,13 @@ Test(record, data_that_would_fill_the_disk_is_left_out_and_every_call_kept)
   small_disk_run r = on_a_small_disk("12m", vadd, counts); /* the ring file takes 8 MiB */
   cr_assert(strstr(r.out, "result verified"), "%s", r.out);
   cr_assert(strstr(r.out, "the calls go on being recorded without it"), "%s", r.out);
+  /* Below the calls' reserve (3 MiB) the warning promises nothing: on 80
+   * KiB the next commit met the full disk, every call lost. */
+  const char *with = strstr(r.out, ", with ");
+  unsigned long long kib = 0;
+  cr_assert(with && sscanf(with, ", with %llu KiB free", &kib) == 1, "%s", r.out);
+  cr_assert_eq(strstr(r.out, "which it may not (recording then stops)") != NULL, kib < 3072,
+               "%s", r.out);
   cr_assert_geq(r.n[0], 40);
   cr_assert_eq(r.n[1], r.n[0]);
   cr_assert(strstr(r.reason, " on not stored: 4194304 bytes of it, with "), "%s", r.reason);
