@@ -44,6 +44,20 @@ void pt_verb_error(const char *verb, const char *fmt, ...)
   fprintf(stderr, "pitrace %s: %s\n", verb, msg);
 }
 
+void pt_say_salvage_error(const char *verb, const char *err)
+{
+  static char said[8][256];
+  static unsigned nsaid;
+  for (unsigned i = 0; i < nsaid && i < 8; i++)
+    if (strncmp(said[i], err, sizeof said[i] - 1) == 0)
+      return;
+  snprintf(said[nsaid++ % 8], sizeof said[0], "%s", err);
+  if (verb)
+    fprintf(stderr, "pitrace %s: %s\n", verb, err);
+  else
+    fprintf(stderr, "pitrace: %s\n", err);
+}
+
 /* ---- Arguments ------------------------------------------------------------------------ */
 
 static const pt_opt *find_opt(const pt_opt *opts, const char *a, size_t n)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli_verbs.h"
+#include "pitrace_cli.h"
 #include "pitrace_replay.h"
 #include "pitrace_viewer.h"
 #include "recorder.h"
@@ -25,7 +26,7 @@ static void salvage(const char *path)
 {
   char err[1200];
   if (writer_salvage_listed(path, err, sizeof err) < 0)
-    fprintf(stderr, "pitrace: %s\n", err);
+    pt_say_salvage_error(NULL, err);
 }
 
 static const struct {

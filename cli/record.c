@@ -753,7 +753,7 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
    * calls in its ring file: into the session, saying how it ended. */
   char serr[1200];
   if (writer_salvage(path, reaped_status, (void *)(uintptr_t)rl, serr, sizeof serr) < 0)
-    fprintf(stderr, "pitrace record: %s\n", serr);
+    pt_say_salvage_error("record", serr);
   struct stat st;
   if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
     /* A process of this run that could not begin its session (a full

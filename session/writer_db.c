@@ -144,7 +144,7 @@ static void fail_sql(const char *what)
              "transaction, or another recorder", BUSY_MS / 1000);
   else
     snprintf(why, sizeof why, "%s", wr.db ? sqlite3_errmsg(wr.db) : "no database");
-  bool marked = false;
+  bool marked = false, kept = false;
   if (wr.db) {
     sqlite3_exec(wr.db, "ROLLBACK", NULL, NULL, NULL);
     char sql[256];
@@ -152,12 +152,22 @@ static void fail_sql(const char *what)
              "incomplete_reason=%s WHERE id=%lld", "'recording failed: disk full or "
              "write error'", (long long)wr.session_id);
     marked = sqlite3_exec(wr.db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_changes(wr.db);
+    snprintf(sql, sizeof sql, "SELECT 1 FROM sessions WHERE id=%lld", (long long)wr.session_id);
+    sqlite3_stmt *q = NULL;
+    kept = marked || (wr.session_id > 0 &&
+                      sqlite3_prepare_v2(wr.db, sql, -1, &q, NULL) == SQLITE_OK &&
+                      sqlite3_step(q) == SQLITE_ROW);
+    sqlite3_finalize(q);
   }
   /* No session row committed yet (the file could not take even that): none
-   * to mark, and the file, if left empty, goes (writer.c). */
+   * to mark, and the file, if left empty, goes (writer.c). On a full disk
+   * the mark itself may not be written: the session then stays as last
+   * committed. */
   fprintf(stderr, "pitrace: recording to %s stopped (%s: %s); the application goes on "
                   "unrecorded, and %s\n", shim_cfg.path, what, why,
-          marked ? "the session is marked incomplete" : "no session was kept");
+          marked ? "the session is marked incomplete"
+          : kept ? "the session stays as its last commit left it"
+                 : "no session was kept");
 }
 
 /* The write lock is taken when there is something to write, not held

@@ -51,6 +51,11 @@ int pt_parse(int argc, char **argv, const char *usage, const pt_opt *opts, int m
 /* Prints "pitrace VERB: MESSAGE" on stderr (one line). */
 void pt_verb_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A salvage that failed (writer_salvage's error): said once a process,
+ * "pitrace[ VERB]: ERR" (every open of the session tries it again: a
+ * record run printed one failure four times, once inside its summary). */
+void pt_say_salvage_error(const char *verb, const char *err);
+
 /* Whether to colour output written to `fd` (a terminal, NO_COLOR unset). */
 bool pt_use_color(int fd);
 
