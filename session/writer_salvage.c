@@ -484,7 +484,10 @@ static bool find_recorder(const char *file, void *p)
   if (pread(fd, &h, offsetof(ringfile_hdr, instances), 0) ==
           (ssize_t)offsetof(ringfile_hdr, instances) &&
       h.magic == RINGFILE_MAGIC && h.session == c->session && fcntl(fd, F_GETLK, &lk) == 0)
-    c->pid = lk.l_type != F_UNLCK ? lk.l_pid : -1;
+    /* Held by its recorder (the pid its header names), or by a reader
+     * salvaging it at this moment, whose pid was shown as the recorder's
+     * ("recording (pid N)" for a process killed a while ago). */
+    c->pid = lk.l_type != F_UNLCK && lk.l_pid == h.pid ? lk.l_pid : -1;
   close(fd);
   return !c->pid;
 }

@@ -2781,6 +2781,17 @@ Test(record, a_session_being_recorded_shows_its_recording_process)
   int st;
   waitpid(pid, &st, 0);
   cr_assert(strstr(out, want), "%s", out);
+  /* Its ring file held by another reader salvaging it (here this test, as
+   * a salvager holds it): not "recording (pid <that reader>)". */
+  char file[1100] = "";
+  cr_assert_eq(ring_files_at(db, NULL, 0, file, sizeof file), 1);
+  int fd = open(file, O_RDWR | O_CLOEXEC);
+  struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  cr_assert(fd >= 0 && fcntl(fd, F_SETLK, &lk) == 0, "%s", strerror(errno));
+  cr_assert_eq(tu_run(argv, NULL, &out), 0, "%s", out);
+  close(fd);
+  cr_assert(strstr(out, "killed, not salvaged: its last calls wait in its ring file") &&
+            !strstr(out, "recording (pid"), "%s", out);
   cr_assert_eq(tu_run(argv, NULL, &out), 0, "%s", out);
   cr_assert(strstr(out, "killed or _exit: the process ended without a word; ") &&
             !strstr(out, "recording (pid"), "%s", out);
