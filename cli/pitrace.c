@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,12 @@ int main(int argc, char **argv)
     return 0;
   }
   pt_salvage_hook = salvage;
+  /* A file size limit (ulimit -f) fails a write (EFBIG), which the verb
+   * says, and its output file's temporary goes; SIGXFSZ killed the verb
+   * and left FILE.tmp-XXXXXX behind. Not for the verbs that run another
+   * program (record, run, sql), which would inherit the disposition. */
+  if (strcmp(argv[1], "record") && strcmp(argv[1], "run") && strcmp(argv[1], "sql"))
+    signal(SIGXFSZ, SIG_IGN);
   for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
     if (strcmp(argv[1], verbs[i].name) == 0)
       return output_written(verbs[i].name, verbs[i].fn(argc - 1, argv + 1));

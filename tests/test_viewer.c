@@ -2497,6 +2497,21 @@ Test(viewer, an_output_file_that_cannot_be_written_is_left_as_it_was)
   cr_assert_str_eq(tu_read_file(path), "the last run's report\n");
   cr_assert_eq(entries(dir), 2, "files were left beside the report");
   tu_small_tmpfs_gone(dir);
+  /* A file size limit the same way (SIGXFSZ killed the verb, status 153,
+   * and left FILE.tmp-XXXXXX beside the file). */
+  char *lim_dir = tu_temp_path(".d"), lim_file[4200], script[9000];
+  cr_assert_eq(mkdir(lim_dir, 0700), 0);
+  snprintf(lim_file, sizeof lim_file, "%s/out.json", lim_dir);
+  f = fopen(lim_file, "w");
+  fputs("old\n", f);
+  fclose(f);
+  snprintf(script, sizeof script, "ulimit -f 4 && exec %s export %s --format chrome -o %s",
+           PITRACE, db, lim_file);
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  cr_assert_eq(tu_run(sh, NULL, &out), 2, "%s", out);
+  cr_assert(strstr(out, "failed: File too large; the file is left as it was"), "%s", out);
+  cr_assert_str_eq(tu_read_file(lim_file), "old\n");
+  cr_assert_eq(entries(lim_dir), 1, "files were left beside out.json");
   cr_assert_eq(pitrace(&out, &err, "report", db, "-o", "/dev/null", NULL), 0, "%s", err);
   struct stat null;
   cr_assert(stat("/dev/null", &null) == 0 && S_ISCHR(null.st_mode));
