@@ -2158,6 +2158,14 @@ Test(viewer, report_of_a_directory_without_good_sessions_says_why_in_one_line)
   cr_assert_eq(pitrace(&out, &err, "report", empty, "--session", "1", "-o", html, NULL), 2);
   cr_assert(strstr(err, "is a directory") && lines(err) == 1, "%s", err);
   cr_assert_eq(pitrace(&out, &err, "report", empty, "-o", html, NULL), 0, "%s", err);
+  /* The comparison's options where nothing is compared (one session, or a
+   * directory's shown side by side) were taken and ignored. */
+  char *one = record("vadd", POCL);
+  cr_assert_eq(pitrace(&out, &err, "report", one, "--tolerance", "0.1", "-o", html, NULL), 2);
+  cr_assert(strstr(err, "only one was given") && lines(err) == 1, "%s", err);
+  cr_assert_eq(pitrace(&out, &err, "report", empty, one, "--no-info", "-o", html, NULL), 2);
+  cr_assert(strstr(err, "shown side by side, not compared") && lines(err) == 1, "%s", err);
+  cr_assert_eq(pitrace(&out, &err, "report", empty, one, "-o", html, NULL), 0, "%s", err);
   snprintf(path, sizeof path, "%s/zz-garbage.db", empty);
   FILE *f = fopen(path, "w");
   fputs("not a database, but long enough to look like one to a careless reader", f);

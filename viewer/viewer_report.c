@@ -46,7 +46,8 @@ static const char usage[] =
     "pitrace stats), the calls with a filter box (as pitrace show --compact), and\n"
     "with a second session the comparison of the two (as pitrace diff). Given a\n"
     "directory (pitrace record -o DIR), it shows the sessions of its *.db files side\n"
-    "by side on one clock. The file holds at most 100000 calls.\n"
+    "by side on one clock (and a second argument's beside them, not compared). The\n"
+    "file holds at most 100000 calls.\n"
     "\n"
     "  -o FILE       the HTML file to write ('-': standard output)\n"
     "  --session N   the (first) session (default: the file's last)\n"
@@ -756,6 +757,16 @@ int pt_report(int argc, char **argv)
   if (sb >= 0 && a.npos < 2) {
     pt_verb_error("report", "--session-b picks a session of the second file, and only one "
                             "was given");
+    return 2;
+  }
+  /* The comparison's options without a comparison (one session, or a
+   * directory: its sessions side by side) were taken and ignored. */
+  bool compares = a.npos == 2 && !vw_is_dir(a.pos[0]) && !vw_is_dir(a.pos[1]);
+  if (!compares && (tolerance >= 0 || no_info)) {
+    pt_verb_error("report", "%s says how two sessions are compared, and %s: give two session "
+                            "files", tolerance >= 0 ? "--tolerance" : "--no-info",
+                  a.npos < 2 ? "only one was given"
+                             : "a directory's sessions are shown side by side, not compared");
     return 2;
   }
   vw_set *o = calloc(1, sizeof *o);
