@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_verbs.h"
@@ -69,6 +71,46 @@ static bool extension(char *out, size_t n, char *tried, size_t tn)
   return false;
 }
 
+/* Runs the shell with SQL, its output passed on through a pipe: the
+ * shell ignores a failed write (exit 0 on a full disk, > /dev/full),
+ * which main sees in ours. Its exit status, or 128 + its signal. */
+static int run_shell(const char *shell, const char *const *args)
+{
+  int fd[2];
+  if (pipe2(fd, O_CLOEXEC) != 0) {
+    pt_verb_error("sql", "cannot run %s: %s", shell, strerror(errno));
+    return 2;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fd[1], STDOUT_FILENO);
+    execv(shell, (char *const *)args);
+    fprintf(stderr, "pitrace sql: cannot run %s: %s\n", shell, strerror(errno));
+    _exit(127);
+  }
+  close(fd[1]);
+  if (pid < 0) {
+    close(fd[0]);
+    pt_verb_error("sql", "cannot run %s: %s", shell, strerror(errno));
+    return 2;
+  }
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    if (!ferror(stdout)) /* once failed, drained only: main says so */
+      fwrite(buf, 1, (size_t)n, stdout);
+  }
+  close(fd[0]);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 int pt_sql(int argc, char **argv)
 {
   pt_args a;
@@ -100,13 +142,24 @@ int pt_sql(int argc, char **argv)
   }
   char load[PATH_MAX + 80];
   snprintf(load, sizeof load, ".load \"%s\"", ext);
+  /* Neither the file nor the SQL may begin with '-': the shell would take
+   * it for an option (SQL opening with a "-- comment", a file named
+   * -x.db), even after pitrace's "--". */
+  char file_arg[sizeof file_opened + 2], *sql = NULL;
+  snprintf(file_arg, sizeof file_arg, "%s%s", file[0] == '-' ? "./" : "", file);
+  if (a.npos > 1 && a.pos[1][0] == '-' && asprintf(&sql, "\n%s", a.pos[1]) < 0) {
+    pt_verb_error("sql", "out of memory");
+    return 2;
+  }
   /* A busy timeout: a recorder commits into the file every 50 ms while it
    * records, holding readers off for as long (its rollback journal), and
    * the shell would answer "database is locked" at once. */
-  const char *args[] = {shell, "-readonly", "-cmd", ".timeout 5000", "-cmd", load, file,
-                        a.npos > 1 ? a.pos[1] : NULL, NULL};
+  const char *args[] = {shell, "-readonly", "-cmd", ".timeout 5000", "-cmd", load, file_arg,
+                        sql ? sql : a.npos > 1 ? a.pos[1] : NULL, NULL};
   fflush(NULL);
-  execv(shell, (char *const *)args);
+  if (a.npos > 1)
+    return run_shell(shell, args);
+  execv(shell, (char *const *)args); /* interactive: the terminal is the shell's */
   pt_verb_error("sql", "cannot run %s: %s", shell, strerror(errno));
   return 2;
 }

@@ -2568,6 +2568,27 @@ Test(viewer, sql_answers_pi_calls_as_show_prints_them)
   const char *views[] = {"/usr/bin/sqlite3", db, "SELECT count(*) FROM pi_calls", NULL};
   cr_assert_neq(tu_run(views, NULL, &out), 0, "%s", out);
   cr_assert(strstr(out, "no such table: main.pitrace_calls"), "%s", out);
+  /* SQL opening with a comment, a file named like an option: the shell
+   * took them for options ("unknown option"). */
+  cr_assert_eq(pitrace(&out, &err, "sql", db, "--", "-- calls\nSELECT count(*) FROM pi_calls",
+                       NULL), 0, "%s", err);
+  cr_assert_eq(atoi(out), sql_int(db, "SELECT calls FROM sessions"), "%s", out);
+  char *dir = tu_temp_path(".d"), dash[4200];
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  snprintf(dash, sizeof dash, "%s/-x.db", dir);
+  cr_assert_eq(link(db, dash), 0);
+  char script[9000];
+  snprintf(script, sizeof script, "cd %s && exec %s sql -- -x.db 'SELECT count(*) FROM pi_calls'",
+           dir, PITRACE);
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  cr_assert_eq(tu_run(sh, NULL, &out), 0, "%s", out);
+  cr_assert_eq(atoi(out), sql_int(db, "SELECT calls FROM sessions"), "%s", out);
+  /* An output that cannot be written: exit 2, said (the shell ignores its
+   * failed writes: exit 0, nothing said). */
+  snprintf(script, sizeof script, "exec %s sql %s 'SELECT * FROM pi_args' >/dev/full", PITRACE,
+           db);
+  cr_assert_eq(tu_run(sh, NULL, &out), 2, "%s", out);
+  cr_assert(strstr(out, "pitrace sql: writing the standard output failed"), "%s", out);
   /* Not a session; no sqlite3 shell. */
   cr_assert_eq(pitrace(&out, &err, "sql", "/etc/passwd", "SELECT 1", NULL), 2);
   cr_assert(strstr(err, "pitrace sql: /etc/passwd is not a pitrace session") && lines(err) == 1,
