@@ -2195,8 +2195,10 @@ Test(viewer, an_output_that_would_replace_a_session_being_read_is_refused)
                {"export", dir, NULL, path}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     bool export = strcmp(cases[i].verb, "export") == 0;
-    const char *second = cases[i].in2 ? cases[i].in2 : export ? "--format=csv" : "--no-info";
-    int st = pitrace(&out, &err, cases[i].verb, cases[i].in, second, "-o", cases[i].o, NULL);
+    const char *second = cases[i].in2 ? cases[i].in2 : export ? "--format=csv" : NULL;
+    int st = second ? pitrace(&out, &err, cases[i].verb, cases[i].in, second, "-o", cases[i].o,
+                              NULL)
+                    : pitrace(&out, &err, cases[i].verb, cases[i].in, "-o", cases[i].o, NULL);
     cr_assert_eq(st, 2, "%s %s -o %s: %d %s", cases[i].verb, cases[i].in, cases[i].o, st, err);
     cr_assert(strstr(err, "which is being read: name another file") && lines(err) == 1, "%s",
               err);
