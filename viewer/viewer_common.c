@@ -423,13 +423,11 @@ bool vw_set_open_paths(const char *verb, vw_set *set, const char *const *paths, 
     pt_verb_error(verb, "%zu files or directories: at most %d", n, PT_ARGS_MAX);
     return false;
   }
+  bool there[PT_ARGS_MAX];
   for (size_t i = 0; i < n; i++) {
-    if (stat(paths[i], &st[i]) != 0) {
-      pt_verb_error(verb, "cannot open %s: %s", paths[i], strerror(errno));
-      return false;
-    }
-    for (size_t j = 0; j < i; j++)
-      if (st[j].st_dev == st[i].st_dev && st[j].st_ino == st[i].st_ino) {
+    there[i] = stat(paths[i], &st[i]) == 0; /* else pt_open says why, below */
+    for (size_t j = 0; j < i && there[i]; j++)
+      if (there[j] && st[j].st_dev == st[i].st_dev && st[j].st_ino == st[i].st_ino) {
         pt_verb_error(verb, "%s and %s are the same %s: its sessions would count twice",
                       paths[j], paths[i], S_ISDIR(st[i].st_mode) ? "directory" : "file");
         return false;
@@ -438,8 +436,8 @@ bool vw_set_open_paths(const char *verb, vw_set *set, const char *const *paths, 
   size_t first = set->n;
   bool ok = true;
   for (size_t i = 0; ok && i < n; i++)
-    ok = S_ISDIR(st[i].st_mode) ? vw_set_open_dir(verb, set, paths[i], what, 0)
-                                : open_every_session(verb, set, paths[i], what, 0);
+    ok = there[i] && S_ISDIR(st[i].st_mode) ? vw_set_open_dir(verb, set, paths[i], what, 0)
+                                            : open_every_session(verb, set, paths[i], what, 0);
   if (ok)
     qsort(set->s + first, set->n - first, sizeof *set->s, cmp_start);
   return ok;
