@@ -1013,10 +1013,27 @@ Test(fe_memory, image_bad_input)
   dd.image_row_pitch = 30;
   cr_assert_null(D->clCreateImage(ctx, CL_MEM_COPY_HOST_PTR, &f, &dd, host, &err));
   cr_assert_eq(err, CL_INVALID_IMAGE_DESCRIPTOR, "a row pitch shorter than a row");
+  /* A zero extent is a bad descriptor value for clCreateImage (the
+   * legacy calls below call it a size error). */
   dd = d;
   dd.image_width = 0;
   cr_assert_null(D->clCreateImage(ctx, 0, &f, &dd, NULL, &err));
-  cr_assert_eq(err, CL_INVALID_IMAGE_SIZE);
+  cr_assert_eq(err, CL_INVALID_IMAGE_DESCRIPTOR, "a zero width");
+  dd = d;
+  dd.image_height = 0;
+  cr_assert_null(D->clCreateImage(ctx, 0, &f, &dd, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_IMAGE_DESCRIPTOR, "a zero height");
+  dd = d;
+  dd.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY;
+  dd.image_array_size = 0;
+  cr_assert_null(D->clCreateImage(ctx, 0, &f, &dd, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_IMAGE_DESCRIPTOR, "a zero array size");
+  dd = d;
+  dd.image_type = CL_MEM_OBJECT_IMAGE3D;
+  dd.image_depth = 0;
+  cr_assert_null(D->clCreateImage(ctx, 0, &f, &dd, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_IMAGE_DESCRIPTOR, "a zero depth");
+  dd = d;
   size_t maxw = 0;
   cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof maxw, &maxw, NULL),
                CL_SUCCESS);
@@ -1032,6 +1049,8 @@ Test(fe_memory, image_bad_input)
   cr_assert_eq(err, CL_INVALID_PROPERTY);
   cr_assert_null(D->clCreateImage2D(ctx, 0, &f, 0, 8, 0, NULL, &err));
   cr_assert_eq(err, CL_INVALID_IMAGE_SIZE);
+  cr_assert_null(D->clCreateImage2D(ctx, 0, &f, 8, 0, 0, NULL, &err));
+  cr_assert_eq(err, CL_INVALID_IMAGE_SIZE, "clCreateImage2D: a zero height is a size error");
   cr_assert_null(D->clCreateImage2D(ctx, 0, &f, 8, 8, 64, NULL, &err));
   cr_assert_eq(err, CL_INVALID_IMAGE_SIZE, "clCreateImage2D's pitch errors are size errors");
   cr_assert_null(D->clCreateImage3D(ctx, 0, &f, 8, 8, 1, 0, 0, NULL, &err));

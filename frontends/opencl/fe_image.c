@@ -137,10 +137,13 @@ static cl_int desc_ok(cl_context ctx, const cl_image_format *fmt, const cl_image
   } else if (d->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
     return bad;
   }
+  /* A zero width, height, depth or array size is a bad descriptor value
+   * (each is "at least 1" in clCreateImage's image_desc); only the legacy
+   * calls, which take the sizes as arguments, call it a size error. */
   size_t e[3];
   extent(d, e);
   if (!e[0] || !e[1] || !e[2])
-    return CL_INVALID_IMAGE_SIZE;
+    return bad;
   /* Pitches: none without host memory (a 2D image from a buffer may give a
    * row pitch); a row pitch holds a row, in whole pixels; a slice pitch a
    * slice, in whole rows. */
