@@ -1245,6 +1245,43 @@ static void assert_icd_platform(void)
 
 Test(fe_program, the_platform_is_an_icd) { assert_icd_platform(); }
 
+/* CL_PLATFORM_HOST_TIMER_RESOLUTION is 0 exactly where the platform has no
+ * device and host timer synchronization, which is when clGetDeviceAndHostTimer
+ * and clGetHostTimer return CL_INVALID_OPERATION (PoCL and rusticl have
+ * none, and say 0 themselves). */
+static void assert_timer_resolution(void)
+{
+  cl_ulong ns = 99, dev_ts = 0, host_ts = 0, host_only = 0;
+  cr_assert_eq(D->clGetPlatformInfo(fe_plat, CL_PLATFORM_HOST_TIMER_RESOLUTION, sizeof ns, &ns,
+                                    NULL),
+               CL_SUCCESS);
+  cl_int both = D->clGetDeviceAndHostTimer(fe_dev, &dev_ts, &host_ts);
+  cl_int host = D->clGetHostTimer(fe_dev, &host_only);
+  if (ns == 0) {
+    cr_assert_eq(both, CL_INVALID_OPERATION, "resolution 0, clGetDeviceAndHostTimer: %d", both);
+    cr_assert_eq(host, CL_INVALID_OPERATION, "resolution 0, clGetHostTimer: %d", host);
+  } else {
+    cr_assert_eq(both, CL_SUCCESS, "resolution %llu ns, clGetDeviceAndHostTimer: %d",
+                 (unsigned long long)ns, both);
+    cr_assert_eq(host, CL_SUCCESS, "resolution %llu ns, clGetHostTimer: %d",
+                 (unsigned long long)ns, host);
+    cr_assert_geq(host_only, host_ts, "the host timer does not go back");
+  }
+}
+
+Test(fe_program, host_timer_resolution_matches_the_timers) { assert_timer_resolution(); }
+
+/* The Level Zero double has the timers (zeDeviceGetGlobalTimestamps). */
+Test(fe_program_ze, host_timer_resolution_matches_the_timers)
+{
+  assert_timer_resolution();
+  cl_ulong ns = 0;
+  cr_assert_eq(D->clGetPlatformInfo(fe_plat, CL_PLATFORM_HOST_TIMER_RESOLUTION, sizeof ns, &ns,
+                                    NULL),
+               CL_SUCCESS);
+  cr_assert_neq(ns, 0, "the timers work: a resolution");
+}
+
 Test(fe_program_ze, the_platform_is_an_icd) { assert_icd_platform(); }
 
 Test(fe_program_ze, source_without_a_compiler)

@@ -287,7 +287,22 @@ cl_int CL_API_CALL fe_clGetPlatformInfo(cl_platform_id platform, cl_platform_inf
   case CL_PLATFORM_ICD_SUFFIX_KHR:
     return fe_put_str(size, value, size_ret, "pitrace");
   case CL_PLATFORM_HOST_TIMER_RESOLUTION: {
-    cl_ulong ns = 1; /* clGetHostTimer answers through piGetDeviceAndHostTimer */
+    /* clGetDeviceAndHostTimer and clGetHostTimer answer through
+     * piGetDeviceAndHostTimer, whose host time is in nanoseconds; PI can ask
+     * neither the host timer's resolution nor whether a device has the
+     * timers, and an OpenCL implementation without them (PoCL, rusticl:
+     * their resolution is 0) has its plugin refuse the call. A resolution
+     * is promised only where the call works: 1 ns, PI's unit, where every
+     * device of the platform answers it, and 0 ("no device and host timer
+     * synchronization", so the timer calls' CL_INVALID_OPERATION is
+     * expected) where one refuses. */
+    cl_ulong ns = 1;
+    for (cl_uint i = 0; i < platform->ndev && ns; i++) {
+      const cl_device_id d = platform->devices[i];
+      uint64_t dev_ts = 0, host_ts = 0;
+      if (pirt_piGetDeviceAndHostTimer(d->o.pl, d->pi, &dev_ts, &host_ts) != PI_SUCCESS)
+        ns = 0;
+    }
     return FE_PUT_VAL(size, value, size_ret, ns);
   }
   case CL_PLATFORM_NUMERIC_VERSION:
