@@ -1245,6 +1245,170 @@ static void assert_icd_platform(void)
 
 Test(fe_program, the_platform_is_an_icd) { assert_icd_platform(); }
 
+/* ---- Device queries the front end derives -------------------------------------- */
+
+/* A cl_name_version query of fe_dev into out (at most max); the count. */
+static size_t name_versions(cl_device_info q, cl_name_version *out, size_t max)
+{
+  size_t bytes = 0;
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, q, 0, NULL, &bytes), CL_SUCCESS, "query 0x%x",
+               (unsigned)q);
+  cr_assert_eq(bytes % sizeof *out, 0);
+  cr_assert_leq(bytes / sizeof *out, max);
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, q, bytes, out, NULL), CL_SUCCESS);
+  return bytes / sizeof *out;
+}
+
+static bool listed(const cl_name_version *l, size_t n, const char *name)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(l[i].name, name) == 0)
+      return true;
+  return false;
+}
+
+/* Builds `src` for fe_dev with `options`; the build status. */
+static cl_int try_build(cl_context ctx, const char *src, const char *options, char *log,
+                        size_t logsize)
+{
+  cl_int err = -1;
+  cl_program p = D->clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  err = D->clBuildProgram(p, 1, &fe_dev, options, NULL, NULL);
+  log[0] = 0;
+  D->clGetProgramBuildInfo(p, fe_dev, CL_PROGRAM_BUILD_LOG, logsize, log, NULL);
+  D->clReleaseProgram(p);
+  return err;
+}
+
+/* An OpenCL 3.x device must accept OpenCL C of its own version, though its
+ * CL_DEVICE_OPENCL_C_VERSION says 1.2 (PoCL and rusticl): the list has it,
+ * and a program builds with it. */
+Test(fe_program, opencl_c_versions_include_the_device_s_own)
+{
+  cl_version api = 0;
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_NUMERIC_VERSION, sizeof api, &api, NULL),
+               CL_SUCCESS);
+  cl_name_version l[8];
+  size_t n = name_versions(CL_DEVICE_OPENCL_C_ALL_VERSIONS, l, 8);
+  bool has_api = false;
+  for (size_t i = 0; i < n; i++) {
+    cr_assert_str_eq(l[i].name, "OpenCL C");
+    has_api |= CL_VERSION_MAJOR(l[i].version) == CL_VERSION_MAJOR(api) &&
+               CL_VERSION_MINOR(l[i].version) == CL_VERSION_MINOR(api);
+  }
+  cr_assert(listed(l, n, "OpenCL C") && CL_VERSION_MAJOR(l[0].version) == 1,
+            "the 1.x versions are there");
+  if (CL_VERSION_MAJOR(api) < 3)
+    return;
+  cr_assert(has_api, "OpenCL C %u.%u is listed", CL_VERSION_MAJOR(api), CL_VERSION_MINOR(api));
+  char options[32], log[4096];
+  snprintf(options, sizeof options, "-cl-std=CL%u.%u", CL_VERSION_MAJOR(api),
+           CL_VERSION_MINOR(api));
+  cl_context ctx = fe_context();
+  cr_assert_eq(try_build(ctx, vadd_src, options, log, sizeof log), CL_SUCCESS, "%s: %s",
+               options, log);
+  D->clReleaseContext(ctx);
+}
+
+/* memory_scope_work_item is for fences only: CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM
+ * may be in the fence capabilities, never in the memory ones; both hold
+ * OpenCL 3.0's minimum. */
+Test(fe_program, atomic_capabilities_keep_work_item_scope_to_fences)
+{
+  cl_device_atomic_capabilities mem = 0, fence = 0;
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, sizeof mem, &mem,
+                                  NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_ATOMIC_FENCE_CAPABILITIES, sizeof fence,
+                                  &fence, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(mem & CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM, 0, "memory capabilities 0x%llx",
+               (unsigned long long)mem);
+  const cl_device_atomic_capabilities mem_min =
+      CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
+  const cl_device_atomic_capabilities fence_min = mem_min | CL_DEVICE_ATOMIC_ORDER_ACQ_REL;
+  cr_assert_eq(mem & mem_min, mem_min, "memory capabilities 0x%llx", (unsigned long long)mem);
+  cr_assert_eq(fence & fence_min, fence_min, "fence capabilities 0x%llx",
+               (unsigned long long)fence);
+}
+
+/* An optional feature PI cannot ask about is answered "not supported", not
+ * refused. */
+Test(fe_program, non_uniform_work_groups_are_not_promised)
+{
+  cl_bool b = 99;
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, sizeof b, &b,
+                                  NULL),
+               CL_SUCCESS);
+  cr_assert_eq(b, CL_FALSE);
+}
+
+/* The OpenCL C features agree with the API queries the specification ties
+ * them to, and the device's compiler defines every one listed. */
+Test(fe_program, opencl_c_features_agree_with_the_device_queries)
+{
+  cl_version api = 0;
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_NUMERIC_VERSION, sizeof api, &api, NULL),
+               CL_SUCCESS);
+  cl_name_version f[32];
+  size_t n = name_versions(CL_DEVICE_OPENCL_C_FEATURES, f, 32);
+  if (CL_VERSION_MAJOR(api) < 3) {
+    cr_assert_eq(n, 0, "no OpenCL C 3.0, no features");
+    return;
+  }
+  cl_bool images = CL_FALSE, pipes = CL_TRUE, generic = CL_TRUE;
+  cl_device_fp_config fp64 = 0;
+  cl_device_atomic_capabilities atomics = 0;
+  cl_uint sub_groups = 0;
+  char profile[64] = "";
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, sizeof atomics,
+                                  &atomics, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof sub_groups,
+                                  &sub_groups, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_PROFILE, sizeof profile, profile, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_PIPE_SUPPORT, sizeof pipes, &pipes, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT,
+                                  sizeof generic, &generic, NULL),
+               CL_SUCCESS);
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(f[i].version, CL_MAKE_VERSION(3, 0, 0), "%s", f[i].name);
+  cr_assert_eq(listed(f, n, "__opencl_c_images"), images != CL_FALSE);
+  cr_assert_eq(listed(f, n, "__opencl_c_fp64"), fp64 != 0);
+  cr_assert_eq(listed(f, n, "__opencl_c_atomic_order_acq_rel"),
+               (atomics & CL_DEVICE_ATOMIC_ORDER_ACQ_REL) != 0);
+  cr_assert_eq(listed(f, n, "__opencl_c_atomic_order_seq_cst"),
+               (atomics & CL_DEVICE_ATOMIC_ORDER_SEQ_CST) != 0);
+  cr_assert_eq(listed(f, n, "__opencl_c_atomic_scope_device"),
+               (atomics & CL_DEVICE_ATOMIC_SCOPE_DEVICE) != 0);
+  cr_assert_eq(listed(f, n, "__opencl_c_subgroups"), sub_groups != 0);
+  cr_assert_eq(listed(f, n, "__opencl_c_pipes"), pipes != CL_FALSE);
+  cr_assert_eq(listed(f, n, "__opencl_c_generic_address_space"), generic != CL_FALSE);
+  if (strcmp(profile, "FULL_PROFILE") == 0)
+    cr_assert(listed(f, n, "__opencl_c_int64"), "required of a FULL_PROFILE device");
+  if (listed(f, n, "__opencl_c_3d_image_writes"))
+    cr_assert(images, "3D image writes need images");
+  /* One program that fails to build if a listed feature is not defined. */
+  char src[4096] = "", log[4096];
+  size_t at = 0;
+  for (size_t i = 0; i < n; i++)
+    at += (size_t)snprintf(src + at, sizeof src - at, "#ifndef %s\n#error %s\n#endif\n",
+                           f[i].name, f[i].name);
+  snprintf(src + at, sizeof src - at, "%s", vadd_src);
+  cl_context ctx = fe_context();
+  cr_assert_eq(try_build(ctx, src, "-cl-std=CL3.0", log, sizeof log), CL_SUCCESS,
+               "a listed feature the compiler does not define: %s", log);
+  D->clReleaseContext(ctx);
+}
+
 /* CL_PLATFORM_HOST_TIMER_RESOLUTION is 0 exactly where the platform has no
  * device and host timer synchronization, which is when clGetDeviceAndHostTimer
  * and clGetHostTimer return CL_INVALID_OPERATION (PoCL and rusticl have

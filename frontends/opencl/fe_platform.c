@@ -8,8 +8,9 @@
  * recorded) with the OpenCL values PI shares. The OpenCL 3.0 queries PI has
  * no name for are derived from what PI answers where that is exact (numeric
  * versions from the version strings, atomic capabilities from PI's order
- * and scope bits), answered "not supported" for the optional features the
- * front end cannot offer (SVM, pipes, device-side enqueue), and otherwise
+ * and scope bits, OpenCL C versions and features), answered "not
+ * supported" for the optional features the front end cannot offer or ask
+ * about (SVM, pipes, device-side enqueue, non-uniform work-groups), and otherwise
  * refused with CL_INVALID_VALUE, as the specification allows for a query the
  * implementation cannot answer. Extensions whose entry points or queries the
  * front end does not route (GL/EGL/D3D sharing, command buffers, external
@@ -382,10 +383,16 @@ static pi_result device_getter(const void *obj, uint32_t q, size_t n, void *v, s
   return pirt_piDeviceGetInfo(d->o.pl, d->pi, q, n, v, r);
 }
 
-/* OpenCL's atomic capability bits from PI's order and scope bits. */
-static cl_int atomic_caps(cl_device_id d, pi_device_info order_q, pi_device_info scope_q,
-                          size_t size, void *value, size_t *size_ret)
+/* OpenCL's atomic capability bits from PI's order and scope bits, for
+ * CL_DEVICE_ATOMIC_FENCE_CAPABILITIES (`fence`) or
+ * CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES. */
+static cl_int atomic_caps(cl_device_id d, bool fence, size_t size, void *value,
+                          size_t *size_ret)
 {
+  const pi_device_info order_q = fence ? PI_EXT_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES
+                                       : PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES;
+  const pi_device_info scope_q = fence ? PI_EXT_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES
+                                       : PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES;
   uint64_t order = 0, scope = 0;
   pi_result r = device_info(d, order_q, sizeof order, &order);
   if (r == PI_SUCCESS)
@@ -399,7 +406,11 @@ static cl_int atomic_caps(cl_device_id d, pi_device_info order_q, pi_device_info
     c |= CL_DEVICE_ATOMIC_ORDER_ACQ_REL;
   if (order & PI_MEMORY_ORDER_SEQ_CST)
     c |= CL_DEVICE_ATOMIC_ORDER_SEQ_CST;
-  if (scope & PI_MEMORY_SCOPE_WORK_ITEM)
+  /* PI has work-item scope for every device (SYCL's atomic_ref takes it);
+   * OpenCL's memory_scope_work_item is for fences only, and the
+   * specification allows CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM in the fence
+   * capabilities alone. */
+  if (fence && (scope & PI_MEMORY_SCOPE_WORK_ITEM))
     c |= CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM;
   if (scope & PI_MEMORY_SCOPE_WORK_GROUP)
     c |= CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP;
@@ -410,20 +421,31 @@ static cl_int atomic_caps(cl_device_id d, pi_device_info order_q, pi_device_info
   return FE_PUT_VAL(size, value, size_ret, c);
 }
 
-/* The OpenCL C versions a device accepts, from its CL_DEVICE_OPENCL_C_VERSION:
- * every earlier 1.x, and the version itself. */
+/* The OpenCL C versions a device accepts. From its CL_DEVICE_OPENCL_C_VERSION:
+ * every earlier 1.x, and the version itself. And on an OpenCL 3.x device,
+ * OpenCL C of the device's version, which the specification requires such a
+ * device to accept while its CL_DEVICE_OPENCL_C_VERSION names the 1.x or 2.0
+ * language it stays compatible with (PoCL and rusticl, both OpenCL 3.0, say
+ * "OpenCL C 1.2" and list 3.0 in their own answer). A device that names no
+ * OpenCL C version (Level Zero's, CUDA's) has none. */
 static cl_int c_versions(cl_device_id d, size_t size, void *value, size_t *size_ret)
 {
   cl_int err = CL_SUCCESS;
   char *s = pi_string(d, NULL, PI_DEVICE_INFO_OPENCL_C_VERSION, &err);
   if (!s)
     return err;
-  cl_version top = version_of(s);
+  cl_version top = version_of(s), api = 0;
   free(s);
+  if (top) {
+    if (!(s = pi_string(d, NULL, PI_DEVICE_INFO_VERSION, &err)))
+      return err;
+    api = version_of(s);
+    free(s);
+  }
   cl_name_version list[5];
   size_t n = 0;
   static const unsigned minors[] = {0, 1, 2};
-  for (size_t i = 0; i < 3; i++) {
+  for (size_t i = 0; i < 3 && top; i++) {
     cl_version v = CL_MAKE_VERSION(1, minors[i], 0);
     if (v > top)
       break;
@@ -432,6 +454,79 @@ static cl_int c_versions(cl_device_id d, size_t size, void *value, size_t *size_
   }
   if (CL_VERSION_MAJOR(top) >= 2)
     list[n++] = (cl_name_version){top, "OpenCL C"};
+  if (CL_VERSION_MAJOR(api) >= 3 && api > top)
+    list[n++] = (cl_name_version){api, "OpenCL C"};
+  return fe_put(size, value, size_ret, list, n * sizeof *list);
+}
+
+/* The OpenCL C optional features of a device that has OpenCL C 3.0, each
+ * from the front end's own answer to the API query the specification ties
+ * it to, so the two never disagree: images (CL_DEVICE_IMAGE_SUPPORT), 3D
+ * image writes (images and cl_khr_3d_image_writes, which the front end's
+ * image formats follow too), the atomic orders and scopes
+ * (CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES), 64-bit integers (required of a
+ * FULL_PROFILE device; cles_khr_int64 on an embedded one), doubles
+ * (CL_DEVICE_DOUBLE_FP_CONFIG not 0) and sub-groups
+ * (CL_DEVICE_MAX_NUM_SUB_GROUPS not 0). What the front end answers as absent
+ * (pipes, device-side enqueue, the generic address space, program-scope
+ * global variables, work-group collective functions) is not listed. Nor are
+ * read-write images, whose query (CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS) PI
+ * has no name for, nor the all-devices atomic scope: PoCL sets
+ * CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES and its compiler does not define
+ * __opencl_c_atomic_scope_all_devices, so the bit does not tell. A feature
+ * left out costs an application an option; one claimed that the compiler
+ * lacks breaks its build. */
+static cl_int c_features(cl_device_id d, size_t size, void *value, size_t *size_ret)
+{
+  cl_name_version versions[5], list[8];
+  size_t bytes = 0, n = 0;
+  cl_int err = c_versions(d, sizeof versions, versions, &bytes);
+  bool c3 = false;
+  for (size_t i = 0; err == CL_SUCCESS && i < bytes / sizeof *versions; i++)
+    c3 |= CL_VERSION_MAJOR(versions[i].version) >= 3;
+  cl_bool images = CL_FALSE;
+  cl_device_atomic_capabilities atomics = 0;
+  cl_device_fp_config fp64 = 0;
+  cl_uint sub_groups = 0;
+  char profile[64] = "", *ext = NULL;
+  if (err == CL_SUCCESS && c3) {
+    err = fe_clGetDeviceInfo(d, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
+    if (err == CL_SUCCESS)
+      err = fe_clGetDeviceInfo(d, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, sizeof atomics,
+                               &atomics, NULL);
+    if (err == CL_SUCCESS)
+      err = fe_clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
+    if (err == CL_SUCCESS)
+      err = fe_clGetDeviceInfo(d, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof sub_groups,
+                               &sub_groups, NULL);
+    if (err == CL_SUCCESS)
+      err = fe_clGetDeviceInfo(d, CL_DEVICE_PROFILE, sizeof profile - 1, profile, NULL);
+    if (err == CL_SUCCESS && (ext = pi_string(d, NULL, PI_DEVICE_INFO_EXTENSIONS, &err))) {
+      const struct {
+        bool has;
+        const char *name;
+      } features[] = {
+          {images, "__opencl_c_images"},
+          {images && has_extension(ext, "cl_khr_3d_image_writes"),
+           "__opencl_c_3d_image_writes"},
+          {atomics & CL_DEVICE_ATOMIC_ORDER_ACQ_REL, "__opencl_c_atomic_order_acq_rel"},
+          {atomics & CL_DEVICE_ATOMIC_ORDER_SEQ_CST, "__opencl_c_atomic_order_seq_cst"},
+          {atomics & CL_DEVICE_ATOMIC_SCOPE_DEVICE, "__opencl_c_atomic_scope_device"},
+          {strcmp(profile, "FULL_PROFILE") == 0 || has_extension(ext, "cles_khr_int64"),
+           "__opencl_c_int64"},
+          {fp64 != 0, "__opencl_c_fp64"},
+          {sub_groups != 0, "__opencl_c_subgroups"},
+      };
+      for (size_t i = 0; i < sizeof features / sizeof *features; i++)
+        if (features[i].has) {
+          list[n].version = CL_MAKE_VERSION(3, 0, 0);
+          snprintf(list[n++].name, sizeof list->name, "%s", features[i].name);
+        }
+      free(ext);
+    }
+  }
+  if (err != CL_SUCCESS)
+    return err;
   return fe_put(size, value, size_ret, list, n * sizeof *list);
 }
 
@@ -518,14 +613,10 @@ cl_int CL_API_CALL fe_clGetDeviceInfo(cl_device_id device, cl_device_info param,
   case CL_DEVICE_OPENCL_C_ALL_VERSIONS:
     return c_versions(device, size, value, size_ret);
   case CL_DEVICE_OPENCL_C_FEATURES:
-    return fe_put(size, value, size_ret, NULL, 0); /* none claimed */
+    return c_features(device, size, value, size_ret);
   case CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES:
-    return atomic_caps(device, PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES,
-                       PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES, size, value,
-                       size_ret);
   case CL_DEVICE_ATOMIC_FENCE_CAPABILITIES:
-    return atomic_caps(device, PI_EXT_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES,
-                       PI_EXT_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES, size, value,
+    return atomic_caps(device, param == CL_DEVICE_ATOMIC_FENCE_CAPABILITIES, size, value,
                        size_ret);
   /* What PI cannot express, answered "not supported". */
   case CL_DEVICE_SVM_CAPABILITIES: {
@@ -543,6 +634,9 @@ cl_int CL_API_CALL fe_clGetDeviceInfo(cl_device_id device, cl_device_info param,
   case CL_DEVICE_PIPE_SUPPORT:
   case CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT:
   case CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT:
+  /* An optional feature PI cannot ask about: not promised. (The launch is
+   * passed on as given; a device that has the feature still runs it.) */
+  case CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT:
     return FE_PUT_VAL(size, value, size_ret, no);
   case CL_DEVICE_MAX_PIPE_ARGS:
   case CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS:
