@@ -1409,6 +1409,58 @@ Test(fe_program, opencl_c_features_agree_with_the_device_queries)
   D->clReleaseContext(ctx);
 }
 
+/* Whether the space-separated list `list` names `name`. */
+static bool names(const char *list, const char *name)
+{
+  size_t n = strlen(name);
+  for (const char *s = list; *s;) {
+    while (*s == ' ')
+      s++;
+    size_t len = strcspn(s, " ");
+    if (len == n && strncmp(s, name, n) == 0)
+      return true;
+    s += len;
+  }
+  return false;
+}
+
+/* An extension is listed only where its query answers: cl_khr_spir's
+ * CL_DEVICE_SPIR_VERSIONS has no PI name, so cl_khr_spir (which PoCL has)
+ * is not listed, in the string or the versioned list. */
+Test(fe_program, an_extension_is_listed_only_with_its_query)
+{
+  char ext[8192] = "", spir[256];
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_EXTENSIONS, sizeof ext, ext, NULL),
+               CL_SUCCESS);
+  cl_name_version v[128];
+  size_t n = name_versions(CL_DEVICE_EXTENSIONS_WITH_VERSION, v, 128);
+  if (names(ext, "cl_khr_spir") || listed(v, n, "cl_khr_spir"))
+    cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_SPIR_VERSIONS, sizeof spir, spir, NULL),
+                 CL_SUCCESS, "cl_khr_spir is listed: its query answers");
+}
+
+/* CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE (OpenCL 1.0, deprecated, still asked
+ * by clinfo) answers: the size of the largest built-in type, long16 on a
+ * FULL_PROFILE device. */
+Test(fe_program, min_data_type_align_size_is_the_largest_type_s)
+{
+  cl_uint bytes = 0, base_bits = 0;
+  char profile[64] = "";
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE, sizeof bytes,
+                                  &bytes, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof base_bits,
+                                  &base_bits, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_PROFILE, sizeof profile, profile, NULL),
+               CL_SUCCESS);
+  if (strcmp(profile, "FULL_PROFILE") == 0)
+    cr_assert_eq(bytes, 16 * sizeof(cl_long), "long16");
+  else
+    cr_assert(bytes == 16 * sizeof(cl_long) || bytes == 16 * sizeof(cl_int), "%u", bytes);
+  cr_assert_leq(bytes * 8, base_bits, "a buffer's base is aligned for every type");
+}
+
 /* CL_PLATFORM_HOST_TIMER_RESOLUTION is 0 exactly where the platform has no
  * device and host timer synchronization, which is when clGetDeviceAndHostTimer
  * and clGetHostTimer return CL_INVALID_OPERATION (PoCL and rusticl have

@@ -151,6 +151,11 @@ static const char *const hidden_extensions[] = {
     "cl_khr_initialize_memory", "cl_khr_priority_hints", "cl_khr_throttle_hints",
     "cl_nv_create_buffer", "cl_nv_kernel_attribute", "cl_khr_spirv_queries"};
 
+/* Whole names of such extensions, where a prefix would take others with it:
+ * cl_khr_spir's query, CL_DEVICE_SPIR_VERSIONS, has no PI name (the
+ * cl_khr_spirv_* extensions, which have no query, stay). */
+static const char *const hidden_names[] = {"cl_khr_spir"};
+
 static bool hidden(const char *ext, size_t len)
 {
   for (size_t i = 0; i < sizeof hidden_extensions / sizeof *hidden_extensions; i++) {
@@ -158,6 +163,9 @@ static bool hidden(const char *ext, size_t len)
     if (len >= n && memcmp(ext, hidden_extensions[i], n) == 0)
       return true;
   }
+  for (size_t i = 0; i < sizeof hidden_names / sizeof *hidden_names; i++)
+    if (strlen(hidden_names[i]) == len && memcmp(ext, hidden_names[i], len) == 0)
+      return true;
   return false;
 }
 
@@ -558,6 +566,8 @@ cl_int CL_API_CALL fe_clGetDeviceInfo(cl_device_id device, cl_device_info param,
     free(s);
     if (!f)
       return CL_OUT_OF_HOST_MEMORY;
+    /* Each extension's version is 1.0.0: PI gives the names only (see
+     * frontends/opencl/README.md for why the implementation is not asked). */
     err = param == CL_DEVICE_EXTENSIONS
               ? fe_put_str(size, value, size_ret, f)
               : name_versions(f, CL_MAKE_VERSION(1, 0, 0), size, value, size_ret);
@@ -593,6 +603,28 @@ cl_int CL_API_CALL fe_clGetDeviceInfo(cl_device_id device, cl_device_info param,
       free(s);
     }
     return FE_PUT_VAL(size, value, size_ret, n);
+  }
+  case CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE: {
+    /* OpenCL 1.0's "smallest alignment in bytes which can be used for any
+     * data type" (deprecated, still asked: clinfo does), which PI has no
+     * name for. OpenCL C aligns every built-in type to its size, so it is
+     * the size of the largest: long16, 128 bytes, where the device has
+     * 64-bit integers (every profile but an embedded one without
+     * cles_khr_int64), else int16, 64 bytes; the specification's minimum,
+     * and what PoCL and rusticl answer. */
+    cl_uint bytes = 128;
+    if (!(s = pi_string(device, NULL, PI_DEVICE_INFO_PROFILE, &err)))
+      return err;
+    bool embedded = strcmp(s, "EMBEDDED_PROFILE") == 0;
+    free(s);
+    if (embedded) {
+      if (!(s = pi_string(device, NULL, PI_DEVICE_INFO_EXTENSIONS, &err)))
+        return err;
+      if (!has_extension(s, "cles_khr_int64"))
+        bytes = 64;
+      free(s);
+    }
+    return FE_PUT_VAL(size, value, size_ret, bytes);
   }
   case CL_DEVICE_COMPILER_AVAILABLE: {
     cl_bool c = device->compiler ? CL_TRUE : CL_FALSE;
