@@ -293,8 +293,16 @@ Test(fe_memory, sub_buffers)
   cr_assert_eq(D->clReleaseMemObject(rw), CL_SUCCESS);
   read_buffer(q, rwsub, 0, 2 * align, back);
   cr_assert_arr_eq(back, pattern, 2 * align);
-  cr_assert_eq(D->clGetMemObjectInfo(rw, CL_MEM_SIZE, sizeof sz, &sz, NULL),
-               CL_INVALID_MEM_OBJECT, "released by the application: no longer valid to it");
+  /* Its handle stays valid while the sub-buffer lives (as on OpenCL
+   * implementations; CL_MEM_ASSOCIATED_MEMOBJECT gives it back). */
+  assoc = NULL;
+  cr_assert_eq(D->clGetMemObjectInfo(rwsub, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof assoc, &assoc,
+                                     NULL),
+               CL_SUCCESS);
+  cr_assert_eq(assoc, rw);
+  cr_assert_eq(D->clGetMemObjectInfo(rw, CL_MEM_SIZE, sizeof sz, &sz, NULL), CL_SUCCESS,
+               "released by the application, kept by its sub-buffer");
+  cr_assert_eq(sz, size);
 
   cr_assert_eq(D->clReleaseMemObject(rwsub), CL_SUCCESS);
   cr_assert_eq(D->clReleaseMemObject(sub), CL_SUCCESS);
@@ -377,7 +385,12 @@ Test(fe_memory, references_and_destructors)
   cr_assert_eq(err, CL_SUCCESS);
   cr_assert_eq(D->clReleaseMemObject(once), CL_SUCCESS);
   cr_assert_eq(D->clReleaseMemObject(once), CL_INVALID_MEM_OBJECT);
-  cr_assert_eq(D->clRetainMemObject(once), CL_INVALID_MEM_OBJECT);
+  /* The sub-buffer keeps it a memory object: it may be retained again, and
+   * released as often, never more. */
+  cr_assert_eq(D->clRetainMemObject(once), CL_SUCCESS);
+  cr_assert_eq(mem_refs(once), 1);
+  cr_assert_eq(D->clReleaseMemObject(once), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseMemObject(once), CL_INVALID_MEM_OBJECT);
   cr_assert_eq(D->clReleaseMemObject(keep), CL_SUCCESS);
   D->clReleaseContext(ctx);
 }
@@ -836,6 +849,21 @@ Test(fe_memory, image_from_buffer)
   cr_assert_eq(D->clEnqueueReadImage(q, img, CL_TRUE, o, r, 0, 0, back, 0, NULL, NULL),
                CL_SUCCESS);
   cr_assert_arr_eq(back, data, sizeof data);
+  /* And so does its handle: CL_IMAGE_BUFFER gives it back, and it works
+   * while the image lives (as on OpenCL implementations). */
+  cl_mem again = NULL;
+  cr_assert_eq(D->clGetImageInfo(img, CL_IMAGE_BUFFER, sizeof again, &again, NULL), CL_SUCCESS);
+  cr_assert_eq(again, buf);
+  size_t size = 0;
+  cr_assert_eq(D->clGetMemObjectInfo(again, CL_MEM_SIZE, sizeof size, &size, NULL), CL_SUCCESS,
+               "the released buffer's handle answers");
+  cr_assert_eq(size, sizeof data);
+  memset(back, 0, sizeof back);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, again, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL),
+               CL_SUCCESS);
+  cr_assert_arr_eq(back, data, sizeof data);
+  cr_assert_eq(D->clReleaseMemObject(again), CL_INVALID_MEM_OBJECT,
+               "the image's reference is not the application's");
   D->clReleaseMemObject(img);
   D->clReleaseCommandQueue(q);
   D->clReleaseContext(ctx);

@@ -862,24 +862,24 @@ Test(fe_queue, buffer_bad_input)
 }
 
 /* A buffer the application released is no longer a valid memory object to
- * it, even while a sub-buffer keeps the buffer itself alive. */
-Test(fe_queue, a_released_buffer_is_invalid_while_a_sub_buffer_keeps_it)
+ * it while only a held command keeps the buffer itself alive. */
+Test(fe_queue, a_released_buffer_only_a_held_command_keeps_is_invalid)
 {
   cl_context ctx = fe_context();
   cl_command_queue q = make_queue(ctx, 0);
   unsigned char host[N] = {0};
   cl_mem keep = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
   cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
-  cl_buffer_region r = {0, N / 2};
   cl_int err = -1;
-  cl_mem sub = D->clCreateSubBuffer(m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
-  cr_assert_eq(err, CL_SUCCESS);
   unsigned char *p = D->clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 0, 16, 0, NULL, NULL,
                                            &err);
   cr_assert_eq(err, CL_SUCCESS);
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  int pat = 1;
+  cr_assert_eq(D->clEnqueueFillBuffer(q, m, &pat, 4, 0, 16, 1, &u, NULL), CL_SUCCESS);
   cr_assert_eq(D->clReleaseMemObject(m), CL_SUCCESS);
   const size_t o[3] = {0, 0, 0}, reg[3] = {4, 4, 1};
-  int pat = 1;
   cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, 16, host, 0, NULL, NULL),
                CL_INVALID_MEM_OBJECT);
   cr_assert_eq(D->clEnqueueWriteBuffer(q, m, CL_TRUE, 0, 16, host, 0, NULL, NULL),
@@ -904,14 +904,90 @@ Test(fe_queue, a_released_buffer_is_invalid_while_a_sub_buffer_keeps_it)
   cl_mem both[2] = {keep, m};
   cr_assert_eq(D->clEnqueueMigrateMemObjects(q, 2, both, 0, 0, NULL, NULL),
                CL_INVALID_MEM_OBJECT);
-  /* The sub-buffer stays valid, and works. */
-  cr_assert_eq(D->clEnqueueReadBuffer(q, sub, CL_TRUE, 0, 16, host, 0, NULL, NULL), CL_SUCCESS);
-  cr_assert_eq(D->clEnqueueMigrateMemObjects(q, 1, &sub, 0, 0, NULL, NULL), CL_SUCCESS);
+  cl_uint refs = 0;
+  cr_assert_eq(D->clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL),
+               CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clRetainMemObject(m), CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clReleaseMemObject(m), CL_INVALID_MEM_OBJECT);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
   cr_assert_eq(D->clFinish(q), CL_SUCCESS);
-  D->clReleaseMemObject(sub);
+  D->clReleaseEvent(u);
   D->clReleaseMemObject(keep);
   D->clReleaseCommandQueue(q);
   D->clReleaseContext(ctx);
+}
+
+/* A buffer the application released stays a memory object while a
+ * sub-buffer made from it lives, as on OpenCL implementations: the handle
+ * CL_MEM_ASSOCIATED_MEMOBJECT gives back answers, takes commands (here after
+ * a kernel wrote through the sub-buffer, the program and context released
+ * too) and may be retained again; the application cannot release a
+ * reference it does not hold. */
+Test(fe_queue, a_released_buffer_works_while_its_sub_buffer_lives)
+{
+  cl_context ctx = fe_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  unsigned char init[N], host[N];
+  fill_bytes(init, N, 11);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N, init);
+  cl_buffer_region r = {0, N / 2};
+  cl_int err = -1;
+  cl_mem sub = D->clCreateSubBuffer(m, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cl_program prog = build_vadd(ctx);
+  cl_kernel k = make_kernel(prog, "setk");
+  cr_assert_eq(D->clReleaseProgram(prog), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseMemObject(m), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
+  cl_int k7 = 7;
+  cr_assert_eq(D->clSetKernelArg(k, 0, sizeof sub, &sub), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof k7, &k7), CL_SUCCESS);
+  size_t global = N / 2 / sizeof(cl_int);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL),
+               CL_SUCCESS);
+
+  cl_mem parent = NULL;
+  cr_assert_eq(D->clGetMemObjectInfo(sub, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent,
+                                     NULL),
+               CL_SUCCESS);
+  cr_assert_eq(parent, m);
+  size_t size = 0;
+  cl_uint refs = 99;
+  cr_assert_eq(D->clGetMemObjectInfo(parent, CL_MEM_SIZE, sizeof size, &size, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(size, N);
+  cr_assert_eq(D->clGetMemObjectInfo(parent, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(refs, 0, "the application holds none");
+  cr_assert_eq(D->clEnqueueReadBuffer(q, parent, CL_TRUE, 0, N, host, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (size_t i = 0; i < N / 2; i += sizeof(cl_int)) {
+    cl_int v;
+    memcpy(&v, host + i, sizeof v);
+    cr_assert_eq(v, 7, "byte %zu: the kernel's value through the parent", i);
+  }
+  cr_assert_arr_eq(host + N / 2, init + N / 2, N / 2, "the rest as created");
+  int pat = 0x01020304;
+  cr_assert_eq(D->clEnqueueFillBuffer(q, parent, &pat, sizeof pat, N / 2, N / 2, 0, NULL, NULL),
+               CL_SUCCESS);
+  unsigned char *p = D->clEnqueueMapBuffer(q, parent, CL_TRUE, CL_MAP_READ, N / 2, 4, 0, NULL,
+                                           NULL, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(memcmp(p, &pat, 4), 0);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, parent, p, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clSetKernelArg(k, 0, sizeof parent, &parent), CL_SUCCESS);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+
+  cr_assert_eq(D->clReleaseMemObject(parent), CL_INVALID_MEM_OBJECT,
+               "the sub-buffer's reference is not the application's");
+  cr_assert_eq(D->clRetainMemObject(parent), CL_SUCCESS);
+  cr_assert_eq(D->clGetMemObjectInfo(parent, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(refs, 1);
+  cr_assert_eq(D->clReleaseMemObject(parent), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseKernel(k), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseMemObject(sub), CL_SUCCESS);
+  cr_assert_eq(D->clReleaseCommandQueue(q), CL_SUCCESS);
 }
 
 /* ---- Ordering and events ---------------------------------------------------- */

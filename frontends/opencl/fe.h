@@ -147,6 +147,7 @@ struct _cl_mem {
   pthread_mutex_t lock;
   fe_callback *destructors;
   atomic_uint apprefs;        /* the application's references (CL_MEM_REFERENCE_COUNT) */
+  atomic_uint children;       /* sub-buffers and images made from it, while they live */
   struct fe_mapping *mappings; /* maps not unmapped yet (fe_mem.h); under lock */
 };
 
@@ -249,6 +250,10 @@ bool fe_unref(void *o, void (*on_free)(void *o));
 void *fe_lookup(fe_kind k, const void *pi);
 void fe_map_add(fe_kind k, const void *pi, void *wrapper);
 void fe_map_remove(fe_kind k, const void *pi);
+/* fe_map_remove where `pi` still maps to `wrapper`: a wrapper that outlives
+ * its last PI reference leaves the map without taking out a newer wrapper
+ * that PI's reuse of the handle has put there. */
+void fe_map_remove_if(fe_kind k, const void *pi, const void *wrapper);
 
 /* ---- Results and info queries ---------------------------------------------- */
 

@@ -330,9 +330,8 @@ static inline cl_int set_mem(cl_kernel k, struct fe_arg *a, cl_uint i, size_t si
   cl_mem m = value ? *(const cl_mem *)value : NULL;
   pi_mem pm = NULL;
   if (m) {
-    /* A wrapper only other objects keep alive is not the application's. */
-    if (!FE_IS(m, FE_MEM) || m->ctx != k->ctx ||
-        !atomic_load_explicit(&m->apprefs, memory_order_relaxed))
+    /* A wrapper only held commands keep alive is not the application's. */
+    if (!fe_mem_live(m) || m->ctx != k->ctx)
       return CL_INVALID_MEM_OBJECT;
     pm = m->pi;
   }

@@ -69,10 +69,16 @@ cl_int fe_mem_flags_inherit(cl_mem parent, cl_mem_flags flags, cl_mem_flags *out
 pi_mem_flags fe_mem_pi_flags(cl_mem_flags flags);
 
 /* A live memory object: a wrapper of kind FE_MEM the application still
- * holds (one only other objects keep alive is not valid to it). */
+ * holds, or that a sub-buffer or image made from it keeps (the application
+ * gets it back from CL_MEM_ASSOCIATED_MEMOBJECT or CL_IMAGE_BUFFER after it
+ * released its own references, and it works, as on OpenCL implementations:
+ * the child's PI object keeps the parent's). One only a held command keeps
+ * is not valid to the application. */
 static inline bool fe_mem_live(cl_mem m)
 {
-  return FE_IS(m, FE_MEM) && atomic_load_explicit(&m->apprefs, memory_order_relaxed) > 0;
+  return FE_IS(m, FE_MEM) &&
+         (atomic_load_explicit(&m->apprefs, memory_order_relaxed) > 0 ||
+          atomic_load_explicit(&m->children, memory_order_relaxed) > 0);
 }
 static inline bool fe_is_image(cl_mem m)
 {

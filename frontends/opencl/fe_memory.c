@@ -326,8 +326,13 @@ static void mem_free(void *o)
   }
   pthread_mutex_destroy(&m->lock);
   free(m->propv);
-  if (m->parent)
+  /* Out of the map only now: a sub-buffer or image keeps the PI object (and
+   * so its handle) after the application's last release. */
+  fe_map_remove_if(FE_MEM, m->pi, m);
+  if (m->parent) {
+    atomic_fetch_sub(&m->parent->children, 1);
     fe_unref(m->parent, mem_free);
+  }
   fe_context_unref(m->ctx);
 }
 
@@ -364,12 +369,15 @@ cl_mem fe_mem_wrap(cl_context ctx, pi_mem pi, cl_mem_object_type type, cl_mem_fl
   m->size = size;
   m->host_ptr = host_ptr;
   m->parent = parent;
-  if (parent)
+  if (parent) {
     fe_ref(parent);
+    atomic_fetch_add(&parent->children, 1);
+  }
   m->propv = propv;
   m->npropv = npropv;
   atomic_init(&m->maps, 0);
   atomic_init(&m->apprefs, 1);
+  atomic_init(&m->children, 0);
   pthread_mutex_init(&m->lock, NULL);
   fe_map_add(FE_MEM, pi, m);
   return m;
@@ -535,7 +543,10 @@ cl_int CL_API_CALL fe_clRetainMemObject(cl_mem m)
   return CL_SUCCESS;
 }
 
-/* piMemRelease; the destructor callbacks run when the wrapper goes. */
+/* piMemRelease; the destructor callbacks run when the wrapper goes, and the
+ * wrapper leaves the handle map then (mem_free). Releasing more than the
+ * application holds is refused, so the references of sub-buffers, images
+ * and held commands are never taken. */
 cl_int CL_API_CALL fe_clReleaseMemObject(cl_mem m)
 {
   if (!FE_IS(m, FE_MEM))
@@ -545,14 +556,8 @@ cl_int CL_API_CALL fe_clReleaseMemObject(cl_mem m)
     if (n == 0)
       return CL_INVALID_MEM_OBJECT; /* released more often than retained */
   } while (!atomic_compare_exchange_weak(&m->apprefs, &n, n - 1));
-  /* The last application reference: the PI handle may be reused as soon as
-   * PI frees it, so it leaves the map first. */
-  if (n == 1)
-    fe_map_remove(FE_MEM, m->pi);
   pi_result r = pirt_piMemRelease(m->o.pl, m->pi);
   if (r != PI_SUCCESS) {
-    if (n == 1)
-      fe_map_add(FE_MEM, m->pi, m);
     atomic_fetch_add(&m->apprefs, 1);
     return fe_err(r);
   }

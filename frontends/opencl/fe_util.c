@@ -132,6 +132,15 @@ void fe_map_remove(fe_kind k, const void *pi)
   pthread_mutex_unlock(&map_lock);
 }
 
+void fe_map_remove_if(fe_kind k, const void *pi, const void *wrapper)
+{
+  pthread_mutex_lock(&map_lock);
+  slot *s = map_find(k, pi);
+  if (s && s->wrapper == wrapper)
+    s->wrapper = TOMBSTONE;
+  pthread_mutex_unlock(&map_lock);
+}
+
 /* ---- Answers -------------------------------------------------------------- */
 
 cl_int fe_put(size_t size, void *value, size_t *size_ret, const void *src, size_t n)
