@@ -633,6 +633,73 @@ static cl_uint map_count(cl_mem m)
  * pointer that is no mapping (or no longer one) is refused when it is
  * enqueued, held back or not, and counts nothing; an unmap that never ran
  * (its user event failed) leaves its mapping in place. */
+/* A non-blocking map that has to wait for a user event (its own wait list
+ * names a command held for it, or only the queue's order holds it) returns
+ * a pointer at once, as OpenCL's does; the data is there once the map's
+ * event completed, and what is written through a map for writing reaches
+ * the buffer at the unmap. A CL_MEM_USE_HOST_PTR buffer's map points into
+ * the application's memory. */
+Test(fe_queue, a_non_blocking_map_held_for_a_user_event_returns_its_pointer)
+{
+  cl_context ctx = fe_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  unsigned char want_a[N], init_b[N], new_b[N], host_c[N], got[N];
+  fill_bytes(want_a, N, 1);
+  fill_bytes(init_b, N, 2);
+  fill_bytes(new_b, N, 3);
+  fill_bytes(host_c, N, 4);
+  cl_mem a = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cl_mem b = make_buffer(ctx, CL_MEM_READ_WRITE, N, init_b);
+  cl_int err = -1;
+  cl_mem c = D->clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, N, host_c, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cl_event u = D->clCreateUserEvent(ctx, &err), wev = NULL, aev = NULL, bev = NULL, cev = NULL;
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueWriteBuffer(q, a, CL_FALSE, 0, N, want_a, 1, &u, &wev), CL_SUCCESS);
+  unsigned char *pa = D->clEnqueueMapBuffer(q, a, CL_FALSE, CL_MAP_READ, 0, N, 1, &wev, &aev,
+                                            &err);
+  cr_assert_eq(err, CL_SUCCESS, "a map after the held write: %d", err);
+  cr_assert_not_null(pa);
+  unsigned char *pb = D->clEnqueueMapBuffer(q, b, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0, N, 0,
+                                            NULL, &bev, &err);
+  cr_assert_eq(err, CL_SUCCESS, "a map held by the queue's order only: %d", err);
+  cr_assert_not_null(pb);
+  unsigned char *pc = D->clEnqueueMapBuffer(q, c, CL_FALSE, CL_MAP_READ, 16, 32, 0, NULL, &cev,
+                                            &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(pc, host_c + 16, "a CL_MEM_USE_HOST_PTR buffer's map is in its host memory");
+  cl_uint maps = 0;
+  cr_assert_eq(D->clGetMemObjectInfo(a, CL_MEM_MAP_COUNT, sizeof maps, &maps, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(maps, 1);
+  cr_assert_eq(status_of(aev), CL_QUEUED, "the map waits for the user event");
+  cr_assert_eq(type_of(aev), CL_COMMAND_MAP_BUFFER);
+
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+  cr_assert_eq(D->clWaitForEvents(1, &aev), CL_SUCCESS);
+  cr_assert_arr_eq(pa, want_a, N, "the held write's data, through the map");
+  cr_assert_eq(D->clWaitForEvents(1, &bev), CL_SUCCESS);
+  cr_assert_arr_eq(pb, init_b, N);
+  cr_assert_eq(D->clWaitForEvents(1, &cev), CL_SUCCESS);
+  memcpy(pb, new_b, N);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, b, pb, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, a, pa, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, c, pc, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueReadBuffer(q, b, CL_TRUE, 0, N, got, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_arr_eq(got, new_b, N, "written through the map, back at the unmap");
+  cr_assert_eq(D->clGetMemObjectInfo(a, CL_MEM_MAP_COUNT, sizeof maps, &maps, NULL),
+               CL_SUCCESS);
+  cr_assert_eq(maps, 0);
+  cl_event evs[] = {u, wev, aev, bev, cev};
+  for (int i = 0; i < 5; i++)
+    D->clReleaseEvent(evs[i]);
+  D->clReleaseMemObject(a);
+  D->clReleaseMemObject(b);
+  D->clReleaseMemObject(c);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
 Test(fe_queue, map_count_follows_maps_and_unmaps)
 {
   cl_context ctx = fe_context();
@@ -1301,11 +1368,19 @@ Test(fe_queue, user_events_released_by_another_thread)
   cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, N, got, 0, NULL, NULL), CL_SUCCESS);
   for (int i = 0; i < N; i++)
     cr_assert_eq(got[i], 1);
-  /* A non-blocking map cannot wait for a user event. */
-  cl_event u2 = D->clCreateUserEvent(ctx, &err);
-  cr_assert_null(D->clEnqueueMapBuffer(q, m, CL_FALSE, CL_MAP_READ, 0, N, 1, &u2, NULL, &err));
-  cr_assert_eq(err, CL_INVALID_OPERATION);
+  /* A non-blocking map waiting for a user event returns its pointer at
+   * once; the data is there once its event completed. */
+  cl_event u2 = D->clCreateUserEvent(ctx, &err), mev = NULL;
+  p = D->clEnqueueMapBuffer(q, m, CL_FALSE, CL_MAP_READ, 0, N, 1, &u2, &mev, &err);
+  cr_assert_eq(err, CL_SUCCESS, "held non-blocking map: %d", err);
+  cr_assert_not_null(p);
   D->clSetUserEventStatus(u2, CL_COMPLETE);
+  cr_assert_eq(D->clWaitForEvents(1, &mev), CL_SUCCESS);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(p[i], 1);
+  cr_assert_eq(D->clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  D->clReleaseEvent(mev);
   D->clReleaseEvent(u2);
   D->clReleaseEvent(u);
   D->clReleaseMemObject(m);

@@ -18,7 +18,8 @@
  * (fe_mem_hold: a wrapper and a PI reference) until it is issued, as
  * OpenCL keeps a command's objects: the application may release them right
  * after the enqueue. A held launch runs a snapshot of the kernel, which
- * keeps its arguments' objects the same way (fe_kernel_snapshot).
+ * keeps its arguments' objects the same way (fe_kernel_snapshot). A held
+ * non-blocking map is staged through the host (see Mapping).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -629,27 +630,132 @@ cl_int CL_API_CALL fe_clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem
 
 /* ---- Mapping ---------------------------------------------------------------- */
 
+/* A map the front end can issue at once is piEnqueueMemBufferMap. A map
+ * held back for a user event gets its pointer only when PI maps: a blocking
+ * one waits for that (as OpenCL's does); a non-blocking one must return a
+ * pointer now, so it is staged through the host as an image map is
+ * (fe_image.c): the application gets host memory of the range (for a
+ * CL_MEM_USE_HOST_PTR buffer, the application's own memory there, as the
+ * specification has it), the held command reads the range into it when it
+ * is issued (nothing for CL_MAP_WRITE_INVALIDATE_REGION, or once the
+ * application unmapped without waiting), ordered by the map's event, and
+ * the unmap writes it back (staged_unmap). */
 struct map_cmd {
   struct mem_args m;
   pi_map_flags flags;
   size_t offset, size;
   void **out;
   bool blocking;
+  fe_mapping *map; /* the mapping the enqueue adds to the buffer */
 };
 
 static pi_result map_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_uint32 n,
                            const pi_event *wait, pi_event *ev)
 {
   struct map_cmd *a = (struct map_cmd *)c;
-  return pirt_piEnqueueMemBufferMap(q->o.pl, q->pi, a->m.mem->pi, blocking, a->flags, a->offset,
-                                    a->size, n, wait, ev, a->out);
+  fe_mapping *m = a->map;
+  if (!m->staged)
+    return pirt_piEnqueueMemBufferMap(q->o.pl, q->pi, a->m.mem->pi, blocking, a->flags,
+                                      a->offset, a->size, n, wait, ev, a->out);
+  const pirt_plugin *pl = q->o.pl;
+  cl_mem b = a->m.mem;
+  pi_event e = NULL;
+  pi_result r;
+  /* Under the buffer's lock: an unmap the application issued before this
+   * map (it did not wait for it) makes it read nothing, since the memory
+   * goes with the unmap. */
+  pthread_mutex_lock(&b->lock);
+  const bool read = !m->unmapped && !m->invalidate;
+  if (read)
+    r = pirt_piEnqueueMemBufferRead(pl, q->pi, b->pi, PI_FALSE, m->offset, m->size, m->ptr, n,
+                                    wait, &e);
+  else
+    r = pirt_piEnqueueEventsWait(pl, q->pi, n, wait, &e);
+  const bool kept = r == PI_SUCCESS && !m->unmapped;
+  if (kept) {
+    m->issued = true;
+    m->done = e;
+  }
+  pthread_mutex_unlock(&b->lock);
+  if (r != PI_SUCCESS)
+    return r;
+  if (ev) {
+    if (kept)
+      pirt_piEventRetain(pl, e);
+    *ev = e;
+  } else if (!kept) {
+    pirt_piEventRelease(pl, e);
+  }
+  return r;
 }
 
-/* The pointer of a map exists once PI mapped: a blocking map waits for its
- * user events (as OpenCL's does), a non-blocking one cannot return it. */
+/* A held map keeps its buffer; a non-blocking one is staged (see above)
+ * and keeps its mapping too. */
 static cl_int map_hold(fe_cmd *c)
 {
-  return ((struct map_cmd *)c)->blocking ? hold_one(c) : CL_INVALID_OPERATION;
+  struct map_cmd *a = (struct map_cmd *)c;
+  if (a->blocking)
+    return hold_one(c);
+  fe_mapping *m = a->map; /* not shared yet: no lock */
+  cl_mem b = a->m.mem;
+  if (b->host_ptr) {
+    m->ptr = (char *)b->host_ptr + a->offset;
+  } else {
+    if (!(m->staging = malloc(a->size)))
+      return CL_OUT_OF_HOST_MEMORY;
+    m->ptr = m->staging;
+  }
+  m->staged = true;
+  /* A map for writing reads the range too: the unmap writes all of it. No
+   * flags read and write. */
+  m->invalidate = (a->flags & PI_MAP_WRITE_INVALIDATE_REGION) != 0;
+  m->write = m->invalidate || (a->flags & PI_MAP_WRITE) || !a->flags;
+  m->offset = a->offset;
+  m->size = a->size;
+  m->refs++;
+  *a->out = m->ptr;
+  fe_mem_hold(b);
+  return CL_SUCCESS;
+}
+
+static void map_drop(fe_cmd *c)
+{
+  struct map_cmd *a = (struct map_cmd *)c;
+  if (a->map->staged)
+    fe_mapping_unref(a->m.mem, a->map);
+  drop_one(c);
+}
+
+/* The unmap of a staged buffer mapping: written back with
+ * piEnqueueMemBufferWrite, blocking (its memory can go when this returns),
+ * after the wait list and the map's read; else a marker of the wait list. */
+static pi_result staged_unmap(cl_mem b, fe_mapping *m, cl_command_queue q, pi_uint32 n,
+                              const pi_event *wait, pi_event *ev)
+{
+  const pirt_plugin *pl = q->o.pl;
+  pthread_mutex_lock(&b->lock);
+  m->unmapped = true;
+  const bool issued = m->issued;
+  pi_event done = m->done;
+  pthread_mutex_unlock(&b->lock);
+  if (!m->write || !issued) {
+    /* Nothing to write back (or the map never ran): the map's read ends
+     * before its memory goes, and the unmap orders like a marker. */
+    if (done)
+      pirt_piEventsWait(pl, 1, &done);
+    return pirt_piEnqueueEventsWait(pl, q->pi, n, wait, ev);
+  }
+  pi_event small[16], *list = small;
+  if (n + 1 > 16 && !(list = malloc((n + 1) * sizeof *list)))
+    return PI_ERROR_OUT_OF_HOST_MEMORY;
+  if (n)
+    memcpy(list, wait, n * sizeof *list);
+  list[n] = done; /* after the map's read, wherever it was enqueued */
+  pi_result r = pirt_piEnqueueMemBufferWrite(pl, q->pi, b->pi, PI_TRUE, m->offset, m->size,
+                                             m->ptr, n + 1, list, ev);
+  if (list != small)
+    free(list);
+  return r;
 }
 
 /* piEnqueueMemBufferMap; the mapping is kept (fe_mem.h), so the unmap can
@@ -679,23 +785,27 @@ void *CL_API_CALL fe_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem b
   fe_mapping *map = calloc(1, sizeof *map);
   if (!map)
     FE_FAIL(errcode_ret, CL_OUT_OF_HOST_MEMORY);
+  map->refs = 1;
   void *ptr = NULL;
-  struct map_cmd a = {{{map_issue, map_hold, drop_one}, buffer, NULL},
+  struct map_cmd a = {{{map_issue, map_hold, map_drop}, buffer, NULL},
                       map_flags,
                       offset,
                       size,
                       &ptr,
-                      blocking_map != CL_FALSE};
+                      blocking_map != CL_FALSE,
+                      map};
   err = fe_enqueue(command_queue, CL_COMMAND_MAP_BUFFER, num_events_in_wait_list,
                    event_wait_list, a.blocking, &a.m.c, sizeof a, event);
   if (err != CL_SUCCESS) {
-    free(map);
+    fe_mapping_unref(buffer, map);
     FE_FAIL(errcode_ret, err);
   }
-  /* PI mapped: nothing of the front end reads or writes the memory. */
-  map->ptr = ptr;
-  map->issued = true;
-  map->refs = 1;
+  /* PI mapped: nothing of the front end reads or writes the memory. A
+   * staged map's held command owns its other fields (map_issue). */
+  if (!map->staged) {
+    map->ptr = ptr;
+    map->issued = true;
+  }
   fe_mapping_add(buffer, map);
   if (errcode_ret)
     *errcode_ret = CL_SUCCESS;
@@ -715,9 +825,10 @@ static pi_result unmap_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi
 {
   (void)blocking;
   struct unmap_cmd *a = (struct unmap_cmd *)c;
-  pi_result r = fe_is_image(a->m.mem)
-                    ? fe_image_unmap(a->m.mem, a->map, q, n, wait, ev)
-                    : pirt_piEnqueueMemUnmap(q->o.pl, q->pi, a->m.mem->pi, a->ptr, n, wait, ev);
+  cl_mem m = a->m.mem;
+  pi_result r = fe_is_image(m)     ? fe_image_unmap(m, a->map, q, n, wait, ev)
+                : a->map->staged ? staged_unmap(m, a->map, q, n, wait, ev)
+                                 : pirt_piEnqueueMemUnmap(q->o.pl, q->pi, m->pi, a->ptr, n, wait, ev);
   a->issued = r == PI_SUCCESS;
   return r;
 }

@@ -110,7 +110,9 @@ cl_int fe_mem_props(cl_context ctx, const cl_mem_properties *props, bool image,
  * through the host (fe_image.c): the region is read into host memory the
  * front end allocates (for a CL_MEM_USE_HOST_PTR image, into the
  * application's memory where the region lies), and the unmap writes it back
- * when it was mapped for writing. Every mapping, a buffer's too (of which
+ * when it was mapped for writing. So is a non-blocking buffer map held back
+ * for a user event (fe_enqueue.c), which must return its pointer before PI
+ * maps. Every mapping, a buffer's too (of which
  * only the pointer matters), is kept on its memory object (mappings, under
  * its lock) until an unmap takes it, and counted in CL_MEM_MAP_COUNT while
  * it is there: an unmap of a pointer that is no mapping is refused, and the
@@ -118,13 +120,16 @@ cl_int fe_mem_props(cl_context ctx, const cl_mem_properties *props, bool image,
 typedef struct fe_mapping {
   struct fe_mapping *next;
   void *ptr;                /* what the application got */
-  /* Images only: */
+  /* Staged mappings: an image's, or a buffer's whose map was held back
+   * without blocking (fe_enqueue.c): */
+  bool staged;              /* a buffer's staged mapping */
   void *staging;            /* host memory the front end allocated, or NULL */
   bool write;               /* mapped for writing: the unmap writes back */
   bool invalidate;          /* CL_MAP_WRITE_INVALIDATE_REGION: nothing is read */
-  struct pi_image_offset_struct origin;
+  struct pi_image_offset_struct origin; /* an image's region */
   struct pi_image_region_struct region;
   size_t row, slice;        /* the pitches of ptr's memory */
+  size_t offset, size;      /* a buffer's range */
   /* Under the memory object's lock: */
   pi_event done;            /* the map command's PI event once it went to PI */
   bool issued;              /* the map went to PI (it may be held back) */
