@@ -17,7 +17,12 @@ the same, device by device, except:
     front end offers none (an empty list);
   - handle-valued properties (CL_DEVICE_PLATFORM, CL_DEVICE_PARENT_DEVICE),
     which print addresses.
-Properties PI cannot query are listed as information, not compared. Exit 0
+And the OpenCL 3.0 properties the front end derives from what PI answers
+(DERIVED: the OpenCL C versions, the numeric version, the atomic memory
+capabilities, the smallest data type alignment) must print the same, and
+its OpenCL C features must be among the device's (it leaves out those it
+cannot tell, never claims one more).
+Other properties PI cannot query are listed as information, not compared. Exit 0
 when everything compared is equal, 1 otherwise (each difference named).
 """
 import re
@@ -25,6 +30,9 @@ import sys
 
 LINE = re.compile(r"^\[([^/\]]+)/([^\]]+)\]\s+(CL_\w+)\s*(.*)$")
 SKIP = {"CL_DEVICE_PLATFORM", "CL_DEVICE_PARENT_DEVICE"}
+DERIVED = {"CL_DEVICE_OPENCL_C_ALL_VERSIONS", "CL_DEVICE_NUMERIC_VERSION",
+           "CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES", "CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE"}
+FEATURES = "CL_DEVICE_OPENCL_C_FEATURES"
 LISTS = {"CL_PLATFORM_EXTENSIONS", "CL_DEVICE_EXTENSIONS",
          "CL_PLATFORM_EXTENSIONS_WITH_VERSION", "CL_DEVICE_EXTENSIONS_WITH_VERSION"}
 
@@ -82,7 +90,7 @@ def main(argv):
         name = key[2]
         if name not in cl or name in SKIP:
             continue
-        if cl[name] not in pi:
+        if cl[name] not in pi and name not in DERIVED and name != FEATURES:
             not_pi.add(name)
             continue
         got = traced.get(key)
@@ -92,6 +100,10 @@ def main(argv):
             w, g = set(want.split()), set(got.split())
             if not g <= w or ("cl_khr_icd" in w and "cl_khr_icd" not in g and ":" not in want):
                 bad.append("%s: %s not offered directly" % (key, sorted(g - w)))
+        elif name == FEATURES:
+            extra = set(got.split()) - set(want.split())
+            if extra:
+                bad.append("%s: %s not offered directly" % (key, sorted(extra)))
         elif name == "CL_DEVICE_BUILT_IN_KERNELS":
             if got:
                 bad.append("%s: %r through pitrace, where none can be created" % (key, got))
