@@ -32,6 +32,10 @@ static bool elem_equal(const unsigned char *a, const unsigned char *b, size_t w,
   }
   if (isnan(x) && isnan(y))
     return true;
+  /* An infinity equals only itself (bitwise, above): the scale would be
+   * infinite and any value within "tolerance" of it. */
+  if (isinf(x) || isinf(y))
+    return false;
   double scale = fmax(1.0, fmax(fabs(x), fabs(y)));
   return fabs(x - y) <= tolerance * scale;
 }

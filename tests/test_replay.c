@@ -197,6 +197,15 @@ Test(replay, tolerance_accepts_a_last_bit_difference_and_not_more)
   sql(db, upd);
   cr_assert_eq(replay(db, "--tolerance", "1e-6", pocl_env, &out), 1, "%s", out);
   cr_assert(strstr(out, "beyond the tolerance"), "%s", out);
+  /* An infinity recorded: within any tolerance of nothing but itself (the
+   * scale made the bound infinite too, and it "matched"). */
+  char *inf = strdup(far);
+  memcpy(inf + 8, "0000807f", 8); /* element 1: +inf */
+  cr_assert_geq(asprintf(&upd, "UPDATE chunks SET calls = replace(calls, '%s', '%s')", far, inf),
+                0);
+  sql(db, upd);
+  cr_assert_eq(replay(db, "--tolerance", "1e-6", pocl_env, &out), 1, "%s", out);
+  cr_assert(strstr(out, "beyond the tolerance"), "%s", out);
 }
 
 /* ---- Bad input --------------------------------------------------------------------------- */
