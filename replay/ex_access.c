@@ -146,9 +146,30 @@ static bool skip_parens(const char *s, size_t n, size_t *at)
   return true;
 }
 
+/* Whether the parameter text s[from, to) is one declaration as written,
+ * not a macro the preprocessor would expand (`#define OUTS __global float
+ * *a, __global float *b`: one "parameter" that is two, so each after it
+ * was taken for the one before, a buffer written for a const one): a
+ * declaration has a type and a name, so at least two tokens, and no
+ * parentheses (OpenCL C kernels take no function pointers). */
+static bool param_as_written(const char *s, size_t from, size_t to)
+{
+  unsigned tokens = 0;
+  for (size_t at = from; at < to;) {
+    tok t = next_tok(s, to, &at);
+    if (!t.n)
+      break;
+    if (tok_is(t, "("))
+      return false;
+    tokens++;
+  }
+  return tokens >= 2;
+}
+
 /* The next signature of kernel `name` in the blanked source s from *at
- * on: ro[i] for each of at most max arguments; their number, or -1 when
- * there is none (*at: where the search goes on). */
+ * on: ro[i] for each of at most max arguments; their number, -1 when
+ * there is none (*at: where the search goes on), or -2 when its
+ * parameters are not as written (macros: param_as_written). */
 static int parse_kernel(const char *s, size_t n, const char *name, unsigned char *ro, size_t max,
                         size_t *at_io)
 {
@@ -200,6 +221,8 @@ static int parse_kernel(const char *s, size_t n, const char *name, unsigned char
         tok first = next_tok(s, here, &q), second = next_tok(s, here, &q);
         bool none = !first.n || (tok_is(first, "void") && !second.n); /* f() or f(void) */
         if (!(none && tok_is(u, ")") && count == 0)) {
+          if (!param_as_written(s, start, here))
+            return -2;
           if ((size_t)count < max)
             ro[count] = param_read_only(s, start, here) ? EX_RO : EX_MAY_WRITE;
           count++;
@@ -219,11 +242,13 @@ int ex_kernel_signature(char *src, size_t n, const char *name, unsigned char *ro
   blank(src, n);
   size_t at = 0;
   int count = parse_kernel(src, n, name, ro, max, &at);
+  if (count < -1)
+    return -1; /* not readable as written: every argument may be written */
   /* Its other signatures (a prototype; definitions in the branches of an
    * #if, whose conditions are not evaluated here): an argument is only
    * read where every one says so, and they must agree on the number. */
   unsigned char other[256];
-  for (int more; count >= 0 && (more = parse_kernel(src, n, name, other, sizeof other, &at)) >= 0;) {
+  for (int more; count >= 0 && (more = parse_kernel(src, n, name, other, sizeof other, &at)) != -1;) {
     if (more != count)
       return -1;
     for (int i = 0; i < count && (size_t)i < max && (size_t)i < sizeof other; i++)

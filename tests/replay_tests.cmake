@@ -21,6 +21,9 @@ target_link_libraries(pi_replay_userevent PRIVATE pi_headers Threads::Threads)
 set_target_properties(pi_replay_userevent PROPERTIES C_VISIBILITY_PRESET hidden)
 
 pitrace_suite(test_replay)
+# extract's reading of kernel signatures (ex_sig.h), tested on its own too.
+target_link_libraries(test_replay PRIVATE pitrace_replay)
+target_include_directories(test_replay PRIVATE ${PROJECT_SOURCE_DIR}/replay)
 add_dependencies(test_replay pitrace pi_replay pi_shim replay_threads pi_replay_userevent
   vadd pipeline shared_lib spec_const pi_null bench_replay image_app callback_app rect_app
   fork_app
