@@ -208,6 +208,9 @@ static void find_undefined_reads(rp_session *s)
     case PI_API_piextKernelSetArgMemObj:
       mem = (uint64_t)pt_json_int(pt_json_at(pt_json_at(c->args, 3), 0), 0);
       break;
+    case PI_API_piMemImageCreate: /* an image on the buffer (image1d_buffer): written through it */
+      mem = (uint64_t)pt_json_int(pt_json_at(pt_json_at(c->args, 3), 9), 0);
+      break;
     case PI_API_piEnqueueMemBufferRead: case PI_API_piEnqueueMemBufferReadRect:
       use = true;
       mem = (uint64_t)rp_arg_int(c, 1, 0);

@@ -819,6 +819,27 @@ Test(replay, an_info_query_too_small_for_this_devices_answer_is_asked_again_with
   cr_assert(!strstr(out, "PI_ERROR_INVALID_VALUE now"), "%s", out);
 }
 
+/* A buffer written only through an image made on it (image1d_buffer):
+ * its read is compared. It was taken for a buffer nothing wrote ("not
+ * compared"), and a replay said "matched, 0 read-backs verified" whatever
+ * the recording held. rusticl: PoCL 3.1 crashes on the program itself. */
+Test(replay, a_buffer_written_through_an_image_on_it_is_compared)
+{
+  char *dir = tu_temp_path(""), *out, *db;
+  const char *rec[] = {"record", "-o", dir, "--", BIN "/image_app", "onbuffer", NULL};
+  cr_assert_eq(pitrace(rec, rusticl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "image_app: result verified: 256 texels"), "%s", out);
+  const char *ls[] = {"/bin/sh", "-c", "ls \"$0\"/*.db", dir, NULL};
+  cr_assert_eq(tu_run(ls, NULL, &db), 0, "no session recorded: %s", out);
+  db[strcspn(db, "\n")] = 0;
+  cr_assert_eq(replay(db, NULL, NULL, rusticl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "1 read-backs verified") && !strstr(out, "not compared"), "%s", out);
+  sql(db, "UPDATE blobs SET content = zeroblob(length(content)) WHERE hash = (SELECT hash FROM "
+          "data_rows WHERE role = 'out')");
+  cr_assert_eq(replay(db, NULL, NULL, rusticl_env, &out), 1, "%s", out);
+  cr_assert(strstr(out, "differs from the recording"), "%s", out);
+}
+
 Test(replay, extract_rebuilds_image_contents_from_any_pitch_and_replays)
 {
   char *db = record_opencl_app("image_app", "all", NULL), *repro = tu_temp_path(".db"), *out;

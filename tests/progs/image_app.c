@@ -14,13 +14,18 @@
  *   s is read back
  *   a 1D image array written from padded host memory and read back
  *
- *   image_app [churn|copy]
+ *   image_app [churn|copy|onbuffer]
  *
  * churn: first makes and releases 300 small images (a recorder that kept
  * a fixed table of images lost the data of every image after the 256th).
  * copy: blend reads A2 instead of A: an image filled with 2.0 (all four
  * channels), then rows 0..H-6 of A copied into it (clEnqueueFillImage,
  * clEnqueueCopyImage: what extract follows on the device's side).
+ * onbuffer: only this: an image1d_buffer made on a buffer created without
+ * data, a kernel writing the image, the buffer read back (the buffer is
+ * written through the image: replay once took its read for one of a
+ * buffer nothing wrote, and compared nothing). PoCL 3.1 crashes on it
+ * unrecorded: run it on rusticl.
  * Exit status: 0 verified, 1 a wrong result, 2 OpenCL failed.
  */
 #define CL_APP_NAME "image_app"
@@ -62,6 +67,49 @@ static float read_at(int x, int y, int ch)
 }
 static float b_at(int x, int y) { return (float)((x + 2 * y) % 5) + 1.0f; }
 
+/* image_app onbuffer (above). */
+static int on_buffer(cl_context ctx, cl_device_id device, cl_command_queue q)
+{
+  enum { N = 256 };
+  static const char *src =
+      "__kernel void fill(__write_only image1d_buffer_t im) {\n"
+      "  int i = get_global_id(0);\n"
+      "  write_imagef(im, i, (float4)(i, 2 * i, 3 * i, 4 * i));\n"
+      "}\n";
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+  TRY("clCreateProgramWithSource(onbuffer)", err);
+  TRY("clBuildProgram(onbuffer)", clBuildProgram(p, 1, &device, NULL, NULL, NULL));
+  cl_kernel k = clCreateKernel(p, "fill", &err);
+  TRY("clCreateKernel(fill)", err);
+  cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, N * 4 * sizeof(float), NULL, &err);
+  TRY("clCreateBuffer(onbuffer)", err);
+  cl_image_format f = {CL_RGBA, CL_FLOAT};
+  cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER, .image_width = N, .buffer = buf};
+  cl_mem im = clCreateImage(ctx, CL_MEM_WRITE_ONLY, &f, &d, NULL, &err);
+  TRY("clCreateImage(image1d_buffer)", err);
+  TRY("clSetKernelArg(fill)", clSetKernelArg(k, 0, sizeof im, &im));
+  size_t n = N;
+  TRY("clEnqueueNDRangeKernel(fill)", clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL,
+                                                             NULL));
+  static float r[N * 4];
+  TRY("clEnqueueReadBuffer(onbuffer)", clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof r, r, 0,
+                                                           NULL, NULL));
+  for (int i = 0; i < N; i++)
+    for (int c = 0; c < 4; c++)
+      if (r[4 * i + c] != (float)((c + 1) * i)) {
+        fprintf(stderr, "image_app: onbuffer: element %d.%d is %g, not %d\n", i, c,
+                (double)r[4 * i + c], (c + 1) * i);
+        return 1;
+      }
+  printf("image_app: result verified: %d texels written through an image1d_buffer\n", N);
+  clReleaseMemObject(im);
+  clReleaseMemObject(buf);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   cl_platform_id platform;
@@ -86,6 +134,8 @@ int main(int argc, char **argv)
   TRY("clCreateCommandQueue", err);
 
   copy_mode = argc > 1 && strcmp(argv[1], "copy") == 0;
+  if (argc > 1 && strcmp(argv[1], "onbuffer") == 0)
+    return on_buffer(ctx, device, q);
   if (argc > 1 && strcmp(argv[1], "churn") == 0) {
     cl_image_format f = {CL_R, CL_FLOAT};
     cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = 4, .image_height = 4};
