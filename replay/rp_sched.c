@@ -5,7 +5,8 @@
  * (one monotonic clock). A worker takes its thread's calls in order, and
  * starts call N once every call of the other threads that had returned
  * before N began in the recording has returned now (but for info queries,
- * which change nothing another call could depend on). That keeps every order
+ * which change nothing another call could depend on, unless N ends an
+ * object: a release waits for the queries before it too). That keeps every order
  * across threads the application could have relied on (a handle another
  * thread created, data it wrote, a host-side signal after a call), and
  * lets the rest overlap as it did. It never waits for a call that was
@@ -200,6 +201,8 @@ typedef struct lane {
                            recording (ascending) */
   size_t nend;
   _Atomic size_t done;  /* how many of those have returned in the replay */
+  int64_t *end_all;     /* when each of its calls returned in the recording */
+  _Atomic size_t done_all; /* how many of them have returned in the replay */
   _Atomic int waiters;
   pthread_mutex_t m;
   pthread_cond_t cv;
@@ -214,21 +217,33 @@ typedef struct sched {
   pthread_cond_t cv;
 } sched;
 
-/* Info queries: nothing another call does depends on them. */
+/* Info queries: nothing another call does depends on them, but the end
+ * of the object they ask about (ends_objects). */
 static bool queries(const pt_call *c)
 {
   const pi_api_desc *api = rp_api(c);
   return api && rp_info_param(api) >= 0;
 }
 
-/* How many of lane l's calls (not queries) had returned when a call began
- * at `start`. */
-static size_t returned_by(const lane *l, int64_t start)
+/* Calls that end objects (releases, USM frees, the teardown): they wait
+ * for the other threads' info queries too, which may be about what they
+ * end (a thread queried an event 300 times, then another released it:
+ * the replay queried the released event). */
+static bool ends_objects(const pt_call *c)
 {
-  size_t lo = 0, hi = l->nend;
+  const pi_api_desc *api = rp_api(c);
+  return api && (api->releases >= 0 || api->id == PI_API_piTearDown);
+}
+
+/* How many of lane l's calls (`all`: queries too) had returned when a call
+ * began at `start`. */
+static size_t returned_by(const lane *l, int64_t start, bool all)
+{
+  const int64_t *end = all ? l->end_all : l->end;
+  size_t lo = 0, hi = all ? l->n : l->nend;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (l->end[mid] <= start)
+    if (end[mid] <= start)
       lo = mid + 1;
     else
       hi = mid;
@@ -236,17 +251,19 @@ static size_t returned_by(const lane *l, int64_t start)
   return lo;
 }
 
-/* Waits until `need` of lane l's calls have returned; false on a stop. */
-static bool wait_lane(lane *l, size_t need, rp_engine *e)
+/* Waits until `need` of lane l's calls (`all`: queries too) have
+ * returned; false on a stop. */
+static bool wait_lane(lane *l, size_t need, bool all, rp_engine *e)
 {
+  _Atomic size_t *done = all ? &l->done_all : &l->done;
   for (int spin = 0; spin < 64; spin++) {
-    if (atomic_load(&l->done) >= need || atomic_load(&e->stop))
+    if (atomic_load(done) >= need || atomic_load(&e->stop))
       return !atomic_load(&e->stop);
     sched_yield();
   }
   pthread_mutex_lock(&l->m);
   atomic_fetch_add(&l->waiters, 1);
-  while (atomic_load(&l->done) < need && !atomic_load(&e->stop))
+  while (atomic_load(done) < need && !atomic_load(&e->stop))
     pthread_cond_wait(&l->cv, &l->m);
   atomic_fetch_sub(&l->waiters, 1);
   pthread_mutex_unlock(&l->m);
@@ -260,9 +277,12 @@ static void wake(lane *l)
   pthread_mutex_unlock(&l->m);
 }
 
-static void returned(lane *l)
+/* One of lane l's calls returned (`query`: an info query). */
+static void returned(lane *l, bool query)
 {
-  atomic_fetch_add(&l->done, 1);
+  atomic_fetch_add(&l->done_all, 1);
+  if (!query)
+    atomic_fetch_add(&l->done, 1);
   if (atomic_load(&l->waiters))
     wake(l);
 }
@@ -270,9 +290,10 @@ static void returned(lane *l)
 /* Whether call c may start: false on a stop. */
 static bool wait_turn(sched *s, const lane *mine, const pt_call *c)
 {
+  bool all = ends_objects(c);
   for (size_t k = 0; k < s->nlanes; k++) {
     lane *l = &s->lanes[k];
-    if (l != mine && !wait_lane(l, returned_by(l, c->start_ns), s->e))
+    if (l != mine && !wait_lane(l, returned_by(l, c->start_ns, all), all, s->e))
       return false;
   }
   return true;
@@ -287,8 +308,7 @@ static void *worker_main(void *arg)
     if (!wait_turn(s, me, c))
       break;
     int st = rp_exec(s->e, c);
-    if (!queries(c))
-      returned(me);
+    returned(me, queries(c));
     if (st != RP_OK) {
       for (size_t j = 0; j < s->nlanes; j++)
         wake(&s->lanes[j]); /* the others stop too */
@@ -368,7 +388,8 @@ static bool split(sched *s, size_t n, const uint32_t *tids)
     pthread_mutex_init(&l->m, NULL);
     pthread_cond_init(&l->cv, NULL);
     if (!(l->idx = malloc((l->n ? l->n : 1) * sizeof *l->idx)) ||
-        !(l->end = malloc((l->nend ? l->nend : 1) * sizeof *l->end)))
+        !(l->end = malloc((l->nend ? l->nend : 1) * sizeof *l->end)) ||
+        !(l->end_all = malloc((l->n ? l->n : 1) * sizeof *l->end_all)))
       return false;
     l->n = l->nend = 0;
   }
@@ -376,6 +397,7 @@ static bool split(sched *s, size_t n, const uint32_t *tids)
     lane *l = lane_of(s, i, tids);
     if (!queries(s->calls[i]))
       l->end[l->nend++] = s->calls[i]->start_ns + s->calls[i]->dur_ns;
+    l->end_all[l->n] = s->calls[i]->start_ns + s->calls[i]->dur_ns;
     l->idx[l->n++] = i;
   }
   return true;
@@ -386,6 +408,7 @@ static void free_lanes(sched *s)
   for (size_t k = 0; s->lanes && k < s->nlanes; k++) {
     free(s->lanes[k].idx);
     free(s->lanes[k].end);
+    free(s->lanes[k].end_all);
     pthread_mutex_destroy(&s->lanes[k].m);
     pthread_cond_destroy(&s->lanes[k].cv);
   }

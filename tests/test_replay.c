@@ -492,6 +492,27 @@ Test(replay, threads_ordered_by_the_host_replay_in_that_order)
   }
 }
 
+/* A release waits for the other threads' info queries that returned
+ * before it began in the recording (the 300 status queries of the thread
+ * that handed the event over). Queries were never waited for, so the
+ * release ran while they still did: queries on a released event, which a
+ * recording of the replay showed and diff called "different". */
+Test(replay, a_release_waits_for_the_queries_before_it_on_other_threads)
+{
+  char *db = record("replay_threads", "handoff", NULL), *out;
+  const char *order = "SELECT (SELECT max(seq) FROM pi_calls WHERE api = 'piEventGetInfo') < "
+                      "(SELECT seq FROM pi_calls WHERE api = 'piEventRelease')";
+  cr_assert_eq(sql_int(db, order), 1);
+  for (int i = 0; i < 3; i++) {
+    char *again = tu_temp_path(".db");
+    const char *env[] = {POCL, kv("SYCL_PI_RECORD", again), NULL};
+    cr_assert_eq(replay(db, NULL, NULL, env, &out), 0, "%s", out);
+    cr_assert_eq(sql_int(again, order), 1, "round %d: a query after the release", i);
+    cr_assert_eq(sql_int(again, "SELECT count(*) FROM pi_calls WHERE api = 'piEventGetInfo' AND "
+                                "result = 'PI_SUCCESS'"), 300);
+  }
+}
+
 Test(replay, nine_threads_of_getinfo_calls_replay)
 {
   char *db = tu_temp_path(".db"), *out;

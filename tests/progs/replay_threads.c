@@ -14,6 +14,11 @@
  *                             the main thread completes later with
  *                             piEventSetStatus: a replay that ran the
  *                             calls one after the other would never return.
+ *   replay_threads handoff    (a real OpenCL device) one thread completes
+ *                             a user event and asks its status 300 times,
+ *                             then hands it to another thread, which
+ *                             releases it: a replay must not release it
+ *                             while the first still asks about it.
  * Exit status: 0 verified, 1 wrong result, 2 the runtime failed.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -199,6 +204,54 @@ static int run_userevent(void)
   return 0;
 }
 
+/* ---- handoff: queries, then another thread's release -------------------------------- */
+
+static pthread_mutex_t handed_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t handed_cond = PTHREAD_COND_INITIALIZER;
+static int handed;
+
+static void *releaser(void *arg)
+{
+  pi_event *e = arg;
+  pthread_mutex_lock(&handed_lock);
+  while (!handed)
+    pthread_cond_wait(&handed_cond, &handed_lock);
+  pthread_mutex_unlock(&handed_lock);
+  TRY(T->piEventRelease(*e));
+  return NULL;
+}
+
+static int run_handoff(void)
+{
+  pirt_device *dev;
+  pi_platform plat;
+  pi_device pd;
+  pi_context ctx;
+  pi_event e;
+  TRY(pirt_device_select(NULL, &dev));
+  TRY(pirt_device_pi(dev, &T, &plat, &pd));
+  TRY(T->piContextCreate(NULL, 1, &pd, NULL, NULL, &ctx));
+  TRY(T->piEventCreate(ctx, &e));
+  TRY(T->piEventSetStatus(e, PI_EVENT_COMPLETE));
+  pthread_t r;
+  pthread_create(&r, NULL, releaser, &e);
+  unsigned bad = 0;
+  for (int i = 0; i < 300; i++)
+    bad += status_of(e) != PI_EVENT_COMPLETE;
+  pthread_mutex_lock(&handed_lock);
+  handed = 1;
+  pthread_cond_signal(&handed_cond);
+  pthread_mutex_unlock(&handed_lock);
+  pthread_join(r, NULL);
+  TRY(T->piContextRelease(ctx));
+  if (bad) {
+    printf("replay_threads: MISMATCH: %u statuses not complete\n", bad);
+    return 1;
+  }
+  printf("replay_threads: result verified: 300 queries, then the other thread's release\n");
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   if ((argc == 2 || argc == 3) && strcmp(argv[1], "data") == 0) {
@@ -210,7 +263,10 @@ int main(int argc, char **argv)
   }
   if (argc == 2 && strcmp(argv[1], "userevent") == 0)
     return run_userevent();
+  if (argc == 2 && strcmp(argv[1], "handoff") == 0)
+    return run_handoff();
 usage:
-  fprintf(stderr, "usage: replay_threads data [writer-late|launcher-late] | userevent\n");
+  fprintf(stderr, "usage: replay_threads data [writer-late|launcher-late] | userevent | "
+                  "handoff\n");
   return 2;
 }
