@@ -267,6 +267,27 @@ Test(filter, malformed_filter_names_the_bad_part)
   cr_assert_eq(st, 2, "%s", out);
   cr_assert(strstr(out, "SYCL_DEVICE_FILTER=opencl:tpu is malformed: 'tpu' is no "
                         "backend"), "%s", out);
+  /* A part named twice, a fourth part, a number past int: said, where the
+   * last of each won ("gpu:cpu" ran on the CPU) or the term named nothing. */
+  const struct {
+    const char *filter, *says;
+  } bad[] = {{"SYCL_DEVICE_FILTER=gpu:cpu", "'gpu:cpu' names two device types ('gpu' and 'cpu')"},
+             {"SYCL_DEVICE_FILTER=opencl:cpu:1:0", "'opencl:cpu:1:0' has more than three parts"},
+             {"SYCL_DEVICE_FILTER=1:2", "'1:2' names two device numbers"},
+             {"SYCL_DEVICE_FILTER=level_zero:opencl", "names two backends"},
+             {"SYCL_DEVICE_FILTER=cpu:99999999999999999999",
+              "'99999999999999999999' is not a device number"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    const char *e2[] = {bad[i].filter, POCL, NULL};
+    cr_assert_eq(tu_run(use_device, e2, &out), 2, "%s: %s", bad[i].filter, out);
+    cr_assert(strstr(out, " is malformed: ") && strstr(out, bad[i].says), "%s", out);
+  }
+  /* The parts in any order, '*' for one: as before. */
+  const char *good[] = {"SYCL_DEVICE_FILTER=cpu:opencl", "SYCL_DEVICE_FILTER=opencl:*:0"};
+  for (size_t i = 0; i < 2; i++) {
+    const char *e3[] = {good[i], POCL, NULL};
+    cr_assert_eq(tu_run(use_device, e3, &out), 0, "%s: %s", good[i], out);
+  }
 }
 
 Test(filter, sycl_be_prefers_but_does_not_require)

@@ -14,6 +14,8 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +37,14 @@ static bool parse_term(char *s, filter_term *t, bool *blank, char *err, size_t e
   t->type = 0;
   t->num = -1;
   *blank = true;
+  char whole[128];
+  snprintf(whole, sizeof whole, "%s", s);
+  /* Each of backend, type and number at most once, three parts in all:
+   * "gpu:cpu" took the last (the CPU, for a term asking for a GPU), four
+   * parts and "1:2" were taken too. */
+  const char *seen[3] = {NULL, NULL, NULL};
+  static const char *const what[3] = {"backends", "device types", "device numbers"};
+  unsigned parts = 0;
   char *save = NULL;
   for (char *part = strtok_r(s, ":", &save); part;
        part = strtok_r(NULL, ":", &save)) {
@@ -46,29 +56,46 @@ static bool parse_term(char *s, filter_term *t, bool *blank, char *err, size_t e
     if (!*part)
       continue;
     *blank = false;
+    if (++parts > 3) {
+      snprintf(err, errn, "'%s' has more than three parts (backend:type:number)", whole);
+      return false;
+    }
     if (strcmp(part, "*") == 0)
       continue;
+    int field;
     pirt_backend b = pirt_backend_from_name(part);
     if (b != PIRT_BACKEND_UNKNOWN) {
       t->backend = b;
+      field = 0;
     } else if (strcmp(part, "cpu") == 0) {
       t->type = PI_DEVICE_TYPE_CPU;
+      field = 1;
     } else if (strcmp(part, "gpu") == 0) {
       t->type = PI_DEVICE_TYPE_GPU;
+      field = 1;
     } else if (strcmp(part, "acc") == 0) {
       t->type = PI_DEVICE_TYPE_ACC;
+      field = 1;
     } else if (isdigit((unsigned char)*part)) {
       char *end;
+      errno = 0;
       t->num = strtol(part, &end, 10);
-      if (*end) {
+      if (*end || errno || t->num > INT32_MAX) {
         snprintf(err, errn, "'%s' is not a device number", part);
         return false;
       }
+      field = 2;
     } else {
       snprintf(err, errn, "'%s' is no backend (opencl, level_zero, cuda), "
                "device type (cpu, gpu, acc) or device number", part);
       return false;
     }
+    if (seen[field]) {
+      snprintf(err, errn, "'%s' names two %s ('%s' and '%s'): give one of each part", whole,
+               what[field], seen[field], part);
+      return false;
+    }
+    seen[field] = part;
   }
   return true;
 }
@@ -109,6 +136,24 @@ int pirt_filter_allows(const char *filter, const struct pirt_device *d,
     return -1;
   }
   return ok;
+}
+
+bool pirt_filter_wants_backend(const char *filter, pirt_backend b)
+{
+  if (!filter || !*filter)
+    return true;
+  char *copy = strdup(filter), *save = NULL, err[256];
+  bool wanted = !copy, any = false, blank;
+  for (char *term = copy ? strtok_r(copy, ",", &save) : NULL; term && !wanted;
+       term = strtok_r(NULL, ",", &save)) {
+    filter_term t;
+    if (!parse_term(term, &t, &blank, err, sizeof err))
+      wanted = true; /* malformed: device selection says so */
+    any |= !blank;
+    wanted |= !blank && (t.backend == PIRT_BACKEND_UNKNOWN || t.backend == b);
+  }
+  free(copy);
+  return wanted || !any;
 }
 
 /* A malloc'd string info query, or NULL. */

@@ -130,6 +130,10 @@ struct pirt_device {
  * reason in err). */
 int pirt_filter_allows(const char *filter, const struct pirt_device *d, char *err,
                        size_t errn);
+/* Whether a device of backend b may pass `filter` (a term naming that
+ * backend or none; a malformed filter too: selection says what is wrong):
+ * the plugins of other backends are not bound. */
+bool pirt_filter_wants_backend(const char *filter, pirt_backend b);
 
 /* Enumerates the devices of every bound plugin (once). */
 void pirt_devices_discover(void);

@@ -352,25 +352,7 @@ static void add_plugin(pirt_global *g, struct pirt_plugin *p)
 /* Does SYCL_DEVICE_FILTER / SYCL_BE leave any device of this backend? */
 static bool backend_wanted(pirt_backend b)
 {
-  const char *filter = getenv("SYCL_DEVICE_FILTER");
-  if (!filter || !*filter)
-    return true;
-  char *copy = strdup(filter), *save = NULL;
-  bool wanted = false;
-  for (char *f = copy ? strtok_r(copy, ",", &save) : NULL; f;
-       f = strtok_r(NULL, ",", &save)) {
-    char *colon = strchr(f, ':');
-    if (colon)
-      *colon = 0;
-    while (isspace((unsigned char)*f))
-      f++;
-    pirt_backend fb = pirt_backend_from_name(f);
-    /* A first term that is no backend ("cpu", "*") keeps every backend. */
-    if (fb == PIRT_BACKEND_UNKNOWN || fb == b)
-      wanted = true;
-  }
-  free(copy);
-  return wanted || !copy;
+  return pirt_filter_wants_backend(getenv("SYCL_DEVICE_FILTER"), b);
 }
 
 bool pirt_config_parse_line(char *line, const char *file, unsigned lineno,
