@@ -726,18 +726,20 @@ static void map_drop(fe_cmd *c)
   drop_one(c);
 }
 
-/* The unmap of a staged buffer mapping: written back with
- * piEnqueueMemBufferWrite, blocking (its memory can go when this returns),
- * after the wait list and the map's read; else a marker of the wait list. */
-static pi_result staged_unmap(cl_mem b, fe_mapping *m, cl_command_queue q, pi_uint32 n,
+/* The unmap of a staged mapping (an image's always, a buffer's held for a
+ * user event): one mapped for writing is written back with
+ * piEnqueueMemImageWrite or piEnqueueMemBufferWrite, blocking (its memory
+ * can go when this returns), after the wait list and the map's read; else
+ * the unmap is a marker of the wait list. */
+static pi_result staged_unmap(cl_mem obj, fe_mapping *m, cl_command_queue q, pi_uint32 n,
                               const pi_event *wait, pi_event *ev)
 {
   const pirt_plugin *pl = q->o.pl;
-  pthread_mutex_lock(&b->lock);
+  pthread_mutex_lock(&obj->lock);
   m->unmapped = true;
   const bool issued = m->issued;
   pi_event done = m->done;
-  pthread_mutex_unlock(&b->lock);
+  pthread_mutex_unlock(&obj->lock);
   if (!m->write || !issued) {
     /* Nothing to write back (or the map never ran): the map's read ends
      * before its memory goes, and the unmap orders like a marker. */
@@ -751,8 +753,12 @@ static pi_result staged_unmap(cl_mem b, fe_mapping *m, cl_command_queue q, pi_ui
   if (n)
     memcpy(list, wait, n * sizeof *list);
   list[n] = done; /* after the map's read, wherever it was enqueued */
-  pi_result r = pirt_piEnqueueMemBufferWrite(pl, q->pi, b->pi, PI_TRUE, m->offset, m->size,
-                                             m->ptr, n + 1, list, ev);
+  pi_result r = fe_is_image(obj)
+                    ? pirt_piEnqueueMemImageWrite(pl, q->pi, obj->pi, PI_TRUE, &m->origin,
+                                                  &m->region, m->row, m->slice, m->ptr, n + 1,
+                                                  list, ev)
+                    : pirt_piEnqueueMemBufferWrite(pl, q->pi, obj->pi, PI_TRUE, m->offset,
+                                                   m->size, m->ptr, n + 1, list, ev);
   if (list != small)
     free(list);
   return r;
@@ -826,9 +832,9 @@ static pi_result unmap_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi
   (void)blocking;
   struct unmap_cmd *a = (struct unmap_cmd *)c;
   cl_mem m = a->m.mem;
-  pi_result r = fe_is_image(m)     ? fe_image_unmap(m, a->map, q, n, wait, ev)
-                : a->map->staged ? staged_unmap(m, a->map, q, n, wait, ev)
-                                 : pirt_piEnqueueMemUnmap(q->o.pl, q->pi, m->pi, a->ptr, n, wait, ev);
+  pi_result r = fe_is_image(m) || a->map->staged
+                    ? staged_unmap(m, a->map, q, n, wait, ev)
+                    : pirt_piEnqueueMemUnmap(q->o.pl, q->pi, m->pi, a->ptr, n, wait, ev);
   a->issued = r == PI_SUCCESS;
   return r;
 }
@@ -855,7 +861,7 @@ static void unmap_drop(fe_cmd *c)
 }
 
 /* piEnqueueMemUnmap of a buffer; an image's staged map written back
- * (fe_image_unmap). The pointer must be a mapping of memobj not unmapped
+ * (staged_unmap). The pointer must be a mapping of memobj not unmapped
  * yet (CL_INVALID_VALUE, even for an unmap held back): CL_MEM_MAP_COUNT
  * counts the mappings left, so it never goes below zero. */
 cl_int CL_API_CALL fe_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj,

@@ -791,7 +791,7 @@ static cl_int wait_list_shape(cl_command_queue q, cl_uint n, const cl_event *wai
  * map reads the region into host memory (piEnqueueMemImageRead, blocking or
  * ordered by its event as the application asked; nothing is read for
  * CL_MAP_WRITE_INVALIDATE_REGION, where the map is a marker of its wait
- * list) and the unmap writes it back (fe_image_unmap). The host memory is
+ * list) and the unmap writes it back (fe_enqueue.c's staged_unmap). The host memory is
  * the front end's, with the region's own pitches, except for an image made
  * with CL_MEM_USE_HOST_PTR: the specification has its maps point into the
  * application's memory, with the image's pitches. The mapping lives on the
@@ -934,37 +934,6 @@ void *CL_API_CALL fe_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool
   if (errcode_ret)
     *errcode_ret = CL_SUCCESS;
   return ptr;
-}
-
-/* The unmap of an image mapping (fe_mem.h). */
-pi_result fe_image_unmap(cl_mem image, fe_mapping *m, cl_command_queue q, pi_uint32 n,
-                         const pi_event *wait, pi_event *ev)
-{
-  const pirt_plugin *pl = q->o.pl;
-  pthread_mutex_lock(&image->lock);
-  m->unmapped = true;
-  const bool issued = m->issued;
-  pi_event done = m->done;
-  pthread_mutex_unlock(&image->lock);
-  if (!m->write || !issued) {
-    /* Nothing to write back (or the map never ran): the map's read ends
-     * before its memory goes, and the unmap orders like a marker. */
-    if (done)
-      pirt_piEventsWait(pl, 1, &done);
-    return pirt_piEnqueueEventsWait(pl, q->pi, n, wait, ev);
-  }
-  pi_event small[16], *list = small;
-  if (n + 1 > 16 && !(list = malloc((n + 1) * sizeof *list)))
-    return PI_ERROR_OUT_OF_HOST_MEMORY;
-  if (n)
-    memcpy(list, wait, n * sizeof *list);
-  list[n] = done; /* after the map's read, wherever it was enqueued */
-  pi_result r = pirt_piEnqueueMemImageWrite(pl, q->pi, image->pi, PI_TRUE, &m->origin,
-                                            &m->region, m->row, m->slice, m->ptr, n + 1, list,
-                                            ev);
-  if (list != small)
-    free(list);
-  return r;
 }
 
 /* ---- Copies between images and buffers ------------------------------------------------------

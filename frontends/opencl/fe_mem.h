@@ -152,11 +152,5 @@ void fe_mapping_unref(cl_mem m, fe_mapping *map);
 
 /* Bytes per pixel of a valid image format, 0 for an invalid one. */
 size_t fe_image_element_size(const cl_image_format *f);
-/* The unmap of an image mapping taken with fe_mapping_take, on `q`: one
- * mapped for writing is written back with piEnqueueMemImageWrite, blocking
- * (its memory can go when this returns), after the wait list and the map;
- * else the unmap is a marker of the wait list. */
-pi_result fe_image_unmap(cl_mem image, fe_mapping *map, cl_command_queue q, pi_uint32 n,
-                         const pi_event *wait, pi_event *ev);
 
 #endif /* PITRACE_FE_MEM_H */
