@@ -513,6 +513,24 @@ Test(replay, a_release_waits_for_the_queries_before_it_on_other_threads)
   }
 }
 
+/* A recorded replay of a program of three threads diffs as the same,
+ * aligned thread by thread: its main thread only discovers the devices
+ * (and cleans up), its workers follow the recording's threads. Counted as
+ * a fourth thread, it made the diff align globally, where two threads'
+ * calls that swapped places paired the wrong calls (OpenCV from Python:
+ * its callback thread's release before or after the main thread's map,
+ * "argument size: 6144 vs 12288", on a loaded machine). */
+Test(replay, a_recorded_replay_of_threads_diffs_thread_by_thread)
+{
+  char *db = record("replay_threads", "data", NULL), *again = tu_temp_path(".db"), *out;
+  const char *env[] = {POCL, kv("SYCL_PI_RECORD", again), NULL};
+  cr_assert_eq(replay(db, NULL, NULL, env, &out), 0, "%s", out);
+  const char *args[] = {"diff", db, again, NULL};
+  cr_assert_eq(pitrace(args, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "(aligned per thread); only in A 0, only in B 0; differences: 0 argument, "
+                        "0 result, 0 info, 0 data, 0 note, 0 order"), "%s", out);
+}
+
 Test(replay, nine_threads_of_getinfo_calls_replay)
 {
   char *db = tu_temp_path(".db"), *out;

@@ -82,8 +82,12 @@ typedef struct diff_row {
 } diff_row;
 
 /* What the first pass keeps of each call: its alignment key, and its
- * thread with OWN set for a call a replay made itself. */
+ * thread with OWN set for a call a replay made itself, RUNTIME for one
+ * the runtime makes on its own (discovery, its error queries, the
+ * teardown); TID() is the thread. */
 #define OWN 0x80000000u
+#define RUNTIME 0x40000000u
+#define TID(t) ((t) & ~(OWN | RUNTIME))
 typedef struct call_key {
   uint32_t key, thread;
 } call_key;
@@ -461,7 +465,7 @@ static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt, size_t *n
 {
   uint32_t max = 0;
   for (size_t i = 0; i < sd->n; i++)
-    max = (sd->ck[i].thread & ~OWN) > max ? sd->ck[i].thread & ~OWN : max;
+    max = TID(sd->ck[i].thread) > max ? TID(sd->ck[i].thread) : max;
   size_t *next = calloc((size_t)max + 2, sizeof *next);
   bool *app = calloc((size_t)max + 2, sizeof *app);
   uint32_t *order = malloc((sd->n ? sd->n : 1) * sizeof *order);
@@ -473,10 +477,41 @@ static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt, size_t *n
     free(*start);
     return NULL;
   }
-  for (size_t i = 0; i < sd->n; i++) {
-    next[sd->ck[i].thread & ~OWN]++;
-    app[sd->ck[i].thread & ~OWN] |= !(sd->ck[i].thread & OWN);
+  /* A first thread with only the runtime's own calls is counted as the
+   * next thread with the application's: a recorded replay's main thread
+   * discovers the devices, and its worker for the recording's first
+   * thread (which discovered them there) makes the rest. Counted apart,
+   * the sessions had different numbers of threads and were aligned
+   * globally, where two threads' calls that swapped places paired the
+   * wrong calls (OpenCV from Python, on a loaded machine). */
+  bool *runtime_only = calloc((size_t)max + 2, sizeof *runtime_only);
+  if (!runtime_only) {
+    free(next);
+    free(app);
+    free(order);
+    free(*start);
+    return NULL;
   }
+  for (uint32_t t = 0; t <= max; t++)
+    runtime_only[t] = true;
+  for (size_t i = 0; i < sd->n; i++) {
+    uint32_t t = TID(sd->ck[i].thread);
+    app[t] |= !(sd->ck[i].thread & OWN);
+    runtime_only[t] &= (sd->ck[i].thread & (OWN | RUNTIME)) != 0;
+  }
+  uint32_t from = UINT32_MAX, to = UINT32_MAX;
+  for (uint32_t t = 0; t <= max && to == UINT32_MAX; t++)
+    if (app[t] && from == UINT32_MAX)
+      from = runtime_only[t] ? t : max + 1; /* the first: folded only when runtime's only */
+    else if (app[t] && from <= max)
+      to = t;
+  free(runtime_only);
+  for (size_t i = 0; i < sd->n; i++) {
+    uint32_t t = TID(sd->ck[i].thread);
+    next[t == from && to != UINT32_MAX ? to : t]++;
+  }
+  if (to != UINT32_MAX)
+    app[from] = false, next[from] = 0;
   size_t pos = 0;
   *nt = *napp = 0;
   for (int own_only = 0; own_only < 2; own_only++)
@@ -490,8 +525,10 @@ static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt, size_t *n
       pos += count;
     }
   (*start)[*nt] = pos;
-  for (size_t i = 0; i < sd->n; i++)
-    order[next[sd->ck[i].thread & ~OWN]++] = (uint32_t)i;
+  for (size_t i = 0; i < sd->n; i++) {
+    uint32_t t = TID(sd->ck[i].thread);
+    order[next[t == from && to != UINT32_MAX ? to : t]++] = (uint32_t)i;
+  }
   free(next);
   free(app);
   return order;
@@ -674,7 +711,11 @@ static bool note_call(side *sd, size_t ci, const pt_call *c)
   if (!ck)
     return false;
   sd->ck = ck;
-  ck[ci] = (call_key){align_key(c), (c->thread & ~OWN) | (replay_note(sd->s, c) ? OWN : 0)};
+  bool runtime = c->api == PI_API_piPlatformsGet || c->api == PI_API_piDevicesGet ||
+                 c->api == PI_API_piPlatformGetInfo || c->api == PI_API_piDeviceGetInfo ||
+                 c->api == PI_API_piPluginGetLastError || c->api == PI_API_piTearDown;
+  ck[ci] = (call_key){align_key(c), TID(c->thread) | (replay_note(sd->s, c) ? OWN : 0) |
+                                        (runtime ? RUNTIME : 0)};
   if (!ci || seq_of(sd, ci - 1) + 1 != c->seq) {
     seq_jump *j = pt_grow(sd->jumps, &sd->capjumps, sd->njumps, sizeof *j);
     if (!j)
@@ -1234,7 +1275,7 @@ static int neighbour(const side *sd, const int32_t *partner, size_t i, uint32_t 
     k = dir < 0 ? k - 1 : k + 1;
     if (++n > KEPT_WINDOW)
       return -1;
-    if ((sd->ck[k].thread & ~OWN) == t && partner[k] >= 0) {
+    if (TID(sd->ck[k].thread) == t && partner[k] >= 0) {
       *j = (size_t)partner[k];
       return 1;
     }
@@ -1247,7 +1288,7 @@ static int neighbour(const side *sd, const int32_t *partner, size_t i, uint32_t 
  * its thread that have partners have them on the same sides of j. */
 static bool kept_in(const side *sd, const int32_t *partner, size_t i, size_t j)
 {
-  uint32_t t = sd->ck[i].thread & ~OWN;
+  uint32_t t = TID(sd->ck[i].thread);
   size_t before = 0, after = 0;
   int b = neighbour(sd, partner, i, t, -1, &before), a = neighbour(sd, partner, i, t, +1, &after);
   return (b == 0 || (b == 1 && before < j)) && (a == 0 || (a == 1 && after > j));
