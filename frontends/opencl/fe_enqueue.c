@@ -649,25 +649,22 @@ struct map_cmd {
   fe_mapping *map; /* the mapping the enqueue adds to the buffer */
 };
 
-static pi_result map_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_uint32 n,
-                           const pi_event *wait, pi_event *ev)
+pi_result fe_staged_map(cl_mem obj, fe_mapping *m, cl_command_queue q, pi_bool blocking,
+                        pi_uint32 n, const pi_event *wait, pi_event *ev)
 {
-  struct map_cmd *a = (struct map_cmd *)c;
-  fe_mapping *m = a->map;
-  if (!m->staged)
-    return pirt_piEnqueueMemBufferMap(q->o.pl, q->pi, a->m.mem->pi, blocking, a->flags,
-                                      a->offset, a->size, n, wait, ev, a->out);
   const pirt_plugin *pl = q->o.pl;
-  cl_mem b = a->m.mem;
   pi_event e = NULL;
   pi_result r;
-  /* Under the buffer's lock: an unmap the application issued before this
+  /* Under the object's lock: an unmap the application issued before this
    * map (it did not wait for it) makes it read nothing, since the memory
    * goes with the unmap. */
-  pthread_mutex_lock(&b->lock);
+  pthread_mutex_lock(&obj->lock);
   const bool read = !m->unmapped && !m->invalidate;
-  if (read)
-    r = pirt_piEnqueueMemBufferRead(pl, q->pi, b->pi, PI_FALSE, m->offset, m->size, m->ptr, n,
+  if (read && fe_is_image(obj))
+    r = pirt_piEnqueueMemImageRead(pl, q->pi, obj->pi, blocking, &m->origin, &m->region, m->row,
+                                   m->slice, m->ptr, n, wait, &e);
+  else if (read)
+    r = pirt_piEnqueueMemBufferRead(pl, q->pi, obj->pi, blocking, m->offset, m->size, m->ptr, n,
                                     wait, &e);
   else
     r = pirt_piEnqueueEventsWait(pl, q->pi, n, wait, &e);
@@ -676,10 +673,12 @@ static pi_result map_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_u
     m->issued = true;
     m->done = e;
   }
-  pthread_mutex_unlock(&b->lock);
+  pthread_mutex_unlock(&obj->lock);
   if (r != PI_SUCCESS)
     return r;
-  if (ev) {
+  if (blocking && !read)
+    r = pirt_piEventsWait(pl, 1, &e); /* a blocking map of nothing to read */
+  if (ev && r == PI_SUCCESS) {
     if (kept)
       pirt_piEventRetain(pl, e);
     *ev = e;
@@ -687,6 +686,16 @@ static pi_result map_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_u
     pirt_piEventRelease(pl, e);
   }
   return r;
+}
+
+static pi_result map_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_uint32 n,
+                           const pi_event *wait, pi_event *ev)
+{
+  struct map_cmd *a = (struct map_cmd *)c;
+  return a->map->staged ? fe_staged_map(a->m.mem, a->map, q, blocking, n, wait, ev)
+                        : pirt_piEnqueueMemBufferMap(q->o.pl, q->pi, a->m.mem->pi, blocking,
+                                                     a->flags, a->offset, a->size, n, wait, ev,
+                                                     a->out);
 }
 
 /* A held map keeps its buffer; a non-blocking one is staged (see above)

@@ -807,38 +807,7 @@ static pi_result map_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, pi_u
                            const pi_event *wait, pi_event *ev)
 {
   image_map *a = (image_map *)c;
-  fe_mapping *m = a->map;
-  const pirt_plugin *pl = q->o.pl;
-  pi_event e = NULL;
-  pi_result r;
-  /* Under the image's lock: an unmap the application issued before this
-   * map (it did not wait for it) makes it read nothing, since the memory
-   * goes with the unmap. */
-  pthread_mutex_lock(&a->image->lock);
-  const bool read = !m->unmapped && !m->invalidate;
-  if (read)
-    r = pirt_piEnqueueMemImageRead(pl, q->pi, a->image->pi, blocking, &m->origin, &m->region,
-                                   m->row, m->slice, m->ptr, n, wait, &e);
-  else
-    r = pirt_piEnqueueEventsWait(pl, q->pi, n, wait, &e);
-  const bool kept = r == PI_SUCCESS && !m->unmapped;
-  if (kept) {
-    m->issued = true;
-    m->done = e;
-  }
-  pthread_mutex_unlock(&a->image->lock);
-  if (r != PI_SUCCESS)
-    return r;
-  if (blocking && !read)
-    r = pirt_piEventsWait(pl, 1, &e); /* a blocking map of nothing to read */
-  if (ev && r == PI_SUCCESS) {
-    if (kept)
-      pirt_piEventRetain(pl, e);
-    *ev = e;
-  } else if (!kept) {
-    pirt_piEventRelease(pl, e);
-  }
-  return r;
+  return fe_staged_map(a->image, a->map, q, blocking, n, wait, ev);
 }
 
 /* A map held back keeps its image and its mapping. */

@@ -150,6 +150,14 @@ void fe_mapping_unref(cl_mem m, fe_mapping *map);
 
 /* ---- Images (fe_image.c) ------------------------------------------------------ */
 
+/* The map of a staged mapping m of obj (an image's always, a buffer's
+ * held back without blocking: fe_enqueue.c) on q: the range or region read
+ * into m->ptr, or a marker of the wait list where nothing is to be read
+ * (CL_MAP_WRITE_INVALIDATE_REGION, or unmapped already); its event kept as
+ * m->done for the unmap, which writes a write-map back. */
+pi_result fe_staged_map(cl_mem obj, fe_mapping *m, cl_command_queue q, pi_bool blocking,
+                        pi_uint32 n, const pi_event *wait, pi_event *ev);
+
 /* Bytes per pixel of a valid image format, 0 for an invalid one. */
 size_t fe_image_element_size(const cl_image_format *f);
 
