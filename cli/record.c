@@ -56,7 +56,7 @@
 #include "session.h"
 #include "recorder.h"
 
-#define RUN_VAR "PITRACE_RECORD_RUN"
+#define RUN_VAR PT_RECORD_RUN_VAR
 #define LAST_CALLS 5     /* calls shown before a failing session's end */
 #define ERRORS_SHOWN 5   /* failed calls shown per session */
 #define DETAILED 6       /* sessions summarised call by call */

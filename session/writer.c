@@ -164,10 +164,10 @@ static void stand_still(size_t since_commit)
  * directory does not hold a file that is no session (every directory
  * verb refused the directory for it). Only an empty file: one with a page
  * in it may be another process's, being made. Under pitrace record (its
- * PITRACE_RECORD_RUN), record does it, after naming the file. */
+ * PT_RECORD_RUN_VAR), record does it, after naming the file. */
 static void drop_if_empty(void)
 {
-  if (getenv("PITRACE_RECORD_RUN"))
+  if (getenv(PT_RECORD_RUN_VAR))
     return; /* pitrace record's run: it names the file as why, then removes it */
   struct stat st;
   char journal[sizeof shim_cfg.path + 16];

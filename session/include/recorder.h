@@ -390,6 +390,11 @@ typedef struct ringfile_hdr {
 _Static_assert(sizeof(ringfile_hdr) <= RINGFILE_HEADER, "ring file header too large");
 _Static_assert(sizeof(shim_ring) <= RINGFILE_CTL, "ring control too large");
 
+/* What pitrace record sets in its command's environment: a token of the
+ * run (cli/record.c says what for). The writer leaves an empty session
+ * file of such a run to record, which names it before removing it. */
+#define PT_RECORD_RUN_VAR "PITRACE_RECORD_RUN"
+
 /* Whether a file may grow to `end` bytes under the process's file size
  * limit (RLIMIT_FSIZE): growing one past it raises SIGXFSZ in the thread
  * that writes, which kills an application that does not expect it. */
