@@ -754,16 +754,9 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
   char serr[1200];
   if (writer_salvage(path, reaped_status, (void *)(uintptr_t)rl, serr, sizeof serr) < 0)
     pt_say_salvage_error("record", serr);
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
-    /* A process of this run that could not begin its session (a full
-     * disk: it said so) left its file empty; left there, it made every
-     * verb refuse the directory. */
-    char *journal = xasprintf("%s-journal", path);
-    unlink(path);
-    if (stat(journal, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
-      unlink(journal);
-    free(journal);
+  /* A process of this run that could not begin its session (a full disk:
+   * it said so) left its file empty. */
+  if (pt_remove_if_empty(path)) {
     rs->unreadable = grow(rs->unreadable, &rs->capu, rs->nu, sizeof *rs->unreadable);
     rs->unreadable[rs->nu++] = xasprintf("%s: empty (its process could not begin its session), "
                                          "removed", path);

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -175,6 +176,18 @@ static bool check_session(pt_db *out, int rc, sqlite3_stmt *s, unsigned flags, c
   }
   if (flags & PT_OPEN_MAPPED)
     sqlite3_exec(out->db, "PRAGMA mmap_size = 4294967296", NULL, NULL, NULL);
+  return true;
+}
+
+bool pt_remove_if_empty(const char *path)
+{
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0 || unlink(path) != 0)
+    return false;
+  char journal[PATH_MAX + 16];
+  snprintf(journal, sizeof journal, "%s-journal", path);
+  if (stat(journal, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+    unlink(journal);
   return true;
 }
 

@@ -167,16 +167,8 @@ static void stand_still(size_t since_commit)
  * PT_RECORD_RUN_VAR), record does it, after naming the file. */
 static void drop_if_empty(void)
 {
-  if (getenv(PT_RECORD_RUN_VAR))
-    return; /* pitrace record's run: it names the file as why, then removes it */
-  struct stat st;
-  char journal[sizeof shim_cfg.path + 16];
-  if (stat(shim_cfg.path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0)
-    return;
-  unlink(shim_cfg.path);
-  snprintf(journal, sizeof journal, "%s-journal", shim_cfg.path);
-  if (stat(journal, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
-    unlink(journal);
+  if (!getenv(PT_RECORD_RUN_VAR)) /* pitrace record's run: it names the file, then removes it */
+    pt_remove_if_empty(shim_cfg.path);
 }
 
 static void *writer_main(void *arg)

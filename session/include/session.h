@@ -51,6 +51,12 @@ bool pt_open(const char *path, unsigned flags, pt_db *out, char *err, size_t err
  * and past that says only "unable to open database file". *len: the
  * path's absolute length, *most: that limit. */
 bool pt_path_openable(const char *path, size_t *len, size_t *most);
+/* Removes the session file `path` when it is empty (a process that could
+ * not begin its session left it so: no session, and every verb refused a
+ * record directory holding it), and its journal when empty too; whether
+ * it did. A file with a page in it is left: another process may be
+ * making its session there. */
+bool pt_remove_if_empty(const char *path);
 /* Whether a directory's entry of this name is one of its session files:
  * *.db, not hidden. */
 bool pt_session_file_name(const char *name);
