@@ -531,6 +531,26 @@ Test(replay, a_recorded_replay_of_threads_diffs_thread_by_thread)
                         "0 result, 0 info, 0 data, 0 note, 0 order"), "%s", out);
 }
 
+Test(replay, diff_pairs_threads_that_began_in_the_other_order)
+{
+  /* Both threads begin with a queue creation: which of them is thread 2
+   * follows who came first. Paired by number, every call of the two
+   * differed ("only in A 32, only in B 32"); paired by what they call,
+   * the runs are the same. */
+  char *db[2], *out;
+  const char *orders[] = {"writer-late", "launcher-late"};
+  for (int i = 0; i < 2; i++) {
+    db[i] = tu_temp_path(".db");
+    const char *argv[] = {BIN "/replay_threads", "data", orders[i], NULL};
+    const char *env[] = {kv("SYCL_PI_RECORD", db[i]), POCL, NULL};
+    cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  }
+  const char *args[] = {"diff", db[0], db[1], NULL};
+  cr_assert_eq(pitrace(args, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "(aligned per thread); only in A 0, only in B 0; differences: 0 argument, "
+                        "0 result, 0 info, 0 data, 0 note, 0 order: same"), "%s", out);
+}
+
 Test(replay, nine_threads_of_getinfo_calls_replay)
 {
   char *db = tu_temp_path(".db"), *out;

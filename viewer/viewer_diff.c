@@ -534,6 +534,105 @@ static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt, size_t *n
   return order;
 }
 
+static int u32_cmp(const void *l, const void *r)
+{
+  uint32_t a = *(const uint32_t *)l, b = *(const uint32_t *)r;
+  return a < b ? -1 : a > b;
+}
+
+/* The keys of the application's calls ia[0..n) of one thread,
+ * sorted (a NULL result: out of memory). */
+static uint32_t *sorted_keys(const side *sd, const uint32_t *ia, size_t n, size_t *nk)
+{
+  uint32_t *k, *f;
+  if (!keys_of(sd, ia, n, &k, &f, nk)) {
+    free(k);
+    free(f);
+    return NULL;
+  }
+  free(f);
+  qsort(k, *nk, sizeof *k, u32_cmp);
+  return k;
+}
+
+/* How many calls two threads have in common, by what aligns (two sorted
+ * key lists). */
+static size_t overlap(const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
+{
+  size_t i = 0, j = 0, n = 0;
+  while (i < na && j < nb)
+    if (a[i] == b[j])
+      n++, i++, j++;
+    else if (a[i] < b[j])
+      i++;
+    else
+      j++;
+  return n;
+}
+
+typedef struct thread_pair {
+  size_t common;
+  uint32_t a, b;
+} thread_pair;
+
+/* Most calls in common first; of equals, a thread with its own number,
+ * then in thread order. */
+static int pair_cmp(const void *l, const void *r)
+{
+  const thread_pair *p = l, *q = r;
+  if (p->common != q->common)
+    return p->common > q->common ? -1 : 1;
+  if ((p->a == p->b) != (q->a == q->b))
+    return p->a == p->b ? -1 : 1;
+  if (p->a != q->a)
+    return p->a < q->a ? -1 : 1;
+  return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/* Which of B's n application threads each of A's pairs with, into to[]:
+ * the pairs with the most calls in common first. Two runs of one program
+ * number their threads in the order each made its first call, which two
+ * threads that start together can swap (a replay's workers for a
+ * recording's threads did, on a loaded machine, and every call of the two
+ * threads differed). Past 64 threads, in thread order. */
+static bool pair_threads(const side *sa, const uint32_t *oa, const size_t *ta, const side *sb,
+                         const uint32_t *ob, const size_t *tb, size_t n, uint32_t *to)
+{
+  for (size_t t = 0; t < n; t++)
+    to[t] = (uint32_t)t;
+  if (n > 64)
+    return true;
+  uint32_t *ka[64] = {0}, *kb[64] = {0};
+  size_t na[64], nb[64];
+  thread_pair *p = malloc(n * n * sizeof *p);
+  bool ok = p != NULL;
+  for (size_t t = 0; ok && t < n; t++) {
+    ka[t] = sorted_keys(sa, oa + ta[t], ta[t + 1] - ta[t], &na[t]);
+    kb[t] = sorted_keys(sb, ob + tb[t], tb[t + 1] - tb[t], &nb[t]);
+    ok = ka[t] && kb[t];
+  }
+  if (ok) {
+    for (size_t t = 0; t < n; t++)
+      for (size_t u = 0; u < n; u++)
+        p[t * n + u] = (thread_pair){overlap(ka[t], na[t], kb[u], nb[u]), (uint32_t)t,
+                                     (uint32_t)u};
+    qsort(p, n * n, sizeof *p, pair_cmp);
+    uint64_t used_a = 0, used_b = 0;
+    for (size_t k = 0; k < n * n; k++)
+      if (!(used_a >> p[k].a & 1) && !(used_b >> p[k].b & 1)) {
+        to[p[k].a] = p[k].b;
+        used_a |= 1ull << p[k].a;
+        used_b |= 1ull << p[k].b;
+      }
+  }
+  for (size_t t = 0; t < n; t++) {
+    free(ka[t]);
+    free(kb[t]);
+  }
+  free(p);
+  return ok;
+}
+
 /* Aligns the two sessions' calls into rows: thread by thread when both
  * have the same number of threads with the application's calls (more than
  * one: a recorded replay's threads follow the recording's, and how calls
@@ -556,8 +655,11 @@ static bool align(dctx *x)
     for (size_t i = 0; i < x->sb.n; i++)
       ob[i] = (uint32_t)i;
   }
+  uint32_t *to = ok ? malloc((appa ? appa : 1) * sizeof *to) : NULL;
+  ok = to && pair_threads(&x->sa, oa, sa, &x->sb, ob, sb, appa, to);
   for (size_t t = 0; ok && t < appa; t++)
-    ok = align_part(x, oa + sa[t], sa[t + 1] - sa[t], ob + sb[t], sb[t + 1] - sb[t]);
+    ok = align_part(x, oa + sa[t], sa[t + 1] - sa[t], ob + sb[to[t]], sb[to[t] + 1] - sb[to[t]]);
+  free(to);
   for (size_t t = appa; ok && t < nta; t++)
     ok = align_part(x, oa + sa[t], sa[t + 1] - sa[t], NULL, 0);
   for (size_t t = appb; ok && t < ntb; t++)
