@@ -286,9 +286,9 @@ Test(trace, bad_level_is_reported_and_ignored)
   const char *argv[] = {PITRACE_BIN_DIR "/use_device", NULL};
   /* Words, numbers past an int (4294967298 was level 2, a longer one
    * wrapped to -1: everything) and octal-looking ones (010 was 8: tracing
-   * silently off). */
-  const char *bad[] = {"verbose", "4294967298", "99999999999999999999", "010", "0x2"};
-  for (int i = 0; i < 5; i++) {
+   * silently off), and blanks on either side (" 2" traced, "2 " did not). */
+  const char *bad[] = {"verbose", "4294967298", "99999999999999999999", "010", "0x2", " 2", "2 "};
+  for (int i = 0; i < 7; i++) {
     char kv[64];
     snprintf(kv, sizeof kv, "SYCL_PI_TRACE=%s", bad[i]);
     const char *env[] = {kv, NULL};

@@ -41,6 +41,7 @@
  * kept, and later blocks go to the file at once.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -512,7 +513,10 @@ void pirt_trace_init(void)
     char *end;
     errno = 0;
     long v = strtol(lv, &end, 10);
-    if (*end || end == lv || errno == ERANGE || v < -1 || v > 7) {
+    /* strtol skips leading blanks and the test below refused trailing
+     * ones: " 2" traced, "2 " did not; both are refused now. */
+    if (*end || end == lv || isspace((unsigned char)*lv) || errno == ERANGE || v < -1 ||
+        v > 7) {
       fprintf(stderr, "pitrace: SYCL_PI_TRACE=%s is not a trace level "
                       "(use 1, 2 or -1); tracing is off\n", lv);
       v = 0;
