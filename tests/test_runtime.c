@@ -63,6 +63,20 @@ Test(discovery, unreadable_config_is_a_clear_error)
   cr_assert(strstr(out, "SYCL_PI_CONFIG=/tmp cannot be read (Is a directory)"), "%s", out);
 }
 
+Test(discovery, a_plugin_named_twice_is_bound_once)
+{
+  /* By its name and by its path: one library either way, whose
+   * piPluginInit ran twice and whose devices were listed twice. */
+  char *cfg = config("libpi_opencl.so opencl\n" LIB "/libpi_opencl.so\n");
+  const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), "SYCL_PI_TRACE=1", POCL, NULL};
+  char *out;
+  cr_assert_eq(tu_run(use_device, env, &out), 0, "%s", out);
+  cr_assert_eq(tu_count(out, "Plugin found and successfully loaded"), 1, "%s", out);
+  cr_assert(strstr(out, "pitrace: plugin " LIB "/libpi_opencl.so (" LIB "/libpi_opencl.so) is "
+                        "named twice in the plugins config (first as libpi_opencl.so); the "
+                        "second is skipped"), "%s", out);
+}
+
 Test(discovery, unknown_backend_in_config_is_skipped)
 {
   char *cfg = config("libpi_opencl.so vulkan\n");

@@ -172,7 +172,7 @@ typedef void (*plugin_options_fn)(const char *options);
 
 /* Loads and binds one plugin, giving it `options` (a config line's, or NULL)
  * first; NULL (with a trace line) when skipped. */
-static struct pirt_plugin *bind_plugin(const char *name, pirt_backend backend,
+static struct pirt_plugin *bind_plugin(pirt_global *g, const char *name, pirt_backend backend,
                                        const char *options)
 {
   char path[PATH_MAX] = "", why[PATH_MAX + 256] = "";
@@ -181,6 +181,18 @@ static struct pirt_plugin *bind_plugin(const char *name, pirt_backend backend,
     pirt_trace(PIRT_TRACE_BASIC, "Plugin %s skipped: %s", name, why);
     return NULL;
   }
+  /* A library bound already (a config naming it twice, under one name or
+   * two): dlopen gives the same module, whose piPluginInit would run again
+   * and whose devices were listed twice. */
+  for (size_t i = 0; i < g->nplugins; i++)
+    if (g->plugins[i]->dl == dl) {
+      pirt_trace(PIRT_TRACE_BASIC, "Plugin %s (%s) skipped: bound already as %s", name, path,
+                 g->plugins[i]->name);
+      fprintf(stderr, "pitrace: plugin %s (%s) is named twice in the plugins config (first "
+                      "as %s); the second is skipped\n", name, path, g->plugins[i]->name);
+      dlclose(dl);
+      return NULL;
+    }
   pi_plugin_init_fn init = (pi_plugin_init_fn)(uintptr_t)dlsym(dl, "piPluginInit");
   if (!init) {
     pirt_trace(PIRT_TRACE_BASIC, "Plugin %s (%s) skipped: it exports no "
@@ -421,7 +433,7 @@ static bool load_config(pirt_global *g, const char *file)
                  "selects no %s device", c->lib, pirt_backend_name(b));
       continue;
     }
-    struct pirt_plugin *p = bind_plugin(c->target[0] ? c->target : c->lib, b, c->options);
+    struct pirt_plugin *p = bind_plugin(g, c->target[0] ? c->target : c->lib, b, c->options);
     if (p && c->target[0])
       wrap_with_shim(g, p, c->lib);
     if (p)
@@ -452,7 +464,7 @@ void pirt_plugins_load(void)
      * from it, and no device is needed. */
     pirt_trace(PIRT_TRACE_BASIC, "SYCL_PI_REPLAY=%s: the replay plugin answers from "
                "the recording", replay);
-    struct pirt_plugin *p = bind_plugin("libpi_replay.so", PIRT_BACKEND_UNKNOWN, NULL);
+    struct pirt_plugin *p = bind_plugin(g, "libpi_replay.so", PIRT_BACKEND_UNKNOWN, NULL);
     if (p)
       add_plugin(g, p);
     else
@@ -481,7 +493,7 @@ void pirt_plugins_load(void)
                      pirt_backend_name(builtin_plugins[i].backend));
           continue;
         }
-        struct pirt_plugin *p = bind_plugin(builtin_plugins[i].lib,
+        struct pirt_plugin *p = bind_plugin(g, builtin_plugins[i].lib,
                                             builtin_plugins[i].backend, NULL);
         if (p)
           add_plugin(g, p);
