@@ -311,6 +311,68 @@ static int check_out(rp_engine *e, rp_cc *cc, unsigned i)
   }
 }
 
+/* The most of one device's build log shown. */
+#define BUILD_LOG_SHOWN 4096
+
+/* One device's build log of prog onto b, indented ("" when it has none). */
+static void put_build_log(rp_engine *e, pi_sbuf *b, pi_program prog, pi_device dev)
+{
+  size_t size = 0;
+  if (e->t->piProgramGetBuildInfo(prog, dev, PI_PROGRAM_BUILD_INFO_LOG, 0, NULL, &size) !=
+          PI_SUCCESS ||
+      size <= 1)
+    return;
+  char *log = malloc(size);
+  if (!log || e->t->piProgramGetBuildInfo(prog, dev, PI_PROGRAM_BUILD_INFO_LOG, size, log,
+                                          NULL) != PI_SUCCESS) {
+    free(log);
+    return;
+  }
+  log[size - 1] = 0;
+  size_t len = strlen(log);
+  while (len && (log[len - 1] == '\n' || log[len - 1] == ' '))
+    log[--len] = 0;
+  if (!len) {
+    free(log);
+    return;
+  }
+  pi_sbuf_puts(b, "\n  build log on the replay's device:");
+  size_t shown = len < BUILD_LOG_SHOWN ? len : BUILD_LOG_SHOWN;
+  for (size_t i = 0; i < shown;) { /* line by line, indented */
+    const char *nl = memchr(log + i, '\n', shown - i);
+    size_t end = nl ? (size_t)(nl - log) : shown;
+    pi_sbuf_puts(b, "\n    ");
+    pi_sbuf_put(b, log + i, end - i);
+    i = end + 1;
+  }
+  if (len > BUILD_LOG_SHOWN)
+    pi_sbuf_printf(b, "\n    ... (%zu more bytes)", len - BUILD_LOG_SHOWN);
+  free(log);
+}
+
+/* What the replay's devices said of a build or compile that failed: why
+ * the replay stops is in their logs (a kernel with doubles on a device
+ * without fp64), which the recording's application never asked for. */
+static void put_build_logs(rp_engine *e, const rp_cc *cc, pi_sbuf *b)
+{
+  if ((cc->api->id != PI_API_piProgramBuild && cc->api->id != PI_API_piProgramCompile) ||
+      !e->t->piProgramGetBuildInfo)
+    return;
+  pi_program prog = (pi_program)(uintptr_t)cc->argv[0];
+  const pi_device *list = (const pi_device *)(uintptr_t)cc->argv[2];
+  size_t n = list ? (size_t)cc->argv[1] : 0;
+  pi_device own[8];
+  size_t got = 0;
+  if (!n && e->t->piProgramGetInfo &&
+      e->t->piProgramGetInfo(prog, PI_PROGRAM_INFO_DEVICES, sizeof own, own, &got) ==
+          PI_SUCCESS) { /* none named: the program's own (the first eight) */
+    list = own;
+    n = got / sizeof *own;
+  }
+  for (size_t i = 0; i < n; i++)
+    put_build_log(e, b, prog, list[i]);
+}
+
 static int result_differs(rp_engine *e, rp_cc *cc, pi_result r)
 {
   if (rp_info_param(cc->api) >= 0) {
@@ -318,10 +380,16 @@ static int result_differs(rp_engine *e, rp_cc *cc, pi_result r)
             pi_result_name(cc->c->result), pi_result_name(r));
     return RP_OK;
   }
-  char what[256];
-  snprintf(what, sizeof what, "result: expected %s, got %s", pi_result_name(cc->c->result),
-           pi_result_name(r));
-  return stop_here(e, cc, RP_DIVERGED, what);
+  char store[256];
+  pi_sbuf b;
+  pi_sbuf_init(&b, store, sizeof store);
+  pi_sbuf_printf(&b, "result: expected %s, got %s", pi_result_name(cc->c->result),
+                 pi_result_name(r));
+  if (r != PI_SUCCESS)
+    put_build_logs(e, cc, &b);
+  int st = stop_here(e, cc, RP_DIVERGED, b.p);
+  pi_sbuf_free(&b);
+  return st;
 }
 
 int rp_check(rp_engine *e, rp_cc *cc, pi_result r)

@@ -137,6 +137,20 @@ Test(replay, the_same_sessions_replay_on_rusticl_by_backend_or_device)
   cr_assert(strstr(out, "matched: "), "%s", out);
 }
 
+Test(replay, a_build_that_fails_on_the_replay_device_shows_its_log)
+{
+  /* Doubles build on PoCL, not on rusticl (no fp64): the replay stopped at
+   * piProgramBuild with nothing but PI_ERROR_BUILD_PROGRAM_FAILURE. */
+  char *db = tu_temp_path(".db"), *out;
+  const char *argv[] = {BIN "/record_prog", "fp64", NULL};
+  const char *env[] = {kv("SYCL_PI_RECORD", db), POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert_eq(replay(db, "--backend", "opencl", rusticl_env, &out), 1, "%s", out);
+  cr_assert(strstr(out, "result: expected PI_SUCCESS, got PI_ERROR_BUILD_PROGRAM_FAILURE\n"
+                        "  build log on the replay's device:\n    "), "%s", out);
+  cr_assert(strstr(out, "requires cl_khr_fp64"), "%s", out);
+}
+
 /* The hex of the first read-back payload and where it is stored. */
 static char *readback_hex(const char *db)
 {

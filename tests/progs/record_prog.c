@@ -34,6 +34,8 @@
  *                           the first makes a second one and releases it; then
  *                           _exit(3) (the rings left to salvage: a test puts
  *                           their records in the order of a race)
+ *   record_prog fp64        a kernel on doubles built from source (a device
+ *                           without fp64, rusticl, fails to build it)
  *   record_prog infojunk    the device's name into a 4 KiB buffer full of 'Z'
  *                           with no size asked back
  *   record_prog readback [N]  a non-blocking read completed by an event wait,
@@ -956,6 +958,21 @@ static int run_mode(int argc, char **argv)
     pthread_join(th, NULL);
     printf("record_prog: late note handed over\n");
     return 0;
+  }
+  if (strcmp(mode, "fp64") == 0) {
+    pirt_context *ctx;
+    pirt_program *prog = NULL;
+    pi_result r = pirt_context_create(dev, &ctx);
+    if (r == PI_SUCCESS)
+      r = pirt_program_create_source(
+          ctx, "kernel void twice(global double *p) { p[get_global_id(0)] *= 2.0; }\n", NULL,
+          &prog);
+    if (prog)
+      pirt_program_release(prog);
+    if (r == PI_SUCCESS)
+      pirt_context_release(ctx);
+    printf("record_prog: fp64 kernel %s\n", r == PI_SUCCESS ? "built" : "not built");
+    return r != PI_SUCCESS ? 2 : 0;
   }
   if (strcmp(mode, "slowcall") == 0) {
     pthread_t th;
