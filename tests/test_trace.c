@@ -274,10 +274,20 @@ Test(trace, a_trace_that_cannot_be_written_is_said_once_and_the_program_goes_on)
   struct stat st;
   cr_assert(stat(path, &st) == 0 && st.st_size <= 2048, "the limit was not in force");
   /* Blocks that would pass the limit are left out whole (the file used to
-   * end in half a block). */
+   * end in half a block). A call's entry is a block of its own, which the
+   * flusher writes while the call runs (a call that hangs shows): the file
+   * may end with one whose return did not fit (PoCL's first
+   * piPlatformsGet, over 100 ms on a loaded machine). */
   char *t = tu_read_file(path);
   size_t len = strlen(t);
-  cr_assert(len == 0 || (len >= 2 && strcmp(t + len - 2, "\n\n") == 0), "cut: %s", t);
+  size_t at = len >= 2 ? len - 2 : 0; /* where the last block begins */
+  while (at >= 2 && !(t[at - 1] == '\n' && t[at - 2] == '\n'))
+    at--;
+  const char *last = at >= 2 ? t + at : t;
+  bool whole = len >= 2 && strcmp(t + len - 2, "\n\n") == 0;
+  bool entry = strncmp(last, "---> ", 5) == 0 && !strstr(last, ") ---> ") &&
+               t[len - 1] == '\n';
+  cr_assert(len == 0 || whole || entry, "cut: %s", t);
   unlink(path);
 }
 
