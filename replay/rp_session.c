@@ -175,13 +175,15 @@ static void scan_calls(rp_session *s)
   }
 }
 
-/* Reads of buffers nothing wrote since they were made: a buffer made
- * without host data holds whatever the device's memory held, and an
+/* Reads of buffers and images nothing wrote since they were made: one
+ * made without host data holds whatever the device's memory held, and an
  * application may map it to write it (OpenCV maps a new UMat for reading
- * and writing, then fills it on the host): the bytes the recording saw
- * there are no result to compare. A buffer stops being fresh at a write,
- * fill, copy into it, an unmap, a partition, or when it is bound to a
- * kernel argument. Out of memory: everything is compared, as before. */
+ * and writing, then fills it on the host; the OpenCL front end maps an
+ * image for writing by reading it first): the bytes the recording saw
+ * there are no result to compare. A buffer or image stops being fresh at a
+ * write, fill, copy into it, an unmap, a partition, an image made on it,
+ * or when it is bound to a kernel argument. Out of memory: everything is
+ * compared, as before. */
 static void find_undefined_reads(rp_session *s)
 {
   unsigned char *fresh = NULL, *undef = NULL;
@@ -197,6 +199,27 @@ static void find_undefined_reads(rp_session *s)
       make = !(rp_arg_int(c, 1, 0) & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE));
       mem = (uint64_t)rp_arg_int(c, 4, 0);
       break;
+    case PI_API_piMemImageCreate: {
+      /* An image on a buffer (image1d_buffer) is written through it, and
+       * holds what the buffer holds: neither is fresh. */
+      uint64_t buffer = (uint64_t)pt_json_int(pt_json_at(pt_json_at(c->args, 3), 9), 0);
+      if (buffer && buffer < nfresh)
+        fresh[buffer] = 0;
+      make = !buffer &&
+             !(rp_arg_int(c, 1, 0) & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE));
+      mem = (uint64_t)rp_arg_int(c, 5, 0);
+      break;
+    }
+    case PI_API_piEnqueueMemImageWrite: case PI_API_piEnqueueMemImageFill:
+      mem = (uint64_t)rp_arg_int(c, 1, 0);
+      break;
+    case PI_API_piEnqueueMemImageCopy:
+      mem = (uint64_t)rp_arg_int(c, 2, 0);
+      break;
+    case PI_API_piEnqueueMemImageRead:
+      use = true;
+      mem = (uint64_t)rp_arg_int(c, 1, 0);
+      break;
     case PI_API_piEnqueueMemBufferWrite: case PI_API_piEnqueueMemBufferWriteRect:
     case PI_API_piEnqueueMemBufferFill: case PI_API_piEnqueueMemUnmap:
     case PI_API_piMemBufferPartition:
@@ -207,9 +230,6 @@ static void find_undefined_reads(rp_session *s)
       break;
     case PI_API_piextKernelSetArgMemObj:
       mem = (uint64_t)pt_json_int(pt_json_at(pt_json_at(c->args, 3), 0), 0);
-      break;
-    case PI_API_piMemImageCreate: /* an image on the buffer (image1d_buffer): written through it */
-      mem = (uint64_t)pt_json_int(pt_json_at(pt_json_at(c->args, 3), 9), 0);
       break;
     case PI_API_piEnqueueMemBufferRead: case PI_API_piEnqueueMemBufferReadRect:
       use = true;

@@ -14,7 +14,7 @@
  *   s is read back
  *   a 1D image array written from padded host memory and read back
  *
- *   image_app [churn|copy|onbuffer]
+ *   image_app [churn|copy|onbuffer|imagemap]
  *
  * churn: first makes and releases 300 small images (a recorder that kept
  * a fixed table of images lost the data of every image after the 256th).
@@ -26,6 +26,11 @@
  * written through the image: replay once took its read for one of a
  * buffer nothing wrote, and compared nothing). PoCL 3.1 crashes on it
  * unrecorded: run it on rusticl.
+ * imagemap: only this: an image made without data, mapped for writing
+ * (CL_MAP_WRITE: the front end reads what it holds first, as image maps
+ * are staged through host memory), filled on the host, unmapped and read
+ * back (replay took the staging read of the undefined image for a result,
+ * and diverged).
  * Exit status: 0 verified, 1 a wrong result, 2 OpenCL failed.
  */
 #define CL_APP_NAME "image_app"
@@ -110,6 +115,41 @@ static int on_buffer(cl_context ctx, cl_device_id device, cl_command_queue q)
   return 0;
 }
 
+/* image_app imagemap (above). */
+static int image_map(cl_context ctx, cl_command_queue q)
+{
+  enum { IW = 19, IH = 7 };
+  cl_int err;
+  cl_image_format f = {CL_RGBA, CL_FLOAT};
+  cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = IW, .image_height = IH};
+  cl_mem im = clCreateImage(ctx, CL_MEM_READ_WRITE, &f, &d, NULL, &err);
+  TRY("clCreateImage(imagemap)", err);
+  size_t o[3] = {0, 0, 0}, r[3] = {IW, IH, 1}, pitch = 0;
+  float *p = clEnqueueMapImage(q, im, CL_TRUE, CL_MAP_WRITE, o, r, &pitch, NULL, 0, NULL, NULL,
+                               &err);
+  TRY("clEnqueueMapImage", err);
+  for (int y = 0; y < IH; y++)
+    for (int x = 0; x < IW * 4; x++)
+      ((float *)((char *)p + y * pitch))[x] = (float)(y * 1000 + x);
+  TRY("clEnqueueUnmapMemObject", clEnqueueUnmapMemObject(q, im, p, 0, NULL, NULL));
+  /* All rows but the last read back: not the bytes the unmap wrote, which
+   * a session keeps once (a test changes these alone). */
+  static float back[IH * IW * 4];
+  size_t rb[3] = {IW, IH - 1, 1};
+  TRY("clEnqueueReadImage(imagemap)",
+      clEnqueueReadImage(q, im, CL_TRUE, o, rb, 0, 0, back, 0, NULL, NULL));
+  for (int y = 0; y < IH - 1; y++)
+    for (int x = 0; x < IW * 4; x++)
+      if (back[y * IW * 4 + x] != (float)(y * 1000 + x)) {
+        fprintf(stderr, "image_app: imagemap: [%d,%d] is %g\n", x, y,
+                (double)back[y * IW * 4 + x]);
+        return 1;
+      }
+  printf("image_app: result verified: %d pixels written through a map\n", IW * IH);
+  clReleaseMemObject(im);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   cl_platform_id platform;
@@ -136,6 +176,8 @@ int main(int argc, char **argv)
   copy_mode = argc > 1 && strcmp(argv[1], "copy") == 0;
   if (argc > 1 && strcmp(argv[1], "onbuffer") == 0)
     return on_buffer(ctx, device, q);
+  if (argc > 1 && strcmp(argv[1], "imagemap") == 0)
+    return image_map(ctx, q);
   if (argc > 1 && strcmp(argv[1], "churn") == 0) {
     cl_image_format f = {CL_R, CL_FLOAT};
     cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = 4, .image_height = 4};
