@@ -12,6 +12,17 @@
 
 #include "session.h"
 
+/* Whether a NaN is one that arithmetic makes (its payload, the bits below
+ * the quiet bit, all zeros or all ones: 0x7fc00000 and 0xffc00000 of x86
+ * and most GPUs, 0x7fffffff of NVIDIA's): two devices may make different
+ * ones for the same result. Other NaN patterns are other data read as
+ * floats (the int32 -2 is 0xfffffffe). */
+static bool canonical_nan(uint64_t bits, bool f64)
+{
+  uint64_t payload = f64 ? bits & 0x7ffffffffffffull : bits & 0x3fffffu;
+  return payload == 0 || payload == (f64 ? 0x7ffffffffffffull : 0x3fffffu);
+}
+
 static bool elem_equal(const unsigned char *a, const unsigned char *b, size_t w,
                        double tolerance)
 {
@@ -19,24 +30,41 @@ static bool elem_equal(const unsigned char *a, const unsigned char *b, size_t w,
     return true;
   if (tolerance < 0 || (w != 4 && w != 8))
     return false;
-  double x, y;
+  double x, y, tiny, huge;
+  uint64_t xb = 0, yb = 0;
   if (w == 4) {
     float fx, fy;
     memcpy(&fx, a, 4);
     memcpy(&fy, b, 4);
     x = fx;
     y = fy;
+    memcpy(&xb, a, 4);
+    memcpy(&yb, b, 4);
+    tiny = 0x1p-64;
+    huge = 0x1p64;
   } else {
     memcpy(&x, a, 8);
     memcpy(&y, b, 8);
+    memcpy(&xb, a, 8);
+    memcpy(&yb, b, 8);
+    tiny = 0x1p-256;
+    huge = 0x1p256;
   }
   if (isnan(x) && isnan(y))
-    return true;
+    return canonical_nan(xb, w == 8) && canonical_nan(yb, w == 8);
   /* An infinity equals only itself (bitwise, above): the scale would be
    * infinite and any value within "tolerance" of it. */
   if (isinf(x) || isinf(y))
     return false;
-  double scale = fmax(1.0, fmax(fabs(x), fabs(y)));
+  /* Integers and packed bytes read as floats are mostly tiny (every int32
+   * from 1 to 2^29: 512 and 1024 are 7e-43 and 1.4e-42, within any
+   * absolute tolerance of each other) or huge (RGBA bytes with an opaque
+   * alpha): a value outside [tiny, huge] is most likely no float, and
+   * compared bitwise (above), as is a subnormal flushed to zero. */
+  double ax = fabs(x), ay = fabs(y);
+  if ((ax != 0 && (ax < tiny || ax > huge)) || (ay != 0 && (ay < tiny || ay > huge)))
+    return false;
+  double scale = fmax(1.0, fmax(ax, ay));
   return fabs(x - y) <= tolerance * scale;
 }
 

@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include "ex_sig.h"
+#include "session.h"
 #include "testutil.h"
 
 #define BIN PITRACE_BIN_DIR
@@ -221,6 +222,55 @@ Test(replay, tolerance_accepts_a_last_bit_difference_and_not_more)
   sql(db, upd);
   cr_assert_eq(replay(db, "--tolerance", "1e-6", pocl_env, &out), 1, "%s", out);
   cr_assert(strstr(out, "beyond the tolerance"), "%s", out);
+}
+
+/* What --tolerance compares as floats (replay's check, diff's): float
+ * results within it, and not integers or bytes read as floats. Every
+ * int32 from 1 to 2^29 reads as a float below 2^-64, within any absolute
+ * tolerance of every other: a cross-device replay with --tolerance 1e-4
+ * of a kernel writing get_local_size(0) (512 on PoCL, 1024 on rusticl)
+ * said "matched"; the int32 -1 and -2 are both NaNs, and NaN equalled
+ * NaN. */
+static bool within(uint32_t a, uint32_t b, double tolerance)
+{
+  pt_data_diff d;
+  return pt_data_compare((const unsigned char *)&a, (const unsigned char *)&b, 4, tolerance,
+                         false, &d);
+}
+
+static uint32_t float_bits(float f)
+{
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+Test(replay, tolerance_compares_floats_and_not_integers_read_as_floats)
+{
+  /* Floats: last bits, absolute below 1, NaNs of two devices. */
+  cr_assert(within(float_bits(75.5f), float_bits(75.50001f), 1e-6));
+  cr_assert(!within(float_bits(75.5f), float_bits(75.6f), 1e-6));
+  cr_assert(within(float_bits(1e-9f), float_bits(0.0f), 1e-6));
+  cr_assert(within(float_bits(0.0f), float_bits(-0.0f), 1e-6));
+  cr_assert(within(0x7fc00000u, 0xffc00000u, 1e-6));
+  cr_assert(within(0x7fffffffu, 0x7fc00000u, 1e-6));
+  /* Integers: compared bitwise. */
+  cr_assert(!within(512, 1024, 1e-4));
+  cr_assert(!within(0, 5, 1e-4));
+  cr_assert(!within(100000000, 100000001, 1e-4));
+  cr_assert(!within(0xffffffffu, 0xfffffffeu, 1e-4)); /* -1, -2 */
+  cr_assert(within(42, 42, 1e-4));
+  /* RGBA bytes with an opaque alpha: huge, or NaNs of other data. */
+  cr_assert(!within(0xff102030u, 0xff102031u, 1e-4));
+  cr_assert(!within(0xff902030u, 0xff902031u, 1e-4));
+  /* Doubles the same way, with --f64. */
+  double x = 1.0, y = 1.0 + 1e-12;
+  uint64_t i = 512, j = 1024;
+  pt_data_diff d;
+  cr_assert(pt_data_compare((const unsigned char *)&x, (const unsigned char *)&y, 8, 1e-9, true,
+                            &d));
+  cr_assert(!pt_data_compare((const unsigned char *)&i, (const unsigned char *)&j, 8, 1e-9, true,
+                             &d));
 }
 
 /* ---- Bad input --------------------------------------------------------------------------- */

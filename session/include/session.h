@@ -287,7 +287,10 @@ size_t pt_note_value(const pt_note *note, void *out, size_t size);
 
 /* Two runs' bytes of a payload (n bytes each) compared element by element:
  * bitwise, or, with tolerance >= 0, as 32-bit floats (64-bit with f64),
- * equal when |a - b| <= tolerance * max(1, |a|, |b|) (NaN equals NaN).
+ * equal when |a - b| <= tolerance * max(1, |a|, |b|) (NaN equals NaN
+ * where both are NaNs arithmetic makes). Values of magnitude outside
+ * [2^-64, 2^64] (doubles: [2^-256, 2^256]), zero aside, are compared
+ * bitwise: integers and packed bytes read as floats fall there.
  * True when no element differs; *d says which did either way. */
 typedef struct pt_data_diff {
   size_t width; /* the elements' width: 4 or 8 with a tolerance; else 4
