@@ -689,6 +689,34 @@ static void flush_reads(uint64_t queue, const uint64_t *events, uint64_t nevents
   pthread_mutex_unlock(&side_lock);
 }
 
+/* Before an unmap: a map's read still pending is taken now if its event
+ * says it is complete, else dropped (no wait was asked for, so nothing
+ * read the bytes): after the unmap the pointer may be gone. */
+static void settle_map_read(const shim_instance *inst, uint64_t mapped)
+{
+  if (!atomic_load_explicit(&npending_hint, memory_order_relaxed))
+    return;
+  pthread_mutex_lock(&side_lock);
+  unsigned w = 0;
+  for (unsigned i = 0; i < npending; i++) {
+    pending_read *p = &pending[i];
+    if ((uint64_t)(uintptr_t)p->ptr != mapped) {
+      pending[w++] = *p;
+      continue;
+    }
+    pi_int32 status = -1;
+    if (p->event && inst->target.piEventGetInfo &&
+        inst->target.piEventGetInfo((pi_event)(uintptr_t)p->event,
+                                    PI_EVENT_INFO_COMMAND_EXECUTION_STATUS, sizeof status,
+                                    &status, NULL) == PI_SUCCESS &&
+        status == PI_EVENT_COMPLETE)
+      emit_readback(p);
+  }
+  npending = w;
+  atomic_store(&npending_hint, npending);
+  pthread_mutex_unlock(&side_lock);
+}
+
 static void defer_read(uint64_t ticket, unsigned position, uint64_t queue, uint64_t event,
                        const void *ptr, uint64_t size)
 {
@@ -845,6 +873,9 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
     pthread_mutex_unlock(&side_lock);
     if (blocks && (argv[3] & PI_MAP_READ))
       add(c, 9, ITEM_OUT, 0, mapped, argv[5]);
+    else if (argv[3] & PI_MAP_READ) /* what it reads, once the map is complete */
+      defer_read(call->ticket, 9, argv[0], argv[8] ? (uint64_t)*(void **)(uintptr_t)argv[8] : 0,
+                 mapped, argv[5]);
     break;
   }
   default:
@@ -1132,6 +1163,8 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
     shim_prof_sweep(true, NULL);
   if (PIRT_UNLIKELY(shim_devtime_sink))
     c->number = atomic_fetch_add_explicit(&trace_calls, 1, memory_order_relaxed) + 1;
+  if (id == PI_API_piEnqueueMemUnmap)
+    settle_map_read(inst, argv[2]);
   if (!shim_cfg.api_on[id]) {
     /* Left out of the session, but what follows a call still runs for it
      * (after_recorded): the reads a wait completes, device times, the

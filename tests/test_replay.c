@@ -1192,6 +1192,29 @@ Test(replay, the_replay_plugin_runs_the_applications_callbacks_where_they_began)
   cr_assert(!strstr(out, "deviates"), "%s", out);
 }
 
+/* A map for reading that does not block: its bytes are kept once the map
+ * is complete (nothing was kept: replay compared nothing, and the replay
+ * plugin handed the application other bytes). */
+Test(replay, a_map_that_does_not_block_keeps_what_it_read)
+{
+  char *db = record_opencl_app("callback_app", "all", "map"), *out;
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM data_rows WHERE seq = (SELECT seq FROM pi_calls "
+                           "WHERE api = 'piEnqueueMemBufferMap')"), 1);
+  const char *argv[] = {BIN "/callback_app", "map", NULL};
+  const char *env[] = {kv("SYCL_PI_REPLAY", db),
+                       "OCL_ICD_VENDORS=" BIN "/../etc/OpenCL/vendors/pitrace.icd", NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "callback_app: result verified: 4096 ints mapped"), "%s", out);
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
+  sql(db, "UPDATE blobs SET content = x'5A5A5A5A' || substr(content, 5) WHERE hash = (SELECT "
+          "hash FROM data_rows WHERE seq = (SELECT seq FROM pi_calls WHERE api = "
+          "'piEnqueueMemBufferMap'))");
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 1, "%s", out);
+  cr_assert(strstr(out, "piEnqueueMemBufferMap") && strstr(out, "differs from the recording"),
+            "%s", out);
+}
+
 Test(replay, the_replay_plugin_follows_threads_that_begin_alike)
 {
   /* The writer and launcher threads both begin with a queue creation. Re-run
