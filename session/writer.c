@@ -186,6 +186,7 @@ static void *writer_main(void *arg)
       wr__close_db(wr.db); /* an open transaction is rolled back */
       wr.db = NULL;
     }
+    wr__reserve_forget();
     drop_if_empty();
     ringfile_remove();
   }
@@ -415,6 +416,8 @@ static bool writer_open(void)
     stamp_add_knot(start_knot);
   }
   bool ok = wr__open_db();
+  if (ok)
+    wr__reserve_take();
   if (ok && !(wr.session_id = wr__insert_session(&start_desc)))
     ok = false;
   start_desc_free();
@@ -585,6 +588,7 @@ void writer_finish(const char *how, int signo, int timeout_ms)
       wr__close_db(wr.db);
       wr.db = NULL;
     }
+    wr__reserve_forget();
     if (wr.failed)
       drop_if_empty();
     /* Only once the writer is gone: the reset marks the payload file's
@@ -657,6 +661,7 @@ void writer_fork_child(int prepared)
     return; /* nothing else of the parent's may be touched: the child is not recorded */
   pt_payload_fork_child();
   ringfile_fork_child();
+  wr__reserve_forget(); /* the parent's room: this one's own is taken as its session begins */
   wr__chunks_fork_child();
   wr__reset_state();
   wr__turn_fork_child();

@@ -189,6 +189,127 @@ static void fail_sql(const char *what)
                  : "no session was kept");
 }
 
+/* Room kept for the calls when payloads would fill the disk: 1 MiB, some
+ * 40,000 calls more (the ring file's slots are allocated already), and
+ * the 2 MiB of pages SQLite may hold in memory (its default cache) before
+ * writing them, which the disk's free space does not show yet. */
+#define CALLS_RESERVE (3u << 20)
+
+/* ---- Room kept for a disk that fills ----------------------------------------------
+ * CALLS_RESERVE bytes taken on the session's file system as the session
+ * begins, in a file without a name (O_TMPFILE, or made and unlinked at
+ * once: a process killed leaves nothing behind, its descriptor closes).
+ * When a write meets a full disk anyway (another process filled it, or
+ * what room_for saw was not all there), SQLite takes back the statement,
+ * or the whole transaction at the commit: every call since the last
+ * commit was lost and the recording stopped. The room is given back
+ * first and the write tried again: the calls so far are kept, and later
+ * ones go on being recorded, without their data, until that room is used
+ * too. */
+static int reserve_fd = -1;
+#define GIVE_BACK_BELOW (1u << 20)
+
+/* The session's directory (of shim_cfg.path) into dir (n bytes). */
+static void session_dir(char *dir, size_t n)
+{
+  snprintf(dir, n, "%s", shim_cfg.path);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, n, ".");
+  else if (slash == dir)
+    dir[1] = 0;
+  else
+    *slash = 0;
+}
+
+void wr__reserve_take(void)
+{
+  /* Not on a disk with little room: taken, it would leave the payloads
+   * none (room_for) from the first call on. */
+  struct statvfs sv;
+  if (reserve_fd >= 0 || wr.salvaging || !pt_fsize_allows(CALLS_RESERVE) ||
+      statvfs(shim_cfg.path, &sv) != 0 ||
+      (uint64_t)sv.f_bavail * sv.f_frsize < 4 * (uint64_t)CALLS_RESERVE)
+    return;
+  char dir[PATH_MAX];
+  session_dir(dir, sizeof dir);
+  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) { /* a file system without O_TMPFILE */
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s/.pitrace-room-XXXXXX", dir);
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd >= 0)
+      unlink(tmp);
+  }
+  if (fd < 0)
+    return;
+  if (posix_fallocate(fd, 0, CALLS_RESERVE) != 0) { /* no room for it: none kept */
+    close(fd);
+    return;
+  }
+  reserve_fd = fd;
+}
+
+void wr__reserve_forget(void)
+{
+  if (reserve_fd >= 0)
+    close(reserve_fd);
+  reserve_fd = -1;
+}
+
+/* The room kept is given back, and no data is stored from now on (the
+ * session says from which call, as room_for's drop does). Inside the
+ * transaction. */
+static void give_back(void)
+{
+  wr__reserve_forget();
+  if (atomic_exchange_explicit(&shim_data_dropped, true, memory_order_relaxed))
+    return; /* room_for said so already */
+  unsigned long long seq = (unsigned long long)wr.seq_counter + 1;
+  fprintf(stderr, "pitrace: recording to %s: the disk is full; the %u MiB kept for this are "
+                  "given back, so the calls so far are kept, and the calls from %llu on are "
+                  "recorded without their data until that room is used too (recording then "
+                  "stops)\n", shim_cfg.path, CALLS_RESERVE >> 20, seq);
+  char sql[320];
+  snprintf(sql, sizeof sql, "UPDATE sessions SET incomplete_reason='" PT_DATA_CUT "%llu on not "
+           "stored: the disk filled (the room kept for the calls was given back)' WHERE id=%lld",
+           seq, (long long)wr.session_id);
+  sqlite3_exec(wr.db, sql, NULL, NULL, NULL); /* the room is there now */
+}
+
+/* Before a write: the room kept is given back once the disk has less than
+ * GIVE_BACK_BELOW free (SQLite's cache may hold 2 MiB of pages that are
+ * not on the disk yet: with the room given back they fit). SQLite takes back the whole transaction when a commit, or a
+ * statement that writes pages out of its cache, meets a full disk: the
+ * room must be there before the write. Looked at once a millisecond at
+ * most (statvfs: a system call). */
+static void room_check(void)
+{
+  static uint64_t last;
+  if (reserve_fd < 0)
+    return;
+  uint64_t now = shim_now();
+  if (now - last < 1000000u)
+    return;
+  last = now;
+  struct statvfs sv;
+  if (statvfs(shim_cfg.path, &sv) == 0 && (uint64_t)sv.f_bavail * sv.f_frsize < GIVE_BACK_BELOW)
+    give_back();
+}
+
+/* A write met a full disk while the room kept was still held (the disk
+ * filled since the last look): given back (true) when the statement alone
+ * was taken back, so that it can be tried again; false when there is none
+ * to give or the transaction is gone with it. */
+static bool reserve_give_back(void)
+{
+  if (reserve_fd < 0 || (sqlite3_errcode(wr.db) & 0xff) != SQLITE_FULL ||
+      sqlite3_get_autocommit(wr.db))
+    return false;
+  give_back();
+  return true;
+}
+
 /* The write lock is taken when there is something to write, not held
  * between commits: a transaction begins (IMMEDIATE: the lock first, so
  * that two processes never each hold a read lock the other's commit waits
@@ -214,7 +335,12 @@ bool wr__step(sqlite3_stmt *s, const char *what)
     sqlite3_clear_bindings(s);
     return false;
   }
+  room_check();
   int rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW && reserve_give_back()) {
+    sqlite3_reset(s); /* its bindings stay: the same statement again */
+    rc = sqlite3_step(s);
+  }
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
   if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
@@ -230,7 +356,11 @@ bool wr__commit_writes(void)
   wr.long_txn = false;
   if (sqlite3_get_autocommit(wr.db))
     return true;
-  if (sqlite3_exec(wr.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+  room_check();
+  int rc = sqlite3_exec(wr.db, "COMMIT", NULL, NULL, NULL);
+  if (rc != SQLITE_OK && reserve_give_back())
+    rc = sqlite3_exec(wr.db, "COMMIT", NULL, NULL, NULL);
+  if (rc != SQLITE_OK) {
     fail_sql("writing the session");
     return false;
   }
@@ -280,11 +410,6 @@ static bool store_blob(const unsigned char *key, const void *bytes, uint64_t siz
   return ok;
 }
 
-/* Room kept for the calls when payloads would fill the disk: 1 MiB, some
- * 40,000 calls more (the ring file's slots are allocated already), and
- * the 2 MiB of pages SQLite may hold in memory (its default cache) before
- * writing them, which the disk's free space does not show yet. */
-#define CALLS_RESERVE (3u << 20)
 
 /* Whether a payload of `size` bytes, for the call at seq, fits on the
  * disk with room left for the calls; if not, payloads are no longer

@@ -615,6 +615,10 @@ bool wr__open_db(void);
 /* Closes a connection wr__open_rw opened (and the descriptor it takes
  * turns by, after it). */
 void wr__close_db(sqlite3 *d);
+/* Room taken on the session's disk as it begins, given back when a write
+ * meets a full disk (writer_db.c); forgotten at the end and in a child. */
+void wr__reserve_take(void);
+void wr__reserve_forget(void);
 /* BEGIN IMMEDIATE on d, a wait for the lock said to the writer holding
  * it (taking turns); false with SQLite's error (in *err when not NULL). */
 bool wr__begin_immediate(sqlite3 *d, char **err);

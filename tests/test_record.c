@@ -2048,6 +2048,45 @@ Test(record, data_of_many_threads_that_would_fill_the_disk_is_left_out_and_every
   cr_assert_gt(r.n[1], 0);
 }
 
+/* A disk that another process fills while the calls are recorded: SQLite
+ * takes back the whole transaction when its commit meets the full disk,
+ * and the recording stopped with the calls since the last commit lost.
+ * The room the writer kept as the session began (3 MiB, in a file with no
+ * name) is given back first, and the calls go on being stored. */
+Test(record, a_disk_another_process_fills_gives_back_the_room_kept_for_it)
+{
+  char dir[32], db[64], fill[64], *log = tu_temp_path(".out"), *count = tu_temp_path(".count");
+  tu_small_tmpfs(dir, "24m");
+  snprintf(db, sizeof db, "%s/s.db", dir);
+  snprintf(fill, sizeof fill, "%s/fill", dir);
+  const char *argv[] = {BIN "/record_prog", "count", count, NULL};
+  pid_t pid = spawn_recording(argv, db, NULL, log);
+  for (int waited = 0; waited < 10000 && count_of(count) < 100000; waited++)
+    usleep(1000);
+  long long before = count_of(count);
+  int fd = open(fill, O_WRONLY | O_CREAT, 0600);
+  static char zeros[64 << 10];
+  while (fd >= 0 && write(fd, zeros, sizeof zeros) > 0)
+    ; /* until the disk is full */
+  if (fd >= 0)
+    close(fd);
+  usleep(200000);
+  kill(pid, SIGTERM);
+  int st;
+  waitpid(pid, &st, 0);
+  unlink(fill);
+  char *out = tu_read_file(log);
+  long long stored = tu_db_int(db, "SELECT count(*) FROM pi_calls");
+  char *check = tu_db_lines(db, "PRAGMA integrity_check");
+  tu_small_tmpfs_gone(dir);
+  cr_assert_gt(before, 0, "%s", out);
+  cr_assert(strstr(out, "the disk is full; the 3 MiB kept for this are given back, so the calls "
+                        "so far are kept"), "%s", out);
+  cr_assert_geq(stored, before, "%lld returned before the disk filled, %lld stored: %s", before,
+                stored, out);
+  cr_assert_str_eq(check, "ok\n");
+}
+
 /* As `sh -c 'prog &'` leaves a background command. */
 static void ignore_sigint(const void *arg)
 {
