@@ -199,13 +199,12 @@ static void fail_sql(const char *what)
  * CALLS_RESERVE bytes taken on the session's file system as the session
  * begins, in a file without a name (O_TMPFILE, or made and unlinked at
  * once: a process killed leaves nothing behind, its descriptor closes).
- * When a write meets a full disk anyway (another process filled it, or
- * what room_for saw was not all there), SQLite takes back the statement,
- * or the whole transaction at the commit: every call since the last
- * commit was lost and the recording stopped. The room is given back
- * first and the write tried again: the calls so far are kept, and later
- * ones go on being recorded, without their data, until that room is used
- * too. */
+ * When a write meets a full disk (another process filled it, or what
+ * room_for saw was not all there), SQLite takes back the whole
+ * transaction, every call since the last commit, and the recording
+ * stopped. The room is given back before that (room_check): the calls so
+ * far are kept, and later ones go on being recorded, without their data,
+ * until that room is used too. */
 static int reserve_fd = -1;
 #define GIVE_BACK_BELOW (1u << 20)
 
@@ -279,10 +278,10 @@ static void give_back(void)
 
 /* Before a write: the room kept is given back once the disk has less than
  * GIVE_BACK_BELOW free (SQLite's cache may hold 2 MiB of pages that are
- * not on the disk yet: with the room given back they fit). SQLite takes back the whole transaction when a commit, or a
- * statement that writes pages out of its cache, meets a full disk: the
- * room must be there before the write. Looked at once a millisecond at
- * most (statvfs: a system call). */
+ * not on the disk yet: with the room given back they fit). After the
+ * write is too late: a commit, or a statement that writes pages out of
+ * the cache, that meets a full disk takes the whole transaction back.
+ * Looked at once a millisecond at most (statvfs: a system call). */
 static void room_check(void)
 {
   static uint64_t last;
