@@ -316,6 +316,40 @@ Test(fe_queue, queue_properties_and_queries)
   cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
 }
 
+/* A host property the device does not offer is refused by both creation
+ * calls (rusticl offers no out-of-order queues; its
+ * clCreateCommandQueueWithProperties, which the plugin calls, took one
+ * anyway); one it offers is granted by both (PoCL). */
+Test(fe_queue, queue_properties_the_device_lacks)
+{
+  cl_context ctx = fe_context();
+  cl_command_queue_properties offered = 0;
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_QUEUE_ON_HOST_PROPERTIES, sizeof offered,
+                                  &offered, NULL),
+               CL_SUCCESS);
+  const cl_command_queue_properties each[] = {CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+                                              CL_QUEUE_PROFILING_ENABLE};
+  for (size_t i = 0; i < 2; i++) {
+    const bool has = (offered & each[i]) != 0;
+    const cl_int want = has ? CL_SUCCESS : CL_INVALID_QUEUE_PROPERTIES;
+    cl_int err = 1;
+    cl_command_queue q = D->clCreateCommandQueue(ctx, fe_dev, each[i], &err);
+    cr_assert_eq(err, want, "clCreateCommandQueue(%#llx): %d", (unsigned long long)each[i], err);
+    cr_assert_eq(q != NULL, has);
+    if (q)
+      cr_assert_eq(D->clReleaseCommandQueue(q), CL_SUCCESS);
+    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, each[i], 0};
+    err = 1;
+    q = D->clCreateCommandQueueWithProperties(ctx, fe_dev, props, &err);
+    cr_assert_eq(err, want, "clCreateCommandQueueWithProperties(%#llx): %d",
+                 (unsigned long long)each[i], err);
+    cr_assert_eq(q != NULL, has);
+    if (q)
+      cr_assert_eq(D->clReleaseCommandQueue(q), CL_SUCCESS);
+  }
+  cr_assert_eq(D->clReleaseContext(ctx), CL_SUCCESS);
+}
+
 Test(fe_queue, queue_bad_input)
 {
   cl_context ctx = fe_context();

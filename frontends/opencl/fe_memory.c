@@ -101,6 +101,7 @@ static bool cap_query(cl_device_id d, fe_cap cap, uint64_t *v)
       [FE_CAP_MEM_CHANNEL] = {PI_EXT_INTEL_DEVICE_INFO_MEM_CHANNEL_SUPPORT, sizeof(pi_bool)},
       [FE_CAP_USM_HOST] = {PI_DEVICE_INFO_USM_HOST_SUPPORT, 8},
       [FE_CAP_USM_DEVICE] = {PI_DEVICE_INFO_USM_DEVICE_SUPPORT, 8},
+      [FE_CAP_QUEUE_HOST] = {PI_DEVICE_INFO_QUEUE_ON_HOST_PROPERTIES, sizeof(pi_queue_properties)},
   };
   switch (cap) {
   case FE_CAP_VERSION: {

@@ -8,14 +8,20 @@
  * queue properties, a CL_QUEUE_ON_DEVICE request is valid but unsupported
  * (CL_INVALID_QUEUE_PROPERTIES), CL_QUEUE_SIZE (a device queue's) is
  * invalid without it, and clSetDefaultDeviceCommandQueue has nothing to
- * replace. The priority and throttle hints are extensions the platforms do
+ * replace. A host property the device does not list in
+ * CL_DEVICE_QUEUE_ON_HOST_PROPERTIES is refused with
+ * CL_INVALID_QUEUE_PROPERTIES whichever call asks for it: rusticl offers no
+ * out-of-order queues, refuses one from clCreateCommandQueue, yet takes one
+ * from clCreateCommandQueueWithProperties (which the plugin calls), so
+ * through PI an application that asked for one got a queue the device says
+ * it cannot have. The priority and throttle hints are extensions the platforms do
  * not offer. clSetCommandQueueProperty is OpenCL 1.0's, which later
  * versions allow to fail unconditionally (CL_INVALID_OPERATION): PI cannot
  * change a queue's properties.
  */
 #include <stdlib.h>
 
-#include "fe.h"
+#include "fe_mem.h" /* fe_devcap */
 
 static void queue_free(void *o)
 {
@@ -28,13 +34,21 @@ static void queue_free(void *o)
 /* Drops a wrapper reference to a queue (fe.h). */
 void fe_queue_unref(cl_command_queue q) { fe_unref(q, queue_free); }
 
+static const cl_command_queue_properties host_props =
+    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+
 /* Creates the queue once its arguments are checked: through piQueueCreate,
  * or piextQueueCreate when the application gave a property list (`propv`,
- * kept for CL_QUEUE_PROPERTIES_ARRAY). */
+ * kept for CL_QUEUE_PROPERTIES_ARRAY). Host properties the device does not
+ * offer are refused (where PI can say which it offers). */
 static cl_command_queue queue_create(cl_context ctx, cl_device_id dev,
                                      cl_command_queue_properties flags, bool with_list,
                                      const cl_queue_properties *propv, cl_int *errcode_ret)
 {
+  uint64_t offered;
+  if ((flags & host_props) && fe_devcap(dev, FE_CAP_QUEUE_HOST, &offered) &&
+      (flags & host_props & ~(cl_command_queue_properties)offered))
+    FE_FAIL(errcode_ret, CL_INVALID_QUEUE_PROPERTIES);
   cl_command_queue q = fe_new(sizeof *q, FE_QUEUE, ctx->o.pl);
   if (!q)
     FE_FAIL(errcode_ret, CL_OUT_OF_HOST_MEMORY);
@@ -74,9 +88,6 @@ static cl_int check_target(cl_context ctx, cl_device_id dev)
     return CL_INVALID_DEVICE;
   return CL_SUCCESS;
 }
-
-static const cl_command_queue_properties host_props =
-    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
 
 /* piQueueCreate with the host queue properties. */
 cl_command_queue CL_API_CALL fe_clCreateCommandQueue(cl_context context, cl_device_id device,
