@@ -281,14 +281,16 @@ static void give_back(void)
  * not on the disk yet: with the room given back they fit). After the
  * write is too late: a commit, or a statement that writes pages out of
  * the cache, that meets a full disk takes the whole transaction back.
- * Looked at once a millisecond at most (statvfs: a system call). */
-static void room_check(void)
+ * Looked at before each commit, and before other statements once a
+ * millisecond at most (statvfs: a system call). A disk filled faster than
+ * that, between the look and the write, still meets the write. */
+static void room_check(bool always)
 {
   static uint64_t last;
   if (reserve_fd < 0)
     return;
   uint64_t now = shim_now();
-  if (now - last < 1000000u)
+  if (!always && now - last < 1000000u)
     return;
   last = now;
   struct statvfs sv;
@@ -334,7 +336,7 @@ bool wr__step(sqlite3_stmt *s, const char *what)
     sqlite3_clear_bindings(s);
     return false;
   }
-  room_check();
+  room_check(false);
   int rc = sqlite3_step(s);
   if (rc != SQLITE_DONE && rc != SQLITE_ROW && reserve_give_back()) {
     sqlite3_reset(s); /* its bindings stay: the same statement again */
@@ -355,7 +357,7 @@ bool wr__commit_writes(void)
   wr.long_txn = false;
   if (sqlite3_get_autocommit(wr.db))
     return true;
-  room_check();
+  room_check(true);
   int rc = sqlite3_exec(wr.db, "COMMIT", NULL, NULL, NULL);
   if (rc != SQLITE_OK && reserve_give_back())
     rc = sqlite3_exec(wr.db, "COMMIT", NULL, NULL, NULL);
