@@ -42,6 +42,17 @@ static long long sql_int(const char *db, const char *text)
   return atoll(sql(db, text));
 }
 
+/* Changes the first 4 bytes of the payloads whose data_rows `where`
+ * selects, in db: a recording that no longer matches what a replay sees. */
+static void spoil_payloads(const char *db, const char *where)
+{
+  char *text = NULL;
+  cr_assert_geq(asprintf(&text, "UPDATE blobs SET content = x'5A5A5A5A' || substr(content, 5) "
+                                "WHERE hash IN (SELECT hash FROM data_rows WHERE %s)", where), 0);
+  sql(db, text);
+  free(text);
+}
+
 /* The session's chunks as version-1 ones (testutil.h), for edits. */
 static void as_v1_chunks(const char *db) { sql(db, TU_AS_V1_CHUNKS); }
 
@@ -721,17 +732,12 @@ Test(replay, what_a_buffer_holds_before_anything_wrote_it_is_not_compared)
   const char *env[] = {kv("SYCL_PI_RECORD", db), kv("SYCL_PI_RECORD_DATA", "all"), POCL, NULL};
   cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
   cr_assert(strstr(out, "fresh map ok"), "%s", out);
-  const char *fresh = "UPDATE blobs SET content = x'5A5A5A5A' || substr(content, 5) WHERE hash IN "
-                      "(SELECT hash FROM data_rows WHERE seq IN (SELECT seq FROM pi_calls WHERE api "
-                      "= 'piEnqueueMemBufferMap') OR seq = (SELECT max(seq) FROM pi_calls WHERE api "
-                      "= 'piEnqueueMemBufferRead'))";
-  sql(db, fresh);
+  spoil_payloads(db, "seq IN (SELECT seq FROM pi_calls WHERE api = 'piEnqueueMemBufferMap') OR "
+                     "seq = (SELECT max(seq) FROM pi_calls WHERE api = 'piEnqueueMemBufferRead')");
   cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
   cr_assert_eq(tu_count(out, "not compared: nothing wrote it since it was made"), 2, "%s", out);
   cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
-  sql(db, "UPDATE blobs SET content = x'5A5A5A5A' || substr(content, 5) WHERE hash = (SELECT hash "
-          "FROM data_rows WHERE seq = (SELECT min(seq) FROM pi_calls WHERE api = "
-          "'piEnqueueMemBufferRead'))");
+  spoil_payloads(db, "seq = (SELECT min(seq) FROM pi_calls WHERE api = 'piEnqueueMemBufferRead')");
   cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 1, "%s", out);
   cr_assert(strstr(out, "piEnqueueMemBufferRead"), "%s", out);
 }
@@ -971,15 +977,13 @@ Test(replay, a_buffer_written_through_an_image_on_it_is_compared)
 Test(replay, what_an_image_holds_before_anything_wrote_it_is_not_compared)
 {
   char *db = record_opencl_app("image_app", "all", "imagemap"), *out;
-  sql(db, "UPDATE blobs SET content = x'5A5A5A5A' || substr(content, 5) WHERE hash = (SELECT "
-          "hash FROM data_rows WHERE role = 'out' AND seq = (SELECT min(seq) FROM pi_calls WHERE "
-          "api = 'piEnqueueMemImageRead'))");
+  spoil_payloads(db, "role = 'out' AND seq = (SELECT min(seq) FROM pi_calls WHERE api = "
+                     "'piEnqueueMemImageRead')");
   cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
   cr_assert_eq(tu_count(out, "not compared: nothing wrote it since it was made"), 1, "%s", out);
   cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
-  sql(db, "UPDATE blobs SET content = x'5A5A5A5A' || substr(content, 5) WHERE hash = (SELECT "
-          "hash FROM data_rows WHERE role = 'out' AND seq = (SELECT max(seq) FROM pi_calls WHERE "
-          "api = 'piEnqueueMemImageRead'))");
+  spoil_payloads(db, "role = 'out' AND seq = (SELECT max(seq) FROM pi_calls WHERE api = "
+                     "'piEnqueueMemImageRead')");
   cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 1, "%s", out);
   cr_assert(strstr(out, "piEnqueueMemImageRead") && strstr(out, "differs from the recording"),
             "%s", out);
@@ -1207,9 +1211,7 @@ Test(replay, a_map_that_does_not_block_keeps_what_it_read)
   cr_assert(strstr(out, "callback_app: result verified: 4096 ints mapped"), "%s", out);
   cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
   cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
-  sql(db, "UPDATE blobs SET content = x'5A5A5A5A' || substr(content, 5) WHERE hash = (SELECT "
-          "hash FROM data_rows WHERE seq = (SELECT seq FROM pi_calls WHERE api = "
-          "'piEnqueueMemBufferMap'))");
+  spoil_payloads(db, "seq = (SELECT seq FROM pi_calls WHERE api = 'piEnqueueMemBufferMap')");
   cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 1, "%s", out);
   cr_assert(strstr(out, "piEnqueueMemBufferMap") && strstr(out, "differs from the recording"),
             "%s", out);
