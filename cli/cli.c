@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,7 +81,7 @@ static bool set_opt(const char *verb, const pt_opt *o, const char *val)
   bool ok;
   if (o->kind == PT_OPT_REAL) {
     double v = strtod(val, &end);
-    ok = *val && !*end && !errno && v >= 0;
+    ok = *val && !*end && !errno && v >= 0 && isfinite(v); /* "inf": any difference within it */
     if (ok)
       *(double *)o->dst = v;
   } else {

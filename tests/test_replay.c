@@ -350,6 +350,9 @@ Test(replay, usage_errors_and_help)
   cr_assert_eq(pitrace(none, NULL, &out), 2, "%s", out);
   cr_assert_eq(pitrace(bad, NULL, &out), 2, "%s", out);
   cr_assert(strstr(out, "bad argument 'much'"), "%s", out);
+  bad[3] = "inf"; /* every difference within it: no comparison at all */
+  cr_assert_eq(pitrace(bad, NULL, &out), 2, "%s", out);
+  cr_assert(strstr(out, "bad argument 'inf': --tolerance wants a number"), "%s", out);
   cr_assert_eq(pitrace(both, NULL, &out), 2, "%s", out);
   cr_assert_eq(pitrace(ehelp, NULL, &out), 0, "%s", out);
   cr_assert_eq(pitrace(enone, NULL, &out), 2, "%s", out);

@@ -832,7 +832,15 @@ Test(viewer, a_record_directory_of_one_file_of_two_sessions_pairs_them_all)
   cr_assert(strncmp(out, "== process 1 of 4: ", 19) == 0, "%s", out);
   const char *p1 = strstr(out, "/vadd 512\n"), *p2 = strstr(out, "/vadd 2048\n");
   cr_assert(p1 && p2 && p1 < p2, "%s", out);
-  cr_assert(strstr(out, "== all 4 processes"), "%s", out);
+  cr_assert(strstr(out, "== all 4 processes\n4 sessions over "), "%s", out);
+  /* A directory of one process: "all 1 processes", "1 sessions". */
+  char *one = tu_temp_path(""), db1[4200];
+  cr_assert_eq(mkdir(one, 0700), 0, "%s", one);
+  snprintf(db1, sizeof db1, "%s/vadd.db", one);
+  const char *a3[] = {BIN "/vadd", NULL};
+  cr_assert_eq(record_into(db1, a3, POCL, NULL), 0);
+  cr_assert_eq(pitrace(&out, &err, "stats", one, NULL), 0, "%s", err);
+  cr_assert(strstr(out, "== all 1 process\n1 session over "), "%s", out);
   cr_assert_eq(pitrace(&out, &err, "export", "--format", "csv", a, b, NULL), 0, "%s", err);
   /* pid,file,session,seq,...: seq 1 of each of the four sessions. */
   char want[4200];

@@ -504,10 +504,10 @@ static int stats_set(vw_set *set)
   if (!vw_stats_compute_all("stats", set->s, set->n, &st))
     return 2;
   char d1[32], d2[32];
-  printf("\n%s== all %zu processes%s\n", k.bold, set->n, k.off);
-  printf("%zu sessions over %s: %lld calls, %s in PI calls; %lld failed, %lld never returned\n\n",
-         set->n, vw_dur(d1, end), (long long)st.calls, vw_dur(d2, st.total_ns),
-         (long long)st.errors, (long long)st.unreturned);
+  printf("\n%s== all %zu process%s%s\n", k.bold, set->n, set->n == 1 ? "" : "es", k.off);
+  printf("%zu session%s over %s: %lld calls, %s in PI calls; %lld failed, %lld never returned\n\n",
+         set->n, set->n == 1 ? "" : "s", vw_dur(d1, end), (long long)st.calls,
+         vw_dur(d2, st.total_ns), (long long)st.errors, (long long)st.unreturned);
   print_body(&st, &k, devtimes, NULL);
   vw_stats_free(&st);
   return 0; /* what could not be written is main's to say (cli/pitrace.c) */
