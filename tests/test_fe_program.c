@@ -1283,14 +1283,21 @@ static cl_int try_build(cl_context ctx, const char *src, const char *options, ch
   return err;
 }
 
+/* The device's CL_DEVICE_NUMERIC_VERSION. */
+static cl_version device_version(void)
+{
+  cl_version v = 0;
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_NUMERIC_VERSION, sizeof v, &v, NULL),
+               CL_SUCCESS);
+  return v;
+}
+
 /* An OpenCL 3.x device must accept OpenCL C of its own version, though its
  * CL_DEVICE_OPENCL_C_VERSION says 1.2 (PoCL and rusticl): the list has it,
  * and a program builds with it. */
 Test(fe_program, opencl_c_versions_include_the_device_s_own)
 {
-  cl_version api = 0;
-  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_NUMERIC_VERSION, sizeof api, &api, NULL),
-               CL_SUCCESS);
+  cl_version api = device_version();
   cl_name_version l[8];
   size_t n = name_versions(CL_DEVICE_OPENCL_C_ALL_VERSIONS, l, 8);
   bool has_api = false;
@@ -1350,9 +1357,7 @@ Test(fe_program, non_uniform_work_groups_are_not_promised)
  * them to, and the device's compiler defines every one listed. */
 Test(fe_program, opencl_c_features_agree_with_the_device_queries)
 {
-  cl_version api = 0;
-  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_NUMERIC_VERSION, sizeof api, &api, NULL),
-               CL_SUCCESS);
+  cl_version api = device_version();
   cl_name_version f[32];
   size_t n = name_versions(CL_DEVICE_OPENCL_C_FEATURES, f, 32);
   if (CL_VERSION_MAJOR(api) < 3) {

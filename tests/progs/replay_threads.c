@@ -171,7 +171,8 @@ static void *waiter(void *arg)
   return (void *)(intptr_t)r;
 }
 
-static int run_userevent(void)
+/* A context on the selected device, through its plugin's table (into T). */
+static pi_context selected_context(void)
 {
   pirt_device *dev;
   pi_platform plat;
@@ -180,6 +181,12 @@ static int run_userevent(void)
   TRY(pirt_device_select(NULL, &dev));
   TRY(pirt_device_pi(dev, &T, &plat, &pd));
   TRY(T->piContextCreate(NULL, 1, &pd, NULL, NULL, &ctx));
+  return ctx;
+}
+
+static int run_userevent(void)
+{
+  pi_context ctx = selected_context();
   TRY(T->piEventCreate(ctx, &user_event));
   pthread_t w;
   pthread_create(&w, NULL, waiter, NULL);
@@ -223,14 +230,8 @@ static void *releaser(void *arg)
 
 static int run_handoff(void)
 {
-  pirt_device *dev;
-  pi_platform plat;
-  pi_device pd;
-  pi_context ctx;
+  pi_context ctx = selected_context();
   pi_event e;
-  TRY(pirt_device_select(NULL, &dev));
-  TRY(pirt_device_pi(dev, &T, &plat, &pd));
-  TRY(T->piContextCreate(NULL, 1, &pd, NULL, NULL, &ctx));
   TRY(T->piEventCreate(ctx, &e));
   TRY(T->piEventSetStatus(e, PI_EVENT_COMPLETE));
   pthread_t r;
