@@ -298,19 +298,6 @@ static void room_check(bool always)
     give_back();
 }
 
-/* A write met a full disk while the room kept was still held (the disk
- * filled since the last look): given back (true) when the statement alone
- * was taken back, so that it can be tried again; false when there is none
- * to give or the transaction is gone with it. */
-static bool reserve_give_back(void)
-{
-  if (reserve_fd < 0 || (sqlite3_errcode(wr.db) & 0xff) != SQLITE_FULL ||
-      sqlite3_get_autocommit(wr.db))
-    return false;
-  give_back();
-  return true;
-}
-
 /* The write lock is taken when there is something to write, not held
  * between commits: a transaction begins (IMMEDIATE: the lock first, so
  * that two processes never each hold a read lock the other's commit waits
@@ -338,10 +325,6 @@ bool wr__step(sqlite3_stmt *s, const char *what)
   }
   room_check(false);
   int rc = sqlite3_step(s);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW && reserve_give_back()) {
-    sqlite3_reset(s); /* its bindings stay: the same statement again */
-    rc = sqlite3_step(s);
-  }
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
   if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
@@ -358,10 +341,7 @@ bool wr__commit_writes(void)
   if (sqlite3_get_autocommit(wr.db))
     return true;
   room_check(true);
-  int rc = sqlite3_exec(wr.db, "COMMIT", NULL, NULL, NULL);
-  if (rc != SQLITE_OK && reserve_give_back())
-    rc = sqlite3_exec(wr.db, "COMMIT", NULL, NULL, NULL);
-  if (rc != SQLITE_OK) {
+  if (sqlite3_exec(wr.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
     fail_sql("writing the session");
     return false;
   }
