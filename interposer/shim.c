@@ -58,6 +58,12 @@ __attribute__((constructor)) static void set_ticket_base(void)
 
 static _Atomic uint32_t thread_counter;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+/* The session's number in this process: the shim stays loaded after its
+ * session ended when the runtime kept its plugins (a thread still counted
+ * as its user at its end: runtime/src/global.c), and a runtime loaded
+ * again then begins another session with it (begin_again). A thread's
+ * ring of an earlier session is left with that session. */
+static _Atomic uint32_t session_gen;
 /* Whether the session began: read without the lock on every call (and
  * by the ends, which other threads may reach at once), so atomic. */
 static _Atomic bool started;
@@ -79,6 +85,7 @@ typedef struct thread_rec {
   size_t pending;       /* the ring's head once the reserved record is committed */
   uint64_t last_ticket; /* of the thread's last record */
   uint64_t *stacks_named; /* hashes of the stacks it named (name_stack), by slot */
+  uint32_t gen;           /* the session_gen its ring is of */
 } thread_rec;
 static __thread thread_rec me __attribute__((tls_model("initial-exec")));
 static pthread_key_t ring_key;
@@ -92,7 +99,8 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static void ring_thread_exit(void *p)
 {
   shim_ring *r = p;
-  bool mine = me.ring == r && atomic_load(&shim_recording);
+  bool mine = me.ring == r && me.gen == atomic_load(&session_gen) &&
+              atomic_load(&shim_recording);
   me.ring = NULL;
   free(me.stacks_named);
   me.stacks_named = NULL;
@@ -104,10 +112,22 @@ static void ring_thread_exit(void *p)
 
 static void make_key(void) { pthread_key_create(&ring_key, ring_thread_exit); }
 
+#define STACKS_NAMED 512 /* a thread's stacks remembered as named, by hash */
+
 shim_ring *shim_thread_ring(void)
 {
-  if (PIRT_LIKELY(me.ring != NULL))
+  uint32_t gen = atomic_load_explicit(&session_gen, memory_order_acquire);
+  if (PIRT_LIKELY(me.ring != NULL && me.gen == gen))
     return me.ring;
+  if (me.gen != gen) {
+    /* A ring of an earlier session of this process stays with it. The
+     * stacks named there are unknown to this one. */
+    me.ring = NULL;
+    me.last_ticket = 0;
+    if (me.stacks_named)
+      memset(me.stacks_named, 0, STACKS_NAMED * sizeof *me.stacks_named);
+    me.gen = gen;
+  }
   bool reused;
   shim_ring *r = ringfile_new_ring(atomic_fetch_add(&thread_counter, 1) + 1, &reused);
   if (!r)
@@ -217,7 +237,21 @@ static inline void *reserve(size_t size)
   return h;
 }
 
-void *shim_reserve(size_t size) { return reserve(size); }
+/* Whether the thread's ring is of this session: checked once a call
+ * (shim_begin) and by the records made outside one, not by every
+ * reserve. A ring of an earlier session is let go here; the next
+ * reserve takes one of this session's (shim_thread_ring). */
+static inline void check_session(void)
+{
+  if (PIRT_UNLIKELY(me.gen != atomic_load_explicit(&session_gen, memory_order_relaxed)))
+    me.ring = NULL;
+}
+
+void *shim_reserve(size_t size)
+{
+  check_session();
+  return reserve(size);
+}
 
 /* Publishes the reserved record with its ticket, from its stamp t. */
 static inline void commit_at(rec_hdr *h, uint64_t t)
@@ -1138,8 +1172,6 @@ __attribute__((noinline, cold)) static bool forked_child_call(pi_api_id id)
   return false;
 }
 
-#define STACKS_NAMED 512 /* a thread's stacks remembered as named, by hash */
-
 /* A call stack named here, on the calling thread, the first time the
  * thread meets it (REC_STACK, before the call's entry): its modules are
  * loaded now, and the writer, which cannot ask the dynamic loader
@@ -1149,7 +1181,7 @@ static void name_stack(const uintptr_t *frames, unsigned n)
 {
   uint64_t hash = shim_stack_hash(frames, n);
   /* The ring first: its key's destructor frees the cache as the thread ends. */
-  if ((!me.ring && !shim_thread_ring()) ||
+  if (!shim_thread_ring() ||
       (!me.stacks_named && !(me.stacks_named = calloc(STACKS_NAMED, sizeof(uint64_t)))))
     return;
   uint64_t *slot = &me.stacks_named[hash % STACKS_NAMED];
@@ -1186,6 +1218,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
    * complete, and the clocks' second samples. */
   if (PIRT_UNLIKELY(shim_profiling) && id == PI_API_piTearDown)
     shim_prof_sweep(true, NULL);
+  check_session();
   if (PIRT_UNLIKELY(shim_devtime_sink))
     c->number = atomic_fetch_add_explicit(&trace_calls, 1, memory_order_relaxed) + 1;
   if (id == PI_API_piEnqueueMemUnmap)
@@ -1619,6 +1652,43 @@ static shim_instance *add_instance(const pi_plugin *target, const char *name, co
   return inst;
 }
 
+/* A runtime binds plugins again after this shim's session ended: the
+ * shim stayed loaded (the runtime that ended kept its plugins for a
+ * thread still counted as its user), and the runtime was unloaded and
+ * loaded again. It is a session of its own, as with a shim loaded anew:
+ * the instances are taken again from the first (the last runtime is gone,
+ * and the plugins, kept loaded, are the same), the side tables of the
+ * last session's objects are forgotten, and threads leave their rings of
+ * the last session (session_gen). False when the last session's writer
+ * did not finish (its end timed out): nothing is recorded then. */
+static bool begin_again(void)
+{
+  pthread_mutex_lock(&start_lock);
+  bool ok = true;
+  if (atomic_load(&started) && !atomic_load(&shim_recording)) {
+    ok = writer_begin_again();
+    if (ok) {
+      pthread_mutex_lock(&side_lock);
+      free(images);
+      images = NULL;
+      nimages = cap_images = 0;
+      atomic_store(&live_images, 0);
+      nusm = nmaps = npending = 0;
+      atomic_store(&npending_hint, 0);
+      pthread_mutex_unlock(&side_lock);
+      shim_prof_forget();
+      atomic_store(&shim_ninstances, 0);
+      atomic_store(&torn_down, 0);
+      atomic_store(&thread_counter, 0);
+      atomic_fetch_add_explicit(&session_gen, 1, memory_order_release);
+      start_failed = false;
+      atomic_store(&started, false);
+    }
+  }
+  pthread_mutex_unlock(&start_lock);
+  return ok;
+}
+
 /* Wraps `target`'s table: `out` receives the shim's table for it. Returns
  * false (the runtime then uses the target directly) when no instance is
  * left or recording cannot start. */
@@ -1628,6 +1698,14 @@ PI_PLUGIN_EXPORT bool pitrace_shim_wrap(const pi_plugin *target, const char *nam
 {
   if (shim_trace_only) /* one mode per process: the first plugin's */
     return false;
+  if (!begin_again()) {
+    static _Atomic bool said;
+    if (!atomic_exchange(&said, true))
+      fprintf(stderr, "pitrace: the runtime binds its plugins again, but the recorder's last "
+                      "session in this process has not finished storing; %s and the plugins "
+                      "after it are not recorded\n", name ? name : "the plugin");
+    return false;
+  }
   shim_instance *inst = add_instance(target, name, path, backend, out);
   if (!inst)
     return false;

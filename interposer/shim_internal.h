@@ -87,5 +87,6 @@ void shim_prof_sweep(bool teardown, pi_queue finished);
 void shim_prof_fork_lock(void);
 void shim_prof_fork_unlock(void);
 void shim_prof_fork_child(void);
+void shim_prof_forget(void);
 
 #endif /* SHIM_INTERNAL_H */

@@ -523,3 +523,14 @@ void shim_prof_fork_child(void)
   nkept = 0;
   atomic_store(&nkept_hint, 0);
 }
+
+/* A new session in this process (shim.c, begin_again): the last one's
+ * queues and clocks are gone with its runtime. */
+void shim_prof_forget(void)
+{
+  pthread_mutex_lock(&prof_lock);
+  nqueues = nclocks = 0;
+  nkept = 0;
+  atomic_store(&nkept_hint, 0);
+  pthread_mutex_unlock(&prof_lock);
+}

@@ -412,17 +412,16 @@ void ringfile_note_signal(int signo)
 void ringfile_fork_lock(void) { pthread_mutex_lock(&rf_lock); }
 void ringfile_fork_unlock(void) { pthread_mutex_unlock(&rf_lock); }
 
-void ringfile_fork_child(void)
+/* Under rf_lock: the file and its rings forgotten. Their slots stay
+ * mapped, unused: threads may still hold them. */
+static void forget_file(void)
 {
-  /* The parent's slots stay mapped here, unused: the child writes only
-   * into rings of its own file. */
   if (spare_state == SPARE_READY && rf_hdr)
     munmap(spare_map, (size_t)rf_hdr->slot_size);
   spare_map = NULL;
   spare_state = SPARE_NONE;
-  spare_made = (pthread_cond_t)PTHREAD_COND_INITIALIZER; /* waiters of the parent's */
   if (rf_fd >= 0)
-    close(rf_fd); /* the parent's lock is the parent's: a child holds none of it */
+    close(rf_fd); /* a forked child's: the parent's lock is the parent's */
   rf_fd = -1;
   rf_hdr = NULL;
   atomic_store(&rf_hdr_signals, NULL);
@@ -430,6 +429,20 @@ void ringfile_fork_child(void)
   rf_warned = false;
   free_rings = NULL;
   atomic_store(&shim_rings, NULL);
+}
+
+void ringfile_fork_child(void)
+{
+  /* The child writes only into rings of its own file. */
+  forget_file();
+  spare_made = (pthread_cond_t)PTHREAD_COND_INITIALIZER; /* waiters of the parent's */
+  pthread_mutex_unlock(&rf_lock);
+}
+
+void ringfile_forget(void)
+{
+  pthread_mutex_lock(&rf_lock);
+  forget_file();
   pthread_mutex_unlock(&rf_lock);
 }
 

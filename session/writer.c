@@ -550,9 +550,10 @@ void writer_flush(int timeout_ms)
   }
 }
 
+static _Atomic bool finishing; /* writer_finish was called */
+
 void writer_finish(const char *how, int signo, int timeout_ms)
 {
-  static _Atomic bool finishing;
   /* Not in a forked child (a fatal signal there): nothing of its parent's
    * session is its to end, and waiting for a writer it does not have held
    * its death up for the whole timeout. */
@@ -596,6 +597,22 @@ void writer_finish(const char *how, int signo, int timeout_ms)
      * finish in time has not stored; a salvager looks for them there. */
     wr__reset_state();
   }
+}
+
+bool writer_begin_again(void)
+{
+  if (writer_running) /* its end timed out: its thread still stores (or waits) */
+    return false;
+  ringfile_forget();
+  start_desc_free();
+  finish_how[0] = 0;
+  finish_signo = 0;
+  atomic_store(&finish_req, 0);
+  atomic_store(&shim_data_dropped, false);
+  /* Resolved again: a directory or %p names a file for each session. */
+  snprintf(shim_cfg.path, sizeof shim_cfg.path, "%s", given_path);
+  atomic_store(&finishing, false);
+  return true;
 }
 
 /* In a forked child: its parent's connection and statements, as they

@@ -545,6 +545,31 @@ Test(record, a_recorded_runtime_closed_with_dlclose_and_backtraces_ends_each_ses
                              "'%libpirt.so!pirt_%'"), 2);
 }
 
+/* The runtime unloaded (dlclose) and loaded again while a thread that
+ * used it lives on: the runtime that ends keeps its plugins for that
+ * thread, so the shim stays loaded with its session ended. The next load
+ * found its four instances taken ("wraps at most 4 plugins") and its
+ * session over: only the first load was recorded. Each load is a session
+ * now, with the calls of both threads (the one that lives on writes into
+ * a ring of the new session, not the one it had). */
+Test(record, a_runtime_loaded_again_while_a_thread_that_used_it_lives_records_each_load)
+{
+  const char *argv[] = {BIN "/dlopen_cycle", PITRACE_LIB_DIR "/libpirt.so", "3", "across", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "status %d: %s", st, out);
+  cr_assert(strstr(out, "3 cycles done"), "%s", out);
+  cr_assert_null(strstr(out, "not wrapped"), "%s", out);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended FROM sessions ORDER BY id"),
+                   "teardown\nteardown\nteardown\n");
+  cr_assert_str_eq(tu_db_lines(db, "SELECT session || '|' || count(DISTINCT thread) || '|' || count(*) "
+                                   "FROM pi_calls WHERE api = 'piContextCreate' "
+                                   "GROUP BY session ORDER BY session"),
+                   "1|2|2\n2|2|2\n3|2|2\n");
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE result IS NULL"), 0);
+}
+
 /* libpirt recorded, used and unloaded (dlclose) twice, then SIGTERM:
  * LLVM's handler inside PoCL, installed over the recorder's, handed the
  * signal on to the recorder's, unmapped with the shim, and the program

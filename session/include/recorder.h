@@ -450,6 +450,9 @@ void ringfile_note_signal(int signo);
 void ringfile_fork_lock(void);
 void ringfile_fork_unlock(void);
 void ringfile_fork_child(void);
+/* After the session ended (ringfile_remove), before another begins in
+ * this process (writer_begin_again): its rings forgotten. */
+void ringfile_forget(void);
 /* The payload file beside ring file `ring` (payload.c): DB-payloads.PID.X
  * for DB-rings.PID.X; false when `ring` is not named so. */
 bool ringfile_payload_path(const char *ring, char *out, size_t n);
@@ -514,6 +517,10 @@ bool writer_start(void);
 /* Asks the writer to process everything, write the session's end and stop.
  * `how` is "teardown", "exit" or "signal"; waits at most `timeout_ms`. */
 void writer_finish(const char *how, int signo, int timeout_ms);
+/* After the session ended in order (writer_finish, its writer joined),
+ * back to the state before writer_start, for another session of this
+ * process; false when the writer did not finish in time (still runs). */
+bool writer_begin_again(void);
 /* Asks the writer to write everything so far now (waits at most
  * timeout_ms); recording goes on. */
 void writer_flush(int timeout_ms);
