@@ -701,79 +701,60 @@ static void emit_readback(const pending_read *p)
   shim_commit(r);
 }
 
-/* What becomes of a pending read in a sweep. */
-enum { READ_KEEP, READ_TAKE, READ_DROP };
-
-/* Goes through the pending reads: each is kept, taken (its bytes recorded
- * now) or dropped, as `verdict` says. */
-static void sweep_reads(int (*verdict)(const pending_read *, const void *), const void *arg)
+/* Captures pending reads matching (queue, event); 0 matches any. */
+static void flush_reads(uint64_t queue, const uint64_t *events, uint64_t nevents, bool all)
 {
   if (!atomic_load_explicit(&npending_hint, memory_order_relaxed))
     return;
   pthread_mutex_lock(&side_lock);
   unsigned w = 0;
   for (unsigned i = 0; i < npending; i++) {
-    int v = verdict(&pending[i], arg);
-    if (v == READ_TAKE)
-      emit_readback(&pending[i]);
-    else if (v == READ_KEEP)
-      pending[w++] = pending[i];
+    const pending_read *p = &pending[i];
+    bool hit = all || (queue && p->queue == queue);
+    for (uint64_t e = 0; !hit && e < nevents; e++)
+      hit = p->event && p->event == events[e];
+    if (hit)
+      emit_readback(p);
+    else
+      pending[w++] = *p;
   }
   npending = w;
   atomic_store(&npending_hint, npending);
   pthread_mutex_unlock(&side_lock);
 }
 
-typedef struct read_match {
-  uint64_t queue;
-  const uint64_t *events;
-  uint64_t nevents;
-  bool all;
-} read_match;
-
-static int completed_read(const pending_read *p, const void *arg)
-{
-  const read_match *m = arg;
-  bool hit = m->all || (m->queue && p->queue == m->queue);
-  for (uint64_t e = 0; !hit && e < m->nevents; e++)
-    hit = p->event && p->event == m->events[e];
-  return hit ? READ_TAKE : READ_KEEP;
-}
-
-/* Captures pending reads matching (queue, event); 0 matches any. */
-static void flush_reads(uint64_t queue, const uint64_t *events, uint64_t nevents, bool all)
-{
-  const read_match m = {queue, events, nevents, all};
-  sweep_reads(completed_read, &m);
-}
-
-typedef struct unmapping {
-  const shim_instance *inst;
-  uint64_t mapped;
-} unmapping;
-
-static int unmapped_read(const pending_read *p, const void *arg)
-{
-  const unmapping *u = arg;
-  if ((uint64_t)(uintptr_t)p->ptr != u->mapped)
-    return READ_KEEP;
-  pi_int32 status = -1;
-  return p->event && u->inst->target.piEventGetInfo &&
-                 u->inst->target.piEventGetInfo((pi_event)(uintptr_t)p->event,
-                                                PI_EVENT_INFO_COMMAND_EXECUTION_STATUS,
-                                                sizeof status, &status, NULL) == PI_SUCCESS &&
-                 status == PI_EVENT_COMPLETE
-             ? READ_TAKE
-             : READ_DROP;
-}
-
 /* Before an unmap: a map's read still pending is taken now if its event
  * says it is complete, else dropped (no wait was asked for, so nothing
- * read the bytes): after the unmap the pointer may be gone. */
+ * read the bytes): after the unmap the pointer may be gone. The event is
+ * asked outside the side lock: a plugin may hold the event's own lock
+ * while it runs the application's callback, which may call through the
+ * shim and take the side lock. */
 static void settle_map_read(const shim_instance *inst, uint64_t mapped)
 {
-  const unmapping u = {inst, mapped};
-  sweep_reads(unmapped_read, &u);
+  while (atomic_load_explicit(&npending_hint, memory_order_relaxed)) {
+    pending_read p;
+    bool found = false;
+    pthread_mutex_lock(&side_lock);
+    for (unsigned i = 0; i < npending; i++)
+      if ((uint64_t)(uintptr_t)pending[i].ptr == mapped) {
+        p = pending[i];
+        memmove(&pending[i], &pending[i + 1], (npending - i - 1) * sizeof *pending);
+        npending--;
+        atomic_store(&npending_hint, npending);
+        found = true;
+        break;
+      }
+    pthread_mutex_unlock(&side_lock);
+    if (!found)
+      return;
+    pi_int32 status = -1;
+    if (p.event && inst->target.piEventGetInfo &&
+        inst->target.piEventGetInfo((pi_event)(uintptr_t)p.event,
+                                    PI_EVENT_INFO_COMMAND_EXECUTION_STATUS, sizeof status,
+                                    &status, NULL) == PI_SUCCESS &&
+        status == PI_EVENT_COMPLETE)
+      emit_readback(&p);
+  }
 }
 
 static void defer_read(uint64_t ticket, unsigned position, uint64_t queue, uint64_t event,

@@ -1220,6 +1220,18 @@ Test(replay, a_map_that_does_not_block_keeps_what_it_read)
             "%s", out);
 }
 
+/* The same map, its end told by a callback on its event: no wait and no
+ * status asked, so the bytes are kept as the unmap comes (the event says
+ * complete then), and the replay compares them. */
+Test(replay, a_map_a_callback_says_complete_keeps_what_it_read)
+{
+  char *db = record_opencl_app("callback_app", "all", "mapcallback"), *out;
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM data_rows WHERE seq = (SELECT seq FROM pi_calls "
+                           "WHERE api = 'piEnqueueMemBufferMap')"), 1);
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
+}
+
 Test(replay, the_replay_plugin_follows_threads_that_begin_alike)
 {
   /* The writer and launcher threads both begin with a queue creation. Re-run

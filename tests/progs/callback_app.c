@@ -8,12 +8,14 @@
  * buffer kept from the start. For the replay plugin's callbacks
  * (tests/test_replay.c) and the ThreadSanitizer check.
  *
- *   callback_app [map]
+ *   callback_app [map|mapcallback]
  *
  * map: only this: a buffer written, mapped for reading without blocking,
  * the map's event waited for and what it maps checked, then unmapped (the
  * recorder kept nothing of a map that did not block: a replay compared
- * nothing, and the replay plugin handed back other bytes).
+ * nothing, and the replay plugin handed back other bytes). mapcallback:
+ * the same, the map's end told by a callback on its event (no wait, no
+ * status asked: the recorder keeps the bytes at the unmap).
  * Prints "callback_app: N callbacks ran" and "result verified"; exit 0
  * verified, 1 a wrong result or callbacks that did not run within 10 s,
  * 2 OpenCL failed.
@@ -22,6 +24,7 @@
 #define CL_APP_NAME "callback_app"
 #include "cl_app.h"
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +42,17 @@ static void CL_CALLBACK written(cl_event ev, cl_int status, void *user)
     atomic_fetch_add(&ran, 1);
 }
 
-/* callback_app map (above). */
-static int map_later(cl_context ctx, cl_command_queue q)
+static atomic_int map_done;
+
+static void CL_CALLBACK mapped(cl_event ev, cl_int status, void *user)
+{
+  (void)ev;
+  (void)user;
+  atomic_store(&map_done, status == CL_COMPLETE ? 1 : -1);
+}
+
+/* callback_app map and mapcallback (above). */
+static int map_later(cl_context ctx, cl_command_queue q, bool by_callback)
 {
   enum { M = 4096 }; /* 16 KiB: a blob of the session's, not a chunk's inline bytes */
   static int data[M];
@@ -59,7 +71,19 @@ static int map_later(cl_context ctx, cl_command_queue q)
   cl_event ev;
   int *p = clEnqueueMapBuffer(q, b, CL_FALSE, CL_MAP_READ, 0, sizeof data, 0, NULL, &ev, &err);
   TRY("clEnqueueMapBuffer", err);
-  TRY("clWaitForEvents", clWaitForEvents(1, &ev));
+  if (by_callback) {
+    TRY("clSetEventCallback", clSetEventCallback(ev, CL_COMPLETE, mapped, NULL));
+    TRY("clFlush", clFlush(q));
+    struct timespec nap = {0, 1000000};
+    for (int ms = 0; !atomic_load(&map_done) && ms < 10000; ms++)
+      nanosleep(&nap, NULL);
+    if (atomic_load(&map_done) != 1) {
+      fprintf(stderr, "callback_app: the map's callback did not say complete within 10 s\n");
+      return 1;
+    }
+  } else {
+    TRY("clWaitForEvents", clWaitForEvents(1, &ev));
+  }
   int bad = 0;
   for (int i = 0; i < M; i++)
     bad += p[i] != data[i];
@@ -81,14 +105,14 @@ int main(int argc, char **argv)
   cl_context ctx;
   cl_command_queue q;
   cl_int err;
-  if (argc > 2 || (argc == 2 && strcmp(argv[1], "map") != 0)) {
-    fprintf(stderr, "usage: callback_app [map]\n");
+  if (argc > 2 || (argc == 2 && strcmp(argv[1], "map") != 0 && strcmp(argv[1], "mapcallback") != 0)) {
+    fprintf(stderr, "usage: callback_app [map|mapcallback]\n");
     return 2;
   }
   if (cl_app_open(&device, &ctx, &q))
     return 2;
   if (argc == 2)
-    return map_later(ctx, q);
+    return map_later(ctx, q, strcmp(argv[1], "mapcallback") == 0);
   static int data[ROUNDS][N], kept[N], back[N];
   for (int i = 0; i < N; i++)
     kept[i] = i * 5 + 2;
