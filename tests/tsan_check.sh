@@ -108,6 +108,11 @@ record)
   run "replay" "$bin/pitrace" replay "$work/t.db"
   SYCL_PI_REPLAY=$work/t.db OCL_ICD_VENDORS=/nonexistent \
     run "replay_threads under the replay plugin" "$bin/replay_threads" data
+  # The runtime unloaded and loaded again while a thread that used it
+  # lives: a session each time, that thread leaving its last ring.
+  SYCL_PI_RECORD=$work/d.db run "dlopen_cycle across" "$bin/dlopen_cycle" "$lib/libpirt.so" 3 across
+  run "pitrace sessions" "$bin/pitrace" sessions "$work/d.db"
+  [ "$(grep -c teardown "$work/out")" -eq 3 ] || { cat "$work/out" >&2; fail "not 3 sessions"; }
   ;;
 callbacks)
   # An application that waits for its event callbacks (through the
@@ -119,6 +124,12 @@ callbacks)
   SYCL_PI_REPLAY=$1 OCL_ICD_VENDORS="$bin/../etc/OpenCL/vendors/pitrace.icd" \
     run "callback_app under the replay plugin" "$bin/callback_app"
   grep -q "8 callbacks ran" "$work/out" || { cat "$work/out" >&2; fail "the callbacks did not run"; }
+  # A map whose end a callback tells: its bytes kept at the unmap.
+  run "pitrace record callback_app mapcallback" "$bin/pitrace" record -o "$work/m" -- \
+    "$bin/callback_app" mapcallback
+  set -- "$work"/m/*.db
+  run "replay of the map" "$bin/pitrace" replay "$1"
+  grep -q "1 read-backs verified" "$work/out" || { cat "$work/out" >&2; fail "the map's bytes were not kept"; }
   ;;
 *)
   fail "no such scenario"
