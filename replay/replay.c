@@ -70,9 +70,12 @@ static int parse_args(int argc, char **argv, rp_opts *o)
 
 /* ---- The device ------------------------------------------------------------------- */
 
-/* "name" (backend), ... of every device, for a message. */
+/* `--device FILTER` "name", ... of every device, for a message: the
+ * filter that selects it (backend:type:num, num among that backend's
+ * devices of that type). */
 static void list_devices(char *out, size_t n)
 {
+  static const char *const types[] = {"*", "cpu", "gpu", "acc", "*"};
   size_t count = 0, len = 0;
   out[0] = 0;
   pirt_device_count(&count);
@@ -80,8 +83,12 @@ static void list_devices(char *out, size_t n)
     pirt_device *d;
     pirt_device_info info;
     if (pirt_device_get(i, &d) == PI_SUCCESS && pirt_device_get_info(d, &info) == PI_SUCCESS)
-      len += (size_t)snprintf(out + len, n - len, "%s\"%s\" (%s)", i ? ", " : "", info.name,
-                              info.backend);
+      len += (size_t)snprintf(out + len, n - len, "%s--device %s:%s:%u \"%s\"", i ? ", " : "",
+                              info.backend,
+                              (unsigned)info.type < sizeof types / sizeof *types
+                                  ? types[info.type]
+                                  : "*",
+                              info.index, info.name);
   }
   if (!count)
     snprintf(out, n, "none");
@@ -104,7 +111,7 @@ static pirt_device *recorded_device(const rp_session *s, const char *backend, ch
   char avail[1024];
   list_devices(avail, sizeof avail);
   snprintf(err, errn, "the recorded device \"%s\" (%s) is not available here; choose one "
-           "with --backend or --device (available: %s)",
+           "with --backend or --device (here: %s)",
            s->device_name[0] ? s->device_name : "?", backend, avail);
   return NULL;
 }

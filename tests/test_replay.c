@@ -136,6 +136,13 @@ Test(replay, the_same_sessions_replay_on_rusticl_by_backend_or_device)
   cr_assert_eq(replay(vadd, NULL, NULL, rusticl_env, &out), 2, "%s", out);
   cr_assert(strstr(out, "is not available here; choose one with --backend or --device"), "%s",
             out);
+  /* It names a filter for each device there, which selects it. */
+  const char *named = strstr(out, "(here: --device ");
+  cr_assert(named, "%s", out);
+  char filter[64];
+  cr_assert_eq(sscanf(named, "(here: --device %63s", filter), 1, "%s", out);
+  cr_assert_eq(replay(vadd, "--device", filter, rusticl_env, &out), 0, "%s: %s", filter, out);
+  cr_assert(strstr(out, "matched: ") && strstr(out, "llvmpipe"), "%s", out);
   cr_assert_eq(replay(vadd, "--backend", "opencl", rusticl_env, &out), 0, "%s", out);
   cr_assert(strstr(out, "matched: ") && strstr(out, "llvmpipe"), "%s", out);
   char *note = NULL;
