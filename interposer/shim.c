@@ -1029,6 +1029,10 @@ static bool ensure_started(void)
  * device command on a known queue timed; its end runs the same
  * synchronisation hooks as a recorded call's. */
 static _Atomic uint64_t trace_calls;
+/* Device times only: the runtime that bound the instances ended (its
+ * pitrace_shim_finish, or every instance torn down); a runtime loaded
+ * again while the shim stayed binds them anew. */
+static _Atomic bool devtimes_over;
 
 static bool trace_only_begin(shim_call *c, pi_api_id id, const uint64_t *argv)
 {
@@ -1278,6 +1282,9 @@ void shim_end(shim_call *c, pi_result r)
     after_call(c->api, c->argv, r);
     if (c->filtered)
       after_recorded(c->api, r);
+    else if (c->api->id == PI_API_piTearDown && r == PI_SUCCESS &&
+             atomic_fetch_add(&torn_down, 1) + 1 == atomic_load(&shim_ninstances))
+      atomic_store(&devtimes_over, true); /* device times only: the runtime's end */
     return;
   }
   uint64_t t1 = shim_stamp();
@@ -1712,6 +1719,14 @@ PI_PLUGIN_EXPORT bool pitrace_shim_wrap_devtimes(const pi_plugin *target, const 
   pthread_once(&config_once, configure);
   if (!sink || !shim_profiling || atomic_load(&shim_recording)) /* a bad PROFILE value: said */
     return false;
+  if (atomic_exchange(&devtimes_over, false)) {
+    /* The last runtime ended and the shim stayed loaded (see begin_again):
+     * its instances, queues and call numbers were that runtime's. */
+    shim_prof_forget();
+    atomic_store(&shim_ninstances, 0);
+    atomic_store(&torn_down, 0);
+    atomic_store(&trace_calls, 0);
+  }
   shim_devtime_sink = sink;
   shim_trace_only = true;
   return add_instance(target, name, path, backend, out) != NULL;
@@ -1729,8 +1744,10 @@ PI_PLUGIN_EXPORT void pitrace_shim_devtime_sink(void (*sink)(const char *line))
  * plugins' teardown, and device times still waiting are given. */
 PI_PLUGIN_EXPORT void pitrace_shim_finish(void)
 {
-  if (shim_trace_only)
+  if (shim_trace_only) {
     shim_prof_sweep(true, NULL);
+    atomic_store(&devtimes_over, true);
+  }
   else if (atomic_load(&started) && atomic_load(&shim_recording))
     writer_finish("teardown", 0, 10000);
 }

@@ -537,6 +537,29 @@ Test(trace, a_signal_after_the_traced_runtime_is_unloaded_ends_the_program_as_it
   unlink(path);
 }
 
+/* Device times without recording, the runtime unloaded and loaded again
+ * while a thread that used it lives (the shim stays loaded, its instances
+ * the last runtime's): the second load found them taken, and its plugins'
+ * device times went untraced ("wraps at most 4 plugins"). Each load binds
+ * them anew. */
+Test(trace, device_times_follow_a_runtime_loaded_again_while_a_thread_lives)
+{
+  const char *argv[] = {PITRACE_BIN_DIR "/dlopen_cycle", PITRACE_LIB_DIR "/libpirt.so", "3",
+                        "across", NULL};
+  const char *env[] = {"SYCL_PI_TRACE=1", "SYCL_PI_RECORD_PROFILE=1",
+                       "OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd", NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "status %d: %s", st, out);
+  cr_assert(strstr(out, "3 cycles done"), "%s", out);
+  cr_assert_null(strstr(out, "not wrapped"), "%s", out);
+  int bound = 0;
+  for (const char *p = out; (p = strstr(p, "libpi_opencl.so: device times traced by the shim"));
+       p++)
+    bound++;
+  cr_assert_eq(bound, 3, "%s", out);
+}
+
 /* Device times without recording (SYCL_PI_TRACE with SYCL_PI_RECORD_PROFILE=1):
  * one line per launch, with its call's number and its kernel's name, once
  * the program's own synchronisation finds it complete; no session made. */
