@@ -1653,7 +1653,7 @@ static bool begin_again(void)
 {
   pthread_mutex_lock(&start_lock);
   bool ok = true;
-  if (atomic_load(&started) && !atomic_load(&shim_recording)) {
+  if (atomic_load(&started) && writer_ended()) {
     ok = writer_begin_again();
     if (ok) {
       pthread_mutex_lock(&side_lock);

@@ -599,6 +599,8 @@ void writer_finish(const char *how, int signo, int timeout_ms)
   }
 }
 
+bool writer_ended(void) { return atomic_load(&finishing); }
+
 bool writer_begin_again(void)
 {
   if (writer_running) /* its end timed out: its thread still stores (or waits) */

@@ -517,6 +517,9 @@ bool writer_start(void);
 /* Asks the writer to process everything, write the session's end and stop.
  * `how` is "teardown", "exit" or "signal"; waits at most `timeout_ms`. */
 void writer_finish(const char *how, int signo, int timeout_ms);
+/* Whether the session's end was asked (writer_finish), whatever came of
+ * it: a session that failed but was not ended is not over. */
+bool writer_ended(void);
 /* After the session ended in order (writer_finish, its writer joined),
  * back to the state before writer_start, for another session of this
  * process; false when the writer did not finish in time (still runs). */
