@@ -1510,8 +1510,9 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
   if (prev && pi_sigaction_ignores(prev))
     return; /* ignored below us */
   bool app_handler = prev && pi_sigaction_handles(prev);
-  /* An application that handles SIGTERM, SIGHUP, SIGPIPE, ... may go on. */
-  bool ends = !app_handler || !pi_signal_may_go_on(sig);
+  /* An application that handles SIGTERM, SIGHUP, SIGPIPE, ... may go on;
+   * also after a fault's signal that was sent, not raised by a fault. */
+  bool ends = !app_handler || !pi_signal_may_go_on_as_sent(sig, info);
   /* The trace's blocks, before the process may end without chaining; not
    * for a signal the application handles and goes on after (a timer's):
    * its trace flusher writes them (written from here, the interrupted

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The faults and abort first, then every signal whose default action
  * ends a process that one meets in practice: a terminal closed (SIGHUP),
@@ -31,6 +32,21 @@ static const int pi_fatal_signals[] = {SIGSEGV, SIGBUS,  SIGILL,  SIGFPE,  SIGAB
 static inline int pi_signal_may_go_on(int sig)
 {
   return sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE && sig != SIGABRT;
+}
+
+/* pi_signal_may_go_on for the signal as delivered (info: its siginfo):
+ * a fault's signal sent (kill, raise, sigqueue: si_code <= 0, not the
+ * processor's) is not raised again when its handler returns, and SIGABRT
+ * sent by another process is no abort(): the process goes on after
+ * either (timeout -s SEGV to a program whose handler returns, as LLVM's
+ * does for a signal it did not cause). */
+static inline int pi_signal_may_go_on_as_sent(int sig, const siginfo_t *info)
+{
+  if (pi_signal_may_go_on(sig))
+    return 1;
+  if (!info || info->si_code > 0)
+    return 0;
+  return sig != SIGABRT || info->si_pid != getpid();
 }
 
 /* Whether a signal's default action comes by returning from its handler:
