@@ -1366,6 +1366,11 @@ PI_PLUGIN_EXPORT void pitrace_note_hook(const pirt_note *n)
 static struct sigaction chain[PI_NFATAL][CHAIN_MAX];
 static _Atomic int nchain[PI_NFATAL];
 static _Atomic int crashing;
+/* The signal whose handler in the chain put back ours (the handler it had
+ * replaced) and returned: it has left the chain, and the signal, delivered
+ * again (a fault coming back), goes to the handler below it, as it would
+ * unrecorded, not to the default action. */
+static _Atomic int handed_down;
 static _Atomic bool handlers_installed;
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx);
@@ -1525,7 +1530,8 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
     atomic_store(&crashing, 0);
   if (ends && first)
     writer_finish("signal", sig, 3000);
-  if (!app_handler || (ends && !first && !given_back)) {
+  bool down = atomic_exchange(&handed_down, 0) == sig;
+  if (!app_handler || (ends && !first && !given_back && !down)) {
     /* No handler left to take it, or again after one took it (a fault
      * that its handler returned into, a signal raised anew): the default
      * action. A fault re-executes under it when this handler returns;
@@ -1538,8 +1544,34 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
   }
   passing_level = level;
   passing_on = sig;
+  /* A handler installed with SA_RESETHAND runs as the kernel would run
+   * it: the signal's disposition the default meanwhile. What it put in
+   * place when it returns tells whether it is done (LLVM's puts back the
+   * one it replaced: ours). */
+  bool reset = prev->sa_flags & SA_RESETHAND;
+  if (reset) {
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL);
+  }
   pi_sigaction_chain(prev, sig, info, ctx);
   passing_on = 0;
+  if (reset) {
+    struct sigaction cur, was;
+    sigaction(sig, NULL, &cur);
+    bool put_back = (cur.sa_flags & SA_SIGINFO) &&
+                    (cur.sa_sigaction == front || cur.sa_sigaction == on_fatal);
+    if (!put_back && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)
+      pi_fatal_install(k, front, &was); /* ours in front again; its level stays the default */
+    /* It put ours back: its level leaves the chain (a signal it raised
+     * again is taken below, as given back, and drops it there). */
+    sigset_t pending;
+    if (put_back && sigpending(&pending) == 0 && !sigismember(&pending, sig)) {
+      drop_from_chain(k, level);
+      atomic_store(&handed_down, sig);
+    }
+  }
   /* The signal again, waiting while this handler blocks it: given back by
    * the handler it went to, which raised it without unblocking it (it put
    * back the handler it had replaced, ours: delivered after this returns,

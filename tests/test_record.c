@@ -2233,6 +2233,40 @@ Test(record, a_sent_fault_signal_that_a_handler_returns_from_leaves_the_session_
                              "value = 'PI_DEVICE_INFO_MAX_COMPUTE_UNITS'"), 2);
 }
 
+/* record_prog crashhandled (recorded into db, or not when NULL): its
+ * exit status; its output into *out. */
+static int crash_handled(const char *db, char **out)
+{
+  char *log = tu_temp_path(".out");
+  const char *prog[] = {BIN "/record_prog", "crashhandled", "1", NULL};
+  int st = wait_or_kill(
+      spawn_prepared(prog, db ? db : "", NULL, log, db ? NULL : not_recorded, NULL), 10000);
+  *out = tu_read_file(log);
+  return st;
+}
+
+/* A program with a fault handler of its own (Python's faulthandler,
+ * which pytest turns on) that segfaults: its handler runs, as it does
+ * unrecorded. PoCL's LLVM installs its handler over the program's; it
+ * puts back the one it replaced (the recorder's, once recording) and
+ * returns, for the fault to come again there. The recorder had reset
+ * LLVM's place in its chain to the default action (SA_RESETHAND), which
+ * hid the program's handler below it: the fault came again and ended the
+ * process with no traceback. */
+Test(record, a_programs_fault_handler_under_llvms_still_runs)
+{
+  char *out;
+  int st = crash_handled(NULL, &out);
+  cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "status %d: %s", st, out);
+  if (!strstr(out, "fault handler ran"))
+    cr_skip_test("unrecorded, the program's handler does not run here: %s", out);
+  char *db = tu_temp_path(".db");
+  st = crash_handled(db, &out);
+  cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "status %d: %s", st, out);
+  cr_assert(strstr(out, "fault handler ran"), "%s", out);
+  cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 11\n");
+}
+
 /* A program ended by SIGTERM: the session says so, and the database is
  * one file again (the recorder's journal, TRUNCATE while recording, was
  * left beside it empty: the normal end turned it back to DELETE after

@@ -543,6 +543,21 @@ static void *spawn_one_by_one(void *arg)
 /* Signals its own handler took (mode `handled`). */
 static volatile sig_atomic_t handled;
 
+/* Mode `crashhandled`: a fault handler of Python faulthandler's kind,
+ * installed before the first call (PoCL's LLVM installs its own over it
+ * then): it says so, puts back the handler it replaced and raises the
+ * signal again. */
+static struct sigaction fault_replaced;
+
+static void report_fault(int sig)
+{
+  static const char said[] = "record_prog: fault handler ran\n";
+  if (write(1, said, sizeof said - 1) < 0)
+    _exit(5);
+  sigaction(sig, &fault_replaced, NULL);
+  raise(sig);
+}
+
 /* Mode `handledslow`: the handler takes 300 ms (a signal sent meanwhile
  * waits, blocked). */
 static bool slow_handler;
@@ -800,7 +815,7 @@ static int run_mode(int argc, char **argv)
 {
   if (argc < 2) {
     fprintf(stderr, "usage: record_prog crash|abort|kill|exit|quickexit N | gap MS | threads T M | handoff P M | reuse | "
-                    "count FILE | readback [N] | bigwrites T M | bigwrites T 0 STOP | freshmap | latenote | handled[slow] SIG | reraise SIG | handover | exec PROG [ARG...] | forkcall [exit] | forkmany N | forkpar N | forknest | forkterm | churn N [P] | sigmasks | alarm | chdir DIR\n");
+                    "count FILE | readback [N] | bigwrites T M | bigwrites T 0 STOP | freshmap | latenote | handled[slow] SIG | reraise SIG | crashhandled N | handover | exec PROG [ARG...] | forkcall [exit] | forkmany N | forkpar N | forknest | forkterm | churn N [P] | sigmasks | alarm | chdir DIR\n");
     return 2;
   }
   slow_handler = strcmp(argv[1], "handledslow") == 0;
@@ -810,6 +825,14 @@ static int run_mode(int argc, char **argv)
     sa.sa_handler = count_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(atoi(argv[2]), &sa, NULL);
+  }
+  if (strcmp(argv[1], "crashhandled") == 0) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = report_fault;
+    sa.sa_flags = SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &fault_replaced);
   }
   if (pirt_device_select(NULL, &dev) != PI_SUCCESS) {
     printf("record_prog: %s\n", pirt_error_message());
@@ -1036,7 +1059,7 @@ static int run_mode(int argc, char **argv)
     return argc > 2 ? count_until_killed(argv[2]) : 2;
   if (queries(n))
     return 2;
-  if (strcmp(mode, "crash") == 0) {
+  if (strcmp(mode, "crash") == 0 || strcmp(mode, "crashhandled") == 0) {
     volatile int *null = NULL;
     *null = 1;
   } else if (strcmp(mode, "abort") == 0) {
