@@ -517,6 +517,20 @@ Test(record, api_filter_and_backtraces)
   cr_assert_eq(tu_db_int(off, "SELECT count(*) FROM calls WHERE stack IS NOT NULL"), 0);
 }
 
+/* A session of one call (a filter that keeps one API) is "1 call" in
+ * stats, not "1 calls". */
+Test(record, a_session_of_one_call_says_so)
+{
+  const char *argv[] = {BIN "/vadd", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "SYCL_PI_RECORD_FILTER=piContextCreate",
+                       POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  const char *stats[] = {BIN "/pitrace", "stats", db, NULL};
+  cr_assert_eq(tu_run(stats, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, ": 1 call, "), "%s", out);
+}
+
 /* A recorded runtime dlopened and dlclosed with backtraces on: the
  * session ends inside dlclose, which holds the dynamic loader's lock
  * while its destructors run. The writer named stacks with dladdr, which

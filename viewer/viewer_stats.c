@@ -465,8 +465,9 @@ static int stats(vw_session *s)
     return 2;
   vw_colors k = vw_colors_for(stdout);
   char d1[32], d2[32];
-  printf("session %lld of %s: %lld calls, %s recorded, %s in PI calls; %lld failed, %lld "
+  printf("session %lld of %s: %lld call%s, %s recorded, %s in PI calls; %lld failed, %lld "
          "never returned\n\n", (long long)s->id, s->path, (long long)st.calls,
+         st.calls == 1 ? "" : "s",
          vw_dur(d1, s->info.duration_ns), vw_dur(d2, st.total_ns), (long long)st.errors,
          (long long)st.unreturned);
   print_body(&st, &k, s->ndevtimes > 0, vw_devtime_clock_text(s));
@@ -489,11 +490,12 @@ static int stats_set(vw_set *set)
     char d1[32], d2[32], d3[32];
     printf("%s%s== process %zu of %zu: pid %lld: %s%s\n", i ? "\n" : "", k.bold, i + 1, set->n,
            (long long)s->info.pid, s->info.command, k.off);
-    printf("session %lld of %s%s%s%s: starts at +%s, %s recorded; %lld calls, %s in PI calls; "
+    printf("session %lld of %s%s%s%s: starts at +%s, %s recorded; %lld call%s, %s in PI calls; "
            "%lld failed, %lld never returned\n\n", (long long)s->id, s->path,
            s->info.label[0] ? " (label " : "", s->info.label, s->info.label[0] ? ")" : "",
            vw_dur(d1, set->offset_ns[i]), vw_dur(d2, s->info.duration_ns), (long long)st.calls,
-           vw_dur(d3, st.total_ns), (long long)st.errors, (long long)st.unreturned);
+           st.calls == 1 ? "" : "s", vw_dur(d3, st.total_ns), (long long)st.errors,
+           (long long)st.unreturned);
     print_body(&st, &k, s->ndevtimes > 0, vw_devtime_clock_text(s));
     vw_stats_free(&st);
     devtimes |= s->ndevtimes > 0;
@@ -505,9 +507,11 @@ static int stats_set(vw_set *set)
     return 2;
   char d1[32], d2[32];
   printf("\n%s== all %zu process%s%s\n", k.bold, set->n, set->n == 1 ? "" : "es", k.off);
-  printf("%zu session%s over %s: %lld calls, %s in PI calls; %lld failed, %lld never returned\n\n",
+  printf("%zu session%s over %s: %lld call%s, %s in PI calls; %lld failed, %lld never "
+         "returned\n\n",
          set->n, set->n == 1 ? "" : "s", vw_dur(d1, end), (long long)st.calls,
-         vw_dur(d2, st.total_ns), (long long)st.errors, (long long)st.unreturned);
+         st.calls == 1 ? "" : "s", vw_dur(d2, st.total_ns), (long long)st.errors,
+         (long long)st.unreturned);
   print_body(&st, &k, devtimes, NULL);
   vw_stats_free(&st);
   return 0; /* what could not be written is main's to say (cli/pitrace.c) */
