@@ -144,8 +144,17 @@ static bool choose_device(rp_engine *e, const rp_opts *o, char *dev, size_t devn
   e->live_platform = (uint64_t)(uintptr_t)plat;
   e->live_device = (uint64_t)(uintptr_t)pd;
   snprintf(dev, devn, "\"%s\" (%s)", info.name, info.backend);
-  if (strcmp(info.backend, rec_backend) != 0 || strcmp(info.name, s->device_name) != 0)
-    rp_note(e, 0, "recorded on \"%s\" (%s), replayed on %s", s->device_name, rec_backend, dev);
+  /* A session that ended inside its first calls may name no device: only
+   * a backend can differ then. */
+  if (strcmp(info.backend, rec_backend) != 0 ||
+      (s->device_name[0] && strcmp(info.name, s->device_name) != 0)) {
+    if (s->device_name[0])
+      rp_note(e, 0, "recorded on \"%s\" (%s), replayed on %s", s->device_name, rec_backend,
+              dev);
+    else
+      rp_note(e, 0, "recorded on a device of %s the session does not name, replayed on %s",
+              rec_backend, dev);
+  }
   /* (the runtime's answer: a query of replay's own would be in a recorded
    * replay's session) */
   if (s->platform_name[0] && info.platform_name && strcmp(info.platform_name, s->platform_name))

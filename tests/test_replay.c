@@ -1239,6 +1239,17 @@ Test(replay, a_map_a_callback_says_complete_keeps_what_it_read)
   cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
 }
 
+/* A session that names no device (its device queries filtered out, or a
+ * process that died in its first calls): the replay noted `recorded on
+ * "" (opencl)`, a difference it does not know of. */
+Test(replay, a_session_that_names_no_device_replays_without_a_device_note)
+{
+  char *db = record("vadd", NULL, "SYCL_PI_RECORD_FILTER=-piDeviceGetInfo"), *out;
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "matched: "), "%s", out);
+  cr_assert_null(strstr(out, "recorded on"), "%s", out);
+}
+
 Test(replay, the_replay_plugin_follows_threads_that_begin_alike)
 {
   /* The writer and launcher threads both begin with a queue creation. Re-run
