@@ -676,6 +676,11 @@ void writer_fork_child(int prepared)
     pt_payload_fork_forget(); /* only its file and window let go */
     pt_payload_fork_unlock();
   }
+  /* The room kept on the disk is the parent's, unrecorded child or not:
+   * held open here, what the parent gives back on a full disk stays
+   * taken while the child lives. */
+  if (prepared == WRITER_FORK_BUSY)
+    wr__reserve_forget();
   if (prepared != WRITER_FORK_PAUSED)
     return; /* nothing else of the parent's may be touched: the child is not recorded */
   pt_payload_fork_child();

@@ -1970,6 +1970,38 @@ Test(record, a_child_forked_while_the_recorder_waits_for_the_file_says_it_is_not
   cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM sessions"), 2);
 }
 
+/* The room the writer keeps on the disk (a file without a name) is its
+ * process's: a child forked while the writer waited for the file kept it
+ * open (a child that records forgot it), so the room its parent gave
+ * back on a full disk stayed taken while the child lived. */
+Test(record, a_child_forked_while_the_recorder_waits_keeps_none_of_its_room)
+{
+  char *db = tu_temp_path(".db"), *go = tu_temp_path(".go");
+  const char *first[] = {BIN "/record_prog", "threads", "1", "10", NULL};
+  run_recorded(first, db, 0);
+  char *log = tu_temp_path(".out");
+  const char *prog[] = {BIN "/record_prog", "forkcall", NULL};
+  setenv("RECORD_PROG_FORK_HELD", go, 1);
+  pid_t pid = spawn_recording(prog, db, NULL, log);
+  unsetenv("RECORD_PROG_FORK_HELD");
+  wait_for_output(log, "waiting for");
+  usleep(300000); /* its session begun: the room taken */
+  sqlite3 *w = hold_file(db);
+  int fd = open(go, O_WRONLY | O_CREAT, 0600);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  wait_for_output(log, "the child ");
+  cr_assert_eq(sqlite3_exec(w, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(w);
+  int st = wait_or_kill(pid, 20000);
+  char *out = tu_read_file(log);
+  unlink(go);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
+  cr_assert_eq(tu_count(out, "is not recorded: at the fork its parent's recorder could not "
+                             "stand still within a second"), 1, "%s", out);
+  cr_assert(strstr(out, "the child holds 0 files without a name"), "%s", out);
+}
+
 /* A process that goes on as another program (exec: no teardown, its ring
  * file closed) is said to have done so, its calls salvaged: by the
  * program it became when that records too (its writer salvages at its

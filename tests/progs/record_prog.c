@@ -88,7 +88,11 @@
  *                           queries ("the child PID made 2 calls") and ends
  *                           with _exit (exit: through exit), then a query more;
  *                           with RECORD_PROG_FORK_CHDIR=DIR, the parent goes
- *                           into DIR before the fork
+ *                           into DIR before the fork; with
+ *                           RECORD_PROG_FORK_HELD=FILE, it says "waiting for
+ *                           FILE", waits for FILE, makes a query more and
+ *                           forks 200 ms later, and the child first says how
+ *                           many files without a name it holds open
  *   record_prog forkmany N  a thread makes queries without a pause while
  *                           the main thread forks N children, one at a time,
  *                           each making 3 queries and ending through exit;
@@ -607,12 +611,45 @@ static int survive_two(void)
   return 0;
 }
 
+/* The files this process holds open that have no name (deleted) in the
+ * directory of the session (SYCL_PI_RECORD). */
+static int unnamed_files(void)
+{
+  const char *db = getenv("SYCL_PI_RECORD"), *slash = db ? strrchr(db, '/') : NULL;
+  DIR *d = opendir("/proc/self/fd");
+  if (!d || !slash)
+    return -1;
+  size_t dir = (size_t)(slash - db) + 1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char link[300], to[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+    ssize_t len = readlink(link, to, sizeof to - 1);
+    if (len > 10 && memcmp(to + len - 10, " (deleted)", 10) == 0 && (size_t)len > dir &&
+        strncmp(to, db, dir) == 0)
+      n++;
+  }
+  closedir(d);
+  return n;
+}
+
 /* Mode `forkcall`: a child forked from a recording process makes calls
  * of its own (recorded in a session of its own). */
 static int fork_and_call(bool through_exit)
 {
   if (queries(1))
     return 2;
+  const char *held = getenv("RECORD_PROG_FORK_HELD"); /* the file held meanwhile */
+  if (held) {
+    printf("record_prog: waiting for %s\n", held);
+    fflush(stdout);
+    while (access(held, F_OK) != 0)
+      usleep(10000);
+    if (queries_quiet(1)) /* the writer waits for the file to store it */
+      return 2;
+    usleep(200000);
+  }
   const char *dir = getenv("RECORD_PROG_FORK_CHDIR"); /* the parent moves first */
   if (dir && chdir(dir) != 0) {
     perror(dir);
@@ -622,6 +659,8 @@ static int fork_and_call(bool through_exit)
   if (child < 0)
     return 2;
   if (child == 0) {
+    if (held)
+      printf("record_prog: the child holds %d files without a name\n", unnamed_files());
     int bad = queries_quiet(2);
     printf("record_prog: the child %d made 2 calls\n", (int)getpid());
     fflush(stdout);
