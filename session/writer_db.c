@@ -262,6 +262,8 @@ void wr__reserve_forget(void)
 static void give_back(void)
 {
   wr__reserve_forget();
+  if (wr.failed)
+    return; /* recording stopped, and said so: no call is kept from here */
   if (atomic_exchange_explicit(&shim_data_dropped, true, memory_order_relaxed))
     return; /* room_for said so already */
   unsigned long long seq = (unsigned long long)wr.seq_counter + 1;
