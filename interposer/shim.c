@@ -667,6 +667,9 @@ typedef struct pending_read {
   uint64_t queue, event;
   const void *ptr;
   uint64_t size;
+  /* The instance whose plugin the shim asked to retain `event` (when the
+   * application released it before it was complete), else NULL. */
+  const shim_instance *held;
 } pending_read;
 
 static pending_read pending[1024];
@@ -701,11 +704,24 @@ static void emit_readback(const pending_read *p)
   shim_commit(r);
 }
 
+/* The shim's hold on a pending read's event, let go once the read has
+ * left the table (outside the side lock: a plugin's release may take
+ * locks of its own). */
+static void let_go(const pending_read *p)
+{
+  if (p->held)
+    p->held->target.piEventRelease((pi_event)(uintptr_t)p->event);
+}
+
 /* Captures pending reads matching (queue, event); 0 matches any. */
 static void flush_reads(uint64_t queue, const uint64_t *events, uint64_t nevents, bool all)
 {
   if (!atomic_load_explicit(&npending_hint, memory_order_relaxed))
     return;
+  static pending_read gone[sizeof pending / sizeof *pending];
+  static pthread_mutex_t gone_lock = PTHREAD_MUTEX_INITIALIZER;
+  unsigned ngone = 0;
+  pthread_mutex_lock(&gone_lock);
   pthread_mutex_lock(&side_lock);
   unsigned w = 0;
   for (unsigned i = 0; i < npending; i++) {
@@ -713,14 +729,61 @@ static void flush_reads(uint64_t queue, const uint64_t *events, uint64_t nevents
     bool hit = all || (queue && p->queue == queue);
     for (uint64_t e = 0; !hit && e < nevents; e++)
       hit = p->event && p->event == events[e];
-    if (hit)
-      emit_readback(p);
-    else
+    if (!hit)
       pending[w++] = *p;
+    else if (emit_readback(p), p->held)
+      gone[ngone++] = *p;
   }
   npending = w;
   atomic_store(&npending_hint, npending);
   pthread_mutex_unlock(&side_lock);
+  for (unsigned i = 0; i < ngone; i++)
+    let_go(&gone[i]);
+  pthread_mutex_unlock(&gone_lock);
+}
+
+/* Whether the plugin says `event` is complete. */
+static bool event_complete(const shim_instance *inst, uint64_t event)
+{
+  pi_int32 status = -1;
+  return event && inst->target.piEventGetInfo &&
+         inst->target.piEventGetInfo((pi_event)(uintptr_t)event,
+                                     PI_EVENT_INFO_COMMAND_EXECUTION_STATUS, sizeof status,
+                                     &status, NULL) == PI_SUCCESS &&
+         status == PI_EVENT_COMPLETE;
+}
+
+/* Takes out the first pending read on `ptr` (when ptr), else the first
+ * that waits on `event` and is not held yet; false when there is none. */
+static bool take_pending(uint64_t ptr, uint64_t event, pending_read *out)
+{
+  bool found = false;
+  pthread_mutex_lock(&side_lock);
+  for (unsigned i = 0; i < npending && !found; i++)
+    if (ptr ? (uint64_t)(uintptr_t)pending[i].ptr == ptr
+            : pending[i].event == event && !pending[i].held) {
+      *out = pending[i];
+      memmove(&pending[i], &pending[i + 1], (npending - i - 1) * sizeof *pending);
+      npending--;
+      atomic_store(&npending_hint, npending);
+      found = true;
+    }
+  pthread_mutex_unlock(&side_lock);
+  return found;
+}
+
+static void put_pending(const pending_read *p)
+{
+  pending_read over = {0};
+  pthread_mutex_lock(&side_lock);
+  if (npending == sizeof pending / sizeof *pending) {
+    over = pending[--npending];
+    emit_readback(&over); /* best effort when overfull */
+  }
+  pending[npending++] = *p;
+  atomic_store(&npending_hint, npending);
+  pthread_mutex_unlock(&side_lock);
+  let_go(&over);
 }
 
 /* Before an unmap: a map's read still pending is taken now if its event
@@ -731,41 +794,45 @@ static void flush_reads(uint64_t queue, const uint64_t *events, uint64_t nevents
  * shim and take the side lock. */
 static void settle_map_read(const shim_instance *inst, uint64_t mapped)
 {
-  while (atomic_load_explicit(&npending_hint, memory_order_relaxed)) {
-    pending_read p;
-    bool found = false;
-    pthread_mutex_lock(&side_lock);
-    for (unsigned i = 0; i < npending; i++)
-      if ((uint64_t)(uintptr_t)pending[i].ptr == mapped) {
-        p = pending[i];
-        memmove(&pending[i], &pending[i + 1], (npending - i - 1) * sizeof *pending);
-        npending--;
-        atomic_store(&npending_hint, npending);
-        found = true;
-        break;
-      }
-    pthread_mutex_unlock(&side_lock);
-    if (!found)
-      return;
-    pi_int32 status = -1;
-    if (p.event && inst->target.piEventGetInfo &&
-        inst->target.piEventGetInfo((pi_event)(uintptr_t)p.event,
-                                    PI_EVENT_INFO_COMMAND_EXECUTION_STATUS, sizeof status,
-                                    &status, NULL) == PI_SUCCESS &&
-        status == PI_EVENT_COMPLETE)
+  pending_read p;
+  while (mapped && atomic_load_explicit(&npending_hint, memory_order_relaxed) &&
+         take_pending(mapped, 0, &p)) {
+    if (event_complete(p.held ? p.held : inst, p.event))
       emit_readback(&p);
+    let_go(&p);
+  }
+}
+
+/* Before the application releases `event` (while it surely lives): the
+ * reads that wait on it are taken now if it is complete. Else the shim
+ * holds the event (the plugin's own retain) until they are taken: after
+ * the application's last release the event would be freed (and an unmap
+ * would ask a freed event its status) or its handle reused by another
+ * command's event (whose wait would take these reads early). */
+static void settle_released_event(const shim_instance *inst, uint64_t event)
+{
+  if (!event || !atomic_load_explicit(&npending_hint, memory_order_relaxed))
+    return;
+  bool complete = event_complete(inst, event);
+  pending_read p;
+  while (take_pending(0, event, &p)) {
+    if (complete) {
+      emit_readback(&p);
+      continue;
+    }
+    if (inst->target.piEventRetain &&
+        inst->target.piEventRetain((pi_event)(uintptr_t)event) == PI_SUCCESS)
+      p.held = inst;
+    else
+      p.event = 0; /* left to its queue's end */
+    put_pending(&p);
   }
 }
 
 static void defer_read(uint64_t ticket, unsigned position, uint64_t queue, uint64_t event,
                        const void *ptr, uint64_t size)
 {
-  pthread_mutex_lock(&side_lock);
-  if (npending == sizeof pending / sizeof *pending)
-    emit_readback(&pending[--npending]); /* best effort when overfull */
-  pending[npending++] = (pending_read){ticket, (uint8_t)position, queue, event, ptr, size};
-  atomic_store(&npending_hint, npending);
-  pthread_mutex_unlock(&side_lock);
+  put_pending(&(pending_read){ticket, (uint8_t)position, queue, event, ptr, size, NULL});
 }
 
 /* What a successful call produced, and the side tables it changes. */
@@ -956,9 +1023,6 @@ static void after_call(const pi_api_desc *api, const uint64_t *argv, pi_result r
     break;
   case PI_API_piEventRelease:
     shim_prof_sweep(false, NULL);
-    break;
-  case PI_API_piTearDown:
-    flush_reads(0, NULL, 0, true);
     break;
   default:
     if (blocking_param[id] >= 0 && argv[blocking_param[id]]) {
@@ -1204,10 +1268,14 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   if (PIRT_UNLIKELY(shim_profiling) && id == PI_API_piTearDown)
     shim_prof_sweep(true, NULL);
   check_session();
+  if (id == PI_API_piTearDown) /* every read still pending, while the events live */
+    flush_reads(0, NULL, 0, true);
   if (PIRT_UNLIKELY(shim_devtime_sink))
     c->number = atomic_fetch_add_explicit(&trace_calls, 1, memory_order_relaxed) + 1;
   if (id == PI_API_piEnqueueMemUnmap)
     settle_map_read(inst, argv[2]);
+  else if (id == PI_API_piEventRelease)
+    settle_released_event(inst, argv[0]);
   if (!shim_cfg.api_on[id]) {
     /* Left out of the session, but what follows a call still runs for it
      * (after_recorded): the reads a wait completes, device times, the

@@ -27,7 +27,7 @@ target_include_directories(test_replay PRIVATE ${PROJECT_SOURCE_DIR}/replay)
 add_dependencies(test_replay pitrace pi_replay pi_shim replay_threads pi_replay_userevent
   vadd pipeline shared_lib spec_const pi_null bench_replay image_app callback_app rect_app
   fork_app
-  pitrace_opencl record_prog)
+  pitrace_opencl record_prog pi_level_zero ze_pitrace_test_double)
 # An OpenCL application's recorded replay (through the front end): clinfo
 # is Debian's, not built with ASan, and a sanitized front end cannot load
 # into it, so in the gcc build only (as the app_* tests).

@@ -1239,6 +1239,37 @@ Test(replay, a_map_a_callback_says_complete_keeps_what_it_read)
   cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
 }
 
+/* A map's event released at once, the map's end known from a later
+ * command's (an in-order queue). On the Level Zero plugin (over the test
+ * double) the next command's submission lets go of the event, which is
+ * freed: the recorder asked it its status at the unmap, and the program
+ * crashed. Now the event is asked as the application releases it (and
+ * held by the recorder while it is not complete, as on PoCL), and the
+ * map's bytes are kept on both. */
+Test(replay, a_map_whose_event_is_released_at_once_keeps_what_it_read)
+{
+  char *db = record_opencl_app("callback_app", "all", "mapreleased"), *out;
+  const char *map_rows = "SELECT count(*) FROM data_rows WHERE seq = (SELECT seq FROM pi_calls "
+                         "WHERE api = 'piEnqueueMemBufferMap')";
+  cr_assert_eq(sql_int(db, map_rows), 1);
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
+
+  char *dir = tu_temp_path("");
+  char *conf = tu_write_temp(".conf", LIB "/libpi_level_zero.so level_zero\n");
+  const char *rec[] = {"record", "-o", dir, "--", BIN "/callback_app", "mapreleased", NULL};
+  const char *env[] = {"ZE_ENABLE_ALT_DRIVERS=" LIB "/libze_pitrace_test_double.so",
+                       kv("SYCL_PI_CONFIG", conf), "SYCL_PI_RECORD_DATA=all",
+                       "OCL_ICD_VENDORS=" BIN "/../etc/OpenCL/vendors/pitrace.icd", NULL};
+  cr_assert_eq(pitrace(rec, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "callback_app: result verified"), "%s", out);
+  const char *ls[] = {"/bin/sh", "-c", "ls \"$0\"/*.db", dir, NULL};
+  cr_assert_eq(tu_run(ls, NULL, &db), 0, "no session recorded: %s", out);
+  db[strcspn(db, "\n")] = 0;
+  cr_assert_eq(sql_int(db, map_rows), 1);
+  unlink(conf);
+}
+
 /* A session that names no device (its device queries filtered out, or a
  * process that died in its first calls): the replay noted `recorded on
  * "" (opencl)`, a difference it does not know of. */

@@ -8,14 +8,17 @@
  * buffer kept from the start. For the replay plugin's callbacks
  * (tests/test_replay.c) and the ThreadSanitizer check.
  *
- *   callback_app [map|mapcallback]
+ *   callback_app [map|mapcallback|mapreleased]
  *
  * map: only this: a buffer written, mapped for reading without blocking,
  * the map's event waited for and what it maps checked, then unmapped (the
  * recorder kept nothing of a map that did not block: a replay compared
  * nothing, and the replay plugin handed back other bytes). mapcallback:
  * the same, the map's end told by a callback on its event (no wait, no
- * status asked: the recorder keeps the bytes at the unmap).
+ * status asked: the recorder keeps the bytes at the unmap). mapreleased:
+ * the map's event released at once, its end known from a later command's
+ * (an in-order queue): at the unmap the recorder asked the released, by
+ * then freed, event its status (a use after free in the Level Zero plugin).
  * Prints "callback_app: N callbacks ran" and "result verified"; exit 0
  * verified, 1 a wrong result or callbacks that did not run within 10 s,
  * 2 OpenCL failed.
@@ -52,7 +55,7 @@ static void CL_CALLBACK mapped(cl_event ev, cl_int status, void *user)
 }
 
 /* callback_app map and mapcallback (above). */
-static int map_later(cl_context ctx, cl_command_queue q, bool by_callback)
+static int map_later(cl_context ctx, cl_command_queue q, int mode)
 {
   enum { M = 4096 }; /* 16 KiB: a blob of the session's, not a chunk's inline bytes */
   static int data[M];
@@ -71,7 +74,15 @@ static int map_later(cl_context ctx, cl_command_queue q, bool by_callback)
   cl_event ev;
   int *p = clEnqueueMapBuffer(q, b, CL_FALSE, CL_MAP_READ, 0, sizeof data, 0, NULL, &ev, &err);
   TRY("clEnqueueMapBuffer", err);
-  if (by_callback) {
+  if (mode == 3) {
+    TRY("clReleaseEvent", clReleaseEvent(ev));
+    cl_mem other = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, NULL, &err);
+    TRY("clCreateBuffer(other)", err);
+    TRY("clEnqueueFillBuffer(other)",
+        clEnqueueFillBuffer(q, other, &fill, sizeof fill, 0, 64, 0, NULL, &ev));
+    TRY("clWaitForEvents(fill)", clWaitForEvents(1, &ev));
+    clReleaseMemObject(other);
+  } else if (mode == 2) {
     TRY("clSetEventCallback", clSetEventCallback(ev, CL_COMPLETE, mapped, NULL));
     TRY("clFlush", clFlush(q));
     struct timespec nap = {0, 1000000};
@@ -105,14 +116,19 @@ int main(int argc, char **argv)
   cl_context ctx;
   cl_command_queue q;
   cl_int err;
-  if (argc > 2 || (argc == 2 && strcmp(argv[1], "map") != 0 && strcmp(argv[1], "mapcallback") != 0)) {
-    fprintf(stderr, "usage: callback_app [map|mapcallback]\n");
+  static const char *const modes[] = {"map", "mapcallback", "mapreleased"};
+  int mode = argc == 2 ? -1 : 0;
+  for (int i = 0; argc == 2 && i < 3; i++)
+    if (strcmp(argv[1], modes[i]) == 0)
+      mode = i + 1;
+  if (argc > 2 || mode < 0) {
+    fprintf(stderr, "usage: callback_app [map|mapcallback|mapreleased]\n");
     return 2;
   }
   if (cl_app_open(&device, &ctx, &q))
     return 2;
-  if (argc == 2)
-    return map_later(ctx, q, strcmp(argv[1], "mapcallback") == 0);
+  if (mode)
+    return map_later(ctx, q, mode);
   static int data[ROUNDS][N], kept[N], back[N];
   for (int i = 0; i < N; i++)
     kept[i] = i * 5 + 2;
