@@ -829,10 +829,41 @@ static void settle_released_event(const shim_instance *inst, uint64_t event)
   }
 }
 
-static void defer_read(uint64_t ticket, unsigned position, uint64_t queue, uint64_t event,
-                       const void *ptr, uint64_t size)
+/* The plugin's callback as a deferred read's event completes: its bytes
+ * are taken then, before the application, told by its own wait or
+ * callback, changes them (a map for reading and writing, filled in after
+ * its callback, was kept as the application left it at the unmap). A
+ * wait that the application made first took them already. */
+static void read_complete(pi_event event, pi_int32 status, void *user)
+{
+  (void)status; /* a command that failed: its bytes are kept as a wait would */
+  (void)user;
+  uint64_t e = (uint64_t)(uintptr_t)event;
+  flush_reads(0, &e, 1, false);
+}
+
+/* Keeps the shim loaded to the process's end once a plugin holds a
+ * callback into it (a command that never completes before the runtime
+ * unloads its plugins would call into unmapped code). */
+static void pin_shim(void)
+{
+  static atomic_bool pinned;
+  Dl_info self;
+  if (!atomic_load_explicit(&pinned, memory_order_relaxed) &&
+      dladdr((void *)pin_shim, &self) && self.dli_fname &&
+      dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+    atomic_store(&pinned, true);
+}
+
+static void defer_read(const shim_instance *inst, uint64_t ticket, unsigned position,
+                       uint64_t queue, uint64_t event, const void *ptr, uint64_t size)
 {
   put_pending(&(pending_read){ticket, (uint8_t)position, queue, event, ptr, size, NULL});
+  if (event && shim_cfg.data_mode == DATA_ALL && inst->target.piEventSetCallback) {
+    pin_shim();
+    (void)inst->target.piEventSetCallback((pi_event)(uintptr_t)event, PI_EVENT_COMPLETE,
+                                          read_complete, NULL);
+  }
 }
 
 /* What a successful call produced, and the side tables it changes. */
@@ -893,7 +924,7 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
       if (blocks)
         add(c, i, ITEM_OUT, 0, ptr, size);
       else
-        defer_read(call->ticket, i, qi >= 0 ? argv[qi] : 0,
+        defer_read(call->inst, call->ticket, i, qi >= 0 ? argv[qi] : 0,
                    ei >= 0 && argv[ei] ? (uint64_t)*(void **)(uintptr_t)argv[ei] : 0, ptr, size);
       break;
     }
@@ -906,8 +937,9 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
     if (blocks)
       add(c, 2, ITEM_OUT, 0, (void *)(uintptr_t)argv[2], argv[4]);
     else
-      defer_read(call->ticket, 2, argv[0], argv[7] ? (uint64_t)*(void **)(uintptr_t)argv[7] : 0,
-                 (void *)(uintptr_t)argv[2], argv[4]);
+      defer_read(call->inst, call->ticket, 2, argv[0],
+                 argv[7] ? (uint64_t)*(void **)(uintptr_t)argv[7] : 0, (void *)(uintptr_t)argv[2],
+                 argv[4]);
   }
   /* Side tables. */
   switch (id) {
@@ -981,8 +1013,8 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
     if (blocks && (argv[3] & PI_MAP_READ))
       add(c, 9, ITEM_OUT, 0, mapped, argv[5]);
     else if (argv[3] & PI_MAP_READ) /* what it reads, once the map is complete */
-      defer_read(call->ticket, 9, argv[0], argv[8] ? (uint64_t)*(void **)(uintptr_t)argv[8] : 0,
-                 mapped, argv[5]);
+      defer_read(call->inst, call->ticket, 9, argv[0],
+                 argv[8] ? (uint64_t)*(void **)(uintptr_t)argv[8] : 0, mapped, argv[5]);
     break;
   }
   default:
@@ -1258,6 +1290,7 @@ static void name_stack(const uintptr_t *frames, unsigned n)
 bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv)
 {
   c->devtime = false;
+  c->inst = inst;
   c->written = NULL;
   c->trace_only = c->filtered = false;
   if (!atomic_load_explicit(&shim_recording, memory_order_relaxed) &&

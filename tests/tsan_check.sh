@@ -124,7 +124,8 @@ callbacks)
   SYCL_PI_REPLAY=$1 OCL_ICD_VENDORS="$bin/../etc/OpenCL/vendors/pitrace.icd" \
     run "callback_app under the replay plugin" "$bin/callback_app"
   grep -q "8 callbacks ran" "$work/out" || { cat "$work/out" >&2; fail "the callbacks did not run"; }
-  # A map whose end a callback tells: its bytes kept at the unmap.
+  # A map whose end a callback tells: its bytes kept by the recorder's own
+  # callback on the map's event, on the implementation's thread.
   run "pitrace record callback_app mapcallback" "$bin/pitrace" record -o "$work/m" -- \
     "$bin/callback_app" mapcallback
   set -- "$work"/m/*.db

@@ -8,17 +8,21 @@
  * buffer kept from the start. For the replay plugin's callbacks
  * (tests/test_replay.c) and the ThreadSanitizer check.
  *
- *   callback_app [map|mapcallback|mapreleased]
+ *   callback_app [map|mapcallback|mapreleased|maprw]
  *
  * map: only this: a buffer written, mapped for reading without blocking,
  * the map's event waited for and what it maps checked, then unmapped (the
  * recorder kept nothing of a map that did not block: a replay compared
  * nothing, and the replay plugin handed back other bytes). mapcallback:
  * the same, the map's end told by a callback on its event (no wait, no
- * status asked: the recorder keeps the bytes at the unmap). mapreleased:
+ * status asked: the recorder keeps the bytes as the event completes, by a
+ * callback of its own, or at the unmap). mapreleased:
  * the map's event released at once, its end known from a later command's
  * (an in-order queue): at the unmap the recorder asked the released, by
  * then freed, event its status (a use after free in the Level Zero plugin).
+ * maprw: as mapcallback, the map for reading and writing: the program
+ * then writes the mapped bytes and checks, after the unmap, that the
+ * buffer holds them (the recorder kept the bytes as written, not as read).
  * Prints "callback_app: N callbacks ran" and "result verified"; exit 0
  * verified, 1 a wrong result or callbacks that did not run within 10 s,
  * 2 OpenCL failed.
@@ -54,7 +58,7 @@ static void CL_CALLBACK mapped(cl_event ev, cl_int status, void *user)
   atomic_store(&map_done, status == CL_COMPLETE ? 1 : -1);
 }
 
-/* callback_app map and mapcallback (above). */
+/* callback_app map, mapcallback, mapreleased and maprw (above). */
 static int map_later(cl_context ctx, cl_command_queue q, int mode)
 {
   enum { M = 4096 }; /* 16 KiB: a blob of the session's, not a chunk's inline bytes */
@@ -72,7 +76,8 @@ static int map_later(cl_context ctx, cl_command_queue q, int mode)
   for (int i = 0; i < M / 2; i++)
     data[i] = fill;
   cl_event ev;
-  int *p = clEnqueueMapBuffer(q, b, CL_FALSE, CL_MAP_READ, 0, sizeof data, 0, NULL, &ev, &err);
+  cl_map_flags flags = mode == 4 ? CL_MAP_READ | CL_MAP_WRITE : CL_MAP_READ;
+  int *p = clEnqueueMapBuffer(q, b, CL_FALSE, flags, 0, sizeof data, 0, NULL, &ev, &err);
   TRY("clEnqueueMapBuffer", err);
   if (mode == 3) {
     TRY("clReleaseEvent", clReleaseEvent(ev));
@@ -82,7 +87,7 @@ static int map_later(cl_context ctx, cl_command_queue q, int mode)
         clEnqueueFillBuffer(q, other, &fill, sizeof fill, 0, 64, 0, NULL, &ev));
     TRY("clWaitForEvents(fill)", clWaitForEvents(1, &ev));
     clReleaseMemObject(other);
-  } else if (mode == 2) {
+  } else if (mode == 2 || mode == 4) {
     TRY("clSetEventCallback", clSetEventCallback(ev, CL_COMPLETE, mapped, NULL));
     TRY("clFlush", clFlush(q));
     struct timespec nap = {0, 1000000};
@@ -98,8 +103,17 @@ static int map_later(cl_context ctx, cl_command_queue q, int mode)
   int bad = 0;
   for (int i = 0; i < M; i++)
     bad += p[i] != data[i];
+  for (int i = 0; mode == 4 && i < M; i++)
+    p[i] = data[i] = -data[i];
   TRY("clEnqueueUnmapMemObject", clEnqueueUnmapMemObject(q, b, p, 0, NULL, NULL));
   TRY("clFinish", clFinish(q));
+  if (mode == 4) {
+    static int back[M];
+    TRY("clEnqueueReadBuffer(map)",
+        clEnqueueReadBuffer(q, b, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+    for (int i = 0; i < M; i++)
+      bad += back[i] != data[i];
+  }
   clReleaseEvent(ev);
   clReleaseMemObject(b);
   if (bad) {
@@ -116,13 +130,13 @@ int main(int argc, char **argv)
   cl_context ctx;
   cl_command_queue q;
   cl_int err;
-  static const char *const modes[] = {"map", "mapcallback", "mapreleased"};
+  static const char *const modes[] = {"map", "mapcallback", "mapreleased", "maprw"};
   int mode = argc == 2 ? -1 : 0;
-  for (int i = 0; argc == 2 && i < 3; i++)
+  for (int i = 0; argc == 2 && i < 4; i++)
     if (strcmp(argv[1], modes[i]) == 0)
       mode = i + 1;
   if (argc > 2 || mode < 0) {
-    fprintf(stderr, "usage: callback_app [map|mapcallback|mapreleased]\n");
+    fprintf(stderr, "usage: callback_app [map|mapcallback|mapreleased|maprw]\n");
     return 2;
   }
   if (cl_app_open(&device, &ctx, &q))
