@@ -670,6 +670,7 @@ typedef struct pending_read {
   /* The instance whose plugin the shim asked to retain `event` (when the
    * application released it before it was complete), else NULL. */
   const shim_instance *held;
+  bool watched; /* the shim's callback is set on `event` */
 } pending_read;
 
 static pending_read pending[1024];
@@ -829,11 +830,11 @@ static void settle_released_event(const shim_instance *inst, uint64_t event)
   }
 }
 
-/* The plugin's callback as a deferred read's event completes: its bytes
- * are taken then, before the application, told by its own wait or
- * callback, changes them (a map for reading and writing, filled in after
- * its callback, was kept as the application left it at the unmap). A
- * wait that the application made first took them already. */
+/* The shim's callback as a deferred read's event completes: its bytes are
+ * taken then, before the application, told by its own callback, changes
+ * them (a map for reading and writing, filled in after its callback, was
+ * kept as the application left it at the unmap). A wait that came first
+ * took them already. */
 static void read_complete(pi_event event, pi_int32 status, void *user)
 {
   (void)status; /* a command that failed: its bytes are kept as a wait would */
@@ -855,15 +856,34 @@ static void pin_shim(void)
     atomic_store(&pinned, true);
 }
 
-static void defer_read(const shim_instance *inst, uint64_t ticket, unsigned position,
-                       uint64_t queue, uint64_t event, const void *ptr, uint64_t size)
+/* Before the application sets a callback on `event`: where reads wait on
+ * it, the shim sets its own first (implementations call an event's
+ * callbacks in the order they were set), so that their bytes are taken
+ * before the application's callback runs. Only then: a callback costs
+ * the plugin a thread's wake-up (15-20 us a read on PoCL), and a program
+ * that waits or asks the status is seen doing so. */
+static void watch_event(const shim_instance *inst, uint64_t event)
 {
-  put_pending(&(pending_read){ticket, (uint8_t)position, queue, event, ptr, size, NULL});
-  if (event && shim_cfg.data_mode == DATA_ALL && inst->target.piEventSetCallback) {
+  if (!event || shim_cfg.data_mode != DATA_ALL || !inst->target.piEventSetCallback ||
+      !atomic_load_explicit(&npending_hint, memory_order_relaxed))
+    return;
+  bool watch = false;
+  pthread_mutex_lock(&side_lock);
+  for (unsigned i = 0; i < npending; i++)
+    if (pending[i].event == event && !pending[i].watched)
+      pending[i].watched = watch = true;
+  pthread_mutex_unlock(&side_lock);
+  if (watch) {
     pin_shim();
     (void)inst->target.piEventSetCallback((pi_event)(uintptr_t)event, PI_EVENT_COMPLETE,
                                           read_complete, NULL);
   }
+}
+
+static void defer_read(uint64_t ticket, unsigned position, uint64_t queue, uint64_t event,
+                       const void *ptr, uint64_t size)
+{
+  put_pending(&(pending_read){ticket, (uint8_t)position, queue, event, ptr, size, NULL, false});
 }
 
 /* What a successful call produced, and the side tables it changes. */
@@ -924,7 +944,7 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
       if (blocks)
         add(c, i, ITEM_OUT, 0, ptr, size);
       else
-        defer_read(call->inst, call->ticket, i, qi >= 0 ? argv[qi] : 0,
+        defer_read(call->ticket, i, qi >= 0 ? argv[qi] : 0,
                    ei >= 0 && argv[ei] ? (uint64_t)*(void **)(uintptr_t)argv[ei] : 0, ptr, size);
       break;
     }
@@ -937,9 +957,8 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
     if (blocks)
       add(c, 2, ITEM_OUT, 0, (void *)(uintptr_t)argv[2], argv[4]);
     else
-      defer_read(call->inst, call->ticket, 2, argv[0],
-                 argv[7] ? (uint64_t)*(void **)(uintptr_t)argv[7] : 0, (void *)(uintptr_t)argv[2],
-                 argv[4]);
+      defer_read(call->ticket, 2, argv[0], argv[7] ? (uint64_t)*(void **)(uintptr_t)argv[7] : 0,
+                 (void *)(uintptr_t)argv[2], argv[4]);
   }
   /* Side tables. */
   switch (id) {
@@ -1013,8 +1032,8 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
     if (blocks && (argv[3] & PI_MAP_READ))
       add(c, 9, ITEM_OUT, 0, mapped, argv[5]);
     else if (argv[3] & PI_MAP_READ) /* what it reads, once the map is complete */
-      defer_read(call->inst, call->ticket, 9, argv[0],
-                 argv[8] ? (uint64_t)*(void **)(uintptr_t)argv[8] : 0, mapped, argv[5]);
+      defer_read(call->ticket, 9, argv[0], argv[8] ? (uint64_t)*(void **)(uintptr_t)argv[8] : 0,
+                 mapped, argv[5]);
     break;
   }
   default:
@@ -1290,7 +1309,6 @@ static void name_stack(const uintptr_t *frames, unsigned n)
 bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv)
 {
   c->devtime = false;
-  c->inst = inst;
   c->written = NULL;
   c->trace_only = c->filtered = false;
   if (!atomic_load_explicit(&shim_recording, memory_order_relaxed) &&
@@ -1309,6 +1327,8 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
     settle_map_read(inst, argv[2]);
   else if (id == PI_API_piEventRelease)
     settle_released_event(inst, argv[0]);
+  else if (id == PI_API_piEventSetCallback)
+    watch_event(inst, argv[0]);
   if (!shim_cfg.api_on[id]) {
     /* Left out of the session, but what follows a call still runs for it
      * (after_recorded): the reads a wait completes, device times, the

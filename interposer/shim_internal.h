@@ -23,7 +23,6 @@ shim_ring *shim_thread_ring(void);
 /* A wrapped call in progress (shim_gen.h's wrappers hold one). */
 typedef struct shim_call {
   const pi_api_desc *api;
-  const shim_instance *inst; /* whose plugin the call went to */
   const uint64_t *argv;
   uint64_t ticket; /* the entry record's */
   bool devtime;    /* the shim collects this device command's device times */

@@ -1228,9 +1228,8 @@ Test(replay, a_map_that_does_not_block_keeps_what_it_read)
 }
 
 /* The same map, its end told by a callback on its event: no wait and no
- * status asked, so the bytes are kept by the recorder's own callback on
- * the event (or, failing that, as the unmap comes, the event complete
- * then), and the replay compares them. */
+ * status asked, so the bytes are kept by the recorder's own callback,
+ * set on the event before the program's, and the replay compares them. */
 Test(replay, a_map_a_callback_says_complete_keeps_what_it_read)
 {
   char *db = record_opencl_app("callback_app", "all", "mapcallback"), *out;

@@ -16,7 +16,7 @@
  * nothing, and the replay plugin handed back other bytes). mapcallback:
  * the same, the map's end told by a callback on its event (no wait, no
  * status asked: the recorder keeps the bytes as the event completes, by a
- * callback of its own, or at the unmap). mapreleased:
+ * callback of its own set before the program's). mapreleased:
  * the map's event released at once, its end known from a later command's
  * (an in-order queue): at the unmap the recorder asked the released, by
  * then freed, event its status (a use after free in the Level Zero plugin).
