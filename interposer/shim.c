@@ -719,10 +719,11 @@ static void flush_reads(uint64_t queue, const uint64_t *events, uint64_t nevents
 {
   if (!atomic_load_explicit(&npending_hint, memory_order_relaxed))
     return;
-  static pending_read gone[sizeof pending / sizeof *pending];
-  static pthread_mutex_t gone_lock = PTHREAD_MUTEX_INITIALIZER;
+  struct { /* the events held for the reads taken (16 KiB at most) */
+    const shim_instance *held;
+    uint64_t event;
+  } gone[sizeof pending / sizeof *pending];
   unsigned ngone = 0;
-  pthread_mutex_lock(&gone_lock);
   pthread_mutex_lock(&side_lock);
   unsigned w = 0;
   for (unsigned i = 0; i < npending; i++) {
@@ -732,15 +733,16 @@ static void flush_reads(uint64_t queue, const uint64_t *events, uint64_t nevents
       hit = p->event && p->event == events[e];
     if (!hit)
       pending[w++] = *p;
-    else if (emit_readback(p), p->held)
-      gone[ngone++] = *p;
+    else if (emit_readback(p), p->held) {
+      gone[ngone].held = p->held;
+      gone[ngone++].event = p->event;
+    }
   }
   npending = w;
   atomic_store(&npending_hint, npending);
   pthread_mutex_unlock(&side_lock);
   for (unsigned i = 0; i < ngone; i++)
-    let_go(&gone[i]);
-  pthread_mutex_unlock(&gone_lock);
+    let_go(&(pending_read){.held = gone[i].held, .event = gone[i].event});
 }
 
 /* Whether the plugin says `event` is complete. */
