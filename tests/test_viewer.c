@@ -859,6 +859,17 @@ Test(viewer, a_record_directory_of_one_file_of_two_sessions_pairs_them_all)
     cr_assert_eq(lines(err), 1, "%s", err);
     cr_assert(strstr(err, "are the same file"), "%s", err);
   }
+  /* A file named beside the directory that holds it counted twice too. */
+  for (int v = 0; v < 2; v++) {
+    int rc = v ? pitrace(&out, &err, "export", "--format", "csv", dir[0], a, NULL)
+               : pitrace(&out, &err, "stats", alias, dir[0], NULL);
+    cr_assert_eq(rc, 2, "%s: %s", verbs[v], out);
+    cr_assert_eq(lines(err), 1, "%s", err);
+    cr_assert(strstr(err, v ? fmt("%s is in the directory %s too: its sessions would count "
+                                  "twice", a, dir[0])
+                            : fmt("%s is in the directory %s too (as %s)", alias, dir[0], a)),
+              "%s", err);
+  }
 }
 
 /* pitrace ARGS... (NULL-terminated) with at most `files` open files

@@ -433,11 +433,28 @@ bool vw_set_open_paths(const char *verb, vw_set *set, const char *const *paths, 
         return false;
       }
   }
-  size_t first = set->n;
+  size_t first = set->n, listed[PT_ARGS_MAX + 1];
   bool ok = true;
-  for (size_t i = 0; ok && i < n; i++)
+  for (size_t i = 0; ok && i < n; i++) {
+    listed[i] = set->npaths;
     ok = there[i] && S_ISDIR(st[i].st_mode) ? vw_set_open_dir(verb, set, paths[i], what, 0)
                                             : open_every_session(verb, set, paths[i], what, 0);
+  }
+  listed[n] = set->npaths;
+  /* A file named beside a directory that holds it (runs runs/x.db). */
+  for (size_t i = 0; ok && i < n; i++)
+    for (size_t j = 0; ok && !S_ISDIR(st[i].st_mode) && j < n; j++)
+      for (size_t k = listed[j]; ok && k < listed[j + 1]; k++) {
+        struct stat ls;
+        if (stat(set->paths[k], &ls) == 0 && ls.st_dev == st[i].st_dev &&
+            ls.st_ino == st[i].st_ino) {
+          bool as = strcmp(paths[i], set->paths[k]) != 0; /* by another name there */
+          pt_verb_error(verb, "%s is in the directory %s too%s%s%s: its sessions would count "
+                        "twice", paths[i], paths[j], as ? " (as " : "", as ? set->paths[k] : "",
+                        as ? ")" : "");
+          ok = false;
+        }
+      }
   if (ok)
     qsort(set->s + first, set->n - first, sizeof *set->s, cmp_start);
   return ok;
