@@ -950,6 +950,38 @@ static char *copy_db(const char *db)
   return c;
 }
 
+/* A session whose end is not known (its process still records it, or was
+ * killed and not salvaged: no duration) lasts at least until its last
+ * call stored ends: stats said "- recorded" and "1 session over 0 ns",
+ * and export ended its call that never returned where it began. */
+Test(viewer, a_session_without_its_end_lasts_until_its_last_call_stored)
+{
+  char *dir = tu_temp_path(".d"), db[4200], *out, *err;
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  snprintf(db, sizeof db, "%s/run.db", dir);
+  const char *argv[] = {BIN "/vadd", NULL};
+  cr_assert_eq(record_into(db, argv, POCL, NULL), 0);
+  long long end = sql_int(db, "SELECT max(end_ns) FROM pi_calls");
+  long long start = sql_int(db, "SELECT start_ns FROM pi_calls WHERE seq = 3") + 1;
+  sql_exec(db, "UPDATE sessions SET ended = 'running', duration_ns = NULL, end_unix_ns = NULL");
+  sql_exec(db, "INSERT INTO inflight SELECT session, (SELECT max(seq) + 1 FROM calls), thread, "
+               "plugin, api, start_ns + 1, args, stack, data FROM calls WHERE seq = 3");
+  cr_assert_eq(pitrace(&out, &err, "stats", db, NULL), 0, "%s", err);
+  cr_assert(strstr(out, " calls, >=") && !strstr(out, "- recorded"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "stats", dir, NULL), 0, "%s", err);
+  cr_assert(strstr(out, ": starts at +0 ns, >=") && strstr(out, "\n1 session over >="),
+            "%.3000s", out);
+  cr_assert_eq(pitrace(&out, &err, "export", "--format", "chrome", db, NULL), 0, "%s", err);
+  const char *lost = strstr(out, "\"result\":\"(never returned)\"");
+  cr_assert(lost, "%s", out);
+  while (lost > out && lost[-1] != '\n')
+    lost--;
+  char want[64];
+  snprintf(want, sizeof want, "\"dur\":%lld.%03lld,", (end - start) / 1000, (end - start) % 1000);
+  cr_assert(strstr(lost, want) && strstr(lost, want) < strchr(lost, '\n'), "no %s in %.300s",
+            want, lost);
+}
+
 /* Every (seq, position, value) of a session's arguments that print as
  * `value` or `[value]`, into seqs/positions/arrays; returns how many. */
 static int args_naming(const char *db, const char *value, long long *seqs, int *pos, bool *array,

@@ -558,6 +558,17 @@ static void plugin_backend(pt_db *db, int64_t session, int64_t plugin, char *out
     snprintf(out, n, "%s", p[k < np ? k : 0].backend);
 }
 
+int64_t vw_session_duration(const vw_session *s, bool *at_least)
+{
+  *at_least = s->info.duration_ns < 0;
+  if (!*at_least)
+    return s->info.duration_ns;
+  vw_session_hold(s);
+  int64_t end = pt_last_call_end(vw_db(s), s->id);
+  vw_session_release(s);
+  return end;
+}
+
 /* "\"name\"" as the decoder printed it -> name. */
 static void unquote(const char *s, char *out, size_t n)
 {

@@ -149,6 +149,10 @@ void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char
  * says why) when those chunks cannot be read. */
 bool vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, char *device,
                        size_t dn, char *err, size_t errn);
+/* How long the session was recorded: its duration, or where that is not
+ * known (a process still recording it, or killed and not salvaged) the
+ * end of the last call stored, with *at_least set (-1: no call stored). */
+int64_t vw_session_duration(const vw_session *s, bool *at_least);
 
 /* ---- Text ------------------------------------------------------------------------- */
 

@@ -46,6 +46,7 @@ typedef struct exporter {
   int64_t pid;     /* the Chrome pid of the session's calls (1 for one session) */
   int64_t dev_pid; /* and of its device tracks (2 for one session) */
   int64_t offset_ns;
+  int64_t end_ns; /* where the session ends: a call that never returned lasts until then */
 } exporter;
 
 /* Device tracks inside a process: tids past any thread index. */
@@ -185,7 +186,7 @@ static void chrome_event(exporter *ex, const pt_call *c)
   char api[32], title[320];
   const char *kernel = vw_kernel_of(&ex->kernels, c);
   bool bad = !c->returned || c->result != PI_SUCCESS;
-  int64_t dur = c->returned ? c->dur_ns : ex->s->info.duration_ns - c->start_ns;
+  int64_t dur = c->returned ? c->dur_ns : ex->end_ns - c->start_ns;
   snprintf(title, sizeof title, "%s%s%s", vw_api_name(c->api, api), kernel ? ": " : "",
            kernel ? kernel : "");
   pi_sbuf_puts(b, ",\n{\"name\":");
@@ -329,6 +330,8 @@ typedef void (*line_fn)(exporter *, const pt_call *);
 static bool write_session(exporter *ex, vw_session *s, line_fn line)
 {
   ex->s = s;
+  bool at_least; /* still recording: its last call stored ends it */
+  ex->end_ns = vw_session_duration(s, &at_least);
   memset(&ex->kernels, 0, sizeof ex->kernels);
   vw_iter it;
   if (!vw_iter_open("export", s, &it))

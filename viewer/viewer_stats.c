@@ -465,10 +465,12 @@ static int stats(vw_session *s)
     return 2;
   vw_colors k = vw_colors_for(stdout);
   char d1[32], d2[32];
-  printf("session %lld of %s: %lld call%s, %s recorded, %s in PI calls; %lld failed, %lld "
+  bool at_least; /* still recording: ">=" the end of its last call stored */
+  int64_t dur = vw_session_duration(s, &at_least);
+  printf("session %lld of %s: %lld call%s, %s%s recorded, %s in PI calls; %lld failed, %lld "
          "never returned\n\n", (long long)s->id, s->path, (long long)st.calls,
-         st.calls == 1 ? "" : "s",
-         vw_dur(d1, s->info.duration_ns), vw_dur(d2, st.total_ns), (long long)st.errors,
+         st.calls == 1 ? "" : "s", at_least && dur >= 0 ? ">=" : "",
+         vw_dur(d1, dur), vw_dur(d2, st.total_ns), (long long)st.errors,
          (long long)st.unreturned);
   print_body(&st, &k, s->ndevtimes > 0, vw_devtime_clock_text(s));
   vw_stats_free(&st);
@@ -480,7 +482,7 @@ static int stats(vw_session *s)
 static int stats_set(vw_set *set)
 {
   vw_colors k = vw_colors_for(stdout);
-  bool devtimes = false;
+  bool devtimes = false, end_at_least = false; /* a session still recording */
   int64_t end = 0;
   for (size_t i = 0; i < set->n; i++) {
     vw_session *s = &set->s[i];
@@ -488,28 +490,33 @@ static int stats_set(vw_set *set)
     if (!vw_stats_compute("stats", s, &st))
       return 2;
     char d1[32], d2[32], d3[32];
+    bool at_least;
+    int64_t dur = vw_session_duration(s, &at_least);
     printf("%s%s== process %zu of %zu: pid %lld: %s%s\n", i ? "\n" : "", k.bold, i + 1, set->n,
            (long long)s->info.pid, s->info.command, k.off);
-    printf("session %lld of %s%s%s%s: starts at +%s, %s recorded; %lld call%s, %s in PI calls; "
-           "%lld failed, %lld never returned\n\n", (long long)s->id, s->path,
+    printf("session %lld of %s%s%s%s: starts at +%s, %s%s recorded; %lld call%s, %s in PI "
+           "calls; %lld failed, %lld never returned\n\n", (long long)s->id, s->path,
            s->info.label[0] ? " (label " : "", s->info.label, s->info.label[0] ? ")" : "",
-           vw_dur(d1, set->offset_ns[i]), vw_dur(d2, s->info.duration_ns), (long long)st.calls,
+           vw_dur(d1, set->offset_ns[i]), at_least && dur >= 0 ? ">=" : "", vw_dur(d2, dur),
+           (long long)st.calls,
            st.calls == 1 ? "" : "s", vw_dur(d3, st.total_ns), (long long)st.errors,
            (long long)st.unreturned);
     print_body(&st, &k, s->ndevtimes > 0, vw_devtime_clock_text(s));
     vw_stats_free(&st);
     devtimes |= s->ndevtimes > 0;
-    if (set->offset_ns[i] + s->info.duration_ns > end)
-      end = set->offset_ns[i] + s->info.duration_ns;
+    if (set->offset_ns[i] + dur > end)
+      end = set->offset_ns[i] + dur;
+    end_at_least |= at_least;
   }
   vw_stats st;
   if (!vw_stats_compute_all("stats", set->s, set->n, &st))
     return 2;
   char d1[32], d2[32];
   printf("\n%s== all %zu process%s%s\n", k.bold, set->n, set->n == 1 ? "" : "es", k.off);
-  printf("%zu session%s over %s: %lld call%s, %s in PI calls; %lld failed, %lld never "
+  printf("%zu session%s over %s%s: %lld call%s, %s in PI calls; %lld failed, %lld never "
          "returned\n\n",
-         set->n, set->n == 1 ? "" : "s", vw_dur(d1, end), (long long)st.calls,
+         set->n, set->n == 1 ? "" : "s", end_at_least ? ">=" : "", vw_dur(d1, end),
+         (long long)st.calls,
          st.calls == 1 ? "" : "s", vw_dur(d2, st.total_ns), (long long)st.errors,
          (long long)st.unreturned);
   print_body(&st, &k, devtimes, NULL);
