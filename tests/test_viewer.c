@@ -356,7 +356,7 @@ Test(viewer, show_filters_by_api_thread_and_sequence)
   for (int i = 0; i < 2; i++) {
     cr_assert_eq(pitrace(&out, &err, "show", "--thread", no_thread[i], db, NULL), 2, "%s", err);
     cr_assert_eq(lines(err), 1, "%s", err);
-    cr_assert(strstr(err, i ? "no such thread (it has 3)" : "1 or more"), "%s", err);
+    cr_assert(strstr(err, i ? "no such thread (its threads: 1-3)" : "1 or more"), "%s", err);
   }
   char *html = tu_temp_path(".html");
   cr_assert_eq(pitrace(&out, &err, "report", db, "-o", html, NULL), 0, "%s", err);
@@ -948,6 +948,25 @@ static char *copy_db(const char *db)
   cr_assert_eq(tu_run(cp, NULL, &out), 0, "%s", out);
   free(out);
   return c;
+}
+
+/* A forked child's session: its thread is not numbered 1. `show --thread
+ * 1` said "no such thread (it has 1)": the numbers it has are said. */
+Test(viewer, show_thread_not_there_says_the_numbers_a_forked_childs_session_has)
+{
+  char *db = tu_temp_path(".db"), *out, *err;
+  const char *argv[] = {PITRACE, "run", "--", BIN "/fork_app", NULL}; /* the front end */
+  cr_assert_eq(record_into(db, argv, POCL, NULL), 0);
+  long long child = sql_int(db, "SELECT id FROM sessions WHERE parent_session IS NOT NULL");
+  char *threads = sql(db, fmt("SELECT group_concat(idx, ', ') FROM threads WHERE session = %lld",
+                              child));
+  cr_assert_str_eq(threads, "2", "the child's thread is numbered 2 as it records now");
+  cr_assert_eq(pitrace(&out, &err, "show", "--session", fmt("%lld", child), "--thread", "1", db,
+                       NULL), 2, "%s", out);
+  cr_assert_eq(lines(err), 1, "%s", err);
+  cr_assert(strstr(err, "no such thread (its threads: 2)"), "%s", err);
+  cr_assert_eq(pitrace(&out, &err, "show", "--session", fmt("%lld", child), "--thread", "2", db,
+                       NULL), 0, "%s", err);
 }
 
 /* A session whose end is not known (its process still records it, or was

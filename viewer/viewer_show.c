@@ -237,14 +237,25 @@ static bool api_list(const char *list, bool *ok)
   }
 }
 
-/* Whether thread number `t` made calls in the session. */
-static bool has_thread(vw_session *s, int64_t t)
+/* Whether thread number `t` made calls in the session; the numbers it
+ * has into `have` ("1-5", "2": a forked child's first thread is not 1). */
+static bool has_thread(vw_session *s, int64_t t, char *have, size_t n_have)
 {
-  size_t n = 0;
+  size_t n = 0, l = 0;
   pt_thread *v = pt_threads(vw_db(s), s->id, &n);
   bool found = false;
-  for (size_t i = 0; i < n && !found; i++)
-    found = v[i].idx == t;
+  *have = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t j = i; /* a run of numbers in a row: i..j */
+    while (j + 1 < n && v[j + 1].idx == v[j].idx + 1)
+      j++;
+    found = found || (t >= v[i].idx && t <= v[j].idx);
+    if (l < n_have && j > i)
+      l += (size_t)snprintf(have + l, n_have - l, "%s%d-%d", i ? ", " : "", v[i].idx, v[j].idx);
+    else if (l < n_have)
+      l += (size_t)snprintf(have + l, n_have - l, "%s%d", i ? ", " : "", v[i].idx);
+    i = j;
+  }
   free(v);
   return found;
 }
@@ -283,9 +294,10 @@ int pt_show(int argc, char **argv)
   vw_session s;
   if (!vw_session_open("show", a.pos[0], session, VW_STREAM | VW_NOTES, &s))
     return 2;
-  if (f.thread > 0 && !has_thread(&s, f.thread)) {
-    pt_verb_error("show", "--thread %lld: session %lld has no such thread (it has %u)",
-                  (long long)f.thread, (long long)s.id, s.nthreads);
+  char have[256];
+  if (f.thread > 0 && !has_thread(&s, f.thread, have, sizeof have)) {
+    pt_verb_error("show", "--thread %lld: session %lld has no such thread (its threads: %s)",
+                  (long long)f.thread, (long long)s.id, *have ? have : "none");
     vw_session_close(&s);
     return 2;
   }
