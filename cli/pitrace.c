@@ -87,7 +87,8 @@ int main(int argc, char **argv)
   /* A file size limit (ulimit -f) fails a write (EFBIG), which the verb
    * says, and its output file's temporary goes; SIGXFSZ killed the verb
    * and left FILE.tmp-XXXXXX behind. Not for the verbs that run another
-   * program (record, run, sql), which would inherit the disposition. */
+   * program (record, run, sql), which would inherit the disposition (sql
+   * ignores it once its shell is started: run_shell in cli/sql.c). */
   if (strcmp(argv[1], "record") && strcmp(argv[1], "run") && strcmp(argv[1], "sql"))
     signal(SIGXFSZ, SIG_IGN);
   for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)

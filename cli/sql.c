@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,10 @@ static int run_shell(const char *shell, const char *const *args)
     _exit(127);
   }
   close(fd[1]);
+  /* Past a file size limit (ulimit -f) our write fails, said by main;
+   * SIGXFSZ killed us (status 153, nothing said). Not in the shell: its
+   * pipe has no limit. */
+  signal(SIGXFSZ, SIG_IGN);
   if (pid < 0) {
     close(fd[0]);
     pt_verb_error("sql", "cannot run %s: %s", shell, strerror(errno));

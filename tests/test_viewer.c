@@ -2661,6 +2661,13 @@ Test(viewer, sql_answers_pi_calls_as_show_prints_them)
            db);
   cr_assert_eq(tu_run(sh, NULL, &out), 2, "%s", out);
   cr_assert(strstr(out, "pitrace sql: writing the standard output failed"), "%s", out);
+  /* So past a file size limit (SIGXFSZ killed it: status 153, nothing said). */
+  char *big = tu_temp_path(".out");
+  snprintf(script, sizeof script, "ulimit -f 4 && exec %s sql %s 'SELECT * FROM pi_args' >%s",
+           PITRACE, db, big);
+  cr_assert_eq(tu_run(sh, NULL, &out), 2, "%s", out);
+  cr_assert(strstr(out, "pitrace sql: writing the standard output failed") && lines(out) == 1,
+            "%s", out);
   /* Not a session; no sqlite3 shell. */
   cr_assert_eq(pitrace(&out, &err, "sql", "/etc/passwd", "SELECT 1", NULL), 2);
   cr_assert(strstr(err, "pitrace sql: /etc/passwd is not a pitrace session") && lines(err) == 1,
