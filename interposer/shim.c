@@ -816,9 +816,11 @@ static void settle_released_event(const shim_instance *inst, uint64_t event)
 {
   if (!event || !atomic_load_explicit(&npending_hint, memory_order_relaxed))
     return;
-  bool complete = event_complete(inst, event);
+  int complete = -1; /* asked once a read is found: most releases have none */
   pending_read p;
   while (take_pending(0, event, &p)) {
+    if (complete < 0)
+      complete = event_complete(inst, event);
     if (complete) {
       emit_readback(&p);
       continue;
