@@ -386,6 +386,12 @@ encode_in(const fmt *f, text *t, const pi_param_desc *p, unsigned pos, uint64_t 
     t_opt_str(t, is);
     return;
   case PI_PK_PROPERTIES:
+    /* NULL (the usual metadata of a binary) is not an empty list: the
+     * viewer shows it NULL, replay passes NULL. */
+    if (!v) {
+      t_put(t, "null", 4);
+      return;
+    }
     t_c(t, '[');
     for (unsigned i = 0, k = 0; i < nitems; i++)
       if (items[i].it->position == pos && items[i].it->role == ITEM_STRING) {

@@ -286,6 +286,26 @@ Test(viewer, show_puts_notes_before_the_call_they_belong_to)
   cr_assert(strstr(strchr(note, '\n'), " piclProgramCreateWithSource("), "%s", note);
 }
 
+/* A program made from its binary passes no metadata (NULL): show printed
+ * "metadata : ptr", a pointer to memory, as the recorder stored an empty
+ * list for it. */
+Test(viewer, show_prints_a_null_binary_metadata_as_null)
+{
+  char *db = tu_temp_path(".db"), *cache = tu_temp_path(".cache"), *out, *err;
+  cr_assert_eq(mkdir(cache, 0700), 0);
+  const char *argv[] = {BIN "/test_api", "--filter", "api/program_from_its_own_binary",
+                        "--jobs", "1", NULL};
+  /* BXFI_MAP would make the suite think it is one of this suite's test
+   * processes. */
+  const char *env[] = {kv("SYCL_PI_RECORD", db), POCL, kv("POCL_CACHE_DIR", cache), "BXFI_MAP=",
+                       NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "show", "--api", "piProgramCreateWithBinary", db, NULL), 0,
+               "%s", err);
+  cr_assert(strstr(out, "\tsize_t num_metadata_entries : 0\n"
+                        "\tconst pi_device_binary_property * metadata : NULL\n"), "%s", out);
+}
+
 Test(viewer, compact_errors_lists_only_the_failing_calls)
 {
   char *db = tu_temp_path(".db");
