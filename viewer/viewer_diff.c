@@ -2080,7 +2080,8 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
                  side ? 'B' : 'A', S->s[i].path, (long long)S->s[i].id,
                  (long long)S->s[i].info.pid, S->s[i].info.command);
     }
-    printf("directories: %zu pairs of sessions compared by command", pairs);
+    printf("directories: %zu %s of sessions compared by command", pairs,
+           pairs == 1 ? "pair" : "pairs");
     if (programs)
       printf(" (%zu of them by program: their commands differ)", programs);
     printf(", %zu same, %zu different; only in A %zu, only in B %zu: %s\n", same, pairs - same,
