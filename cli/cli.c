@@ -59,6 +59,14 @@ void pt_say_salvage_error(const char *verb, const char *err)
     fprintf(stderr, "pitrace: %s\n", err);
 }
 
+bool pt_output_path_empty(const char *verb, const char *path, const char *what)
+{
+  if (!path || *path)
+    return false;
+  pt_verb_error(verb, "the output path (-o) is empty: name %s", what);
+  return true;
+}
+
 /* ---- Arguments ------------------------------------------------------------------------ */
 
 static const pt_opt *find_opt(const pt_opt *opts, const char *a, size_t n)

@@ -339,8 +339,9 @@ static int parse_options(int argc, char **argv, options *o)
   int rc = pt_parse(argc, argv, usage_text, opts, 0, PT_ARGS_COMMAND, &a);
   if (rc)
     return rc == 1 ? 0 : 2;
-  if (!*o->dir)
-    return usage_error("-o needs a directory");
+  if (pt_output_path_empty("record", o->dir, "the directory to record into, or leave -o out "
+                           "for ./pitrace-sessions"))
+    return 2;
   if (keep && strcmp(keep, "on-failure") == 0)
     o->keep = KEEP_ON_FAILURE;
   else if (keep && strcmp(keep, "always") != 0)

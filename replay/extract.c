@@ -396,6 +396,9 @@ static int parse_args(int argc, char **argv, ex_opts *o)
                              "(pitrace extract --help)");
     return 2;
   }
+  if (pt_output_path_empty("extract", o->out, "the session file to write the repro to "
+                           "(-o REPRO.db)"))
+    return 2;
   if (o->inputs && from >= 0) {
     pt_verb_error("extract", "give --inputs or --from M, not both (--inputs finds M)");
     return 2;

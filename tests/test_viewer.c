@@ -2544,6 +2544,35 @@ Test(viewer, output_that_cannot_be_written_is_a_one_line_error)
   }
 }
 
+/* -o '' names no file: each verb that writes one says so in one line and
+ * what to give, before any work. report and export wrote their whole output
+ * to a hidden file and then said "writing  failed: No such file or
+ * directory"; extract "cannot write : ..."; record "-o needs a directory". */
+Test(viewer, an_empty_output_path_is_a_one_line_error_naming_what_to_give)
+{
+  char *db = record("vadd", POCL), *out, *err, *made = tu_temp_path(".made");
+  char *touch = fmt("touch %s", made);
+  const char *runs[][9] = {
+      {"report", db, "-o", "", NULL},
+      {"export", "--format", "jsonl", db, "-o", "", NULL},
+      {"export", "--format", "csv", db, "--output=", NULL},
+      {"extract", db, "--kernel", "1", "-o", "", NULL},
+      {"record", "-o", "", "--", "/bin/sh", "-c", touch, NULL},
+  };
+  const char *what[] = {"the file to write the report to", "the file to write",
+                        "the file to write", "the session file to write the repro to",
+                        "the directory to record into"};
+  for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+    const char *const *v = runs[r];
+    int rc = pitrace(&out, &err, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], NULL);
+    cr_assert_eq(rc, 2, "%s: exit status %d: %s", v[0], rc, err);
+    cr_assert(strstr(err, fmt("pitrace %s: the output path (-o) is empty: name %s", v[0],
+                              what[r])) && lines(err) == 1, "%s: %s", v[0], err);
+    cr_assert_str_empty(out, "%s: %s", v[0], out);
+  }
+  cr_assert_neq(access(made, F_OK), 0, "record ran the command");
+}
+
 /* The number of entries in dir besides . and .. */
 static int entries(const char *dir)
 {

@@ -419,6 +419,9 @@ int pt_export(int argc, char **argv)
                   format ? ", not " : "", format ? format : " (it is required)");
     return 2;
   }
+  if (pt_output_path_empty("export", path, "the file to write, or leave -o out for the "
+                           "standard output"))
+    return 2;
   bool multi = a.npos > 1 || vw_is_dir(a.pos[0]);
   if (multi && session >= 0) {
     pt_verb_error("export", "--session picks a session of one file, and %s",

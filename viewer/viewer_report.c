@@ -754,6 +754,9 @@ int pt_report(int argc, char **argv)
     pt_verb_error("report", "say where to write the report with -o FILE.html");
     return 2;
   }
+  if (pt_output_path_empty("report", path, "the file to write the report to (-o FILE.html), "
+                           "or - for the standard output"))
+    return 2;
   if (sb >= 0 && a.npos < 2) {
     pt_verb_error("report", "--session-b picks a session of the second file, and only one "
                             "was given");

@@ -63,6 +63,12 @@ bool pt_use_color(int fd);
  * "...") as spaces, in place; returns s. */
 char *pt_one_line(char *s);
 
+/* Whether the output path a verb was given (-o PATH) is empty; then after a
+ * one-line error that says so and names `what` to give instead ("the file to
+ * write the report to"). An empty path reached the end of the verb's work
+ * and failed there with "writing  failed: No such file or directory". */
+bool pt_output_path_empty(const char *verb, const char *path, const char *what);
+
 /* ---- A verb's output file (-o FILE) ---------------------------------------------------
  * A regular file, or a new one, is written beside FILE (FILE.tmp-XXXXXX)
  * and renamed over it once whole: a write that fails (a full disk, a file
