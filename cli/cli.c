@@ -244,6 +244,23 @@ static bool outfile_stream(pt_outfile *o, int fd)
   return o->f != NULL;
 }
 
+static pt_outfile std_out = {.fd = -1};
+
+void pt_stdout_keep_errors(void)
+{
+  std_out.fd = STDOUT_FILENO;
+  /* No close function: descriptor 1 stays open for whatever else writes to
+   * it (a program record or run starts). */
+  FILE *f = fopencookie(&std_out, "w", (cookie_io_functions_t){.write = outfile_write});
+  if (!f)
+    return; /* stdout as it was: a failed write is still said, only not why */
+  /* Buffered as stdio buffers the standard output: by line on a terminal. */
+  setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+  std_out.f = stdout = f;
+}
+
+int pt_stdout_error(void) { return std_out.err; }
+
 /* The input that writing the file at `path` would replace: the same file
  * (under another name, or through a link), or a session file (by the
  * directory reader's rule) of a directory being read; NULL when none. */

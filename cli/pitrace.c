@@ -56,12 +56,12 @@ static int output_written(const char *verb, int rc)
 {
   errno = 0;
   bool flushed = fflush(stdout) == 0;
-  int e = errno;
+  int e = pt_stdout_error() ? pt_stdout_error() : flushed ? 0 : errno;
   if (flushed && !ferror(stdout))
     return rc;
   if (rc != 2)
     fprintf(stderr, "pitrace %s: writing the standard output failed%s%s: what it printed is "
-            "incomplete\n", verb, !flushed && e ? ": " : "", !flushed && e ? strerror(e) : "");
+            "incomplete\n", verb, e ? ": " : "", e ? strerror(e) : "");
   return 2;
 }
 
@@ -84,6 +84,7 @@ int main(int argc, char **argv)
     return 0;
   }
   pt_salvage_hook = salvage;
+  pt_stdout_keep_errors();
   /* A file size limit (ulimit -f) fails a write (EFBIG), which the verb
    * says, and its output file's temporary goes; SIGXFSZ killed the verb
    * and left FILE.tmp-XXXXXX behind. Not for the verbs that run another

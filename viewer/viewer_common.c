@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "pitrace_cli.h"
 #include "viewer_common.h"
@@ -744,7 +745,9 @@ const char *vw_result_name(const pt_call *c)
 
 vw_colors vw_colors_for(FILE *f)
 {
-  if (pt_use_color(fileno(f)))
+  /* stdout is a stream over descriptor 1 without one of its own
+   * (pt_stdout_keep_errors). */
+  if (pt_use_color(f == stdout ? STDOUT_FILENO : fileno(f)))
     return (vw_colors){"\033[31m", "\033[32m", "\033[33m", "\033[1m", "\033[2m", "\033[0m"};
   return (vw_colors){"", "", "", "", "", ""};
 }

@@ -98,4 +98,14 @@ bool pt_outfile_open(const char *verb, const char *path, const pt_args *inputs, 
  * one-line error naming the file and why, when the fault was the write. */
 bool pt_outfile_close(const char *verb, pt_outfile *o, bool ok);
 
+/* ---- The standard output ----------------------------------------------------------
+ * stdio keeps only that a write failed, not why: a write that failed inside
+ * a verb (show's trace, export's lines, sql's rows: more than the buffer)
+ * left nothing for the last flush to tell, and the error said no cause.
+ * pt_stdout_keep_errors makes `stdout` a stream over descriptor 1 that keeps
+ * the errno of its first failed write, as an output file's does;
+ * pt_stdout_error returns it (0 if none). */
+void pt_stdout_keep_errors(void);
+int pt_stdout_error(void);
+
 #endif
