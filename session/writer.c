@@ -753,6 +753,7 @@ void wr__reset_state(void)
   map_free(&wr.memo);
   map_free(&wr.devmemo);
   map_free(&wr.stacks);
+  map_free(&wr.callbacks);
   wr.seq_counter = wr.next_handle_id = wr.next_stack_id = 0;
   wr.chunk_id = 0;
   wr.last_ticket = 0;

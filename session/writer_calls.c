@@ -849,6 +849,14 @@ static void process_entry(const rec_entry *e, mring *m)
     entry_text(&fmt_now, c, api, items, n);
   }
   wr__free_heap_items(items, n);
+  /* Its callback's note may come before this call returns, and after the
+   * application released the event (callback_note_by_id). */
+  if (api->id == PI_API_piEventSetCallback) {
+    const map_slot *h = map_find(&wr.handles, e->argv[0]);
+    map_slot *s = h && h->b == PI_OBJ_EVENT ? map_put(&wr.callbacks, e->argv[0]) : NULL;
+    if (s)
+      s->a = h->a;
+  }
   /* Data of a call that may come later (a non-blocking read). */
   for (uint32_t m = blocking_params(api); m; m &= m - 1)
     if (e->argv[__builtin_ctz(m)] == 0) {
@@ -1126,19 +1134,63 @@ static void process_readback(const rec_readback *r, uint64_t current_seq)
   pt_payload_free(heap);
 }
 
+/* A callback's note names its event by the address the implementation
+ * passed ("callback of event 0x55d0... (status 0) begins"), which means
+ * nothing once the process is gone and differs every run: it is named by
+ * its id as every argument is ("callback of event#12 ..."): the event
+ * piEventSetCallback was given at that address (the application may have
+ * released it since: the implementation holds it until its callbacks
+ * ran), else a live event there. A new copy of the note with that text,
+ * or NULL: the note as it is (no address, or no event the session knows
+ * there). */
+static rec_note *callback_note_by_id(const rec_note *n)
+{
+  static const char mark[] = "event 0x";
+  note_parts np = note_parts_of(n);
+  const char *t = np.text, *at = memmem(t, n->text_len, mark, sizeof mark - 1);
+  if (!at)
+    return NULL;
+  const char *hex = at + sizeof mark - 1, *end = t + n->text_len;
+  char digits[17], *stop; /* the text is not NUL-terminated */
+  size_t nd = (size_t)(end - hex) < 16 ? (size_t)(end - hex) : 16;
+  memcpy(digits, hex, nd);
+  digits[nd] = 0;
+  uint64_t ptr = strtoull(digits, &stop, 16);
+  const char *q = hex + (stop - digits);
+  const map_slot *s = q > hex ? map_find(&wr.callbacks, ptr) : NULL;
+  const map_slot *h = q > hex && !s ? map_find(&wr.handles, ptr) : NULL;
+  uint64_t id = s ? s->a : h && h->b == PI_OBJ_EVENT ? h->a : 0;
+  if (!id)
+    return NULL;
+  char name[32];
+  int idn = snprintf(name, sizeof name, "event#%llu", (unsigned long long)id);
+  size_t head = (size_t)(at - (const char *)n), tail = (size_t)(end - q);
+  size_t used = head + (size_t)idn + tail, size = (used + 7) & ~(size_t)7; /* records are */
+  rec_note *copy = calloc(1, size);                                      /* 8-aligned */
+  if (!copy)
+    return NULL;
+  memcpy(copy, n, head);
+  memcpy((char *)copy + head, name, (size_t)idn);
+  memcpy((char *)copy + head + (size_t)idn, q, tail);
+  copy->h.size = (uint32_t)size;
+  copy->text_len = (uint32_t)(used - (size_t)(np.text - (const char *)n));
+  return copy;
+}
+
 /* The note belongs to the next call of the thread whose ring held it. */
 void wr__process_note(const rec_note *n, uint32_t thread)
 {
   thread_state *ts = thread_of(thread);
   if (!ts)
     return;
-  rec_note *copy = malloc(n->h.size);
+  rec_note *copy = n->kind == PIRT_NOTE_CALLBACK ? callback_note_by_id(n) : NULL;
+  if (!copy && (copy = malloc(n->h.size)))
+    memcpy(copy, n, n->h.size);
   rec_note **v = realloc(ts->notes, (ts->nnotes + 1) * sizeof *v);
   if (!copy || !v) {
     free(copy);
     return;
   }
-  memcpy(copy, n, n->h.size);
   if (copy->kind == PIRT_NOTE_CALLBACK && copy->value_len == 16) {
     /* A callback began: after the last call begun on any thread (this
      * record's place in the merged order), into its value's second word. */

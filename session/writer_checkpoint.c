@@ -110,6 +110,7 @@ void wr__write_checkpoint(void)
       put64(&t, wr.usm_allocs[i].id);
     }
     put_map(&t, &wr.devmemo, 3);
+    put_map(&t, &wr.callbacks, 1);
     if (store_state(1, &t))
       wr.maps_dirty = false;
   }
@@ -275,6 +276,8 @@ bool wr__load_checkpoint(slot_pos **pos, size_t *npos, char *err, size_t errn)
       }
       if (!r.bad && r.p < r.end) /* a recorder from before device times has none */
         get_map(&r, &wr.devmemo, 3);
+      if (!r.bad && r.p < r.end) /* nor one from before callbacks' events */
+        get_map(&r, &wr.callbacks, 1);
     }
     ok = !r.bad;
   }

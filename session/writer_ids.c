@@ -56,6 +56,7 @@ uint64_t wr__handle_store(uint64_t ptr, uint8_t kind, uint64_t seq, bool created
   map_slot *s = map_put(&wr.handles, ptr);
   if (!s)
     return 0;
+  map_del(&wr.callbacks, ptr); /* an event given a callback there is gone */
   s->a = ++wr.next_handle_id;
   s->b = kind;
   s->c = 1;

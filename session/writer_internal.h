@@ -257,8 +257,12 @@ typedef struct writer_state {
    * allocations sorted by base, for pointers into their middle; memo:
    * calls of which a READBACK may come, entry ticket -> a = seq; devmemo:
    * device commands whose device times will come (REC_F_DEVTIME), ticket
-   * -> (seq, queue id, api); stacks: hash -> a = id. */
-  map handles, mapped, memo, devmemo, stacks;
+   * -> (seq, queue id, api); stacks: hash -> a = id; callbacks: the
+   * address of an event given a callback -> a = its id, until another
+   * object is at that address (a callback's note names its event by
+   * address, and the application may have released it before the
+   * callback runs). */
+  map handles, mapped, memo, devmemo, stacks, callbacks;
   uint64_t next_handle_id, next_stack_id;
   usm_alloc *usm_allocs;
   size_t nusm_allocs, cap_usm_allocs;

@@ -306,6 +306,30 @@ Test(viewer, show_prints_a_null_binary_metadata_as_null)
                         "\tconst pi_device_binary_property * metadata : NULL\n"), "%s", out);
 }
 
+/* A callback's note names its event as the calls do, event#N: it printed
+ * the address the implementation passed ("callback of event 0x55d0...").
+ * callback_app releases each event right after setting its callback, so
+ * the callback often runs after the release: still the event it was set
+ * on. */
+Test(viewer, show_names_a_callbacks_event_by_its_id)
+{
+  char *dir = tu_temp_path(".d"), *out, *err;
+  const char *argv[] = {PITRACE, "record", "-o", dir, "--", BIN "/callback_app", NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "callback_app: 8 callbacks ran"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "show", "--compact", dir, NULL), 0, "%s", err);
+  cr_assert_eq(tu_count(out, "# callback of event#"), 8, "%s", out);
+  for (const char *p = out; (p = strstr(p, "# callback of event#")); p++) {
+    long long id = atoll(p + strlen("# callback of event#"));
+    cr_assert(strstr(out, fmt("piEventSetCallback(event#%lld, ", id)),
+              "event#%lld was given no callback:\n%s", id, out);
+  }
+  cr_assert_eq(pitrace(&out, &err, "show", dir, NULL), 0, "%s", err);
+  cr_assert_eq(tu_count(out, "]: callback of event#"), 8, "%s", out);
+  cr_assert_null(strstr(out, "callback of event 0x"), "%s", out);
+}
+
 Test(viewer, compact_errors_lists_only_the_failing_calls)
 {
   char *db = tu_temp_path(".db");

@@ -8,6 +8,6 @@ target_link_libraries(diff_leak PRIVATE pirt)
 pitrace_suite(test_viewer)
 target_link_libraries(test_viewer PRIVATE pitrace_session)
 add_dependencies(test_viewer pitrace pi_shim vadd spec_const record_prog shared_lib diff_leak
-  prof_probe matmul test_api)
+  prof_probe matmul test_api callback_app)
 add_test(NAME viewer COMMAND test_viewer --jobs 2)
 set_tests_properties(viewer PROPERTIES TIMEOUT 900)
