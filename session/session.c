@@ -612,6 +612,33 @@ void pt__read_end(const pt_db *db, bool began)
     sqlite3_exec(db->db, "COMMIT", NULL, NULL, NULL);
 }
 
+bool pt_snapshot_begin(pt_db *db, char *err, size_t errn)
+{
+  /* BEGIN takes no lock: the first read does (the file's shared lock, or a
+   * WAL read mark), and the transaction keeps it to its end; the readers
+   * within it (cursors, seeks) begin none of their own. */
+  sqlite3_stmt *s = NULL;
+  bool began = pt__read_begin(db);
+  bool ok = began &&
+            sqlite3_prepare_v2(db->db, "SELECT count(*) FROM sqlite_master", -1, &s, NULL) ==
+                SQLITE_OK &&
+            sqlite3_step(s) == SQLITE_ROW;
+  sqlite3_finalize(s);
+  if (!ok) {
+    snprintf(err, errn, "%s cannot be read as it is at one moment: %s", db->path,
+             began ? sqlite3_errmsg(db->db) : "a read of it is under way");
+    if (began)
+      sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
+  }
+  return ok;
+}
+
+void pt_snapshot_end(pt_db *db)
+{
+  if (db->db && !sqlite3_get_autocommit(db->db))
+    sqlite3_exec(db->db, "COMMIT", NULL, NULL, NULL);
+}
+
 int64_t pt__chunk_lowest_seq(sqlite3_stmt *rows)
 {
   if (sqlite3_column_type(rows, 3) != SQLITE_NULL) /* version 2: first_seq */

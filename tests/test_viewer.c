@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <zstd.h>
@@ -1074,6 +1075,74 @@ static int args_naming(const char *db, const char *value, long long *seqs, int *
  * its run created for it: the diff names both buffers by the calls that
  * made them. A copy with the buffer renumbered (other ids, objects that
  * correspond) is the same. */
+/* How many calls `record_prog count FILE` had returned (FILE's first 8
+ * bytes). */
+static long long calls_returned(const char *file)
+{
+  uint64_t n = 0;
+  FILE *f = fopen(file, "rb");
+  if (f && fread(&n, sizeof n, 1, f) != 1)
+    n = 0;
+  if (f)
+    fclose(f);
+  return (long long)n;
+}
+
+/* diff of a session with itself while its process still records it (a
+ * call every 200 us, a commit every 50 ms): the same, every time. Each
+ * side was read apart, each pass seeing what was committed by then, and a
+ * commit between the passes left calls "only in B" (past 10,000 calls,
+ * most runs). */
+Test(viewer, diff_of_a_session_being_recorded_with_itself_is_the_same)
+{
+  char *db = tu_temp_path(".db"), *count = tu_temp_path(".count"), *out = NULL, *err;
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* not left recording if the test dies */
+    setenv("SYCL_PI_RECORD", db, 1);
+    putenv((char *)POCL);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execl(BIN "/record_prog", "record_prog", "count", count, "200", (char *)NULL);
+    _exit(127);
+  }
+  const char *sessions[] = {PITRACE, "sessions", db, NULL};
+  char want[64];
+  snprintf(want, sizeof want, "recording (pid %d)", (int)pid);
+  /* Committed, and long enough that a pass over it takes a while. */
+  for (int i = 0; i < 300 && !(out && strstr(out, want) && calls_returned(count) > 8000); i++) {
+    struct timespec nap = {0, 50000000};
+    nanosleep(&nap, NULL);
+    free(out);
+    tu_run(sessions, NULL, &out);
+  }
+  bool recording = strstr(out, want) && calls_returned(count) > 8000;
+  enum { RUNS = 20 };
+  int rc[RUNS];
+  char *outs[RUNS];
+  long long first = 0, last = 0;
+  for (int r = 0; recording && r < RUNS; r++) {
+    rc[r] = pitrace(&outs[r], &err, "diff", db, db, NULL);
+    const char *s = strstr(outs[r], "summary: ");
+    long long n = 0;
+    if (s && sscanf(s, "summary: %lld matched calls", &n) == 1) {
+      first = r ? first : n;
+      last = n;
+    }
+  }
+  bool alive = kill(pid, 0) == 0;
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  cr_assert(recording, "no session of 8000 calls being recorded in 15 s: %s", out);
+  cr_assert(alive, "the recording process ended before the diffs did");
+  for (int r = 0; r < RUNS; r++)
+    cr_assert(rc[r] == 0 && strstr(outs[r], "; only in A 0, only in B 0; ") &&
+              strstr(outs[r], ": same\n"), "run %d: exit status %d:\n%s", r, rc[r], outs[r]);
+  cr_assert_gt(last, first, "the session did not grow while it was compared");
+}
+
 Test(viewer, diff_names_both_objects_when_a_call_uses_another_buffer)
 {
   char *a = record("vadd", POCL), *b = copy_db(a), *out, *err;

@@ -162,6 +162,11 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
     pt_verb_error(verb, "%s", err);
     return false;
   }
+  if ((what & VW_SNAPSHOT) && !(s->snapshot = pt_snapshot_begin(&s->db, err, sizeof err))) {
+    pt_verb_error(verb, "%s", err);
+    pt_close(&s->db);
+    return false;
+  }
   s->id = id >= 0 ? id : pt_default_session(&s->db);
   if (s->id < 0) {
     pt_verb_error(verb, "%s holds no session", path);
@@ -189,6 +194,9 @@ void vw_session_close(vw_session *s)
   s->ndevtimes = 0;
   s->notes = NULL;
   s->nnotes = 0;
+  if (s->snapshot && !s->rested)
+    pt_snapshot_end(&s->db);
+  s->snapshot = false;
   if (!s->rested)
     pt_close(&s->db);
   s->rested = true;

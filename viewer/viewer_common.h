@@ -48,6 +48,7 @@ typedef struct vw_session {
   const char *verb;
   bool restable, rested;
   unsigned holds;
+  bool snapshot; /* opened with VW_SNAPSHOT (never restable) */
 } vw_session;
 
 /* The session's connection, opened again if the session was rested; a
@@ -67,8 +68,11 @@ const char *vw_devtime_clock_text(const vw_session *s);
 
 /* What vw_session_open loads besides the session's row: the notes, and
  * what a verb that reads the calls (vw_iter) needs besides them (the
- * device times). No verb holds a session's calls: they stream. */
-enum { VW_NOTES = 2, VW_STREAM = 4 };
+ * device times). No verb holds a session's calls: they stream.
+ * VW_SNAPSHOT: everything read until vw_session_close sees the file as it
+ * was when opened (pt_snapshot_begin), though a process still records
+ * into it. */
+enum { VW_NOTES = 2, VW_STREAM = 4, VW_SNAPSHOT = 8 };
 
 /* Opens `path` and loads session `id` (-1: the file's default, the last);
  * `what` says what to load (VW_*). On failure prints one line

@@ -31,6 +31,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pirt.h"
 #include "pitrace_viewer.h"
@@ -1865,26 +1866,48 @@ static int diff_pair(vw_session *a, vw_session *b, const vw_diff_opts *o, pi_sbu
   return rc;
 }
 
+/* The session file `path` stands for (itself, or a directory's one), by
+ * device and inode; false when there is none to tell. */
+static bool file_of(const char *path, struct stat *st)
+{
+  if (!vw_is_dir(path))
+    return stat(path, st) == 0;
+  char *name = NULL, err[256];
+  size_t n = 0;
+  bool ok = pt_session_files(path, &name, 1, &n, err, sizeof err) && n == 1 &&
+            stat(name, st) == 0;
+  free(n ? name : NULL);
+  return ok;
+}
+
 /* pitrace diff of two session files (or directories of one each). */
 static int diff_files(const char *pa, const char *pb, int64_t sa, int64_t sb,
                       const vw_diff_opts *o, bool json)
 {
+  /* One session named twice: read once, as it is at one moment. Read as
+   * two, each pass over it saw the calls a process still recording had
+   * stored by then: the later passes more ("only in B"). */
+  struct stat fa, fb;
+  bool one = sa == sb && file_of(pa, &fa) && file_of(pb, &fb) && fa.st_dev == fb.st_dev &&
+             fa.st_ino == fb.st_ino;
   vw_session a, b;
   /* Neither session is held: the diff reads each twice (VW_STREAM). */
-  bool open_a = vw_session_open("diff", pa, sa, VW_STREAM | VW_NOTES, &a);
-  if (!open_a || !vw_session_open("diff", pb, sb, VW_STREAM | VW_NOTES, &b)) {
+  bool open_a = vw_session_open("diff", pa, sa, VW_STREAM | VW_NOTES | (one ? VW_SNAPSHOT : 0),
+                                &a);
+  if (!open_a || (!one && !vw_session_open("diff", pb, sb, VW_STREAM | VW_NOTES, &b))) {
     if (open_a)
       vw_session_close(&a);
     return 2;
   }
   pi_sbuf out;
   pi_sbuf_init(&out, NULL, 0);
-  int rc = diff_pair(&a, &b, o, json ? &out : NULL, NULL);
+  int rc = diff_pair(&a, one ? &a : &b, o, json ? &out : NULL, NULL);
   if (json && rc != 2)
     vw_flush(&out, stdout);
   pi_sbuf_free(&out);
   vw_session_close(&a);
-  vw_session_close(&b);
+  if (!one)
+    vw_session_close(&b);
   return rc;
 }
 

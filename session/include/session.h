@@ -75,6 +75,13 @@ bool pt_session_files(const char *dir, char **names, size_t max, size_t *n, char
 bool pt_open_image(const char *name, const void *bytes, size_t n, pt_db *out, char *err,
                    size_t errn);
 void pt_close(pt_db *db);
+/* Holds the file as it is now for every read on db until pt_snapshot_end
+ * (or pt_close): a process still recording into it commits nothing
+ * meanwhile (it waits, as for any reader's pass over the calls), so a
+ * verb that reads a session more than once sees it the same each time
+ * (pitrace diff of a file with itself). False with a one-line reason. */
+bool pt_snapshot_begin(pt_db *db, char *err, size_t errn);
+void pt_snapshot_end(pt_db *db);
 
 typedef struct pt_session_info {
   int64_t id;

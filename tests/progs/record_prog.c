@@ -8,10 +8,11 @@
  *   record_prog exit N      N queries, a pause, then _exit(3) (no teardown)
  *   record_prog quickexit N N queries, then _exit(3) at once (nothing flushed)
  * (RECORD_PROG_EXIT=_exit ends any mode so: _exit(3) right after it.)
- *   record_prog count FILE  queries without end; after each one returns, the
- *                           number returned so far goes into FILE's first 8
- *                           bytes (shared mapping): whoever kills it knows
- *                           how many calls had returned
+ *   record_prog count FILE [US]  queries without end (US microseconds
+ *                           apart: a session that grows steadily while read);
+ *                           after each one returns, the number returned so far
+ *                           goes into FILE's first 8 bytes (shared mapping):
+ *                           whoever kills it knows how many calls had returned
  *   record_prog threads T M T threads making M queries each
  *   record_prog threadsexit T M  the same, then _exit(3) at once once they are
  *                           joined (every thread's ring left to salvage)
@@ -160,7 +161,7 @@ static int queries(int n)
 }
 
 /* Queries until killed, publishing how many returned. */
-static int count_until_killed(const char *file)
+static int count_until_killed(const char *file, long pace_us)
 {
   int fd = open(file, O_RDWR | O_CREAT, 0600);
   if (fd < 0 || ftruncate(fd, 4096) != 0) {
@@ -179,6 +180,10 @@ static int count_until_killed(const char *file)
       return 2;
     }
     atomic_store(done, n);
+    if (pace_us > 0) {
+      struct timespec nap = {pace_us / 1000000, pace_us % 1000000 * 1000};
+      nanosleep(&nap, NULL);
+    }
   }
 }
 
@@ -1095,7 +1100,7 @@ static int run_mode(int argc, char **argv)
     return 0;
   }
   if (strcmp(mode, "count") == 0)
-    return argc > 2 ? count_until_killed(argv[2]) : 2;
+    return argc > 2 ? count_until_killed(argv[2], argc > 3 ? atol(argv[3]) : 0) : 2;
   if (queries(n))
     return 2;
   if (strcmp(mode, "crash") == 0 || strcmp(mode, "crashhandled") == 0) {
