@@ -186,6 +186,66 @@ static void *load_plugin(rp_engine *e, const char *path, pi_plugin *p, char *err
 
 /* ---- The calls ------------------------------------------------------------------------- */
 
+static bool replayed(const rp_session *s, const pt_call *c)
+{
+  return rp_plugin_replayed(s, c->plugin) && c->api != PI_API_piTearDown;
+}
+
+/* The first call the cut leaves out (the replayed calls from index `cut`
+ * on) of each thread: its index, per thread (at most `max` threads). */
+typedef struct cut_first {
+  uint32_t thread;
+  size_t i;
+} cut_first;
+
+static size_t first_cut_per_thread(const rp_session *s, size_t cut, cut_first *f, size_t max)
+{
+  size_t n = 0;
+  for (size_t i = cut; i < s->calls.n; i++) {
+    const pt_call *c = &s->calls.v[i];
+    size_t k = 0;
+    while (k < n && f[k].thread != c->thread)
+      k++;
+    if (k == n && n < max && replayed(s, c))
+      f[n++] = (cut_first){c->thread, i};
+  }
+  return n;
+}
+
+/* A cut (--to, a call that never returned) leaves out calls of the
+ * session's end; a call before the cut that returned in the recording
+ * only after another thread's left-out call began may have waited for it
+ * (a piEventsWait on a user event the other thread's piEventSetStatus
+ * completes): replayed without it, it waited forever. Such a call is left
+ * out too, with a note. The thread's later calls began after it returned,
+ * so after the cut: none is kept alone. */
+static size_t drop_waiting_on_cut(rp_engine *e, const pt_call **v, size_t n, size_t cut,
+                                  const char *why)
+{
+  const rp_session *s = e->s;
+  cut_first f[64];
+  size_t nf = first_cut_per_thread(s, cut, f, sizeof f / sizeof *f), kept = 0;
+  for (size_t k = 0; k < n; k++) {
+    const pt_call *c = v[k], *by = NULL;
+    for (size_t t = 0; t < nf; t++) {
+      const pt_call *x = &s->calls.v[f[t].i];
+      if (x->thread != c->thread && c->start_ns + c->dur_ns > x->start_ns &&
+          (!by || x->start_ns < by->start_ns))
+        by = x;
+    }
+    if (!by) {
+      v[kept++] = c;
+      continue;
+    }
+    const pi_api_desc *api = rp_api(c), *bapi = rp_api(by);
+    rp_note(e, c->seq, "%s (thread %u) returned in the recording only after seq %lld %s "
+            "(thread %u) began, which the replay leaves out (%s): it may have waited for it, so "
+            "it is left out too", api ? api->name : "?", c->thread, (long long)by->seq,
+            bapi ? bapi->name : "?", by->thread, why);
+  }
+  return kept;
+}
+
 /* The calls to replay: the replayed plugins' (not their teardown: the
  * runtime tears down at exit), up to --to, and not past one that never
  * returned. */
@@ -193,14 +253,20 @@ static const pt_call **replay_list(rp_engine *e, const rp_opts *o, size_t *n)
 {
   const rp_session *s = e->s;
   const pt_call **v = malloc((s->calls.n + 1) * sizeof *v);
+  size_t i = 0;
+  char why[64] = "";
   *n = 0;
-  for (size_t i = 0; v && i < s->calls.n; i++) {
+  for (; v && i < s->calls.n; i++) {
     const pt_call *c = &s->calls.v[i];
-    if (o->to_seq >= 0 && c->seq > o->to_seq)
+    if (o->to_seq >= 0 && c->seq > o->to_seq) {
+      snprintf(why, sizeof why, "past --to %lld", (long long)o->to_seq);
       break;
-    if (!rp_plugin_replayed(s, c->plugin) || c->api == PI_API_piTearDown)
+    }
+    if (!replayed(s, c))
       continue;
     if (!c->returned) {
+      snprintf(why, sizeof why, "it stops before seq %lld, which never returned",
+               (long long)c->seq);
       const pi_api_desc *api = rp_api(c);
       rp_note(e, c->seq, "%s never returned in the recording (the process crashed or was "
               "killed in it): replay stops before it", api ? api->name : "?");
@@ -208,6 +274,8 @@ static const pt_call **replay_list(rp_engine *e, const rp_opts *o, size_t *n)
     }
     v[(*n)++] = c;
   }
+  if (v && i < s->calls.n)
+    *n = drop_waiting_on_cut(e, v, *n, i, why);
   return v;
 }
 
