@@ -157,8 +157,8 @@ static bool choose_device(rp_engine *e, const rp_opts *o, char *dev, size_t devn
   }
   /* (the runtime's answer: a query of replay's own would be in a recorded
    * replay's session) */
-  if (s->platform_name[0] && info.platform_name && strcmp(info.platform_name, s->platform_name))
-    snprintf(e->foreign_platform, sizeof e->foreign_platform, "%s", info.platform_name);
+  if (info.platform_name)
+    snprintf(e->live_platform_name, sizeof e->live_platform_name, "%s", info.platform_name);
   return true;
 }
 

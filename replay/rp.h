@@ -33,6 +33,10 @@ typedef struct rp_session {
   uint32_t device_plugin;  /* the plugin serving it */
   char device_name[256];   /* from a recorded PI_DEVICE_INFO_NAME, or "" */
   char platform_name[256]; /* its platform's recorded PI_PLATFORM_INFO_NAME, or "" */
+  /* Every discovered device with its platform's recorded name (a session
+   * may have used devices of several platforms): rp_device_platform. */
+  struct rp_device_platform *device_platforms;
+  size_t ndevice_platforms;
   int64_t discovery_end;   /* seq of the first call after the runtime's device
                               discovery (INT64_MAX: the session is all discovery) */
   struct rp_prefetch *prefetch; /* large payloads read ahead, or NULL */
@@ -41,6 +45,15 @@ typedef struct rp_session {
   unsigned char *undefined_read;
   pthread_mutex_t db_lock;      /* db's cached statements: replay threads share it */
 } rp_session;
+
+typedef struct rp_device_platform {
+  int64_t device;
+  char platform[256]; /* "" when not recorded */
+} rp_device_platform;
+
+/* The recorded PI_PLATFORM_INFO_NAME of the platform whose piDevicesGet
+ * listed recorded device `device`; "" when not known. */
+const char *rp_device_platform_name(const rp_session *s, int64_t device);
 
 /* Discovery: the calls whose platforms and devices replay maps onto the
  * chosen device's instead of calling them. */

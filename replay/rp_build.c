@@ -584,18 +584,40 @@ static void own_event(rp_cc *cc)
     }
 }
 
+/* The recorded platform whose binary piProgramCreateWithBinary call c
+ * hands over: that of the device it names (an application may have used
+ * devices of several platforms), else the application's device's; "" when
+ * not known. */
+static const char *binary_platform(const rp_engine *e, const pt_call *c)
+{
+  int64_t device = pt_json_int(pt_json_at(pt_json_at(c->args, 2), 0), 0);
+  const char *name = rp_device_platform_name(e->s, device);
+  return name[0] ? name : e->s->platform_name;
+}
+
 bool rp_build(rp_engine *e, rp_cc *cc)
 {
   const pi_api_desc *api = cc->api; /* every argument is there: rp_session_open checked */
   /* A program binary is its platform's own: another implementation may
    * refuse it, or fail on it (rusticl given PoCL's aborts the process). */
-  if (api->id == PI_API_piProgramCreateWithBinary && e->foreign_platform[0])
+  const char *made_by = api->id == PI_API_piProgramCreateWithBinary && !e->stand_ins
+                          ? binary_platform(e, cc->c) : "";
+  if (made_by[0] && e->live_platform_name[0] && strcmp(made_by, e->live_platform_name) != 0) {
+    /* A session that used devices of several platforms replays them all
+     * on one device: no device takes every binary. */
+    char where[700];
+    if (strcmp(made_by, e->s->platform_name) == 0 || !e->s->platform_name[0])
+      snprintf(where, sizeof where, "replay on a device of \"%s\"", made_by);
+    else
+      snprintf(where, sizeof where, "the application used devices of \"%s\" and \"%s\", "
+               "which replay runs on one device: record it on one platform", made_by,
+               e->s->platform_name);
     return fail(cc, "seq %lld piProgramCreateWithBinary: the program is a binary that "
-                "platform \"%s\" made, which \"%s\" cannot take; replay on a device of "
-                "\"%s\", or record the application with its binary cache off (pyopencl: "
-                "PYOPENCL_NO_CACHE=1) so that its programs come from source",
-                (long long)cc->c->seq, e->s->platform_name, e->foreign_platform,
-                e->s->platform_name);
+                "platform \"%s\" made, which \"%s\" cannot take; %s, or record the "
+                "application with its binary cache off (pyopencl: PYOPENCL_NO_CACHE=1) so that "
+                "its programs come from source", (long long)cc->c->seq, made_by,
+                e->live_platform_name, where);
+  }
   /* Scalars and handles first: the sizes and counts the rest refer to. */
   for (int pass = 0; pass < 2; pass++)
     for (unsigned i = 0; i < api->nparams; i++) {

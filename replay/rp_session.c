@@ -292,23 +292,50 @@ static void recorded_answer(rp_session *s, uint32_t api, int64_t id, int64_t par
   }
 }
 
+/* Every device a recorded piDevicesGet listed, with the recorded name of
+ * the platform it listed it for: program binaries are that platform's,
+ * and an application may have used devices of several (out of memory:
+ * those found so far). */
+static void find_device_platforms(rp_session *s)
+{
+  size_t cap = 0;
+  for (size_t i = 0; i < s->calls.n; i++) {
+    const pt_call *c = &s->calls.v[i];
+    const pt_json *devs = c->api == PI_API_piDevicesGet && c->result == PI_SUCCESS
+                            ? pt_json_at(c->args, 3) : NULL;
+    int64_t platform = rp_arg_int(c, 0, 0);
+    for (size_t k = 0; devs && devs->type == PJ_ARRAY && k < devs->n; k++) {
+      rp_device_platform d = {.device = pt_json_int(devs->u.items[k], 0)};
+      bool known = false;
+      for (size_t j = 0; j < s->ndevice_platforms && !known; j++)
+        known = s->device_platforms[j].device == d.device;
+      if (!d.device || known)
+        continue;
+      recorded_answer(s, PI_API_piPlatformGetInfo, platform, PI_PLATFORM_INFO_NAME, d.platform,
+                      sizeof d.platform);
+      if (!rp_push(&s->device_platforms, &s->ndevice_platforms, &cap, sizeof d, &d))
+        return;
+    }
+  }
+}
+
+const char *rp_device_platform_name(const rp_session *s, int64_t device)
+{
+  for (size_t k = 0; k < s->ndevice_platforms; k++)
+    if (s->device_platforms[k].device == device)
+      return s->device_platforms[k].platform;
+  return "";
+}
+
 /* The recorded names of the application's device and of the platform
- * whose piDevicesGet listed it (program binaries are that platform's). */
+ * whose piDevicesGet listed it. */
 static void find_device_names(rp_session *s)
 {
   recorded_answer(s, PI_API_piDeviceGetInfo, s->device_id, PI_DEVICE_INFO_NAME, s->device_name,
                   sizeof s->device_name);
-  int64_t platform = 0;
-  for (size_t i = 0; i < s->calls.n && s->device_id && !platform; i++) {
-    const pt_call *c = &s->calls.v[i];
-    const pt_json *devs = c->api == PI_API_piDevicesGet && c->result == PI_SUCCESS
-                            ? pt_json_at(c->args, 3) : NULL;
-    for (size_t k = 0; devs && devs->type == PJ_ARRAY && k < devs->n; k++)
-      if (pt_json_int(devs->u.items[k], 0) == s->device_id)
-        platform = rp_arg_int(c, 0, 0);
-  }
-  recorded_answer(s, PI_API_piPlatformGetInfo, platform, PI_PLATFORM_INFO_NAME, s->platform_name,
-                  sizeof s->platform_name);
+  find_device_platforms(s);
+  snprintf(s->platform_name, sizeof s->platform_name, "%s",
+           rp_device_platform_name(s, s->device_id));
 }
 
 /* Every call of a known function holds all its arguments: fewer is a
@@ -365,6 +392,9 @@ void rp_session_close(rp_session *s)
   rp_prefetch_stop(s);
   free(s->undefined_read);
   s->undefined_read = NULL;
+  free(s->device_platforms);
+  s->device_platforms = NULL;
+  s->ndevice_platforms = 0;
   pt_calls_free(&s->calls);
   pt_close(&s->db);
   pthread_mutex_destroy(&s->db_lock);

@@ -68,10 +68,10 @@ typedef struct rp_engine {
   const struct pi_function_table *t;
   uint64_t live_platform, live_device;
   bool stand_ins;  /* --plugin: ids never created stand for themselves */
-  /* The device replayed on is of another platform than the recorded one
-   * (both names known): its name, for refusing the recording's program
-   * binaries (rp_build). */
-  char foreign_platform[256];
+  /* The name of the platform of the device replayed on ("" when not
+   * known), for refusing program binaries another platform made when
+   * recorded (rp_build). */
+  char live_platform_name[256];
   bool mt;         /* several threads replay: take the lock */
   bool abandoned;  /* a replay thread was left in a call that never returned */
   pthread_mutex_t lock;

@@ -501,6 +501,48 @@ Test(replay, a_program_binary_is_not_handed_to_another_platform)
   cr_assert_eq(replay(dir[0], "--backend", "opencl", rusticl_env, &out), 0, "%s", out);
 }
 
+/* An application that used devices of two platforms (rusticl's first,
+ * then PoCL's), each program made from the binary its platform built:
+ * replay runs them all on the recorded device, rusticl's, and handed it
+ * PoCL's binary, on which rusticl aborts the process (it only checked the
+ * recorded device's platform against the one replayed on). Refused in one
+ * line naming both platforms instead. */
+Test(replay, a_binary_of_the_other_platform_a_session_used_is_not_handed_over)
+{
+  tu_need_pyopencl();
+  const char *script =
+    "import numpy as np, pyopencl as cl\n"
+    "src = '__kernel void inc(__global int *x) { x[get_global_id(0)] += 1; }'\n"
+    "by = {p.name: p for p in cl.get_platforms()}\n"
+    "for name in ('rusticl', 'Portable Computing Language'):\n"
+    "  d = by[name].get_devices()[0]; ctx = cl.Context([d]); q = cl.CommandQueue(ctx)\n"
+    "  built = cl.Program(ctx, src).build().get_info(cl.program_info.BINARIES)[0]\n"
+    "  p = cl.Program(ctx, [d], [built]).build()\n"
+    "  x = np.arange(64, dtype=np.int32); b = cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR | "
+    "cl.mem_flags.READ_WRITE, hostbuf=x)\n"
+    "  p.inc(q, (64,), None, b); y = np.empty_like(x); cl.enqueue_copy(q, y, b)\n"
+    "  print(name, 'verified' if (y == x + 1).all() else 'WRONG')\n";
+  char *vendors = tu_temp_path(""), *dir = tu_temp_path(".d"), *out;
+  cr_assert_eq(mkdir(vendors, 0700), 0);
+  const char *icds[] = {"pocl.icd", "rusticl.icd"};
+  for (int k = 0; k < 2; k++) {
+    char from[64], to[512];
+    snprintf(from, sizeof from, "/etc/OpenCL/vendors/%s", icds[k]);
+    snprintf(to, sizeof to, "%s/%s", vendors, icds[k]);
+    cr_assert_eq(symlink(from, to), 0, "%s", strerror(errno));
+  }
+  const char *env[] = {kv("OCL_ICD_VENDORS", vendors), SWRAST, "PYOPENCL_NO_CACHE=1", NULL};
+  const char *rec[] = {"record", "-o", dir, "--", "/usr/bin/python3", "-c", script, NULL};
+  cr_assert_eq(pitrace(rec, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "rusticl verified") && strstr(out, "Language verified"), "%s", out);
+  const char *args[] = {"replay", dir, NULL};
+  cr_assert_eq(pitrace(args, env, &out), 2, "%s", out);
+  cr_assert(strstr(out, "piProgramCreateWithBinary: the program is a binary that platform "
+                        "\"Portable Computing Language\" made, which \"rusticl\" cannot take; "
+                        "the application used devices of \"Portable Computing Language\" and "
+                        "\"rusticl\", which replay runs on one device"), "%s", out);
+}
+
 /* -o naming the session itself, under any name, is refused and the session
  * is left as it was; so is -o naming what is not a file (the repro is
  * renamed over it: `-o /dev/null` made /dev/null a regular file), here a
