@@ -19,8 +19,17 @@
 
 typedef struct wr {
   ex *x;
-  int64_t *newseq; /* orig call index -> seq in the repro */
+  const char *path; /* -o: named in what went wrong (the file written is beside it) */
+  int64_t *newseq;  /* orig call index -> seq in the repro */
 } wr;
+
+/* The repro could not be written (a full disk, a file size limit: `why`
+ * says which): named by -o, as the file written beside it goes. */
+static bool write_failed(wr *w, const char *why)
+{
+  return ex_fail(w->x, "cannot write the repro %s: %s; whatever it held is left as it was",
+                 w->path, why);
+}
 
 /* ---- JSON ------------------------------------------------------------------------- */
 
@@ -86,7 +95,7 @@ static bool add_call(wr *w, pt_out *o, size_t k, int64_t seq)
   bool ok = pt_out_call(o, &cc, oc ? oc->seq : -1, &made);
   pi_sbuf_free(&args);
   pi_sbuf_free(&data);
-  return ok || ex_fail(w->x, "writing the repro: %s", pt_out_error(o));
+  return ok || write_failed(w, pt_out_error(o));
 }
 
 static bool write_calls(wr *w, pt_out *o)
@@ -108,7 +117,7 @@ static bool write_handles(wr *w, pt_out *o)
   for (size_t id = 1; id < x->ncreator; id++) {
     size_t c = x->creator[id];
     if (c && w->newseq[c - 1] && !pt_out_handle(o, id, w->newseq[c - 1]))
-      return ex_fail(w->x, "writing the repro: %s", pt_out_error(o));
+      return write_failed(w, pt_out_error(o));
   }
   return true;
 }
@@ -125,7 +134,7 @@ static bool write_all(wr *w, const char *tmp, int kernel)
   pt_out *o = pt_out_create(tmp, x->s->db.path, x->s->id, label, (int64_t)x->nout, l->thread,
                             err, sizeof err);
   if (!o)
-    return ex_fail(w->x, "writing the repro: %s", err);
+    return write_failed(w, err);
   bool ok = write_calls(w, o) && write_handles(w, o);
   if (ok) {
     int64_t seq = 0;
@@ -134,7 +143,7 @@ static bool write_all(wr *w, const char *tmp, int kernel)
     pt_out_status st = pt_out_finish(o, &seq, &pos, role);
     const ex_call *c = seq >= 1 && (size_t)seq <= w->x->nout ? &w->x->out[seq - 1] : NULL;
     if (st == PT_OUT_ERROR)
-      ok = ex_fail(w->x, "writing the repro: %s", pt_out_error(o));
+      ok = write_failed(w, pt_out_error(o));
     else if (st == PT_OUT_BLOB_GONE && c && c->orig)
       ok = (rp_payload_problem(w->x->s, c->orig, pos, role, RP_DATA_MISSING_BLOB, w->x->err,
                                sizeof w->x->err), false);
@@ -170,7 +179,7 @@ bool ex_write(ex *x, const char *path, int kernel)
                    "and SQLite opens files by paths of up to %zu; name a shorter one", path,
                    len, most);
   }
-  wr w = {.x = x, .newseq = calloc(x->s->calls.n + 1, sizeof *w.newseq)};
+  wr w = {.x = x, .path = path, .newseq = calloc(x->s->calls.n + 1, sizeof *w.newseq)};
   int fd = w.newseq ? mkstemp(tmp) : -1;
   if (fd < 0) {
     bool nomem = !w.newseq;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "schema.h"
 #include "session_out.h"
@@ -35,12 +36,33 @@ static bool fail(pt_out *o, const char *fmt, ...)
   return false;
 }
 
+/* SQLite's message, with the cause its "disk I/O error" or "database or
+ * disk is full" does not name: the error number it kept, or else the file
+ * size limit (ulimit -f) if one is set (SQLite keeps no errno for a write
+ * the limit cut short), as the recorder says them (writer_db.c). */
+static const char *db_error(const pt_out *o, char *why, size_t n)
+{
+  int rc = sqlite3_errcode(o->db), err = sqlite3_system_errno(o->db);
+  struct rlimit lim;
+  if (rc != SQLITE_IOERR && rc != SQLITE_FULL)
+    snprintf(why, n, "%s", sqlite3_errmsg(o->db));
+  else if (err)
+    snprintf(why, n, "%s: %s", sqlite3_errmsg(o->db), strerror(err));
+  else if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+    snprintf(why, n, "%s; the file size limit (ulimit -f) is %llu bytes", sqlite3_errmsg(o->db),
+             (unsigned long long)lim.rlim_cur);
+  else
+    snprintf(why, n, "%s", sqlite3_errmsg(o->db));
+  return why;
+}
+
 static bool sql(pt_out *o, const char *text)
 {
   char *err = NULL;
   if (sqlite3_exec(o->db, text, NULL, NULL, &err) == SQLITE_OK)
     return true;
-  fail(o, "writing the new session: %s", err ? err : sqlite3_errmsg(o->db));
+  char why[512];
+  fail(o, "%s", db_error(o, why, sizeof why));
   sqlite3_free(err);
   return false;
 }
@@ -50,8 +72,9 @@ static bool sql(pt_out *o, const char *text)
 static bool run(pt_out *o, const char *text, const char *types, ...)
 {
   sqlite3_stmt *st;
+  char why[512];
   if (sqlite3_prepare_v2(o->db, text, -1, &st, NULL) != SQLITE_OK)
-    return fail(o, "writing the new session: %s", sqlite3_errmsg(o->db));
+    return fail(o, "%s", db_error(o, why, sizeof why));
   va_list ap;
   va_start(ap, types);
   for (int k = 0; types[k]; k++) {
@@ -68,7 +91,7 @@ static bool run(pt_out *o, const char *text, const char *types, ...)
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
   return rc == SQLITE_DONE || rc == SQLITE_ROW ||
-         fail(o, "writing the new session: %s", sqlite3_errmsg(o->db));
+         fail(o, "%s", db_error(o, why, sizeof why));
 }
 
 pt_out *pt_out_create(const char *path, const char *src_path, int64_t src_session,
@@ -82,8 +105,9 @@ pt_out *pt_out_create(const char *path, const char *src_path, int64_t src_sessio
   }
   o->src_session = src_session;
   if (sqlite3_open_v2(path, &o->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    char why[512];
     snprintf(err, errn, "cannot write %s: %s", path,
-             o->db ? sqlite3_errmsg(o->db) : "out of memory");
+             o->db ? db_error(o, why, sizeof why) : "out of memory");
     pt_out_free(o);
     return NULL;
   }
@@ -206,7 +230,8 @@ pt_out_status pt_out_finish(pt_out *o, int64_t *seq, unsigned *pos, char role[16
                                 "r.hash IS NOT NULL AND r.content IS NULL AND NOT EXISTS "
                                 "(SELECT 1 FROM main.blobs b WHERE b.hash = r.hash) LIMIT 1",
                          -1, &st, NULL) != SQLITE_OK) {
-    fail(o, "writing the new session: %s", sqlite3_errmsg(o->db));
+    char why[512];
+    fail(o, "%s", db_error(o, why, sizeof why));
     return PT_OUT_ERROR;
   }
   bool gone = sqlite3_step(st) == SQLITE_ROW;
@@ -225,7 +250,7 @@ pt_out_status pt_out_finish(pt_out *o, int64_t *seq, unsigned *pos, char role[16
   o->db = NULL;
   if (rc == SQLITE_OK)
     return PT_OUT_OK;
-  fail(o, "writing the new session: closing it failed (%s)", sqlite3_errstr(rc));
+  fail(o, "closing it failed (%s)", sqlite3_errstr(rc));
   return PT_OUT_ERROR;
 }
 

@@ -8,6 +8,7 @@
  * application re-runs against the replay plugin with no OpenCL at all.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 
 #include "ex_sig.h"
 #include "session.h"
@@ -838,6 +839,38 @@ static int extract_with(const char *db, const char *kernel, const char *opt, con
 static int extract(const char *db, const char *kernel, const char *repro, char **out)
 {
   return extract_with(db, kernel, NULL, NULL, repro, out);
+}
+
+/* A repro that cannot be written (a full disk, a file size limit) is
+ * named, with the cause: extract said only "writing the repro: writing the
+ * new session: disk I/O error", naming neither the file nor the limit. */
+Test(replay, an_extract_that_cannot_be_written_names_the_repro_and_why)
+{
+  char *db = record("vadd", NULL, NULL), *repro = tu_temp_path(".db"), *out, *want = NULL;
+  const char *argv[] = {"/bin/sh", "-c", "ulimit -f 64; exec \"$0\" extract \"$1\" --kernel 1 "
+                        "-o \"$2\"", PITRACE, db, repro, NULL};
+  cr_assert_eq(tu_run(argv, NULL, &out), 2, "%s", out);
+  /* (the shell's blocks: 512 bytes in POSIX shells, 1024 in bash's own mode) */
+  cr_assert_geq(asprintf(&want, "pitrace extract: cannot write the repro %s: disk I/O error; the "
+                                "file size limit (ulimit -f) is ", repro), 0);
+  cr_assert(strncmp(out, want, strlen(want)) == 0, "%s", out);
+  cr_assert(strstr(out, " bytes; whatever it held is left as it was\n"), "%s", out);
+  cr_assert_eq(access(repro, F_OK), -1, "%s was written", repro);
+  char dir[32], path[64];
+  tu_small_tmpfs(dir, "64k");
+  snprintf(path, sizeof path, "%s/repro.db", dir);
+  int rc = extract(db, "1", path, &out);
+  DIR *d = opendir(dir);
+  size_t left = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    left += e->d_name[0] != '.';
+  if (d)
+    closedir(d);
+  tu_small_tmpfs_gone(dir);
+  cr_assert_eq(rc, 2, "%s", out);
+  cr_assert(strstr(out, "cannot write the repro ") && strstr(out, "/repro.db: database or disk "
+                                                                 "is full"), "%s", out);
+  cr_assert_eq(left, 0, "the half-written repro was left behind");
 }
 
 Test(replay, an_extracted_kernel_replays_on_its_own_with_the_same_result)
