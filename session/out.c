@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "schema.h"
 #include "session_out.h"
@@ -36,24 +35,10 @@ static bool fail(pt_out *o, const char *fmt, ...)
   return false;
 }
 
-/* SQLite's message, with the cause its "disk I/O error" or "database or
- * disk is full" does not name: the error number it kept, or else the file
- * size limit (ulimit -f) if one is set (SQLite keeps no errno for a write
- * the limit cut short), as the recorder says them (writer_db.c). */
+/* SQLite's message, with the cause it does not name (schema.h). */
 static const char *db_error(const pt_out *o, char *why, size_t n)
 {
-  int rc = sqlite3_errcode(o->db), err = sqlite3_system_errno(o->db);
-  struct rlimit lim;
-  if (rc != SQLITE_IOERR && rc != SQLITE_FULL)
-    snprintf(why, n, "%s", sqlite3_errmsg(o->db));
-  else if (err)
-    snprintf(why, n, "%s: %s", sqlite3_errmsg(o->db), strerror(err));
-  else if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
-    snprintf(why, n, "%s; the file size limit (ulimit -f) is %llu bytes", sqlite3_errmsg(o->db),
-             (unsigned long long)lim.rlim_cur);
-  else
-    snprintf(why, n, "%s", sqlite3_errmsg(o->db));
-  return why;
+  return pt_sqlite_write_error(o->db, why, n);
 }
 
 static bool sql(pt_out *o, const char *text)

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <xxhash.h>
 
 #include "pi_api.h"
@@ -375,4 +376,20 @@ int pt_schema_stored_version(sqlite3 *db)
     version = sqlite3_column_int(v, 0);
   sqlite3_finalize(v);
   return version;
+}
+
+const char *pt_sqlite_write_error(sqlite3 *db, char *why, size_t n)
+{
+  int rc = sqlite3_errcode(db) & 0xff, err = sqlite3_system_errno(db); /* primary code */
+  struct rlimit lim;
+  if (rc != SQLITE_IOERR && rc != SQLITE_FULL)
+    snprintf(why, n, "%s", sqlite3_errmsg(db));
+  else if (err)
+    snprintf(why, n, "%s: %s", sqlite3_errmsg(db), strerror(err));
+  else if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+    snprintf(why, n, "%s; the file size limit (ulimit -f) is %llu bytes", sqlite3_errmsg(db),
+             (unsigned long long)lim.rlim_cur);
+  else
+    snprintf(why, n, "%s", sqlite3_errmsg(db));
+  return why;
 }

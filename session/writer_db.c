@@ -126,23 +126,6 @@ void wr__turn_fork_child(void)
 }
 #define BLOB_WRITE_MIN (64u << 10) /* from here on a payload is written into its row (store_blob) */
 
-/* Why SQLite's write failed, where its "disk I/O error" names no cause:
- * the error number it kept, or else the file size limit (ulimit -f) if
- * one is set. SQLite keeps no errno for a write cut short by the limit,
- * and rolls the file back before this is asked: its size says nothing. */
-static void io_error_cause(char *why, size_t n)
-{
-  int err = sqlite3_system_errno(wr.db);
-  struct rlimit lim;
-  if (err)
-    snprintf(why, n, "%s: %s", sqlite3_errmsg(wr.db), strerror(err));
-  else if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
-    snprintf(why, n, "%s; the file size limit (ulimit -f) is %llu bytes", sqlite3_errmsg(wr.db),
-             (unsigned long long)lim.rlim_cur);
-  else
-    snprintf(why, n, "%s", sqlite3_errmsg(wr.db));
-}
-
 static void fail_sql(const char *what)
 {
   if (wr.failed)
@@ -160,7 +143,7 @@ static void fail_sql(const char *what)
     snprintf(why, sizeof why, "another process held the file for %u s: a reader inside a "
              "transaction, or another recorder", BUSY_MS / 1000);
   else if (wr.db && (sqlite3_errcode(wr.db) & 0xff) == SQLITE_IOERR)
-    io_error_cause(why, sizeof why);
+    pt_sqlite_write_error(wr.db, why, sizeof why); /* the cause (schema.h) */
   else
     snprintf(why, sizeof why, "%s", wr.db ? sqlite3_errmsg(wr.db) : "no database");
   bool marked = false, kept = false;

@@ -24,6 +24,14 @@ extern const char shim_schema_sql[];
  * one: run in the write transaction, after shim_schema_sql. */
 extern const char pt_schema_upgrade_sql[];
 
+/* Why SQLite's write on db failed, into why: its message, and the cause
+ * its "disk I/O error" or "database or disk is full" does not name (the
+ * error number it kept, or else the file size limit (ulimit -f) if one is
+ * set: SQLite keeps no errno for a write the limit cut short, and rolls
+ * the file back before this is asked, so its size says nothing). Returns
+ * why. For every writer of a session database (the recorder, extract). */
+const char *pt_sqlite_write_error(sqlite3 *db, char *why, size_t n);
+
 /* Creates the tables and views and the API description the views read
  * (pi_api, pi_params, pi_enums) where they are missing, in db's open
  * write transaction; false with the reason in err. A file that says
