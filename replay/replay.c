@@ -61,6 +61,13 @@ static int parse_args(int argc, char **argv, rp_opts *o)
                             "(pitrace replay --help)", o->backend);
     return 2;
   }
+  /* An empty filter selects nothing, and was taken as none: the replay
+   * went to whatever device came first. */
+  if (o->device && !o->device[0]) {
+    pt_verb_error("replay", "--device is empty: give a filter such as opencl:cpu:0, or leave "
+                            "--device out for the recorded device (pitrace replay --help)");
+    return 2;
+  }
   if (o->backend && o->device) {
     pt_verb_error("replay", "give --backend or --device, not both (pitrace replay --help)");
     return 2;

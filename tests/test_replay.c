@@ -362,6 +362,11 @@ Test(replay, usage_errors_and_help)
   cr_assert_eq(pitrace(bad, NULL, &out), 2, "%s", out);
   cr_assert(strstr(out, "bad argument 'inf': --tolerance wants a number"), "%s", out);
   cr_assert_eq(pitrace(both, NULL, &out), 2, "%s", out);
+  /* An empty filter, as --backend "" is: refused, where the replay went to
+   * the first device. */
+  const char *empty[] = {"replay", "x.db", "--device", "", NULL};
+  cr_assert_eq(pitrace(empty, NULL, &out), 2, "%s", out);
+  cr_assert(strstr(out, "--device is empty: give a filter such as opencl:cpu:0"), "%s", out);
   cr_assert_eq(pitrace(ehelp, NULL, &out), 0, "%s", out);
   cr_assert_eq(pitrace(enone, NULL, &out), 2, "%s", out);
 }
