@@ -198,25 +198,26 @@ static bool replayed(const rp_session *s, const pt_call *c)
   return rp_plugin_replayed(s, c->plugin) && c->api != PI_API_piTearDown;
 }
 
-/* The first call the cut leaves out (the replayed calls from index `cut`
- * on) of each thread: its index, per thread (at most `max` threads). */
-typedef struct cut_first {
-  uint32_t thread;
-  size_t i;
-} cut_first;
-
-static size_t first_cut_per_thread(const rp_session *s, size_t cut, cut_first *f, size_t max)
+/* Of the replayed calls from index `cut` on (those the cut leaves out),
+ * the one that began first, and the one that began first on any other
+ * thread: a thread's calls begin in order, so these are the first left-out
+ * calls of the two threads whose left-out calls began earliest. */
+static void earliest_cut(const rp_session *s, size_t cut, const pt_call **first,
+                         const pt_call **other)
 {
-  size_t n = 0;
+  *first = *other = NULL;
   for (size_t i = cut; i < s->calls.n; i++) {
     const pt_call *c = &s->calls.v[i];
-    size_t k = 0;
-    while (k < n && f[k].thread != c->thread)
-      k++;
-    if (k == n && n < max && replayed(s, c))
-      f[n++] = (cut_first){c->thread, i};
+    if (!replayed(s, c))
+      continue;
+    if (!*first || c->start_ns < (*first)->start_ns) {
+      if (*first && (*first)->thread != c->thread)
+        *other = *first;
+      *first = c;
+    } else if (c->thread != (*first)->thread && (!*other || c->start_ns < (*other)->start_ns)) {
+      *other = c;
+    }
   }
-  return n;
 }
 
 /* A cut (--to, a call that never returned) leaves out calls of the
@@ -229,17 +230,14 @@ static size_t first_cut_per_thread(const rp_session *s, size_t cut, cut_first *f
 static size_t drop_waiting_on_cut(rp_engine *e, const pt_call **v, size_t n, size_t cut,
                                   const char *why)
 {
-  const rp_session *s = e->s;
-  cut_first f[64];
-  size_t nf = first_cut_per_thread(s, cut, f, sizeof f / sizeof *f), kept = 0;
+  const pt_call *first, *other;
+  earliest_cut(e->s, cut, &first, &other);
+  size_t kept = 0;
   for (size_t k = 0; k < n; k++) {
-    const pt_call *c = v[k], *by = NULL;
-    for (size_t t = 0; t < nf; t++) {
-      const pt_call *x = &s->calls.v[f[t].i];
-      if (x->thread != c->thread && c->start_ns + c->dur_ns > x->start_ns &&
-          (!by || x->start_ns < by->start_ns))
-        by = x;
-    }
+    const pt_call *c = v[k];
+    /* The earliest left-out call of another thread than c's. */
+    const pt_call *x = first && first->thread != c->thread ? first : other;
+    const pt_call *by = x && c->start_ns + c->dur_ns > x->start_ns ? x : NULL;
     if (!by) {
       v[kept++] = c;
       continue;
