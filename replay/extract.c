@@ -438,6 +438,30 @@ static bool cut(ex *x, bool inputs)
   }
 }
 
+/* A window given by --from that was refused for an input an earlier
+ * launch computed names that launch; the launch it starts from may itself
+ * need one before it. The hint names where --inputs would start instead,
+ * so that the second try works (the search runs after the refusal only). */
+static void hint_the_whole_window(ex *x)
+{
+  char first[sizeof x->err], was[32];
+  if (!x->widen)
+    return;
+  snprintf(first, sizeof first, "%s", x->err);
+  snprintf(was, sizeof was, "or --from %d)", ex_launch_number(x, x->widen - 1));
+  char *at = strstr(first, was);
+  size_t widen = x->widen;
+  ex_restart(x);
+  x->from = widen - 1;
+  bool found = cut(x, true);
+  int from = ex_launch_number(x, x->from) + !ex_is_launch(call_at(x, x->from)->api);
+  if (found && at)
+    snprintf(x->err, sizeof x->err, "%.*sor --from %d)%s", (int)(at - first), first, from,
+             at + strlen(was));
+  else
+    snprintf(x->err, sizeof x->err, "%s", first);
+}
+
 int pt_extract(int argc, char **argv)
 {
   ex_opts o = {.session = -1};
@@ -453,7 +477,10 @@ int pt_extract(int argc, char **argv)
   bool ok = find_launch(&x, o.kernel) && index_creators(&x);
   if (ok) {
     x.from = o.from ? ex_launch_index(&x, o.from) : x.launch;
-    ok = cut(&x, o.inputs) && ex_write(&x, o.out, o.kernel);
+    ok = cut(&x, o.inputs);
+    if (!ok && !o.inputs)
+      hint_the_whole_window(&x);
+    ok = ok && ex_write(&x, o.out, o.kernel);
   }
   if (ok) {
     size_t before = 0, first = x.launch;
