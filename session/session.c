@@ -1334,6 +1334,23 @@ int64_t pt_count_calls(pt_db *db, int64_t session)
                               "session = ?1)", session, -1);
 }
 
+bool pt_session_damaged(pt_db *db, int64_t session, int64_t *held, int64_t *counted, char *out,
+                        size_t n)
+{
+  /* The count is written when the session ends (NULL while recording; a
+   * session still said running may be growing). */
+  *counted = session_int(db, "SELECT calls FROM sessions WHERE id = ?1 AND ended IS NOT "
+                             "'running'", session, -1);
+  *held = *counted >= 0 ? pt_count_calls(db, session) : -1;
+  if (*held < 0 || *held == *counted)
+    return false;
+  if (out)
+    snprintf(out, n, "%s is damaged: session %lld counts %lld calls and the file holds %lld of "
+             "them (rows of it were lost)", db->path, (long long)session, (long long)*counted,
+             (long long)*held);
+  return true;
+}
+
 int64_t pt_last_call_end(pt_db *db, int64_t session)
 {
   if (has_call_chunks(db)) {

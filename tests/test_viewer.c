@@ -2930,6 +2930,49 @@ Test(viewer, a_damaged_chunk_gives_one_line_naming_session_and_chunk)
   }
 }
 
+/* A chunk's row deleted (a damaged file): the session's count says more
+ * calls than the file holds. Every verb went on as if nothing was lost:
+ * sessions listed the count, show and stats the rest with exit 0, replay
+ * failed at the first handle the lost calls made ("was the recording
+ * filtered?") and extract could succeed without a word. */
+Test(viewer, a_session_that_lost_a_chunk_is_named_damaged_by_every_verb)
+{
+  char *db = copy_db(record("vadd", POCL)), *out, *err;
+  long long all = sql_int(db, "SELECT calls FROM sessions");
+  long long lost = sql_int(db, "SELECT ncalls FROM call_chunks WHERE id = (SELECT max(id) FROM "
+                               "call_chunks)");
+  cr_assert(all > 0 && lost > 0);
+  sql_exec(db, "DELETE FROM call_chunks WHERE id = (SELECT max(id) FROM call_chunks)");
+  char said[512], counted[64];
+  snprintf(said, sizeof said, "is damaged: session 1 counts %lld calls and the file holds %lld of "
+           "them (rows of it were lost)", all, all - lost);
+  cr_assert_eq(pitrace(&out, &err, "sessions", db, NULL), 2, "%s", out);
+  snprintf(counted, sizeof counted, "damaged: it counted %lld calls", all);
+  cr_assert(strstr(out, counted), "%s", out);
+  cr_assert(lines(err) == 1 && strstr(err, said), "%s", err);
+  /* show and stats: what it holds, after one line; exit 2. */
+  cr_assert_eq(pitrace(&out, &err, "show", "--compact", db, NULL), 2, "%s", err);
+  cr_assert(lines(err) == 1 && strstr(err, said) && strstr(err, "what it holds follows"), "%s",
+            err);
+  cr_assert_eq(lines(out), all - lost, "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "stats", db, NULL), 2, "%s", err);
+  cr_assert(lines(err) == 1 && strstr(err, said), "%s", err);
+  /* Verbs whose answer needs every call refuse it. */
+  char *file = tu_temp_path(".out");
+  const char *refusing[][6] = {{"export", "--format", "jsonl", "-o", file, db},
+                               {"report", "-o", file, db, NULL, NULL},
+                               {"diff", db, db, NULL, NULL, NULL},
+                               {"replay", db, NULL, NULL, NULL, NULL},
+                               {"extract", db, "--kernel", "1", "-o", file}};
+  for (size_t v = 0; v < sizeof refusing / sizeof *refusing; v++) {
+    const char **a = refusing[v];
+    cr_assert_eq(pitrace(&out, &err, a[0], a[1], a[2], a[3], a[4], a[5], NULL), 2, "%s: %s",
+                 a[0], err);
+    cr_assert(lines(err) == 1 && strstr(err, said), "%s: %s", a[0], err);
+    cr_assert_eq(access(file, F_OK), -1, "%s wrote %s", a[0], file);
+  }
+}
+
 Test(viewer, every_verb_has_help)
 {
   const char *verbs[] = {"sessions", "show", "stats", "diff", "export", "report", "sql"};

@@ -178,6 +178,15 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
     return false;
   }
   pt_incomplete_reason(&s->db, s->id, s->incomplete_reason, sizeof s->incomplete_reason);
+  int64_t held, counted;
+  s->damaged = pt_session_damaged(&s->db, s->id, &held, &counted, err, sizeof err);
+  if (s->damaged && (what & VW_WHOLE)) {
+    pt_verb_error(verb, "%s: cannot %s it", err, verb);
+    vw_session_close(s);
+    return false;
+  }
+  if (s->damaged)
+    pt_verb_error(verb, "%s; what it holds follows", err);
   count_threads(s);
   if (what & VW_STREAM)
     load_devtimes(s);
@@ -267,7 +276,7 @@ bool vw_iter_close(const char *verb, vw_iter *it)
   it->cur = NULL;
   if (it->err[0])
     pt_verb_error(verb, "%s", it->err);
-  return !it->err[0];
+  return !it->err[0] && !it->s->damaged; /* damage said when opened */
 }
 
 /* ---- Several sessions ------------------------------------------------------------- */

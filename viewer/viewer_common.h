@@ -49,6 +49,7 @@ typedef struct vw_session {
   bool restable, rested;
   unsigned holds;
   bool snapshot; /* opened with VW_SNAPSHOT (never restable) */
+  bool damaged;  /* it lost calls (pt_session_damaged): said when opened */
 } vw_session;
 
 /* The session's connection, opened again if the session was rested; a
@@ -71,8 +72,11 @@ const char *vw_devtime_clock_text(const vw_session *s);
  * device times). No verb holds a session's calls: they stream.
  * VW_SNAPSHOT: everything read until vw_session_close sees the file as it
  * was when opened (pt_snapshot_begin), though a process still records
- * into it. */
-enum { VW_NOTES = 2, VW_STREAM = 4, VW_SNAPSHOT = 8 };
+ * into it. A session that lost calls (pt_session_damaged) is said in one
+ * line; with VW_WHOLE (a verb whose answer needs every call) it is not
+ * opened, else the verb goes on with what it holds and vw_iter_close
+ * fails it (exit 2). */
+enum { VW_NOTES = 2, VW_STREAM = 4, VW_SNAPSHOT = 8, VW_WHOLE = 16 };
 
 /* Opens `path` and loads session `id` (-1: the file's default, the last);
  * `what` says what to load (VW_*). On failure prints one line

@@ -1892,9 +1892,10 @@ static int diff_files(const char *pa, const char *pb, int64_t sa, int64_t sb,
              fa.st_ino == fb.st_ino;
   vw_session a, b;
   /* Neither session is held: the diff reads each twice (VW_STREAM). */
-  bool open_a = vw_session_open("diff", pa, sa, VW_STREAM | VW_NOTES | (one ? VW_SNAPSHOT : 0),
+  bool open_a = vw_session_open("diff", pa, sa, VW_STREAM | VW_NOTES | VW_WHOLE |
+                                (one ? VW_SNAPSHOT : 0),
                                 &a);
-  if (!open_a || (!one && !vw_session_open("diff", pb, sb, VW_STREAM | VW_NOTES, &b))) {
+  if (!open_a || (!one && !vw_session_open("diff", pb, sb, VW_STREAM | VW_NOTES | VW_WHOLE, &b))) {
     if (open_a)
       vw_session_close(&a);
     return 2;

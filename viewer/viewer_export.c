@@ -433,8 +433,8 @@ int pt_export(int argc, char **argv)
     pt_verb_error("export", "out of memory");
     return 2;
   }
-  bool ok = multi ? vw_set_open_paths("export", set, a.pos, (size_t)a.npos, VW_STREAM)
-                  : vw_set_open_file("export", set, a.pos[0], session, VW_STREAM, 0);
+  bool ok = multi ? vw_set_open_paths("export", set, a.pos, (size_t)a.npos, VW_STREAM | VW_WHOLE)
+                  : vw_set_open_file("export", set, a.pos[0], session, VW_STREAM | VW_WHOLE, 0);
   exporter ex = {.multi = multi};
   pt_outfile out;
   if (ok) {

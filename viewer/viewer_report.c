@@ -787,10 +787,10 @@ int pt_report(int argc, char **argv)
                  i ? "--session-b" : "--session", a.pos[i]);
         ok = false;
       } else {
-        ok = vw_set_open_dir("report", o, a.pos[i], VW_STREAM | VW_NOTES, i);
+        ok = vw_set_open_dir("report", o, a.pos[i], VW_STREAM | VW_NOTES | VW_WHOLE, i);
       }
     } else {
-      ok = vw_set_open_file("report", o, a.pos[i], id, VW_STREAM | VW_NOTES, i);
+      ok = vw_set_open_file("report", o, a.pos[i], id, VW_STREAM | VW_NOTES | VW_WHOLE, i);
     }
   }
   rc = 2;
