@@ -237,8 +237,7 @@ static bool find_lowest(pt_cursor *c, char *err, size_t errn)
     return false;
   }
   if (rc != SQLITE_DONE) {
-    snprintf(err, errn, "%s is damaged or truncated: %s", c->db->path,
-             sqlite3_errmsg(c->db->db));
+    pt__read_error(c->db->db, c->db->path, NULL, err, errn);
     return false;
   }
   sqlite3_finalize(c->rows);
@@ -275,8 +274,7 @@ static void *read_ahead(void *p)
       if (rc == SQLITE_ROW)
         snprintf(r->err, sizeof r->err, "%s %s", c->db->path, why);
       else if (rc != SQLITE_DONE)
-        snprintf(r->err, sizeof r->err, "%s is damaged or truncated: %s", c->db->path,
-                 sqlite3_errmsg(c->db->db));
+        pt__read_error(c->db->db, c->db->path, NULL, r->err, sizeof r->err);
       r->done = done = true;
     }
     pthread_cond_broadcast(&r->cond);
@@ -458,8 +456,7 @@ static bool read_next(pt_cursor *c, char *err, size_t errn)
     return decode_row(c, c->rows, NULL, err, errn);
   }
   if (rc != SQLITE_DONE)
-    snprintf(err, errn, "%s is damaged or truncated: %s", c->db->path,
-             sqlite3_errmsg(c->db->db));
+    pt__read_error(c->db->db, c->db->path, NULL, err, errn);
   c->ended = true;
   return rc == SQLITE_DONE;
 }
@@ -474,8 +471,8 @@ static bool read_lowest(pt_cursor *c, char *err, size_t errn)
   int rc = sqlite3_step(c->row);
   if (rc == SQLITE_ROW)
     return decode_row(c, c->row, &u, err, errn);
-  snprintf(err, errn, "%s is damaged or truncated: %s", c->db->path,
-           rc == SQLITE_DONE ? "a chunk of calls went missing" : sqlite3_errmsg(c->db->db));
+  pt__read_error(c->db->db, c->db->path, rc == SQLITE_DONE ? "a chunk of calls went missing" : NULL,
+                 err, errn);
   return false;
 }
 

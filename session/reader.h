@@ -34,6 +34,11 @@ bool pt__decode_chunk(pt_chunk_dec *dec, pt_json_arena *a, sqlite3_stmt *st, int
  * returned, so a later chunk may still hold an earlier call. */
 int64_t pt__chunk_lowest_seq(sqlite3_stmt *rows);
 
+/* Why a read of the file at `path` failed, into err: held by another
+ * process (SQLite's lock: SQLITE_BUSY), or damaged or truncated, with
+ * `why` (NULL: SQLite's message on h). */
+void pt__read_error(sqlite3 *h, const char *path, const char *why, char *err, size_t errn);
+
 /* Begins a read transaction where none is open, so that every read of a
  * cursor or seek sees one state of a file a recording process may still be
  * writing; whether it began one (then pt__read_end ends it). */

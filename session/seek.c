@@ -167,8 +167,7 @@ static bool find_ranges(pt_seek *s, char *err, size_t errn)
     s->nranges += ok;
   }
   if (ok && rc != SQLITE_DONE) {
-    snprintf(err, errn, "%s is damaged or truncated: %s", s->db->path,
-             sqlite3_errmsg(s->db->db));
+    pt__read_error(s->db->db, s->db->path, NULL, err, errn);
     ok = false;
   }
   sqlite3_finalize(rows);
@@ -222,8 +221,8 @@ static held *decode(pt_seek *s, int64_t id, char *err, size_t errn)
   int rc = sqlite3_step(s->row);
   char why[512];
   if (rc != SQLITE_ROW) {
-    snprintf(err, errn, "%s is damaged or truncated: %s", s->db->path,
-             rc == SQLITE_DONE ? "a chunk of calls went missing" : sqlite3_errmsg(s->db->db));
+    pt__read_error(s->db->db, s->db->path,
+                   rc == SQLITE_DONE ? "a chunk of calls went missing" : NULL, err, errn);
     return NULL;
   }
   if (!pt__decode_chunk(&s->dec, &h->arena, s->row, s->session, &h->v, &h->n, &h->cap, why, sizeof why)) {

@@ -112,6 +112,17 @@ static bool sqlite_magic(const char *name, const void *head, size_t size, char *
   return false;
 }
 
+void pt__read_error(sqlite3 *h, const char *path, const char *why, char *err, size_t errn)
+{
+  int code = sqlite3_errcode(h) & 0xff;
+  if (!why && (code == SQLITE_BUSY || code == SQLITE_LOCKED))
+    snprintf(err, errn, "%s is held by another process: a recording process's commit, or one "
+             "it left unfinished that a reader keeping the file open (pitrace show into a "
+             "pager, sqlite3) stops this one from undoing; try again once that ends", path);
+  else
+    snprintf(err, errn, "%s is damaged or truncated: %s", path, why ? why : sqlite3_errmsg(h));
+}
+
 /* The first statement on a connection out->db just opened (its schema
  * read, with pitrace's SQL functions registered): SQLite's result code. */
 static int prepare_version(pt_db *out, sqlite3_stmt **s)
@@ -141,7 +152,7 @@ static bool check_session(pt_db *out, int rc, sqlite3_stmt *s, unsigned flags, c
                "(or copy it with its %s file)", path,
                ext == SQLITE_READONLY_ROLLBACK ? "-journal" : "-wal");
     else
-      snprintf(err, errn, "%s is damaged or truncated: %s", path, why);
+      pt__read_error(out->db, path, NULL, err, errn);
     sqlite3_finalize(s);
     pt_close(out);
     return false;
@@ -150,7 +161,7 @@ static bool check_session(pt_db *out, int rc, sqlite3_stmt *s, unsigned flags, c
   int version = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
   sqlite3_finalize(s);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-    snprintf(err, errn, "%s is damaged or truncated: %s", path, sqlite3_errmsg(out->db));
+    pt__read_error(out->db, path, NULL, err, errn);
     pt_close(out);
     return false;
   }
@@ -170,7 +181,7 @@ static bool check_session(pt_db *out, int rc, sqlite3_stmt *s, unsigned flags, c
   rc = sqlite3_exec(out->db, "SELECT count(*) FROM sessions; SELECT count(*) FROM chunks;",
                     NULL, NULL, NULL);
   if (rc != SQLITE_OK) {
-    snprintf(err, errn, "%s is damaged or truncated: %s", path, sqlite3_errmsg(out->db));
+    pt__read_error(out->db, path, NULL, err, errn);
     pt_close(out);
     return false;
   }
@@ -845,8 +856,7 @@ static bool read_jobs(loader *l, size_t chunks, char *err, size_t errn)
     if (rc == SQLITE_NOMEM)
       snprintf(err, errn, "out of memory loading %s", l->db->path);
     else
-      snprintf(err, errn, "%s is damaged or truncated: %s", l->db->path,
-               sqlite3_errmsg(l->db->db));
+      pt__read_error(l->db->db, l->db->path, NULL, err, errn);
     return false;
   }
   if (counted && total)

@@ -2973,6 +2973,24 @@ Test(viewer, a_session_that_lost_a_chunk_is_named_damaged_by_every_verb)
   }
 }
 
+/* A file another process holds locked (a recording process's commit that
+ * a reader keeps from finishing, as `pitrace show | less` does): every
+ * verb said "is damaged or truncated: database is locked", which sent
+ * users to a file that was whole. */
+Test(viewer, a_file_another_process_holds_is_not_called_damaged)
+{
+  char *db = record("vadd", POCL), *out, *err;
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(h, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+  cr_assert_eq(pitrace(&out, &err, "stats", db, NULL), 2, "%s", out);
+  cr_assert_eq(lines(err), 1, "%s", err);
+  cr_assert(strstr(err, "is held by another process") && !strstr(err, "damaged"), "%s", err);
+  sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+  sqlite3_close(h);
+  cr_assert_eq(pitrace(&out, &err, "stats", db, NULL), 0, "%s", err);
+}
+
 Test(viewer, every_verb_has_help)
 {
   const char *verbs[] = {"sessions", "show", "stats", "diff", "export", "report", "sql"};
