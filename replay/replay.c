@@ -123,6 +123,45 @@ static pirt_device *recorded_device(const rp_session *s, const char *backend, ch
   return NULL;
 }
 
+static bool replayed(const rp_session *s, const pt_call *c);
+
+/* An application that made contexts on several devices (pyopencl on two
+ * platforms, a multi-GPU program) replays them all on the one chosen: said
+ * once, naming the recorded devices (a replay's differences may be that). */
+static void note_devices_used(rp_engine *e, const char *dev)
+{
+  const rp_session *s = e->s;
+  int64_t seen[4];
+  size_t n = 0, more = 0;
+  for (size_t i = 0; i < s->calls.n; i++) {
+    const pt_call *c = &s->calls.v[i];
+    const pt_json *devs = c->api == PI_API_piContextCreate && c->result == PI_SUCCESS &&
+                                  replayed(s, c) ? pt_json_at(c->args, 2) : NULL;
+    for (uint32_t k = 0; devs && devs->type == PJ_ARRAY && k < devs->n; k++) {
+      int64_t id = pt_json_int(devs->u.items[k], 0);
+      bool known = false;
+      for (size_t j = 0; j < n && !known; j++)
+        known = seen[j] == id;
+      if (!known && n < sizeof seen / sizeof *seen)
+        seen[n++] = id;
+      else if (!known)
+        more++; /* (counted again when used again: "more than") */
+    }
+  }
+  if (n < 2)
+    return;
+  char list[1400] = "";
+  size_t at = 0;
+  for (size_t j = 0; j < n && at < sizeof list; j++) {
+    const rp_device_platform *d = rp_device_of(s, seen[j]);
+    at += (size_t)snprintf(list + at, sizeof list - at, "%sdevice#%lld \"%s\" (%s)",
+                           j ? ", " : "", (long long)seen[j], d && d->name[0] ? d->name : "?",
+                           d && d->platform[0] ? d->platform : "?");
+  }
+  rp_note(e, 0, "the application made contexts on %s%zu devices (%s%s); replay runs them all "
+          "on %s", more ? "more than " : "", n, list, more ? ", ..." : "", dev);
+}
+
 static bool choose_device(rp_engine *e, const rp_opts *o, char *dev, size_t devn, char *err,
                           size_t errn)
 {
@@ -166,6 +205,7 @@ static bool choose_device(rp_engine *e, const rp_opts *o, char *dev, size_t devn
    * replay's session) */
   if (info.platform_name)
     snprintf(e->live_platform_name, sizeof e->live_platform_name, "%s", info.platform_name);
+  note_devices_used(e, dev);
   return true;
 }
 

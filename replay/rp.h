@@ -49,7 +49,12 @@ typedef struct rp_session {
 typedef struct rp_device_platform {
   int64_t device;
   char platform[256]; /* "" when not recorded */
+  char name[256];     /* the device's recorded PI_DEVICE_INFO_NAME, or "" */
 } rp_device_platform;
+
+/* The discovered recorded device `device` (its name and platform's), or
+ * NULL. */
+const rp_device_platform *rp_device_of(const rp_session *s, int64_t device);
 
 /* The recorded PI_PLATFORM_INFO_NAME of the platform whose piDevicesGet
  * listed recorded device `device`; "" when not known. */

@@ -313,18 +313,26 @@ static void find_device_platforms(rp_session *s)
         continue;
       recorded_answer(s, PI_API_piPlatformGetInfo, platform, PI_PLATFORM_INFO_NAME, d.platform,
                       sizeof d.platform);
+      recorded_answer(s, PI_API_piDeviceGetInfo, d.device, PI_DEVICE_INFO_NAME, d.name,
+                      sizeof d.name);
       if (!rp_push(&s->device_platforms, &s->ndevice_platforms, &cap, sizeof d, &d))
         return;
     }
   }
 }
 
-const char *rp_device_platform_name(const rp_session *s, int64_t device)
+const rp_device_platform *rp_device_of(const rp_session *s, int64_t device)
 {
   for (size_t k = 0; k < s->ndevice_platforms; k++)
     if (s->device_platforms[k].device == device)
-      return s->device_platforms[k].platform;
-  return "";
+      return &s->device_platforms[k];
+  return NULL;
+}
+
+const char *rp_device_platform_name(const rp_session *s, int64_t device)
+{
+  const rp_device_platform *d = rp_device_of(s, device);
+  return d ? d->platform : "";
 }
 
 /* The recorded names of the application's device and of the platform
