@@ -31,17 +31,14 @@
 /* ---- One call ------------------------------------------------------------------ */
 
 /* Discovery is not re-run: the platforms and devices it found stand for
- * the chosen device's platform and device. */
+ * the chosen device's platform and device (those the application made
+ * contexts on are named when the replay begins: note_devices_used). */
 static int map_discovery(rp_engine *e, const pt_call *c)
 {
   bool platforms = c->api == PI_API_piPlatformsGet;
   const pt_json *list = pt_json_at(c->args, platforms ? 1 : 3);
   for (uint32_t k = 0; list && list->type == PJ_ARRAY && k < list->n; k++) {
     uint64_t id = (uint64_t)pt_json_int(list->u.items[k], 0);
-    if (!platforms && rp_ids_get(e, id) == 0 && e->live_device && k + 1 == list->n &&
-        list->n > 1)
-      rp_note(e, c->seq, "piDevicesGet: the recording saw %u devices; all replay on the one "
-              "chosen", list->n);
     rp_ids_put(e, id, platforms ? e->live_platform : e->live_device);
   }
   atomic_fetch_add(&e->done, 1);
