@@ -378,8 +378,7 @@ bool rp_session_open(rp_session *s, const char *path, int64_t session, char *err
     pt_close(&s->db);
     return false;
   }
-  int64_t held, counted;
-  if (pt_session_damaged(&s->db, s->id, &held, &counted, err, errn)) {
+  if (pt_session_damaged(&s->db, s->id, err, errn)) {
     /* Its calls' handles and data would be missing past the lost rows. */
     size_t at = strlen(err);
     snprintf(err + at, errn - at, ": it cannot be replayed or extracted from (show lists "

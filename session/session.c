@@ -1344,21 +1344,27 @@ int64_t pt_count_calls(pt_db *db, int64_t session)
                               "session = ?1)", session, -1);
 }
 
-bool pt_session_damaged(pt_db *db, int64_t session, int64_t *held, int64_t *counted, char *out,
-                        size_t n)
+bool pt_session_damaged(pt_db *db, int64_t session, char *out, size_t n)
 {
   /* The count is written when the session ends (NULL while recording; a
    * session still said running may be growing). */
-  *counted = session_int(db, "SELECT calls FROM sessions WHERE id = ?1 AND ended IS NOT "
-                             "'running'", session, -1);
-  *held = *counted >= 0 ? pt_count_calls(db, session) : -1;
-  if (*held < 0 || *held == *counted)
-    return false;
-  if (out)
+  int64_t counted = session_int(db, "SELECT calls FROM sessions WHERE id = ?1 AND ended IS NOT "
+                                    "'running'", session, -1);
+  int64_t held = counted >= 0 ? pt_count_calls(db, session) : -1;
+  if (held >= 0 && held != counted) {
     snprintf(out, n, "%s is damaged: session %lld counts %lld calls and the file holds %lld of "
-             "them (rows of it were lost)", db->path, (long long)session, (long long)*counted,
-             (long long)*held);
-  return true;
+             "them (rows of it were lost)", db->path, (long long)session, (long long)counted,
+             (long long)held);
+    return true;
+  }
+  /* Its plugins' rows are written with its first chunk. */
+  if (held > 0 && session_int(db, "SELECT count(*) FROM plugins WHERE session = ?1", session,
+                              -1) == 0) {
+    snprintf(out, n, "%s is damaged: session %lld has %lld calls and no row of the plugins that "
+             "made them (rows of it were lost)", db->path, (long long)session, (long long)held);
+    return true;
+  }
+  return false;
 }
 
 int64_t pt_last_call_end(pt_db *db, int64_t session)

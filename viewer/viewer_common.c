@@ -178,8 +178,7 @@ bool vw_session_open(const char *verb, const char *path, int64_t id, unsigned wh
     return false;
   }
   pt_incomplete_reason(&s->db, s->id, s->incomplete_reason, sizeof s->incomplete_reason);
-  int64_t held, counted;
-  s->damaged = pt_session_damaged(&s->db, s->id, &held, &counted, err, sizeof err);
+  s->damaged = pt_session_damaged(&s->db, s->id, err, sizeof err);
   if (s->damaged && (what & VW_WHOLE)) {
     pt_verb_error(verb, "%s: cannot %s it", err, verb);
     vw_session_close(s);

@@ -63,9 +63,9 @@ static bool fill_row(pt_db *db, const pt_session_info *i, row *r, char *err, siz
   /* The column holds the label's start. */
   snprintf(r->label, sizeof r->label, "%.*s", (int)sizeof r->label - 1,
            *i->label ? i->label : "-");
-  int64_t held, counted;
-  bool damaged = pt_session_damaged(db, i->id, &held, &counted, NULL, 0);
-  int64_t calls = damaged ? held : i->calls >= 0 ? i->calls : pt_count_calls(db, i->id);
+  char damage[1024];
+  bool damaged = pt_session_damaged(db, i->id, damage, sizeof damage);
+  int64_t calls = damaged || i->calls < 0 ? pt_count_calls(db, i->id) : i->calls;
   snprintf(r->calls, sizeof r->calls, "%lld", (long long)calls);
   int64_t at_least = i->duration_ns < 0 ? pt_last_call_end(db, i->id) : -1;
   vw_dur(r->dur, i->duration_ns >= 0 ? i->duration_ns : at_least);
@@ -75,10 +75,9 @@ static bool fill_row(pt_db *db, const pt_session_info *i, row *r, char *err, siz
   }
   pt_incomplete_reason(db, i->id, reason, sizeof reason);
   vw_ended_text(i, reason, r->ended, sizeof r->ended);
-  if (damaged) {
+  if (damaged) { /* why: said after the table */
     size_t at = strlen(r->ended);
-    snprintf(r->ended + at, sizeof r->ended - at, "; damaged: it counted %lld calls",
-             (long long)counted);
+    snprintf(r->ended + at, sizeof r->ended - at, "; damaged");
   }
   bool ok = vw_backend_device(db, i->id, r->backend, sizeof r->backend, r->device,
                               sizeof r->device, err, errn);
@@ -95,7 +94,7 @@ static bool fill_row(pt_db *db, const pt_session_info *i, row *r, char *err, siz
   for (size_t c = 0; c < sizeof cells / sizeof *cells; c++)
     whole_characters(pt_one_line(cells[c]));
   if (ok && damaged) /* said after the table, as a damaged chunk is */
-    pt_session_damaged(db, i->id, &held, &counted, err, errn);
+    snprintf(err, errn, "%s", damage);
   return ok && !damaged;
 }
 

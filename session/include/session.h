@@ -203,11 +203,11 @@ bool pt_set_exit_status(pt_db *db, int64_t session, int status, char *err, size_
 /* The calls stored for a session, counted from its chunks and its calls in
  * flight (for a session that never wrote its count); -1 when unreadable. */
 int64_t pt_count_calls(pt_db *db, int64_t session);
-/* Whether an ended session holds fewer (or more) calls than its row counts:
- * rows of it were lost (a damaged file). True with both counts and, where
- * out is given, a sentence that says so, naming the file and the session. */
-bool pt_session_damaged(pt_db *db, int64_t session, int64_t *held, int64_t *counted, char *out,
-                        size_t n);
+/* Whether rows of an ended session were lost (a damaged file): it holds
+ * fewer (or more) calls than its row counts, or calls but no row of the
+ * plugins that made them. True with a sentence in out that says so,
+ * naming the file and the session. */
+bool pt_session_damaged(pt_db *db, int64_t session, char *out, size_t n);
 /* The end of the last call of the session's last chunk, from the session's
  * start (how long a killed session ran at least); -1 when none. */
 int64_t pt_last_call_end(pt_db *db, int64_t session);
