@@ -507,17 +507,26 @@ Test(replay, a_program_binary_is_not_handed_to_another_platform)
   cr_assert_eq(replay(dir[0], "--backend", "opencl", rusticl_env, &out), 0, "%s", out);
 }
 
-/* An application that used devices of two platforms (rusticl's first,
- * then PoCL's), each program made from the binary its platform built:
- * replay runs them all on the recorded device, rusticl's, and handed it
- * PoCL's binary, on which rusticl aborts the process (it only checked the
- * recorded device's platform against the one replayed on). Refused in one
- * line naming both platforms instead. */
-/* An ICD directory with both CPU platforms, PoCL's and rusticl's: the
- * OCL_ICD_VENDORS of the environment env[0] (env[1] enables rusticl). */
-static void both_platforms(const char *env[2])
+/* A pyopencl program that makes a context on rusticl's device, then one
+ * on PoCL's, each running a kernel from the program `build` makes (a line
+ * of Python setting p from ctx, d and src), recorded into a directory
+ * (returned) with both platforms' ICDs in env (4 entries). */
+static char *record_on_both_platforms(const char *build, const char *env[4])
 {
-  char *vendors = tu_temp_path("");
+  tu_need_pyopencl();
+  char script[2048];
+  snprintf(script, sizeof script,
+           "import numpy as np, pyopencl as cl\n"
+           "src = '__kernel void inc(__global int *x) { x[get_global_id(0)] += 1; }'\n"
+           "by = {p.name: p for p in cl.get_platforms()}\n"
+           "for name in ('rusticl', 'Portable Computing Language'):\n"
+           "  d = by[name].get_devices()[0]; ctx = cl.Context([d]); q = cl.CommandQueue(ctx)\n"
+           "  %s\n"
+           "  x = np.arange(64, dtype=np.int32); b = cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR | "
+           "cl.mem_flags.READ_WRITE, hostbuf=x)\n"
+           "  p.inc(q, (64,), None, b); y = np.empty_like(x); cl.enqueue_copy(q, y, b)\n"
+           "  print(name, 'verified' if (y == x + 1).all() else 'WRONG')\n", build);
+  char *vendors = tu_temp_path(""), *dir = tu_temp_path(".d"), *out;
   cr_assert_eq(mkdir(vendors, 0700), 0);
   const char *icds[] = {"pocl.icd", "rusticl.icd"};
   for (int k = 0; k < 2; k++) {
@@ -528,6 +537,12 @@ static void both_platforms(const char *env[2])
   }
   env[0] = kv("OCL_ICD_VENDORS", vendors);
   env[1] = SWRAST;
+  env[2] = "PYOPENCL_NO_CACHE=1";
+  env[3] = NULL;
+  const char *rec[] = {"record", "-o", dir, "--", "/usr/bin/python3", "-c", script, NULL};
+  cr_assert_eq(pitrace(rec, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "rusticl verified") && strstr(out, "Language verified"), "%s", out);
+  return dir;
 }
 
 /* An application that made a context on rusticl's device, then one on
@@ -535,24 +550,8 @@ static void both_platforms(const char *env[2])
  * only the recorded device, and only when it differed). */
 Test(replay, contexts_on_two_devices_replayed_on_one_are_named)
 {
-  tu_need_pyopencl();
-  const char *script =
-    "import numpy as np, pyopencl as cl\n"
-    "src = '__kernel void inc(__global int *x) { x[get_global_id(0)] += 1; }'\n"
-    "by = {p.name: p for p in cl.get_platforms()}\n"
-    "for name in ('rusticl', 'Portable Computing Language'):\n"
-    "  d = by[name].get_devices()[0]; ctx = cl.Context([d]); q = cl.CommandQueue(ctx)\n"
-    "  p = cl.Program(ctx, src).build()\n"
-    "  x = np.arange(64, dtype=np.int32); b = cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR | "
-    "cl.mem_flags.READ_WRITE, hostbuf=x)\n"
-    "  p.inc(q, (64,), None, b); y = np.empty_like(x); cl.enqueue_copy(q, y, b)\n"
-    "  print(name, 'verified' if (y == x + 1).all() else 'WRONG')\n";
-  const char *env[4] = {NULL, NULL, "PYOPENCL_NO_CACHE=1", NULL};
-  both_platforms(env);
-  char *dir = tu_temp_path(".d"), *out;
-  const char *rec[] = {"record", "-o", dir, "--", "/usr/bin/python3", "-c", script, NULL};
-  cr_assert_eq(pitrace(rec, env, &out), 0, "%s", out);
-  cr_assert(strstr(out, "rusticl verified") && strstr(out, "Language verified"), "%s", out);
+  const char *env[4];
+  char *dir = record_on_both_platforms("p = cl.Program(ctx, src).build()", env), *out;
   const char *args[] = {"replay", dir, NULL};
   cr_assert_eq(pitrace(args, env, &out), 0, "%s", out);
   cr_assert(strstr(out, "note: the application made contexts on 2 devices (device#") &&
@@ -562,27 +561,17 @@ Test(replay, contexts_on_two_devices_replayed_on_one_are_named)
   cr_assert(strstr(out, "2 read-backs verified"), "%s", out);
 }
 
+/* The same with each program made from the binary its platform built:
+ * replay runs them all on the recorded device, rusticl's, and handed it
+ * PoCL's binary, on which rusticl aborts the process (it only checked the
+ * recorded device's platform against the one replayed on). Refused in one
+ * line naming both platforms instead. */
 Test(replay, a_binary_of_the_other_platform_a_session_used_is_not_handed_over)
 {
-  tu_need_pyopencl();
-  const char *script =
-    "import numpy as np, pyopencl as cl\n"
-    "src = '__kernel void inc(__global int *x) { x[get_global_id(0)] += 1; }'\n"
-    "by = {p.name: p for p in cl.get_platforms()}\n"
-    "for name in ('rusticl', 'Portable Computing Language'):\n"
-    "  d = by[name].get_devices()[0]; ctx = cl.Context([d]); q = cl.CommandQueue(ctx)\n"
-    "  built = cl.Program(ctx, src).build().get_info(cl.program_info.BINARIES)[0]\n"
-    "  p = cl.Program(ctx, [d], [built]).build()\n"
-    "  x = np.arange(64, dtype=np.int32); b = cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR | "
-    "cl.mem_flags.READ_WRITE, hostbuf=x)\n"
-    "  p.inc(q, (64,), None, b); y = np.empty_like(x); cl.enqueue_copy(q, y, b)\n"
-    "  print(name, 'verified' if (y == x + 1).all() else 'WRONG')\n";
-  char *dir = tu_temp_path(".d"), *out;
-  const char *env[4] = {NULL, NULL, "PYOPENCL_NO_CACHE=1", NULL};
-  both_platforms(env);
-  const char *rec[] = {"record", "-o", dir, "--", "/usr/bin/python3", "-c", script, NULL};
-  cr_assert_eq(pitrace(rec, env, &out), 0, "%s", out);
-  cr_assert(strstr(out, "rusticl verified") && strstr(out, "Language verified"), "%s", out);
+  const char *env[4];
+  char *dir = record_on_both_platforms(
+    "built = cl.Program(ctx, src).build().get_info(cl.program_info.BINARIES)[0]; "
+    "p = cl.Program(ctx, [d], [built]).build()", env), *out;
   const char *args[] = {"replay", dir, NULL};
   cr_assert_eq(pitrace(args, env, &out), 2, "%s", out);
   cr_assert(strstr(out, "piProgramCreateWithBinary: the program is a binary that platform "
