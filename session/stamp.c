@@ -36,9 +36,14 @@ static bool convert_tsc;
 
 void stamp_init(void)
 {
-#if defined(__x86_64__)
+  /* A misspelt "monotonic" left the counter on without a word. */
   const char *force = getenv("PITRACE_CLOCK");
-  if (force && strcmp(force, "monotonic") == 0)
+  bool monotonic = force && strcmp(force, "monotonic") == 0;
+  if (force && *force && !monotonic && strcmp(force, "default") != 0)
+    fprintf(stderr, "pitrace: PITRACE_CLOCK=%s is not monotonic or default; stamping calls "
+                    "the default way\n", force);
+#if defined(__x86_64__)
+  if (monotonic)
     return;
   FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
   char cs[32] = "";

@@ -976,6 +976,19 @@ Test(record, a_bad_print_later_setting_warns_and_records)
   cr_assert_gt(tu_db_int(db, "SELECT count(*) FROM calls"), 10);
 }
 
+/* A clock that is neither monotonic nor default (a misspelling): one line
+ * says so, and the program is recorded as by default. */
+Test(record, a_bad_clock_setting_warns_and_records)
+{
+  const char *argv[] = {BIN "/vadd", NULL};
+  char *db = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), "PITRACE_CLOCK=Monotonic", POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert_eq(tu_count(out, "PITRACE_CLOCK=Monotonic is not monotonic or default; "), 1, "%s",
+               out);
+  cr_assert_gt(tu_db_int(db, "SELECT count(*) FROM calls"), 10);
+}
+
 Test(record, link_decisions_and_spec_constants_are_stored)
 {
   char *db = tu_temp_path(".db"), *out;
