@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "chunk.h"
@@ -133,6 +134,13 @@ static int prepare_version(pt_db *out, sqlite3_stmt **s)
                                      "'schema_version'", -1, s, NULL);
 }
 
+/* Whether the file system `path` is on is mounted read-only. */
+static bool read_only_fs(const char *path)
+{
+  struct statvfs v;
+  return statvfs(path, &v) == 0 && (v.f_flag & ST_RDONLY);
+}
+
 /* What pt_open and pt_open_image check once SQLite has the database (rc
  * and s: prepare_version's): a pitrace session of a schema version this
  * build reads, whose tables are there. False (out closed) with err set. */
@@ -146,6 +154,12 @@ static bool check_session(pt_db *out, int rc, sqlite3_stmt *s, unsigned flags, c
     if (strstr(why, "no such table"))
       snprintf(err, errn, "%s is an SQLite database but not a pitrace session (no "
                "pitrace_meta table)", path);
+    else if ((ext == SQLITE_READONLY_ROLLBACK || ext == SQLITE_READONLY_RECOVERY) &&
+             read_only_fs(path))
+      snprintf(err, errn, "%s was left mid-write by a process that was killed, and the file "
+               "system it is on is read-only, so that cannot be undone there: mount it "
+               "writable, or copy it with its %s file to where it can be written",
+               path, ext == SQLITE_READONLY_ROLLBACK ? "-journal" : "-wal");
     else if (ext == SQLITE_READONLY_ROLLBACK || ext == SQLITE_READONLY_RECOVERY)
       snprintf(err, errn, "%s was left mid-write by a process that was killed, and this "
                "user cannot write it to undo that: open it once as a user who can "

@@ -107,6 +107,16 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
                                                   char *err, size_t errn)
 {
   int fd = open(file, O_RDWR | O_CLOEXEC);
+  int e = errno;
+  if (fd < 0 && (e == EROFS || e == EACCES || e == EPERM)) {
+    /* Until someone who can write the files salvages them, readers show
+     * the session without these calls. */
+    snprintf(err, errn, "%s holds calls of a process that ended before storing them, which "
+             "cannot be stored into %s (%s): %s; until then they are not shown", file, db_path,
+             strerror(e), e == EROFS ? "mount it writable" :
+             "open the session once as a user who can write both");
+    return -1;
+  }
   if (fd < 0)
     return errno == ENOENT ? 0 : (snprintf(err, errn, "%s: %s", file, strerror(errno)), -1);
   /* The recording process holds this lock until it is gone, from before
