@@ -382,25 +382,13 @@ static bool make_dir(const char *dir, bool *created, char *err, size_t errn)
     snprintf(err, errn, "%s: %s", p, strerror(errno));
     ok = false;
   } else {
-    for (char *s = p + 1; ok && *s; s++) {
-      if (*s != '/')
-        continue;
-      *s = 0;
-      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-        snprintf(err, errn, "cannot create %s: %s", p, strerror(errno));
-        ok = false;
-      }
-      *s = '/';
-    }
-    if (ok && mkdir(p, 0700) == 0) {
-      *created = true;
+    int e = writer_make_dirs(p, 0700, created);
+    if (e) {
+      snprintf(err, errn, "cannot create %s: %s", p, strerror(e));
+      ok = false;
+    } else if (*created && chmod(p, 0700) != 0) {
       /* The umask may have taken more than group and other bits away. */
-      if (chmod(p, 0700) != 0) {
-        snprintf(err, errn, "cannot make %s private: %s", p, strerror(errno));
-        ok = false;
-      }
-    } else if (ok && (errno != EEXIST || stat(p, &st) != 0 || !S_ISDIR(st.st_mode))) {
-      snprintf(err, errn, "cannot create %s: %s", p, strerror(errno));
+      snprintf(err, errn, "cannot make %s private: %s", p, strerror(errno));
       ok = false;
     }
   }

@@ -275,6 +275,26 @@ static void *writer_main(void *arg)
   }
 }
 
+int writer_make_dirs(char *path, mode_t mode, bool *made)
+{
+  *made = false;
+  for (char *s = path + 1; *s; s++) {
+    if (*s != '/' || s[-1] == '/')
+      continue;
+    *s = 0;
+    int e = mkdir(path, 0777) != 0 && errno != EEXIST ? errno : 0;
+    *s = '/';
+    if (e)
+      return e;
+  }
+  struct stat st;
+  if (mkdir(path, mode) == 0)
+    *made = true;
+  else if (errno != EEXIST)
+    return errno;
+  return stat(path, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+}
+
 /* The database path: %p becomes the pid; a directory gets a new file.
  * False when too long, or (*dir_err set to errno) when the directory it
  * names by a trailing '/' cannot be made. */
@@ -317,14 +337,9 @@ static bool resolve_path(char *out, size_t n, int *dir_err)
   if (tl > 1 && tmp[tl - 1] == '/') {
     while (tl > 1 && tmp[tl - 1] == '/')
       tmp[--tl] = 0;
-    if (mkdir(tmp, 0777) != 0 && errno != EEXIST) {
-      *dir_err = errno;
+    bool made;
+    if ((*dir_err = writer_make_dirs(tmp, 0777, &made)) != 0)
       return false;
-    }
-    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode)) {
-      *dir_err = ENOTDIR;
-      return false;
-    }
   }
   if (stat(tmp, &st) == 0 && S_ISDIR(st.st_mode))
     w2 = snprintf(out, n, "%s%s%s/pitrace-%d-%lld.db", cwd, sep, tmp, (int)getpid(),

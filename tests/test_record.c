@@ -1354,18 +1354,17 @@ Test(record, exit_right_after_n_calls_keeps_all_of_them)
   cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM calls"), traced);
 }
 
-/* A verb reading a record directory lists its ring files once for all
- * its sessions (not once a session: 500 sessions read the directory 500
- * times, a fifth of `diff`'s time), and still salvages the one a process
- * left into its own database, wherever that sorts among the others. */
 /* SYCL_PI_RECORD ending in '/' names a directory, made when missing
  * (pitrace record passes its -o so: another run's end may remove the
  * default directory, left empty, before this run's process records, and
  * the session went into a file by the directory's name, which every later
- * pitrace record there refused). A file there is not taken for one. */
+ * pitrace record there refused), with its missing parents as pitrace
+ * record -o makes them (only the last was made: "its directory cannot be
+ * made"). A file there is not taken for one. */
 Test(record, a_path_ending_in_a_slash_is_a_directory_made_when_missing)
 {
-  char *dir = tu_temp_path(".d"), slash[4200];
+  char *top = tu_temp_path(".d"), dir[512], slash[600];
+  snprintf(dir, sizeof dir, "%s/runs//nightly", top);
   snprintf(slash, sizeof slash, "%s/", dir);
   const char *prog[] = {BIN "/record_prog", "threads", "1", "5", NULL};
   run_recorded(prog, slash, 0);
@@ -1388,6 +1387,10 @@ Test(record, a_path_ending_in_a_slash_is_a_directory_made_when_missing)
   cr_assert(strstr(out, "pitrace: cannot record to ") && strstr(out, "Not a directory"), "%s", out);
 }
 
+/* A verb reading a record directory lists its ring files once for all
+ * its sessions (not once a session: 500 sessions read the directory 500
+ * times, a fifth of `diff`'s time), and still salvages the one a process
+ * left into its own database, wherever that sorts among the others. */
 Test(record, a_verb_reading_a_directory_salvages_the_ring_file_left_in_it)
 {
   char *dir = tu_temp_path("");

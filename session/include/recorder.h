@@ -556,6 +556,14 @@ void writer_wake(void);
  * returns true. */
 typedef bool (*writer_status_fn)(void *ctx, int pid, int64_t start_unix_ns, int *wait_status);
 
+/* Makes the directory `path` and its missing parents (as `mkdir -p`;
+ * the parents 0777 less the umask, the last `mode`): where sessions go,
+ * for a SYCL_PI_RECORD ending in '/' and pitrace record -o. 0, or the
+ * errno of the first that could not be made (ENOTDIR: a file is in the
+ * way); *made: whether the last was made here. `path` is changed during
+ * the call and restored. */
+int writer_make_dirs(char *path, mode_t mode, bool *made);
+
 /* Salvages the ring files beside `db_path` whose processes are gone: every
  * complete record goes into the database through the writer's own
  * decoding, the session is marked ended ('killed' or '_exit'), and the
