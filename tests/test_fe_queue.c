@@ -1303,6 +1303,43 @@ Test(fe_queue, user_events_hold_commands_in_queue_order)
   D->clReleaseContext(ctx);
 }
 
+/* The application flushes the queue of a command held for a user event, as
+ * OpenCL asks before another queue waits for it; the front end issues the
+ * command later, and must flush it then: rusticl runs only flushed commands,
+ * so the other queue's copy waited forever (clFinish never returned). */
+Test(fe_queue, a_held_command_another_queue_waits_for_is_flushed_when_issued)
+{
+  cl_context ctx = fe_context();
+  cl_command_queue qa = make_queue(ctx, 0), qb = make_queue(ctx, 0);
+  unsigned char zero[N] = {0}, src[N], got[N];
+  fill_bytes(src, N, 21);
+  cl_mem a = make_buffer(ctx, CL_MEM_READ_WRITE, N, zero);
+  cl_mem b = make_buffer(ctx, CL_MEM_READ_WRITE, N, zero);
+  cl_int err = -1;
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cl_event w = NULL, c = NULL;
+  cr_assert_eq(D->clEnqueueWriteBuffer(qa, a, CL_FALSE, 0, N, src, 1, &u, &w), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueCopyBuffer(qb, a, b, 0, 0, N, 1, &w, &c), CL_SUCCESS);
+  cr_assert_eq(D->clFlush(qa), CL_SUCCESS);
+  cr_assert_eq(D->clFlush(qb), CL_SUCCESS);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+  cr_assert_eq(D->clFinish(qb), CL_SUCCESS, "the copy ran: the held write was flushed");
+  cr_assert_eq(D->clWaitForEvents(1, &c), CL_SUCCESS);
+  cr_assert_eq(status_of(c), CL_COMPLETE, "%d", status_of(c));
+  cr_assert_eq(D->clEnqueueReadBuffer(qb, b, CL_TRUE, 0, N, got, 0, NULL, NULL), CL_SUCCESS);
+  cr_assert_arr_eq(got, src, N, "the copy read what the held write wrote");
+  cr_assert_eq(D->clFinish(qa), CL_SUCCESS);
+  cl_event all[] = {u, w, c};
+  for (int i = 0; i < 3; i++)
+    cr_assert_eq(D->clReleaseEvent(all[i]), CL_SUCCESS);
+  D->clReleaseMemObject(a);
+  D->clReleaseMemObject(b);
+  D->clReleaseCommandQueue(qa);
+  D->clReleaseCommandQueue(qb);
+  D->clReleaseContext(ctx);
+}
+
 Test(fe_queue, a_failed_user_event_ends_its_dependents)
 {
   cl_context ctx = fe_context();

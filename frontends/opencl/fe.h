@@ -127,6 +127,7 @@ struct _cl_command_queue {
   atomic_uint held;           /* its commands held back (fe_event.c) */
   unsigned hold_pass;         /* under ctx->hold_lock */
   unsigned held_releases;     /* piQueueReleases waiting for them; same lock */
+  bool held_flush;            /* flushed while they were held; same lock */
 };
 
 struct _cl_mem {
@@ -376,6 +377,9 @@ void fe_hold_drain(cl_command_queue q);
 /* True when commands of `q` are held back: its piQueueRelease then waits
  * until they are issued (clReleaseCommandQueue). */
 bool fe_hold_release(cl_command_queue q);
+/* Notes a clFlush of `q` for its commands held back: they are flushed when
+ * they are issued. */
+void fe_hold_flush(cl_command_queue q);
 
 /* ---- Contexts and queues (fe_context.c, fe_queue.c) --------------------------- */
 

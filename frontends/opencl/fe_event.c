@@ -44,6 +44,7 @@ struct fe_held {
   cl_int status;           /* once taken out: FE_BY_PI (issued) or the error */
   pi_event pe;             /* issued: its PI event */
   unsigned releases;       /* piQueueReleases that waited for the queue */
+  bool flush;              /* issued after the application flushed its queue */
 };
 
 /* Every change of a status the front end keeps (user events, held
@@ -310,6 +311,7 @@ static void hold_run(cl_context ctx)
         pi_result r = h->cmd->issue(h->cmd, h->q, PI_FALSE, h->n, h->n ? pis : NULL,
                                     h->ev ? &h->pe : NULL);
         h->status = r == PI_SUCCESS ? FE_BY_PI : fe_err(r);
+        h->flush = h->status == FE_BY_PI && h->q->held_flush;
         fe_wait_list_free(pis, small);
       }
     }
@@ -323,6 +325,7 @@ static void hold_run(cl_context ctx)
     if (atomic_fetch_sub(&h->q->held, 1) == 1) {
       h->releases = h->q->held_releases;
       h->q->held_releases = 0;
+      h->q->held_flush = false;
     }
     *done_tail = h;
     done_tail = &h->next;
@@ -361,6 +364,12 @@ static void hold_run(cl_context ctx)
       pthread_mutex_unlock(&w->lock);
       event_unref(w);
     }
+    /* The application's flush came while the command was held: without
+     * one now, a command of another queue that waits for it would wait
+     * forever on an implementation that runs only flushed commands
+     * (rusticl). Once per run of the queue's commands. */
+    if (h->flush && !(next && next->q == h->q && next->flush))
+      (void)pirt_piQueueFlush(h->q->o.pl, h->q->pi);
     if (h->cmd->drop)
       h->cmd->drop(h->cmd);
     for (; h->releases; h->releases--)
@@ -501,6 +510,15 @@ bool fe_hold_release(cl_command_queue q)
   }
   pthread_mutex_unlock(&q->ctx->hold_lock);
   return later;
+}
+
+/* Notes the flush for the commands held back (fe.h). */
+void fe_hold_flush(cl_command_queue q)
+{
+  pthread_mutex_lock(&q->ctx->hold_lock);
+  if (atomic_load(&q->held))
+    q->held_flush = true;
+  pthread_mutex_unlock(&q->ctx->hold_lock);
 }
 
 /* ---- User events ------------------------------------------------------------ */

@@ -222,10 +222,11 @@ cl_int CL_API_CALL fe_clSetDefaultDeviceCommandQueue(cl_context context, cl_devi
   return err != CL_SUCCESS ? err : CL_INVALID_OPERATION; /* no device queues */
 }
 
-/* piQueueFlush. */
+/* piQueueFlush; commands held back are flushed when they are issued. */
 cl_int CL_API_CALL fe_clFlush(cl_command_queue command_queue)
 {
   FE_CHECK(command_queue, FE_QUEUE, CL_INVALID_COMMAND_QUEUE);
+  fe_hold_flush(command_queue);
   return fe_err(pirt_piQueueFlush(command_queue->o.pl, command_queue->pi));
 }
 
