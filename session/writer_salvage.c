@@ -108,6 +108,8 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
 {
   int fd = open(file, O_RDWR | O_CLOEXEC);
   int e = errno;
+  if (fd < 0 && (e == EACCES || e == EPERM) && maker_lives(file))
+    return 0; /* another user's process, still recording */
   if (fd < 0 && (e == EROFS || e == EACCES || e == EPERM)) {
     /* Until someone who can write the files salvages them, readers show
      * the session without these calls. */
