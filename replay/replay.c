@@ -123,7 +123,11 @@ static pirt_device *recorded_device(const rp_session *s, const char *backend, ch
   return NULL;
 }
 
-static bool replayed(const rp_session *s, const pt_call *c);
+/* Whether a recorded call is replayed: its plugin's, and not a teardown. */
+static bool replayed(const rp_session *s, const pt_call *c)
+{
+  return rp_plugin_replayed(s, c->plugin) && c->api != PI_API_piTearDown;
+}
 
 /* An application that made contexts on several devices (pyopencl on two
  * platforms, a multi-GPU program) replays them all on the one chosen: said
@@ -132,7 +136,8 @@ static void note_devices_used(rp_engine *e, const char *dev)
 {
   const rp_session *s = e->s;
   int64_t seen[4];
-  size_t n = 0, more = 0;
+  size_t n = 0;
+  bool more = false; /* past the 4 named */
   for (size_t i = 0; i < s->calls.n; i++) {
     const pt_call *c = &s->calls.v[i];
     const pt_json *devs = c->api == PI_API_piContextCreate && c->result == PI_SUCCESS &&
@@ -145,7 +150,7 @@ static void note_devices_used(rp_engine *e, const char *dev)
       if (!known && n < sizeof seen / sizeof *seen)
         seen[n++] = id;
       else if (!known)
-        more++; /* (counted again when used again: "more than") */
+        more = true;
     }
   }
   if (n < 2)
@@ -232,11 +237,6 @@ static void *load_plugin(rp_engine *e, const char *path, pi_plugin *p, char *err
 }
 
 /* ---- The calls ------------------------------------------------------------------------- */
-
-static bool replayed(const rp_session *s, const pt_call *c)
-{
-  return rp_plugin_replayed(s, c->plugin) && c->api != PI_API_piTearDown;
-}
 
 /* Of the replayed calls from index `cut` on (those the cut leaves out),
  * the one that began first, and the one that began first on any other
