@@ -116,6 +116,23 @@ static int run_shell(const char *shell, const char *const *args)
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Says, one line each, which sessions of the file lost rows (the views
+ * answer with what is left, as show does); whether any did. */
+static bool said_damaged(pt_db *db)
+{
+  char err[512], damage[1024];
+  size_t n;
+  pt_session_info *s = pt_sessions(db, &n, err, sizeof err);
+  bool any = false;
+  for (size_t i = 0; s && i < n; i++)
+    if (pt_session_damaged(db, s[i].id, damage, sizeof damage)) {
+      pt_verb_error("sql", "%s; the views answer with what it holds", damage);
+      any = true;
+    }
+  free(s);
+  return any;
+}
+
 int pt_sql(int argc, char **argv)
 {
   pt_args a;
@@ -132,6 +149,7 @@ int pt_sql(int argc, char **argv)
   char file_opened[sizeof db.path]; /* a record directory's one session file */
   snprintf(file_opened, sizeof file_opened, "%s", db.path);
   file = file_opened;
+  bool damaged = said_damaged(&db);
   pt_close(&db);
   char shell[PATH_MAX + 16];
   if (!on_path("sqlite3", shell, sizeof shell)) {
@@ -162,8 +180,10 @@ int pt_sql(int argc, char **argv)
   const char *args[] = {shell, "-readonly", "-cmd", ".timeout 5000", "-cmd", load, file_arg,
                         sql ? sql : a.npos > 1 ? a.pos[1] : NULL, NULL};
   fflush(NULL);
-  if (a.npos > 1)
-    return run_shell(shell, args);
+  if (a.npos > 1) {
+    int st = run_shell(shell, args);
+    return st ? st : damaged ? 2 : 0; /* as show and stats: the answer holds what is left */
+  }
   execv(shell, (char *const *)args); /* interactive: the terminal is the shell's */
   pt_verb_error("sql", "cannot run %s: %s", shell, strerror(errno));
   return 2;

@@ -2957,6 +2957,11 @@ Test(viewer, a_session_that_lost_a_chunk_is_named_damaged_by_every_verb)
   cr_assert_eq(lines(out), all - lost, "%s", out);
   cr_assert_eq(pitrace(&out, &err, "stats", db, NULL), 2, "%s", err);
   cr_assert(lines(err) == 1 && strstr(err, said), "%s", err);
+  /* sql: the views answer with what is left, after the same line. */
+  cr_assert_eq(pitrace(&out, &err, "sql", db, "SELECT count(*) FROM pi_calls", NULL), 2, "%s",
+               err);
+  cr_assert(lines(err) == 1 && strstr(err, said), "%s", err);
+  cr_assert_eq(atoll(out), all - lost, "%s", out);
   /* Verbs whose answer needs every call refuse it. */
   char *file = tu_temp_path(".out");
   const char *refusing[][6] = {{"export", "--format", "jsonl", "-o", file, db},
