@@ -419,7 +419,7 @@ static bool decode_row(pt_cursor *c, sqlite3_stmt *st, const unread *u, char *er
   if (u && lowest != u->lowest) {
     snprintf(err, errn, "%s is damaged: session %lld, chunk %lld: its lowest call is %lld, "
              "not %lld as the list of chunks says", c->db->path, (long long)c->session,
-             (long long)u->id, (long long)lowest, (long long)u->lowest);
+             (long long)pt__chunk_shown_id(u->id), (long long)lowest, (long long)u->lowest);
     give_slot(c, (uint32_t)k);
     return false;
   }

@@ -22,6 +22,10 @@ sqlite3_stmt *pt__chunk_rows(const pt_db *db, int64_t session, char *err, size_t
  * NULL after a reason in err. */
 sqlite3_stmt *pt__chunk_row(const pt_db *db, int64_t session, char *err, size_t errn);
 
+/* A chunk id as pt__chunk_rows gives it, as the user sees it: the row's
+ * id in its own table. */
+int64_t pt__chunk_shown_id(int64_t id);
+
 /* Decodes the chunk row a statement of the two above stands on into the
  * growable array *v (*nv of *cap used), their JSON in the arena, with
  * dec's zstd context and buffer. False with what is wrong in err, after

@@ -596,8 +596,13 @@ static bool decode_blob(pt_chunk_dec *dec, pt_json_arena *a, const void *blob, s
     snprintf(err, errn, "is damaged: %s", why);
   else
     snprintf(err, errn, "is damaged: session %lld, chunk %lld: %s", (long long)session,
-             (long long)(id - V2_ID_BASE), why);
+             (long long)pt__chunk_shown_id(id), why);
   return false;
+}
+
+int64_t pt__chunk_shown_id(int64_t id)
+{
+  return id >= V2_ID_BASE ? id - V2_ID_BASE : id;
 }
 
 /* A chunk row's calls appended to *v as pt__decode_chunk says. */
