@@ -108,6 +108,11 @@ typedef enum {
 /* A payload of call c (malloc'd; size in *size), or NULL with *status. */
 unsigned char *rp_payload(rp_session *s, const pt_call *c, unsigned position, const char *role,
                           unsigned idx, size_t *size, rp_data_status *status);
+/* What the recording kept of a payload it recorded only in part (a data cap
+ * keeps the first bytes): malloc'd, *size bytes of the call's *full; NULL
+ * when it kept none. */
+unsigned char *rp_payload_kept(rp_session *s, const pt_call *c, unsigned position,
+                               const char *role, unsigned idx, size_t *size, size_t *full);
 /* One line saying why payload (position, role, idx) of call c is unusable. */
 void rp_payload_problem(const rp_session *s, const pt_call *c, unsigned position,
                         const char *role, rp_data_status st, char *err, size_t errn);

@@ -475,17 +475,25 @@ static bool build_in(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
 bool rp_out_data(rp_engine *e, rp_cc *cc, unsigned i)
 {
   static const char *const roles[] = {"out", "readback"};
-  size_t size = 0;
+  size_t size = 0, full = 0;
   rp_data_status st = RP_DATA_ABSENT;
   for (int k = 0; k < 2 && !cc->want[i]; k++) {
     cc->want[i] = rp_cc_own(cc, rp_payload(e->s, cc->c, i, roles[k], 0, &size, &st));
     cc->want_size[i] = size;
     if (st == RP_DATA_MISSING_BLOB)
       return need_payload(e, cc, i, roles[k], 0, &cc->want[i], &size);
+    if (st == RP_DATA_PARTIAL) { /* what was kept is compared, and the note says so */
+      cc->want[i] = rp_cc_own(cc, rp_payload_kept(e->s, cc->c, i, roles[k], 0, &size, &full));
+      cc->want_size[i] = size;
+      rp_note_kept(e, cc->c, i, size, full);
+      break;
+    }
   }
   size_t extent = rp_out_extent(cc, i);
   if (cc->want[i] && size > extent)
     extent = size;
+  if (full > extent) /* the call writes all it wrote when recorded, not what was kept */
+    extent = full;
   if (!extent && cc->api->params[i].kind == PI_PK_HOSTPTR)
     return fail(cc, "seq %lld %s: the host memory parameter %s writes was not recorded: "
                 "cannot replay", (long long)cc->c->seq, cc->api->name, cc->api->params[i].name);

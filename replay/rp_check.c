@@ -38,6 +38,19 @@ static void note_undefined(rp_engine *e, const rp_cc *cc)
           "what it holds is undefined", cc->api->name, (long long)rp_arg_int(cc->c, 1, 0));
 }
 
+void rp_note_kept(rp_engine *e, const pt_call *c, unsigned i, size_t kept, size_t full)
+{
+  static const char why[] = "the recording kept no more (SYCL_PI_RECORD_DATA_CAP, "
+                            "SYCL_PI_RECORD_DATA=meta, or its data stopped on a full disk)";
+  const pi_api_desc *api = rp_api(c);
+  if (kept)
+    rp_note(e, c->seq, "%s: only the first %zu of the %zu bytes written to parameter %s "
+            "compared: %s", api->name, kept, full, api->params[i].name, why);
+  else
+    rp_note(e, c->seq, "%s: the data written to parameter %s not compared: %s", api->name,
+            api->params[i].name, why);
+}
+
 /* Compares n bytes the call wrote into parameter i with the recording. */
 static int compare_data(rp_engine *e, const pt_call *c, const char *text, unsigned i,
                         const unsigned char *want, const unsigned char *got, size_t n)
@@ -251,8 +264,16 @@ static int check_map(rp_engine *e, rp_cc *cc, unsigned i)
   size_t n;
   rp_data_status st;
   unsigned char *want = rp_payload(e->s, cc->c, i, "out", 0, &n, &st);
-  if (!want) /* a map that did not block: its bytes were read back once complete */
-    want = rp_payload(e->s, cc->c, i, "readback", 0, &n, &st);
+  const char *role = "out";
+  if (!want && st != RP_DATA_PARTIAL) { /* a map that did not block: read back once complete */
+    role = "readback";
+    want = rp_payload(e->s, cc->c, i, role, 0, &n, &st);
+  }
+  if (st == RP_DATA_PARTIAL) { /* what was kept is compared, and the note says so */
+    size_t full = 0;
+    want = rp_payload_kept(e->s, cc->c, i, role, 0, &n, &full);
+    rp_note_kept(e, cc->c, i, n, full);
+  }
   int size = rp_param(cc->api, "size");
   int r = RP_OK;
   if (want && size >= 0 && n <= cc->argv[size] && cc->slot[i] &&

@@ -469,6 +469,19 @@ unsigned char *rp_payload(rp_session *s, const pt_call *c, unsigned position, co
   return NULL;
 }
 
+unsigned char *rp_payload_kept(rp_session *s, const pt_call *c, unsigned position,
+                               const char *role, unsigned idx, size_t *size, size_t *full)
+{
+  pthread_mutex_lock(&s->db_lock);
+  unsigned char *p = pt_data(&s->db, s->id, c, position, role, idx, size, full);
+  pthread_mutex_unlock(&s->db_lock);
+  if (p && !*size) {
+    free(p);
+    p = NULL;
+  }
+  return p;
+}
+
 void rp_payload_problem(const rp_session *s, const pt_call *c, unsigned position,
                         const char *role, rp_data_status st, char *err, size_t errn)
 {

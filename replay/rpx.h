@@ -164,6 +164,9 @@ void rp_lock(rp_engine *e);
 void rp_unlock(rp_engine *e);
 /* A difference that is no divergence (info queries, out-values). */
 void rp_note(rp_engine *e, int64_t seq, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Notes that parameter i of call c is compared only over the `kept` bytes
+ * of its `full` the recording kept (none: not compared). */
+void rp_note_kept(rp_engine *e, const pt_call *c, unsigned i, size_t kept, size_t full);
 /* The call diverged (status RP_DIVERGED) or cannot be replayed
  * (RP_FAILED); the one with the smallest seq is reported. `what` follows
  * the call block (call_text, from rp_call_text; may be NULL). */

@@ -200,6 +200,43 @@ Test(replay, a_changed_byte_of_a_large_read_back_diverges_at_that_call_and_offse
   cr_assert_eq(replay(db, "--to", to, pocl_env, &out), 0, "%s", out);
 }
 
+static char *record_opencl_app(const char *prog, const char *data_mode, const char *arg);
+
+/* A read-back the recording kept only the first bytes of (a data cap,
+ * SYCL_PI_RECORD_DATA_CAP, keeps a payload's first bytes: here made by
+ * cutting the read's 4096 bytes to 1000): replay compared none of it and
+ * said nothing, "matched" with the read not counted, so a wrong result in
+ * the kept bytes went unseen. Now the kept bytes are compared, and a note
+ * says the rest are not. */
+Test(replay, a_read_back_kept_in_part_is_compared_over_what_was_kept)
+{
+  char *db = record("vadd", NULL, NULL), *out;
+  long long seq = first_seq(db, "piEnqueueMemBufferRead");
+  sql(db, "UPDATE blobs SET content = substr(content, 1, 1000) "
+          "WHERE hash = (SELECT hash FROM data_rows WHERE role = 'out')");
+  sql(db, "UPDATE data_rows SET stored = 1000 WHERE role = 'out'");
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  char *want = NULL;
+  cr_assert_geq(asprintf(&want, "note: seq %lld piEnqueueMemBufferRead: only the first 1000 of "
+                                "the 4096 bytes written to parameter ptr compared", seq), 0);
+  cr_assert(strstr(out, want), "%s", out);
+  cr_assert(strstr(out, "1 read-backs verified; 1 notes"), "%s", out);
+  sql(db, "UPDATE blobs SET content = substr(content, 1, 100) || x'5A' || substr(content, 102) "
+          "WHERE hash = (SELECT hash FROM data_rows WHERE role = 'out')");
+  cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 1, "%s", out);
+  cr_assert(strstr(out, "differs from the recording at byte offset 100"), "%s", out);
+  /* An image read (host memory sized by nothing but the recording): the
+   * device writes all 13968 bytes it wrote when recorded, not the 1000
+   * kept (under ASan: no overflow of a scratch of 1000). */
+  char *img = record_opencl_app("image_app", "all", NULL);
+  sql(img, "UPDATE blobs SET content = substr(content, 1, 1000) WHERE hash = (SELECT hash FROM "
+           "data_rows WHERE role = 'out' AND size = 13968)");
+  sql(img, "UPDATE data_rows SET stored = 1000 WHERE role = 'out' AND size = 13968");
+  cr_assert_eq(replay(img, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "piEnqueueMemImageRead: only the first 1000 of the 13968 bytes written to "
+                        "parameter ptr compared"), "%s", out);
+}
+
 Test(replay, a_changed_byte_of_an_inline_read_back_diverges)
 {
   char *db = record("vadd", "8", NULL), *out;
