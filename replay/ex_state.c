@@ -339,13 +339,17 @@ static void image_transfer(ex *x, const pt_call *c, bool write)
   free(d);
 }
 
-/* A whole buffer changed in a way not followed. */
+/* A whole buffer changed in a way not followed: a sub-buffer's region of
+ * its parent only (a kernel writes no byte outside the buffer it is given). */
 static void whole(ex *x, const pt_call *c, uint64_t mem)
 {
-  uint64_t at;
-  ex_buffer *b = region(x, mem, 0, 0, &at);
+  uint64_t at, size = 0;
+  for (size_t k = 0; k < x->nsubs; k++)
+    if (x->subs[k].id == mem)
+      size = x->subs[k].size;
+  ex_buffer *b = region(x, mem, 0, size, &at);
   if (b)
-    mark(b, 0, b->size, computed(x), c);
+    mark(b, at, size ? size : b->size, computed(x), c);
 }
 
 /* piEnqueueMemImageCopy (args: queue, src, dst, src origin, dst origin,

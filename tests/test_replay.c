@@ -1233,6 +1233,22 @@ Test(replay, extract_follows_image_fills_and_copies)
   extract_image_launch(db, "1", repro, "[37,23,1]\n[37,20,1]\n");
 }
 
+/* A launch on a sub-buffer writes that sub-buffer's bytes of its parent
+ * and no others: rect_app halves' second launch reads hi, the half of a
+ * filled buffer its first launch did not write (it wrote lo). Extract took
+ * the first launch as writing the whole parent and refused the second
+ * alone ("holds data computed on the device by seq N"); it extracts now,
+ * and replays with its read-back verified. */
+Test(replay, extract_knows_a_launch_on_a_sub_buffer_writes_only_that_region)
+{
+  char *db = record_opencl_app("rect_app", "all", "halves"), *repro = tu_temp_path(".db"), *out;
+  cr_assert_eq(extract(db, "3", repro, &out), 0, "%s", out);
+  cr_assert(strstr(out, "kernel launch 3 (seq"), "%s", out);
+  cr_assert_null(strstr(out, "launch before it"), "%s", out);
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
+}
+
 /* Extract follows rectangle transfers row by row: rect_app's launch reads
  * a grid whose only data came by a rectangle write and a rectangle copy
  * (before: refused, "holds data computed on the device by seq N

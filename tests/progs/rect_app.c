@@ -14,9 +14,13 @@
  * it, released after it, before the reads), as pyopencl does to a buffer
  * a launch waiting on a user event uses: the grid lives on. With
  * `subretain`, the same through a sub-buffer of the third grid: made and
- * retained before the launch, released twice after it.
+ * retained before the launch, released twice after it. With `halves`,
+ * two launches more on two halves of a buffer filled with 3 (sub-buffers
+ * lo and hi): the first writes lo from hi, the second reads hi again into
+ * another buffer, and the program reads that back: what the first launch
+ * computed is not the second's input.
  *
- *   rect_app [retain|subretain]
+ *   rect_app [retain|subretain|halves]
  *
  * Prints "rect_app: result verified: N values"; exit 0 verified, 1 a wrong
  * result, 2 OpenCL failed.
@@ -43,6 +47,7 @@ int main(int argc, char **argv)
 {
   int retain = argc > 1 && strcmp(argv[1], "retain") == 0;
   int subretain = argc > 1 && strcmp(argv[1], "subretain") == 0;
+  int halves = argc > 1 && strcmp(argv[1], "halves") == 0;
   cl_device_id device;
   cl_context ctx;
   cl_command_queue q;
@@ -121,6 +126,37 @@ int main(int argc, char **argv)
   for (int x = 0; x < W; x++)
     if (row0[x] != 1.0f && bad++ < 8)
       fprintf(stderr, "rect_app: row 0 column %d: %g, wanted 1\n", x, (double)row0[x]);
+  if (halves) { /* 256 floats a half: sub-buffer origins stay aligned */
+    const size_t half = 256 * sizeof(float);
+    float three = 3.0f, got[256];
+    cl_mem d = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 2 * half, NULL, &err), e;
+    TRY("clCreateBuffer", err);
+    e = clCreateBuffer(ctx, CL_MEM_READ_WRITE, half, NULL, &err);
+    TRY("clCreateBuffer", err);
+    TRY("clEnqueueFillBuffer",
+        clEnqueueFillBuffer(q, d, &three, sizeof three, 0, 2 * half, 0, NULL, NULL));
+    cl_buffer_region rl = {0, half}, rh = {half, half};
+    cl_mem lo = clCreateSubBuffer(d, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &rl, &err);
+    TRY("clCreateSubBuffer", err);
+    cl_mem hi = clCreateSubBuffer(d, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &rh, &err);
+    TRY("clCreateSubBuffer", err);
+    cl_mem out[2] = {lo, e};
+    global = 256;
+    for (int l = 0; l < 2; l++) {
+      TRY("clSetKernelArg", clSetKernelArg(k, 0, sizeof hi, &hi));
+      TRY("clSetKernelArg", clSetKernelArg(k, 1, sizeof out[l], &out[l]));
+      TRY("clEnqueueNDRangeKernel",
+          clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+    }
+    TRY("clEnqueueReadBuffer", clEnqueueReadBuffer(q, e, CL_TRUE, 0, half, got, 0, NULL, NULL));
+    for (int x = 0; x < 256; x++)
+      if (got[x] != 7.0f && bad++ < 8)
+        fprintf(stderr, "rect_app: halves %d: %g, wanted 7\n", x, (double)got[x]);
+    clReleaseMemObject(lo);
+    clReleaseMemObject(hi);
+    clReleaseMemObject(d);
+    clReleaseMemObject(e);
+  }
   for (int g = 0; g < 3; g++)
     clReleaseMemObject(grid[g]);
   clReleaseKernel(k);
