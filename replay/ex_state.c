@@ -1224,11 +1224,15 @@ static bool read_of(ex *x, const pt_call *c, ex_buffer *b)
   unsigned pos = map ? 9 : 5;
   size_t size;
   rp_data_status st;
-  unsigned char *d = rp_payload(x->s, c, pos, "out", 0, &size, &st);
-  if (!d)
-    d = rp_payload(x->s, c, pos, "readback", 0, &size, &st);
-  bool ok = !d || size < n ||
-            emit_transfer(x, PI_API_piEnqueueMemBufferRead, b, at, n, d, c->start_ns);
+  const char *role = "out";
+  unsigned char *d = rp_payload(x->s, c, pos, role, 0, &size, &st);
+  if (!d && st != RP_DATA_PARTIAL)
+    d = rp_payload(x->s, c, pos, role = "readback", 0, &size, &st);
+  size_t full;
+  if (st == RP_DATA_PARTIAL) /* a data cap kept its first bytes: the read of those */
+    d = rp_payload_kept(x->s, c, pos, role, 0, &size, &full);
+  bool ok = !d || emit_transfer(x, PI_API_piEnqueueMemBufferRead, b, at, size < n ? size : n, d,
+                                c->start_ns);
   free(d);
   return ok;
 }

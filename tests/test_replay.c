@@ -1233,6 +1233,23 @@ Test(replay, extract_follows_image_fills_and_copies)
   extract_image_launch(db, "1", repro, "[37,23,1]\n[37,20,1]\n");
 }
 
+/* A read after the launch that the recording kept only the first bytes
+ * of (a data cap; made here by cutting vadd's 4096-byte read to 1000):
+ * extract left it out of the repro, which then replayed "matched" having
+ * checked nothing. It is now a read of the bytes kept. */
+Test(replay, extract_keeps_a_read_back_kept_in_part_as_a_read_of_what_was_kept)
+{
+  char *db = record("vadd", NULL, NULL), *repro = tu_temp_path(".db"), *out;
+  sql(db, "UPDATE blobs SET content = substr(content, 1, 1000) "
+          "WHERE hash = (SELECT hash FROM data_rows WHERE role = 'out')");
+  sql(db, "UPDATE data_rows SET stored = 1000 WHERE role = 'out'");
+  cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
+  cr_assert_str_eq(sql(repro, "SELECT group_concat(size) FROM data_rows WHERE role = 'out'"),
+                   "1000\n");
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "1 read-backs verified"), "%s", out);
+}
+
 /* A launch on a sub-buffer writes that sub-buffer's bytes of its parent
  * and no others: rect_app halves' second launch reads hi, the half of a
  * filled buffer its first launch did not write (it wrote lo). Extract took
