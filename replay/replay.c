@@ -199,6 +199,7 @@ static bool choose_device(rp_engine *e, const rp_opts *o, char *dev, size_t devn
    * a backend can differ then. */
   if (strcmp(info.backend, rec_backend) != 0 ||
       (s->device_name[0] && strcmp(info.name, s->device_name) != 0)) {
+    e->other_device = true;
     if (s->device_name[0])
       rp_note(e, 0, "recorded on \"%s\" (%s), replayed on %s", s->device_name, rec_backend,
               dev);

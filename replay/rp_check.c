@@ -60,8 +60,13 @@ static int compare_data(rp_engine *e, const pt_call *c, const char *text, unsign
   if (rp_data_equal(e->o, want, got, n, why, sizeof why))
     return RP_OK;
   const pi_api_desc *api = rp_api(c);
-  snprintf(what, sizeof what, "the data written to parameter %s (%zu bytes) %s",
-           api->params[i].name, n, why);
+  /* Another device's floating-point results may differ in their last bits. */
+  const char *hint = e->other_device && e->o->tolerance < 0
+                         ? "\n  (replayed on another device than the recorded one: to compare its "
+                           "results as floats within a tolerance, give --tolerance X)"
+                         : "";
+  snprintf(what, sizeof what, "the data written to parameter %s (%zu bytes) %s%s",
+           api->params[i].name, n, why, hint);
   return rp_stop(e, RP_DIVERGED, c, text, what);
 }
 

@@ -68,6 +68,7 @@ typedef struct rp_engine {
   const struct pi_function_table *t;
   uint64_t live_platform, live_device;
   bool stand_ins;  /* --plugin: ids never created stand for themselves */
+  bool other_device; /* replayed on another device than the recorded one */
   /* The name of the platform of the device replayed on ("" when not
    * known), for refusing program binaries another platform made when
    * recorded (rp_build). */

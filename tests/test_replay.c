@@ -157,6 +157,25 @@ Test(replay, the_same_sessions_replay_on_rusticl_by_backend_or_device)
   cr_assert(strstr(out, "matched: "), "%s", out);
 }
 
+/* shared_lib's results differ from PoCL's in their last bits on rusticl:
+ * replayed there without --tolerance it diverges, and the divergence said
+ * where the bytes differ but not that the device changed, nor what to do
+ * about it. It says both now; on the recorded device (a spoiled byte) it
+ * does not. */
+Test(replay, a_data_divergence_on_another_device_names_tolerance)
+{
+  char *lib = record("shared_lib", NULL, NULL), *out;
+  const char *hint = "(replayed on another device than the recorded one: to compare its "
+                     "results as floats within a tolerance, give --tolerance X)";
+  cr_assert_eq(replay(lib, "--backend", "opencl", rusticl_env, &out), 1, "%s", out);
+  cr_assert(strstr(out, "differs from the recording at byte offset"), "%s", out);
+  cr_assert(strstr(out, hint), "%s", out);
+  spoil_payloads(lib, "role = 'out'");
+  cr_assert_eq(replay(lib, NULL, NULL, pocl_env, &out), 1, "%s", out);
+  cr_assert(strstr(out, "differs from the recording"), "%s", out);
+  cr_assert_null(strstr(out, "--tolerance"), "%s", out);
+}
+
 Test(replay, a_build_that_fails_on_the_replay_device_shows_its_log)
 {
   /* Doubles build on PoCL, not on rusticl (no fp64): the replay stopped at
