@@ -693,6 +693,8 @@ static void emit_readback(const pending_read *p)
   r->call_ticket = p->ticket;
   r->position = p->position;
   r->size = size;
+  r->full_hi = (uint32_t)(p->size >> 32);
+  r->full_lo = (uint32_t)p->size;
   r->heap = heap;
   if (heap) {
     uint64_t token = pt_payload_copy(p->ptr, size);

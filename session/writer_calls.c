@@ -1126,9 +1126,12 @@ static void process_readback(const rec_readback *r, uint64_t current_seq)
     else if (!(data = heap = r->size ? pt_payload_view(token) : NULL) && r->size)
       pt_payload_drop(token); /* its bytes cannot be had: as if not captured */
   }
+  uint64_t full = wr.salvaging && wr.salvage_hdr->version < 4
+                      ? 0 /* padding then, not its size */
+                      : (uint64_t)r->full_hi << 32 | r->full_lo;
   if (s) {
-    wr__store_data(s->a, r->position, "readback", 0, data, data ? r->size : 0, r->size,
-                   (int64_t)current_seq);
+    wr__store_data(s->a, r->position, "readback", 0, data, data ? r->size : 0,
+                   full > r->size ? full : r->size, (int64_t)current_seq);
     map_del(&wr.memo, r->call_ticket);
   }
   pt_payload_free(heap);

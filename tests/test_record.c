@@ -690,6 +690,16 @@ Test(record, readback_of_a_non_blocking_read_and_payloads_stored_once)
   cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM data WHERE role = 'in' AND size = 4096"), 2);
   cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM blobs WHERE size = 4096"), 1,
                "the same data stored twice");
+  /* Under a data cap the read-back keeps its first bytes and says how many
+   * the call wrote (its row said 1024 of 1024: replay took it for whole). */
+  const char *argv[] = {BIN "/record_prog", "readback", NULL};
+  char *capped = tu_temp_path(".db"), *out;
+  const char *env[] = {env_kv("SYCL_PI_RECORD", capped), "SYCL_PI_RECORD_DATA_CAP=1K", POCL,
+                       NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert_eq(tu_db_int(capped, "SELECT count(*) FROM data WHERE role = 'readback' AND size = "
+                                 "4096 AND stored = 1024"), 1, "%s",
+               tu_db_lines(capped, "SELECT size, stored FROM data WHERE role = 'readback'"));
 }
 
 /* Payloads too large for a ring go through the recorder's own payload

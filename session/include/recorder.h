@@ -112,10 +112,14 @@ typedef struct rec_readback {
   rec_hdr h;
   uint64_t call_ticket; /* the call that wrote the data */
   uint8_t position;
-  uint8_t pad[7];
+  uint8_t pad[3];
+  /* The bytes the call wrote, where a data cap or mode kept fewer (size):
+   * high and low halves, in what were padding bytes (ring files from
+   * version 4 on). */
+  uint32_t full_hi;
   uint64_t size;
   uint32_t heap;
-  uint32_t pad2;
+  uint32_t full_lo;
   /* then the data (or a copy's token when heap) */
 } rec_readback;
 
@@ -325,9 +329,10 @@ void stamp_set_mode(bool tsc);
 #define RINGFILE_MAGIC 0x31474e4952545050ULL /* "PPTRING1" */
 /* The version a recorder writes: 2 added the session's description, 3
  * the REC_STACK record (an older salvager took it for damage and dropped
- * the rest of its ring; it leaves a newer file alone). A salvager reads
- * every version up to its own. */
-#define RINGFILE_VERSION 3u
+ * the rest of its ring; it leaves a newer file alone), 4 a read-back's
+ * full size (rec_readback.full_hi, full_lo: padding before, whatever the
+ * ring held). A salvager reads every version up to its own. */
+#define RINGFILE_VERSION 4u
 #define RINGFILE_HEADER (32u << 10)
 #define RINGFILE_CTL 4096u /* a slot's shim_ring, on its own page */
 enum { RINGFILE_LIVE = 1, RINGFILE_DONE = 2 };
