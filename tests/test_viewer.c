@@ -3184,6 +3184,43 @@ Test(viewer, device_times_with_profile_on_pocl_and_rusticl)
   }
 }
 
+/* The GB/s of a transfer API's row in the last transfer table of stats'
+ * output ("-" where none is made). */
+static char *transfer_rate(const char *out, const char *api)
+{
+  const char *t = out, *next;
+  while ((next = strstr(t + 1, "\ntransfer (device time)")))
+    t = next;
+  char row[64];
+  snprintf(row, sizeof row, "\n%s ", api);
+  const char *r = strstr(t, row);
+  cr_assert(r, "no %s row in %s", api, t);
+  const char *eol = strchr(r + 1, '\n'), *at = eol;
+  while (at[-1] != ' ')
+    at--;
+  return strndup(at, (size_t)(eol - at));
+}
+
+/* stats over a profiled PoCL run and a profiled rusticl run (whose 1 ns
+ * per command is no measurement): the rate over both is PoCL's alone, not
+ * rusticl's bytes over PoCL's time (it was twice PoCL's rate). */
+Test(viewer, stats_rate_leaves_out_the_bytes_of_untimed_commands)
+{
+  char *dbs[2];
+  const char *icds[] = {POCL, RUSTICL}, *argv[] = {BIN "/vadd", NULL};
+  for (int k = 0; k < 2; k++) {
+    dbs[k] = tu_temp_path(".db");
+    cr_assert_eq(record_into(dbs[k], argv, icds[k], "SYCL_PI_RECORD_PROFILE=1"), 0);
+  }
+  char *out, *err;
+  cr_assert_eq(pitrace(&out, &err, "stats", dbs[0], NULL), 0, "%s", err);
+  char *pocl = transfer_rate(out, "piEnqueueMemBufferWrite");
+  cr_assert_neq(strcmp(pocl, "-"), 0, "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "stats", dbs[0], dbs[1], NULL), 0, "%s", err);
+  cr_assert(strstr(out, "\n== all 2 processes\n"), "%s", out);
+  cr_assert_str_eq(transfer_rate(out, "piEnqueueMemBufferWrite"), pocl, "%s", out);
+}
+
 /* The application's own profiling queries answer as without the shim: on
  * a queue it created without profiling, PI_ERROR_PROFILING_INFO_NOT_
  * AVAILABLE (the specification's answer, PoCL's; rusticl 22.3 answers

@@ -286,6 +286,9 @@ typedef struct vw_transfer_stat {
   uint32_t api;
   int64_t bytes;
   vw_dev_stat dev;
+  /* The bytes and device time of the commands timed (VW_UNTIMED_NS or
+   * longer): the rate's, which no placeholder time may inflate. */
+  int64_t timed_bytes, timed_ns;
 } vw_transfer_stat;
 
 typedef struct vw_stats {

@@ -199,8 +199,14 @@ static void group_devtimes(const vw_session *s, size_t *next, const pt_call *c,
         if (vw_map_get(by_kernel, vw_arg_int(c, 1), &g))
           group = g;
       } else if (c->api < PI_API_COUNT) {
+        vw_transfer_stat *t = &st->transfers[c->api];
+        int64_t bytes = vw_transfer_bytes(c, pixels), ns = s->devtimes[*next].dur_ns;
         group = -2 - (int64_t)c->api;
-        st->transfers[c->api].bytes += vw_transfer_bytes(c, pixels);
+        t->bytes += bytes;
+        if (ns >= VW_UNTIMED_NS) {
+          t->timed_bytes += bytes;
+          t->timed_ns += ns;
+        }
       }
     }
     d->dur[d->n] = s->devtimes[*next].dur_ns;
@@ -228,15 +234,16 @@ static void device_stats(const devtimes *d, vw_stats *st)
         v[n++] = d->dur[i];
     if (!n)
       continue;
-    vw_transfer_stat *t = &st->transfers[st->ntransfers++];
-    int64_t bytes = st->transfers[a].bytes;
+    vw_transfer_stat *t = &st->transfers[st->ntransfers++], sums = st->transfers[a];
     t->api = a;
     figures(v, n, &t->dev);
-    t->bytes = bytes;
+    t->bytes = sums.bytes;
+    t->timed_bytes = sums.timed_bytes;
+    t->timed_ns = sums.timed_ns;
   }
   /* Slots past ntransfers were only sums: clear them. */
   for (size_t k = st->ntransfers; k < PI_API_COUNT; k++)
-    st->transfers[k].bytes = 0;
+    st->transfers[k].bytes = st->transfers[k].timed_bytes = st->transfers[k].timed_ns = 0;
 }
 
 /* A launch, counted for its kernel's name. */
@@ -425,8 +432,8 @@ static void print_transfers(const vw_stats *st, const vw_colors *k)
   for (size_t i = 0; i < st->ntransfers; i++) {
     const vw_transfer_stat *t = &st->transfers[i];
     char n[32], d[3][32], rate[32];
-    if (t->bytes && t->dev.total > 0 && t->dev.mean >= VW_UNTIMED_NS)
-      snprintf(rate, sizeof rate, "%.2f", (double)t->bytes / (double)t->dev.total);
+    if (t->timed_bytes && t->timed_ns > 0) /* placeholder times (rusticl's 1 ns) left out */
+      snprintf(rate, sizeof rate, "%.2f", (double)t->timed_bytes / (double)t->timed_ns);
     else
       snprintf(rate, sizeof rate, "-");
     printf("%-38s %9lld %15lld %11s %11s %11s %9s\n", vw_api_name(t->api, n),
