@@ -85,10 +85,12 @@ typedef struct diff_row {
 /* What the first pass keeps of each call: its alignment key, and its
  * thread with OWN set for a call a replay made itself, RUNTIME for one
  * the runtime makes on its own (discovery, its error queries, the
- * teardown); TID() is the thread. */
+ * teardown), CALLBACK for the first call of an event callback on its
+ * thread; TID() is the thread. */
 #define OWN 0x80000000u
 #define RUNTIME 0x40000000u
-#define TID(t) ((t) & ~(OWN | RUNTIME))
+#define CALLBACK 0x20000000u
+#define TID(t) ((t) & ~(OWN | RUNTIME | CALLBACK))
 typedef struct call_key {
   uint32_t key, thread;
 } call_key;
@@ -461,8 +463,14 @@ static bool align_part(dctx *x, const uint32_t *ia, size_t na, const uint32_t *i
  * order[start[t]..start[t+1]) for the t-th thread; first, in thread order,
  * the *napp threads with calls of the application's, then those with only
  * calls a recorded replay made itself (its clean-up and data checks, on a
- * thread of its own: no thread of the recording's). */
-static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt, size_t *napp)
+ * thread of its own: no thread of the recording's). With `callbacks`,
+ * the threads whose first call is in an event callback (the
+ * implementation's, which runs callbacks on whichever of them is free)
+ * count as one, the first of them: which one ran a callback differs from
+ * run to run (OpenCV's kernel releases in its callbacks swapped threads,
+ * and kernels, between two runs of one program). */
+static uint32_t *by_thread(const side *sd, bool callbacks_as_one, size_t **start, size_t *nt,
+                           size_t *napp)
 {
   uint32_t max = 0;
   for (size_t i = 0; i < sd->n; i++)
@@ -470,11 +478,13 @@ static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt, size_t *n
   size_t *next = calloc((size_t)max + 2, sizeof *next);
   bool *app = calloc((size_t)max + 2, sizeof *app);
   uint32_t *order = malloc((sd->n ? sd->n : 1) * sizeof *order);
+  uint32_t *into = malloc(((size_t)max + 2) * sizeof *into); /* the thread each counts as */
   *start = calloc((size_t)max + 2, sizeof **start);
-  if (!next || !app || !order || !*start) {
+  if (!next || !app || !order || !into || !*start) {
     free(next);
     free(app);
     free(order);
+    free(into);
     free(*start);
     return NULL;
   }
@@ -490,16 +500,28 @@ static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt, size_t *n
     free(next);
     free(app);
     free(order);
+    free(into);
     free(*start);
     return NULL;
   }
   for (uint32_t t = 0; t <= max; t++)
-    runtime_only[t] = true;
+    runtime_only[t] = true, into[t] = UINT32_MAX; /* not seen yet */
+  uint32_t callbacks = UINT32_MAX; /* the first thread that began in a callback */
   for (size_t i = 0; i < sd->n; i++) {
     uint32_t t = TID(sd->ck[i].thread);
     app[t] |= !(sd->ck[i].thread & OWN);
     runtime_only[t] &= (sd->ck[i].thread & (OWN | RUNTIME)) != 0;
+    if (into[t] == UINT32_MAX && (sd->ck[i].thread & CALLBACK) && callbacks == UINT32_MAX)
+      callbacks = t;
+    if (into[t] == UINT32_MAX)
+      into[t] = callbacks_as_one && (sd->ck[i].thread & CALLBACK) ? callbacks : t;
   }
+  for (uint32_t t = 0; t <= max; t++)
+    if (into[t] != UINT32_MAX && into[t] != t) {
+      app[into[t]] |= app[t];
+      runtime_only[into[t]] &= runtime_only[t];
+      app[t] = false;
+    }
   uint32_t from = UINT32_MAX, to = UINT32_MAX;
   for (uint32_t t = 0; t <= max && to == UINT32_MAX; t++)
     if (app[t] && from == UINT32_MAX)
@@ -507,12 +529,10 @@ static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt, size_t *n
     else if (app[t] && from <= max)
       to = t;
   free(runtime_only);
-  for (size_t i = 0; i < sd->n; i++) {
-    uint32_t t = TID(sd->ck[i].thread);
-    next[t == from && to != UINT32_MAX ? to : t]++;
-  }
   if (to != UINT32_MAX)
-    app[from] = false, next[from] = 0;
+    into[from] = to, app[from] = false;
+  for (size_t i = 0; i < sd->n; i++)
+    next[into[TID(sd->ck[i].thread)]]++;
   size_t pos = 0;
   *nt = *napp = 0;
   for (int own_only = 0; own_only < 2; own_only++)
@@ -526,13 +546,21 @@ static uint32_t *by_thread(const side *sd, size_t **start, size_t *nt, size_t *n
       pos += count;
     }
   (*start)[*nt] = pos;
-  for (size_t i = 0; i < sd->n; i++) {
-    uint32_t t = TID(sd->ck[i].thread);
-    order[next[t == from && to != UINT32_MAX ? to : t]++] = (uint32_t)i;
-  }
+  for (size_t i = 0; i < sd->n; i++)
+    order[next[into[TID(sd->ck[i].thread)]]++] = (uint32_t)i;
   free(next);
   free(app);
+  free(into);
   return order;
+}
+
+/* Whether any call of the session began an event callback. */
+static bool ran_callbacks(const side *sd)
+{
+  for (size_t i = 0; i < sd->n; i++)
+    if (sd->ck[i].thread & CALLBACK)
+      return true;
+  return false;
 }
 
 static int u32_cmp(const void *l, const void *r)
@@ -643,7 +671,13 @@ static bool pair_threads(const side *sa, const uint32_t *oa, const size_t *ta, c
 static bool align(dctx *x)
 {
   size_t *sa, *sb, nta, ntb, appa, appb;
-  uint32_t *oa = by_thread(&x->sa, &sa, &nta, &appa), *ob = by_thread(&x->sb, &sb, &ntb, &appb);
+  /* The callback threads count as one when both sessions ran callbacks
+   * through the front end: a recorded replay makes the calls of the
+   * recording's callback threads on a worker for each, outside any
+   * callback. */
+  bool fold = ran_callbacks(&x->sa) && ran_callbacks(&x->sb);
+  uint32_t *oa = by_thread(&x->sa, fold, &sa, &nta, &appa);
+  uint32_t *ob = by_thread(&x->sb, fold, &sb, &ntb, &appb);
   bool ok = oa && ob;
   x->d->per_thread = ok && appa == appb && appa > 1;
   if (ok && !x->d->per_thread) { /* globally, in sequence order */
@@ -687,6 +721,17 @@ static const pt_note *replay_note(const vw_session *s, const pt_call *c)
     if (strcmp(v[k].kind, pi_note_kind_name(PIRT_NOTE_REPLAY)) == 0)
       return &v[k];
   return NULL;
+}
+
+/* Whether call c is the first of an event callback on its thread. */
+static bool callback_note(const vw_session *s, const pt_call *c)
+{
+  size_t n;
+  const pt_note *v = vw_notes_of(s, c->seq, &n);
+  for (size_t k = 0; k < n; k++)
+    if (strcmp(v[k].kind, pi_note_kind_name(PIRT_NOTE_CALLBACK)) == 0)
+      return true;
+  return false;
 }
 
 /* ---- Handles and what they correspond to -------------------------------------------- */
@@ -818,7 +863,8 @@ static bool note_call(side *sd, size_t ci, const pt_call *c)
                  c->api == PI_API_piPlatformGetInfo || c->api == PI_API_piDeviceGetInfo ||
                  c->api == PI_API_piPluginGetLastError || c->api == PI_API_piTearDown;
   ck[ci] = (call_key){align_key(c), TID(c->thread) | (replay_note(sd->s, c) ? OWN : 0) |
-                                        (runtime ? RUNTIME : 0)};
+                                        (runtime ? RUNTIME : 0) |
+                                        (callback_note(sd->s, c) ? CALLBACK : 0)};
   if (!ci || seq_of(sd, ci - 1) + 1 != c->seq) {
     seq_jump *j = pt_grow(sd->jumps, &sd->capjumps, sd->njumps, sizeof *j);
     if (!j)
