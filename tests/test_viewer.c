@@ -1438,6 +1438,28 @@ Test(viewer, diff_finds_data_differences_and_calls_in_only_one)
   cr_assert(strstr(out, "note link: (none) vs Link decision"), "%s", out);
 }
 
+/* A kernel argument's value is data: one difference (data) where both
+ * sessions recorded it, none where one did not (SYCL_PI_RECORD_DATA=none
+ * against all). Its bytes were in the argument's text too: counted twice
+ * ("argument arg_value: 4 bytes <00040000> vs 4 bytes <00080000>" and the
+ * data), and "4 bytes vs 4 bytes <00040000>" against a session without
+ * data. */
+Test(viewer, diff_counts_a_kernel_argument_value_once_and_only_where_recorded)
+{
+  char *a = record("vadd", POCL), *b = tu_temp_path(".db"), *none = tu_temp_path(".db");
+  const char *argv[] = {BIN "/vadd", "2048", NULL}, *plain[] = {BIN "/vadd", NULL};
+  cr_assert_eq(record_into(b, argv, POCL, NULL), 0);
+  cr_assert_eq(record_into(none, plain, POCL, "SYCL_PI_RECORD_DATA=none"), 0);
+  char *out, *err;
+  cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 1, "%s%s", out, err);
+  cr_assert(strstr(out, "piKernelSetArg: data arg_value (in, 4 and 4 bytes): first difference"),
+            "%s", out);
+  cr_assert_null(strstr(out, "piKernelSetArg: argument"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", none, a, NULL), 0, "%s%s", out, err);
+  cr_assert(strstr(out, "differences: 0 argument, 0 result, 0 info, 0 data, 0 note, 0 order: "
+                        "same"), "%s", out);
+}
+
 /* A program's source that differs (pyopencl adds a name of its own to
  * each source it builds) is shown as text around the first difference,
  * placed by line and column. */

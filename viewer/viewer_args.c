@@ -229,8 +229,8 @@ static bool put_inline_hex(pi_sbuf *b, const pt_call *c, unsigned i)
   return false;
 }
 
-static void put_bytes(pi_sbuf *b, const pi_param_desc *p, unsigned i, const pt_call *c,
-                      const pt_json *j)
+static void put_bytes(pi_sbuf *b, const vw_textopt *o, const pi_param_desc *p, unsigned i,
+                      const pt_call *c, const pt_json *j)
 {
   if (p->dir == PI_DIR_IN && (!j || j->type == PJ_NULL)) {
     pi_sbuf_put(b, "NULL", 4);
@@ -238,7 +238,8 @@ static void put_bytes(pi_sbuf *b, const pi_param_desc *p, unsigned i, const pt_c
   }
   vw_put_i64(b, extent(c, p));
   pi_sbuf_put(b, " bytes", 6);
-  put_inline_hex(b, c, i);
+  if (!o || !o->no_payloads)
+    put_inline_hex(b, c, i);
 }
 
 /* An info query's result: the recorder's decoded text; handles in it
@@ -347,7 +348,7 @@ static void put_in_value(pi_sbuf *b, const vw_textopt *o, const pi_api_desc *api
     return;
   }
   case PI_PK_BYTES:
-    put_bytes(b, p, i, c, j);
+    put_bytes(b, o, p, i, c, j);
     return;
   case PI_PK_INFO:
     put_info(b, o, p, c, j);

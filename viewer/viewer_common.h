@@ -201,6 +201,7 @@ typedef struct vw_textopt {
   bool mask_addresses; /* raw addresses print as "addr" */
   unsigned max_elems;  /* array elements shown (0: 8) */
   unsigned max_chars;  /* string characters shown (0: 60) */
+  bool no_payloads;    /* data as "N bytes" only, without the bytes recorded inline */
 } vw_textopt;
 
 /* Parameter i of call c as short text, from its recorded JSON: enums by

@@ -1113,8 +1113,11 @@ static void compare_param(dctx *x, const pi_api_desc *api, unsigned i, const pt_
 {
   if (is_timing(api, i) || is_callback(api, i) || (x->o->no_info && is_info(api, i)))
     return;
-  vw_textopt ra = {text_a, x, true, 4096, 1u << 20};
-  vw_textopt rb = {text_b, x, true, 4096, 1u << 20};
+  /* Without the bytes of a small payload (a kernel argument's value):
+   * compare_data compares them, as data, and only where both sessions
+   * recorded them. */
+  vw_textopt ra = {text_a, x, true, 4096, 1u << 20, true};
+  vw_textopt rb = {text_b, x, true, 4096, 1u << 20, true};
   pi_sbuf na, nb, ta, tb, what;
   char sa[512], sb[512]; /* most values fit: no allocation */
   pi_sbuf_init(&na, sa, sizeof sa);
@@ -1122,7 +1125,7 @@ static void compare_param(dctx *x, const pi_api_desc *api, unsigned i, const pt_
   vw_arg_text(&na, &ra, api, i, ca);
   vw_arg_text(&nb, &rb, api, i, cb);
   if (strcmp(na.p, nb.p) != 0) {
-    vw_textopt show = {NULL, NULL, false, 16, 200};
+    vw_textopt show = {NULL, NULL, false, 16, 200, false};
     pi_sbuf_init(&ta, NULL, 0);
     pi_sbuf_init(&tb, NULL, 0);
     pi_sbuf_init(&what, NULL, 0);
