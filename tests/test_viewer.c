@@ -174,6 +174,26 @@ Test(viewer, sessions_lists_each_session_with_backend_device_calls_and_end)
   cr_assert_null(strstr(out, "\xc3 "), "%s", out);
 }
 
+/* A command (python3 -c "...") or a label of several lines is one line
+ * in the headings of stats and diff too, as in sessions: they printed it
+ * as it was, the heading spilling over several lines. */
+Test(viewer, stats_and_diff_headings_put_a_command_of_several_lines_on_one)
+{
+  char *a = tu_temp_path(".db"), *b = tu_temp_path(".db"), *out, *err;
+  const char *argv[] = {BIN "/vadd", "1024\nsecond line", NULL};
+  cr_assert_eq(record_into(a, argv, POCL, "SYCL_PI_RECORD_LABEL=two\nlines"), 0);
+  cr_assert_eq(record_into(b, argv, POCL, NULL), 0);
+  cr_assert_eq(pitrace(&out, &err, "stats", a, b, NULL), 0, "%s", err);
+  cr_assert(strstr(out, "== process 1 of 2: pid "), "%s", out);
+  cr_assert(strstr(out, "/vadd 1024 second line\n"), "%s", out);
+  cr_assert(strstr(out, " (label two lines): "), "%s", out);
+  cr_assert_null(strstr(out, "\nsecond line"), "%s", out);
+  cr_assert_null(strstr(out, "\nlines"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 0, "%s", err);
+  cr_assert(strstr(out, "/vadd 1024 second line (45 calls)\n+++ B: "), "%s", out);
+  cr_assert_null(strstr(out, "\nsecond line"), "%s", out);
+}
+
 Test(viewer, sessions_say_how_a_session_ended)
 {
   char *crashed = tu_temp_path(".db"), *killed = tu_temp_path(".db");

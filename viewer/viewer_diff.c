@@ -1841,10 +1841,14 @@ static void print_item(const vw_diff_item *it, const vw_colors *k)
 static void print_text(const vw_session *a, const vw_session *b, const vw_diff *d)
 {
   vw_colors k = vw_colors_for(stdout);
+  /* Each on its line, as sessions prints them (python3 -c "..." has newlines). */
+  char ca[sizeof a->info.command], cb[sizeof b->info.command];
+  snprintf(ca, sizeof ca, "%s", a->info.command);
+  snprintf(cb, sizeof cb, "%s", b->info.command);
   printf("%s--- A: %s session %lld: %s (%zu calls)%s\n", k.bold, a->path, (long long)a->id,
-         a->info.command, d->calls_a, k.off);
+         pt_one_line(ca), d->calls_a, k.off);
   printf("%s+++ B: %s session %lld: %s (%zu calls)%s\n", k.bold, b->path, (long long)b->id,
-         b->info.command, d->calls_b, k.off);
+         pt_one_line(cb), d->calls_b, k.off);
   for (size_t i = 0; i < d->n; i++)
     print_item(&d->v[i], &k);
   printf("summary: %zu matched calls (aligned %s); only in A %zu, only in B %zu; differences: "
@@ -2148,10 +2152,13 @@ static int diff_dirs(const char *pa, const char *pb, int64_t sa, int64_t sb,
     for (int side = 0; side < 2; side++) {
       const vw_set *S = side ? B : A;
       for (size_t i = 0; i < S->n; i++)
-        if (!(side ? taken[i] : pair_of[i] >= 0))
+        if (!(side ? taken[i] : pair_of[i] >= 0)) {
+          char command[sizeof S->s[i].info.command];
+          snprintf(command, sizeof command, "%s", S->s[i].info.command);
           printf("%c only in %c: %s session %lld: pid %lld: %s\n", side ? '+' : '-',
                  side ? 'B' : 'A', S->s[i].path, (long long)S->s[i].id,
-                 (long long)S->s[i].info.pid, S->s[i].info.command);
+                 (long long)S->s[i].info.pid, pt_one_line(command));
+        }
     }
     printf("directories: %zu %s of sessions compared by command", pairs,
            pairs == 1 ? "pair" : "pairs");

@@ -496,14 +496,17 @@ static int stats_set(vw_set *set)
     vw_stats st;
     if (!vw_stats_compute("stats", s, &st))
       return 2;
-    char d1[32], d2[32], d3[32];
+    char d1[32], d2[32], d3[32], command[sizeof s->info.command], label[sizeof s->info.label];
     bool at_least;
     int64_t dur = vw_session_duration(s, &at_least);
+    /* Each on its line, as sessions prints them (python3 -c "..." has newlines). */
+    snprintf(command, sizeof command, "%s", s->info.command);
+    snprintf(label, sizeof label, "%s", s->info.label);
     printf("%s%s== process %zu of %zu: pid %lld: %s%s\n", i ? "\n" : "", k.bold, i + 1, set->n,
-           (long long)s->info.pid, s->info.command, k.off);
+           (long long)s->info.pid, pt_one_line(command), k.off);
     printf("session %lld of %s%s%s%s: starts at +%s, %s%s recorded; %lld call%s, %s in PI "
            "calls; %lld failed, %lld never returned\n\n", (long long)s->id, s->path,
-           s->info.label[0] ? " (label " : "", s->info.label, s->info.label[0] ? ")" : "",
+           label[0] ? " (label " : "", pt_one_line(label), label[0] ? ")" : "",
            vw_dur(d1, set->offset_ns[i]), at_least && dur >= 0 ? ">=" : "", vw_dur(d2, dur),
            (long long)st.calls,
            st.calls == 1 ? "" : "s", vw_dur(d3, st.total_ns), (long long)st.errors,
