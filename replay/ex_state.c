@@ -715,8 +715,8 @@ static bool check_known(ex *x, const pt_call *l, uint64_t mem, unsigned index)
     }
     if (st == EX_UNRECORDED)
       return ex_fail(x, "kernel argument %u (mem#%llu) was written by seq %lld %s, whose data "
-                     "was not recorded (SYCL_PI_RECORD_DATA): its contents at the launch cannot "
-                     "be derived", index, (unsigned long long)mem, (long long)b->why_seq,
+                     "was not recorded whole (SYCL_PI_RECORD_DATA, SYCL_PI_RECORD_DATA_CAP, or its "
+                     "data stopped on a full disk): its contents at the launch cannot be derived", index, (unsigned long long)mem, (long long)b->why_seq,
                      b->why_api);
   }
   return true;
@@ -1199,10 +1199,23 @@ static bool rect_read_of(ex *x, const pt_call *c, ex_buffer *b)
   unsigned char *d = rect_host(x, c, "out", r, ho, &hrp, &hsp);
   if (!d)
     d = rect_host(x, c, "readback", r, ho, &hrp, &hsp);
+  size_t kept = SIZE_MAX;
+  for (int k = 0; !d && k < 2 && !x->shape_only; k++) {
+    /* A data cap kept its first bytes: the reads of the rows in them. */
+    size_t full;
+    const char *role = k ? "readback" : "out";
+    d = rp_payload_kept(x->s, c, 10, role, 0, &kept, &full);
+    if (d && !rect_layout(ho, r, &hrp, &hsp, full)) {
+      free(d);
+      d = NULL;
+    }
+  }
   bool ok = true;
   for (size_t j = 0; ok && d && j < r[1] * r[2]; j++)
-    ok = emit_transfer(x, PI_API_piEnqueueMemBufferRead, b, base + rect_row_at(o, r, rp, sp, j),
-                       r[0], d + rect_row_at(ho, r, hrp, hsp, j), c->start_ns);
+    if (rect_row_at(ho, r, hrp, hsp, j) + r[0] <= kept)
+      ok = emit_transfer(x, PI_API_piEnqueueMemBufferRead, b,
+                         base + rect_row_at(o, r, rp, sp, j), r[0],
+                         d + rect_row_at(ho, r, hrp, hsp, j), c->start_ns);
   free(d);
   return ok;
 }

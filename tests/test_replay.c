@@ -1313,6 +1313,33 @@ Test(replay, extract_follows_rectangle_writes_copies_and_reads)
   cr_assert(strstr(out, "piEnqueueMemBufferWriteRect, whose data was not recorded"), "%s", out);
 }
 
+/* A rectangle read after the launch kept only in part (a data cap): the
+ * repro reads the rows whose bytes were kept, no longer nothing. rect_app's
+ * read puts its 4 rows at host rows 1 to 4; kept here: host rows 0 to 2. */
+Test(replay, extract_keeps_the_rows_a_rectangle_read_kept_in_part)
+{
+  char *db = record_opencl_app("rect_app", "all", NULL), *repro = tu_temp_path(".db"), *out;
+  const char *rect = "(SELECT seq FROM pi_calls WHERE api = 'piEnqueueMemBufferReadRect')";
+  char q[512];
+  snprintf(q, sizeof q, "SELECT json_extract(args, '$[8]') FROM calls WHERE seq = %s", rect);
+  long long hrow = sql_int(db, q);
+  cr_assert_gt(hrow, 32);
+  snprintf(q, sizeof q, "UPDATE blobs SET content = substr(content, 1, %lld) WHERE hash = (SELECT "
+           "hash FROM data_rows WHERE seq = %s AND role = 'out')", 3 * hrow, rect);
+  sql(db, q);
+  snprintf(q, sizeof q, "UPDATE data_rows SET stored = %lld WHERE seq = %s AND role = 'out'",
+           3 * hrow, rect);
+  sql(db, q);
+  cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
+  cr_assert_str_eq(sql(repro, "SELECT group_concat(json_extract(args, '$[3]') || '+' || "
+                              "json_extract(args, '$[4]'), ' ') FROM (SELECT args FROM calls "
+                              "WHERE api = (SELECT id FROM pi_api WHERE name = "
+                              "'piEnqueueMemBufferRead') ORDER BY seq)"),
+                   "428+28 524+28 0+96\n");
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "3 read-backs verified"), "%s", out);
+}
+
 /* A release after the launch that leaves the buffer alive (the program
  * retained it before) ends nothing: the reads after it are still the
  * repro's checks. Taken for the buffer's end, it dropped them, and the
