@@ -395,14 +395,24 @@ static void give_data(const pt_call *c, unsigned i, uint64_t dst, size_t room)
 {
   static const char *const roles[] = {"out", "readback", "value"};
   for (int k = 0; k < 3; k++) {
-    size_t n;
+    size_t n, full = 0;
     rp_data_status st;
     unsigned char *d = rp_payload(&R.s, c, i, roles[k], 0, &n, &st);
+    if (!d && st == RP_DATA_PARTIAL) { /* a data cap kept its first bytes: those */
+      d = rp_payload_kept(&R.s, c, i, roles[k], 0, &n, &full);
+      const pi_api_desc *api = rp_api(c);
+      fprintf(stderr, "pitrace replay plugin: seq %lld %s: the recording kept %zu of the %zu "
+              "bytes written to parameter %s (SYCL_PI_RECORD_DATA_CAP, SYCL_PI_RECORD_DATA=meta, "
+              "or a full disk): the application gets those, the rest of its memory as it was\n",
+              (long long)c->seq, api->name, d ? n : 0, full, api->params[i].name);
+    }
     if (d) {
       memcpy((void *)(uintptr_t)dst, d, n < room ? n : room);
       free(d);
       return;
     }
+    if (st == RP_DATA_PARTIAL)
+      return;
   }
 }
 

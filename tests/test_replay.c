@@ -1421,6 +1421,24 @@ Test(replay, vadd_reruns_against_the_replay_plugin_without_any_opencl)
   }
 }
 
+/* A read the recording kept only in part (a data cap; here vadd's 4096-byte
+ * read cut to 1000): the replay plugin left the application's memory as it
+ * was without a word, and vadd said its result was wrong. It now gives the
+ * bytes kept and says what it could not give. */
+Test(replay, the_replay_plugin_says_which_data_the_recording_kept_in_part)
+{
+  char *db = record("vadd", NULL, NULL), *path = NULL, *out;
+  sql(db, "UPDATE blobs SET content = substr(content, 1, 1000) "
+          "WHERE hash = (SELECT hash FROM data_rows WHERE role = 'out')");
+  sql(db, "UPDATE data_rows SET stored = 1000 WHERE role = 'out'");
+  cr_assert_geq(asprintf(&path, "%s/vadd", BIN), 0);
+  const char *argv[] = {path, NULL};
+  const char *env[] = {kv("SYCL_PI_REPLAY", db), "OCL_ICD_VENDORS=/nonexistent", NULL};
+  tu_run(argv, env, &out);
+  cr_assert(strstr(out, "piEnqueueMemBufferRead: the recording kept 1000 of the 4096 bytes "
+                        "written to parameter ptr"), "%s", out);
+}
+
 /* An OpenCL application through the front end, against the replay
  * plugin: its PI calls answered from the recording. The front end asks
  * the implementation's image formats through the context's native handle,
