@@ -87,19 +87,25 @@ static bool set_opt(const char *verb, const pt_opt *o, const char *val)
   char *end;
   errno = 0;
   bool ok;
+  const char *want = "wants a number";
   if (o->kind == PT_OPT_REAL) {
     double v = strtod(val, &end);
     ok = *val && !*end && !errno && v >= 0 && isfinite(v); /* "inf": any difference within it */
     if (ok)
       *(double *)o->dst = v;
+    else if (*val && !*end)
+      want = errno == ERANGE ? "is out of range" : v < 0 ? "wants a number of 0 or more"
+                                                         : "wants a finite number";
   } else {
     long long v = strtoll(val, &end, 10);
     ok = *val && !*end && !errno && v >= 0;
     if (ok)
       *(int64_t *)o->dst = v;
+    else if (*val && !*end)
+      want = errno == ERANGE ? "is out of range" : "wants a number of 0 or more";
   }
   if (!ok)
-    pt_verb_error(verb, "bad argument '%s': %s wants a number", val, o->name);
+    pt_verb_error(verb, "bad argument '%s': %s %s", val, o->name, want);
   return ok;
 }
 

@@ -416,7 +416,11 @@ Test(replay, usage_errors_and_help)
   cr_assert(strstr(out, "bad argument 'much'"), "%s", out);
   bad[3] = "inf"; /* every difference within it: no comparison at all */
   cr_assert_eq(pitrace(bad, NULL, &out), 2, "%s", out);
-  cr_assert(strstr(out, "bad argument 'inf': --tolerance wants a number"), "%s", out);
+  cr_assert(strstr(out, "bad argument 'inf': --tolerance wants a finite number"), "%s", out);
+  /* A number too large is said so ("wants a number" sent users looking). */
+  const char *large[] = {"replay", "x.db", "--to", "99999999999999999999", NULL};
+  cr_assert_eq(pitrace(large, NULL, &out), 2, "%s", out);
+  cr_assert(strstr(out, "bad argument '99999999999999999999': --to is out of range"), "%s", out);
   cr_assert_eq(pitrace(both, NULL, &out), 2, "%s", out);
   /* An empty filter, as --backend "" is: refused, where the replay went to
    * the first device. */
