@@ -213,6 +213,11 @@ Test(viewer, sessions_say_how_a_session_ended)
   cr_assert(strstr(out, "killed or _exit: the process ended without a word; "), "%s", out);
   cr_assert(strstr(out, " salvaged from its rings"), "%s", out);
   cr_assert_eq(sql_int(killed, "SELECT duration_ns > 0 FROM sessions"), 1);
+  /* That is how long it ran at least (docs/viewer.md): the crashed one's
+   * end is known. */
+  cr_assert(strstr(out, " >="), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "sessions", crashed, NULL), 0, "%s", err);
+  cr_assert_null(strstr(out, ">="), "%s", out);
 }
 
 /* ---- show ------------------------------------------------------------------------- */

@@ -69,7 +69,10 @@ static bool fill_row(pt_db *db, const pt_session_info *i, row *r, char *err, siz
   snprintf(r->calls, sizeof r->calls, "%lld", (long long)calls);
   int64_t at_least = i->duration_ns < 0 ? pt_last_call_end(db, i->id) : -1;
   vw_dur(r->dur, i->duration_ns >= 0 ? i->duration_ns : at_least);
-  if (at_least >= 0) { /* ">=1.23 ms" */
+  /* A process that ended without a word ran on past its last call
+   * stored: its salvager ended the session there. */
+  bool lower = strcmp(i->ended, "killed") == 0 || strcmp(i->ended, "_exit") == 0;
+  if (at_least >= 0 || (lower && i->duration_ns >= 0)) { /* ">=1.23 ms" */
     memmove(r->dur + 2, r->dur, strlen(r->dur) + 1);
     memcpy(r->dur, ">=", 2);
   }
