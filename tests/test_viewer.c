@@ -480,6 +480,33 @@ Test(viewer, stats_agree_with_the_database)
   cr_assert(strstr(out, want), "no '%s' in:\n%s", want, out);
 }
 
+/* An image made with the host's data copied moves its pixels to the
+ * device, as a buffer made so does: image_app makes a 37x23 RGBA float
+ * image from host memory (13616 bytes); its other images are R float ones
+ * it writes into (4 bytes a pixel). stats left the image's bytes out. */
+Test(viewer, stats_count_an_image_made_from_host_data)
+{
+  char *dir = tu_temp_path(".d"), *db = tu_temp_path(".db"), *out, *err;
+  const char *argv[] = {PITRACE, "record", "-o", dir, "--", BIN "/image_app", NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  const char *cp[] = {"/bin/sh", "-c", "cp \"$0\"/*.db \"$1\"", dir, db, NULL};
+  cr_assert_eq(tu_run(cp, NULL, &out), 0, "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "stats", db, NULL), 0, "%s", err);
+  cr_assert_eq(sql_int(db, "SELECT count(*) FROM pi_calls WHERE api IN ('piEnqueueMemBufferWrite',"
+                           " 'piEnqueueMemBufferFill') OR (api = 'piMemBufferCreate' AND seq IN "
+                           "(SELECT seq FROM pi_args WHERE name = 'flags' AND value LIKE "
+                           "'%HOST_PTR%'))"), 0, "image_app moves buffer bytes now");
+  long long writes = sql_int(db, "SELECT sum(json_extract(args, '$[4][0]') * json_extract(args, "
+                                 "'$[4][1]') * json_extract(args, '$[4][2]') * 4) FROM calls "
+                                 "WHERE api = (SELECT id FROM pi_api WHERE name = "
+                                 "'piEnqueueMemImageWrite')");
+  cr_assert_gt(writes, 0);
+  char want[128];
+  snprintf(want, sizeof want, "host to device  %lld bytes", 37 * 23 * 16 + writes);
+  cr_assert(strstr(out, want), "no '%s' in:\n%s", want, out);
+}
+
 /* ---- diff ------------------------------------------------------------------------- */
 
 /* The value of key in a parsed JSON object, or NULL. */

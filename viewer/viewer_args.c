@@ -554,6 +554,19 @@ void vw_call_bytes(const pt_call *c, const vw_map *pixels, int64_t *h2d, int64_t
         (vw_arg_int(c, 1) & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE)))
       *h2d = vw_arg_int(c, 2);
     break;
+  case PI_API_piMemImageCreate: /* its pixels (vw_note_image has its pixel size) */
+    if (pt_json_at(a, 4) && pt_json_at(a, 4)->type != PJ_NULL &&
+        (vw_arg_int(c, 1) & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE))) {
+      const pt_json *d = pt_json_at(a, 3);
+      int64_t px = 1;
+      vw_map_get(pixels, vw_arg_int(c, 5), &px);
+      *h2d = px;
+      for (unsigned k = 1; k <= 4; k++) { /* width, height, depth, array size */
+        int64_t n = pt_json_int(pt_json_at(d, k), 0);
+        *h2d *= n > 0 ? n : 1;
+      }
+    }
+    break;
   case PI_API_piEnqueueMemBufferMap: map_bytes(c, h2d, d2h); break;
   case PI_API_piextEnqueueDeviceGlobalVariableWrite: *h2d = vw_arg_int(c, 4); break;
   case PI_API_piextEnqueueDeviceGlobalVariableRead: *d2h = vw_arg_int(c, 4); break;
