@@ -716,7 +716,8 @@ static bool check_known(ex *x, const pt_call *l, uint64_t mem, unsigned index)
     if (st == EX_UNRECORDED)
       return ex_fail(x, "kernel argument %u (mem#%llu) was written by seq %lld %s, whose data "
                      "was not recorded whole (SYCL_PI_RECORD_DATA, SYCL_PI_RECORD_DATA_CAP, or its "
-                     "data stopped on a full disk): its contents at the launch cannot be derived", index, (unsigned long long)mem, (long long)b->why_seq,
+                     "data stopped on a full disk): its contents at the launch cannot be "
+                     "derived", index, (unsigned long long)mem, (long long)b->why_seq,
                      b->why_api);
   }
   return true;

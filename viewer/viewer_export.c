@@ -415,8 +415,9 @@ int pt_export(int argc, char **argv)
   if (rc)
     return rc == 1 ? 0 : 2;
   if (!format || (strcmp(format, "chrome") && strcmp(format, "jsonl") && strcmp(format, "csv"))) {
-    pt_verb_error("export", "--format must be chrome, jsonl or csv%s%s",
-                  format ? ", not " : "", format ? format : " (it is required)");
+    bool given = format && *format;
+    pt_verb_error("export", "--format must be chrome, jsonl or csv%s%s%s", given ? ", not '" : "",
+                  given ? format : " (it is required)", given ? "'" : "");
     return 2;
   }
   if (pt_output_path_empty("export", path, "the file to write, or leave -o out for the "
