@@ -829,13 +829,14 @@ Test(viewer, diff_of_record_directories_counts_image_formats_as_info)
  * temporary path that differs from run to run), which the pair says. */
 Test(viewer, diff_of_record_directories_pairs_sessions_by_command)
 {
-  char *dir[7], *out, *err;
-  const char *jobs[7] = {"$0/vadd && $0/spec_const", "$0/vadd && $0/spec_const",
+  char *dir[8], *out, *err;
+  const char *jobs[8] = {"$0/vadd && $0/spec_const", "$0/vadd && $0/spec_const",
                          "$0/vadd && $0/spec_const && $0/vadd", "$0/vadd 512 && $0/spec_const",
                          "$0/spec_const && $0/vadd 2048",
                          "$0/record_prog threads 1 10 && $0/record_prog threads 2 20",
-                         "$0/record_prog threads 2 21 && $0/record_prog threads 1 11"};
-  for (int d = 0; d < 7; d++) {
+                         "$0/record_prog threads 2 21 && $0/record_prog threads 1 11",
+                         "$0/../bin/vadd && $0/../bin/spec_const"};
+  for (int d = 0; d < 8; d++) {
     dir[d] = tu_temp_path(".d");
     const char *argv[] = {PITRACE, "record", "-o", dir[d], "--", "/bin/sh", "-c", jobs[d], BIN,
                           NULL};
@@ -877,6 +878,12 @@ Test(viewer, diff_of_record_directories_pairs_sessions_by_command)
   cr_assert(p1 && strncmp(p1, "/record_prog threads 1 11 (", 27) == 0, "%s", out);
   cr_assert(strstr(out, "2 pairs of sessions compared by command (2 of them by program"), "%s",
             out);
+  /* The same programs from another place (another build's bin/): paired
+   * by program (they were never paired: their first words differ). */
+  cr_assert_eq(pitrace(&out, &err, "diff", dir[0], dir[7], NULL), 0, "%s%s", out, err);
+  cr_assert(strstr(out, "directories: 2 pairs of sessions compared by command (2 of them by "
+                        "program: their commands differ), 2 same, 0 different; only in A 0, "
+                        "only in B 0: same"), "%s", out);
   /* vadd without arguments and vadd 512: not the same program run alike.
    * One pair is "1 pair" (it said "1 pairs"). */
   cr_assert_eq(pitrace(&out, &err, "diff", dir[0], dir[3], NULL), 1, "%s%s", out, err);

@@ -2005,13 +2005,45 @@ static size_t command_words(const char *cmd, size_t *len)
   return n;
 }
 
-/* Whether two commands run the same program with as many arguments
- * (a temporary path, a pid or a seed among them differing). */
+/* How many of the last components of two programs' paths (their first
+ * `la` and `lb` bytes) are equal: 1 for ../build/bin/vadd against
+ * /tmp/x/bin/vadd's "vadd"... 2 with "bin" too. */
+static size_t equal_path_tail(const char *a, size_t la, const char *b, size_t lb)
+{
+  size_t n = 0;
+  while (la && lb) {
+    size_t ca = 0, cb = 0; /* the last component's length */
+    while (ca < la && a[la - 1 - ca] != '/')
+      ca++;
+    while (cb < lb && b[lb - 1 - cb] != '/')
+      cb++;
+    if (ca != cb || strncmp(a + la - ca, b + lb - cb, ca) != 0)
+      break;
+    n++;
+    la -= ca + (ca < la); /* past the component and its '/' */
+    lb -= cb + (cb < lb);
+  }
+  return n;
+}
+
+/* How many path components two commands' programs share at their ends
+ * (0: not the same program). */
+static size_t program_tail(const char *a, const char *b)
+{
+  size_t la, lb;
+  command_words(a, &la);
+  command_words(b, &lb);
+  return equal_path_tail(a, la, b, lb);
+}
+
+/* Whether two commands run the same program with as many arguments (a
+ * temporary path, a pid or a seed among them differing): the same name,
+ * wherever it lies (two builds' bin/vadd). */
 static bool same_program(const char *a, const char *b)
 {
   size_t la, lb;
   size_t wa = command_words(a, &la), wb = command_words(b, &lb);
-  return wa == wb && la == lb && strncmp(a, b, la) == 0;
+  return wa == wb && equal_path_tail(a, la, b, lb) > 0;
 }
 
 /* How many of two commands' words are equal, word by word. */
@@ -2032,20 +2064,22 @@ static size_t equal_words(const char *a, const char *b)
 
 /* The untaken session of B that A's command `ca` pairs with in `pass`
  * (B->n: none): the first with the same command; then, by program, the
- * one whose arguments agree most with ca's, the first of those. */
+ * one whose arguments agree most with ca's, then whose program's path
+ * agrees most at its end, the first of those. */
 static size_t pair_in(const vw_set *B, const bool *taken, const char *ca, int pass)
 {
-  size_t best = B->n, best_equal = 0;
+  size_t best = B->n, best_equal = 0, best_tail = 0;
   for (size_t j = 0; j < B->n; j++) {
     const char *cb = B->s[j].info.command;
     if (taken[j] || !(pass ? same_program(ca, cb) : strcmp(ca, cb) == 0))
       continue;
     if (!pass)
       return j;
-    size_t e = equal_words(ca, cb);
-    if (best == B->n || e > best_equal) {
+    size_t e = equal_words(ca, cb), t = program_tail(ca, cb);
+    if (best == B->n || e > best_equal || (e == best_equal && t > best_tail)) {
       best = j;
       best_equal = e;
+      best_tail = t;
     }
   }
   return best;
