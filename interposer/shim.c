@@ -659,9 +659,15 @@ static void capture_in(const pi_api_desc *api, const uint64_t *argv, captures *c
 /* ---- Data written by non-blocking calls -------------------------------------------
  * Kept until the call is known complete: its event is waited on or reported
  * complete, its queue finishes, or a blocking command follows on its
- * (in-order) queue. */
+ * (in-order) queue. A finish or a blocking command completes only the reads
+ * enqueued before it began: another thread's read enqueued on the queue
+ * while it waited is not complete when it returns (its bytes were taken
+ * before the device wrote them). Each read is numbered as it is kept
+ * (pending_count), and such a call takes those numbered up to the count it
+ * saw as it began (shim_call's reads_before). */
 
 typedef struct pending_read {
+  uint64_t number; /* pending_count when it was kept */
   uint64_t ticket;
   uint8_t position;
   uint64_t queue, event;
@@ -676,6 +682,7 @@ typedef struct pending_read {
 static pending_read pending[1024];
 static unsigned npending;
 static _Atomic unsigned npending_hint;
+static _Atomic uint64_t pending_count; /* reads ever kept; changed under side_lock */
 
 static void emit_readback(const pending_read *p)
 {
@@ -716,8 +723,10 @@ static void let_go(const pending_read *p)
     p->held->target.piEventRelease((pi_event)(uintptr_t)p->event);
 }
 
-/* Captures pending reads matching (queue, event); 0 matches any. */
-static void flush_reads(uint64_t queue, const uint64_t *events, uint64_t nevents, bool all)
+/* Captures pending reads matching (queue, event); 0 matches any. A queue
+ * matches only the reads numbered up to `upto`. */
+static void flush_reads(uint64_t queue, uint64_t upto, const uint64_t *events,
+                        uint64_t nevents, bool all)
 {
   if (!atomic_load_explicit(&npending_hint, memory_order_relaxed))
     return;
@@ -730,7 +739,7 @@ static void flush_reads(uint64_t queue, const uint64_t *events, uint64_t nevents
   unsigned w = 0;
   for (unsigned i = 0; i < npending; i++) {
     const pending_read *p = &pending[i];
-    bool hit = all || (queue && p->queue == queue);
+    bool hit = all || (queue && p->queue == queue && p->number <= upto);
     for (uint64_t e = 0; !hit && e < nevents; e++)
       hit = p->event && p->event == events[e];
     if (!hit)
@@ -785,7 +794,10 @@ static void put_pending(const pending_read *p)
     over = pending[--npending];
     emit_readback(&over); /* best effort when overfull */
   }
-  pending[npending++] = *p;
+  pending[npending] = *p;
+  if (!p->number) /* a new read, not one put back */
+    pending[npending].number = atomic_fetch_add(&pending_count, 1) + 1;
+  npending++;
   atomic_store(&npending_hint, npending);
   pthread_mutex_unlock(&side_lock);
   let_go(&over);
@@ -846,7 +858,7 @@ static void read_complete(pi_event event, pi_int32 status, void *user)
   (void)status; /* a command that failed: its bytes are kept as a wait would */
   (void)user;
   uint64_t e = (uint64_t)(uintptr_t)event;
-  flush_reads(0, &e, 1, false);
+  flush_reads(0, 0, &e, 1, false);
 }
 
 /* Keeps the shim loaded to the process's end once a plugin holds a
@@ -889,7 +901,8 @@ static void watch_event(const shim_instance *inst, uint64_t event)
 static void defer_read(uint64_t ticket, unsigned position, uint64_t queue, uint64_t event,
                        const void *ptr, uint64_t size)
 {
-  put_pending(&(pending_read){ticket, (uint8_t)position, queue, event, ptr, size, NULL, false});
+  put_pending(
+      &(pending_read){0, ticket, (uint8_t)position, queue, event, ptr, size, NULL, false});
 }
 
 /* What a successful call produced, and the side tables it changes. */
@@ -1048,8 +1061,10 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
 }
 
 /* Side effects at the end of a call that completes other calls. */
-static void after_call(const pi_api_desc *api, const uint64_t *argv, pi_result r)
+static void after_call(const shim_call *c, pi_result r)
 {
+  const pi_api_desc *api = c->api;
+  const uint64_t *argv = c->argv;
   pi_api_id id = api->id;
   if (id == PI_API_piEnqueueMemUnmap) {
     pthread_mutex_lock(&side_lock);
@@ -1064,17 +1079,17 @@ static void after_call(const pi_api_desc *api, const uint64_t *argv, pi_result r
     return;
   switch (id) {
   case PI_API_piQueueFinish:
-    flush_reads(argv[0], NULL, 0, false);
+    flush_reads(argv[0], c->reads_before, NULL, 0, false);
     shim_prof_sweep(false, (pi_queue)(uintptr_t)argv[0]);
     break;
   case PI_API_piEventsWait:
-    flush_reads(0, (const uint64_t *)(uintptr_t)argv[1], argv[0], false);
+    flush_reads(0, 0, (const uint64_t *)(uintptr_t)argv[1], argv[0], false);
     shim_prof_sweep(false, NULL);
     break;
   case PI_API_piEventGetInfo:
     if (argv[1] == PI_EVENT_INFO_COMMAND_EXECUTION_STATUS && argv[3] &&
         *(const pi_int32 *)(uintptr_t)argv[3] == PI_EVENT_COMPLETE) {
-      flush_reads(0, &argv[0], 1, false);
+      flush_reads(0, 0, &argv[0], 1, false);
       shim_prof_sweep(false, NULL);
     }
     break;
@@ -1083,7 +1098,8 @@ static void after_call(const pi_api_desc *api, const uint64_t *argv, pi_result r
     break;
   default:
     if (blocking_param[id] >= 0 && argv[blocking_param[id]]) {
-      flush_reads(argv[0], NULL, 0, false); /* a blocking command on an in-order queue */
+      /* a blocking command on an in-order queue */
+      flush_reads(argv[0], c->reads_before, NULL, 0, false);
       shim_prof_sweep(false, NULL);
     }
     break;
@@ -1317,6 +1333,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   c->devtime = false;
   c->written = NULL;
   c->trace_only = c->filtered = false;
+  c->reads_before = atomic_load(&pending_count);
   if (!atomic_load_explicit(&shim_recording, memory_order_relaxed) &&
       !(PIRT_UNLIKELY(forked_from) && forked_child_call(id)))
     return PIRT_UNLIKELY(shim_trace_only) && trace_only_begin(c, id, argv);
@@ -1326,7 +1343,7 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
     shim_prof_sweep(true, NULL);
   check_session();
   if (id == PI_API_piTearDown) /* every read still pending, while the events live */
-    flush_reads(0, NULL, 0, true);
+    flush_reads(0, 0, NULL, 0, true);
   if (PIRT_UNLIKELY(shim_devtime_sink))
     c->number = atomic_fetch_add_explicit(&trace_calls, 1, memory_order_relaxed) + 1;
   if (id == PI_API_piEnqueueMemUnmap)
@@ -1406,7 +1423,7 @@ static void after_recorded(const pi_api_desc *api, pi_result r)
 void shim_end(shim_call *c, pi_result r)
 {
   if (PIRT_UNLIKELY(c->trace_only)) {
-    after_call(c->api, c->argv, r);
+    after_call(c, r);
     if (c->filtered)
       after_recorded(c->api, r);
     else if (c->api->id == PI_API_piTearDown && r == PI_SUCCESS &&
@@ -1432,7 +1449,7 @@ void shim_end(shim_call *c, pi_result r)
       write_items((unsigned char *)(x + 1), &cap);
     commit_at(&x->h, t1);
   }
-  after_call(api, c->argv, r);
+  after_call(c, r);
   after_recorded(api, r);
 }
 

@@ -32,6 +32,7 @@ typedef struct shim_call {
   bool trace_only; /* device times for the trace, nothing recorded */
   bool filtered;   /* left out by SYCL_PI_RECORD_FILTER (trace_only too) */
   uint64_t number;  /* with device times traced: the Nth PI call of the process */
+  uint64_t reads_before; /* deferred reads the shim held as the call began (shim.c) */
 } shim_call;
 
 /* Records the entry; false when the call is not recorded (recording off,

@@ -9,7 +9,7 @@ target_link_libraries(image_app PRIVATE OpenCL::OpenCL m)
 # An OpenCL application that waits for its event callbacks, which release
 # what it made (the replay plugin runs them where they began).
 add_executable(callback_app progs/callback_app.c)
-target_link_libraries(callback_app PRIVATE OpenCL::OpenCL)
+target_link_libraries(callback_app PRIVATE OpenCL::OpenCL Threads::Threads)
 # An OpenCL application that moves its buffers' data only by rectangles
 # (extract follows them row by row).
 add_executable(rect_app progs/rect_app.c)

@@ -1539,6 +1539,21 @@ Test(replay, a_map_written_after_its_callback_keeps_what_it_read)
   cr_assert(strstr(out, "callback_app: result verified: 4096 ints mapped"), "%s", out);
 }
 
+/* Two threads on one in-order queue (callback_app sharedread): one's read
+ * without blocking, enqueued as the other's blocking read was returning,
+ * waits for a kernel still running. The recorder took every deferred read
+ * of the queue as a blocking command (or a finish) returned, those kept
+ * after it began too: it kept the read's bytes before the device wrote
+ * them (the 0x55 the program had put there). Now such a call takes only
+ * the reads kept before it began; the read's own wait takes this one. */
+Test(replay, a_read_enqueued_while_another_thread_blocked_keeps_its_bytes)
+{
+  char *db = record_opencl_app("callback_app", "all", "sharedread");
+  cr_assert_str_eq(sql(db, "SELECT hex(substr(b.content, 1, 8)) FROM data_rows d JOIN blobs b "
+                           "ON b.hash = d.hash WHERE d.role = 'readback' AND d.size = 16384"),
+                   "0100000004000000\n");
+}
+
 /* A map's event released at once, the map's end known from a later
  * command's (an in-order queue). On the Level Zero plugin (over the test
  * double) the next command's submission lets go of the event, which is
