@@ -734,6 +734,74 @@ Test(fe_queue, a_non_blocking_map_held_for_a_user_event_returns_its_pointer)
   D->clReleaseContext(ctx);
 }
 
+/* An out-of-order queue orders its commands by their wait lists (and its
+ * barriers) alone: a command held back for a user event holds back only
+ * what follows it. The front end held every later command of the queue
+ * behind it, as an in-order queue's: a thread that waited for its own
+ * command, which waits for nothing, before another thread completed the
+ * user event waited forever (PoCL runs it at once). */
+struct own_wait {
+  cl_event ev;
+  atomic_int done; /* 1 complete, -1 failed */
+};
+
+static void *wait_for_own(void *p)
+{
+  struct own_wait *w = p;
+  atomic_store(&w->done, D->clWaitForEvents(1, &w->ev) == CL_SUCCESS ? 1 : -1);
+  return NULL;
+}
+
+Test(fe_queue, an_out_of_order_queue_holds_back_only_what_follows_a_user_event)
+{
+  cl_command_queue_properties offered = 0;
+  cr_assert_eq(D->clGetDeviceInfo(fe_dev, CL_DEVICE_QUEUE_ON_HOST_PROPERTIES, sizeof offered,
+                                  &offered, NULL),
+               CL_SUCCESS);
+  if (!(offered & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+    cr_skip_test("the device has no out-of-order queues");
+  cl_context ctx = fe_context();
+  cl_command_queue q = make_queue(ctx, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  cl_mem a = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cl_mem b = make_buffer(ctx, CL_MEM_READ_WRITE, N, NULL);
+  cl_int err = -1;
+  cl_event u = D->clCreateUserEvent(ctx, &err), held, own, bar, after;
+  cr_assert_eq(err, CL_SUCCESS);
+  const int one = 1, two = 2, three = 3;
+  cr_assert_eq(D->clEnqueueFillBuffer(q, a, &one, 4, 0, N, 1, &u, &held), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueFillBuffer(q, b, &two, 4, 0, N, 0, NULL, &own), CL_SUCCESS);
+  cr_assert_eq(D->clFlush(q), CL_SUCCESS);
+  struct own_wait w = {own, 0};
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, wait_for_own, &w), 0);
+  struct timespec ms = {0, 1000000};
+  for (int i = 0; i < 5000 && !atomic_load(&w.done); i++)
+    nanosleep(&ms, NULL);
+  const int done = atomic_load(&w.done);
+  /* A barrier waits for the held command, and what follows it waits too. */
+  cr_assert_eq(D->clEnqueueBarrierWithWaitList(q, 0, NULL, &bar), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueFillBuffer(q, a, &three, 4, 0, N, 0, NULL, &after), CL_SUCCESS);
+  const cl_int bar_status = status_of(bar), after_status = status_of(after);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+  pthread_join(t, NULL);
+  cr_assert_eq(done, 1, "the command that waits for nothing did not run before the user "
+                        "event completed (%d)", done);
+  cr_assert_eq(bar_status, CL_QUEUED);
+  cr_assert_eq(after_status, CL_QUEUED);
+  cr_assert_eq(D->clFinish(q), CL_SUCCESS);
+  int got[N / 4];
+  cr_assert_eq(D->clEnqueueReadBuffer(q, a, CL_TRUE, 0, N, got, 0, NULL, NULL), CL_SUCCESS);
+  for (int i = 0; i < N / 4; i++)
+    cr_assert_eq(got[i], 3, "int %d: the fill after the barrier ran after the held one", i);
+  cl_event evs[] = {u, held, own, bar, after};
+  for (int i = 0; i < 5; i++)
+    D->clReleaseEvent(evs[i]);
+  D->clReleaseMemObject(a);
+  D->clReleaseMemObject(b);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
 Test(fe_queue, map_count_follows_maps_and_unmaps)
 {
   cl_context ctx = fe_context();

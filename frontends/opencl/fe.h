@@ -125,7 +125,9 @@ struct _cl_command_queue {
   cl_queue_properties *propv; /* CL_QUEUE_PROPERTIES_ARRAY, or NULL */
   size_t npropv;
   atomic_uint held;           /* its commands held back (fe_event.c) */
+  atomic_uint held_barriers;  /* barriers among them: what follows waits (out-of-order) */
   unsigned hold_pass;         /* under ctx->hold_lock */
+  unsigned barrier_pass;      /* same lock */
   unsigned held_releases;     /* piQueueReleases waiting for them; same lock */
   bool held_flush;            /* flushed while they were held; same lock */
 };
@@ -364,8 +366,10 @@ struct fe_cmd {
 
 /* Enqueues `c` on `q` with the wait list checked as fe_wait_list does: the
  * command is issued at once when it can be; when it waits for a user event
- * not yet complete (or the queue has commands held back) it is held, and
- * issued by the clSetUserEventStatus that frees it, in queue order. One
+ * not yet complete (or follows commands of its queue held back: any of an
+ * in-order queue, an out-of-order queue's barriers; a marker or barrier
+ * without a wait list follows any) it is held, and issued by the
+ * clSetUserEventStatus that frees it, in queue order. One
  * waiting for an event that failed ends with
  * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST. A held `blocking` command
  * is waited for before fe_enqueue returns. `event` as clEnqueue* take it. */

@@ -45,6 +45,8 @@ struct fe_held {
   pi_event pe;             /* issued: its PI event */
   unsigned releases;       /* piQueueReleases that waited for the queue */
   bool flush;              /* issued after the application flushed its queue */
+  bool barrier;            /* what its queue takes later waits for it (follows) */
+  bool after_all;          /* it waits for all its queue took before (follows) */
 };
 
 /* Every change of a status the front end keeps (user events, held
@@ -270,6 +272,29 @@ static void give_callbacks(cl_event e, struct fe_event_cb *cbs)
 
 /* ---- Held commands ---------------------------------------------------------- */
 
+/* How a command orders against the others of its queue. An in-order
+ * queue runs each after all it took before. On an out-of-order queue only
+ * a marker or barrier without a wait list waits for all before it
+ * (after_all), and only a barrier is waited for by all that follow
+ * (barrier); others wait for their wait lists alone, so one held back for
+ * a user event holds back nothing else (a program may wait for a command
+ * of such a queue before it completes the user event: PoCL runs it). */
+static void follows(cl_command_queue q, cl_command_type type, cl_uint n, bool *barrier,
+                    bool *after_all)
+{
+  bool ooo = q->props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+  *barrier = !ooo || type == CL_COMMAND_BARRIER;
+  *after_all = !ooo || (n == 0 && (type == CL_COMMAND_BARRIER || type == CL_COMMAND_MARKER));
+}
+
+/* Whether a command that follows (above) has to be held back for the
+ * commands of its queue held back now. */
+static bool behind_held(cl_command_queue q, bool after_all)
+{
+  return atomic_load_explicit(after_all ? &q->held : &q->held_barriers,
+                              memory_order_acquire) != 0;
+}
+
 /* Issues (or fails) every held command of `ctx` that can go, in order;
  * commands of one queue go in the order they were enqueued. */
 static void hold_run(cl_context ctx)
@@ -281,8 +306,8 @@ static void hold_run(cl_context ctx)
   for (struct fe_held *h = ctx->held, *next; h; h = next) {
     next = h->next;
     int state = READY;
-    if (h->q->hold_pass == pass)
-      state = WAITING; /* an earlier command of its queue is still held */
+    if (h->after_all ? h->q->hold_pass == pass : h->q->barrier_pass == pass)
+      state = WAITING; /* an earlier command it follows is still held */
     for (cl_uint i = 0; i < h->n && state != WAITING; i++) {
       int s = ev_state(h->wait[i], NULL);
       if (s > state)
@@ -290,6 +315,8 @@ static void hold_run(cl_context ctx)
     }
     if (state == WAITING) {
       h->q->hold_pass = pass;
+      if (h->barrier)
+        h->q->barrier_pass = pass;
       prev = h;
       continue;
     }
@@ -322,6 +349,8 @@ static void hold_run(cl_context ctx)
       atomic_store_explicit(&h->ev->status, h->status, memory_order_release);
       pthread_mutex_unlock(&h->ev->lock);
     }
+    if (h->barrier)
+      atomic_fetch_sub(&h->q->held_barriers, 1);
     if (atomic_fetch_sub(&h->q->held, 1) == 1) {
       h->releases = h->q->held_releases;
       h->q->held_releases = 0;
@@ -428,9 +457,12 @@ static cl_int hold(cl_command_queue q, cl_command_type type, cl_uint n, const cl
   h->n = n;
   h->wait = w;
   h->cmd = copy;
+  follows(q, type, n, &h->barrier, &h->after_all);
 
   cl_context ctx = q->ctx;
   pthread_mutex_lock(&ctx->hold_lock);
+  if (h->barrier)
+    atomic_fetch_add(&q->held_barriers, 1);
   atomic_fetch_add(&q->held, 1);
   if (ctx->held_tail)
     ctx->held_tail->next = h;
@@ -463,7 +495,9 @@ static cl_int hold(cl_command_queue q, cl_command_type type, cl_uint n, const cl
 cl_int fe_enqueue(cl_command_queue q, cl_command_type type, cl_uint n, const cl_event *wait,
                   bool blocking, fe_cmd *c, size_t size, cl_event *event)
 {
-  if (n == 0 && !wait && atomic_load_explicit(&q->held, memory_order_acquire) == 0) {
+  bool barrier, after_all;
+  follows(q, type, n, &barrier, &after_all);
+  if (n == 0 && !wait && !behind_held(q, after_all)) {
     /* The common case: nothing to wait for. */
     pi_event pe = NULL;
     pi_result r = c->issue(c, q, blocking ? PI_TRUE : PI_FALSE, 0, NULL, event ? &pe : NULL);
@@ -476,7 +510,7 @@ cl_int fe_enqueue(cl_command_queue q, cl_command_type type, cl_uint n, const cl_
   cl_int err = check_list(q->ctx, n, wait, buf, 16, &pis, &state);
   if (err)
     return err;
-  if (state == READY && atomic_load_explicit(&q->held, memory_order_acquire) == 0) {
+  if (state == READY && !behind_held(q, after_all)) {
     pi_event pe = NULL;
     pi_result r = c->issue(c, q, blocking ? PI_TRUE : PI_FALSE, n, pis, event ? &pe : NULL);
     fe_wait_list_free(pis, buf);
