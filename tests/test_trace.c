@@ -132,6 +132,37 @@ Test(trace, level2_prints_every_call_with_typed_arguments)
   unlink(path);
 }
 
+/* A non-blocking read's bytes are the device's to write until it
+ * completes: the trace printed them as the call returned (whatever the
+ * memory held then, read while the device wrote it). */
+Test(trace, a_non_blocking_read_does_not_show_bytes_not_written_yet)
+{
+  char *path = trace_to_file("2");
+  pirt_device *dev;
+  pirt_context *ctx;
+  pirt_queue *q;
+  pirt_buffer *buf;
+  pirt_event *ev;
+  int data[64] = {0}, back[64];
+  TRY(pirt_device_select(NULL, &dev));
+  TRY(pirt_context_create(dev, &ctx));
+  TRY(pirt_queue_create(ctx, 0, &q));
+  TRY(pirt_buffer_create(ctx, PIRT_MEM_COPY_HOST, sizeof data, data, &buf));
+  TRY(pirt_read(q, buf, false, 0, sizeof back, back, 0, NULL, &ev));
+  TRY(pirt_event_wait(1, &ev));
+  TRY(pirt_event_release(ev));
+  TRY(pirt_buffer_release(buf));
+  TRY(pirt_queue_release(q));
+  TRY(pirt_context_release(ctx));
+  char *t = (pirt_trace_flush(), tu_read_file(path));
+  char *b = block_of(t, "piEnqueueMemBufferRead");
+  cr_assert(strstr(b, "\tpi_bool blocking_read : false\n"), "%s", b);
+  cr_assert(strstr(b, "\t[out]void * ptr : 0x") &&
+            strstr(b, " (written when the command completes)\n") && !strstr(b, "bytes:"),
+            "%s", b);
+  unlink(path);
+}
+
 Test(trace, level1_names_plugins_and_the_chosen_device)
 {
   char *path = trace_to_file("1");

@@ -130,6 +130,11 @@ void pi_format_call_enter(pi_sbuf *b, const pi_api_desc *api,
                           const uint64_t *argv, const char *tag);
 void pi_format_call_exit(pi_sbuf *b, const pi_api_desc *api,
                          const uint64_t *argv, pi_result r, const char *tag);
+/* As pi_format_call_exit, for a call that has just returned (the live
+ * trace): the bytes a non-blocking call writes (blocking* = false) are
+ * not there yet, and are not read (the device may be writing them). */
+void pi_format_call_exit_live(pi_sbuf *b, const pi_api_desc *api, const uint64_t *argv,
+                              pi_result r, const char *tag);
 
 /* Number of bytes of a packed parameter's data the call reads or writes
  * (bytes, arrays), as resolved from its count/size reference. */

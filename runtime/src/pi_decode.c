@@ -839,9 +839,34 @@ void pi_format_call_enter(pi_sbuf *b, const pi_api_desc *api,
   }
 }
 
+/* Whether a call with a blocking flag was made with it false. */
+static bool non_blocking(const pi_api_desc *api, const uint64_t *argv)
+{
+  for (unsigned i = 0; i < api->nparams; i++)
+    if (strncmp(api->params[i].name, "blocking", 8) == 0)
+      return !argv[i];
+  return false;
+}
+
+static void format_exit(pi_sbuf *b, const pi_api_desc *api, const uint64_t *argv, pi_result r,
+                        const char *tag, bool live);
+
 void pi_format_call_exit(pi_sbuf *b, const pi_api_desc *api,
                          const uint64_t *argv, pi_result r, const char *tag)
 {
+  format_exit(b, api, argv, r, tag, false);
+}
+
+void pi_format_call_exit_live(pi_sbuf *b, const pi_api_desc *api, const uint64_t *argv,
+                              pi_result r, const char *tag)
+{
+  format_exit(b, api, argv, r, tag, true);
+}
+
+static void format_exit(pi_sbuf *b, const pi_api_desc *api, const uint64_t *argv, pi_result r,
+                        const char *tag, bool live)
+{
+  bool pending = live && non_blocking(api, argv);
   pi_sbuf_puts(b, ") ---> ");
   if (tag) {
     pi_sbuf_puts(b, api->name);
@@ -857,7 +882,12 @@ void pi_format_call_exit(pi_sbuf *b, const pi_api_desc *api,
     if (api->params[i].dir == PI_DIR_IN)
       continue;
     put_param_head(b, "\t[out]", &api->params[i]);
-    pi_format_param(b, api, i, argv, true);
+    if (pending && api->params[i].kind == PI_PK_BYTES) {
+      format_ptr(b, (const void *)(uintptr_t)argv[i]);
+      pi_sbuf_puts(b, " (written when the command completes)");
+    } else {
+      pi_format_param(b, api, i, argv, true);
+    }
     pi_sbuf_puts(b, "\n");
   }
 }

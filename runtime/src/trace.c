@@ -772,8 +772,7 @@ void pirt_trace_exit(const struct pirt_plugin *pl, pi_api_id id,
   char store[2048];
   pi_sbuf b;
   pi_sbuf_init(&b, store, sizeof store);
-  pi_format_call_exit(&b, &pi_api_table[id], argv, r,
-                      thread_tag());
+  pi_format_call_exit_live(&b, &pi_api_table[id], argv, r, thread_tag());
   pi_sbuf_puts(&b, "\n");
   emit(b.p, b.len);
   pi_sbuf_free(&b);
