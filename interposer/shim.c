@@ -676,7 +676,6 @@ typedef struct pending_read {
   /* The instance whose plugin the shim asked to retain `event` (when the
    * application released it before it was complete), else NULL. */
   const shim_instance *held;
-  bool watched; /* the shim's callback is set on `event` */
 } pending_read;
 
 static pending_read pending[1024];
@@ -874,35 +873,80 @@ static void pin_shim(void)
     atomic_store(&pinned, true);
 }
 
-/* Before the application sets a callback on `event`: where reads wait on
- * it, the shim sets its own first (implementations call an event's
- * callbacks in the order they were set), so that their bytes are taken
- * before the application's callback runs. Only then: a callback costs
- * the plugin a thread's wake-up (15-20 us a read on PoCL), and a program
- * that waits or asks the status is seen doing so. */
-static void watch_event(const shim_instance *inst, uint64_t event)
+/* Whether a read the shim keeps waits on `event`. */
+static bool reads_wait_on(uint64_t event)
 {
-  if (!event || shim_cfg.data_mode != DATA_ALL || !inst->target.piEventSetCallback ||
-      !atomic_load_explicit(&npending_hint, memory_order_relaxed))
-    return;
-  bool watch = false;
+  bool any = false;
   pthread_mutex_lock(&side_lock);
-  for (unsigned i = 0; i < npending; i++)
-    if (pending[i].event == event && !pending[i].watched)
-      pending[i].watched = watch = true;
+  for (unsigned i = 0; i < npending && !any; i++)
+    any = pending[i].event == event;
   pthread_mutex_unlock(&side_lock);
-  if (watch) {
-    pin_shim();
-    (void)inst->target.piEventSetCallback((pi_event)(uintptr_t)event, PI_EVENT_COMPLETE,
-                                          read_complete, NULL);
+  return any;
+}
+
+/* The application's callback, behind the shim's (shim_callback_pass). */
+typedef struct callback_wrap {
+  void (*fn)(pi_event, pi_int32, void *);
+  void *user;
+} callback_wrap;
+
+/* Takes the reads that wait on the event, then calls the application's
+ * callback: in the thread that runs it, before it. */
+static void reads_then_callback(pi_event event, pi_int32 status, void *data)
+{
+  callback_wrap w = *(callback_wrap *)data;
+  free(data);
+  read_complete(event, status, NULL);
+  w.fn(event, status, w.user);
+}
+
+/* Where reads wait on the event the application sets a callback on, the
+ * plugin gets the shim's callback for it (reads_then_callback), so that
+ * their bytes are taken before the application's runs, which may change
+ * them (a map's). A callback of the shim's set beside the application's,
+ * first (implementations call an event's callbacks in the order they were
+ * set), lost that race when the event completed between the two: PoCL
+ * hands the callbacks set before the end to a thread of its own and calls
+ * one set after it at once. Only then: a callback costs the plugin a
+ * thread's wake-up (15-20 us a read on PoCL), and a program that waits or
+ * asks the status is seen doing so. A callback on an earlier status
+ * (submitted, running) is the application's alone; the shim sets its own
+ * for the end beside it. */
+void *shim_callback_pass(const shim_instance *inst, pi_api_id id, uint64_t *pass)
+{
+  (void)id; /* piEventSetCallback: event, status, callback, user data */
+  uint64_t event = pass[0];
+  if (!event || shim_cfg.data_mode != DATA_ALL || !pass[2] ||
+      !atomic_load_explicit(&npending_hint, memory_order_relaxed) || !reads_wait_on(event))
+    return NULL;
+  pin_shim(); /* the plugin holds a callback of the shim's */
+  if ((pi_int32)pass[1] != PI_EVENT_COMPLETE) {
+    if (inst->target.piEventSetCallback)
+      (void)inst->target.piEventSetCallback((pi_event)(uintptr_t)event, PI_EVENT_COMPLETE,
+                                            read_complete, NULL);
+    return NULL;
   }
+  callback_wrap *w = malloc(sizeof *w);
+  if (!w)
+    return NULL; /* taken at the next wait, finish or release, as without a callback */
+  *w = (callback_wrap){(void (*)(pi_event, pi_int32, void *))(uintptr_t)pass[2],
+                       (void *)(uintptr_t)pass[3]};
+  pass[2] = (uint64_t)(uintptr_t)reads_then_callback;
+  pass[3] = (uint64_t)(uintptr_t)w;
+  return w;
+}
+
+void shim_callback_passed(void *wrap, pi_result r)
+{
+  if (r != PI_SUCCESS) /* never called */
+    free(wrap);
 }
 
 static void defer_read(uint64_t ticket, unsigned position, uint64_t queue, uint64_t event,
                        const void *ptr, uint64_t size)
 {
   put_pending(
-      &(pending_read){0, ticket, (uint8_t)position, queue, event, ptr, size, NULL, false});
+      &(pending_read){0, ticket, (uint8_t)position, queue, event, ptr, size, NULL});
 }
 
 /* What a successful call produced, and the side tables it changes. */
@@ -1350,8 +1394,6 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
     settle_map_read(inst, argv[2]);
   else if (id == PI_API_piEventRelease)
     settle_released_event(inst, argv[0]);
-  else if (id == PI_API_piEventSetCallback)
-    watch_event(inst, argv[0]);
   if (!shim_cfg.api_on[id]) {
     /* Left out of the session, but what follows a call still runs for it
      * (after_recorded): the reads a wait completes, device times, the

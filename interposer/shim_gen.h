@@ -1037,7 +1037,11 @@ static pi_result SHIM_FN(piEventSetCallback)(pi_event event, pi_int32 command_ex
   uint64_t argv[4] = {(uint64_t)(uintptr_t)event, (uint64_t)command_exec_callback_type, (uint64_t)(uintptr_t)pfn_notify, (uint64_t)(uintptr_t)user_data};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_piEventSetCallback, argv))
     return fn(event, command_exec_callback_type, pfn_notify, user_data);
-  pi_result r = fn(event, command_exec_callback_type, pfn_notify, user_data);
+  uint64_t pass[4];
+  memcpy(pass, argv, sizeof pass);
+  void *wrap = shim_callback_pass(&SHIM_INSTANCE, PI_API_piEventSetCallback, pass);
+  pi_result r = fn((pi_event)(uintptr_t)pass[0], (pi_int32)pass[1], (void (*)(pi_event event, pi_int32 event_command_status, void *user_data))(uintptr_t)pass[2], (void *)(uintptr_t)pass[3]);
+  shim_callback_passed(wrap, r);
   shim_end(&c, r);
   return r;
 }

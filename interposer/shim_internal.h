@@ -40,6 +40,12 @@ typedef struct shim_call {
 bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t *argv);
 /* Records the exit: result, out-values, data written. */
 void shim_end(shim_call *c, pi_result r);
+/* A call that sets a callback (`sets_callback`), recorded: what the plugin
+ * gets in `pass` (argv's copy) may be a callback of the shim's that does
+ * what it must first, then calls the application's; returns what
+ * shim_callback_passed frees when the call failed (NULL: nothing). */
+void *shim_callback_pass(const shim_instance *inst, pi_api_id id, uint64_t *pass);
+void shim_callback_passed(void *wrap, pi_result r);
 
 /* ---- Device times (shim_prof.c), with SYCL_PI_RECORD_PROFILE=1 ----------------
  * Queues get PI_QUEUE_FLAG_PROFILING_ENABLE; the event of each device

@@ -36,7 +36,7 @@ WIDTHS = {"int32": (4, 1), "uint32": (4, 0), "uint64": (8, 0), "int64": (8, 1)}
 # the pi_api_desc.flags bit each becomes (runtime/include/pi/pi_desc.h).
 API_FLAGS = {"launch": "PI_API_F_LAUNCH", "sets_arg": "PI_API_F_SETS_ARG",
              "timing": "PI_API_F_TIMING", "device_command": "PI_API_F_DEVICE_COMMAND",
-             "starts_impl": "PI_API_F_STARTS_IMPL"}
+             "starts_impl": "PI_API_F_STARTS_IMPL", "sets_callback": "PI_API_F_SETS_CALLBACK"}
 
 
 class DescError(Exception):
@@ -484,6 +484,28 @@ static pi_result SHIM_FN({name})({decl_or_void})
 }}
 """
 
+# The wrapper of a call that registers a callback (`sets_callback`): the shim
+# may hand the plugin a callback of its own that does what it must first
+# (shim_callback_pass), then calls the application's. The recorded
+# arguments stay the application's (argv); the plugin gets `pass`.
+SHIM_CALLBACK_BODY = """
+static pi_result SHIM_FN({name})({decl_or_void})
+{{
+  const pi_fn_{name} fn = SHIM_TARGET.{name};
+  shim_call c;
+  uint64_t argv[{n}] = {{{packs}}};
+  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_{name}, argv))
+    return fn({names});
+  uint64_t pass[{n}];
+  memcpy(pass, argv, sizeof pass);
+  void *wrap = shim_callback_pass(&SHIM_INSTANCE, PI_API_{name}, pass);
+  pi_result r = fn({unpacks});
+  shim_callback_passed(wrap, r);
+  shim_end(&c, r);
+  return r;
+}}
+"""
+
 
 def shim_profiled(a):
     return ("device_command" in a.flags or a.group == "queue" or
@@ -546,7 +568,8 @@ def gen_shim(apis):
         decl = ", ".join(c_decl(p.ctype, p.name) for p in a.params) or "void"
         names = ", ".join(p.name for p in a.params)
         packs = ", ".join(pack(p) for p in a.params) or "0"
-        body = SHIM_PROF_BODY if shim_profiled(a) else SHIM_BODY
+        body = (SHIM_PROF_BODY if shim_profiled(a) else
+                SHIM_CALLBACK_BODY if "sets_callback" in a.flags else SHIM_BODY)
         info = [p for p in a.params if getattr(p, "pk", "") == "PI_PK_INFO"]
         before = ""
         names_ret = names

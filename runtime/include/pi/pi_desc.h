@@ -146,6 +146,8 @@ typedef struct pi_api_desc {
 #define PI_API_F_STARTS_IMPL 0x10u /* `starts_impl`: may start an implementation, which may
                                       install signal handlers over the trace's and the
                                       recorder's (LLVM's in PoCL and rusticl) */
+#define PI_API_F_SETS_CALLBACK 0x20u /* `sets_callback`: registers a callback (parameters
+                                        pfn_notify, user_data) on its event, parameter 0 */
 
 /* The largest number of parameters any PI function has. */
 #define PI_MAX_PARAMS 16
