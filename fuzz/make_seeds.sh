@@ -129,7 +129,7 @@ ring, seed, payloads = sys.argv[1], sys.argv[2], sys.argv[3:]
 HEADER, CTL = 32 << 10, 4096
 f = open(ring, "rb").read()
 magic, version, state, session, start, t0, cap, slot, pid, nslots = struct.unpack_from("<QIIqqQQQiI", f, 0)
-assert magic == 0x31474E4952545050 and version in (1, 2, 3) and slot == CTL + cap, "not a ring file"
+assert magic == 0x31474E4952545050 and version in (1, 2, 3, 4) and slot == CTL + cap, "not a ring file"
 heads = [struct.unpack_from("<Q", f, HEADER + k * slot)[0] for k in range(nslots)]
 new = 4 << 10
 while new < max(heads + [0]):
