@@ -256,6 +256,26 @@ Test(filter, other_backend_skips_the_opencl_plugin)
                         "selects no opencl device"), "%s", out);
 }
 
+/* A config line naming no backend (it is optional): the plugin's backend
+ * is learnt from its platforms, so a filter naming one binds it and keeps
+ * its devices of that backend. It was skipped ("SYCL_DEVICE_FILTER selects
+ * no unknown device") and no plugin was left. */
+Test(filter, a_backend_names_devices_of_a_config_plugin_without_one)
+{
+  char *cfg = config(LIB "/libpi_opencl.so\n");
+  const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), "SYCL_DEVICE_FILTER=opencl:cpu",
+                       "SYCL_PI_TRACE=1", POCL, NULL};
+  char *out;
+  int st = tu_run(use_device, env, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  cr_assert_null(strstr(out, "selects no"), "%s", out);
+  cr_assert(strstr(out, "Selected device: opencl:cpu:0 "), "%s", out);
+  const char *cuda[] = {env_kv("SYCL_PI_CONFIG", cfg), "SYCL_DEVICE_FILTER=cuda", POCL, NULL};
+  cr_assert_eq(tu_run(use_device, cuda, &out), 2, "%s", out);
+  cr_assert(strstr(out, "PI_ERROR_DEVICE_NOT_FOUND"), "%s", out);
+  unlink(cfg);
+}
+
 /* A blank term (only spaces or colons) is left out: it allowed every
  * device ('opencl:gpu, ' took PoCL's CPU); a filter of blank terms alone
  * names no device, said so instead of "no PI plugin could be loaded". */

@@ -138,9 +138,13 @@ int pirt_filter_allows(const char *filter, const struct pirt_device *d,
   return ok;
 }
 
+/* A plugin of unknown backend (a config line that names none) is wanted:
+ * its backend is known only from its platforms, and discovery filters its
+ * devices; it was skipped by any filter naming a backend ("opencl:cpu"
+ * skipped the OpenCL plugin, "selects no unknown device"). */
 bool pirt_filter_wants_backend(const char *filter, pirt_backend b)
 {
-  if (!filter || !*filter)
+  if (!filter || !*filter || b == PIRT_BACKEND_UNKNOWN)
     return true;
   char *copy = strdup(filter), *save = NULL, err[256];
   bool wanted = !copy, any = false, blank;
