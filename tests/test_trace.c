@@ -516,6 +516,29 @@ Test(trace, a_crash_inside_a_call_keeps_its_entry)
   cr_assert_eq(lines_starting(t, "---> "), lines_starting(t, ") ---> ") + 1);
 }
 
+/* A write cut short (here by a file size limit the trace did not know of,
+ * as by a full disk) is taken back: the file ends with a whole block. It
+ * ended inside one, where the write stopped (at 100000 bytes). */
+Test(trace, a_write_cut_short_leaves_no_cut_block)
+{
+  int st;
+  char *t = run_trace_end("fsize", 2000, &st);
+  cr_assert_eq(st, 0, "status %d", st);
+  size_t len = strlen(t);
+  cr_assert(len > 200 && len < 100000, "%zu bytes", len);
+  /* The last query: its entry (6 lines), or its entry and exit (10). A
+   * dropped buffer may hold an entry whose exit a later one holds. */
+  const char *last = NULL;
+  for (const char *p = strstr(t, "---> piDeviceGetInfo("); p;
+       p = strstr(p + 1, "\n---> piDeviceGetInfo("))
+    last = p;
+  cr_assert(last, "%s", t);
+  last += *last == '\n';
+  int lines = tu_count(last, "\n");
+  cr_assert(t[len - 1] == '\n' && (lines == 6 || lines == 10), "the last block is cut:\n%s",
+            last);
+}
+
 /* abort() after calls (a failed assert): every block written. LLVM's
  * handler, installed over the trace's as PoCL started, put the trace's
  * back and returned, and abort() raised SIGABRT again under the default

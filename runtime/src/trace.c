@@ -127,15 +127,17 @@ static void write_failed(int e)
  * would raise SIGXFSZ and a write into a pipe nobody reads SIGPIPE, each
  * ending the application by default: both are blocked around the write
  * and a signal it raised is taken back (one pending before stays). Blocks
- * that would pass the limit are dropped whole, not cut. */
+ * that would pass the limit are dropped whole, not cut, and so are those
+ * of a regular file's write cut short (a full disk). */
 static void write_all(int fd, const char *s, size_t n)
 {
   struct stat st;
-  if (size_limit && trace_buffered && fstat(fd, &st) == 0 &&
-      (uint64_t)st.st_size + n > size_limit) {
+  bool sized = trace_buffered && fstat(fd, &st) == 0;
+  if (size_limit && sized && (uint64_t)st.st_size + n > size_limit) {
     write_failed(EFBIG);
     return;
   }
+  size_t done = 0;
   sigset_t quiet, old, before;
   sigemptyset(&quiet);
   sigaddset(&quiet, SIGPIPE);
@@ -158,11 +160,18 @@ static void write_all(int fd, const char *s, size_t n)
           while (sigtimedwait(&one, NULL, &none) == sig)
             ;
       }
+      /* A write cut short (a full disk) left the file ending inside a
+       * block: what it wrote is taken back, where nothing came after it. */
+      struct stat now;
+      if (done && sized && fstat(fd, &now) == 0 &&
+          now.st_size == st.st_size + (off_t)done)
+        (void)!ftruncate(fd, st.st_size);
       write_failed(e);
       break;
     }
     s += w;
     n -= (size_t)w;
+    done += (size_t)w;
   }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

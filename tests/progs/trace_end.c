@@ -7,6 +7,9 @@
  *   trace_end crash N     N device queries, then a query whose answer goes
  *                         to an invalid address: SIGSEGV inside the call
  *   trace_end abort N     N device queries, then abort() (a failed assert)
+ *   trace_end fsize N     a file size limit of 100000 bytes set after the
+ *                         first call (the trace does not know it), then N
+ *                         device queries; returns
  *   trace_end alarms N    N device queries while a timer raises SIGALRM every
  *                         100 us, which a handler of its own counts
  *                         (installed with signal(): SA_RESTART); returns
@@ -25,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,13 +84,14 @@ static int queries(int n)
 
 int main(int argc, char **argv)
 {
-  const char *modes[] = {"exit",     "crash",    "abort",
+  const char *modes[] = {"exit",     "crash",    "abort",    "fsize",
                          "alarms",   "forkkill", "exitbusy", "exitinfo"};
   bool known = false;
   for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof *modes; i++)
     known |= strcmp(argv[1], modes[i]) == 0;
   if (!known) {
-    fprintf(stderr, "usage: trace_end exit|crash|abort|alarms|forkkill|exitbusy|exitinfo N\n");
+    fprintf(stderr, "usage: trace_end exit|crash|abort|fsize|alarms|forkkill|exitbusy|"
+                    "exitinfo N\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -127,6 +132,12 @@ int main(int argc, char **argv)
     nanosleep(&wait, NULL);
     printf("trace_end: %d threads still querying at the end\n", n);
     return 0;
+  }
+  if (strcmp(argv[1], "fsize") == 0) {
+    struct rlimit lim = {100000, 100000};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+      return 2;
+    return queries(n);
   }
   if (queries(n))
     return 2;
