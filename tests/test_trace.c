@@ -516,6 +516,38 @@ Test(trace, a_crash_inside_a_call_keeps_its_entry)
   cr_assert_eq(lines_starting(t, "---> "), lines_starting(t, ") ---> ") + 1);
 }
 
+/* A call given host data at a bad address: its entry is in the trace,
+ * to the point where showing the bytes faulted, and said so. The trace
+ * read them to show them and faulted before the block was written: the
+ * crashing call was missing, from a file and from stdout alike. */
+static void check_badhost_entry(const char *t)
+{
+  const char *last = strstr(t, "---> piMemBufferCreate(");
+  cr_assert(last, "the crashing call's entry is missing:\n%s", t);
+  cr_assert(strstr(last, "\tvoid * host_ptr : 0x40 (4096 bytes: <unreadable: the process "
+                         "faulted reading this>\n"),
+            "%s", last);
+  cr_assert_null(strstr(last, ") --->"), "the crashing call returned?\n%s", last);
+}
+
+Test(trace, a_fault_reading_a_calls_bytes_keeps_its_entry_in_a_file)
+{
+  int st;
+  char *t = run_trace_end("badhost", 10, &st);
+  cr_assert_eq(st, 128 + SIGSEGV, "status %d", st);
+  check_badhost_entry(t);
+}
+
+Test(trace, a_fault_reading_a_calls_bytes_keeps_its_entry_on_stdout)
+{
+  const char *argv[] = {PITRACE_BIN_DIR "/trace_end", "badhost", "10", NULL};
+  const char *env[] = {"SYCL_PI_TRACE=2", NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 128 + SIGSEGV, "status %d", st);
+  check_badhost_entry(out);
+}
+
 /* A write cut short (here by a file size limit the trace did not know of,
  * as by a full disk) is taken back: the file ends with a whole block. It
  * ended inside one, where the write stopped (at 100000 bytes). */

@@ -20,8 +20,10 @@
  *   (64 KiB, behind a per-thread lock that only the flusher ever contends),
  *   written with one write(2) when full, at the thread's exit, every 100 ms
  *   by a background flusher, at teardown, on a fatal signal (the crashing
- *   call's entry included) and at _exit (libpirt interposes _exit and
- *   _Exit: the buffers are written, then the process exits as libc's would).
+ *   call's entry included; one that faulted as its bytes were shown, too,
+ *   wherever the trace goes: write_forming) and at _exit (libpirt
+ *   interposes _exit and _Exit: the buffers are written, then the process
+ *   exits as libc's would).
  *   Buffers hold whole blocks only, so the file holds whole blocks; blocks
  *   of different threads interleave by buffer, not by time (the tag says
  *   whose each is). What is lost: at most the last 100 ms of a process
@@ -292,7 +294,8 @@ static void *flusher_main(void *arg)
  * one), then the signal goes on to the handler that was there before, or
  * its default action. Only async-signal-safe calls here. */
 static struct sigaction previous[PI_NFATAL];
-static atomic_bool handlers_installed; /* read by every thread's calls that may start an implementation */
+/* Read by every thread's calls that may start an implementation. */
+static atomic_bool handlers_installed;
 
 /* Writes every buffer as the process ends (a fatal signal, _exit): the
  * buffer whose lock the interrupted thread itself holds is not waited for
@@ -318,6 +321,26 @@ static void flush_all_now(void)
 
 void pirt_trace_flush_at_crash(void) { flush_all_now(); }
 
+/* The block this thread is formatting, while it does (pirt_trace_enter,
+ * pirt_trace_exit). A call given memory at a bad address (a host pointer
+ * of 0x40) faults inside the formatter as it shows the bytes, before the
+ * block is written: the handler writes what was formatted, saying where
+ * it stopped, so the crashing call's entry is in the trace. Reading the
+ * bytes through process_vm_readv instead (EFAULT, no fault) costs two
+ * system calls on every traced call that shows bytes. */
+static __thread pi_sbuf *volatile forming;
+
+static void write_forming(int sig, const siginfo_t *info)
+{
+  pi_sbuf *b = forming;
+  forming = NULL;
+  if (!b || trace_fd < 0 || (sig != SIGSEGV && sig != SIGBUS) || !info || info->si_code <= 0)
+    return;
+  static const char note[] = " <unreadable: the process faulted reading this>\n";
+  write_all(trace_fd, b->p, b->len);
+  write_all(trace_fd, note, sizeof note - 1);
+}
+
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
   int saved_errno = errno;
@@ -342,6 +365,7 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
     return;
   }
   flush_all_now();
+  write_forming(sig, info);
   errno = saved_errno;
   if (pi_sigaction_handles(prev)) {
     pi_sigaction_chain(prev, sig, info, ctx);
@@ -378,6 +402,7 @@ static void on_fatal_front(int sig, siginfo_t *info, void *ctx)
   if (!pi_signal_may_go_on(sig)) { /* a fault or abort ends the process: written first */
     int saved_errno = errno;
     flush_all_now();
+    write_forming(sig, info);
     errno = saved_errno;
   }
   passing_on = sig;
@@ -576,9 +601,12 @@ void pirt_trace_init(void)
     atomic_fetch_add(&trace_gen, 1);
     trace_pid = getpid();
     buf_key_made = pthread_key_create(&buf_key, thread_done) == 0;
-    install_handlers();
   }
   pirt_trace_calls = (pirt_trace_level & PIRT_TRACE_CALLS) != 0;
+  /* A file's buffers are written at a fatal signal; a call's block that a
+   * fault cut (write_forming) is written wherever the trace goes. */
+  if (trace_buffered || pirt_trace_calls)
+    install_handlers();
 }
 
 void pirt_trace_flush(void)
@@ -590,6 +618,7 @@ void pirt_trace_flush(void)
 void pirt_trace_fini(bool release)
 {
   pirt_trace_calls = false;
+  remove_handlers();
   if (trace_buffered) {
     if (atomic_load(&flusher_started)) {
       pthread_mutex_lock(&flusher_lock);
@@ -599,7 +628,6 @@ void pirt_trace_fini(bool release)
       pi_thread_join(&flusher);
       atomic_store(&flusher_started, false);
     }
-    remove_handlers();
     /* The key goes in any case (a thread ending after a dlclose would
      * call its destructor in the unmapped library); the threads still
      * alive keep their buffers, written here. */
@@ -765,8 +793,9 @@ void pirt_trace_enter(const struct pirt_plugin *pl, pi_api_id id,
   char store[2048];
   pi_sbuf b;
   pi_sbuf_init(&b, store, sizeof store);
-  pi_format_call_enter(&b, &pi_api_table[id], argv,
-                       thread_tag());
+  forming = &b;
+  pi_format_call_enter(&b, &pi_api_table[id], argv, thread_tag());
+  forming = NULL;
   emit(b.p, b.len);
   pi_sbuf_free(&b);
 }
@@ -781,7 +810,9 @@ void pirt_trace_exit(const struct pirt_plugin *pl, pi_api_id id,
   char store[2048];
   pi_sbuf b;
   pi_sbuf_init(&b, store, sizeof store);
+  forming = &b;
   pi_format_call_exit_live(&b, &pi_api_table[id], argv, r, thread_tag());
+  forming = NULL;
   pi_sbuf_puts(&b, "\n");
   emit(b.p, b.len);
   pi_sbuf_free(&b);

@@ -7,6 +7,8 @@
  *   trace_end crash N     N device queries, then a query whose answer goes
  *                         to an invalid address: SIGSEGV inside the call
  *   trace_end abort N     N device queries, then abort() (a failed assert)
+ *   trace_end badhost N   N device queries, then a buffer made from host data
+ *                         at an invalid address: SIGSEGV as the bytes are read
  *   trace_end fsize N     a file size limit of 100000 bytes set after the
  *                         first call (the trace does not know it), then N
  *                         device queries; returns
@@ -84,14 +86,14 @@ static int queries(int n)
 
 int main(int argc, char **argv)
 {
-  const char *modes[] = {"exit",     "crash",    "abort",    "fsize",
+  const char *modes[] = {"exit",     "crash",    "abort",    "badhost", "fsize",
                          "alarms",   "forkkill", "exitbusy", "exitinfo"};
   bool known = false;
   for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof *modes; i++)
     known |= strcmp(argv[1], modes[i]) == 0;
   if (!known) {
-    fprintf(stderr, "usage: trace_end exit|crash|abort|fsize|alarms|forkkill|exitbusy|"
-                    "exitinfo N\n");
+    fprintf(stderr, "usage: trace_end exit|crash|abort|badhost|fsize|alarms|forkkill|"
+                    "exitbusy|exitinfo N\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -145,6 +147,15 @@ int main(int argc, char **argv)
     _exit(7);
   if (strcmp(argv[1], "abort") == 0)
     abort();
+  if (strcmp(argv[1], "badhost") == 0) {
+    pirt_context *ctx;
+    pirt_buffer *buf;
+    if (pirt_context_create(dev, &ctx) != PI_SUCCESS)
+      return 2;
+    /* The trace shows these bytes, the plugin copies them: 4096 from 0x40. */
+    pirt_buffer_create(ctx, PIRT_MEM_COPY_HOST, 4096, (void *)(uintptr_t)64, &buf);
+    return 0;
+  }
   /* The plugin writes the answer to this address. */
   pirt_device_query(dev, PI_DEVICE_INFO_VENDOR_ID, sizeof(pi_uint32),
                     (void *)(uintptr_t)16, NULL);
