@@ -431,6 +431,8 @@ static inline pi_result pirt_call_{name}(const struct pirt_plugin *pl{sep}{decl}
 }}
 """
 
+# The wrapper of a call: {before} and {after} are what some calls add around
+# the plugin's call (below), which gets {call_args}.
 SHIM_BODY = """
 static pi_result SHIM_FN({name})({decl_or_void})
 {{
@@ -439,8 +441,8 @@ static pi_result SHIM_FN({name})({decl_or_void})
   uint64_t argv[{n}] = {{{packs}}};
   if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_{name}, argv))
     return fn({names});
-{before}  pi_result r = fn({names_ret});
-  shim_end(&c, r);
+{before}  pi_result r = fn({call_args});
+{after}  shim_end(&c, r);
   return r;
 }}
 """
@@ -484,26 +486,15 @@ static pi_result SHIM_FN({name})({decl_or_void})
 }}
 """
 
-# The wrapper of a call that registers a callback (`sets_callback`): the shim
-# may hand the plugin a callback of its own that does what it must first
+# Around the call of one that registers a callback (`sets_callback`): the
+# shim may hand the plugin a callback of its own that does what it must first
 # (shim_callback_pass), then calls the application's. The recorded
 # arguments stay the application's (argv); the plugin gets `pass`.
-SHIM_CALLBACK_BODY = """
-static pi_result SHIM_FN({name})({decl_or_void})
-{{
-  const pi_fn_{name} fn = SHIM_TARGET.{name};
-  shim_call c;
-  uint64_t argv[{n}] = {{{packs}}};
-  if (!shim_begin(&c, &SHIM_INSTANCE, PI_API_{name}, argv))
-    return fn({names});
-  uint64_t pass[{n}];
+SHIM_CALLBACK_BEFORE = """  uint64_t pass[{n}];
   memcpy(pass, argv, sizeof pass);
   void *wrap = shim_callback_pass(&SHIM_INSTANCE, PI_API_{name}, pass);
-  pi_result r = fn({unpacks});
-  shim_callback_passed(wrap, r);
-  shim_end(&c, r);
-  return r;
-}}
+"""
+SHIM_CALLBACK_AFTER = """  shim_callback_passed(wrap, r);
 """
 
 
@@ -568,21 +559,24 @@ def gen_shim(apis):
         decl = ", ".join(c_decl(p.ctype, p.name) for p in a.params) or "void"
         names = ", ".join(p.name for p in a.params)
         packs = ", ".join(pack(p) for p in a.params) or "0"
-        body = (SHIM_PROF_BODY if shim_profiled(a) else
-                SHIM_CALLBACK_BODY if "sets_callback" in a.flags else SHIM_BODY)
+        n = max(1, len(a.params))
+        body = SHIM_PROF_BODY if shim_profiled(a) else SHIM_BODY
         info = [p for p in a.params if getattr(p, "pk", "") == "PI_PK_INFO"]
-        before = ""
-        names_ret = names
-        if body is SHIM_BODY and info:
+        unpacks = ", ".join(unpack(p, i) for i, p in enumerate(a.params))
+        before, after, call_args = "", "", names
+        if body is SHIM_BODY and "sets_callback" in a.flags:
+            before = SHIM_CALLBACK_BEFORE.format(n=n, name=a.name)
+            after = SHIM_CALLBACK_AFTER
+            call_args = unpacks
+        elif body is SHIM_BODY and info:
             ret = a.params[info[0].size_ret].name
             before = SHIM_INFO_BEFORE.format(ret=ret)
-            names_ret = ", ".join(
+            call_args = ", ".join(
                 "(%s ? %s : &shim_written)" % (p.name, p.name) if p.name == ret else p.name
                 for p in a.params)
-        unpacks = ", ".join(unpack(p, i) for i, p in enumerate(a.params))
         o.append(body.format(name=a.name, decl_or_void=decl, names=names,
-                             packs=packs, n=max(1, len(a.params)), unpacks=unpacks,
-                             before=before, names_ret=names_ret))
+                             packs=packs, n=n, unpacks=unpacks,
+                             before=before, after=after, call_args=call_args))
     o.append("\n/* Fills a table with this instance's wrappers where the target has\n"
              " * an entry (an entry the target leaves NULL stays NULL). */\n"
              "static void SHIM_FN(fill_table)(struct pi_function_table *t)\n{\n")
