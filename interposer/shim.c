@@ -85,7 +85,10 @@ typedef struct thread_rec {
   size_t pending;       /* the ring's head once the reserved record is committed */
   uint64_t last_ticket; /* of the thread's last record */
   uint64_t *stacks_named; /* hashes of the stacks it named (name_stack), by slot */
-  uint32_t gen;           /* the session_gen its ring is of */
+  rec_entry *forming;     /* the entry whose items it copies now (settle_forming) */
+  rec_item *forming_item; /* the item it copies now, the forming_n-th */
+  uint32_t forming_n;
+  uint32_t gen; /* the session_gen its ring is of */
 } thread_rec;
 static __thread thread_rec me __attribute__((tls_model("initial-exec")));
 static pthread_key_t ring_key;
@@ -1165,6 +1168,8 @@ static void write_items(unsigned char *w, const captures *c)
   for (unsigned i = 0; i < c->n; i++) {
     const capture *k = &c->v[i];
     rec_item *it = (rec_item *)w;
+    me.forming_item = it;
+    me.forming_n = i;
     it->position = k->position;
     it->role = k->role;
     it->index = k->index;
@@ -1437,8 +1442,11 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
     memcpy(w, frames + 2, (size_t)nframes * sizeof(void *));
     w += (size_t)nframes * sizeof(void *);
   }
-  if (cap.n)
+  if (cap.n) {
+    me.forming = e;
     write_items(w, &cap);
+    me.forming = NULL;
+  }
   if (PIRT_UNLIKELY(shim_profiling) && (api->flags & PI_API_F_DEVICE_COMMAND) &&
       shim_prof_wants(id, argv)) {
     e->h.flags |= REC_F_DEVTIME;
@@ -1673,6 +1681,29 @@ static void keep_in_front(size_t k)
 /* The runtime's trace writes its buffered blocks (async-signal-safe). */
 static void (*_Atomic crash_hook)(void);
 
+/* A call given memory at a bad address (host data at 0x40) faults in its
+ * entry's copy of those bytes, before the entry is committed: the session
+ * lost the crashing call. The entry is committed here, the item being
+ * copied kept as none of its bytes (a heap item's body: the token 0 with
+ * size 0, as a copy that failed), the items after it left out. */
+static void settle_forming(int sig, const siginfo_t *info)
+{
+  rec_entry *e = me.forming;
+  me.forming = NULL;
+  if (!e || (sig != SIGSEGV && sig != SIGBUS) || !info || info->si_code <= 0)
+    return;
+  rec_item *it = me.forming_item;
+  /* An inline item's body is its bytes padded to 8: 8 at least for the
+   * one byte the fault shows it had. */
+  it->heap = 1;
+  it->size = 0;
+  static const uint64_t no_token = 0;
+  memcpy(it + 1, &no_token, sizeof no_token);
+  e->nitems = (uint16_t)(me.forming_n + 1);
+  e->t0 = shim_stamp();
+  commit_at(&e->h, e->t0);
+}
+
 PI_PLUGIN_EXPORT void pitrace_shim_crash_hook(void (*hook)(void)) { atomic_store(&crash_hook, hook); }
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
@@ -1710,6 +1741,8 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
    * thread's own buffer could be written twice). */
   if (hook && ends)
     hook();
+  if (ends)
+    settle_forming(sig, info);
   int expected = 0;
   bool first = atomic_compare_exchange_strong(&crashing, &expected, sig);
   if (!ends)

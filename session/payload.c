@@ -292,7 +292,9 @@ static bool take_region(uint64_t len, region *out)
 
 /* Writes a payload into a region of the payload file, its header first
  * (under the lock: a salvager walks the regions from the first by their
- * lengths); its token, or 0 when the file could not take it. Writes into
+ * lengths); its token, or 0 when the file could not take it or src could
+ * not be read (*unreadable: a bad address, which write(2) finds without a
+ * fault; the file stays in use). Writes into
  * the file's page cache, not a copy into a shared mapping: 3 payloads of
  * 16 MiB in 12 ms on the 2-core machine's ext4, where mappings of the
  * file took 26 ms (space made with posix_fallocate, then populated) and
@@ -301,7 +303,7 @@ static bool take_region(uint64_t len, region *out)
  * made took three times as long (unwritten extents); a full disk fails
  * the write instead (delayed allocation reserves the blocks), and the
  * payload goes into process memory. */
-static uint64_t copy_to_file(const void *src, uint64_t size)
+static uint64_t copy_to_file(const void *src, uint64_t size, bool *unreadable)
 {
   uint64_t len = page_round(sizeof(payload_hdr) + (size_t)size);
   region r = {0, 0};
@@ -338,6 +340,21 @@ static uint64_t copy_to_file(const void *src, uint64_t size)
     if (n <= 0) {
       if (n < 0 && errno == EINTR)
         continue;
+      if (n < 0 && errno == EFAULT) {
+        /* The caller's bytes are not there (a call given a bad address):
+         * none kept, and not the file's fault; the region back. */
+        close(fd);
+        static const uint64_t zero = 0;
+        pthread_mutex_lock(&pool_lock);
+        if (pwrite(pf_fd, &zero, sizeof zero, (off_t)(r.off + offsetof(payload_hdr, live))) ==
+            (ssize_t)sizeof zero)
+          free_region(r);
+        if (pf_live)
+          pf_live--;
+        pthread_mutex_unlock(&pool_lock);
+        *unreadable = true;
+        return 0;
+      }
       /* A full disk, or the file cut back: not again; the region waits
        * for nobody (no record names it), its space not reused. */
       close(fd);
@@ -402,8 +419,9 @@ uint64_t pt_payload_copy(const void *src, uint64_t size)
 {
   if (size > SIZE_MAX / 2)
     return 0;
-  uint64_t t = copy_to_file(src, size);
-  return t ? t : copy_to_memory(src, size);
+  bool unreadable = false;
+  uint64_t t = copy_to_file(src, size, &unreadable);
+  return t || unreadable ? t : copy_to_memory(src, size);
 }
 
 /* The writer's window onto the payload file: one mapping of its first

@@ -196,3 +196,26 @@ Test(payload, punched_room_is_taken_again_only_where_the_disk_has_room)
   free(src);
   tu_small_tmpfs_gone(dir);
 }
+
+/* Bytes at a bad address (a call given host data at 0x40) are no copy,
+ * and no fault: write(2) finds them unreadable. The file stays in use:
+ * taken for a full disk, it was turned off for the rest of the session,
+ * and the copy into process memory that followed faulted in the shim. */
+Test(payload, bytes_at_a_bad_address_are_no_copy_and_the_file_stays)
+{
+  char *path = payload_file();
+  cr_assert_eq(pt_payload_copy((const void *)(uintptr_t)64, 2 * MIB), 0);
+  unsigned char *src = pattern(2 * MIB, 3);
+  uint64_t a = pt_payload_copy(src, 2 * MIB);
+  cr_assert(a & 1, "not in the payload file: %#llx", (unsigned long long)a);
+  const void *v = pt_payload_view(a);
+  cr_assert_not_null(v);
+  cr_assert_eq(memcmp(v, src, 2 * MIB), 0);
+  pt_payload_free(v);
+  pt_payload_committed();
+  /* The bad copy's room went back: the file holds the one payload. */
+  cr_assert_leq(file_length(path), (off_t)(3 * MIB));
+  pt_payload_file_remove();
+  free(src);
+  free(path);
+}

@@ -467,7 +467,8 @@ bool ringfile_payload_path(const char *ring, char *out, size_t n);
  * the copy's token), stored and then freed by the writer. */
 /* Copies `size` bytes of src: into the payload file when there is one
  * (pt_payload_use_file), else into process memory; its token (for the
- * record), or 0 when no copy could be made. */
+ * record), or 0 when no copy could be made (also when the file's write
+ * finds src unreadable: the caller's bad address, no fault). */
 uint64_t pt_payload_copy(const void *src, uint64_t size);
 /* The writer's side: the copy's bytes (NULL when they cannot be had),
  * until pt_payload_free of them. */

@@ -9,6 +9,7 @@
  *   trace_end abort N     N device queries, then abort() (a failed assert)
  *   trace_end badhost N   N device queries, then a buffer made from host data
  *                         at an invalid address: SIGSEGV as the bytes are read
+ *   trace_end badbig N    the same with 1 MiB (the recorder's payload file)
  *   trace_end fsize N     a file size limit of 100000 bytes set after the
  *                         first call (the trace does not know it), then N
  *                         device queries; returns
@@ -86,14 +87,14 @@ static int queries(int n)
 
 int main(int argc, char **argv)
 {
-  const char *modes[] = {"exit",     "crash",    "abort",    "badhost", "fsize",
-                         "alarms",   "forkkill", "exitbusy", "exitinfo"};
+  const char *modes[] = {"exit",   "crash",   "abort",    "badhost",  "badbig",
+                         "fsize",  "alarms",  "forkkill", "exitbusy", "exitinfo"};
   bool known = false;
   for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof *modes; i++)
     known |= strcmp(argv[1], modes[i]) == 0;
   if (!known) {
-    fprintf(stderr, "usage: trace_end exit|crash|abort|badhost|fsize|alarms|forkkill|"
-                    "exitbusy|exitinfo N\n");
+    fprintf(stderr, "usage: trace_end exit|crash|abort|badhost|badbig|fsize|alarms|"
+                    "forkkill|exitbusy|exitinfo N\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -147,13 +148,15 @@ int main(int argc, char **argv)
     _exit(7);
   if (strcmp(argv[1], "abort") == 0)
     abort();
-  if (strcmp(argv[1], "badhost") == 0) {
+  if (strncmp(argv[1], "bad", 3) == 0) {
     pirt_context *ctx;
     pirt_buffer *buf;
     if (pirt_context_create(dev, &ctx) != PI_SUCCESS)
       return 2;
-    /* The trace shows these bytes, the plugin copies them: 4096 from 0x40. */
-    pirt_buffer_create(ctx, PIRT_MEM_COPY_HOST, 4096, (void *)(uintptr_t)64, &buf);
+    /* The trace shows these bytes, the recorder and the plugin copy them:
+     * 4096 or 1 MiB from 0x40. */
+    size_t size = argv[1][3] == 'h' ? 4096 : (size_t)1 << 20;
+    pirt_buffer_create(ctx, PIRT_MEM_COPY_HOST, size, (void *)(uintptr_t)64, &buf);
     return 0;
   }
   /* The plugin writes the answer to this address. */
