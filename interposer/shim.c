@@ -487,38 +487,10 @@ typedef struct mapping {
 static mapping maps[1024];
 static unsigned nmaps;
 
-/* Where each function keeps its blocking flag, queue and out event
- * (-1: none), found once from the description. */
-static int8_t blocking_param[PI_API_COUNT], queue_param[PI_API_COUNT],
-    event_param[PI_API_COUNT];
-
-static int param_index(const pi_api_desc *api, const char *name)
-{
-  for (unsigned i = 0; i < api->nparams; i++)
-    if (strcmp(api->params[i].name, name) == 0)
-      return (int)i;
-  return -1;
-}
-
-static void index_params(void)
-{
-  for (uint32_t id = 0; id < PI_API_COUNT; id++) {
-    const pi_api_desc *api = &pi_api_table[id];
-    blocking_param[id] = -1;
-    for (unsigned i = 0; i < api->nparams; i++)
-      if (strncmp(api->params[i].name, "blocking", 8) == 0)
-        blocking_param[id] = (int8_t)i;
-    int q = param_index(api, "queue");
-    queue_param[id] = (int8_t)(q >= 0 ? q : param_index(api, "command_queue"));
-    event_param[id] = (int8_t)param_index(api, "event");
-  }
-}
-
 /* Is this call blocking (a call with no blocking flag is)? */
 static bool blocking(const pi_api_desc *api, const uint64_t *argv)
 {
-  int b = blocking_param[api->id];
-  return b < 0 || argv[b] != 0;
+  return api->blocking < 0 || argv[api->blocking] != 0;
 }
 
 /* The host bytes a hostptr parameter covers. */
@@ -958,7 +930,7 @@ static void capture_out(shim_call *call, const pi_api_desc *api, const uint64_t 
 {
   pi_api_id id = api->id;
   bool blocks = blocking(api, argv);
-  int qi = queue_param[id], ei = event_param[id];
+  int qi = pi_api_table[id].queue, ei = pi_api_table[id].event;
   for (unsigned i = 0; i < api->nparams; i++) {
     const pi_param_desc *p = &api->params[i];
     void *ptr = (void *)(uintptr_t)argv[i];
@@ -1144,7 +1116,7 @@ static void after_call(const shim_call *c, pi_result r)
     shim_prof_sweep(false, NULL);
     break;
   default:
-    if (blocking_param[id] >= 0 && argv[blocking_param[id]]) {
+    if (pi_api_table[id].blocking >= 0 && argv[pi_api_table[id].blocking]) {
       /* a blocking command on an in-order queue */
       flush_reads(argv[0], c->reads_before, NULL, 0, false);
       shim_prof_sweep(false, NULL);
@@ -1863,7 +1835,6 @@ static void (*const fill_tables[])(struct pi_function_table *) = {
 static void configure(void)
 {
   read_config();
-  index_params();
   pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 

@@ -85,15 +85,6 @@ static prof_event *kept;
 static unsigned nkept, capkept;
 static _Atomic unsigned nkept_hint;
 
-static int event_param_of(pi_api_id id)
-{
-  const pi_api_desc *a = &pi_api_table[id];
-  for (unsigned i = 0; i < a->nparams; i++)
-    if (strcmp(a->params[i].name, "event") == 0)
-      return (int)i;
-  return -1;
-}
-
 static prof_queue *find_queue(pi_queue q)
 {
   for (unsigned i = 0; i < nqueues; i++)
@@ -394,7 +385,7 @@ bool shim_prof_before(shim_prof *p, const shim_call *c, shim_instance *inst, pi_
     break;
   }
   if (c && c->devtime) {
-    int ei = event_param_of(id);
+    int ei = pi_api_table[id].event;
     p->track = true;
     p->ticket = c->ticket;
     p->number = c->number;
@@ -489,7 +480,7 @@ void shim_prof_after(shim_prof *p, shim_instance *inst, pi_api_id id, const uint
   }
   if (!p->track)
     return;
-  int ei = event_param_of(id);
+  int ei = pi_api_table[id].event;
   pi_event ev = NULL;
   if (*r == PI_SUCCESS && ei >= 0 && pass[ei])
     ev = *(pi_event *)(uintptr_t)pass[ei];

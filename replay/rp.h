@@ -121,12 +121,9 @@ int64_t rp_captured_seq(rp_session *s, const pt_call *c, unsigned position);
 
 /* ---- Recorded argument values -------------------------------------------------- */
 
-/* Parameter `name` of api (or one whose name starts with "blocking" when
- * name is "blocking"); -1 if none. */
+/* Parameter `name` of api; -1 if none. (Its blocking flag, queue and
+ * event: api->blocking, ->queue, ->event.) */
 int rp_param(const pi_api_desc *api, const char *name);
-/* The blocking flag / out event parameter of a function (-1: none). */
-int rp_blocking_param(const pi_api_desc *api);
-int rp_event_param(const pi_api_desc *api);
 /* The INFO parameter of an info query, -1 for other functions. */
 int rp_info_param(const pi_api_desc *api);
 /* Whether recorded call c is blocking (no blocking flag: it is). */

@@ -581,7 +581,7 @@ static bool build_out(rp_engine *e, rp_cc *cc, unsigned i, const pt_json *j)
  * application passed none: its data is checked once that event completes. */
 static void own_event(rp_cc *cc)
 {
-  int ev = rp_event_param(cc->api);
+  int ev = cc->api->event;
   if (ev < 0 || cc->argv[ev] || rp_call_blocking(cc->api, cc->c))
     return;
   for (unsigned i = 0; i < cc->api->nparams; i++)

@@ -85,7 +85,7 @@ static int defer_compare(rp_engine *e, rp_cc *cc, unsigned i, unsigned char *buf
   rp_pending pd = {.call = cc->c, .position = i, .due = rp_captured_seq(e->s, cc->c, i),
                    .buf = buf, .want = want, .size = size,
                    .text = rp_call_text(cc->api, cc->argv)};
-  int ev = rp_event_param(cc->api);
+  int ev = cc->api->event;
   if (ev >= 0 && cc->argv[ev] && cc->slot[ev]) {
     pd.event = cc->slot[ev];
     pd.own_event = cc->own_event == ev;

@@ -530,9 +530,8 @@ bool rp_push(void *vec, size_t *n, size_t *cap, size_t elem, const void *item)
 
 int rp_param(const pi_api_desc *api, const char *name)
 {
-  size_t n = strcmp(name, "blocking") == 0 ? 8 : strlen(name) + 1;
   for (unsigned i = 0; i < api->nparams; i++)
-    if (strncmp(api->params[i].name, name, n) == 0)
+    if (strcmp(api->params[i].name, name) == 0)
       return (int)i;
   return -1;
 }
@@ -543,32 +542,18 @@ int64_t rp_arg_int(const pt_call *c, unsigned i, int64_t def)
   return pt_json_int(pt_json_at(c->args, i), def);
 }
 
-/* The blocking flag and event of every function, found once. */
-static int8_t blocking_of[PI_API_COUNT], event_of[PI_API_COUNT], info_of[PI_API_COUNT];
+/* The info parameter of every function, found once. */
+static int8_t info_of[PI_API_COUNT];
 static pthread_once_t params_once = PTHREAD_ONCE_INIT;
 
 static void index_params(void)
 {
   for (uint32_t id = 0; id < PI_API_COUNT; id++) {
-    blocking_of[id] = (int8_t)rp_param(&pi_api_table[id], "blocking");
-    event_of[id] = (int8_t)rp_param(&pi_api_table[id], "event");
     info_of[id] = -1;
     for (unsigned i = pi_api_table[id].nparams; i-- > 0;)
       if (pi_api_table[id].params[i].kind == PI_PK_INFO)
         info_of[id] = (int8_t)i;
   }
-}
-
-int rp_blocking_param(const pi_api_desc *api)
-{
-  pthread_once(&params_once, index_params);
-  return blocking_of[api->id];
-}
-
-int rp_event_param(const pi_api_desc *api)
-{
-  pthread_once(&params_once, index_params);
-  return event_of[api->id];
 }
 
 int rp_info_param(const pi_api_desc *api)
@@ -579,8 +564,7 @@ int rp_info_param(const pi_api_desc *api)
 
 bool rp_call_blocking(const pi_api_desc *api, const pt_call *c)
 {
-  int b = rp_blocking_param(api);
-  return b < 0 || rp_arg_int(c, (unsigned)b, 1) != 0;
+  return api->blocking < 0 || rp_arg_int(c, (unsigned)api->blocking, 1) != 0;
 }
 
 size_t rp_info_ids(const pt_call *c, unsigned i, uint64_t *ids, size_t max)

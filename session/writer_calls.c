@@ -672,11 +672,6 @@ static void write_note(const rec_note *n, uint64_t seq, unsigned idx)
   free(idt.p);
 }
 
-/* The parameters of a function that say whether it blocks (blocking_*),
- * as a mask, found once from the description (out of line: every entry
- * asks). */
-static uint32_t blocking_masks[PI_API_COUNT];
-
 /* Functions whose calls' text costs more to print than to find (an info
  * query's answer, strings): printed by the encoders, where there are
  * processors for them (printing_later). The others (numbers, handles, a
@@ -716,8 +711,6 @@ __attribute__((noinline)) static void find_api_facts(void)
   for (unsigned id = 0; id < PI_API_COUNT; id++)
     for (unsigned i = 0; i < pi_api_table[id].nparams; i++) {
       const pi_param_desc *p = &pi_api_table[id].params[i];
-      if (strncmp(p->name, "blocking", 8) == 0)
-        blocking_masks[id] |= 1u << i;
       switch (p->kind) {
       case PI_PK_INFO: case PI_PK_STRING: case PI_PK_STRINGS: case PI_PK_BINARIES:
       case PI_PK_BLOBS: case PI_PK_PROPERTIES:
@@ -728,13 +721,6 @@ __attribute__((noinline)) static void find_api_facts(void)
       }
     }
   api_facts_found = true;
-}
-
-static inline uint32_t blocking_params(const pi_api_desc *api)
-{
-  if (__builtin_expect(!api_facts_found, 0))
-    find_api_facts();
-  return blocking_masks[api->id];
 }
 
 static inline bool prints_much(const pi_api_desc *api)
@@ -858,13 +844,7 @@ static void process_entry(const rec_entry *e, mring *m)
       s->a = h->a;
   }
   /* Data of a call that may come later (a non-blocking read). */
-  for (uint32_t m = blocking_params(api); m; m &= m - 1)
-    if (e->argv[__builtin_ctz(m)] == 0) {
-      map_slot *s = map_put(&wr.memo, c->ticket);
-      if (s)
-        s->a = c->seq;
-    }
-  if (api->id == PI_API_piextUSMEnqueueMemcpy && e->argv[1] == 0) {
+  if (api->blocking >= 0 && e->argv[api->blocking] == 0) {
     map_slot *s = map_put(&wr.memo, c->ticket);
     if (s)
       s->a = c->seq;

@@ -55,8 +55,28 @@ Test(desc, references_point_at_sensible_parameters)
       if (p->creates)
         cr_assert_neq(p->dir, PI_DIR_IN, "%s.%s creates but is in", a->name,
                       p->name);
+      /* The parameters every reader finds by role: named as pi.api says. */
+      if (strncmp(p->name, "blocking", 8) == 0)
+        cr_assert_eq(a->blocking, (int)i, "%s.%s is not its blocking flag", a->name, p->name);
     }
+    if (a->blocking >= 0)
+      cr_assert(a->params[a->blocking].vt == PI_VT_BOOL && a->params[a->blocking].dir ==
+                PI_DIR_IN, "%s's blocking flag is no bool in", a->name);
+    if (a->queue >= 0)
+      cr_assert(a->params[a->queue].kind == PI_PK_HANDLE &&
+                a->params[a->queue].obj == PI_OBJ_QUEUE, "%s's queue is no queue", a->name);
+    if (a->event >= 0)
+      cr_assert(a->params[a->event].kind == PI_PK_HANDLE &&
+                a->params[a->event].obj == PI_OBJ_EVENT, "%s's event is no event", a->name);
   }
+  /* Spot checks against pi.api. */
+  const pi_api_desc *rd = pi_api_find("piEnqueueMemBufferRead");
+  cr_assert_eq(rd->blocking, 2);
+  cr_assert_eq(rd->queue, 0);
+  cr_assert_eq(rd->event, rd->nparams - 1);
+  const pi_api_desc *qc = pi_api_find("piQueueCreate");
+  cr_assert_eq(qc->blocking, -1);
+  cr_assert_eq(qc->event, -1);
 }
 
 /* The API flags say what a call is; each kind has the shape its users rely
@@ -84,10 +104,7 @@ Test(desc, api_flags_match_the_calls_shape)
     }
     if (a->flags & PI_API_F_DEVICE_COMMAND) {
       seen[3]++;
-      int ev = -1;
-      for (unsigned i = 0; i < a->nparams; i++)
-        if (strcmp(a->params[i].name, "event") == 0)
-          ev = (int)i;
+      int ev = a->event;
       cr_assert(a->nparams >= 2 && a->params[0].kind == PI_PK_HANDLE &&
                     a->params[0].obj == PI_OBJ_QUEUE && a->params[0].dir == PI_DIR_IN,
                 "%s: a device command takes its queue first", a->name);

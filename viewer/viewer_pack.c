@@ -499,10 +499,7 @@ static void data_line(vw_session *s, const pt_call *c, const pi_param_desc *d, u
 /* Whether the call is a command that did not wait (its data came later). */
 static bool nonblocking(const pi_api_desc *api, const pt_call *c)
 {
-  for (unsigned i = 0; i < api->nparams; i++)
-    if (strncmp(api->params[i].name, "blocking", 8) == 0)
-      return vw_arg_int(c, i) == 0;
-  return false;
+  return api->blocking >= 0 && vw_arg_int(c, (unsigned)api->blocking) == 0;
 }
 
 /* When the data of a non-blocking read was captured. */

@@ -842,10 +842,7 @@ void pi_format_call_enter(pi_sbuf *b, const pi_api_desc *api,
 /* Whether a call with a blocking flag was made with it false. */
 static bool non_blocking(const pi_api_desc *api, const uint64_t *argv)
 {
-  for (unsigned i = 0; i < api->nparams; i++)
-    if (strncmp(api->params[i].name, "blocking", 8) == 0)
-      return !argv[i];
-  return false;
+  return api->blocking >= 0 && !argv[api->blocking];
 }
 
 static void format_exit(pi_sbuf *b, const pi_api_desc *api, const uint64_t *argv, pi_result r,

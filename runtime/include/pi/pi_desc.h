@@ -132,6 +132,10 @@ typedef struct pi_api_desc {
   int8_t releases; /* parameter whose object the call releases, or -1 */
   const pi_param_desc *params;
   uint8_t flags; /* PI_API_F_*: what the call is, from pi.api's api flags */
+  /* Parameters found by their names in pi.api, or -1: */
+  int8_t blocking; /* the command's blocking flag (blocking_read, blocking, ...) */
+  int8_t queue;    /* `queue`, else `command_queue` (in, or out where the call makes one) */
+  int8_t event;    /* `event`: a command's event out, the event an event call is about */
 } pi_api_desc;
 
 /* pi_api_desc.flags, from the bare words of pi.api's api lines: */
