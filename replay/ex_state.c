@@ -1155,7 +1155,8 @@ static bool changes(ex *x, const pt_call *c, const ex_buffer *b)
 }
 
 /* A recorded image read of b after the launch: the same read, blocking,
- * its data packed (box_layout checks what the recording says). */
+ * its data packed (box_layout checks what the recording says); where a
+ * data cap kept only its first bytes, a read of each whole row in them. */
 static bool image_read_of(ex *x, const pt_call *c, ex_buffer *b)
 {
   if (c->api != PI_API_piEnqueueMemImageRead || image_of(x, (uint64_t)rp_arg_int(c, 1, 0)) != b)
@@ -1166,9 +1167,31 @@ static bool image_read_of(ex *x, const pt_call *c, ex_buffer *b)
   size_t bo[3] = {o[0], o[1], o[2]}, br[3] = {r[0], r[1], r[2]};
   size_t rp = (size_t)rp_arg_int(c, 5, 0), sp = (size_t)rp_arg_int(c, 6, 0);
   rp_data_status st;
-  unsigned char *d = rp_payload(x->s, c, 7, rp_arg_int(c, 2, 1) ? "out" : "readback", 0, &size,
-                                &st);
+  const char *role = rp_arg_int(c, 2, 1) ? "out" : "readback";
+  unsigned char *d = rp_payload(x->s, c, 7, role, 0, &size, &st);
   bool ok = true;
+  if (!d && !x->shape_only) {
+    /* A data cap kept its first bytes: a read of each whole row in them. */
+    size_t kept, full;
+    d = rp_payload_kept(x->s, c, 7, role, 0, &kept, &full);
+    if (d && box_layout(b, bo, br, &rp, &sp, full)) {
+      size_t row = br[0] * b->es;
+      for (size_t z = 0; ok && z < br[2]; z++)
+        for (size_t y = 0; ok && y < br[1]; y++) {
+          if (z * sp + y * rp + row > kept)
+            continue;
+          /* The row as the recorded read names it: a 1D image array's
+           * images are its rows there, its slices here (box_layout). */
+          size_t ro[3] = {o[0], o[1] + y, o[2] + z}, rr[3] = {r[0], 1, 1};
+          if (b->array1d)
+            ro[1] = o[1] + z, ro[2] = o[2];
+          ok = emit_image_transfer(x, PI_API_piEnqueueMemImageRead, b, ro, rr, 0, 0,
+                                   d + z * sp + y * rp, row, c->start_ns);
+        }
+    }
+    free(d);
+    return ok;
+  }
   if (d && box_layout(b, bo, br, &rp, &sp, size)) {
     size_t row = br[0] * b->es, n = row * br[1] * br[2]; /* within the image */
     unsigned char *packed = malloc(n);

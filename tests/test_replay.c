@@ -1344,6 +1344,34 @@ Test(replay, extract_keeps_the_rows_a_rectangle_read_kept_in_part)
   cr_assert(strstr(out, "3 read-backs verified"), "%s", out);
 }
 
+/* An image read after the launch whose data a cap cut: a read of each
+ * whole row kept (image_app reads C back with a 608-byte row pitch, rows of
+ * 592). It was left out of the repro, which checked nothing. */
+Test(replay, extract_keeps_the_rows_an_image_read_kept_in_part)
+{
+  char *db = record_opencl_app("image_app", "all", NULL), *repro = tu_temp_path(".db"), *out;
+  const char *rd = "(SELECT min(seq) FROM pi_calls WHERE api = 'piEnqueueMemImageRead')";
+  char q[512];
+  snprintf(q, sizeof q, "SELECT json_extract(args, '$[5]') FROM calls WHERE seq = %s", rd);
+  long long pitch = sql_int(db, q);
+  cr_assert_eq(pitch, 37 * 16 + 16);
+  snprintf(q, sizeof q, "UPDATE blobs SET content = substr(content, 1, %lld) WHERE hash = (SELECT "
+           "hash FROM data_rows WHERE seq = %s AND role = 'out')", 2 * pitch + 500, rd);
+  sql(db, q);
+  snprintf(q, sizeof q, "UPDATE data_rows SET stored = %lld WHERE seq = %s AND role = 'out'",
+           2 * pitch + 500, rd);
+  sql(db, q);
+  cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
+  /* Rows 0 and 1 whole; row 2 cut (500 of its 592 bytes kept). */
+  cr_assert_str_eq(sql(repro, "SELECT group_concat(json_extract(args, '$[3]') || '+' || "
+                              "json_extract(args, '$[4]'), ' ') FROM (SELECT args FROM calls "
+                              "WHERE api = (SELECT id FROM pi_api WHERE name = "
+                              "'piEnqueueMemImageRead') ORDER BY seq)"),
+                   "[0,0,0]+[37,1,1] [0,1,0]+[37,1,1]\n");
+  cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "2 read-backs verified"), "%s", out);
+}
+
 /* A release after the launch that leaves the buffer alive (the program
  * retained it before) ends nothing: the reads after it are still the
  * repro's checks. Taken for the buffer's end, it dropped them, and the
