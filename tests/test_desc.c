@@ -245,6 +245,31 @@ Test(decode, arrays_by_their_count_and_bytes_previewed)
   cr_assert_str_eq(fmt_param(PI_API_piKernelSetArg, 3, sa, false), want);
 }
 
+/* Property lists: each key by name, a value as the type pi.api gives its
+ * key (the queue's flags by name, a sampler's modes), else in hex. */
+Test(decode, property_values_by_their_keys_type)
+{
+  pi_queue_properties q[] = {
+      PI_QUEUE_FLAGS, PI_QUEUE_FLAG_PROFILING_ENABLE | PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+      PI_QUEUE_COMPUTE_INDEX, 3, 0};
+  uint64_t qa[4] = {0, 0, (uint64_t)(uintptr_t)q, 0};
+  char want[256];
+  snprintf(want, sizeof want, "%p [ PI_QUEUE_FLAGS = PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE|"
+           "PI_QUEUE_FLAG_PROFILING_ENABLE, PI_QUEUE_COMPUTE_INDEX = 3, 0 ]", (void *)q);
+  cr_assert_str_eq(fmt_param(PI_API_piextQueueCreate, 2, qa, false), want);
+  pi_sampler_properties sp[] = {PI_SAMPLER_PROPERTIES_NORMALIZED_COORDS, 1,
+                                PI_SAMPLER_PROPERTIES_FILTER_MODE,
+                                PI_SAMPLER_FILTER_MODE_LINEAR, 0};
+  uint64_t sa[3] = {0, (uint64_t)(uintptr_t)sp, 0};
+  snprintf(want, sizeof want, "%p [ PI_SAMPLER_PROPERTIES_NORMALIZED_COORDS = true, "
+           "PI_SAMPLER_PROPERTIES_FILTER_MODE = PI_SAMPLER_FILTER_MODE_LINEAR, 0 ]", (void *)sp);
+  cr_assert_str_eq(fmt_param(PI_API_piSamplerCreate, 1, sa, false), want);
+  pi_mem_properties mp[] = {PI_MEM_PROPERTIES_CHANNEL, 0x12, 0};
+  uint64_t ma[6] = {0, 0, 0, 0, 0, (uint64_t)(uintptr_t)mp};
+  snprintf(want, sizeof want, "%p [ PI_MEM_PROPERTIES_CHANNEL = 0x12, 0 ]", (void *)mp);
+  cr_assert_str_eq(fmt_param(PI_API_piMemBufferCreate, 5, ma, false), want);
+}
+
 Test(decode, out_values_only_after_the_call)
 {
   pi_uint32 n = 2;

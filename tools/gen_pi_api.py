@@ -118,13 +118,14 @@ def parse(path):
         if cur is None:
             fail(lineno, "indented line outside a block")
         if isinstance(cur, Enum):
+            # An info query's entry names the type of its answer; a
+            # property key's (enum, flags) may name the type of its value.
             words = line.split()
-            need = 3 if cur.kind == "info" else 2
-            if len(words) != need:
-                fail(lineno, "expected %s" % ("NAME VALUE TYPE" if need == 3
-                                              else "NAME VALUE"))
+            if len(words) != 3 and (cur.kind == "info" or len(words) != 2):
+                fail(lineno, "expected %s" % ("NAME VALUE TYPE" if cur.kind == "info"
+                                              else "NAME VALUE [TYPE]"))
             cur.entries.append((words[0], words[1], parse_int(words[1], lineno),
-                                words[2] if need == 3 else None, lineno))
+                                words[2] if len(words) == 3 else None, lineno))
         else:
             if " : " not in line:
                 fail(lineno, "parameter line needs ' : <C type>'")
@@ -370,11 +371,18 @@ def gen_source(enums, apis):
     o.append("\nconst pi_api_desc pi_api_table[PI_API_COUNT] = {\n")
     for a in sorted(apis, key=lambda a: a.id):
         idx = {p.name: i for i, p in enumerate(a.params)}
-        o.append('  [%d] = {%d, "%s", "%s", %d, %d, %d, params_%s, %s},\n'
+        blocking = [i for i, p in enumerate(a.params) if p.name.startswith("blocking")]
+        if len(blocking) > 1:
+            sys.exit("pi.api: %s has %d blocking flags; pi_api_desc.blocking holds one"
+                     % (a.name, len(blocking)))
+        o.append('  [%d] = {%d, "%s", "%s", %d, %d, %d, params_%s, %s, %d, %d, %d},\n'
                  % (a.id, a.id, a.name, a.group, len(a.params),
                     idx.get(a.attrs.get("retains"), -1),
                     idx.get(a.attrs.get("releases"), -1), a.name,
-                    " | ".join(API_FLAGS[f] for f in a.flags) or "0"))
+                    " | ".join(API_FLAGS[f] for f in a.flags) or "0",
+                    blocking[0] if blocking else -1,
+                    idx.get("queue", idx.get("command_queue", -1)),
+                    idx.get("event", -1)))
     o.append("};\n\n")
     o.append("pi_result pi_api_invoke(const struct pi_function_table *t, "
              "pi_api_id id, const uint64_t *a)\n{\n  switch (id) {\n")

@@ -482,13 +482,21 @@ static void format_props(pi_sbuf *b, const pi_enum_desc *keys, const void *p,
   for (unsigned i = 0; i < 2 * MAX_ELEMS; i += 2) {
     int64_t k = load_scalar(c + i * elem, elem, false);
     if (k == 0) {
-      pi_sbuf_puts(b, " 0 ]");
+      pi_sbuf_puts(b, i ? ", 0 ]" : " 0 ]");
       return;
     }
     int64_t v = load_scalar(c + (i + 1) * elem, elem, false);
     pi_sbuf_puts(b, i ? ", " : " ");
     pi_format_enum(b, keys, k);
-    pi_sbuf_printf(b, " = 0x%llx", (unsigned long long)v);
+    /* A key that pi.api gives a value type (PI_QUEUE_FLAGS: the queue's
+     * flags) shows its value as one; any other in hex. */
+    const pi_enum_entry *e = pi_enum_lookup(keys, k);
+    if (e && e->vt && e->vt != PI_VT_HANDLE && e->vt != PI_VT_PROPS && !e->is_array) {
+      pi_sbuf_puts(b, " = ");
+      pi_format_value(b, e->vt, e->obj, e->en, &v, sizeof v, false);
+    } else {
+      pi_sbuf_printf(b, " = 0x%llx", (unsigned long long)v);
+    }
   }
   pi_sbuf_puts(b, " ... ]");
 }

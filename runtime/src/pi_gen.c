@@ -638,10 +638,10 @@ static const pi_enum_entry en_pi_device_exec_capabilities_entries[] = {
 static const pi_enum_desc en_pi_device_exec_capabilities = {"pi_device_exec_capabilities", 1, 0, 8, 0, 4, en_pi_device_exec_capabilities_entries};
 
 static const pi_enum_entry en_pi_sampler_properties_entries[] = {
-  {"PI_SAMPLER_PROPERTIES_NORMALIZED_COORDS", 4434, 0, 0, 0, 0},
-  {"PI_SAMPLER_PROPERTIES_ADDRESSING_MODE", 4435, 0, 0, 0, 0},
-  {"PI_SAMPLER_PROPERTIES_FILTER_MODE", 4436, 0, 0, 0, 0},
-  {"PI_SAMPLER_PROPERTIES_MIP_FILTER_MODE", 4437, 0, 0, 0, 0},
+  {"PI_SAMPLER_PROPERTIES_NORMALIZED_COORDS", 4434, PI_VT_BOOL, 0, PI_OBJ_NONE, 0},
+  {"PI_SAMPLER_PROPERTIES_ADDRESSING_MODE", 4435, PI_VT_ENUM, 0, PI_OBJ_NONE, &en_pi_sampler_addressing_mode},
+  {"PI_SAMPLER_PROPERTIES_FILTER_MODE", 4436, PI_VT_ENUM, 0, PI_OBJ_NONE, &en_pi_sampler_filter_mode},
+  {"PI_SAMPLER_PROPERTIES_MIP_FILTER_MODE", 4437, PI_VT_ENUM, 0, PI_OBJ_NONE, &en_pi_sampler_filter_mode},
 };
 static const pi_enum_desc en_pi_sampler_properties = {"pi_sampler_properties", 0, 0, 8, 0, 4, en_pi_sampler_properties_entries};
 
@@ -704,8 +704,8 @@ static const pi_enum_entry en_pi_usm_mem_properties_entries[] = {
 static const pi_enum_desc en_pi_usm_mem_properties = {"pi_usm_mem_properties", 0, 0, 8, 0, 6, en_pi_usm_mem_properties_entries};
 
 static const pi_enum_entry en_pi_queue_properties_entries[] = {
-  {"PI_QUEUE_FLAGS", (int64_t)0xffffffffffffffffULL, 0, 0, 0, 0},
-  {"PI_QUEUE_COMPUTE_INDEX", (int64_t)0xfffffffffffffffeULL, 0, 0, 0, 0},
+  {"PI_QUEUE_FLAGS", (int64_t)0xffffffffffffffffULL, PI_VT_FLAGS, 0, PI_OBJ_NONE, &en_pi_queue_properties},
+  {"PI_QUEUE_COMPUTE_INDEX", (int64_t)0xfffffffffffffffeULL, PI_VT_U32, 0, PI_OBJ_NONE, 0},
   {"PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE", 1, 0, 0, 0, 0},
   {"PI_QUEUE_FLAG_PROFILING_ENABLE", 2, 0, 0, 0, 0},
   {"PI_QUEUE_FLAG_ON_DEVICE", 4, 0, 0, 0, 0},
