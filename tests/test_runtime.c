@@ -63,6 +63,28 @@ Test(discovery, unreadable_config_is_a_clear_error)
   cr_assert(strstr(out, "SYCL_PI_CONFIG=/tmp cannot be read (Is a directory)"), "%s", out);
 }
 
+/* A config that names no plugin (empty, or comments only) says so; it
+ * said only that no plugin could be loaded, as if each had been tried.
+ * An empty target= is said, not taken as no target. */
+Test(discovery, a_config_without_plugins_says_so)
+{
+  char *cfg = config("# no plugin here\n\n");
+  const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), NULL};
+  char *out;
+  cr_assert_eq(tu_run(use_device, env, &out), 2, "%s", out);
+  char want[512];
+  snprintf(want, sizeof want, "SYCL_PI_CONFIG=%s names no plugin (a line is: library [backend] "
+           "[key=value ...]); add one or unset SYCL_PI_CONFIG", cfg);
+  cr_assert(strstr(out, want), "%s", out);
+  unlink(cfg);
+  cfg = config("libpi_opencl.so opencl target=\n");
+  const char *tenv[] = {env_kv("SYCL_PI_CONFIG", cfg), "SYCL_PI_TRACE=1", POCL, NULL};
+  cr_assert_eq(tu_run(use_device, tenv, &out), 0, "%s", out);
+  cr_assert(strstr(out, ":1: 'target=' names no plugin (target=libpi_opencl.so records that "
+                        "plugin); ignored"), "%s", out);
+  unlink(cfg);
+}
+
 Test(discovery, a_plugin_named_twice_is_bound_once)
 {
   /* By its name and by its path: one library either way, whose
@@ -177,7 +199,9 @@ Test(handshake, null_entry_is_reported_unsupported_and_never_called)
 
 Test(handshake, no_plugin_at_all_is_a_clear_error)
 {
-  char *cfg = config("# nothing\n");
+  /* Every plugin named fails to load (a config naming none says so:
+   * discovery::a_config_without_plugins_says_so). */
+  char *cfg = config("libpi_does_not_exist.so\n");
   const char *env[] = {env_kv("SYCL_PI_CONFIG", cfg), NULL};
   char *out;
   int st = tu_run(use_device, env, &out);

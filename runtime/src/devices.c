@@ -37,8 +37,9 @@ static bool parse_term(char *s, filter_term *t, bool *blank, char *err, size_t e
   t->type = 0;
   t->num = -1;
   *blank = true;
-  char whole[128];
-  snprintf(whole, sizeof whole, "%s", s);
+  char whole[128]; /* the term as given, for messages; a longer one ends in "..." */
+  if (snprintf(whole, sizeof whole, "%s", s) >= (int)sizeof whole)
+    memcpy(whole + sizeof whole - 4, "...", 4);
   /* Each of backend, type and number at most once, three parts in all:
    * "gpu:cpu" took the last (the CPU, for a term asking for a GPU), four
    * parts and "1:2" were taken too. */
@@ -200,8 +201,10 @@ static void add_platform_devices(pirt_global *g, struct pirt_plugin *pl,
   pi_uint32 n = 0;
   pi_result r = pirt_call_piDevicesGet(pl, plat, PI_DEVICE_TYPE_ALL, 0, NULL, &n);
   if (r != PI_SUCCESS || n == 0) {
-    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s: a platform has no devices (%s)",
-               pl->name, pi_result_name(r));
+    char *name = query_string(pl, NULL, plat, PI_PLATFORM_INFO_NAME);
+    pirt_trace(PIRT_TRACE_BASIC, "Plugin %s: platform '%s' has no devices (%s)", pl->name,
+               name && *name ? name : "(unnamed)", pi_result_name(r));
+    free(name);
     return;
   }
   pi_device *devs = calloc(n, sizeof *devs);

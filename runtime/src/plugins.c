@@ -383,8 +383,11 @@ bool pirt_config_parse_line(char *line, const char *file, unsigned lineno,
       snprintf(out->lib, sizeof out->lib, "%s", w);
     else if (words == 1 && !strchr(w, '='))
       snprintf(out->backend, sizeof out->backend, "%s", w);
-    else if (strncmp(w, "target=", 7) == 0) /* the shim's: record PLUGIN */
+    else if (strncmp(w, "target=", 7) == 0 && w[7]) /* the shim's: record PLUGIN */
       snprintf(out->target, sizeof out->target, "%s", w + 7);
+    else if (strncmp(w, "target=", 7) == 0)
+      pirt_trace(PIRT_TRACE_BASIC, "%s:%u: 'target=' names no plugin (target=libpi_opencl.so "
+                 "records that plugin); ignored", file, lineno);
     else if (strchr(w, '=') && w[0] != '=') {
       int n = snprintf(out->options + used, sizeof out->options - used, "%s%s",
                        used ? " " : "", w);
@@ -400,9 +403,11 @@ bool pirt_config_parse_line(char *line, const char *file, unsigned lineno,
 }
 
 /* Reads the config file; false when it cannot be read. A line is
- * "library [backend] [key=value ...]" (see the top of the file). */
-static bool load_config(pirt_global *g, const char *file)
+ * "library [backend] [key=value ...]" (see the top of the file); *lines:
+ * how many name a plugin. */
+static bool load_config(pirt_global *g, const char *file, unsigned *lines)
 {
+  *lines = 0;
   FILE *f = fopen(file, "re");
   if (!f)
     return false;
@@ -422,6 +427,7 @@ static bool load_config(pirt_global *g, const char *file)
     lineno++;
     if (!pirt_config_parse_line(line, file, lineno, c))
       continue;
+    ++*lines;
     pirt_backend b = c->backend[0] ? pirt_backend_from_name(c->backend) : PIRT_BACKEND_UNKNOWN;
     if (c->backend[0] && b == PIRT_BACKEND_UNKNOWN) {
       pirt_trace(PIRT_TRACE_BASIC, "%s:%u: unknown backend '%s' (use opencl, "
@@ -471,7 +477,8 @@ void pirt_plugins_load(void)
       snprintf(g->problem, sizeof g->problem, "SYCL_PI_REPLAY is set but the replay "
                "plugin libpi_replay.so cannot be loaded (SYCL_PI_TRACE=1 says why)");
   } else if (cfg && *cfg) {
-    if (!load_config(g, cfg)) {
+    unsigned lines;
+    if (!load_config(g, cfg, &lines)) {
       snprintf(g->problem, sizeof g->problem, "SYCL_PI_CONFIG=%s cannot be "
                "read (%s); fix the path or unset SYCL_PI_CONFIG", cfg,
                strerror(errno));
@@ -479,11 +486,15 @@ void pirt_plugins_load(void)
       fprintf(stderr, "pitrace: %s\n", g->problem);
       return;
     }
+    if (!lines)
+      snprintf(g->problem, sizeof g->problem, "SYCL_PI_CONFIG=%s names no plugin (a line "
+               "is: library [backend] [key=value ...]); add one or unset SYCL_PI_CONFIG", cfg);
   } else {
     char dir[PATH_MAX], file[PATH_MAX + 64];
     bool have = runtime_dir(dir, sizeof dir);
     snprintf(file, sizeof file, "%s/../etc/pitrace/plugins.conf", dir);
-    if (!have || !load_config(g, file)) {
+    unsigned lines;
+    if (!have || !load_config(g, file, &lines)) {
       pirt_trace(PIRT_TRACE_BASIC, "No plugins config (SYCL_PI_CONFIG unset, "
                  "no %s); using the built-in list", have ? file : "default");
       for (size_t i = 0; i < sizeof builtin_plugins / sizeof *builtin_plugins; i++) {
