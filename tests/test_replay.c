@@ -1317,6 +1317,37 @@ Test(replay, extract_follows_rectangle_writes_copies_and_reads)
   cr_assert(strstr(out, "piEnqueueMemBufferWriteRect, whose data was not recorded"), "%s", out);
 }
 
+/* Argument `arg` of the call at seq (an SQL expression). */
+static long long arg_at(const char *db, const char *seq, int arg)
+{
+  char q[512];
+  snprintf(q, sizeof q, "SELECT json_extract(args, '$[%d]') FROM calls WHERE seq = %s", arg, seq);
+  return sql_int(db, q);
+}
+
+/* Cuts the stored 'out' data of the call at seq to its first `kept`
+ * bytes, as SYCL_PI_RECORD_DATA_CAP keeps them. */
+static void keep_first_bytes(const char *db, const char *seq, long long kept)
+{
+  char q[512];
+  snprintf(q, sizeof q, "UPDATE blobs SET content = substr(content, 1, %lld) WHERE hash = (SELECT "
+           "hash FROM data_rows WHERE seq = %s AND role = 'out')", kept, seq);
+  sql(db, q);
+  snprintf(q, sizeof q, "UPDATE data_rows SET stored = %lld WHERE seq = %s AND role = 'out'",
+           kept, seq);
+  sql(db, q);
+}
+
+/* The regions of the repro's calls of `api`, "origin+region" each. */
+static char *regions_of(const char *repro, const char *api)
+{
+  char q[512];
+  snprintf(q, sizeof q, "SELECT group_concat(json_extract(args, '$[3]') || '+' || "
+           "json_extract(args, '$[4]'), ' ') FROM (SELECT args FROM calls WHERE api = (SELECT id "
+           "FROM pi_api WHERE name = '%s') ORDER BY seq)", api);
+  return sql(repro, q);
+}
+
 /* A rectangle read after the launch kept only in part (a data cap): the
  * repro reads the rows whose bytes were kept, no longer nothing. rect_app's
  * read puts its 4 rows at host rows 1 to 4; kept here: host rows 0 to 2. */
@@ -1324,22 +1355,11 @@ Test(replay, extract_keeps_the_rows_a_rectangle_read_kept_in_part)
 {
   char *db = record_opencl_app("rect_app", "all", NULL), *repro = tu_temp_path(".db"), *out;
   const char *rect = "(SELECT seq FROM pi_calls WHERE api = 'piEnqueueMemBufferReadRect')";
-  char q[512];
-  snprintf(q, sizeof q, "SELECT json_extract(args, '$[8]') FROM calls WHERE seq = %s", rect);
-  long long hrow = sql_int(db, q);
+  long long hrow = arg_at(db, rect, 8); /* the host row pitch */
   cr_assert_gt(hrow, 32);
-  snprintf(q, sizeof q, "UPDATE blobs SET content = substr(content, 1, %lld) WHERE hash = (SELECT "
-           "hash FROM data_rows WHERE seq = %s AND role = 'out')", 3 * hrow, rect);
-  sql(db, q);
-  snprintf(q, sizeof q, "UPDATE data_rows SET stored = %lld WHERE seq = %s AND role = 'out'",
-           3 * hrow, rect);
-  sql(db, q);
+  keep_first_bytes(db, rect, 3 * hrow);
   cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
-  cr_assert_str_eq(sql(repro, "SELECT group_concat(json_extract(args, '$[3]') || '+' || "
-                              "json_extract(args, '$[4]'), ' ') FROM (SELECT args FROM calls "
-                              "WHERE api = (SELECT id FROM pi_api WHERE name = "
-                              "'piEnqueueMemBufferRead') ORDER BY seq)"),
-                   "428+28 524+28 0+96\n");
+  cr_assert_str_eq(regions_of(repro, "piEnqueueMemBufferRead"), "428+28 524+28 0+96\n");
   cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
   cr_assert(strstr(out, "3 read-backs verified"), "%s", out);
 }
@@ -1351,22 +1371,11 @@ Test(replay, extract_keeps_the_rows_an_image_read_kept_in_part)
 {
   char *db = record_opencl_app("image_app", "all", NULL), *repro = tu_temp_path(".db"), *out;
   const char *rd = "(SELECT min(seq) FROM pi_calls WHERE api = 'piEnqueueMemImageRead')";
-  char q[512];
-  snprintf(q, sizeof q, "SELECT json_extract(args, '$[5]') FROM calls WHERE seq = %s", rd);
-  long long pitch = sql_int(db, q);
-  cr_assert_eq(pitch, 37 * 16 + 16);
-  snprintf(q, sizeof q, "UPDATE blobs SET content = substr(content, 1, %lld) WHERE hash = (SELECT "
-           "hash FROM data_rows WHERE seq = %s AND role = 'out')", 2 * pitch + 500, rd);
-  sql(db, q);
-  snprintf(q, sizeof q, "UPDATE data_rows SET stored = %lld WHERE seq = %s AND role = 'out'",
-           2 * pitch + 500, rd);
-  sql(db, q);
-  cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
   /* Rows 0 and 1 whole; row 2 cut (500 of its 592 bytes kept). */
-  cr_assert_str_eq(sql(repro, "SELECT group_concat(json_extract(args, '$[3]') || '+' || "
-                              "json_extract(args, '$[4]'), ' ') FROM (SELECT args FROM calls "
-                              "WHERE api = (SELECT id FROM pi_api WHERE name = "
-                              "'piEnqueueMemImageRead') ORDER BY seq)"),
+  cr_assert_eq(arg_at(db, rd, 5), 608); /* the row pitch */
+  keep_first_bytes(db, rd, 2 * 608 + 500);
+  cr_assert_eq(extract(db, "1", repro, &out), 0, "%s", out);
+  cr_assert_str_eq(regions_of(repro, "piEnqueueMemImageRead"),
                    "[0,0,0]+[37,1,1] [0,1,0]+[37,1,1]\n");
   cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%s", out);
   cr_assert(strstr(out, "2 read-backs verified"), "%s", out);
