@@ -88,6 +88,8 @@ typedef struct thread_rec {
   rec_entry *forming;     /* the entry whose items it copies now (settle_forming) */
   rec_item *forming_item; /* the item it copies now, the forming_n-th */
   uint32_t forming_n;
+  uint8_t capturing_inst;     /* the instance of the call whose data it looks at now */
+  const shim_call *capturing; /* that call (api and argv set), before its entry exists */
   uint32_t gen; /* the session_gen its ring is of */
 } thread_rec;
 static __thread thread_rec me __attribute__((tls_model("initial-exec")));
@@ -1384,7 +1386,12 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
   const pi_api_desc *api = &pi_api_table[id];
   captures cap;
   cap.n = 0;
+  c->api = api;
+  c->argv = argv;
+  me.capturing_inst = (uint8_t)(inst - shim_instances);
+  me.capturing = c;
   capture_in(api, argv, &cap);
+  me.capturing = NULL;
   void *frames[SHIM_MAX_FRAMES + 2];
   int nframes = 0;
   if (shim_cfg.backtrace) {
@@ -1424,8 +1431,6 @@ bool shim_begin(shim_call *c, shim_instance *inst, pi_api_id id, const uint64_t 
     e->h.flags |= REC_F_DEVTIME;
     c->devtime = true;
   }
-  c->api = api;
-  c->argv = argv;
   e->t0 = shim_stamp_after_loads();
   commit_at(&e->h, e->t0);
   c->ticket = e->h.ticket;
@@ -1653,17 +1658,37 @@ static void keep_in_front(size_t k)
 /* The runtime's trace writes its buffered blocks (async-signal-safe). */
 static void (*_Atomic crash_hook)(void);
 
-/* A call given memory at a bad address (host data at 0x40) faults in its
- * entry's copy of those bytes, before the entry is committed: the session
- * lost the crashing call. The entry is committed here, the item being
- * copied kept as none of its bytes (a heap item's body: the token 0 with
- * size 0, as a copy that failed), the items after it left out. */
+/* A call given memory at a bad address (host data at 0x40, a string or
+ * property list at one) faults in the shim as it looks at or copies that
+ * data, before the call's entry is committed: the session lost the
+ * crashing call. The entry is committed here: where the fault came
+ * before it was made (capture_in), with the arguments alone, if the
+ * thread's ring has the room at once; where it came in the copy of an
+ * item, with that item kept as none of its bytes (a heap item's body: the
+ * token 0 with size 0, as a copy that failed) and the items after it
+ * left out. */
 static void settle_forming(int sig, const siginfo_t *info)
 {
   rec_entry *e = me.forming;
+  const shim_call *c = me.capturing;
   me.forming = NULL;
-  if (!e || (sig != SIGSEGV && sig != SIGBUS) || !info || info->si_code <= 0)
+  me.capturing = NULL;
+  if ((!e && !c) || (sig != SIGSEGV && sig != SIGBUS) || !info || info->si_code <= 0)
     return;
+  if (!e) {
+    if (!me.ring || !(e = reserve(sizeof(rec_entry) + c->api->nparams * sizeof(uint64_t))))
+      return;
+    e->h.type = REC_ENTRY;
+    e->h.api = (uint8_t)c->api->id;
+    e->h.instance = me.capturing_inst;
+    e->thread = me.ring->thread_index;
+    e->nitems = e->nframes = 0;
+    for (unsigned i = 0; i < c->api->nparams; i++)
+      e->argv[i] = c->argv[i];
+    e->t0 = shim_stamp();
+    commit_at(&e->h, e->t0);
+    return;
+  }
   rec_item *it = me.forming_item;
   /* An inline item's body is its bytes padded to 8: 8 at least for the
    * one byte the fault shows it had. */

@@ -134,13 +134,13 @@ Test(record, crash_keeps_every_call_and_the_entry_of_the_crashing_one)
   cr_assert_str_eq(last, "piContextCreate no result\n");
 }
 
-/* A call given host data at a bad address: the recorder's copy of the
- * bytes faulted before the entry was committed (a payload kept in the
- * ring), or the payload file's write failed and turned the file off for
- * the session before the copy into memory faulted (a large one): either
- * way the session lost the crashing call. Its entry is kept now, with none
- * of the bytes. */
-static void check_bad_host_data(const char *how, const char *size)
+/* A call given memory at a bad address: the recorder faulted before the
+ * entry was committed, reading the call's data (a property list) or
+ * copying it (host data kept in the ring), or the payload file's write
+ * failed and turned the file off for the session before the copy into
+ * memory faulted (a large one): either way the session lost the crashing
+ * call. Its entry is kept now, with none of the bytes. */
+static void check_bad_address(const char *how, const char *api, const char *size)
 {
   char *db = tu_temp_path(".db");
   const char *argv[] = {PITRACE_BIN_DIR "/trace_end", how, "3", NULL};
@@ -150,9 +150,14 @@ static void check_bad_host_data(const char *how, const char *size)
   cr_assert_str_eq(tu_db_lines(db, "SELECT ended || ' ' || signal FROM sessions"), "signal 11\n");
   char *last = tu_db_lines(db, "SELECT api || ' ' || coalesce(result, 'no result') FROM "
                             "pi_calls ORDER BY seq DESC LIMIT 1");
-  cr_assert_str_eq(last, "piMemBufferCreate no result\n");
-  char want[64];
-  snprintf(want, sizeof want, "0 %s\n", size);
+  char want[128];
+  snprintf(want, sizeof want, "%s no result\n", api);
+  cr_assert_str_eq(last, want);
+  /* The bytes: none stored of the call's size (no data row without an item). */
+  if (size)
+    snprintf(want, sizeof want, "0 %s\n", size);
+  else
+    want[0] = 0;
   cr_assert_str_eq(tu_db_lines(db, "SELECT stored || ' ' || size FROM data WHERE seq = "
                                    "(SELECT max(seq) FROM calls)"),
                    want);
@@ -161,12 +166,17 @@ static void check_bad_host_data(const char *how, const char *size)
 
 Test(record, a_fault_copying_a_calls_bytes_keeps_its_entry)
 {
-  check_bad_host_data("badhost", "4096");
+  check_bad_address("badhost", "piMemBufferCreate", "4096");
 }
 
 Test(record, a_bad_address_for_a_payload_file_copy_keeps_the_entry)
 {
-  check_bad_host_data("badbig", "1048576");
+  check_bad_address("badbig", "piMemBufferCreate", "1048576");
+}
+
+Test(record, a_fault_reading_a_calls_property_list_keeps_its_entry)
+{
+  check_bad_address("badprops", "piextQueueCreate", NULL);
 }
 
 Test(record, crash_after_n_calls_keeps_all_of_them)

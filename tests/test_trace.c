@@ -548,6 +548,20 @@ Test(trace, a_fault_reading_a_calls_bytes_keeps_its_entry_on_stdout)
   check_badhost_entry(out);
 }
 
+/* The same for a property list at a bad address: the entry as far as the
+ * list, said unreadable. */
+Test(trace, a_fault_reading_a_calls_property_list_keeps_its_entry)
+{
+  int st;
+  char *t = run_trace_end("badprops", 3, &st);
+  cr_assert_eq(st, 128 + SIGSEGV, "status %d", st);
+  const char *last = strstr(t, "---> piextQueueCreate(");
+  cr_assert(last, "the crashing call's entry is missing:\n%s", t);
+  cr_assert(strstr(last, "\tpi_queue_properties * properties : 0x40 [ <unreadable: the process "
+                         "faulted reading this>\n"),
+            "%s", last);
+}
+
 /* A write cut short (here by a file size limit the trace did not know of,
  * as by a full disk) is taken back: the file ends with a whole block. It
  * ended inside one, where the write stopped (at 100000 bytes). */

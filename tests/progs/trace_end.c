@@ -10,6 +10,8 @@
  *   trace_end badhost N   N device queries, then a buffer made from host data
  *                         at an invalid address: SIGSEGV as the bytes are read
  *   trace_end badbig N    the same with 1 MiB (the recorder's payload file)
+ *   trace_end badprops N  N device queries, then a queue made through PI with
+ *                         its property list at an invalid address
  *   trace_end fsize N     a file size limit of 100000 bytes set after the
  *                         first call (the trace does not know it), then N
  *                         device queries; returns
@@ -40,6 +42,7 @@
 #include <unistd.h>
 
 #include "pirt.h"
+#include "pirt_pi.h"
 
 static atomic_int alarms;
 static void count_alarm(int sig)
@@ -87,14 +90,14 @@ static int queries(int n)
 
 int main(int argc, char **argv)
 {
-  const char *modes[] = {"exit",   "crash",   "abort",    "badhost",  "badbig",
-                         "fsize",  "alarms",  "forkkill", "exitbusy", "exitinfo"};
+  const char *modes[] = {"exit",     "crash",  "abort",  "badhost",  "badbig",   "badprops",
+                         "fsize",    "alarms", "forkkill", "exitbusy", "exitinfo"};
   bool known = false;
   for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof *modes; i++)
     known |= strcmp(argv[1], modes[i]) == 0;
   if (!known) {
-    fprintf(stderr, "usage: trace_end exit|crash|abort|badhost|badbig|fsize|alarms|"
-                    "forkkill|exitbusy|exitinfo N\n");
+    fprintf(stderr, "usage: trace_end exit|crash|abort|badhost|badbig|badprops|fsize|"
+                    "alarms|forkkill|exitbusy|exitinfo N\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -148,6 +151,19 @@ int main(int argc, char **argv)
     _exit(7);
   if (strcmp(argv[1], "abort") == 0)
     abort();
+  if (strcmp(argv[1], "badprops") == 0) {
+    const pirt_plugin *pl;
+    pi_platform plat;
+    pi_device d;
+    pi_context c;
+    pi_queue q;
+    if (pirt_device_plugin(dev, &pl, &plat, &d, NULL) != PI_SUCCESS ||
+        pirt_piContextCreate(pl, NULL, 1, &d, NULL, NULL, &c) != PI_SUCCESS)
+      return 2;
+    /* The trace, the recorder and the plugin read the list here. */
+    pirt_piextQueueCreate(pl, c, d, (pi_queue_properties *)(uintptr_t)64, &q);
+    return 0;
+  }
   if (strncmp(argv[1], "bad", 3) == 0) {
     pirt_context *ctx;
     pirt_buffer *buf;
