@@ -311,6 +311,9 @@ Test(viewer, show_puts_notes_before_the_call_they_belong_to)
   note = strstr(out, "# Link decision: kernel 'convolution'");
   cr_assert(note, "%s", out);
   cr_assert(strstr(strchr(note, '\n'), " piclProgramCreateWithSource("), "%s", note);
+  /* A property's value as the type pi.api gives its key (hex before). */
+  cr_assert(strstr(out, "piextQueueCreate(context#") && strstr(out, ", [PI_QUEUE_FLAGS=0, 0], "),
+            "%s", out);
 }
 
 /* A program made from its binary passes no metadata (NULL): show printed

@@ -159,7 +159,8 @@ static void put_number(pi_sbuf *b, const vw_textopt *o, uint8_t vt, const pi_enu
   }
 }
 
-/* A 0-terminated property list: [KEY=0xVALUE, ..., 0]. */
+/* A 0-terminated property list: [KEY=VALUE, ..., 0], each value as its
+ * key's type (pi_format_prop_value). */
 static void put_props(pi_sbuf *b, const vw_textopt *o, const pi_param_desc *p,
                       const pt_json *j)
 {
@@ -173,7 +174,8 @@ static void put_props(pi_sbuf *b, const vw_textopt *o, const pi_param_desc *p,
       break;
     }
     pi_format_enum(b, p->en, key);
-    pi_sbuf_printf(b, "=0x%llx", (unsigned long long)pt_json_int(pt_json_at(j, k + 1), 0));
+    pi_sbuf_put(b, "=", 1);
+    pi_format_prop_value(b, p->en, key, pt_json_int(pt_json_at(j, k + 1), 0));
   }
   pi_sbuf_put(b, "]", 1);
 }

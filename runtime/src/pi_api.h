@@ -122,6 +122,9 @@ void pi_format_value(pi_sbuf *b, uint8_t vt, uint8_t obj,
 
 /* Appends an enumerator name, or flags as A|B|0x.. */
 void pi_format_enum(pi_sbuf *b, const pi_enum_desc *en, int64_t v);
+/* The value v of property `key` of a list whose keys are `keys`: as the
+ * type pi.api gives the key (PI_QUEUE_FLAGS: the queue's flags), else hex. */
+void pi_format_prop_value(pi_sbuf *b, const pi_enum_desc *keys, int64_t key, int64_t v);
 
 /* The DPC++-shaped SYCL_PI_TRACE=2 blocks: "---> piXxx(" with one line per
  * argument, and ") ---> \tpi_result : NAME" with the [out] lines. `tag`,

@@ -471,6 +471,15 @@ static void format_elem(pi_sbuf *b, uint8_t vt, uint8_t obj,
 }
 
 /* A 0-terminated key/value property list. */
+void pi_format_prop_value(pi_sbuf *b, const pi_enum_desc *keys, int64_t key, int64_t v)
+{
+  const pi_enum_entry *e = pi_enum_lookup(keys, key);
+  if (e && e->vt && e->vt != PI_VT_HANDLE && e->vt != PI_VT_PROPS && !e->is_array)
+    pi_format_value(b, e->vt, e->obj, e->en, &v, sizeof v, false);
+  else
+    pi_sbuf_printf(b, "0x%llx", (unsigned long long)v);
+}
+
 static void format_props(pi_sbuf *b, const pi_enum_desc *keys, const void *p,
                          size_t elem)
 {
@@ -488,15 +497,8 @@ static void format_props(pi_sbuf *b, const pi_enum_desc *keys, const void *p,
     int64_t v = load_scalar(c + (i + 1) * elem, elem, false);
     pi_sbuf_puts(b, i ? ", " : " ");
     pi_format_enum(b, keys, k);
-    /* A key that pi.api gives a value type (PI_QUEUE_FLAGS: the queue's
-     * flags) shows its value as one; any other in hex. */
-    const pi_enum_entry *e = pi_enum_lookup(keys, k);
-    if (e && e->vt && e->vt != PI_VT_HANDLE && e->vt != PI_VT_PROPS && !e->is_array) {
-      pi_sbuf_puts(b, " = ");
-      pi_format_value(b, e->vt, e->obj, e->en, &v, sizeof v, false);
-    } else {
-      pi_sbuf_printf(b, " = 0x%llx", (unsigned long long)v);
-    }
+    pi_sbuf_puts(b, " = ");
+    pi_format_prop_value(b, keys, k, v);
   }
   pi_sbuf_puts(b, " ... ]");
 }
