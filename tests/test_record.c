@@ -140,7 +140,7 @@ Test(record, crash_keeps_every_call_and_the_entry_of_the_crashing_one)
  * failed and turned the file off for the session before the copy into
  * memory faulted (a large one): either way the session lost the crashing
  * call. Its entry is kept now, with none of the bytes. */
-static void check_bad_address(const char *how, const char *api, const char *size)
+static char *check_bad_address(const char *how, const char *api, const char *size)
 {
   char *db = tu_temp_path(".db");
   const char *argv[] = {PITRACE_BIN_DIR "/trace_end", how, "3", NULL};
@@ -162,6 +162,7 @@ static void check_bad_address(const char *how, const char *api, const char *size
                                    "(SELECT max(seq) FROM calls)"),
                    want);
   cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  return db;
 }
 
 Test(record, a_fault_copying_a_calls_bytes_keeps_its_entry)
@@ -176,7 +177,14 @@ Test(record, a_bad_address_for_a_payload_file_copy_keeps_the_entry)
 
 Test(record, a_fault_reading_a_calls_property_list_keeps_its_entry)
 {
-  check_bad_address("badprops", "piextQueueCreate", NULL);
+  char *db = check_bad_address("badprops", "piextQueueCreate", NULL), *out;
+  /* The list unread is said so, not shown empty ("[ 0 ]", "[]"). */
+  const char *show[] = {BIN "/pitrace", "show", "--api", "piextQueueCreate", db, NULL};
+  cr_assert_eq(tu_run(show, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "\tpi_queue_properties * properties : ptr [ not recorded ]\n"), "%s", out);
+  const char *compact[] = {BIN "/pitrace", "show", "--compact", db, NULL};
+  cr_assert_eq(tu_run(compact, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "piextQueueCreate(context#3, device#2, (not recorded), ->_)"), "%s", out);
 }
 
 Test(record, crash_after_n_calls_keeps_all_of_them)

@@ -164,6 +164,10 @@ static void put_number(pi_sbuf *b, const vw_textopt *o, uint8_t vt, const pi_enu
 static void put_props(pi_sbuf *b, const vw_textopt *o, const pi_param_desc *p,
                       const pt_json *j)
 {
+  if (j->n == 0) { /* not even its 0: not read (viewer_pack.c) */
+    pi_sbuf_puts(b, "(not recorded)");
+    return;
+  }
   pi_sbuf_put(b, "[", 1);
   for (uint32_t k = 0, shown = 0; k < j->n; k += 2, shown++) {
     if (shown)

@@ -290,6 +290,11 @@ static uint64_t pack_in(vw_pack *p, vw_session *s, const pt_call *c, const pi_pa
   case PI_PK_ARRAY:
     return numbers(p, j, elem_width(d->vt, d->en), 0);
   case PI_PK_PROPS:
+    /* A list always has its 0 at the end, which the recorder keeps: none
+     * at all is a list the recorder could not read (salvage of another
+     * process's heap, a fault at a bad address), not an empty one. */
+    if (j && j->type == PJ_ARRAY && j->n == 0)
+      return (uint64_t)(uintptr_t)scratch(p, MIN_ELEMS * 8, "not recorded");
     return numbers(p, j, 8, 0);
   case PI_PK_STRING:
     return j && j->type == PJ_STRING ? (uint64_t)(uintptr_t)scratch_str(p, j->u.s) : 0;
