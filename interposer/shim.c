@@ -1661,9 +1661,9 @@ static void (*_Atomic crash_hook)(void);
 /* A call given memory at a bad address (host data at 0x40, a string or
  * property list at one) faults in the shim as it looks at or copies that
  * data, before the call's entry is committed: the session lost the
- * crashing call. The entry is committed here: where the fault came
- * before it was made (capture_in), with the arguments alone, if the
- * thread's ring has the room at once; where it came in the copy of an
+ * crashing call. The entry is committed here: where the fault came before
+ * it was made (capture_in), with the arguments alone, where the thread has
+ * a ring (its room taken as any call's); where it came in the copy of an
  * item, with that item kept as none of its bytes (a heap item's body: the
  * token 0 with size 0, as a copy that failed) and the items after it
  * left out. */
@@ -1674,6 +1674,11 @@ static void settle_forming(int sig, const siginfo_t *info)
   me.forming = NULL;
   me.capturing = NULL;
   if ((!e && !c) || (sig != SIGSEGV && sig != SIGBUS) || !info || info->si_code <= 0)
+    return;
+  /* Not a fault of the ring itself (a SIGBUS of its file): writing into
+   * it here would fault again inside this handler. */
+  const unsigned char *at = info->si_addr;
+  if (me.ring && at >= me.ring->buf && at < me.ring->buf + me.ring->cap)
     return;
   if (!e) {
     if (!me.ring || !(e = reserve(sizeof(rec_entry) + c->api->nparams * sizeof(uint64_t))))
