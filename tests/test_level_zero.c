@@ -756,6 +756,57 @@ Test(runtime, spec_constants_reach_module_creation_through_the_program_manager)
   pirt_unregister_images(&pm_desc);
 }
 
+/* Long compile options (many -D defines): the program cache's key held
+ * only about 300 bytes, so the options were cut off there, and with them
+ * the native spec-constant values that follow them in the key (written
+ * past its end, too): a launch with another value hit the program built
+ * with the first one. */
+Test(runtime, long_options_do_not_hide_spec_values_from_the_cache)
+{
+  static char long_opts[600];
+  size_t w = 0;
+  for (int i = 0; w + 16 < sizeof long_opts; i++)
+    w += (size_t)snprintf(long_opts + w, sizeof long_opts - w, "-DPAD%d=1 ", i);
+  const struct kdecl kd[] = {{"spec_kernel", 1}};
+  size_t size = make_spirv(pm_spirv, 128, kd, 1);
+  static struct pi_device_binary_struct bin;
+  static struct pi_device_binaries_struct desc;
+  bin = (struct pi_device_binary_struct){
+      PI_DEVICE_BINARY_VERSION, PI_DEVICE_BINARY_OFFLOAD_KIND_SYCL,
+      PI_DEVICE_BINARY_TYPE_SPIRV, __SYCL_PI_DEVICE_BINARY_TARGET_SPIRV64, long_opts,
+      "", NULL, NULL, (const unsigned char *)pm_spirv,
+      (const unsigned char *)pm_spirv + size, pm_entries, pm_entries + 1, spec_sets,
+      spec_sets + 1};
+  desc = (struct pi_device_binaries_struct){PI_DEVICE_BINARIES_VERSION, 1, &bin, NULL,
+                                            NULL};
+  pirt_register_images(&desc);
+  pirt_bundle *bundle;
+  TRY(pirt_bundle_create(rctx, &bundle));
+  int32_t a = 42;
+  TRY(pirt_bundle_set_spec_constant(bundle, "sc_a", &a, sizeof a));
+  pirt_kernel *k;
+  TRY(pirt_bundle_get_kernel(bundle, "spec_kernel", &k));
+  void *d;
+  TRY(pirt_usm_alloc(rctx, PIRT_USM_DEVICE, 16, 0, &d));
+  TRY(pirt_kernel_set_usm(k, 0, d));
+  size_t one = 1;
+  int32_t other = 7;
+  pirt_spec_value v = {"sc_a", &other, sizeof other};
+  TRY(pirt_launch_spec(rq, k, 1, &one, NULL, 1, &v, 0, NULL, NULL));
+  TRY(pirt_queue_finish(rq));
+  char *log = zlog();
+  const char *m1 = line_with(log, NULL, "zeModuleCreate", "kernels=spec_kernel/1", NULL);
+  cr_assert(m1, "%s", log);
+  cr_assert(line_with(m1, m1, "constants=1 [3=0x2a]", NULL), "%s", log);
+  const char *m2 = line_with(log, strchr(m1, '\n') + 1, "zeModuleCreate", NULL);
+  cr_assert(m2, "the launch's value hit the program of the bundle's: %s", log);
+  cr_assert(line_with(m2, m2, "constants=1 [3=0x7]", NULL), "%s", log);
+  TRY(pirt_usm_free(rctx, d));
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_bundle_release(bundle));
+  pirt_unregister_images(&desc);
+}
+
 /* ---- The plugin's table, directly ---------------------------------------------------- */
 
 TestSuite(direct, .init = direct, .fini = direct_fini, .timeout = 60);

@@ -664,8 +664,10 @@ static pi_result get_program(pirt_context *c, const char *kernel, pm_image **set
                              pi_program *out)
 {
   struct pirt_device *dev = c->device;
-  /* The key: device, images, options, native values. */
-  size_t cap = 256 + nset * 32;
+  /* The key: device, images, options, native values (sized for all of
+   * them: a key cut short would hide the values after the options). */
+  size_t cap = 256 + nset * 32 + strlen(opts(set[0]->bin->CompileOptions)) +
+               strlen(opts(set[0]->bin->LinkOptions));
   for (size_t i = 0; native && i < nv; i++)
     cap += strlen(v[i].id) + 2 * v[i].size + 4;
   char *key = malloc(cap);
