@@ -11,6 +11,7 @@
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <malloc.h>
 
 #include "pirt.h"
 #include "testutil.h"
@@ -300,4 +301,109 @@ Test(program, unregistering_unknown_images_is_harmless)
   pirt_unregister_images(&none);
   pirt_unregister_images(NULL);
   cr_assert_eq(kernel_value("k_plain"), 0);
+}
+
+/* ---- Images made here --------------------------------------------------------- */
+
+/* One OpenCL C image: a kernel (or none), a symbol it exports and one it
+ * imports (or NULL), and, with `spec`, one int spec constant "id_heap"
+ * (numeric ID 0, default 11) passed as the kernel's argument 1. */
+typedef struct {
+  const char *src, *kernel, *exports, *imports;
+  bool spec;
+} made_image;
+
+typedef struct {
+  struct pi_device_binaries_struct desc;
+  struct pi_device_binary_struct bins[4];
+  struct _pi_offload_entry_struct entries[4];
+  struct _pi_device_binary_property_set_struct sets[4][5];
+  struct _pi_device_binary_property_struct props[4][5];
+} made_desc;
+
+static uint32_t heap_desc[3] = {0, 0, 4};
+static int32_t heap_default = 11;
+
+/* The descriptor lies in the heap, in no module: its images come last in
+ * the search order. */
+static made_desc *make_images(const made_image *im, unsigned n)
+{
+  made_desc *d = calloc(1, sizeof *d);
+  cr_assert(d && n <= 4);
+  for (unsigned i = 0; i < n; i++) {
+    size_t ns = 0;
+    struct _pi_device_binary_property_set_struct *s = d->sets[i];
+    struct _pi_device_binary_property_struct *p = d->props[i];
+    if (im[i].exports) {
+      p[ns] = (struct _pi_device_binary_property_struct){(char *)im[i].exports, NULL,
+                                                          PI_PROPERTY_TYPE_UINT32, 1};
+      s[ns] = (struct _pi_device_binary_property_set_struct){
+          __SYCL_PI_PROPERTY_SET_SYCL_EXPORTED_SYMBOLS, &p[ns], &p[ns] + 1};
+      ns++;
+    }
+    if (im[i].imports) {
+      p[ns] = (struct _pi_device_binary_property_struct){(char *)im[i].imports, NULL,
+                                                          PI_PROPERTY_TYPE_UINT32, 1};
+      s[ns] = (struct _pi_device_binary_property_set_struct){
+          __SYCL_PI_PROPERTY_SET_SYCL_IMPORTED_SYMBOLS, &p[ns], &p[ns] + 1};
+      ns++;
+    }
+    if (im[i].spec) {
+      p[ns] = (struct _pi_device_binary_property_struct){
+          "id_heap", heap_desc, PI_PROPERTY_TYPE_BYTE_ARRAY, sizeof heap_desc};
+      s[ns] = (struct _pi_device_binary_property_set_struct){
+          __SYCL_PI_PROPERTY_SET_SPEC_CONST_MAP, &p[ns], &p[ns] + 1};
+      ns++;
+      p[ns] = (struct _pi_device_binary_property_struct){
+          "all", &heap_default, PI_PROPERTY_TYPE_BYTE_ARRAY, sizeof heap_default};
+      s[ns] = (struct _pi_device_binary_property_set_struct){
+          __SYCL_PI_PROPERTY_SET_SPEC_CONST_DEFAULT_VALUES_MAP, &p[ns], &p[ns] + 1};
+      ns++;
+      p[ns] = (struct _pi_device_binary_property_struct){(char *)im[i].kernel, NULL,
+                                                          PI_PROPERTY_TYPE_UINT32, 1};
+      s[ns] = (struct _pi_device_binary_property_set_struct){
+          __SYCL_PI_PROPERTY_SET_SPEC_CONST_KERNEL_ARG, &p[ns], &p[ns] + 1};
+      ns++;
+    }
+    d->entries[i] = (struct _pi_offload_entry_struct){NULL, (char *)im[i].kernel, 0, 0, 0};
+    d->bins[i] = (struct pi_device_binary_struct){
+        PI_DEVICE_BINARY_VERSION, PI_DEVICE_BINARY_OFFLOAD_KIND_SYCL,
+        PI_DEVICE_BINARY_TYPE_OPENCL_C, __SYCL_PI_DEVICE_BINARY_TARGET_OPENCL_C, "", "",
+        NULL, NULL, (const unsigned char *)im[i].src,
+        (const unsigned char *)im[i].src + strlen(im[i].src), &d->entries[i],
+        &d->entries[i] + (im[i].kernel ? 1 : 0), s, s + ns};
+  }
+  d->desc = (struct pi_device_binaries_struct){PI_DEVICE_BINARIES_VERSION, (uint16_t)n,
+                                               d->bins, NULL, NULL};
+  pirt_register_images(&d->desc);
+  return d;
+}
+
+static void drop_images(made_desc *d)
+{
+  pirt_unregister_images(&d->desc);
+  free(d);
+}
+
+/* A kernel keeps its image set across a change of the registry (a library
+ * opened with dlopen): the index it pointed into was freed and rebuilt,
+ * and its next launch read its spec-constant layout from freed memory.
+ * M_PERTURB makes glibc fill freed memory, so such a read cannot pass. */
+Test(program, a_kernel_outlives_a_change_of_the_registry)
+{
+  mallopt(M_PERTURB, 0x5a);
+  made_image im = {"__kernel void k_heap(__global int *o, __global const int *sc) "
+                   "{ o[0] = sc[0]; }", "k_heap", NULL, NULL, true};
+  made_desc *d = make_images(&im, 1);
+  int32_t five = 5;
+  TRY(pirt_bundle_set_spec_constant(bundle, "id_heap", &five, sizeof five));
+  pirt_kernel *k;
+  TRY(pirt_bundle_get_kernel(bundle, "k_heap", &k));
+  void *late = dlopen(PITRACE_LIB_DIR "/liblate.so", RTLD_NOW | RTLD_LOCAL);
+  cr_assert(late, "%s", dlerror());
+  cr_assert_eq(kernel_value("k_plain"), 0); /* the index is built again */
+  cr_assert_eq(run_int_kernel(k), 5);
+  TRY(pirt_kernel_release(k));
+  dlclose(late);
+  drop_images(d);
 }

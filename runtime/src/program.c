@@ -375,6 +375,8 @@ typedef struct recorded_arg {
 struct pm_kernel {
   pirt_bundle *bundle;
   pm_image **set;      /* the image set, the kernel's own image first */
+  pm_image *own;       /* what set points to: copies, as the index is freed
+                          when the registry changes (a dlopen) */
   size_t nset;
   bool native;         /* spec constants go to the program */
   int spec_arg;        /* emulated buffer's argument index, or -1 */
@@ -862,6 +864,23 @@ static int spec_arg_of(const pm_image *im, const char *kernel)
   return -1;
 }
 
+/* Copies of the set's images for a kernel, and the set pointed at them:
+ * the index they come from is freed when the registry changes (a dlopen),
+ * while the kernel lives on. The copies keep what builds and spec
+ * constants read (the binary, label, property sets, the number of
+ * imports), not the name lists. NULL when out of memory. */
+static pm_image *own_images(pm_image **set, size_t nset)
+{
+  pm_image *own = malloc(nset * sizeof *own);
+  for (size_t i = 0; own && i < nset; i++) {
+    own[i] = *set[i];
+    own[i].kernels = own[i].exports = own[i].imports = NULL;
+    own[i].nkernels = own[i].nexports = 0;
+    set[i] = &own[i];
+  }
+  return own;
+}
+
 pi_result pirt_bundle_get_kernel(pirt_bundle *b, const char *name, pirt_kernel **out)
 {
   if (!b || !name || !out)
@@ -875,6 +894,9 @@ pi_result pirt_bundle_get_kernel(pirt_bundle *b, const char *name, pirt_kernel *
   pi_result r = collect_images(c, name, &set, &nset);
   pirt_kernel *k = NULL;
   struct pm_kernel *pm = NULL;
+  pm_image *own = NULL;
+  if (r == PI_SUCCESS && !(own = own_images(set, nset)))
+    r = pirt_fail(PI_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   if (r == PI_SUCCESS)
     r = check_values(name, set, nset, b->values, b->nvalues);
   bool native = r == PI_SUCCESS && set[0]->bin->Format == PI_DEVICE_BINARY_TYPE_SPIRV;
@@ -898,6 +920,7 @@ pi_result pirt_bundle_get_kernel(pirt_bundle *b, const char *name, pirt_kernel *
     free(k);
     free(pm);
     free(set);
+    free(own);
     pthread_mutex_unlock(&pm_lock);
     return r;
   }
@@ -906,6 +929,7 @@ pi_result pirt_bundle_get_kernel(pirt_bundle *b, const char *name, pirt_kernel *
   pm->bundle = b;
   pm->set = set;
   pm->nset = nset;
+  pm->own = own;
   pm->native = native;
   pm->spec_arg = native ? -1 : spec_arg_of(set[0], name);
   for (size_t i = 0; native && i < b->nvalues; i++)
@@ -949,6 +973,7 @@ void pm_kernel_free(pirt_kernel *k)
     free(pm->args[i].bytes);
   free(pm->args);
   free(pm->set);
+  free(pm->own);
   free(pm->spec_content);
   free_values(pm->native_values, pm->nnative);
   free(pm);
