@@ -393,6 +393,11 @@ Test(lifetime, images_register_before_main_and_unregister_after_shutdown)
   cr_assert(ran && down && unreg, "%s", out);
   cr_assert(ran < down && down < unreg, "the library unregistered before the "
             "runtime's shutdown, so this test checks nothing:\n%s", out);
+  /* A bundle used after the shutdown says so (it said that no image held
+   * the kernel, having built an index of the emptied registry). */
+  const char *late = strstr(out, "after shutdown: PI_ERROR_UNINITIALIZED: ");
+  cr_assert(late && down < late, "%s", out);
+  cr_assert(strstr(late, "has shut down"), "%s", out);
 }
 
 /* A thread that used the runtime and ends only after the runtime's library

@@ -389,11 +389,24 @@ struct pm_kernel {
   size_t spec_size;
 };
 
+/* Once the runtime has shut down its registry is emptied and its devices
+ * freed: a bundle's calls then say so, rather than that no image holds the
+ * kernel, and read no device (names in notes and messages). */
+static pi_result usable(const char *fn)
+{
+  if (PIRT_LIKELY(pirt_global_get() != NULL))
+    return PI_SUCCESS;
+  return pirt_fail(PI_ERROR_UNINITIALIZED, "%s: the pitrace runtime has shut down (the "
+                   "program is exiting); no kernel can be built or launched", fn);
+}
+
 pi_result pirt_bundle_create(pirt_context *c, pirt_bundle **out)
 {
   if (!c || !out)
     return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_bundle_create: context and "
                      "bundle must not be NULL");
+  if (usable("pirt_bundle_create") != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pirt_bundle *b = calloc(1, sizeof *b);
   if (!b)
     return pirt_fail(PI_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
@@ -886,6 +899,8 @@ pi_result pirt_bundle_get_kernel(pirt_bundle *b, const char *name, pirt_kernel *
   if (!b || !name || !out)
     return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_bundle_get_kernel: bundle, name "
                      "and kernel must not be NULL");
+  if (usable("pirt_bundle_get_kernel") != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   pirt_context *c = b->context;
   pthread_mutex_lock(&pm_lock);
   refresh_index();
@@ -1119,6 +1134,8 @@ static pi_result use_emulated_values(pirt_kernel *k, const spec_value *v, size_t
 pi_result pm_prepare_launch(pirt_kernel *k, unsigned nvalues, const pirt_spec_value *values)
 {
   struct pm_kernel *pm = k->pm;
+  if (usable("pirt_launch") != PI_SUCCESS)
+    return PI_ERROR_UNINITIALIZED;
   spec_value *v = NULL;
   size_t n = 0;
   pi_result r = PI_SUCCESS;

@@ -5,19 +5,32 @@
  * library after the runtime: its images register before main, and
  * unregister after the runtime has shut down. Both must be harmless; the
  * library's destructor prints when it has unregistered.
+ *
+ * That destructor also calls back here, after the shutdown: a bundle then
+ * gets no kernel, and the message says the runtime has shut down.
  */
 #include <stdio.h>
 
 #include "pirt.h"
 
 int unreg_late_host(void);
+void unreg_late_call_at_exit(void (*fn)(void));
+
+static pirt_bundle *b;
+
+static void after_shutdown(void)
+{
+  pirt_kernel *k;
+  pi_result r = pirt_bundle_get_kernel(b, "k_plain", &k);
+  printf("after shutdown: %s: %s\n", pirt_result_name(r), pirt_error_message());
+  fflush(stdout);
+}
 
 int main(void)
 {
   pirt_device *dev;
   pirt_context *ctx;
   pirt_queue *q;
-  pirt_bundle *b;
   pirt_kernel *k;
   pirt_buffer *buf;
   int out[4] = {0};
@@ -32,6 +45,7 @@ int main(void)
     printf("late_unregister: %s\n", pirt_error_message());
     return 2;
   }
+  unreg_late_call_at_exit(after_shutdown);
   printf("late_unregister: kernel from the library's image wrote %d %d %d %d\n",
          out[0], out[1], out[2], out[3]);
   return out[3] == 6 ? 0 : 1;
