@@ -407,3 +407,23 @@ Test(program, a_kernel_outlives_a_change_of_the_registry)
   dlclose(late);
   drop_images(d);
 }
+
+/* A library closed and another opened at the same address (a reload of a
+ * rebuilt library) puts new images where the old ones were: the program
+ * cache, keyed by the images' addresses, gave the old library's program
+ * for the new one's kernel. Here the image changes in place between its
+ * unregistration and a new registration. */
+Test(program, an_image_registered_again_is_built_again)
+{
+  made_image im = {"__kernel void k_reload(__global int *o) { o[0] = 1; }", "k_reload",
+                   NULL, NULL, false};
+  made_desc *d = make_images(&im, 1);
+  cr_assert_eq(kernel_value("k_reload"), 1);
+  pirt_unregister_images(&d->desc);
+  static const char v2[] = "__kernel void k_reload(__global int *o) { o[0] = 2; }";
+  d->bins[0].BinaryStart = (const unsigned char *)v2;
+  d->bins[0].BinaryEnd = (const unsigned char *)v2 + strlen(v2);
+  pirt_register_images(&d->desc);
+  cr_assert_eq(kernel_value("k_reload"), 2, "the program of the first image was used");
+  drop_images(d);
+}

@@ -18,8 +18,9 @@
  * against the exporting images (also chosen per device by the plugin),
  * transitively. One image with no imports is built with piProgramBuild;
  * otherwise each image is compiled (piProgramCompile) and all are linked
- * (piProgramLink). Programs are cached by device, the ordered image set, the
- * native spec-constant values and the options.
+ * (piProgramLink). Programs are cached by device, the ordered image set
+ * (each image by address and registration), the native spec-constant
+ * values and the options.
  *
  * Spec constants: a bundle keeps values by symbolic ID. With a SPIR-V image
  * the values are native (piextProgramSetSpecializationConstant per leaf, at
@@ -33,6 +34,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -681,7 +683,7 @@ static pi_result get_program(pirt_context *c, const char *kernel, pm_image **set
   struct pirt_device *dev = c->device;
   /* The key: device, images, options, native values (sized for all of
    * them: a key cut short would hide the values after the options). */
-  size_t cap = 256 + nset * 32 + strlen(opts(set[0]->bin->CompileOptions)) +
+  size_t cap = 256 + nset * 56 + strlen(opts(set[0]->bin->CompileOptions)) +
                strlen(opts(set[0]->bin->LinkOptions));
   for (size_t i = 0; native && i < nv; i++)
     cap += strlen(v[i].id) + 2 * v[i].size + 4;
@@ -692,7 +694,10 @@ static pi_result get_program(pirt_context *c, const char *kernel, pm_image **set
   char labels[512] = "";
   size_t lw = 0;
   for (size_t i = 0; i < nset; i++) {
-    w += (size_t)snprintf(key + w, cap - w, "|%p", (void *)set[i]->bin);
+    /* The image's address and its registration: a library closed and
+     * another opened at the same address registers other images there. */
+    w += (size_t)snprintf(key + w, cap - w, "|%p@%" PRIu64, (void *)set[i]->bin,
+                          set[i]->order);
     if (lw < sizeof labels - 40)
       lw += (size_t)snprintf(labels + lw, sizeof labels - lw, "%s%s", i ? ", " : "",
                              set[i]->label);
