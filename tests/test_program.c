@@ -427,3 +427,18 @@ Test(program, an_image_registered_again_is_built_again)
   cr_assert_eq(kernel_value("k_reload"), 2, "the program of the first image was used");
   drop_images(d);
 }
+
+/* Seed 000: "__" declarations (the "__spirv_" operations) are no imports.
+ * An image whose only imports are such is self-contained and is built
+ * directly: it went through piProgramCompile and piProgramLink. */
+Test(program, an_image_importing_only_builtins_is_built_directly)
+{
+  made_image im = {"__kernel void k_builtins(__global int *o) { o[0] = 3; }",
+                   "k_builtins", NULL, "__spirv_BuiltInGlobalInvocationId", false};
+  made_desc *d = make_images(&im, 1);
+  cr_assert_eq(kernel_value("k_builtins"), 3);
+  char *t = (pirt_trace_flush(), tu_read_file(trace));
+  cr_assert(strstr(t, "has no imports: piProgramBuild"), "%s", t);
+  cr_assert_null(strstr(t, "---> piProgramLink("), "a link step without imports");
+  drop_images(d);
+}

@@ -16,9 +16,9 @@
  * Building a kernel for a device: the images holding the kernel go to the
  * plugin's piextDeviceSelectBinary; the chosen image's imports are resolved
  * against the exporting images (also chosen per device by the plugin),
- * transitively. One image with no imports is built with piProgramBuild;
- * otherwise each image is compiled (piProgramCompile) and all are linked
- * (piProgramLink). Programs are cached by device, the ordered image set
+ * transitively. One image with no imports (but "__" ones) is built with
+ * piProgramBuild; otherwise each image is compiled (piProgramCompile) and
+ * all are linked (piProgramLink). Programs are cached by device, the ordered image set
  * (each image by address and registration), the native spec-constant
  * values and the options.
  *
@@ -96,6 +96,7 @@ typedef struct pm_image {
   uint64_t order;
   const char **kernels, **exports, **imports;
   size_t nkernels, nexports, nimports;
+  size_t nneeded;   /* imports that need a link: those not "__"-prefixed */
   pi_device_binary_property_set spec_map, spec_defaults, spec_args;
 } pm_image;
 
@@ -187,6 +188,9 @@ static const char *exe_name(void)
   return path;
 }
 
+/* Seed 000: "__"-prefixed (and so "__spirv_") declarations are no imports. */
+static bool is_import(const char *s) { return s && strncmp(s, "__", 2) != 0; }
+
 /* Rebuilds the index when the registry changed (under pm_lock). */
 static void refresh_index(void)
 {
@@ -221,6 +225,8 @@ static void refresh_index(void)
                               &im->nexports);
       im->imports = set_names(find_set(im->bin, __SYCL_PI_PROPERTY_SET_SYCL_IMPORTED_SYMBOLS),
                               &im->nimports);
+      for (size_t j = 0; im->imports && j < im->nimports; j++)
+        im->nneeded += is_import(im->imports[j]);
       im->spec_map = find_set(im->bin, __SYCL_PI_PROPERTY_SET_SPEC_CONST_MAP);
       im->spec_defaults = find_set(im->bin, __SYCL_PI_PROPERTY_SET_SPEC_CONST_DEFAULT_VALUES_MAP);
       im->spec_args = find_set(im->bin, __SYCL_PI_PROPERTY_SET_SPEC_CONST_KERNEL_ARG);
@@ -239,8 +245,6 @@ static bool contains(const char **v, size_t n, const char *s)
   return false;
 }
 
-/* Seed 000: "__"-prefixed (and so "__spirv_") declarations are no imports. */
-static bool is_import(const char *s) { return s && strncmp(s, "__", 2) != 0; }
 
 /* ---- Notes -------------------------------------------------------------------------- */
 
@@ -725,7 +729,7 @@ static pi_result get_program(pirt_context *c, const char *kernel, pm_image **set
   struct pirt_plugin *pl = c->plugin;
   pi_program prog = NULL;
   pi_result r;
-  if (nset == 1 && set[0]->nimports == 0) {
+  if (nset == 1 && set[0]->nneeded == 0) {
     note(PIRT_NOTE_LINK, kernel, dev, NULL, set[0]->label,
          "Link decision: kernel '%s' on \"%s\": image %s has no imports: "
          "piProgramBuild with options '%s'", kernel, dev->name ? dev->name : "?",
@@ -886,14 +890,14 @@ static int spec_arg_of(const pm_image *im, const char *kernel)
  * the index they come from is freed when the registry changes (a dlopen),
  * while the kernel lives on. The copies keep what builds and spec
  * constants read (the binary, label, property sets, the number of
- * imports), not the name lists. NULL when out of memory. */
+ * imports that need a link), not the name lists. NULL when out of memory. */
 static pm_image *own_images(pm_image **set, size_t nset)
 {
   pm_image *own = malloc(nset * sizeof *own);
   for (size_t i = 0; own && i < nset; i++) {
     own[i] = *set[i];
     own[i].kernels = own[i].exports = own[i].imports = NULL;
-    own[i].nkernels = own[i].nexports = 0;
+    own[i].nkernels = own[i].nexports = own[i].nimports = 0;
     set[i] = &own[i];
   }
   return own;
