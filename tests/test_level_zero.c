@@ -807,6 +807,39 @@ Test(runtime, long_options_do_not_hide_spec_values_from_the_cache)
   pirt_unregister_images(&desc);
 }
 
+/* A bundle value for a spec constant the kernel does not declare (another
+ * kernel's) took part in the kernel's program key: setting it built the
+ * kernel again, the same module, at its next launch. */
+Test(runtime, other_kernels_values_do_not_rebuild_a_kernel)
+{
+  register_spec_images();
+  pirt_bundle *bundle;
+  TRY(pirt_bundle_create(rctx, &bundle));
+  int32_t a = 42, other = 1;
+  TRY(pirt_bundle_set_spec_constant(bundle, "sc_a", &a, sizeof a));
+  TRY(pirt_bundle_set_spec_constant(bundle, "sc_of_another_kernel", &other, sizeof other));
+  pirt_kernel *k;
+  TRY(pirt_bundle_get_kernel(bundle, "spec_kernel", &k));
+  void *d;
+  TRY(pirt_usm_alloc(rctx, PIRT_USM_DEVICE, 16, 0, &d));
+  TRY(pirt_kernel_set_usm(k, 0, d));
+  size_t one = 1;
+  TRY(pirt_launch(rq, k, 1, &one, NULL, 0, NULL, NULL));
+  other = 2;
+  TRY(pirt_bundle_set_spec_constant(bundle, "sc_of_another_kernel", &other, sizeof other));
+  TRY(pirt_launch(rq, k, 1, &one, NULL, 0, NULL, NULL));
+  pirt_spec_value v = {"sc_of_another_kernel", &other, sizeof other};
+  TRY(pirt_launch_spec(rq, k, 1, &one, NULL, 1, &v, 0, NULL, NULL));
+  TRY(pirt_queue_finish(rq));
+  char *log = zlog();
+  cr_assert_eq(count_lines_with(log, "zeModuleCreate"), 1, "%s", log);
+  cr_assert_eq(count_lines_with(log, "launch kernel=spec_kernel"), 3, "%s", log);
+  TRY(pirt_usm_free(rctx, d));
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_bundle_release(bundle));
+  pirt_unregister_images(&pm_desc);
+}
+
 /* ---- The plugin's table, directly ---------------------------------------------------- */
 
 TestSuite(direct, .init = direct, .fini = direct_fini, .timeout = 60);

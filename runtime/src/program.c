@@ -534,6 +534,30 @@ static pi_result check_values(const char *kernel, pm_image **set, size_t nset,
   return PI_SUCCESS;
 }
 
+/* A copy of the values of the spec constants the set declares: the others
+ * (a bundle's values for its other kernels) neither reach its program nor
+ * tell its programs apart. */
+static pi_result declared_values(pm_image **set, size_t nset, const spec_value *v,
+                                 size_t n, spec_value **out, size_t *nout)
+{
+  *out = NULL;
+  *nout = 0;
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t *d;
+    size_t nd;
+    if (!spec_owner(set, nset, v[i].id, &d, &nd))
+      continue;
+    pi_result r = set_value(out, nout, v[i].id, v[i].bytes, v[i].size);
+    if (r != PI_SUCCESS) {
+      free_values(*out, *nout);
+      *out = NULL;
+      *nout = 0;
+      return r;
+    }
+  }
+  return PI_SUCCESS;
+}
+
 static void hex(char *out, size_t outn, const unsigned char *b, size_t n)
 {
   size_t w = 0;
@@ -925,8 +949,12 @@ pi_result pirt_bundle_get_kernel(pirt_bundle *b, const char *name, pirt_kernel *
     r = check_values(name, set, nset, b->values, b->nvalues);
   bool native = r == PI_SUCCESS && set[0]->bin->Format == PI_DEVICE_BINARY_TYPE_SPIRV;
   pi_program prog = NULL;
+  spec_value *nv = NULL; /* native: the values the program holds */
+  size_t nnv = 0;
+  if (r == PI_SUCCESS && native)
+    r = declared_values(set, nset, b->values, b->nvalues, &nv, &nnv);
   if (r == PI_SUCCESS)
-    r = get_program(c, name, set, nset, native, b->values, b->nvalues, &prog);
+    r = get_program(c, name, set, nset, native, nv, nnv, &prog);
   if (r == PI_SUCCESS) {
     k = calloc(1, sizeof *k);
     pm = calloc(1, sizeof *pm);
@@ -945,6 +973,7 @@ pi_result pirt_bundle_get_kernel(pirt_bundle *b, const char *name, pirt_kernel *
     free(pm);
     free(set);
     free(own);
+    free_values(nv, nnv);
     pthread_mutex_unlock(&pm_lock);
     return r;
   }
@@ -956,9 +985,8 @@ pi_result pirt_bundle_get_kernel(pirt_bundle *b, const char *name, pirt_kernel *
   pm->own = own;
   pm->native = native;
   pm->spec_arg = native ? -1 : spec_arg_of(set[0], name);
-  for (size_t i = 0; native && i < b->nvalues; i++)
-    set_value(&pm->native_values, &pm->nnative, b->values[i].id, b->values[i].bytes,
-              b->values[i].size);
+  pm->native_values = nv;
+  pm->nnative = nnv;
   pthread_mutex_unlock(&pm_lock);
   *out = k;
   return PI_SUCCESS;
@@ -1161,8 +1189,16 @@ pi_result pm_prepare_launch(pirt_kernel *k, unsigned nvalues, const pirt_spec_va
   pthread_mutex_lock(&pm_lock);
   if (r == PI_SUCCESS)
     r = check_values(k->name, pm->set, pm->nset, v, n);
-  if (r == PI_SUCCESS)
-    r = pm->native ? use_native_values(k, v, n) : use_emulated_values(k, v, n);
+  if (r == PI_SUCCESS && pm->native) {
+    spec_value *dv;
+    size_t ndv;
+    r = declared_values(pm->set, pm->nset, v, n, &dv, &ndv);
+    if (r == PI_SUCCESS)
+      r = use_native_values(k, dv, ndv);
+    free_values(dv, ndv);
+  } else if (r == PI_SUCCESS) {
+    r = use_emulated_values(k, v, n);
+  }
   pthread_mutex_unlock(&pm_lock);
   free_values(v, n);
   return r;
