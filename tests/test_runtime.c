@@ -9,6 +9,7 @@
  */
 #include <criterion/criterion.h>
 
+#include "pirt.h"
 #include "testutil.h"
 
 #define BIN PITRACE_BIN_DIR
@@ -315,6 +316,23 @@ Test(filter, a_blank_term_allows_nothing)
   const char *env[] = {"SYCL_DEVICE_FILTER=,", POCL, NULL};
   cr_assert_eq(tu_run(use_device, env, &out), 2, "%s", out);
   cr_assert(strstr(out, "SYCL_DEVICE_FILTER=, is malformed: it names no device"), "%s", out);
+}
+
+/* pirt_device_select's own filter, malformed, is said to be so also when
+ * no device is left to match it (it said "no device matches"). */
+Test(filter, a_malformed_selection_filter_is_named_without_devices)
+{
+  setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/pocl.icd", 1);
+  setenv("SYCL_DEVICE_FILTER", "cuda:acc:7", 1); /* no such device here */
+  size_t n = 1;
+  cr_assert_eq(pirt_device_count(&n), PI_SUCCESS, "%s", pirt_error_message());
+  cr_assert_eq(n, 0);
+  pirt_device *d;
+  cr_assert_eq(pirt_device_select("gpu:cpu", &d), PI_ERROR_INVALID_VALUE, "%s",
+               pirt_error_message());
+  cr_assert(strstr(pirt_error_message(), "device filter 'gpu:cpu' is malformed: 'gpu:cpu' "
+                                         "names two device types"), "%s",
+            pirt_error_message());
 }
 
 Test(filter, malformed_filter_names_the_bad_part)

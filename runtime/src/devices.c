@@ -398,16 +398,18 @@ pi_result pirt_device_select(const char *filter, pirt_device **device)
       return pirt_fail(PI_ERROR_INVALID_VALUE, "SYCL_BE=%s is not a backend: "
                        "use PI_OPENCL, PI_LEVEL_ZERO or PI_CUDA", be_env);
   }
+  /* Checked apart from the devices: with none left it was "no device
+   * matches", for a filter that cannot match anything. */
+  char err[256] = "";
+  struct pirt_device probe = {0};
+  if (pirt_filter_allows(filter, &probe, err, sizeof err) < 0)
+    return pirt_fail(PI_ERROR_INVALID_VALUE, "device filter '%s' is malformed: %s", filter,
+                     err);
   struct pirt_device *best = NULL;
   int best_score = -1;
   for (size_t i = 0; i < g->ndevices; i++) {
     struct pirt_device *d = &g->devices[i];
-    char err[256] = "";
-    int ok = pirt_filter_allows(filter, d, err, sizeof err);
-    if (ok < 0)
-      return pirt_fail(PI_ERROR_INVALID_VALUE, "device filter '%s' is "
-                       "malformed: %s", filter, err);
-    if (!ok)
+    if (pirt_filter_allows(filter, d, err, sizeof err) != 1)
       continue;
     int score = type_rank(d->type) * 2 + (be != PIRT_BACKEND_UNKNOWN &&
                                           d->backend == be);
