@@ -48,6 +48,12 @@ queries() {
 }
 
 case $scenario in
+bundle)
+  # One thread sets a bundle's spec constants while another gets its
+  # kernel and launches it.
+  run "a bundle shared by two threads" "$bin/bundle_threads"
+  grep -q "bundle_threads: done" "$work/out" || { cat "$work/out" >&2; fail "bundle_threads"; }
+  ;;
 threads)
   # 8 threads flooding their rings, data all, the encoders printing later:
   # every call stored once; then the verbs that read with threads of their

@@ -478,7 +478,12 @@ pi_result pirt_bundle_set_spec_constant(pirt_bundle *b, const char *id,
   if (!b || !id || !value || !size)
     return pirt_fail(PI_ERROR_INVALID_VALUE, "pirt_bundle_set_spec_constant: "
                      "bundle, symbolic ID, value and size must be given");
-  return set_value(&b->values, &b->nvalues, id, value, size);
+  /* Under pm_lock, where the bundle's values are read: another thread may
+   * be getting or launching one of its kernels. */
+  pthread_mutex_lock(&pm_lock);
+  pi_result r = set_value(&b->values, &b->nvalues, id, value, size);
+  pthread_mutex_unlock(&pm_lock);
+  return r;
 }
 
 /* The descriptors {id, offset, size} of a spec constant in an image. */
@@ -1176,6 +1181,7 @@ pi_result pm_prepare_launch(pirt_kernel *k, unsigned nvalues, const pirt_spec_va
   spec_value *v = NULL;
   size_t n = 0;
   pi_result r = PI_SUCCESS;
+  pthread_mutex_lock(&pm_lock); /* the bundle's values may change meanwhile */
   for (size_t i = 0; i < pm->bundle->nvalues && r == PI_SUCCESS; i++)
     r = set_value(&v, &n, pm->bundle->values[i].id, pm->bundle->values[i].bytes,
                   pm->bundle->values[i].size);
@@ -1186,7 +1192,6 @@ pi_result pm_prepare_launch(pirt_kernel *k, unsigned nvalues, const pirt_spec_va
     else
       r = set_value(&v, &n, values[i].symbolic_id, values[i].value, values[i].size);
   }
-  pthread_mutex_lock(&pm_lock);
   if (r == PI_SUCCESS)
     r = check_values(k->name, pm->set, pm->nset, v, n);
   if (r == PI_SUCCESS && pm->native) {
