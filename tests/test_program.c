@@ -442,3 +442,23 @@ Test(program, an_image_importing_only_builtins_is_built_directly)
   cr_assert_null(strstr(t, "---> piProgramLink("), "a link step without imports");
   drop_images(d);
 }
+
+/* A kernel keeps its bundle's values: the bundle released first (the
+ * application done with it, as with a factory) left the kernel reading
+ * the freed bundle at its next launch. */
+Test(program, a_kernel_outlives_its_bundle)
+{
+  int32_t five = 5;
+  pirt_bundle *own;
+  TRY(pirt_bundle_create(ctx, &own));
+  made_image im = {"__kernel void k_heap(__global int *o, __global const int *sc) "
+                   "{ o[0] = sc[0]; }", "k_heap", NULL, NULL, true};
+  made_desc *d = make_images(&im, 1);
+  TRY(pirt_bundle_set_spec_constant(own, "id_heap", &five, sizeof five));
+  pirt_kernel *k;
+  TRY(pirt_bundle_get_kernel(own, "k_heap", &k));
+  TRY(pirt_bundle_release(own));
+  cr_assert_eq(run_int_kernel(k), 5);
+  TRY(pirt_kernel_release(k));
+  drop_images(d);
+}

@@ -221,6 +221,8 @@ void pirt_unregister_images(pi_device_binaries images);
  * specialization-constant values set by symbolic ID. */
 typedef struct pirt_bundle pirt_bundle;
 pi_result pirt_bundle_create(pirt_context *context, pirt_bundle **bundle);
+/* The bundle's kernels keep it (its values apply to their launches): it
+ * may be released before them. */
 pi_result pirt_bundle_release(pirt_bundle *bundle);
 /* Sets a specialization constant of every kernel of the bundle: `size`
  * bytes, laid out as the constant's type (a composite as its C struct). */

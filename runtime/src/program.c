@@ -370,6 +370,8 @@ struct pirt_bundle {
   pirt_context *context;
   spec_value *values;
   size_t nvalues;
+  size_t refs; /* the application's and one per kernel (under pm_lock): a
+                  kernel reads the values at each launch */
 };
 
 typedef struct recorded_arg {
@@ -417,6 +419,7 @@ pi_result pirt_bundle_create(pirt_context *c, pirt_bundle **out)
   if (!b)
     return pirt_fail(PI_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   b->context = c;
+  b->refs = 1;
   *out = b;
   return PI_SUCCESS;
 }
@@ -430,12 +433,22 @@ static void free_values(spec_value *v, size_t n)
   free(v);
 }
 
+/* Drops a reference to b (under pm_lock); the last frees it. */
+static void bundle_unref(pirt_bundle *b)
+{
+  if (--b->refs)
+    return;
+  free_values(b->values, b->nvalues);
+  free(b);
+}
+
 pi_result pirt_bundle_release(pirt_bundle *b)
 {
   if (!b)
     return PI_SUCCESS;
-  free_values(b->values, b->nvalues);
-  free(b);
+  pthread_mutex_lock(&pm_lock);
+  bundle_unref(b);
+  pthread_mutex_unlock(&pm_lock);
   return PI_SUCCESS;
 }
 
@@ -985,6 +998,7 @@ pi_result pirt_bundle_get_kernel(pirt_bundle *b, const char *name, pirt_kernel *
   k->context = c;
   k->pm = pm;
   pm->bundle = b;
+  b->refs++;
   pm->set = set;
   pm->nset = nset;
   pm->own = own;
@@ -1033,6 +1047,9 @@ void pm_kernel_free(pirt_kernel *k)
   free(pm->own);
   free(pm->spec_content);
   free_values(pm->native_values, pm->nnative);
+  pthread_mutex_lock(&pm_lock);
+  bundle_unref(pm->bundle);
+  pthread_mutex_unlock(&pm_lock);
   free(pm);
   k->pm = NULL;
 }
