@@ -462,3 +462,30 @@ Test(program, a_kernel_outlives_its_bundle)
   TRY(pirt_kernel_release(k));
   drop_images(d);
 }
+
+/* Descriptors the runtime cannot take are refused at registration, and a
+ * kernel looked up in vain says so: one of another version was dropped
+ * without a word ("no registered device image holds kernel", "register
+ * them"), and one with images but no array of them crashed the next
+ * lookup. */
+Test(program, a_refused_registration_is_named_by_the_lookup)
+{
+  static struct pi_device_binaries_struct none = {PI_DEVICE_BINARIES_VERSION, 2, NULL, NULL,
+                                                  NULL};
+  pirt_register_images(&none);
+  cr_assert_eq(kernel_value("k_plain"), 0);
+  made_image im = {"__kernel void k_badver(__global int *o) { o[0] = 1; }", "k_badver",
+                   NULL, NULL, false};
+  made_desc *d = make_images(&im, 1); /* registered as it is, then again as version 99 */
+  pirt_unregister_images(&d->desc);
+  d->desc.Version = 99;
+  pirt_register_images(&d->desc);
+  pirt_kernel *k;
+  cr_assert_eq(pirt_bundle_get_kernel(bundle, "k_badver", &k), PI_ERROR_INVALID_KERNEL_NAME);
+  const char *m = pirt_error_message();
+  cr_assert(strstr(m, "no registered device image holds kernel 'k_badver'"), "%s", m);
+  cr_assert(strstr(m, "2 registration(s) refused"), "%s", m);
+  cr_assert(strstr(m, "version 99"), "%s", m);
+  pirt_unregister_images(&none);
+  drop_images(d);
+}

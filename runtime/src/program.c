@@ -54,11 +54,28 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static reg_entry *reg_head;
 static uint64_t reg_counter;
 static uint64_t reg_generation;
+/* Descriptors refused (this is a constructor: nobody to tell then), for
+ * the message of a kernel looked up in vain. */
+static unsigned reg_refused;
+static char reg_refused_why[160];
 
 void pirt_register_images(pi_device_binaries desc)
 {
-  if (!desc || desc->Version != PI_DEVICE_BINARIES_VERSION)
+  if (!desc)
     return;
+  if (desc->Version != PI_DEVICE_BINARIES_VERSION ||
+      (desc->NumDeviceBinaries && !desc->DeviceBinaries)) {
+    pthread_mutex_lock(&reg_lock);
+    reg_refused++;
+    if (desc->Version != PI_DEVICE_BINARIES_VERSION)
+      snprintf(reg_refused_why, sizeof reg_refused_why, "a descriptor of version %u (this "
+               "runtime takes %u)", (unsigned)desc->Version, PI_DEVICE_BINARIES_VERSION);
+    else
+      snprintf(reg_refused_why, sizeof reg_refused_why, "a descriptor of %u image(s) "
+               "without the array of them", (unsigned)desc->NumDeviceBinaries);
+    pthread_mutex_unlock(&reg_lock);
+    return;
+  }
   reg_entry *e = calloc(1, sizeof *e);
   if (!e)
     return;
@@ -860,10 +877,17 @@ static pi_result collect_images(pirt_context *c, const char *name, pm_image ***o
   for (size_t i = 0; i < nimages && n < 64; i++)
     if (contains(images[i].kernels, images[i].nkernels, name))
       cand[n++] = &images[i];
-  if (!n)
+  if (!n) {
+    char refused[256] = "";
+    pthread_mutex_lock(&reg_lock);
+    if (reg_refused)
+      snprintf(refused, sizeof refused, "; %u registration(s) refused, the last %s",
+               reg_refused, reg_refused_why);
+    pthread_mutex_unlock(&reg_lock);
     return pirt_fail(PI_ERROR_INVALID_KERNEL_NAME, "no registered device image holds "
                      "kernel '%s' (%zu image(s) registered; register them with "
-                     "pitrace_add_device_code)", name, nimages);
+                     "pitrace_add_device_code%s)", name, nimages, refused);
+  }
   pm_image *first = select_image(dev, cand, n);
   if (!first)
     return pirt_fail(PI_ERROR_INVALID_BINARY, "kernel '%s': none of its %zu image(s) "
