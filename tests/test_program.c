@@ -489,3 +489,23 @@ Test(program, a_refused_registration_is_named_by_the_lookup)
   pirt_unregister_images(&none);
   drop_images(d);
 }
+
+/* An image for no format the device takes (PTX on OpenCL): the message
+ * gives the plugin's reason, not the message of an earlier failure. */
+Test(program, an_image_no_device_takes_is_refused_with_the_plugins_reason)
+{
+  made_image im = {"// PTX\n.version 7.0\n.target sm_50\n", "k_ptx_only", NULL, NULL,
+                   false};
+  made_desc *d = make_images(&im, 1);
+  d->bins[0].Format = PI_DEVICE_BINARY_TYPE_NATIVE;
+  d->bins[0].DeviceTargetSpec = __SYCL_PI_DEVICE_BINARY_TARGET_NVPTX64;
+  pirt_kernel *k;
+  cr_assert_eq(pirt_bundle_get_kernel(bundle, "k_nowhere", &k), PI_ERROR_INVALID_KERNEL_NAME);
+  cr_assert_eq(pirt_bundle_get_kernel(bundle, "k_ptx_only", &k), PI_ERROR_INVALID_BINARY);
+  const char *m = pirt_error_message();
+  cr_assert(strstr(m, "kernel 'k_ptx_only': none of its 1 image(s) suits device"), "%s", m);
+  cr_assert_null(strstr(m, "k_nowhere"), "%s", m);
+  cr_assert(strstr(m, "piextDeviceSelectBinary failed with PI_ERROR_INVALID_BINARY (plugin "
+                      "libpi_opencl.so says: "), "%s", m);
+  drop_images(d);
+}

@@ -648,8 +648,17 @@ static pm_image *select_image(struct pirt_device *dev, pm_image **cand, size_t n
   pi_uint32 idx = 0;
   pi_result r = pirt_call_piextDeviceSelectBinary(dev->plugin, dev->device, bins,
                                                   (pi_uint32)n, &idx);
-  if (r != PI_SUCCESS || idx >= n)
+  /* The reason goes into the message (the callers quote it): it held an
+   * earlier failure's. */
+  if (r != PI_SUCCESS) {
+    pirt_fail_call(dev->plugin, "piextDeviceSelectBinary", r);
     return NULL;
+  }
+  if (idx >= n) {
+    pirt_fail(PI_ERROR_INVALID_BINARY, "piextDeviceSelectBinary chose image %u of %zu",
+              (unsigned)idx, n);
+    return NULL;
+  }
   return cand[idx];
 }
 
