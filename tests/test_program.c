@@ -509,3 +509,25 @@ Test(program, an_image_no_device_takes_is_refused_with_the_plugins_reason)
                       "libpi_opencl.so says: "), "%s", m);
   drop_images(d);
 }
+
+/* An import exported only by images the device cannot take (PTX on
+ * OpenCL): the message says they exist and why they were refused, not
+ * that no image exports the symbol. */
+Test(program, an_import_only_foreign_images_export_says_why)
+{
+  made_image im[2] = {
+      {"int ptx_fn(void);\n__kernel void k_wants_ptx(__global int *o) { o[0] = ptx_fn(); }",
+       "k_wants_ptx", NULL, "ptx_fn", false},
+      {"// PTX\n.version 7.0\n.target sm_50\n", NULL, "ptx_fn", NULL, false}};
+  made_desc *d = make_images(im, 2);
+  d->bins[1].Format = PI_DEVICE_BINARY_TYPE_NATIVE;
+  d->bins[1].DeviceTargetSpec = __SYCL_PI_DEVICE_BINARY_TARGET_NVPTX64;
+  pirt_kernel *k;
+  cr_assert_eq(pirt_bundle_get_kernel(bundle, "k_wants_ptx", &k),
+               PI_ERROR_INVALID_KERNEL_NAME);
+  const char *m = pirt_error_message();
+  cr_assert(strstr(m, "imports 'ptx_fn'"), "%s", m);
+  cr_assert(strstr(m, "1 image(s) export it, but none suits device"), "%s", m);
+  cr_assert(strstr(m, "piextDeviceSelectBinary failed"), "%s", m);
+  drop_images(d);
+}

@@ -665,17 +665,20 @@ static pm_image *select_image(struct pirt_device *dev, pm_image **cand, size_t n
 /* The image resolving `sym` for dev: the first module (in search order)
  * with an image exporting it that the device takes. */
 static pm_image *resolve_symbol(struct pirt_device *dev, const char *kernel,
-                                const char *sym, const pm_image *importer)
+                                const char *sym, const pm_image *importer,
+                                size_t *exporters)
 {
   pm_image *cand[64], *winner = NULL;
   char others[512] = "";
   size_t w = 0, i = 0;
+  *exporters = 0;
   while (i < nimages) {
     size_t n = 0;
     unsigned rank = images[i].rank;
     for (; i < nimages && images[i].rank == rank; i++)
       if (n < 64 && contains(images[i].exports, images[i].nexports, sym))
         cand[n++] = &images[i];
+    *exporters += n;
     pm_image *chosen = n ? select_image(dev, cand, n) : NULL;
     if (!chosen)
       continue;
@@ -921,7 +924,19 @@ static pi_result collect_images(pirt_context *c, const char *name, pm_image ***o
         have = contains(set[j]->exports, set[j]->nexports, sym);
       if (have)
         continue;
-      pm_image *x = resolve_symbol(dev, name, sym, im);
+      size_t exporters;
+      pm_image *x = resolve_symbol(dev, name, sym, im, &exporters);
+      if (!x && exporters) {
+        /* Images export it, of formats the device does not take: say so,
+         * with the plugin's reason (select_image left it). */
+        char why[512];
+        snprintf(why, sizeof why, "%s", pirt_error_message());
+        free(set);
+        return pirt_fail(PI_ERROR_INVALID_KERNEL_NAME, "unresolved import: image %s "
+                         "(needed by kernel '%s') imports '%s': %zu image(s) export it, "
+                         "but none suits device \"%s\" (%s)", im->label, name, sym,
+                         exporters, dev->name ? dev->name : "?", why);
+      }
       if (!x) {
         free(set);
         return pirt_fail(PI_ERROR_INVALID_KERNEL_NAME, "unresolved import: image %s "
