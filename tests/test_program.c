@@ -531,3 +531,21 @@ Test(program, an_import_only_foreign_images_export_says_why)
   cr_assert(strstr(m, "piextDeviceSelectBinary failed"), "%s", m);
   drop_images(d);
 }
+
+/* Images registered from memory that is in no module (a front end that
+ * makes descriptors at run time) were labelled as the executable's, in
+ * the notes and the recorded link decisions; they come last in the
+ * search order, after every module. */
+Test(program, images_in_no_module_are_not_labelled_as_the_executables)
+{
+  made_image im = {"__kernel void k_mem(__global int *o) { o[0] = 9; }", "k_mem", NULL,
+                   NULL, false};
+  made_desc *d = make_images(&im, 1);
+  cr_assert_eq(kernel_value("k_mem"), 9);
+  char *t = (pirt_trace_flush(), tu_read_file(trace));
+  char want[64];
+  snprintf(want, sizeof want, "image memory@%p#0 has no imports", (void *)&d->desc);
+  cr_assert(strstr(t, want), "%s\n%s", want, t);
+  cr_assert_null(strstr(t, "test_program#"), "%s", t);
+  drop_images(d);
+}

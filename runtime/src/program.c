@@ -224,8 +224,12 @@ static void refresh_index(void)
   for (reg_entry *e = reg_head; images && e; e = e->next) {
     phdr_probe pr = {(uintptr_t)e->desc, 0, 0, NULL};
     dl_iterate_phdr(find_module, &pr);
-    const char *mod = pr.found && pr.name && *pr.name ? pr.name : exe_name();
-    const char *base = strrchr(mod, '/');
+    /* A descriptor in no module (made at run time) is no executable's:
+     * "memory@ADDRESS". */
+    char nomod[64];
+    snprintf(nomod, sizeof nomod, "memory@%p", (void *)e->desc);
+    const char *mod = !pr.found ? nomod : pr.name && *pr.name ? pr.name : exe_name();
+    const char *base = pr.found ? strrchr(mod, '/') : NULL;
     base = base ? base + 1 : mod;
     for (unsigned i = 0; i < e->desc->NumDeviceBinaries; i++) {
       pm_image *im = &images[nimages++];
