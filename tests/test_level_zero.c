@@ -840,6 +840,32 @@ Test(runtime, other_kernels_values_do_not_rebuild_a_kernel)
   pirt_unregister_images(&pm_desc);
 }
 
+/* The same values set in another order are the same program: the key
+ * followed the order of the bundle's calls, and built the module twice. */
+Test(runtime, values_set_in_another_order_share_the_program)
+{
+  register_spec_images();
+  int32_t a = 42;
+  int32_t pair[2] = {-1, 0x7f};
+  pirt_bundle *b1, *b2;
+  TRY(pirt_bundle_create(rctx, &b1));
+  TRY(pirt_bundle_create(rctx, &b2));
+  TRY(pirt_bundle_set_spec_constant(b1, "sc_a", &a, sizeof a));
+  TRY(pirt_bundle_set_spec_constant(b1, "sc_pair", pair, sizeof pair));
+  TRY(pirt_bundle_set_spec_constant(b2, "sc_pair", pair, sizeof pair));
+  TRY(pirt_bundle_set_spec_constant(b2, "sc_a", &a, sizeof a));
+  pirt_kernel *k1, *k2;
+  TRY(pirt_bundle_get_kernel(b1, "spec_kernel", &k1));
+  TRY(pirt_bundle_get_kernel(b2, "spec_kernel", &k2));
+  char *log = zlog();
+  cr_assert_eq(count_lines_with(log, "zeModuleCreate"), 1, "%s", log);
+  TRY(pirt_kernel_release(k1));
+  TRY(pirt_kernel_release(k2));
+  TRY(pirt_bundle_release(b1));
+  TRY(pirt_bundle_release(b2));
+  pirt_unregister_images(&pm_desc);
+}
+
 /* ---- The plugin's table, directly ---------------------------------------------------- */
 
 TestSuite(direct, .init = direct, .fini = direct_fini, .timeout = 60);

@@ -573,9 +573,15 @@ static pi_result check_values(const char *kernel, pm_image **set, size_t nset,
   return PI_SUCCESS;
 }
 
-/* A copy of the values of the spec constants the set declares: the others
- * (a bundle's values for its other kernels) neither reach its program nor
- * tell its programs apart. */
+static int value_cmp(const void *a, const void *b)
+{
+  return strcmp(((const spec_value *)a)->id, ((const spec_value *)b)->id);
+}
+
+/* A copy of the values of the spec constants the set declares, in symbolic
+ * ID order (the order they were set in makes no other program): the
+ * others (a bundle's values for its other kernels) neither reach its
+ * program nor tell its programs apart. */
 static pi_result declared_values(pm_image **set, size_t nset, const spec_value *v,
                                  size_t n, spec_value **out, size_t *nout)
 {
@@ -594,6 +600,8 @@ static pi_result declared_values(pm_image **set, size_t nset, const spec_value *
       return r;
     }
   }
+  if (*nout > 1)
+    qsort(*out, *nout, sizeof **out, value_cmp);
   return PI_SUCCESS;
 }
 
