@@ -408,6 +408,18 @@ static bool make_dir(const char *dir, bool *created, char *err, size_t errn)
       rmdir(p);
     ok = false;
   }
+  /* The recorder reads "%p" in SYCL_PI_RECORD as the pid: in the
+   * directory's path, each process's session went to a directory named
+   * after its pid, none here (and the run said no process made PI calls). */
+  char real[PATH_MAX];
+  if (ok && realpath(p, real) && strstr(real, "%p")) {
+    snprintf(err, errn, "%s: its path holds %%p, which the recorder replaces by each "
+             "process's pid (SYCL_PI_RECORD), so the sessions would go elsewhere; give -o a "
+             "directory without it", real);
+    if (*created)
+      rmdir(p);
+    ok = false;
+  }
   free(longest);
   free(p);
   return ok;

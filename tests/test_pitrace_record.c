@@ -658,3 +658,24 @@ Test(pitrace_record, a_directory_too_deep_for_sessions_is_refused)
             tu_count(out, "\n") == 1 && !strstr(out, "vadd:"), "%s", out);
   cr_assert_eq(access(path, F_OK), -1, "the directory it made is still there");
 }
+
+/* -o naming a directory whose path holds "%p": the recorder reads that in
+ * SYCL_PI_RECORD as the pid, so every process recorded into a directory
+ * of its own (the path with its pid in it) and the run said no process
+ * made PI calls. Refused, one line and exit 2, before the command runs. */
+Test(pitrace_record, a_directory_whose_path_holds_percent_p_is_refused)
+{
+  char *dir = fresh_dir();
+  char *odd = str_printf("%s/a%%pb", dir);
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  const char *args[] = {"-o", odd, "--", BIN "/record_prog", "exit", "2", NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  cr_assert_eq(record(args, env, &out), 2, "%s", out);
+  cr_assert(strstr(out, "a%pb: its path holds %p, which the recorder replaces by each "
+                        "process's pid") &&
+            tu_count(out, "\n") == 1 && !strstr(out, "record_prog:"), "%s", out);
+  cr_assert(!exists(odd), "the directory it made is still there");
+  cr_assert_eq(all_files(dir), 0, "a session went to a directory of its own");
+  rmdir(dir);
+}
