@@ -337,8 +337,11 @@ static bool resolve_path(char *out, size_t n, int *dir_err)
   if (tl > 1 && tmp[tl - 1] == '/') {
     while (tl > 1 && tmp[tl - 1] == '/')
       tmp[--tl] = 0;
+    /* pitrace record's directory is private (0700, as record makes it):
+     * made again here when another run's end removed it meanwhile. */
+    mode_t mode = getenv(PT_RECORD_RUN_VAR) ? 0700 : 0777;
     bool made;
-    if ((*dir_err = writer_make_dirs(tmp, 0777, &made)) != 0)
+    if ((*dir_err = writer_make_dirs(tmp, mode, &made)) != 0)
       return false;
   }
   if (stat(tmp, &st) == 0 && S_ISDIR(st.st_mode))

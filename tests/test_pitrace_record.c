@@ -679,3 +679,22 @@ Test(pitrace_record, a_directory_whose_path_holds_percent_p_is_refused)
   cr_assert_eq(all_files(dir), 0, "a session went to a directory of its own");
   rmdir(dir);
 }
+
+/* The sessions directory gone while the command runs (another run in it
+ * ended and removed it, left empty): the recorder makes it again, private
+ * as pitrace record makes it (0700), not by the umask (0755: readable by
+ * every user, against what docs/ci.md says). */
+Test(pitrace_record, a_directory_made_again_by_the_recorder_is_private)
+{
+  char *dir = fresh_dir();
+  char *script = str_printf("umask 022; rmdir %s && exec %s/vadd", dir, BIN);
+  const char *args[] = {"-o", dir, "--", "/bin/sh", "-c", script, NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  cr_assert_eq(record(args, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "pitrace record: 1 session in "), "%s", out);
+  struct stat st;
+  cr_assert_eq(stat(dir, &st), 0);
+  cr_assert_eq(st.st_mode & 0777, 0700, "%s is mode %o", dir, st.st_mode & 0777);
+  remove_dir(dir);
+}
