@@ -755,6 +755,19 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
   char serr[1200];
   if (writer_salvage(path, reaped_status, (void *)(uintptr_t)rl, serr, sizeof serr) < 0)
     pt_say_salvage_error("record", serr);
+  /* Every process of this run has ended: a file whose process is still
+   * running is another run's, one sharing the directory, maybe still
+   * empty or half made as its process begins its session. Not this run's
+   * to remove or to call unreadable. */
+  int fpid;
+  if (sscanf(name, "pitrace-%d-", &fpid) == 1 && fpid > 0 &&
+      (kill((pid_t)fpid, 0) == 0 || errno == EPERM)) {
+    if (!pt_open(path, 0, &db, err, sizeof err)) {
+      free(path);
+      return;
+    }
+    pt_close(&db);
+  }
   /* A process of this run that could not begin its session (a full disk:
    * it said so) left its file empty. */
   if (pt_remove_if_empty(path)) {

@@ -698,3 +698,28 @@ Test(pitrace_record, a_directory_made_again_by_the_recorder_is_private)
   cr_assert_eq(st.st_mode & 0777, 0700, "%s is mode %o", dir, st.st_mode & 0777);
   remove_dir(dir);
 }
+
+/* Another run sharing the directory, its process beginning its session
+ * as this run ends: the file is still empty, or holds a header and no
+ * session yet. It was removed ("empty (its process could not begin its
+ * session), removed": that process's session lost) or named as not a
+ * readable session of this run. A file of a process still running is
+ * none of this run's, whose processes have all ended: left alone. (The
+ * test's own pid stands for that process.) */
+Test(pitrace_record, a_file_another_run_is_making_is_left_alone)
+{
+  char *dir = fresh_dir();
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  char *empty = str_printf("%s/pitrace-%d-1.db", dir, (int)getpid());
+  char *half = str_printf("%s/pitrace-%d-2.db", dir, (int)getpid());
+  char *script = str_printf(": > %s; printf 'SQLite format 3\\000' > %s; exec %s/vadd", empty,
+                            half, BIN);
+  const char *args[] = {"-o", dir, "--", "/bin/sh", "-c", script, NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  cr_assert_eq(record(args, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "pitrace record: 1 session in ") && !strstr(out, "not a readable"),
+            "%s", out);
+  cr_assert(exists(empty) && exists(half), "%s", out);
+  remove_dir(dir);
+}
