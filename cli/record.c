@@ -685,6 +685,32 @@ static const reaped *find_reaped(const reaped_list *rl, const pt_session_info *i
   return best;
 }
 
+/* The files the run's processes recorded into, while reading them back. */
+typedef struct run_files {
+  const reaped_list *rl;
+  char **names; /* the session files new since the run began, sorted */
+  size_t n;
+  const char *name; /* the file being read */
+} run_files;
+
+/* Whether the process of a session in file `name`, reaped as `r`, had
+ * gone on as another program (exec) that recorded a session of its own:
+ * a later file of its pid, begun before that pid was reaped. (In the same
+ * second the next program records into the same file, and its salvage
+ * sees the exec itself.) `r` is then that program's status. */
+static bool went_on(const run_files *rf, const char *name, int pid, const reaped *r)
+{
+  int fpid;
+  long long t1, t2;
+  if (!r || sscanf(name, "pitrace-%d-%lld.db", &fpid, &t1) != 2)
+    return false;
+  for (size_t i = 0; i < rf->n; i++)
+    if (sscanf(rf->names[i], "pitrace-%d-%lld.db", &fpid, &t2) == 2 && fpid == pid &&
+        t2 > t1 && t2 * 1000000000LL <= r->when_ns)
+      return true;
+  return false;
+}
+
 /* Decides how a session's process ended. */
 static void judge(rsession *s, const reaped *r, bool shim_status, int shim_code)
 {
@@ -733,27 +759,32 @@ static void judge(rsession *s, const reaped *r, bool shim_status, int shim_code)
 
 /* writer_salvage's question: how the process `pid` of a session begun at
  * `start_ns` ended, when pitrace reaped it. */
-static bool reaped_status(void *ctx, int pid, int64_t start_ns, int *wait_status)
+static writer_status reaped_status(void *ctx, int pid, int64_t start_ns, int *wait_status)
 {
+  const run_files *rf = ctx;
   pt_session_info info = {.pid = pid, .start_unix_ns = start_ns};
-  const reaped *r = find_reaped(ctx, &info);
-  if (r)
-    *wait_status = r->status;
-  return r != NULL;
+  const reaped *r = find_reaped(rf->rl, &info);
+  if (!r)
+    return WRITER_STATUS_UNKNOWN;
+  if (went_on(rf, rf->name, pid, r))
+    return WRITER_STATUS_EXEC;
+  *wait_status = r->status;
+  return WRITER_STATUS_KNOWN;
 }
 
 /* Reads this run's sessions in file `name` of `dir` (a file new since the
  * run began). */
 static void read_file(run_state *rs, const char *dir, const char *name, const char *run_id,
-                      const reaped_list *rl)
+                      run_files *rf)
 {
+  rf->name = name;
   char *path = xasprintf("%s/%s", dir, name);
   pt_db db;
   char err[512], err2[512];
   /* A process that ended without a word (_exit, SIGKILL) left its last
    * calls in its ring file: into the session, saying how it ended. */
   char serr[1200];
-  if (writer_salvage(path, reaped_status, (void *)(uintptr_t)rl, serr, sizeof serr) < 0)
+  if (writer_salvage(path, reaped_status, rf, serr, sizeof serr) < 0)
     pt_say_salvage_error("record", serr);
   /* Every process of this run has ended: a file whose process is still
    * running is another run's, one sharing the directory, maybe still
@@ -805,7 +836,7 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
     memset(s, 0, sizeof *s);
     s->file = rs->nf;
     s->info = *si;
-    judge(s, find_reaped(rl, si), si->has_exit_status, si->exit_status);
+    judge(s, find_reaped(rf->rl, si), si->has_exit_status, si->exit_status);
     char reason[512];
     pt_incomplete_reason(&db, si->id, reason, sizeof reason);
     const char *cut = strstr(reason, PT_DATA_CUT);
@@ -828,10 +859,11 @@ static void collect(run_state *rs, const char *dir, const char *run_id, const re
 {
   size_t n;
   char **names = list_sessions(dir, &n);
+  run_files rf = {rl, names, n, NULL};
   /* Files that were there before the run hold none of its sessions. */
   for (size_t i = 0; i < n; i++)
     if (!nbefore || !bsearch(&names[i], before, nbefore, sizeof *before, cmp_str))
-      read_file(rs, dir, names[i], run_id, rl);
+      read_file(rs, dir, names[i], run_id, &rf);
   free_list(names, n);
 }
 

@@ -326,10 +326,16 @@ __attribute__((noinline)) static int salvage_file(const char *db_path, const cha
   bool went_on = hdr->proc_start && hdr->pid > 0 &&
                  ringfile_proc_start(hdr->pid, &pstate) == hdr->proc_start && pstate != 'Z' &&
                  pstate != 'X';
+  /* Gone by now: the caller (pitrace record) may know how it ended, or
+   * that it went on as a program that ended since. */
+  writer_status known = WRITER_STATUS_UNKNOWN;
+  if (!went_on && status_of)
+    known = status_of(ctx, (int)pid, start_ns, &ws);
+  went_on |= known == WRITER_STATUS_EXEC;
   if (went_on) {
     how = "exec";
     noted = 0;
-  } else if (status_of && status_of(ctx, (int)pid, start_ns, &ws)) {
+  } else if (known == WRITER_STATUS_KNOWN) {
     if (WIFSIGNALED(ws)) {
       signo = WTERMSIG(ws);
       code = 128 + signo;

@@ -723,3 +723,34 @@ Test(pitrace_record, a_file_another_run_is_making_is_left_alone)
   cr_assert(exists(empty) && exists(half), "%s", out);
   remove_dir(dir);
 }
+
+/* A recording process that goes on as another recording program (exec),
+ * in a later second: the next program records into a file of its own, so
+ * nothing sees the exec as the rings of the first are salvaged, after the
+ * run. The status pitrace reaped for the pid is the last program's; the
+ * first session took it ("crashed: signal 11" for a process that crashed
+ * not) and it went into its exit_status. */
+Test(pitrace_record, a_process_that_went_on_as_another_program_is_not_given_its_status)
+{
+  char *dir = fresh_dir();
+  char *script = str_printf("sleep 1; exec %s/record_prog crash 3", BIN);
+  const char *args[] = {"-o", dir, "--", BIN "/record_prog", "exec", "/bin/sh", "-c", script,
+                        NULL};
+  const char *env[] = {POCL, NO_ASAN_SEGV, NULL};
+  char *out;
+  cr_assert_eq(record(args, env, &out), 139, "%s", out);
+  cr_assert(strstr(out, "kept 2 sessions in "), "%s", out);
+  cr_assert_eq(tu_count(out, "crashed: signal 11 (SIGSEGV)"), 1, "%s", out);
+  cr_assert(strstr(out, "record_prog exec /bin/sh -c sleep 1; exec ") &&
+            strstr(out, "\n    went on as another program (exec); "), "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 2);
+  for (size_t i = 0; i < 2; i++) {
+    char *ended = tu_db_lines(files[i], "SELECT ended || ' ' || ifnull(exit_status, '-') || ' ' "
+                              "|| (command LIKE '%record_prog exec%') FROM sessions");
+    cr_assert(strcmp(ended, "exec - 1\n") == 0 || strcmp(ended, "signal 139 0\n") == 0, "%s: %s",
+              files[i], ended);
+    free(ended);
+  }
+  remove_dir(dir);
+}

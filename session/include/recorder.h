@@ -558,9 +558,13 @@ void writer_fork_unstarted_child(void);
 void writer_wake(void);
 
 /* How a process whose rings are salvaged ended, when the caller knows
- * (pitrace record reaped it): fills *wait_status (as waitpid gives it) and
- * returns true. */
-typedef bool (*writer_status_fn)(void *ctx, int pid, int64_t start_unix_ns, int *wait_status);
+ * (pitrace record reaped it): WRITER_STATUS_KNOWN with *wait_status filled
+ * (as waitpid gives it); WRITER_STATUS_EXEC when its pid went on as
+ * another program (the status the caller has is that program's);
+ * WRITER_STATUS_UNKNOWN when it does not know. */
+typedef enum { WRITER_STATUS_UNKNOWN, WRITER_STATUS_KNOWN, WRITER_STATUS_EXEC } writer_status;
+typedef writer_status (*writer_status_fn)(void *ctx, int pid, int64_t start_unix_ns,
+                                          int *wait_status);
 
 /* Makes the directory `path` and its missing parents (as `mkdir -p`;
  * the parents 0777 less the umask, the last `mode`): where sessions go,
