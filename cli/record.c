@@ -1011,7 +1011,7 @@ static void say_no_session(FILE *out, const run_state *rs, const char *who)
 }
 
 static void failure_summary(const run_state *rs, const char *cmdline, int main_status,
-                            const char *dir, size_t kept, size_t dropped)
+                            const char *dir, keep_mode keep, size_t kept, size_t dropped)
 {
   FILE *out = stderr;
   colors c = {"", "", ""};
@@ -1031,7 +1031,7 @@ static void failure_summary(const run_state *rs, const char *cmdline, int main_s
   if (dropped)
     fprintf(out, "; removed the %zu session%s of processes that succeeded", dropped,
             dropped == 1 ? "" : "s");
-  else if (!failed)
+  else if (!failed && keep == KEEP_ON_FAILURE) /* --keep always keeps them all anyway */
     fprintf(out, "; no recorded process is known to have failed, so every session of the "
                  "run is kept");
   fputs("\n", out);
@@ -1122,7 +1122,7 @@ int pt_record(int argc, char **argv)
     rmdir(dir); /* only when it is empty: nothing was kept, nothing else came */
 
   if (failed && started) {
-    failure_summary(&rs, cmdline, main_status, dir, kept, dropped);
+    failure_summary(&rs, cmdline, main_status, dir, o.keep, kept, dropped);
   } else if (started && rs.ns) {
     /* A recording that stopped part-way (a full disk) is no record of the
      * whole run: said here too, not only in the warning the process gave

@@ -754,3 +754,25 @@ Test(pitrace_record, a_process_that_went_on_as_another_program_is_not_given_its_
   }
   remove_dir(dir);
 }
+
+/* A failure with no recorded process known to have failed: under --keep
+ * on-failure the summary says why every session is kept; under --keep
+ * always that is no reason (every session is kept whatever failed), and
+ * the summary gave it all the same. */
+Test(pitrace_record, keep_always_gives_no_on_failure_reason_for_keeping)
+{
+  const char *env[] = {POCL, NULL};
+  const char *why = "; no recorded process is known to have failed, so every session of "
+                    "the run is kept\n";
+  for (int on_failure = 0; on_failure < 2; on_failure++) {
+    char *dir = fresh_dir(), *out;
+    const char *args[] = {"--keep", on_failure ? "on-failure" : "always", "-o", dir, "--",
+                          "/bin/sh", "-c", BIN "/vadd; exit 3", NULL};
+    cr_assert_eq(record(args, env, &out), 3, "%s", out);
+    char *kept = str_printf("pitrace record: kept 1 session in %s%s", dir,
+                            on_failure ? why : "\n");
+    cr_assert(strstr(out, kept), "%s", out);
+    free(kept);
+    remove_dir(dir);
+  }
+}
