@@ -776,3 +776,22 @@ Test(pitrace_record, keep_always_gives_no_on_failure_reason_for_keeping)
     remove_dir(dir);
   }
 }
+
+/* The exit status pitrace record stores (sessions.exit_status) is part of
+ * how a process ended in pitrace sessions: a command that tore down and
+ * exited with 2 was listed as "teardown", as one that succeeded. */
+Test(pitrace_record, sessions_shows_the_exit_status_record_stored)
+{
+  char *dir = fresh_dir(), *out;
+  const char *args[] = {"-o", dir, "--", BIN "/record_prog", "chdir", "/nonexistent", NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(record(args, env, &out), 2, "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1, "%s", out);
+  cr_assert_str_eq(tu_db_lines(files[0], "SELECT ended || ' ' || exit_status FROM sessions"),
+                   "teardown 2\n");
+  const char *list[] = {PITRACE, "sessions", dir, NULL};
+  cr_assert_eq(tu_run(list, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "  teardown, exit status 2  "), "%s", out);
+  remove_dir(dir);
+}

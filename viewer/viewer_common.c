@@ -503,6 +503,13 @@ void vw_set_close(vw_set *set)
 
 void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char *out, size_t n)
 {
+  /* The exit status pitrace record saw (sessions.exit_status), where the
+   * end does not say it already (a signal's, 128 + N): "teardown" alone
+   * for a process that tore down and exited with 1 said it succeeded. */
+  char st[40] = "";
+  if (i->has_exit_status && strcmp(i->ended, "signal") != 0 &&
+      !(strcmp(i->ended, "killed") == 0 && i->signal > 0))
+    snprintf(st, sizeof st, ", exit status %d", i->exit_status);
   if (strcmp(i->ended, "signal") == 0 && *incomplete_reason) /* its data cut short */
     snprintf(out, n, "signal %lld; %s", (long long)i->signal, incomplete_reason);
   else if (strcmp(i->ended, "signal") == 0)
@@ -517,20 +524,21 @@ void vw_ended_text(const pt_session_info *i, const char *incomplete_reason, char
     snprintf(out, n, "killed by signal %lld: %s", (long long)i->signal,
              *incomplete_reason ? incomplete_reason : "no teardown");
   else if (strcmp(i->ended, "killed") == 0)
-    snprintf(out, n, "killed or _exit: %s", *incomplete_reason ? incomplete_reason
-                                                                : "no teardown");
+    snprintf(out, n, "killed or _exit%s: %s", st, *incomplete_reason ? incomplete_reason
+                                                                    : "no teardown");
   else if (strcmp(i->ended, "exec") == 0)
     snprintf(out, n, "exec: %s", *incomplete_reason ? incomplete_reason
                                                     : "went on as another program");
   else if (strcmp(i->ended, "_exit") == 0)
-    snprintf(out, n, "_exit (no teardown): %s", *incomplete_reason ? incomplete_reason
-                                                                   : "no details");
+    snprintf(out, n, "_exit (no teardown)%s: %s", st, *incomplete_reason ? incomplete_reason
+                                                                        : "no details");
   else if (strcmp(i->ended, "incomplete") == 0)
-    snprintf(out, n, "incomplete: %s", *incomplete_reason ? incomplete_reason : "no reason");
+    snprintf(out, n, "incomplete%s: %s", st, *incomplete_reason ? incomplete_reason
+                                                               : "no reason");
   else if (*incomplete_reason) /* an end in order, the data cut short (a full disk) */
-    snprintf(out, n, "%s; %s", *i->ended ? i->ended : "not known", incomplete_reason);
+    snprintf(out, n, "%s%s; %s", *i->ended ? i->ended : "not known", st, incomplete_reason);
   else
-    snprintf(out, n, "%s", *i->ended ? i->ended : "not known");
+    snprintf(out, n, "%s%s", *i->ended ? i->ended : "not known", st);
 }
 
 /* ---- Backend and device ------------------------------------------------------------ */
