@@ -1114,6 +1114,17 @@ int pt_record(int argc, char **argv)
     dropped += failed && !s->keep;
     rs.f[s->file].keep |= s->keep;
   }
+  /* A session in a file that stays (one of the file's other sessions is
+   * kept, or another run's is in it) stays with it: kept, not said to be
+   * removed. */
+  for (size_t i = 0; i < rs.ns; i++) {
+    rsession *s = &rs.s[i];
+    if (!s->keep && (rs.f[s->file].keep || rs.f[s->file].foreign)) {
+      s->keep = true;
+      kept++;
+      dropped -= failed;
+    }
+  }
   write_statuses(&rs);
   for (size_t i = 0; i < rs.nf; i++)
     if (!rs.f[i].keep && !rs.f[i].foreign)

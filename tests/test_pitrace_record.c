@@ -795,3 +795,29 @@ Test(pitrace_record, sessions_shows_the_exit_status_record_stored)
   cr_assert(strstr(out, "  teardown, exit status 2  "), "%s", out);
   remove_dir(dir);
 }
+
+/* Two processes of a run recording into one file (SYCL_PI_RECORD set by
+ * the command: the same file for both), one that succeeded (an orphan
+ * pitrace reaped, status 0) and one that crashed: the file stays for the
+ * crash, the success's session with it. The summary said "removed the 1
+ * session of processes that succeeded", of a session still there. */
+Test(pitrace_record, a_session_in_a_file_that_stays_is_not_said_to_be_removed)
+{
+  char *dir = fresh_dir();
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  char *script = str_printf("export SYCL_PI_RECORD=%s/pitrace-1-1.db; (%s/vadd &); "
+                            "%s/record_prog crash 3", dir, BIN, BIN);
+  const char *args[] = {"--keep", "on-failure", "-o", dir, "--", "/bin/sh", "-c", script,
+                        NULL};
+  const char *env[] = {POCL, NO_ASAN_SEGV, NULL};
+  char *out;
+  cr_assert_eq(record(args, env, &out), 139, "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1, "%s", out);
+  cr_assert_eq(tu_db_int(files[0], "SELECT count(*) FROM sessions"), 2, "%s", out);
+  char *kept = str_printf("pitrace record: kept 2 sessions in %s\n", dir);
+  cr_assert(strstr(out, kept) && !strstr(out, "removed"), "%s", out);
+  cr_assert(strstr(out, "exited with status 0; ") && strstr(out, "crashed: signal 11"), "%s",
+            out);
+  remove_dir(dir);
+}
