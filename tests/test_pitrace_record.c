@@ -168,6 +168,18 @@ Test(pitrace_record, a_command_that_cannot_run_exits_127_or_126)
   cr_assert_eq(record(noexec, NULL, &out), 126, "%s", out);
   cr_assert(strstr(out, "Permission denied"), "%s", out);
   unlink(text);
+  /* A script whose #! interpreter is missing: ENOENT, of the interpreter,
+   * not of the script, which is there ("cannot run S: No such file or
+   * directory" named the wrong file). */
+  char *script = tu_write_temp(".sh", "#! /nonexistent/interp -x\necho hi\n");
+  cr_assert_eq(chmod(script, 0700), 0);
+  const char *noint[] = {"-o", dir, "--", script, NULL};
+  cr_assert_eq(record(noint, NULL, &out), 127, "%s", out);
+  char *said = str_printf("pitrace record: cannot run %s: its interpreter /nonexistent/interp: "
+                          "No such file or directory\n", script);
+  cr_assert_str_eq(out, said);
+  cr_assert(!exists(dir), "the empty sessions directory %s was left", dir);
+  unlink(script);
 }
 
 Test(pitrace_record, the_exit_status_passes_through)
