@@ -532,9 +532,10 @@ static void push_reaped(reaped_list *rl, pid_t pid, int status)
 /* In the child: the recording environment, then CMD. Reports a failed exec
  * through `errfd` (close-on-exec). */
 static void exec_command(const options *o, const char *dir, const char *run_id,
-                         const sigset_t *mask, int errfd)
+                         const sigset_t *mask, const struct sigaction *pipe_action, int errfd)
 {
   signal(SIGCHLD, SIG_DFL);
+  sigaction(SIGPIPE, pipe_action, NULL);
   sigprocmask(SIG_SETMASK, mask, NULL);
   /* A trailing '/': a directory, made again by the recorder should another
    * run's end remove it meanwhile (it removes the default directory it made
@@ -577,6 +578,16 @@ static bool run_command(const options *o, const char *dir, const char *run_id,
   sa.sa_flags = SA_NOCLDSTOP;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGCHLD, &sa, NULL);
+  /* A closed stderr (pitrace record ... 2>&1 | head) is no reason to die:
+   * pitrace would end mid-run on its "waiting for" line, its command's
+   * processes left to init and its sessions to nobody, or on the summary,
+   * exiting 141 instead of the command's status. The command gets the
+   * disposition pitrace was given. */
+  struct sigaction ign, pipe_action;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGPIPE, &ign, &pipe_action);
   sigset_t waitset, old;
   sigemptyset(&waitset);
   sigaddset(&waitset, SIGCHLD);
@@ -599,7 +610,7 @@ static bool run_command(const options *o, const char *dir, const char *run_id,
   }
   if (child == 0) {
     close(errpipe[0]);
-    exec_command(o, dir, run_id, &old, errpipe[1]);
+    exec_command(o, dir, run_id, &old, &pipe_action, errpipe[1]);
   }
   close(errpipe[1]);
   ssize_t got;

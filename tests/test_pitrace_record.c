@@ -833,3 +833,41 @@ Test(pitrace_record, a_session_in_a_file_that_stays_is_not_said_to_be_removed)
             out);
   remove_dir(dir);
 }
+
+/* Runs `pitrace record -o DIR -- /bin/sh -c SCRIPT` with its stderr a pipe
+ * nobody reads (closed before it starts): its wait status. */
+static int record_stderr_closed(const char *dir, const char *script)
+{
+  int fd[2];
+  cr_assert_eq(pipe(fd), 0);
+  close(fd[0]);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    signal(SIGPIPE, SIG_DFL);
+    dup2(fd[1], 2);
+    execl(PITRACE, PITRACE, "record", "-o", dir, "--", "/bin/sh", "-c", script, (char *)NULL);
+    _exit(99);
+  }
+  close(fd[1]);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  return st;
+}
+
+/* pitrace record with a stderr nobody reads any more (2>&1 | head that
+ * has ended): SIGPIPE on its summary ended it, exit 141 for a command that
+ * exited with 3 (or, on its "waiting for" line, mid-run: its command's
+ * processes left to init, its sessions to nobody). It ignores SIGPIPE now;
+ * its command gets SIGPIPE as pitrace was given it. */
+Test(pitrace_record, a_closed_stderr_does_not_change_the_exit_status)
+{
+  char *dir = fresh_dir();
+  int st = record_stderr_closed(dir, "exit 3");
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "wait status 0x%x", (unsigned)st);
+  /* Not ignored in the command: a shell cannot undo an ignored signal. */
+  st = record_stderr_closed(dir, "kill -PIPE $$; exit 4");
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGPIPE, "wait status 0x%x",
+            (unsigned)st);
+  cr_assert(!exists(dir));
+}
