@@ -766,6 +766,12 @@ static void judge(rsession *s, const reaped *r, bool shim_status, int shim_code)
     snprintf(s->how, sizeof s->how, "ended normally; its exit status was not seen (its "
                                     "parent reaped it)");
   }
+  /* Its status known, the recording stopped part-way all the same: its
+   * last calls shown are the last recorded, not the last made. */
+  size_t len = strlen(s->how);
+  if (strcmp(ended, "incomplete") == 0 && strncmp(s->how, "recording incomplete", 20) != 0)
+    snprintf(s->how + len, sizeof s->how - len, ", its recording stopped part-way (see its "
+             "incomplete_reason)");
 }
 
 /* writer_salvage's question: how the process `pid` of a session begun at

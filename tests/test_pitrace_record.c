@@ -871,3 +871,24 @@ Test(pitrace_record, a_closed_stderr_does_not_change_the_exit_status)
             (unsigned)st);
   cr_assert(!exists(dir));
 }
+
+/* A failed run whose process's recording stopped part-way (its file's
+ * size limit) and whose status pitrace saw: the summary said "exited with
+ * status 3" and showed its last recorded calls as its last calls, nothing
+ * of the recording having stopped long before the process did. */
+Test(pitrace_record, a_failure_summary_says_a_recording_stopped_part_way)
+{
+  char *dir = tu_temp_path("");
+  char *script = str_printf("ulimit -f 600; trap '' XFSZ; exec %s record -o %s -- "
+                            "%s/record_prog threads 2 300000", PITRACE, dir, BIN);
+  const char *argv[] = {"/bin/bash", "-c", script, NULL}; /* ulimit -f: KiB */
+  const char *env[] = {POCL, "RECORD_PROG_EXIT=_exit", NULL};
+  char *out;
+  cr_assert_eq(tu_run(argv, env, &out), 3, "%s", out);
+  cr_assert(strstr(out, "\n    exited with status 3, its recording stopped part-way (see its "
+                        "incomplete_reason); "), "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1);
+  cr_assert_str_eq(tu_db_lines(files[0], "SELECT ended FROM sessions"), "incomplete\n");
+  remove_dir(dir);
+}
