@@ -515,12 +515,18 @@ static size_t own_children(pid_t *out, size_t max)
   return n;
 }
 
-static void forward_signal(int sig)
+/* Passes `sig` on to pitrace's children. A terminal's ^C or ^\ (from the
+ * kernel) went to its whole foreground process group already, pitrace's
+ * children in pitrace's group included: passing it on to them would
+ * deliver it twice. */
+static void forward_signal(int sig, bool from_terminal)
 {
   pid_t kids[4096];
   size_t n = own_children(kids, sizeof kids / sizeof *kids);
+  pid_t group = getpgrp();
   for (size_t i = 0; i < n && i < sizeof kids / sizeof *kids; i++)
-    kill(kids[i], sig);
+    if (!from_terminal || getpgid(kids[i]) != group)
+      kill(kids[i], sig);
 }
 
 static void push_reaped(reaped_list *rl, pid_t pid, int status)
@@ -660,11 +666,9 @@ static bool run_command(const options *o, const char *dir, const char *run_id,
     }
     if (sig <= 0 || sig == SIGCHLD)
       continue;
-    /* A terminal's ^C or ^\ went to its whole foreground process group,
-     * the command included: passing it on would deliver it twice. */
-    if (!main_done && si.si_code == SI_KERNEL && getpgid(child) == getpgrp())
-      continue;
-    forward_signal(sig);
+    /* Also once the command has ended: the processes it left running get
+     * a terminal's ^C from the terminal, as it did. */
+    forward_signal(sig, si.si_code == SI_KERNEL);
   }
   sigprocmask(SIG_SETMASK, &old, NULL);
   return *exec_errno == 0;

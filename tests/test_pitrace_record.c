@@ -12,6 +12,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <pty.h>
 #include <errno.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -890,5 +891,41 @@ Test(pitrace_record, a_failure_summary_says_a_recording_stopped_part_way)
   char **files;
   cr_assert_eq(session_files(dir, &files), 1);
   cr_assert_str_eq(tu_db_lines(files[0], "SELECT ended FROM sessions"), "incomplete\n");
+  remove_dir(dir);
+}
+
+/* A terminal's ^C once the command has ended, its processes left running
+ * (pitrace waits for them): the terminal gives it to them, pitrace's
+ * process group, and pitrace passed it on again: each got SIGINT twice
+ * (a second ^C that cuts short the cleanup of the first). The leftover
+ * process says each SIGINT it gets and whether the kernel sent it; the
+ * SIGTERM sent to pitrace after the ^C reached it is passed on after any
+ * SIGINT pitrace passes on (the lower signal first), so the lines between
+ * are all that came. */
+Test(pitrace_record, a_terminal_interrupt_reaches_what_the_command_left_once)
+{
+  char *dir = fresh_dir();
+  char *script = str_printf("%s/record_prog sigwait & exit 0", BIN);
+  int master;
+  pid_t pid = forkpty(&master, NULL, NULL, NULL);
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    execl(PITRACE, PITRACE, "record", "-o", dir, "--", "/bin/sh", "-c", script, (char *)NULL);
+    _exit(127);
+  }
+  char *got = read_until(master, "waiting for the 1 process it left running");
+  if (!strstr(got, "sigwait ready"))
+    got = read_until(master, "sigwait ready");
+  cr_assert(strstr(got, "sigwait ready"), "%s", got);
+  cr_assert_eq(write(master, "\003", 1), 1);
+  got = read_until(master, "INT from the kernel");
+  cr_assert(strstr(got, "INT from the kernel"), "%s", got);
+  cr_assert(!strstr(got, "INT sent"), "%s", got);
+  cr_assert_eq(kill(pid, SIGTERM), 0);
+  char *rest = read_until(master, "TERM\r\n");
+  cr_assert(strstr(rest, "TERM\r\n"), "%s", rest);
+  cr_assert(!strstr(rest, "INT sent"), "SIGINT came twice: %s%s", got, rest);
+  cr_assert_eq(wait_for(pid, 10), 0);
+  close(master);
   remove_dir(dir);
 }

@@ -74,6 +74,10 @@
  *                           ends it (else "survived SIGALRM", exit 0)
  *   record_prog sigmasks    a query, then each thread's name and the signals it
  *                           blocks ("thread NAME blocks HEX")
+ *   record_prog sigwait     no calls: SIGINT and SIGTERM blocked, "sigwait ready",
+ *                           then a line for each that comes ("INT from the
+ *                           kernel" for a terminal's ^C, "INT sent"), until
+ *                           SIGTERM ("TERM", exit 0)
  *   record_prog churn N [P] N threads one after another, each a note
  *                           ("thread TID", a cache note) and a query (each
  *                           says "made 1 calls"), from P threads at once (1),
@@ -945,6 +949,28 @@ static int run_mode(int argc, char **argv)
     if (queries_quiet(1) || chdir(argv[2]) != 0)
       return 2;
     return queries(100);
+  }
+  if (strcmp(mode, "sigwait") == 0) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    signal(SIGINT, SIG_DFL); /* a shell's background job has it ignored */
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    printf("sigwait ready\n");
+    fflush(stdout);
+    for (;;) {
+      siginfo_t si;
+      int sig = sigwaitinfo(&set, &si);
+      if (sig == SIGTERM)
+        break;
+      if (sig == SIGINT)
+        printf("INT %s\n", si.si_code == SI_KERNEL ? "from the kernel" : "sent");
+      fflush(stdout);
+    }
+    printf("TERM\n");
+    fflush(stdout);
+    return 0;
   }
   if (strcmp(mode, "alarm") == 0) {
     /* A query, then an alarm a second later and 3 s of sleep: the alarm
