@@ -580,9 +580,19 @@ Test(trace, a_write_cut_short_leaves_no_cut_block)
     last = p;
   cr_assert(last, "%s", t);
   last += *last == '\n';
-  int lines = tu_count(last, "\n");
-  cr_assert(t[len - 1] == '\n' && (lines == 6 || lines == 10), "the last block is cut:\n%s",
-            last);
+  /* The plugins' teardown blocks may follow it whole, where the room the
+   * limit left after the write taken back holds them (block sizes vary
+   * with the addresses printed: under ASan this failed now and then). */
+  const char *td = strstr(last, "---> piTearDown(");
+  char *query = strndup(last, td ? (size_t)(td - last) : strlen(last));
+  int lines = tu_count(query, "\n");
+  cr_assert(query[0] && query[strlen(query) - 1] == '\n' && (lines == 6 || lines == 10),
+            "the last query's block is cut:\n%s", last);
+  if (td) /* each teardown block whole: an entry (2 lines) or an exit (2) */
+    cr_assert(tu_count(td, "\n") % 2 == 0 &&
+                  (strcmp(t + len - 6, "NULL\n") == 0 || strcmp(t + len - 2, "\n\n") == 0),
+              "the last block is cut:\n%s", td);
+  free(query);
 }
 
 /* abort() after calls (a failed assert): every block written. LLVM's
