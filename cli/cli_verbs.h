@@ -19,5 +19,9 @@ char *pt_opencl_icd(char *err, size_t errn);
 /* Points the ICD loader of processes started from here at `icd` only,
  * keeping the user's OCL_ICD_VENDORS in PITRACE_OCL_ICD_VENDORS. */
 void pt_route_opencl(const char *icd);
+/* Says on stderr why `pitrace VERB` could not run CMD (errno e from
+ * execvp): for a program that is there, its missing #! interpreter or
+ * loader rather than "No such file or directory" alone. */
+void pt_say_not_run(const char *verb, const char *cmd, int e);
 
 #endif

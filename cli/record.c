@@ -1085,52 +1085,6 @@ static void free_state(run_state *rs)
   free_list(rs->unreadable, rs->nu);
 }
 
-/* The file execvp ran for `cmd`: `cmd` itself when it names a path, else
- * the first executable file of that name in PATH (NULL when none). */
-static char *program_file(const char *cmd)
-{
-  if (strchr(cmd, '/'))
-    return access(cmd, F_OK) == 0 ? xasprintf("%s", cmd) : NULL;
-  const char *path = getenv("PATH");
-  for (const char *p = path && *path ? path : "/bin:/usr/bin"; *p;) {
-    size_t n = strcspn(p, ":");
-    char *f = xasprintf("%.*s%s%s", (int)n, p, n ? "/" : "", cmd);
-    struct stat st;
-    if (stat(f, &st) == 0 && S_ISREG(st.st_mode) && access(f, X_OK) == 0)
-      return f;
-    free(f);
-    p += n + (p[n] == ':');
-  }
-  return NULL;
-}
-
-/* Why CMD could not be run. ENOENT for a program that is there means
- * that what it needs to start is not: its #! interpreter (or its ELF
- * loader), and "No such file or directory" alone named the wrong file. */
-static void say_not_run(const char *cmd, int e)
-{
-  char *file = e == ENOENT ? program_file(cmd) : NULL;
-  if (!file) {
-    fprintf(stderr, "pitrace record: cannot run %s: %s\n", cmd, strerror(e));
-    return;
-  }
-  char head[256] = "";
-  FILE *f = fopen(file, "rb");
-  size_t n = f ? fread(head, 1, sizeof head - 1, f) : 0;
-  if (f)
-    fclose(f);
-  head[n] = 0;
-  if (strncmp(head, "#!", 2) == 0) {
-    const char *interp = head + 2 + strspn(head + 2, " \t");
-    fprintf(stderr, "pitrace record: cannot run %s: its interpreter %.*s: %s\n", cmd,
-            (int)strcspn(interp, " \t\r\n"), interp, strerror(e));
-  } else {
-    fprintf(stderr, "pitrace record: cannot run %s: %s (%s is there: the loader or "
-            "interpreter it needs is not)\n", cmd, strerror(e), file);
-  }
-  free(file);
-}
-
 /* ---- The verb ---------------------------------------------------------------- */
 
 int pt_record(int argc, char **argv)
@@ -1164,7 +1118,7 @@ int pt_record(int argc, char **argv)
   int code = started ? status_code(main_status) : exec_errno == ENOENT ? 127
                                                   : exec_errno ? 126 : 2;
   if (!started && exec_errno)
-    say_not_run(o.cmd[0], exec_errno);
+    pt_say_not_run("record", o.cmd[0], exec_errno);
 
   run_state rs = {0};
   if (started)

@@ -13,6 +13,7 @@
  * would see it). /proc/self/exe is resolved, so a symbolic link to pitrace
  * finds the tree the program lies in. The file must name a library that
  * exists: an installed tree names its absolute path, which a move breaks.
+ * Both verbs say here why a command could not be run (pt_say_not_run).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_verbs.h"
@@ -145,6 +147,54 @@ int pt_run(int argc, char **argv)
   }
   execvp(a.cmd[0], a.cmd);
   int e = errno;
-  fprintf(stderr, "pitrace run: cannot run %s: %s\n", a.cmd[0], strerror(e));
+  pt_say_not_run("run", a.cmd[0], e);
   return e == ENOENT ? 127 : 126;
+}
+
+/* The file execvp ran for `cmd`: `cmd` itself when it names a path, else
+ * the first executable file of that name in PATH (NULL when none). */
+static char *program_file(const char *cmd)
+{
+  if (strchr(cmd, '/'))
+    return access(cmd, F_OK) == 0 ? strdup(cmd) : NULL;
+  const char *path = getenv("PATH");
+  for (const char *p = path && *path ? path : "/bin:/usr/bin"; *p;) {
+    size_t n = strcspn(p, ":");
+    char *f;
+    if (asprintf(&f, "%.*s%s%s", (int)n, p, n ? "/" : "", cmd) < 0)
+      return NULL;
+    struct stat st;
+    if (stat(f, &st) == 0 && S_ISREG(st.st_mode) && access(f, X_OK) == 0)
+      return f;
+    free(f);
+    p += n + (p[n] == ':');
+  }
+  return NULL;
+}
+
+/* Why CMD could not be run. ENOENT for a program that is there means
+ * that what it needs to start is not: its #! interpreter (or its ELF
+ * loader), and "No such file or directory" alone named the wrong file. */
+void pt_say_not_run(const char *verb, const char *cmd, int e)
+{
+  char *file = e == ENOENT ? program_file(cmd) : NULL;
+  if (!file) {
+    fprintf(stderr, "pitrace %s: cannot run %s: %s\n", verb, cmd, strerror(e));
+    return;
+  }
+  char head[256] = "";
+  FILE *f = fopen(file, "rb");
+  size_t n = f ? fread(head, 1, sizeof head - 1, f) : 0;
+  if (f)
+    fclose(f);
+  head[n] = 0;
+  if (strncmp(head, "#!", 2) == 0) {
+    const char *interp = head + 2 + strspn(head + 2, " \t");
+    fprintf(stderr, "pitrace %s: cannot run %s: its interpreter %.*s: %s\n", verb, cmd,
+            (int)strcspn(interp, " \t\r\n"), interp, strerror(e));
+  } else {
+    fprintf(stderr, "pitrace %s: cannot run %s: %s (%s is there: the loader or "
+            "interpreter it needs is not)\n", verb, cmd, strerror(e), file);
+  }
+  free(file);
 }

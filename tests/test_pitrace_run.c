@@ -204,6 +204,18 @@ Test(pitrace_run, passes_the_status_on_and_usage_errors_exit_2)
   cr_assert(strstr(out, "pitrace run: cannot run /nonexistent/program: No such file"), "%s",
             out);
   free(out);
+  /* A script whose #! interpreter is missing names the interpreter, not
+   * the script, which is there (as pitrace record says it). */
+  char *script = tu_write_temp(".sh", "#! /nonexistent/interp -x\necho hi\n");
+  cr_assert_eq(chmod(script, 0700), 0);
+  const char *noint[] = {"--", script, NULL};
+  cr_assert_eq(pitrace("run", noint, NULL, &out), 127, "%s", out);
+  char said[512];
+  snprintf(said, sizeof said, "pitrace run: cannot run %s: its interpreter /nonexistent/interp: "
+           "No such file or directory\n", script);
+  cr_assert(strstr(out, said), "%s", out);
+  free(out);
+  unlink(script);
   const char *const usage[][4] = {{NULL}, {"--", NULL}, {"--bogus", "--", "true", NULL},
                                   {"--no-opencl", NULL}};
   for (size_t i = 0; i < sizeof usage / sizeof *usage; i++) {
