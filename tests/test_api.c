@@ -107,6 +107,38 @@ Test(api, scalar_argument_and_blocking_transfers)
   TRY(pirt_program_release(p));
 }
 
+/* A context released first: its program, kernel and buffer keep it (they
+ * read a freed context before). */
+Test(api, a_program_kernel_and_buffer_outlive_the_application_s_context)
+{
+  pirt_context *c;
+  pirt_queue *cq;
+  pirt_program *p;
+  pirt_kernel *k;
+  pirt_buffer *b;
+  TRY(pirt_context_create(dev, &c));
+  TRY(pirt_queue_create(c, 0, &cq));
+  TRY(pirt_program_create_source(c, kernels, NULL, &p));
+  TRY(pirt_kernel_create(p, "scale", &k));
+  float x[16];
+  for (int i = 0; i < 16; i++)
+    x[i] = (float)i;
+  TRY(pirt_buffer_create(c, PIRT_MEM_COPY_HOST, sizeof x, x, &b));
+  TRY(pirt_context_release(c));
+  TRY(pirt_program_release(p));
+  TRY(pirt_kernel_set_buffer(k, 0, b));
+  float s = 3.0f;
+  TRY(pirt_kernel_set_arg(k, 1, sizeof s, &s));
+  size_t global = 16;
+  TRY(pirt_launch(cq, k, 1, &global, NULL, 0, NULL, NULL));
+  TRY(pirt_read(cq, b, true, 0, sizeof x, x, 0, NULL, NULL));
+  for (int i = 0; i < 16; i++)
+    cr_assert_float_eq(x[i], 3.0f * (float)i, 1e-6, "element %d", i);
+  TRY(pirt_queue_release(cq));
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_buffer_release(b));
+}
+
 Test(api, two_dimensional_launch)
 {
   pirt_program *p = build();

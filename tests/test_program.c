@@ -181,6 +181,47 @@ Test(program, a_released_context_takes_its_cached_programs_with_it)
   cr_assert_eq(tu_count(t, "Program cache hit: kernel 'k_plain'"), 0, "%s", t);
 }
 
+/* The application may release a context before what it made in it (SYCL's
+ * objects keep their context, OpenCL's too): its queue, buffer, bundle and
+ * bundle kernel went on pointing at the freed context. They keep it now;
+ * the PI context and its cached programs go with the last of them. */
+Test(program, objects_keep_a_context_the_application_released)
+{
+  pirt_context *c;
+  pirt_queue *cq;
+  pirt_bundle *cb;
+  pirt_kernel *k;
+  pirt_buffer *b;
+  TRY(pirt_context_create(dev, &c));
+  TRY(pirt_queue_create(c, 0, &cq));
+  TRY(pirt_bundle_create(c, &cb));
+  TRY(pirt_bundle_get_kernel(cb, "k_plain", &k));
+  TRY(pirt_buffer_create(c, 0, sizeof(int), NULL, &b));
+  char *t = (pirt_trace_flush(), tu_read_file(trace));
+  int released = tu_count(t, "---> piContextRelease(");
+  TRY(pirt_context_release(c));
+  TRY(pirt_bundle_release(cb));
+  int v = -1;
+  TRY(pirt_kernel_set_buffer(k, 0, b));
+  size_t one = 1;
+  TRY(pirt_launch(cq, k, 1, &one, NULL, 0, NULL, NULL));
+  TRY(pirt_read(cq, b, true, 0, sizeof v, &v, 0, NULL, NULL));
+  cr_assert_eq(v, 0);
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_queue_release(cq));
+  t = (pirt_trace_flush(), tu_read_file(trace));
+  cr_assert_eq(tu_count(t, "---> piContextRelease("), released,
+               "the context went while a buffer was in it: %s", t);
+  TRY(pirt_buffer_release(b));
+  t = (pirt_trace_flush(), tu_read_file(trace));
+  cr_assert_eq(tu_count(t, "---> piContextRelease("), released + 1, "%s", t);
+  char *last = strstr(t, "---> piMemRelease(");
+  for (char *n; last && (n = strstr(last + 1, "---> piMemRelease("));)
+    last = n;
+  cr_assert(last && strstr(last, "---> piContextRelease("),
+            "the context is released after its last buffer: %s", t);
+}
+
 /* ---- Spec constants ----------------------------------------------------------- */
 
 typedef struct {

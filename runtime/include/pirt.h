@@ -86,6 +86,9 @@ pi_result pirt_device_query(const pirt_device *device, pi_device_info param,
 /* ---- Contexts and queues --------------------------------------------------- */
 
 pi_result pirt_context_create(pirt_device *device, pirt_context **context);
+/* Drops the application's reference. The queues, buffers, programs,
+ * kernels and bundles made in the context keep it: the PI context goes
+ * with the last of them, and they may be used and released after this. */
 pi_result pirt_context_release(pirt_context *context);
 pirt_device *pirt_context_device(const pirt_context *context);
 

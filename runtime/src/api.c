@@ -39,6 +39,7 @@ pi_result pirt_context_create(pirt_device *device, pirt_context **out)
     return pirt_fail(PI_ERROR_OUT_OF_HOST_MEMORY, "pirt_context_create: out of memory");
   c->plugin = device->plugin;
   c->device = device;
+  atomic_init(&c->refs, 1);
   pi_result r = pirt_call_piContextCreate(c->plugin, NULL, 1, &device->device,
                                           NULL, NULL, &c->ctx);
   if (r != PI_SUCCESS) {
@@ -49,14 +50,21 @@ pi_result pirt_context_create(pirt_device *device, pirt_context **out)
   return PI_SUCCESS;
 }
 
+pi_result pirt_context_unref(pirt_context *c, pi_result r)
+{
+  if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
+    return r;
+  pm_context_released(c->ctx);
+  pi_result rc = pirt_call_piContextRelease(c->plugin, c->ctx);
+  free(c);
+  if (r != PI_SUCCESS)
+    return r;
+  return rc == PI_SUCCESS ? rc : pirt_fail_call(NULL, "piContextRelease", rc);
+}
+
 pi_result pirt_context_release(pirt_context *c)
 {
-  if (!c)
-    return PI_SUCCESS;
-  pm_context_released(c->ctx);
-  pi_result r = pirt_call_piContextRelease(c->plugin, c->ctx);
-  free(c);
-  return r == PI_SUCCESS ? r : pirt_fail_call(NULL, "piContextRelease", r);
+  return c ? pirt_context_unref(c, PI_SUCCESS) : PI_SUCCESS;
 }
 
 pirt_device *pirt_context_device(const pirt_context *c)
@@ -79,13 +87,13 @@ pi_result pirt_queue_create(pirt_context *c, unsigned flags, pirt_queue **out)
                ? PI_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE
                : 0),
       0};
-  q->context = c;
   pi_result r = pirt_call_piextQueueCreate(c->plugin, c->ctx, c->device->device,
                                            props, &q->q);
   if (r != PI_SUCCESS) {
     free(q);
     return pirt_fail_call(c->plugin, "piextQueueCreate", r);
   }
+  q->context = pirt_context_ref(c);
   *out = q;
   return PI_SUCCESS;
 }
@@ -110,9 +118,12 @@ pi_result pirt_queue_release(pirt_queue *q)
 {
   if (!q)
     return PI_SUCCESS;
-  pi_result r = pirt_call_piQueueRelease(q->context->plugin, q->q);
+  pirt_context *c = q->context;
+  pi_result r = pirt_call_piQueueRelease(c->plugin, q->q);
   free(q);
-  return r == PI_SUCCESS ? r : pirt_fail_call(NULL, "piQueueRelease", r);
+  if (r != PI_SUCCESS)
+    pirt_fail_call(NULL, "piQueueRelease", r);
+  return pirt_context_unref(c, r);
 }
 
 /* ---- Memory --------------------------------------------------------------------- */
@@ -135,7 +146,6 @@ pi_result pirt_buffer_create(pirt_context *c, unsigned flags, size_t size,
   pirt_buffer *b = calloc(1, sizeof *b);
   if (!b)
     return pirt_fail(PI_ERROR_OUT_OF_HOST_MEMORY, "pirt_buffer_create: out of memory");
-  b->context = c;
   b->size = size;
   pi_result r = pirt_call_piMemBufferCreate(
       c->plugin, c->ctx, f, size,
@@ -147,6 +157,7 @@ pi_result pirt_buffer_create(pirt_context *c, unsigned flags, size_t size,
                      c->device->name ? c->device->name : "the device",
                      pirt_error_message());
   }
+  b->context = pirt_context_ref(c);
   *out = b;
   return PI_SUCCESS;
 }
@@ -155,9 +166,12 @@ pi_result pirt_buffer_release(pirt_buffer *b)
 {
   if (!b)
     return PI_SUCCESS;
-  pi_result r = pirt_call_piMemRelease(b->context->plugin, b->mem);
+  pirt_context *c = b->context;
+  pi_result r = pirt_call_piMemRelease(c->plugin, b->mem);
   free(b);
-  return r == PI_SUCCESS ? r : pirt_fail_call(NULL, "piMemRelease", r);
+  if (r != PI_SUCCESS)
+    pirt_fail_call(NULL, "piMemRelease", r);
+  return pirt_context_unref(c, r);
 }
 
 size_t pirt_buffer_size(const pirt_buffer *b) { return b ? b->size : 0; }
@@ -245,6 +259,7 @@ pi_result pirt_program_create_source(pirt_context *c, const char *source,
     free(p);
     return r;
   }
+  pirt_context_ref(c);
   *out = p;
   return PI_SUCCESS;
 }
@@ -280,6 +295,7 @@ pi_result pirt_program_create_binary(pirt_context *c, const void *binary,
     free(p);
     return r;
   }
+  pirt_context_ref(c);
   *out = p;
   return PI_SUCCESS;
 }
@@ -337,9 +353,12 @@ pi_result pirt_program_release(pirt_program *p)
 {
   if (!p)
     return PI_SUCCESS;
-  pi_result r = pirt_call_piProgramRelease(p->context->plugin, p->prog);
+  pirt_context *c = p->context;
+  pi_result r = pirt_call_piProgramRelease(c->plugin, p->prog);
   free(p);
-  return r == PI_SUCCESS ? r : pirt_fail_call(NULL, "piProgramRelease", r);
+  if (r != PI_SUCCESS)
+    pirt_fail_call(NULL, "piProgramRelease", r);
+  return pirt_context_unref(c, r);
 }
 
 pi_result pirt_kernel_create(pirt_program *p, const char *name, pirt_kernel **out)
@@ -361,6 +380,7 @@ pi_result pirt_kernel_create(pirt_program *p, const char *name, pirt_kernel **ou
     return pirt_fail(r, "no kernel '%s' in the program: %s", name,
                      pirt_error_message());
   }
+  pirt_context_ref(k->context);
   *out = k;
   return PI_SUCCESS;
 }
@@ -369,11 +389,14 @@ pi_result pirt_kernel_release(pirt_kernel *k)
 {
   if (!k)
     return PI_SUCCESS;
-  pi_result r = pirt_call_piKernelRelease(k->context->plugin, k->k);
+  pirt_context *c = k->context;
+  pi_result r = pirt_call_piKernelRelease(c->plugin, k->k);
   pm_kernel_free(k);
   free(k->name);
   free(k);
-  return r == PI_SUCCESS ? r : pirt_fail_call(NULL, "piKernelRelease", r);
+  if (r != PI_SUCCESS)
+    pirt_fail_call(NULL, "piKernelRelease", r);
+  return pirt_context_unref(c, r);
 }
 
 /* Names the kernel and argument in a failed set-arg call. */

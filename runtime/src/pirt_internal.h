@@ -141,11 +141,25 @@ void pirt_devices_free(void);
 
 /* ---- Application objects ---------------------------------------------------- */
 
+/* A context lives while the application holds it or any object made in it
+ * holds it (queues, buffers, programs, kernels, bundles), as in SYCL and
+ * OpenCL: releasing it before them is allowed. */
 struct pirt_context {
   struct pirt_plugin *plugin;
   struct pirt_device *device;
   pi_context ctx;
+  atomic_size_t refs; /* the application's and one per object made in it */
 };
+
+/* Takes a reference for an object made in c; returns c. */
+static inline pirt_context *pirt_context_ref(pirt_context *c)
+{
+  atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+  return c;
+}
+/* Drops a reference; the last releases the PI context and its cached
+ * programs. Returns r when it failed, else the context release's result. */
+pi_result pirt_context_unref(pirt_context *c, pi_result r);
 
 struct pirt_queue {
   pirt_context *context;

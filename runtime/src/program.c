@@ -439,7 +439,7 @@ pi_result pirt_bundle_create(pirt_context *c, pirt_bundle **out)
   pirt_bundle *b = calloc(1, sizeof *b);
   if (!b)
     return pirt_fail(PI_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  b->context = c;
+  b->context = pirt_context_ref(c);
   b->refs = 1;
   *out = b;
   return PI_SUCCESS;
@@ -454,13 +454,17 @@ static void free_values(spec_value *v, size_t n)
   free(v);
 }
 
-/* Drops a reference to b (under pm_lock); the last frees it. */
-static void bundle_unref(pirt_bundle *b)
+/* Drops a reference to b (under pm_lock); the last frees it and returns
+ * its context, for the caller to unref once pm_lock is let go (the last
+ * reference to a context takes pm_lock for its cached programs). */
+static pirt_context *bundle_unref(pirt_bundle *b)
 {
   if (--b->refs)
-    return;
+    return NULL;
+  pirt_context *c = b->context;
   free_values(b->values, b->nvalues);
   free(b);
+  return c;
 }
 
 pi_result pirt_bundle_release(pirt_bundle *b)
@@ -468,9 +472,9 @@ pi_result pirt_bundle_release(pirt_bundle *b)
   if (!b)
     return PI_SUCCESS;
   pthread_mutex_lock(&pm_lock);
-  bundle_unref(b);
+  pirt_context *c = bundle_unref(b);
   pthread_mutex_unlock(&pm_lock);
-  return PI_SUCCESS;
+  return c ? pirt_context_unref(c, PI_SUCCESS) : PI_SUCCESS;
 }
 
 /* Sets id = bytes in a value list (replacing an earlier value). */
@@ -1055,7 +1059,7 @@ pi_result pirt_bundle_get_kernel(pirt_bundle *b, const char *name, pirt_kernel *
     pthread_mutex_unlock(&pm_lock);
     return r;
   }
-  k->context = c;
+  k->context = pirt_context_ref(c);
   k->pm = pm;
   pm->bundle = b;
   b->refs++;
@@ -1108,10 +1112,12 @@ void pm_kernel_free(pirt_kernel *k)
   free(pm->spec_content);
   free_values(pm->native_values, pm->nnative);
   pthread_mutex_lock(&pm_lock);
-  bundle_unref(pm->bundle);
+  pirt_context *c = bundle_unref(pm->bundle);
   pthread_mutex_unlock(&pm_lock);
   free(pm);
   k->pm = NULL;
+  if (c)
+    pirt_context_unref(c, PI_SUCCESS);
 }
 
 /* Native: the kernel object for these values (a rebuild when they differ
