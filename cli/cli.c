@@ -45,6 +45,16 @@ void pt_verb_error(const char *verb, const char *fmt, ...)
   fprintf(stderr, "pitrace %s: %s\n", verb, msg);
 }
 
+static unsigned files_skipped;
+
+void pt_skip_file(const char *verb, const char *err)
+{
+  pt_verb_error(verb, "%s; skipped, the directory's other session files are read", err);
+  files_skipped++;
+}
+
+unsigned pt_files_skipped(void) { return files_skipped; }
+
 void pt_say_salvage_error(const char *verb, const char *err)
 {
   static char said[8][256];

@@ -51,9 +51,16 @@ static const struct {
 /* What a verb printed must all be there: a full disk or a closed file
  * under a redirected standard output would otherwise leave a trace, a
  * diff or a verdict cut short behind an exit status that says all went
- * well. A verb that failed (2) has said why already. */
+ * well. A verb that failed (2) has said why already. A verb that skipped
+ * files of a directory fails too, after its output. */
 static int output_written(const char *verb, int rc)
 {
+  if (rc != 2 && pt_files_skipped()) {
+    rc = 2;
+    fflush(stdout); /* the skipped files' count after what was printed */
+    fprintf(stderr, "pitrace %s: %u file%s skipped (said above)\n", verb,
+            pt_files_skipped(), pt_files_skipped() == 1 ? "" : "s");
+  }
   errno = 0;
   bool flushed = fflush(stdout) == 0;
   int e = pt_stdout_error() ? pt_stdout_error() : flushed ? 0 : errno;

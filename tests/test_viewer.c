@@ -1023,6 +1023,50 @@ Test(viewer, directory_of_many_sessions_is_read_with_few_files_open)
   cr_assert_gt(tu_count(tu_read_file(html), "\"pid\":"), 69);
 }
 
+/* One file of a directory that is no session (a file cut short, another
+ * program's database) stopped every directory verb: nothing of the other
+ * sessions was shown. Each verb now reads the others, names each file it
+ * skipped in one line, and exits 2 after its output; a directory of
+ * nothing readable is an error. */
+Test(viewer, a_directory_verb_skips_a_file_that_is_no_session_and_fails_after)
+{
+  char *db = record("vadd", POCL), *dir = tu_temp_path(".d"), *none = tu_temp_path(".d"), *out;
+  const char *mk[] = {"/bin/sh", "-c", "mkdir \"$1\" \"$2\" && cp \"$0\" \"$1/pitrace-1-1.db\" "
+                      "&& echo garbage > \"$1/cut.db\" && cp \"$1/cut.db\" \"$2/cut.db\" && "
+                      "sqlite3 \"$1/other.db\" 'CREATE TABLE t(x)'", db, dir, none, NULL};
+  cr_assert_eq(tu_run(mk, NULL, &out), 0, "%s", out);
+  long long calls = tu_db_int(db, "SELECT count(*) FROM pi_calls");
+  char *jsonl = tu_temp_path(".jsonl"), *html = tu_temp_path(".html");
+  const char *verbs[][8] = {{PITRACE, "sessions", dir, NULL},
+                            {PITRACE, "stats", dir, NULL},
+                            {PITRACE, "diff", dir, dir, NULL},
+                            {PITRACE, "export", "--format", "jsonl", "-o", jsonl, dir, NULL},
+                            {PITRACE, "report", "-o", html, dir, NULL}};
+  const char *shown[] = {"pitrace-1-1.db        1", "== process 1 of 1: ",
+                         "directories: 1 pair of sessions compared by command, 1 same", "",
+                         ""};
+  for (size_t v = 0; v < sizeof verbs / sizeof *verbs; v++) {
+    cr_assert_eq(tu_run(verbs[v], NULL, &out), 2, "%s: %s", verbs[v][1], out);
+    if (*shown[v])
+      cr_assert(strstr(out, shown[v]), "%s: %s", verbs[v][1], out);
+    int per_dir = v == 2 ? 2 : 1; /* diff reads the directory twice */
+    cr_assert_eq(tu_count(out, "/cut.db is not a pitrace session (not an SQLite database"),
+                 per_dir, "%s: %s", verbs[v][1], out);
+    cr_assert_eq(tu_count(out, "/other.db is an SQLite database but not a pitrace session"),
+                 per_dir, "%s: %s", verbs[v][1], out);
+    char *said = fmt("pitrace %s: %d files skipped (said above)", verbs[v][1], 2 * per_dir);
+    cr_assert(strstr(out, said), "%s: %s", said, out);
+  }
+  char *lines_out = tu_read_file(jsonl);
+  cr_assert(lines_out && lines(lines_out) == calls, "%s", lines_out);
+  cr_assert_gt(tu_count(tu_read_file(html), "\"pid\":"), 0);
+  const char *stats[] = {PITRACE, "stats", none, NULL};
+  cr_assert_eq(tu_run(stats, NULL, &out), 2, "%s", out);
+  cr_assert(strstr(out, fmt("pitrace stats: %s holds no session file it can read (1 skipped)",
+                            none)), "%s", out);
+  cr_assert_null(strstr(out, "== all"), "%s", out);
+}
+
 /* Runs SQL on a session database (to edit it). */
 static void sql_exec(const char *db, const char *query)
 {

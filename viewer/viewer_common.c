@@ -378,22 +378,25 @@ bool vw_list_dir(const char *verb, const char *dir, char ***names, size_t *nn)
 }
 
 /* Opens every session of the file `path` (which outlives the set) into
- * the set; false after a one-line error. */
+ * the set; false after a one-line error. A file of a directory (in_dir)
+ * that is no session it can read is skipped, said and counted. */
 static bool open_every_session(const char *verb, vw_set *set, const char *path, unsigned what,
-                               int group)
+                               int group, bool in_dir)
 {
   pt_db db;
   char err[1024];
   size_t ns = 0;
-  if (!pt_open(path, false, &db, err, sizeof err)) {
-    pt_verb_error(verb, "%s", err);
-    return false;
+  pt_session_info *all = NULL;
+  if (pt_open(path, false, &db, err, sizeof err)) {
+    all = pt_sessions(&db, &ns, err, sizeof err);
+    pt_close(&db);
   }
-  pt_session_info *all = pt_sessions(&db, &ns, err, sizeof err);
-  pt_close(&db);
   if (!all) {
-    pt_verb_error(verb, "%s", err);
-    return false;
+    if (in_dir)
+      pt_skip_file(verb, err);
+    else
+      pt_verb_error(verb, "%s", err);
+    return in_dir;
   }
   bool ok = true;
   for (size_t j = 0; ok && j < ns; j++)
@@ -406,6 +409,7 @@ bool vw_set_open_dir(const char *verb, vw_set *set, const char *dir, unsigned wh
 {
   char **names;
   size_t nn = 0;
+  unsigned skipped = pt_files_skipped();
   bool ok = vw_list_dir(verb, dir, &names, &nn);
   size_t first = set->n;
   if (ok && set->npaths + nn > set->cap_paths) {
@@ -424,9 +428,13 @@ bool vw_set_open_dir(const char *verb, vw_set *set, const char *dir, unsigned wh
       continue;
     }
     set->paths[set->npaths++] = names[i]; /* the sessions point at them */
-    ok = open_every_session(verb, set, names[i], what, group);
+    ok = open_every_session(verb, set, names[i], what, group, true);
   }
   free(names);
+  if (ok && nn && pt_files_skipped() - skipped == nn) {
+    pt_verb_error(verb, "%s holds no session file it can read (%zu skipped)", dir, nn);
+    ok = false;
+  }
   if (ok)
     qsort(set->s + first, set->n - first, sizeof *set->s, cmp_start);
   return ok;
@@ -455,7 +463,7 @@ bool vw_set_open_paths(const char *verb, vw_set *set, const char *const *paths, 
   for (size_t i = 0; ok && i < n; i++) {
     listed[i] = set->npaths;
     ok = there[i] && S_ISDIR(st[i].st_mode) ? vw_set_open_dir(verb, set, paths[i], what, 0)
-                                            : open_every_session(verb, set, paths[i], what, 0);
+                                            : open_every_session(verb, set, paths[i], what, 0, false);
   }
   listed[n] = set->npaths;
   /* A file named beside a directory that holds it (runs runs/x.db). */

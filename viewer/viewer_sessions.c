@@ -159,12 +159,20 @@ static bool add_rows(const char *path, const char *file, row **rows, size_t *n, 
   pt_db db;
   char err[1024];
   if (!pt_open(path, false, &db, err, sizeof err)) {
-    pt_verb_error("sessions", "%s", err);
-    return false;
+    if (file) /* one of a directory's: the others are listed */
+      pt_skip_file("sessions", err);
+    else
+      pt_verb_error("sessions", "%s", err);
+    return file != NULL;
   }
   size_t ns = 0;
   pt_session_info *all = pt_sessions(&db, &ns, err, sizeof err);
   row *v = all ? realloc(*rows, (*n + ns + 1) * sizeof *v) : NULL;
+  if (!all && file) {
+    pt_skip_file("sessions", err);
+    pt_close(&db);
+    return true;
+  }
   if (!v)
     pt_verb_error("sessions", "%s", all ? "out of memory" : err);
   for (size_t i = 0; v && i < ns; i++) {
@@ -209,6 +217,10 @@ int pt_sessions_verb(int argc, char **argv)
       free(names[i]);
     }
     free(names); /* NULL when the listing failed */
+    if (ok && nf && pt_files_skipped() == nf) {
+      pt_verb_error("sessions", "%s holds no session file it can read (%zu skipped)", path, nf);
+      ok = false;
+    }
     if (ok && n)
       qsort(rows, n, sizeof *rows, by_start);
   } else {

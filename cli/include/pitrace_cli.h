@@ -51,6 +51,15 @@ int pt_parse(int argc, char **argv, const char *usage, const pt_opt *opts, int m
 /* Prints "pitrace VERB: MESSAGE" on stderr (one line). */
 void pt_verb_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A file of a directory a verb reads that is not a session it can read
+ * (not a pitrace database, unreadable, damaged): says "pitrace VERB: ERR;
+ * skipped, the directory's other session files are read" and counts it.
+ * The verb goes on; `pitrace` then exits 2 (as grep does when a file it
+ * was given could not be read), after the verb's output. */
+void pt_skip_file(const char *verb, const char *err);
+/* How many files pt_skip_file skipped. */
+unsigned pt_files_skipped(void);
+
 /* A salvage that failed (writer_salvage's error): said once a process,
  * "pitrace[ VERB]: ERR" (every open of the session tries it again: a
  * record run printed one failure four times, once inside its summary). */
