@@ -25,7 +25,9 @@
  * when there is one. Statuses pitrace saw are written into the kept
  * sessions' exit_status (0-255, or 128 + the signal).
  *
- * --keep on-failure: when the command succeeds nothing is kept. When it
+ * --keep on-failure: when the command succeeds nothing is kept but the
+ * sessions of processes it left running that failed after it ended (its
+ * status cannot tell of them). When it
  * fails and some recorded process is known to have failed (crashed, a
  * non-zero status, no teardown), the sessions of the processes known to
  * have succeeded are dropped and the others kept (a process whose status
@@ -78,7 +80,8 @@ static const char usage_text[] =
     "  -o, --output DIR          the sessions directory (default ./pitrace-sessions;\n"
     "                            created with mode 0700; session files are 0600)\n"
     "  --keep always|on-failure  always (the default): keep every session.\n"
-    "                            on-failure: when CMD succeeds keep nothing; when it\n"
+    "                            on-failure: when CMD succeeds keep only processes\n"
+    "                            it left running that failed after it; when it\n"
     "                            fails drop the sessions of processes known to have\n"
     "                            succeeded, keeping those that failed or crashed;\n"
     "                            when none of those is known to have failed (the\n"
@@ -123,6 +126,7 @@ typedef struct reaped {
 typedef struct reaped_list {
   reaped *v;
   size_t n, cap;
+  size_t main_at; /* the command's own entry, once reaped (else n) */
 } reaped_list;
 
 typedef enum { V_UNKNOWN, V_SUCCEEDED, V_FAILED } verdict;
@@ -131,6 +135,7 @@ typedef struct rsession {
   size_t file;          /* index into the files */
   pt_session_info info;
   bool reaped_here;     /* pitrace reaped it: write exit_status */
+  bool outlived;        /* reaped after the command: a process it left running */
   int code;             /* when known: 0-255, or 128 + the signal */
   verdict v;
   bool keep;
@@ -634,6 +639,7 @@ static bool run_command(const options *o, const char *dir, const char *run_id,
     while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
       push_reaped(rl, p, st);
       if (p == child) {
+        rl->main_at = rl->n - 1;
         main_done = true;
         *main_status = st;
       }
@@ -857,7 +863,9 @@ static void read_file(run_state *rs, const char *dir, const char *name, const ch
     memset(s, 0, sizeof *s);
     s->file = rs->nf;
     s->info = *si;
-    judge(s, find_reaped(rf->rl, si), si->has_exit_status, si->exit_status);
+    const reaped *r = find_reaped(rf->rl, si);
+    judge(s, r, si->has_exit_status, si->exit_status);
+    s->outlived = r && (size_t)(r - rf->rl->v) > rf->rl->main_at;
     char reason[512];
     pt_incomplete_reason(&db, si->id, reason, sizeof reason);
     const char *cut = strstr(reason, PT_DATA_CUT);
@@ -1032,7 +1040,8 @@ static void say_no_session(FILE *out, const run_state *rs, const char *who)
 }
 
 static void failure_summary(const run_state *rs, const char *cmdline, int main_status,
-                            const char *dir, keep_mode keep, size_t kept, size_t dropped)
+                            const char *dir, keep_mode keep, size_t kept, size_t dropped,
+                            size_t late_failed)
 {
   FILE *out = stderr;
   colors c = {"", "", ""};
@@ -1040,7 +1049,11 @@ static void failure_summary(const run_state *rs, const char *cmdline, int main_s
     c = (colors){"\033[1m", "\033[31m", "\033[0m"};
   char status[128];
   describe_status(status, sizeof status, main_status);
-  fprintf(out, "%spitrace record: %s %s%s\n", c.bold, cmdline, status, c.off);
+  if (status_code(main_status) == 0)
+    fprintf(out, "%spitrace record: %s %s, but %zu process%s it left running failed after "
+            "it%s\n", c.bold, cmdline, status, late_failed, late_failed == 1 ? "" : "es", c.off);
+  else
+    fprintf(out, "%spitrace record: %s %s%s\n", c.bold, cmdline, status, c.off);
   if (!rs->ns) {
     say_no_session(out, rs, "the command");
     return;
@@ -1049,7 +1062,10 @@ static void failure_summary(const run_state *rs, const char *cmdline, int main_s
   for (size_t i = 0; i < rs->ns; i++)
     failed += rs->s[i].v == V_FAILED;
   fprintf(out, "pitrace record: kept %zu session%s in %s", kept, kept == 1 ? "" : "s", dir);
-  if (dropped)
+  if (dropped && status_code(main_status) == 0)
+    fprintf(out, "; removed the run's %zu other session%s (the command succeeded)", dropped,
+            dropped == 1 ? "" : "s");
+  else if (dropped)
     fprintf(out, "; removed the %zu session%s of processes that succeeded", dropped,
             dropped == 1 ? "" : "s");
   else if (!failed && keep == KEEP_ON_FAILURE) /* --keep always keeps them all anyway */
@@ -1112,7 +1128,7 @@ int pt_record(int argc, char **argv)
   snprintf(run_id, sizeof run_id, "%d-%lld", (int)getpid(), (long long)now_ns());
   char *cmdline = command_text(o.cmd);
 
-  reaped_list rl = {0};
+  reaped_list rl = {.main_at = SIZE_MAX};
   int main_status = 0, exec_errno = 0;
   bool started = run_command(&o, dir, run_id, cmdline, &rl, &main_status, &exec_errno);
   int code = started ? status_code(main_status) : exec_errno == ENOENT ? 127
@@ -1125,14 +1141,21 @@ int pt_record(int argc, char **argv)
     collect(&rs, dir, run_id, &rl, before, nbefore);
   bool failed = code != 0;
   bool any_failed = false;
-  for (size_t i = 0; i < rs.ns; i++)
+  size_t late_failed = 0; /* processes the command left running that then failed */
+  for (size_t i = 0; i < rs.ns; i++) {
     any_failed |= rs.s[i].v == V_FAILED;
+    late_failed += rs.s[i].v == V_FAILED && rs.s[i].outlived;
+  }
+  /* A command that succeeded says nothing of the processes it left
+   * running: one of them that failed is a failure of the run, kept alone. */
+  bool kept_some = failed || late_failed;
   size_t kept = 0, dropped = 0;
   for (size_t i = 0; i < rs.ns; i++) {
     rsession *s = &rs.s[i];
-    s->keep = o.keep == KEEP_ALWAYS || (failed && (!any_failed || s->v != V_SUCCEEDED));
+    s->keep = o.keep == KEEP_ALWAYS || (failed && (!any_failed || s->v != V_SUCCEEDED)) ||
+              (s->v == V_FAILED && s->outlived);
     kept += s->keep;
-    dropped += failed && !s->keep;
+    dropped += kept_some && !s->keep;
     rs.f[s->file].keep |= s->keep;
   }
   /* A session in a file that stays (one of the file's other sessions is
@@ -1143,7 +1166,7 @@ int pt_record(int argc, char **argv)
     if (!s->keep && (rs.f[s->file].keep || rs.f[s->file].foreign)) {
       s->keep = true;
       kept++;
-      dropped -= failed;
+      dropped -= kept_some;
     }
   }
   write_statuses(&rs);
@@ -1153,8 +1176,8 @@ int pt_record(int argc, char **argv)
   if (created)
     rmdir(dir); /* only when it is empty: nothing was kept, nothing else came */
 
-  if (failed && started) {
-    failure_summary(&rs, cmdline, main_status, dir, o.keep, kept, dropped);
+  if (kept_some && started) {
+    failure_summary(&rs, cmdline, main_status, dir, o.keep, kept, dropped, late_failed);
   } else if (started && rs.ns) {
     /* A recording that stopped part-way (a full disk) is no record of the
      * whole run: said here too, not only in the warning the process gave

@@ -327,6 +327,30 @@ Test(pitrace_record, only_the_sessions_of_failing_processes_are_kept)
   remove_dir(dir);
 }
 
+/* A command that succeeds, leaving processes running: one that then fails
+ * was dropped with the rest (the command's status says nothing of it). It
+ * is kept, alone, and the summary says why. */
+Test(pitrace_record, a_process_left_running_that_fails_after_a_success_is_kept)
+{
+  char *dir = fresh_dir(), *out;
+  char *script = str_printf("('%s' 4 2000 &); ('%s' 0 2000 &); '%s' >/dev/null; exit 0",
+                            BIN "/recproc_exit", BIN "/recproc_exit", BIN "/vadd");
+  const char *args[] = {"--keep", "on-failure", "-o", dir, "--", "/bin/sh", "-c", script, NULL};
+  const char *env[] = {POCL, NULL};
+  cr_assert_eq(record(args, env, &out), 0, "%s", out);
+  char **files;
+  cr_assert_eq(session_files(dir, &files), 1, "%s", out);
+  cr_assert_str_eq(tu_db_lines(files[0], "SELECT exit_status || ' ' || ended FROM sessions"),
+                   "4 teardown\n");
+  cr_assert(strstr(out, "exited with status 0, but 1 process it left running failed after it"),
+            "%s", out);
+  cr_assert(strstr(out, "kept 1 session in "), "%s", out);
+  cr_assert(strstr(out, "removed the run's 2 other sessions (the command succeeded)"), "%s",
+            out);
+  cr_assert(strstr(out, "recproc_exit 4 2000"), "%s", out);
+  remove_dir(dir);
+}
+
 Test(pitrace_record, a_process_whose_status_is_unknown_is_kept_beside_a_failing_one)
 {
   /* recproc_exit is orphaned (pitrace sees its 4); the shell reaps vadd
