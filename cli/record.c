@@ -74,7 +74,8 @@ static const char usage_text[] =
     "error). When CMD fails, a summary on stderr says how it ended, each kept\n"
     "session's last calls (a call that never returned is flagged) and failed\n"
     "calls, and where the sessions are. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent\n"
-    "to pitrace are passed on to CMD.\n"
+    "to pitrace are passed on to CMD, and to each process of it that its parent\n"
+    "leaves to pitrace afterwards; a stopped one is continued to take it.\n"
     "\n"
     "options:\n"
     "  -o, --output DIR          the sessions directory (default ./pitrace-sessions;\n"
@@ -520,18 +521,63 @@ static size_t own_children(pid_t *out, size_t max)
   return n;
 }
 
-/* Passes `sig` on to pitrace's children. A terminal's ^C or ^\ (from the
- * kernel) went to its whole foreground process group already, pitrace's
- * children in pitrace's group included: passing it on to them would
- * deliver it twice. */
-static void forward_signal(int sig, bool from_terminal)
+/* Says that the command ended and which processes it left running, if any. */
+static void announce_left_running(const char *cmdline, int main_status)
 {
+  pid_t kids[8];
+  size_t n = own_children(kids, 8);
+  if (!n)
+    return;
+  char status[128];
+  describe_status(status, sizeof status, main_status);
+  fprintf(stderr, "pitrace record: %s %s; waiting for the %zu process%s it left running (pid",
+          cmdline, status, n, n == 1 ? "" : "es");
+  for (size_t i = 0; i < n && i < 8; i++)
+    fprintf(stderr, "%s %d", i ? "," : "", (int)kids[i]);
+  fprintf(stderr, "%s); SIGINT or SIGTERM to pitrace is passed on to them\n",
+          n > 8 ? ", ..." : "");
+}
+
+/* The signal pitrace last passed on, and the children it went to. */
+typedef struct passed_on {
+  int sig; /* 0: none yet */
+  bool from_terminal;
+  pid_t *to;
+  size_t n, cap;
+} passed_on;
+
+/* Passes `sig` on to pitrace's children (sig 0: the last one passed on, to
+ * children that have come since: processes orphaned to pitrace, whose
+ * parent ended without passing it on; else they would run on and pitrace
+ * wait for them). A terminal's ^C or ^\ (from the kernel) went to its
+ * whole foreground process group already, pitrace's children in pitrace's
+ * group included: passing it on to them would deliver it twice. Each child
+ * is continued after it (SIGCONT, as timeout(1) does): a stopped process
+ * takes the signal only then, and pitrace would wait for it for ever. */
+static void forward_signal(passed_on *po, int sig, bool from_terminal)
+{
+  if (sig) {
+    po->sig = sig;
+    po->from_terminal = from_terminal;
+    po->n = 0;
+  }
+  if (!po->sig)
+    return;
   pid_t kids[4096];
   size_t n = own_children(kids, sizeof kids / sizeof *kids);
   pid_t group = getpgrp();
-  for (size_t i = 0; i < n && i < sizeof kids / sizeof *kids; i++)
-    if (!from_terminal || getpgid(kids[i]) != group)
-      kill(kids[i], sig);
+  for (size_t i = 0; i < n && i < sizeof kids / sizeof *kids; i++) {
+    bool done = false;
+    for (size_t j = 0; j < po->n && !done; j++)
+      done = po->to[j] == kids[i];
+    if (done)
+      continue;
+    po->to = grow(po->to, &po->cap, po->n, sizeof *po->to);
+    po->to[po->n++] = kids[i];
+    if (!po->from_terminal || getpgid(kids[i]) != group)
+      kill(kids[i], po->sig);
+    kill(kids[i], SIGCONT);
+  }
 }
 
 static void push_reaped(reaped_list *rl, pid_t pid, int status)
@@ -633,6 +679,8 @@ static bool run_command(const options *o, const char *dir, const char *run_id,
     *exec_errno = 0;
 
   bool main_done = false, announced = false;
+  passed_on po = {0};
+  unsigned looks = 0;
   for (;;) {
     int st;
     pid_t p;
@@ -648,22 +696,21 @@ static bool run_command(const options *o, const char *dir, const char *run_id,
       break; /* ECHILD: no process of the command is left */
     siginfo_t si;
     int sig;
-    if (main_done && !announced) {
+    if (po.sig) {
+      /* Passed on: look again for processes orphaned since (their parent's
+       * end is a SIGCHLD only when pitrace was that parent). */
+      forward_signal(&po, 0, false);
+      struct timespec look = {0, 200000000};
+      sig = sigtimedwait(&waitset, &si, &look);
+      if (sig < 0 && errno == EAGAIN && main_done && !announced && ++looks >= 10) {
+        announce_left_running(cmdline, *main_status);
+        announced = true;
+      }
+    } else if (main_done && !announced) {
       struct timespec wait2 = {2, 0};
       sig = sigtimedwait(&waitset, &si, &wait2);
       if (sig < 0 && errno == EAGAIN) {
-        pid_t kids[8];
-        size_t n = own_children(kids, 8);
-        if (n) {
-          char status[128];
-          describe_status(status, sizeof status, *main_status);
-          fprintf(stderr, "pitrace record: %s %s; waiting for the %zu process%s it left "
-                  "running (pid", cmdline, status, n, n == 1 ? "" : "es");
-          for (size_t i = 0; i < n && i < 8; i++)
-            fprintf(stderr, "%s %d", i ? "," : "", (int)kids[i]);
-          fprintf(stderr, "%s); SIGINT or SIGTERM to pitrace is passed on to them\n",
-                  n > 8 ? ", ..." : "");
-        }
+        announce_left_running(cmdline, *main_status);
         announced = true;
         continue;
       }
@@ -674,8 +721,9 @@ static bool run_command(const options *o, const char *dir, const char *run_id,
       continue;
     /* Also once the command has ended: the processes it left running get
      * a terminal's ^C from the terminal, as it did. */
-    forward_signal(sig, si.si_code == SI_KERNEL);
+    forward_signal(&po, sig, si.si_code == SI_KERNEL);
   }
+  free(po.to);
   sigprocmask(SIG_SETMASK, &old, NULL);
   return *exec_errno == 0;
 }

@@ -556,6 +556,44 @@ Test(pitrace_record, a_recording_command_stopped_by_sigterm_keeps_its_session)
   remove_dir(dir);
 }
 
+/* SIGTERM reached pitrace's children only: a process whose parent then
+ * ended without passing it on (orphaned to pitrace) ran on, and pitrace
+ * waited for it; a stopped process left running never took it. Each gets
+ * the signal now, and is continued. */
+Test(pitrace_record, sigterm_reaches_orphaned_and_stopped_processes_of_the_command)
+{
+  const char *scripts[] = {
+      /* recproc_exit under a shell under the command's shell */
+      "sh -c '" BIN "/recproc_exit 7 60000; true' & wait",
+      /* recproc_exit left running, stopped */
+      BIN "/recproc_exit 7 60000 & p=$!; sleep 0.5; kill -STOP $p; echo stopped; exit 0"};
+  const char *wait_text[] = {"recproc_exit: ready", "waiting for the 1 process it left running"};
+  for (size_t i = 0; i < 2; i++) {
+    char *dir = fresh_dir();
+    const char *args[] = {"-o", dir, "--", "/bin/sh", "-c", scripts[i], NULL};
+    const char *env[] = {POCL, NULL};
+    int fd;
+    pid_t pid = start_record(args, env, &fd);
+    char *got = read_until(fd, wait_text[i]);
+    cr_assert(strstr(got, wait_text[i]), "%s", got);
+    struct timespec t = {0, 300000000};
+    nanosleep(&t, NULL);
+    cr_assert_eq(kill(pid, SIGTERM), 0);
+    int rc = wait_for(pid, 20);
+    char *rest = read_until(fd, "\n$never");
+    cr_assert_neq(rc, -1, "case %zu: pitrace record still waited 20 s after SIGTERM: %s%s", i,
+                  got, rest);
+    cr_assert_eq(rc, i == 0 ? 128 + SIGTERM : 0, "case %zu: %s%s", i, got, rest);
+    char **files;
+    cr_assert_eq(session_files(dir, &files), 1, "%s%s", got, rest);
+    cr_assert_eq(tu_db_int(files[0], "SELECT exit_status FROM sessions"), 128 + SIGTERM);
+    cr_assert(strstr(rest, "recproc_exit 7 60000\n    killed by signal 15 (SIGTERM)"),
+              "case %zu: %s", i, rest);
+    close(fd);
+    remove_dir(dir);
+  }
+}
+
 Test(pitrace_record, two_runs_sharing_a_directory_keep_to_their_own_sessions)
 {
   char *dir = fresh_dir();
