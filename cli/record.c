@@ -995,7 +995,15 @@ static const char *api_name(uint32_t id)
   return d ? d->name : "(unknown API)";
 }
 
-static void print_call(FILE *out, const colors *c, const pt_call *call)
+/* What the summary shows of a call. */
+typedef struct brief_call {
+  int64_t seq;
+  uint32_t api;
+  bool returned;
+  int32_t result;
+} brief_call;
+
+static void print_call(FILE *out, const colors *c, const brief_call *call)
 {
   if (call->returned)
     fprintf(out, "      #%-6lld %-32s %s%s%s\n", (long long)call->seq, api_name(call->api),
@@ -1004,6 +1012,35 @@ static void print_call(FILE *out, const colors *c, const pt_call *call)
   else
     fprintf(out, "      #%-6lld %-32s %snever returned%s\n", (long long)call->seq,
             api_name(call->api), c->red, c->off);
+}
+
+#define PENDING_SHOWN 64 /* calls that never returned, shown however early */
+
+/* A session's calls as the summary needs them, read one at a time (a
+ * failing run's session of millions of calls is not held): the last few,
+ * the first that never returned, the first that failed, and counts. */
+typedef struct brief {
+  brief_call last[LAST_CALLS], pending[PENDING_SHOWN], failed[ERRORS_SHOWN];
+  size_t n, npending, nfailed;
+} brief;
+
+static bool read_brief(const pt_db *db, int64_t session, brief *b, char *err, size_t errn)
+{
+  memset(b, 0, sizeof *b);
+  pt_cursor *cur = pt_cursor_open(db, session, err, errn);
+  if (!cur)
+    return false;
+  const pt_call *call;
+  while ((call = pt_cursor_next(cur, err, errn))) {
+    brief_call bc = {call->seq, call->api, call->returned, call->result};
+    b->last[b->n++ % LAST_CALLS] = bc;
+    if (!bc.returned && b->npending++ < PENDING_SHOWN)
+      b->pending[b->npending - 1] = bc;
+    if (bc.returned && bc.result != PI_SUCCESS && b->nfailed++ < ERRORS_SHOWN)
+      b->failed[b->nfailed - 1] = bc;
+  }
+  pt_cursor_close(cur);
+  return !*err;
 }
 
 /* One session: how it ended, its last calls, its failed calls, where it is. */
@@ -1018,45 +1055,42 @@ static void summarise(FILE *out, const colors *c, const rsession *s, const rfile
   if (*s->data_cut)
     fprintf(out, "; %s", s->data_cut);
   pt_db db;
-  pt_calls calls;
   char err[512];
   if (!pt_open(f->path, false, &db, err, sizeof err)) {
     fprintf(out, "\n    (cannot read it: %s)\n", err);
     return;
   }
-  if (!pt_load(&db, s->info.id, &calls, err, sizeof err)) {
-    fprintf(out, "\n    (cannot read its calls: %s)\n", err);
+  brief *b = malloc(sizeof *b);
+  if (!b || !read_brief(&db, s->info.id, b, err, sizeof err)) {
+    fprintf(out, "\n    (cannot read its calls: %s)\n", b ? err : "out of memory");
+    free(b);
     pt_close(&db);
     return;
   }
-  size_t errors = 0, pending = 0;
-  for (size_t i = 0; i < calls.n; i++) {
-    errors += calls.v[i].returned && calls.v[i].result != PI_SUCCESS;
-    pending += !calls.v[i].returned;
-  }
-  fprintf(out, "; %zu call%s, %zu failed%s\n", calls.n, calls.n == 1 ? "" : "s", errors,
-          pending ? ", some never returned" : "");
-  if (calls.n) {
-    fprintf(out, "    last calls:\n");
-    /* The last few, and any call that never returned however early. */
-    size_t from = calls.n > LAST_CALLS ? calls.n - LAST_CALLS : 0;
-    for (size_t i = 0; i < calls.n; i++)
-      if (i >= from || !calls.v[i].returned)
-        print_call(out, c, &calls.v[i]);
-  }
-  if (errors) {
-    fprintf(out, "    failed calls:\n");
-    size_t shown = 0;
-    for (size_t i = 0; i < calls.n && shown < ERRORS_SHOWN; i++)
-      if (calls.v[i].returned && calls.v[i].result != PI_SUCCESS) {
-        print_call(out, c, &calls.v[i]);
-        shown++;
-      }
-    if (errors > shown)
-      fprintf(out, "      ... and %zu more\n", errors - shown);
-  }
-  pt_calls_free(&calls);
   pt_close(&db);
+  fprintf(out, "; %zu call%s, %zu failed%s\n", b->n, b->n == 1 ? "" : "s", b->nfailed,
+          b->npending ? ", some never returned" : "");
+  if (b->n) {
+    fprintf(out, "    last calls:\n");
+    /* The last few, and any call that never returned however early (the
+     * first PENDING_SHOWN of them), in order. */
+    size_t nlast = b->n < LAST_CALLS ? b->n : LAST_CALLS, p = 0;
+    int64_t from = b->last[(b->n - nlast) % LAST_CALLS].seq;
+    for (; p < b->npending && p < PENDING_SHOWN && b->pending[p].seq < from; p++)
+      print_call(out, c, &b->pending[p]);
+    if (b->npending > PENDING_SHOWN && b->pending[PENDING_SHOWN - 1].seq < from)
+      fprintf(out, "      ... (%zu calls never returned in all)\n", b->npending);
+    for (size_t i = b->n - nlast; i < b->n; i++)
+      print_call(out, c, &b->last[i % LAST_CALLS]);
+  }
+  if (b->nfailed) {
+    fprintf(out, "    failed calls:\n");
+    for (size_t i = 0; i < b->nfailed && i < ERRORS_SHOWN; i++)
+      print_call(out, c, &b->failed[i]);
+    if (b->nfailed > ERRORS_SHOWN)
+      fprintf(out, "      ... and %zu more\n", b->nfailed - ERRORS_SHOWN);
+  }
+  free(b);
 }
 
 static int order_kept(const rsession *a, const rsession *b)
