@@ -347,11 +347,13 @@ Test(program, unregistering_unknown_images_is_harmless)
 /* ---- Images made here --------------------------------------------------------- */
 
 /* One OpenCL C image: a kernel (or none), a symbol it exports and one it
- * imports (or NULL), and, with `spec`, one int spec constant "id_heap"
- * (numeric ID 0, default 11) passed as the kernel's argument 1. */
+ * imports (or NULL), and, with `spec`, one spec constant "id_heap"
+ * (numeric ID 0) of spec_size bytes (0: an int), its default 11 in its
+ * first int, passed as the kernel's argument 1. */
 typedef struct {
   const char *src, *kernel, *exports, *imports;
   bool spec;
+  size_t spec_size;
 } made_image;
 
 typedef struct {
@@ -360,10 +362,9 @@ typedef struct {
   struct _pi_offload_entry_struct entries[4];
   struct _pi_device_binary_property_set_struct sets[4][5];
   struct _pi_device_binary_property_struct props[4][5];
+  uint32_t spec_desc[4][3];
+  int32_t spec_default[4][32];
 } made_desc;
-
-static uint32_t heap_desc[3] = {0, 0, 4};
-static int32_t heap_default = 11;
 
 /* The descriptor lies in the heap, in no module: its images come last in
  * the search order. */
@@ -390,13 +391,17 @@ static made_desc *make_images(const made_image *im, unsigned n)
       ns++;
     }
     if (im[i].spec) {
+      uint32_t size = im[i].spec_size ? (uint32_t)im[i].spec_size : 4;
+      cr_assert_leq(size, sizeof d->spec_default[i]);
+      memcpy(d->spec_desc[i], (uint32_t[3]){0, 0, size}, sizeof d->spec_desc[i]);
+      d->spec_default[i][0] = 11;
       p[ns] = (struct _pi_device_binary_property_struct){
-          "id_heap", heap_desc, PI_PROPERTY_TYPE_BYTE_ARRAY, sizeof heap_desc};
+          "id_heap", d->spec_desc[i], PI_PROPERTY_TYPE_BYTE_ARRAY, sizeof d->spec_desc[i]};
       s[ns] = (struct _pi_device_binary_property_set_struct){
           __SYCL_PI_PROPERTY_SET_SPEC_CONST_MAP, &p[ns], &p[ns] + 1};
       ns++;
       p[ns] = (struct _pi_device_binary_property_struct){
-          "all", &heap_default, PI_PROPERTY_TYPE_BYTE_ARRAY, sizeof heap_default};
+          "all", d->spec_default[i], PI_PROPERTY_TYPE_BYTE_ARRAY, size};
       s[ns] = (struct _pi_device_binary_property_set_struct){
           __SYCL_PI_PROPERTY_SET_SPEC_CONST_DEFAULT_VALUES_MAP, &p[ns], &p[ns] + 1};
       ns++;
@@ -434,7 +439,7 @@ Test(program, a_kernel_outlives_a_change_of_the_registry)
 {
   mallopt(M_PERTURB, 0x5a);
   made_image im = {"__kernel void k_heap(__global int *o, __global const int *sc) "
-                   "{ o[0] = sc[0]; }", "k_heap", NULL, NULL, true};
+                   "{ o[0] = sc[0]; }", "k_heap", NULL, NULL, true, 0};
   made_desc *d = make_images(&im, 1);
   int32_t five = 5;
   TRY(pirt_bundle_set_spec_constant(bundle, "id_heap", &five, sizeof five));
@@ -457,7 +462,7 @@ Test(program, a_kernel_outlives_a_change_of_the_registry)
 Test(program, an_image_registered_again_is_built_again)
 {
   made_image im = {"__kernel void k_reload(__global int *o) { o[0] = 1; }", "k_reload",
-                   NULL, NULL, false};
+                   NULL, NULL, false, 0};
   made_desc *d = make_images(&im, 1);
   cr_assert_eq(kernel_value("k_reload"), 1);
   pirt_unregister_images(&d->desc);
@@ -475,7 +480,7 @@ Test(program, an_image_registered_again_is_built_again)
 Test(program, an_image_importing_only_builtins_is_built_directly)
 {
   made_image im = {"__kernel void k_builtins(__global int *o) { o[0] = 3; }",
-                   "k_builtins", NULL, "__spirv_BuiltInGlobalInvocationId", false};
+                   "k_builtins", NULL, "__spirv_BuiltInGlobalInvocationId", false, 0};
   made_desc *d = make_images(&im, 1);
   cr_assert_eq(kernel_value("k_builtins"), 3);
   char *t = (pirt_trace_flush(), tu_read_file(trace));
@@ -493,7 +498,7 @@ Test(program, a_kernel_outlives_its_bundle)
   pirt_bundle *own;
   TRY(pirt_bundle_create(ctx, &own));
   made_image im = {"__kernel void k_heap(__global int *o, __global const int *sc) "
-                   "{ o[0] = sc[0]; }", "k_heap", NULL, NULL, true};
+                   "{ o[0] = sc[0]; }", "k_heap", NULL, NULL, true, 0};
   made_desc *d = make_images(&im, 1);
   TRY(pirt_bundle_set_spec_constant(own, "id_heap", &five, sizeof five));
   pirt_kernel *k;
@@ -516,7 +521,7 @@ Test(program, a_refused_registration_is_named_by_the_lookup)
   pirt_register_images(&none);
   cr_assert_eq(kernel_value("k_plain"), 0);
   made_image im = {"__kernel void k_badver(__global int *o) { o[0] = 1; }", "k_badver",
-                   NULL, NULL, false};
+                   NULL, NULL, false, 0};
   made_desc *d = make_images(&im, 1); /* registered as it is, then again as version 99 */
   pirt_unregister_images(&d->desc);
   d->desc.Version = 99;
@@ -536,7 +541,7 @@ Test(program, a_refused_registration_is_named_by_the_lookup)
 Test(program, an_image_no_device_takes_is_refused_with_the_plugins_reason)
 {
   made_image im = {"// PTX\n.version 7.0\n.target sm_50\n", "k_ptx_only", NULL, NULL,
-                   false};
+                   false, 0};
   made_desc *d = make_images(&im, 1);
   d->bins[0].Format = PI_DEVICE_BINARY_TYPE_NATIVE;
   d->bins[0].DeviceTargetSpec = __SYCL_PI_DEVICE_BINARY_TARGET_NVPTX64;
@@ -558,8 +563,8 @@ Test(program, an_import_only_foreign_images_export_says_why)
 {
   made_image im[2] = {
       {"int ptx_fn(void);\n__kernel void k_wants_ptx(__global int *o) { o[0] = ptx_fn(); }",
-       "k_wants_ptx", NULL, "ptx_fn", false},
-      {"// PTX\n.version 7.0\n.target sm_50\n", NULL, "ptx_fn", NULL, false}};
+       "k_wants_ptx", NULL, "ptx_fn", false, 0},
+      {"// PTX\n.version 7.0\n.target sm_50\n", NULL, "ptx_fn", NULL, false, 0}};
   made_desc *d = make_images(im, 2);
   d->bins[1].Format = PI_DEVICE_BINARY_TYPE_NATIVE;
   d->bins[1].DeviceTargetSpec = __SYCL_PI_DEVICE_BINARY_TARGET_NVPTX64;
@@ -573,6 +578,28 @@ Test(program, an_import_only_foreign_images_export_says_why)
   drop_images(d);
 }
 
+/* A value of 66 bytes fills the note's 197 characters of hex exactly: its
+ * last byte was cut for a "..." though every byte fitted. */
+Test(program, a_spec_constant_note_shows_a_value_that_just_fits_whole)
+{
+  made_image im = {"__kernel void k_wide(__global int *o, __global const int *sc) "
+                   "{ o[0] = sc[0]; }", "k_wide", NULL, NULL, true, 66};
+  made_desc *d = make_images(&im, 1);
+  unsigned char v[66];
+  for (size_t i = 0; i < sizeof v; i++)
+    v[i] = (unsigned char)(i + 1);
+  TRY(pirt_bundle_set_spec_constant(bundle, "id_heap", v, sizeof v));
+  cr_assert_eq(kernel_value("k_wide"), 0x04030201);
+  char *t = (pirt_trace_flush(), tu_read_file(trace));
+  char want[256];
+  size_t w = 0;
+  for (size_t i = 0; i < sizeof v; i++)
+    w += (size_t)snprintf(want + w, sizeof want - w, "%s%02x", i ? " " : "", v[i]);
+  snprintf(want + w, sizeof want - w, "] (66 bytes)");
+  cr_assert(strstr(t, want), "%s\n%s", want, t);
+  drop_images(d);
+}
+
 /* Images registered from memory that is in no module (a front end that
  * makes descriptors at run time) were labelled as the executable's, in
  * the notes and the recorded link decisions; they come last in the
@@ -580,7 +607,7 @@ Test(program, an_import_only_foreign_images_export_says_why)
 Test(program, images_in_no_module_are_not_labelled_as_the_executables)
 {
   made_image im = {"__kernel void k_mem(__global int *o) { o[0] = 9; }", "k_mem", NULL,
-                   NULL, false};
+                   NULL, false, 0};
   made_desc *d = make_images(&im, 1);
   cr_assert_eq(kernel_value("k_mem"), 9);
   char *t = (pirt_trace_flush(), tu_read_file(trace));

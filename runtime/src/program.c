@@ -609,13 +609,17 @@ static pi_result declared_values(pm_image **set, size_t nset, const spec_value *
   return PI_SUCCESS;
 }
 
+/* The bytes as "xx xx ...", ending in " ..." when they do not all fit
+ * (a value that fits exactly was cut before). */
 static void hex(char *out, size_t outn, const unsigned char *b, size_t n)
 {
-  size_t w = 0;
-  for (size_t i = 0; i < n && w + 4 < outn; i++)
+  size_t w = 0, i = 0;
+  bool all = n * 3 <= outn; /* 3n - 1 characters and the NUL */
+  out[0] = 0;
+  for (; i < n && (all || w + 3 + 4 < outn); i++)
     w += (size_t)snprintf(out + w, outn - w, "%s%02x", i ? " " : "", b[i]);
-  if (w + 4 >= outn && outn > 4)
-    strcpy(out + outn - 5, "...");
+  if (i < n)
+    snprintf(out + w, outn - w, "%s...", i ? " " : "");
 }
 
 static void note_spec(const char *kernel, const struct pirt_device *d,
