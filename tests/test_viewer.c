@@ -2585,8 +2585,13 @@ Test(viewer, report_of_a_directory_without_good_sessions_says_why_in_one_line)
   FILE *f = fopen(path, "w");
   fputs("not a database, but long enough to look like one to a careless reader", f);
   fclose(f);
+  /* A file that is no session beside good ones: named, skipped, exit 2. */
+  unlink(html);
   cr_assert_eq(pitrace(&out, &err, "report", empty, "-o", html, NULL), 2);
-  cr_assert(strstr(err, "zz-garbage.db") && lines(err) == 1, "%s", err);
+  cr_assert(strstr(err, "zz-garbage.db is not a pitrace session") &&
+                strstr(err, "pitrace report: 1 file skipped") && lines(err) == 2,
+            "%s", err);
+  cr_assert(access(html, R_OK) == 0, "the report of the other sessions is written");
 }
 
 /* -o naming a session being read: export and report wrote over it (exit
@@ -2756,11 +2761,13 @@ Test(viewer, stats_and_export_of_a_bad_directory_say_why_in_one_line)
   FILE *f = fopen(path, "w");
   fputs("not a database, but long enough to look like one to a careless reader", f);
   fclose(f);
+  /* Beside a good session: named, skipped, the good one shown, exit 2. */
   for (int v = 0; v < 2; v++) {
     const char *const *x = verbs[v];
     cr_assert_eq(pitrace(&out, &err, x[0], dir, x[1], x[2], NULL), 2);
-    cr_assert(strstr(err, "zz-garbage.db") && lines(err) == 1, "%s", err);
-    cr_assert(!*out, "%s", out);
+    cr_assert(strstr(err, "zz-garbage.db is not a pitrace session") && lines(err) == 2, "%s",
+              err);
+    cr_assert(*out, "the good session is shown: %s", err);
   }
 }
 
