@@ -322,6 +322,33 @@ Test(no_driver, zero_platforms_is_success_with_a_note)
   OK(PI(piTearDown)(NULL));
 }
 
+/* SYCL_DEVICE_FILTER's device number counts a backend's devices whatever
+ * their type, as DPC++ and sycl-ls number them: with the double's GPU
+ * first and a CPU second, level_zero:cpu:1 is the CPU and level_zero:cpu:0
+ * nothing (it counted per type before: level_zero:cpu:0 was the CPU). Two
+ * types in one backend exist on no real device here. */
+Test(numbering, a_device_number_counts_the_backends_devices_of_every_type, .timeout = 60)
+{
+  char *cfg = tu_write_temp(".conf", PLUGIN " level_zero\n"), *out, env_cfg[4200];
+  snprintf(env_cfg, sizeof env_cfg, "SYCL_PI_CONFIG=%s", cfg);
+  const char *argv[] = {BIN "/use_device", NULL};
+  const char *cpu1[] = {"ZE_ENABLE_ALT_DRIVERS=" DOUBLE, "PITRACE_ZE_TEST_EXTRA_DEVICE=cpu",
+                        env_cfg, "SYCL_PI_TRACE=1", "SYCL_DEVICE_FILTER=level_zero:cpu:1",
+                        "SYCL_BE=", NULL};
+  cr_assert_eq(tu_run(argv, cpu1, &out), 0, "%s", out);
+  cr_assert(strstr(out, "Device level_zero:gpu:0 \"") && strstr(out, "Device level_zero:cpu:1 \""),
+            "%s", out);
+  cr_assert(strstr(out, "(level_zero:1)"), "the CPU, second of the backend: %s", out);
+  const char *cpu0[] = {"ZE_ENABLE_ALT_DRIVERS=" DOUBLE, "PITRACE_ZE_TEST_EXTRA_DEVICE=cpu",
+                        env_cfg, "SYCL_DEVICE_FILTER=level_zero:cpu:0", "SYCL_BE=", NULL};
+  cr_assert_eq(tu_run(argv, cpu0, &out), 2, "no CPU is device 0 of level_zero: %s", out);
+  const char *gpu0[] = {"ZE_ENABLE_ALT_DRIVERS=" DOUBLE, "PITRACE_ZE_TEST_EXTRA_DEVICE=cpu",
+                        env_cfg, "SYCL_DEVICE_FILTER=level_zero:0", "SYCL_BE=", NULL};
+  cr_assert_eq(tu_run(argv, gpu0, &out), 0, "%s", out);
+  cr_assert(strstr(out, "(level_zero:0)"), "%s", out);
+  unlink(cfg);
+}
+
 /* ---- Handshake --------------------------------------------------------------------- */
 
 Test(handshake, another_major_version_is_refused_and_ours_is_accepted)

@@ -67,7 +67,7 @@ typedef struct pirt_device_info {
   const char *backend;       /* "opencl", "level_zero", "cuda" */
   const char *plugin;        /* the plugin library serving it */
   pirt_device_type type;
-  unsigned index;            /* among devices of this backend and type */
+  unsigned index;            /* among devices of this backend, any type */
 } pirt_device_info;
 
 /* The devices that SYCL_DEVICE_FILTER (and SYCL_BE) leave, over all plugins. */

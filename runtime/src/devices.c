@@ -6,7 +6,11 @@
  * allows. A filter is a comma-separated list of "backend:device_type:num"
  * terms; each part may be "*" or left out, and the parts may come in any
  * order ("cpu", "opencl:gpu", "opencl:cpu:1"). `num` counts the devices of
- * that backend and type in discovery order, from 0.
+ * that backend in discovery order, from 0, whatever their type, across
+ * its platforms: DPC++'s numbering (platform_impl's filter; sycl-ls lists
+ * [opencl:cpu:0], [opencl:gpu:1]), so a filter taken from DPC++ selects
+ * the same device here. "opencl:gpu:0" with a CPU before the GPU selects
+ * nothing, there as here.
  *
  * Selection picks, among the devices a filter leaves, a GPU over an
  * accelerator over a CPU; among equals, SYCL_BE's backend (PI_OPENCL,
@@ -193,10 +197,9 @@ static const char *type_name(pi_device_type t)
   return "other";
 }
 
-/* Adds the devices of one platform; `counts` numbers devices per backend
- * and type. */
+/* Adds the devices of one platform; `counts` numbers devices per backend. */
 static void add_platform_devices(pirt_global *g, struct pirt_plugin *pl,
-                                 pi_platform plat, unsigned counts[][4])
+                                 pi_platform plat, unsigned counts[])
 {
   pi_uint32 n = 0;
   pi_result r = pirt_call_piDevicesGet(pl, plat, PI_DEVICE_TYPE_ALL, 0, NULL, &n);
@@ -224,11 +227,7 @@ static void add_platform_devices(pirt_global *g, struct pirt_plugin *pl,
     pirt_call_piDeviceGetInfo(pl, devs[i], PI_DEVICE_INFO_TYPE, sizeof type,
                               &type, NULL);
     d.type = type;
-    unsigned tslot = (type & PI_DEVICE_TYPE_GPU)   ? 0
-                     : (type & PI_DEVICE_TYPE_ACC) ? 1
-                     : (type & PI_DEVICE_TYPE_CPU) ? 2
-                                                   : 3;
-    d.index = counts[d.backend][tslot]++;
+    d.index = counts[d.backend]++;
     d.name = query_string(pl, devs[i], NULL, PI_DEVICE_INFO_NAME);
     d.vendor = query_string(pl, devs[i], NULL, PI_DEVICE_INFO_VENDOR);
     d.version = query_string(pl, devs[i], NULL, PI_DEVICE_INFO_VERSION);
@@ -273,7 +272,7 @@ void pirt_devices_discover(void)
       return;
     }
   }
-  unsigned counts[PIRT_BACKEND_COUNT][4] = {{0}};
+  unsigned counts[PIRT_BACKEND_COUNT] = {0};
   for (size_t p = 0; p < g->nplugins; p++) {
     struct pirt_plugin *pl = g->plugins[p];
     pi_uint32 n = 0;

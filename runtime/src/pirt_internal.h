@@ -118,7 +118,7 @@ struct pirt_device {
   pi_device device;
   pirt_backend backend;
   pi_device_type type;
-  unsigned index;       /* among devices of this backend and type */
+  unsigned index;       /* among devices of this backend, of any type */
   char *name;
   char *platform_name;
   char *vendor;

@@ -281,12 +281,26 @@ static struct _ze_device_handle_t dev_sub[2] = {
     {.id = 1, .parent = &dev_root, .subdevice_id = 0},
     {.id = 2, .parent = &dev_root, .subdevice_id = 1}};
 
+/* A second root device, of another type, after the first, only with
+ * PITRACE_ZE_TEST_EXTRA_DEVICE=cpu (or fpga): for device numbering across
+ * types (SYCL_DEVICE_FILTER). */
+static struct _ze_device_handle_t dev_extra = {.id = 3, .nsubs = 0};
+
+static ze_device_type_t extra_type(void) {
+  const char *t = getenv("PITRACE_ZE_TEST_EXTRA_DEVICE");
+  return !t ? (ze_device_type_t)0
+         : strcmp(t, "cpu") == 0  ? ZE_DEVICE_TYPE_CPU
+         : strcmp(t, "fpga") == 0 ? ZE_DEVICE_TYPE_FPGA
+                                  : (ze_device_type_t)0;
+}
+
 static ze_device_handle_t root_of(ze_device_handle_t d) {
   return d->parent ? d->parent : d;
 }
 
 static bool is_device(ze_device_handle_t d) {
-  return d == &dev_root || d == &dev_sub[0] || d == &dev_sub[1];
+  return d == &dev_root || d == &dev_sub[0] || d == &dev_sub[1] ||
+         (d == &dev_extra && extra_type());
 }
 
 /* ---- Allocations ------------------------------------------------------------ */
@@ -525,9 +539,13 @@ static ze_result_t ZE_APICALL d_DeviceGet(ze_driver_handle_t drv,
                                           ze_device_handle_t *phDevices) {
   if (drv != &the_driver || !pCount)
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  uint32_t n = extra_type() ? 2 : 1;
   if (*pCount && phDevices)
     phDevices[0] = &dev_root;
-  *pCount = 1;
+  if (*pCount > 1 && phDevices && n > 1)
+    phDevices[1] = &dev_extra;
+  if (!*pCount || !phDevices || *pCount > n)
+    *pCount = n;
   return ZE_RESULT_SUCCESS;
 }
 
@@ -553,7 +571,7 @@ static ze_result_t ZE_APICALL d_DeviceGetProperties(ze_device_handle_t d,
   memset(p, 0, sizeof *p);
   p->stype = stype;
   p->pNext = next;
-  p->type = ZE_DEVICE_TYPE_GPU;
+  p->type = d == &dev_extra ? extra_type() : ZE_DEVICE_TYPE_GPU;
   p->vendorId = 0xffff; /* no vendor: this is no real device */
   p->deviceId = 0x0001;
   p->flags = d->parent ? ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE : 0;
