@@ -127,7 +127,7 @@ typedef struct reaped {
 typedef struct reaped_list {
   reaped *v;
   size_t n, cap;
-  size_t main_at; /* the command's own entry, once reaped (else n) */
+  size_t main_at; /* the command's own entry, once reaped (else SIZE_MAX) */
 } reaped_list;
 
 typedef enum { V_UNKNOWN, V_SUCCEEDED, V_FAILED } verdict;
