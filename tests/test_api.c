@@ -331,3 +331,36 @@ Test(api, usm_without_device_support_is_a_clear_error)
   cr_assert(strstr(pirt_error_message(), "cl_intel_unified_shared_memory"), "%s",
             pirt_error_message());
 }
+
+/* ---- The OpenCL plugin's PI calls, made directly (pirt_pi.h) ------------------- */
+
+#include "pirt_pi.h"
+
+/* The plugin and PI handles of the selected device. */
+static const pirt_plugin *pl;
+static pi_platform pi_plat;
+static pi_device pi_dev;
+
+static void plugin_setup(void)
+{
+  TRY(pirt_device_select(NULL, &dev));
+  TRY(pirt_device_plugin(dev, &pl, &pi_plat, &pi_dev, NULL));
+}
+
+TestSuite(plugin, .init = plugin_setup);
+
+/* Each query answers a value of the type pi.api gives it. */
+Test(plugin, max_global_work_groups_is_one_size_t)
+{
+  size_t size = 0, total = 0;
+  TRY(pirt_piDeviceGetInfo(pl, pi_dev, PI_EXT_ONEAPI_DEVICE_INFO_MAX_GLOBAL_WORK_GROUPS, 0, NULL,
+                           &size));
+  cr_assert_eq(size, sizeof(size_t));
+  TRY(pirt_piDeviceGetInfo(pl, pi_dev, PI_EXT_ONEAPI_DEVICE_INFO_MAX_GLOBAL_WORK_GROUPS,
+                           sizeof total, &total, NULL));
+  cr_assert_gt(total, 0);
+  size_t three[3] = {0};
+  TRY(pirt_piDeviceGetInfo(pl, pi_dev, PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_3D, 0, NULL,
+                           &size));
+  cr_assert_eq(size, sizeof three);
+}

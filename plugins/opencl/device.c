@@ -180,11 +180,13 @@ pi_result backend_device_info(pi_device device, const struct info_out *o) {
     snprintf(version, sizeof version, "%d.%d", v / 10, v % 10);
     return put_str(o, version);
   }
+  /* OpenCL bounds the number of work-groups only by size_t. The total is
+   * one size_t; put_max_work_groups writes only the per-dimension arrays. */
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_GLOBAL_WORK_GROUPS:
+    return put_size(o, SIZE_MAX);
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_1D:
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_2D:
   case PI_EXT_ONEAPI_DEVICE_INFO_MAX_WORK_GROUPS_3D: {
-    /* OpenCL bounds the number of work-groups only by size_t. */
     const size_t max[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
     return put_max_work_groups(o, max);
   }
