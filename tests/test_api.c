@@ -364,3 +364,18 @@ Test(plugin, max_global_work_groups_is_one_size_t)
                            &size));
   cr_assert_eq(size, sizeof three);
 }
+
+/* OpenCL has no clGetContextInfo query for the platform: the plugin answers
+ * it from the context's device. */
+Test(plugin, context_platform_is_its_devices)
+{
+  pi_context c = NULL;
+  TRY(pirt_piContextCreate(pl, NULL, 1, &pi_dev, NULL, NULL, &c));
+  pi_platform plat = NULL;
+  size_t size = 0;
+  TRY(pirt_piContextGetInfo(pl, c, PI_CONTEXT_INFO_PLATFORM, 0, NULL, &size));
+  cr_assert_eq(size, sizeof plat);
+  TRY(pirt_piContextGetInfo(pl, c, PI_CONTEXT_INFO_PLATFORM, sizeof plat, &plat, NULL));
+  cr_assert_eq(plat, pi_plat);
+  TRY(pirt_piContextRelease(pl, c));
+}

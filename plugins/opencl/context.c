@@ -37,6 +37,21 @@ pi_result backend_context_info(pi_context context, const struct info_out *o) {
     free(devs);
     return put_bool(o, all);
   }
+  case PI_CONTEXT_INFO_PLATFORM: {
+    /* clGetContextInfo has no platform query (CL_CONTEXT_PLATFORM is only a
+     * property key, and every implementation rejects it as a query): the
+     * platform of the context's devices, which all share one. */
+    cl_device_id dev = NULL;
+    if ((r = context_device(o->fn, (cl_context)context, NULL, &dev)) !=
+        PI_SUCCESS)
+      return r;
+    cl_platform_id plat = device_platform(dev);
+    if (!plat)
+      return fail(PI_ERROR_INVALID_CONTEXT,
+                  "%s: the platform of the context's device is unknown",
+                  o->fn);
+    return put_ptr(o, plat);
+  }
   case PI_EXT_CONTEXT_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES:
     device_query = PI_EXT_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES;
     break;
