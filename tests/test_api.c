@@ -379,3 +379,18 @@ Test(plugin, context_platform_is_its_devices)
   cr_assert_eq(plat, pi_plat);
   TRY(pirt_piContextRelease(pl, c));
 }
+
+/* A caller may leave param_value_size_ret NULL: PoCL 3.1 writes it anyway
+ * for the properties of a context made without any, which crashed. */
+Test(plugin, context_properties_without_size_ret)
+{
+  pi_context c = NULL;
+  TRY(pirt_piContextCreate(pl, NULL, 1, &pi_dev, NULL, NULL, &c));
+  pi_context_properties props[4] = {1, 1, 1, 1};
+  TRY(pirt_piContextGetInfo(pl, c, PI_CONTEXT_INFO_PROPERTIES, sizeof props, props, NULL));
+  size_t size = 1;
+  TRY(pirt_piContextGetInfo(pl, c, PI_CONTEXT_INFO_PROPERTIES, 0, NULL, &size));
+  /* No properties: an empty list, or one holding only its terminator. */
+  cr_assert(size == 0 || (size == sizeof props[0] && props[0] == 0), "%zu", size);
+  TRY(pirt_piContextRelease(pl, c));
+}

@@ -114,6 +114,8 @@ void *icd_extension_address(cl_platform_id platform, const char *name) {
  * (plugins/common) write a value the plugin computes with the size checks
  * OpenCL makes; the queries OpenCL answers pass through. */
 
+_Thread_local size_t info_size_unused;
+
 /* Checks the result of an info query passed through to OpenCL; an OpenCL
  * CL_INVALID_VALUE gets a message naming the query. */
 pi_result info_check(const struct info_out *o, const char *clfn,

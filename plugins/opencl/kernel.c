@@ -35,7 +35,7 @@ pi_result backend_kernel_group_info(pi_kernel kernel, pi_device device,
   return info_check(o, "clGetKernelWorkGroupInfo",
                     ICD_CALL(clGetKernelWorkGroupInfo, (cl_kernel)kernel,
                              (cl_device_id)device, o->query, o->size,
-                             o->value, o->size_ret));
+                             o->value, INFO_SIZE_RET(o)));
 }
 
 /* The largest sub-group size of a device, 1 for devices without

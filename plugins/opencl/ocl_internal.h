@@ -221,9 +221,14 @@ _Static_assert(sizeof(pi_result) == sizeof(cl_int), "PI results are CL codes");
 
 /* Passes an info query through to an OpenCL get-info function. */
 #define INFO_PASS(o, clfn, obj)                                                \
-  info_check(                                                                  \
-      o, #clfn,                                                                \
-      ICD_CALL(clfn, obj, (o)->query, (o)->size, (o)->value, (o)->size_ret))
+  info_check(o, #clfn,                                                         \
+             ICD_CALL(clfn, obj, (o)->query, (o)->size, (o)->value,            \
+                      INFO_SIZE_RET(o)))
+/* The param_value_size_ret given to OpenCL: never NULL, since PoCL 3.1
+ * writes it unconditionally for some queries (CL_CONTEXT_PROPERTIES of a
+ * context made without properties) and a caller may leave it NULL. */
+#define INFO_SIZE_RET(o) ((o)->size_ret ? (o)->size_ret : &info_size_unused)
+extern _Thread_local size_t info_size_unused;
 
 /* ---- Discovery -------------------------------------------------------------
  * Finds the OpenCL implementations as the top of the file says and keeps

@@ -175,7 +175,7 @@ pi_result backend_program_build_info(pi_program program, pi_device device,
   return info_check(o, "clGetProgramBuildInfo",
                     ICD_CALL(clGetProgramBuildInfo, (cl_program)program,
                              (cl_device_id)device, o->query, o->size,
-                             o->value, o->size_ret));
+                             o->value, INFO_SIZE_RET(o)));
 }
 
 pi_result ocl_piProgramRetain(pi_program program) {

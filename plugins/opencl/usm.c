@@ -183,7 +183,7 @@ pi_result ocl_piextUSMGetMemAllocInfo(
   return info_check(&o, "clGetMemAllocInfoINTEL",
                     ps->ext.clGetMemAllocInfoINTEL(
                         (cl_context)context, ptr, param_name, param_value_size,
-                        param_value, param_value_size_ret));
+                        param_value, INFO_SIZE_RET(&o)));
 }
 
 static cl_int enqueue_row(cl_command_queue q, const struct rows *op, size_t row,
