@@ -394,3 +394,30 @@ Test(plugin, context_properties_without_size_ret)
   cr_assert(size == 0 || (size == sizeof props[0] && props[0] == 0), "%zu", size);
   TRY(pirt_piContextRelease(pl, c));
 }
+
+/* An unknown sub-group query fails; it used to answer 0 on devices without
+ * sub-groups, whose CL_INVALID_OPERATION the plugin turns into defaults. */
+Test(plugin, unknown_sub_group_query_fails)
+{
+  pi_context c = NULL;
+  pi_program p = NULL;
+  pi_kernel k = NULL;
+  const char *src = kernels;
+  TRY(pirt_piContextCreate(pl, NULL, 1, &pi_dev, NULL, NULL, &c));
+  TRY(pirt_piclProgramCreateWithSource(pl, c, 1, &src, NULL, &p));
+  TRY(pirt_piProgramBuild(pl, p, 1, &pi_dev, "", NULL, NULL));
+  TRY(pirt_piKernelCreate(pl, p, "scale", &k));
+  pi_uint32 value = 7;
+  cr_assert_eq(pirt_piKernelGetSubGroupInfo(pl, k, pi_dev, (pi_kernel_sub_group_info)0x7777, 0,
+                                            NULL, sizeof value, &value, NULL),
+               PI_ERROR_INVALID_VALUE);
+  char *msg = NULL;
+  pirt_piPluginGetLastError(pl, &msg);
+  cr_assert(msg && strstr(msg, "unknown sub-group query 0x7777"), "%s", msg ? msg : "");
+  TRY(pirt_piKernelGetSubGroupInfo(pl, k, pi_dev, PI_KERNEL_MAX_NUM_SUB_GROUPS, 0, NULL,
+                                   sizeof value, &value, NULL));
+  cr_assert_geq(value, 1);
+  TRY(pirt_piKernelRelease(pl, k));
+  TRY(pirt_piProgramRelease(pl, p));
+  TRY(pirt_piContextRelease(pl, c));
+}

@@ -59,6 +59,14 @@ pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
   cl_device_id dev = (cl_device_id)device;
   const struct platform_state *ps = NULL;
   size_t local[16] = {0}, value = 0;
+  /* Unknown queries fail here: below, OpenCL's CL_INVALID_OPERATION (a
+   * device without sub-groups) becomes a default answer for any query. */
+  if (o->query != PI_KERNEL_MAX_SUB_GROUP_SIZE &&
+      o->query != PI_KERNEL_MAX_NUM_SUB_GROUPS &&
+      o->query != PI_KERNEL_COMPILE_NUM_SUB_GROUPS &&
+      o->query != PI_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL)
+    return fail(PI_ERROR_INVALID_VALUE, "%s: unknown sub-group query 0x%x",
+                o->fn, o->query);
   pi_result r = device_state(o->fn, dev, &ps);
   if (r != PI_SUCCESS)
     return r;
