@@ -421,3 +421,20 @@ Test(plugin, unknown_sub_group_query_fails)
   TRY(pirt_piProgramRelease(pl, p));
   TRY(pirt_piContextRelease(pl, c));
 }
+
+/* A NULL kernel is PI_ERROR_INVALID_KERNEL; PoCL itself crashed on it. */
+Test(plugin, launch_of_a_null_kernel_fails)
+{
+  pi_context c = NULL;
+  pi_queue queue = NULL;
+  TRY(pirt_piContextCreate(pl, NULL, 1, &pi_dev, NULL, NULL, &c));
+  TRY(pirt_piQueueCreate(pl, c, pi_dev, 0, &queue));
+  const size_t global = 1;
+  cr_assert_eq(pirt_piEnqueueKernelLaunch(pl, queue, NULL, 1, NULL, &global, NULL, 0, NULL, NULL),
+               PI_ERROR_INVALID_KERNEL);
+  cr_assert_eq(pirt_piextEnqueueCooperativeKernelLaunch(pl, queue, NULL, 1, NULL, &global, NULL,
+                                                        0, NULL, NULL),
+               PI_ERROR_INVALID_KERNEL);
+  TRY(pirt_piQueueRelease(pl, queue));
+  TRY(pirt_piContextRelease(pl, c));
+}

@@ -17,6 +17,9 @@ pi_result backend_launch(const char *fn, bool cooperative, pi_queue queue,
                          const size_t *local, pi_uint32 nwait,
                          const pi_event *wait, pi_event *event) {
   (void)cooperative;
+  /* The call goes through the queue's implementation, and PoCL 3.1
+   * dereferences a NULL kernel instead of returning CL_INVALID_KERNEL. */
+  NEED_IN(fn, kernel, PI_ERROR_INVALID_KERNEL);
   return check_cl(fn, "clEnqueueNDRangeKernel",
                   ICD_CALL(clEnqueueNDRangeKernel, (cl_command_queue)queue,
                            (cl_kernel)kernel, work_dim, offset, global, local,
