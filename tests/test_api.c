@@ -438,3 +438,16 @@ Test(plugin, launch_of_a_null_kernel_fails)
   TRY(pirt_piQueueRelease(pl, queue));
   TRY(pirt_piContextRelease(pl, c));
 }
+
+/* A NULL program to link is PI_ERROR_INVALID_PROGRAM; PoCL crashed on it. */
+Test(plugin, link_of_a_null_program_fails)
+{
+  pi_context c = NULL;
+  TRY(pirt_piContextCreate(pl, NULL, 1, &pi_dev, NULL, NULL, &c));
+  const pi_program inputs[1] = {NULL};
+  pi_program linked = (pi_program)1;
+  cr_assert_eq(pirt_piProgramLink(pl, c, 1, &pi_dev, NULL, 1, inputs, NULL, NULL, &linked),
+               PI_ERROR_INVALID_PROGRAM);
+  cr_assert_null(linked);
+  TRY(pirt_piContextRelease(pl, c));
+}

@@ -160,6 +160,13 @@ ocl_piProgramLink(pi_context context, pi_uint32 num_devices,
                   void *user_data, pi_program *ret_program) {
   cl_int err;
   REQUIRE(ret_program != NULL);
+  *ret_program = NULL;
+  /* The call goes through the context's implementation, and PoCL 3.1
+   * dereferences a NULL input program instead of refusing it. */
+  for (pi_uint32 i = 0; input_programs && i < num_input_programs; ++i)
+    if (!input_programs[i])
+      return fail(PI_ERROR_INVALID_PROGRAM, "%s: input program %u is NULL",
+                  FN, (unsigned)i);
   cl_program prog =
       ICD_CREATE(clLinkProgram, &err, (cl_context)context, num_devices,
                  (const cl_device_id *)device_list, options, num_input_programs,
