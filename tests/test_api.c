@@ -451,3 +451,22 @@ Test(plugin, link_of_a_null_program_fails)
   cr_assert_null(linked);
   TRY(pirt_piContextRelease(pl, c));
 }
+
+/* PI_QUEUE_INFO_SIZE has an answer in OpenCL for on-device queues only;
+ * its refusal said the queue was invalid. It says why now. */
+Test(plugin, a_queue_size_query_says_why_it_has_no_answer)
+{
+  pi_context c = NULL;
+  pi_queue queue = NULL;
+  TRY(pirt_piContextCreate(pl, NULL, 1, &pi_dev, NULL, NULL, &c));
+  TRY(pirt_piQueueCreate(pl, c, pi_dev, 0, &queue));
+  pi_uint32 size = 0;
+  cr_assert_eq(pirt_piQueueGetInfo(pl, queue, PI_QUEUE_INFO_SIZE, sizeof size, &size, NULL),
+               PI_ERROR_INVALID_QUEUE);
+  char *msg = NULL;
+  pirt_piPluginGetLastError(pl, &msg);
+  cr_assert(msg && strstr(msg, "PI_QUEUE_INFO_SIZE: OpenCL gives a queue's size only for an "
+                               "on-device queue"), "%s", msg ? msg : "");
+  TRY(pirt_piQueueRelease(pl, queue));
+  TRY(pirt_piContextRelease(pl, c));
+}

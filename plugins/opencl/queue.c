@@ -54,6 +54,16 @@ pi_result backend_queue_create(const char *fn, pi_context context,
 
 pi_result backend_queue_info(pi_queue command_queue, const struct info_out *o) {
   cl_command_queue q = (cl_command_queue)command_queue;
+  if (o->query == PI_QUEUE_INFO_SIZE) {
+    /* OpenCL answers CL_QUEUE_SIZE for on-device queues only, and
+     * CL_INVALID_COMMAND_QUEUE otherwise, which reads as a bad queue. */
+    pi_result r = INFO_PASS(o, clGetCommandQueueInfo, q);
+    if (r == PI_ERROR_INVALID_QUEUE)
+      return fail(r, "%s: PI_QUEUE_INFO_SIZE: OpenCL gives a queue's size only for an "
+                  "on-device queue, which PI never makes (clGetCommandQueueInfo: "
+                  "CL_INVALID_COMMAND_QUEUE)", o->fn);
+    return r;
+  }
   if (o->query != PI_EXT_ONEAPI_QUEUE_INFO_EMPTY)
     return INFO_PASS(o, clGetCommandQueueInfo, q);
   /* OpenCL cannot ask a queue whether it is empty, but a marker completes
