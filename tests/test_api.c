@@ -470,3 +470,25 @@ Test(plugin, a_queue_size_query_says_why_it_has_no_answer)
   TRY(pirt_piQueueRelease(pl, queue));
   TRY(pirt_piContextRelease(pl, c));
 }
+
+/* Another implementation's binary, or damaged bytes: a PI error on every
+ * device. rusticl 22 panicked on it and aborted the process; the plugin
+ * refuses it there before rusticl sees it. */
+Test(plugin, a_binary_the_device_did_not_make_is_an_error_not_an_abort)
+{
+  pi_context c = NULL;
+  TRY(pirt_piContextCreate(pl, NULL, 1, &pi_dev, NULL, NULL, &c));
+  static const unsigned char junk[64] = "abcd: no implementation made this binary";
+  const unsigned char *bins[1] = {junk};
+  size_t len = sizeof junk;
+  pi_int32 status = 0;
+  pi_program p = (pi_program)1;
+  pi_result r = pirt_piProgramCreateWithBinary(pl, c, 1, &pi_dev, &len, bins, 0, NULL, &status,
+                                               &p);
+  cr_assert_neq(r, PI_SUCCESS);
+  cr_assert_null(p);
+  char *msg = NULL;
+  pirt_piPluginGetLastError(pl, &msg);
+  cr_assert(msg && strstr(msg, "piProgramCreateWithBinary"), "%s", msg ? msg : "");
+  TRY(pirt_piContextRelease(pl, c));
+}

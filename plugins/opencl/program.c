@@ -112,10 +112,42 @@ pi_result ocl_piclProgramCreateWithSource(pi_context context,
   return CL_CHECK(clCreateProgramWithSource, err);
 }
 
+/* Whether `dev` is Mesa 22's rusticl (Debian 12's), which panics and
+ * aborts the whole process on a binary whose first word is not the one
+ * version of its format it knows (1): another implementation's binary, a
+ * cross-device replay of one, or damaged bytes. */
+static bool rusticl_22(cl_device_id dev) {
+  cl_platform_id plat = device_platform(dev);
+  char *pname = plat ? info_string(plat, NULL, CL_PLATFORM_NAME) : NULL;
+  char *driver = pname && strcmp(pname, "rusticl") == 0
+                     ? info_string(NULL, dev, CL_DRIVER_VERSION)
+                     : NULL;
+  bool is = driver && strncmp(driver, "22.", 3) == 0;
+  free(pname);
+  free(driver);
+  return is;
+}
+
 pi_result backend_program_with_binary(const char *fn, pi_context context,
                                       const struct device_binaries *bins,
                                       pi_program *ret_program) {
   cl_int err;
+  *ret_program = NULL;
+  for (pi_uint32 i = 0; i < bins->num_devices; ++i) {
+    uint32_t word = 0;
+    if (bins->lengths[i] >= sizeof word)
+      memcpy(&word, bins->binaries[i], sizeof word);
+    if (word == 1 || !rusticl_22((cl_device_id)bins->device_list[i]))
+      continue;
+    if (bins->binary_status)
+      bins->binary_status[i] = PI_ERROR_INVALID_BINARY;
+    return fail(PI_ERROR_INVALID_BINARY,
+                "%s: binary %u is not one rusticl made (its first word is %u, where "
+                "rusticl's begin with 1: another implementation's, or damaged); "
+                "rusticl 22 aborts the process on it, so it is refused here. Build "
+                "the program from source or IL for this device",
+                fn, (unsigned)i, (unsigned)word);
+  }
   *ret_program = (pi_program)ICD_CREATE(
       clCreateProgramWithBinary, &err, (cl_context)context, bins->num_devices,
       (const cl_device_id *)bins->device_list, bins->lengths, bins->binaries,
