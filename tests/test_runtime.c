@@ -416,6 +416,25 @@ Test(lifetime, images_register_before_main_and_unregister_after_shutdown)
   const char *late = strstr(out, "after shutdown: PI_ERROR_UNINITIALIZED: ");
   cr_assert(late && down < late, "%s", out);
   cr_assert(strstr(late, "has shut down"), "%s", out);
+  /* Objects used then say so too, naming the function, and read neither
+   * their freed device nor their freed plugin (its last error): the
+   * messages were "piQueueFinish failed with PI_ERROR_UNINITIALIZED" and
+   * "pirt_buffer_create: 16 bytes on <the freed device's name>: ...". */
+  static const char *const uses[][2] = {
+      {"finish", "pirt_queue_finish: the pitrace runtime has shut down"},
+      {"write", "pirt_write: the pitrace runtime has shut down"},
+      {"buffer", "pirt_buffer_create: the pitrace runtime has shut down"},
+      {"queue", "pirt_queue_create: the pitrace runtime has shut down"}};
+  for (size_t i = 0; i < sizeof uses / sizeof *uses; i++) {
+    char want[256];
+    snprintf(want, sizeof want, "after shutdown: %s: PI_ERROR_UNINITIALIZED: %s",
+             uses[i][0], uses[i][1]);
+    cr_assert(strstr(late, want), "no '%s' in:\n%s", want, out);
+  }
+  /* Releases then only free (no plugin left to call): they say why. */
+  const char *rel = strstr(late, "after shutdown: release: ");
+  cr_assert(rel && strstr(rel, "has shut down") && !strstr(rel, "failed with"), "%s", out);
+  cr_assert(strstr(out, "libunreg_late: destructors done"), "%s", out);
 }
 
 /* A thread that used the runtime and ends only after the runtime's library

@@ -18,6 +18,18 @@
       return pirt_fail(PI_ERROR_INVALID_VALUE, __VA_ARGS__);                   \
   } while (0)
 
+/* Before an object is read: once the runtime has shut down (a destructor
+ * or a thread running after it), its devices and plugins are freed, which
+ * the object points to (a queue made from it read the freed device; a
+ * failed call read the freed plugin for its last error). Releases need no
+ * gate: their PI calls fail at the wrappers' own, and only free. */
+#define LIVE(fn, object)                                                       \
+  do {                                                                         \
+    if (PIRT_UNLIKELY(pirt_gate_closed()) &&                                   \
+        pirt_api_gate((fn), (object)) != PI_SUCCESS)                           \
+      return PI_ERROR_UNINITIALIZED;                                           \
+  } while (0)
+
 /* Runs a PI call; on failure returns with the message naming `what`. */
 #define PI_TRY(pl, what, call)                                                 \
   do {                                                                         \
@@ -77,6 +89,7 @@ pi_result pirt_queue_create(pirt_context *c, unsigned flags, pirt_queue **out)
   CHECK_ARG(c && out, "pirt_queue_create: context and queue must not be NULL");
   CHECK_ARG(!(flags & ~(PIRT_QUEUE_PROFILING | PIRT_QUEUE_OUT_OF_ORDER)),
             "pirt_queue_create: unknown flags 0x%x", flags);
+  LIVE("pirt_queue_create", "context");
   pirt_queue *q = calloc(1, sizeof *q);
   if (!q)
     return pirt_fail(PI_ERROR_OUT_OF_HOST_MEMORY, "pirt_queue_create: out of memory");
@@ -101,6 +114,7 @@ pi_result pirt_queue_create(pirt_context *c, unsigned flags, pirt_queue **out)
 pi_result pirt_queue_finish(pirt_queue *q)
 {
   CHECK_ARG(q, "pirt_queue_finish: queue is NULL");
+  LIVE("pirt_queue_finish", "queue");
   PI_TRY(q->context->plugin, "piQueueFinish",
          pirt_call_piQueueFinish(q->context->plugin, q->q));
   return PI_SUCCESS;
@@ -109,6 +123,7 @@ pi_result pirt_queue_finish(pirt_queue *q)
 pi_result pirt_queue_flush(pirt_queue *q)
 {
   CHECK_ARG(q, "pirt_queue_flush: queue is NULL");
+  LIVE("pirt_queue_flush", "queue");
   PI_TRY(q->context->plugin, "piQueueFlush",
          pirt_call_piQueueFlush(q->context->plugin, q->q));
   return PI_SUCCESS;
@@ -138,6 +153,7 @@ pi_result pirt_buffer_create(pirt_context *c, unsigned flags, size_t size,
   CHECK_ARG((flags & (PIRT_MEM_READ_ONLY | PIRT_MEM_WRITE_ONLY)) !=
                 (PIRT_MEM_READ_ONLY | PIRT_MEM_WRITE_ONLY),
             "pirt_buffer_create: READ_ONLY and WRITE_ONLY exclude each other");
+  LIVE("pirt_buffer_create", "context");
   /* PI has no write-only flag (DPC++ neither): write-only is read-write. */
   pi_mem_flags f = (flags & PIRT_MEM_READ_ONLY) ? PI_MEM_ACCESS_READ_ONLY
                                                 : PI_MEM_FLAGS_ACCESS_RW;
@@ -182,6 +198,7 @@ pi_result pirt_usm_alloc(pirt_context *c, pirt_usm_kind kind, size_t size,
   CHECK_ARG(c && ptr, "pirt_usm_alloc: context and ptr must not be NULL");
   CHECK_ARG(size > 0, "pirt_usm_alloc: size is 0");
   CHECK_ARG(alignment <= UINT32_MAX, "pirt_usm_alloc: alignment too large");
+  LIVE("pirt_usm_alloc", "context");
   struct pirt_plugin *pl = c->plugin;
   pi_result r;
   const char *what;
@@ -212,6 +229,7 @@ pi_result pirt_usm_alloc(pirt_context *c, pirt_usm_kind kind, size_t size,
 pi_result pirt_usm_free(pirt_context *c, void *ptr)
 {
   CHECK_ARG(c, "pirt_usm_free: context is NULL");
+  LIVE("pirt_usm_free", "context");
   if (!ptr)
     return PI_SUCCESS;
   PI_TRY(c->plugin, "piextUSMFree", pirt_call_piextUSMFree(c->plugin, c->ctx, ptr));
@@ -242,6 +260,7 @@ pi_result pirt_program_create_source(pirt_context *c, const char *source,
 {
   CHECK_ARG(c && source && out,
             "pirt_program_create_source: context, source and program must not be NULL");
+  LIVE("pirt_program_create_source", "context");
   pirt_program *p = calloc(1, sizeof *p);
   if (!p)
     return pirt_fail(PI_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
@@ -271,6 +290,7 @@ pi_result pirt_program_create_binary(pirt_context *c, const void *binary,
   CHECK_ARG(c && binary && size && out,
             "pirt_program_create_binary: context, binary (non-empty) and program "
             "must not be NULL");
+  LIVE("pirt_program_create_binary", "context");
   pirt_program *p = calloc(1, sizeof *p);
   if (!p)
     return pirt_fail(PI_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
@@ -303,6 +323,7 @@ pi_result pirt_program_create_binary(pirt_context *c, const void *binary,
 pi_result pirt_program_build_log(pirt_program *p, char **log)
 {
   CHECK_ARG(p && log, "pirt_program_build_log: program and log must not be NULL");
+  LIVE("pirt_program_build_log", "program");
   struct pirt_plugin *pl = p->context->plugin;
   pi_device dev = p->context->device->device;
   size_t size = 0;
@@ -327,6 +348,7 @@ pi_result pirt_program_get_binary(pirt_program *p, void **binary, size_t *size)
 {
   CHECK_ARG(p && binary && size, "pirt_program_get_binary: program, binary and "
             "size must not be NULL");
+  LIVE("pirt_program_get_binary", "program");
   struct pirt_plugin *pl = p->context->plugin;
   size_t n = 0;
   PI_TRY(pl, "piProgramGetInfo(PI_PROGRAM_INFO_BINARY_SIZES)",
@@ -365,6 +387,7 @@ pi_result pirt_kernel_create(pirt_program *p, const char *name, pirt_kernel **ou
 {
   CHECK_ARG(p && name && out, "pirt_kernel_create: program, name and kernel "
             "must not be NULL");
+  LIVE("pirt_kernel_create", "program");
   pirt_kernel *k = calloc(1, sizeof *k);
   if (!k || !(k->name = strdup(name))) {
     free(k);
@@ -413,6 +436,7 @@ pi_result pirt_kernel_set_arg(pirt_kernel *k, unsigned index, size_t size,
 {
   CHECK_ARG(k && value && size, "pirt_kernel_set_arg: kernel, size and value "
             "must be given");
+  LIVE("pirt_kernel_set_arg", "kernel");
   pi_result r = pirt_call_piKernelSetArg(k->context->plugin, k->k,
                                          index, size, value);
   if (r == PI_SUCCESS && k->pm)
@@ -423,6 +447,7 @@ pi_result pirt_kernel_set_arg(pirt_kernel *k, unsigned index, size_t size,
 pi_result pirt_kernel_set_buffer(pirt_kernel *k, unsigned index, pirt_buffer *b)
 {
   CHECK_ARG(k && b, "pirt_kernel_set_buffer: kernel and buffer must not be NULL");
+  LIVE("pirt_kernel_set_buffer", "kernel");
   pi_result r = pirt_call_piextKernelSetArgMemObj(k->context->plugin,
                                                   k->k, index, NULL, &b->mem);
   if (r == PI_SUCCESS && k->pm)
@@ -433,6 +458,7 @@ pi_result pirt_kernel_set_buffer(pirt_kernel *k, unsigned index, pirt_buffer *b)
 pi_result pirt_kernel_set_usm(pirt_kernel *k, unsigned index, const void *ptr)
 {
   CHECK_ARG(k, "pirt_kernel_set_usm: kernel is NULL");
+  LIVE("pirt_kernel_set_usm", "kernel");
   pi_result r = pirt_call_piextKernelSetArgPointer(
       k->context->plugin, k->k, index, sizeof ptr, &ptr);
   if (r == PI_SUCCESS && k->pm)
@@ -443,6 +469,7 @@ pi_result pirt_kernel_set_usm(pirt_kernel *k, unsigned index, const void *ptr)
 pi_result pirt_kernel_set_local(pirt_kernel *k, unsigned index, size_t size)
 {
   CHECK_ARG(k && size, "pirt_kernel_set_local: kernel and a size are needed");
+  LIVE("pirt_kernel_set_local", "kernel");
   pi_result r = pirt_call_piKernelSetArg(k->context->plugin, k->k,
                                          index, size, NULL);
   if (r == PI_SUCCESS && k->pm)
@@ -523,6 +550,7 @@ pi_result pirt_launch_spec(pirt_queue *q, pirt_kernel *k, unsigned dims,
             "use 1, 2 or 3", k->name, dims);
   CHECK_ARG(num_values == 0 || values, "pirt_launch_spec: num_values > 0 but "
             "values is NULL");
+  LIVE("pirt_launch", "kernel");
   if (k->pm) {
     pi_result r = pm_prepare_launch(k, num_values, values);
     if (r != PI_SUCCESS)
@@ -549,6 +577,7 @@ pi_result pirt_read(pirt_queue *q, pirt_buffer *b, bool blocking, size_t off,
 {
   CHECK_ARG(q && b && dst, "pirt_read: queue, buffer and dst must not be NULL");
   CHECK_RANGE(b, off, size, "pirt_read");
+  LIVE("pirt_read", "buffer");
   ENQUEUE(q, "piEnqueueMemBufferRead", num_deps, deps, event,
           pirt_call_piEnqueueMemBufferRead(pl, q->q, b->mem, blocking, off, size,
                                            dst, num_deps, wl, &ev));
@@ -560,6 +589,7 @@ pi_result pirt_write(pirt_queue *q, pirt_buffer *b, bool blocking, size_t off,
 {
   CHECK_ARG(q && b && src, "pirt_write: queue, buffer and src must not be NULL");
   CHECK_RANGE(b, off, size, "pirt_write");
+  LIVE("pirt_write", "buffer");
   ENQUEUE(q, "piEnqueueMemBufferWrite", num_deps, deps, event,
           pirt_call_piEnqueueMemBufferWrite(pl, q->q, b->mem, blocking, off, size,
                                             src, num_deps, wl, &ev));
@@ -573,6 +603,7 @@ pi_result pirt_copy(pirt_queue *q, pirt_buffer *src, pirt_buffer *dst,
   CHECK_ARG(q && src && dst, "pirt_copy: queue, src and dst must not be NULL");
   CHECK_RANGE(src, src_off, size, "pirt_copy (source)");
   CHECK_RANGE(dst, dst_off, size, "pirt_copy (destination)");
+  LIVE("pirt_copy", "buffer");
   ENQUEUE(q, "piEnqueueMemBufferCopy", num_deps, deps, event,
           pirt_call_piEnqueueMemBufferCopy(pl, q->q, src->mem, dst->mem, src_off,
                                            dst_off, size, num_deps, wl, &ev));
@@ -590,6 +621,7 @@ pi_result pirt_fill(pirt_queue *q, pirt_buffer *b, const void *pattern,
             "pirt_fill: the pattern size (%zu) must be a power of two up to 128 "
             "dividing the offset (%zu) and the size (%zu)", pattern_size, off, size);
   CHECK_RANGE(b, off, size, "pirt_fill");
+  LIVE("pirt_fill", "buffer");
   ENQUEUE(q, "piEnqueueMemBufferFill", num_deps, deps, event,
           pirt_call_piEnqueueMemBufferFill(pl, q->q, b->mem, pattern, pattern_size,
                                            off, size, num_deps, wl, &ev));
@@ -602,6 +634,7 @@ pi_result pirt_map(pirt_queue *q, pirt_buffer *b, unsigned flags, size_t off,
   CHECK_ARG(flags && !(flags & ~(PIRT_MAP_READ | PIRT_MAP_WRITE)),
             "pirt_map: flags must be PIRT_MAP_READ and/or PIRT_MAP_WRITE");
   CHECK_RANGE(b, off, size, "pirt_map");
+  LIVE("pirt_map", "buffer");
   pi_map_flags mf = ((flags & PIRT_MAP_READ) ? PI_MAP_READ : 0) |
                     ((flags & PIRT_MAP_WRITE) ? PI_MAP_WRITE : 0);
   struct pirt_plugin *pl = q->context->plugin;
@@ -616,6 +649,7 @@ pi_result pirt_unmap(pirt_queue *q, pirt_buffer *b, void *ptr, unsigned num_deps
                      pirt_event *const *deps, pirt_event **event)
 {
   CHECK_ARG(q && b && ptr, "pirt_unmap: queue, buffer and ptr must not be NULL");
+  LIVE("pirt_unmap", "buffer");
   ENQUEUE(q, "piEnqueueMemUnmap", num_deps, deps, event,
           pirt_call_piEnqueueMemUnmap(pl, q->q, b->mem, ptr, num_deps, wl, &ev));
 }
@@ -625,6 +659,7 @@ pi_result pirt_usm_memcpy(pirt_queue *q, bool blocking, void *dst,
                           pirt_event *const *deps, pirt_event **event)
 {
   CHECK_ARG(q && dst && src, "pirt_usm_memcpy: queue, dst and src must not be NULL");
+  LIVE("pirt_usm_memcpy", "queue");
   ENQUEUE(q, "piextUSMEnqueueMemcpy", num_deps, deps, event,
           pirt_call_piextUSMEnqueueMemcpy(pl, q->q, blocking, dst, src, size,
                                           num_deps, wl, &ev));
@@ -636,6 +671,7 @@ pi_result pirt_usm_fill(pirt_queue *q, void *ptr, const void *pattern,
 {
   CHECK_ARG(q && ptr && pattern && pattern_size,
             "pirt_usm_fill: queue, ptr and a pattern are needed");
+  LIVE("pirt_usm_fill", "queue");
   ENQUEUE(q, "piextUSMEnqueueFill", num_deps, deps, event,
           pirt_call_piextUSMEnqueueFill(pl, q->q, ptr, pattern, pattern_size, size,
                                         num_deps, wl, &ev));
@@ -649,6 +685,7 @@ pi_result pirt_event_wait(unsigned count, pirt_event *const *events)
   for (unsigned i = 0; i < count; i++)
     CHECK_ARG(events[i] && events[i]->plugin == events[0]->plugin,
               "pirt_event_wait: event %u is NULL or from another plugin", i);
+  LIVE("pirt_event_wait", "event");
   struct pirt_plugin *pl = events[0]->plugin;
   pi_event store[16];
   pi_event *wl = wait_list(count, events, store);
@@ -672,6 +709,7 @@ pi_result pirt_event_release(pirt_event *e)
 pi_result pirt_event_times(pirt_event *e, uint64_t *start, uint64_t *end)
 {
   CHECK_ARG(e && start && end, "pirt_event_times: event, start and end must not be NULL");
+  LIVE("pirt_event_times", "event");
   PI_TRY(e->plugin, "piEventGetProfilingInfo(START)",
          pirt_call_piEventGetProfilingInfo(e->plugin, e->ev, PI_PROFILING_INFO_COMMAND_START,
                                            sizeof *start, start, NULL));

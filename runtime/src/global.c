@@ -69,17 +69,38 @@ static bool other_users_alive(void)
 
 static void global_create(void);
 
-pi_result pirt_call_gate(pi_api_id id)
+/* The gate's message is kept by the pirt_fail_call that follows (global.c,
+ * below): that one would read the plugin, freed and unloaded by then. */
+static void keep_message(void);
+
+/* Counts the calling thread; whether the runtime is closed to it. */
+static bool gate_closed_here(void)
 {
   if (!pirt_user_counted) {
     pthread_once(&global_once, global_create); /* the key exists */
     count_user();
   }
-  if (atomic_load(&pirt_plugins_closed) && !shutting_down_here)
-    return pirt_fail(PI_ERROR_UNINITIALIZED, "%s: the pitrace runtime has shut down (the "
-                     "program is exiting); its plugins take no more calls",
-                     pi_api_table[id].name);
-  return PI_SUCCESS;
+  return atomic_load(&pirt_plugins_closed) && !shutting_down_here;
+}
+
+pi_result pirt_call_gate(pi_api_id id)
+{
+  if (!gate_closed_here())
+    return PI_SUCCESS;
+  pirt_fail(PI_ERROR_UNINITIALIZED, "%s: the pitrace runtime has shut down (the program is "
+            "exiting); its plugins take no more calls", pi_api_table[id].name);
+  keep_message();
+  return PI_ERROR_UNINITIALIZED;
+}
+
+pi_result pirt_api_gate(const char *fn, const char *object)
+{
+  if (!gate_closed_here())
+    return PI_SUCCESS;
+  pirt_fail(PI_ERROR_UNINITIALIZED, "%s: the pitrace runtime has shut down (the program is "
+            "exiting); the %s can no longer be used, only released", fn, object);
+  keep_message();
+  return PI_ERROR_UNINITIALIZED;
 }
 
 /* A forked child has the forking thread alone. */
@@ -155,18 +176,22 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
 /* ---- Errors ---------------------------------------------------------------- */
 
 static __thread char last_error[1024];
-static __thread bool last_is_unsupported; /* keep its message */
+/* The message says it best (an unsupported entry, the closed gate): the
+ * next pirt_fail_call keeps it. */
+static __thread bool last_is_kept;
+
+static void keep_message(void) { last_is_kept = true; }
 
 pi_result pirt_fail_unsupported(pi_result r, const char *msg)
 {
   pirt_fail(r, "%s", msg);
-  last_is_unsupported = true;
+  last_is_kept = true;
   return r;
 }
 
 pi_result pirt_fail(pi_result r, const char *fmt, ...)
 {
-  last_is_unsupported = false;
+  last_is_kept = false;
   /* Formatted apart first: callers may pass the previous message (from
    * pirt_error_message()) as an argument. */
   char text[sizeof last_error];
@@ -182,8 +207,8 @@ pi_result pirt_fail(pi_result r, const char *fmt, ...)
 pi_result pirt_fail_call(const struct pirt_plugin *pl, const char *what,
                          pi_result r)
 {
-  if (last_is_unsupported) { /* the runtime's own message says it best */
-    last_is_unsupported = false;
+  if (last_is_kept) { /* the runtime's own message says it best */
+    last_is_kept = false;
     return r;
   }
   char *msg = NULL;

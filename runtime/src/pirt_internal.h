@@ -75,6 +75,10 @@ static inline bool pirt_gate_closed(void)
   return !pirt_user_counted || atomic_load_explicit(&pirt_plugins_closed, memory_order_relaxed);
 }
 pi_result pirt_call_gate(pi_api_id id);
+/* The same gate for an application API function `fn` given an `object`
+ * ("queue", "buffer"): once the runtime has shut down, its devices and
+ * plugins are freed, and the object's may not be read (api.c). */
+pi_result pirt_api_gate(const char *fn, const char *object);
 
 /* ---- Tracing -------------------------------------------------------------- */
 

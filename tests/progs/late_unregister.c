@@ -7,7 +7,10 @@
  * library's destructor prints when it has unregistered.
  *
  * That destructor also calls back here, after the shutdown: a bundle then
- * gets no kernel, and the message says the runtime has shut down.
+ * gets no kernel, and the message says the runtime has shut down. So do a
+ * queue, a buffer and a context used then (their device and plugin are
+ * freed by then: they were read, a device name printed as garbage), and
+ * their releases free them.
  */
 #include <stdio.h>
 
@@ -17,6 +20,15 @@ int unreg_late_host(void);
 void unreg_late_call_at_exit(void (*fn)(void));
 
 static pirt_bundle *b;
+static pirt_context *ctx;
+static pirt_queue *q;
+static pirt_buffer *buf;
+
+static void say(const char *what, pi_result r)
+{
+  printf("after shutdown: %s: %s: %s\n", what, pirt_result_name(r), pirt_error_message());
+  fflush(stdout);
+}
 
 static void after_shutdown(void)
 {
@@ -24,15 +36,22 @@ static void after_shutdown(void)
   pi_result r = pirt_bundle_get_kernel(b, "k_plain", &k);
   printf("after shutdown: %s: %s\n", pirt_result_name(r), pirt_error_message());
   fflush(stdout);
+  int v = 1;
+  pirt_buffer *b2 = NULL;
+  pirt_queue *q2 = NULL;
+  say("finish", pirt_queue_finish(q));
+  say("write", pirt_write(q, buf, true, 0, sizeof v, &v, 0, NULL, NULL));
+  say("buffer", pirt_buffer_create(ctx, 0, 16, NULL, &b2));
+  say("queue", pirt_queue_create(ctx, 0, &q2));
+  say("release", pirt_buffer_release(buf));
+  say("release", pirt_queue_release(q));
+  say("release", pirt_context_release(ctx));
 }
 
 int main(void)
 {
   pirt_device *dev;
-  pirt_context *ctx;
-  pirt_queue *q;
   pirt_kernel *k;
-  pirt_buffer *buf;
   int out[4] = {0};
   size_t n = 4;
   if (unreg_late_host() != 0 || pirt_device_select(NULL, &dev) ||
