@@ -314,6 +314,19 @@ Test(api, bad_input_gets_clear_errors)
   TRY(pirt_buffer_release(b));
 }
 
+/* A flag pirt_buffer_create does not know (a PI_MEM_* or PIRT_MAP_* value
+ * passed by mistake) made a plain read-write buffer without a word. */
+Test(api, buffer_with_unknown_flags_is_refused)
+{
+  pirt_buffer *b = NULL;
+  cr_assert_eq(pirt_buffer_create(ctx, 1u << 5, 64, NULL, &b), PI_ERROR_INVALID_VALUE);
+  cr_assert(strstr(pirt_error_message(), "pirt_buffer_create: unknown flags 0x20"), "%s",
+            pirt_error_message());
+  cr_assert_null(b);
+  TRY(pirt_buffer_create(ctx, PIRT_MEM_READ_ONLY | PIRT_MEM_COPY_HOST, 4, "abc", &b));
+  TRY(pirt_buffer_release(b));
+}
+
 Test(api, usm_without_device_support_is_a_clear_error)
 {
   void *ptr = NULL;

@@ -148,6 +148,11 @@ pi_result pirt_buffer_create(pirt_context *c, unsigned flags, size_t size,
 {
   CHECK_ARG(c && out, "pirt_buffer_create: context and buffer must not be NULL");
   CHECK_ARG(size > 0, "pirt_buffer_create: size is 0; a buffer needs at least one byte");
+  /* An unknown bit was dropped without a word (a PIRT_MAP_* or PI_MEM_*
+   * flag passed here by mistake made a plain read-write buffer). */
+  CHECK_ARG(!(flags & ~(unsigned)(PIRT_MEM_READ_ONLY | PIRT_MEM_WRITE_ONLY | PIRT_MEM_COPY_HOST)),
+            "pirt_buffer_create: unknown flags 0x%x; use PIRT_MEM_READ_ONLY, "
+            "PIRT_MEM_WRITE_ONLY and PIRT_MEM_COPY_HOST", flags);
   CHECK_ARG(!(flags & PIRT_MEM_COPY_HOST) || host,
             "pirt_buffer_create: PIRT_MEM_COPY_HOST needs host_data");
   CHECK_ARG((flags & (PIRT_MEM_READ_ONLY | PIRT_MEM_WRITE_ONLY)) !=
