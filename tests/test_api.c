@@ -327,6 +327,25 @@ Test(api, buffer_with_unknown_flags_is_refused)
   TRY(pirt_buffer_release(b));
 }
 
+/* A NULL event in a wait list reached the plugin: PoCL ignored it and ran
+ * the command, rusticl refused the list with its own words. */
+Test(api, a_null_event_in_a_wait_list_is_refused)
+{
+  pirt_buffer *b;
+  TRY(pirt_buffer_create(ctx, 0, 64, NULL, &b));
+  char buf[64] = {0};
+  pirt_event *ev = NULL;
+  TRY(pirt_write(q, b, false, 0, sizeof buf, buf, 0, NULL, &ev));
+  pirt_event *deps[2] = {ev, NULL};
+  cr_assert_eq(pirt_read(q, b, true, 0, sizeof buf, buf, 2, deps, NULL),
+               PI_ERROR_INVALID_EVENT_WAIT_LIST);
+  cr_assert(strstr(pirt_error_message(), "piEnqueueMemBufferRead: deps[1] is NULL"), "%s",
+            pirt_error_message());
+  TRY(pirt_read(q, b, true, 0, sizeof buf, buf, 1, deps, NULL));
+  TRY(pirt_event_release(ev));
+  TRY(pirt_buffer_release(b));
+}
+
 Test(api, usm_without_device_support_is_a_clear_error)
 {
   void *ptr = NULL;

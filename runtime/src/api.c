@@ -484,6 +484,23 @@ pi_result pirt_kernel_set_local(pirt_kernel *k, unsigned index, size_t size)
 
 /* ---- Commands ------------------------------------------------------------------ */
 
+/* Whether every event of a wait list is one (a NULL entry reached the
+ * plugin: PoCL ignored it, rusticl refused the whole list) and made by
+ * the queue's plugin (another's handle means nothing to it); false with
+ * the message set. */
+static bool deps_usable(const char *what, const struct pirt_plugin *pl, unsigned n,
+                        pirt_event *const *deps)
+{
+  for (unsigned i = 0; i < n; i++)
+    if (!deps[i] || deps[i]->plugin != pl) {
+      pirt_fail(PI_ERROR_INVALID_EVENT_WAIT_LIST, "%s: deps[%u] is %s; a wait list holds "
+                "events of commands on the same plugin's queues", what, i,
+                deps[i] ? "an event of another plugin's queue" : "NULL");
+      return false;
+    }
+  return true;
+}
+
 /* The PI wait list of `deps`; `store` holds up to 16, more are malloc'd. */
 static pi_event *wait_list(unsigned n, pirt_event *const *deps, pi_event *store)
 {
@@ -522,6 +539,8 @@ static pi_result finish_event(struct pirt_plugin *pl, pi_event ev,
   do {                                                                          \
     CHECK_ARG((num_deps) == 0 || (deps), what ": num_deps > 0 but deps is NULL"); \
     struct pirt_plugin *pl = (q)->context->plugin;                              \
+    if (!deps_usable(what, pl, (num_deps), (deps)))                             \
+      return PI_ERROR_INVALID_EVENT_WAIT_LIST;                                  \
     pi_event store_[16];                                                        \
     pi_event *wl = wait_list((num_deps), (deps), store_);                       \
     if ((num_deps) && !wl)                                                      \
