@@ -346,6 +346,27 @@ Test(api, a_null_event_in_a_wait_list_is_refused)
   TRY(pirt_buffer_release(b));
 }
 
+/* pirt_note_emit returns nothing to fail with: a NULL note (read, a
+ * crash) and one without text are dropped or printed empty. */
+static int notes_seen;
+static void count_note(const pirt_note *note, void *user)
+{
+  (void)note;
+  (void)user;
+  notes_seen++;
+}
+
+Test(api, note_emit_survives_a_null_note)
+{
+  TRY(pirt_add_note_hook(count_note, NULL));
+  pirt_note_emit(NULL);
+  cr_assert_eq(notes_seen, 0);
+  pirt_note empty = {.kind = PIRT_NOTE_LINK};
+  pirt_note_emit(&empty);
+  cr_assert_eq(notes_seen, 1);
+  TRY(pirt_remove_note_hook(count_note, NULL));
+}
+
 Test(api, usm_without_device_support_is_a_clear_error)
 {
   void *ptr = NULL;

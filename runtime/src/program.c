@@ -309,7 +309,10 @@ typedef void (*plugin_note_fn)(const pirt_note *note);
 
 void pirt_note_emit(const pirt_note *note)
 {
-  pirt_trace(PIRT_TRACE_BASIC, "%s", note->text);
+  /* A void function: bad input is dropped, not a crash (NULL was read). */
+  if (!note)
+    return;
+  pirt_trace(PIRT_TRACE_BASIC, "%s", note->text ? note->text : "");
   pthread_mutex_lock(&hook_lock);
   hook copy[16];
   size_t n = nhooks;
