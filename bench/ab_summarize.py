@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""summarize.py OUT: v1-vs-now.sh's runs side by side.
+"""ab_summarize.py OUT: bench/ab.sh's runs side by side.
 
 For each workload, thread count and way, the median over the runs of each
 build of: paced added ns, flooding added ns, calls/s until stored and
 bytes a call (bench_record's own medians over its rounds: the middle of
-its "min / median / max"), v1 then now.
+its "min / median / max"), the base build (OUT/LABEL-K.txt, LABEL as
+ab.sh was given it) then now (OUT/now-K.txt).
 """
 import glob, os, re, statistics, sys
 
@@ -49,19 +50,29 @@ def show(v, col):
 
 
 def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: ab_summarize.py OUT")
     out = sys.argv[1]
+    labels = {m.group(1) for p in glob.glob(os.path.join(out, "*-*.txt"))
+              for m in [re.match(r"^(.+)-[0-9]+\.txt$", os.path.basename(p))] if m}
+    others = sorted(labels - {"now"})
+    if "now" not in labels or len(others) != 1:
+        sys.exit("ab_summarize.py: %s holds no LABEL-K.txt and now-K.txt runs of one "
+                 "ab.sh (labels: %s)" % (out, ", ".join(sorted(labels)) or "none"))
+    base = others[0]
     runs = {b: [parse(p) for p in sorted(glob.glob(os.path.join(out, b + "-*.txt")))]
-            for b in ("v1", "now")}
+            for b in (base, "now")}
     keys = sorted({k for b in runs for r in runs[b] for k in r if k[2] != "direct"},
                   key=lambda k: (k[0], k[2], k[1]))
-    print("runs: v1 %d, now %d (medians over runs)" % (len(runs["v1"]), len(runs["now"])))
+    print("runs: %s %d, now %d (medians over runs)" % (base, len(runs[base]), len(runs["now"])))
     print()
-    print("| workload | way | threads | " + " | ".join("%s v1 | now" % c for c in COLS) + " |")
+    print("| workload | way | threads | " + " | ".join("%s %s | now" % (c, base) for c in COLS) +
+          " |")
     print("|---|---|---|" + "---|---|" * len(COLS))
     for k in keys:
         cells = []
         for c in COLS:
-            for b in ("v1", "now"):
+            for b in (base, "now"):
                 vals = [number(r[k].get(c)) for r in runs[b] if k in r]
                 vals = [v for v in vals if v is not None]
                 cells.append(show(statistics.median(vals) if vals else None, c))
