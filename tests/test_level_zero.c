@@ -746,6 +746,24 @@ static void register_spec_images(void)
   pirt_register_images(&pm_desc);
 }
 
+/* spec_kernel of `bundle`, its argument a 16-byte device allocation (*d). */
+static pirt_kernel *spec_kernel_with_usm(pirt_bundle *bundle, void **d)
+{
+  pirt_kernel *k;
+  TRY(pirt_bundle_get_kernel(bundle, "spec_kernel", &k));
+  TRY(pirt_usm_alloc(rctx, PIRT_USM_DEVICE, 16, 0, d));
+  TRY(pirt_kernel_set_usm(k, 0, *d));
+  return k;
+}
+
+/* What spec_kernel_with_usm made, and the bundle, released. */
+static void release_spec_kernel(pirt_bundle *bundle, pirt_kernel *k, void *d)
+{
+  TRY(pirt_usm_free(rctx, d));
+  TRY(pirt_kernel_release(k));
+  TRY(pirt_bundle_release(bundle));
+}
+
 Test(runtime, spec_constants_reach_module_creation_through_the_program_manager)
 {
   register_spec_images();
@@ -755,11 +773,8 @@ Test(runtime, spec_constants_reach_module_creation_through_the_program_manager)
   int32_t pair[2] = {-1, 0x7f};
   TRY(pirt_bundle_set_spec_constant(bundle, "sc_a", &a, sizeof a));
   TRY(pirt_bundle_set_spec_constant(bundle, "sc_pair", pair, sizeof pair));
-  pirt_kernel *k;
-  TRY(pirt_bundle_get_kernel(bundle, "spec_kernel", &k));
   void *d;
-  TRY(pirt_usm_alloc(rctx, PIRT_USM_DEVICE, 16, 0, &d));
-  TRY(pirt_kernel_set_usm(k, 0, d));
+  pirt_kernel *k = spec_kernel_with_usm(bundle, &d);
   size_t one = 1;
   TRY(pirt_launch(rq, k, 1, &one, NULL, 0, NULL, NULL));
   int32_t other = 7;
@@ -777,9 +792,7 @@ Test(runtime, spec_constants_reach_module_creation_through_the_program_manager)
   cr_assert(line_with(m2, m2, "constants=3 [3=0x7 4=0xffffffff 5=0x7f]", NULL), "%s",
             log);
   cr_assert_eq(count_lines_with(log, "launch kernel=spec_kernel"), 2, "%s", log);
-  TRY(pirt_usm_free(rctx, d));
-  TRY(pirt_kernel_release(k));
-  TRY(pirt_bundle_release(bundle));
+  release_spec_kernel(bundle, k, d);
   pirt_unregister_images(&pm_desc);
 }
 
@@ -811,11 +824,8 @@ Test(runtime, long_options_do_not_hide_spec_values_from_the_cache)
   TRY(pirt_bundle_create(rctx, &bundle));
   int32_t a = 42;
   TRY(pirt_bundle_set_spec_constant(bundle, "sc_a", &a, sizeof a));
-  pirt_kernel *k;
-  TRY(pirt_bundle_get_kernel(bundle, "spec_kernel", &k));
   void *d;
-  TRY(pirt_usm_alloc(rctx, PIRT_USM_DEVICE, 16, 0, &d));
-  TRY(pirt_kernel_set_usm(k, 0, d));
+  pirt_kernel *k = spec_kernel_with_usm(bundle, &d);
   size_t one = 1;
   int32_t other = 7;
   pirt_spec_value v = {"sc_a", &other, sizeof other};
@@ -828,9 +838,7 @@ Test(runtime, long_options_do_not_hide_spec_values_from_the_cache)
   const char *m2 = line_with(log, strchr(m1, '\n') + 1, "zeModuleCreate", NULL);
   cr_assert(m2, "the launch's value hit the program of the bundle's: %s", log);
   cr_assert(line_with(m2, m2, "constants=1 [3=0x7]", NULL), "%s", log);
-  TRY(pirt_usm_free(rctx, d));
-  TRY(pirt_kernel_release(k));
-  TRY(pirt_bundle_release(bundle));
+  release_spec_kernel(bundle, k, d);
   pirt_unregister_images(&desc);
 }
 
@@ -845,11 +853,8 @@ Test(runtime, other_kernels_values_do_not_rebuild_a_kernel)
   int32_t a = 42, other = 1;
   TRY(pirt_bundle_set_spec_constant(bundle, "sc_a", &a, sizeof a));
   TRY(pirt_bundle_set_spec_constant(bundle, "sc_of_another_kernel", &other, sizeof other));
-  pirt_kernel *k;
-  TRY(pirt_bundle_get_kernel(bundle, "spec_kernel", &k));
   void *d;
-  TRY(pirt_usm_alloc(rctx, PIRT_USM_DEVICE, 16, 0, &d));
-  TRY(pirt_kernel_set_usm(k, 0, d));
+  pirt_kernel *k = spec_kernel_with_usm(bundle, &d);
   size_t one = 1;
   TRY(pirt_launch(rq, k, 1, &one, NULL, 0, NULL, NULL));
   other = 2;
@@ -861,9 +866,7 @@ Test(runtime, other_kernels_values_do_not_rebuild_a_kernel)
   char *log = zlog();
   cr_assert_eq(count_lines_with(log, "zeModuleCreate"), 1, "%s", log);
   cr_assert_eq(count_lines_with(log, "launch kernel=spec_kernel"), 3, "%s", log);
-  TRY(pirt_usm_free(rctx, d));
-  TRY(pirt_kernel_release(k));
-  TRY(pirt_bundle_release(bundle));
+  release_spec_kernel(bundle, k, d);
   pirt_unregister_images(&pm_desc);
 }
 
