@@ -451,6 +451,19 @@ Test(lifetime, a_thread_that_ends_after_the_runtime_is_unloaded_does_not_crash)
   cr_assert(strstr(out, "2 cycles done"), "%s", out);
 }
 
+/* A child forked while another thread held the runtime's lock (asking for
+ * devices) had it locked with no thread to let it go: its first call that
+ * needs a device hung, and so did its exit (7 children of 10). */
+Test(lifetime, a_child_forked_while_another_thread_asks_for_devices_does_not_hang)
+{
+  const char *argv[] = {BIN "/fork_threads", "10", NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "status %d: %s", st, out);
+  cr_assert(strstr(out, "fork_threads: 0 of 10 children hung, 0 failed"), "%s", out);
+}
+
 /* Threads that only read a device (pirt_device_get_info calls no plugin)
  * as the program exits: they were never counted as users of the runtime,
  * so its shutdown tore down and freed the devices and plugins they were

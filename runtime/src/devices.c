@@ -341,10 +341,10 @@ static pirt_global *ready(pi_result *r)
                    "down; no device can be used from this point of exit");
     return NULL;
   }
-  pthread_mutex_lock(&g->lock);
+  pirt_global_lock(g);
   pirt_plugins_load();
   pirt_devices_discover();
-  pthread_mutex_unlock(&g->lock);
+  pirt_global_unlock(g);
   *r = PI_SUCCESS;
   return g;
 }

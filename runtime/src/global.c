@@ -103,16 +103,58 @@ pi_result pirt_api_gate(const char *fn, const char *object)
   return PI_ERROR_UNINITIALIZED;
 }
 
+/* The global lock across fork: a child forked while another thread held
+ * it (any call that needs a device takes it, briefly) had it locked for
+ * good, with no thread to let it go: its first such call hung, and so did
+ * its exit (the shutdown takes it), 7 children of 10 with a thread asking
+ * for devices meanwhile. The forking thread takes it first, unless that
+ * thread holds it already (a plugin forking during discovery). */
+static __thread bool lock_held_here;
+static bool lock_held_for_fork;
+
+void pirt_global_lock(pirt_global *g)
+{
+  pthread_mutex_lock(&g->lock);
+  lock_held_here = true;
+}
+
+void pirt_global_unlock(pirt_global *g)
+{
+  lock_held_here = false;
+  pthread_mutex_unlock(&g->lock);
+}
+
+static void fork_prepare(void)
+{
+  pirt_global *g = global;
+  if (g && !lock_held_here) {
+    pthread_mutex_lock(&g->lock);
+    lock_held_for_fork = true;
+  }
+}
+
+static void fork_parent(void)
+{
+  if (lock_held_for_fork) {
+    lock_held_for_fork = false;
+    pthread_mutex_unlock(&global->lock);
+  }
+}
+
 /* A forked child has the forking thread alone. */
-static void users_fork_child(void)
+static void fork_child(void)
 {
   atomic_store(&live_users, pirt_user_counted ? 1u : 0u);
+  if (lock_held_for_fork) {
+    lock_held_for_fork = false;
+    pthread_mutex_unlock(&global->lock);
+  }
 }
 
 static void global_create(void)
 {
   user_key_made = pthread_key_create(&user_key, user_thread_ends) == 0;
-  pthread_atfork(NULL, NULL, users_fork_child);
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
   pirt_trace_init();
   pirt_global *g = calloc(1, sizeof *g);
   if (!g)
@@ -145,7 +187,7 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
   shutting_down_here = true;
   atomic_store(&pirt_plugins_closed, true);
   bool others = other_users_alive();
-  pthread_mutex_lock(&g->lock);
+  pirt_global_lock(g);
   if (others) {
     pirt_trace(PIRT_TRACE_BASIC, "Runtime shutting down: other threads still use the "
                "runtime: %zu plugin(s) left as they are, nothing freed", g->nplugins);
@@ -158,7 +200,7 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
     pirt_plugins_unload();
   }
   atomic_store_explicit(&shut_down, true, memory_order_release);
-  pthread_mutex_unlock(&g->lock);
+  pirt_global_unlock(g);
   /* The key goes in any case: a thread that ends after a dlclose would
    * otherwise call its destructor in the unmapped library. */
   if (user_key_made)
@@ -233,12 +275,12 @@ pi_result pirt_init(void)
   if (!g)
     return pirt_fail(PI_ERROR_UNINITIALIZED, "the pitrace runtime has shut "
                      "down; no PI call can be made from this point of exit");
-  pthread_mutex_lock(&g->lock);
+  pirt_global_lock(g);
   pirt_plugins_load();
   pirt_devices_discover();
   pi_result r = PI_SUCCESS;
   if (g->nplugins == 0)
     r = pirt_fail(PI_ERROR_DEVICE_NOT_FOUND, "%s", g->problem);
-  pthread_mutex_unlock(&g->lock);
+  pirt_global_unlock(g);
   return r;
 }

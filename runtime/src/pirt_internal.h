@@ -233,6 +233,9 @@ typedef struct pirt_global {
  * (on another thread) or ended. Counts the calling thread as a user of
  * the runtime (global.c). */
 pirt_global *pirt_global_get(void);
+/* Its lock, taken through these (a fork waits for it: global.c). */
+void pirt_global_lock(pirt_global *g);
+void pirt_global_unlock(pirt_global *g);
 
 /* ---- Errors for the application API --------------------------------------- */
 
