@@ -464,6 +464,19 @@ Test(lifetime, a_child_forked_while_another_thread_asks_for_devices_does_not_han
   cr_assert(strstr(out, "fork_threads: 0 of 10 children hung, 0 failed"), "%s", out);
 }
 
+/* The same with the program manager's lock, held by a thread setting a
+ * bundle's spec constant (or getting its kernel, or building one): a child
+ * that only exits hung in the runtime's shutdown (9 children of 10). */
+Test(lifetime, a_child_forked_while_another_thread_gets_bundle_kernels_exits)
+{
+  const char *argv[] = {BIN "/fork_threads", "10", "bundle", NULL};
+  const char *env[] = {POCL, NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "status %d: %s", st, out);
+  cr_assert(strstr(out, "fork_threads: 0 of 10 children hung, 0 failed"), "%s", out);
+}
+
 /* Threads that only read a device (pirt_device_get_info calls no plugin)
  * as the program exits: they were never counted as users of the runtime,
  * so its shutdown tore down and freed the devices and plugins they were

@@ -124,6 +124,8 @@ void pirt_global_unlock(pirt_global *g)
   pthread_mutex_unlock(&g->lock);
 }
 
+/* The global lock first, then the program manager's (program.c), in the
+ * order the shutdown takes them. */
 static void fork_prepare(void)
 {
   pirt_global *g = global;
@@ -131,10 +133,12 @@ static void fork_prepare(void)
     pthread_mutex_lock(&g->lock);
     lock_held_for_fork = true;
   }
+  pm_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+  pm_fork_parent();
   if (lock_held_for_fork) {
     lock_held_for_fork = false;
     pthread_mutex_unlock(&global->lock);
@@ -145,6 +149,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
   atomic_store(&live_users, pirt_user_counted ? 1u : 0u);
+  pm_fork_child();
   if (lock_held_for_fork) {
     lock_held_for_fork = false;
     pthread_mutex_unlock(&global->lock);

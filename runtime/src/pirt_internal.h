@@ -212,6 +212,10 @@ pi_result pm_prepare_launch(pirt_kernel *k, unsigned nvalues,
 void pm_context_released(pi_context ctx);
 /* Releases the cached programs (before the plugins go) and the registry. */
 void pm_shutdown(void);
+/* The program manager's locks across fork (global.c's atfork handlers). */
+void pm_fork_prepare(void);
+void pm_fork_parent(void);
+void pm_fork_child(void);
 
 /* ---- Lifetime --------------------------------------------------------------
  * The runtime's state is created on first use and destroyed by a

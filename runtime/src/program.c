@@ -50,7 +50,9 @@ typedef struct reg_entry {
   struct reg_entry *next;
 } reg_entry;
 
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+/* This file's three locks are error-checking: a fork's prepare handler
+ * (pm_fork_prepare) learns that the forking thread holds one already. */
+static pthread_mutex_t reg_lock = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 static reg_entry *reg_head;
 static uint64_t reg_counter;
 static uint64_t reg_generation;
@@ -125,7 +127,7 @@ typedef struct cache_entry {
   struct cache_entry *next;
 } cache_entry;
 
-static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t pm_lock = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 static pm_image *images;
 static size_t nimages;
 static uint64_t images_generation = (uint64_t)-1;
@@ -276,7 +278,7 @@ typedef struct {
 
 static hook hooks[16];
 static size_t nhooks;
-static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t hook_lock = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 
 pi_result pirt_add_note_hook(pirt_note_fn fn, void *user)
 {
@@ -1322,6 +1324,43 @@ void pm_context_released(pi_context ctx)
     free(e);
   }
   pthread_mutex_unlock(&pm_lock);
+}
+
+/* Across fork (global.c's handlers call these, after its own lock): a
+ * child forked while another thread held pm_lock (a bundle's kernel being
+ * looked up or built) had it locked for good, and its exit hung in
+ * pm_shutdown, even in a child that never used the runtime: 9 children of
+ * 10 with a thread getting bundle kernels meanwhile. The forking thread
+ * takes them in the order they nest (pm_lock, reg_lock, hook_lock), but
+ * not one it holds itself (a note hook that forks): that one would
+ * deadlock on itself. */
+static pthread_mutex_t *const fork_locks[] = {&pm_lock, &reg_lock, &hook_lock};
+static bool fork_taken[3];
+
+void pm_fork_prepare(void)
+{
+  for (size_t i = 0; i < 3; i++)
+    fork_taken[i] = pthread_mutex_lock(fork_locks[i]) == 0;
+}
+
+void pm_fork_parent(void)
+{
+  for (size_t i = 3; i-- > 0;)
+    if (fork_taken[i])
+      pthread_mutex_unlock(fork_locks[i]);
+}
+
+/* The child's only thread is the forking one: each lock is made anew, free
+ * (one it held before the fork is owned by its thread id in the parent,
+ * which an error-checking mutex would refuse to let go here). */
+void pm_fork_child(void)
+{
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+  for (size_t i = 0; i < 3; i++)
+    pthread_mutex_init(fork_locks[i], &attr);
+  pthread_mutexattr_destroy(&attr);
 }
 
 void pm_shutdown(void)

@@ -5,7 +5,13 @@
  * in it). A child forked while the other thread held the lock had it
  * locked for good and hung; a child hung past 5 s is killed by SIGALRM.
  *
- *   fork_threads [ROUNDS]
+ * With "bundle", the other thread sets a bundle's spec constant in a loop
+ * (under the program manager's lock, and in no plugin: PoCL's own locks
+ * are not the runtime's to hand over a fork), after a kernel of
+ * tests/device/k_plain.cl's image was built (cached, released by the
+ * shutdown); each child only exits: its shutdown hung on that lock.
+ *
+ *   fork_threads [ROUNDS] [bundle]
  *
  * Prints "fork_threads: H of N children hung"; exit 0 when none did and
  * every child saw the parent's devices, 1 otherwise, 2 with no device.
@@ -15,12 +21,14 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "pirt.h"
 
 static atomic_bool stop;
+static pirt_context *ctx;
 
 static void *ask_for_devices(void *arg)
 {
@@ -31,16 +39,37 @@ static void *ask_for_devices(void *arg)
   return NULL;
 }
 
+static void *set_constants(void *arg)
+{
+  pirt_bundle *b = arg;
+  for (int i = 0; !atomic_load(&stop); i++)
+    if (pirt_bundle_set_spec_constant(b, "id_any", &i, sizeof i) != PI_SUCCESS) {
+      printf("fork_threads: %s\n", pirt_error_message());
+      return (void *)1;
+    }
+  return NULL;
+}
+
 int main(int argc, char **argv)
 {
   int rounds = argc > 1 ? atoi(argv[1]) : 10;
+  bool bundle = argc > 2 && strcmp(argv[2], "bundle") == 0;
   size_t n = 0;
-  if (pirt_device_count(&n) != PI_SUCCESS || n == 0) {
+  pirt_device *dev;
+  if (pirt_device_count(&n) != PI_SUCCESS || n == 0 || pirt_device_select(NULL, &dev) ||
+      pirt_context_create(dev, &ctx)) {
     printf("fork_threads: no device: %s\n", pirt_error_message());
     return 2;
   }
+  pirt_bundle *b = NULL;
+  pirt_kernel *k;
+  if (bundle && (pirt_bundle_create(ctx, &b) || pirt_bundle_get_kernel(b, "k_plain", &k) ||
+                 pirt_kernel_release(k))) {
+    printf("fork_threads: %s\n", pirt_error_message());
+    return 2;
+  }
   pthread_t t;
-  if (pthread_create(&t, NULL, ask_for_devices, NULL) != 0)
+  if (pthread_create(&t, NULL, bundle ? set_constants : ask_for_devices, b) != 0)
     return 2;
   int hung = 0, wrong = 0;
   for (int i = 0; i < rounds; i++) {
@@ -52,6 +81,8 @@ int main(int argc, char **argv)
     }
     if (pid == 0) {
       alarm(5);
+      if (bundle)
+        exit(0);
       size_t m = 0;
       pi_result r = pirt_device_count(&m);
       exit(r == PI_SUCCESS && m == n ? 0 : 3);
@@ -65,7 +96,9 @@ int main(int argc, char **argv)
       wrong++;
   }
   atomic_store(&stop, true);
-  pthread_join(t, NULL);
+  void *failed = NULL;
+  pthread_join(t, &failed);
+  wrong += failed != NULL;
   printf("fork_threads: %d of %d children hung, %d failed\n", hung, rounds, wrong);
   return hung || wrong ? 1 : 0;
 }
