@@ -477,6 +477,32 @@ Test(lifetime, a_child_forked_while_another_thread_gets_bundle_kernels_exits)
   cr_assert(strstr(out, "fork_threads: 0 of 10 children hung, 0 failed"), "%s", out);
 }
 
+/* Recorded, a thread getting kernels makes PI calls into the shim under
+ * the program manager's lock. The shim's fork handler ran first (glibc
+ * runs the newest first) and stopped its writer while the runtime's waited
+ * for that lock: the thread, its ring full, waited for the writer, and the
+ * parent for itself (2 runs of 3 hung). Every child leaves with _exit;
+ * the session keeps every kernel the thread got and released. */
+Test(lifetime, a_recorded_program_forks_while_a_thread_makes_pi_calls_under_a_runtime_lock)
+{
+  char *db = tu_temp_path(".db");
+  const char *argv[] = {"/usr/bin/timeout", "120", BIN "/fork_threads", "30", "kernels", NULL};
+  const char *env[] = {POCL, env_kv("SYCL_PI_RECORD", db), NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "status %d (124: the parent hung in fork): %s", st, out);
+  cr_assert(strstr(out, "fork_threads: 0 of 30 children hung, 0 failed"), "%s", out);
+  const char *stats[] = {BIN "/pitrace", "stats", db, NULL};
+  st = tu_run(stats, NULL, &out);
+  cr_assert_eq(st, 0, "%s", out);
+  unsigned long made = 0, released = 0;
+  const char *m = strstr(out, "piKernelCreate "), *r = strstr(out, "piKernelRelease ");
+  cr_assert(m && r && sscanf(m, "piKernelCreate %lu", &made) == 1 &&
+            sscanf(r, "piKernelRelease %lu", &released) == 1, "%s", out);
+  cr_assert(made > 0 && made == released, "%lu kernels made, %lu released: %s", made,
+            released, out);
+}
+
 /* Threads that only read a device (pirt_device_get_info calls no plugin)
  * as the program exits: they were never counted as users of the runtime,
  * so its shutdown tore down and freed the devices and plugins they were

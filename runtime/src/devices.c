@@ -341,10 +341,7 @@ static pirt_global *ready(pi_result *r)
                    "down; no device can be used from this point of exit");
     return NULL;
   }
-  pirt_global_lock(g);
-  pirt_plugins_load();
-  pirt_devices_discover();
-  pirt_global_unlock(g);
+  pirt_global_load(g);
   *r = PI_SUCCESS;
   return g;
 }

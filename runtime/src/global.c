@@ -103,12 +103,26 @@ pi_result pirt_api_gate(const char *fn, const char *object)
   return PI_ERROR_UNINITIALIZED;
 }
 
-/* The global lock across fork: a child forked while another thread held
- * it (any call that needs a device takes it, briefly) had it locked for
- * good, with no thread to let it go: its first such call hung, and so did
- * its exit (the shutdown takes it), 7 children of 10 with a thread asking
- * for devices meanwhile. The forking thread takes it first, unless that
- * thread holds it already (a plugin forking during discovery). */
+/* The runtime's locks across fork: a child forked while another thread
+ * held one (the global lock: any call that needs a device takes it,
+ * briefly; the program manager's: a bundle's kernel or spec constant) had
+ * it locked for good, with no thread to let it go: its first such call
+ * hung, and so did its exit (the shutdown takes them), 7 and 9 children of
+ * 10 with a thread busy meanwhile. The forking thread takes them first,
+ * unless it holds one already (a plugin forking during discovery).
+ *
+ * The handlers are registered once the plugins are loaded, not before:
+ * glibc runs prepare handlers newest first, and the recording shim (a
+ * plugin) registers its own when it is loaded. Ours must run before it:
+ * a thread holding a runtime lock makes PI calls into the shim, which may
+ * need the shim's locks or its writer, both of which the shim's prepare
+ * handler holds still (the runtime's locks nest outside the shim's; in the
+ * other order the parent deadlocks). Registered before, they would also
+ * deadlock the first discovery: the shim registers its handlers (glibc's
+ * atfork lock, held by a forking thread through its handlers) while the
+ * discovering thread holds the global lock that our prepare handler waits
+ * for. A fork during the first discovery therefore leaves the global lock
+ * as it is (the child may hang, as before this). */
 static __thread bool lock_held_here;
 static bool lock_held_for_fork;
 
@@ -145,10 +159,8 @@ static void fork_parent(void)
   }
 }
 
-/* A forked child has the forking thread alone. */
 static void fork_child(void)
 {
-  atomic_store(&live_users, pirt_user_counted ? 1u : 0u);
   pm_fork_child();
   if (lock_held_for_fork) {
     lock_held_for_fork = false;
@@ -156,10 +168,28 @@ static void fork_child(void)
   }
 }
 
+static void register_fork_handlers(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
+void pirt_global_load(pirt_global *g)
+{
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pirt_global_lock(g);
+  pirt_plugins_load();
+  pirt_devices_discover();
+  pirt_global_unlock(g);
+  pthread_once(&once, register_fork_handlers); /* not under the lock: see above */
+}
+
+/* A forked child has the forking thread alone. */
+static void users_fork_child(void)
+{
+  atomic_store(&live_users, pirt_user_counted ? 1u : 0u);
+}
+
 static void global_create(void)
 {
   user_key_made = pthread_key_create(&user_key, user_thread_ends) == 0;
-  pthread_atfork(fork_prepare, fork_parent, fork_child);
+  pthread_atfork(NULL, NULL, users_fork_child);
   pirt_trace_init();
   pirt_global *g = calloc(1, sizeof *g);
   if (!g)
@@ -280,12 +310,8 @@ pi_result pirt_init(void)
   if (!g)
     return pirt_fail(PI_ERROR_UNINITIALIZED, "the pitrace runtime has shut "
                      "down; no PI call can be made from this point of exit");
-  pirt_global_lock(g);
-  pirt_plugins_load();
-  pirt_devices_discover();
-  pi_result r = PI_SUCCESS;
+  pirt_global_load(g);
   if (g->nplugins == 0)
-    r = pirt_fail(PI_ERROR_DEVICE_NOT_FOUND, "%s", g->problem);
-  pirt_global_unlock(g);
-  return r;
+    return pirt_fail(PI_ERROR_DEVICE_NOT_FOUND, "%s", g->problem);
+  return PI_SUCCESS;
 }

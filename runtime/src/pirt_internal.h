@@ -240,6 +240,9 @@ pirt_global *pirt_global_get(void);
 /* Its lock, taken through these (a fork waits for it: global.c). */
 void pirt_global_lock(pirt_global *g);
 void pirt_global_unlock(pirt_global *g);
+/* Loads the plugins and their devices on first use, under the lock, then
+ * registers the runtime's fork handlers (global.c says why after). */
+void pirt_global_load(pirt_global *g);
 
 /* ---- Errors for the application API --------------------------------------- */
 

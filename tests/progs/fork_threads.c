@@ -11,7 +11,15 @@
  * tests/device/k_plain.cl's image was built (cached, released by the
  * shutdown); each child only exits: its shutdown hung on that lock.
  *
- *   fork_threads [ROUNDS] [bundle]
+ * With "kernels", the other thread gets that kernel from the bundle and
+ * releases it in a loop: PI calls under the program manager's lock, which
+ * the recording shim records when the program runs recorded. Each child
+ * leaves at once with _exit (PoCL's own locks, held by the other thread in
+ * the parent, would hang a child's shutdown): what is tested is the
+ * parent, whose fork took the runtime's locks and the shim's in the wrong
+ * order once and waited for itself.
+ *
+ *   fork_threads [ROUNDS] [bundle|kernels]
  *
  * Prints "fork_threads: H of N children hung"; exit 0 when none did and
  * every child saw the parent's devices, 1 otherwise, 2 with no device.
@@ -39,6 +47,19 @@ static void *ask_for_devices(void *arg)
   return NULL;
 }
 
+static void *get_kernels(void *arg)
+{
+  pirt_bundle *b = arg;
+  while (!atomic_load(&stop)) {
+    pirt_kernel *k;
+    if (pirt_bundle_get_kernel(b, "k_plain", &k) != PI_SUCCESS || pirt_kernel_release(k)) {
+      printf("fork_threads: %s\n", pirt_error_message());
+      return (void *)1;
+    }
+  }
+  return NULL;
+}
+
 static void *set_constants(void *arg)
 {
   pirt_bundle *b = arg;
@@ -53,7 +74,9 @@ static void *set_constants(void *arg)
 int main(int argc, char **argv)
 {
   int rounds = argc > 1 ? atoi(argv[1]) : 10;
-  bool bundle = argc > 2 && strcmp(argv[2], "bundle") == 0;
+  const char *mode = argc > 2 ? argv[2] : "devices";
+  bool kernels = strcmp(mode, "kernels") == 0;
+  bool bundle = kernels || strcmp(mode, "bundle") == 0;
   size_t n = 0;
   pirt_device *dev;
   if (pirt_device_count(&n) != PI_SUCCESS || n == 0 || pirt_device_select(NULL, &dev) ||
@@ -69,7 +92,8 @@ int main(int argc, char **argv)
     return 2;
   }
   pthread_t t;
-  if (pthread_create(&t, NULL, bundle ? set_constants : ask_for_devices, b) != 0)
+  if (pthread_create(&t, NULL,
+                     kernels ? get_kernels : bundle ? set_constants : ask_for_devices, b) != 0)
     return 2;
   int hung = 0, wrong = 0;
   for (int i = 0; i < rounds; i++) {
@@ -81,6 +105,8 @@ int main(int argc, char **argv)
     }
     if (pid == 0) {
       alarm(5);
+      if (kernels)
+        _exit(0);
       if (bundle)
         exit(0);
       size_t m = 0;
