@@ -293,6 +293,13 @@ Test(api, bad_input_gets_clear_errors)
   cr_assert_eq(pirt_fill(q, b, buf, 3, 0, 63, 0, NULL, NULL), PI_ERROR_INVALID_VALUE);
   cr_assert(strstr(pirt_error_message(), "pattern size (3) must be a power of two"),
             "%s", pirt_error_message());
+  /* USM fills follow the same rule, refused before any plugin sees them
+   * (neither device here has USM: buf stands for the allocation). */
+  cr_assert_eq(pirt_usm_fill(q, buf, buf, 4, 62, 0, NULL, NULL), PI_ERROR_INVALID_VALUE);
+  cr_assert(strstr(pirt_error_message(), "pirt_usm_fill: the pattern size (4) must be a "
+                                         "power of two up to 128 dividing the size (62)"),
+            "%s", pirt_error_message());
+  cr_assert_eq(pirt_usm_fill(q, buf, buf, 256, 512, 0, NULL, NULL), PI_ERROR_INVALID_VALUE);
   pirt_program *p = build();
   pirt_kernel *k;
   cr_assert_eq(pirt_kernel_create(p, "nope", &k), PI_ERROR_INVALID_KERNEL_NAME);

@@ -633,15 +633,22 @@ pi_result pirt_copy(pirt_queue *q, pirt_buffer *src, pirt_buffer *dst,
                                            dst_off, size, num_deps, wl, &ev));
 }
 
+/* A fill's pattern: a power of two up to 128 bytes (OpenCL's and Level
+ * Zero's rule, for buffers and USM alike) whose whole copies cover the
+ * region. */
+static bool pattern_fits(size_t pattern_size, size_t off, size_t size)
+{
+  return pattern_size && !(pattern_size & (pattern_size - 1)) && pattern_size <= 128 &&
+         size % pattern_size == 0 && off % pattern_size == 0;
+}
+
 pi_result pirt_fill(pirt_queue *q, pirt_buffer *b, const void *pattern,
                     size_t pattern_size, size_t off, size_t size,
                     unsigned num_deps, pirt_event *const *deps,
                     pirt_event **event)
 {
   CHECK_ARG(q && b && pattern, "pirt_fill: queue, buffer and pattern must not be NULL");
-  CHECK_ARG(pattern_size && !(pattern_size & (pattern_size - 1)) &&
-                pattern_size <= 128 && size % pattern_size == 0 &&
-                off % pattern_size == 0,
+  CHECK_ARG(pattern_fits(pattern_size, off, size),
             "pirt_fill: the pattern size (%zu) must be a power of two up to 128 "
             "dividing the offset (%zu) and the size (%zu)", pattern_size, off, size);
   CHECK_RANGE(b, off, size, "pirt_fill");
@@ -695,6 +702,9 @@ pi_result pirt_usm_fill(pirt_queue *q, void *ptr, const void *pattern,
 {
   CHECK_ARG(q && ptr && pattern && pattern_size,
             "pirt_usm_fill: queue, ptr and a pattern are needed");
+  CHECK_ARG(pattern_fits(pattern_size, 0, size),
+            "pirt_usm_fill: the pattern size (%zu) must be a power of two up to 128 "
+            "dividing the size (%zu)", pattern_size, size);
   LIVE("pirt_usm_fill", "queue");
   ENQUEUE(q, "piextUSMEnqueueFill", num_deps, deps, event,
           pirt_call_piextUSMEnqueueFill(pl, q->q, ptr, pattern, pattern_size, size,
