@@ -451,17 +451,25 @@ Test(lifetime, a_thread_that_ends_after_the_runtime_is_unloaded_does_not_crash)
   cr_assert(strstr(out, "2 cycles done"), "%s", out);
 }
 
+/* Runs fork_threads (tests/progs) in `mode`, recording into `db` unless
+ * NULL, and checks that every child ended and the parent too (timeout's
+ * 124: the parent hung in fork). */
+static void fork_threads(const char *mode, const char *db)
+{
+  const char *argv[] = {"/usr/bin/timeout", "120", BIN "/fork_threads", "20", mode, NULL};
+  const char *env[] = {POCL, db ? env_kv("SYCL_PI_RECORD", db) : NULL, NULL};
+  char *out;
+  int st = tu_run(argv, env, &out);
+  cr_assert_eq(st, 0, "status %d: %s", st, out);
+  cr_assert(strstr(out, "fork_threads: 0 of 20 children hung, 0 failed"), "%s", out);
+}
+
 /* A child forked while another thread held the runtime's lock (asking for
  * devices) had it locked with no thread to let it go: its first call that
  * needs a device hung, and so did its exit (7 children of 10). */
 Test(lifetime, a_child_forked_while_another_thread_asks_for_devices_does_not_hang)
 {
-  const char *argv[] = {BIN "/fork_threads", "10", NULL};
-  const char *env[] = {POCL, NULL};
-  char *out;
-  int st = tu_run(argv, env, &out);
-  cr_assert_eq(st, 0, "status %d: %s", st, out);
-  cr_assert(strstr(out, "fork_threads: 0 of 10 children hung, 0 failed"), "%s", out);
+  fork_threads("devices", NULL);
 }
 
 /* The same with the program manager's lock, held by a thread setting a
@@ -469,12 +477,7 @@ Test(lifetime, a_child_forked_while_another_thread_asks_for_devices_does_not_han
  * that only exits hung in the runtime's shutdown (9 children of 10). */
 Test(lifetime, a_child_forked_while_another_thread_gets_bundle_kernels_exits)
 {
-  const char *argv[] = {BIN "/fork_threads", "10", "bundle", NULL};
-  const char *env[] = {POCL, NULL};
-  char *out;
-  int st = tu_run(argv, env, &out);
-  cr_assert_eq(st, 0, "status %d: %s", st, out);
-  cr_assert(strstr(out, "fork_threads: 0 of 10 children hung, 0 failed"), "%s", out);
+  fork_threads("bundle", NULL);
 }
 
 /* Recorded, a thread getting kernels makes PI calls into the shim under
@@ -486,14 +489,10 @@ Test(lifetime, a_child_forked_while_another_thread_gets_bundle_kernels_exits)
 Test(lifetime, a_recorded_program_forks_while_a_thread_makes_pi_calls_under_a_runtime_lock)
 {
   char *db = tu_temp_path(".db");
-  const char *argv[] = {"/usr/bin/timeout", "120", BIN "/fork_threads", "30", "kernels", NULL};
-  const char *env[] = {POCL, env_kv("SYCL_PI_RECORD", db), NULL};
-  char *out;
-  int st = tu_run(argv, env, &out);
-  cr_assert_eq(st, 0, "status %d (124: the parent hung in fork): %s", st, out);
-  cr_assert(strstr(out, "fork_threads: 0 of 30 children hung, 0 failed"), "%s", out);
+  fork_threads("kernels", db);
   const char *stats[] = {BIN "/pitrace", "stats", db, NULL};
-  st = tu_run(stats, NULL, &out);
+  char *out;
+  int st = tu_run(stats, NULL, &out);
   cr_assert_eq(st, 0, "%s", out);
   unsigned long made = 0, released = 0;
   const char *m = strstr(out, "piKernelCreate "), *r = strstr(out, "piKernelRelease ");

@@ -19,7 +19,7 @@
  * parent, whose fork took the runtime's locks and the shim's in the wrong
  * order once and waited for itself.
  *
- *   fork_threads [ROUNDS] [bundle|kernels]
+ *   fork_threads [ROUNDS] [devices|bundle|kernels]     (devices: the default)
  *
  * Prints "fork_threads: H of N children hung"; exit 0 when none did and
  * every child saw the parent's devices, 1 otherwise, 2 with no device.
