@@ -81,22 +81,40 @@ bool pt_session_files(const char *dir, char **names, size_t max, size_t *n, char
   return ok;
 }
 
-/* pt_open of the one session file in directory `dir`. */
+/* Whether file `path` begins as an SQLite database does. */
+static bool looks_like_sqlite(const char *path)
+{
+  char head[16];
+  FILE *f = fopen(path, "rb");
+  bool yes = f && fread(head, 1, sizeof head, f) == sizeof head &&
+             memcmp(head, "SQLite format 3", 16) == 0;
+  if (f)
+    fclose(f);
+  return yes;
+}
+
+/* pt_open of the one session file in directory `dir`. With several, the
+ * error names the first (by name, of the first 16) that is an SQLite
+ * database at all, not a file beside them that no verb could read. */
 static bool open_dir(const char *dir, unsigned flags, pt_db *out, char *err, size_t errn)
 {
-  char *names[2];
+  enum { SHOWN = 16 };
+  char *names[SHOWN];
   size_t n;
-  bool listed = pt_session_files(dir, names, 2, &n, err, errn), ok = false; /* err: why not */
+  bool listed = pt_session_files(dir, names, SHOWN, &n, err, errn), ok = false; /* err: why not */
+  size_t kept = n < SHOWN ? n : SHOWN, example = 0;
+  while (listed && n > 1 && example < kept && !looks_like_sqlite(names[example]))
+    example++;
   if (listed && n == 0)
     snprintf(err, errn, "%s is a directory without session files (*.db)", dir);
   else if (listed && n > 1)
     snprintf(err, errn, "%s is a directory of %zu session files: name one (%s, ...), or give "
              "the directory to pitrace sessions, stats, diff, export or report, which read them "
              "all",
-             dir, n, names[0]);
+             dir, n, names[example < kept ? example : 0]);
   else if (listed)
     ok = pt_open(names[0], flags, out, err, errn);
-  for (size_t i = 0; i < n && i < 2; i++)
+  for (size_t i = 0; i < kept; i++)
     free(names[i]);
   return ok;
 }

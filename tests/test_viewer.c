@@ -813,14 +813,16 @@ Test(viewer, diff_of_record_directories_counts_image_formats_as_info)
   cr_assert(strstr(err, "is a directory of 2 session files: name one (") && lines(err) == 1, "%s",
             err);
   /* The one it names is the first by name, wherever the directory lists
-   * it (it named the first of the first two listed). */
+   * it (it named the first of the first two listed), of those that are
+   * SQLite databases at all (it named 0junk.db, which no verb reads). */
   const char *more[] = {"/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do "
-                        "cp \"$1\" \"$0/second-$i.db\" || exit 1; done; cp \"$1\" \"$0/a.db\"",
+                        "cp \"$1\" \"$0/second-$i.db\" || exit 1; done; cp \"$1\" \"$0/a.db\" && "
+                        "echo junk >\"$0/0junk.db\"",
                         dir[0], path, NULL};
   cr_assert_eq(tu_run(more, NULL, &out), 0, "%s", out);
   cr_assert_eq(pitrace(&out, &err, "show", dir[0], NULL), 2, "%s", out);
   char *first;
-  cr_assert_geq(asprintf(&first, "is a directory of 15 session files: name one (%s/a.db, ...)",
+  cr_assert_geq(asprintf(&first, "is a directory of 16 session files: name one (%s/a.db, ...)",
                          dir[0]), 0);
   cr_assert(strstr(err, first) && lines(err) == 1, "%s", err);
 }
