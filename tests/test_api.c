@@ -531,6 +531,25 @@ Test(plugin, a_queue_size_query_says_why_it_has_no_answer)
   TRY(pirt_piContextRelease(pl, c));
 }
 
+/* A USM property list that names a property twice is refused by every
+ * plugin alike, before the device is asked (OpenCL's plugin passed it on,
+ * unchecked, where the device has USM; neither here has). */
+Test(plugin, a_usm_property_named_twice_is_refused)
+{
+  pi_context c = NULL;
+  TRY(pirt_piContextCreate(pl, NULL, 1, &pi_dev, NULL, NULL, &c));
+  pi_usm_mem_properties twice[] = {PI_MEM_ALLOC_FLAGS, PI_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE,
+                                   PI_MEM_ALLOC_FLAGS, 0, 0};
+  void *p = NULL;
+  cr_assert_eq(pirt_piextUSMDeviceAlloc(pl, &p, c, pi_dev, twice, 64, 0),
+               PI_ERROR_INVALID_VALUE);
+  char *msg = NULL;
+  pirt_piPluginGetLastError(pl, &msg);
+  cr_assert(msg && strstr(msg, "USM property PI_MEM_ALLOC_FLAGS appears twice in the list"), "%s",
+            msg ? msg : "");
+  TRY(pirt_piContextRelease(pl, c));
+}
+
 /* Another implementation's binary, or damaged bytes: a PI error on every
  * device. rusticl 22 panicked on it and aborted the process; the plugin
  * refuses it there before rusticl sees it. */

@@ -309,6 +309,8 @@ static pi_result usm_alloc(const char *fn, const struct usm_alloc *a,
                 (unsigned)a->alignment);
   if (a->size == 0)
     return fail(PI_ERROR_INVALID_BUFFER_SIZE, "%s: size is 0", fn);
+  pi_usm_mem_properties flags;
+  TRY(usm_alloc_flags(fn, a->properties, &flags));
   return backend_usm_alloc(fn, a, result_ptr);
 }
 

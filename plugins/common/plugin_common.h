@@ -358,8 +358,10 @@ pi_result queue_flags_check(const char *fn, pi_queue_properties flags,
 
 /* Reads a USM allocation property list {PI_MEM_ALLOC_FLAGS, bits,
  * PI_MEM_USM_ALLOC_BUFFER_LOCATION, location, 0}: *flags is the
- * PI_MEM_ALLOC_FLAGS bits (the last ones given; 0 where none are). Unknown
- * bits or properties fail; a buffer location (FPGA) is passed over. */
+ * PI_MEM_ALLOC_FLAGS bits (0 where none are). Unknown bits or properties,
+ * and a property named twice, fail; a buffer location (FPGA) is passed
+ * over. The shared entry points check every list with it before the
+ * plugin sees it. */
 pi_result usm_alloc_flags(const char *fn, const pi_usm_mem_properties *props,
                           pi_usm_mem_properties *flags);
 

@@ -67,7 +67,7 @@
 #include <time.h>
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
-#define PLUGIN_REVISION "3"
+#define PLUGIN_REVISION "4"
 
 /* The name of the PI function we are in: implementations are cu_<name>. */
 #define FN (__func__ + sizeof("cu_") - 1)

@@ -72,7 +72,7 @@
 #include <string.h>
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
-#define PLUGIN_REVISION "2"
+#define PLUGIN_REVISION "3"
 
 /* The name of the PI function we are in: implementations are lz_<name>. */
 #define FN (__func__ + sizeof("lz_") - 1)

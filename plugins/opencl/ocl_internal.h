@@ -108,7 +108,7 @@
 #include <unistd.h>
 
 /* Bumped with every behavioural change; the third part of PluginVersion. */
-#define PLUGIN_REVISION "4"
+#define PLUGIN_REVISION "5"
 
 /* The name of the PI function we are in: implementations are ocl_<name>. */
 #define FN (__func__ + sizeof("ocl_") - 1)

@@ -7,40 +7,29 @@
  */
 #include "ocl_internal.h"
 
-/* The OpenCL USM allocation properties for a PI list. PI_MEM_ALLOC_FLAGS
- * bits pass (the read-only hint has no OpenCL bit and is dropped); a buffer
- * location passes where the device has cl_intel_mem_alloc_buffer_location
- * and is dropped elsewhere, where it means nothing. */
-static pi_result usm_properties(const char *fn, cl_device_id dev,
-                                const pi_usm_mem_properties *in,
-                                cl_mem_properties_intel out[5]) {
+/* The OpenCL USM allocation properties for a PI list (checked by the
+ * shared entry point: known properties and bits, each named once).
+ * PI_MEM_ALLOC_FLAGS bits pass (the read-only hint has no OpenCL bit and
+ * is dropped); a buffer location passes where the device has
+ * cl_intel_mem_alloc_buffer_location and is dropped elsewhere, where it
+ * means nothing. */
+static void usm_properties(cl_device_id dev, const pi_usm_mem_properties *in,
+                           cl_mem_properties_intel out[5]) {
   const pi_usm_mem_properties flag_bits =
       PI_MEM_ALLOC_WRTITE_COMBINED | PI_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE |
       PI_MEM_ALLOC_INITIAL_PLACEMENT_HOST;
   size_t n = 0;
   for (size_t i = 0; in && in[i]; i += 2) {
-    if (n > 2)
-      return fail(PI_ERROR_INVALID_VALUE,
-                  "%s: a USM property appears more than once", fn);
     if (in[i] == PI_MEM_ALLOC_FLAGS) {
-      if (in[i + 1] & ~(flag_bits | PI_MEM_ALLOC_DEVICE_READ_ONLY))
-        return fail(PI_ERROR_INVALID_VALUE,
-                    "%s: unknown PI_MEM_ALLOC_FLAGS bits 0x%llx", fn,
-                    (unsigned long long)in[i + 1]);
       out[n++] = CL_MEM_ALLOC_FLAGS_INTEL;
       out[n++] = in[i + 1] & flag_bits;
-    } else if (in[i] == PI_MEM_USM_ALLOC_BUFFER_LOCATION) {
-      if (device_has_ext(dev, "cl_intel_mem_alloc_buffer_location")) {
-        out[n++] = CL_MEM_ALLOC_BUFFER_LOCATION_INTEL;
-        out[n++] = in[i + 1];
-      }
-    } else {
-      return fail(PI_ERROR_INVALID_VALUE, "%s: unknown USM property 0x%llx", fn,
-                  (unsigned long long)in[i]);
+    } else if (in[i] == PI_MEM_USM_ALLOC_BUFFER_LOCATION &&
+               device_has_ext(dev, "cl_intel_mem_alloc_buffer_location")) {
+      out[n++] = CL_MEM_ALLOC_BUFFER_LOCATION_INTEL;
+      out[n++] = in[i + 1];
     }
   }
   out[n] = 0;
-  return PI_SUCCESS;
 }
 
 /* clHostMemAllocINTEL, clDeviceMemAllocINTEL or clSharedMemAllocINTEL. */
@@ -63,10 +52,9 @@ pi_result backend_usm_alloc(const char *fn, const struct usm_alloc *a,
                 : a->kind == USM_DEVICE ? ps->ext.clDeviceMemAllocINTEL != NULL
                                      : ps->ext.clSharedMemAllocINTEL != NULL;
   r = need_feature(fn, dev, USM_EXT, entries[a->kind], present, USM_HINT);
-  if (r == PI_SUCCESS)
-    r = usm_properties(fn, dev, a->properties, props);
   if (r != PI_SUCCESS)
     return r;
+  usm_properties(dev, a->properties, props);
   if (a->kind == USM_HOST)
     *result_ptr =
         ps->ext.clHostMemAllocINTEL(ctx, props, a->size, a->alignment, &err);
