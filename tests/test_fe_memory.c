@@ -995,6 +995,52 @@ Test(fe_memory, supported_image_formats_are_the_implementation_s)
   dlclose(loader);
 }
 
+/* The pitches and extents clGetImageInfo gives follow the image's type, as
+ * OpenCL defines them, whatever the implementation keeps: rusticl answers
+ * row pitch x height for every slice pitch (a 2D image's whole size, and 0
+ * for a 1D array made with no height) and gives back the descriptor's
+ * height and depth for types that have none. */
+Test(fe_memory, image_info_follows_the_type)
+{
+  if (!has_images())
+    cr_skip_test("the device has no images");
+  cl_context ctx = fe_context();
+  const struct {
+    cl_mem_object_type type;
+    bool slices; /* an image array's slice pitch: each image's size */
+    bool height, depth;
+  } kinds[] = {
+      {CL_MEM_OBJECT_IMAGE1D, false, false, false},
+      {CL_MEM_OBJECT_IMAGE1D_ARRAY, true, false, false},
+      {CL_MEM_OBJECT_IMAGE2D, false, true, false},
+      {CL_MEM_OBJECT_IMAGE2D_ARRAY, true, true, false},
+  };
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+    /* A height in every descriptor: the 1D types ignore it. */
+    cl_mem img = make_image(ctx, CL_MEM_READ_WRITE, CL_RGBA, CL_UNORM_INT8, kinds[i].type, 16,
+                            8, 3, NULL);
+    size_t row = 0, slice = 99, height = 99, depth = 99;
+    cr_assert_eq(D->clGetImageInfo(img, CL_IMAGE_ROW_PITCH, sizeof row, &row, NULL),
+                 CL_SUCCESS);
+    cr_assert_eq(D->clGetImageInfo(img, CL_IMAGE_SLICE_PITCH, sizeof slice, &slice, NULL),
+                 CL_SUCCESS);
+    cr_assert_eq(D->clGetImageInfo(img, CL_IMAGE_HEIGHT, sizeof height, &height, NULL),
+                 CL_SUCCESS);
+    cr_assert_eq(D->clGetImageInfo(img, CL_IMAGE_DEPTH, sizeof depth, &depth, NULL),
+                 CL_SUCCESS);
+    cr_assert_geq(row, 16 * 4, "type 0x%x", (unsigned)kinds[i].type);
+    if (!kinds[i].slices)
+      cr_assert_eq(slice, 0, "type 0x%x: no slices, slice pitch 0", (unsigned)kinds[i].type);
+    else
+      cr_assert_geq(slice, row * (kinds[i].height ? 8 : 1), "type 0x%x: each image's size",
+                    (unsigned)kinds[i].type);
+    cr_assert_eq(height, kinds[i].height ? 8 : 0, "type 0x%x", (unsigned)kinds[i].type);
+    cr_assert_eq(depth, 0, "type 0x%x", (unsigned)kinds[i].type);
+    D->clReleaseMemObject(img);
+  }
+  D->clReleaseContext(ctx);
+}
+
 Test(fe_memory, image_bad_input)
 {
   if (!has_images())

@@ -520,9 +520,43 @@ cl_int CL_API_CALL fe_clGetImageInfo(cl_mem image, cl_image_info param, size_t s
     return FE_PUT_VAL(size, value, size_ret, d->num_mip_levels);
   case CL_IMAGE_NUM_SAMPLES:
     return FE_PUT_VAL(size, value, size_ret, d->num_samples);
-  default: /* format, element size, pitches, width, height, depth */
-    return fe_pi_info("pi_image_info", image_getter, image, param, size, value, size_ret);
+  /* What the image's type says, not what every implementation keeps:
+   * rusticl gives back the descriptor's height and depth for types that
+   * ignore them, and answers row pitch x height for every slice pitch (a
+   * 2D image's whole size, 0 for a 1D array, which has no height). */
+  case CL_IMAGE_HEIGHT:
+  case CL_IMAGE_DEPTH: {
+    bool has = param == CL_IMAGE_DEPTH ? d->image_type == CL_MEM_OBJECT_IMAGE3D
+                                       : d->image_type == CL_MEM_OBJECT_IMAGE2D ||
+                                             d->image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY ||
+                                             d->image_type == CL_MEM_OBJECT_IMAGE3D;
+    if (has)
+      break;
+    size_t zero = 0;
+    return FE_PUT_VAL(size, value, size_ret, zero);
   }
+  case CL_IMAGE_SLICE_PITCH: {
+    /* 0 without slices (1D, 1D buffer, 2D); a 1D array's each image's
+     * size, at least one row. */
+    size_t slice = 0, row = 0;
+    if (d->image_type == CL_MEM_OBJECT_IMAGE1D || d->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER ||
+        d->image_type == CL_MEM_OBJECT_IMAGE2D)
+      return FE_PUT_VAL(size, value, size_ret, slice);
+    if (d->image_type != CL_MEM_OBJECT_IMAGE1D_ARRAY)
+      break;
+    pi_result r = image_getter(image, PI_IMAGE_INFO_SLICE_PITCH, sizeof slice, &slice, NULL);
+    if (r == PI_SUCCESS)
+      r = image_getter(image, PI_IMAGE_INFO_ROW_PITCH, sizeof row, &row, NULL);
+    if (r != PI_SUCCESS)
+      return fe_err(r);
+    if (slice < row)
+      slice = row;
+    return FE_PUT_VAL(size, value, size_ret, slice);
+  }
+  default: /* format, element size, row pitch, width */
+    break;
+  }
+  return fe_pi_info("pi_image_info", image_getter, image, param, size, value, size_ret);
 }
 
 /* ---- Commands -------------------------------------------------------------------------------- */
