@@ -1907,6 +1907,53 @@ Test(fe_queue, a_held_launch_keeps_its_argument_buffers)
   D->clReleaseContext(ctx);
 }
 
+/* A launch of a kernel whose arguments are not all set is refused by the
+ * enqueue (CL_INVALID_KERNEL_ARGS, as PoCL answers) also where the front
+ * end does not hand it to PI at once: held back for a user event, it used
+ * to be accepted and its event to end with the error; of no work-items, it
+ * used to succeed. */
+Test(fe_queue, a_launch_without_its_arguments_is_refused_even_when_held)
+{
+  cl_context ctx = fe_context();
+  cl_command_queue q = make_queue(ctx, 0);
+  cl_mem m = make_buffer(ctx, CL_MEM_READ_WRITE, N * sizeof(int), NULL);
+  cl_program p = build_vadd(ctx);
+  cl_kernel k = make_kernel(p, "setk");
+  cr_assert_eq(D->clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS); /* argument 1 not set */
+  cl_int err = -1;
+  cl_event u = D->clCreateUserEvent(ctx, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  size_t g[1] = {N};
+  cl_event ev = NULL;
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, g, NULL, 0, NULL, NULL),
+               CL_INVALID_KERNEL_ARGS, "issued at once: PI refuses it");
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, g, NULL, 1, &u, &ev),
+               CL_INVALID_KERNEL_ARGS, "held for a user event");
+  cr_assert_null(ev, "no event for a refused launch");
+  cr_assert_eq(D->clEnqueueTask(q, k, 1, &u, NULL), CL_INVALID_KERNEL_ARGS);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, NULL, NULL, 0, NULL, NULL),
+               CL_INVALID_KERNEL_ARGS, "no work-items");
+  /* With every argument set, the held launch is taken and runs. */
+  int v = 5;
+  cr_assert_eq(D->clSetKernelArg(k, 1, sizeof v, &v), CL_SUCCESS);
+  cr_assert_eq(D->clEnqueueNDRangeKernel(q, k, 1, NULL, g, NULL, 1, &u, &ev), CL_SUCCESS);
+  cr_assert_not_null(ev);
+  cr_assert_eq(D->clSetUserEventStatus(u, CL_COMPLETE), CL_SUCCESS);
+  cr_assert_eq(D->clWaitForEvents(1, &ev), CL_SUCCESS);
+  int out[N];
+  cr_assert_eq(D->clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(out[i], 5, "[%d]", i);
+  D->clReleaseEvent(ev);
+  D->clReleaseEvent(u);
+  D->clReleaseKernel(k);
+  D->clReleaseProgram(p);
+  D->clReleaseMemObject(m);
+  D->clReleaseCommandQueue(q);
+  D->clReleaseContext(ctx);
+}
+
 Test(fe_queue, ndrange_bad_input)
 {
   cl_context ctx = fe_context(), other = fe_context();

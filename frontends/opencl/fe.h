@@ -326,6 +326,10 @@ bool fe_program_executable(cl_program p);
  * them. Released with fe_clReleaseKernel, which drops those references too.
  * NULL with *err set on failure. */
 cl_kernel fe_kernel_snapshot(cl_kernel k, cl_int *err);
+/* Whether the application set every argument of `k` (clSetKernelArg, or
+ * clSetKernelArgMemPointerINTEL): what a launch the front end does not hand
+ * to PI at once (held back, or of no work-items) checks, as PI would. */
+bool fe_kernel_args_set(cl_kernel k);
 
 /* ---- Events (fe_event.c) ---------------------------------------------------- */
 

@@ -178,6 +178,10 @@ static pi_result launch_issue(fe_cmd *c, cl_command_queue q, pi_bool blocking, p
 static cl_int launch_hold(fe_cmd *c)
 {
   struct launch_cmd *a = (struct launch_cmd *)c;
+  /* PI would refuse the launch only once it is issued, long after the
+   * enqueue returned: OpenCL refuses it here. */
+  if (!fe_kernel_args_set(a->kernel))
+    return CL_INVALID_KERNEL_ARGS;
   cl_int err = CL_SUCCESS;
   cl_kernel clone = fe_kernel_snapshot(a->kernel, &err);
   if (!FE_IS(clone, FE_KERNEL))
@@ -264,9 +268,13 @@ launch(cl_command_queue q, cl_kernel kernel, cl_uint dim, const size_t *offset,
       a.local[i] = local[i];
   }
   if (empty) {
-    /* OpenCL 2.1 on: no work-items, nothing to run once the wait list is. */
+    /* OpenCL 2.1 on: no work-items, nothing to run once the wait list is;
+     * the launch is still checked (PI, which is not asked, would refuse a
+     * kernel whose arguments are not all set). */
     if (!device_2_1(q))
       return CL_INVALID_GLOBAL_WORK_SIZE;
+    if (!fe_kernel_args_set(kernel))
+      return CL_INVALID_KERNEL_ARGS;
     fe_cmd m = {marker_issue, NULL, NULL};
     return fe_enqueue(q, type, n, wait, false, &m, sizeof m, event);
   }

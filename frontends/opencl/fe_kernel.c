@@ -614,6 +614,15 @@ cl_kernel CL_API_CALL fe_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_
   return k;
 }
 
+/* Every argument set (fe.h): a failed set leaves the record as it was. */
+bool fe_kernel_args_set(cl_kernel k)
+{
+  for (cl_uint i = 0; i < k->nargs; i++)
+    if (k->args[i].set == SET_NONE)
+      return false;
+  return true;
+}
+
 /* A clone that keeps its arguments' objects alive (fe.h). */
 cl_kernel fe_kernel_snapshot(cl_kernel k, cl_int *err)
 {
