@@ -91,7 +91,12 @@ pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
     err = ps->ext.clGetKernelSubGroupInfoKHR((cl_kernel)kernel, dev, o->query,
                                              input_size, input,
                                              sizeof value, &value, NULL);
-  if (err == CL_INVALID_OPERATION) {
+  /* NVIDIA's OpenCL 3.0, without sub-groups, answers 0 sub-groups of size
+   * 0 instead: no kernel runs in none, so that is the same "none" here. */
+  bool none = err == CL_SUCCESS && value == 0 &&
+              (o->query == PI_KERNEL_MAX_NUM_SUB_GROUPS ||
+               o->query == PI_KERNEL_MAX_SUB_GROUP_SIZE);
+  if (err == CL_INVALID_OPERATION || none) {
     err = CL_SUCCESS;
     value = o->query == PI_KERNEL_MAX_NUM_SUB_GROUPS ? 1
             : o->query == PI_KERNEL_MAX_SUB_GROUP_SIZE
