@@ -86,6 +86,11 @@ else
   echo "gpu-check: $why here: cuda_driver.h is checked against cuda.h where it is built"
 fi
 step 0 "the CUDA plugin's suite" "$B/bin/test_cuda_plain"
+# The runtime's API and the OpenCL plugin's PI calls (test_api, the suite
+# CTest runs on PoCL and rusticl) on NVIDIA's OpenCL: found NVIDIA's answer
+# of 0 sub-groups, which no CPU device here gives.
+step 0 "the API and OpenCL plugin suites on NVIDIA OpenCL" env SYCL_DEVICE_FILTER=opencl:gpu \
+  LD_LIBRARY_PATH="$B/lib:$B/critlib" "$B/bin/test_api" -j4
 SYCL_PI_TRACE=1 SYCL_DEVICE_FILTER=opencl:gpu "$B/bin/vadd" 16 | grep -i "device\|verified"
 
 for ex in vadd_ptx shared_lib spec_const; do

@@ -13,7 +13,7 @@ out=build-gpu
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 progs="test_cuda_plain check_cuda_driver vadd vadd_ptx pipeline shared_lib spec_const matmul pitrace bench_record bench_replay bench_fixed bench_copyhash
-  bench_frontend clblast_client image_app rect_app"
+  bench_frontend clblast_client image_app rect_app test_api"
 for p in $progs; do
   [ -x "$build/bin/$p" ] || { echo "gpu-pack: $build/bin/$p is missing: build first" >&2; exit 2; }
   cp "$build/bin/$p" "$out/bin/"
@@ -35,4 +35,12 @@ unwind=$(ldconfig -p | awk '$1 ~ /^libunwind\.so\.[0-9]+$/ {print $NF; exit}')
   awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
   grep -E '^(libsqlite3|libxxhash|libunwind|liblzma|libzstd|libOpenCL|libclblast)\.' | sort -u |
   while read -r soname path; do cp -L "$path" "$out/lib/$soname"; done
+# test_api is a Criterion suite (the runtime's API and the OpenCL plugin
+# called directly): Criterion and what it loads go into a folder of their
+# own, on the library path of that step alone, so that the machine's own
+# copies of common libraries (zlib, OpenSSL) stay what everything else loads.
+mkdir -p "$out/critlib"
+ldd "$out/bin/test_api" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
+  grep -vE '^(libc|libm|libpthread|libdl|librt|libresolv|libgcc_s)\.so|^libpirt\.' |
+  while read -r soname path; do cp -L "$path" "$out/critlib/$soname"; done
 du -sh "$out"
