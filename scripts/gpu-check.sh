@@ -87,10 +87,15 @@ else
 fi
 step 0 "the CUDA plugin's suite" "$B/bin/test_cuda_plain"
 # The runtime's API and the OpenCL plugin's PI calls (test_api, the suite
-# CTest runs on PoCL and rusticl) on NVIDIA's OpenCL: found NVIDIA's answer
-# of 0 sub-groups, which no CPU device here gives.
+# CTest runs on PoCL 3.1 and rusticl here) on NVIDIA's OpenCL, and on the
+# host's own PoCL where it has one (the H200 host's is PoCL 5.0, with
+# sub-groups: its answer of 0 sub-groups for a kernel was found so).
 step 0 "the API and OpenCL plugin suites on NVIDIA OpenCL" env SYCL_DEVICE_FILTER=opencl:gpu \
   LD_LIBRARY_PATH="$B/lib:$B/critlib" "$B/bin/test_api" -j4
+if ls "${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}" 2>/dev/null | grep -q pocl; then
+  step 0 "the API and OpenCL plugin suites on this host's PoCL" env SYCL_DEVICE_FILTER=opencl:cpu \
+    LD_LIBRARY_PATH="$B/lib:$B/critlib" "$B/bin/test_api" -j4
+fi
 SYCL_PI_TRACE=1 SYCL_DEVICE_FILTER=opencl:gpu "$B/bin/vadd" 16 | grep -i "device\|verified"
 
 for ex in vadd_ptx shared_lib spec_const; do

@@ -50,6 +50,24 @@ static size_t max_sub_group_size(cl_device_id dev) {
   return best;
 }
 
+/* clGetKernelSubGroupInfo where the platform has it (OpenCL 2.1, or
+ * cl_khr_subgroups); CL_INVALID_OPERATION, OpenCL's "no sub-groups",
+ * elsewhere. */
+static cl_int ask_sub_groups(cl_kernel kernel, cl_device_id dev,
+                             const struct platform_state *ps, cl_uint query,
+                             const void *input, size_t input_size,
+                             size_t *value) {
+  if (ps->version >= 21 && device_version(dev) >= 21)
+    return ICD_CALL(clGetKernelSubGroupInfo, kernel, dev, query, input_size,
+                    input, sizeof *value, value, NULL);
+  if (ps->ext.clGetKernelSubGroupInfoKHR &&
+      device_has_ext(dev, "cl_khr_subgroups"))
+    return ps->ext.clGetKernelSubGroupInfoKHR(kernel, dev, query, input_size,
+                                              input, sizeof *value, value,
+                                              NULL);
+  return CL_INVALID_OPERATION;
+}
+
 /* Every value is a uint32_t in PI (a size_t in OpenCL). Devices without
  * sub-groups answer as DPC++ does: one sub-group per work-group, of the
  * device's largest sub-group size, none fixed by the kernel. */
@@ -82,17 +100,23 @@ pi_result backend_sub_group_info(pi_kernel kernel, pi_device device,
   /* A kernel fixes its sub-group size only through the Intel extension. */
   int askable = o->query != PI_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL ||
                 device_has_ext(dev, "cl_intel_required_subgroup_size");
-  cl_int err = CL_INVALID_OPERATION; /* what OpenCL says without sub-groups */
-  if (askable && ps->version >= 21 && device_version(dev) >= 21)
-    err = ICD_CALL(clGetKernelSubGroupInfo, (cl_kernel)kernel, dev, o->query,
-                   input_size, input, sizeof value, &value, NULL);
-  else if (askable && ps->ext.clGetKernelSubGroupInfoKHR &&
-           device_has_ext(dev, "cl_khr_subgroups"))
-    err = ps->ext.clGetKernelSubGroupInfoKHR((cl_kernel)kernel, dev, o->query,
-                                             input_size, input,
-                                             sizeof value, &value, NULL);
-  /* NVIDIA's OpenCL 3.0, without sub-groups, answers 0 sub-groups of size
-   * 0 instead: no kernel runs in none, so that is the same "none" here. */
+  cl_int err = askable ? ask_sub_groups((cl_kernel)kernel, dev, ps, o->query,
+                                        input, input_size, &value)
+                       : CL_INVALID_OPERATION;
+  /* PoCL 5.0 (with sub-groups of up to 64 work-items) answers 0 for a
+   * kernel's largest number of sub-groups: no kernel runs in none. The
+   * work-group size the kernel allows, in sub-groups of the size it runs
+   * with then, is that number. */
+  if (err == CL_SUCCESS && value == 0 &&
+      o->query == PI_KERNEL_MAX_NUM_SUB_GROUPS) {
+    size_t wg = 0, sg = 0;
+    if (ICD_CALL(clGetKernelWorkGroupInfo, (cl_kernel)kernel, dev,
+                 CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS &&
+        wg && ask_sub_groups((cl_kernel)kernel, dev, ps, PI_KERNEL_MAX_SUB_GROUP_SIZE,
+                             &wg, sizeof wg, &sg) == CL_SUCCESS && sg)
+      value = (wg + sg - 1) / sg;
+  }
+  /* A size or number of 0 left means none, as CL_INVALID_OPERATION does. */
   bool none = err == CL_SUCCESS && value == 0 &&
               (o->query == PI_KERNEL_MAX_NUM_SUB_GROUPS ||
                o->query == PI_KERNEL_MAX_SUB_GROUP_SIZE);
