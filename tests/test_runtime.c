@@ -480,6 +480,28 @@ Test(lifetime, a_child_forked_while_another_thread_gets_bundle_kernels_exits)
   fork_threads("bundle", NULL);
 }
 
+/* glibc lets go of its atfork lock while a handler runs: the exit
+ * unregistered the runtime's fork handlers while a fork's prepare handler
+ * waited for the program manager's lock. glibc 2.36 then aborted in the
+ * fork ("Fatal glibc error: array index 0 not less than array length 0",
+ * 20 runs of 20 of fork_threads' "exit"), or, where the list did not
+ * shrink under it, the parent handler never ran and the shutdown waited
+ * for the lock the prepare handler took (5 runs of 40 of a simpler
+ * program, under load). Ten exits, each within 30 s. */
+Test(lifetime, a_program_exits_while_a_thread_forks)
+{
+  const char *argv[] = {"/usr/bin/timeout", "30", BIN "/fork_threads", "0", "exit", NULL};
+  const char *env[] = {POCL, NULL};
+  for (int i = 0; i < 10; i++) {
+    char *out;
+    int st = tu_run(argv, env, &out);
+    cr_assert_eq(st, 0, "run %d: status %d (124: the exit hung; 134: glibc aborted): %s", i, st,
+                 out);
+    cr_assert(strstr(out, "fork_threads: exiting while a thread forks"), "%s", out);
+    free(out);
+  }
+}
+
 /* Recorded, a thread getting kernels makes PI calls into the shim under
  * the program manager's lock. The shim's fork handler ran first (glibc
  * runs the newest first) and stopped its writer while the runtime's waited

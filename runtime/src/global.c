@@ -26,6 +26,7 @@
  * Also here: the per-thread error message of the application API.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +125,23 @@ pi_result pirt_api_gate(const char *fn, const char *object)
  * for. A fork during the first discovery therefore leaves the global lock
  * as it is (the child may hang, as before this). */
 static __thread bool lock_held_here;
-static bool lock_held_for_fork;
+/* The forking thread's (glibc runs two threads' handlers side by side;
+ * the global lock then makes the second wait for the first's fork). */
+static __thread bool lock_held_for_fork, pm_held_for_fork;
+/* Forks between their prepare handler and their parent or child handler.
+ * glibc (2.36) lets go of its own atfork lock while a handler runs, so the
+ * process's exit or a dlclose of this library can unregister the handlers
+ * of a fork already prepared: glibc 2.36 then aborts in the fork (its
+ * handler list shrank under it: 20 runs of 20 of fork_threads' "exit"), or
+ * the fork's parent handler never runs and the locks it took stay taken
+ * (the exit hung in pirt_shutdown). The gate closes first
+ * (close_fork_gate, an exit handler of this library, which glibc runs
+ * before it unregisters the library's fork handlers), waiting for the forks
+ * under way; a fork prepared after that, or once the runtime shuts down,
+ * takes no lock. The shutdown frees the global state once none is under
+ * way either. */
+static atomic_uint forking;
+static atomic_bool fork_gate_closed;
 
 void pirt_global_lock(pirt_global *g)
 {
@@ -140,35 +157,63 @@ void pirt_global_unlock(pirt_global *g)
 
 /* The global lock first, then the program manager's (program.c), in the
  * order the shutdown takes them. */
+static __thread pirt_global *fork_global;
+
+static void close_fork_gate(void)
+{
+  atomic_store(&fork_gate_closed, true);
+  while (atomic_load(&forking))
+    sched_yield();
+}
+
 static void fork_prepare(void)
 {
+  atomic_fetch_add(&forking, 1);
+  if (atomic_load(&fork_gate_closed) || atomic_load(&pirt_plugins_closed)) {
+    atomic_fetch_sub(&forking, 1);
+    return;
+  }
   pirt_global *g = global;
   if (g && !lock_held_here) {
     pthread_mutex_lock(&g->lock);
     lock_held_for_fork = true;
+    fork_global = g;
   }
   pm_fork_prepare();
+  pm_held_for_fork = true;
 }
 
 static void fork_parent(void)
 {
+  if (!pm_held_for_fork)
+    return; /* its prepare took nothing */
+  pm_held_for_fork = false;
   pm_fork_parent();
   if (lock_held_for_fork) {
     lock_held_for_fork = false;
-    pthread_mutex_unlock(&global->lock);
+    pthread_mutex_unlock(&fork_global->lock);
   }
+  atomic_fetch_sub(&forking, 1);
 }
 
 static void fork_child(void)
 {
-  pm_fork_child();
+  if (pm_held_for_fork) {
+    pm_held_for_fork = false;
+    pm_fork_child();
+  }
   if (lock_held_for_fork) {
     lock_held_for_fork = false;
-    pthread_mutex_unlock(&global->lock);
+    pthread_mutex_unlock(&fork_global->lock);
   }
+  atomic_store(&forking, 0); /* the forking thread is the child's only one */
 }
 
-static void register_fork_handlers(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+static void register_fork_handlers(void)
+{
+  atexit(close_fork_gate); /* this library's: at exit, and at its dlclose */
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 void pirt_global_load(pirt_global *g)
 {
@@ -242,6 +287,8 @@ __attribute__((destructor(110))) static void pirt_shutdown(void)
     pthread_key_delete(user_key);
   user_key_made = false;
   if (!others) {
+    while (atomic_load(&forking)) /* a fork that took the lock before it closed */
+      sched_yield();
     pthread_mutex_destroy(&g->lock);
     free(g);
     global = NULL;

@@ -19,11 +19,23 @@
  * parent, whose fork took the runtime's locks and the shim's in the wrong
  * order once and waited for itself.
  *
- *   fork_threads [ROUNDS] [devices|bundle|kernels]     (devices: the default)
+ * With "exit", a thread forks in a loop (each child leaving at once) while
+ * main returns: the exit hung when it unregistered the runtime's fork
+ * handlers between a fork's prepare handler, which took the runtime's
+ * lock, and its parent handler, which then never ran to let it go. glibc
+ * lets go of its atfork lock while a handler runs, and the runtime's
+ * prepare handler waits for the program manager's lock, which another
+ * thread holds through most of each round of its loop (its bundle's
+ * kernel got from the cache, whose note goes to a hook that takes 20 ms,
+ * under that lock): that makes the window most of each fork. ROUNDS is not
+ * used; it prints "fork_threads: exiting while a thread forks".
+ *
+ *   fork_threads [ROUNDS] [devices|bundle|kernels|exit]     (devices: the default)
  *
  * Prints "fork_threads: H of N children hung"; exit 0 when none did and
  * every child saw the parent's devices, 1 otherwise, 2 with no device.
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -31,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pirt.h"
@@ -60,6 +73,35 @@ static void *get_kernels(void *arg)
   return NULL;
 }
 
+static void slow_hook(const pirt_note *note, void *user)
+{
+  (void)note;
+  (void)user;
+  nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+}
+
+static void *get_on(void *arg)
+{
+  pirt_bundle *b = arg;
+  pirt_kernel *k;
+  while (pirt_bundle_get_kernel(b, "k_plain", &k) == PI_SUCCESS) /* until the shutdown */
+    pirt_kernel_release(k);
+  return NULL;
+}
+
+static void *fork_on(void *arg)
+{
+  (void)arg;
+  for (;;) {
+    pid_t pid = fork();
+    if (pid == 0)
+      _exit(0);
+    if (pid > 0)
+      waitpid(pid, NULL, 0);
+  }
+  return NULL;
+}
+
 static void *set_constants(void *arg)
 {
   pirt_bundle *b = arg;
@@ -76,7 +118,8 @@ int main(int argc, char **argv)
   int rounds = argc > 1 ? atoi(argv[1]) : 10;
   const char *mode = argc > 2 ? argv[2] : "devices";
   bool kernels = strcmp(mode, "kernels") == 0;
-  bool bundle = kernels || strcmp(mode, "bundle") == 0;
+  bool exiting = strcmp(mode, "exit") == 0;
+  bool bundle = kernels || exiting || strcmp(mode, "bundle") == 0;
   size_t n = 0;
   pirt_device *dev;
   if (pirt_device_count(&n) != PI_SUCCESS || n == 0 || pirt_device_select(NULL, &dev) ||
@@ -90,6 +133,16 @@ int main(int argc, char **argv)
                  pirt_kernel_release(k))) {
     printf("fork_threads: %s\n", pirt_error_message());
     return 2;
+  }
+  if (exiting) {
+    pthread_t t, u;
+    if (pirt_add_note_hook(slow_hook, NULL) || pthread_create(&u, NULL, get_on, b) != 0 ||
+        pthread_create(&t, NULL, fork_on, NULL) != 0)
+      return 2;
+    nanosleep(&(struct timespec){.tv_nsec = 200000000}, NULL);
+    printf("fork_threads: exiting while a thread forks\n");
+    fflush(stdout);
+    return 0; /* the runtime shuts down while the thread forks on */
   }
   pthread_t t;
   if (pthread_create(&t, NULL,
