@@ -118,12 +118,11 @@ pi_result pirt_api_gate(const char *fn, const char *object)
  * a thread holding a runtime lock makes PI calls into the shim, which may
  * need the shim's locks or its writer, both of which the shim's prepare
  * handler holds still (the runtime's locks nest outside the shim's; in the
- * other order the parent deadlocks). Registered before, they would also
- * deadlock the first discovery: the shim registers its handlers (glibc's
- * atfork lock, held by a forking thread through its handlers) while the
- * discovering thread holds the global lock that our prepare handler waits
- * for. A fork during the first discovery therefore leaves the global lock
- * as it is (the child may hang, as before this). */
+ * other order the parent deadlocks). Registered before the plugins, they
+ * would run after the shim's in every fork, the first discovery's too
+ * (which calls into the shim under the global lock). A fork during the
+ * first discovery therefore leaves the global lock as it is (the child
+ * may hang, as before this). */
 static __thread bool lock_held_here;
 /* The forking thread's (glibc runs two threads' handlers side by side;
  * the global lock then makes the second wait for the first's fork). */
@@ -155,8 +154,6 @@ void pirt_global_unlock(pirt_global *g)
   pthread_mutex_unlock(&g->lock);
 }
 
-/* The global lock first, then the program manager's (program.c), in the
- * order the shutdown takes them. */
 static __thread pirt_global *fork_global;
 
 static void close_fork_gate(void)
@@ -166,6 +163,8 @@ static void close_fork_gate(void)
     sched_yield();
 }
 
+/* The global lock first, then the program manager's (program.c), in the
+ * order the shutdown takes them. */
 static void fork_prepare(void)
 {
   atomic_fetch_add(&forking, 1);
