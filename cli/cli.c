@@ -6,7 +6,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -220,6 +223,64 @@ int pt_parse(int argc, char **argv, const char *usage, const pt_opt *opts, int m
   return 0;
 }
 
+/* The file pt_tmp_make guards, and its journal; what the signals
+ * did before. */
+static char guarded[2][PATH_MAX + 32];
+static volatile sig_atomic_t guarding;
+static const int guard_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+static struct sigaction guard_old[sizeof guard_signals / sizeof *guard_signals];
+static bool guard_set[sizeof guard_signals / sizeof *guard_signals];
+
+static void remove_guarded(int sig)
+{
+  if (guarding) {
+    unlink(guarded[0]);
+    unlink(guarded[1]);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig); /* delivered once the handler returns: the program ends by it */
+}
+
+static void guard(const char *tmp)
+{
+  pt_tmp_unguard();
+  if (strlen(tmp) >= sizeof guarded[0] - sizeof "-journal")
+    return; /* no such file could be made */
+  snprintf(guarded[0], sizeof guarded[0], "%s", tmp);
+  snprintf(guarded[1], sizeof guarded[1], "%s-journal", tmp);
+  guarding = 1;
+  struct sigaction sa = {.sa_handler = remove_guarded};
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof guard_signals / sizeof *guard_signals; i++)
+    guard_set[i] = sigaction(guard_signals[i], NULL, &guard_old[i]) == 0 &&
+                   guard_old[i].sa_handler != SIG_IGN &&
+                   sigaction(guard_signals[i], &sa, NULL) == 0;
+}
+
+int pt_tmp_make(char *tmp)
+{
+  /* Held off until the file is guarded: a signal between the two left it. */
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (size_t i = 0; i < sizeof guard_signals / sizeof *guard_signals; i++)
+    sigaddset(&block, guard_signals[i]);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd >= 0)
+    guard(tmp);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return fd;
+}
+
+void pt_tmp_unguard(void)
+{
+  for (size_t i = 0; i < sizeof guard_signals / sizeof *guard_signals; i++)
+    if (guard_set[i])
+      sigaction(guard_signals[i], &guard_old[i], NULL);
+  memset(guard_set, 0, sizeof guard_set);
+  guarding = 0;
+}
+
 /* The output's writes, through a FILE that keeps why the first one failed
  * (stdio keeps only that one did). */
 static ssize_t outfile_write(void *cookie, const char *buf, size_t n)
@@ -345,7 +406,7 @@ bool pt_outfile_open(const char *verb, const char *path, const pt_args *inputs, 
     }
     snprintf(o->tmp, n, "%s.tmp-XXXXXX", o->target);
     o->existed = access(path, F_OK) == 0;
-    fd = mkostemp(o->tmp, O_CLOEXEC);
+    fd = pt_tmp_make(o->tmp);
     if (fd >= 0) {
       /* A new file gets the mode fopen would give it; one being replaced
        * keeps its own. */
@@ -364,8 +425,10 @@ bool pt_outfile_open(const char *verb, const char *path, const pt_args *inputs, 
   int e = errno;
   if (fd < 0 || !outfile_stream(o, fd)) {
     pt_verb_error(verb, "cannot write %s: %s", path, strerror(fd < 0 ? e : errno));
-    if (o->tmp)
+    if (o->tmp) {
       unlink(o->tmp);
+      pt_tmp_unguard();
+    }
     free(o->tmp);
     free(o->target);
     o->tmp = o->target = NULL;
@@ -399,6 +462,8 @@ bool pt_outfile_close(const char *verb, pt_outfile *o, bool ok)
   }
   if (!ok && o->tmp)
     unlink(o->tmp);
+  if (o->tmp)
+    pt_tmp_unguard();
   free(o->tmp);
   free(o->target);
   o->tmp = o->target = NULL;

@@ -2992,6 +2992,72 @@ Test(viewer, an_output_file_that_cannot_be_written_is_left_as_it_was)
   unlink(link);
 }
 
+/* A session of at least `calls` calls (record_prog count, stopped by
+ * SIGINT once that many have returned): long enough to export that a
+ * signal can come while the output is written. */
+static char *record_calls(long long calls)
+{
+  char *db = tu_temp_path(".db"), *count = tu_temp_path(".count");
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    setenv("SYCL_PI_RECORD", db, 1);
+    putenv((char *)POCL);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execl(BIN "/record_prog", "record_prog", "count", count, "0", (char *)NULL);
+    _exit(127);
+  }
+  for (int i = 0; i < 6000 && calls_returned(count) < calls; i++) {
+    struct timespec nap = {0, 10000000};
+    nanosleep(&nap, NULL);
+  }
+  bool enough = calls_returned(count) >= calls;
+  kill(pid, SIGINT);
+  waitpid(pid, NULL, 0);
+  cr_assert(enough, "record_prog made fewer than %lld calls in 60 s", calls);
+  return db;
+}
+
+/* A signal (^C, a CI job's time limit) while `export -o FILE` writes:
+ * FILE stays as it was and nothing is left beside it. The partial output,
+ * FILE.tmp-XXXXXX, stayed (tens of MB for a session of a million calls). */
+Test(viewer, an_export_ended_by_a_signal_leaves_no_file_beside_its_output)
+{
+  char *db = record_calls(1000000);
+  const int sigs[] = {SIGINT, SIGTERM};
+  for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
+    char *dir = tu_temp_path(".d"), *file = fmt("%s/out.jsonl", dir);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    FILE *f = fopen(file, "w");
+    fputs("old\n", f);
+    fclose(f);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+      int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      dup2(null, 2);
+      execl(PITRACE, PITRACE, "export", db, "--format", "jsonl", "-o", file, (char *)NULL);
+      _exit(127);
+    }
+    /* Once its output is being written beside FILE. */
+    for (int i = 0; i < 60000 && entries(dir) < 2 && waitpid(pid, NULL, WNOHANG) == 0; i++) {
+      struct timespec nap = {0, 1000000};
+      nanosleep(&nap, NULL);
+    }
+    int n = entries(dir), st = 0;
+    kill(pid, sigs[k]);
+    waitpid(pid, &st, 0);
+    cr_assert_eq(n, 2, "export ended before its output file was seen being written");
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == sigs[k], "export: status %#x", st);
+    cr_assert_str_eq(tu_read_file(file), "old\n");
+    cr_assert_eq(entries(dir), 1, "signal %d left a file beside out.jsonl", sigs[k]);
+  }
+}
+
 /* ---- sql and the stored chunks ---------------------------------------------------------- */
 
 /* pitrace sql answers the views over version-2 chunks as show prints the

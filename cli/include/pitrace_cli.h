@@ -107,6 +107,17 @@ bool pt_outfile_open(const char *verb, const char *path, const pt_args *inputs, 
  * one-line error naming the file and why, when the fault was the write. */
 bool pt_outfile_close(const char *verb, pt_outfile *o, bool ok);
 
+/* ---- A file written beside its name ---------------------------------------------------
+ * pt_tmp_make is mkostemp(tmp, O_CLOEXEC) for an output written beside its
+ * name (FILE.tmp-XXXXXX, renamed over FILE once whole): until
+ * pt_tmp_unguard, a SIGINT, SIGTERM, SIGHUP or SIGQUIT removes the file and
+ * its SQLite journal (TMP-journal) before ending the program as the signal
+ * does (^C on an export left its whole partial output beside FILE). One file
+ * at a time; a signal ignored stays so; pt_tmp_unguard puts the signals'
+ * actions back. Returns the descriptor, or -1 (errno). */
+int pt_tmp_make(char *tmp);
+void pt_tmp_unguard(void);
+
 /* ---- The standard output ----------------------------------------------------------
  * stdio keeps only that a write failed, not why: a write that failed inside
  * a verb (show's trace, export's lines, sql's rows: more than the buffer)
