@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ex.h"
+#include "pitrace_cli.h"
 #include "session_out.h"
 
 typedef struct wr {
@@ -180,7 +181,7 @@ bool ex_write(ex *x, const char *path, int kernel)
                    len, most);
   }
   wr w = {.x = x, .path = path, .newseq = calloc(x->s->calls.n + 1, sizeof *w.newseq)};
-  int fd = w.newseq ? mkstemp(tmp) : -1;
+  int fd = w.newseq ? pt_tmp_make(tmp) : -1; /* removed by a signal until it is in place */
   if (fd < 0) {
     bool nomem = !w.newseq;
     free(tmp);
@@ -194,6 +195,7 @@ bool ex_write(ex *x, const char *path, int kernel)
     ok = ex_fail(x, "cannot write %s: %s", path, strerror(errno));
   if (!ok)
     unlink(tmp);
+  pt_tmp_unguard();
   free(tmp);
   free(w.newseq);
   return ok;

@@ -9,6 +9,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <time.h>
 
 #include "ex_sig.h"
 #include "session.h"
@@ -967,6 +968,53 @@ Test(replay, an_extract_that_cannot_be_written_names_the_repro_and_why)
   cr_assert(strstr(out, "cannot write the repro ") && strstr(out, "/repro.db: database or disk "
                                                                  "is full"), "%s", out);
   cr_assert_eq(left, 0, "the half-written repro was left behind");
+}
+
+/* A signal (^C, a CI job's time limit) while extract writes its repro
+ * beside -o: nothing is left beside it. The half-written repro
+ * (REPRO.tmp-XXXXXX, tens of MB with vadd's buffers) and its journal
+ * stayed. */
+Test(replay, an_extract_ended_by_a_signal_leaves_nothing_beside_the_repro)
+{
+  char *db = record("vadd", "4000000", NULL);
+  const int sigs[] = {SIGINT, SIGTERM};
+  for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
+    char *dir = tu_temp_path(".d"), *repro = NULL;
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    cr_assert_geq(asprintf(&repro, "%s/repro.db", dir), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+      int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      dup2(null, 2);
+      execl(PITRACE, PITRACE, "extract", db, "--kernel", "1", "-o", repro, (char *)NULL);
+      _exit(127);
+    }
+    /* Once the repro is being written beside -o. */
+    size_t seen = 0;
+    for (int i = 0; i < 120000 && !seen && waitpid(pid, NULL, WNOHANG) == 0; i++) {
+      DIR *d = opendir(dir);
+      for (struct dirent *e; d && (e = readdir(d));)
+        seen += e->d_name[0] != '.';
+      if (d)
+        closedir(d);
+      struct timespec nap = {0, 500000};
+      nanosleep(&nap, NULL);
+    }
+    int st = 0;
+    kill(pid, sigs[k]);
+    waitpid(pid, &st, 0);
+    cr_assert(seen, "extract ended before its repro was seen being written");
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == sigs[k], "extract: status %#x", st);
+    DIR *d = opendir(dir);
+    size_t left = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+      left += e->d_name[0] != '.';
+    if (d)
+      closedir(d);
+    cr_assert_eq(left, 0, "signal %d left the half-written repro behind", sigs[k]);
+  }
 }
 
 Test(replay, an_extracted_kernel_replays_on_its_own_with_the_same_result)
