@@ -85,13 +85,13 @@ int main(int argc, char **argv)
     usage(stderr);
     return 2;
   }
+  pt_stdout_keep_errors();
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
       strcmp(argv[1], "help") == 0) {
-    usage(stdout);
-    return 0;
+    usage(stdout); /* as a verb's --help: a full disk is no usage printed */
+    return output_written(argv[1], 0);
   }
   pt_salvage_hook = salvage;
-  pt_stdout_keep_errors();
   /* A file size limit (ulimit -f) fails a write (EFBIG), which the verb
    * says, and its output file's temporary goes; SIGXFSZ killed the verb
    * and left FILE.tmp-XXXXXX behind. Not for the verbs that run another

@@ -2853,7 +2853,8 @@ Test(viewer, bad_files_give_one_line_and_exit_2)
  * (show, stats, sessions and replay exited 0 and diff 1, most saying
  * nothing, before). The error says why: show, export, replay and sql of
  * more than stdio buffers left the cause out (the write that failed was
- * inside the verb, and the last flush had nothing left to fail). */
+ * inside the verb, and the last flush had nothing left to fail). The usage
+ * too: `pitrace --help` exited 0 having printed nothing. */
 Test(viewer, output_that_cannot_be_written_is_a_one_line_error)
 {
   struct stat full;
@@ -2863,7 +2864,7 @@ Test(viewer, output_that_cannot_be_written_is_a_one_line_error)
   const char *runs[][5] = {{"sessions", a}, {"show", a}, {"show", "--compact", a},
                            {"stats", a}, {"export", "--format", "jsonl", a}, {"diff", a, b},
                            {"report", a, "-o", "-"}, {"replay", a},
-                           {"sql", a, "SELECT * FROM pi_args"}};
+                           {"sql", a, "SELECT * FROM pi_args"}, {"--help"}, {"show", "--help"}};
   for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
     char cmd[8192];
     int n = snprintf(cmd, sizeof cmd, "exec %s", PITRACE);
