@@ -152,13 +152,16 @@ int pt_run(int argc, char **argv)
 }
 
 /* The file execvp ran for `cmd`: `cmd` itself when it names a path, else
- * the first executable file of that name in PATH (NULL when none). */
+ * the first executable file of that name in PATH (NULL when none). As
+ * execvp, an empty entry of PATH (PATH="", "/bin:") is the current
+ * directory and only an unset PATH is /bin:/usr/bin: PATH="" said of a
+ * command that is nowhere here "/bin/ls is there: the loader ... is not". */
 static char *program_file(const char *cmd)
 {
   if (strchr(cmd, '/'))
     return access(cmd, F_OK) == 0 ? strdup(cmd) : NULL;
   const char *path = getenv("PATH");
-  for (const char *p = path && *path ? path : "/bin:/usr/bin"; *p;) {
+  for (const char *p = path ? path : "/bin:/usr/bin";;) {
     size_t n = strcspn(p, ":");
     char *f;
     if (asprintf(&f, "%.*s%s%s", (int)n, p, n ? "/" : "", cmd) < 0)
@@ -167,9 +170,10 @@ static char *program_file(const char *cmd)
     if (stat(f, &st) == 0 && S_ISREG(st.st_mode) && access(f, X_OK) == 0)
       return f;
     free(f);
-    p += n + (p[n] == ':');
+    if (!p[n])
+      return NULL;
+    p += n + 1;
   }
-  return NULL;
 }
 
 /* Why CMD could not be run. ENOENT for a program that is there means

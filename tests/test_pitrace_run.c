@@ -216,6 +216,12 @@ Test(pitrace_run, passes_the_status_on_and_usage_errors_exit_2)
   cr_assert(strstr(out, said), "%s", out);
   free(out);
   unlink(script);
+  /* PATH="" is the current directory to execvp, where there is no ls:
+   * pitrace looked in /bin and blamed /bin/ls's loader. */
+  const char *empty_path[] = {"/usr/bin/env", "PATH=", PITRACE, "run", "--", "ls", NULL};
+  cr_assert_eq(tu_run(empty_path, NULL, &out), 127, "%s", out);
+  cr_assert_str_eq(out, "pitrace run: cannot run ls: No such file or directory\n");
+  free(out);
   const char *const usage[][4] = {{NULL}, {"--", NULL}, {"--bogus", "--", "true", NULL},
                                   {"--no-opencl", NULL}};
   for (size_t i = 0; i < sizeof usage / sizeof *usage; i++) {
