@@ -415,11 +415,16 @@ bool pt_outfile_open(const char *verb, const char *path, const pt_args *inputs, 
       if (fchmod(fd, stat(path, &st) == 0 ? st.st_mode & 07777 : 0666 & ~um) != 0) {
         /* the file is written all the same, with mkstemp's 0600 */
       }
-    } else if (access(path, W_OK) == 0) {
-      /* A file that may be written in a directory that may not. */
-      free(o->tmp);
-      o->tmp = NULL;
-      fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    } else {
+      int made = errno; /* said when FILE cannot be written either, not access's ENOENT */
+      if (access(path, W_OK) == 0) {
+        /* A file that may be written in a directory that may not. */
+        free(o->tmp);
+        o->tmp = NULL;
+        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+      } else {
+        errno = made;
+      }
     }
   }
   int e = errno;

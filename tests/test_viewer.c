@@ -2993,6 +2993,33 @@ Test(viewer, an_output_file_that_cannot_be_written_is_left_as_it_was)
   unlink(link);
 }
 
+/* An output that cannot be made says why: on a read-only file system
+ * report and export said "No such file or directory" (the errno of
+ * checking whether FILE itself could be written, which did not exist). */
+Test(viewer, an_output_on_a_read_only_file_system_says_so)
+{
+  char *db = record("vadd", POCL), dir[32], *out, *err;
+  tu_small_tmpfs(dir, "64k");
+  int ro = mount("pitrace-full", dir, "tmpfs", MS_REMOUNT | MS_RDONLY, "size=64k");
+  int e = errno;
+  char *html = fmt("%s/report.html", dir), *csv = fmt("%s/out.csv", dir);
+  int rc[2] = {-1, -1};
+  char *errs[2] = {NULL, NULL};
+  if (ro == 0) {
+    rc[0] = pitrace(&out, &errs[0], "report", db, "-o", html, NULL);
+    rc[1] = pitrace(&out, &err, "export", db, "--format", "csv", "-o", csv, NULL);
+    errs[1] = err;
+  }
+  tu_small_tmpfs_gone(dir);
+  cr_assert_eq(ro, 0, "remounting read-only: %s", strerror(e));
+  const char *file[] = {html, csv}, *verb[] = {"report", "export"};
+  for (int r = 0; r < 2; r++) {
+    cr_assert_eq(rc[r], 2, "%s: %s", verb[r], errs[r]);
+    cr_assert_str_eq(errs[r], fmt("pitrace %s: cannot write %s: Read-only file system\n",
+                                  verb[r], file[r]));
+  }
+}
+
 /* A session of at least `calls` calls (record_prog count, stopped by
  * SIGINT once that many have returned): long enough to export that a
  * signal can come while the output is written. */
