@@ -264,6 +264,15 @@ int pt_tmp_make(char *tmp)
   sigemptyset(&block);
   for (size_t i = 0; i < sizeof guard_signals / sizeof *guard_signals; i++)
     sigaddset(&block, guard_signals[i]);
+  /* A FILE whose name fits where FILE.tmp-XXXXXX's (or its journal's)
+   * would not: the start of FILE's name (export and extract refused a
+   * name of 245 to 255 bytes). */
+  const size_t suffix = sizeof ".tmp-XXXXXX" - 1, most = NAME_MAX - (sizeof "-journal" - 1);
+  char *base = strrchr(tmp, '/');
+  base = base ? base + 1 : tmp;
+  size_t len = strlen(base);
+  if (len > most && len - suffix <= NAME_MAX)
+    memmove(base + most - suffix, base + len - suffix, suffix + 1);
   pthread_sigmask(SIG_BLOCK, &block, &old);
   int fd = mkostemp(tmp, O_CLOEXEC);
   if (fd >= 0)

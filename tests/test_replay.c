@@ -970,6 +970,32 @@ Test(replay, an_extract_that_cannot_be_written_names_the_repro_and_why)
   cr_assert_eq(left, 0, "the half-written repro was left behind");
 }
 
+/* A repro whose name is as long as a name may be is written: its temporary
+ * beside it (REPRO.tmp-XXXXXX, and SQLite's REPRO.tmp-XXXXXX-journal) was
+ * too long to make, and extract refused names of 237 to 255 bytes. */
+Test(replay, an_extract_to_the_longest_name_is_written)
+{
+  char *db = record("vadd", NULL, NULL), *dir = tu_temp_path(".d"), *out;
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  const size_t lens[] = {240, 255};
+  for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+    char name[256], *repro = NULL;
+    memset(name, 'x', lens[i]);
+    name[lens[i]] = 0;
+    cr_assert_geq(asprintf(&repro, "%s/%s", dir, name), 0);
+    cr_assert_eq(extract(db, "1", repro, &out), 0, "%zu: %s", lens[i], out);
+    cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%zu: %s", lens[i], out);
+    DIR *d = opendir(dir);
+    size_t left = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+      left += e->d_name[0] != '.';
+    if (d)
+      closedir(d);
+    cr_assert_eq(left, 1, "%zu: files were left beside the repro", lens[i]);
+    unlink(repro);
+  }
+}
+
 /* A signal (^C, a CI job's time limit) while extract writes its repro
  * beside -o: nothing is left beside it. The half-written repro
  * (REPRO.tmp-XXXXXX, tens of MB with vadd's buffers) and its journal

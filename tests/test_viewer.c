@@ -3020,6 +3020,29 @@ Test(viewer, an_output_on_a_read_only_file_system_says_so)
   }
 }
 
+/* An output file whose name is as long as a name may be is written: its
+ * temporary beside it, FILE.tmp-XXXXXX, was 11 bytes too long to make, and
+ * report and export refused names of 245 to 255 bytes. */
+Test(viewer, an_output_file_of_the_longest_name_is_written)
+{
+  char *db = record("vadd", POCL), *dir = tu_temp_path(".d"), *out, *err;
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  const size_t lens[] = {245, 250, 255};
+  for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+    char name[256];
+    memset(name, 'r', lens[i]);
+    name[lens[i]] = 0;
+    char *file = fmt("%s/%s", dir, name);
+    cr_assert_eq(pitrace(&out, &err, "report", db, "-o", file, NULL), 0, "%zu: %s", lens[i], err);
+    cr_assert(strstr(tu_read_file(file), "<html"), "%zu", lens[i]);
+    cr_assert_eq(pitrace(&out, &err, "export", db, "--format", "csv", "-o", file, NULL), 0,
+                 "%zu: %s", lens[i], err);
+    cr_assert_eq(strncmp(tu_read_file(file), "seq,", 4), 0, "%zu", lens[i]);
+    cr_assert_eq(entries(dir), 1, "%zu: files were left beside the output", lens[i]);
+    unlink(file);
+  }
+}
+
 /* A session of at least `calls` calls (record_prog count, stopped by
  * SIGINT once that many have returned): long enough to export that a
  * signal can come while the output is written. */

@@ -114,7 +114,9 @@ bool pt_outfile_close(const char *verb, pt_outfile *o, bool ok);
  * its SQLite journal (TMP-journal) before ending the program as the signal
  * does (^C on an export left its whole partial output beside FILE). One file
  * at a time; a signal ignored stays so; pt_tmp_unguard puts the signals'
- * actions back. Returns the descriptor, or -1 (errno). */
+ * actions back. Where FILE's name fits and TMP's would not (NAME_MAX), TMP
+ * starts with as much of FILE's name as fits. Returns the descriptor, or -1
+ * (errno). */
 int pt_tmp_make(char *tmp);
 void pt_tmp_unguard(void);
 
