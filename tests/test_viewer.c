@@ -1431,6 +1431,27 @@ Test(viewer, diff_reports_calls_out_of_order)
   cr_assert_eq(pitrace(&out, &err, "diff", "--ignore", "order", a, b, NULL), 0, "%s%s", out, err);
 }
 
+/* A damaged session's thread number (4294967295: a flipped bit) indexed
+ * diff's arrays per thread: 12 GB asked for and seconds spent, or "out of
+ * memory" under a limit. Threads far past the calls count by their place
+ * among those present, as fast as any. */
+Test(viewer, diff_of_a_damaged_thread_number_takes_no_gigabytes)
+{
+  char *a = record("vadd", POCL), *b = copy_db(a), *out;
+  long long k = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piKernelCreate'");
+  set_in_call(b, k, "[1]", "4294967295");
+#ifdef TU_SANITIZED
+  const char *limit = ""; /* AddressSanitizer reserves terabytes of address space */
+#else
+  const char *limit = "ulimit -v 1000000 && ";
+#endif
+  char *script = fmt("%sexec %s diff %s %s", limit, PITRACE, a, b);
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  cr_assert_eq(tu_run(sh, NULL, &out), 0, "%s", out);
+  cr_assert(strstr(out, "only in A 0, only in B 0; differences: 0 argument, 0 result, 0 info, 0 "
+                        "data, 0 note, 0 order: same"), "%s", out);
+}
+
 /* Threads interleave differently from run to run: a call that moved only
  * among another thread's calls is no order difference; one that moved
  * among its own thread's is (above). A's and B's piProgramRelease run on

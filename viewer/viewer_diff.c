@@ -469,18 +469,55 @@ static bool align_part(dctx *x, const uint32_t *ia, size_t na, const uint32_t *i
  * count as one, the first of them: which one ran a callback differs from
  * run to run (OpenCV's kernel releases in its callbacks swapped threads,
  * and kernels, between two runs of one program). */
+/* The thread of call i as by_thread counts it: its number, or with `rank`
+ * (the nrank numbers present, sorted), its place among them. */
+static uint32_t thread_at(const side *sd, size_t i, const uint32_t *rank, size_t nrank)
+{
+  uint32_t t = TID(sd->ck[i].thread);
+  if (!rank)
+    return t;
+  size_t lo = 0, hi = nrank;
+  while (hi - lo > 1)
+    if (rank[lo + (hi - lo) / 2] <= t)
+      lo += (hi - lo) / 2;
+    else
+      hi = lo + (hi - lo) / 2;
+  return (uint32_t)lo;
+}
+
+static int u32_cmp(const void *l, const void *r);
+
 static uint32_t *by_thread(const side *sd, bool callbacks_as_one, size_t **start, size_t *nt,
                            size_t *napp)
 {
   uint32_t max = 0;
   for (size_t i = 0; i < sd->n; i++)
     max = TID(sd->ck[i].thread) > max ? TID(sd->ck[i].thread) : max;
+  /* Thread numbers index the arrays below. A recording numbers its threads
+   * from 1 (a forked child's from its parent's), never far past its calls;
+   * a damaged session's (thread 4294967295) took gigabytes and seconds.
+   * Far past them, the threads count by their place among those present. */
+  uint32_t *rank = NULL;
+  size_t nrank = 0;
+  if (max > sd->n + 64) {
+    rank = malloc(sd->n * sizeof *rank);
+    if (!rank)
+      return NULL;
+    for (size_t i = 0; i < sd->n; i++)
+      rank[i] = TID(sd->ck[i].thread);
+    qsort(rank, sd->n, sizeof *rank, u32_cmp);
+    for (size_t i = 0; i < sd->n; i++)
+      if (!nrank || rank[nrank - 1] != rank[i])
+        rank[nrank++] = rank[i];
+    max = (uint32_t)nrank - 1;
+  }
   size_t *next = calloc((size_t)max + 2, sizeof *next);
   bool *app = calloc((size_t)max + 2, sizeof *app);
   uint32_t *order = malloc((sd->n ? sd->n : 1) * sizeof *order);
   uint32_t *into = malloc(((size_t)max + 2) * sizeof *into); /* the thread each counts as */
   *start = calloc((size_t)max + 2, sizeof **start);
   if (!next || !app || !order || !into || !*start) {
+    free(rank);
     free(next);
     free(app);
     free(order);
@@ -497,6 +534,7 @@ static uint32_t *by_thread(const side *sd, bool callbacks_as_one, size_t **start
    * wrong calls (OpenCV from Python, on a loaded machine). */
   bool *runtime_only = calloc((size_t)max + 2, sizeof *runtime_only);
   if (!runtime_only) {
+    free(rank);
     free(next);
     free(app);
     free(order);
@@ -508,7 +546,7 @@ static uint32_t *by_thread(const side *sd, bool callbacks_as_one, size_t **start
     runtime_only[t] = true, into[t] = UINT32_MAX; /* not seen yet */
   uint32_t callbacks = UINT32_MAX; /* the first thread that began in a callback */
   for (size_t i = 0; i < sd->n; i++) {
-    uint32_t t = TID(sd->ck[i].thread);
+    uint32_t t = thread_at(sd, i, rank, nrank);
     app[t] |= !(sd->ck[i].thread & OWN);
     runtime_only[t] &= (sd->ck[i].thread & (OWN | RUNTIME)) != 0;
     if (into[t] == UINT32_MAX && (sd->ck[i].thread & CALLBACK) && callbacks == UINT32_MAX)
@@ -532,7 +570,7 @@ static uint32_t *by_thread(const side *sd, bool callbacks_as_one, size_t **start
   if (to != UINT32_MAX)
     into[from] = to, app[from] = false;
   for (size_t i = 0; i < sd->n; i++)
-    next[into[TID(sd->ck[i].thread)]]++;
+    next[into[thread_at(sd, i, rank, nrank)]]++;
   size_t pos = 0;
   *nt = *napp = 0;
   for (int own_only = 0; own_only < 2; own_only++)
@@ -547,7 +585,8 @@ static uint32_t *by_thread(const side *sd, bool callbacks_as_one, size_t **start
     }
   (*start)[*nt] = pos;
   for (size_t i = 0; i < sd->n; i++)
-    order[next[into[TID(sd->ck[i].thread)]]++] = (uint32_t)i;
+    order[next[into[thread_at(sd, i, rank, nrank)]]++] = (uint32_t)i;
+  free(rank);
   free(next);
   free(app);
   free(into);
