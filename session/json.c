@@ -249,7 +249,7 @@ static pt_json *number(parser *ps)
   uint64_t v = 0; /* by hand: this is the hot loop of loading a session */
   for (const char *c = start + neg; c < ps->p; c++)
     v = v * 10 + (uint64_t)(*c - '0');
-  int64_t i = neg ? -(int64_t)v : (int64_t)v;
+  int64_t i = (int64_t)(neg ? 0 - v : v); /* in uint64_t: -INT64_MIN is no int64_t */
   if (i >= -1 && i < SHARED_INTS)
     return &shared_int[i + 1];
   pt_json *j = new_value(ps, PJ_INT);

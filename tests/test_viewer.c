@@ -529,6 +529,24 @@ static pt_json *parse(pt_json_arena *a, const char *text)
   return j;
 }
 
+/* The JSON reader of version-1 chunks takes the most negative int64_t (a
+ * call's argument may hold it): its negation overflowed int64_t, which
+ * UBSan stopped show, stats, diff, export and report at (the sanitized
+ * build; elsewhere undefined). */
+Test(viewer, json_reads_the_most_negative_int64)
+{
+  pt_json_arena a = {0};
+  pt_json *j = parse(&a, "[-9223372036854775808, -9223372036854775807, 9223372036854775807, "
+                         "-1]");
+  cr_assert(j->type == PJ_ARRAY && j->n == 4);
+  const int64_t want[] = {INT64_MIN, INT64_MIN + 1, INT64_MAX, -1};
+  for (uint32_t i = 0; i < 4; i++) {
+    cr_assert_eq(j->u.items[i]->type, PJ_INT, "%u", i);
+    cr_assert_eq(j->u.items[i]->u.i, want[i], "%u: %lld", i, (long long)j->u.items[i]->u.i);
+  }
+  pt_json_arena_free(&a);
+}
+
 Test(viewer, diff_of_two_backends_names_the_device_info_that_differs)
 {
   char *pocl = record("vadd", POCL), *rusticl = record("vadd", RUSTICL);
