@@ -374,12 +374,43 @@ static const char *input_replaced(const char *path, const pt_args *in, bool *in_
   return NULL;
 }
 
+/* The descriptor a path names (/dev/stdout, /dev/stderr, /dev/fd/N,
+ * /proc/self/fd/N), or -1. */
+static int own_fd(const char *path)
+{
+  if (strcmp(path, "/dev/stdout") == 0)
+    return STDOUT_FILENO;
+  if (strcmp(path, "/dev/stderr") == 0)
+    return STDERR_FILENO;
+  const char *n = strncmp(path, "/dev/fd/", 8) == 0         ? path + 8
+                  : strncmp(path, "/proc/self/fd/", 14) == 0 ? path + 14
+                                                             : NULL;
+  if (!n || *n < '0' || *n > '9')
+    return -1;
+  char *end;
+  errno = 0;
+  long v = strtol(n, &end, 10);
+  return *end || errno || v > INT_MAX ? -1 : (int)v;
+}
+
 bool pt_outfile_open(const char *verb, const char *path, const pt_args *inputs, pt_outfile *o)
 {
   *o = (pt_outfile){.f = stdout, .path = path, .fd = -1};
-  if (!path || strcmp(path, "-") == 0)
+  int own = path ? own_fd(path) : -1;
+  if (!path || strcmp(path, "-") == 0 || own == STDOUT_FILENO)
     return true;
   o->f = NULL;
+  /* One of the program's descriptors is written as it is open: taken for
+   * the file it leads to, that file was replaced (`-o /dev/stdout >> log`
+   * lost the log, and what the shell wrote there after). */
+  if (own >= 0) {
+    int fd = fcntl(own, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0 || !outfile_stream(o, fd)) {
+      pt_verb_error(verb, "cannot write %s: %s", path, strerror(errno));
+      return false;
+    }
+    return true;
+  }
   bool in_dir = false;
   const char *input = input_replaced(path, inputs, &in_dir);
   if (input) {

@@ -3082,6 +3082,26 @@ Test(viewer, an_output_file_of_the_longest_name_is_written)
   }
 }
 
+/* -o /dev/stdout (or /dev/fd/N) is the program's own descriptor, written as
+ * the shell opened it: taken for the file it leads to, that file was
+ * written beside and renamed over, so `-o /dev/stdout >> log` lost the log,
+ * and what the shell wrote to it afterwards went to a file no longer there. */
+Test(viewer, an_output_to_the_programs_own_descriptor_appends_where_it_points)
+{
+  char *db = record("vadd", POCL), *log = tu_write_temp(".log", "precious\n"), *out;
+  char *script = fmt("exec 3>>%s && %s export %s --format csv -o /dev/stdout >> %s && "
+                     "%s report %s -o /dev/fd/3 && echo after >&3", log, PITRACE, db, log,
+                     PITRACE, db);
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  cr_assert_eq(tu_run(sh, NULL, &out), 0, "%s", out);
+  char *text = tu_read_file(log);
+  const char *head = "precious\nseq,thread,api,";
+  cr_assert_eq(strncmp(text, head, strlen(head)), 0, "%.200s", text);
+  cr_assert(strstr(text, "<html") && strstr(text, "</html>\nafter\n"), "%.200s", text);
+  struct stat l;
+  cr_assert(lstat("/dev/stdout", &l) == 0 && S_ISLNK(l.st_mode), "/dev/stdout was replaced");
+}
+
 /* A session of at least `calls` calls (record_prog count, stopped by
  * SIGINT once that many have returned): long enough to export that a
  * signal can come while the output is written. */

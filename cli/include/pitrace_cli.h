@@ -82,8 +82,9 @@ bool pt_output_path_empty(const char *verb, const char *path, const char *what);
  * A regular file, or a new one, is written beside FILE (FILE.tmp-XXXXXX)
  * and renamed over it once whole: a write that fails (a full disk, a file
  * size limit) leaves what FILE held, or no file, never part of the output.
- * A device or pipe (/dev/null, /dev/stdout, a FIFO) is written as it is;
- * NULL or "-" is the standard output. */
+ * A device or pipe (/dev/null, a FIFO) is written as it is, and so is one of
+ * the program's descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N, even
+ * when it leads to a file); NULL or "-" is the standard output. */
 
 typedef struct pt_outfile {
   FILE *f;
