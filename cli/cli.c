@@ -374,9 +374,7 @@ static const char *input_replaced(const char *path, const pt_args *in, bool *in_
   return NULL;
 }
 
-/* The descriptor a path names (/dev/stdout, /dev/stderr, /dev/fd/N,
- * /proc/self/fd/N), or -1. */
-static int own_fd(const char *path)
+int pt_own_fd(const char *path)
 {
   if (strcmp(path, "/dev/stdout") == 0)
     return STDOUT_FILENO;
@@ -396,7 +394,7 @@ static int own_fd(const char *path)
 bool pt_outfile_open(const char *verb, const char *path, const pt_args *inputs, pt_outfile *o)
 {
   *o = (pt_outfile){.f = stdout, .path = path, .fd = -1};
-  int own = path ? own_fd(path) : -1;
+  int own = path ? pt_own_fd(path) : -1;
   if (!path || strcmp(path, "-") == 0 || own == STDOUT_FILENO)
     return true;
   o->f = NULL;

@@ -162,6 +162,11 @@ bool ex_write(ex *x, const char *path, int kernel)
   if (stat(x->s->db.path, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev &&
       in.st_ino == out.st_ino)
     return ex_fail(x, "-o %s is the session being extracted from: name another file", path);
+  /* One of pitrace's descriptors leads to a file, but the repro renamed
+   * over its name replaced the link (as root, /dev/stdout itself). */
+  if (pt_own_fd(path) >= 0)
+    return ex_fail(x, "-o %s is one of pitrace's descriptors, not a file: name a file for the "
+                   "repro", path);
   /* The repro is renamed over PATH: what is there must be a file (a
    * device such as /dev/null was replaced by a regular file before). */
   if (stat(path, &out) == 0 && !S_ISREG(out.st_mode))

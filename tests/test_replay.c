@@ -970,6 +970,24 @@ Test(replay, an_extract_that_cannot_be_written_names_the_repro_and_why)
   cr_assert_eq(left, 0, "the half-written repro was left behind");
 }
 
+/* -o naming one of pitrace's descriptors (/dev/stdout, /dev/fd/N) is
+ * refused: the repro, renamed over the name, replaced the link (as root,
+ * `extract ... -o /dev/stdout > x` turned /dev/stdout into the repro).
+ * /dev/fd/3 here, which without the check failed only by luck (procfs
+ * takes no new file beside it). */
+Test(replay, an_extract_to_a_descriptor_is_refused)
+{
+  char *db = record("vadd", NULL, NULL), *log = tu_write_temp(".log", "precious\n"), *out;
+  char *script = NULL;
+  cr_assert_geq(asprintf(&script, "exec %s extract %s --kernel 1 -o /dev/fd/3 3>>%s", PITRACE,
+                         db, log), 0);
+  const char *sh[] = {"/bin/sh", "-c", script, NULL};
+  cr_assert_eq(tu_run(sh, NULL, &out), 2, "%s", out);
+  cr_assert_str_eq(out, "pitrace extract: -o /dev/fd/3 is one of pitrace's descriptors, not a "
+                        "file: name a file for the repro\n");
+  cr_assert_str_eq(tu_read_file(log), "precious\n");
+}
+
 /* A repro whose name is as long as a name may be is written: its temporary
  * beside it (REPRO.tmp-XXXXXX, and SQLite's REPRO.tmp-XXXXXX-journal) was
  * too long to make, and extract refused names of 237 to 255 bytes. */

@@ -102,6 +102,9 @@ typedef struct pt_outfile {
  * database in a directory read). *o must stay where it is until
  * pt_outfile_close. */
 bool pt_outfile_open(const char *verb, const char *path, const pt_args *inputs, pt_outfile *o);
+/* The descriptor of the program's that a path names (/dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N), or -1. */
+int pt_own_fd(const char *path);
 /* Ends it: with `ok` (the verb made its whole output) the output is
  * flushed, checked and put in place; without, it is dropped. Returns
  * whether the output is whole where it was asked for; false after a
