@@ -155,30 +155,16 @@ static bool write_all(wr *w, const char *tmp, int kernel)
   return ok;
 }
 
-bool ex_write(ex *x, const char *path, int kernel)
+/* The repro into dest (path, or the file a link at path names): written
+ * beside it and renamed over it once complete, so that a failed extract
+ * leaves whatever it held. */
+static bool write_beside(ex *x, const char *path, const char *dest, int kernel)
 {
-  /* The same file under another name (./s.db, a link) is the session too. */
-  struct stat in, out;
-  if (stat(x->s->db.path, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev &&
-      in.st_ino == out.st_ino)
-    return ex_fail(x, "-o %s is the session being extracted from: name another file", path);
-  /* One of pitrace's descriptors leads to a file, but the repro renamed
-   * over its name replaced the link (as root, /dev/stdout itself). */
-  if (pt_own_fd(path) >= 0)
-    return ex_fail(x, "-o %s is one of pitrace's descriptors, not a file: name a file for the "
-                   "repro", path);
-  /* The repro is renamed over PATH: what is there must be a file (a
-   * device such as /dev/null was replaced by a regular file before). */
-  if (stat(path, &out) == 0 && !S_ISREG(out.st_mode))
-    return ex_fail(x, "-o %s is %s, not a file: name a file for the repro", path,
-                   S_ISDIR(out.st_mode) ? "a directory" : "a device, pipe or socket");
-  /* Written beside the target and renamed over it once complete: a failed
-   * extract leaves whatever PATH held. */
-  size_t n = strlen(path) + sizeof ".tmp-XXXXXX", len, most;
+  size_t n = strlen(dest) + sizeof ".tmp-XXXXXX", len, most;
   char *tmp = malloc(n);
   if (!tmp)
     return ex_fail(x, "out of memory");
-  snprintf(tmp, n, "%s.tmp-XXXXXX", path);
+  snprintf(tmp, n, "%s.tmp-XXXXXX", dest);
   if (!pt_path_openable(tmp, &len, &most)) {
     free(tmp);
     return ex_fail(x, "-o %s: the repro is written beside it by a path %zu characters long, "
@@ -196,12 +182,40 @@ bool ex_write(ex *x, const char *path, int kernel)
   }
   close(fd);
   bool ok = write_all(&w, tmp, kernel);
-  if (ok && rename(tmp, path) != 0)
+  if (ok && rename(tmp, dest) != 0)
     ok = ex_fail(x, "cannot write %s: %s", path, strerror(errno));
   if (!ok)
     unlink(tmp);
   pt_tmp_unguard();
   free(tmp);
   free(w.newseq);
+  return ok;
+}
+
+bool ex_write(ex *x, const char *path, int kernel)
+{
+  /* The same file under another name (./s.db, a link) is the session too. */
+  struct stat in, out;
+  if (stat(x->s->db.path, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev &&
+      in.st_ino == out.st_ino)
+    return ex_fail(x, "-o %s is the session being extracted from: name another file", path);
+  /* One of pitrace's descriptors leads to a file, but the repro renamed
+   * over its name replaced the link (as root, /dev/stdout itself). */
+  if (pt_own_fd(path) >= 0)
+    return ex_fail(x, "-o %s is one of pitrace's descriptors, not a file: name a file for the "
+                   "repro", path);
+  /* The repro is renamed over PATH: what is there must be a file (a
+   * device such as /dev/null was replaced by a regular file before). */
+  if (stat(path, &out) == 0 && !S_ISREG(out.st_mode))
+    return ex_fail(x, "-o %s is %s, not a file: name a file for the repro", path,
+                   S_ISDIR(out.st_mode) ? "a directory" : "a device, pipe or socket");
+  /* A link to a file: that file is written and the link stays, as report
+   * and export write one (the repro replaced the link). */
+  struct stat lst;
+  char *target = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &out) == 0
+                     ? realpath(path, NULL)
+                     : NULL;
+  bool ok = write_beside(x, path, target ? target : path, kernel);
+  free(target);
   return ok;
 }

@@ -970,6 +970,21 @@ Test(replay, an_extract_that_cannot_be_written_names_the_repro_and_why)
   cr_assert_eq(left, 0, "the half-written repro was left behind");
 }
 
+/* -o a link to a file (latest.db naming a dated repro): the file is
+ * written and the link stays, as report and export do. The repro replaced
+ * the link, and the file it named kept what it held. */
+Test(replay, an_extract_to_a_link_writes_the_file_it_names)
+{
+  char *db = record("vadd", NULL, NULL), *target = tu_write_temp(".db", "old"), *out;
+  char *link = tu_temp_path(".db");
+  cr_assert_eq(symlink(target, link), 0);
+  cr_assert_eq(extract(db, "1", link, &out), 0, "%s", out);
+  struct stat l;
+  cr_assert(lstat(link, &l) == 0 && S_ISLNK(l.st_mode), "the link was replaced by the repro");
+  cr_assert_eq(replay(target, NULL, NULL, pocl_env, &out), 0, "%s", out);
+  unlink(link);
+}
+
 /* -o naming one of pitrace's descriptors (/dev/stdout, /dev/fd/N) is
  * refused: the repro, renamed over the name, replaced the link (as root,
  * `extract ... -o /dev/stdout > x` turned /dev/stdout into the repro).
