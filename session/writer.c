@@ -69,6 +69,10 @@ static void writer_nap(uint32_t bell, long ns)
 
 static char finish_how[16];
 static int finish_signo;
+/* A fatal signal taken while the session's end was under way on another
+ * thread (a thread of a program exiting that aborts as its call fails at
+ * the closed runtime): the end says that signal (finish_session). */
+static _Atomic int late_signo;
 
 /* A fork waits for the writer to stand still (writer_fork_prepare):
  * fork_wait is the fork's number while it waits (0: none); `fork_paused`
@@ -133,9 +137,10 @@ static void finish_session(void)
   wr__write_waiting_notes();
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  wr__end_session(finish_how[0] ? finish_how : "exit", finish_signo,
-                  (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, shim_now() - wr.session_t0, NULL,
-                  -1);
+  int late = atomic_load(&late_signo);
+  wr__end_session(late ? "signal" : finish_how[0] ? finish_how : "exit",
+                  late ? late : finish_signo, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+                  shim_now() - wr.session_t0, NULL, -1);
   wr__commit_writes();
 }
 
@@ -575,8 +580,26 @@ void writer_finish(const char *how, int signo, int timeout_ms)
   /* Not in a forked child (a fatal signal there): nothing of its parent's
    * session is its to end, and waiting for a writer it does not have held
    * its death up for the whole timeout. */
-  if (!writer_here() || atomic_exchange(&finishing, true))
+  if (!writer_here())
     return;
+  if (atomic_exchange(&finishing, true)) {
+    /* A fatal signal while another thread ends the session: the process
+     * dies once this handler returns, which used to leave the end under
+     * way undone (its last calls salvaged later, the signal unsaid). The
+     * end says the signal, and the handler waits for it (once it is
+     * requested) as for an end of its own. */
+    if (signo && !pthread_equal(pthread_self(), writer_thread.t)) {
+      ringfile_note_signal(signo);
+      atomic_store(&late_signo, signo);
+      struct timespec nap = {0, 50000};
+      uint64_t until = shim_now() + (uint64_t)timeout_ms * 1000000u;
+      while (atomic_load(&finish_req) != 2 && shim_now() < until)
+        nanosleep(&nap, NULL);
+      uint64_t now = shim_now();
+      wait_done(atomic_load(&finish_gen), now < until ? (int)((until - now) / 1000000u) : 0);
+    }
+    return;
+  }
   if (pthread_equal(pthread_self(), writer_thread.t))
     return;
   if (signo) /* should the writer not finish in time, the salvager knows why */
@@ -627,6 +650,7 @@ bool writer_begin_again(void)
   start_desc_free();
   finish_how[0] = 0;
   finish_signo = 0;
+  atomic_store(&late_signo, 0);
   atomic_store(&finish_req, 0);
   atomic_store(&shim_data_dropped, false);
   /* Resolved again: a directory or %p names a file for each session. */
@@ -720,6 +744,7 @@ void writer_fork_child(int prepared)
   atomic_store(&fork_paused, 0);
   finish_how[0] = 0;
   finish_signo = 0;
+  atomic_store(&late_signo, 0);
   parent_session = parents_left.session_id;
   snprintf(parent_path, sizeof parent_path, "%s", shim_cfg.path);
   start_desc_free();

@@ -985,6 +985,35 @@ Test(record, threads_still_calling_as_the_program_exits_do_not_crash_it)
   cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
 }
 
+/* A thread that aborts once its calls fail there (a program that asserts
+ * on every call): the abort came while the session's end was under way
+ * on the exiting thread, which the signal's handler left alone, and the
+ * process died before its writer stored that end: the session said
+ * "running" until salvaged, then "killed or _exit: the process ended
+ * without a word" (4 runs of 4 with a program of 2 such threads). Now
+ * the end says the signal. A run whose thread aborted only after the end
+ * (or never: the process was gone first) ends "teardown", and is run
+ * again. */
+Test(record, an_abort_while_the_session_ends_at_exit_is_its_end)
+{
+  const char *argv[] = {BIN "/trace_end", "exitabort", "1", NULL};
+  bool seen = false;
+  for (int run = 0; run < 10 && !seen; run++) {
+    char *db = tu_temp_path(".db"), *out;
+    const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+    int st = tu_run(argv, env, &out);
+    char *ended = tu_db_lines(db, "SELECT ended || ' ' || coalesce(signal, '-') FROM sessions");
+    if (strcmp(ended, "teardown -\n") == 0)
+      continue;
+    seen = true;
+    cr_assert_eq(st, 128 + SIGABRT, "%s", out);
+    cr_assert_str_eq(ended, "signal 6\n", "%s", out);
+    cr_assert_gt(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 0);
+    cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
+  }
+  cr_assert(seen, "no run's thread aborted before the session's end was stored");
+}
+
 /* Calls whose text the encoder threads print (info queries, strings:
  * PITRACE_PRINT_LATER=1; by default only with 4 or more processors) are
  * stored as the merge thread prints them at once: the same arguments

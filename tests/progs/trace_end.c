@@ -25,6 +25,9 @@
  *                         thread returns from main after 100 ms
  *   trace_end exitinfo N  the same with pirt_device_get_info, which calls no
  *                         plugin (each reads the device's name and plugin's)
+ *   trace_end exitabort N the same as exitbusy, but a thread whose query fails
+ *                         (the runtime's shutdown closed it) calls abort(), as
+ *                         a program that asserts on every call does
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -75,6 +78,18 @@ static void *query_forever(void *arg)
   return NULL;
 }
 
+static void *query_or_abort(void *arg)
+{
+  (void)arg;
+  for (;;) {
+    pi_uint32 units = 0;
+    if (pirt_device_query(dev, PI_DEVICE_INFO_MAX_COMPUTE_UNITS, sizeof units, &units,
+                          NULL) != PI_SUCCESS)
+      abort();
+  }
+  return NULL;
+}
+
 static int queries(int n)
 {
   for (int i = 0; i < n; i++) {
@@ -91,13 +106,13 @@ static int queries(int n)
 int main(int argc, char **argv)
 {
   const char *modes[] = {"exit",     "crash",  "abort",  "badhost",  "badbig",   "badprops",
-                         "fsize",    "alarms", "forkkill", "exitbusy", "exitinfo"};
+                         "fsize",    "alarms", "forkkill", "exitbusy", "exitinfo", "exitabort"};
   bool known = false;
   for (size_t i = 0; argc == 3 && i < sizeof modes / sizeof *modes; i++)
     known |= strcmp(argv[1], modes[i]) == 0;
   if (!known) {
     fprintf(stderr, "usage: trace_end exit|crash|abort|badhost|badbig|badprops|fsize|"
-                    "alarms|forkkill|exitbusy|exitinfo N\n");
+                    "alarms|forkkill|exitbusy|exitinfo|exitabort N\n");
     return 2;
   }
   int n = atoi(argv[2]);
@@ -128,10 +143,12 @@ int main(int argc, char **argv)
     printf("trace_end: the child made %d queries and was killed\n", n);
     return 0;
   }
-  if (strcmp(argv[1], "exitbusy") == 0 || strcmp(argv[1], "exitinfo") == 0) {
+  if (strncmp(argv[1], "exit", 4) == 0 && argv[1][4]) {
+    void *(*fn)(void *) = argv[1][4] == 'b' ? query_forever
+                          : argv[1][4] == 'i' ? info_forever : query_or_abort;
     for (int i = 0; i < n; i++) {
       pthread_t t;
-      if (pthread_create(&t, NULL, argv[1][4] == 'b' ? query_forever : info_forever, NULL) != 0)
+      if (pthread_create(&t, NULL, fn, NULL) != 0)
         return 2;
     }
     struct timespec wait = {0, 100000000};
