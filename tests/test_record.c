@@ -1568,6 +1568,47 @@ Test(record, the_next_recording_process_salvages_the_last_one)
                            "'piDeviceGetInfo' AND result = 'PI_SUCCESS'"), 300);
 }
 
+/* A reader that opens a killed process's session while another reader
+ * salvages it (pitrace show and pitrace report of it at once, or a verb
+ * while pitrace record stores what its command left) took the ring
+ * file's lock, held by that salvager, for its recorder's, and went on
+ * with the session as its last commit left it: a replay matched 1350
+ * calls of 11,700 and exited 0, the next call "never returned". Now it
+ * waits for that salvage. Here a child of the test holds the lock for
+ * 300 ms, as a salvager would. */
+Test(record, a_reader_waits_for_another_readers_salvage_of_the_session)
+{
+  char *db = tu_temp_path(".db"), *out;
+  const char *quick[] = {BIN "/record_prog", "quickexit", "300", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  cr_assert_eq(tu_run(quick, env, &out), 3, "%s", out);
+  char ring[1100];
+  cr_assert_eq(ring_files_at(db, NULL, 0, ring, sizeof ring), 1);
+  int ready[2];
+  cr_assert_eq(pipe(ready), 0);
+  pid_t holder = fork();
+  if (holder == 0) {
+    int fd = open(ring, O_RDWR | O_CLOEXEC);
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fd < 0 || fcntl(fd, F_SETLK, &lk) != 0 || write(ready[1], "x", 1) != 1)
+      _exit(1);
+    struct timespec hold = {0, 300000000};
+    nanosleep(&hold, NULL);
+    _exit(0);
+  }
+  char x;
+  cr_assert_eq(read(ready[0], &x, 1), 1);
+  const char *sql[] = {BIN "/pitrace", "sql", db,
+                       "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo' AND "
+                       "result = 'PI_SUCCESS'", NULL};
+  cr_assert_eq(tu_run(sql, NULL, &out), 0, "%s", out);
+  cr_assert_geq(atoi(out), 300, "%s", out);
+  int st;
+  cr_assert_eq(waitpid(holder, &st, 0), holder);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  cr_assert_eq(ring_files(db), 0);
+}
+
 /* A ring file read whole (its image, *len bytes), for a test to change
  * and write back with ring_image_put. */
 static unsigned char *ring_image(const char *db, char *path, size_t pathn, size_t *len,
