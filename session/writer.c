@@ -441,6 +441,7 @@ static bool writer_open(void)
   bool ok = wr__open_db();
   if (ok)
     wr__reserve_take();
+  wr.committed = false;
   if (ok && !(wr.session_id = wr__insert_session(&start_desc)))
     ok = false;
   start_desc_free();

@@ -156,7 +156,10 @@ static void fail_sql(const char *what)
     marked = sqlite3_exec(wr.db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_changes(wr.db);
     snprintf(sql, sizeof sql, "SELECT 1 FROM sessions WHERE id=%lld", (long long)wr.session_id);
     sqlite3_stmt *q = NULL;
-    kept = marked || (wr.session_id > 0 &&
+    /* A failed rollback (a file size limit below the file's size: the
+     * program lowered it) leaves the file needing one, and the query
+     * fails: the row is there all the same once a commit took it. */
+    kept = marked || wr.committed || (wr.session_id > 0 &&
                       sqlite3_prepare_v2(wr.db, sql, -1, &q, NULL) == SQLITE_OK &&
                       sqlite3_step(q) == SQLITE_ROW);
     sqlite3_finalize(q);
@@ -330,6 +333,7 @@ bool wr__commit_writes(void)
     fail_sql("writing the session");
     return false;
   }
+  wr.committed = true;
   turn.yield = turn_others_wait();
   return true;
 }

@@ -210,6 +210,7 @@ typedef struct writer_state {
   int64_t session_id;
   uint64_t session_t0; /* monotonic ns at start */
   bool failed; /* writing failed: recording stopped (writer_db.c's fail_sql said why) */
+  bool committed; /* a commit of this session's went through: its row is in the file */
   /* Bytes the session file may still grow by, as last looked at, less
    * what was stored since (writer_db.c's room_for; once payloads would
    * fill the disk, shim_data_dropped says so). */

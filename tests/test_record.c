@@ -2983,6 +2983,26 @@ Test(record, a_file_size_limit_never_kills_the_program)
   }
 }
 
+/* A program that lowers its file size limit below the session file's
+ * size once recording began (trace_end fsize: 100000 bytes, the file
+ * 400 KB): the next commit fails, and so does its rollback, which leaves
+ * the file needing one and the session's row unreadable there. The line
+ * said "no session was kept" over a file that keeps the session as its
+ * last commit left it (its row and first calls, read once the next
+ * reader rolls the file back). */
+Test(record, a_file_size_limit_lowered_by_the_program_says_the_session_stays)
+{
+  char *db = tu_temp_path(".db"), *out;
+  const char *argv[] = {BIN "/trace_end", "fsize", "2000", NULL};
+  const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, "the file size limit (ulimit -f) is 100000 bytes"), "%s", out);
+  cr_assert(strstr(out, "the session stays as its last commit left it"), "%s", out);
+  cr_assert_eq(tu_count(out, "pitrace:"), 1, "%s", out);
+  cr_assert_eq(tu_db_int(db, "SELECT count(*) FROM sessions"), 1);
+  cr_assert_str_eq(tu_db_lines(db, "PRAGMA integrity_check"), "ok\n");
+}
+
 /* Notes "thread TID" (record_prog's churn and handover) with a call of
  * that thread; each note as it was stored. */
 #define NOTES_WITH_THEIR_THREADS                                                                  \
