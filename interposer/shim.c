@@ -1745,12 +1745,23 @@ static void on_fatal(int sig, siginfo_t *info, void *ctx)
     hook();
   if (ends)
     settle_forming(sig, info);
+  /* Whether this thread is storing the session for a signal of its own
+   * (a fault inside that is no other thread's). */
+  static __thread bool storing_here __attribute__((tls_model("initial-exec")));
   int expected = 0;
   bool first = atomic_compare_exchange_strong(&crashing, &expected, sig);
   if (!ends)
     atomic_store(&crashing, 0);
-  if (ends && first)
+  if (ends && first) {
+    storing_here = true;
     writer_finish("signal", sig, 3000);
+    storing_here = false;
+  } else if (ends && !given_back && !storing_here) {
+    /* Another thread's fatal signal stores the session (two threads that
+     * abort at once): this one ended the process under its writer, the
+     * session left "running" for a salvager. It waits for that end. */
+    writer_finish("signal", sig, 3000);
+  }
   bool down = atomic_exchange(&handed_down, 0) == sig;
   if (!app_handler || (ends && !first && !given_back && !down)) {
     /* No handler left to take it, or again after one took it (a fault

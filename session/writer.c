@@ -587,11 +587,14 @@ void writer_finish(const char *how, int signo, int timeout_ms)
     /* A fatal signal while another thread ends the session: the process
      * dies once this handler returns, which used to leave the end under
      * way undone (its last calls salvaged later, the signal unsaid). The
-     * end says the signal, and the handler waits for it (once it is
-     * requested) as for an end of its own. */
+     * end says the signal (unless it is another signal's end), and the
+     * handler waits for it (once it is requested) as for an end of its
+     * own. */
     if (signo && !pthread_equal(pthread_self(), writer_thread.t)) {
-      ringfile_note_signal(signo);
-      atomic_store(&late_signo, signo);
+      if (!finish_signo) { /* an end of a signal's own says that one */
+        ringfile_note_signal(signo);
+        atomic_store(&late_signo, signo);
+      }
       struct timespec nap = {0, 50000};
       uint64_t until = shim_now() + (uint64_t)timeout_ms * 1000000u;
       while (atomic_load(&finish_req) != 2 && shim_now() < until)

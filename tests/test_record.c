@@ -209,6 +209,28 @@ Test(record, abort_marks_the_session)
   cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"), 50);
 }
 
+/* Two threads that abort at once (a failure every worker asserts on):
+ * the second one's handler found the first one storing the session and
+ * ended the process at once, under the writer: the session stayed
+ * "running", its last calls in the ring file until a salvager came (9
+ * runs of 10). Now it waits for that end as the first does. */
+Test(record, two_threads_aborting_at_once_mark_the_session)
+{
+  int ended = 0;
+  for (int run = 0; run < 5; run++) {
+    char *db = tu_temp_path(".db");
+    const char *argv[] = {BIN "/record_prog", "aborttwo", "50", NULL};
+    const char *env[] = {env_kv("SYCL_PI_RECORD", db), POCL, NULL};
+    char *out;
+    cr_assert_eq(tu_run(argv, env, &out), 128 + SIGABRT, "%s", out);
+    char *how = tu_db_lines(db, "SELECT ended || ' ' || coalesce(signal, '-') FROM sessions");
+    ended += strcmp(how, "signal 6\n") == 0;
+    cr_assert_geq(tu_db_int(db, "SELECT count(*) FROM pi_calls WHERE api = 'piDeviceGetInfo'"),
+                  50);
+  }
+  cr_assert_eq(ended, 5, "%d of 5 sessions say signal 6", ended);
+}
+
 static int ring_files(const char *db);
 static char *salvage_with_pitrace(const char *db);
 

@@ -4,6 +4,7 @@
  *
  *   record_prog crash N     N device queries, then a segfault
  *   record_prog abort N     N queries, then abort()
+ *   record_prog aborttwo N  N queries, then abort() on two threads at once
  *   record_prog kill N      N queries, a pause, then SIGKILL to itself
  *   record_prog exit N      N queries, a pause, then _exit(3) (no teardown)
  *   record_prog quickexit N N queries, then _exit(3) at once (nothing flushed)
@@ -843,6 +844,15 @@ static int fork_and_stop_child(void)
   _exit(3);
 }
 
+/* aborttwo: both threads abort once both are here. */
+static pthread_barrier_t abort_both;
+static void *abort_at_once(void *arg)
+{
+  (void)arg;
+  pthread_barrier_wait(&abort_both);
+  abort();
+}
+
 static int run_mode(int argc, char **argv);
 
 /* RECORD_PROG_EXIT=_exit: whatever the mode, the process ends with
@@ -1134,6 +1144,12 @@ static int run_mode(int argc, char **argv)
     *null = 1;
   } else if (strcmp(mode, "abort") == 0) {
     abort();
+  } else if (strcmp(mode, "aborttwo") == 0) {
+    pthread_t t;
+    if (pthread_barrier_init(&abort_both, NULL, 2) != 0 ||
+        pthread_create(&t, NULL, abort_at_once, NULL) != 0)
+      return 2;
+    abort_at_once(NULL);
   } else if (strcmp(mode, "kill") == 0) {
     pause_ms(300);
     kill(getpid(), SIGKILL);
