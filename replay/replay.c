@@ -423,6 +423,8 @@ static int replay_session(rp_session *s, const rp_opts *o, uint64_t load_ns)
     return 2;
   }
   e.ran = calloc(s->calls.n ? s->calls.n : 1, 1);
+  const char *recorded = getenv("SYCL_PI_RECORD");
+  e.fills = !e.stand_ins && !(recorded && *recorded);
   if (!o->plugin) /* through the runtime: its decisions go on with the calls */
     e.rec_notes = pt_load_notes(&s->db, s->id, &e.nrec_notes);
   uint64_t t0 = rp_now_ns();

@@ -40,8 +40,10 @@ typedef struct rp_session {
   int64_t discovery_end;   /* seq of the first call after the runtime's device
                               discovery (INT64_MAX: the session is all discovery) */
   struct rp_prefetch *prefetch; /* large payloads read ahead, or NULL */
-  /* Per call of `calls`: 1 where it reads a buffer nothing wrote since it
-   * was made (what it holds is undefined: not compared); NULL when none. */
+  /* Per call of `calls`: RP_READ_UNDEFINED where it reads a buffer
+   * nothing wrote since it was made (what it holds is undefined: not
+   * compared), RP_READ_FILLED where it reads one the replay filled when it
+   * made it (rp_fills); NULL when none. */
   unsigned char *undefined_read;
   pthread_mutex_t db_lock;      /* db's cached statements: replay threads share it */
 } rp_session;
@@ -67,11 +69,32 @@ static inline bool rp_discovery_api(uint32_t api)
   return api == PI_API_piPlatformsGet || api == PI_API_piDevicesGet;
 }
 
+enum { RP_READ_UNDEFINED = 1, RP_READ_FILLED = 2 };
+
 /* Whether call c (one of s->calls) reads a buffer nothing wrote since it
  * was made. */
 static inline bool rp_undefined_read(const rp_session *s, const pt_call *c)
 {
-  return s->undefined_read && s->undefined_read[c - s->calls.v];
+  return s->undefined_read && s->undefined_read[c - s->calls.v] == RP_READ_UNDEFINED;
+}
+
+/* A buffer made without host data holds what the device's memory held:
+ * the replay makes it holding RP_FILL_BYTE in every byte instead (up to
+ * RP_FILL_MAX bytes: a host copy of the fill is made for it), so that the
+ * bytes no later call wrote are known when it is read (rp_fill_unwritten). */
+#define RP_FILL_BYTE 0xA5
+#define RP_FILL_MAX ((uint64_t)256 << 20)
+static inline bool rp_fills(int64_t flags, uint64_t size)
+{
+  return !(flags & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE)) && size &&
+         size <= RP_FILL_MAX;
+}
+
+/* Whether call c reads a buffer (or a sub-buffer of one) the replay
+ * filled when it made it. */
+static inline bool rp_filled_read(const rp_session *s, const pt_call *c)
+{
+  return s->undefined_read && s->undefined_read[c - s->calls.v] == RP_READ_FILLED;
 }
 
 /* The call with sequence number seq, or NULL. */

@@ -148,6 +148,21 @@ static void emit_notes(const rp_engine *e, const pt_call *c)
   }
 }
 
+/* A buffer made without host data is made holding RP_FILL_BYTE (rp.h):
+ * the bytes of it that no call writes are then known when it is read. */
+static void fill_new_buffer(rp_cc *cc)
+{
+  uint64_t size = cc->argv[2];
+  if (!rp_fills((int64_t)cc->argv[1], size))
+    return;
+  void *fill = rp_cc_alloc(cc, (size_t)size);
+  if (!fill)
+    return; /* made as recorded; its read is compared whole */
+  memset(fill, RP_FILL_BYTE, (size_t)size);
+  cc->argv[1] |= PI_MEM_FLAGS_HOST_PTR_COPY;
+  cc->argv[3] = (uint64_t)(uintptr_t)fill;
+}
+
 int rp_exec(rp_engine *e, const pt_call *c)
 {
   const pi_api_desc *api = rp_api(c);
@@ -173,6 +188,8 @@ int rp_exec(rp_engine *e, const pt_call *c)
   rp_cc_init(&cc, c, api);
   int st;
   if (rp_build(e, &cc)) {
+    if (api->id == PI_API_piMemBufferCreate && e->fills)
+      fill_new_buffer(&cc);
     pi_result r = with_room_for_answer(e, &cc, pi_api_invoke(e->t, api->id, cc.argv));
     if (e->ran)
       e->ran[c - e->s->calls.v] = 1; /* this thread's own byte */

@@ -183,20 +183,29 @@ static void scan_calls(rp_session *s)
  * there are no result to compare. A buffer or image stops being fresh at a
  * write, fill, copy into it, an unmap, a partition, an image made on it,
  * or when it is bound to a kernel argument. Out of memory: everything is
- * compared, as before. */
+ * compared, as before.
+ * Also marked (RP_READ_FILLED): reads of a buffer made without host data,
+ * or of a sub-buffer of one, which the replay fills with RP_FILL_BYTE when
+ * it makes it (rp_fill_new_buffer): a kernel that writes only part of it
+ * (pyopencl's copy_if writes as many items as it keeps) leaves the rest
+ * undefined, bytes the recording saw as whatever the device's memory held
+ * before; where the replay's read still finds its fill there, they are not
+ * compared. */
 static void find_undefined_reads(rp_session *s)
 {
+  /* Per recorded mem id: bit 1 fresh, bit 2 filled by the replay. */
   unsigned char *fresh = NULL, *undef = NULL;
   size_t nfresh = 0;
   for (size_t i = 0; i < s->calls.n; i++) {
     const pt_call *c = &s->calls.v[i];
     if (!c->returned || c->result != PI_SUCCESS)
       continue;
-    uint64_t mem = 0;
-    bool make = false, use = false;
+    uint64_t mem = 0, sub = 0;
+    bool make = false, use = false, filled = false;
     switch (c->api) {
     case PI_API_piMemBufferCreate:
       make = !(rp_arg_int(c, 1, 0) & (PI_MEM_FLAGS_HOST_PTR_COPY | PI_MEM_FLAGS_HOST_PTR_USE));
+      filled = make && rp_fills(rp_arg_int(c, 1, 0), (uint64_t)rp_arg_int(c, 2, 0));
       mem = (uint64_t)rp_arg_int(c, 4, 0);
       break;
     case PI_API_piMemImageCreate: {
@@ -222,8 +231,11 @@ static void find_undefined_reads(rp_session *s)
       break;
     case PI_API_piEnqueueMemBufferWrite: case PI_API_piEnqueueMemBufferWriteRect:
     case PI_API_piEnqueueMemBufferFill: case PI_API_piEnqueueMemUnmap:
+      mem = (uint64_t)rp_arg_int(c, 1, 0);
+      break;
     case PI_API_piMemBufferPartition:
-      mem = (uint64_t)rp_arg_int(c, c->api == PI_API_piMemBufferPartition ? 0 : 1, 0);
+      mem = (uint64_t)rp_arg_int(c, 0, 0);
+      sub = (uint64_t)rp_arg_int(c, 4, 0); /* filled as its buffer is */
       break;
     case PI_API_piEnqueueMemBufferCopy: case PI_API_piEnqueueMemBufferCopyRect:
       mem = (uint64_t)rp_arg_int(c, 2, 0);
@@ -242,12 +254,13 @@ static void find_undefined_reads(rp_session *s)
     default:
       continue;
     }
-    if (!mem || mem > (1u << 30))
+    if (!mem || mem > (1u << 30) || sub > (1u << 30))
       continue;
-    if (mem >= nfresh) {
-      if (!make)
-        continue; /* never marked fresh */
-      size_t n = (size_t)mem * 2 + 64;
+    size_t top = mem > sub ? mem : sub;
+    if (top >= nfresh) {
+      if (!make && mem >= nfresh)
+        continue; /* never marked */
+      size_t n = (size_t)top * 2 + 64;
       unsigned char *v = realloc(fresh, n);
       if (!v)
         break;
@@ -259,10 +272,14 @@ static void find_undefined_reads(rp_session *s)
       if (fresh[mem]) {
         if (!undef && !(undef = calloc(s->calls.n, 1)))
           break;
-        undef[i] = 1;
+        undef[i] = fresh[mem] & 1 ? RP_READ_UNDEFINED : RP_READ_FILLED;
       }
-    } else {
-      fresh[mem] = make;
+    } else if (make) {
+      fresh[mem] = filled ? 3 : 1;
+    } else { /* written, or may have been: no longer fresh, still filled */
+      if (sub)
+        fresh[sub] = fresh[mem] & 2;
+      fresh[mem] &= 2;
     }
   }
   free(fresh);

@@ -69,6 +69,11 @@ typedef struct rp_engine {
   uint64_t live_platform, live_device;
   bool stand_ins;  /* --plugin: ids never created stand for themselves */
   bool other_device; /* replayed on another device than the recorded one */
+  /* Buffers made without data are made holding RP_FILL_BYTE (rp.h): not
+   * into a plugin (--plugin: a replay plugin checks the calls as recorded)
+   * nor when this replay is recorded (SYCL_PI_RECORD: its session is
+   * compared with the recording call for call, `pitrace diff`). */
+  bool fills;
   /* The name of the platform of the device replayed on ("" when not
    * known), for refusing program binaries another platform made when
    * recorded (rp_build). */

@@ -59,6 +59,9 @@
  *                           writing (what it holds is undefined), filled
  *                           through the map and half of it read back; a
  *                           second such buffer read at once (undefined too)
+ *   record_prog partial     a buffer made without data (96 KiB), a kernel that
+ *                           writes its first quarter, the whole of it read
+ *                           back (the rest undefined), the quarter checked
  *   record_prog handled SIG a handler of its own for signal SIG (installed
  *                           before the runtime starts), a query, then waits
  *                           (up to 20 s) for two SIGs and makes a query more
@@ -500,6 +503,38 @@ static int freshmap(void)
   pirt_queue_release(q);
   pirt_context_release(ctx);
   printf("record_prog: fresh map %s\n", bad ? "WRONG" : "ok");
+  return bad != 0;
+}
+
+static int partial(void)
+{
+  enum { N = 24 * 1024 };
+  static int back[N];
+  pirt_context *ctx;
+  pirt_queue *q;
+  pirt_program *prog;
+  pirt_kernel *k;
+  pirt_buffer *b;
+  size_t quarter = N / 4;
+  if (pirt_context_create(dev, &ctx) || pirt_queue_create(ctx, 0, &q) ||
+      pirt_program_create_source(ctx, "kernel void quarter(global int *p) "
+                                      "{ p[get_global_id(0)] = (int)get_global_id(0) * 3 + 1; }\n",
+                                 NULL, &prog) ||
+      pirt_kernel_create(prog, "quarter", &k) || pirt_buffer_create(ctx, 0, sizeof back, NULL, &b) ||
+      pirt_kernel_set_buffer(k, 0, b) || pirt_launch(q, k, 1, &quarter, NULL, 0, NULL, NULL) ||
+      pirt_read(q, b, true, 0, sizeof back, back, 0, NULL, NULL)) {
+    printf("record_prog: %s\n", pirt_error_message());
+    return 2;
+  }
+  int bad = 0;
+  for (size_t i = 0; i < quarter; i++)
+    bad += back[i] != (int)i * 3 + 1;
+  pirt_buffer_release(b);
+  pirt_kernel_release(k);
+  pirt_program_release(prog);
+  pirt_queue_release(q);
+  pirt_context_release(ctx);
+  printf("record_prog: partial %s\n", bad ? "WRONG" : "ok");
   return bad != 0;
 }
 
@@ -1123,6 +1158,8 @@ static int run_mode(int argc, char **argv)
     return freshmap();
   if (strcmp(mode, "reuse") == 0)
     return reuse();
+  if (strcmp(mode, "partial") == 0)
+    return partial();
   if (strcmp(mode, "infojunk") == 0) {
     /* The device's name into a large buffer full of 'Z', without asking
      * how many bytes the answer took (as clinfo does). */
