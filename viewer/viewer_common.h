@@ -351,6 +351,9 @@ typedef struct vw_diff {
   size_t count[VD_KINDS];
   size_t matched;
   size_t ignored; /* items left out by vw_diff_filter */
+  /* Payloads only A, or only B, recorded (a session of data none against
+   * one of data all): not compared, and said so. */
+  size_t data_only[2];
   bool per_thread;
   size_t calls_a, calls_b; /* the sessions' calls */
   char why[1024];          /* why vw_diff_compute failed ("": said already) */

@@ -1219,6 +1219,8 @@ static bool compare_payload(dctx *x, const pi_param_desc *p, unsigned i, const c
   unsigned char *db = pt_data(vw_db(x->b), x->b->id, cb, i, role, idx, &gb, &fb);
   if (!da && !db)
     return false;
+  if (!da || !db) /* a payload or none is one role's answer: counted once */
+    x->d->data_only[da ? 0 : 1]++;
   size_t n = ga < gb ? ga : gb, off = 0;
   char what[320], a[96], b[96], elem[24] = "";
   if (idx)
@@ -1828,7 +1830,8 @@ void vw_diff_json(pi_sbuf *b, const vw_session *a, const vw_session *b2, const v
                  d->matched);
   for (int k = 0; k < VD_KINDS; k++)
     pi_sbuf_printf(b, ",\"%s\":%zu", vw_diff_kind_name((vw_diff_kind)k), d->count[k]);
-  pi_sbuf_printf(b, ",\"ignored\":%zu},\"differences\":[", d->ignored);
+  pi_sbuf_printf(b, ",\"ignored\":%zu,\"data_only_a\":%zu,\"data_only_b\":%zu},"
+                 "\"differences\":[", d->ignored, d->data_only[0], d->data_only[1]);
   for (size_t i = 0; i < d->n; i++) {
     const vw_diff_item *it = &d->v[i];
     char name[32];
@@ -1900,6 +1903,9 @@ static void print_text(const vw_session *a, const vw_session *b, const vw_diff *
            d->count[VD_TEARDOWN]);
   if (d->ignored)
     printf("; %zu left out by --ignore/--only", d->ignored);
+  if (d->data_only[0] || d->data_only[1])
+    printf("; not compared: %zu payloads only A recorded, %zu only B (SYCL_PI_RECORD_DATA, "
+           "SYCL_PI_RECORD_DATA_CAP)", d->data_only[0], d->data_only[1]);
   printf(": %s\n", vw_diff_total(d) ? "different" : "same");
   print_devcmp(a, b, &k);
 }
