@@ -374,8 +374,9 @@ static bool push_v2(void *p, const pt_chunk_call *cc)
   decode_ctx *d = p;
   char why[256] = "";
   pt_call c = {.seq = cc->seq, .thread = cc->thread, .plugin = cc->plugin, .api = cc->api,
-               .returned = true, .result = cc->result, .start_ns = cc->start_ns,
-               .dur_ns = cc->dur_ns, .stack = cc->stack};
+               .returned = true, .result = cc->result,
+               .start_ns = pt_time_clamp(cc->start_ns), .dur_ns = pt_time_clamp(cc->dur_ns),
+               .stack = cc->stack};
   c.args = pt_json_parse(d->a, cc->args, cc->args_len, why, sizeof why);
   if (c.args && cc->data_len)
     c.data = pt_json_parse(d->a, cc->data, cc->data_len, why, sizeof why);
@@ -411,8 +412,8 @@ static bool decode_v1(pt_json_arena *a, const char *text, size_t n, decode_ctx *
     c.api = (uint32_t)pt_json_int(pt_json_at(e, 3), 0);
     c.result = (int32_t)pt_json_int(pt_json_at(e, 4), 0);
     c.returned = true;
-    c.start_ns = pt_json_int(pt_json_at(e, 5), 0);
-    c.dur_ns = pt_json_int(pt_json_at(e, 6), 0);
+    c.start_ns = pt_time_clamp(pt_json_int(pt_json_at(e, 5), 0));
+    c.dur_ns = pt_time_clamp(pt_json_int(pt_json_at(e, 6), 0));
     c.args = pt_json_at(e, 7);
     pt_json *st = pt_json_at(e, 8);
     c.stack = st && st->type == PJ_INT ? st->u.i : -1;

@@ -522,7 +522,7 @@ static bool scan_int(scan *s, int64_t *out, char after)
   uint64_t v = 0;
   for (; s->p < s->end && *s->p >= '0' && *s->p <= '9'; s->p++)
     v = v * 10 + (uint64_t)(*s->p - '0');
-  *out = neg ? -(int64_t)v : (int64_t)v;
+  *out = (int64_t)(neg ? 0 - v : v); /* as json.c: -INT64_MIN is no int64_t */
   return s->p > start && s->p - start <= 20 && scan_char(s, after);
 }
 
@@ -558,8 +558,8 @@ static bool decode_fast(pt_json_arena *a, const char *text, size_t n, pt_call **
     c.plugin = (uint32_t)f[2];
     c.api = (uint32_t)f[3];
     c.result = (int32_t)f[4];
-    c.start_ns = f[5];
-    c.dur_ns = f[6];
+    c.start_ns = pt_time_clamp(f[5]);
+    c.dur_ns = pt_time_clamp(f[6]);
     c.args = scan_json(a, &s);
     if (!c.args || c.args->type != PJ_ARRAY || c.seq < 1)
       return false;
@@ -738,7 +738,7 @@ bool pt__inflight_calls(const pt_db *db, int64_t session, pt_json_arena *a, pt_c
     c.thread = (uint32_t)sqlite3_column_int(s, 1);
     c.plugin = (uint32_t)sqlite3_column_int(s, 2);
     c.api = (uint32_t)sqlite3_column_int(s, 3);
-    c.start_ns = sqlite3_column_int64(s, 4);
+    c.start_ns = pt_time_clamp(sqlite3_column_int64(s, 4));
     c.returned = false;
     char why[256];
     const char *t = (const char *)sqlite3_column_text(s, 5);

@@ -1470,6 +1470,47 @@ Test(viewer, diff_of_a_damaged_thread_number_takes_no_gigabytes)
                         "data, 0 note, 0 order: same"), "%s", out);
 }
 
+/* Damaged call times (a start of INT64_MIN, durations of INT64_MAX) made
+ * export, report and stats overflow int64_t adding and subtracting them:
+ * UBSan stopped them (the sanitized build), elsewhere they printed wrapped
+ * numbers without a word. The readers clamp a call's times to 2^60 ns
+ * (PT_TIME_MAX) and stats' sums stop at INT64_MAX. */
+Test(viewer, damaged_call_times_overflow_no_viewer)
+{
+  char *a = record("vadd", POCL), *b = copy_db(a), *out, *err;
+  long long k = sql_int(a, "SELECT seq FROM pi_calls WHERE api = 'piKernelCreate'");
+  set_in_call(b, k, "[5]", "'-9223372036854775808'");
+  sql_exec(b, "UPDATE chunks SET calls = (SELECT json_group_array(json(json_set(j.value, "
+              "'$[6]', 9223372036854775807))) FROM json_each(chunks.calls) j)");
+  cr_assert_eq(sql_int(b, "SELECT count(*) FROM calls WHERE dur_ns = 9223372036854775807"),
+               sql_int(a, "SELECT count(*) FROM calls"));
+  cr_assert_str_eq(sql(b, fmt("SELECT start_ns FROM calls WHERE seq = %lld", k)),
+                   "-9223372036854775808");
+  cr_assert_eq(pitrace(&out, &err, "show", b, NULL), 0, "%s", err);
+  cr_assert_eq(pitrace(&out, &err, "show", "--compact", b, NULL), 0, "%s", err);
+  cr_assert_eq(pitrace(&out, &err, "export", b, "--format", "jsonl", NULL), 0, "%s", err);
+  cr_assert(strstr(out, fmt("{\"seq\":%lld,", k)), "%s", out);
+  cr_assert(strstr(strstr(out, fmt("{\"seq\":%lld,", k)), "\"start_ns\":-1152921504606846976,"
+                                                         "\"dur_ns\":1152921504606846976"),
+            "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "export", b, "--format", "csv", NULL), 0, "%s", err);
+  char *file = tu_temp_path(".json");
+  cr_assert_eq(pitrace(&out, &err, "export", b, "--format", "chrome", "-o", file, NULL), 0,
+               "%s", err);
+  cr_assert(strstr(tu_read_file(file), "\"ts\":-1152921504606846.976,"), "%s",
+            tu_read_file(file));
+  cr_assert_eq(pitrace(&out, &err, "report", b, "-o", tu_temp_path(".html"), NULL), 0, "%s",
+               err);
+  /* Each call's 2^60 ns, summed: as much as an int64_t holds. */
+  cr_assert_eq(pitrace(&out, &err, "stats", b, NULL), 0, "%s", err);
+  cr_assert(strstr(out, "recorded, 9223372036.855 s in PI calls;"), "%s", out);
+  cr_assert_eq(pitrace(&out, &err, "diff", a, b, NULL), 0, "%s%s", out, err);
+  if (replay_built()) {
+    const char *argv[] = {PITRACE, "replay", b, NULL}, *env[] = {POCL, NULL};
+    cr_assert_eq(tu_run(argv, env, &out), 0, "replay of %s: %s", b, out);
+  }
+}
+
 /* Threads interleave differently from run to run: a call that moved only
  * among another thread's calls is no order difference; one that moved
  * among its own thread's is (above). A's and B's piProgramRelease run on

@@ -595,11 +595,11 @@ int64_t vw_session_duration(const vw_session *s, bool *at_least)
 {
   *at_least = s->info.duration_ns < 0;
   if (!*at_least)
-    return s->info.duration_ns;
+    return pt_time_clamp(s->info.duration_ns);
   vw_session_hold(s);
   int64_t end = pt_last_call_end(vw_db(s), s->id);
   vw_session_release(s);
-  return end;
+  return pt_time_clamp(end);
 }
 
 /* "\"name\"" as the decoder printed it -> name. */

@@ -159,8 +159,17 @@ bool vw_backend_device(pt_db *db, int64_t session, char *backend, size_t bn, cha
                        size_t dn, char *err, size_t errn);
 /* How long the session was recorded: its duration, or where that is not
  * known (a process still recording it, or killed and not salvaged) the
- * end of the last call stored, with *at_least set (-1: no call stored). */
+ * end of the last call stored, with *at_least set (-1: no call stored);
+ * within PT_TIME_MAX, as a call's times are (a damaged file's may not be). */
 int64_t vw_session_duration(const vw_session *s, bool *at_least);
+
+/* a + b, stopping at INT64_MAX or INT64_MIN: a sum of times over many
+ * calls or commands, each bounded (PT_TIME_MAX) or not (a device's). */
+static inline int64_t vw_add_ns(int64_t a, int64_t b)
+{
+  int64_t sum;
+  return !__builtin_add_overflow(a, b, &sum) ? sum : b > 0 ? INT64_MAX : INT64_MIN;
+}
 
 /* ---- Text ------------------------------------------------------------------------- */
 

@@ -84,7 +84,7 @@ static void figures(int64_t *v, size_t n, vw_dev_stat *d)
   d->count = (int64_t)n;
   d->max = v[0];
   for (size_t k = 0; k < n; k++) {
-    d->total += v[k];
+    d->total = vw_add_ns(d->total, v[k]);
     if (v[k] > d->max)
       d->max = v[k];
   }
@@ -150,7 +150,7 @@ static void count_call(const pt_call *c, vw_stats *st)
   st->calls++;
   st->unreturned += !c->returned;
   st->errors += c->returned && c->result != PI_SUCCESS;
-  st->total_ns += c->returned ? c->dur_ns : 0;
+  st->total_ns = vw_add_ns(st->total_ns, c->returned ? c->dur_ns : 0);
 }
 
 /* The kernel group of a launch: kernels of one name count together (across
@@ -205,7 +205,7 @@ static void group_devtimes(const vw_session *s, size_t *next, const pt_call *c,
         t->bytes += bytes;
         if (ns >= VW_UNTIMED_NS) {
           t->timed_bytes += bytes;
-          t->timed_ns += ns;
+          t->timed_ns = vw_add_ns(t->timed_ns, ns);
         }
       }
     }
@@ -256,7 +256,7 @@ static bool kernel_launch(const pt_call *c, const vw_kernels *names, vw_stats *s
   if (g < 0)
     return false;
   st->kernels[g].launches++;
-  st->kernels[g].total += c->dur_ns;
+  st->kernels[g].total = vw_add_ns(st->kernels[g].total, c->dur_ns);
   return true;
 }
 

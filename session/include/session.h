@@ -109,12 +109,25 @@ typedef struct pt_call {
   uint32_t thread, plugin, api;
   bool returned;    /* false: the call never returned (crash, kill) */
   int32_t result;
-  int64_t start_ns; /* from the session's start */
-  int64_t dur_ns;
+  int64_t start_ns; /* from the session's start, within +-PT_TIME_MAX */
+  int64_t dur_ns;   /* within +-PT_TIME_MAX */
   int64_t stack;    /* -1: none */
   pt_json *args;    /* a JSON array, one element per parameter */
   pt_json *data;    /* inline payloads: [position, role, idx, size, hex]... or NULL */
 } pt_call;
+
+/* The farthest a call's time (its start or duration) is from 0: 2^60 ns,
+ * about 36 years, is no recorded time, only damage (a flipped bit, a call
+ * edited by hand). The readers (pt_load, a cursor, a seek) clamp a call's
+ * times to it where they decode them, so a viewer's sum or difference of
+ * a few (a start plus a duration, two starts' difference) stays in
+ * int64_t; a sum over many calls saturates where it is made (stats). */
+#define PT_TIME_MAX (INT64_C(1) << 60)
+
+static inline int64_t pt_time_clamp(int64_t ns)
+{
+  return ns > PT_TIME_MAX ? PT_TIME_MAX : ns < -PT_TIME_MAX ? -PT_TIME_MAX : ns;
+}
 
 typedef struct pt_calls {
   pt_call *v;
