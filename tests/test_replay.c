@@ -901,6 +901,19 @@ Test(replay, an_answer_shorter_than_its_buffer_is_the_same_answer)
   cr_assert_null(strstr(out, "when recorded"), "%s", out);
 }
 
+/* record_prog MODE recorded on PoCL with its data into a new database,
+ * which it returns, having said `says`. */
+static char *record_prog_all(const char *mode, const char *says)
+{
+  char *db = tu_temp_path(".db"), *out;
+  const char *argv[] = {BIN "/record_prog", mode, NULL};
+  const char *env[] = {kv("SYCL_PI_RECORD", db), kv("SYCL_PI_RECORD_DATA", "all"), POCL, NULL};
+  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
+  cr_assert(strstr(out, says), "%s", out);
+  free(out);
+  return db;
+}
+
 /* A buffer made without data holds whatever the device's memory held:
  * reading it (here a map for reading and writing, as OpenCV does, and a
  * read) is no result to compare; what the map wrote, read back later, is.
@@ -908,11 +921,7 @@ Test(replay, an_answer_shorter_than_its_buffer_is_the_same_answer)
  * later read diverges. */
 Test(replay, what_a_buffer_holds_before_anything_wrote_it_is_not_compared)
 {
-  char *db = tu_temp_path(".db"), *out;
-  const char *argv[] = {BIN "/record_prog", "freshmap", NULL};
-  const char *env[] = {kv("SYCL_PI_RECORD", db), kv("SYCL_PI_RECORD_DATA", "all"), POCL, NULL};
-  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
-  cr_assert(strstr(out, "fresh map ok"), "%s", out);
+  char *db = record_prog_all("freshmap", "fresh map ok"), *out;
   spoil_payloads(db, "seq IN (SELECT seq FROM pi_calls WHERE api = 'piEnqueueMemBufferMap') OR "
                      "seq = (SELECT max(seq) FROM pi_calls WHERE api = 'piEnqueueMemBufferRead')");
   cr_assert_eq(replay(db, NULL, NULL, pocl_env, &out), 0, "%s", out);
@@ -1041,15 +1050,9 @@ Test(replay, an_extract_ended_by_a_signal_leaves_nothing_beside_the_repro)
     char *dir = tu_temp_path(".d"), *repro = NULL;
     cr_assert_eq(mkdir(dir, 0700), 0);
     cr_assert_geq(asprintf(&repro, "%s/repro.db", dir), 0);
-    pid_t pid = fork();
+    const char *argv[] = {PITRACE, "extract", db, "--kernel", "1", "-o", repro, NULL};
+    pid_t pid = tu_spawn_quiet(argv);
     cr_assert_geq(pid, 0);
-    if (pid == 0) {
-      int null = open("/dev/null", O_WRONLY);
-      dup2(null, 1);
-      dup2(null, 2);
-      execl(PITRACE, PITRACE, "extract", db, "--kernel", "1", "-o", repro, (char *)NULL);
-      _exit(127);
-    }
     /* Once the repro is being written beside -o. */
     size_t seen = 0;
     for (int i = 0; i < 120000 && !seen && waitpid(pid, NULL, WNOHANG) == 0; i++) {
@@ -1277,11 +1280,7 @@ Test(replay, an_info_query_too_small_for_this_devices_answer_is_asked_again_with
  * still diverges. */
 Test(replay, what_a_kernel_left_unwritten_in_a_buffer_is_not_compared)
 {
-  char *db = tu_temp_path(".db"), *out;
-  const char *argv[] = {BIN "/record_prog", "partial", NULL};
-  const char *env[] = {kv("SYCL_PI_RECORD", db), kv("SYCL_PI_RECORD_DATA", "all"), POCL, NULL};
-  cr_assert_eq(tu_run(argv, env, &out), 0, "%s", out);
-  cr_assert(strstr(out, "partial ok"), "%s", out);
+  char *db = record_prog_all("partial", "partial ok"), *out;
   /* What another device's memory left there: the last 4 bytes changed. */
   sql(db, "UPDATE blobs SET content = substr(content, 1, length(content) - 4) || x'5A5A5A5A' "
           "WHERE hash IN (SELECT hash FROM data_rows WHERE seq = (SELECT max(seq) FROM pi_calls "

@@ -3191,15 +3191,9 @@ Test(viewer, an_export_ended_by_a_signal_leaves_no_file_beside_its_output)
     FILE *f = fopen(file, "w");
     fputs("old\n", f);
     fclose(f);
-    pid_t pid = fork();
+    const char *argv[] = {PITRACE, "export", db, "--format", "jsonl", "-o", file, NULL};
+    pid_t pid = tu_spawn_quiet(argv);
     cr_assert_geq(pid, 0);
-    if (pid == 0) {
-      int null = open("/dev/null", O_WRONLY);
-      dup2(null, 1);
-      dup2(null, 2);
-      execl(PITRACE, PITRACE, "export", db, "--format", "jsonl", "-o", file, (char *)NULL);
-      _exit(127);
-    }
     /* Once its output is being written beside FILE. */
     for (int i = 0; i < 60000 && entries(dir) < 2 && waitpid(pid, NULL, WNOHANG) == 0; i++) {
       struct timespec nap = {0, 1000000};

@@ -172,6 +172,21 @@ static inline int tu_run(const char *const *argv, const char *const *env,
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* Starts argv (argv[0] a path) with its output to /dev/null and returns
+ * its pid without waiting: a test that signals it while it works. */
+static inline pid_t tu_spawn_quiet(const char *const *argv)
+{
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  return pid;
+}
+
 /* Number of (non-overlapping) occurrences of needle in hay. */
 static inline int tu_count(const char *hay, const char *needle)
 {
