@@ -81,7 +81,8 @@ static inline bool rp_undefined_read(const rp_session *s, const pt_call *c)
 /* A buffer made without host data holds what the device's memory held:
  * the replay makes it holding RP_FILL_BYTE in every byte instead (up to
  * RP_FILL_MAX bytes: a host copy of the fill is made for it), so that the
- * bytes no later call wrote are known when it is read (rp_fill_unwritten). */
+ * bytes no later call wrote are known when it is read (rp_check.c's
+ * fill_unwritten). */
 #define RP_FILL_BYTE 0xA5
 #define RP_FILL_MAX ((uint64_t)256 << 20)
 static inline bool rp_fills(int64_t flags, uint64_t size)

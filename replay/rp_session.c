@@ -186,7 +186,7 @@ static void scan_calls(rp_session *s)
  * compared, as before.
  * Also marked (RP_READ_FILLED): reads of a buffer made without host data,
  * or of a sub-buffer of one, which the replay fills with RP_FILL_BYTE when
- * it makes it (rp_fill_new_buffer): a kernel that writes only part of it
+ * it makes it (rp_sched.c's fill_new_buffer): a kernel that writes part of it
  * (pyopencl's copy_if writes as many items as it keeps) leaves the rest
  * undefined, bytes the recording saw as whatever the device's memory held
  * before; where the replay's read still finds its fill there, they are not
