@@ -520,7 +520,8 @@ static int partial(void)
       pirt_program_create_source(ctx, "kernel void quarter(global int *p) "
                                       "{ p[get_global_id(0)] = (int)get_global_id(0) * 3 + 1; }\n",
                                  NULL, &prog) ||
-      pirt_kernel_create(prog, "quarter", &k) || pirt_buffer_create(ctx, 0, sizeof back, NULL, &b) ||
+      pirt_kernel_create(prog, "quarter", &k) ||
+      pirt_buffer_create(ctx, 0, sizeof back, NULL, &b) ||
       pirt_kernel_set_buffer(k, 0, b) || pirt_launch(q, k, 1, &quarter, NULL, 0, NULL, NULL) ||
       pirt_read(q, b, true, 0, sizeof back, back, 0, NULL, NULL)) {
     printf("record_prog: %s\n", pirt_error_message());
