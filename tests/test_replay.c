@@ -966,12 +966,7 @@ Test(replay, an_extract_that_cannot_be_written_names_the_repro_and_why)
   tu_small_tmpfs(dir, "64k");
   snprintf(path, sizeof path, "%s/repro.db", dir);
   int rc = extract(db, "1", path, &out);
-  DIR *d = opendir(dir);
-  size_t left = 0;
-  for (struct dirent *e; d && (e = readdir(d));)
-    left += e->d_name[0] != '.';
-  if (d)
-    closedir(d);
+  int left = tu_dir_entries(dir);
   tu_small_tmpfs_gone(dir);
   cr_assert_eq(rc, 2, "%s", out);
   cr_assert(strstr(out, "cannot write the repro ") && strstr(out, "/repro.db: database or disk "
@@ -1027,13 +1022,7 @@ Test(replay, an_extract_to_the_longest_name_is_written)
     cr_assert_geq(asprintf(&repro, "%s/%s", dir, name), 0);
     cr_assert_eq(extract(db, "1", repro, &out), 0, "%zu: %s", lens[i], out);
     cr_assert_eq(replay(repro, NULL, NULL, pocl_env, &out), 0, "%zu: %s", lens[i], out);
-    DIR *d = opendir(dir);
-    size_t left = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-      left += e->d_name[0] != '.';
-    if (d)
-      closedir(d);
-    cr_assert_eq(left, 1, "%zu: files were left beside the repro", lens[i]);
+    cr_assert_eq(tu_dir_entries(dir), 1, "%zu: files were left beside the repro", lens[i]);
     unlink(repro);
   }
 }
@@ -1054,28 +1043,19 @@ Test(replay, an_extract_ended_by_a_signal_leaves_nothing_beside_the_repro)
     pid_t pid = tu_spawn_quiet(argv);
     cr_assert_geq(pid, 0);
     /* Once the repro is being written beside -o. */
-    size_t seen = 0;
-    for (int i = 0; i < 120000 && !seen && waitpid(pid, NULL, WNOHANG) == 0; i++) {
-      DIR *d = opendir(dir);
-      for (struct dirent *e; d && (e = readdir(d));)
-        seen += e->d_name[0] != '.';
-      if (d)
-        closedir(d);
+    int seen = 0;
+    for (int i = 0; i < 120000 && seen < 1 && waitpid(pid, NULL, WNOHANG) == 0; i++) {
+      seen = tu_dir_entries(dir);
       struct timespec nap = {0, 500000};
       nanosleep(&nap, NULL);
     }
     int st = 0;
     kill(pid, sigs[k]);
     waitpid(pid, &st, 0);
-    cr_assert(seen, "extract ended before its repro was seen being written");
+    cr_assert(seen > 0, "extract ended before its repro was seen being written");
     cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == sigs[k], "extract: status %#x", st);
-    DIR *d = opendir(dir);
-    size_t left = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-      left += e->d_name[0] != '.';
-    if (d)
-      closedir(d);
-    cr_assert_eq(left, 0, "signal %d left the half-written repro behind", sigs[k]);
+    cr_assert_eq(tu_dir_entries(dir), 0, "signal %d left the half-written repro behind",
+                 sigs[k]);
   }
 }
 

@@ -2997,17 +2997,6 @@ Test(viewer, an_empty_output_path_is_a_one_line_error_naming_what_to_give)
 }
 
 /* The number of entries in dir besides . and .. */
-static int entries(const char *dir)
-{
-  DIR *d = opendir(dir);
-  cr_assert(d, "%s", dir);
-  int n = 0;
-  for (struct dirent *e; (e = readdir(d));)
-    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-  closedir(d);
-  return n;
-}
-
 /* `report -o` and `export -o` on a full disk: one line that says why, and
  * the file named is left as it was (a report kept from the last run stays
  * whole) or not made, with nothing beside it. They said "writing FILE
@@ -3048,7 +3037,7 @@ Test(viewer, an_output_file_that_cannot_be_written_is_left_as_it_was)
   }
   snprintf(path, sizeof path, "%s/last-report.html", dir);
   cr_assert_str_eq(tu_read_file(path), "the last run's report\n");
-  cr_assert_eq(entries(dir), 2, "files were left beside the report");
+  cr_assert_eq(tu_dir_entries(dir), 2, "files were left beside the report");
   tu_small_tmpfs_gone(dir);
   /* A file size limit the same way (SIGXFSZ killed the verb, status 153,
    * and left FILE.tmp-XXXXXX beside the file). */
@@ -3064,7 +3053,7 @@ Test(viewer, an_output_file_that_cannot_be_written_is_left_as_it_was)
   cr_assert_eq(tu_run(sh, NULL, &out), 2, "%s", out);
   cr_assert(strstr(out, "failed: File too large; the file is left as it was"), "%s", out);
   cr_assert_str_eq(tu_read_file(lim_file), "old\n");
-  cr_assert_eq(entries(lim_dir), 1, "files were left beside out.json");
+  cr_assert_eq(tu_dir_entries(lim_dir), 1, "files were left beside out.json");
   cr_assert_eq(pitrace(&out, &err, "report", db, "-o", "/dev/null", NULL), 0, "%s", err);
   struct stat null;
   cr_assert(stat("/dev/null", &null) == 0 && S_ISCHR(null.st_mode));
@@ -3124,7 +3113,7 @@ Test(viewer, an_output_file_of_the_longest_name_is_written)
     cr_assert_eq(pitrace(&out, &err, "export", db, "--format", "csv", "-o", file, NULL), 0,
                  "%zu: %s", lens[i], err);
     cr_assert_eq(strncmp(tu_read_file(file), "seq,", 4), 0, "%zu", lens[i]);
-    cr_assert_eq(entries(dir), 1, "%zu: files were left beside the output", lens[i]);
+    cr_assert_eq(tu_dir_entries(dir), 1, "%zu: files were left beside the output", lens[i]);
     unlink(file);
   }
 }
@@ -3195,17 +3184,17 @@ Test(viewer, an_export_ended_by_a_signal_leaves_no_file_beside_its_output)
     pid_t pid = tu_spawn_quiet(argv);
     cr_assert_geq(pid, 0);
     /* Once its output is being written beside FILE. */
-    for (int i = 0; i < 60000 && entries(dir) < 2 && waitpid(pid, NULL, WNOHANG) == 0; i++) {
+    for (int i = 0; i < 60000 && tu_dir_entries(dir) < 2 && waitpid(pid, NULL, WNOHANG) == 0; i++) {
       struct timespec nap = {0, 1000000};
       nanosleep(&nap, NULL);
     }
-    int n = entries(dir), st = 0;
+    int n = tu_dir_entries(dir), st = 0;
     kill(pid, sigs[k]);
     waitpid(pid, &st, 0);
     cr_assert_eq(n, 2, "export ended before its output file was seen being written");
     cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == sigs[k], "export: status %#x", st);
     cr_assert_str_eq(tu_read_file(file), "old\n");
-    cr_assert_eq(entries(dir), 1, "signal %d left a file beside out.jsonl", sigs[k]);
+    cr_assert_eq(tu_dir_entries(dir), 1, "signal %d left a file beside out.jsonl", sigs[k]);
   }
 }
 

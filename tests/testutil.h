@@ -10,6 +10,7 @@
 #define PITRACE_TESTUTIL_H
 
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <glob.h>
@@ -185,6 +186,20 @@ static inline pid_t tu_spawn_quiet(const char *const *argv)
     _exit(127);
   }
   return pid;
+}
+
+/* The entries of directory `dir` but "." and "..": what an output left
+ * beside itself; -1 when it cannot be read. */
+static inline int tu_dir_entries(const char *dir)
+{
+  DIR *d = opendir(dir);
+  if (!d)
+    return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  closedir(d);
+  return n;
 }
 
 /* Number of (non-overlapping) occurrences of needle in hay. */
